@@ -1,0 +1,57 @@
+"""Results of unchanged files, kept between runs in `.ddplint_cache/` (off: `--no-cache`).
+
+An entry is keyed by the ddplint version, the selected codes, the file's path and bytes,
+and, for files that use project helpers, the summaries of the whole run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ddplint import __version__
+
+CACHE_DIR = ".ddplint_cache"
+
+
+def key(*parts: str | bytes) -> str:
+    digest = hashlib.sha256(__version__.encode())
+    for part in parts:
+        digest.update(b"\0")
+        digest.update(part if isinstance(part, bytes) else part.encode("utf-8", "replace"))
+    return digest.hexdigest()
+
+
+class Cache:
+    """A folder of pickled entries; unreadable entries count as misses."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.folder = root / CACHE_DIR / __version__ if root is not None else None
+
+    def get(self, entry: str) -> Any | None:
+        if self.folder is None:
+            return None
+        try:
+            with open(self.folder / entry[:2] / entry, "rb") as handle:
+                return pickle.load(handle)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+            return None
+
+    def put(self, entry: str, value: Any) -> None:
+        if self.folder is None:
+            return
+        folder = self.folder / entry[:2]
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            gitignore = self.folder.parent / ".gitignore"
+            if not gitignore.exists():
+                gitignore.write_text("# Automatically created by ddplint.\n*\n")
+            with tempfile.NamedTemporaryFile("wb", dir=folder, delete=False) as handle:
+                pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(handle.name, folder / entry)
+        except OSError:
+            pass  # a read-only tree still gets checked, only not cached

@@ -1,0 +1,152 @@
+"""Check one file: parse once, run the selected rules, place findings and fixes."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
+from ddplint.noqa import Suppressions
+from ddplint.project import Project
+from ddplint.rule import Finding, FixSpec, Rule, all_rules
+from ddplint.source import decode
+
+PARSE_ERROR_CODE = "DDP999"
+
+
+@dataclass
+class FileResult:
+    """What checking one file produced."""
+
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    internal_errors: list[str] = field(default_factory=list)
+
+
+def parse(path: str, data: bytes) -> tuple[str, cst.Module] | Diagnostic:
+    """Decode and parse, or a DDP999 diagnostic saying why not."""
+    decoded = decode(data)
+    if decoded.text is None:
+        return file_error(path, decoded.error or "cannot decode file", 1, 1)
+    try:
+        return decoded.text, cst.parse_module(decoded.text)
+    except cst.ParserSyntaxError as exc:
+        message = exc.message.strip().splitlines()[0] if exc.message else "invalid syntax"
+        return file_error(path, f"syntax error: {message}", exc.raw_line, exc.raw_column + 1)
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return file_error(path, f"cannot parse file: {type(exc).__name__}: {exc}", 1, 1)
+
+
+def file_error(path: str, message: str, row: int, column: int) -> Diagnostic:
+    where = Location(max(row, 1), max(column, 1))
+    return Diagnostic(PARSE_ERROR_CODE, message, path, where, where, Severity.ERROR)
+
+
+def check_file(
+    path: str, data: bytes, codes: Iterable[str], project: Project | None = None
+) -> FileResult:
+    """Run the rules named by `codes` over one file."""
+    parsed = parse(path, data)
+    if isinstance(parsed, Diagnostic):
+        return FileResult(path, [parsed])
+    source, module = parsed
+    try:
+        ctx = FileContext(path, source, module, project)
+    except RecursionError:
+        return FileResult(path, [file_error(path, "file too deeply nested to analyse", 1, 1)])
+    return check_context(ctx, codes)
+
+
+def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
+    """Run the rules named by `codes` over an indexed file."""
+    path = ctx.path
+    result = FileResult(path)
+    wanted = set(codes)
+    rules = [cls() for code, cls in all_rules().items() if code in wanted]
+    try:
+        distributed = ctx.facts.is_distributed
+    except RecursionError:
+        return FileResult(path, [file_error(path, "file too deeply nested to analyse", 1, 1)])
+    findings: list[tuple[Rule, Finding]] = []
+    for rule in rules:
+        if rule.requires_distributed and not distributed:
+            continue
+        try:
+            findings.extend((rule, f) for f in rule.check(ctx))
+        except Exception as exc:  # a broken rule must not take the other files down
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            result.internal_errors.append(
+                f"internal error in rule {rule.code} ({rule.name}) on {path}: "
+                f"{type(exc).__name__}: {exc} [{frame.filename}:{frame.lineno}]; "
+                "please report it, the other rules and files were still checked"
+            )
+    if findings:
+        suppressions = Suppressions.parse(ctx.source)
+        placer = _Placer(ctx.module)
+        for rule, finding in findings:
+            diagnostic = placer.diagnostic(path, rule, finding)
+            if not suppressions.suppresses(diagnostic.code, diagnostic.start.row):
+                result.diagnostics.append(diagnostic)
+    result.diagnostics = _unique(result.diagnostics)
+    return result
+
+
+def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    seen: set[tuple[str, int, int, str]] = set()
+    unique = []
+    for diagnostic in sorted(diagnostics, key=lambda d: d.sort_key):
+        if diagnostic.sort_key not in seen:
+            seen.add(diagnostic.sort_key)
+            unique.append(diagnostic)
+    return unique
+
+
+class _Placer:
+    """Turns findings into located diagnostics; positions are computed once, lazily."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self.positions = wrapper.resolve(PositionProvider)
+        self.lines = module.code.splitlines()
+
+    def range(self, node: cst.CSTNode) -> CodeRange:
+        return self.positions[node]
+
+    def diagnostic(self, path: str, rule: Rule, finding: Finding) -> Diagnostic:
+        where = self.range(finding.node)
+        return Diagnostic(
+            code=rule.code,
+            message=finding.message,
+            path=path,
+            start=Location(where.start.line, where.start.column + 1),
+            end=Location(where.end.line, where.end.column + 1),
+            severity=rule.severity,
+            fix=self.fix(finding.fix) if finding.fix else None,
+        )
+
+    def fix(self, spec: FixSpec) -> Fix:
+        edits: list[Edit] = []
+        for old, new in spec.replacements:
+            where = self.range(old)
+            content = new if isinstance(new, str) else self.module.code_for_node(new)
+            edits.append(
+                Edit(
+                    Location(where.start.line, where.start.column + 1),
+                    Location(where.end.line, where.end.column + 1),
+                    content,
+                )
+            )
+        for statement, text in spec.insertions:
+            where = self.range(statement)
+            line = self.lines[where.start.line - 1]
+            indent = line[: len(line) - len(line.lstrip())]
+            content = "".join(f"{line}\n{indent}" for line in text.splitlines())
+            at = Location(where.start.line, where.start.column + 1)
+            edits.append(Edit(at, at, content))
+        return Fix(spec.message, tuple(sorted(edits, key=lambda e: e.start)), spec.applicability)

@@ -1,0 +1,161 @@
+"""Which files to check: walk folders, honour .gitignore and exclude patterns."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+# Folders nobody wants linted, as ruff skips them by default.
+DEFAULT_EXCLUDE = (
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".hg",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pytype",
+    ".ruff_cache",
+    ".ddplint_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+)
+
+
+class MissingPathError(FileNotFoundError):
+    """A path named on the command line that does not exist."""
+
+
+@dataclass(frozen=True)
+class Excluder:
+    """Exclude patterns (gitignore syntax) relative to the project root."""
+
+    root: Path
+    spec: pathspec.PathSpec
+
+    @classmethod
+    def build(cls, root: Path, patterns: Iterable[str]) -> Excluder:
+        return cls(root, pathspec.PathSpec.from_lines("gitwildmatch", patterns))
+
+    def excludes(self, path: Path, is_dir: bool) -> bool:
+        try:
+            relative = path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            relative = path.name
+        if is_dir:
+            relative += "/"
+        return self.spec.match_file(relative) or self.spec.match_file(
+            path.name + ("/" if is_dir else "")
+        )
+
+
+class _GitIgnores:
+    """The stack of .gitignore files above the folder being walked."""
+
+    def __init__(self) -> None:
+        self.specs: list[tuple[Path, pathspec.PathSpec]] = []
+
+    def enter(self, folder: Path) -> None:
+        ignore_file = folder / ".gitignore"
+        if ignore_file.is_file():
+            try:
+                lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                return
+            self.specs.append((folder, pathspec.PathSpec.from_lines("gitwildmatch", lines)))
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        for base, spec in self.specs:
+            try:
+                relative = path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+            if spec.match_file(relative + ("/" if is_dir else "")):
+                return True
+        return False
+
+
+def _git_ignores_above(folder: Path) -> _GitIgnores:
+    """.gitignore files of the folders above `folder`, up to the repository root."""
+    stack = _GitIgnores()
+    chain = []
+    for parent in (folder, *folder.parents):
+        chain.append(parent)
+        if (parent / ".git").exists():
+            break
+    else:
+        chain = [folder]
+    for parent in reversed(chain[1:]):
+        stack.enter(parent)
+    return stack
+
+
+def discover(
+    paths: Iterable[Path],
+    excluder: Excluder,
+    respect_gitignore: bool = True,
+    force_exclude: bool = False,
+) -> Iterator[Path]:
+    """Python files under `paths`, in a stable order; explicit files always come out
+    unless `force_exclude`."""
+    seen: set[Path] = set()
+    for path in paths:
+        if not path.exists():
+            raise MissingPathError(f"{path}: no such file or directory")
+        if path.is_file():
+            if force_exclude and excluder.excludes(path, is_dir=False):
+                continue
+            if path.resolve() not in seen:
+                seen.add(path.resolve())
+                yield path
+            continue
+        for found in _walk(path, excluder, respect_gitignore):
+            if found.resolve() not in seen:
+                seen.add(found.resolve())
+                yield found
+
+
+def _walk(top: Path, excluder: Excluder, respect_gitignore: bool) -> Iterator[Path]:
+    ignores = _git_ignores_above(top.resolve()) if respect_gitignore else _GitIgnores()
+    yield from _walk_folder(top, excluder, ignores, respect_gitignore)
+
+
+def _walk_folder(
+    folder: Path, excluder: Excluder, ignores: _GitIgnores, respect_gitignore: bool
+) -> Iterator[Path]:
+    resolved = folder.resolve()
+    depth = len(ignores.specs)
+    if respect_gitignore:
+        ignores.enter(resolved)
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        entries = []
+    for entry in entries:
+        path = Path(entry.path)
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if is_dir and entry.name in DEFAULT_EXCLUDE:
+            continue
+        if excluder.excludes(path, is_dir):
+            continue
+        if respect_gitignore and ignores.ignored(resolved / entry.name, is_dir):
+            continue
+        if is_dir:
+            yield from _walk_folder(path, excluder, ignores, respect_gitignore)
+        elif entry.name.endswith(".py") and entry.is_file():
+            yield path
+    del ignores.specs[depth:]

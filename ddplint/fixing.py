@@ -1,0 +1,87 @@
+"""`--fix` and `--diff`: apply fixes to files, pass after pass, and show what changed."""
+
+from __future__ import annotations
+
+import difflib
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ddplint.checker import check_file
+from ddplint.diagnostics import Diagnostic, Fix
+from ddplint.fixer import applicable, apply_fixes
+from ddplint.project import Project
+from ddplint.source import decode
+
+MAX_PASSES = 20
+
+
+@dataclass
+class FixOutcome:
+    """One file after fixing: its new text, the fixes applied and what remains."""
+
+    path: str
+    original: str
+    fixed: str
+    applied: list[tuple[str, Fix]] = field(default_factory=list)
+    remaining: list[Diagnostic] = field(default_factory=list)
+    internal_errors: list[str] = field(default_factory=list)
+
+    def diff(self) -> str:
+        return "".join(
+            difflib.unified_diff(
+                self.original.splitlines(keepends=True),
+                self.fixed.splitlines(keepends=True),
+                fromfile=f"a/{self.path}",
+                tofile=f"b/{self.path}",
+            )
+        )
+
+
+def fix_files(
+    diagnostics: Sequence[Diagnostic],
+    codes_for: Callable[[str], set[str]],
+    project: Project | None,
+    unsafe: bool,
+) -> tuple[list[FixOutcome], list[Diagnostic]]:
+    """Fix every file that has applicable fixes; returns the outcomes and the diagnostics
+    of files that had nothing to fix."""
+    by_file: dict[str, list[Diagnostic]] = defaultdict(list)
+    for diagnostic in diagnostics:
+        by_file[diagnostic.path].append(diagnostic)
+    outcomes: list[FixOutcome] = []
+    untouched: list[Diagnostic] = []
+    for path, found in by_file.items():
+        if not any(applicable(d, unsafe) for d in found):
+            untouched.extend(found)
+            continue
+        outcomes.append(_fix_file(path, found, codes_for(path), project, unsafe))
+    return outcomes, untouched
+
+
+def _fix_file(
+    path: str,
+    found: list[Diagnostic],
+    codes: set[str],
+    project: Project | None,
+    unsafe: bool,
+) -> FixOutcome:
+    original = decode(Path(path).read_bytes()).text
+    if original is None:
+        return FixOutcome(path, "", "", remaining=found)
+    outcome = FixOutcome(path, original, original, remaining=found)
+    for _ in range(MAX_PASSES):
+        fixable = [d for d in outcome.remaining if applicable(d, unsafe)]
+        if not fixable:
+            break
+        fixed, applied = apply_fixes(outcome.fixed, [d.fix for d in fixable if d.fix])
+        if not applied:
+            break
+        codes_of = {id(d.fix): d.code for d in fixable}
+        outcome.applied.extend((codes_of[id(f)], f) for f in applied)
+        result = check_file(path, fixed.encode("utf-8"), codes, project)
+        outcome.fixed = fixed
+        outcome.remaining = result.diagnostics
+        outcome.internal_errors = result.internal_errors
+    return outcome

@@ -1,0 +1,94 @@
+"""Resolve names through imports and aliases to canonical dotted names.
+
+`DDP`, `nn.parallel.DistributedDataParallel` and
+`from torch.nn.parallel import DistributedDataParallel as Wrap` all resolve to
+`torch.nn.parallel.DistributedDataParallel`. This is a small pass of our own: one
+sweep over the import statements of a module, no LibCST metadata providers.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+# Re-exports that name the same object, mapped to the spelling rules use.
+_CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("torch.nn.parallel.distributed.", "torch.nn.parallel."),
+    ("torch.nn.parallel.data_parallel.", "torch.nn."),
+    ("torch.nn.parallel.DataParallel", "torch.nn.DataParallel"),
+    ("torch.nn.DistributedDataParallel", "torch.nn.parallel.DistributedDataParallel"),
+    ("torch.utils.data.distributed.", "torch.utils.data."),
+    ("torch.utils.data.dataloader.", "torch.utils.data."),
+    ("torch.distributed.distributed_c10d.", "torch.distributed."),
+    ("torch.nn.utils.clip_grad.", "torch.nn.utils."),
+    ("torch.nn.modules.batchnorm.", "torch.nn."),
+    ("torch.nn.modules.", "torch.nn."),
+    ("torch.cuda.amp.grad_scaler.", "torch.cuda.amp."),
+    ("torch.amp.grad_scaler.", "torch.amp."),
+    ("torch.OutOfMemoryError", "torch.cuda.OutOfMemoryError"),
+    ("torch.serialization.save", "torch.save"),
+)
+
+
+def canonical(name: str) -> str:
+    """Map a dotted name to the spelling the rules compare against."""
+    for prefix, replacement in _CANONICAL_PREFIXES:
+        if name.startswith(prefix):
+            return replacement + name[len(prefix) :]
+    return name
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _module_name(node: cst.BaseExpression | None) -> str:
+    return dotted(node) or "" if node is not None else ""
+
+
+class ImportMap:
+    """Local name -> fully qualified name, from every import in a module."""
+
+    def __init__(self) -> None:
+        self.bindings: dict[str, str] = {}
+
+    def add(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted(alias.name) or ""
+                if alias.asname is not None:
+                    local = dotted(alias.asname.name)  # type: ignore[arg-type]
+                    if local:
+                        self.bindings[local] = full
+                else:
+                    head = full.split(".")[0]
+                    self.bindings.setdefault(head, head)
+            return
+        if isinstance(node.names, cst.ImportStar):
+            return
+        module = "." * len(node.relative) + _module_name(node.module)
+        for alias in node.names:
+            name = dotted(alias.name) or ""
+            local = name
+            if alias.asname is not None:
+                local = dotted(alias.asname.name) or name  # type: ignore[arg-type]
+            joiner = "" if module.endswith(".") else "."
+            self.bindings[local] = f"{module}{joiner}{name}" if module else name
+
+    def resolve(self, node: cst.BaseExpression) -> str | None:
+        """The canonical qualified name of a Name/Attribute chain rooted in an import."""
+        text = dotted(node)
+        if text is None:
+            return None
+        head, _, rest = text.partition(".")
+        base = self.bindings.get(head)
+        if base is None:
+            return None
+        return canonical(f"{base}.{rest}" if rest else base)

@@ -1,0 +1,80 @@
+"""The Rule base class and the registry every rule module adds itself to."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+import libcst as cst
+
+from ddplint.diagnostics import Applicability, Severity
+
+if TYPE_CHECKING:
+    from ddplint.context import FileContext
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    """A fix a rule proposes, still in tree terms; the checker turns it into text edits.
+
+    `replacements` maps an existing node to its replacement node (or source text);
+    `insertions` puts whole lines of code before an existing statement, at its indent.
+    """
+
+    message: str
+    replacements: tuple[tuple[cst.CSTNode, cst.CSTNode | str], ...] = ()
+    insertions: tuple[tuple[cst.CSTNode, str], ...] = ()
+    deletions: tuple[cst.CSTNode, ...] = ()
+    applicability: Applicability = Applicability.SAFE
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule's raw report: the node it points at, its message and maybe a fix."""
+
+    node: cst.CSTNode
+    message: str
+    fix: FixSpec | None = None
+
+
+class Rule:
+    """A check. Subclasses set the class attributes and implement `check`."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    summary: ClassVar[str]
+    explanation: ClassVar[str]
+    fixable: ClassVar[Applicability | None] = None
+    requires_distributed: ClassVar[bool] = True
+    # Sources the rule must flag / must leave alone; the test suite runs both.
+    flag: ClassVar[tuple[str, ...]] = ()
+    allow: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        raise NotImplementedError
+
+
+_REGISTRY: dict[str, type[Rule]] = {}
+
+
+def register(cls: type[Rule]) -> type[Rule]:
+    """Class decorator adding a rule to the registry."""
+    if cls.code in _REGISTRY:
+        raise ValueError(f"duplicate rule code {cls.code}")
+    _REGISTRY[cls.code] = cls
+    return cls
+
+
+def all_rules() -> dict[str, type[Rule]]:
+    """Every rule, by code, in code order; imports the `ddplint.rules` modules once."""
+    if not _REGISTRY:
+        import ddplint.rules as package
+
+        for info in pkgutil.iter_modules(package.__path__):
+            if not info.name.startswith("_"):
+                importlib.import_module(f"{package.__name__}.{info.name}")
+    return dict(sorted(_REGISTRY.items()))

@@ -1,0 +1,45 @@
+"""Reading a file's text, and the cheap test that skips files with no DDP code."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+# A file that matches none of these cannot hold a finding; it is not parsed at all.
+_DISTRIBUTED_HINT = re.compile(
+    rb"distributed|DataParallel|DistributedSampler|set_epoch|get_rank|local_rank|LOCAL_RANK"
+    rb"|world_size|WORLD_SIZE|no_sync|is_main_process|barrier|torchrun|main_process"
+)
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """A decoded file, or the reason it could not be decoded."""
+
+    text: str | None
+    error: str | None = None
+
+
+def might_be_distributed(data: bytes) -> bool:
+    """Cheap text check: could this file contain DDP code or a DDP helper?"""
+    return _DISTRIBUTED_HINT.search(data) is not None
+
+
+def decode(data: bytes) -> SourceText:
+    """Decode as Python does: BOM and coding cookie honoured, UTF-8 otherwise."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, LookupError) as exc:
+        return SourceText(None, f"cannot determine the file's encoding: {exc}")
+    except UnicodeDecodeError as exc:
+        return SourceText(
+            None,
+            f"file is not valid {exc.encoding} (byte {exc.start}: "
+            f"{data[exc.start : exc.start + 1]!r}); save it as UTF-8",
+        )
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return SourceText(text)

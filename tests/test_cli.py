@@ -1,0 +1,275 @@
+"""The `ddplint check` command as users and CI drive it: exit codes, selection,
+suppression, configuration, bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import DIVIDED_LOSS, REPO, UNWRAPPED_SAVE
+
+
+def test_finding_is_printed_ruff_style_and_exits_1(cli, write):
+    path = write("train.py", DIVIDED_LOSS)
+    result = cli("check", "--no-cache", "--select", "DDP005", path)
+    assert result.code == 1
+    first = result.out.splitlines()[0]
+    assert first.startswith(f"{path}:9:12: DDP005 ") or first.startswith(
+        f"{Path(path).name}:9:12: DDP005 "
+    ), first
+    assert "Found 1 finding" in result.out
+
+
+def test_clean_file_exits_0(cli, write):
+    path = write("train.py", "import torch.distributed as dist\ndist.init_process_group('gloo')\n")
+    result = cli("check", "--no-cache", path)
+    assert result.code == 0
+    assert "All checks passed!" in result.out
+
+
+def test_file_without_distributed_code_gets_no_findings(cli, write):
+    path = write(
+        "plain.py",
+        DIVIDED_LOSS.replace("dist.get_world_size()", "4")
+        .replace("import torch.distributed as dist\n", "")
+        .replace("from torch.nn.parallel import DistributedDataParallel as DDP\n", "")
+        .replace("model = DDP(model)", "pass"),
+    )
+    assert cli("check", "--no-cache", path).code == 0
+
+
+def test_exit_zero_and_quiet(cli, write):
+    path = write("train.py", DIVIDED_LOSS)
+    result = cli("check", "--no-cache", "--select", "DDP005", "--exit-zero", "--quiet", path)
+    assert result.code == 0
+    assert "DDP005" in result.out
+    assert "Found" not in result.out
+
+
+def test_select_prefix_ignore_and_extend_select(cli, write):
+    path = write("train.py", DIVIDED_LOSS + "\n" + UNWRAPPED_SAVE.split("\n", 3)[3])
+    both = {
+        d["code"]
+        for d in cli(
+            "check", "--no-cache", "--select", "DDP005,DDP006", "--output-format", "json", path
+        ).json()
+    }
+    assert both == {"DDP005", "DDP006"}
+    only = {
+        d["code"]
+        for d in cli(
+            "check",
+            "--no-cache",
+            "--select",
+            "DDP00",
+            "--ignore",
+            "DDP006",
+            "--output-format",
+            "json",
+            path,
+        ).json()
+    }
+    assert "DDP006" not in only and "DDP005" in only
+    extended = {
+        d["code"]
+        for d in cli(
+            "check",
+            "--no-cache",
+            "--select",
+            "DDP005",
+            "--extend-select",
+            "DDP006",
+            "--output-format",
+            "json",
+            path,
+        ).json()
+    }
+    assert extended == {"DDP005", "DDP006"}
+
+
+def test_unknown_selector_is_a_usage_error(cli, write):
+    path = write("train.py", DIVIDED_LOSS)
+    result = cli("check", "--select", "DDP5X", path)
+    assert result.code == 2
+    assert "unknown rule selector 'DDP5X' in --select" in result.err
+
+
+def test_noqa_comments(cli, write):
+    source = DIVIDED_LOSS.replace(
+        "loss = loss / dist.get_world_size()", "loss = loss / dist.get_world_size()  # noqa: DDP005"
+    )
+    assert cli("check", "--no-cache", "--select", "DDP005", write("a.py", source)).code == 0
+    other = DIVIDED_LOSS.replace(
+        "loss = loss / dist.get_world_size()", "loss = loss / dist.get_world_size()  # noqa: DDP001"
+    )
+    assert cli("check", "--no-cache", "--select", "DDP005", write("b.py", other)).code == 1
+    bare = DIVIDED_LOSS.replace(
+        "loss = loss / dist.get_world_size()", "loss = loss / dist.get_world_size()  # noqa"
+    )
+    assert cli("check", "--no-cache", "--select", "DDP005", write("c.py", bare)).code == 0
+    whole = "# ddplint: noqa\n" + DIVIDED_LOSS
+    assert cli("check", "--no-cache", "--select", "DDP005", write("d.py", whole)).code == 0
+    scoped = "# ddplint: noqa: DDP006\n" + DIVIDED_LOSS
+    assert cli("check", "--no-cache", "--select", "DDP005", write("e.py", scoped)).code == 1
+
+
+def test_pyproject_configuration(cli, write, tmp_path, monkeypatch):
+    write(
+        "pyproject.toml",
+        """
+        [tool.ddplint]
+        select = ["DDP005", "DDP006"]
+        ignore = ["DDP006"]
+        per-file-ignores = { "scripts/*" = ["DDP005"] }
+        extend-exclude = ["generated"]
+    """,
+    )
+    write("train.py", DIVIDED_LOSS)
+    write("scripts/other.py", DIVIDED_LOSS)
+    write("generated/gen.py", DIVIDED_LOSS)
+    monkeypatch.chdir(tmp_path)
+    result = cli("check", "--no-cache", "--output-format", "json", ".")
+    assert result.code == 1
+    assert [(Path(d["filename"]).name, d["code"]) for d in result.json()] == [
+        ("train.py", "DDP005")
+    ]
+
+
+def test_explicit_file_is_checked_even_when_excluded(cli, write, tmp_path, monkeypatch):
+    write("pyproject.toml", '[tool.ddplint]\nexclude = ["legacy"]\n')
+    write("legacy/train.py", DIVIDED_LOSS)
+    monkeypatch.chdir(tmp_path)
+    assert cli("check", "--no-cache", "--select", "DDP005", ".").code == 0
+    assert cli("check", "--no-cache", "--select", "DDP005", "legacy/train.py").code == 1
+    forced = cli("check", "--no-cache", "--select", "DDP005", "--force-exclude", "legacy/train.py")
+    assert forced.code == 0
+
+
+def test_gitignored_files_are_skipped(cli, write, tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    write(".gitignore", "outputs/\n")
+    write("outputs/copy.py", DIVIDED_LOSS)
+    write("train.py", DIVIDED_LOSS)
+    monkeypatch.chdir(tmp_path)
+    found = cli("check", "--no-cache", "--select", "DDP005", "--output-format", "json", ".").json()
+    assert [Path(d["filename"]).name for d in found] == ["train.py"]
+    everything = cli(
+        "check",
+        "--no-cache",
+        "--select",
+        "DDP005",
+        "--no-respect-gitignore",
+        "--output-format",
+        "json",
+        ".",
+    ).json()
+    assert sorted(Path(d["filename"]).name for d in everything) == ["copy.py", "train.py"]
+
+
+def test_unknown_config_key_names_key_and_file(cli, write, tmp_path, monkeypatch):
+    write("pyproject.toml", '[tool.ddplint]\nselect = ["DDP005"]\nper_file_ignores = {}\n')
+    write("train.py", DIVIDED_LOSS)
+    monkeypatch.chdir(tmp_path)
+    result = cli("check", ".")
+    assert result.code == 2
+    assert "unknown key 'per_file_ignores'" in result.err
+    assert "did you mean 'per-file-ignores'" in result.err
+    assert "pyproject.toml" in result.err
+
+
+def test_unknown_code_in_config_is_an_error(cli, write, tmp_path, monkeypatch):
+    write("pyproject.toml", '[tool.ddplint]\nignore = ["DDP777"]\n')
+    monkeypatch.chdir(tmp_path)
+    result = cli("check", ".")
+    assert result.code == 2
+    assert "'DDP777'" in result.err and "[tool.ddplint] ignore" in result.err
+
+
+def test_bad_files_are_reported_and_others_still_checked(cli, write, tmp_path):
+    write("broken.py", "import torch.distributed as dist\ndef f(:\n")
+    (tmp_path / "latin.py").write_bytes(b"import torch.distributed as dist\nx = '\xe9'\n")
+    write("train.py", DIVIDED_LOSS)
+    result = cli(
+        "check",
+        "--no-cache",
+        "--select",
+        "DDP005",
+        "--output-format",
+        "json",
+        tmp_path,
+        tmp_path / "missing.py",
+    )
+    assert result.code == 2  # the missing path
+    assert "missing.py: no such file or directory" in result.err
+    by_file = {Path(d["filename"]).name: d for d in result.json()}
+    assert by_file["broken.py"]["code"] == "DDP999"
+    assert by_file["broken.py"]["location"]["row"] == 2
+    assert "syntax error" in by_file["broken.py"]["message"]
+    assert by_file["latin.py"]["code"] == "DDP999"
+    assert "not valid utf-8" in by_file["latin.py"]["message"]
+    assert by_file["train.py"]["code"] == "DDP005"
+
+
+def test_syntax_error_alone_exits_1(cli, write):
+    result = cli("check", "--no-cache", write("broken.py", "import torch.distributed\nif x\n"))
+    assert result.code == 1
+    assert "DDP999" in result.out
+
+
+def test_rule_and_rules_commands(cli):
+    listing = cli("rules")
+    assert listing.code == 0
+    assert "DDP005" in listing.out and "loss-divided-by-world-size" in listing.out
+    explained = cli("rule", "ddp005")
+    assert explained.code == 0
+    for heading in (
+        "What it does",
+        "Why is this bad?",
+        "Example",
+        "Use instead",
+        "Fix safety",
+        "References",
+    ):
+        assert f"## {heading}" in explained.out
+    assert cli("rule", "DDP777").code == 2
+
+
+def test_statistics(cli, write):
+    path = write("train.py", DIVIDED_LOSS)
+    result = cli("check", "--no-cache", "--select", "DDP005", "--statistics", path)
+    assert result.code == 1
+    assert result.out.splitlines()[0].split() == ["1", "DDP005", "loss-divided-by-world-size"]
+
+
+def test_cache_reuses_results_and_no_cache_bypasses(cli, write, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = write("train.py", DIVIDED_LOSS)
+    first = cli("check", "--select", "DDP005", "--output-format", "json", path).json()
+    assert (tmp_path / ".ddplint_cache").is_dir()
+    second = cli("check", "--select", "DDP005", "--output-format", "json", path).json()
+    assert first == second
+    path.write_text(DIVIDED_LOSS.replace("loss = loss / dist.get_world_size()", "pass"))
+    assert cli("check", "--select", "DDP005", path).code == 0
+
+
+def test_module_and_console_script_entry_points(tmp_path):
+    target = tmp_path / "train.py"
+    target.write_text(DIVIDED_LOSS)
+    for command in (
+        [sys.executable, "-m", "ddplint"],
+        [str(Path(sys.executable).with_name("ddplint"))],
+    ):
+        done = subprocess.run(
+            [*command, "check", "--no-cache", "--select", "DDP005", str(target)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO,
+        )
+        assert done.returncode == 1, done.stderr
+        assert "DDP005" in done.stdout
+
+
+def test_no_command_prints_usage_and_exits_2(cli):
+    assert cli().code == 2

@@ -1,0 +1,57 @@
+"""corpus/lint is the project's measure of itself: ddplint's findings over it must equal
+the `# expect: CODE` markers exactly (a missed finding and an extra one both fail)."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ddplint.rule import all_rules
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "lint"
+_EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+\d+(?:\s*,\s*[A-Z]+\d+)*)")
+
+
+def expected_findings() -> Counter[tuple[str, int, str]]:
+    """(file, line, code) for every marker; read from comments only, never strings."""
+    expected: Counter[tuple[str, int, str]] = Counter()
+    for path in sorted(CORPUS.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                match = _EXPECT.search(token.string)
+                if match:
+                    for code in re.split(r"\s*,\s*", match.group("codes")):
+                        expected[(path.relative_to(CORPUS).as_posix(), token.start[0], code)] += 1
+    return expected
+
+
+def test_findings_equal_markers(cli):
+    result = cli("check", "--no-cache", "--exit-zero", "--output-format", "json", CORPUS)
+    assert result.code == 0, result.err
+    assert "internal error" not in result.err
+    actual: Counter[tuple[str, int, str]] = Counter(
+        (Path(d["filename"]).relative_to(CORPUS).as_posix(), d["location"]["row"], d["code"])
+        for d in result.json()
+    )
+    expected = expected_findings()
+    missed = sorted((expected - actual).elements())
+    extra = sorted((actual - expected).elements())
+    assert not missed and not extra, f"missed (marked, not found): {missed}\nextra: {extra}"
+
+
+@pytest.mark.parametrize("code", sorted(all_rules()))
+def test_every_rule_has_flag_and_clean_cases(code):
+    """At least three scripts each rule must flag and three it must leave alone."""
+    prefix = code.lower()
+    flag = [p for p in CORPUS.iterdir() if p.name.startswith(f"{prefix}_flag_")]
+    clean = [p for p in CORPUS.iterdir() if p.name.startswith(f"{prefix}_clean_")]
+    assert len(flag) >= 3, f"{code}: {len(flag)} flag cases"
+    assert len(clean) >= 3, f"{code}: {len(clean)} clean cases"
+    marked = {c for (_, _, c) in expected_findings()}
+    assert code in marked, f"{code} is never expected anywhere in the corpus"

@@ -1,0 +1,61 @@
+"""The pre-commit hook works from this repository, as users will install it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import DIVIDED_LOSS, REPO
+
+PRE_COMMIT = shutil.which("pre-commit", path=str(Path(sys.executable).parent))
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed")
+def test_pre_commit_try_repo(tmp_path):
+    # try-repo needs a git repository; copy the tracked project so uncommitted work counts.
+    hook_repo = tmp_path / "hook"
+    shutil.copytree(
+        REPO,
+        hook_repo,
+        ignore=shutil.ignore_patterns(
+            ".git",
+            ".venv",
+            "*.egg-info",
+            "__pycache__",
+            ".*cache",
+            "bench",
+            "corpus",
+            ".hypothesis",
+        ),
+    )
+    git(hook_repo, "init", "-q")
+    git(hook_repo, "add", "-A")
+    git(hook_repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "hook")
+    user = tmp_path / "user"
+    user.mkdir()
+    git(user, "init", "-q")
+    (user / "train.py").write_text(DIVIDED_LOSS)
+    (user / "clean.py").write_text("import os\n")
+    git(user, "add", "-A")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pc-home")}
+    done = subprocess.run(
+        [PRE_COMMIT, "try-repo", str(hook_repo), "ddplint", "--all-files"],
+        cwd=user,
+        capture_output=True,
+        text=True,
+        timeout=540,
+        env=env,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "train.py:9:12: DDP005" in output
+    assert not [line for line in output.splitlines() if line.startswith("clean.py:")]

@@ -1,0 +1,70 @@
+"""ddplint never crashes: mutated and random sources give diagnostics, never tracebacks
+or internal errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ddplint.checker import check_file
+from ddplint.rule import all_rules
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "lint"
+SEEDS = [p.read_text(encoding="utf-8") for p in sorted(CORPUS.rglob("*.py"))] or [
+    "import torch.distributed as dist\n"
+]
+SEEDS += [src for rule in all_rules().values() for src in (*rule.flag, *rule.allow)]
+CODES = list(all_rules())
+
+
+def check_never_crashes(source: bytes) -> None:
+    result = check_file("fuzz.py", source, CODES)
+    assert not result.internal_errors, result.internal_errors
+    for diagnostic in result.diagnostics:
+        assert diagnostic.start.row >= 1 and diagnostic.start.column >= 1
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> str:
+    lines = draw(st.sampled_from(SEEDS)).splitlines(keepends=True)
+    for _ in range(draw(st.integers(1, 4))):
+        if not lines:
+            break
+        at = draw(st.integers(0, len(lines) - 1))
+        action = draw(st.sampled_from(["drop", "duplicate", "swap", "dedent", "truncate", "junk"]))
+        if action == "drop":
+            del lines[at]
+        elif action == "duplicate":
+            lines.insert(at, lines[at])
+        elif action == "swap":
+            other = draw(st.integers(0, len(lines) - 1))
+            lines[at], lines[other] = lines[other], lines[at]
+        elif action == "dedent":
+            lines[at] = lines[at].lstrip()
+        elif action == "truncate":
+            cut = draw(st.integers(0, len(lines[at])))
+            lines[at] = lines[at][:cut] + "\n"
+        else:
+            lines.insert(at, draw(st.text(max_size=20)) + "\n")
+    return "".join(lines)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_mutated_sources(source):
+    check_never_crashes(source.encode("utf-8", "surrogatepass"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=300))
+def test_random_bytes(data):
+    check_never_crashes(b"import torch.distributed as dist\n" + data)
+
+
+def test_deeply_nested_source_is_reported_not_crashed():
+    source = "import torch.distributed as dist\nx = " + "(" * 3000 + ")" * 3000 + "\n"
+    result = check_file("deep.py", source.encode(), CODES)
+    assert not result.internal_errors
+    assert [d.code for d in result.diagnostics] == ["DDP999"]
