@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import re
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,6 +19,8 @@ from ddplint.rule import Finding, FixSpec, Rule, all_rules
 from ddplint.source import decode
 
 PARSE_ERROR_CODE = "DDP999"
+MAX_NESTING = 200
+_BRACKET = re.compile(r"[()\[\]{}]")
 
 
 @dataclass
@@ -33,6 +37,9 @@ def parse(path: str, data: bytes) -> tuple[str, cst.Module] | Diagnostic:
     decoded = decode(data)
     if decoded.text is None:
         return file_error(path, decoded.error or "cannot decode file", 1, 1)
+    too_deep = _too_deeply_nested(decoded.text)
+    if too_deep is not None:
+        return file_error(path, too_deep, 1, 1)
     try:
         return decoded.text, cst.parse_module(decoded.text)
     except cst.ParserSyntaxError as exc:
@@ -40,6 +47,22 @@ def parse(path: str, data: bytes) -> tuple[str, cst.Module] | Diagnostic:
         return file_error(path, f"syntax error: {message}", exc.raw_line, exc.raw_column + 1)
     except (RecursionError, MemoryError, ValueError) as exc:
         return file_error(path, f"cannot parse file: {type(exc).__name__}: {exc}", 1, 1)
+
+
+def _too_deeply_nested(text: str) -> str | None:
+    """Python refuses more than 200 nested brackets; LibCST's native parser crashes the
+    process on a few thousand. Ask Python's own parser when a cheap count says it may."""
+    depth = deepest = 0
+    for match in _BRACKET.finditer(text):
+        depth += 1 if match.group() in "([{" else -1
+        deepest = max(deepest, depth)
+    if deepest <= MAX_NESTING:
+        return None
+    try:
+        compile(text, "<ddplint>", "exec", ast.PyCF_ONLY_AST)
+    except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
+        return f"syntax error: {getattr(exc, 'msg', None) or exc}"
+    return None
 
 
 def file_error(path: str, message: str, row: int, column: int) -> Diagnostic:

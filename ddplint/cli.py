@@ -171,7 +171,7 @@ class _Selection:
         self.root = config.root
         self.per_file = [
             (
-                pathspec.PathSpec.from_lines("gitwildmatch", [pattern]),
+                pathspec.GitIgnoreSpec.from_lines([pattern]),
                 set().union(*(expand(c, config.where("per-file-ignores")) for c in codes)),
             )
             for pattern, codes in config.per_file_ignores.items()
@@ -299,4 +299,3 @@ def _statistics(diagnostics: list[Diagnostic]) -> str:
         marker = "[*]" if code in fixable else "   "
         lines.append(f"{count:>5}\t{code}\t{marker} {name}\n")
     return "".join(lines)
-

@@ -6,11 +6,14 @@ are not computed here: the checker resolves them only for nodes that end up repo
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
+import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -34,58 +37,134 @@ class Binding:
     kind: str = "assign"  # "assign", "augassign", "with", "for", "param"
 
 
-class _Indexer(cst.CSTVisitor):
-    """Single pre-order sweep recording parents, order and the nodes rules look up."""
+# Fields that only hold whitespace, comments and punctuation: never indexed.
+_TRIVIA_FIELD = re.compile(
+    r"^(whitespace\w*|lpar|rpar|leading_lines|lines_after_decorators|header|footer"
+    r"|trailing_whitespace|newline|semicolon|comma|equal|colon|dot|lbracket|rbracket"
+    r"|lbrace|rbrace|asynchronous|star_tok)$"
+)
+# Fields listed in source order where the dataclass order differs.
+_SOURCE_ORDER: dict[type[cst.CSTNode], tuple[str, ...]] = {
+    cst.IfExp: ("body", "test", "orelse"),
+}
+_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
-    def __init__(self, ctx: FileContext) -> None:
-        self.ctx = ctx
-        self.stack: list[cst.CSTNode] = []
-        self.scopes: list[Scope] = [ctx.module]
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        ctx = self.ctx
-        if self.stack:
-            ctx.parents[node] = self.stack[-1]
+def _child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        names = [f.name for f in dataclasses.fields(cls) if not _TRIVIA_FIELD.match(f.name)]
+        if "decorators" in names:  # decorators come before the `def` / `class`
+            names.remove("decorators")
+            names.insert(0, "decorators")
+        fields = _FIELDS[cls] = _SOURCE_ORDER.get(cls, tuple(names))
+    return fields
+
+
+_IS_NODE: dict[type, bool] = {}
+
+
+def _is_node(value: object) -> bool:
+    """`isinstance(value, cst.CSTNode)` without the ABC machinery on the hot path."""
+    kind = type(value)
+    known = _IS_NODE.get(kind)
+    if known is None:
+        known = _IS_NODE[kind] = isinstance(value, cst.CSTNode)
+    return known
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Child nodes in source order, without whitespace and punctuation."""
+    children: list[cst.CSTNode] = []
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if type(value) is tuple or type(value) is list:
+            children.extend(v for v in value if _is_node(v))
+        elif _is_node(value):
+            children.append(value)
+    return children
+
+
+def _index(ctx: FileContext) -> None:
+    """One iterative pre-order sweep recording parents, order, scopes and the nodes rules
+    look up (iterative, so deeply nested code cannot exhaust the Python stack)."""
+    stack: list[tuple[cst.CSTNode, cst.CSTNode | None, Scope, bool]] = [
+        (ctx.module, None, ctx.module, False)
+    ]
+    while stack:
+        node, parent, scope, leaving = stack.pop()
+        if leaving:
+            ctx.subtree_end[node] = len(ctx.nodes)
+            continue
+        if parent is not None:
+            ctx.parents[node] = parent
         ctx.order[node] = len(ctx.nodes)
         ctx.nodes.append(node)
-        self.stack.append(node)
-        scope = self.scopes[-1]
         ctx.scope_of_node[node] = scope
-        if isinstance(node, cst.Call):
-            ctx.calls.append(node)
-        elif isinstance(node, (cst.Import, cst.ImportFrom)):
-            ctx.imports.add(node)
-        elif isinstance(node, cst.FunctionDef):
-            ctx.functions[node.name.value].append(node)
-            self.scopes.append(node)
-            for param in _all_params(node.params):
+        inner = scope
+        kind = type(node)
+        ctx.by_type[kind].append(node)
+        if kind is cst.Call:
+            ctx.calls.append(node)  # type: ignore[arg-type]
+        elif kind is cst.FunctionDef:
+            ctx.functions[node.name.value].append(node)  # type: ignore[attr-defined]
+            inner = node  # type: ignore[assignment]
+            for param in _all_params(node.params):  # type: ignore[attr-defined]
                 ctx._bind(param.name.value, param.default or param.name, node, node, "param")
-        elif isinstance(node, cst.Assign):
-            for target in node.targets:
-                for name in _target_names(target.target):
-                    ctx._bind(name, node.value, node, scope, "assign")
-        elif isinstance(node, cst.AnnAssign) and node.value is not None:
-            for name in _target_names(node.target):
-                ctx._bind(name, node.value, node, scope, "assign")
-        elif isinstance(node, cst.AugAssign):
-            for name in _target_names(node.target):
-                ctx._bind(name, node.value, node, scope, "augassign")
-        elif isinstance(node, cst.NamedExpr):
-            for name in _target_names(node.target):
-                ctx._bind(name, node.value, node, scope, "assign")
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            for name in _target_names(node.asname.name):
-                ctx._bind(name, node.item, node, scope, "with")
-        elif isinstance(node, (cst.For, cst.CompFor)):
-            for name in _target_names(node.target):
-                ctx._bind(name, node.iter, node, scope, "for")
-        return True
+        elif kind in _BINDERS:
+            _BINDERS[kind](ctx, node, scope)
+        stack.append((node, None, scope, True))
+        stack.extend((child, node, inner, False) for child in reversed(_children(node)))
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self.ctx.subtree_end[original_node] = len(self.ctx.nodes)
-        self.stack.pop()
-        if isinstance(original_node, cst.FunctionDef):
-            self.scopes.pop()
+
+def _bind_import(ctx: FileContext, node: cst.Import | cst.ImportFrom, scope: Scope) -> None:
+    ctx.imports.add(node)
+
+
+def _bind_assign(ctx: FileContext, node: cst.Assign, scope: Scope) -> None:
+    for target in node.targets:
+        for name in _target_names(target.target):
+            ctx._bind(name, node.value, node, scope, "assign")
+
+
+def _bind_ann_assign(ctx: FileContext, node: cst.AnnAssign, scope: Scope) -> None:
+    if node.value is not None:
+        for name in _target_names(node.target):
+            ctx._bind(name, node.value, node, scope, "assign")
+
+
+def _bind_aug_assign(ctx: FileContext, node: cst.AugAssign, scope: Scope) -> None:
+    for name in _target_names(node.target):
+        ctx._bind(name, node.value, node, scope, "augassign")
+
+
+def _bind_named_expr(ctx: FileContext, node: cst.NamedExpr, scope: Scope) -> None:
+    for name in _target_names(node.target):
+        ctx._bind(name, node.value, node, scope, "assign")
+
+
+def _bind_with_item(ctx: FileContext, node: cst.WithItem, scope: Scope) -> None:
+    if node.asname is not None:
+        for name in _target_names(node.asname.name):
+            ctx._bind(name, node.item, node, scope, "with")
+
+
+def _bind_for(ctx: FileContext, node: cst.For | cst.CompFor, scope: Scope) -> None:
+    for name in _target_names(node.target):
+        ctx._bind(name, node.iter, node, scope, "for")
+
+
+_BINDERS: dict[type[cst.CSTNode], Callable[[FileContext, Any, Scope], None]] = {
+    cst.Import: _bind_import,
+    cst.ImportFrom: _bind_import,
+    cst.Assign: _bind_assign,
+    cst.AnnAssign: _bind_ann_assign,
+    cst.AugAssign: _bind_aug_assign,
+    cst.NamedExpr: _bind_named_expr,
+    cst.WithItem: _bind_with_item,
+    cst.For: _bind_for,
+    cst.CompFor: _bind_for,
+}
 
 
 def _all_params(params: cst.Parameters) -> Iterator[cst.Param]:
@@ -127,9 +206,11 @@ class FileContext:
         self.subtree_end: dict[cst.CSTNode, int] = {}
         self.scope_of_node: dict[cst.CSTNode, Scope] = {}
         self.calls: list[cst.Call] = []
+        self.by_type: dict[type[cst.CSTNode], list[cst.CSTNode]] = defaultdict(list)
+        self._qualnames: dict[cst.CSTNode, str | None] = {}
         self.functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)
         self.bindings: dict[str, list[Binding]] = defaultdict(list)
-        module.visit(_Indexer(self))
+        _index(self)
 
     def _bind(
         self,
@@ -145,11 +226,15 @@ class FileContext:
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         """Canonical qualified name of an imported Name/Attribute chain, else None."""
-        return self.imports.resolve(node)
+        try:
+            return self._qualnames[node]
+        except KeyError:
+            name = self._qualnames[node] = self.imports.resolve(node)
+            return name
 
     def call_name(self, call: cst.Call) -> str | None:
         """Qualified name of the called function, e.g. `torch.distributed.all_reduce`."""
-        return self.imports.resolve(call.func)
+        return self.qualname(call.func)
 
     def calls_to(self, *qualnames: str) -> Iterator[cst.Call]:
         """Every call whose callee resolves to one of `qualnames`."""
@@ -157,6 +242,13 @@ class FileContext:
         for call in self.calls:
             if self.call_name(call) in wanted:
                 yield call
+
+    def nodes_of(self, *kinds: type[cst.CSTNode]) -> list[cst.CSTNode]:
+        """Every node of exactly these LibCST types, in source order."""
+        if len(kinds) == 1:
+            return self.by_type.get(kinds[0], [])
+        found = [n for kind in kinds for n in self.by_type.get(kind, [])]
+        return sorted(found, key=self.order.__getitem__)
 
     def method_calls(self, *methods: str) -> Iterator[cst.Call]:
         """Every `<expr>.method(...)` call, whatever the receiver."""
@@ -202,19 +294,17 @@ class FileContext:
         """`root` and every node below it, in source order."""
         return self.nodes[self.order[root] : self.subtree_end[root]]
 
-    def calls_within(self, root: cst.CSTNode) -> Iterator[cst.Call]:
-        """Calls inside `root` (not entering nested function definitions)."""
-        for call in self.calls:
-            if self._within_same_scope(call, root):
-                yield call
+    def calls_within(self, root: cst.CSTNode) -> list[cst.Call]:
+        """Calls inside `root`, not entering nested function definitions."""
+        scope = root if isinstance(root, cst.FunctionDef) else self.scope(root)
+        orders = self._call_orders
+        first = bisect.bisect_left(orders, self.order[root])
+        last = bisect.bisect_left(orders, self.subtree_end[root])
+        return [c for c in self.calls[first:last] if self.scope_of_node[c] is scope]
 
-    def _within_same_scope(self, node: cst.CSTNode, root: cst.CSTNode) -> bool:
-        for ancestor in self.ancestors(node):
-            if ancestor is root:
-                return True
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-                return False
-        return False
+    @cached_property
+    def _call_orders(self) -> list[int]:
+        return [self.order[c] for c in self.calls]
 
     def code(self, node: cst.CSTNode) -> str:
         """Source text of a node (normalised by LibCST's code generation)."""

@@ -49,7 +49,7 @@ class Excluder:
 
     @classmethod
     def build(cls, root: Path, patterns: Iterable[str]) -> Excluder:
-        return cls(root, pathspec.PathSpec.from_lines("gitwildmatch", patterns))
+        return cls(root, pathspec.GitIgnoreSpec.from_lines(patterns))
 
     def excludes(self, path: Path, is_dir: bool) -> bool:
         try:
@@ -76,7 +76,7 @@ class _GitIgnores:
                 lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
             except OSError:
                 return
-            self.specs.append((folder, pathspec.PathSpec.from_lines("gitwildmatch", lines)))
+            self.specs.append((folder, pathspec.GitIgnoreSpec.from_lines(lines)))
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
         for base, spec in self.specs:

@@ -157,7 +157,7 @@ class DDPFacts:
         """The file imports torch.distributed, DDP or DistributedSampler (or a project
         helper that does)."""
         ctx = self.ctx
-        for full in ctx.imports.bindings.values():
+        for full in (*ctx.imports.bindings.values(), *ctx.imports.modules):
             if full.startswith(_DISTRIBUTED_PREFIXES):
                 return True
         for call in ctx.calls:
@@ -222,12 +222,24 @@ class DDPFacts:
         ctx = self.ctx
         candidates = ctx.bindings.get(name, [])
         visible = candidates if name.startswith("self.") else ctx.bindings_of(name, at)
-        preceding = [b for b in visible if b.kind == "param" or ctx.before(b.statement, at)]
+        preceding = [b for b in visible if b.kind == "param" or self._precedes(b, at)]
         if preceding:
             return preceding[-1]
         # A global read in a function defined above its assignment.
         module_level = [b for b in visible if b.scope is ctx.module]
         return module_level[-1] if module_level else None
+
+    def _precedes(self, binding: Binding, at: cst.CSTNode) -> bool:
+        """The binding happened before `at` runs: `model` in `model = DDP(model)` still
+        reads the old value; a loop variable is bound inside its loop body."""
+        ctx = self.ctx
+        if not ctx.before(binding.statement, at):
+            return False
+        if binding.kind in ("assign", "augassign"):
+            return not ctx.is_inside(at, binding.statement)
+        if binding.kind == "for":
+            return not ctx.is_inside(at, binding.value)
+        return True
 
     def arguments_for(self, param: Binding) -> list[cst.BaseExpression]:
         """Expressions callers in this file pass for the parameter `param`."""
@@ -244,7 +256,7 @@ class DDPFacts:
             index -= 1
         found: list[cst.BaseExpression] = []
         for call in self.ctx.calls:
-            if last_name(call.func) != func.name.value:
+            if not _calls_function(call.func, func.name.value):
                 continue
             value = argument(call, index if index is not None else 10_000, param.target)
             if value is not None:
@@ -284,6 +296,8 @@ class DDPFacts:
         if isinstance(expr, cst.BooleanOperation):
             return self.is_rank_test(expr.left, depth) or self.is_rank_test(expr.right, depth)
         if isinstance(expr, cst.Comparison):
+            if _is_mode_check(expr):
+                return False
             operands = [expr.left, *(c.comparator for c in expr.comparisons)]
             return any(self.is_rank_value(o) for o in operands)
         if isinstance(expr, cst.Call):
@@ -396,6 +410,44 @@ class DDPFacts:
     def reaches_collective(self, call: cst.Call) -> bool:
         """A collective call, or a call of a helper (this file or project) that issues one."""
         return self._issues_collective(call, self.collective_functions)
+
+
+def _calls_function(callee: cst.BaseExpression, name: str) -> bool:
+    """`name(...)` or `self.name(...)`: a call of this file's function `name`."""
+    if isinstance(callee, cst.Name):
+        return callee.value == name
+    return (
+        isinstance(callee, cst.Attribute)
+        and callee.attr.value == name
+        and isinstance(callee.value, cst.Name)
+        and callee.value.value in ("self", "cls")
+    )
+
+
+def _is_mode_check(expr: cst.Comparison) -> bool:
+    """`local_rank != -1`, `rank >= 0`: true on every rank of a distributed run."""
+    if len(expr.comparisons) != 1:
+        return False
+    comparison = expr.comparisons[0]
+    value = _int_literal(comparison.comparator)
+    if value is None:
+        return False
+    operator = comparison.operator
+    if value == -1:
+        return isinstance(operator, (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.LessThanEqual))
+    return value == 0 and isinstance(operator, (cst.GreaterThanEqual, cst.LessThan))
+
+
+def _int_literal(expr: cst.BaseExpression) -> int | None:
+    if isinstance(expr, cst.Integer):
+        return int(expr.value)
+    if (
+        isinstance(expr, cst.UnaryOperation)
+        and isinstance(expr.operator, cst.Minus)
+        and isinstance(expr.expression, cst.Integer)
+    ):
+        return -int(expr.expression.value)
+    return None
 
 
 def _ends_in_exit(block: cst.BaseSuite) -> bool:

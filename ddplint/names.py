@@ -8,6 +8,8 @@ sweep over the import statements of a module, no LibCST metadata providers.
 
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 # Re-exports that name the same object, mapped to the spelling rules use.
@@ -29,6 +31,7 @@ _CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def canonical(name: str) -> str:
     """Map a dotted name to the spelling the rules compare against."""
     for prefix, replacement in _CANONICAL_PREFIXES:
@@ -58,11 +61,13 @@ class ImportMap:
 
     def __init__(self) -> None:
         self.bindings: dict[str, str] = {}
+        self.modules: set[str] = set()  # every module named by an import statement
 
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
             for alias in node.names:
                 full = dotted(alias.name) or ""
+                self.modules.add(full)
                 if alias.asname is not None:
                     local = dotted(alias.asname.name)  # type: ignore[arg-type]
                     if local:
@@ -71,9 +76,10 @@ class ImportMap:
                     head = full.split(".")[0]
                     self.bindings.setdefault(head, head)
             return
+        module = "." * len(node.relative) + _module_name(node.module)
+        self.modules.add(module)
         if isinstance(node.names, cst.ImportStar):
             return
-        module = "." * len(node.relative) + _module_name(node.module)
         for alias in node.names:
             name = dotted(alias.name) or ""
             local = name

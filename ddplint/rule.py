@@ -27,7 +27,6 @@ class FixSpec:
     message: str
     replacements: tuple[tuple[cst.CSTNode, cst.CSTNode | str], ...] = ()
     insertions: tuple[tuple[cst.CSTNode, str], ...] = ()
-    deletions: tuple[cst.CSTNode, ...] = ()
     applicability: Applicability = Applicability.SAFE
 
 

@@ -15,8 +15,8 @@ def test_finding_is_printed_ruff_style_and_exits_1(cli, write):
     result = cli("check", "--no-cache", "--select", "DDP005", path)
     assert result.code == 1
     first = result.out.splitlines()[0]
-    assert first.startswith(f"{path}:9:12: DDP005 ") or first.startswith(
-        f"{Path(path).name}:9:12: DDP005 "
+    assert first.startswith(f"{path}:9:16: DDP005 ") or first.startswith(
+        f"{Path(path).name}:9:16: DDP005 "
     ), first
     assert "Found 1 finding" in result.out
 

@@ -3,6 +3,7 @@ the `# expect: CODE` markers exactly (a missed finding and an extra one both fai
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import tokenize
@@ -17,6 +18,7 @@ CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "lint"
 _EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+\d+(?:\s*,\s*[A-Z]+\d+)*)")
 
 
+@functools.cache
 def expected_findings() -> Counter[tuple[str, int, str]]:
     """(file, line, code) for every marker; read from comments only, never strings."""
     expected: Counter[tuple[str, int, str]] = Counter()

@@ -57,5 +57,5 @@ def test_pre_commit_try_repo(tmp_path):
     )
     output = done.stdout + done.stderr
     assert done.returncode == 1, output
-    assert "train.py:9:12: DDP005" in output
+    assert "train.py:9:16: DDP005" in output
     assert not [line for line in output.splitlines() if line.startswith("clean.py:")]

@@ -1,0 +1,351 @@
+"""DDP001: a hard-coded CUDA device (`"cuda:0"`, `.cuda(0)`, `device_ids=[0]`) in a DDP script."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Applicability, Severity
+from ddplint.facts import DDP_CLASSES, argument, environ_key, keyword, string_value
+from ddplint.rule import Finding, FixSpec, Rule, register
+
+_CUDA_INDEX = re.compile(r"^cuda:\d+$")
+_LOCAL_RANK_NAME = re.compile(r"^(ddp_)?local_rank$")
+_DEVICE_CALLS = frozenset({"torch.device", "torch.cuda.set_device", "torch.cuda.device"})
+
+
+def _int_literal(expr: cst.BaseExpression | None) -> cst.Integer | None:
+    return expr if isinstance(expr, cst.Integer) else None
+
+
+def _cuda_literal(expr: cst.BaseExpression | None) -> cst.SimpleString | None:
+    """A `"cuda:N"` string, also as a branch of `"cuda:0" if available else "cpu"`."""
+    if isinstance(expr, cst.IfExp):
+        return _cuda_literal(expr.body) or _cuda_literal(expr.orelse)
+    if isinstance(expr, cst.SimpleString):
+        value = string_value(expr)
+        if value is not None and _CUDA_INDEX.match(value):
+            return expr
+    return None
+
+
+class _Site:
+    __slots__ = ("literal", "what")
+
+    def __init__(self, literal: cst.SimpleString | cst.Integer, what: str) -> None:
+        self.literal = literal
+        self.what = what
+
+
+def _device_value(ctx: FileContext, expr: cst.BaseExpression | None, at: cst.CSTNode):
+    """A `"cuda:N"` literal given directly, or through a name bound to one (or to
+    `torch.device("cuda:N")`)."""
+    if expr is None:
+        return None
+    literal = _cuda_literal(expr)
+    if literal is not None:
+        return literal
+    if isinstance(expr, cst.Name):
+        binding = ctx.facts.reaching_binding(expr.value, at)
+        if binding is not None and binding.kind == "assign":
+            value = binding.value
+            literal = _cuda_literal(value)
+            if literal is not None:
+                return literal
+    return None
+
+
+def _sites(ctx: FileContext) -> Iterator[_Site]:
+    for call in ctx.calls:
+        name = ctx.call_name(call)
+        func = call.func
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if name in _DEVICE_CALLS:
+            first = argument(call, 0, "device" if name != "torch.device" else "type")
+            literal = _cuda_literal(first)
+            if literal is not None:
+                yield _Site(literal, f'"{string_value(literal)}"')
+            elif name == "torch.device":
+                index = _int_literal(argument(call, 1, "index"))
+                if index is not None and string_value(first) == "cuda":
+                    yield _Site(index, f'torch.device("cuda", {index.value})')
+            elif _int_literal(first) is not None:
+                yield _Site(first, f"{ctx.code(func)}({first.value})")  # type: ignore[union-attr]
+            continue
+        if name in DDP_CLASSES:
+            ids = keyword(call, "device_ids")
+            if ids is not None and isinstance(ids.value, cst.List) and len(ids.value.elements) == 1:
+                index = _int_literal(ids.value.elements[0].value)
+                if index is not None:
+                    yield _Site(index, f"device_ids=[{index.value}]")
+            out = keyword(call, "output_device")
+            if out is not None and _int_literal(out.value) is not None:
+                yield _Site(out.value, f"output_device={out.value.value}")  # type: ignore[union-attr]
+            continue
+        if method == "cuda" and not (name or "").startswith("torch."):
+            first = argument(call, 0, "device")
+            if _int_literal(first) is not None:
+                yield _Site(first, f".cuda({first.value})")  # type: ignore[union-attr]
+                continue
+            literal = _cuda_literal(first)
+            if literal is not None:
+                yield _Site(literal, f'.cuda("{string_value(literal)}")')
+            continue
+        if method == "to" and not (name or "").startswith("torch."):
+            first = argument(call, 0, "device")
+            if _int_literal(first) is not None:
+                yield _Site(first, f".to({first.value})")  # type: ignore[union-attr]
+                continue
+            literal = _device_value(ctx, first, call)
+            if literal is not None:
+                yield _Site(literal, f'"{string_value(literal)}"')
+            continue
+        device = keyword(call, "device")
+        if device is not None:
+            literal = _device_value(ctx, device.value, call)
+            if literal is not None:
+                yield _Site(literal, f'"{string_value(literal)}"')
+
+
+def _shown(site: _Site) -> str:
+    if site.what.startswith('"'):
+        return site.what
+    return f"index in `{site.what}`"
+
+
+def _local_rank_name(ctx: FileContext, at: cst.CSTNode) -> str | None:
+    """A variable holding the local rank that is bound before `at` in its scope (or the
+    module's), e.g. `local_rank = int(os.environ["LOCAL_RANK"])` or a `local_rank`
+    parameter."""
+    scope = ctx.scope(at)
+    best: tuple[int, int, str] | None = None
+    for name, bindings in ctx.bindings.items():
+        last = name.rpartition(".")[2]
+        is_attr = name.startswith("self.")
+        for binding in bindings:
+            if binding.kind in ("augassign", "for", "with"):
+                continue
+            if not is_attr:
+                if binding.scope is not scope and binding.scope is not ctx.module:
+                    continue
+                if binding.kind != "param" and not ctx.before(binding.statement, at):
+                    continue
+            named = bool(_LOCAL_RANK_NAME.match(last))
+            from_env = binding.kind != "param" and _env_local_rank(ctx, binding.value)
+            if not (named or from_env):
+                continue
+            # Prefer the innermost scope, then the latest binding.
+            rank = (1 if binding.scope is scope else 0, ctx.order[binding.statement], name)
+            if best is None or rank[:2] > best[:2]:
+                best = rank
+    return best[2] if best else None
+
+
+def _env_local_rank(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == "int"
+        and expr.args
+    ):
+        expr = expr.args[0].value
+    return environ_key(ctx, expr) == "LOCAL_RANK"
+
+
+_DISTRIBUTED_SWITCH = re.compile(
+    r"distributed|ddp|world_size|is_initialized|local_rank|multi_gpu|WORLD_SIZE|LOCAL_RANK",
+    re.IGNORECASE,
+)
+
+
+def _on_single_process_path(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """The literal sits in a branch chosen by whether the run is distributed
+    (`if args.distributed: ... else: device = "cuda:0"`): one process, GPU 0 is right."""
+    child = literal
+    for ancestor in ctx.ancestors(literal):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
+            names = " ".join(ctx.names_in(ancestor.test))
+            strings = " ".join(
+                str(n.evaluated_value)
+                for n in ctx.walk(ancestor.test)
+                if isinstance(n, cst.SimpleString)
+            )
+            if _DISTRIBUTED_SWITCH.search(names) or _DISTRIBUTED_SWITCH.search(strings):
+                return True
+        child = ancestor
+    return False
+
+
+def _sets_visible_devices(ctx: FileContext) -> bool:
+    return "CUDA_VISIBLE_DEVICES" in ctx.source
+
+
+@register
+class HardcodedCudaDevice(Rule):
+    code = "DDP001"
+    name = "hardcoded-cuda-device"
+    severity = Severity.ERROR
+    summary = "Hard-coded CUDA device index in a DDP script: every process picks the same GPU"
+    fixable = Applicability.UNSAFE
+    explanation = """
+## What it does
+Flags a CUDA device index written as a literal in a distributed script: `"cuda:0"` in
+`torch.device(...)`, `.to(...)` or a `device=` argument, `.cuda(0)`,
+`torch.cuda.set_device(0)`, `torch.device("cuda", 0)`, and `device_ids=[0]` /
+`output_device=0` of `DistributedDataParallel`. Device strings built from the local rank
+(`f"cuda:{local_rank}"`, `torch.device("cuda", local_rank)`) are not flagged, nor is a
+script that manages `CUDA_VISIBLE_DEVICES` itself, a literal under a rank check, or one on
+the single-process side of an `if args.distributed:` switch.
+
+## Why is this bad?
+torchrun starts one process per GPU and every process runs the same code. With a literal
+index all processes of a node put their model and tensors on the same GPU: it runs out of
+memory, or NCCL refuses with "Duplicate GPU detected", while the other GPUs stay idle.
+
+## Example
+```python
+local_rank = int(os.environ["LOCAL_RANK"])
+model = Net().to("cuda:0")
+model = DDP(model, device_ids=[0])
+```
+
+## Use instead
+```python
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+model = Net().to(f"cuda:{local_rank}")
+model = DDP(model, device_ids=[local_rank])
+```
+
+## Fix safety
+The fix replaces the literal with the local-rank variable in scope (`"cuda:0"` becomes
+`f"cuda:{local_rank}"`, `.cuda(0)` becomes `.cuda(local_rank)`). It is unsafe: the script
+may restrict each process to one GPU by other means (a scheduler setting
+`CUDA_VISIBLE_DEVICES` per task), in which case index 0 was right. No fix is offered when
+no local-rank variable is in scope.
+
+## References
+- https://pytorch.org/docs/stable/notes/ddp.html
+- https://pytorch.org/tutorials/intermediate/ddp_tutorial.html
+- https://pytorch.org/docs/stable/elastic/run.html
+"""
+    flag = (
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main():
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    model = torch.nn.Linear(10, 10).to("cuda:0")
+    model = DDP(model, device_ids=[local_rank])
+""",
+        """
+import os
+import torch
+import torch.nn as nn
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+model = nn.Linear(10, 10).cuda(local_rank)
+model = nn.parallel.DistributedDataParallel(model, device_ids=[0])
+""",
+        """
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as Wrap
+
+def setup():
+    dist.init_process_group("nccl")
+    device = torch.device("cuda:0")
+    model = torch.nn.Linear(4, 4).cuda(0)
+    return Wrap(model), device
+""",
+    )
+    allow = (
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+dist.init_process_group("nccl")
+device = torch.device(f"cuda:{local_rank}")
+model = DDP(torch.nn.Linear(4, 4).to(device), device_ids=[local_rank])
+""",
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+local_rank = int(os.environ["LOCAL_RANK"])
+dist.init_process_group("nccl")
+device = torch.device("cuda", local_rank)
+torch.cuda.set_device(device)
+model = DDP(torch.nn.Linear(4, 4).cuda(local_rank), device_ids=[local_rank])
+""",
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+# SLURM: one task per GPU, each task sees only its own GPU.
+os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["SLURM_LOCALID"]
+dist.init_process_group("nccl")
+model = DDP(torch.nn.Linear(4, 4).to("cuda:0"), device_ids=[0])
+""",
+        """
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+names = {"cuda:0": "first GPU"}
+print(names["cuda:0"])
+x = torch.zeros(3, device="cpu")
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if _sets_visible_devices(ctx):
+            return
+        seen: set[int] = set()
+        for site in _sites(ctx):
+            literal = site.literal
+            if id(literal) in seen:
+                continue
+            seen.add(id(literal))
+            if ctx.facts.rank_guard(literal) is not None or _on_single_process_path(ctx, literal):
+                continue
+            fix = None
+            rank_var = _local_rank_name(ctx, literal)
+            if rank_var is not None:
+                if isinstance(literal, cst.SimpleString):
+                    quote = literal.quote
+                    text = f"f{quote}cuda:{{{rank_var}}}{quote}"
+                else:
+                    text = rank_var
+                fix = FixSpec(
+                    f"Use the local rank `{rank_var}`",
+                    replacements=((literal, text),),
+                    applicability=Applicability.UNSAFE,
+                )
+            yield Finding(
+                literal,
+                f"Hard-coded CUDA device {_shown(site)}: every process of a node uses the "
+                'same GPU (out of memory, or NCCL "Duplicate GPU detected"); '
+                "use the local rank",
+                fix=fix,
+            )

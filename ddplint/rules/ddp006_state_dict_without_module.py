@@ -1,0 +1,353 @@
+"""DDP006: `torch.save` of a DDP wrapper's `state_dict()` (keys prefixed with `module.`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Applicability, Severity
+from ddplint.facts import DDP_CLASSES, argument
+from ddplint.names import dotted
+from ddplint.rule import Finding, FixSpec, Rule, register
+
+_SAVE_HELPER = re.compile(r"^(save_on_master|save_on_main|save_checkpoint|save_ckpt)$")
+
+
+def _state_dict_receivers(ctx: FileContext, expr: cst.BaseExpression) -> Iterator[cst.Call]:
+    """`x.state_dict()` calls inside `expr` (a dict, a list, the call itself)."""
+    for node in ctx.walk(expr):
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "state_dict"
+            and not node.args
+        ):
+            yield node
+
+
+def _saved_state_dicts(
+    ctx: FileContext, obj: cst.BaseExpression, at: cst.CSTNode
+) -> Iterator[cst.Call]:
+    """The `.state_dict()` calls whose result `obj` holds at `at`: written inline, in the
+    dict a variable is bound to, or stored later with `ckpt["model"] = ...`."""
+    yield from _state_dict_receivers(ctx, obj)
+    name = dotted(obj)
+    if name is None:
+        return
+    binding = ctx.facts.reaching_binding(name, at)
+    if binding is not None and binding.kind == "assign":
+        yield from _state_dict_receivers(ctx, binding.value)
+    scope = ctx.scope(at)
+    for call in ctx.method_calls("state_dict"):
+        if call.args or ctx.scope(call) is not scope or not ctx.before(call, at):
+            continue
+        statement = ctx.statement(call)
+        if isinstance(statement, cst.Assign):
+            for target in statement.targets:
+                node = target.target
+                if isinstance(node, cst.Subscript) and dotted(node.value) == name:
+                    yield call
+        elif isinstance(statement, cst.Expr):
+            # `ckpt.update(model=model.state_dict())`
+            parent = ctx.parent(ctx.parent(call))
+            if (
+                isinstance(parent, cst.Call)
+                and isinstance(parent.func, cst.Attribute)
+                and parent.func.attr.value == "update"
+                and dotted(parent.func.value) == name
+            ):
+                yield call
+
+
+def _save_sites(ctx: FileContext) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:
+    """(call, saved object): `torch.save(obj, ...)` and calls of saving helpers."""
+    project = ctx.project
+    local_savers = _local_savers(ctx)
+    for call in ctx.calls:
+        name = ctx.call_name(call)
+        if name == "torch.save":
+            obj = argument(call, 0, "obj")
+            if obj is not None:
+                yield call, obj
+            continue
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in local_savers:
+            index = local_savers[func.value]
+            obj = argument(call, index, "")
+            if obj is not None:
+                yield call, obj
+            continue
+        if not call.args or call.args[0].keyword is not None:
+            continue
+        helper = project.helper_saves(ctx, call) if project is not None else None
+        short = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        if helper is not None or (name is not None and _SAVE_HELPER.match(str(short))):
+            yield call, call.args[0].value
+
+
+def _local_savers(ctx: FileContext) -> dict[str, int]:
+    """Functions of this file that `torch.save` one of their parameters: name -> position."""
+    savers: dict[str, int] = {}
+    for save in ctx.calls_to("torch.save"):
+        func = ctx.scope(save)
+        if not isinstance(func, cst.FunctionDef):
+            continue
+        obj = argument(save, 0, "obj")
+        params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+        if obj is not None and isinstance(obj, cst.Name) and obj.value in params:
+            savers[func.name.value] = params.index(obj.value)
+    return savers
+
+
+def _wrapped_conditionally(ctx: FileContext, receiver: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Whether the DDP wrap reaching `at` sits under an `if` (the model may be bare)."""
+    name = dotted(receiver)
+    if name is None:
+        return True
+    binding = ctx.facts.reaching_binding(name, at)
+    if binding is None or binding.kind != "assign":
+        return True
+    if not (isinstance(binding.value, cst.Call) and ctx.call_name(binding.value) in DDP_CLASSES):
+        return True
+    for ancestor in ctx.ancestors(binding.statement):
+        if isinstance(ancestor, (cst.If, cst.Try, cst.IfExp)):
+            return True
+        if isinstance(ancestor, cst.FunctionDef):
+            break
+    return False
+
+
+def _checks_wrapping(ctx: FileContext, state_call: cst.Call, receiver: cst.BaseExpression) -> bool:
+    """The call sits in a branch of an `if`/`x if c else y` that tells wrapped from bare
+    models (`model.module.state_dict() if hasattr(model, "module") else
+    model.state_dict()`)."""
+    name = dotted(receiver)
+    unwrapped = f"{name}.module" if name else None
+    for ancestor in ctx.ancestors(state_call):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if not isinstance(ancestor, (cst.If, cst.IfExp)):
+            continue
+        if isinstance(ancestor, cst.IfExp):
+            parts = [ancestor.test, ancestor.body, ancestor.orelse]
+        else:
+            parts = [ancestor.test, ancestor.body]
+            if ancestor.orelse is not None:
+                parts.append(ancestor.orelse)
+        # The test and the other branch: where the wrapped/bare distinction shows.
+        parts = [p for p in parts if p is ancestor.test or not ctx.is_inside(state_call, p)]
+        for node in (n for part in parts for n in ctx.walk(part)):
+            if isinstance(node, cst.Attribute) and unwrapped and dotted(node) == unwrapped:
+                return True
+            if isinstance(node, cst.Call):
+                called = ctx.call_name(node) or (
+                    node.func.value if isinstance(node.func, cst.Name) else None
+                )
+                if called == "hasattr" and len(node.args) == 2:
+                    value = node.args[1].value
+                    if isinstance(value, cst.SimpleString) and value.evaluated_value == "module":
+                        return True
+                if (
+                    called == "isinstance"
+                    and len(node.args) == 2
+                    and any(
+                        ctx.qualname(n) in DDP_CLASSES
+                        for n in ctx.walk(node.args[1].value)
+                        if isinstance(n, (cst.Name, cst.Attribute))
+                    )
+                ):
+                    return True
+    return False
+
+
+def _strips_prefix(ctx: FileContext) -> bool:
+    """The script handles the `module.` prefix itself when loading
+    (`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`)."""
+    for call in ctx.calls:
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else None
+        if isinstance(func, cst.Name):
+            name = func.value
+        if name == "consume_prefix_in_state_dict_if_present":
+            return True
+        if name in ("replace", "removeprefix", "startswith", "lstrip") and call.args:
+            first = call.args[0].value
+            if isinstance(first, cst.SimpleString) and first.evaluated_value == "module.":
+                return True
+    return False
+
+
+def _loads_into_wrapper(ctx: FileContext) -> bool:
+    """The file loads a state dict into a DDP wrapper: it relies on the prefixed keys."""
+    facts = ctx.facts
+    for call in ctx.method_calls("load_state_dict"):
+        receiver = call.func.value  # type: ignore[attr-defined]
+        if facts.is_ddp_model(receiver, call) and not facts.is_unwrapped_ddp(receiver, call):
+            return True
+    return False
+
+
+@register
+class StateDictWithoutModule(Rule):
+    code = "DDP006"
+    name = "state-dict-without-module"
+    severity = Severity.WARNING
+    summary = "torch.save of the DDP wrapper's state_dict(): keys gain the `module.` prefix"
+    fixable = Applicability.SAFE
+    explanation = """
+## What it does
+Flags `torch.save(...)` of the `state_dict()` of a `DistributedDataParallel`-wrapped model,
+directly, inside a dict (`{"model": model.state_dict()}`), through a variable holding that
+dict, or through a saving helper (`save_on_master(...)`). `model.module.state_dict()`,
+`model_without_ddp = model.module`, `getattr(model, "module", model)`, models that are
+never wrapped, and scripts that strip the prefix when loading
+(`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`) are left alone.
+
+## Why is this bad?
+The wrapper registers the model as its submodule `module`, so every key of its state dict
+starts with `module.`. Loading the checkpoint into a bare model (for evaluation, export or
+fine-tuning on one GPU) fails with missing and unexpected keys, unless the loader strips the
+prefix (`torch.nn.modules.utils.consume_prefix_in_state_dict_if_present`).
+
+## Example
+```python
+model = DDP(model, device_ids=[local_rank])
+torch.save({"model": model.state_dict(), "epoch": epoch}, path)
+```
+
+## Use instead
+```python
+torch.save({"model": model.module.state_dict(), "epoch": epoch}, path)
+```
+
+## Fix safety
+The fix inserts `.module` (`model.state_dict()` becomes `model.module.state_dict()`). It is
+safe when the model is always wrapped; it is marked unsafe when the wrap is conditional
+(`if args.distributed:`), where the bare model has no `.module`, or when the script loads
+checkpoints back into the wrapper and so relies on the prefixed keys.
+
+## References
+- https://pytorch.org/tutorials/intermediate/ddp_tutorial.html#save-and-load-checkpoints
+- https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html
+"""
+    flag = (
+        """
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, local_rank):
+    dist.init_process_group("nccl")
+    model = DDP(net.cuda(local_rank), device_ids=[local_rank])
+    if dist.get_rank() == 0:
+        torch.save(model.state_dict(), "model.pt")
+""",
+        """
+import torch
+import torch.distributed as dist
+from torch import nn
+
+def main(net, optimizer, local_rank, epoch):
+    dist.init_process_group("nccl")
+    model = nn.parallel.DistributedDataParallel(net, device_ids=[local_rank])
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}
+    if dist.get_rank() == 0:
+        torch.save(state, "ckpt.pt")
+""",
+        """
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as Wrap
+
+def save(model, path):
+    if dist.get_rank() == 0:
+        ckpt = {}
+        ckpt["model"] = model.state_dict()
+        torch.save(ckpt, path)
+
+def main(net, local_rank):
+    dist.init_process_group("nccl")
+    save(Wrap(net, device_ids=[local_rank]), "last.pt")
+""",
+    )
+    allow = (
+        """
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, local_rank):
+    dist.init_process_group("nccl")
+    model = DDP(net.cuda(local_rank), device_ids=[local_rank])
+    if dist.get_rank() == 0:
+        torch.save(model.module.state_dict(), "model.pt")
+""",
+        """
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(model, optimizer, local_rank):
+    dist.init_process_group("nccl")
+    model = DDP(model, device_ids=[local_rank])
+    model_without_ddp = model.module
+    if dist.get_rank() == 0:
+        torch.save({"model": model_without_ddp.state_dict(), "opt": optimizer.state_dict()}, "c.pt")
+""",
+        """
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(model, ema, local_rank):
+    dist.init_process_group("nccl")
+    ddp = DDP(model, device_ids=[local_rank])
+    bare = getattr(ddp, "module", ddp)
+    if dist.get_rank() == 0:
+        torch.save({"model": bare.state_dict(), "ema": ema.state_dict()}, "c.pt")
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        facts = ctx.facts
+        if not facts.ddp_wraps or _strips_prefix(ctx):
+            return
+        loads_back: bool | None = None
+        for call, obj in _save_sites(ctx):
+            offending = []
+            seen: set[int] = set()
+            for state_call in _saved_state_dicts(ctx, obj, call):
+                if id(state_call) in seen:
+                    continue
+                seen.add(id(state_call))
+                receiver = state_call.func.value  # type: ignore[attr-defined]
+                at = state_call
+                if (
+                    facts.is_ddp_model(receiver, at)
+                    and not facts.is_unwrapped_ddp(receiver, at)
+                    and not _checks_wrapping(ctx, state_call, receiver)
+                ):
+                    offending.append((receiver, at))
+            if not offending:
+                continue
+            fix = None
+            if all(dotted(r) is not None for r, _ in offending):
+                if loads_back is None:
+                    loads_back = _loads_into_wrapper(ctx)
+                unsafe = loads_back or any(_wrapped_conditionally(ctx, r, a) for r, a in offending)
+                fix = FixSpec(
+                    "Save the wrapped model's state dict (`.module.state_dict()`)",
+                    replacements=tuple((r, f"{ctx.code(r)}.module") for r, _ in offending),
+                    applicability=Applicability.UNSAFE if unsafe else Applicability.SAFE,
+                )
+            names = ", ".join(sorted({f"`{ctx.code(r)}`" for r, _ in offending}))
+            yield Finding(
+                call,
+                f"Saving the state_dict() of the DDP-wrapped model {names}: every key gains "
+                "the `module.` prefix and loading into a bare model fails; save "
+                "`.module.state_dict()`",
+                fix=fix,
+            )

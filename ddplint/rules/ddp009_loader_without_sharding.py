@@ -1,0 +1,323 @@
+"""DDP009: a training DataLoader in a DDP script with no DistributedSampler or sharding."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.facts import LOADER_CLASSES, argument, is_false, is_true
+from ddplint.names import dotted
+from ddplint.rule import Finding, Rule, register
+from ddplint.rules.ddp010_collective_under_rank_condition import rank_guard
+from ddplint.rules.ddp013_checkpoint_every_rank import path_values, single_process_branch
+
+_PLAIN_SAMPLERS = frozenset(
+    f"torch.utils.data.{name}"
+    for name in (
+        "RandomSampler",
+        "SequentialSampler",
+        "WeightedRandomSampler",
+        "SubsetRandomSampler",
+    )
+)
+_EVAL_NAME = re.compile(
+    r"(^|_)(val|valid|validation|test|testing|eval|evaluation|dev|holdout|calib|calibration|infer|inference|predict|score)",
+    re.IGNORECASE,
+)
+_SHARD_NAME = re.compile(r"split_by_node|split_dataset_by_node|nodesplitter|shard", re.IGNORECASE)
+_SYNTHETIC = frozenset({"torch.randn", "torch.rand", "torch.randint", "torch.randperm"})
+_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode"})
+
+
+def _given(call: cst.Call, name: str, position: int) -> cst.BaseExpression | None:
+    value = argument(call, position, name)
+    if value is None or (isinstance(value, cst.Name) and value.value == "None"):
+        return None
+    return value
+
+
+def _plain_sampler(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Every value the sampler may take is a non-distributed torch sampler (or None)."""
+    values = [v for v, _ in path_values(ctx, expr, at)]
+    concrete = [v for v in values if dotted(v) is None or isinstance(v, cst.Call)]
+    if not concrete:
+        return False
+    for value in concrete:
+        if isinstance(value, cst.Name) and value.value == "None":
+            continue
+        if not (isinstance(value, cst.Call) and ctx.call_name(value) in _PLAIN_SAMPLERS):
+            return False
+    return True
+
+
+class _Sharding:
+    """Whether a dataset expression is split between ranks by some other means."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.classes = {
+            node.name.value: node for node in ctx.nodes if isinstance(node, cst.ClassDef)
+        }
+
+    def sharded(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 2) -> bool:
+        ctx = self.ctx
+        facts = ctx.facts
+        for value, where in path_values(ctx, expr, at):
+            for node in ctx.walk(value):
+                if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and (
+                    facts.is_rank_value(node) or facts.is_world_size(node)
+                ):
+                    return True
+                if isinstance(node, (cst.Name, cst.Attribute)):
+                    name = dotted(node) or ""
+                    if _SHARD_NAME.search(name):
+                        return True
+                if isinstance(node, cst.Call):
+                    callee = ctx.call_name(node)
+                    if callee in _SYNTHETIC:
+                        return True  # random tensors: there is no dataset to duplicate
+                    cls = self.classes.get(dotted(node.func) or "")
+                    if cls is not None and self._class_reads_rank(cls):
+                        return True
+                if (
+                    depth > 0
+                    and isinstance(node, cst.Name)
+                    and node is not value
+                    and not isinstance(ctx.parent(node), cst.Attribute)
+                    and self.sharded(node, where, depth - 1)
+                ):
+                    return True
+        return False
+
+    def _class_reads_rank(self, cls: cst.ClassDef) -> bool:
+        ctx = self.ctx
+        for node in ctx.walk(cls):
+            if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and (
+                ctx.facts.is_rank_value(node) or ctx.facts.is_world_size(node)
+            ):
+                return True
+        return False
+
+
+def _target_names(ctx: FileContext, call: cst.Call) -> list[str]:
+    """Names the loader is assigned to (`train_loader = DataLoader(...)`)."""
+    parent = ctx.parent(call)
+    names: list[str] = []
+    if isinstance(parent, cst.Assign):
+        for target in parent.targets:
+            names.extend(n for n in (dotted(target.target),) if n)
+    elif isinstance(parent, (cst.AnnAssign,)):
+        name = dotted(parent.target)
+        if name:
+            names.append(name)
+    return names
+
+
+def _evaluation_context(ctx: FileContext, call: cst.Call, dataset) -> bool:
+    names = _target_names(ctx, call)
+    if dataset is not None:
+        names.append(ctx.code(dataset))
+    if any(_EVAL_NAME.search(n.rpartition(".")[2]) for n in names):
+        return True
+    for ancestor in ctx.ancestors(call):
+        if isinstance(ancestor, cst.With):
+            for item in ancestor.items:
+                inner = item.item.func if isinstance(item.item, cst.Call) else item.item
+                if ctx.qualname(inner) in _NO_GRAD:
+                    return True
+        if isinstance(ancestor, cst.FunctionDef):
+            if _EVAL_NAME.search(ancestor.name.value):
+                return True
+            for decorator in ancestor.decorators:
+                inner = decorator.decorator
+                inner = inner.func if isinstance(inner, cst.Call) else inner
+                if ctx.qualname(inner) in _NO_GRAD:
+                    return True
+    return False
+
+
+def _trained_on(ctx: FileContext, call: cst.Call) -> bool:
+    """A `for` loop over the loader calls `backward()`."""
+    names = set(_target_names(ctx, call))
+    if not names:
+        return False
+    for node in ctx.nodes:
+        if isinstance(node, cst.For) and names & set(ctx.names_in(node.iter)):
+            for inner in ctx.walk(node.body):
+                if (
+                    isinstance(inner, cst.Call)
+                    and isinstance(inner.func, cst.Attribute)
+                    and inner.func.attr.value == "backward"
+                ):
+                    return True
+    return False
+
+
+@register
+class LoaderWithoutSharding(Rule):
+    code = "DDP009"
+    name = "loader-without-sharding"
+    severity = Severity.WARNING
+    summary = "Training DataLoader with no DistributedSampler or sharding: every rank sees all data"
+    explanation = """
+## What it does
+In a file that wraps a model in DDP, flags a training `DataLoader` (one built with
+`shuffle=True`, or iterated by a loop that calls `backward()`) that has no sampler and whose
+dataset is not split between ranks by other means.
+
+Left alone: loaders with a `sampler=`/`batch_sampler=` other than a plain
+`RandomSampler`/`SequentialSampler`, datasets sharded by rank (`ds[rank::world_size]`,
+`Subset` by rank, an `IterableDataset` that reads the rank, `split_by_node`,
+`split_dataset_by_node`, `.shard(...)`), random synthetic data, loaders built in a
+branch that only runs without distribution (`if not args.distributed:`), and evaluation
+loaders
+(`shuffle=False`, built under `torch.no_grad()` or in an eval function, named
+`val`/`test`/`eval`).
+
+## Why is this bad?
+DDP does not split the data: each process iterates whatever its loader yields. Without a
+`DistributedSampler` every rank walks the whole dataset, so one "epoch" processes the data
+world-size times (N x duplicated epochs, N times the cost for the same learning), and the
+per-rank gradients are computed on overlapping batches.
+
+## Example
+```python
+model = DDP(model, device_ids=[local_rank])
+loader = DataLoader(train_set, batch_size=32, shuffle=True)
+```
+
+## Use instead
+```python
+model = DDP(model, device_ids=[local_rank])
+sampler = DistributedSampler(train_set, shuffle=True, drop_last=True)
+loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+for epoch in range(epochs):
+    sampler.set_epoch(epoch)
+    ...
+```
+
+## Fix safety
+No automatic fix: the sampler has to be created, passed, and re-seeded every epoch.
+
+## References
+- https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler
+- https://pytorch.org/tutorials/intermediate/ddp_tutorial.html
+"""
+    flag = (
+        """import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+
+def main(net, train_set):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    dist.init_process_group("nccl")
+    model = DDP(net.cuda(local_rank), device_ids=[local_rank])
+    loader = DataLoader(train_set, batch_size=32, shuffle=True, num_workers=4)
+    return model, loader
+""",
+        """import torch
+import torch.nn as nn
+from torch.utils import data
+
+def setup(net, train_ds, local_rank):
+    model = nn.parallel.DistributedDataParallel(net, device_ids=[local_rank])
+    train_loader = data.DataLoader(train_ds, batch_size=16)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in train_loader:
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+""",
+        """import torch
+from torch.nn.parallel import DistributedDataParallel as Wrap
+from torch.utils.data import DataLoader, RandomSampler
+
+def build(net, dataset, local_rank):
+    model = Wrap(net, device_ids=[local_rank])
+    loader = DataLoader(dataset, batch_size=8, sampler=RandomSampler(dataset))
+    return model, loader
+""",
+    )
+    allow = (
+        """import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler
+
+def build(net, train_set, val_set, local_rank):
+    model = DDP(net, device_ids=[local_rank])
+    sampler = DistributedSampler(train_set, shuffle=True, drop_last=True)
+    train_loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+    val_loader = DataLoader(val_set, batch_size=64, shuffle=False)
+    return model, train_loader, val_loader
+""",
+        """import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, Subset
+
+def build(net, dataset, local_rank):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    model = DDP(net, device_ids=[local_rank])
+    shard = Subset(dataset, range(rank, len(dataset), world_size))
+    return model, DataLoader(shard, batch_size=32, shuffle=True)
+""",
+        """import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, IterableDataset
+
+class Stream(IterableDataset):
+    def __init__(self, files):
+        self.files = files
+
+    def __iter__(self):
+        rank = dist.get_rank()
+        for path in self.files[rank :: dist.get_world_size()]:
+            yield torch.load(path)
+
+def build(net, files, local_rank):
+    model = DDP(net, device_ids=[local_rank])
+    return model, DataLoader(Stream(files), batch_size=None)
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if not ctx.facts.ddp_wraps:
+            return
+        sharding: _Sharding | None = None
+        for call in ctx.calls_to(*LOADER_CLASSES):
+            if any(arg.star for arg in call.args):
+                continue
+            sampler = _given(call, "sampler", 3) or _given(call, "batch_sampler", 4)
+            if sampler is not None and not _plain_sampler(ctx, sampler, call):
+                continue
+            shuffle = argument(call, 2, "shuffle")
+            if is_false(shuffle):
+                continue
+            dataset = argument(call, 0, "dataset")
+            if (
+                _evaluation_context(ctx, call, dataset)
+                or single_process_branch(ctx, call)
+                or rank_guard(ctx, call) is not None  # one rank reads it: nothing duplicated
+            ):
+                continue
+            training = is_true(shuffle) or sampler is not None or _trained_on(ctx, call)
+            if not training or dataset is None:
+                continue
+            sharding = sharding or _Sharding(ctx)
+            if sharding.sharded(dataset, call):
+                continue
+            yield Finding(
+                call,
+                "Training DataLoader without a DistributedSampler or other sharding in a DDP "
+                "script: every rank iterates the whole dataset, so each epoch processes the "
+                "data world-size times; pass `sampler=DistributedSampler(dataset)` (and call "
+                "`set_epoch` every epoch)",
+            )

@@ -1,0 +1,354 @@
+"""DDP013: a checkpoint written by every rank.
+
+Also holds the checkpoint-path helpers DDP014 shares.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.facts import argument, last_name
+from ddplint.names import dotted
+from ddplint.rule import Finding, Rule, register
+from ddplint.rules.ddp010_collective_under_rank_condition import (
+    call_sites,
+    enclosing_function,
+    guarded_everywhere,
+    rank_guard,
+)
+
+SAVE = "torch.save"
+_BUFFERS = frozenset({"io.BytesIO", "BytesIO", "io.StringIO"})
+_DISTRIBUTED_FLAG = ("distributed", "ddp", "is_initialized", "is_dist_avail_and_initialized")
+
+
+def save_path(call: cst.Call) -> cst.BaseExpression | None:
+    return argument(call, 1, "f")
+
+
+def path_values(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 3
+) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+    """Expressions a path may stand for: itself, the values it was assigned, and for a
+    parameter what the callers of its function in this file pass (or its default)."""
+    found: list[tuple[cst.BaseExpression, cst.CSTNode]] = [(expr, at)]
+    name = dotted(expr)
+    if name is None or depth == 0:
+        return found
+    binding = ctx.facts.reaching_binding(name, at)
+    if binding is None:
+        return found
+    if binding.kind == "param":
+        passed = ctx.facts.arguments_for(binding)
+        for value in passed:
+            found.extend(path_values(ctx, value, value, depth - 1))
+        if binding.value is not None and not isinstance(binding.value, cst.Name):
+            found.append((binding.value, binding.statement))
+        return found
+    for other in ctx.bindings_of(name, at):
+        if other.kind in ("assign", "with"):
+            found.extend(path_values(ctx, other.value, other.statement, depth - 1))
+    return found
+
+
+def is_buffer(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The save goes to an in-memory buffer, not a file."""
+    for value, _ in path_values(ctx, path, at):
+        if isinstance(value, cst.Call):
+            name = ctx.call_name(value) or dotted(value.func) or ""
+            if name in _BUFFERS:
+                return True
+    return False
+
+
+def mentions_rank(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    for node in ctx.walk(expr):
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and ctx.facts.is_rank_value(node):
+            return True
+    return False
+
+
+def per_rank_path(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The file name holds the rank (`f"shard_{rank}.pt"`): an intentional per-rank file."""
+    values = [v for v, _ in path_values(ctx, path, at)]
+    return any(mentions_rank(ctx, v) for v in values)
+
+
+def single_process_branch(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs only when the job is not distributed (`if not args.distributed:`,
+    `if world_size == 1:`)."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if isinstance(ancestor, cst.If) and child is not ancestor.test:
+            test = ancestor.test
+            in_body = ctx.is_inside(node, ancestor.body)
+            negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+            inner = test.expression if negated else test  # type: ignore[attr-defined]
+            text = (
+                last_name(inner.func) if isinstance(inner, cst.Call) else last_name(inner)
+            ) or ""
+            if any(flag in text.lower() for flag in _DISTRIBUTED_FLAG) and negated == in_body:
+                return True
+            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and in_body:
+                target = test.comparisons[0]
+                one = isinstance(target.comparator, cst.Integer) and target.comparator.value == "1"
+                if (
+                    one
+                    and ctx.facts.is_world_size(test.left)
+                    and isinstance(target.operator, (cst.Equal, cst.LessThanEqual))
+                ):
+                    return True
+        child = ancestor
+    return False
+
+
+_ENTRY_POINTS = frozenset({"main", "train", "run", "worker", "main_worker"})
+_ZERO_FIRST = re.compile(r"(zero|main|master|rank_?0|primary)_?(process_|rank_)?first", re.I)
+
+
+def zero_first_block(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs inside `with torch_distributed_zero_first(rank):` (or
+    `main_process_first()`): rank 0 goes first and the others find its result."""
+    for ancestor in ctx.ancestors(node):
+        if not isinstance(ancestor, cst.With):
+            continue
+        for item in ancestor.items:
+            target = item.item.func if isinstance(item.item, cst.Call) else item.item
+            name = last_name(target) or ""
+            if _ZERO_FIRST.search(name):
+                return True
+    return False
+
+
+def _referenced_elsewhere(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """The function is passed around by name (`mp.spawn(main_worker, ...)`)."""
+    name = func.name.value
+    for binding_node in ctx.nodes:
+        if (
+            isinstance(binding_node, cst.Name)
+            and binding_node.value == name
+            and binding_node is not func.name
+            and not isinstance(ctx.parent(binding_node), cst.Call)
+        ):
+            return True
+    return False
+
+
+@register
+class CheckpointEveryRank(Rule):
+    code = "DDP013"
+    name = "checkpoint-every-rank"
+    severity = Severity.WARNING
+    summary = "`torch.save` runs on every rank: all processes write the same checkpoint file"
+    explanation = """
+## What it does
+Flags a `torch.save(...)` that every rank runs: no rank-0 guard around it, in its function
+or at every call of that function in the file. Also flags the unguarded call of a helper
+(of this file or of the project) that saves without a guard of its own.
+
+Left alone: saves under `if rank == 0:` / `if is_main_process():` or after
+`if not main: return`, saves inside a function only called under such a guard,
+`save_on_master`-style helpers that guard inside, files whose path holds the rank
+(intentional per-rank shards), saves into an in-memory buffer, saves inside
+`with torch_distributed_zero_first(rank):`-style blocks, branches that only run without
+distribution (`if not args.distributed:`), and helpers no code in the file calls (their
+callers' files decide).
+
+## Why is this bad?
+All N processes write the same file at the same time: N times the I/O, and on a shared
+file system concurrent writers can interleave and leave a corrupt checkpoint. The replicas
+hold identical weights after each step, so one writer is enough.
+
+## Example
+```python
+for epoch in range(epochs):
+    train_one_epoch(model, loader, optimizer)
+    torch.save(model.module.state_dict(), "checkpoint.pt")
+```
+
+## Use instead
+```python
+for epoch in range(epochs):
+    train_one_epoch(model, loader, optimizer)
+    if dist.get_rank() == 0:
+        torch.save(model.module.state_dict(), "checkpoint.pt")
+    dist.barrier()  # only if the other ranks read the file next
+```
+
+## Fix safety
+No automatic fix: the guard may need a barrier after it, and the right rank test depends on
+the script.
+
+## References
+- https://pytorch.org/tutorials/intermediate/ddp_tutorial.html#save-and-load-checkpoints
+"""
+    flag = (
+        """import torch
+import torch.distributed as dist
+
+def train(model, loader, optimizer, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            model(x).sum().backward()
+            optimizer.step()
+        torch.save(model.module.state_dict(), f"ckpt_{epoch}.pt")
+""",
+        """import torch
+import torch.distributed as dist
+
+def save_checkpoint(model, path):
+    torch.save({"model": model.module.state_dict()}, path)
+
+def train(model, epochs):
+    for epoch in range(epochs):
+        save_checkpoint(model, f"epoch{epoch}.pt")
+""",
+        """import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+def worker(rank, world_size):
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    state = {"step": 0}
+    torch.save(state, "state.pt")
+
+if __name__ == "__main__":
+    mp.spawn(worker, args=(2,), nprocs=2)
+""",
+    )
+    allow = (
+        """import torch
+import torch.distributed as dist
+
+def train(model, epochs):
+    for epoch in range(epochs):
+        if dist.get_rank() == 0:
+            torch.save(model.module.state_dict(), f"ckpt_{epoch}.pt")
+        dist.barrier()
+""",
+        """import torch
+import torch.distributed as dist
+
+def is_main_process():
+    return dist.get_rank() == 0
+
+def save_on_master(*args, **kwargs):
+    if is_main_process():
+        torch.save(*args, **kwargs)
+
+def save_checkpoint(model, path):
+    torch.save(model.module.state_dict(), path)
+
+def train(model, epochs, rank):
+    for epoch in range(epochs):
+        save_on_master(model.module.state_dict(), "last.pt")
+        if rank == 0:
+            save_checkpoint(model, f"e{epoch}.pt")
+""",
+        """import torch
+import torch.distributed as dist
+
+def save_shard(model, out_dir):
+    rank = dist.get_rank()
+    torch.save(model.module.state_dict(), f"{out_dir}/shard_rank{rank}.pt")
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        project = ctx.project
+        reported: set[int] = set()
+        for call in ctx.calls:
+            if ctx.call_name(call) == SAVE:
+                yield from self._check_save(ctx, call, reported)
+            elif (
+                project is not None
+                and project.helper_saves(ctx, call) == "unguarded"
+                and self._every_rank_reaches(ctx, call)
+                and not any(mentions_rank(ctx, arg.value) for arg in call.args)
+            ):
+                yield Finding(
+                    call,
+                    f"`{ctx.code(call.func)}()` saves a checkpoint without a rank guard "
+                    "and is called here on every rank: all processes write the same file "
+                    "(contention, and a possibly corrupt file); call it on rank 0 only",
+                )
+
+    def _every_rank_reaches(self, ctx: FileContext, node: cst.CSTNode, depth: int = 3) -> bool:
+        """`node` runs on every rank as far as this file shows: no guard on the way up
+        through its callers, ending at module level or an entry point (`main`, a function
+        passed to `mp.spawn`). A function nobody here calls is someone else's to judge."""
+        if self._runs_once(ctx, node):
+            return False
+        func = enclosing_function(ctx, node)
+        if func is None:
+            return True
+        if depth == 0:
+            return False
+        sites = [s for s in call_sites(ctx, func) if not ctx.is_inside(s, func)]
+        if not sites:
+            return _referenced_elsewhere(ctx, func) or func.name.value in _ENTRY_POINTS
+        return any(self._every_rank_reaches(ctx, s, depth - 1) for s in sites)
+
+    @staticmethod
+    def _runs_once(ctx: FileContext, node: cst.CSTNode) -> bool:
+        return (
+            guarded_everywhere(ctx, node)
+            or single_process_branch(ctx, node)
+            or zero_first_block(ctx, node)
+        )
+
+    def _check_save(self, ctx: FileContext, call: cst.Call, reported: set[int]):
+        path = save_path(call)
+        if path is None or is_buffer(ctx, path, call) or per_rank_path(ctx, path, call):
+            return
+        if any(a.star for a in call.args):
+            return
+        if (
+            rank_guard(ctx, call) is not None
+            or single_process_branch(ctx, call)
+            or zero_first_block(ctx, call)
+        ):
+            return
+        func = enclosing_function(ctx, call)
+        message = (
+            "`torch.save` runs on every rank: all processes write the same checkpoint file "
+            "(N times the I/O; concurrent writers can leave a corrupt file); save on rank 0 "
+            "only (`if dist.get_rank() == 0:`)"
+        )
+        if func is None:
+            yield Finding(call, message)
+            return
+        sites = [s for s in call_sites(ctx, func) if not ctx.is_inside(s, func)]
+        if not sites:
+            if _referenced_elsewhere(ctx, func) or func.name.value in _ENTRY_POINTS:
+                yield Finding(call, message)
+            return
+        unguarded = [
+            site
+            for site in sites
+            if not any(mentions_rank(ctx, arg.value) for arg in site.args)
+            and self._every_rank_reaches(ctx, site)
+        ]
+        if any(isinstance(ctx.scope(site), cst.Module) for site in unguarded):
+            # An entry point (`main()` under `if __name__ == "__main__":`): the save itself.
+            yield Finding(call, message)
+            return
+        for site in unguarded:
+            if id(site) in reported:
+                continue
+            reported.add(id(site))
+            yield Finding(
+                site,
+                f"`{ctx.code(site.func)}()` saves a checkpoint (`torch.save` in "
+                f"`{func.name.value}`) and is called here on every rank: all processes write "
+                "the same file (contention, and a possibly corrupt file); call it on rank 0 "
+                "only",
+            )

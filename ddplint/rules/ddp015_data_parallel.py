@@ -1,0 +1,173 @@
+"""DDP015: torch.nn.DataParallel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Applicability, Severity
+from ddplint.facts import DDP_CLASSES
+from ddplint.rule import Finding, FixSpec, Rule, register
+from ddplint.rules.ddp018_device_from_global_rank import RankClassifier, local_rank_in_scope
+
+_DATA_PARALLEL = "torch.nn.DataParallel"
+
+
+def _ddp_spelling(ctx: FileContext) -> str | None:
+    """How this file can name DistributedDataParallel without a new import."""
+    for local, full in ctx.imports.bindings.items():
+        if ctx.imports.resolve(cst.Name(local)) in DDP_CLASSES and full:
+            return local
+    bindings = ctx.imports.bindings
+    if bindings.get("torch") == "torch":
+        return "torch.nn.parallel.DistributedDataParallel"
+    for local, full in bindings.items():
+        if full == "torch.nn":
+            return f"{local}.parallel.DistributedDataParallel"
+    return None
+
+
+def _fix(ctx: FileContext, call: cst.Call, ranks: RankClassifier) -> FixSpec | None:
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    if isinstance(ctx.parent(call), cst.Attribute):
+        # `DataParallel(model).cuda()`: the model is still on the CPU when wrapped, which
+        # DistributedDataParallel(device_ids=...) rejects.
+        return None
+    if not any(True for _ in ctx.calls_to("torch.distributed.init_process_group")):
+        return None
+    ddp = _ddp_spelling(ctx)
+    local_rank = local_rank_in_scope(ctx, call, ranks)
+    if ddp is None or local_rank is None:
+        return None
+    model = ctx.code(call.args[0].value)
+    return FixSpec(
+        f"Replace with `{ddp}(..., device_ids=[{local_rank}])`",
+        replacements=((call, f"{ddp}({model}, device_ids=[{local_rank}])"),),
+        applicability=Applicability.UNSAFE,
+    )
+
+
+@register
+class DataParallelUsed(Rule):
+    code = "DDP015"
+    name = "data-parallel"
+    severity = Severity.WARNING
+    summary = "nn.DataParallel: single process, GIL-bound, uneven GPU 0 memory"
+    requires_distributed = False
+    explanation = """
+## What it does
+Flags `torch.nn.DataParallel(...)` (any spelling: `nn.DataParallel`,
+`torch.nn.parallel.DataParallel`, `from torch.nn import DataParallel as DP`). A file that
+also wraps with `DistributedDataParallel` (DataParallel as the fallback when the script is
+started without a launcher) is left alone.
+
+## Why is this bad?
+DataParallel runs in one Python process that drives every GPU from threads: it copies the
+model to every GPU on every forward pass, scatters the batch from GPU 0 and gathers the
+outputs back on GPU 0. The threads compete for the GIL, and GPU 0 holds the outputs (and
+usually the loss) of the whole batch, so its memory fills first. PyTorch recommends
+DistributedDataParallel (one process per GPU) even on a single machine; it is faster.
+
+## Example
+```python
+model = nn.DataParallel(model).cuda()
+```
+
+## Use instead
+```python
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+dist.init_process_group("nccl")
+model = DDP(model.cuda(local_rank), device_ids=[local_rank])
+```
+Then start one process per GPU with `torchrun --nproc_per_node=<gpus> train.py`, shard the
+data with a `DistributedSampler` (and call `set_epoch`), divide the global batch size by the
+number of processes, and save checkpoints from rank 0 only (`model.module.state_dict()`).
+
+## Fix safety
+The fix is offered only in files that already initialise a process group and hold a
+local-rank variable where DataParallel is called; it replaces the call with
+`DistributedDataParallel(model, device_ids=[local_rank])`. It is unsafe: the script must
+be launched with torchrun (one process per GPU), the model must already be on the local
+GPU, and data sharding, batch size and checkpointing must be adapted as described above.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.nn.DataParallel.html
+- https://pytorch.org/docs/stable/notes/cuda.html#use-nn-parallel-distributeddataparallel-instead-of-multiprocessing-or-nn-dataparallel
+"""
+    fixable = Applicability.UNSAFE
+    flag = (
+        """import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(10, 10), nn.ReLU())
+if torch.cuda.device_count() > 1:
+    model = nn.DataParallel(model)
+model = model.cuda()
+""",
+        """import torch
+from torch.nn import DataParallel as DP
+from torchvision.models import resnet50
+
+net = DP(resnet50(), device_ids=[0, 1]).cuda()
+""",
+        """import os
+import torch
+import torch.distributed as dist
+
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+dist.init_process_group("nccl")
+model = torch.nn.Linear(8, 8).cuda(local_rank)
+model = torch.nn.parallel.DataParallel(model)
+""",
+    )
+    allow = (
+        """import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+def unwrap(model):
+    if isinstance(model, (nn.DataParallel, DistributedDataParallel)):
+        return model.module
+    return model
+""",
+        """import os
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = nn.Linear(8, 8).cuda()
+if "LOCAL_RANK" in os.environ:
+    local_rank = int(os.environ["LOCAL_RANK"])
+    dist.init_process_group("nccl")
+    model = DDP(model, device_ids=[local_rank])
+elif torch.cuda.device_count() > 1:
+    model = nn.DataParallel(model)
+""",
+        """import torch
+from torch import nn
+
+model = nn.Linear(8, 8)
+model = model.to("cuda" if torch.cuda.is_available() else "cpu")
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        calls = list(ctx.calls_to(_DATA_PARALLEL))
+        if not calls or ctx.facts.ddp_wraps:
+            return
+        ranks = RankClassifier(ctx)
+        for call in calls:
+            yield Finding(
+                call,
+                "nn.DataParallel runs one process that drives every GPU from threads: "
+                "GIL-bound, replicates the model every step and gathers outputs on GPU 0 "
+                "(uneven memory). DistributedDataParallel with one process per GPU "
+                "(torchrun) is faster, even on one machine",
+                fix=_fix(ctx, call, ranks),
+            )

@@ -1,0 +1,297 @@
+"""DDP021: forward through the DDP wrapper on one rank only."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Applicability, Severity
+from ddplint.facts import is_false, keyword, last_name
+from ddplint.names import dotted
+from ddplint.rule import Finding, FixSpec, Rule, register
+
+_MAX_DEPTH = 3
+
+
+def _param_index(func: cst.FunctionDef, name: str) -> tuple[int | None, bool]:
+    """Position of parameter `name` among the positional ones (self/cls skipped) and
+    whether the function has such a parameter at all."""
+    positional = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if name in positional:
+        index = positional.index(name)
+        if positional and positional[0] in ("self", "cls"):
+            index -= 1
+        return index, True
+    return None, any(p.name.value == name for p in func.params.kwonly_params)
+
+
+def _argument_at(call: cst.Call, index: int | None, name: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    if index is None:
+        return None
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if any(a.star for a in call.args if a.keyword is None):
+        return None
+    return positional[index].value if index < len(positional) else None
+
+
+def _call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
+    name = func.name.value
+    return [
+        c
+        for c in ctx.calls
+        if last_name(c.func) == name
+        and (isinstance(c.func, cst.Name) or dotted(c.func) == f"self.{name}")
+    ]
+
+
+@register
+class RankLocalDDPForward(Rule):
+    code = "DDP021"
+    name = "rank-local-ddp-forward"
+    severity = Severity.ERROR
+    summary = "Forward through the DDP wrapper on one rank only (e.g. rank-0 evaluation)"
+    explanation = """\
+## What it does
+Flags a forward call through a `DistributedDataParallel` wrapper (`model(x)`) that only
+some ranks execute: under `if rank == 0:` / `if is_main_process():`, after an
+`if rank != 0: return`, or inside a function (`evaluate(model, loader)`) that this file
+only calls under such a condition with the DDP model.
+
+## Why is this bad?
+DDP's forward is not purely local. With `broadcast_buffers=True` (the default) and a
+model that has buffers (BatchNorm running statistics, for instance), the forward
+broadcasts the buffers from rank 0: a collective. When only rank 0 runs it, rank 0 waits
+for peers that never join and the job hangs until the NCCL watchdog or gloo timeout, or
+the broadcast pairs with an unrelated collective the other ranks issue later.
+
+## Example
+```python
+if dist.get_rank() == 0:
+    evaluate(model, val_loader)   # evaluate() calls model(x): the DDP wrapper
+```
+
+## Use instead
+```python
+if dist.get_rank() == 0:
+    evaluate(model.module, val_loader)   # the bare model: no collectives
+```
+or run the evaluation on every rank (each on its shard) and `all_reduce` the metrics.
+
+## Fix safety
+For a forward written directly under the rank condition, the fix calls `model.module(...)`
+instead of `model(...)`. It is unsafe: `model` must be the DDP wrapper on every path
+reaching that line. No fix is offered for a forward inside a helper function.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html
+- https://pytorch.org/docs/stable/notes/ddp.html
+"""
+    fixable = Applicability.UNSAFE
+    flag = (
+        """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def evaluate(net, loader):
+    net.eval()
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (net(x.cuda()).argmax(1) == y.cuda()).sum().item()
+    return correct
+
+def main(model, val_loader, local_rank):
+    model = DDP(model, device_ids=[local_rank])
+    if dist.get_rank() == 0:
+        print(evaluate(model, val_loader))
+""",
+        """\
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+def main(net, batch, local_rank):
+    model = nn.parallel.DistributedDataParallel(net, device_ids=[local_rank])
+    if local_rank == 0:
+        with torch.no_grad():
+            preview = model(batch)
+        print(preview.shape)
+""",
+        """\
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as Wrap
+
+def validate(model, loader):
+    if dist.get_rank() != 0:
+        return None
+    return sum(model(x).sum().item() for x, _ in loader)
+
+def run(net, loader, device):
+    ddp = Wrap(net, device_ids=[device])
+    return validate(ddp, loader)
+""",
+    )
+    allow = (
+        """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def evaluate(net, loader):
+    with torch.no_grad():
+        return sum(net(x).sum().item() for x, _ in loader)
+
+def main(model, val_loader, local_rank):
+    model = DDP(model, device_ids=[local_rank])
+    model_without_ddp = model.module
+    if dist.get_rank() == 0:
+        print(evaluate(model_without_ddp, val_loader))
+        print(evaluate(model.module, val_loader))
+""",
+        """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def evaluate(net, loader, device):
+    total = torch.zeros(2, device=device)
+    with torch.no_grad():
+        for x, y in loader:
+            total[0] += (net(x).argmax(1) == y).sum()
+            total[1] += y.numel()
+    dist.all_reduce(total)
+    return (total[0] / total[1]).item()
+
+def main(model, val_loader, local_rank):
+    model = DDP(model, device_ids=[local_rank])
+    acc = evaluate(model, val_loader, local_rank)
+    if dist.get_rank() == 0:
+        print(f"accuracy {acc:.3f}")
+""",
+        """\
+import copy
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, batch, local_rank):
+    ema = copy.deepcopy(net)
+    model = DDP(net, device_ids=[local_rank])
+    if dist.get_rank() == 0:
+        with torch.no_grad():
+            print(ema(batch).mean())
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        facts = ctx.facts
+        if not facts.ddp_wraps:
+            return
+        if all(is_false(_kw_value(w, "broadcast_buffers")) for w in facts.ddp_wraps):
+            return  # no buffer broadcast in forward: nothing collective to hang on
+        for call in ctx.calls:
+            func = call.func
+            if not isinstance(func, (cst.Name, cst.Attribute)):
+                continue
+            if isinstance(func, cst.Attribute) and func.attr.value == "module":
+                continue
+            if isinstance(func, cst.Name) and func.value in ctx.functions:
+                continue
+            if ctx.qualname(func) is not None:
+                continue
+            guard = facts.rank_guard(call)
+            if guard is not None and _other_branch_calls(ctx, guard, call):
+                continue  # `if rank == 0: ... model(x) else: ... model(x)`: every rank runs it
+            if guard is not None and facts.is_ddp_model(func, call):
+                name = ctx.code(func)
+                fix = None
+                if not _is_param(ctx, func, call):
+                    fix = FixSpec(
+                        f"Call `{name}.module(...)`",
+                        replacements=((func, f"{name}.module"),),
+                        applicability=Applicability.UNSAFE,
+                    )
+                yield Finding(
+                    call,
+                    f"forward through the DDP wrapper `{name}` runs on one rank only: DDP's "
+                    "forward broadcasts buffers (a collective) when the model has buffers, "
+                    f"so this can hang; call `{name}.module(...)` instead",
+                    fix=fix,
+                )
+                continue
+            if guard is None and isinstance(func, cst.Name):
+                site = self._guarded_site(ctx, func, call, _MAX_DEPTH)
+                if site is not None:
+                    yield Finding(
+                        call,
+                        f"forward through the DDP wrapper `{func.value}` runs on one rank "
+                        f"only (this function is called under a rank condition with the DDP "
+                        "model): DDP's forward broadcasts buffers (a collective) when the "
+                        "model has buffers, so this can hang; pass `model.module` instead",
+                    )
+
+    def _guarded_site(
+        self, ctx: FileContext, name: cst.Name, at: cst.CSTNode, depth: int
+    ) -> cst.Call | None:
+        """A call site, only reached under a rank condition, that passes a DDP model for
+        the parameter `name` of the function holding `at`."""
+        if depth == 0:
+            return None
+        facts = ctx.facts
+        binding = facts.reaching_binding(name.value, at)
+        if binding is None or binding.kind != "param":
+            return None
+        func = binding.scope
+        if not isinstance(func, cst.FunctionDef):
+            return None
+        index, exists = _param_index(func, name.value)
+        if index is None and not exists:
+            return None
+        for site in _call_sites(ctx, func):
+            arg = _argument_at(site, index, name.value)
+            if arg is None:
+                continue
+            site_guard = facts.rank_guard(site)
+            if site_guard is not None:
+                if _other_branch_calls(ctx, site_guard, site):
+                    continue
+                if facts.is_ddp_model(arg, site) and not facts.is_unwrapped_ddp(arg, site):
+                    return site
+            elif isinstance(arg, cst.Name):
+                inner = self._guarded_site(ctx, arg, site, depth - 1)
+                if inner is not None:
+                    return inner
+        return None
+
+
+def _other_branch_calls(ctx: FileContext, guard: cst.CSTNode, call: cst.Call) -> bool:
+    """The other branch of the rank `if` holding `call` calls the same callee."""
+    if not isinstance(guard, cst.If):
+        return False
+    if ctx.is_inside(call, guard.body):
+        other: cst.CSTNode | None = guard.orelse
+    else:
+        other = guard.body
+    name = dotted(call.func)
+    if other is None or name is None:
+        return False
+    return any(isinstance(node, cst.Call) and dotted(node.func) == name for node in ctx.walk(other))
+
+
+def _is_param(ctx: FileContext, func: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    name = dotted(func)
+    if name is None:
+        return True
+    binding = ctx.facts.reaching_binding(name, at)
+    return binding is None or binding.kind == "param"
+
+
+def _kw_value(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    arg = keyword(call, name)
+    return arg.value if arg is not None else None

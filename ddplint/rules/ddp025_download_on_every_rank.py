@@ -1,0 +1,338 @@
+"""DDP025: dataset download / from_pretrained run by every rank at once."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.facts import argument, is_false, is_true, keyword, last_name, string_value
+from ddplint.names import dotted
+from ddplint.rule import Finding, Rule, register
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*(/[A-Za-z0-9][A-Za-z0-9_.\-]*)?$")
+_FILE_SUFFIX = re.compile(r"\.(pt|pth|bin|ckpt|safetensors|json|txt|csv|parquet|arrow|tar|gz|zip)$")
+# datasets builders that read files the user names (data_files=...), no hub download
+_LOCAL_BUILDERS = frozenset(
+    {
+        "json",
+        "csv",
+        "parquet",
+        "text",
+        "arrow",
+        "pandas",
+        "sql",
+        "generator",
+        "imagefolder",
+        "audiofolder",
+        "videofolder",
+        "webdataset",
+    }
+)
+_HUB_FUNCTIONS = frozenset(
+    {
+        "huggingface_hub.hf_hub_download",
+        "huggingface_hub.snapshot_download",
+        "datasets.load_dataset",
+    }
+)
+_TORCH_HUB = frozenset({"torch.hub.load", "torch.hub.load_state_dict_from_url"})
+# `torch_distributed_zero_first(rank)`, `main_process_first()`, `FileLock(path)`
+_FIRST_CONTEXT = re.compile(r"first|filelock|(^|_)lock$")
+_DATASET_PACKAGES = ("torchvision.", "torchaudio.", "torchtext.")
+_MAX_DEPTH = 3
+
+
+def _calls_under(ctx: FileContext, root: cst.CSTNode) -> list[cst.Call]:
+    """Calls below `root` in its own scope, from the subtree (not a scan of every call)."""
+    scope = root if isinstance(root, (cst.FunctionDef, cst.Module)) else ctx.scope(root)
+    return [n for n in ctx.walk(root) if isinstance(n, cst.Call) and ctx.scope(n) is scope]
+
+
+def _hub_id(ctx: FileContext, expr: cst.BaseExpression | None, depth: int = 3) -> str | None:
+    """The hub id a model/dataset argument holds, when every value it can hold is one."""
+    if expr is None:
+        return None
+    value = string_value(expr)
+    if value is not None:
+        if (
+            value.startswith(("/", ".", "~"))
+            or "\\" in value
+            or not _HUB_ID.match(value)
+            or _FILE_SUFFIX.search(value)
+        ):
+            return None
+        return value
+    name = dotted(expr)
+    if name is None or depth == 0:
+        return None
+    bindings = ctx.bindings_of(name, expr)
+    if not bindings or any(b.kind != "assign" for b in bindings):
+        return None
+    found = [_hub_id(ctx, b.value, depth - 1) for b in bindings]
+    return found[0] if all(found) else None
+
+
+@register
+class DownloadOnEveryRank(Rule):
+    code = "DDP025"
+    name = "download-on-every-rank"
+    severity = Severity.WARNING
+    summary = "Dataset download / from_pretrained run by every rank at once"
+    explanation = """\
+## What it does
+Flags downloads every rank starts at the same moment: a dataset class called with
+`download=True` (torchvision, torchaudio, torchtext), `X.from_pretrained("org/name")` with
+a hub id, `datasets.load_dataset("name")`, `hf_hub_download`, `snapshot_download`,
+`torch.hub.load` and `torch.hub.load_state_dict_from_url`. Left alone: calls under a rank
+condition, inside `with torch_distributed_zero_first(rank):` / `main_process_first()` /
+`FileLock(...)`, after an `if rank != 0: dist.barrier()`, after a rank-0 download followed
+by a barrier, in a helper only called in those ways, `download=False`, and local paths.
+
+## Why is this bad?
+N processes start the same download into the same directory at once. torchvision's
+downloaders write and extract archives in place with no locking, so ranks can read a
+half-written or doubly-extracted archive. The Hugging Face cache takes file locks, so on
+one machine the other ranks wait; but every rank still queries the hub (rate limits with
+many ranks), and on a filesystem shared across nodes the locks may not hold. torch.hub
+downloads one copy per rank. Let one process download first, then the others read the
+cache.
+
+## Example
+```python
+train_set = torchvision.datasets.CIFAR10("data", train=True, download=True)
+```
+
+## Use instead
+```python
+if dist.get_rank() != 0:
+    dist.barrier()          # wait for rank 0 to download
+train_set = torchvision.datasets.CIFAR10("data", train=True, download=True)
+if dist.get_rank() == 0:
+    dist.barrier()          # release the others
+```
+or download in a separate step before launching and pass `download=False`.
+
+## Fix safety
+No fix: where the barrier goes depends on the process-group setup.
+
+## References
+- https://pytorch.org/vision/stable/datasets.html
+- https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments.main_process_first
+"""
+    flag = (
+        """\
+import torch.distributed as dist
+from torchvision import datasets, transforms
+
+def build(root):
+    dist.init_process_group("nccl")
+    tf = transforms.ToTensor()
+    return datasets.CIFAR10(root, train=True, download=True, transform=tf)
+""",
+        """\
+import torch.distributed as dist
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+MODEL = "bert-base-uncased"
+
+def load(local_rank):
+    dist.init_process_group("nccl")
+    tokenizer = AutoTokenizer.from_pretrained(MODEL)
+    model = AutoModelForSequenceClassification.from_pretrained(MODEL, num_labels=2)
+    return tokenizer, model
+""",
+        """\
+import torch.distributed as dist
+from datasets import load_dataset
+
+dist.init_process_group("nccl")
+raw = load_dataset("imdb", split="train")
+""",
+    )
+    allow = (
+        """\
+import torch.distributed as dist
+from torchvision import datasets
+
+def build(root):
+    rank = dist.get_rank()
+    if rank != 0:
+        dist.barrier()
+    train_set = datasets.MNIST(root, train=True, download=True)
+    if rank == 0:
+        dist.barrier()
+    return train_set
+""",
+        """\
+import os
+import torch.distributed as dist
+from transformers import AutoModel
+
+def load(args):
+    dist.init_process_group("nccl")
+    base = AutoModel.from_pretrained("./checkpoints/base")
+    other = AutoModel.from_pretrained(os.path.join(args.out, "best"))
+    return base, other
+""",
+        """\
+import torch.distributed as dist
+import torchvision
+from contextlib import contextmanager
+
+@contextmanager
+def torch_distributed_zero_first(rank):
+    if rank not in (-1, 0):
+        dist.barrier()
+    yield
+    if rank == 0:
+        dist.barrier()
+
+def build(root, rank):
+    with torch_distributed_zero_first(rank):
+        train = torchvision.datasets.CIFAR100(root, train=True, download=True)
+    if rank == 0:
+        torchvision.datasets.CIFAR100(root, train=False, download=True)
+    dist.barrier()
+    val = torchvision.datasets.CIFAR100(root, train=False, download=False)
+    return train, val
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        self._cache: dict[int, dict[tuple[str, int], bool]] = {}
+        for call in ctx.calls:
+            what = self._download(ctx, call)
+            if what is None or self._protected(ctx, call, _MAX_DEPTH):
+                continue
+            yield Finding(call, what)
+
+    def _download(self, ctx: FileContext, call: cst.Call) -> str | None:
+        """A message if `call` downloads something, else None."""
+        download = keyword(call, "download")
+        if download is not None:
+            qualified = ctx.call_name(call) or ""
+            if is_true(download.value) and (
+                qualified.startswith(_DATASET_PACKAGES)
+                or (last_name(call.func) or " ")[0].isupper()
+            ):
+                return (
+                    f"`{ctx.code(call.func)}(..., download=True)` runs on every rank at once: "
+                    "concurrent downloads and extractions into one directory can leave "
+                    "corrupt files; let rank 0 download first, then barrier"
+                )
+            return None
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
+            receiver = last_name(func.value) or ""
+            if not receiver[:1].isupper():
+                return None
+            offline = keyword(call, "local_files_only")
+            if offline is not None and not is_false(offline.value):
+                return None
+            hub = _hub_id(ctx, argument(call, 0, "pretrained_model_name_or_path"))
+            if hub is None:
+                return None
+            return (
+                f"`{receiver}.from_pretrained({hub!r})` runs on every rank at once: N "
+                "processes query the hub and contend for one cache (its file locks may not "
+                "hold across nodes); let rank 0 download first, then barrier"
+            )
+        qualified = ctx.call_name(call)
+        if qualified in _HUB_FUNCTIONS:
+            first = argument(call, 0, "path" if qualified == "datasets.load_dataset" else "repo_id")
+            hub = _hub_id(ctx, first)
+            if hub is None or hub in _LOCAL_BUILDERS:
+                return None
+            return (
+                f"`{last_name(func)}({hub!r})` runs on every rank at once: N processes query "
+                "the hub and contend for one cache (its file locks may not hold across nodes); "
+                "let rank 0 download first, then barrier"
+            )
+        if qualified in _TORCH_HUB:
+            source = keyword(call, "source")
+            if source is not None and string_value(source.value) == "local":
+                return None
+            return (
+                f"`{qualified}` runs on every rank at once: each process downloads its own copy "
+                "into the hub cache; let rank 0 download first, then barrier"
+            )
+        return None
+
+    def _collective(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A collective, or a call of a same-file function (two levels) or project helper
+        issuing one. Computed here, lazily, instead of through `facts.collective_functions`
+        (which scans every call of the file once per function)."""
+        facts = ctx.facts
+        if facts.is_collective_call(call):
+            return True
+        if ctx.project is not None and ctx.project.helper_issues_collective(ctx, call):
+            return True
+        if not isinstance(call.func, cst.Name):
+            return False
+        return self._function_collective(ctx, call.func.value, 2)
+
+    def _function_collective(self, ctx: FileContext, name: str, depth: int) -> bool:
+        key = (name, depth)
+        cache = self._cache.setdefault(id(ctx), {})
+        if key not in cache:
+            cache[key] = False
+            found = False
+            for func in ctx.functions.get(name, ()):
+                for inner in _calls_under(ctx, func):
+                    if ctx.facts.is_collective_call(inner) or (
+                        depth > 1
+                        and isinstance(inner.func, cst.Name)
+                        and inner.func.value != name
+                        and self._function_collective(ctx, inner.func.value, depth - 1)
+                    ):
+                        found = True
+                        break
+                if found:
+                    break
+            cache[key] = found
+        return cache[key]
+
+    def _protected(self, ctx: FileContext, node: cst.CSTNode, depth: int) -> bool:
+        facts = ctx.facts
+        if facts.rank_guard(node) is not None:
+            return True
+        for ancestor in ctx.ancestors(node):
+            if isinstance(ancestor, cst.With) and any(
+                isinstance(item.item, cst.Call)
+                and _FIRST_CONTEXT.search((last_name(item.item.func) or "").lower())
+                for item in ancestor.items
+            ):
+                return True
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                break
+        scope = ctx.scope(node)
+        guarded_download = False
+        for call in _calls_under(ctx, scope):
+            if not ctx.before(call, node):
+                break
+            if self._collective(ctx, call):
+                # `if rank != 0: barrier()` before, or rank 0 downloaded, then a barrier
+                if guarded_download or facts.rank_guard(call) is not None:
+                    return True
+            elif (
+                not guarded_download
+                and self._download(ctx, call) is not None
+                and facts.rank_guard(call) is not None
+            ):
+                guarded_download = True
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        if depth == 0:
+            return False
+        name = scope.name.value
+        sites = [
+            c
+            for c in ctx.calls
+            if last_name(c.func) == name
+            and (isinstance(c.func, cst.Name) or dotted(c.func) == f"self.{name}")
+        ]
+        return bool(sites) and all(self._protected(ctx, s, depth - 1) for s in sites)

@@ -1,0 +1,546 @@
+"""Behaviour of DDP008-DDP014 (collectives, skipped steps, OOMs and checkpoints)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ddplint.api import fix_source, lint_source
+from ddplint.checker import check_file, parse
+from ddplint.context import FileContext
+from ddplint.project import Project, summarize
+
+HEADER = """\
+import io
+import os
+import sys
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler, Subset
+"""
+
+
+def lint(body: str, code: str) -> list[int]:
+    """Rows (counted in `body`) of the findings of `code`."""
+    source = HEADER + textwrap.dedent(body)
+    offset = HEADER.count("\n")
+    return [d.start.row - offset for d in lint_source(source, select=[code])]
+
+
+def lint_project(tmp_path: Path, files: dict[str, str], target: str, code: str) -> list[int]:
+    """Rows of the findings of `code` in `target`, linted with the other files as its project."""
+    paths = []
+    for name, text in files.items():
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text))
+        paths.append(str(path))
+    summaries = []
+    for path in paths:
+        parsed = parse(path, Path(path).read_bytes())
+        assert isinstance(parsed, tuple), parsed
+        source, module = parsed
+        summaries.append(summarize(FileContext(path, source, module)))
+    project = Project(paths, summaries)
+    target_path = tmp_path / target
+    result = check_file(str(target_path), target_path.read_bytes(), [code], project)
+    assert not result.internal_errors
+    return [d.start.row for d in result.diagnostics]
+
+
+# -- DDP008 ------------------------------------------------------------------------------
+
+
+def test_ddp008_fix_drops_shuffle_keyword_on_one_line():
+    source = HEADER + "loader = DataLoader(ds, batch_size=8, shuffle=True, sampler=s)\n"
+    assert fix_source(source, select=["DDP008"]) == (
+        HEADER + "loader = DataLoader(ds, batch_size=8, sampler=s)\n"
+    )
+
+
+def test_ddp008_fix_keeps_layout_and_comments_of_multiline_call():
+    body = """\
+def build(ds, s):
+    if True:
+        return DataLoader(
+            ds,
+            batch_size=8,  # per GPU
+            shuffle=True,  # was for single-GPU runs
+            sampler=s,
+        )
+"""
+    expected = """\
+def build(ds, s):
+    if True:
+        return DataLoader(
+            ds,
+            batch_size=8,  # per GPU
+            # was for single-GPU runs
+            sampler=s,
+        )
+"""
+    assert fix_source(HEADER + body, select=["DDP008"]) == HEADER + expected
+
+
+def test_ddp008_fix_last_argument_keeps_trailing_comma():
+    body = (
+        "x = DataLoader(ds, sampler=s, shuffle=True,)\n"
+        "y = DataLoader(ds, sampler=s, shuffle=True)\n"
+    )
+    fixed = fix_source(HEADER + body, select=["DDP008"])
+    assert fixed == HEADER + "x = DataLoader(ds, sampler=s,)\ny = DataLoader(ds, sampler=s)\n"
+
+
+def test_ddp008_positional_shuffle_becomes_false():
+    body = "loader = DataLoader(ds, 32, True, sampler)\n"
+    assert lint(body, "DDP008") == [1]
+    assert fix_source(HEADER + body, select=["DDP008"]).endswith(
+        "DataLoader(ds, 32, False, sampler)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "DataLoader(ds, shuffle=True, sampler=None)",
+        "DataLoader(ds, shuffle=False, sampler=s)",
+        "DataLoader(ds, shuffle=args.shuffle, sampler=s)",
+        "DataLoader(ds, shuffle=(s is None), sampler=s)",
+        "DataLoader(ds, shuffle=True)",
+    ],
+)
+def test_ddp008_leaves_valid_calls(call):
+    assert lint(f"loader = {call}\n", "DDP008") == []
+
+
+def test_ddp008_resolves_aliases_in_any_file():
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader as DL\n"
+        "loader = DL(ds, shuffle=True, batch_sampler=bs)\n"
+    )
+    assert [d.start.row for d in lint_source(source, select=["DDP008"])] == [3]
+
+
+# -- DDP009 ------------------------------------------------------------------------------
+
+WRAP = "model = DDP(net, device_ids=[local_rank])\n"
+
+
+def test_ddp009_flags_shuffled_loader_without_sampler():
+    assert lint(
+        WRAP + "loader = DataLoader(train_set, batch_size=32, shuffle=True)\n", "DDP009"
+    ) == [2]
+
+
+def test_ddp009_needs_a_ddp_model_in_the_file():
+    assert lint("loader = DataLoader(train_set, batch_size=32, shuffle=True)\n", "DDP009") == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "loader = DataLoader(train_set, sampler=DistributedSampler(train_set))\n",
+        "val_loader = DataLoader(val_set, batch_size=64)\n",
+        "loader = DataLoader(train_set, shuffle=False)\n",
+        "shard = train_set[rank::world_size]\nloader = DataLoader(shard, shuffle=True)\n",
+        "part = Subset(train_set, range(dist.get_rank(), len(train_set), 8))\n"
+        "loader = DataLoader(part, shuffle=True)\n",
+        "stream = wds.WebDataset(urls, nodesplitter=wds.split_by_node)\n"
+        "loader = DataLoader(stream, batch_size=None)\n"
+        "for x in loader:\n    model(x).sum().backward()\n",
+        "with torch.no_grad():\n    loader = DataLoader(train_set, shuffle=True)\n",
+        "def evaluate(ds):\n    return DataLoader(ds, shuffle=True)\n",
+        "if not args.distributed:\n    loader = DataLoader(train_set, shuffle=True)\n",
+        "loader = DataLoader(train_set, **loader_kwargs)\n",
+    ],
+)
+def test_ddp009_leaves_sharded_and_eval_loaders(body):
+    assert lint(WRAP + body, "DDP009") == []
+
+
+def test_ddp009_sharding_through_a_helper_argument():
+    body = WRAP + (
+        "def make(ds):\n    return DataLoader(ds, batch_size=8, shuffle=True)\n"
+        "a = make(train_set[dist.get_rank()::dist.get_world_size()])\n"
+    )
+    assert lint(body, "DDP009") == []
+
+
+def test_ddp009_unsharded_loader_trained_on_without_shuffle():
+    body = WRAP + (
+        "loader = DataLoader(train_set, batch_size=8)\n"
+        "for x, y in loader:\n    loss = model(x).sum()\n    loss.backward()\n"
+    )
+    assert lint(body, "DDP009") == [2]
+
+
+def test_ddp009_random_sampler_is_not_sharding():
+    body = WRAP + "loader = DataLoader(ds, sampler=torch.utils.data.RandomSampler(ds))\n"
+    assert lint(body, "DDP009") == [2]
+
+
+# -- DDP010 ------------------------------------------------------------------------------
+
+
+def test_ddp010_barrier_inside_rank_zero_block():
+    body = """\
+def save(model, rank):
+    if rank == 0:
+        torch.save(model.module.state_dict(), "m.pt")
+        dist.barrier()
+"""
+    assert lint(body, "DDP010") == [4]
+
+
+def test_ddp010_helper_ending_in_barrier_called_on_rank_zero():
+    body = """\
+def finish(state):
+    torch.save(state, "s.pt")
+    dist.barrier()
+
+def save_all(state):
+    finish(state)
+
+def train(state):
+    if dist.get_rank() == 0:
+        save_all(state)
+    finish(state)
+"""
+    assert lint(body, "DDP010") == [10]
+
+
+def test_ddp010_early_exit_guard():
+    body = """\
+def log_metrics(t):
+    if not is_main_process():
+        return
+    dist.all_reduce(t)
+"""
+    assert lint(body, "DDP010") == [4]
+
+
+def test_ddp010_message_names_condition():
+    body = "if local_rank == 0:\n    dist.broadcast(t, src=0)\n"
+    [diagnostic] = lint_source(HEADER + body, select=["DDP010"])
+    assert "local_rank == 0" in diagnostic.message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "if rank == 0:\n    print('saving')\ndist.barrier()\n",
+        "if local_rank not in (-1, 0):\n    dist.barrier()\nprepare()\n"
+        "if local_rank == 0:\n    dist.barrier()\n",
+        "if rank == 0:\n    dist.gather(t, bucket, dst=0)\nelse:\n    dist.gather(t, dst=0)\n",
+        "if rank == 0:\n    dist.send(t, dst=1)\nelif rank == 1:\n    dist.recv(t, src=0)\n",
+        "if args.local_rank != -1:\n    dist.barrier()\n",
+        "if rank in group_ranks:\n    dist.all_reduce(t, group=sub)\n",
+        "if rank == 0:\n    def later():\n        dist.barrier()\n",
+        "if rank == 0:\n    dist.destroy_process_group()\n",
+    ],
+)
+def test_ddp010_leaves_safe_patterns(body):
+    assert lint(body, "DDP010") == []
+
+
+def test_ddp010_new_group_must_be_called_everywhere():
+    assert lint("if rank == 0:\n    g = dist.new_group([0, 1], group=None)\n", "DDP010") == [2]
+
+
+def test_ddp010_project_helper_with_barrier(tmp_path):
+    files = {
+        "utils.py": """\
+import torch
+import torch.distributed as dist
+
+def save_and_sync(state, path):
+    torch.save(state, path)
+    dist.barrier()
+""",
+        "main.py": """\
+import torch.distributed as dist
+from utils import save_and_sync
+
+def main(state):
+    if dist.get_rank() == 0:
+        save_and_sync(state, "x.pt")
+""",
+    }
+    assert lint_project(tmp_path, files, "main.py", "DDP010") == [6]
+
+
+# -- DDP011 ------------------------------------------------------------------------------
+
+LOOP = """\
+for x, y in loader:
+    x = x.cuda(non_blocking=True)
+    out = model(x)
+    loss = criterion(out, y)
+{skip}
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "skip",
+    [
+        "    if torch.isnan(loss):\n        continue",
+        "    if loss.item() > 1e3:\n        break",
+        "    bad = not torch.isfinite(out).all()\n    if bad:\n        continue",
+    ],
+)
+def test_ddp011_flags_rank_local_skips(skip):
+    rows = lint(LOOP.format(skip=skip), "DDP011")
+    assert len(rows) == 1
+
+
+@pytest.mark.parametrize(
+    "skip",
+    [
+        "    flag = torch.isnan(loss).float()\n    dist.all_reduce(flag)\n"
+        "    if flag.item() > 0:\n        continue",
+        "    if step_counter > 100:\n        break",
+        "    if any_nonfinite(loss):\n        continue",
+    ],
+)
+def test_ddp011_leaves_agreed_decisions(skip):
+    helper = (
+        "def any_nonfinite(t):\n    f = (~torch.isfinite(t)).float()\n"
+        "    dist.all_reduce(f)\n    return f.item() > 0\n"
+    )
+    assert lint(helper + LOOP.format(skip=skip), "DDP011") == []
+
+
+def test_ddp011_data_skip_before_forward_is_left_alone():
+    body = """\
+for images, labels in loader:
+    images = images.cuda()
+    if images.numel() == 0:
+        continue
+    loss = model(images).sum()
+    loss.backward()
+"""
+    assert lint(body, "DDP011") == []
+
+
+def test_ddp011_caught_exception_around_forward():
+    body = """\
+for batch in loader:
+    try:
+        loss = model(**batch).loss
+    except KeyError:
+        continue
+    loss.backward()
+"""
+    assert lint(body, "DDP011") == [5]
+
+
+def test_ddp011_oom_handler_is_left_to_ddp012():
+    body = """\
+for batch in loader:
+    try:
+        loss = model(batch).sum()
+        loss.backward()
+    except torch.cuda.OutOfMemoryError:
+        continue
+"""
+    assert lint(body, "DDP011") == []
+    assert lint(body, "DDP012") == [5]
+
+
+def test_ddp011_skip_after_backward_is_fine():
+    body = """\
+for x in loader:
+    loss = model(x).sum()
+    loss.backward()
+    if not torch.isfinite(loss):
+        continue
+    optimizer.step()
+"""
+    assert lint(body, "DDP011") == []
+
+
+# -- DDP012 ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [
+        "except torch.cuda.OutOfMemoryError:\n    torch.cuda.empty_cache()",
+        "except torch.OutOfMemoryError as e:\n    print(e)",
+        "except (ValueError, torch.cuda.OutOfMemoryError):\n    pass",
+        "except RuntimeError as e:\n    if 'CUDA out of memory' in str(e):\n        skipped += 1\n"
+        "    else:\n        raise",
+        "except RuntimeError as e:\n    if 'out of memory' not in str(e):\n        raise\n"
+        "    torch.cuda.empty_cache()",
+    ],
+)
+def test_ddp012_flags_swallowed_oom(handler):
+    body = "try:\n    model(x).sum().backward()\n" + handler + "\n"
+    assert lint(body, "DDP012") == [3]
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [
+        "except torch.cuda.OutOfMemoryError:\n    print('oom')\n    raise",
+        "except torch.cuda.OutOfMemoryError:\n    sys.exit(1)",
+        "except torch.cuda.OutOfMemoryError:\n    raise SystemExit(3)",
+        "except torch.cuda.OutOfMemoryError:\n    os._exit(1)",
+        "except RuntimeError as e:\n    if 'out of memory' in str(e):\n        print('oom')\n"
+        "        raise\n    log(e)",
+        "except RuntimeError as e:\n    log(e)",
+        "except ValueError:\n    pass",
+    ],
+)
+def test_ddp012_leaves_reraising_or_unrelated_handlers(handler):
+    body = "try:\n    model(x).sum().backward()\n" + handler + "\n"
+    assert lint(body, "DDP012") == []
+
+
+# -- DDP013 ------------------------------------------------------------------------------
+
+
+def test_ddp013_unguarded_save_in_loop():
+    body = "for epoch in range(3):\n    torch.save(model.module.state_dict(), f'e{epoch}.pt')\n"
+    assert lint(body, "DDP013") == [2]
+
+
+def test_ddp013_reports_unguarded_call_of_saving_helper():
+    body = """\
+def save_ckpt(model, path):
+    torch.save(model.module.state_dict(), path)
+
+def train(model, rank):
+    save_ckpt(model, "a.pt")
+    if rank == 0:
+        save_ckpt(model, "b.pt")
+"""
+    assert lint(body, "DDP013") == [5]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "if dist.get_rank() == 0:\n    torch.save(sd, 'a.pt')\n",
+        "def save_on_master(*a, **k):\n    if is_main_process():\n        torch.save(*a, **k)\n"
+        "save_on_master(sd, 'a.pt')\n",
+        "def only_main(sd):\n    if dist.get_rank() != 0:\n        return\n"
+        "    torch.save(sd, 'a.pt')\nonly_main(sd)\n",
+        "torch.save(opt.state_dict(), f'optim_rank{dist.get_rank()}.pt')\n",
+        "buf = io.BytesIO()\ntorch.save(sd, buf)\n",
+        "def export(sd):\n    torch.save(sd, 'x.pt')\n"
+        "def finish(sd):\n    export(sd)\nif rank == 0:\n    finish(sd)\n",
+        "with torch_distributed_zero_first(local_rank):\n    torch.save(cache, 'cache.pt')\n",
+        "def unused_helper(sd, path):\n    torch.save(sd, path)\n",
+    ],
+)
+def test_ddp013_leaves_single_writer_saves(body):
+    assert lint(body, "DDP013") == []
+
+
+def test_ddp013_project_helper_saving_without_guard(tmp_path):
+    files = {
+        "utils.py": """\
+import torch
+import torch.distributed as dist
+
+def save_checkpoint(state, path):
+    torch.save(state, path)
+
+def save_on_master(state, path):
+    if dist.get_rank() == 0:
+        torch.save(state, path)
+""",
+        "train.py": """\
+import torch.distributed as dist
+from utils import save_checkpoint, save_on_master
+
+def main(state, rank):
+    save_checkpoint(state, "a.pt")
+    save_on_master(state, "b.pt")
+    if rank == 0:
+        save_checkpoint(state, "c.pt")
+""",
+    }
+    assert lint_project(tmp_path, files, "train.py", "DDP013") == [5]
+
+
+# -- DDP014 ------------------------------------------------------------------------------
+
+
+def test_ddp014_constant_path_in_loop():
+    body = """\
+for epoch in range(10):
+    if dist.get_rank() == 0:
+        torch.save(model.module.state_dict(), os.path.join(out_dir, "model.pt"))
+"""
+    assert lint(body, "DDP014") == [3]
+
+
+def test_ddp014_helper_default_filename_called_each_epoch():
+    body = """\
+def save_checkpoint(state, filename="checkpoint.pth.tar"):
+    torch.save(state, filename)
+
+def main():
+    for epoch in range(10):
+        if dist.get_rank() == 0:
+            save_checkpoint({"epoch": epoch})
+"""
+    assert lint(body, "DDP014") == [2]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "for epoch in range(3):\n    tmp = path + '.tmp'\n    torch.save(sd, tmp)\n"
+        "    os.replace(tmp, path)\n",
+        "for epoch in range(3):\n    torch.save(sd, f'{out}/epoch_{epoch}.pt')\n",
+        "for step in range(3):\n    torch.save(sd, os.path.join(out, 'ckpt-{}.pt'.format(step)))\n",
+        "for epoch in range(3):\n    buf = io.BytesIO()\n    torch.save(sd, buf)\n",
+        "torch.save(sd, 'final_model.pt')\n",
+        "for i in range(3):\n    torch.save(sd, path)\n    shutil.move(path, final)\n",
+    ],
+)
+def test_ddp014_leaves_atomic_or_unique_saves(body):
+    assert lint(body, "DDP014") == []
+
+
+def test_ddp014_best_name_without_loop():
+    assert lint("torch.save(sd, f'{out_dir}/best.pt')\n", "DDP014") == [1]
+
+
+def test_ddp010_two_main_only_barriers_are_not_a_pair():
+    body = """\
+def sync(rank):
+    if rank == 0:
+        dist.barrier()
+    if is_main_process():
+        dist.barrier()
+"""
+    assert lint(body, "DDP010") == [3, 5]
+
+
+def test_ddp013_helper_called_only_from_uncalled_helper_is_left_to_callers():
+    body = """\
+def write(state, path):
+    torch.save(state, path)
+
+def write_and_sync(state, path):
+    write(state, path)
+    dist.barrier()
+"""
+    assert lint(body, "DDP013") == []
+
+
+def test_ddp008_fix_first_argument_keeps_its_comment():
+    body = "loader = DataLoader(\n    shuffle=True,  # legacy\n    dataset=ds,\n    sampler=s,\n)\n"
+    fixed = fix_source(HEADER + body, select=["DDP008"])
+    assert (
+        fixed == HEADER + "loader = DataLoader(\n    # legacy\n    dataset=ds,\n    sampler=s,\n)\n"
+    )
