@@ -110,7 +110,7 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
             )
     if findings:
         suppressions = Suppressions.parse(ctx.source)
-        placer = _Placer(ctx.module)
+        placer = _Placer(ctx)
         for rule, finding in findings:
             diagnostic = placer.diagnostic(path, rule, finding)
             if not suppressions.suppresses(diagnostic.code, diagnostic.start.row):
@@ -132,11 +132,11 @@ def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 class _Placer:
     """Turns findings into located diagnostics; positions are computed once, lazily."""
 
-    def __init__(self, module: cst.Module) -> None:
-        self.module = module
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        wrapper = MetadataWrapper(ctx.module, unsafe_skip_copy=True)
         self.positions = wrapper.resolve(PositionProvider)
-        self.lines = module.code.splitlines()
+        self.lines = ctx.source.splitlines()
 
     def range(self, node: cst.CSTNode) -> CodeRange:
         return self.positions[node]
@@ -157,7 +157,7 @@ class _Placer:
         edits: list[Edit] = []
         for old, new in spec.replacements:
             where = self.range(old)
-            content = new if isinstance(new, str) else self.module.code_for_node(new)
+            content = new if isinstance(new, str) else self.ctx.code_in_place(old, new)
             edits.append(
                 Edit(
                     Location(where.start.line, where.start.column + 1),

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 from ddplint.names import ImportMap, dotted
 
@@ -309,6 +310,23 @@ class FileContext:
     def code(self, node: cst.CSTNode) -> str:
         """Source text of a node (normalised by LibCST's code generation)."""
         return self.module.code_for_node(node)
+
+    def code_in_place(self, original: cst.CSTNode, new: cst.CSTNode) -> str:
+        """Source of `new` as it reads in the place of `original`: continuation lines keep
+        the indentation of the blocks around `original` (`Module.code_for_node` would
+        generate them at indentation zero)."""
+        indents = [
+            self.module.default_indent if a.indent is None else a.indent
+            for a in self.ancestors(original)
+            if isinstance(a, cst.IndentedBlock)
+        ]
+        state = CodegenState(
+            default_indent=self.module.default_indent,
+            default_newline=self.module.default_newline,
+            indent_tokens=list(reversed(indents)),
+        )
+        new._codegen(state)
+        return "".join(state.tokens)
 
     # -- bindings ------------------------------------------------------------------------
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
@@ -91,27 +90,6 @@ def _merge(before, after, prefer_after: bool):
     if _comment(after) is not None or (prefer_after and after is not None):
         return after
     return before
-
-
-def _code_in_place(ctx: FileContext, original: cst.CSTNode, new: cst.CSTNode) -> str:
-    """Source of `new` as it would read in the place of `original`.
-
-    `Module.code_for_node` (which the checker uses for replacement nodes) generates code
-    at indentation zero, so continuation lines of a multi-line call lose the indentation
-    of their block; generate with the enclosing blocks' indentation instead.
-    """
-    indents: list[str] = []
-    for ancestor in ctx.ancestors(original):
-        if isinstance(ancestor, cst.IndentedBlock):
-            indent = ancestor.indent
-            indents.append(ctx.module.default_indent if indent is None else indent)
-    state = CodegenState(
-        default_indent=ctx.module.default_indent,
-        default_newline=ctx.module.default_newline,
-        indent_tokens=list(reversed(indents)),
-    )
-    new._codegen(state)
-    return "".join(state.tokens)
 
 
 @register
@@ -231,7 +209,7 @@ def build(train_set, val_set):
             if shuffle.keyword is not None:
                 fix = FixSpec(
                     "Remove `shuffle=True`",
-                    replacements=((call, _code_in_place(ctx, call, _without_arg(call, shuffle))),),
+                    replacements=((call, _without_arg(call, shuffle)),),
                     applicability=Applicability.SAFE,
                 )
             else:
