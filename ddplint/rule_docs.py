@@ -68,3 +68,9 @@ def markdown() -> str:
             f"fix: {fix_label(rule)}.\n\n{body}\n"
         )
     return "".join(parts)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(markdown())

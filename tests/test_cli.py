@@ -273,3 +273,20 @@ def test_module_and_console_script_entry_points(tmp_path):
 
 def test_no_command_prints_usage_and_exits_2(cli):
     assert cli().code == 2
+
+
+def test_a_failing_rule_is_an_internal_error_not_a_traceback(cli, write, monkeypatch):
+    from ddplint.rule import all_rules
+
+    def explode(self, ctx):
+        raise KeyError("boom")
+        yield  # pragma: no cover - makes this a generator like every rule
+
+    monkeypatch.setattr(all_rules()["DDP006"], "check", explode)
+    path = write("train.py", DIVIDED_LOSS)
+    result = cli("check", "--no-cache", "--jobs", "1", "--select", "DDP005,DDP006", path)
+    assert result.code == 2
+    assert "internal error in rule DDP006 (state-dict-without-module)" in result.err
+    assert "train.py" in result.err and "KeyError" in result.err
+    assert "Traceback" not in result.err
+    assert "DDP005" in result.out  # the other rule still ran
