@@ -202,6 +202,10 @@ class DDPFacts:
         `predicate` at `at`."""
         if predicate(expr):
             return True
+        if isinstance(expr, cst.IfExp):  # `DDP(m) if distributed else m`: either may hold
+            return self._holds(expr.body, at, predicate, seen) or self._holds(
+                expr.orelse, at, predicate, seen
+            )
         name = dotted(expr)
         if name is None or id(expr) in seen:
             return False
@@ -253,6 +257,8 @@ class DDPFacts:
             return []
         index = names.index(param.target) if param.target in names else None
         if names and names[0] in ("self", "cls") and index is not None:
+            if index == 0:
+                return []  # `self` is not passed in the argument list
             index -= 1
         found: list[cst.BaseExpression] = []
         for call in self.ctx.calls:

@@ -8,9 +8,12 @@ import tokenize
 from dataclasses import dataclass
 
 # A file that matches none of these cannot hold a finding; it is not parsed at all.
+# Training loops (`.backward(`) count too: DETR-style `engine.py` files reach DDP only through a
+# project helper (`utils.reduce_dict`), and the run decides from their imports.
 _DISTRIBUTED_HINT = re.compile(
     rb"distributed|DataParallel|DistributedSampler|set_epoch|get_rank|local_rank|LOCAL_RANK"
     rb"|world_size|WORLD_SIZE|no_sync|is_main_process|barrier|torchrun|main_process"
+    rb"|all_reduce|all_gather|\.backward\("
 )
 
 

@@ -10,6 +10,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import DDP_CLASSES, argument, environ_key, keyword, string_value
+from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 
 _CUDA_INDEX = re.compile(r"^cuda:\d+$")
@@ -181,6 +182,43 @@ def _on_single_process_path(ctx: FileContext, literal: cst.CSTNode) -> bool:
     return False
 
 
+def _default_overridden_per_rank(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """`device = torch.device("cuda:0" if cuda else "cpu")`, then later in the same scope
+    `device = torch.device("cuda", LOCAL_RANK)` in DDP mode: the literal is only the
+    single-process default (YOLO-style `select_device`)."""
+    statement = None
+    for ancestor in ctx.ancestors(literal):
+        if isinstance(ancestor, cst.Assign):
+            statement = ancestor
+            break
+        # only a device value: the literal, `torch.device(...)` of it, `x if c else y`
+        if isinstance(ancestor, (cst.IfExp, cst.Arg)):
+            continue
+        if isinstance(ancestor, cst.Call) and ctx.call_name(ancestor) == "torch.device":
+            continue
+        return False
+    if statement is None or len(statement.targets) != 1:
+        return False
+    name = dotted(statement.targets[0].target)
+    if name is None:
+        return False
+    scope = ctx.scope(statement)
+    for binding in ctx.bindings.get(name, ()):
+        if (
+            binding.kind == "assign"
+            and binding.scope is scope
+            and binding.statement is not statement
+            and ctx.before(statement, binding.statement)
+            and not any(_cuda_literal(n) is not None for n in ctx.walk(binding.value))
+            and any(
+                _LOCAL_RANK_NAME.match(n.rpartition(".")[2].lower())
+                for n in ctx.names_in(binding.value)
+            )
+        ):
+            return True
+    return False
+
+
 def _sets_visible_devices(ctx: FileContext) -> bool:
     return "CUDA_VISIBLE_DEVICES" in ctx.source
 
@@ -278,6 +316,24 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+LOCAL_RANK = int(os.getenv("LOCAL_RANK", -1))
+
+def main(build_model):
+    device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+    if LOCAL_RANK != -1:
+        torch.cuda.set_device(LOCAL_RANK)
+        device = torch.device("cuda", LOCAL_RANK)
+        dist.init_process_group("nccl")
+    model = build_model().to(device)
+    if LOCAL_RANK != -1:
+        model = DDP(model, device_ids=[LOCAL_RANK])
+""",
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
 local_rank = int(os.environ["LOCAL_RANK"])
 torch.cuda.set_device(local_rank)
 dist.init_process_group("nccl")
@@ -327,7 +383,11 @@ x = torch.zeros(3, device="cpu")
             if id(literal) in seen:
                 continue
             seen.add(id(literal))
-            if ctx.facts.rank_guard(literal) is not None or _on_single_process_path(ctx, literal):
+            if (
+                ctx.facts.rank_guard(literal) is not None
+                or _on_single_process_path(ctx, literal)
+                or _default_overridden_per_rank(ctx, literal)
+            ):
                 continue
             fix = None
             rank_var = _local_rank_name(ctx, literal)

@@ -57,7 +57,7 @@ class LoaderUse:
 
     call: cst.Call
     name: str | None
-    via: str  # "sampler" or "batch_sampler"
+    via: str  # "sampler", "batch_sampler", or "returned_sampler" (a helper's return value)
 
 
 @dataclass
@@ -118,17 +118,30 @@ def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
         samplers.append(SamplerUse(call, name, value if name else None))
     if not samplers:
         return samplers
+    # `return dataset, train_sampler` in a data helper, the loader built by its caller
+    # (torchvision's `load_data`): the caller's names for the returned sampler.
+    returned = {
+        id(s): _returned_names(ctx, s.name, ctx.scope(s.call)) if s.name is not None else []
+        for s in samplers
+    }
     for loader in ctx.calls_to(*LOADER_CLASSES):
         direct = argument(loader, LOADER_SAMPLER, "sampler")
         batch = argument(loader, LOADER_BATCH_SAMPLER, "batch_sampler")
         for sampler in samplers:
-            if sampler.name is not None and not _same_scope_or_module(ctx, sampler.call, loader):
-                continue
             via = None
-            if _refers_to(ctx, direct, sampler):
-                via = "sampler"
-            elif any(_refers_to(ctx, b, sampler) for b in _with_values(ctx, batch, loader)):
-                via = "batch_sampler"
+            if sampler.name is None or _same_scope_or_module(ctx, sampler.call, loader):
+                if _refers_to(ctx, direct, sampler):
+                    via = "sampler"
+                elif any(_refers_to(ctx, b, sampler) for b in _with_values(ctx, batch, loader)):
+                    via = "batch_sampler"
+            else:
+                for alias, scope in returned[id(sampler)]:
+                    if scope is not ctx.scope(loader):
+                        continue
+                    if direct is not None and dotted(direct) == alias:
+                        via = "returned_sampler"
+                    elif any(dotted(b) == alias for b in _with_values(ctx, batch, loader)):
+                        via = "batch_sampler"
             if via is not None:
                 loader_name, _ = bound_name(ctx, loader)
                 sampler.loaders.append(LoaderUse(loader, loader_name, via))
@@ -476,6 +489,25 @@ def main(ds, step):
         for i, batch in enumerate(train_loader):
             step(batch)
 """,
+        """
+import torch
+import torch.distributed as dist
+
+def load_data(ds, args):
+    if args.distributed:
+        train_sampler = torch.utils.data.distributed.DistributedSampler(ds, drop_last=True)
+    else:
+        train_sampler = torch.utils.data.RandomSampler(ds)
+    return ds, train_sampler
+
+def main(ds, args, step):
+    dist.init_process_group("nccl")
+    dataset, train_sampler = load_data(ds, args)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=4, sampler=train_sampler)
+    for epoch in range(5):
+        for batch in loader:
+            step(batch)
+""",
     )
     allow = (
         """
@@ -546,7 +578,10 @@ def main(ds, model):
     ) -> Finding:
         loop = epoch.loop
         receiver = self._receiver(ctx, sampler, epoch, via)
-        shown = receiver or "the sampler"
+        if receiver:
+            shown = f"`{receiver}.set_epoch(epoch)`"
+        else:
+            shown = "`set_epoch(epoch)` on the sampler"
         fix = None
         if (
             receiver is not None
@@ -563,7 +598,7 @@ def main(ds, model):
         return Finding(
             loop,
             f"Epoch loop iterates a shuffling DistributedSampler without calling "
-            f"`{shown}.set_epoch(epoch)`: every epoch repeats the same sample order",
+            f"{shown}: every epoch repeats the same sample order",
             fix=fix,
         )
 

@@ -21,17 +21,42 @@ def _factors(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [expr]
 
 
+def _is_world_size(ctx: FileContext, expr: cst.BaseExpression, depth: int = 3) -> bool:
+    """Like `facts.is_world_size`, but a name is the world size only through a plain
+    assignment: `steps //= world_size` makes `steps` a per-rank accumulation count
+    (nanoGPT's `gradient_accumulation_steps //= ddp_world_size`), not the world size."""
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value in ("int", "float")
+        and expr.args
+    ):
+        expr = expr.args[0].value
+    if isinstance(expr, (cst.Call, cst.Subscript)):
+        return ctx.facts.is_world_size(expr)
+    if isinstance(expr, cst.IfExp):
+        return _is_world_size(ctx, expr.body, depth) or _is_world_size(ctx, expr.orelse, depth)
+    if ctx.facts.is_world_size(expr, depth=0):
+        return True
+    name = dotted(expr)
+    if name is None or depth == 0:
+        return False
+    return any(
+        b.kind == "assign" and b.value is not expr and _is_world_size(ctx, b.value, depth - 1)
+        for b in ctx.bindings_of(name, expr)
+    )
+
+
 def _divides_by_world(ctx: FileContext, divisor: cst.BaseExpression) -> bool:
     """`world_size`, `dist.get_world_size()`, `int(os.environ["WORLD_SIZE"])`, or
     `world_size * accum_steps` (the other factors accumulation counts)."""
-    facts = ctx.facts
-    if facts.is_world_size(divisor):
+    if _is_world_size(ctx, divisor):
         return True
     factors = _factors(divisor)
     if len(factors) < 2:
         return False
-    world = [f for f in factors if facts.is_world_size(f)]
-    others = [f for f in factors if not facts.is_world_size(f)]
+    world = [f for f in factors if _is_world_size(ctx, f)]
+    others = [f for f in factors if not _is_world_size(ctx, f)]
     return bool(world) and all(
         (name := dotted(f)) is not None and bool(_ACCUMULATION.search(name)) for f in others
     )
@@ -323,6 +348,22 @@ def train(model, loader, optimizer):
         for p in model.parameters():
             dist.all_reduce(p.grad)
         optimizer.step()
+""",
+        """
+import os
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+ddp_world_size = int(os.environ["WORLD_SIZE"])
+gradient_accumulation_steps = 40
+gradient_accumulation_steps //= ddp_world_size
+
+def train(model, get_batch, optimizer):
+    for micro_step in range(gradient_accumulation_steps):
+        x, y = get_batch()
+        loss = model(x, y) / gradient_accumulation_steps
+        loss.backward()
+    optimizer.step()
 """,
     )
 

@@ -102,6 +102,22 @@ def _local_savers(ctx: FileContext) -> dict[str, int]:
     return savers
 
 
+def _is_ddp_model(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`facts.is_ddp_model`, plus a name bound to `DDP(model) if distributed else model`."""
+    if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
+        return False  # the instance itself (facts.arguments_for mis-indexes `self`)
+    if ctx.facts.is_ddp_model(expr, at):
+        return True
+    name = dotted(expr)
+    binding = ctx.facts.reaching_binding(name, at) if name is not None else None
+    if binding is None or binding.kind != "assign" or not isinstance(binding.value, cst.IfExp):
+        return False
+    return any(
+        isinstance(branch, cst.Call) and ctx.call_name(branch) in DDP_CLASSES
+        for branch in (binding.value.body, binding.value.orelse)
+    )
+
+
 def _wrapped_conditionally(ctx: FileContext, receiver: cst.BaseExpression, at: cst.CSTNode) -> bool:
     """Whether the DDP wrap reaching `at` sits under an `if` (the model may be bare)."""
     name = dotted(receiver)
@@ -235,6 +251,17 @@ checkpoints back into the wrapper and so relies on the prefixed keys.
 """
     flag = (
         """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, args):
+    model = DDP(net.cuda(), device_ids=[args.local_rank]) if args.distributed else net.cuda()
+    if not args.distributed or dist.get_rank() == 0:
+        torch.save({"model": model.state_dict()}, args.out)
+""",
+        """
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -326,7 +353,7 @@ def main(model, ema, local_rank):
                 receiver = state_call.func.value  # type: ignore[attr-defined]
                 at = state_call
                 if (
-                    facts.is_ddp_model(receiver, at)
+                    _is_ddp_model(ctx, receiver, at)
                     and not facts.is_unwrapped_ddp(receiver, at)
                     and not _checks_wrapping(ctx, state_call, receiver)
                 ):
@@ -340,14 +367,24 @@ def main(model, ema, local_rank):
                 unsafe = loads_back or any(_wrapped_conditionally(ctx, r, a) for r, a in offending)
                 fix = FixSpec(
                     "Save the wrapped model's state dict (`.module.state_dict()`)",
-                    replacements=tuple((r, f"{ctx.code(r)}.module") for r, _ in offending),
+                    replacements=tuple(
+                        (r, f"{ctx.code(r)}.module")
+                        if ctx.facts.is_ddp_model(r, a)
+                        else (r, f'getattr({ctx.code(r)}, "module", {ctx.code(r)})')
+                        for r, a in offending
+                    ),
                     applicability=Applicability.UNSAFE if unsafe else Applicability.SAFE,
                 )
             names = ", ".join(sorted({f"`{ctx.code(r)}`" for r, _ in offending}))
+            bare = [ctx.code(r) for r, a in offending if not ctx.facts.is_ddp_model(r, a)]
+            if bare:
+                # `DDP(model) if distributed else model`: bare on one GPU
+                advice = f'`getattr({bare[0]}, "module", {bare[0]}).state_dict()`'
+            else:
+                advice = "`.module.state_dict()`"
             yield Finding(
                 call,
                 f"Saving the state_dict() of the DDP-wrapped model {names}: every key gains "
-                "the `module.` prefix and loading into a bare model fails; save "
-                "`.module.state_dict()`",
+                f"the `module.` prefix and loading into a bare model fails; save {advice}",
                 fix=fix,
             )

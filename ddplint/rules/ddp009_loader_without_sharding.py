@@ -40,7 +40,9 @@ def _given(call: cst.Call, name: str, position: int) -> cst.BaseExpression | Non
     return value
 
 
-def _plain_sampler(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+def _plain_sampler(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 2
+) -> bool:
     """Every value the sampler may take is a non-distributed torch sampler (or None)."""
     values = [v for v, _ in path_values(ctx, expr, at)]
     concrete = [v for v in values if dotted(v) is None or isinstance(v, cst.Call)]
@@ -49,6 +51,12 @@ def _plain_sampler(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) 
     for value in concrete:
         if isinstance(value, cst.Name) and value.value == "None":
             continue
+        if isinstance(value, cst.Call) and ctx.call_name(value) == "torch.utils.data.BatchSampler":
+            # `BatchSampler(RandomSampler(ds), bs, drop_last=True)`: as sharded as its sampler
+            inner = argument(value, 0, "sampler")
+            if inner is not None and depth > 0 and _plain_sampler(ctx, inner, value, depth - 1):
+                continue
+            return False
         if not (isinstance(value, cst.Call) and ctx.call_name(value) in _PLAIN_SAMPLERS):
             return False
     return True
@@ -170,9 +178,9 @@ In a file that wraps a model in DDP, flags a training `DataLoader` (one built wi
 dataset is not split between ranks by other means.
 
 Left alone: loaders with a `sampler=`/`batch_sampler=` other than a plain
-`RandomSampler`/`SequentialSampler`, datasets sharded by rank (`ds[rank::world_size]`,
-`Subset` by rank, an `IterableDataset` that reads the rank, `split_by_node`,
-`split_dataset_by_node`, `.shard(...)`), random synthetic data, loaders built in a
+`RandomSampler`/`SequentialSampler` (or a `BatchSampler` over one), datasets sharded by
+rank (`ds[rank::world_size]`, `Subset` by rank, an `IterableDataset` that reads the rank,
+`split_by_node`, `split_dataset_by_node`, `.shard(...)`), random synthetic data, loaders built in a
 branch that only runs without distribution (`if not args.distributed:`), and evaluation
 loaders
 (`shuffle=False`, built under `torch.no_grad()` or in an eval function, named
@@ -208,6 +216,21 @@ No automatic fix: the sampler has to be created, passed, and re-seeded every epo
 - https://pytorch.org/tutorials/intermediate/ddp_tutorial.html
 """
     flag = (
+        """
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+
+def main(net, dataset_train, local_rank, train_one_epoch):
+    dist.init_process_group("nccl")
+    model = DDP(net.cuda(local_rank), device_ids=[local_rank])
+    sampler_train = torch.utils.data.RandomSampler(dataset_train)
+    batch_sampler_train = torch.utils.data.BatchSampler(sampler_train, 2, drop_last=True)
+    data_loader_train = DataLoader(dataset_train, batch_sampler=batch_sampler_train)
+    for epoch in range(10):
+        train_one_epoch(model, data_loader_train)
+""",
         """import os
 import torch
 import torch.distributed as dist

@@ -179,6 +179,7 @@ def collective_functions(ctx: FileContext) -> dict[str, cst.Call]:
         if isinstance(scope, cst.FunctionDef) and not _in_lambda(ctx, call, scope):
             by_function.setdefault(scope.name.value, []).append(call)
     found: dict[str, cst.Call] = {}
+    project = ctx.project
     changed = True
     while changed:
         changed = False
@@ -186,8 +187,11 @@ def collective_functions(ctx: FileContext) -> dict[str, cst.Call]:
             if name in found:
                 continue
             for call in calls:
-                if ctx.call_name(call) in SYNC_COLLECTIVES or (
-                    isinstance(call.func, cst.Name) and call.func.value in found
+                if (
+                    ctx.call_name(call) in SYNC_COLLECTIVES
+                    or (isinstance(call.func, cst.Name) and call.func.value in found)
+                    # `evaluate()` reducing through `utils.reduce_across_processes()`
+                    or (project is not None and project.helper_issues_collective(ctx, call))
                 ):
                     found[name] = call
                     changed = True

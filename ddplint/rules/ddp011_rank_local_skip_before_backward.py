@@ -167,14 +167,44 @@ def _agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.
             continue
         if not reaches_collective(ctx, call):
             continue
-        for arg in call.args:
-            reduced.update(ctx.names_in(arg.value))
+        parent = ctx.parent(call)
+        if ctx.facts.is_collective_call(call) or isinstance(parent, cst.Expr):
+            # `dist.all_reduce(flag)` (in place), or a helper whose result is dropped
+            for arg in call.args:
+                reduced.update(ctx.names_in(arg.value))
+        elif isinstance(parent, cst.Assign):
+            # `loss_dict_reduced = utils.reduce_dict(loss_dict)`: the result is reduced,
+            # the argument (`loss_dict`) is still this rank's own
+            for target in parent.targets:
+                reduced.update(ctx.names_in(target.target))
     if names <= reduced:
         return True
-    # `flag = reduced_tensor.item()`: a value read from a reduced tensor.
-    for name in names - reduced:
-        values = ctx.values_of(name, before)
-        if not values or not all(reduced.intersection(ctx.names_in(v)) for v in values):
+    # `flag = reduced_tensor.item()`: a value read from a reduced tensor (a few steps).
+    return all(_derived(ctx, name, before, reduced, 4) for name in names - reduced)
+
+
+def _assigned_only(ctx: FileContext, name: str, at: cst.CSTNode) -> bool:
+    """Bound only by plain assignments where `at` reads it (not a loop or comprehension
+    variable, not a parameter)."""
+    bindings = ctx.bindings_of(name, at)
+    return bool(bindings) and all(b.kind == "assign" for b in bindings)
+
+
+def _derived(
+    ctx: FileContext, name: str, before: cst.CSTNode, reduced: set[str], depth: int
+) -> bool:
+    values = ctx.values_of(name, before)
+    if not values:
+        return False
+    for value in values:
+        read = set(ctx.names_in(value)) - {name}
+        if reduced.intersection(read):
+            continue
+        if depth == 0 or not any(
+            _derived(ctx, other, before, reduced, depth - 1)
+            for other in read
+            if "." not in other and _assigned_only(ctx, other, before)
+        ):
             return False
     return True
 
@@ -250,6 +280,28 @@ No automatic fix: the skip decision has to be shared through a collective.
 - https://pytorch.org/docs/stable/distributed.html#torch.distributed.all_reduce
 """
     flag = (
+        """
+import math
+import torch.distributed as dist
+
+def reduce_dict(d):
+    values = torch.stack([d[k] for k in sorted(d)])
+    dist.all_reduce(values)
+    return dict(zip(sorted(d), values / dist.get_world_size()))
+
+def train_one_epoch(model, criterion, loader, optimizer):
+    for samples, targets in loader:
+        loss_dict = criterion(model(samples), targets)
+        losses = sum(loss_dict.values())
+        loss_dict_reduced = reduce_dict(loss_dict)
+        reduced_total = sum(loss_dict_reduced.values())
+        loss_value = reduced_total.item()
+        if not math.isfinite(losses.item()):
+            continue
+        optimizer.zero_grad()
+        losses.backward()
+        optimizer.step()
+""",
         """import torch
 import torch.distributed as dist
 
@@ -290,6 +342,28 @@ def train(model, loader, optimizer):
 """,
     )
     allow = (
+        """
+import math
+import torch.distributed as dist
+
+def reduce_dict(d):
+    values = torch.stack([d[k] for k in sorted(d)])
+    dist.all_reduce(values)
+    return dict(zip(sorted(d), values / dist.get_world_size()))
+
+def train_one_epoch(model, criterion, loader, optimizer):
+    for samples, targets in loader:
+        loss_dict = criterion(model(samples), targets)
+        losses = sum(loss_dict.values())
+        loss_dict_reduced = reduce_dict(loss_dict)
+        reduced_total = sum(loss_dict_reduced.values())
+        loss_value = reduced_total.item()
+        if not math.isfinite(loss_value):
+            continue
+        optimizer.zero_grad()
+        losses.backward()
+        optimizer.step()
+""",
         """import torch
 import torch.distributed as dist
 

@@ -60,7 +60,9 @@ class RankLocalDDPForward(Rule):
 Flags a forward call through a `DistributedDataParallel` wrapper (`model(x)`) that only
 some ranks execute: under `if rank == 0:` / `if is_main_process():`, after an
 `if rank != 0: return`, or inside a function (`evaluate(model, loader)`) that this file
-only calls under such a condition with the DDP model.
+only calls under such a condition with the DDP model, or that reads the module-level DDP
+model and is only called under such a condition (`estimate_loss()` in nanoGPT-style
+scripts).
 
 ## Why is this bad?
 DDP's forward is not purely local. With `broadcast_buffers=True` (the default) and a
@@ -93,6 +95,29 @@ reaching that line. No fix is offered for a forward inside a helper function.
 """
     fixable = Applicability.UNSAFE
     flag = (
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+dist.init_process_group("nccl")
+model = DDP(build_model().cuda(local_rank), device_ids=[local_rank])
+master_process = dist.get_rank() == 0
+
+@torch.no_grad()
+def estimate_loss(batches):
+    model.eval()
+    losses = [model(x, y).item() for x, y in batches]
+    model.train()
+    return sum(losses) / len(losses)
+
+for it in range(1000):
+    if it % 100 == 0 and master_process:
+        print(estimate_loss(val_batches))
+""",
         """\
 import torch
 import torch.distributed as dist
@@ -226,6 +251,17 @@ def main(net, batch, local_rank):
                 )
                 continue
             if guard is None and isinstance(func, cst.Name):
+                site = self._global_model_site(ctx, func, call)
+                if site is not None:
+                    yield Finding(
+                        call,
+                        f"forward through the DDP wrapper `{func.value}` runs on one rank "
+                        f"only (this function, reading the global DDP model, is only called "
+                        "under a rank condition): DDP's forward broadcasts buffers (a "
+                        "collective) when the model has buffers, so this can hang; call "
+                        f"`{func.value}.module(...)` instead",
+                    )
+                    continue
                 site = self._guarded_site(ctx, func, call, _MAX_DEPTH)
                 if site is not None:
                     yield Finding(
@@ -235,6 +271,28 @@ def main(net, batch, local_rank):
                         "model): DDP's forward broadcasts buffers (a collective) when the "
                         "model has buffers, so this can hang; pass `model.module` instead",
                     )
+
+    @staticmethod
+    def _global_model_site(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> cst.Call | None:
+        """`def estimate_loss(): ... model(x)` reading the module-level DDP `model`, with
+        every call of the function under a rank condition (nanoGPT-style scripts)."""
+        facts = ctx.facts
+        func = ctx.scope(at)
+        if not isinstance(func, cst.FunctionDef) or ctx.scope(func) is not ctx.module:
+            return None
+        binding = facts.reaching_binding(name.value, at)
+        if binding is None or binding.kind != "assign" or binding.scope is not ctx.module:
+            return None
+        if not facts.is_ddp_model(name, at):
+            return None
+        sites = _call_sites(ctx, func)
+        if not sites:
+            return None
+        for site in sites:
+            guard = facts.rank_guard(site)
+            if guard is None or _other_branch_calls(ctx, guard, site):
+                return None
+        return sites[0]
 
     def _guarded_site(
         self, ctx: FileContext, name: cst.Name, at: cst.CSTNode, depth: int

@@ -9,9 +9,20 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.facts import environ_key, keyword, last_name, string_value
+from ddplint.facts import environ_key, keyword, last_name
+from ddplint.facts import string_value as _literal_value
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
+
+
+def string_value(expr: cst.BaseExpression | None) -> str | None:
+    """`facts.string_value`, but None for a literal Python cannot evaluate (a NUL byte
+    in the source): this rule reads every string of the file."""
+    try:
+        return _literal_value(expr)
+    except (SyntaxError, ValueError):
+        return None
+
 
 _INSPECTED = (
     cst.Call,

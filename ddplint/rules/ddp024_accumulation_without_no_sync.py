@@ -9,13 +9,29 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.facts import last_name
+from ddplint.facts import DDP_CLASSES, last_name
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
 _OPTIMIZER_NAME = re.compile(r"optim|^opt(_|$)|^opt\d*$")
 _SYNC_CONTROL = ("no_sync", "require_backward_grad_sync", "sync_gradients")
 _SYNC_METHODS = frozenset({"no_sync", "accumulate", "join"})
+
+
+def _is_ddp_model(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`facts.is_ddp_model`, plus a name bound to `DDP(model) if distributed else model`."""
+    if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
+        return False  # the instance itself (facts.arguments_for mis-indexes `self`)
+    if ctx.facts.is_ddp_model(expr, at):
+        return True
+    name = dotted(expr)
+    binding = ctx.facts.reaching_binding(name, at) if name is not None else None
+    if binding is None or binding.kind != "assign" or not isinstance(binding.value, cst.IfExp):
+        return False
+    return any(
+        isinstance(branch, cst.Call) and ctx.call_name(branch) in DDP_CLASSES
+        for branch in (binding.value.body, binding.value.orelse)
+    )
 
 
 def _calls_under(ctx: FileContext, root: cst.CSTNode) -> list[cst.Call]:
@@ -66,6 +82,9 @@ def _mentions_sync_control(ctx: FileContext, root: cst.CSTNode) -> bool:
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value in _SYNC_METHODS
+            # `with model.join():` / `with accelerator.accumulate(model):`, not
+            # `os.path.join(...)` or `", ".join(...)`
+            and (node.func.attr.value == "no_sync" or isinstance(ctx.parent(node), cst.WithItem))
         ):
             return True
     return False
@@ -80,7 +99,8 @@ class AccumulationWithoutNoSync(Rule):
     explanation = """\
 ## What it does
 Flags the `.backward()` call of a training loop over a DDP model that runs `backward()`
-on every iteration but `optimizer.step()` only every few (`if (i + 1) % accum == 0:`), or
+on every iteration but `optimizer.step()` only every few (`if (i + 1) % accum == 0:`,
+`if is_update_step:` computed that way, `if ni - last_step >= accumulate:`), or
 that runs `backward()` in an inner loop over micro-batches before one `optimizer.step()`,
 when nothing on that path uses `model.no_sync()` (nor toggles
 `require_backward_grad_sync`, nor uses accelerate's `accumulate`).
@@ -120,6 +140,22 @@ No fix: the forward must move inside the `no_sync()` block too.
 - https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html#torch.nn.parallel.DistributedDataParallel.no_sync
 """
     flag = (
+        """
+import os
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def train(net, loader, optimizer, accum, local_rank, out_dir):
+    model = DDP(net, device_ids=[local_rank])
+    for step, batch in enumerate(loader):
+        is_update_step = (step + 1) % accum == 0 or step + 1 == len(loader)
+        loss = model(**batch).loss / accum
+        loss.backward()
+        if is_update_step:
+            optimizer.step()
+            optimizer.zero_grad()
+    torch.save(model.module.state_dict(), os.path.join(out_dir, "model.pt"))
+""",
         """\
 import torch
 import torch.distributed as dist
@@ -170,6 +206,31 @@ def fit(net, loader, opt, grad_accum, rank):
 """,
     )
     allow = (
+        """
+import contextlib
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+class Trainer:
+    def __init__(self, net, loader, optimizer, accum, local_rank, distributed):
+        self.distributed = distributed
+        self.model = DDP(net, device_ids=[local_rank]) if distributed else net
+        self.loader, self.optimizer, self.accum = loader, optimizer, accum
+
+    def sync_context(self, step):
+        if self.distributed and (step + 1) % self.accum != 0:
+            return self.model.no_sync()
+        return contextlib.nullcontext()
+
+    def train_epoch(self):
+        for step, (x, y) in enumerate(self.loader):
+            with self.sync_context(step):
+                loss = self.model(x, y) / self.accum
+                loss.backward()
+            if (step + 1) % self.accum == 0:
+                self.optimizer.step()
+                self.optimizer.zero_grad()
+""",
         """\
 import contextlib
 import torch
@@ -277,7 +338,6 @@ def train(net, loader, optimizer, scheduler, local_rank):
     def _in_model_context(ctx: FileContext, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
         """`backward()` inside `with helper(model, ...)` / `with model.something():` in the
         loop: a context manager that gets the DDP model may well enter no_sync()."""
-        facts = ctx.facts
         for ancestor in ctx.ancestors(node):
             if ancestor is loop:
                 return False
@@ -293,27 +353,47 @@ def train(net, loader, optimizer, scheduler, local_rank):
                 exprs = [a.value for a in call.args]
                 if receiver is not None:
                     exprs.append(receiver)
-                if any(facts.is_ddp_model(e, call) for e in exprs):
+                if any(_is_ddp_model(ctx, e, call) for e in exprs):
                     return True
         return False
 
     @staticmethod
     def _counter_guarded(ctx: FileContext, step: cst.Call, loop: cst.CSTNode) -> bool:
-        return any(_has_modulo(ctx, c.test) for c in _conditions_between(ctx, step, loop))
+        """`if (i + 1) % accum == 0:`, `if ni - last_step >= accumulate:`, or
+        `if is_update_step:` with `is_update_step = (i + 1) % accum == 0 or last` assigned
+        in the loop."""
+        for condition in _conditions_between(ctx, step, loop):
+            if _has_modulo(ctx, condition.test):
+                return True
+            if isinstance(condition.test, cst.Comparison) and any(
+                isinstance(n, cst.Name) and "accum" in n.value.lower()
+                for n in ctx.walk(condition.test)
+            ):
+                return True  # `if ni - last_opt_step >= accumulate:` (YOLO)
+            for node in ctx.walk(condition.test):
+                if not isinstance(node, cst.Name):
+                    continue
+                for binding in ctx.bindings_of(node.value, condition):
+                    if (
+                        binding.kind == "assign"
+                        and ctx.is_inside(binding.statement, loop)
+                        and _has_modulo(ctx, binding.value)
+                    ):
+                        return True
+        return False
 
     @staticmethod
     def _forwards_ddp(ctx: FileContext, loop: cst.CSTNode) -> bool:
-        facts = ctx.facts
         for call in _calls_under(ctx, loop):
             func = call.func
             if isinstance(func, (cst.Name, cst.Attribute)) and ctx.qualname(func) is None:
                 if isinstance(func, cst.Name) and func.value in ctx.functions:
                     continue
-                if facts.is_ddp_model(func, call):
+                if _is_ddp_model(ctx, func, call):
                     return True
             # `loss = compute_loss(model, batch)`: a helper running the DDP forward
             if any(
-                isinstance(a.value, (cst.Name, cst.Attribute)) and facts.is_ddp_model(a.value, call)
+                isinstance(a.value, (cst.Name, cst.Attribute)) and _is_ddp_model(ctx, a.value, call)
                 for a in call.args
             ):
                 return True
@@ -321,11 +401,14 @@ def train(net, loader, optimizer, scheduler, local_rank):
 
     @staticmethod
     def _controls_sync(ctx: FileContext, scope: cst.CSTNode) -> bool:
-        """The function (or a same-file function it calls) uses no_sync or the like."""
+        """The function (or a same-file function or method it calls) uses no_sync or the
+        like."""
         if _mentions_sync_control(ctx, scope):
             return True
         for call in _calls_under(ctx, scope):
             name = dotted(call.func)
+            if name is not None and name.startswith("self.") and name.count(".") == 1:
+                name = name[len("self.") :]  # `with self.sync_context(step):`, a method here
             if name is None or "." in name:
                 continue
             for func in ctx.functions.get(name, ()):

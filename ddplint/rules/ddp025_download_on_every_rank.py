@@ -44,6 +44,7 @@ _TORCH_HUB = frozenset({"torch.hub.load", "torch.hub.load_state_dict_from_url"})
 _FIRST_CONTEXT = re.compile(r"first|filelock|(^|_)lock$")
 _DATASET_PACKAGES = ("torchvision.", "torchaudio.", "torchtext.")
 _MAX_DEPTH = 3
+_SPAWN = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
 def _calls_under(ctx: FileContext, root: cst.CSTNode) -> list[cst.Call]:
@@ -90,7 +91,8 @@ a hub id, `datasets.load_dataset("name")`, `hf_hub_download`, `snapshot_download
 `torch.hub.load` and `torch.hub.load_state_dict_from_url`. Left alone: calls under a rank
 condition, inside `with torch_distributed_zero_first(rank):` / `main_process_first()` /
 `FileLock(...)`, after an `if rank != 0: dist.barrier()`, after a rank-0 download followed
-by a barrier, in a helper only called in those ways, `download=False`, and local paths.
+by a barrier, in a helper only called in those ways, in the parent process before it calls
+`mp.spawn`, `download=False`, and local paths.
 
 ## Why is this bad?
 N processes start the same download into the same directory at once. torchvision's
@@ -154,6 +156,21 @@ raw = load_dataset("imdb", split="train")
 """,
     )
     allow = (
+        """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torchvision import datasets
+
+def worker(rank, world_size):
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    train_set = datasets.MNIST("data", train=True)
+
+def main():
+    datasets.MNIST("data", train=True, download=True)
+    world_size = torch.cuda.device_count()
+    mp.spawn(worker, args=(world_size,), nprocs=world_size)
+""",
         """\
 import torch.distributed as dist
 from torchvision import datasets
@@ -310,6 +327,11 @@ def build(root, rank):
             if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
                 break
         scope = ctx.scope(node)
+        if any(
+            ctx.call_name(c) in _SPAWN and ctx.before(node, c) for c in _calls_under(ctx, scope)
+        ):
+            # the launching parent downloads once, before it starts the workers
+            return True
         guarded_download = False
         for call in _calls_under(ctx, scope):
             if not ctx.before(call, node):
