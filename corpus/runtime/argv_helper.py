@@ -1,0 +1,3 @@
+"""Imported by argv_passthrough.py from the script's own folder."""
+
+VALUE = "helper-ok"

@@ -1,0 +1,1 @@
+"""A package whose module is run with `python -m guards -m modpkg.train`."""

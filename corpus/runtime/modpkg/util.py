@@ -1,0 +1,3 @@
+"""Imported relatively by modpkg.train."""
+
+SCALE = 3.0

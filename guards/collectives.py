@@ -1,0 +1,121 @@
+"""Wrappers around the public ``torch.distributed`` collectives that record each call."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch.distributed as dist
+from torch.distributed import distributed_c10d
+
+from .callsite import is_internal, site_of, user_frame
+from .fingerprint import OP_CODES, SPECS, argument, extractor
+from .ledger import GroupLedger, Ledger
+
+_local = threading.local()
+_originals: dict[str, Callable[..., Any]] = {}
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Collectives issued inside are not recorded (they are part of one already recorded)."""
+    before = getattr(_local, "busy", False)
+    _local.busy = True
+    try:
+        yield
+    finally:
+        _local.busy = before
+
+
+class TrackedWork:
+    """The work handle of an ``async_op=True`` collective; ``wait`` counts as blocking."""
+
+    def __init__(self, work: Any, ledger: GroupLedger, seq: int) -> None:
+        self._work = work
+        self._ledger = ledger
+        self._seq = seq
+
+    def wait(self, *args: Any, **kwargs: Any) -> Any:
+        self._ledger.wait_begin(self._seq)
+        try:
+            return self._work.wait(*args, **kwargs)
+        finally:
+            self._ledger.wait_end(self._seq)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._work, name)
+
+
+NOVEL_LIMIT = 64
+_novel: set[int] = set()
+
+
+def _wrap(
+    name: str,
+    fn: Callable[..., Any],
+    ledger: Ledger,
+    on_error: Callable[[BaseException], None],
+    on_novel: Callable[[], None],
+) -> Callable[..., Any]:
+    op_code = OP_CODES[name]
+    meta_of = extractor(name, fn)
+    group_of = argument(fn, "group")
+    async_of = argument(fn, "async_op")
+
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if getattr(_local, "busy", False):
+            return fn(*args, **kwargs)
+        group = ledger.group(group_of(args, kwargs))
+        frame = user_frame(1)
+        if group is None or frame is None:
+            # no user code on the stack: a callback on a communication thread (comm hooks
+            # chaining futures) whose order between ranks is not deterministic
+            return fn(*args, **kwargs)
+        meta = meta_of(args, kwargs)
+        fp = group.fingerprint(op_code, meta)
+        seq = group.append(fp, name, meta, site_of(frame))
+        if fp not in _novel and len(_novel) < NOVEL_LIMIT:
+            # a call shape never seen before is published before it runs: a backend that
+            # aborts the process on a mismatch (gloo on sizes) cannot hide it
+            _novel.add(fp)
+            on_novel()
+        is_async = async_of(args, kwargs)
+        if not is_async:
+            group.blocked = seq
+        _local.busy = True
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as exc:
+            _local.busy = False
+            on_error(exc)  # still marked as blocked: that is where this rank is
+            raise
+        finally:
+            _local.busy = False
+            if not is_async and group.blocked == seq:
+                group.blocked = -1
+        if is_async and result is not None and not is_internal(sys._getframe(1).f_code):
+            # only user code gets the tracking handle: torch hands raw ones to C++
+            return TrackedWork(result, group, seq)
+        return result
+
+    return guarded
+
+
+def patch(
+    ledger: Ledger, on_error: Callable[[BaseException], None], on_novel: Callable[[], None]
+) -> None:
+    """Replace every public collective in ``torch.distributed`` by a recording wrapper."""
+    for name in SPECS:
+        fn = getattr(dist, name, None)
+        if fn is None or name in _originals:
+            continue
+        _originals[name] = fn
+        wrapped = _wrap(name, fn, ledger, on_error, on_novel)
+        setattr(dist, name, wrapped)
+        if getattr(distributed_c10d, name, None) is fn:
+            setattr(distributed_c10d, name, wrapped)

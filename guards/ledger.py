@@ -1,0 +1,152 @@
+"""Per-rank ring buffers of issued collectives, one per process group."""
+
+from __future__ import annotations
+
+import time
+import zlib
+from typing import Any
+
+import torch.distributed as dist
+
+RING = 4096
+CHECKPOINT = 16
+# An entry: (seq, fingerprint, rolling digest, op name, meta, call site)
+Entry = tuple[int, int, int, str, tuple, str]
+
+
+class GroupLedger:
+    """The collectives one rank issued on one process group, numbered from 0."""
+
+    __slots__ = (
+        "_seen",
+        "blocked",
+        "code",
+        "count",
+        "digest",
+        "name",
+        "ranks",
+        "ring",
+        "waiting",
+    )
+
+    def __init__(self, name: str, ranks: list[int]) -> None:
+        self.name = name
+        self.ranks = ranks
+        self.code = zlib.crc32(name.encode())
+        self.count = 0
+        self.digest = 0
+        self.ring: list[Entry | None] = [None] * RING
+        self.waiting: dict[int, float] = {}  # async waits and DDP buckets: seq -> since
+        self.blocked = -1  # the synchronous collective the caller is inside, if any
+        self._seen = (-1, 0.0)  # (blocked seq, when the monitor first saw it)
+
+    def fingerprint(self, op_code: int, meta: tuple) -> int:
+        return hash((op_code, self.code, meta))
+
+    def record(self, op: str, op_code: int, meta: tuple, site: str) -> int:
+        """Append a collective; return its sequence number."""
+        return self.append(self.fingerprint(op_code, meta), op, meta, site)
+
+    def append(self, fp: int, op: str, meta: tuple, site: str) -> int:
+        """Append a fingerprinted collective (hot path: local memory only); return its seq."""
+        seq = self.count
+        digest = hash((self.digest, fp))
+        self.ring[seq % RING] = (seq, fp, digest, op, meta, site)
+        self.count = seq + 1
+        self.digest = digest
+        return seq
+
+    def wait_begin(self, seq: int) -> None:
+        self.waiting[seq] = time.monotonic()
+
+    def wait_end(self, seq: int) -> None:
+        self.waiting.pop(seq, None)
+
+    def entry(self, seq: int) -> Entry | None:
+        """The entry with this sequence number, if still in the ring."""
+        if seq < 0:
+            return None
+        found = self.ring[seq % RING]
+        return found if found is not None and found[0] == seq else None
+
+    def last(self, k: int) -> list[Entry]:
+        """The last ``k`` entries, oldest first."""
+        out = [self.entry(s) for s in range(max(0, self.count - k), self.count)]
+        return [e for e in out if e is not None]
+
+    def oldest_wait(self) -> tuple[int, float] | None:
+        """(seq, seconds) of the oldest collective this rank is blocked in, if any.
+
+        A synchronous collective is timed from when this was first asked while it was blocked
+        (the monitor asks every interval), which keeps the clock off the hot path.
+        """
+        now = time.monotonic()
+        try:
+            items = list(self.waiting.items())
+        except RuntimeError:
+            items = []
+        blocked = self.blocked
+        if blocked >= 0:
+            if self._seen[0] != blocked:
+                self._seen = (blocked, now)
+            items.append(self._seen)
+        if not items:
+            return None
+        seq, since = min(items)
+        return seq, now - since
+
+    def checkpoints(self) -> list[tuple[int, int]]:
+        """Rolling digests at the two latest sequence numbers that are multiples of CHECKPOINT."""
+        top = self.count // CHECKPOINT * CHECKPOINT - 1
+        out = []
+        for seq in (top, top - CHECKPOINT):
+            entry = self.entry(seq)
+            if entry is not None:
+                out.append((seq, entry[2]))
+        return out
+
+
+class Ledger:
+    """All group ledgers of this process, found by process-group object."""
+
+    def __init__(self) -> None:
+        self.groups: dict[Any, GroupLedger | None] = {}
+        self.world: GroupLedger | None = None
+
+    def group(self, pg: Any) -> GroupLedger | None:
+        """The ledger of ``pg`` (None means the default group); None when not a member."""
+        if pg is None:
+            world = self.world
+            if world is not None:
+                return world
+            if not dist.is_initialized():
+                return None
+            pg = dist.group.WORLD
+        try:
+            return self.groups[pg]
+        except KeyError:
+            pass
+        except TypeError:
+            return None
+        ledger = self._make(pg)
+        self.groups[pg] = ledger
+        return ledger
+
+    def _make(self, pg: Any) -> GroupLedger | None:
+        try:
+            ranks = list(dist.get_process_group_ranks(pg))
+            rank = dist.get_rank()
+        except Exception:
+            return None
+        if rank not in ranks:
+            return None
+        is_world = pg is dist.group.WORLD
+        members = ",".join(map(str, ranks)) if len(ranks) <= 8 else f"{len(ranks)} ranks"
+        name = "WORLD" if is_world else f"group {getattr(pg, 'group_name', '?')} [{members}]"
+        ledger = GroupLedger(name, ranks)
+        if is_world:
+            self.world = ledger
+        return ledger
+
+    def all(self) -> list[GroupLedger]:
+        return [g for g in list(self.groups.values()) if g is not None]

@@ -1,0 +1,171 @@
+"""Turn a verdict into the ``[guards]`` lines every rank prints."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+PREFIX = "[guards]"
+EXIT_STATUS = 70
+_LIST_AT_MOST = 6
+
+
+def stream() -> TextIO:
+    """The process's real stderr: torch swaps ``sys.stderr`` while its excepthook runs."""
+    return sys.__stderr__ or sys.stderr
+
+
+def ranks_text(ranks: list[int]) -> str:
+    """``rank 3`` or ``ranks 0, 1, 2``."""
+    ranks = sorted(ranks)
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    if len(ranks) > _LIST_AT_MOST:
+        return f"ranks {', '.join(map(str, ranks[:_LIST_AT_MOST]))}, ... ({len(ranks)} ranks)"
+    return "ranks " + ", ".join(map(str, ranks))
+
+
+def call_text(call: dict[str, Any]) -> str:
+    """``all_reduce float32[16] at train.py:10 (src=0)``."""
+    extra = f" ({call['extra']})" if call.get("extra") else ""
+    return f"{call['op']} at {call['site']}{extra}"
+
+
+def _sides(sides: list[list[dict[str, Any]]]) -> list[str]:
+    out = []
+    for side in sides:
+        if len(side) <= _LIST_AT_MOST:
+            out.extend(f"  rank {c['rank']} {call_text(c)}" for c in side)
+        else:
+            out.append(f"  {ranks_text([c['rank'] for c in side])} {call_text(side[0])}")
+    return out
+
+
+def _waiters(waiting: list[dict[str, Any]]) -> list[str]:
+    shown = waiting[:_LIST_AT_MOST]
+    out = [
+        f"  rank {w['rank']} waits in {call_text(w)} (collective #{w['seq'] + 1}, {w['age']:.1f} s)"
+        for w in shown
+    ]
+    if len(waiting) > len(shown):
+        out.append(f"  ... and {len(waiting) - len(shown)} more ranks waiting")
+    return out
+
+
+def _params(verdict: dict[str, Any], details: dict[int, Any]) -> list[str]:
+    sides: list[list[int]] = verdict["sides"]
+    out = [f"parameters or buffers differ across ranks after optimizer step {verdict['step']}:"]
+    base = details.get(sides[0][0])
+    if not isinstance(base, dict):
+        return [*out, "  " + "; ".join(ranks_text(s) for s in sides) + " hold different values"]
+    names: dict[str, list[int]] = {}
+    for side in sides[1:]:
+        other = details.get(side[0])
+        if not isinstance(other, dict):
+            continue
+        for name, value in other.items():
+            if base.get(name) != value:
+                names.setdefault(name, []).extend(side)
+    for name, ranks in list(names.items())[:20]:
+        out.append(f"  {name} differs on {ranks_text(ranks)} from {ranks_text(sides[0])}")
+    if len(names) > 20:
+        out.append(f"  ... and {len(names) - 20} more")
+    out.append(
+        "replicas must stay identical: look for rank-dependent updates, randomness seeded per "
+        "rank, or a rank that skipped a step"
+    )
+    return out
+
+
+def describe(verdict: dict[str, Any], details: dict[int, Any]) -> list[str]:
+    """The body of a report (without the prefix)."""
+    kind = verdict["kind"]
+    group = verdict.get("group", "WORLD")
+    if kind == "mismatch":
+        return [
+            f"collective mismatch on {group} at collective #{verdict['seq'] + 1}: "
+            "ranks issued different collectives at the same position",
+            *_sides(verdict["sides"]),
+            "collectives are matched by position, not by name: every rank must issue the same "
+            "collectives, with the same shapes, in the same order",
+        ]
+    if kind == "diverged":
+        return [
+            f"collective sequences on {group} diverged before collective #{verdict['seq'] + 2}; "
+            "latest calls:",
+            *_sides(verdict["sides"]),
+        ]
+    if kind == "finished":
+        out = []
+        for d in verdict["done"]:
+            out.append(
+                f"rank {d['rank']} finished after {d['count']} collectives on {group} "
+                f"(last: {call_text(d)})"
+            )
+        out.extend(
+            f"  rank {a['rank']} issued {a['count']} (last: {call_text(a)})"
+            for a in verdict.get("ahead", [])
+        )
+        if verdict["waiting"]:
+            out.append("while other ranks wait for it:")
+        out.extend(_waiters(verdict["waiting"]))
+        out.append(
+            "every rank must issue the same number of collectives: give every rank the same "
+            "number of batches (DistributedSampler, drop_last, or the Join context manager)"
+        )
+        return out
+    if kind == "hang":
+        out = [
+            f"hang on {group}: a rank waits more than {verdict['timeout']:g} s "
+            "(GUARDS_HANG_TIMEOUT) in a collective that a peer has not reached",
+            *_waiters(verdict["waiting"]),
+        ]
+        for lag in verdict["lagging"]:
+            out.append(
+                f"  rank {lag['rank']} has issued {lag['count']} collectives on {group} "
+                f"(last: {call_text(lag)}); it is now at:"
+            )
+            stack = details.get(lag["rank"])
+            if isinstance(stack, list) and stack:
+                out.extend(f"    {line}" for line in stack)
+            else:
+                out.append("    (no answer: the process is stuck holding the GIL, or gone)")
+        return out
+    if kind == "vanished":
+        last = verdict.get("last")
+        where = f" (last: {call_text(last)})" if last else ""
+        return [
+            f"rank {verdict['rank']} vanished: its process ended without a report after "
+            f"{verdict['count']} collectives as last published{where}",
+            "  it was killed (SIGKILL, the OOM killer) or aborted by the backend (gloo aborts a "
+            "process on a size mismatch): see that rank's own stderr",
+        ]
+    if kind == "failed":
+        return [
+            f"rank {verdict['rank']} failed: {verdict['type']}: {verdict['message']} "
+            f"at {verdict['site']}",
+            *("  " + line for line in verdict.get("memory", [])),
+        ]
+    if kind == "exited":
+        return [
+            f"rank {verdict['rank']} exited with status {verdict['status']} at {verdict['site']} "
+            "while the job was running"
+        ]
+    if kind == "params":
+        return _params(verdict, details)
+    return [f"internal verdict {kind}"]
+
+
+def render(
+    verdict: dict[str, Any],
+    details: dict[int, Any],
+    rank: int,
+    here: str | None,
+    status: int = EXIT_STATUS,
+) -> list[str]:
+    """All lines of the report on ``rank``, prefixed."""
+    body = describe(verdict, details)
+    if here:
+        body.append(f"this is rank {rank}: {here}")
+    body.append(f"rank {rank} stops with exit status {status}")
+    return [f"{PREFIX} {line}" for line in body]

@@ -1,0 +1,300 @@
+"""Process-wide state of the guard and its install/finish/failure paths."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import os
+import signal
+import sys
+import threading
+import time
+import types
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch.distributed import distributed_c10d
+from torch.optim.optimizer import register_optimizer_step_post_hook
+
+from . import collectives, config, ddp, exchange, report
+from .callsite import is_internal, traceback_site
+from .ledger import Ledger
+from .monitor import Monitor
+from .params import ParamChecker
+
+CONNECT_TIMEOUT = 5.0
+EXPLAIN_WAIT = 2.0
+_DIST_WORDS = ("gloo", "nccl", "connection", "timed out", "timeout", "peer", "c10d")
+
+
+def memory_lines(exc: BaseException) -> list[str]:
+    """Allocator statistics for a CUDA out-of-memory error, when CUDA is present."""
+    if not isinstance(exc, torch.cuda.OutOfMemoryError) or not torch.cuda.is_available():
+        return []
+    try:
+        dev = torch.cuda.current_device()
+        gib = 1024**3
+        total = torch.cuda.get_device_properties(dev).total_memory
+        return [
+            f"cuda:{dev} allocated {torch.cuda.memory_allocated(dev) / gib:.2f} GiB, "
+            f"reserved {torch.cuda.memory_reserved(dev) / gib:.2f} GiB, "
+            f"peak {torch.cuda.max_memory_allocated(dev) / gib:.2f} GiB, "
+            f"total {total / gib:.2f} GiB"
+        ]
+    except Exception:
+        return []
+
+
+def _looks_distributed(exc: BaseException) -> bool:
+    if isinstance(exc, getattr(dist, "DistError", ())):
+        return True
+    text = f"{type(exc).__name__} {exc}".lower()
+    return any(word in text for word in _DIST_WORDS)
+
+
+def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """Drop the leading frames of guards, runpy and torch so a traceback starts in user code."""
+    while (
+        tb is not None
+        and tb.tb_next is not None
+        and (is_internal(tb.tb_frame.f_code) or "runpy" in tb.tb_frame.f_code.co_filename)
+    ):
+        tb = tb.tb_next
+    return tb
+
+
+class Runtime:
+    """The guard of one process."""
+
+    def __init__(self) -> None:
+        self.config = config.Config()
+        self.ledger = Ledger()
+        self.params = ParamChecker(0)
+        self.monitor: Monitor | None = None
+        self.rank = -1
+        self.world_size = 0
+        self.state = "run"
+        self.installed = False
+        self._warned = False
+        self._finished = False
+        self._explained: set[int] = set()
+        self._previous_hook = sys.excepthook
+
+    # --- install ------------------------------------------------------------------------------
+    def install(self) -> None:
+        if self.installed:
+            return
+        self.installed = True
+        self.config = config.load()
+        if self.config.disabled:
+            return
+        self.params = ParamChecker(self.config.param_check_every)
+        collectives.patch(self.ledger, self.explain, self.publish_now)
+        ddp.patch(self.ledger)
+        if self.config.param_check_every:
+            register_optimizer_step_post_hook(self.params.on_step)
+        self._previous_hook = sys.excepthook
+        sys.excepthook = self._excepthook
+        atexit.register(self.finish)
+        self._patch_init()
+        env = os.environ
+        if dist.is_initialized():
+            self._start_from_group()
+        elif (
+            "RANK" in env
+            and "WORLD_SIZE" in env
+            and (self.config.store or ("MASTER_ADDR" in env and "MASTER_PORT" in env))
+        ):
+            self._start(
+                int(env["RANK"]),
+                int(env["WORLD_SIZE"]),
+                functools.partial(exchange.connect, self.config.store, CONNECT_TIMEOUT),
+            )
+        if (
+            "TORCHELASTIC_RUN_ID" in env
+            and threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        ):
+            # torchrun stops the survivors with SIGTERM: give the monitor a moment to report
+            signal.signal(signal.SIGTERM, self._on_sigterm)
+
+    def _patch_init(self) -> None:
+        original = dist.init_process_group
+
+        @functools.wraps(original)
+        def init_process_group(*args: Any, **kwargs: Any) -> Any:
+            result = original(*args, **kwargs)
+            if self.monitor is None and self.state != "off":
+                self._start_from_group()
+            return result
+
+        dist.init_process_group = init_process_group
+        if distributed_c10d.init_process_group is original:
+            distributed_c10d.init_process_group = init_process_group
+
+    def _start_from_group(self) -> None:
+        if self.config.store:
+            connect = functools.partial(exchange.connect, self.config.store, CONNECT_TIMEOUT)
+        else:
+            store = distributed_c10d._get_default_store()
+            connect = functools.partial(lambda s: s, store)
+        self._start(dist.get_rank(), dist.get_world_size(), connect)
+
+    def _start(self, rank: int, world_size: int, connect: Any) -> None:
+        self.rank, self.world_size = rank, world_size
+        self.monitor = Monitor(self, connect)
+        self.monitor.start()
+
+    def _active(self) -> Monitor | None:
+        mon = self.monitor
+        if mon is None or self.state == "off" or not mon.connected.is_set() or mon.ex is None:
+            return None
+        return mon
+
+    def publish_now(self) -> None:
+        """Publish this rank's summary from the calling thread (rare: new call shapes only)."""
+        mon = self._active()
+        if mon is not None:
+            with contextlib.suppress(Exception):
+                mon.publish()
+
+    # --- the guard's own trouble --------------------------------------------------------------
+    def disable(self, reason: str) -> None:
+        """Warn once and get out of the way."""
+        if self._warned:
+            return
+        self._warned = True
+        self.state = "off"
+        report.stream().write(
+            f"[guards] warning: {reason}; the guard is off for the rest of this run\n"
+        )
+        report.stream().flush()
+        mon = self.monitor
+        if mon is not None and mon.ex is not None:
+            with contextlib.suppress(Exception):
+                mon.ex.publish(mon.summary())
+
+    def abort_and_exit(self, status: int) -> None:
+        """Abort an NCCL communicator where possible, then leave at once."""
+        with contextlib.suppress(Exception):
+            if dist.is_initialized() and "nccl" in str(dist.get_backend()).lower():
+                abort = getattr(distributed_c10d, "_abort_process_group", None)
+                if abort is not None:
+                    t = threading.Thread(target=abort, daemon=True)
+                    t.start()
+                    t.join(1.0)
+        report.stream().flush()
+        os._exit(status)
+
+    # --- failures of the user's program -------------------------------------------------------
+    def explain(self, exc: BaseException) -> None:
+        """A collective failed: give the monitor a moment to find (and report) the cause."""
+        mon = self._active()
+        if mon is None or id(exc) in self._explained:
+            return
+        self._explained.add(id(exc))
+        mon.poke()
+        deadline = time.monotonic() + EXPLAIN_WAIT
+        while time.monotonic() < deadline and not mon.stopped.is_set():
+            if mon.reporting.is_set():
+                time.sleep(DETAIL_AND_ACKS)
+                return
+            time.sleep(0.02)
+
+    def _excepthook(
+        self, etype: type[BaseException], value: BaseException, tb: types.TracebackType | None
+    ) -> None:
+        if _looks_distributed(value):
+            self.explain(value)
+        short = user_traceback(tb)
+        self._previous_hook(etype, value.with_traceback(short), short)
+        self.on_uncaught(value, tb)
+
+    def on_uncaught(self, exc: BaseException, tb: types.TracebackType | None) -> None:
+        """Tell every rank that this one failed, and give them time to report it."""
+        mon = self._active()
+        if mon is None or mon.ex is None:
+            return
+        self.state = "failed"
+        message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+        record = {
+            "kind": "failed",
+            "rank": self.rank,
+            "type": type(exc).__name__,
+            "message": message,
+            "site": traceback_site(tb),
+            "memory": memory_lines(exc),
+        }
+        self._own_verdict(mon, record, 1)
+
+    def _own_verdict(self, mon: Monitor, record: dict[str, Any], status: int) -> None:
+        assert mon.ex is not None
+        try:
+            held = mon.ex.propose(record)
+        except Exception:
+            return
+        if held.get("rank") == self.rank and held.get("kind") == record["kind"]:
+            mon.finish_report(held, report.render(held, {}, self.rank, None, status), status)
+            mon.wait_acks()
+        else:
+            mon.poke()  # another verdict came first: the monitor reports it and exits
+            time.sleep(DETAIL_AND_ACKS)
+
+    def finish(self, status: int | None = 0) -> None:
+        """The script ended: wait until every rank agrees it ended cleanly, or report."""
+        if self._finished:
+            return
+        self._finished = True
+        mon = self.monitor
+        if mon is None or self.state in ("off", "failed"):
+            return
+        if not mon.connected.is_set():
+            # never leave while the monitor is inside the store's C++ connect (it would abort)
+            deadline = time.monotonic() + 6 * CONNECT_TIMEOUT
+            while time.monotonic() < deadline and not (
+                mon.connected.is_set() or mon.stopped.is_set()
+            ):
+                time.sleep(0.05)
+        mon = self._active()
+        if mon is None:
+            return
+        if status:
+            record = {
+                "kind": "exited",
+                "rank": self.rank,
+                "status": status,
+                "site": traceback_site(sys.exc_info()[2]),
+            }
+            self._own_verdict(mon, record, status)
+            return
+        self.state = "fin"
+        mon.poke()
+        last_check = time.monotonic()
+        while not mon.ok.is_set() and not mon.stopped.is_set():
+            mon.ok.wait(0.1)
+            if time.monotonic() - last_check > 1.0:
+                last_check = time.monotonic()
+                if not mon.aggregators_alive():
+                    return
+        if mon.reporting.is_set():
+            time.sleep(DETAIL_AND_ACKS)
+        if mon.ok.is_set():
+            mon.wait_acks()
+
+    def _on_sigterm(self, signum: int, frame: types.FrameType | None) -> None:
+        mon = self._active()
+        if mon is not None:
+            mon.poke()
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline and not mon.reporting.is_set():
+                time.sleep(0.02)
+            if mon.reporting.is_set():
+                time.sleep(DETAIL_AND_ACKS)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+DETAIL_AND_ACKS = 10.0
+RUNTIME = Runtime()

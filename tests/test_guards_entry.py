@@ -1,0 +1,91 @@
+"""Entry points and safety: spawn + install(), -m modules, passthrough, disable, store loss,
+and bit-identical training with and without the guard."""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import Future
+
+import pytest
+import torch
+from guards_helpers import CORPUS, Run, environment, launch_all, run, tagged_lines
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Future[Run]]:
+    return launch_all(tmp_path_factory.getbasetemp() / "guards")
+
+
+def _done(runs: dict[str, Future[Run]], name: str) -> Run:
+    result = runs[name].result(timeout=390)
+    assert result.returncode is not None, f"{name} timed out\n{result.stderr[-4000:]}"
+    assert result.survivors == [], f"processes left behind: {result.survivors}"
+    return result
+
+
+@pytest.mark.timeout(400)
+def test_install_inside_spawn_workers_reports_mismatch(runs: dict[str, Future[Run]]) -> None:
+    result = _done(runs, "spawn")
+    text = "\n".join(result.report_lines())
+    assert result.returncode != 0, result.stderr[-4000:]
+    line = tagged_lines(CORPUS / "spawn_install.py")
+    assert f"rank 0 all_reduce float32[4] at spawn_install.py:{line['reduce']}" in text, text
+    assert f"rank 1 broadcast float32[4] at spawn_install.py:{line['broadcast']}" in text
+
+
+@pytest.mark.timeout(400)
+def test_module_entry_point_with_relative_import(runs: dict[str, Future[Run]]) -> None:
+    result = _done(runs, "module")
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "module rank 0 argv ['--lr', '0.1'] sum 12.0" in result.stdout
+    assert "module rank 1 argv ['--lr', '0.1'] sum 12.0" in result.stdout
+    assert result.report_lines() == []
+
+
+@pytest.mark.timeout(400)
+def test_disabled_guard_stays_silent(runs: dict[str, Future[Run]]) -> None:
+    result = _done(runs, "disabled")
+    assert result.returncode != 0
+    assert "ValueError: bad batch 17" in result.stderr
+    assert result.report_lines() == []
+
+
+@pytest.mark.timeout(400)
+def test_unreachable_store_warns_once_and_run_completes(runs: dict[str, Future[Run]]) -> None:
+    result = _done(runs, "unreachable")
+    assert result.returncode == 0, result.stderr[-4000:]
+    lines = result.report_lines()
+    assert len([x for x in lines if "cannot reach the c10d store" in x]) == 2, lines  # per rank
+    assert all(x.startswith("[guards] warning:") for x in lines), lines
+
+
+@pytest.mark.timeout(400)
+def test_guarded_training_is_bit_identical(runs: dict[str, Future[Run]], tmp_path_factory) -> None:
+    states = {}
+    for guarded in (False, True):
+        result = _done(runs, f"identical-{guarded}")
+        assert result.returncode == 0, result.stderr[-4000:]
+        assert result.report_lines() == []
+        states[guarded] = torch.load(
+            tmp_path_factory.getbasetemp() / "guards" / f"state-{guarded}.pt"
+        )
+    assert states[False].keys() == states[True].keys()
+    for key, value in states[False].items():
+        assert torch.equal(value, states[True][key]), key
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("code", [0, 3])
+def test_script_argv_name_path_and_exit_code_pass_through(code: int) -> None:
+    script = str(CORPUS / "argv_passthrough.py")
+    cmd = [sys.executable, "-m", "guards", script, str(code), "--flag", "x y"]
+    result = run(cmd, environment(), "/", timeout=50)
+    assert result.returncode == code, result.stderr[-3000:]
+    assert f"argv ['{code}', '--flag', 'x y'] helper-ok" in result.stdout
+
+
+@pytest.mark.timeout(20)
+def test_usage_without_arguments() -> None:
+    result = run([sys.executable, "-m", "guards"], environment(), "/", timeout=15)
+    assert result.returncode == 2
+    assert "usage" in result.stderr

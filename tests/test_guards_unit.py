@@ -1,0 +1,215 @@
+"""Fingerprints, comparison logic, configuration and hashing, without processes."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from guards import config, report, verdict
+from guards.callsite import call_site
+from guards.fingerprint import OP_CODES, describe, extractor
+from guards.ledger import CHECKPOINT, GroupLedger
+from guards.params import tensor_hash
+
+
+def _meta(name: str, *args, **kwargs) -> tuple:
+    return extractor(name, getattr(dist, name))(args, kwargs)
+
+
+def _summary(rank: int, entries: list, *, n: int | None = None, wait=None, st: str = "run") -> dict:
+    rows = [[seq, fp, op, "", f"train.py:{10 + seq}"] for seq, fp, op in entries]
+    count = n if n is not None else len(entries)
+    group = {"ranks": None, "n": count, "w": wait, "e": rows, "c": []}
+    return {"r": rank, "st": st, "hb": 1, "g": {"WORLD": group}, "ps": []}
+
+
+# --- fingerprints ---------------------------------------------------------------------------
+def test_fingerprint_words_name_op_dtype_shape_and_extras() -> None:
+    t = torch.ones(16)
+    assert describe("all_reduce", _meta("all_reduce", t)) == ("all_reduce float32[16]", "")
+    words = describe("all_reduce", _meta("all_reduce", t, op=dist.ReduceOp.MAX))
+    assert words == ("all_reduce float32[16]", "op=max")
+    assert describe("broadcast", _meta("broadcast", t, 1)) == ("broadcast float32[16]", "src=1")
+    gathered = _meta("all_gather", [torch.ones(2, 3)] * 4, torch.ones(2, 3))
+    assert describe("all_gather", gathered)[0] == "all_gather 4 x float32[2, 3]"
+    assert describe("barrier", _meta("barrier"))[0] == "barrier"
+
+
+def test_fingerprint_is_deterministic_and_separates_ops_shapes_groups() -> None:
+    def fp(op: str, meta: tuple, group: str = "WORLD") -> int:
+        g = GroupLedger(group, [0, 1])
+        g.record(op, OP_CODES[op], meta, "x.py:1")
+        return g.entry(0)[1]
+
+    a = _meta("all_reduce", torch.ones(16))
+    assert fp("all_reduce", a) == fp("all_reduce", _meta("all_reduce", torch.zeros(16)))
+    assert fp("all_reduce", a) != fp("broadcast", _meta("broadcast", torch.ones(16), 0))
+    assert fp("all_reduce", a) != fp("all_reduce", _meta("all_reduce", torch.ones(17)))
+    assert fp("all_reduce", a) != fp("all_reduce", _meta("all_reduce", torch.ones(16).double()))
+    assert fp("all_reduce", a) != fp("all_reduce", a, "group 1 [0,1]")
+
+
+def test_rank_dependent_sizes_are_not_in_the_fingerprint() -> None:
+    # all_to_all_single may split unevenly; only the dtype and trailing dims must agree
+    a = _meta("all_to_all_single", torch.ones(3, 4), torch.ones(5, 4))
+    b = _meta("all_to_all_single", torch.ones(7, 4), torch.ones(1, 4))
+    assert a == b
+    # gather_list exists only on the destination rank
+    assert _meta("gather", torch.ones(2), [torch.ones(2)] * 2, 0) == _meta(
+        "gather", torch.ones(2), None, 0
+    )
+
+
+def test_ledger_ring_and_checkpoint_digests() -> None:
+    g = GroupLedger("WORLD", [0, 1])
+    for _ in range(CHECKPOINT * 3):
+        g.record("barrier", OP_CODES["barrier"], (), "x.py:1")
+    assert g.count == CHECKPOINT * 3
+    assert [seq for seq, _ in g.checkpoints()] == [CHECKPOINT * 3 - 1, CHECKPOINT * 2 - 1]
+    assert [e[0] for e in g.last(3)] == [45, 46, 47]
+    g.wait_begin(47)
+    assert g.oldest_wait()[0] == 47
+    g.wait_end(47)
+    assert g.oldest_wait() is None
+
+
+def test_call_site_is_the_callers_line() -> None:
+    assert call_site(0).startswith("test_guards_unit.py:")
+
+
+# --- verdicts -------------------------------------------------------------------------------
+def test_mismatch_names_each_side_with_its_call_site() -> None:
+    s0 = _summary(0, [(0, 1, "all_reduce float32[1]"), (1, 7, "all_reduce float32[16]")])
+    s1 = _summary(1, [(0, 1, "all_reduce float32[1]"), (1, 9, "broadcast float32[16]")])
+    found = verdict.analyze({0: s0, 1: s1}, 2, 300)
+    assert found["kind"] == "mismatch" and found["seq"] == 1
+    lines = report.describe(found, {})
+    assert "  rank 0 all_reduce float32[16] at train.py:11" in lines
+    assert "  rank 1 broadcast float32[16] at train.py:11" in lines
+
+
+def test_majority_side_comes_first_with_many_ranks() -> None:
+    summaries = {r: _summary(r, [(0, 5 if r != 2 else 6, "op")]) for r in range(4)}
+    found = verdict.analyze(summaries, 4, 300)
+    assert [c["rank"] for c in found["sides"][0]] == [0, 1, 3]
+    assert [c["rank"] for c in found["sides"][1]] == [2]
+
+
+def test_finished_rank_while_others_wait_is_reported_at_once() -> None:
+    s0 = _summary(0, [(0, 1, "ar"), (1, 1, "ar")], wait=[1, 0.1])
+    s1 = _summary(1, [(0, 1, "ar")], st="fin")
+    found = verdict.analyze({0: s0, 1: s1}, 2, 300)
+    assert found["kind"] == "finished"
+    assert found["done"][0]["rank"] == 1 and found["done"][0]["count"] == 1
+    assert found["waiting"][0]["rank"] == 0
+
+
+def test_hang_waits_for_the_timeout_then_asks_the_lagging_rank() -> None:
+    s1 = _summary(1, [(0, 1, "ar")])
+    young = _summary(0, [(0, 1, "ar"), (1, 2, "barrier")], wait=[1, 2.0])
+    assert verdict.analyze({0: young, 1: s1}, 2, 3.0) is None
+    old = _summary(0, [(0, 1, "ar"), (1, 2, "barrier")], wait=[1, 3.5])
+    found = verdict.analyze({0: old, 1: s1}, 2, 3.0)
+    assert found["kind"] == "hang" and found["reps"] == [1]
+    lines = report.describe(found, {1: ["train.py:40 in main: time.sleep(5)"]})
+    assert "    train.py:40 in main: time.sleep(5)" in lines
+
+
+def test_clean_finish_is_ok_and_uneven_finish_is_not() -> None:
+    same = {r: _summary(r, [(0, 1, "ar")], st="fin") for r in range(2)}
+    assert verdict.analyze(same, 2, 300) == {"kind": "ok"}
+    uneven = {0: _summary(0, [(0, 1, "ar")], st="fin"), 1: _summary(1, [], st="fin")}
+    assert verdict.analyze(uneven, 2, 300)["kind"] == "finished"
+    assert verdict.analyze({0: same[0]}, 2, 300) is None  # rank 1 not heard from yet
+
+
+def test_ranks_whose_guard_is_off_are_left_out() -> None:
+    s0 = _summary(0, [(0, 1, "ar"), (1, 1, "ar")], wait=[1, 999.0])
+    s1 = _summary(1, [], st="off")
+    assert verdict.analyze({0: s0, 1: s1}, 2, 3.0) is None
+
+
+def test_parameter_digests_compared_at_a_common_step() -> None:
+    summaries = {r: _summary(r, []) for r in range(3)}
+    summaries[0]["ps"] = [[5, 11], [10, 12]]
+    summaries[1]["ps"] = [[5, 11], [10, 99]]
+    summaries[2]["ps"] = [[5, 11]]
+    assert verdict.params(summaries) is None  # step 5 agrees; step 10 not on every rank yet
+    summaries[2]["ps"] = [[5, 11], [10, 12]]
+    found = verdict.params(summaries)
+    assert found["step"] == 10 and found["sides"] == [[0, 2], [1]]
+    details = {
+        0: {"module.2.bias": 1, "module.0.weight": 2},
+        1: {"module.2.bias": 3, "module.0.weight": 2},
+    }
+    lines = report.describe(found, details)
+    assert "  module.2.bias differs on rank 1 from ranks 0, 2" in lines
+    assert not any("module.0.weight" in x for x in lines)
+
+
+def test_render_prefixes_every_line() -> None:
+    found = {"kind": "failed", "rank": 1, "type": "ValueError", "message": "x", "site": "t.py:3"}
+    lines = report.render(found, {}, 0, "it waits in barrier at t.py:9")
+    assert lines[0] == "[guards] rank 1 failed: ValueError: x at t.py:3"
+    assert all(x.startswith("[guards] ") for x in lines)
+    assert lines[-1] == f"[guards] rank 0 stops with exit status {report.EXIT_STATUS}"
+
+
+# --- configuration --------------------------------------------------------------------------
+def test_config_defaults_and_values() -> None:
+    cfg = config.load({})
+    assert (cfg.hang_timeout, cfg.param_check_every, cfg.disabled) == (300.0, 100, False)
+    cfg = config.load(
+        {"GUARDS_HANG_TIMEOUT": "3", "GUARDS_PARAM_CHECK_EVERY": "0", "GUARDS_DISABLE": "1"}
+    )
+    assert (cfg.hang_timeout, cfg.param_check_every, cfg.disabled) == (3.0, 0, True)
+
+
+@pytest.mark.parametrize(
+    "name,value",
+    [
+        ("GUARDS_HANG_TIMEOUT", "soon"),
+        ("GUARDS_HANG_TIMEOUT", "-1"),
+        ("GUARDS_PARAM_CHECK_EVERY", "2.5"),
+    ],
+)
+def test_bad_config_values_warn_and_use_the_default(name: str, value: str) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cfg = config.load({name: value})
+    assert cfg == config.load({})
+    assert len(caught) == 1 and name in str(caught[0].message)
+
+
+# --- parameter hashing ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.bool]
+)
+def test_tensor_hash_is_order_sensitive_and_leaves_the_tensor_alone(dtype: torch.dtype) -> None:
+    t = (torch.arange(12) % 5).to(dtype).reshape(3, 4)
+    before = t.clone()
+    h = tensor_hash(t)
+    assert h.dtype == torch.int64 and h.dim() == 0
+    assert torch.equal(t, before)
+    assert int(tensor_hash(t)) == int(h)
+    swapped = t.flatten().clone()
+    swapped[[0, 1]] = swapped[[1, 0]]
+    if not torch.equal(swapped, t.flatten()):
+        assert int(tensor_hash(swapped)) != int(h)
+
+
+def test_tensor_hash_sees_one_ulp() -> None:
+    t = torch.randn(1000)
+    u = t.clone()
+    u[500] = torch.nextafter(u[500], torch.tensor(float("inf")))
+    assert int(tensor_hash(t)) != int(tensor_hash(u))
+
+
+def test_interval_grows_with_large_jobs_unless_set() -> None:
+    assert config.interval_for(config.load({}), 8) == 0.25
+    assert config.interval_for(config.load({}), 256) == 0.25
+    assert config.interval_for(config.load({}), 1024) == 1.0
+    assert config.interval_for(config.load({"GUARDS_INTERVAL": "0.5"}), 1024) == 0.5
