@@ -275,12 +275,26 @@ class FileContext:
         """The function (or the module) whose body holds `node`."""
         return self.scope_of_node.get(node, self.module)
 
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        """The function whose body holds `node`; None at module level."""
+        scope = self.scope(node)
+        return scope if isinstance(scope, cst.FunctionDef) else None
+
     def statement(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost simple or compound statement holding `node`."""
         for candidate in (node, *self.ancestors(node)):
             if isinstance(candidate, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
                 return candidate
         return node
+
+    def enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
+        """The innermost loop around `node` in its function, lambda or class body."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.For, cst.While)):
+                return ancestor
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return None
+        return None
 
     def before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
         """True if `first` starts before `second` in the source."""

@@ -8,6 +8,7 @@ callers in the same file pass to it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Container
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -98,15 +99,27 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     return None
 
 
-def argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
+def passed_argument(call: cst.Call, position: int, name: str) -> cst.Arg | None:
     """The argument given at `position` or as `name=`."""
     kw = keyword(call, name)
     if kw is not None:
-        return kw.value
+        return kw
     positional = [a for a in call.args if a.keyword is None and not a.star]
-    if position < len(positional):
-        return positional[position].value
-    return None
+    return positional[position] if position < len(positional) else None
+
+
+def given_argument(call: cst.Call, position: int, name: str) -> cst.Arg | None:
+    """`passed_argument`, unless the value passed is `None`."""
+    arg = passed_argument(call, position, name)
+    if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+        return None
+    return arg
+
+
+def argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
+    """The value given at `position` or as `name=`."""
+    arg = passed_argument(call, position, name)
+    return None if arg is None else arg.value
 
 
 def is_true(expr: cst.BaseExpression | None) -> bool:
@@ -130,18 +143,18 @@ def environ_key(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def _unwrap_conversion(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """`x` for `int(x)`, `float(x)`, `(x)`."""
-    while True:
-        if (
-            isinstance(expr, cst.Call)
-            and isinstance(expr.func, cst.Name)
-            and expr.func.value in ("int", "float")
-            and expr.args
-        ):
-            expr = expr.args[0].value
-        else:
-            return expr
+def strip_conversion(
+    expr: cst.BaseExpression, functions: tuple[str, ...] = ("int", "float")
+) -> cst.BaseExpression:
+    """`x` for `int(x)`, `float(x)`, `int(float(x))` (or calls of the given `functions`)."""
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value in functions
+        and expr.args
+    ):
+        expr = expr.args[0].value
+    return expr
 
 
 class DDPFacts:
@@ -233,6 +246,11 @@ class DDPFacts:
         module_level = [b for b in visible if b.scope is ctx.module]
         return module_level[-1] if module_level else None
 
+    def binding_before(self, name: str, at: cst.CSTNode) -> Binding | None:
+        """Like `reaching_binding`, but asked at the statement holding `at`, so that no
+        binding made by that statement counts (`with open(p) as f, wrap(f)`, `(x := f(x))`)."""
+        return self.reaching_binding(name, self.ctx.statement(at))
+
     def _precedes(self, binding: Binding, at: cst.CSTNode) -> bool:
         """The binding happened before `at` runs: `model` in `model = DDP(model)` still
         reads the old value; a loop variable is bound inside its loop body."""
@@ -274,7 +292,7 @@ class DDPFacts:
     def is_rank_value(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
         """An expression holding this process's rank (global or local)."""
         ctx = self.ctx
-        expr = _unwrap_conversion(expr)
+        expr = strip_conversion(expr)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo):
             return self.is_rank_value(expr.left, depth)
         if isinstance(expr, cst.Call):
@@ -321,7 +339,8 @@ class DDPFacts:
 
     def rank_guard(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The rank condition under which `node` runs, if any: an enclosing `if` on a
-        rank test, or an earlier `if not main: return` in the same function."""
+        rank test, or an earlier `if not main: return` in the same function. (The sync
+        rules use the stricter `ddplint.analysis.rank_guards.rank_guard`.)"""
         ctx = self.ctx
         child = node
         for ancestor in ctx.ancestors(node):
@@ -358,7 +377,7 @@ class DDPFacts:
     def is_world_size(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
         """An expression holding the number of processes."""
         ctx = self.ctx
-        expr = _unwrap_conversion(expr)
+        expr = strip_conversion(expr)
         if isinstance(expr, cst.Call):
             func = last_name(expr.func)
             if func in _WORLD_FUNCTIONS:
@@ -386,6 +405,14 @@ class DDPFacts:
     def collective_functions(self) -> dict[str, cst.Call]:
         """Functions of this file (by name) that issue a collective, directly or through
         another such function or a project helper; value: the first collective call."""
+        return self.functions_reaching(self._issues_collective)
+
+    def functions_reaching(
+        self, reaches: Callable[[cst.Call, Container[str]], bool]
+    ) -> dict[str, cst.Call]:
+        """Functions of this file (by name) holding a call for which `reaches(call, found)`
+        holds, `found` being the functions found so far (so a call of one of them can count);
+        value: the first such call."""
         ctx = self.ctx
         found: dict[str, cst.Call] = {}
         changed = True
@@ -395,16 +422,14 @@ class DDPFacts:
                 if name in found:
                     continue
                 for func in defs:
-                    for call in ctx.calls_within(func):
-                        if self._issues_collective(call, found):
-                            found[name] = call
-                            changed = True
-                            break
-                    if name in found:
+                    call = next((c for c in ctx.calls_within(func) if reaches(c, found)), None)
+                    if call is not None:
+                        found[name] = call
+                        changed = True
                         break
         return found
 
-    def _issues_collective(self, call: cst.Call, known: dict[str, cst.Call]) -> bool:
+    def _issues_collective(self, call: cst.Call, known: Container[str]) -> bool:
         if self.is_collective_call(call):
             return True
         name = last_name(call.func)
@@ -445,15 +470,17 @@ def _is_mode_check(expr: cst.Comparison) -> bool:
 
 
 def _int_literal(expr: cst.BaseExpression) -> int | None:
-    if isinstance(expr, cst.Integer):
-        return int(expr.value)
-    if (
-        isinstance(expr, cst.UnaryOperation)
-        and isinstance(expr.operator, cst.Minus)
-        and isinstance(expr.expression, cst.Integer)
-    ):
-        return -int(expr.expression.value)
-    return None
+    """The value of a decimal integer literal, maybe negated (`0`, `-1`); None otherwise."""
+    negated = isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus)
+    if negated:
+        expr = expr.expression  # type: ignore[attr-defined]
+    if not isinstance(expr, cst.Integer):
+        return None
+    try:
+        value = int(expr.value)  # hex, octal and binary spellings are not matched
+    except ValueError:
+        return None
+    return -value if negated else value
 
 
 def _ends_in_exit(block: cst.BaseSuite) -> bool:

@@ -9,7 +9,14 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.facts import DDP_CLASSES, argument, environ_key, keyword, string_value
+from ddplint.facts import (
+    DDP_CLASSES,
+    argument,
+    environ_key,
+    keyword,
+    string_value,
+    strip_conversion,
+)
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 
@@ -146,13 +153,7 @@ def _local_rank_name(ctx: FileContext, at: cst.CSTNode) -> str | None:
 
 
 def _env_local_rank(ctx: FileContext, expr: cst.BaseExpression) -> bool:
-    while (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Name)
-        and expr.func.value == "int"
-        and expr.args
-    ):
-        expr = expr.args[0].value
+    expr = strip_conversion(expr, ("int",))
     return environ_key(ctx, expr) == "LOCAL_RANK"
 
 

@@ -1,166 +1,24 @@
-"""DDP002: a shuffling DistributedSampler iterated epoch after epoch without `set_epoch`.
-
-The helpers here (samplers, the loaders built on them) are shared with DDP003.
-"""
+"""DDP002: a shuffling DistributedSampler iterated epoch after epoch without `set_epoch`."""
 
 from __future__ import annotations
 
 import weakref
 from collections import defaultdict
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Container, Iterator
+from dataclasses import dataclass
 
 import libcst as cst
 
+from ddplint.analysis.samplers import (
+    SamplerUse,
+    distributed_samplers,
+    returned_names,
+    shuffle_of,
+)
 from ddplint.context import FileContext, Scope
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.facts import LOADER_CLASSES, SAMPLER_CLASSES, argument, is_false, is_true
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
-
-# Positions in `DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)`
-# and `DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
-# collate_fn, pin_memory, drop_last)`.
-SAMPLER_SHUFFLE = 3
-SAMPLER_DROP_LAST = 5
-LOADER_SAMPLER = 3
-LOADER_BATCH_SAMPLER = 4
-LOADER_DROP_LAST = 8
-
-
-_CALLS_BY_SCOPE: weakref.WeakKeyDictionary[FileContext, dict[int, list[cst.Call]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def calls_in_function(ctx: FileContext, func: Scope) -> list[cst.Call]:
-    """Calls whose innermost enclosing function is `func`, from an index built once per
-    file (`FileContext.calls_within` rescans every call of the file at each use)."""
-    index = _CALLS_BY_SCOPE.get(ctx)
-    if index is None:
-        index = defaultdict(list)
-        for call in ctx.calls:
-            index[id(ctx.scope(call))].append(call)
-        _CALLS_BY_SCOPE[ctx] = index
-    return index.get(id(func), [])
-
-
-def calls_under(ctx: FileContext, node: cst.CSTNode) -> list[cst.Call]:
-    """Calls below `node` in the same function (not in nested definitions)."""
-    scope = ctx.scope(node)
-    return [n for n in ctx.walk(node) if isinstance(n, cst.Call) and ctx.scope(n) is scope]
-
-
-@dataclass
-class LoaderUse:
-    """A `DataLoader(...)` built on a sampler."""
-
-    call: cst.Call
-    name: str | None
-    via: str  # "sampler", "batch_sampler", or "returned_sampler" (a helper's return value)
-
-
-@dataclass
-class SamplerUse:
-    """A `DistributedSampler(...)` call, the name it is bound to and its loaders."""
-
-    call: cst.Call
-    name: str | None
-    binding_value: cst.BaseExpression | None
-    loaders: list[LoaderUse] = field(default_factory=list)
-
-
-def shuffle_of(call: cst.Call) -> bool | None:
-    """True / False when the sampler's shuffling is known, None when it is computed."""
-    value = argument(call, SAMPLER_SHUFFLE, "shuffle")
-    if value is None or is_true(value):
-        return True
-    if is_false(value):
-        return False
-    return None
-
-
-def bound_name(ctx: FileContext, node: cst.BaseExpression) -> tuple[str | None, cst.CSTNode]:
-    """The dotted name `node` is assigned to (through `x if c else y`), and the value
-    expression of that assignment."""
-    current: cst.CSTNode = node
-    parent = ctx.parent(current)
-    while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
-        current = parent
-        parent = ctx.parent(current)
-    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
-        return dotted(parent.targets[0].target), current
-    if isinstance(parent, cst.AnnAssign):
-        return dotted(parent.target), current
-    return None, current
-
-
-def _refers_to(ctx: FileContext, expr: cst.BaseExpression | None, sampler: SamplerUse) -> bool:
-    if expr is None:
-        return False
-    for node in ctx.walk(expr):
-        if node is sampler.call:
-            return True
-        if (
-            sampler.name is not None
-            and isinstance(node, (cst.Name, cst.Attribute))
-            and dotted(node) == sampler.name
-        ):
-            return True
-    return False
-
-
-def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
-    """Every DistributedSampler of the file with the DataLoaders built on it."""
-    samplers = []
-    for call in ctx.calls_to(*SAMPLER_CLASSES):
-        name, value = bound_name(ctx, call)
-        samplers.append(SamplerUse(call, name, value if name else None))
-    if not samplers:
-        return samplers
-    # `return dataset, train_sampler` in a data helper, the loader built by its caller
-    # (torchvision's `load_data`): the caller's names for the returned sampler.
-    returned = {
-        id(s): _returned_names(ctx, s.name, ctx.scope(s.call)) if s.name is not None else []
-        for s in samplers
-    }
-    for loader in ctx.calls_to(*LOADER_CLASSES):
-        direct = argument(loader, LOADER_SAMPLER, "sampler")
-        batch = argument(loader, LOADER_BATCH_SAMPLER, "batch_sampler")
-        for sampler in samplers:
-            via = None
-            if sampler.name is None or _same_scope_or_module(ctx, sampler.call, loader):
-                if _refers_to(ctx, direct, sampler):
-                    via = "sampler"
-                elif any(_refers_to(ctx, b, sampler) for b in _with_values(ctx, batch, loader)):
-                    via = "batch_sampler"
-            else:
-                for alias, scope in returned[id(sampler)]:
-                    if scope is not ctx.scope(loader):
-                        continue
-                    if direct is not None and dotted(direct) == alias:
-                        via = "returned_sampler"
-                    elif any(dotted(b) == alias for b in _with_values(ctx, batch, loader)):
-                        via = "batch_sampler"
-            if via is not None:
-                loader_name, _ = bound_name(ctx, loader)
-                sampler.loaders.append(LoaderUse(loader, loader_name, via))
-    return samplers
-
-
-def _with_values(
-    ctx: FileContext, expr: cst.BaseExpression | None, at: cst.CSTNode
-) -> list[cst.BaseExpression]:
-    if expr is None:
-        return []
-    name = dotted(expr)
-    return [expr, *(ctx.values_of(name, at) if name else ())]
-
-
-def _same_scope_or_module(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-    scope_a = ctx.scope(a)
-    return scope_a is ctx.scope(b) or scope_a is ctx.module
-
 
 # -- DDP002 proper -------------------------------------------------------------------------
 
@@ -170,15 +28,6 @@ class _EpochLoop:
     loop: cst.For
     name: str  # the loader's (or sampler's) name in the loop's scope
     is_sampler: bool
-
-
-def _enclosing_loop(ctx: FileContext, node: cst.CSTNode) -> cst.For | cst.While | None:
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (cst.For, cst.While)):
-            return ancestor
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return None
-    return None
 
 
 _READS: weakref.WeakKeyDictionary[FileContext, dict[str, list[cst.BaseExpression]]] = (
@@ -203,9 +52,7 @@ def _reads(ctx: FileContext) -> dict[str, list[cst.BaseExpression]]:
     index = _READS.get(ctx)
     if index is None:
         index = defaultdict(list)
-        for node in ctx.nodes:
-            if not isinstance(node, (cst.Name, cst.Attribute)):
-                continue
+        for node in ctx.nodes_of(cst.Name, cst.Attribute):
             parent = ctx.parent(node)
             if isinstance(parent, (cst.Attribute, cst.AssignTarget, cst.Param)):
                 continue
@@ -262,23 +109,10 @@ class _Finder:
     def setters(self) -> set[str]:
         """Functions of this file that call `set_epoch`, directly or through another."""
         if self._setters is None:
-            ctx = self.ctx
-            found: set[str] = set()
-            changed = True
-            while changed:
-                changed = False
-                for name, defs in ctx.functions.items():
-                    if name in found:
-                        continue
-                    for func in defs:
-                        if any(self._sets_epoch(c, found) for c in calls_in_function(ctx, func)):
-                            found.add(name)
-                            changed = True
-                            break
-            self._setters = found
+            self._setters = set(self.ctx.facts.functions_reaching(self._sets_epoch))
         return self._setters
 
-    def _sets_epoch(self, call: cst.Call, known: set[str]) -> bool:
+    def _sets_epoch(self, call: cst.Call, known: Container[str]) -> bool:
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "set_epoch":
             return True
@@ -289,7 +123,7 @@ class _Finder:
 
     def loop_sets_epoch(self, loop: cst.For) -> bool:
         setters = self.setters
-        return any(self._sets_epoch(c, setters) for c in calls_under(self.ctx, loop))
+        return any(self._sets_epoch(c, setters) for c in self.ctx.calls_within(loop))
 
     def epoch_loops(
         self, name: str, scope: Scope, depth: int = 2
@@ -299,7 +133,7 @@ class _Finder:
         for node in _usages(ctx, name, scope):
             loop = _for_iterating(ctx, node)
             if loop is not None:
-                outer = _enclosing_loop(ctx, loop)
+                outer = ctx.enclosing_loop(loop)
                 yield self._epoch(outer, name), loop
                 continue
             arg = ctx.parent(node)
@@ -315,9 +149,9 @@ class _Finder:
                     if inner is not None:
                         yield inner, site
                     else:
-                        yield self._epoch(_enclosing_loop(ctx, call), name), call
+                        yield self._epoch(ctx.enclosing_loop(call), name), call
             elif helper is None and self._project_helper(call):
-                yield self._epoch(_enclosing_loop(ctx, call), name), call
+                yield self._epoch(ctx.enclosing_loop(call), name), call
 
     def _epoch(self, loop: cst.For | cst.While | None, name: str) -> _EpochLoop | None:
         if isinstance(loop, cst.For):
@@ -337,43 +171,6 @@ class _Finder:
         return project is not None and project.resolve(self.ctx, call) is not None
 
 
-def _returned_names(ctx: FileContext, name: str, scope: Scope) -> list[tuple[str, Scope]]:
-    """Names bound by callers of `scope` to the value `name` it returns (by position in
-    a returned tuple)."""
-    if not isinstance(scope, cst.FunctionDef):
-        return []
-    positions: set[int | None] = set()
-    for node in ctx.walk(scope):
-        if isinstance(node, cst.Return) and node.value is not None and ctx.scope(node) is scope:
-            value = node.value
-            if dotted(value) == name:
-                positions.add(None)
-            elif isinstance(value, cst.Tuple):
-                for index, element in enumerate(value.elements):
-                    if dotted(element.value) == name:
-                        positions.add(index)
-    if not positions:
-        return []
-    found: list[tuple[str, Scope]] = []
-    for call in ctx.calls:
-        if not (isinstance(call.func, cst.Name) and call.func.value == scope.name.value):
-            continue
-        parent = ctx.parent(call)
-        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
-            continue
-        target = parent.targets[0].target
-        for position in positions:
-            if position is None:
-                bound = dotted(target)
-            elif isinstance(target, (cst.Tuple, cst.List)) and position < len(target.elements):
-                bound = dotted(target.elements[position].value)
-            else:
-                bound = None
-            if bound is not None:
-                found.append((bound, ctx.scope(call)))
-    return found
-
-
 def _names_for(ctx: FileContext, sampler: SamplerUse) -> list[tuple[str, Scope, str, bool]]:
     """(name, scope, loader name or "", is the sampler itself) to follow."""
     names: list[tuple[str, Scope, str, bool]] = []
@@ -382,7 +179,7 @@ def _names_for(ctx: FileContext, sampler: SamplerUse) -> list[tuple[str, Scope, 
             continue
         scope = ctx.scope(loader.call)
         names.append((loader.name, scope, loader.via, False))
-        for bound, where in _returned_names(ctx, loader.name, scope):
+        for bound, where in returned_names(ctx, loader.name, scope):
             names.append((bound, where, loader.via, False))
     return names
 
@@ -618,15 +415,3 @@ def main(ds, model):
         if via == "sampler" and (inline or value is sampler.call):
             return f"{epoch.name}.sampler"
         return None
-
-
-__all__ = [
-    "LOADER_DROP_LAST",
-    "SAMPLER_DROP_LAST",
-    "LoaderUse",
-    "SamplerUse",
-    "calls_in_function",
-    "calls_under",
-    "distributed_samplers",
-    "shuffle_of",
-]

@@ -6,16 +6,16 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.context import FileContext
-from ddplint.diagnostics import Severity
-from ddplint.facts import argument, is_false
-from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp002_missing_set_epoch import (
+from ddplint.analysis.samplers import (
     LOADER_DROP_LAST,
     SAMPLER_DROP_LAST,
     distributed_samplers,
     shuffle_of,
 )
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.facts import argument, is_false
+from ddplint.rule import Finding, Rule, register
 
 
 def _drop_last_state(value: cst.BaseExpression | None) -> str:

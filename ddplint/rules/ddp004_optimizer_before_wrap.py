@@ -12,7 +12,6 @@ from ddplint.diagnostics import Severity
 from ddplint.facts import argument, last_name
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp002_missing_set_epoch import calls_in_function
 
 _SAME_OBJECT_METHODS = frozenset(
     {"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval", "requires_grad_"}
@@ -192,7 +191,7 @@ def main(model, local_rank):
             if module is None:
                 continue
             scope = ctx.scope(wrap)
-            for call in calls_in_function(ctx, scope):
+            for call in ctx.calls_within(scope):
                 if not ctx.before(call, wrap):
                     continue
                 if not self._builds_optimizer(ctx, call, module):
@@ -218,9 +217,7 @@ def main(model, local_rank):
             defs = ctx.functions.get(name, [])
             if defs:
                 return any(
-                    _is_optimizer_class(ctx, inner)
-                    for f in defs
-                    for inner in calls_in_function(ctx, f)
+                    _is_optimizer_class(ctx, inner) for f in defs for inner in ctx.calls_within(f)
                 )
         return bool(_OPTIMIZER_HELPER.search(name))
 

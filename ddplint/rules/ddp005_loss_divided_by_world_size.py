@@ -9,6 +9,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.facts import strip_conversion
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
@@ -25,13 +26,7 @@ def _is_world_size(ctx: FileContext, expr: cst.BaseExpression, depth: int = 3) -
     """Like `facts.is_world_size`, but a name is the world size only through a plain
     assignment: `steps //= world_size` makes `steps` a per-rank accumulation count
     (nanoGPT's `gradient_accumulation_steps //= ddp_world_size`), not the world size."""
-    while (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Name)
-        and expr.func.value in ("int", "float")
-        and expr.args
-    ):
-        expr = expr.args[0].value
+    expr = strip_conversion(expr)
     if isinstance(expr, (cst.Call, cst.Subscript)):
         return ctx.facts.is_world_size(expr)
     if isinstance(expr, cst.IfExp):

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.ddp_models import may_be_ddp_model
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import DDP_CLASSES, argument
@@ -100,22 +101,6 @@ def _local_savers(ctx: FileContext) -> dict[str, int]:
         if obj is not None and isinstance(obj, cst.Name) and obj.value in params:
             savers[func.name.value] = params.index(obj.value)
     return savers
-
-
-def _is_ddp_model(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """`facts.is_ddp_model`, plus a name bound to `DDP(model) if distributed else model`."""
-    if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
-        return False  # the instance itself (facts.arguments_for mis-indexes `self`)
-    if ctx.facts.is_ddp_model(expr, at):
-        return True
-    name = dotted(expr)
-    binding = ctx.facts.reaching_binding(name, at) if name is not None else None
-    if binding is None or binding.kind != "assign" or not isinstance(binding.value, cst.IfExp):
-        return False
-    return any(
-        isinstance(branch, cst.Call) and ctx.call_name(branch) in DDP_CLASSES
-        for branch in (binding.value.body, binding.value.orelse)
-    )
 
 
 def _wrapped_conditionally(ctx: FileContext, receiver: cst.BaseExpression, at: cst.CSTNode) -> bool:
@@ -353,7 +338,7 @@ def main(model, ema, local_rank):
                 receiver = state_call.func.value  # type: ignore[attr-defined]
                 at = state_call
                 if (
-                    _is_ddp_model(ctx, receiver, at)
+                    may_be_ddp_model(ctx, receiver, at)
                     and not facts.is_unwrapped_ddp(receiver, at)
                     and not _checks_wrapping(ctx, state_call, receiver)
                 ):

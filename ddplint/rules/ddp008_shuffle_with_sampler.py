@@ -8,26 +8,11 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.facts import LOADER_CLASSES, is_true, keyword
+from ddplint.facts import LOADER_CLASSES, given_argument, is_true, passed_argument
 from ddplint.rule import Finding, FixSpec, Rule, register
 
 # DataLoader(dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, ...)
 _SHUFFLE_POS, _SAMPLER_POS, _BATCH_SAMPLER_POS = 2, 3, 4
-
-
-def _positional(call: cst.Call) -> list[cst.Arg]:
-    return [a for a in call.args if a.keyword is None and not a.star]
-
-
-def _given(call: cst.Call, name: str, position: int) -> cst.Arg | None:
-    """The argument passed for `name` (keyword or positional), unless it is `None`."""
-    arg = keyword(call, name)
-    if arg is None:
-        positional = _positional(call)
-        arg = positional[position] if position < len(positional) else None
-    if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
-        return None
-    return arg
 
 
 def _without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
@@ -195,14 +180,11 @@ def build(train_set, val_set):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for call in ctx.calls_to(*LOADER_CLASSES):
-            shuffle = keyword(call, "shuffle")
-            positional = _positional(call)
-            if shuffle is None and len(positional) > _SHUFFLE_POS:
-                shuffle = positional[_SHUFFLE_POS]
+            shuffle = passed_argument(call, _SHUFFLE_POS, "shuffle")
             if shuffle is None or not is_true(shuffle.value):
                 continue
-            sampler = _given(call, "sampler", _SAMPLER_POS)
-            batch_sampler = _given(call, "batch_sampler", _BATCH_SAMPLER_POS)
+            sampler = given_argument(call, _SAMPLER_POS, "sampler")
+            batch_sampler = given_argument(call, _BATCH_SAMPLER_POS, "batch_sampler")
             if sampler is None and batch_sampler is None:
                 continue
             which = "sampler" if sampler is not None else "batch_sampler"

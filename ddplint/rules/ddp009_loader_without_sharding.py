@@ -7,13 +7,13 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.paths import path_values
+from ddplint.analysis.rank_guards import rank_guard, single_process_branch
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.facts import LOADER_CLASSES, argument, is_false, is_true
+from ddplint.facts import LOADER_CLASSES, argument, given_argument, is_false, is_true
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp010_collective_under_rank_condition import rank_guard
-from ddplint.rules.ddp013_checkpoint_every_rank import path_values, single_process_branch
 
 _PLAIN_SAMPLERS = frozenset(
     f"torch.utils.data.{name}"
@@ -31,13 +31,6 @@ _EVAL_NAME = re.compile(
 _SHARD_NAME = re.compile(r"split_by_node|split_dataset_by_node|nodesplitter|shard", re.IGNORECASE)
 _SYNTHETIC = frozenset({"torch.randn", "torch.rand", "torch.randint", "torch.randperm"})
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode"})
-
-
-def _given(call: cst.Call, name: str, position: int) -> cst.BaseExpression | None:
-    value = argument(call, position, name)
-    if value is None or (isinstance(value, cst.Name) and value.value == "None"):
-        return None
-    return value
 
 
 def _plain_sampler(
@@ -67,9 +60,7 @@ class _Sharding:
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self.classes = {
-            node.name.value: node for node in ctx.nodes if isinstance(node, cst.ClassDef)
-        }
+        self.classes = {node.name.value: node for node in ctx.nodes_of(cst.ClassDef)}
 
     def sharded(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 2) -> bool:
         ctx = self.ctx
@@ -153,8 +144,8 @@ def _trained_on(ctx: FileContext, call: cst.Call) -> bool:
     names = set(_target_names(ctx, call))
     if not names:
         return False
-    for node in ctx.nodes:
-        if isinstance(node, cst.For) and names & set(ctx.names_in(node.iter)):
+    for node in ctx.nodes_of(cst.For):
+        if names & set(ctx.names_in(node.iter)):
             for inner in ctx.walk(node.body):
                 if (
                     isinstance(inner, cst.Call)
@@ -318,8 +309,8 @@ def build(net, files, local_rank):
         for call in ctx.calls_to(*LOADER_CLASSES):
             if any(arg.star for arg in call.args):
                 continue
-            sampler = _given(call, "sampler", 3) or _given(call, "batch_sampler", 4)
-            if sampler is not None and not _plain_sampler(ctx, sampler, call):
+            sampler = given_argument(call, 3, "sampler") or given_argument(call, 4, "batch_sampler")
+            if sampler is not None and not _plain_sampler(ctx, sampler.value, call):
                 continue
             shuffle = argument(call, 2, "shuffle")
             if is_false(shuffle):

@@ -1,222 +1,20 @@
-"""DDP010: a collective or barrier reached under a rank condition.
-
-Also holds the rank-condition helpers the other sync/checkpoint rules (DDP011-DDP014) share.
-"""
+"""DDP010: a collective or barrier reached under a rank condition."""
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.collectives import SYNC_COLLECTIVES, collective_functions
+from ddplint.analysis.rank_guards import ends_in_exit, rank_guard
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.facts import _MAIN_PROCESS_NAME, COLLECTIVES, keyword, last_name
+from ddplint.facts import keyword, last_name
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
-# `destroy_process_group` tears down; it is not matched against other ranks' calls.
-SYNC_COLLECTIVES = COLLECTIVES - {"torch.distributed.destroy_process_group"}
 _GROUP_KEYWORDS = ("group", "process_group", "pg")
-_EXIT_CALLS = frozenset({"sys.exit", "os._exit", "exit", "quit", "os.abort"})
-
-
-def _is_minus_one(expr: cst.BaseExpression) -> bool:
-    return (
-        isinstance(expr, cst.UnaryOperation)
-        and isinstance(expr.operator, cst.Minus)
-        and isinstance(expr.expression, cst.Integer)
-        and expr.expression.value == "1"
-    )
-
-
-def _is_zero(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Integer) and expr.value == "0"
-
-
-def _is_mode_test(expr: cst.Comparison) -> bool:
-    """`local_rank != -1`, `rank >= 0`, `local_rank == -1`: whether the run is distributed
-    at all, the same answer on every rank."""
-    if len(expr.comparisons) != 1:
-        return False
-    target = expr.comparisons[0]
-    op = target.operator
-    if _is_minus_one(target.comparator):
-        return isinstance(op, (cst.Equal, cst.NotEqual, cst.GreaterThan, cst.LessThanEqual))
-    if _is_zero(target.comparator):
-        return isinstance(op, (cst.GreaterThanEqual, cst.LessThan))
-    return False
-
-
-def rank_dependent(ctx: FileContext, expr: cst.BaseExpression, depth: int = 3) -> bool:
-    """A condition whose truth differs between ranks (`rank == 0`, `is_main_process()`,
-    `not master`), but not a test of distributed mode (`local_rank != -1`)."""
-    facts = ctx.facts
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
-        return rank_dependent(ctx, expr.expression, depth)
-    if isinstance(expr, cst.BooleanOperation):
-        return rank_dependent(ctx, expr.left, depth) or rank_dependent(ctx, expr.right, depth)
-    if isinstance(expr, cst.Comparison):
-        if _is_mode_test(expr):
-            return False
-        operands = [expr.left, *(c.comparator for c in expr.comparisons)]
-        return any(facts.is_rank_value(o) for o in operands)
-    if isinstance(expr, cst.Call):
-        func = last_name(expr.func)
-        return func is not None and bool(_MAIN_PROCESS_NAME.match(func))
-    name = last_name(expr)
-    if name is None:
-        return False
-    if _MAIN_PROCESS_NAME.match(name):
-        return True
-    full = dotted(expr)
-    if full is None or depth == 0:
-        return False
-    return any(rank_dependent(ctx, v, depth - 1) for v in ctx.values_of(full, expr))
-
-
-def _exits(block: cst.BaseSuite) -> bool:
-    """The block ends in `return`, `raise`, `continue`, `break` or an exit call."""
-    if isinstance(block, cst.SimpleStatementSuite):
-        statements = list(block.body)
-    elif isinstance(block, cst.IndentedBlock) and block.body:
-        last = block.body[-1]
-        if not isinstance(last, cst.SimpleStatementLine):
-            return False
-        statements = list(last.body)
-    else:
-        return False
-    if not statements:
-        return False
-    final = statements[-1]
-    if isinstance(final, (cst.Return, cst.Raise)):
-        return True
-    return (
-        isinstance(final, cst.Expr)
-        and isinstance(final.value, cst.Call)
-        and (dotted(final.value.func) or "") in _EXIT_CALLS
-    )
-
-
-def rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
-    """The rank condition under which `node` runs in its function: an enclosing `if` (or
-    conditional expression) on a rank test, or an earlier `if not main: return`."""
-    child = node
-    for ancestor in ctx.ancestors(node):
-        if (
-            isinstance(ancestor, (cst.If, cst.IfExp))
-            and child is not ancestor.test
-            and rank_dependent(ctx, ancestor.test)
-        ):
-            return ancestor
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-            if isinstance(ancestor, cst.FunctionDef) and isinstance(
-                ancestor.body, cst.IndentedBlock
-            ):
-                for statement in ancestor.body.body:
-                    if statement is child:
-                        break
-                    if (
-                        isinstance(statement, cst.If)
-                        and rank_dependent(ctx, statement.test)
-                        and _exits(statement.body)
-                    ):
-                        return statement
-            return None
-        if isinstance(ancestor, cst.ClassDef):
-            return None
-        child = ancestor
-    return None
-
-
-def call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
-    """Calls in this file of the function `func` (by name; `self.name(...)` too), leaving
-    out calls that resolve to an imported name (`torch.save` for a helper named `save`)."""
-    name = func.name.value
-    sites = []
-    for call in ctx.calls:
-        if last_name(call.func) != name or ctx.call_name(call) is not None:
-            continue
-        if isinstance(call.func, cst.Attribute) and not isinstance(call.func.value, cst.Name):
-            continue
-        sites.append(call)
-    return sites
-
-
-def enclosing_function(ctx: FileContext, node: cst.CSTNode) -> cst.FunctionDef | None:
-    scope = ctx.scope(node)
-    return scope if isinstance(scope, cst.FunctionDef) else None
-
-
-def guarded_everywhere(ctx: FileContext, node: cst.CSTNode, depth: int = 3) -> bool:
-    """`node` runs under a rank condition: in its function, or because every call of its
-    function in this file does (a few levels up)."""
-    if rank_guard(ctx, node) is not None:
-        return True
-    func = enclosing_function(ctx, node)
-    if func is None or depth == 0:
-        return False
-    sites = [s for s in call_sites(ctx, func) if not ctx.is_inside(s, func)]
-    return bool(sites) and all(guarded_everywhere(ctx, s, depth - 1) for s in sites)
-
-
-_COLLECTIVE_FUNCTIONS: weakref.WeakKeyDictionary[FileContext, dict[str, cst.Call]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def collective_functions(ctx: FileContext) -> dict[str, cst.Call]:
-    """Functions of this file (by name) that issue a collective, directly or through another
-    one; value: the collective (or helper) call. One pass over the calls, grouped by their
-    function, then a fixpoint over the groups (cached per file)."""
-    cached = _COLLECTIVE_FUNCTIONS.get(ctx)
-    if cached is not None:
-        return cached
-    by_function: dict[str, list[cst.Call]] = {}
-    for call in ctx.calls:
-        scope = ctx.scope(call)
-        if isinstance(scope, cst.FunctionDef) and not _in_lambda(ctx, call, scope):
-            by_function.setdefault(scope.name.value, []).append(call)
-    found: dict[str, cst.Call] = {}
-    project = ctx.project
-    changed = True
-    while changed:
-        changed = False
-        for name, calls in by_function.items():
-            if name in found:
-                continue
-            for call in calls:
-                if (
-                    ctx.call_name(call) in SYNC_COLLECTIVES
-                    or (isinstance(call.func, cst.Name) and call.func.value in found)
-                    # `evaluate()` reducing through `utils.reduce_across_processes()`
-                    or (project is not None and project.helper_issues_collective(ctx, call))
-                ):
-                    found[name] = call
-                    changed = True
-                    break
-    _COLLECTIVE_FUNCTIONS[ctx] = found
-    return found
-
-
-def _in_lambda(ctx: FileContext, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
-    for ancestor in ctx.ancestors(node):
-        if ancestor is scope:
-            return False
-        if isinstance(ancestor, cst.Lambda):
-            return True
-    return False
-
-
-def reaches_collective(ctx: FileContext, call: cst.Call) -> bool:
-    """A collective call, or a call of a helper (this file or the project) issuing one."""
-    if ctx.call_name(call) in SYNC_COLLECTIVES:
-        return True
-    if isinstance(call.func, cst.Name) and call.func.value in collective_functions(ctx):
-        return ctx.call_name(call) is None
-    project = ctx.project
-    return project is not None and project.helper_issues_collective(ctx, call)
 
 
 def _excludes_main(test: cst.BaseExpression) -> bool:
@@ -420,7 +218,11 @@ def exchange(t, rank):
         branch of the `if`, or a differently guarded call in the same function (the
         rank-0-first pattern)."""
         if isinstance(guard, (cst.If, cst.IfExp)):
-            if isinstance(guard, cst.If) and _exits(guard.body) and not ctx.is_inside(call, guard):
+            if (
+                isinstance(guard, cst.If)
+                and ends_in_exit(guard.body)
+                and not ctx.is_inside(call, guard)
+            ):
                 other: list[cst.CSTNode] = [guard.body]
             elif ctx.is_inside(call, guard.body):
                 other = [guard.orelse] if guard.orelse is not None else []

@@ -6,25 +6,15 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.collectives import reaches_collective
+from ddplint.analysis.oom import oom_path_swallowed
 from ddplint.context import Binding, FileContext
 from ddplint.diagnostics import Severity
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp010_collective_under_rank_condition import reaches_collective
-from ddplint.rules.ddp012_swallowed_oom import oom_path_swallowed
 
 _SKIPS = (cst.Continue, cst.Break, cst.Return)
 _AGREED_EXCEPTIONS = frozenset({"StopIteration", "KeyboardInterrupt", "SystemExit"})
-
-
-def _loop_of(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
-    """The innermost loop around `node` in its function."""
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (cst.For, cst.While)):
-            return ancestor
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return None
-    return None
 
 
 def _loss_names(ctx: FileContext, backward: cst.Call) -> set[str]:
@@ -410,7 +400,7 @@ def train(model, loader, optimizer):
             receiver = backward.func.value  # type: ignore[attr-defined]
             if ctx.qualname(receiver) is not None:  # torch.autograd.backward(...)
                 continue
-            loop = _loop_of(ctx, backward)
+            loop = ctx.enclosing_loop(backward)
             scope = ctx.scope(backward)
             region = loop if loop is not None else scope
             if isinstance(region, cst.Module):
@@ -423,7 +413,7 @@ def train(model, loader, optimizer):
             if not isinstance(node, _SKIPS) or ctx.scope(node) is not scope:
                 continue
             if isinstance(node, (cst.Continue, cst.Break)) and (
-                loop is None or _loop_of(ctx, node) is not loop
+                loop is None or ctx.enclosing_loop(node) is not loop
             ):
                 continue
             skips.append(node)
@@ -435,7 +425,7 @@ def train(model, loader, optimizer):
         for node in skips:
             handler = _handler_of(ctx, node, region)
             if handler is not None:
-                if self._skips_in_handler(ctx, node, handler, backward, start):
+                if self._skips_in_handler(ctx, handler, backward, start):
                     yield Finding(
                         node,
                         f"`{ctx.code(node).strip()}` in an exception handler skips "
@@ -457,7 +447,7 @@ def train(model, loader, optimizer):
                 )
 
     @staticmethod
-    def _skips_in_handler(ctx, node, handler, backward, start) -> bool:
+    def _skips_in_handler(ctx, handler, backward, start) -> bool:
         if _handler_names(handler) & _AGREED_EXCEPTIONS:
             return False
         if oom_path_swallowed(ctx, handler) is not None:

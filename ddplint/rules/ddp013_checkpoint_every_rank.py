@@ -1,7 +1,4 @@
-"""DDP013: a checkpoint written by every rank.
-
-Also holds the checkpoint-path helpers DDP014 shares.
-"""
+"""DDP013: a checkpoint written by every rank."""
 
 from __future__ import annotations
 
@@ -10,60 +7,18 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.context import FileContext
-from ddplint.diagnostics import Severity
-from ddplint.facts import argument, last_name
-from ddplint.names import dotted
-from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp010_collective_under_rank_condition import (
+from ddplint.analysis.checkpoints import SAVE, is_buffer, save_path
+from ddplint.analysis.paths import path_values
+from ddplint.analysis.rank_guards import (
     call_sites,
-    enclosing_function,
     guarded_everywhere,
     rank_guard,
+    single_process_branch,
 )
-
-SAVE = "torch.save"
-_BUFFERS = frozenset({"io.BytesIO", "BytesIO", "io.StringIO"})
-_DISTRIBUTED_FLAG = ("distributed", "ddp", "is_initialized", "is_dist_avail_and_initialized")
-
-
-def save_path(call: cst.Call) -> cst.BaseExpression | None:
-    return argument(call, 1, "f")
-
-
-def path_values(
-    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 3
-) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
-    """Expressions a path may stand for: itself, the values it was assigned, and for a
-    parameter what the callers of its function in this file pass (or its default)."""
-    found: list[tuple[cst.BaseExpression, cst.CSTNode]] = [(expr, at)]
-    name = dotted(expr)
-    if name is None or depth == 0:
-        return found
-    binding = ctx.facts.reaching_binding(name, at)
-    if binding is None:
-        return found
-    if binding.kind == "param":
-        passed = ctx.facts.arguments_for(binding)
-        for value in passed:
-            found.extend(path_values(ctx, value, value, depth - 1))
-        if binding.value is not None and not isinstance(binding.value, cst.Name):
-            found.append((binding.value, binding.statement))
-        return found
-    for other in ctx.bindings_of(name, at):
-        if other.kind in ("assign", "with"):
-            found.extend(path_values(ctx, other.value, other.statement, depth - 1))
-    return found
-
-
-def is_buffer(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """The save goes to an in-memory buffer, not a file."""
-    for value, _ in path_values(ctx, path, at):
-        if isinstance(value, cst.Call):
-            name = ctx.call_name(value) or dotted(value.func) or ""
-            if name in _BUFFERS:
-                return True
-    return False
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.facts import last_name
+from ddplint.rule import Finding, Rule, register
 
 
 def mentions_rank(ctx: FileContext, expr: cst.BaseExpression) -> bool:
@@ -77,36 +32,6 @@ def per_rank_path(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -
     """The file name holds the rank (`f"shard_{rank}.pt"`): an intentional per-rank file."""
     values = [v for v, _ in path_values(ctx, path, at)]
     return any(mentions_rank(ctx, v) for v in values)
-
-
-def single_process_branch(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """`node` runs only when the job is not distributed (`if not args.distributed:`,
-    `if world_size == 1:`)."""
-    child = node
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
-            return False
-        if isinstance(ancestor, cst.If) and child is not ancestor.test:
-            test = ancestor.test
-            in_body = ctx.is_inside(node, ancestor.body)
-            negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-            inner = test.expression if negated else test  # type: ignore[attr-defined]
-            text = (
-                last_name(inner.func) if isinstance(inner, cst.Call) else last_name(inner)
-            ) or ""
-            if any(flag in text.lower() for flag in _DISTRIBUTED_FLAG) and negated == in_body:
-                return True
-            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and in_body:
-                target = test.comparisons[0]
-                one = isinstance(target.comparator, cst.Integer) and target.comparator.value == "1"
-                if (
-                    one
-                    and ctx.facts.is_world_size(test.left)
-                    and isinstance(target.operator, (cst.Equal, cst.LessThanEqual))
-                ):
-                    return True
-        child = ancestor
-    return False
 
 
 _ENTRY_POINTS = frozenset({"main", "train", "run", "worker", "main_worker"})
@@ -130,10 +55,9 @@ def zero_first_block(ctx: FileContext, node: cst.CSTNode) -> bool:
 def _referenced_elsewhere(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """The function is passed around by name (`mp.spawn(main_worker, ...)`)."""
     name = func.name.value
-    for binding_node in ctx.nodes:
+    for binding_node in ctx.nodes_of(cst.Name):
         if (
-            isinstance(binding_node, cst.Name)
-            and binding_node.value == name
+            binding_node.value == name
             and binding_node is not func.name
             and not isinstance(ctx.parent(binding_node), cst.Call)
         ):
@@ -287,7 +211,7 @@ def save_shard(model, out_dir):
         passed to `mp.spawn`). A function nobody here calls is someone else's to judge."""
         if self._runs_once(ctx, node):
             return False
-        func = enclosing_function(ctx, node)
+        func = ctx.enclosing_function(node)
         if func is None:
             return True
         if depth == 0:
@@ -317,7 +241,7 @@ def save_shard(model, out_dir):
             or zero_first_block(ctx, call)
         ):
             return
-        func = enclosing_function(ctx, call)
+        func = ctx.enclosing_function(call)
         message = (
             "`torch.save` runs on every rank: all processes write the same checkpoint file "
             "(N times the I/O; concurrent writers can leave a corrupt file); save on rank 0 "

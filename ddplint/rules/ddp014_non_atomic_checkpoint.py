@@ -7,13 +7,14 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.checkpoints import SAVE, is_buffer, save_path
+from ddplint.analysis.paths import path_values
+from ddplint.analysis.rank_guards import call_sites
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.facts import last_name, string_value
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp010_collective_under_rank_condition import call_sites, enclosing_function
-from ddplint.rules.ddp013_checkpoint_every_rank import SAVE, is_buffer, path_values, save_path
 
 _MOVES = frozenset({"os.replace", "os.rename", "shutil.move", "os.link"})
 _UNIQUE_NAME = re.compile(
@@ -43,12 +44,6 @@ def _loop_targets(ctx: FileContext, node: cst.CSTNode) -> set[str]:
         if isinstance(ancestor, cst.FunctionDef):
             break
     return names
-
-
-def _dynamic_parts(node: cst.BaseExpression) -> bool:
-    return isinstance(
-        node, (cst.FormattedString, cst.BinaryOperation, cst.Call, cst.Name, cst.Attribute)
-    )
 
 
 def _unique_per_save(
@@ -120,7 +115,7 @@ def _called_in_loop(ctx: FileContext, func: cst.FunctionDef | None, depth: int =
             continue
         if _loop_ancestor(ctx, site) is not None:
             return True
-        if _called_in_loop(ctx, enclosing_function(ctx, site), depth - 1):
+        if _called_in_loop(ctx, ctx.enclosing_function(site), depth - 1):
             return True
     return False
 
@@ -251,7 +246,7 @@ def broadcast_state(model, epochs):
             if _unique_per_save(ctx, values, call):
                 continue
             repeated = _loop_ancestor(ctx, call) is not None or _called_in_loop(
-                ctx, enclosing_function(ctx, call)
+                ctx, ctx.enclosing_function(call)
             )
             named = any(_OVERWRITTEN_TEXT.search(t.rsplit("/", 1)[-1]) for t in texts)
             if not (repeated or named):

@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.ranks import RankClassifier, local_rank_in_scope
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import DDP_CLASSES
 from ddplint.rule import Finding, FixSpec, Rule, register
-from ddplint.rules.ddp018_device_from_global_rank import RankClassifier, local_rank_in_scope
 
 _DATA_PARALLEL = "torch.nn.DataParallel"
 

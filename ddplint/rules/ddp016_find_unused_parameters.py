@@ -11,7 +11,6 @@ from ddplint.diagnostics import Severity
 from ddplint.facts import DDP_CLASSES, is_true, keyword
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp018_device_from_global_rank import reaching
 
 
 def _is_literal_true(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
@@ -22,7 +21,7 @@ def _is_literal_true(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode
     name = dotted(expr)
     if name is None or "." in name:
         return False
-    binding = reaching(ctx, name, at)
+    binding = ctx.facts.binding_before(name, at)
     if binding is None or binding.kind != "assign":
         return False
     others = [b for b in ctx.bindings_of(name, at) if b is not binding]

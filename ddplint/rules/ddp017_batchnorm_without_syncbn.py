@@ -12,7 +12,6 @@ from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import argument, keyword, last_name
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
-from ddplint.rules.ddp018_device_from_global_rank import reaching
 
 _BATCHNORM = frozenset(
     f"torch.nn.{prefix}BatchNorm{d}d" for prefix in ("", "Lazy") for d in (1, 2, 3)
@@ -130,7 +129,7 @@ def _model_has_bn(
     name = dotted(expr)
     if name is None:
         return False
-    binding = reaching(ctx, name, at)
+    binding = ctx.facts.binding_before(name, at)
     if binding is None:
         return False
     if binding.kind == "assign":

@@ -6,24 +6,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.devices import is_device_count
+from ddplint.analysis.ranks import LOCAL, RankClassifier, single_node_group
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.facts import SAMPLER_CLASSES, keyword
+from ddplint.facts import SAMPLER_CLASSES, passed_argument
 from ddplint.rule import Finding, FixSpec, Rule, register
-from ddplint.rules.ddp018_device_from_global_rank import (
-    LOCAL,
-    RankClassifier,
-    is_device_count,
-    single_node_group,
-)
-
-
-def _positional_or_keyword(call: cst.Call, position: int, name: str) -> cst.Arg | None:
-    kw = keyword(call, name)
-    if kw is not None:
-        return kw
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[position] if position < len(positional) else None
 
 
 def _without(call: cst.Call, arg: cst.Arg) -> cst.Call:
@@ -170,7 +158,7 @@ if __name__ == "__main__":
         ranks = RankClassifier(ctx)
         local_group, one_node_group = single_node_group(ctx, ranks)
         for call in samplers:
-            rank = _positional_or_keyword(call, 2, "rank")
+            rank = passed_argument(call, 2, "rank")
             if rank is not None and not local_group and ranks.kind(rank.value, call) == LOCAL:
                 yield Finding(
                     rank,
@@ -179,7 +167,7 @@ if __name__ == "__main__":
                     "samples, part of the data never used). Pass the global rank or omit it",
                     fix=_drop_fix(call, rank, "rank"),
                 )
-            replicas = _positional_or_keyword(call, 1, "num_replicas")
+            replicas = passed_argument(call, 1, "num_replicas")
             if replicas is not None and not one_node_group and is_device_count(ctx, replicas.value):
                 yield Finding(
                     replicas,

@@ -8,19 +8,13 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.devices import device_arguments
+from ddplint.analysis.ranks import LOCAL, LOCAL_NAMES, RankClassifier, local_rank_in_scope
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import argument, keyword, string_value
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
-from ddplint.rules.ddp018_device_from_global_rank import (
-    LOCAL,
-    LOCAL_NAMES,
-    RankClassifier,
-    device_arguments,
-    local_rank_in_scope,
-    reaching,
-)
 
 _INIT = "torch.distributed.init_process_group"
 _PICKS_DEVICE = frozenset({"torch.cuda.set_device", "torch.cuda.device"})
@@ -78,17 +72,14 @@ def _picks_device_per_rank(ctx: FileContext, ranks: RankClassifier) -> bool:
                 local_name = (dotted(arg.value) or "").rpartition(".")[2] in LOCAL_NAMES
                 if local_name or ranks.kind(arg.value, call) == LOCAL:
                     return True
-    for node in ctx.nodes:
-        if isinstance(node, cst.SimpleString) and "CUDA_VISIBLE_DEVICES" in node.value:
-            return True
-    return False
+    return any("CUDA_VISIBLE_DEVICES" in node.value for node in ctx.nodes_of(cst.SimpleString))
 
 
 def _bound_to_plain_cuda(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
     name = dotted(expr)
     if name is None:
         return False
-    binding = reaching(ctx, name, at)
+    binding = ctx.facts.binding_before(name, at)
     if binding is None or binding.kind != "assign":
         return False
     value = binding.value
@@ -119,7 +110,7 @@ def _default_device_uses(ctx: FileContext) -> Iterator[cst.CSTNode]:
                     yield call
                     continue
                 if isinstance(target, cst.Name):
-                    binding = reaching(ctx, target.value, call)
+                    binding = ctx.facts.binding_before(target.value, call)
                     if (
                         binding is not None
                         and binding.kind == "assign"

@@ -7,37 +7,16 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.ddp_models import may_be_ddp_model
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.facts import DDP_CLASSES, last_name
+from ddplint.facts import last_name
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
 _OPTIMIZER_NAME = re.compile(r"optim|^opt(_|$)|^opt\d*$")
 _SYNC_CONTROL = ("no_sync", "require_backward_grad_sync", "sync_gradients")
 _SYNC_METHODS = frozenset({"no_sync", "accumulate", "join"})
-
-
-def _is_ddp_model(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """`facts.is_ddp_model`, plus a name bound to `DDP(model) if distributed else model`."""
-    if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
-        return False  # the instance itself (facts.arguments_for mis-indexes `self`)
-    if ctx.facts.is_ddp_model(expr, at):
-        return True
-    name = dotted(expr)
-    binding = ctx.facts.reaching_binding(name, at) if name is not None else None
-    if binding is None or binding.kind != "assign" or not isinstance(binding.value, cst.IfExp):
-        return False
-    return any(
-        isinstance(branch, cst.Call) and ctx.call_name(branch) in DDP_CLASSES
-        for branch in (binding.value.body, binding.value.orelse)
-    )
-
-
-def _calls_under(ctx: FileContext, root: cst.CSTNode) -> list[cst.Call]:
-    """Calls below `root` in its own scope, from the subtree (not a scan of every call)."""
-    scope = root if isinstance(root, (cst.FunctionDef, cst.Module)) else ctx.scope(root)
-    return [n for n in ctx.walk(root) if isinstance(n, cst.Call) and ctx.scope(n) is scope]
 
 
 def _conditions_between(ctx: FileContext, node: cst.CSTNode, top: cst.CSTNode) -> list[cst.If]:
@@ -291,7 +270,7 @@ def train(net, loader, optimizer, scheduler, local_rank):
             loop = self._enclosing_loop(ctx, backward)
             if loop is None or _conditions_between(ctx, backward, loop):
                 continue
-            steps = [c for c in _calls_under(ctx, loop) if _is_optimizer_step(c)]
+            steps = [c for c in ctx.calls_within(loop) if _is_optimizer_step(c)]
             if steps:
                 if not all(self._counter_guarded(ctx, s, loop) for s in steps):
                     continue
@@ -304,7 +283,7 @@ def train(net, loader, optimizer, scheduler, local_rank):
                     continue
                 if not any(
                     _is_optimizer_step(c) and not ctx.is_inside(c, loop)
-                    for c in _calls_under(ctx, outer)
+                    for c in ctx.calls_within(outer)
                 ):
                     continue
                 loop = outer
@@ -353,7 +332,7 @@ def train(net, loader, optimizer, scheduler, local_rank):
                 exprs = [a.value for a in call.args]
                 if receiver is not None:
                     exprs.append(receiver)
-                if any(_is_ddp_model(ctx, e, call) for e in exprs):
+                if any(may_be_ddp_model(ctx, e, call) for e in exprs):
                     return True
         return False
 
@@ -384,16 +363,17 @@ def train(net, loader, optimizer, scheduler, local_rank):
 
     @staticmethod
     def _forwards_ddp(ctx: FileContext, loop: cst.CSTNode) -> bool:
-        for call in _calls_under(ctx, loop):
+        for call in ctx.calls_within(loop):
             func = call.func
             if isinstance(func, (cst.Name, cst.Attribute)) and ctx.qualname(func) is None:
                 if isinstance(func, cst.Name) and func.value in ctx.functions:
                     continue
-                if _is_ddp_model(ctx, func, call):
+                if may_be_ddp_model(ctx, func, call):
                     return True
             # `loss = compute_loss(model, batch)`: a helper running the DDP forward
             if any(
-                isinstance(a.value, (cst.Name, cst.Attribute)) and _is_ddp_model(ctx, a.value, call)
+                isinstance(a.value, (cst.Name, cst.Attribute))
+                and may_be_ddp_model(ctx, a.value, call)
                 for a in call.args
             ):
                 return True
@@ -405,7 +385,7 @@ def train(net, loader, optimizer, scheduler, local_rank):
         like."""
         if _mentions_sync_control(ctx, scope):
             return True
-        for call in _calls_under(ctx, scope):
+        for call in ctx.calls_within(scope):
             name = dotted(call.func)
             if name is not None and name.startswith("self.") and name.count(".") == 1:
                 name = name[len("self.") :]  # `with self.sync_context(step):`, a method here

@@ -47,12 +47,6 @@ _MAX_DEPTH = 3
 _SPAWN = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
-def _calls_under(ctx: FileContext, root: cst.CSTNode) -> list[cst.Call]:
-    """Calls below `root` in its own scope, from the subtree (not a scan of every call)."""
-    scope = root if isinstance(root, (cst.FunctionDef, cst.Module)) else ctx.scope(root)
-    return [n for n in ctx.walk(root) if isinstance(n, cst.Call) and ctx.scope(n) is scope]
-
-
 def _hub_id(ctx: FileContext, expr: cst.BaseExpression | None, depth: int = 3) -> str | None:
     """The hub id a model/dataset argument holds, when every value it can hold is one."""
     if expr is None:
@@ -280,9 +274,8 @@ def build(root, rank):
         return None
 
     def _collective(self, ctx: FileContext, call: cst.Call) -> bool:
-        """A collective, or a call of a same-file function (two levels) or project helper
-        issuing one. Computed here, lazily, instead of through `facts.collective_functions`
-        (which scans every call of the file once per function)."""
+        """A collective, or a call of a same-file function (two levels deep only, unlike
+        `facts.collective_functions`) or of a project helper issuing one."""
         facts = ctx.facts
         if facts.is_collective_call(call):
             return True
@@ -299,7 +292,7 @@ def build(root, rank):
             cache[key] = False
             found = False
             for func in ctx.functions.get(name, ()):
-                for inner in _calls_under(ctx, func):
+                for inner in ctx.calls_within(func):
                     if ctx.facts.is_collective_call(inner) or (
                         depth > 1
                         and isinstance(inner.func, cst.Name)
@@ -327,13 +320,11 @@ def build(root, rank):
             if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
                 break
         scope = ctx.scope(node)
-        if any(
-            ctx.call_name(c) in _SPAWN and ctx.before(node, c) for c in _calls_under(ctx, scope)
-        ):
+        if any(ctx.call_name(c) in _SPAWN and ctx.before(node, c) for c in ctx.calls_within(scope)):
             # the launching parent downloads once, before it starts the workers
             return True
         guarded_download = False
-        for call in _calls_under(ctx, scope):
+        for call in ctx.calls_within(scope):
             if not ctx.before(call, node):
                 break
             if self._collective(ctx, call):

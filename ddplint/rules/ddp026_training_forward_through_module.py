@@ -18,12 +18,6 @@ _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode"})
 _MAX_DEPTH = 4
 
 
-def _calls_under(ctx: FileContext, root: cst.CSTNode) -> list[cst.Call]:
-    """Calls below `root` in its own scope, from the subtree (not a scan of every call)."""
-    scope = root if isinstance(root, (cst.FunctionDef, cst.Module)) else ctx.scope(root)
-    return [n for n in ctx.walk(root) if isinstance(n, cst.Call) and ctx.scope(n) is scope]
-
-
 def _names(ctx: FileContext, node: cst.CSTNode) -> set[str]:
     return {n.value for n in ctx.walk(node) if isinstance(n, cst.Name)}
 
@@ -255,7 +249,7 @@ def train(net, loader, optimizer, local_rank):
     def _scope_forwards_wrapper(ctx: FileContext, call: cst.Call) -> bool:
         facts = ctx.facts
         scope = ctx.scope(call)
-        for other in _calls_under(ctx, scope) if scope is not ctx.module else ():
+        for other in ctx.calls_within(scope) if scope is not ctx.module else ():
             func = other.func
             if (
                 other is not call

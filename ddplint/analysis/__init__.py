@@ -1,0 +1,1 @@
+"""Analyses shared by several rules, one concept per module."""

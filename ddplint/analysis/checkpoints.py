@@ -1,0 +1,28 @@
+"""`torch.save` calls: where they write, and whether that is a file at all."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddplint.analysis.paths import path_values
+from ddplint.context import FileContext
+from ddplint.facts import argument
+from ddplint.names import dotted
+
+SAVE = "torch.save"
+_BUFFERS = frozenset({"io.BytesIO", "BytesIO", "io.StringIO"})
+
+
+def save_path(call: cst.Call) -> cst.BaseExpression | None:
+    """The file argument of `torch.save(obj, f)`."""
+    return argument(call, 1, "f")
+
+
+def is_buffer(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The save goes to an in-memory buffer, not a file."""
+    for value, _ in path_values(ctx, path, at):
+        if isinstance(value, cst.Call):
+            name = ctx.call_name(value) or dotted(value.func) or ""
+            if name in _BUFFERS:
+                return True
+    return False

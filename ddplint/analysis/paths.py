@@ -1,0 +1,33 @@
+"""The values a file path may stand for, followed through assignments and callers."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.names import dotted
+
+
+def path_values(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 3
+) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+    """Expressions a path may stand for: itself, the values it was assigned, and for a
+    parameter what the callers of its function in this file pass (or its default)."""
+    found: list[tuple[cst.BaseExpression, cst.CSTNode]] = [(expr, at)]
+    name = dotted(expr)
+    if name is None or depth == 0:
+        return found
+    binding = ctx.facts.reaching_binding(name, at)
+    if binding is None:
+        return found
+    if binding.kind == "param":
+        passed = ctx.facts.arguments_for(binding)
+        for value in passed:
+            found.extend(path_values(ctx, value, value, depth - 1))
+        if binding.value is not None and not isinstance(binding.value, cst.Name):
+            found.append((binding.value, binding.statement))
+        return found
+    for other in ctx.bindings_of(name, at):
+        if other.kind in ("assign", "with"):
+            found.extend(path_values(ctx, other.value, other.statement, depth - 1))
+    return found
