@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 import re
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
@@ -130,16 +130,61 @@ def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 
 
 class _Placer:
-    """Turns findings into located diagnostics; positions are computed once, lazily."""
+    """Turns findings into located diagnostics.
+
+    Positions cost a position-tracking code generation; only the top-level statements that
+    hold a finding get one, offset by the line their code starts on (counted with a plain,
+    much cheaper code generation of the statements before them).
+    """
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        wrapper = MetadataWrapper(ctx.module, unsafe_skip_copy=True)
-        self.positions = wrapper.resolve(PositionProvider)
         self.lines = ctx.source.splitlines()
+        module = ctx.module
+        self._statement_index = {id(s): i for i, s in enumerate(module.body)}
+        # first_line[i]: the line on which the code of top-level statement i starts
+        self._first_line = [len(module.header) + 1]
+        self._resolved: dict[int, Mapping[cst.CSTNode, CodeRange]] = {}
 
     def range(self, node: cst.CSTNode) -> CodeRange:
-        return self.positions[node]
+        top = node
+        for ancestor in self.ctx.ancestors(node):
+            if ancestor is self.ctx.module:
+                break
+            top = ancestor
+        index = self._statement_index.get(id(top))
+        if index is None:  # the module itself, or its header and footer
+            return self._positions(self.ctx.module, 1)[node]
+        return self._positions(top, self._start(index))[node]
+
+    def _start(self, index: int) -> int:
+        module = self.ctx.module
+        while len(self._first_line) <= index:
+            previous = module.body[len(self._first_line) - 1]
+            lines = module.code_for_node(previous).count("\n")
+            self._first_line.append(self._first_line[-1] + lines)
+        return self._first_line[index]
+
+    def _positions(self, top: cst.CSTNode, first_line: int) -> Mapping[cst.CSTNode, CodeRange]:
+        resolved = self._resolved.get(id(top))
+        if resolved is None:
+            module = self.ctx.module
+            if top is not module:
+                module = module.with_changes(body=[top], header=[], footer=[])
+            raw = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+            shift = first_line - 1
+            resolved = self._resolved[id(top)] = (
+                {
+                    node: CodeRange(
+                        CodePosition(where.start.line + shift, where.start.column),
+                        CodePosition(where.end.line + shift, where.end.column),
+                    )
+                    for node, where in raw.items()
+                }
+                if shift
+                else raw
+            )
+        return resolved
 
     def diagnostic(self, path: str, rule: Rule, finding: Finding) -> Diagnostic:
         where = self.range(finding.node)
