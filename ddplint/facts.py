@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Container
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -63,11 +64,35 @@ _MAIN_PROCESS_NAME = re.compile(
     r"^(is_)?(main|master|primary|chief)(_process|_proc|_rank|_worker)?$|^is_rank_?(zero|0)$"
     r"|^is_global_zero$|^is_local_(main|master)(_process)?$|^rank_?(zero|0)(_only)?$"
 )
-_RANK_FUNCTIONS = re.compile(r"^(get_)?(local_|global_|node_)?rank$")
-_RANK_ENV = frozenset({"RANK", "LOCAL_RANK", "GROUP_RANK", "NODE_RANK", "SLURM_PROCID"})
-_WORLD_NAME = re.compile(r"(^|_)world_size$|^num_(replicas|processes|gpus_total)$")
-_WORLD_FUNCTIONS = frozenset({"get_world_size", "world_size"})
-_WORLD_ENV = frozenset({"WORLD_SIZE", "SLURM_NTASKS"})
+
+
+@dataclass(frozen=True)
+class _ProcessValue:
+    """How code spells one per-process value: the functions that return it (called with
+    no arguments when `bare_call`), the variable names that hold it, the environment
+    variables that carry it, and whether `value % n` still identifies it."""
+
+    functions: re.Pattern[str]
+    names: re.Pattern[str]
+    environ: frozenset[str]
+    bare_call: bool
+    modulo: bool
+
+
+_RANK = _ProcessValue(
+    functions=re.compile(r"^(get_)?(local_|global_|node_)?rank$"),
+    names=_RANK_NAME,
+    environ=frozenset({"RANK", "LOCAL_RANK", "GROUP_RANK", "NODE_RANK", "SLURM_PROCID"}),
+    bare_call=True,
+    modulo=True,
+)
+_WORLD_SIZE = _ProcessValue(
+    functions=re.compile(r"^(get_)?world_size$"),
+    names=re.compile(r"(^|_)world_size$|^num_(replicas|processes|gpus_total)$"),
+    environ=frozenset({"WORLD_SIZE", "SLURM_NTASKS"}),
+    bare_call=False,
+    modulo=False,
+)
 _UNWRAP_FUNCTION = re.compile(r"unwrap|de_?parallel|without_ddp|get_model|bare_model")
 
 
@@ -291,26 +316,39 @@ class DDPFacts:
 
     def is_rank_value(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
         """An expression holding this process's rank (global or local)."""
+        return self._holds_value(expr, _RANK, depth)
+
+    def _holds_value(self, expr: cst.BaseExpression, value: _ProcessValue, depth: int) -> bool:
+        """`expr` is `value`: a call, environment read or name that carries it, or a name
+        assigned from one (a few steps back)."""
         ctx = self.ctx
         expr = strip_conversion(expr)
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo):
-            return self.is_rank_value(expr.left, depth)
+        if (
+            value.modulo
+            and isinstance(expr, cst.BinaryOperation)
+            and isinstance(expr.operator, cst.Modulo)
+        ):
+            return self._holds_value(expr.left, value, depth)
         if isinstance(expr, cst.Call):
             func = last_name(expr.func)
-            if func is not None and _RANK_FUNCTIONS.match(func) and not expr.args:
+            if (
+                func is not None
+                and value.functions.match(func)
+                and not (value.bare_call and expr.args)
+            ):
                 return True
-            return environ_key(ctx, expr) in _RANK_ENV
+            return environ_key(ctx, expr) in value.environ
         if isinstance(expr, cst.Subscript):
-            return environ_key(ctx, expr) in _RANK_ENV
+            return environ_key(ctx, expr) in value.environ
         name = last_name(expr)
         if name is None:
             return False
-        if _RANK_NAME.match(name):
+        if value.names.search(name):
             return True
         full = dotted(expr)
         if full is None or depth == 0:
             return False
-        return any(self.is_rank_value(v, depth - 1) for v in ctx.values_of(full, expr))
+        return any(self._holds_value(v, value, depth - 1) for v in ctx.values_of(full, expr))
 
     def is_rank_test(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
         """A condition whose truth differs between ranks: `rank == 0`,
@@ -376,24 +414,7 @@ class DDPFacts:
 
     def is_world_size(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
         """An expression holding the number of processes."""
-        ctx = self.ctx
-        expr = strip_conversion(expr)
-        if isinstance(expr, cst.Call):
-            func = last_name(expr.func)
-            if func in _WORLD_FUNCTIONS:
-                return True
-            return environ_key(ctx, expr) in _WORLD_ENV
-        if isinstance(expr, cst.Subscript):
-            return environ_key(ctx, expr) in _WORLD_ENV
-        name = last_name(expr)
-        if name is None:
-            return False
-        if _WORLD_NAME.search(name):
-            return True
-        full = dotted(expr)
-        if full is None or depth == 0:
-            return False
-        return any(self.is_world_size(v, depth - 1) for v in ctx.values_of(full, expr))
+        return self._holds_value(expr, _WORLD_SIZE, depth)
 
     # -- collectives ----------------------------------------------------------------------
 
