@@ -63,15 +63,10 @@ def _make_hook(ledger: Ledger, model: DDP) -> Callable[..., Any]:
         )
         site = call_site(1) if user_frame(1) is not None else state.site
         seq = group.record("ddp_bucket", _OP, meta, site)
-        group.wait_begin(seq)
         with quiet():  # the hook's own all_reduce is this bucket, already recorded
             fut = state.hook(state.state, bucket)
-
-        def done(f: torch.futures.Future[torch.Tensor]) -> torch.Tensor:
-            group.wait_end(seq)
-            return f.value()
-
-        return fut.then(done)
+        group.wait_for(seq, fut)
+        return fut
 
     # DDP checks these annotations; ``from __future__ import annotations`` made them strings
     hook.__annotations__ = {"bucket": dist.GradBucket, "return": torch.futures.Future[torch.Tensor]}

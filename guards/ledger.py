@@ -24,6 +24,7 @@ class GroupLedger:
         "count",
         "digest",
         "name",
+        "pending",
         "ranks",
         "ring",
         "waiting",
@@ -36,7 +37,8 @@ class GroupLedger:
         self.count = 0
         self.digest = 0
         self.ring: list[Entry | None] = [None] * RING
-        self.waiting: dict[int, float] = {}  # async waits and DDP buckets: seq -> since
+        self.waiting: dict[int, float] = {}  # async waits: seq -> since
+        self.pending: dict[int, tuple[float, Any]] = {}  # DDP buckets: seq -> (since, future)
         self.blocked = -1  # the synchronous collective the caller is inside, if any
         self._seen = (-1, 0.0)  # (blocked seq, when the monitor first saw it)
 
@@ -62,6 +64,15 @@ class GroupLedger:
     def wait_end(self, seq: int) -> None:
         self.waiting.pop(seq, None)
 
+    def wait_for(self, seq: int, future: Any) -> None:
+        """A collective that completes with ``future`` (a DDP bucket): waiting until it is
+        done. The monitor asks the future, so the hot path adds no callback."""
+        pending = self.pending
+        if len(pending) > 64:
+            for done in [s for s, (_, f) in list(pending.items()) if f.done()]:
+                pending.pop(done, None)
+        pending[seq] = (time.monotonic(), future)
+
     def entry(self, seq: int) -> Entry | None:
         """The entry with this sequence number, if still in the ring."""
         if seq < 0:
@@ -85,6 +96,15 @@ class GroupLedger:
             items = list(self.waiting.items())
         except RuntimeError:
             items = []
+        try:
+            pending = list(self.pending.items())
+        except RuntimeError:
+            pending = []
+        for seq, (since, future) in pending:
+            if future.done():
+                self.pending.pop(seq, None)
+            else:
+                items.append((seq, since))
         blocked = self.blocked
         if blocked >= 0:
             if self._seen[0] != blocked:
