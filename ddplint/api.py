@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from ddplint.checker import check_file
+from ddplint.checker import FileResult, check_file
 from ddplint.diagnostics import Diagnostic
-from ddplint.fixer import applicable, apply_fixes
+from ddplint.fixing import fix_text
 from ddplint.rule import all_rules
 
-MAX_FIX_PASSES = 20
+
+def _check(path: str, codes: list[str]) -> Callable[[str], FileResult]:
+    def check(source: str) -> FileResult:
+        result = check_file(path, source.encode("utf-8"), codes)
+        if result.internal_errors:
+            raise RuntimeError("; ".join(result.internal_errors))
+        return result
+
+    return check
 
 
 def lint_source(
@@ -17,10 +25,7 @@ def lint_source(
 ) -> list[Diagnostic]:
     """Diagnostics for one source text (all rules unless `select` names codes)."""
     codes = list(select) if select is not None else list(all_rules())
-    result = check_file(path, source.encode("utf-8"), codes)
-    if result.internal_errors:
-        raise RuntimeError("; ".join(result.internal_errors))
-    return result.diagnostics
+    return _check(path, codes)(source).diagnostics
 
 
 def fix_source(
@@ -29,13 +34,8 @@ def fix_source(
     unsafe: bool = False,
     select: Iterable[str] | None = None,
 ) -> str:
-    """The source with every applicable fix applied, pass after pass until stable."""
-    codes = list(select) if select is not None else None
-    for _ in range(MAX_FIX_PASSES):
-        fixes = [d.fix for d in lint_source(source, path, codes) if applicable(d, unsafe)]
-        if not fixes:
-            break
-        source, applied = apply_fixes(source, [f for f in fixes if f is not None])
-        if not applied:
-            break
-    return source
+    """The source with every applicable fix applied, pass after pass until stable, as
+    `ddplint check --fix` does."""
+    codes = list(select) if select is not None else list(all_rules())
+    check = _check(path, codes)
+    return fix_text(path, source, check(source).diagnostics, check, unsafe).fixed

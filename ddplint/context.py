@@ -358,18 +358,6 @@ class FileContext:
     def values_of(self, name: str, at: cst.CSTNode | None = None) -> list[cst.BaseExpression]:
         return [b.value for b in self.bindings_of(name, at) if b.kind != "param"]
 
-    def origins(
-        self, expr: cst.BaseExpression, at: cst.CSTNode | None = None, depth: int = 4
-    ) -> Iterator[cst.BaseExpression]:
-        """Expressions `expr` may stand for, following plain assignments a few steps."""
-        yield expr
-        name = dotted(expr)
-        if name is None or depth == 0:
-            return
-        for binding in self.bindings_of(name, at if at is not None else expr):
-            if binding.kind in ("assign", "with") and binding.value is not expr:
-                yield from self.origins(binding.value, binding.statement, depth - 1)
-
     # -- DDP knowledge -------------------------------------------------------------------
 
     @cached_property

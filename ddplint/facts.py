@@ -459,10 +459,6 @@ class DDPFacts:
         project = self.ctx.project
         return project is not None and project.helper_issues_collective(self.ctx, call)
 
-    def reaches_collective(self, call: cst.Call) -> bool:
-        """A collective call, or a call of a helper (this file or project) that issues one."""
-        return self._issues_collective(call, self.collective_functions)
-
 
 def _calls_function(callee: cst.BaseExpression, name: str) -> bool:
     """`name(...)` or `self.name(...)`: a call of this file's function `name`."""

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ddplint.checker import check_file
+from ddplint.checker import FileResult, check_file
 from ddplint.diagnostics import Diagnostic, Fix
 from ddplint.fixer import applicable, apply_fixes
 from ddplint.project import Project
@@ -70,6 +70,24 @@ def _fix_file(
     original = decode(Path(path).read_bytes()).text
     if original is None:
         return FixOutcome(path, "", "", remaining=found)
+    return fix_text(
+        path,
+        original,
+        found,
+        lambda text: check_file(path, text.encode("utf-8"), codes, project),
+        unsafe,
+    )
+
+
+def fix_text(
+    path: str,
+    original: str,
+    found: list[Diagnostic],
+    check: Callable[[str], FileResult],
+    unsafe: bool,
+) -> FixOutcome:
+    """Apply the applicable fixes of `found`, re-check with `check`, and repeat until
+    nothing more applies (at most MAX_PASSES times)."""
     outcome = FixOutcome(path, original, original, remaining=found)
     for _ in range(MAX_PASSES):
         fixable = [d for d in outcome.remaining if applicable(d, unsafe)]
@@ -80,7 +98,7 @@ def _fix_file(
             break
         codes_of = {id(d.fix): d.code for d in fixable}
         outcome.applied.extend((codes_of[id(f)], f) for f in applied)
-        result = check_file(path, fixed.encode("utf-8"), codes, project)
+        result = check(fixed)
         outcome.fixed = fixed
         outcome.remaining = result.diagnostics
         outcome.internal_errors = result.internal_errors
