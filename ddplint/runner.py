@@ -118,14 +118,16 @@ def run(
         try:
             data = path.read_bytes()
         except OSError as exc:
-            outcome.diagnostics.append(file_error(shown, f"cannot read file: {exc.strerror}"))
+            outcome.diagnostics.append(
+                file_error(shown, f"cannot read file: {exc.strerror or exc}", 1, 1)
+            )
             continue
         if might_be_distributed(data):
             tasks.append(_Task(shown, os.path.abspath(path), data, tuple(sorted(codes_for(path)))))
             continue
         problem = decode(data).error
         if problem is not None:
-            outcome.diagnostics.append(file_error(shown, problem))
+            outcome.diagnostics.append(file_error(shown, problem, 1, 1))
     paths = frozenset(t.absolute for t in tasks)
     first: dict[_Task, _FirstPass] = {}
     pending: list[_Task] = []

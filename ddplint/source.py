@@ -15,14 +15,25 @@ _DISTRIBUTED_HINT = re.compile(
     rb"|world_size|WORLD_SIZE|no_sync|is_main_process|barrier|torchrun|main_process"
     rb"|all_reduce|all_gather|\.backward\("
 )
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
 class SourceText:
-    """A decoded file, or the reason it could not be decoded."""
+    """A decoded file (without its BOM), or the reason it could not be decoded.
+
+    `encoding` is the codec Python reads the file with (`utf-8-sig` when it starts with a
+    BOM), `newline` the file's first line ending: `encode` gives back the file's own bytes.
+    """
 
     text: str | None
     error: str | None = None
+    encoding: str = "utf-8"
+    newline: str = "\n"
+
+    def encode(self, text: str) -> bytes:
+        """`text` in the file's encoding, with its BOM if it had one."""
+        return text.encode(self.encoding)
 
 
 def might_be_distributed(data: bytes) -> bool:
@@ -43,6 +54,15 @@ def decode(data: bytes) -> SourceText:
             f"file is not valid {exc.encoding} (byte {exc.start}: "
             f"{data[exc.start : exc.start + 1]!r}); save it as UTF-8",
         )
-    if text.startswith("\ufeff"):
+    if text.startswith("\ufeff"):  # a BOM that a cookie-named codec kept
         text = text[1:]
-    return SourceText(text)
+        encoding = "utf-8-sig"
+    first = _NEWLINE.search(text)
+    return SourceText(text, encoding=encoding, newline=first.group() if first else "\n")
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets at which each line of `text` starts, lines ending as Python's tokenizer and
+    LibCST end them (`\\r\\n`, `\\r`, `\\n`; not the other characters `str.splitlines`
+    splits on), plus the length of the text."""
+    return [0, *(match.end() for match in _NEWLINE.finditer(text)), len(text)]
