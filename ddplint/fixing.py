@@ -12,7 +12,7 @@ from ddplint.checker import FileResult, check_file
 from ddplint.diagnostics import Diagnostic, Fix
 from ddplint.fixer import applicable, apply_fixes
 from ddplint.project import Project
-from ddplint.source import SourceText, decode
+from ddplint.source import SourceText, decode, split_lines
 
 MAX_PASSES = 20
 
@@ -36,8 +36,8 @@ class FixOutcome:
     def diff(self) -> str:
         return "".join(
             difflib.unified_diff(
-                self.original.splitlines(keepends=True),
-                self.fixed.splitlines(keepends=True),
+                split_lines(self.original, keepends=True),
+                split_lines(self.fixed, keepends=True),
                 fromfile=f"a/{self.path}",
                 tofile=f"b/{self.path}",
             )

@@ -9,6 +9,8 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ddplint.source import split_lines
+
 _LINE_NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,?\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
@@ -26,7 +28,7 @@ def _codes(group: str | None) -> frozenset[str]:
 
 def comments(source: str) -> Iterator[tuple[int, str, bool]]:
     """(row, comment text, whether the comment is alone on its line) for each comment."""
-    lines = source.splitlines()
+    lines = split_lines(source)
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
             if token.type == tokenize.COMMENT:

@@ -47,18 +47,33 @@ def decode(data: bytes) -> SourceText:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
     except (SyntaxError, LookupError) as exc:
+        try:  # the tokenizer refuses a first line that is not UTF-8: say which byte
+            data.decode("utf-8")
+        except UnicodeDecodeError as invalid:
+            return SourceText(None, _not_valid(data, invalid))
         return SourceText(None, f"cannot determine the file's encoding: {exc}")
     except UnicodeDecodeError as exc:
-        return SourceText(
-            None,
-            f"file is not valid {exc.encoding} (byte {exc.start}: "
-            f"{data[exc.start : exc.start + 1]!r}); save it as UTF-8",
-        )
+        return SourceText(None, _not_valid(data, exc))
     if text.startswith("\ufeff"):  # a BOM that a cookie-named codec kept
         text = text[1:]
         encoding = "utf-8-sig"
     first = _NEWLINE.search(text)
     return SourceText(text, encoding=encoding, newline=first.group() if first else "\n")
+
+
+def _not_valid(data: bytes, exc: UnicodeDecodeError) -> str:
+    return (
+        f"file is not valid {exc.encoding} (byte {exc.start}: "
+        f"{data[exc.start : exc.start + 1]!r}); save it as UTF-8 or declare its encoding "
+        "(`# -*- coding: latin-1 -*-`)"
+    )
+
+
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """`text.splitlines()` with Python's line endings only (see `line_starts`)."""
+    starts = line_starts(text)
+    lines = [text[a:b] for a, b in zip(starts, starts[1:], strict=False) if a < b]
+    return lines if keepends else [_NEWLINE.sub("", line) for line in lines]
 
 
 def line_starts(text: str) -> list[int]:
