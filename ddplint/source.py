@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import re
 import tokenize
 from dataclasses import dataclass
@@ -72,7 +73,7 @@ def _not_valid(data: bytes, exc: UnicodeDecodeError) -> str:
 def split_lines(text: str, keepends: bool = False) -> list[str]:
     """`text.splitlines()` with Python's line endings only (see `line_starts`)."""
     starts = line_starts(text)
-    lines = [text[a:b] for a, b in zip(starts, starts[1:], strict=False) if a < b]
+    lines = [text[a:b] for a, b in itertools.pairwise(starts) if a < b]
     return lines if keepends else [_NEWLINE.sub("", line) for line in lines]
 
 
