@@ -66,11 +66,13 @@ def _first_pass(task: _Task, paths: frozenset[str]) -> _FirstPass:
         return _FirstPass(None, FileResult(task.path, [parsed]))
     source, module = parsed
     try:
-        ctx = FileContext(task.path, source, module)
+        # the run's paths without summaries: rules may ask which other modules exist
+        project = Project(paths)
+        ctx = FileContext(task.path, source, module, project)
         summary = summarize(ctx)
     except RecursionError:
         return _FirstPass(None, check_file(task.path, task.data, task.codes))
-    if Project(paths).dependencies(ctx):
+    if project.dependencies(ctx):
         return _FirstPass(summary, None)
     return _FirstPass(summary, check_context(ctx, task.codes))
 
