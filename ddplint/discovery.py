@@ -53,7 +53,7 @@ class Excluder:
     """Exclude patterns (gitignore syntax) relative to the project root."""
 
     root: Path
-    spec: pathspec.PathSpec
+    spec: pathspec.GitIgnoreSpec
 
     @classmethod
     def build(cls, root: Path, patterns: Iterable[str]) -> Excluder:
@@ -75,7 +75,7 @@ class _GitIgnores:
     """The stack of .gitignore files above the folder being walked."""
 
     def __init__(self) -> None:
-        self.specs: list[tuple[Path, pathspec.PathSpec]] = []
+        self.specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
 
     def enter(self, folder: Path, on_error: ErrorSink = _ignore_error) -> None:
         ignore_file = folder / ".gitignore"

@@ -54,7 +54,8 @@ def _saved_state_dicts(
                     yield call
         elif isinstance(statement, cst.Expr):
             # `ckpt.update(model=model.state_dict())`
-            parent = ctx.parent(ctx.parent(call))
+            argument_node = ctx.parent(call)
+            parent = ctx.parent(argument_node) if argument_node is not None else None
             if (
                 isinstance(parent, cst.Call)
                 and isinstance(parent.func, cst.Attribute)
@@ -133,6 +134,7 @@ def _checks_wrapping(ctx: FileContext, state_call: cst.Call, receiver: cst.BaseE
             return False
         if not isinstance(ancestor, (cst.If, cst.IfExp)):
             continue
+        parts: list[cst.CSTNode]
         if isinstance(ancestor, cst.IfExp):
             parts = [ancestor.test, ancestor.body, ancestor.orelse]
         else:

@@ -371,8 +371,14 @@ def _value_is_read(ctx: FileContext, call: cst.Call) -> bool:
         if isinstance(node, cst.Attribute):
             if node.attr.value in (dest, "__dict__"):
                 return True
-        elif last_name(node.func) in ("getattr", "vars") and node is not call:
-            values = [string_value(a.value) for a in node.args[1:2]]
-            if last_name(node.func) == "vars" or values == [dest]:
+        elif isinstance(node, cst.Call):
+            called = last_name(node.func)
+            if called == "vars":
+                return True
+            if (
+                called == "getattr"
+                and len(node.args) >= 2
+                and string_value(node.args[1].value) == dest
+            ):
                 return True
     return False
