@@ -58,8 +58,14 @@ def decode(data: bytes) -> SourceText:
     if text.startswith("\ufeff"):  # a BOM that a cookie-named codec kept
         text = text[1:]
         encoding = "utf-8-sig"
+    return SourceText(text, encoding=encoding, newline=first_newline(text))
+
+
+def first_newline(text: str) -> str:
+    """The line ending of the first line (`\\n` for a text without one): the ending that
+    lines added by fixes get, as LibCST picks a module's default newline."""
     first = _NEWLINE.search(text)
-    return SourceText(text, encoding=encoding, newline=first.group() if first else "\n")
+    return first.group() if first else "\n"
 
 
 def _not_valid(data: bytes, exc: UnicodeDecodeError) -> str:

@@ -106,3 +106,11 @@ def test_crlf_file_gets_crlf_lines(tmp_path, capsys):
     assert fix_file(path) == 0, capsys.readouterr()
     fixed = path.read_bytes()
     assert fixed.count(b"\r\n") == fixed.count(b"\n") == original.count(b"\n") + 1
+
+
+def test_api_fix_source_keeps_crlf():
+    from ddplint.api import fix_source
+
+    source = TEMPLATE.format(cookie="", comment="", text="").replace("\n", "\r\n")
+    fixed = fix_source(source, select=["DDP002", "DDP006"])
+    assert fixed.count("\r\n") == fixed.count("\n") == source.count("\n") + 1
