@@ -10,19 +10,54 @@ from conftest import UNWRAPPED_SAVE
 from ddplint.api import fix_source, lint_source
 from ddplint.diagnostics import Applicability
 
+# After the fix each of these resumes would load the un-prefixed keys into the wrapper with
+# strict=False, that is, load nothing. Before, HELPER_RESUME (the load in a project helper)
+# was offered a safe fix.
 RESUME_INTO_WRAPPER = """\
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-def resume(model, path):
-    model.load_state_dict(torch.load(path)["model"], strict=False)
-
-def main(net, path):
+def main(net, args):
     model = DDP(net)
-    resume(model, path)
+    if args.resume:
+        checkpoint = torch.load(args.resume, map_location="cpu")
+        missing, unexpected = model.load_state_dict(checkpoint["model"], strict=False)
+    for epoch in range(args.epochs):
+        if dist.get_rank() == 0:
+            torch.save({"model": model.state_dict(), "epoch": epoch}, args.out)
+"""
+
+TRAINER_RESUME = """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+class Trainer:
+    def __init__(self, net, local_rank):
+        self.model = DDP(net, device_ids=[local_rank])
+
+    def resume(self, path):
+        self.model.load_state_dict(torch.load(path)["model"], strict=False)
+
+    def save(self, path):
+        if dist.get_rank() == 0:
+            torch.save({"model": self.model.state_dict()}, path)
+"""
+
+
+HELPER_RESUME = """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from utils import load_checkpoint
+
+def main(net, args):
+    model = DDP(net)
+    if args.resume:
+        load_checkpoint(model, args.resume)
     if dist.get_rank() == 0:
-        torch.save({"model": model.state_dict()}, path)
+        torch.save(model.state_dict(), args.out)
 """
 
 
@@ -33,16 +68,17 @@ def ddp006(source: str):
 
 
 def test_ddp006_fix_is_unsafe_when_the_file_resumes_into_the_wrapper():
-    # after the fix, strict=False would load none of the (no longer prefixed) keys
-    assert ddp006(RESUME_INTO_WRAPPER) is Applicability.UNSAFE
-    assert fix_source(RESUME_INTO_WRAPPER, select=["DDP006"]) == RESUME_INTO_WRAPPER
+    for source in (RESUME_INTO_WRAPPER, TRAINER_RESUME, HELPER_RESUME):
+        assert ddp006(source) is Applicability.UNSAFE
+        assert fix_source(source, select=["DDP006"]) == source
 
 
 def test_ddp006_fix_is_unsafe_when_the_file_loads_any_checkpoint():
     loads = RESUME_INTO_WRAPPER.replace(
-        '    model.load_state_dict(torch.load(path)["model"], strict=False)\n',
-        "    return torch.load(path)\n",
+        '        missing, unexpected = model.load_state_dict(checkpoint["model"], strict=False)\n',
+        "        print(sorted(checkpoint))\n",
     )
+    assert "load_state_dict" not in loads
     assert ddp006(loads) is Applicability.UNSAFE
 
 
@@ -50,7 +86,7 @@ def test_ddp006_fix_is_safe_for_a_self_contained_script_that_only_saves():
     assert ddp006(UNWRAPPED_SAVE) is Applicability.SAFE
 
 
-def test_ddp006_load_into_the_bare_model_keeps_the_fix_safe():
+def test_ddp006_only_loading_weights_into_the_bare_model_keeps_the_fix_safe():
     bare = UNWRAPPED_SAVE + "model.module.load_state_dict(torch.load('other.pt'))\n"
     # a checkpoint load is still a load of some file: unsafe
     assert ddp006(bare) is Applicability.UNSAFE

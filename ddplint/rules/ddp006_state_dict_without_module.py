@@ -15,6 +15,7 @@ from ddplint.facts import DDP_CLASSES, argument
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 
+_LOADER_NAME = re.compile(r"(^|_)(load|resume|restore)(_|$)", re.IGNORECASE)
 _SAVE_HELPER = re.compile(r"^(save_on_master|save_on_main|save_checkpoint|save_ckpt)$")
 
 
@@ -186,15 +187,22 @@ def _strips_prefix(ctx: FileContext) -> bool:
 
 def _may_rely_on_prefixed_keys(ctx: FileContext) -> bool:
     """Whether anything besides the save may depend on the `module.` prefix, so that
-    changing what is saved is not safe: the file loads a checkpoint (`torch.load`) or a
+    changing what is saved is not safe: the file loads a checkpoint (`torch.load`), loads a
     state dict into anything but a provably bare model (a resume into the wrapper with
-    `strict=False` would silently load nothing after the fix), or the project has other
-    modules, which may load the file (an evaluation script, a resume helper)."""
+    `strict=False` would silently load nothing after the fix), calls a loading helper
+    (`load_checkpoint(model, path)`, `resume(...)`), or the project has other modules,
+    which may load the file (an evaluation script, a resume helper)."""
     if next(ctx.calls_to("torch.load"), None) is not None:
         return True
     for call in ctx.method_calls("load_state_dict"):
         receiver = call.func.value  # type: ignore[attr-defined]
         if not ctx.facts.is_unwrapped_ddp(receiver, call):
+            return True
+    for call in ctx.calls:  # `load_checkpoint(model, path)`, `resume(...)`: a loader elsewhere
+        name = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+        if isinstance(call.func, cst.Name):
+            name = call.func.value
+        if name not in (None, "load_state_dict") and _LOADER_NAME.search(name):
             return True
     project = ctx.project
     here = os.path.abspath(ctx.path)
@@ -239,9 +247,10 @@ The fix inserts `.module` (`model.state_dict()` becomes `model.module.state_dict
 changes the keys of the checkpoint file. That is safe only when nothing else can depend on
 the old keys, so the fix is safe only when all of these hold:
 - the model is always wrapped (not `if args.distributed:`: a bare model has no `.module`);
-- the file loads no checkpoint (`torch.load`) and loads no state dict into anything but a
-  provably bare model: a resume that loads the file back into the wrapper with
-  `strict=False` would silently load nothing after the fix;
+- the file loads no checkpoint (`torch.load`), loads no state dict into anything but a
+  provably bare model, and calls no loading helper (`load_checkpoint(model, path)`,
+  `resume(...)`): a resume that loads the file back into the wrapper with `strict=False`
+  would silently load nothing after the fix;
 - the project has no other module, which might load the checkpoint (an evaluation script,
   a resume helper).
 Otherwise the fix is unsafe (`--unsafe-fixes`): make the load side strip or expect the
