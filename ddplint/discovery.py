@@ -164,6 +164,9 @@ def _walk_folder(
     on_error: ErrorSink,
 ) -> Iterator[Path]:
     resolved = folder.resolve()
+    # Named on the command line although excluded (`ddplint check dist/`): its patterns
+    # would match everything below it, so only .gitignore applies there, as in ruff.
+    named_anyway = excluder.excludes(folder, is_dir=True)
     depth = len(ignores.specs)
     if respect_gitignore:
         ignores.enter(resolved, on_error)
@@ -181,7 +184,7 @@ def _walk_folder(
         except OSError as exc:
             on_error(f"cannot read {path}: {exc.strerror or exc}")
             continue
-        if excluder.excludes(path, is_dir):
+        if not named_anyway and excluder.excludes(path, is_dir):
             continue
         if respect_gitignore and ignores.ignored(resolved / entry.name, is_dir):
             continue

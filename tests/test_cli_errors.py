@@ -174,6 +174,15 @@ def test_exclude_replaces_the_default_exclusions(cli, write, tmp_path, monkeypat
     assert sorted(Path(d["filename"]).parent.name for d in replaced.json()) == ["build", "dist"]
 
 
+def test_a_default_excluded_folder_named_on_the_command_line_is_checked(
+    cli, write, tmp_path, monkeypatch
+):
+    write("dist/helpers.py", DIVIDED_LOSS)
+    monkeypatch.chdir(tmp_path)
+    named = cli("check", "--no-cache", "--select", "DDP005", "--output-format", "json", "dist")
+    assert [Path(d["filename"]).name for d in named.json()] == ["helpers.py"]
+
+
 def test_unsafe_only_fix_has_no_star(cli, write):
     source = (
         "import os\nimport torch\nimport torch.distributed as dist\n"
