@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import DIVIDED_LOSS, REPO
+from conftest import DIVIDED_LOSS, REPO, UNWRAPPED_SAVE
 
 NOBODY = 65534
 
@@ -106,6 +106,19 @@ def test_unreadable_folder_is_an_error_and_others_are_checked(shared_tmp):
     assert done.stderr.strip().splitlines()[-1].startswith("ddplint: error: cannot read")
     assert "locked" in done.stderr and "Permission denied" in done.stderr
     assert "train.py:9:16: DDP005" in done.stdout
+
+
+def test_fix_of_a_read_only_file_is_an_error_naming_it(shared_tmp):
+    target = shared_tmp / "train.py"
+    target.write_text(UNWRAPPED_SAVE)
+    target.chmod(0o444)
+    done = run_as_nobody("check", "--no-cache", "--jobs", "1", "--fix", ".", cwd=shared_tmp)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 2
+    assert (
+        done.stderr == "ddplint: error: train.py: cannot write the fixed file: Permission denied\n"
+    )
+    assert target.read_text() == UNWRAPPED_SAVE
 
 
 def test_output_file_that_is_a_folder(cli, write, tmp_path):

@@ -179,19 +179,25 @@ def _check(options: CheckOptions) -> int:
     result = run(files, selection, cache, options.jobs)
     diagnostics = selection.keep(result.diagnostics)
     errors += result.internal_errors
-    outcomes: list[FixOutcome] = []
+    changed: list[FixOutcome] = []
     if options.fix or options.diff:
         outcomes, untouched = fix_files(
             diagnostics, selection, result.project, options.unsafe_fixes
         )
-        remaining = [*untouched, *(d for o in outcomes for d in o.remaining)]
-        diagnostics = sorted(selection.keep(remaining), key=lambda d: d.sort_key)
         errors += [e for o in outcomes for e in o.internal_errors]
-    changed = [o for o in outcomes if o.fixed != o.original]
-    if options.diff:
-        sys.stdout.write("".join(o.diff() for o in changed))
-    elif options.fix:
-        changed = [o for o in changed if _write_fixed(o, errors)]
+        changed = [o for o in outcomes if o.fixed != o.original]
+        not_written: set[str] = set()
+        if options.diff:
+            sys.stdout.write("".join(o.diff() for o in changed))
+        else:
+            not_written = {o.path for o in changed if not _write_fixed(o, errors)}
+            changed = [o for o in changed if o.path not in not_written]
+        remaining = [
+            *untouched,
+            *(d for o in outcomes if o.path not in not_written for d in o.remaining),
+            *(d for d in diagnostics if d.path in not_written),  # as found: not fixed
+        ]
+        diagnostics = sorted(selection.keep(remaining), key=lambda d: d.sort_key)
     try:
         report(options, diagnostics, changed, result.files, failed=bool(errors))
     except ReportError as exc:
