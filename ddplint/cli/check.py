@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
@@ -59,8 +59,7 @@ class CheckOptions:
         for name in ("select", "exclude"):
             if not given.get(name):
                 given[name] = None
-        known = {f.name for f in fields(cls)}
-        return cls(paths=paths, **{k: v for k, v in given.items() if k in known})  # type: ignore[arg-type]
+        return cls(paths=paths, **given)  # type: ignore[arg-type]
 
 
 class UsageError(ValueError):
