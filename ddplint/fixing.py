@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,8 +39,8 @@ class FixOutcome:
             difflib.unified_diff(
                 split_lines(self.original, keepends=True),
                 split_lines(self.fixed, keepends=True),
-                fromfile=f"a/{self.path}",
-                tofile=f"b/{self.path}",
+                fromfile=self.path if os.path.isabs(self.path) else f"a/{self.path}",
+                tofile=self.path if os.path.isabs(self.path) else f"b/{self.path}",
             )
         )
 
