@@ -167,15 +167,15 @@ def _walk_folder(
     # Named on the command line although excluded (`ddplint check dist/`): its patterns
     # would match everything below it, so only .gitignore applies there, as in ruff.
     named_anyway = excluder.excludes(folder, is_dir=True)
-    depth = len(ignores.specs)
-    if respect_gitignore:
-        ignores.enter(resolved, on_error)
     try:
         with os.scandir(folder) as listing:
             entries = sorted(listing, key=lambda e: e.name)
     except OSError as exc:
         on_error(f"cannot read folder {folder}: {exc.strerror or exc}")
-        entries = []
+        return
+    depth = len(ignores.specs)
+    if respect_gitignore:
+        ignores.enter(resolved, on_error)
     for entry in entries:
         path = Path(entry.path)
         try:
