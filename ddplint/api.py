@@ -8,6 +8,7 @@ from ddplint.checker import FileResult, check_file
 from ddplint.diagnostics import Diagnostic
 from ddplint.fixing import fix_text
 from ddplint.rule import all_rules
+from ddplint.source import first_newline
 
 
 def _check(path: str, codes: list[str]) -> Callable[[str], FileResult]:
@@ -38,4 +39,5 @@ def fix_source(
     `ddplint check --fix` does."""
     codes = list(select) if select is not None else list(all_rules())
     check = _check(path, codes)
-    return fix_text(path, source, check(source).diagnostics, check, unsafe).fixed
+    found = check(source).diagnostics
+    return fix_text(path, source, found, check, unsafe, first_newline(source)).fixed

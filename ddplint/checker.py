@@ -16,7 +16,7 @@ from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
 from ddplint.noqa import Suppressions
 from ddplint.project import Project
 from ddplint.rule import Finding, FixSpec, Rule, all_rules
-from ddplint.source import decode
+from ddplint.source import decode, split_lines
 
 PARSE_ERROR_CODE = "DDP999"
 MAX_NESTING = 200
@@ -139,7 +139,7 @@ class _Placer:
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self.lines = ctx.source.splitlines()
+        self.lines = split_lines(ctx.source)
         module = ctx.module
         self._statement_index = {id(s): i for i, s in enumerate(module.body)}
         # first_line[i]: the line on which the code of top-level statement i starts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,11 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 from ddplint.selection import expand
 
+# `[tool.ddplint]`, `[tool.ddplint.per-file-ignores]`, or `ddplint = {...}` under `[tool]`:
+# how a pyproject that TOML cannot read shows that it meant to configure ddplint.
+_MENTIONS_DDPLINT = re.compile(
+    rb"^\s*\[\s*tool\s*\.\s*[\"']?ddplint\b|^\s*ddplint\s*=", re.MULTILINE
+)
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
 KNOWN_KEYS = frozenset({*_LIST_KEYS, "per-file-ignores"})
 
@@ -31,7 +37,7 @@ class Config:
     select: list[str] | None = None
     ignore: list[str] = field(default_factory=list)
     extend_select: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=list)
+    exclude: list[str] | None = None  # None: the default exclusions
     extend_exclude: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
 
@@ -40,17 +46,28 @@ class Config:
 
 
 def find_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml with a [tool.ddplint] table, from `start` upward."""
+    """The nearest pyproject.toml with a [tool.ddplint] table, from `start` upward.
+
+    A pyproject.toml that mentions ddplint but cannot be read or parsed is an error, not
+    a file to skip: running with other settings than the user wrote would mislead."""
     start = start.resolve()
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        try:
+            if not candidate.is_file():
                 continue
-            if "ddplint" in data.get("tool", {}):
-                return candidate
+            raw = candidate.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"cannot read {candidate}: {exc.strerror or exc}") from exc
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            if _MENTIONS_DDPLINT.search(raw):
+                raise ConfigError(f"{candidate} is not valid TOML: {exc}") from exc
+            continue
+        tool = data.get("tool", {})
+        if isinstance(tool, dict) and "ddplint" in tool:
+            return candidate
     return None
 
 

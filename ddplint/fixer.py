@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ddplint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
+from ddplint.source import line_starts
+
+_BARE_LF = re.compile(r"(?<!\r)\n")
 
 
 def applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
@@ -12,21 +16,20 @@ def applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
     return fix is not None and (unsafe or fix.applicability is Applicability.SAFE)
 
 
-def _offsets(source: str) -> list[int]:
-    starts = [0]
-    for line in source.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    return starts
+def is_safe_fix(diagnostic: Diagnostic) -> bool:
+    """Whether `--fix` applies this finding's fix without `--unsafe-fixes`."""
+    return applicable(diagnostic, unsafe=False)
 
 
 def _offset(starts: list[int], where: Location) -> int:
-    return starts[where.row - 1] + where.column - 1
+    return starts[min(where.row, len(starts)) - 1] + where.column - 1
 
 
-def apply_fixes(source: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
+def apply_fixes(source: str, fixes: Iterable[Fix], newline: str = "\n") -> tuple[str, list[Fix]]:
     """Apply non-overlapping fixes in order; a fix overlapping an applied one waits for
-    the next pass. Returns the new source and the fixes applied."""
-    starts = _offsets(source)
+    the next pass. Lines that fixes add end with `newline`, the file's own line ending.
+    Returns the new source and the fixes applied."""
+    starts = line_starts(source)
     taken: list[tuple[int, int]] = []
     chosen: list[tuple[int, int, Edit]] = []
     applied: list[Fix] = []
@@ -38,7 +41,8 @@ def apply_fixes(source: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
         chosen.extend(spans)
         applied.append(fix)
     for start, end, edit in sorted(chosen, key=lambda s: (s[0], s[1]), reverse=True):
-        source = source[:start] + edit.content + source[end:]
+        content = edit.content if newline == "\n" else _BARE_LF.sub(newline, edit.content)
+        source = source[:start] + content + source[end:]
     return source, applied
 
 

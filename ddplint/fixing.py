@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from ddplint.checker import FileResult, check_file
 from ddplint.diagnostics import Diagnostic, Fix
 from ddplint.fixer import applicable, apply_fixes
 from ddplint.project import Project
-from ddplint.source import decode
+from ddplint.source import SourceText, decode, split_lines
 
 MAX_PASSES = 20
 
@@ -24,17 +25,22 @@ class FixOutcome:
     path: str
     original: str
     fixed: str
+    source: SourceText = field(default_factory=lambda: SourceText(""))
     applied: list[tuple[str, Fix]] = field(default_factory=list)
     remaining: list[Diagnostic] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
 
+    def fixed_bytes(self) -> bytes:
+        """The fixed file as it is written back: in the file's encoding, with its BOM."""
+        return self.source.encode(self.fixed)
+
     def diff(self) -> str:
         return "".join(
             difflib.unified_diff(
-                self.original.splitlines(keepends=True),
-                self.fixed.splitlines(keepends=True),
-                fromfile=f"a/{self.path}",
-                tofile=f"b/{self.path}",
+                split_lines(self.original, keepends=True),
+                split_lines(self.fixed, keepends=True),
+                fromfile=self.path if os.path.isabs(self.path) else f"a/{self.path}",
+                tofile=self.path if os.path.isabs(self.path) else f"b/{self.path}",
             )
         )
 
@@ -67,16 +73,23 @@ def _fix_file(
     project: Project | None,
     unsafe: bool,
 ) -> FixOutcome:
-    original = decode(Path(path).read_bytes()).text
-    if original is None:
+    try:
+        source = decode(Path(path).read_bytes())
+    except OSError as exc:
+        error = f"cannot read {path} to fix it: {exc.strerror or exc}"
+        return FixOutcome(path, "", "", remaining=found, internal_errors=[error])
+    if source.text is None:
         return FixOutcome(path, "", "", remaining=found)
-    return fix_text(
+    outcome = fix_text(
         path,
-        original,
+        source.text,
         found,
-        lambda text: check_file(path, text.encode("utf-8"), codes, project),
+        lambda text: check_file(path, source.encode(text), codes, project),
         unsafe,
+        source.newline,
     )
+    outcome.source = source
+    return outcome
 
 
 def fix_text(
@@ -85,15 +98,16 @@ def fix_text(
     found: list[Diagnostic],
     check: Callable[[str], FileResult],
     unsafe: bool,
+    newline: str = "\n",
 ) -> FixOutcome:
     """Apply the applicable fixes of `found`, re-check with `check`, and repeat until
-    nothing more applies (at most MAX_PASSES times)."""
+    nothing more applies (at most MAX_PASSES times). Added lines end with `newline`."""
     outcome = FixOutcome(path, original, original, remaining=found)
     for _ in range(MAX_PASSES):
         fixable = [d for d in outcome.remaining if applicable(d, unsafe)]
         if not fixable:
             break
-        fixed, applied = apply_fixes(outcome.fixed, [d.fix for d in fixable if d.fix])
+        fixed, applied = apply_fixes(outcome.fixed, [d.fix for d in fixable if d.fix], newline)
         if not applied:
             break
         codes_of = {id(d.fix): d.code for d in fixable}

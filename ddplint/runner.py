@@ -66,11 +66,13 @@ def _first_pass(task: _Task, paths: frozenset[str]) -> _FirstPass:
         return _FirstPass(None, FileResult(task.path, [parsed]))
     source, module = parsed
     try:
-        ctx = FileContext(task.path, source, module)
+        # the run's paths without summaries: rules may ask which other modules exist
+        project = Project(paths)
+        ctx = FileContext(task.path, source, module, project)
         summary = summarize(ctx)
     except RecursionError:
         return _FirstPass(None, check_file(task.path, task.data, task.codes))
-    if Project(paths).dependencies(ctx):
+    if project.dependencies(ctx):
         return _FirstPass(summary, None)
     return _FirstPass(summary, check_context(ctx, task.codes))
 
@@ -118,14 +120,16 @@ def run(
         try:
             data = path.read_bytes()
         except OSError as exc:
-            outcome.diagnostics.append(file_error(shown, f"cannot read file: {exc.strerror}"))
+            outcome.diagnostics.append(
+                file_error(shown, f"cannot read file: {exc.strerror or exc}", 1, 1)
+            )
             continue
         if might_be_distributed(data):
             tasks.append(_Task(shown, os.path.abspath(path), data, tuple(sorted(codes_for(path)))))
             continue
         problem = decode(data).error
         if problem is not None:
-            outcome.diagnostics.append(file_error(shown, problem))
+            outcome.diagnostics.append(file_error(shown, problem, 1, 1))
     paths = frozenset(t.absolute for t in tasks)
     first: dict[_Task, _FirstPass] = {}
     pending: list[_Task] = []

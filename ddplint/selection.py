@@ -1,9 +1,15 @@
-"""Rule selectors (`DDP`, `DDP00`, `DDP005`, `ALL`) and the rule set they choose."""
+"""Rule selectors (`DDP`, `DDP00`, `DDP005`, `ALL`) and the rule set they choose.
+
+Besides the rules, one code is selectable: DDP999, a file ddplint cannot read, decode or
+parse. It is reported whatever `select` says (a file that was not checked must not pass
+silently) unless an `ignore` or per-file ignore names it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ddplint.checker import PARSE_ERROR_CODE
 from ddplint.rule import all_rules
 
 
@@ -11,9 +17,14 @@ class SelectorError(ValueError):
     """A selector that names no rule."""
 
 
+def known_codes() -> list[str]:
+    """Every code a selector may choose: the rules', then DDP999."""
+    return [*all_rules(), PARSE_ERROR_CODE]
+
+
 def expand(selector: str, where: str) -> set[str]:
     """The codes a selector chooses; `where` says where it came from, for the error."""
-    codes = all_rules()
+    codes = known_codes()
     wanted = selector.strip().upper()
     if wanted == "ALL":
         return set(codes)
@@ -32,8 +43,9 @@ def resolve(
     extend_select: Iterable[str],
     where: dict[str, str],
 ) -> set[str]:
-    """Apply select, then extend-select, then ignore, as ruff does."""
-    chosen: set[str] = set()
+    """Apply select, then extend-select, then ignore, as ruff does; DDP999 stays unless
+    ignored."""
+    chosen: set[str] = {PARSE_ERROR_CODE}
     for selector in select if select is not None else ["ALL"]:
         chosen |= expand(selector, where["select"])
     for selector in extend_select:

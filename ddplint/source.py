@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import re
 import tokenize
 from dataclasses import dataclass
@@ -15,14 +16,25 @@ _DISTRIBUTED_HINT = re.compile(
     rb"|world_size|WORLD_SIZE|no_sync|is_main_process|barrier|torchrun|main_process"
     rb"|all_reduce|all_gather|\.backward\("
 )
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
 class SourceText:
-    """A decoded file, or the reason it could not be decoded."""
+    """A decoded file (without its BOM), or the reason it could not be decoded.
+
+    `encoding` is the codec Python reads the file with (`utf-8-sig` when it starts with a
+    BOM), `newline` the file's first line ending: `encode` gives back the file's own bytes.
+    """
 
     text: str | None
     error: str | None = None
+    encoding: str = "utf-8"
+    newline: str = "\n"
+
+    def encode(self, text: str) -> bytes:
+        """`text` in the file's encoding, with its BOM if it had one."""
+        return text.encode(self.encoding)
 
 
 def might_be_distributed(data: bytes) -> bool:
@@ -36,13 +48,43 @@ def decode(data: bytes) -> SourceText:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
     except (SyntaxError, LookupError) as exc:
+        try:  # the tokenizer refuses a first line that is not UTF-8: say which byte
+            data.decode("utf-8")
+        except UnicodeDecodeError as invalid:
+            return SourceText(None, _not_valid(data, invalid))
         return SourceText(None, f"cannot determine the file's encoding: {exc}")
     except UnicodeDecodeError as exc:
-        return SourceText(
-            None,
-            f"file is not valid {exc.encoding} (byte {exc.start}: "
-            f"{data[exc.start : exc.start + 1]!r}); save it as UTF-8",
-        )
-    if text.startswith("\ufeff"):
+        return SourceText(None, _not_valid(data, exc))
+    if text.startswith("\ufeff"):  # a BOM that a cookie-named codec kept
         text = text[1:]
-    return SourceText(text)
+        encoding = "utf-8-sig"
+    return SourceText(text, encoding=encoding, newline=first_newline(text))
+
+
+def first_newline(text: str) -> str:
+    """The line ending of the first line (`\\n` for a text without one): the ending that
+    lines added by fixes get, as LibCST picks a module's default newline."""
+    first = _NEWLINE.search(text)
+    return first.group() if first else "\n"
+
+
+def _not_valid(data: bytes, exc: UnicodeDecodeError) -> str:
+    return (
+        f"file is not valid {exc.encoding} (byte {exc.start}: "
+        f"{data[exc.start : exc.start + 1]!r}); save it as UTF-8 or declare its encoding "
+        "(`# -*- coding: latin-1 -*-`)"
+    )
+
+
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """`text.splitlines()` with Python's line endings only (see `line_starts`)."""
+    starts = line_starts(text)
+    lines = [text[a:b] for a, b in itertools.pairwise(starts) if a < b]
+    return lines if keepends else [_NEWLINE.sub("", line) for line in lines]
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets at which each line of `text` starts, lines ending as Python's tokenizer and
+    LibCST end them (`\\r\\n`, `\\r`, `\\n`; not the other characters `str.splitlines`
+    splits on), plus the length of the text."""
+    return [0, *(match.end() for match in _NEWLINE.finditer(text)), len(text)]

@@ -290,3 +290,61 @@ def test_a_failing_rule_is_an_internal_error_not_a_traceback(cli, write, monkeyp
     assert "train.py" in result.err and "KeyError" in result.err
     assert "Traceback" not in result.err
     assert "DDP005" in result.out  # the other rule still ran
+
+
+def test_version_matches_the_package_metadata(cli):
+    from importlib.metadata import version
+
+    from ddplint import __version__
+
+    result = cli("--version")
+    assert result.code == 0
+    assert result.out == f"ddplint {__version__}\n"
+    assert version("ddplint") == __version__
+
+
+def test_help_texts_show_examples_and_exit_codes(cli):
+    top = cli("--help")
+    assert top.code == 0
+    assert "ddplint check ." in top.out and "_DDPLINT_COMPLETE=bash_source" in top.out
+    check = cli("check", "--help")
+    assert check.code == 0
+    assert "Examples:" in check.out and "ddplint check --fix --show-fixes ." in check.out
+    assert "Exit status: 0 nothing found" in check.out
+    assert "ddplint rule DDP005" in cli("rule", "--help").out
+
+
+def test_usage_errors_exit_2_with_usage_and_the_error(cli):
+    unknown = cli("check", "--no-such-option")
+    assert unknown.code == 2
+    assert unknown.err.startswith("Usage: ddplint check [OPTIONS] [PATHS]...")
+    assert "Error: No such option '--no-such-option'" in unknown.err
+    bad_format = cli("check", "--output-format", "xml", ".")
+    assert bad_format.code == 2 and "xml" in bad_format.err
+    assert cli("frobnicate").code == 2
+
+
+def test_shell_completion_offers_rule_codes():
+    env = {
+        **__import__("os").environ,
+        "_DDPLINT_COMPLETE": "bash_complete",
+        "COMP_WORDS": "ddplint rule DDP00",
+        "COMP_CWORD": "2",
+    }
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("ddplint"))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "plain,DDP005" in done.stdout.splitlines()
+    commands = subprocess.run(
+        [str(Path(sys.executable).with_name("ddplint"))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env, "COMP_WORDS": "ddplint ch", "COMP_CWORD": "1"},
+    )
+    assert "plain,check" in commands.stdout.splitlines()

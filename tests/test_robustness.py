@@ -68,3 +68,22 @@ def test_deeply_nested_source_is_reported_not_crashed():
     result = check_file("deep.py", source.encode(), CODES)
     assert not result.internal_errors
     assert [d.code for d in result.diagnostics] == ["DDP999"]
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(st.binary(max_size=200), st.booleans())
+def test_the_command_ends_in_findings_not_tracebacks(tmp_path, capsys, data, ddp_keyword):
+    """Any file content, with or without a DDP keyword (which decides whether it is parsed):
+    exit 0 or 1, never an error line or a traceback."""
+    from ddplint.cli import main
+
+    path = tmp_path / "any.py"
+    path.write_bytes((b"import torch.distributed\n" if ddp_keyword else b"") + data)
+    code = main(["check", "--no-cache", "--jobs", "1", str(path)])
+    captured = capsys.readouterr()
+    assert code in (0, 1), captured.err
+    assert captured.err == ""

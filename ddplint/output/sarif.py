@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ddplint import __version__
+from ddplint import __version__, rule_docs
+from ddplint.checker import PARSE_ERROR_CODE
 from ddplint.diagnostics import Diagnostic, Severity
 from ddplint.rule import all_rules
 from ddplint.rule_docs import explanation_text
@@ -36,6 +37,20 @@ def _rules() -> list[dict[str, Any]]:
                 },
             }
         )
+    rules.append(
+        {
+            "id": PARSE_ERROR_CODE,
+            "name": rule_docs.FILE_ERROR_NAME,
+            "shortDescription": {"text": rule_docs.FILE_ERROR_SUMMARY},
+            "fullDescription": {"text": rule_docs.FILE_ERROR_SUMMARY},
+            "help": {
+                "text": rule_docs.FILE_ERROR_SUMMARY,
+                "markdown": rule_docs.FILE_ERROR_EXPLANATION.strip(),
+            },
+            "defaultConfiguration": {"level": "error"},
+            "properties": {"tags": ["ddp", "pytorch", "distributed"], "precision": "high"},
+        }
+    )
     return rules
 
 

@@ -1,14 +1,16 @@
-"""`path:line:col: DDP005 [*] message`, one line a finding."""
+"""`path:line:col: DDP005 [*] message`, one line a finding; `[*]` marks a fix that `--fix`
+applies on its own (a safe one), as ruff marks them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ddplint.diagnostics import Diagnostic
+from ddplint.diagnostics import Applicability, Diagnostic
 
 
 def line(diagnostic: Diagnostic) -> str:
-    marker = "[*] " if diagnostic.fix is not None else ""
+    fix = diagnostic.fix
+    marker = "[*] " if fix is not None and fix.applicability is Applicability.SAFE else ""
     return (
         f"{diagnostic.path}:{diagnostic.start.row}:{diagnostic.start.column}: "
         f"{diagnostic.code} {marker}{diagnostic.message}"

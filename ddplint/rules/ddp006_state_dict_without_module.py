@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 
@@ -14,6 +15,7 @@ from ddplint.facts import DDP_CLASSES, argument
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 
+_LOADER_NAME = re.compile(r"(^|_)(load|resume|restore)(_|$)", re.IGNORECASE)
 _SAVE_HELPER = re.compile(r"^(save_on_master|save_on_main|save_checkpoint|save_ckpt)$")
 
 
@@ -53,7 +55,8 @@ def _saved_state_dicts(
                     yield call
         elif isinstance(statement, cst.Expr):
             # `ckpt.update(model=model.state_dict())`
-            parent = ctx.parent(ctx.parent(call))
+            argument_node = ctx.parent(call)
+            parent = ctx.parent(argument_node) if argument_node is not None else None
             if (
                 isinstance(parent, cst.Call)
                 and isinstance(parent.func, cst.Attribute)
@@ -132,6 +135,7 @@ def _checks_wrapping(ctx: FileContext, state_call: cst.Call, receiver: cst.BaseE
             return False
         if not isinstance(ancestor, (cst.If, cst.IfExp)):
             continue
+        parts: list[cst.CSTNode]
         if isinstance(ancestor, cst.IfExp):
             parts = [ancestor.test, ancestor.body, ancestor.orelse]
         else:
@@ -181,14 +185,28 @@ def _strips_prefix(ctx: FileContext) -> bool:
     return False
 
 
-def _loads_into_wrapper(ctx: FileContext) -> bool:
-    """The file loads a state dict into a DDP wrapper: it relies on the prefixed keys."""
-    facts = ctx.facts
+def _may_rely_on_prefixed_keys(ctx: FileContext) -> bool:
+    """Whether anything besides the save may depend on the `module.` prefix, so that
+    changing what is saved is not safe: the file loads a checkpoint (`torch.load`), loads a
+    state dict into anything but a provably bare model (a resume into the wrapper with
+    `strict=False` would silently load nothing after the fix), calls a loading helper
+    (`load_checkpoint(model, path)`, `resume(...)`), or the project has other modules,
+    which may load the file (an evaluation script, a resume helper)."""
+    if next(ctx.calls_to("torch.load"), None) is not None:
+        return True
     for call in ctx.method_calls("load_state_dict"):
         receiver = call.func.value  # type: ignore[attr-defined]
-        if facts.is_ddp_model(receiver, call) and not facts.is_unwrapped_ddp(receiver, call):
+        if not ctx.facts.is_unwrapped_ddp(receiver, call):
             return True
-    return False
+    for call in ctx.calls:  # `load_checkpoint(model, path)`, `resume(...)`: a loader elsewhere
+        name = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+        if isinstance(call.func, cst.Name):
+            name = call.func.value
+        if name not in (None, "load_state_dict") and _LOADER_NAME.search(name):
+            return True
+    project = ctx.project
+    here = os.path.abspath(ctx.path)
+    return project is not None and any(path != here for path in project.paths)
 
 
 @register
@@ -225,10 +243,18 @@ torch.save({"model": model.module.state_dict(), "epoch": epoch}, path)
 ```
 
 ## Fix safety
-The fix inserts `.module` (`model.state_dict()` becomes `model.module.state_dict()`). It is
-safe when the model is always wrapped; it is marked unsafe when the wrap is conditional
-(`if args.distributed:`), where the bare model has no `.module`, or when the script loads
-checkpoints back into the wrapper and so relies on the prefixed keys.
+The fix inserts `.module` (`model.state_dict()` becomes `model.module.state_dict()`), which
+changes the keys of the checkpoint file. That is safe only when nothing else can depend on
+the old keys, so the fix is safe only when all of these hold:
+- the model is always wrapped (not `if args.distributed:`: a bare model has no `.module`);
+- the file loads no checkpoint (`torch.load`), loads no state dict into anything but a
+  provably bare model, and calls no loading helper (`load_checkpoint(model, path)`,
+  `resume(...)`): a resume that loads the file back into the wrapper with `strict=False`
+  would silently load nothing after the fix;
+- the project has no other module, which might load the checkpoint (an evaluation script,
+  a resume helper).
+Otherwise the fix is unsafe (`--unsafe-fixes`): make the load side strip or expect the
+prefix at the same time (`consume_prefix_in_state_dict_if_present`).
 
 ## References
 - https://pytorch.org/tutorials/intermediate/ddp_tutorial.html#save-and-load-checkpoints
@@ -348,7 +374,7 @@ def main(model, ema, local_rank):
             fix = None
             if all(dotted(r) is not None for r, _ in offending):
                 if loads_back is None:
-                    loads_back = _loads_into_wrapper(ctx)
+                    loads_back = _may_rely_on_prefixed_keys(ctx)
                 unsafe = loads_back or any(_wrapped_conditionally(ctx, r, a) for r, a in offending)
                 fix = FixSpec(
                     "Save the wrapped model's state dict (`.module.state_dict()`)",

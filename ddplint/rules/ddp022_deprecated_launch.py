@@ -118,9 +118,18 @@ parser.add_argument("--local_rank", type=int, default=int(os.environ.get("LOCAL_
 or drop the argument and read `int(os.environ["LOCAL_RANK"])`; launch with
 `torchrun --nproc_per_node=N train.py`.
 
+An argument that the script never reads (a leftover next to a device taken from the
+`LOCAL_RANK` environment variable, or in a helper module) is left alone. For a
+`required=True` argument the message says what happens instead: under `torchrun` the
+script stops at argument parsing.
+
 ## Fix safety
 Both fixes are unsafe. The argument fix makes the default read `LOCAL_RANK` from the
-environment (offered only for a `type=int` argument in a file importing `os`). A
+environment and keeps the old default as the fallback where the variable is unset
+(`default=-1` becomes `default=int(os.environ.get("LOCAL_RANK", -1))`, so `-1` still means
+"not distributed"). It is offered only for a `type=int` argument with an int literal
+default in a file importing `os`; never for a `required=True` argument (a default would not
+make it optional) or one without a default. A
 command string `python -m torch.distributed.launch --use_env ...` is rewritten to
 `torchrun ...` only when it carries `--use_env` (the script already reads the
 environment) and nothing else needs changing; `torchrun` must be on the `PATH`.
@@ -247,16 +256,24 @@ deepspeed.init_distributed()
             return
         for call in ctx.method_calls("add_argument"):
             flags = {string_value(a.value) for a in call.args if a.keyword is None}
-            if not flags & _LOCAL_RANK_FLAGS:
-                continue
-            default = keyword(call, "default")
-            yield Finding(
-                call,
-                "`--local_rank` is only passed by the deprecated torch.distributed.launch; "
-                "torchrun sets the LOCAL_RANK environment variable instead, so under torchrun "
-                "this argument keeps its default on every rank",
-                fix=self._argument_fix(ctx, call, default),
-            )
+            if not flags & _LOCAL_RANK_FLAGS or not _value_is_read(ctx, call):
+                continue  # a leftover argument nothing reads cannot misplace a device
+            if _is_required(call):
+                message = (
+                    "`--local_rank` is required, but only the deprecated "
+                    "torch.distributed.launch passes it; torchrun sets the LOCAL_RANK "
+                    "environment variable instead, so under torchrun the script stops with "
+                    "'the following arguments are required'"
+                )
+                fix = None
+            else:
+                message = (
+                    "`--local_rank` is only passed by the deprecated torch.distributed.launch; "
+                    "torchrun sets the LOCAL_RANK environment variable instead, so under "
+                    "torchrun this argument keeps its default on every rank"
+                )
+                fix = self._argument_fix(ctx, call)
+            yield Finding(call, message, fix=fix)
 
     @staticmethod
     def _launch_message() -> str:
@@ -297,21 +314,71 @@ deepspeed.init_distributed()
         return False
 
     @staticmethod
-    def _argument_fix(ctx: FileContext, call: cst.Call, default: cst.Arg | None) -> FixSpec | None:
+    def _argument_fix(ctx: FileContext, call: cst.Call) -> FixSpec | None:
+        """`default=N` -> `default=int(os.environ.get("LOCAL_RANK", N))`: the same value
+        where LOCAL_RANK is unset, the launcher's where it is set. Only for an int literal
+        default of a `type=int` argument in a file importing `os`."""
         os_name = next((k for k, v in ctx.imports.bindings.items() if v == "os"), None)
         kind = keyword(call, "type")
-        if os_name is None or kind is None or ctx.code(kind.value) != "int":
-            return None  # an int default for a str-typed argument would change its type
-        value = f'int({os_name}.environ.get("LOCAL_RANK", 0))'
-        if default is not None:
-            replacement: tuple[cst.CSTNode, str] = (default.value, value)
-        else:
-            last = call.args[-1]
-            if last.star:
-                return None
-            replacement = (last.value, f"{ctx.code(last.value)}, default={value}")
+        default = keyword(call, "default")
+        if os_name is None or kind is None or ctx.code(kind.value) != "int" or default is None:
+            return None
+        fallback = _int_literal(default.value)
+        if fallback is None:
+            return None  # None or a computed default: no env fallback keeps its meaning
         return FixSpec(
             "Default the argument to the LOCAL_RANK environment variable",
-            replacements=(replacement,),
+            replacements=(
+                (default.value, f'int({os_name}.environ.get("LOCAL_RANK", {fallback}))'),
+            ),
             applicability=Applicability.UNSAFE,
         )
+
+
+def _int_literal(expr: cst.BaseExpression) -> str | None:
+    """The source of an int literal, signed or not (`0`, `-1`), else None."""
+    if isinstance(expr, cst.Integer):
+        return expr.value
+    if (
+        isinstance(expr, cst.UnaryOperation)
+        and isinstance(expr.operator, cst.Minus)
+        and isinstance(expr.expression, cst.Integer)
+    ):
+        return f"-{expr.expression.value}"
+    return None
+
+
+def _is_required(call: cst.Call) -> bool:
+    required = keyword(call, "required")
+    return (
+        required is not None
+        and isinstance(required.value, cst.Name)
+        and (required.value.value == "True")
+    )
+
+
+def _dest(call: cst.Call) -> str:
+    given = keyword(call, "dest")
+    name = string_value(given.value) if given is not None else None
+    return name or "local_rank"
+
+
+def _value_is_read(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the file reads the parsed value (`args.local_rank`, `getattr(args,
+    "local_rank")`, `vars(args)`); an argument only declared is a leftover."""
+    dest = _dest(call)
+    for node in ctx.nodes_of(cst.Attribute, cst.Call):
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in (dest, "__dict__"):
+                return True
+        elif isinstance(node, cst.Call):
+            called = last_name(node.func)
+            if called == "vars":
+                return True
+            if (
+                called == "getattr"
+                and len(node.args) >= 2
+                and string_value(node.args[1].value) == dest
+            ):
+                return True
+    return False

@@ -166,25 +166,51 @@ parser = argparse.ArgumentParser()
 """
 
 
-def test_ddp022_local_rank_default_is_replaced():
-    source = ARGPARSE + 'parser.add_argument("--local_rank", type=int, default=-1)\n'
+READS = "args = parser.parse_args()\ndevice = args.local_rank\n"
+
+
+def test_ddp022_local_rank_default_is_kept_as_the_fallback():
+    source = ARGPARSE + 'parser.add_argument("--local_rank", type=int, default=-1)\n' + READS
     assert rows(source, "DDP022") == [6]
-    assert fixed(source, "DDP022").endswith(
+    assert (
         'parser.add_argument("--local_rank", type=int, '
-        'default=int(os.environ.get("LOCAL_RANK", 0)))\n'
-    )
+        'default=int(os.environ.get("LOCAL_RANK", -1)))\n'
+    ) in fixed(source, "DDP022")
 
 
-def test_ddp022_local_rank_without_default_gets_one():
-    source = ARGPARSE + 'parser.add_argument("--local-rank", type=int)\n'
-    assert fixed(source, "DDP022").endswith(
-        'parser.add_argument("--local-rank", type=int, '
-        'default=int(os.environ.get("LOCAL_RANK", 0)))\n'
+@pytest.mark.parametrize(
+    "argument",
+    [
+        'parser.add_argument("--local-rank", type=int)\n',
+        'parser.add_argument("--local_rank", type=int, default=None)\n',
+        'parser.add_argument("--local_rank", type=int, required=True)\n',
+    ],
+)
+def test_ddp022_no_fix_that_would_change_the_default(argument):
+    (diagnostic,) = lint_source(ARGPARSE + argument + READS, select=["DDP022"])
+    assert diagnostic.fix is None
+
+
+def test_ddp022_required_argument_message_says_the_script_stops():
+    source = ARGPARSE + 'parser.add_argument("--local_rank", type=int, required=True)\n' + READS
+    (diagnostic,) = lint_source(source, select=["DDP022"])
+    assert "required" in diagnostic.message and "default" not in diagnostic.message
+
+
+def test_ddp022_leftover_argument_nothing_reads_is_clean():
+    source = ARGPARSE + (
+        'parser.add_argument("--local_rank", type=int, default=0)\n'
+        "args = parser.parse_args()\n"
+        "from utils import init_distributed_device\n"
+        "device = init_distributed_device(args.lr)\n"
     )
+    assert rows(source, "DDP022") == []
 
 
 def test_ddp022_no_fix_without_os_import():
-    source = ARGPARSE.replace("import os\n", "") + 'parser.add_argument("--local_rank", type=int)\n'
+    source = ARGPARSE.replace("import os\n", "") + (
+        'parser.add_argument("--local_rank", type=int, default=0)\n' + READS
+    )
     (diagnostic,) = lint_source(source, select=["DDP022"])
     assert diagnostic.fix is None
 
@@ -193,6 +219,7 @@ def test_ddp022_os_alias_is_used_in_the_fix():
     source = (
         ARGPARSE.replace("import os\n", "import os as _os\n")
         + 'parser.add_argument("--local_rank", type=int, default=0)\n'
+        + READS
     )
     assert 'default=int(_os.environ.get("LOCAL_RANK", 0)))' in fixed(source, "DDP022")
 
@@ -214,6 +241,7 @@ def test_ddp022_deepspeed_script_is_clean():
         "import deepspeed\n"
         + ARGPARSE
         + 'parser.add_argument("--local_rank", type=int, default=-1)\n'
+        + READS
     )
     assert rows(source, "DDP022") == []
 
@@ -247,9 +275,13 @@ def test_ddp022_mentions_and_torchrun_are_clean(line):
 
 
 def test_ddp022_help_text_mention_is_clean_and_str_argument_gets_no_fix():
-    source = ARGPARSE + (
-        'parser.add_argument("--local_rank", type=str, default="0",\n'
-        '                    help="set by python -m torch.distributed.launch")\n'
+    source = (
+        ARGPARSE
+        + (
+            'parser.add_argument("--local_rank", type=str, default="0",\n'
+            '                    help="set by python -m torch.distributed.launch")\n'
+        )
+        + READS
     )
     (diagnostic,) = lint_source(source, select=["DDP022"])
     assert diagnostic.start.row == 6

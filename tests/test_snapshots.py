@@ -1,0 +1,57 @@
+"""What users see, kept as reviewed snapshots: for every corpus/lint case (a file, or a
+folder holding a multi-file project) the text output of `ddplint check` (codes, lines,
+columns, messages, summary) and the `--diff` of all its fixes, safe and unsafe.
+
+A changed message, column or fix fails here until a person has looked at it. After
+reviewing the change, regenerate with:
+
+    .venv/bin/python -m pytest tests/test_snapshots.py --snapshot-update
+
+and commit tests/snapshots/ together with the change. The outputs hold paths relative to
+corpus/lint only, so the snapshots are the same on every machine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+from syrupy.location import PyTestLocation
+
+from ddplint.cli import main
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "lint"
+CASES = sorted(
+    p.name for p in CORPUS.iterdir() if p.suffix == ".py" or (p.is_dir() and any(p.rglob("*.py")))
+)
+
+
+class TextSnapshot(SingleFileSnapshotExtension):
+    """One reviewable text file per case, under tests/snapshots/test_snapshots/."""
+
+    file_extension = "txt"
+    _write_mode = WriteMode.TEXT
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        return str(Path(test_location.filepath).parent / "snapshots" / test_location.basename)
+
+
+@pytest.fixture
+def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(TextSnapshot)
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    code = main(["check", "--no-cache", "--isolated", "--jobs", "1", *args])
+    captured = capsys.readouterr()
+    return f"$ ddplint check {' '.join(args)}\n{captured.out}{captured.err}exit {code}\n"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_what_users_see(case, capsys, monkeypatch, snapshot):
+    monkeypatch.chdir(CORPUS)
+    output = run(capsys, case) + "\n" + run(capsys, "--diff", "--unsafe-fixes", case)
+    assert output == snapshot
