@@ -26,3 +26,11 @@ def is_buffer(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bo
             if name in _BUFFERS:
                 return True
     return False
+
+
+def is_checkpoint_save(ctx: FileContext, call: cst.Call) -> bool:
+    """`torch.save` into a file (not into an in-memory buffer)."""
+    if ctx.call_name(call) != SAVE:
+        return False
+    path = save_path(call)
+    return path is None or not is_buffer(ctx, path, call)
