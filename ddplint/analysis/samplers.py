@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -166,3 +167,27 @@ def returned_names(ctx: FileContext, name: str, scope: Scope) -> list[tuple[str,
             if bound is not None:
                 found.append((bound, ctx.scope(call)))
     return found
+
+
+_EVALUATION_WORDS = frozenset({"val", "valid", "validation", "test", "eval", "evaluation", "dev"})
+_WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+")
+
+
+def _words(name: str) -> set[str]:
+    return {w.lower() for part in name.split(".")[-1:] for w in _WORD.findall(part)}
+
+
+def is_evaluation_sampler(ctx: FileContext, sampler: SamplerUse) -> bool:
+    """The sampler serves validation or testing, by the names around it: the sampler,
+    its dataset, its loaders (`val_sampler`, `DistributedSampler(dataset_val)`,
+    `test_loader`), or the function building it (`build_val_loader`). Its shuffling and
+    padding do not change what the model learns."""
+    names = [sampler.name or ""]
+    dataset = argument(sampler.call, 0, "dataset")
+    if dataset is not None:
+        names.append(dotted(dataset) or "")
+    names.extend(loader.name or "" for loader in sampler.loaders)
+    function = ctx.enclosing_function(sampler.call)
+    if function is not None and "train" not in _words(function.name.value):
+        names.append(function.name.value)
+    return any(_words(name) & _EVALUATION_WORDS and "train" not in _words(name) for name in names)

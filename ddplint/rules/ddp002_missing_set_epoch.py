@@ -12,6 +12,7 @@ import libcst as cst
 from ddplint.analysis.samplers import (
     SamplerUse,
     distributed_samplers,
+    is_evaluation_sampler,
     returned_names,
     shuffle_of,
 )
@@ -355,7 +356,7 @@ def main(ds, model):
         finder = _Finder(ctx)
         reported: set[int] = set()
         for sampler in distributed_samplers(ctx):
-            if shuffle_of(sampler.call) is not True:
+            if shuffle_of(sampler.call) is not True or is_evaluation_sampler(ctx, sampler):
                 continue
             for name, scope, via, _ in _names_for(ctx, sampler):
                 for epoch, _site in finder.epoch_loops(name, scope):

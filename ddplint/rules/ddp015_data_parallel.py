@@ -159,7 +159,7 @@ model = model.to("cuda" if torch.cuda.is_available() else "cpu")
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         calls = list(ctx.calls_to(_DATA_PARALLEL))
-        if not calls or ctx.facts.ddp_wraps:
+        if not calls or ctx.facts.ddp_wraps or ctx.facts.helper_wraps:
             return
         ranks = RankClassifier(ctx)
         for call in calls:
