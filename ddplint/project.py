@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddplint.analysis.checkpoints import is_checkpoint_save
+from ddplint.analysis.samplers import returned_loaders
 from ddplint.names import dotted
 
 if TYPE_CHECKING:
     from ddplint.context import FileContext
 
 PROJECT_MARKERS = ("pyproject.toml", ".git")
+WHOLE = -1  # in `returned_loader`: the whole return value, not an element of a tuple
 COLLECTIVE = "@collective"  # a site target: a torch.distributed collective
 SAVE = "@save"  # a site target: `torch.save` into a file
 _EXTERNAL_ROOTS = frozenset({"torch", "torchvision", "numpy", "transformers", "timm"})
@@ -42,6 +44,7 @@ class FunctionSummary:
     sites: tuple[tuple[str, bool], ...] = ()
     set_epoch_params: tuple[int, ...] = ()
     returns_ddp: bool = False
+    returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,7 @@ def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
 def summarize(ctx: FileContext) -> ModuleSummary:
     """The summary of one parsed module (computed without other modules)."""
     facts = ctx.facts
+    loaders = returned_loaders(ctx)
     functions: list[tuple[str, FunctionSummary]] = []
     for name, defs in ctx.functions.items():
         sites: dict[tuple[str, bool], None] = {}
@@ -126,6 +130,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             sites=tuple(sites),
             set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
             returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
+            returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -360,6 +365,15 @@ class Project:
         if found is None or found not in self._reaching("saves"):
             return None
         return "unguarded" if found in self._reaching("unguarded") else "guarded"
+
+    def helper_returned_loader(self, ctx: FileContext, call: cst.Call) -> list[int | None]:
+        """Where a project helper returns a DataLoader on a shuffling DistributedSampler
+        (None: the whole return value; an index: an element of a returned tuple)."""
+        found = self.resolve(ctx, call)
+        function = found[0].function(found[1]) if found is not None else None
+        if function is None:
+            return []
+        return [None if p == WHOLE else p for p in function.returned_loader]
 
     def helper_returns_ddp(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that wraps a model in DDP and returns it (`smart_DDP(model)`)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -132,40 +133,78 @@ def _same_scope_or_module(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> b
     return scope_a is ctx.scope(b) or scope_a is ctx.module
 
 
-def returned_names(ctx: FileContext, name: str, scope: Scope) -> list[tuple[str, Scope]]:
-    """Names bound by callers of `scope` to the value `name` it returns (by position in
-    a returned tuple)."""
-    if not isinstance(scope, cst.FunctionDef):
-        return []
+def returned_positions(
+    ctx: FileContext, name: str | None, scope: cst.FunctionDef, value: cst.CSTNode | None = None
+) -> set[int | None]:
+    """Where `scope` returns the value of `name` (or the expression `value`): None for the
+    whole return value, an index for an element of a returned tuple."""
+
+    def returned(expr: cst.BaseExpression) -> bool:
+        return expr is value or (name is not None and dotted(expr) == name)
+
     positions: set[int | None] = set()
     for node in ctx.walk(scope):
         if isinstance(node, cst.Return) and node.value is not None and ctx.scope(node) is scope:
-            value = node.value
-            if dotted(value) == name:
+            if returned(node.value):
                 positions.add(None)
-            elif isinstance(value, cst.Tuple):
-                for index, element in enumerate(value.elements):
-                    if dotted(element.value) == name:
+            elif isinstance(node.value, cst.Tuple):
+                for index, element in enumerate(node.value.elements):
+                    if returned(element.value):
                         positions.add(index)
+    return positions
+
+
+def returned_loaders(ctx: FileContext) -> dict[str, set[int | None]]:
+    """Functions of the file returning a DataLoader built on a shuffling training
+    DistributedSampler, with where they return it (see `returned_positions`)."""
+    found: dict[str, set[int | None]] = {}
+    for sampler in distributed_samplers(ctx):
+        if shuffle_of(sampler.call) is not True or is_evaluation_sampler(ctx, sampler):
+            continue
+        for loader in sampler.loaders:
+            scope = ctx.scope(loader.call)
+            if isinstance(scope, cst.FunctionDef):
+                positions = returned_positions(ctx, loader.name, scope, loader.call)
+                if positions:
+                    found.setdefault(scope.name.value, set()).update(positions)
+    return found
+
+
+def returned_names(
+    ctx: FileContext, name: str | None, scope: Scope, value: cst.CSTNode | None = None
+) -> list[tuple[str, Scope]]:
+    """Names bound by callers of `scope` to the value `name` it returns (by position in
+    a returned tuple), or to the expression `value` when it is returned as it stands
+    (`return DataLoader(...)`)."""
+    if not isinstance(scope, cst.FunctionDef):
+        return []
+    positions = returned_positions(ctx, name, scope, value)
     if not positions:
         return []
     found: list[tuple[str, Scope]] = []
     for call in ctx.calls:
-        if not (isinstance(call.func, cst.Name) and call.func.value == scope.name.value):
-            continue
-        parent = ctx.parent(call)
-        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
-            continue
-        target = parent.targets[0].target
-        for position in positions:
-            if position is None:
-                bound = dotted(target)
-            elif isinstance(target, (cst.Tuple, cst.List)) and position < len(target.elements):
-                bound = dotted(target.elements[position].value)
-            else:
-                bound = None
-            if bound is not None:
-                found.append((bound, ctx.scope(call)))
+        if isinstance(call.func, cst.Name) and call.func.value == scope.name.value:
+            found.extend((bound, ctx.scope(call)) for bound in names_bound_to(ctx, call, positions))
+    return found
+
+
+def names_bound_to(ctx: FileContext, call: cst.Call, positions: Iterable[int | None]) -> list[str]:
+    """The names `x = call(...)` / `a, b = call(...)` binds to the return value (None) or
+    to the given elements of a returned tuple."""
+    parent = ctx.parent(call)
+    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+        return []
+    target = parent.targets[0].target
+    found = []
+    for position in positions:
+        if position is None:
+            bound = dotted(target)
+        elif isinstance(target, (cst.Tuple, cst.List)) and position < len(target.elements):
+            bound = dotted(target.elements[position].value)
+        else:
+            bound = None
+        if bound is not None:
+            found.append(bound)
     return found
 
 

@@ -13,6 +13,7 @@ from ddplint.analysis.samplers import (
     SamplerUse,
     distributed_samplers,
     is_evaluation_sampler,
+    names_bound_to,
     returned_names,
     shuffle_of,
 )
@@ -176,11 +177,10 @@ def _names_for(ctx: FileContext, sampler: SamplerUse) -> list[tuple[str, Scope, 
     """(name, scope, loader name or "", is the sampler itself) to follow."""
     names: list[tuple[str, Scope, str, bool]] = []
     for loader in sampler.loaders:
-        if loader.name is None:
-            continue
         scope = ctx.scope(loader.call)
-        names.append((loader.name, scope, loader.via, False))
-        for bound, where in returned_names(ctx, loader.name, scope):
+        if loader.name is not None:
+            names.append((loader.name, scope, loader.via, False))
+        for bound, where in returned_names(ctx, loader.name, scope, loader.call):
             names.append((bound, where, loader.via, False))
     return names
 
@@ -370,12 +370,42 @@ def main(ds, model):
                         continue
                     reported.add(id(loop))
                     yield self._finding(ctx, sampler, epoch, via)
+        yield from self._project_loaders(ctx, finder, reported)
+
+    def _project_loaders(
+        self, ctx: FileContext, finder: _Finder, reported: set[int]
+    ) -> Iterator[Finding]:
+        """`loader = data.build_loader(...)`, a project helper returning a loader built on
+        a shuffling DistributedSampler, iterated epoch after epoch without `set_epoch`."""
+        project = ctx.project
+        if project is None:
+            return
+        for call in ctx.calls:
+            positions = project.helper_returned_loader(ctx, call)
+            for name in names_bound_to(ctx, call, positions):
+                for epoch, _site in finder.epoch_loops(name, ctx.scope(call)):
+                    if epoch is None or id(epoch.loop) in reported:
+                        continue
+                    loops = [epoch.loop, *_outer_loops(ctx, epoch.loop)]
+                    if any(ctx.is_inside(call, outer) for outer in loops):
+                        continue
+                    if any(finder.loop_sets_epoch(outer) for outer in loops):
+                        continue
+                    reported.add(id(epoch.loop))
+                    helper = ctx.code(call.func).strip()
+                    yield self._message(
+                        epoch.loop,
+                        f"{epoch.name}.sampler",
+                        f" (`{helper}()` builds it on one)",
+                    )
 
     def _finding(
         self, ctx: FileContext, sampler: SamplerUse, epoch: _EpochLoop, via: str
     ) -> Finding:
-        loop = epoch.loop
-        receiver = self._receiver(ctx, sampler, epoch, via)
+        return self._message(epoch.loop, self._receiver(ctx, sampler, epoch, via))
+
+    @staticmethod
+    def _message(loop: cst.For, receiver: str | None, origin: str = "") -> Finding:
         if receiver:
             shown = f"`{receiver}.set_epoch(epoch)`"
         else:
@@ -395,7 +425,7 @@ def main(ds, model):
             )
         return Finding(
             loop,
-            f"Epoch loop iterates a shuffling DistributedSampler without calling "
+            f"Epoch loop iterates a shuffling DistributedSampler{origin} without calling "
             f"{shown}: every epoch repeats the same sample order",
             fix=fix,
         )

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import SAVE, is_buffer, save_path
+from ddplint.analysis.checkpoints import SAVE, data_parallel_only, is_buffer, save_path
 from ddplint.analysis.paths import path_values
 from ddplint.analysis.rank_guards import (
     call_sites,
@@ -187,6 +187,8 @@ def save_shard(model, out_dir):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if data_parallel_only(ctx):
+            return
         project = ctx.project
         reported: set[int] = set()
         for call in ctx.calls:

@@ -7,7 +7,13 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import SAVE, is_buffer, save_path
+from ddplint.analysis.checkpoints import (
+    SAVE,
+    data_parallel_only,
+    file_name_varies,
+    is_buffer,
+    save_path,
+)
 from ddplint.analysis.paths import path_values
 from ddplint.analysis.rank_guards import call_sites
 from ddplint.context import FileContext
@@ -233,6 +239,8 @@ def broadcast_state(model, epochs):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if data_parallel_only(ctx):
+            return
         for call in ctx.calls_to(SAVE):
             path = save_path(call)
             if path is None or is_buffer(ctx, path, call):
@@ -254,12 +262,18 @@ def broadcast_state(model, epochs):
             shown = ctx.code(path).strip()
             if len(shown) > 40:
                 shown = shown[:37] + "..."
+            if any(file_name_varies(ctx, v) for v, _ in values) and not named:
+                what = (
+                    "a checkpoint path a later save may write again (ddplint cannot tell "
+                    "whether its name changes between saves)"
+                )
+            else:
+                what = "a checkpoint path every save overwrites"
             yield Finding(
                 call,
-                f"`torch.save` writes straight onto `{shown}`, a checkpoint path every save "
-                "overwrites: a crash or preemption mid-write leaves a truncated file where the "
-                "last good checkpoint was; save to a temporary file, then `os.replace()` it "
-                "onto the final path",
+                f"`torch.save` writes straight onto `{shown}`, {what}: a crash or preemption "
+                "mid-write leaves a truncated file where the last good checkpoint was; save "
+                "to a temporary file, then `os.replace()` it onto the final path",
             )
 
 
