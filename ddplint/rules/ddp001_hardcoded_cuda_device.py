@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.rank_guards import ends_in_exit
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import (
@@ -168,18 +169,42 @@ def _on_single_process_path(ctx: FileContext, literal: cst.CSTNode) -> bool:
     (`if args.distributed: ... else: device = "cuda:0"`): one process, GPU 0 is right."""
     child = literal
     for ancestor in ctx.ancestors(literal):
-        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+        if isinstance(ancestor, cst.FunctionDef):
+            return _after_distributed_return(ctx, ancestor, child)
+        if isinstance(ancestor, cst.ClassDef):
             return False
-        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
-            names = " ".join(ctx.names_in(ancestor.test))
-            strings = " ".join(
-                str(n.evaluated_value)
-                for n in ctx.walk(ancestor.test)
-                if isinstance(n, cst.SimpleString)
-            )
-            if _DISTRIBUTED_SWITCH.search(names) or _DISTRIBUTED_SWITCH.search(strings):
-                return True
+        if (
+            isinstance(ancestor, (cst.If, cst.IfExp))
+            and child is not ancestor.test
+            and _is_distributed_switch(ctx, ancestor.test)
+        ):
+            return True
         child = ancestor
+    return False
+
+
+def _is_distributed_switch(ctx: FileContext, test: cst.BaseExpression) -> bool:
+    names = " ".join(ctx.names_in(test))
+    strings = " ".join(
+        str(n.evaluated_value) for n in ctx.walk(test) if isinstance(n, cst.SimpleString)
+    )
+    return bool(_DISTRIBUTED_SWITCH.search(names) or _DISTRIBUTED_SWITCH.search(strings))
+
+
+def _after_distributed_return(ctx: FileContext, func: cst.FunctionDef, top: cst.CSTNode) -> bool:
+    """`if local_rank != -1: ...; return ...` earlier in the function: what follows is the
+    single-process path."""
+    if not isinstance(func.body, cst.IndentedBlock):
+        return False
+    for statement in func.body.body:
+        if statement is top:
+            return False
+        if (
+            isinstance(statement, cst.If)
+            and _is_distributed_switch(ctx, statement.test)
+            and ends_in_exit(statement.body)
+        ):
+            return True
     return False
 
 

@@ -278,5 +278,12 @@ def main(model, local_rank):
                 continue
             if _wrapped_name(binding.value) == module:
                 continue
+            value = binding.value
+            if (
+                isinstance(value, cst.Call)
+                and ctx.call_name(value) == "torch.nn.DataParallel"
+                and _wrapped_name(argument(value, 0, "module")) == module
+            ):
+                continue  # the single-process fallback: never runs where the DDP wrap does
             return True
         return False

@@ -25,7 +25,8 @@ from ddplint.rule import Finding, Rule, register
 _MOVES = frozenset({"os.replace", "os.rename", "shutil.move", "os.link"})
 _UNIQUE_NAME = re.compile(
     r"(^|_)(epoch|epochs|ep|step|steps|global_step|iter|iters|iteration|it|idx|index|count|"
-    r"counter|update|updates|time|timestamp|stamp|date|now|uuid|version|tag|i|e|n)(_|$)",
+    r"counter|update|updates|time|timestamp|stamp|date|now|uuid|version|tag|nimg|kimg|i|e|n)"
+    r"(_|$)",
     re.IGNORECASE,
 )
 _UNIQUE_CALLS = re.compile(r"time|now|strftime|uuid|datetime|mkstemp|NamedTemporaryFile")
@@ -52,13 +53,38 @@ def _loop_targets(ctx: FileContext, node: cst.CSTNode) -> set[str]:
     return names
 
 
+def _counter_format(node: cst.CSTNode) -> bool:
+    """`{step:06d}`: a number formatted as an integer, a counter in a file name."""
+    if not isinstance(node, cst.FormattedStringExpression) or not node.format_spec:
+        return False
+    spec = "".join(p.value for p in node.format_spec if isinstance(p, cst.FormattedStringText))
+    return spec.endswith("d")
+
+
 def _unique_per_save(
-    ctx: FileContext, values: list[tuple[cst.BaseExpression, cst.CSTNode]], at: cst.CSTNode
+    ctx: FileContext,
+    values: list[tuple[cst.BaseExpression, cst.CSTNode]],
+    at: cst.CSTNode,
+    depth: int = 1,
 ) -> bool:
-    """Some form of the path varies per save (epoch, step, a time stamp, a loop variable)."""
+    """Some form of the path varies per save (epoch, step, a time stamp, a loop variable,
+    a number formatted as `{n:06d}`), also through a name it is built from
+    (`os.path.join(out, filename)`)."""
     for value, where in values:
         targets = _loop_targets(ctx, where) | _loop_targets(ctx, at)
         for node in ctx.walk(value):
+            if _counter_format(node):
+                return True
+            if (
+                depth > 0
+                and node is not value
+                and isinstance(node, cst.Name)
+                and not isinstance(ctx.parent(node), cst.Attribute)
+                and _unique_per_save(
+                    ctx, [(v, where) for v in ctx.values_of(node.value, where)], at, depth - 1
+                )
+            ):
+                return True
             if isinstance(node, cst.Call):
                 callee = dotted(node.func) or ""
                 if _UNIQUE_CALLS.search(callee):
