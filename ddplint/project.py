@@ -30,6 +30,16 @@ PROJECT_MARKERS = ("pyproject.toml", ".git")
 WHOLE = -1  # in `returned_loader`: the whole return value, not an element of a tuple
 COLLECTIVE = "@collective"  # a site target: a torch.distributed collective
 SAVE = "@save"  # a site target: `torch.save` into a file
+START = "@start"  # a site target: starts or joins a multi-process job
+STARTERS = frozenset(
+    {
+        "torch.distributed.init_process_group",
+        "torch.distributed.device_mesh.init_device_mesh",
+        "torch.multiprocessing.spawn",
+        "torch.multiprocessing.start_processes",
+    }
+)
+_OWN_GUARD = frozenset({"collective", "unguarded"})  # facts that skip rank-guarded sites
 _EXTERNAL_ROOTS = frozenset({"torch", "torchvision", "numpy", "transformers", "timm"})
 
 
@@ -82,6 +92,8 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
         return COLLECTIVE
     if is_checkpoint_save(ctx, call):
         return SAVE
+    if ctx.call_name(call) in STARTERS:
+        return START
     func = call.func
     if isinstance(func, cst.Name) and func.value in ctx.functions:
         return func.value
@@ -152,22 +164,33 @@ class ModuleFinder:
 
     def root(self, path: str) -> str:
         """The project folder of `path`: the nearest folder above it holding a project
-        marker, or the file's own folder."""
+        marker; without one, the current folder if the file lies below it, else the
+        folder holding the file's outermost package (`__init__.py` folders)."""
         start = os.path.dirname(os.path.abspath(path))
-        if start in self._roots:
-            return self._roots[start]
+        if start not in self._roots:
+            self._roots[start] = self._marked_root(start) or self._unmarked_root(start)
+        return self._roots[start]
+
+    @staticmethod
+    def _marked_root(start: str) -> str | None:
         current = start
-        found = start
         while True:
             if any(os.path.exists(os.path.join(current, m)) for m in PROJECT_MARKERS):
-                found = current
-                break
+                return current
             parent = os.path.dirname(current)
             if parent == current:
-                break
+                return None
             current = parent
-        self._roots[start] = found
-        return found
+
+    @staticmethod
+    def _unmarked_root(start: str) -> str:
+        cwd = os.getcwd()
+        if start == cwd or start.startswith(cwd + os.sep):
+            return cwd
+        current = start
+        while os.path.isfile(os.path.join(current, "__init__.py")):
+            current = os.path.dirname(current)
+        return current
 
     def _is_file(self, path: str) -> bool:
         if path not in self._files:
@@ -310,7 +333,7 @@ class Project:
     def _callees(self, path: str, function: FunctionSummary) -> Iterator[tuple[str, bool]]:
         """(target, guarded) of each site, with project functions as `path::name`."""
         for target, guarded in function.sites:
-            if target in (COLLECTIVE, SAVE):
+            if target in (COLLECTIVE, SAVE, START):
                 yield target, guarded
             elif "." not in target:
                 yield f"{path}::{target}", guarded
@@ -320,12 +343,14 @@ class Project:
                     yield f"{found[0]}::{found[1]}", guarded
 
     def _reaching(self, fact: str) -> set[tuple[str, str]]:
-        """Project functions that reach a collective (`fact` "collective"), save a file
-        ("saves") or save one outside a rank guard of their own ("unguarded"): directly or
-        through other project functions."""
+        """Project functions that reach a collective on every rank (`fact` "collective":
+        a collective under a rank condition of the helper's own, as in a zero-first
+        context manager, does not count), save a file ("saves"), save one outside a rank
+        guard of their own ("unguarded") or start a multi-process job ("starts"): directly
+        or through other project functions."""
         if fact in self._derived:
             return self._derived[fact]
-        seed = COLLECTIVE if fact == "collective" else SAVE
+        seed = {"collective": COLLECTIVE, "starts": START}.get(fact, SAVE)
         edges = {
             f"{path}::{name}": list(self._callees(path, function))
             for path, summary in self.summaries.items()
@@ -339,7 +364,7 @@ class Project:
                 if node in found:
                     continue
                 if any(
-                    (target == seed or target in found) and not (fact == "unguarded" and guarded)
+                    (target == seed or target in found) and not (guarded and fact in _OWN_GUARD)
                     for target, guarded in callees
                 ):
                     found.add(node)
@@ -351,6 +376,12 @@ class Project:
     def helper_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
         found = self._resolve_call(ctx, call)
         return found is not None and found in self._reaching("collective")
+
+    def helper_starts_processes(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that initialises the process group or spawns workers
+        (`utils.init_distributed_mode(args)`), directly or through others."""
+        found = self._resolve_call(ctx, call)
+        return found is not None and found in self._reaching("starts")
 
     def helper_set_epoch_positions(self, ctx: FileContext, call: cst.Call) -> tuple[int, ...]:
         found = self.resolve(ctx, call)

@@ -1,6 +1,6 @@
 """Single-process multi-GPU script on nn.DataParallel, started from an ImageNet-style
 template that still imports torch.distributed: one process, so no rank contends for the
-checkpoint file."""
+checkpoint file (its non-atomic rewrite is still a risk)."""
 import argparse
 import shutil
 
@@ -11,7 +11,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 
 def save_checkpoint(state, is_best, filename="checkpoint.pth.tar"):
-    torch.save(state, filename)
+    torch.save(state, filename)  # expect: DDP014
     if is_best:
         shutil.copyfile(filename, "model_best.pth.tar")
 

@@ -36,29 +36,6 @@ def is_checkpoint_save(ctx: FileContext, call: cst.Call) -> bool:
     return path is None or not is_buffer(ctx, path, call)
 
 
-_RANK_READS = frozenset({"get_rank", "get_local_rank", "init_process_group", "spawn"})
-
-
-def data_parallel_only(ctx: FileContext) -> bool:
-    """The file wraps models in `nn.DataParallel` and nothing in it runs several
-    processes: no DDP wrap (direct or through a helper), no process group, no rank read.
-    One process saves: there are no other ranks to contend with."""
-    facts = ctx.facts
-    if not any(True for _ in ctx.calls_to("torch.nn.DataParallel")):
-        return False
-    if facts.ddp_wraps or facts.helper_wraps:
-        return False
-    for call in ctx.calls:
-        func = call.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func)
-        if name in _RANK_READS or facts.is_rank_value(call):
-            return False
-    return not any(
-        isinstance(node, cst.Subscript) and facts.is_rank_value(node)
-        for node in ctx.nodes_of(cst.Subscript)
-    )
-
-
 def file_name_varies(ctx: FileContext, path: cst.BaseExpression) -> bool:
     """The last component of the path is computed (`f"{out}/ckpt_{tag}.pt"`,
     `os.path.join(out, name)`): ddplint may not know whether it changes between saves."""

@@ -209,6 +209,8 @@ def names_bound_to(ctx: FileContext, call: cst.Call, positions: Iterable[int | N
 
 
 _EVALUATION_WORDS = frozenset({"val", "valid", "validation", "test", "eval", "evaluation", "dev"})
+_DATA_WORDS = frozenset({"loader", "dataloader", "loaders", "sampler", "data", "dataset"})
+_EVALUATION_FUNCTIONS = frozenset({"evaluate", "validate", "test", "evaluation", "validation"})
 _WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+")
 
 
@@ -219,14 +221,23 @@ def _words(name: str) -> set[str]:
 def is_evaluation_sampler(ctx: FileContext, sampler: SamplerUse) -> bool:
     """The sampler serves validation or testing, by the names around it: the sampler,
     its dataset, its loaders (`val_sampler`, `DistributedSampler(dataset_val)`,
-    `test_loader`), or the function building it (`build_val_loader`). Its shuffling and
-    padding do not change what the model learns."""
+    `test_loader`; a "train" among them wins), or else the function building it
+    (`build_val_loader`, `evaluate`). Its shuffling and padding do not change what the
+    model learns."""
     names = [sampler.name or ""]
     dataset = argument(sampler.call, 0, "dataset")
     if dataset is not None:
         names.append(dotted(dataset) or "")
     names.extend(loader.name or "" for loader in sampler.loaders)
+    words = [_words(name) for name in names]
+    if any("train" in w for w in words):
+        return False
+    if any(w & _EVALUATION_WORDS for w in words):
+        return True
     function = ctx.enclosing_function(sampler.call)
-    if function is not None and "train" not in _words(function.name.value):
-        names.append(function.name.value)
-    return any(_words(name) & _EVALUATION_WORDS and "train" not in _words(name) for name in names)
+    if function is None:
+        return False
+    named = _words(function.name.value)
+    return bool(named & _EVALUATION_WORDS) and (
+        bool(named & _DATA_WORDS) or function.name.value in _EVALUATION_FUNCTIONS
+    )

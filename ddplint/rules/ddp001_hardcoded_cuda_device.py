@@ -208,6 +208,22 @@ def _after_distributed_return(ctx: FileContext, func: cst.FunctionDef, top: cst.
     return False
 
 
+def _in_per_rank_table(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """`{0: ...device="cuda:0"..., 1: ...device="cuda:1"...}[rank]`: a table with one entry
+    per rank, the device index equal to the key."""
+    if isinstance(literal, cst.SimpleString):
+        value = literal.evaluated_value
+        index = value.rpartition(":")[2] if isinstance(value, str) else ""
+    else:
+        index = literal.value if isinstance(literal, cst.Integer) else ""
+    for ancestor in ctx.ancestors(literal):
+        if isinstance(ancestor, cst.DictElement) and isinstance(ancestor.key, cst.Integer):
+            return ancestor.key.value == index
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+    return False
+
+
 def _default_overridden_per_rank(ctx: FileContext, literal: cst.CSTNode) -> bool:
     """`device = torch.device("cuda:0" if cuda else "cpu")`, then later in the same scope
     `device = torch.device("cuda", LOCAL_RANK)` in DDP mode: the literal is only the
@@ -413,6 +429,7 @@ x = torch.zeros(3, device="cpu")
                 ctx.facts.rank_guard(literal) is not None
                 or _on_single_process_path(ctx, literal)
                 or _default_overridden_per_rank(ctx, literal)
+                or _in_per_rank_table(ctx, literal)
             ):
                 continue
             fix = None

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import SAVE, data_parallel_only, is_buffer, save_path
+from ddplint.analysis.checkpoints import SAVE, is_buffer, save_path
 from ddplint.analysis.paths import path_values
+from ddplint.analysis.processes import single_process
 from ddplint.analysis.rank_guards import (
     call_sites,
     guarded_everywhere,
@@ -187,7 +188,7 @@ def save_shard(model, out_dir):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if data_parallel_only(ctx):
+        if single_process(ctx):
             return
         project = ctx.project
         reported: set[int] = set()

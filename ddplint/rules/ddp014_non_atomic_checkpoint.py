@@ -9,7 +9,6 @@ import libcst as cst
 
 from ddplint.analysis.checkpoints import (
     SAVE,
-    data_parallel_only,
     file_name_varies,
     is_buffer,
     save_path,
@@ -265,8 +264,6 @@ def broadcast_state(model, epochs):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if data_parallel_only(ctx):
-            return
         for call in ctx.calls_to(SAVE):
             path = save_path(call)
             if path is None or is_buffer(ctx, path, call):

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.processes import single_process
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.facts import argument, is_false, is_true, keyword, last_name, string_value
@@ -216,6 +217,8 @@ def build(root, rank):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         self._cache: dict[int, dict[tuple[str, int], bool]] = {}
+        if single_process(ctx):
+            return
         for call in ctx.calls:
             what = self._download(ctx, call)
             if what is None or self._protected(ctx, call, _MAX_DEPTH):
