@@ -31,3 +31,16 @@ def path_values(
         if other.kind in ("assign", "with"):
             found.extend(path_values(ctx, other.value, other.statement, depth - 1))
     return found
+
+
+def mentions_rank(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    for node in ctx.walk(expr):
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and ctx.facts.is_rank_value(node):
+            return True
+    return False
+
+
+def per_rank_path(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The file name holds the rank (`f"shard_{rank}.pt"`): an intentional per-rank file."""
+    values = [v for v, _ in path_values(ctx, path, at)]
+    return any(mentions_rank(ctx, v) for v in values)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.analysis.checkpoints import SAVE, is_buffer, save_path
-from ddplint.analysis.paths import path_values
+from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.processes import single_process
 from ddplint.analysis.rank_guards import (
     call_sites,
@@ -20,20 +20,6 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.facts import last_name
 from ddplint.rule import Finding, Rule, register
-
-
-def mentions_rank(ctx: FileContext, expr: cst.BaseExpression) -> bool:
-    for node in ctx.walk(expr):
-        if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and ctx.facts.is_rank_value(node):
-            return True
-    return False
-
-
-def per_rank_path(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """The file name holds the rank (`f"shard_{rank}.pt"`): an intentional per-rank file."""
-    values = [v for v, _ in path_values(ctx, path, at)]
-    return any(mentions_rank(ctx, v) for v in values)
-
 
 _ENTRY_POINTS = frozenset({"main", "train", "run", "worker", "main_worker"})
 _ZERO_FIRST = re.compile(r"(zero|main|master|rank_?0|primary)_?(process_|rank_)?first", re.I)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.paths import mentions_rank
 from ddplint.analysis.processes import single_process
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
@@ -41,6 +42,13 @@ _HUB_FUNCTIONS = frozenset(
     }
 )
 _TORCH_HUB = frozenset({"torch.hub.load", "torch.hub.load_state_dict_from_url"})
+_SAFE_DOWNLOADS = _HUB_FUNCTIONS | {"torch.hub.load_state_dict_from_url"}
+_HF_CACHE = (
+    "every process queries the hub, and on first use they download into one cache (the "
+    "Hugging Face cache takes file locks: on one machine the others wait, across nodes on a "
+    "shared filesystem the locks may not hold): a cost in time and hub traffic; let rank 0 "
+    "download first, then barrier"
+)
 # `torch_distributed_zero_first(rank)`, `main_process_first()`, `FileLock(path)`
 _FIRST_CONTEXT = re.compile(r"first|filelock|(^|_)lock$")
 _DATASET_PACKAGES = ("torchvision.", "torchaudio.", "torchtext.")
@@ -72,6 +80,15 @@ def _hub_id(ctx: FileContext, expr: cst.BaseExpression | None, depth: int = 3) -
     return found[0] if all(found) else None
 
 
+def _shown(ctx: FileContext, expr: cst.BaseExpression | None) -> str:
+    """The argument as written (a name, not a value it may hold on another branch)."""
+    return ctx.code(expr).strip() if expr is not None else ""
+
+
+def _is_from_pretrained(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "from_pretrained"
+
+
 @register
 class DownloadOnEveryRank(Rule):
     code = "DDP025"
@@ -92,12 +109,15 @@ by a barrier, in a helper only called in those ways, in the parent process befor
 ## Why is this bad?
 N processes start the same download into the same directory at once. torchvision's
 downloaders write and extract archives in place with no locking, so ranks can read a
-half-written or doubly-extracted archive. The Hugging Face cache takes file locks, so on
-one machine the other ranks wait; but every rank still queries the hub (rate limits with
-many ranks), and on a filesystem shared across nodes the locks may not hold. torch.hub
-writes each download to a temporary file and renames it into place, so concurrent ranks do
-not corrupt its cache: every rank only downloads its own copy (a cost, reported as info).
-Let one process download first, then the others read the cache.
+half-written or doubly-extracted archive (warning). `torch.hub.load` extracts a GitHub
+repository into one hub folder after removing the old copy, so a rank can import a
+half-extracted repository (warning). The Hugging Face cache takes file locks, so on one
+machine the other ranks wait; every rank still queries the hub, and on a filesystem shared
+across nodes the locks may not hold. `torch.hub.load_state_dict_from_url` writes each
+download to a temporary file and renames it into place. Those two cost time and traffic
+rather than corrupt files, and are reported as information. Downloads into a folder per
+rank (`root / str(rank)`) and scripts that run as a single process are left alone. Let one
+process download first, then the others read the cache.
 
 ## Example
 ```python
@@ -223,8 +243,12 @@ def build(root, rank):
             what = self._download(ctx, call)
             if what is None or self._protected(ctx, call, _MAX_DEPTH):
                 continue
-            milder = Severity.INFO if ctx.call_name(call) in _TORCH_HUB else None
-            yield Finding(call, what, severity=milder)
+            if any(mentions_rank(ctx, arg.value) for arg in call.args):
+                continue  # one folder per rank (`root / str(rank)`)
+            # Downloads through a temporary file or under file locks cost time, they do not
+            # corrupt anything: reported as information.
+            safe = (ctx.call_name(call) or "") in _SAFE_DOWNLOADS or _is_from_pretrained(call)
+            yield Finding(call, what, severity=Severity.INFO if safe else None)
 
     def _download(self, ctx: FileContext, call: cst.Call) -> str | None:
         """A message if `call` downloads something, else None."""
@@ -249,29 +273,29 @@ def build(root, rank):
             offline = keyword(call, "local_files_only")
             if offline is not None and not is_false(offline.value):
                 return None
-            hub = _hub_id(ctx, argument(call, 0, "pretrained_model_name_or_path"))
-            if hub is None:
+            model = argument(call, 0, "pretrained_model_name_or_path")
+            if _hub_id(ctx, model) is None:
                 return None
-            return (
-                f"`{receiver}.from_pretrained({hub!r})` runs on every rank at once: N "
-                "processes query the hub and contend for one cache (its file locks may not "
-                "hold across nodes); let rank 0 download first, then barrier"
-            )
+            shown = _shown(ctx, model)
+            return f"`{receiver}.from_pretrained({shown})` runs on every rank: {_HF_CACHE}"
         qualified = ctx.call_name(call)
         if qualified in _HUB_FUNCTIONS:
             first = argument(call, 0, "path" if qualified == "datasets.load_dataset" else "repo_id")
             hub = _hub_id(ctx, first)
             if hub is None or hub in _LOCAL_BUILDERS:
                 return None
-            return (
-                f"`{last_name(func)}({hub!r})` runs on every rank at once: N processes query "
-                "the hub and contend for one cache (its file locks may not hold across nodes); "
-                "let rank 0 download first, then barrier"
-            )
+            return f"`{last_name(func)}({_shown(ctx, first)})` runs on every rank: {_HF_CACHE}"
         if qualified in _TORCH_HUB:
             source = keyword(call, "source")
             if source is not None and string_value(source.value) == "local":
                 return None
+            if qualified == "torch.hub.load":
+                return (
+                    "`torch.hub.load` runs on every rank at once: on first use each process "
+                    "fetches the repository and extracts it into the same hub folder, removing "
+                    "the existing copy first, so a rank can import a half-extracted repository; "
+                    "let rank 0 load first, then barrier"
+                )
             return (
                 f"`{qualified}` runs on every rank at once: each process downloads the same "
                 "file (torch.hub writes a temporary file and renames it, so the cache is not "
