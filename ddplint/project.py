@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import is_checkpoint_save
+from ddplint.analysis.checkpoints import is_checkpoint_save, save_path
+from ddplint.analysis.paths import per_rank_path
 from ddplint.analysis.samplers import returned_loaders
 from ddplint.names import dotted
 
@@ -51,7 +52,7 @@ class FunctionSummary:
     `COLLECTIVE`, `SAVE`, a function of the same module (bare name) or an imported
     qualified name (with a dot). The rest is what the function does by itself."""
 
-    sites: tuple[tuple[str, bool], ...] = ()
+    sites: tuple[tuple[str, bool], ...] = ()  # (callee, on one rank or a per-rank file)
     set_epoch_params: tuple[int, ...] = ()
     returns_ddp: bool = False
     returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
@@ -113,6 +114,15 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
     return qualified
 
 
+def _runs_once_per_file(ctx: FileContext, call: cst.Call, target: str) -> bool:
+    """The call runs on one rank only (a rank guard), or, for a save, writes a file of its
+    own on each rank (`f"ckpt.rank{rank}.pt"`): no two ranks meet there."""
+    if ctx.facts.rank_guard(call) is not None:
+        return True
+    path = save_path(call) if target == SAVE else None
+    return path is not None and per_rank_path(ctx, path, call)
+
+
 def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
     facts = ctx.facts
     for node in ctx.walk(func):
@@ -137,7 +147,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             for call in ctx.calls_within(func):
                 target = _site_target(ctx, call)
                 if target is not None:
-                    sites[(target, facts.rank_guard(call) is not None)] = None
+                    sites[(target, _runs_once_per_file(ctx, call, target))] = None
         summary = FunctionSummary(
             sites=tuple(sites),
             set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),

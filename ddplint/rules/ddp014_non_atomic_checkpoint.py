@@ -138,13 +138,39 @@ def _moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> 
     return False
 
 
+def _repeated_in_loop(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs more than once: inside a loop, and not under `if step == N:` (a test
+    that holds at one iteration only)."""
+    loop = _loop_ancestor(ctx, node)
+    if loop is None:
+        return False
+    for ancestor in ctx.ancestors(node):
+        if ancestor is loop:
+            return True
+        if isinstance(ancestor, cst.If) and _at_one_step(ancestor.test):
+            return False
+    return True
+
+
+def _at_one_step(test: cst.BaseExpression) -> bool:
+    """`step == save_step` (also inside `and`): true at one value of a counter."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _at_one_step(test.left) or _at_one_step(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    if not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    return any(_UNIQUE_NAME.search(last_name(side) or "") for side in sides)
+
+
 def _called_in_loop(ctx: FileContext, func: cst.FunctionDef | None, depth: int = 2) -> bool:
     if func is None or depth == 0:
         return False
     for site in call_sites(ctx, func):
         if ctx.is_inside(site, func):
             continue
-        if _loop_ancestor(ctx, site) is not None:
+        if _repeated_in_loop(ctx, site):
             return True
         if _called_in_loop(ctx, ctx.enclosing_function(site), depth - 1):
             return True
@@ -276,7 +302,7 @@ def broadcast_state(model, epochs):
                 continue
             if _unique_per_save(ctx, values, call):
                 continue
-            repeated = _loop_ancestor(ctx, call) is not None or _called_in_loop(
+            repeated = _repeated_in_loop(ctx, call) or _called_in_loop(
                 ctx, ctx.enclosing_function(call)
             )
             named = any(_OVERWRITTEN_TEXT.search(t.rsplit("/", 1)[-1]) for t in texts)

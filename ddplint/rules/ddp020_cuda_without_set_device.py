@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.analysis.devices import device_arguments
+from ddplint.analysis.rank_guards import single_process_branch
 from ddplint.analysis.ranks import LOCAL, LOCAL_NAMES, RankClassifier, local_rank_in_scope
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
@@ -92,6 +93,26 @@ def _exclusive_branch(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> cst.I
         if ctx.is_inside(b, ancestor) and not ctx.is_inside(b, ancestor.test):
             return ancestor
     return None
+
+
+def _unset_branch(ctx: FileContext, use: cst.CSTNode, picks: list[cst.CSTNode]) -> cst.If | None:
+    """The `if` whose other branch sets the default device (`torch.cuda.set_device`)
+    while `use` runs on a branch that sets none, when every default-setting pick of the
+    file is in such a sibling branch and `use` is not on the single-process side."""
+    setters = [p for p in picks if isinstance(p, cst.Call) and ctx.call_name(p) in _PICKS_DEVICE]
+    if not setters or len(setters) != len([p for p in picks if not _passes_index(ctx, p)]):
+        return None
+    branches = [_exclusive_branch(ctx, setter, use) for setter in setters]
+    if any(branch is None for branch in branches) or single_process_branch(ctx, use):
+        return None
+    return branches[0]
+
+
+def _passes_index(ctx: FileContext, pick: cst.CSTNode) -> bool:
+    """A pick that names a device for one call (`.cuda(args.gpu)`), not for the process."""
+    if not isinstance(pick, cst.Call) or ctx.call_name(pick) in _PICKS_DEVICE:
+        return False
+    return any(True for _ in device_arguments(ctx, pick))
 
 
 def _unpicked_init(ctx: FileContext, picks: list[cst.CSTNode]) -> tuple[cst.Call, cst.If] | None:
@@ -313,19 +334,23 @@ def evaluate(model, loader):
         ctx: FileContext, uses: list[cst.CSTNode], picks: list[cst.CSTNode]
     ) -> Iterator[Finding]:
         """The uses that can run after an `init_process_group` on a branch that picks no
-        GPU, where another branch picks one."""
+        GPU, where another branch picks one; and uses on a distributed branch whose sibling
+        branch sets the device while theirs never does."""
         found = _unpicked_init(ctx, picks)
-        if found is None:
-            return
-        init, branch = found
-        test = ctx.code(branch.test).strip()
         for node in uses:
-            if _exclusive_branch(ctx, node, init) is not None:
-                continue
+            if found is not None and _exclusive_branch(ctx, node, found[0]) is None:
+                branch = found[1]
+                what = "initialises the process group without choosing a GPU"
+            else:
+                branch = _unset_branch(ctx, node, picks)
+                what = "uses the default CUDA device without choosing a GPU"
+                if branch is None:
+                    continue
+            test = ctx.code(branch.test).strip()
             yield Finding(
                 node,
-                "the default CUDA device is used, and one branch of "
-                f"`if {test}:` initialises the process group without choosing a GPU (the "
-                "other branch calls set_device or passes a device index): on that path every "
-                "rank lands on GPU 0; call torch.cuda.set_device(local_rank) on both paths",
+                f"the default CUDA device is used, and one branch of `if {test}:` {what} "
+                "(the other branch calls set_device or passes a device index): on that path "
+                "every rank lands on GPU 0; call torch.cuda.set_device(local_rank) on both "
+                "paths",
             )
