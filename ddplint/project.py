@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddplint.analysis.checkpoints import is_checkpoint_save, save_path
-from ddplint.analysis.paths import per_rank_path
+from ddplint.analysis.downloads import costs_only, download_message, in_first_context
+from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.samplers import returned_loaders
 from ddplint.names import dotted
 
@@ -32,6 +33,7 @@ WHOLE = -1  # in `returned_loader`: the whole return value, not an element of a 
 COLLECTIVE = "@collective"  # a site target: a torch.distributed collective
 SAVE = "@save"  # a site target: `torch.save` into a file
 START = "@start"  # a site target: starts or joins a multi-process job
+DOWNLOAD = "@download"  # a site target: a download that writes in place
 STARTERS = frozenset(
     {
         "torch.distributed.init_process_group",
@@ -40,7 +42,15 @@ STARTERS = frozenset(
         "torch.multiprocessing.start_processes",
     }
 )
-_OWN_GUARD = frozenset({"collective", "unguarded"})  # facts that skip rank-guarded sites
+_SEEDS = {
+    "collective": COLLECTIVE,
+    "saves": SAVE,
+    "unguarded": SAVE,
+    "starts": START,
+    "downloads": DOWNLOAD,
+}
+# Facts that skip the sites a function runs on one rank (or per rank) itself.
+_OWN_GUARD = frozenset({"collective", "unguarded", "downloads"})
 _EXTERNAL_ROOTS = frozenset({"torch", "torchvision", "numpy", "transformers", "timm"})
 
 
@@ -95,6 +105,8 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
         return SAVE
     if ctx.call_name(call) in STARTERS:
         return START
+    if download_message(ctx, call) is not None and not costs_only(ctx, call):
+        return DOWNLOAD
     func = call.func
     if isinstance(func, cst.Name) and func.value in ctx.functions:
         return func.value
@@ -119,6 +131,8 @@ def _runs_once_per_file(ctx: FileContext, call: cst.Call, target: str) -> bool:
     own on each rank (`f"ckpt.rank{rank}.pt"`): no two ranks meet there."""
     if ctx.facts.rank_guard(call) is not None:
         return True
+    if target == DOWNLOAD:
+        return in_first_context(ctx, call) or any(mentions_rank(ctx, a.value) for a in call.args)
     path = save_path(call) if target == SAVE else None
     return path is not None and per_rank_path(ctx, path, call)
 
@@ -343,7 +357,7 @@ class Project:
     def _callees(self, path: str, function: FunctionSummary) -> Iterator[tuple[str, bool]]:
         """(target, guarded) of each site, with project functions as `path::name`."""
         for target, guarded in function.sites:
-            if target in (COLLECTIVE, SAVE, START):
+            if target in _SEEDS.values():
                 yield target, guarded
             elif "." not in target:
                 yield f"{path}::{target}", guarded
@@ -360,7 +374,7 @@ class Project:
         or through other project functions."""
         if fact in self._derived:
             return self._derived[fact]
-        seed = {"collective": COLLECTIVE, "starts": START}.get(fact, SAVE)
+        seed = _SEEDS[fact]
         edges = {
             f"{path}::{name}": list(self._callees(path, function))
             for path, summary in self.summaries.items()
@@ -392,6 +406,12 @@ class Project:
         (`utils.init_distributed_mode(args)`), directly or through others."""
         found = self._resolve_call(ctx, call)
         return found is not None and found in self._reaching("starts")
+
+    def helper_downloads(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that downloads in place (`CIFAR10(..., download=True)`) on
+        every rank that calls it, directly or through others."""
+        found = self._resolve_call(ctx, call)
+        return found is not None and found in self._reaching("downloads")
 
     def helper_set_epoch_positions(self, ctx: FileContext, call: cst.Call) -> tuple[int, ...]:
         found = self.resolve(ctx, call)

@@ -27,7 +27,10 @@ def _multi_process_call(ctx: FileContext, call: cst.Call) -> bool:
 
 def _reads_rank(ctx: FileContext) -> bool:
     facts = ctx.facts
-    return any(facts.is_rank_value(node) for node in ctx.nodes_of(cst.Subscript))
+    return any(
+        isinstance(node, cst.Subscript) and facts.is_rank_value(node)
+        for node in ctx.nodes_of(cst.Subscript)
+    )
 
 
 def _is_entry_script(ctx: FileContext) -> bool:

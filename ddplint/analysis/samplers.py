@@ -51,10 +51,10 @@ def shuffle_of(call: cst.Call) -> bool | None:
     return None
 
 
-def bound_name(ctx: FileContext, node: cst.BaseExpression) -> tuple[str | None, cst.CSTNode]:
+def bound_name(ctx: FileContext, node: cst.BaseExpression) -> tuple[str | None, cst.BaseExpression]:
     """The dotted name `node` is assigned to (through `x if c else y`), and the value
     expression of that assignment."""
-    current: cst.CSTNode = node
+    current: cst.BaseExpression = node
     parent = ctx.parent(current)
     while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
         current = parent

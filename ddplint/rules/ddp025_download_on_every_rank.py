@@ -2,91 +2,21 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.downloads import costs_only, download_message, in_first_context
 from ddplint.analysis.paths import mentions_rank
 from ddplint.analysis.processes import single_process
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.facts import argument, is_false, is_true, keyword, last_name, string_value
+from ddplint.facts import last_name
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*(/[A-Za-z0-9][A-Za-z0-9_.\-]*)?$")
-_FILE_SUFFIX = re.compile(r"\.(pt|pth|bin|ckpt|safetensors|json|txt|csv|parquet|arrow|tar|gz|zip)$")
-# datasets builders that read files the user names (data_files=...), no hub download
-_LOCAL_BUILDERS = frozenset(
-    {
-        "json",
-        "csv",
-        "parquet",
-        "text",
-        "arrow",
-        "pandas",
-        "sql",
-        "generator",
-        "imagefolder",
-        "audiofolder",
-        "videofolder",
-        "webdataset",
-    }
-)
-_HUB_FUNCTIONS = frozenset(
-    {
-        "huggingface_hub.hf_hub_download",
-        "huggingface_hub.snapshot_download",
-        "datasets.load_dataset",
-    }
-)
-_TORCH_HUB = frozenset({"torch.hub.load", "torch.hub.load_state_dict_from_url"})
-_SAFE_DOWNLOADS = _HUB_FUNCTIONS | {"torch.hub.load_state_dict_from_url"}
-_HF_CACHE = (
-    "every process queries the hub, and on first use they download into one cache (the "
-    "Hugging Face cache takes file locks: on one machine the others wait, across nodes on a "
-    "shared filesystem the locks may not hold): a cost in time and hub traffic; let rank 0 "
-    "download first, then barrier"
-)
-# `torch_distributed_zero_first(rank)`, `main_process_first()`, `FileLock(path)`
-_FIRST_CONTEXT = re.compile(r"first|filelock|(^|_)lock$")
-_DATASET_PACKAGES = ("torchvision.", "torchaudio.", "torchtext.")
 _MAX_DEPTH = 3
 _SPAWN = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
-
-
-def _hub_id(ctx: FileContext, expr: cst.BaseExpression | None, depth: int = 3) -> str | None:
-    """The hub id a model/dataset argument holds, when every value it can hold is one."""
-    if expr is None:
-        return None
-    value = string_value(expr)
-    if value is not None:
-        if (
-            value.startswith(("/", ".", "~"))
-            or "\\" in value
-            or not _HUB_ID.match(value)
-            or _FILE_SUFFIX.search(value)
-        ):
-            return None
-        return value
-    name = dotted(expr)
-    if name is None or depth == 0:
-        return None
-    bindings = ctx.bindings_of(name, expr)
-    if not bindings or any(b.kind != "assign" for b in bindings):
-        return None
-    found = [_hub_id(ctx, b.value, depth - 1) for b in bindings]
-    return found[0] if all(found) else None
-
-
-def _shown(ctx: FileContext, expr: cst.BaseExpression | None) -> str:
-    """The argument as written (a name, not a value it may hold on another branch)."""
-    return ctx.code(expr).strip() if expr is not None else ""
-
-
-def _is_from_pretrained(call: cst.Call) -> bool:
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "from_pretrained"
 
 
 @register
@@ -240,69 +170,30 @@ def build(root, rank):
         if single_process(ctx):
             return
         for call in ctx.calls:
-            what = self._download(ctx, call)
+            what = download_message(ctx, call)
             if what is None or self._protected(ctx, call, _MAX_DEPTH):
                 continue
             if any(mentions_rank(ctx, arg.value) for arg in call.args):
                 continue  # one folder per rank (`root / str(rank)`)
             # Downloads through a temporary file or under file locks cost time, they do not
             # corrupt anything: reported as information.
-            safe = (ctx.call_name(call) or "") in _SAFE_DOWNLOADS or _is_from_pretrained(call)
+            safe = costs_only(ctx, call)
             yield Finding(call, what, severity=Severity.INFO if safe else None)
-
-    def _download(self, ctx: FileContext, call: cst.Call) -> str | None:
-        """A message if `call` downloads something, else None."""
-        download = keyword(call, "download")
-        if download is not None:
-            qualified = ctx.call_name(call) or ""
-            if is_true(download.value) and (
-                qualified.startswith(_DATASET_PACKAGES)
-                or (last_name(call.func) or " ")[0].isupper()
-            ):
-                return (
-                    f"`{ctx.code(call.func)}(..., download=True)` runs on every rank at once: "
-                    "concurrent downloads and extractions into one directory can leave "
-                    "corrupt files; let rank 0 download first, then barrier"
-                )
-            return None
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
-            receiver = last_name(func.value) or ""
-            if not receiver[:1].isupper():
-                return None
-            offline = keyword(call, "local_files_only")
-            if offline is not None and not is_false(offline.value):
-                return None
-            model = argument(call, 0, "pretrained_model_name_or_path")
-            if _hub_id(ctx, model) is None:
-                return None
-            shown = _shown(ctx, model)
-            return f"`{receiver}.from_pretrained({shown})` runs on every rank: {_HF_CACHE}"
-        qualified = ctx.call_name(call)
-        if qualified in _HUB_FUNCTIONS:
-            first = argument(call, 0, "path" if qualified == "datasets.load_dataset" else "repo_id")
-            hub = _hub_id(ctx, first)
-            if hub is None or hub in _LOCAL_BUILDERS:
-                return None
-            return f"`{last_name(func)}({_shown(ctx, first)})` runs on every rank: {_HF_CACHE}"
-        if qualified in _TORCH_HUB:
-            source = keyword(call, "source")
-            if source is not None and string_value(source.value) == "local":
-                return None
-            if qualified == "torch.hub.load":
-                return (
-                    "`torch.hub.load` runs on every rank at once: on first use each process "
-                    "fetches the repository and extracts it into the same hub folder, removing "
-                    "the existing copy first, so a rank can import a half-extracted repository; "
-                    "let rank 0 load first, then barrier"
-                )
-            return (
-                f"`{qualified}` runs on every rank at once: each process downloads the same "
-                "file (torch.hub writes a temporary file and renames it, so the cache is not "
-                "corrupted: a cost in bandwidth and start-up time); let rank 0 download "
-                "first, then barrier"
+        project = ctx.project
+        if project is None:
+            return
+        for call in ctx.calls:
+            if not project.helper_downloads(ctx, call) or self._protected(ctx, call, _MAX_DEPTH):
+                continue
+            if any(mentions_rank(ctx, arg.value) for arg in call.args):
+                continue
+            yield Finding(
+                call,
+                f"`{ctx.code(call.func).strip()}()` downloads in place (`download=True` or "
+                "`torch.hub.load`) and runs here on every rank at once: concurrent downloads "
+                "and extractions into one directory can leave corrupt files; let rank 0 call "
+                "it first, then barrier",
             )
-        return None
 
     def _collective(self, ctx: FileContext, call: cst.Call) -> bool:
         """A collective, or a call of a same-file function (two levels deep only, unlike
@@ -341,15 +232,8 @@ def build(root, rank):
         facts = ctx.facts
         if facts.rank_guard(node) is not None:
             return True
-        for ancestor in ctx.ancestors(node):
-            if isinstance(ancestor, cst.With) and any(
-                isinstance(item.item, cst.Call)
-                and _FIRST_CONTEXT.search((last_name(item.item.func) or "").lower())
-                for item in ancestor.items
-            ):
-                return True
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-                break
+        if in_first_context(ctx, node):
+            return True
         scope = ctx.scope(node)
         if any(ctx.call_name(c) in _SPAWN and ctx.before(node, c) for c in ctx.calls_within(scope)):
             # the launching parent downloads once, before it starts the workers
@@ -364,7 +248,7 @@ def build(root, rank):
                     return True
             elif (
                 not guarded_download
-                and self._download(ctx, call) is not None
+                and download_message(ctx, call) is not None
                 and facts.rank_guard(call) is not None
             ):
                 guarded_download = True
