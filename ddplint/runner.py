@@ -149,14 +149,14 @@ def run(
         try:
             data = path.read_bytes()
         except OSError as exc:
-            outcome.diagnostics.append(file_error(shown, f"cannot read file: {exc.strerror}"))
+            outcome.diagnostics.append(file_error(shown, f"cannot read file: {exc.strerror}", 1, 1))
             continue
         if might_be_distributed(data):
             tasks.append(_Task(shown, os.path.abspath(path), data, tuple(sorted(codes_for(path)))))
             continue
         problem = decode(data).error
         if problem is not None:
-            outcome.diagnostics.append(file_error(shown, problem))
+            outcome.diagnostics.append(file_error(shown, problem, 1, 1))
     # 1. Summaries of the files passed; files importing no project module are checked in
     #    the same pass.
     summaries = _Summaries(cache, outcome)

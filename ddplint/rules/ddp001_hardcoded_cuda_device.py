@@ -81,8 +81,8 @@ def _sites(ctx: FileContext) -> Iterator[_Site]:
                 index = _int_literal(argument(call, 1, "index"))
                 if index is not None and string_value(first) == "cuda":
                     yield _Site(index, f'torch.device("cuda", {index.value})')
-            elif _int_literal(first) is not None:
-                yield _Site(first, f"{ctx.code(func)}({first.value})")  # type: ignore[union-attr]
+            elif (number := _int_literal(first)) is not None:
+                yield _Site(number, f"{ctx.code(func)}({number.value})")
             continue
         if name in DDP_CLASSES:
             ids = keyword(call, "device_ids")
@@ -91,13 +91,14 @@ def _sites(ctx: FileContext) -> Iterator[_Site]:
                 if index is not None:
                     yield _Site(index, f"device_ids=[{index.value}]")
             out = keyword(call, "output_device")
-            if out is not None and _int_literal(out.value) is not None:
-                yield _Site(out.value, f"output_device={out.value.value}")  # type: ignore[union-attr]
+            number = _int_literal(out.value) if out is not None else None
+            if number is not None:
+                yield _Site(number, f"output_device={number.value}")
             continue
         if method == "cuda" and not (name or "").startswith("torch."):
             first = argument(call, 0, "device")
-            if _int_literal(first) is not None:
-                yield _Site(first, f".cuda({first.value})")  # type: ignore[union-attr]
+            if (number := _int_literal(first)) is not None:
+                yield _Site(number, f".cuda({number.value})")
                 continue
             literal = _cuda_literal(first)
             if literal is not None:
@@ -105,8 +106,8 @@ def _sites(ctx: FileContext) -> Iterator[_Site]:
             continue
         if method == "to" and not (name or "").startswith("torch."):
             first = argument(call, 0, "device")
-            if _int_literal(first) is not None:
-                yield _Site(first, f".to({first.value})")  # type: ignore[union-attr]
+            if (number := _int_literal(first)) is not None:
+                yield _Site(number, f".to({number.value})")
                 continue
             literal = _device_value(ctx, first, call)
             if literal is not None:
@@ -251,7 +252,10 @@ def _default_overridden_per_rank(ctx: FileContext, literal: cst.CSTNode) -> bool
             and binding.scope is scope
             and binding.statement is not statement
             and ctx.before(statement, binding.statement)
-            and not any(_cuda_literal(n) is not None for n in ctx.walk(binding.value))
+            and not any(
+                isinstance(n, cst.BaseExpression) and _cuda_literal(n) is not None
+                for n in ctx.walk(binding.value)
+            )
             and any(
                 _LOCAL_RANK_NAME.match(n.rpartition(".")[2].lower())
                 for n in ctx.names_in(binding.value)

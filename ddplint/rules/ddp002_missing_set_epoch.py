@@ -56,7 +56,9 @@ def _reads(ctx: FileContext) -> dict[str, list[cst.BaseExpression]]:
         index = defaultdict(list)
         for node in ctx.nodes_of(cst.Name, cst.Attribute):
             parent = ctx.parent(node)
-            if isinstance(parent, (cst.Attribute, cst.AssignTarget, cst.Param)):
+            if not isinstance(node, (cst.Name, cst.Attribute)) or isinstance(
+                parent, (cst.Attribute, cst.AssignTarget, cst.Param)
+            ):
                 continue
             name = dotted(node)
             if name is not None:
@@ -123,7 +125,7 @@ class _Finder:
         project = self.ctx.project
         return project is not None and bool(project.helper_set_epoch_positions(self.ctx, call))
 
-    def loop_sets_epoch(self, loop: cst.For) -> bool:
+    def loop_sets_epoch(self, loop: cst.For | cst.While) -> bool:
         setters = self.setters
         return any(self._sets_epoch(c, setters) for c in self.ctx.calls_within(loop))
 

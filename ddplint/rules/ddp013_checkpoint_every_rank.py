@@ -44,7 +44,8 @@ def _referenced_elsewhere(ctx: FileContext, func: cst.FunctionDef) -> bool:
     name = func.name.value
     for binding_node in ctx.nodes_of(cst.Name):
         if (
-            binding_node.value == name
+            isinstance(binding_node, cst.Name)
+            and binding_node.value == name
             and binding_node is not func.name
             and not isinstance(ctx.parent(binding_node), cst.Call)
         ):

@@ -78,7 +78,7 @@ def _device_picks(ctx: FileContext, ranks: RankClassifier) -> Iterator[cst.CSTNo
                     yield call
                     break
     for node in ctx.nodes_of(cst.SimpleString):
-        if "CUDA_VISIBLE_DEVICES" in node.value:
+        if isinstance(node, cst.SimpleString) and "CUDA_VISIBLE_DEVICES" in node.value:
             yield node
 
 
@@ -338,6 +338,7 @@ def evaluate(model, loader):
         branch sets the device while theirs never does."""
         found = _unpicked_init(ctx, picks)
         for node in uses:
+            branch: cst.If | None
             if found is not None and _exclusive_branch(ctx, node, found[0]) is None:
                 branch = found[1]
                 what = "initialises the process group without choosing a GPU"
