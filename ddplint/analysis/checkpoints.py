@@ -29,11 +29,29 @@ def is_buffer(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bo
 
 
 def is_checkpoint_save(ctx: FileContext, call: cst.Call) -> bool:
-    """`torch.save` into a file (not into an in-memory buffer)."""
+    """`torch.save` into a file, or into an in-memory buffer whose bytes are then written
+    out (`backend.put(buffer.getvalue(), path)`); not into a buffer read back in memory."""
     if ctx.call_name(call) != SAVE:
         return False
     path = save_path(call)
-    return path is None or not is_buffer(ctx, path, call)
+    return path is None or not is_buffer(ctx, path, call) or buffer_written(ctx, path, call)
+
+
+def buffer_written(ctx: FileContext, buffer: cst.BaseExpression, call: cst.Call) -> bool:
+    """The buffer's bytes are taken after the save (`buffer.getvalue()`), to be written."""
+    name = dotted(buffer)
+    if name is None:
+        return False
+    for other in ctx.calls_within(ctx.scope(call)):
+        func = other.func
+        if (
+            ctx.before(call, other)
+            and isinstance(func, cst.Attribute)
+            and func.attr.value == "getvalue"
+            and dotted(func.value) == name
+        ):
+            return True
+    return False
 
 
 def file_name_varies(ctx: FileContext, path: cst.BaseExpression) -> bool:

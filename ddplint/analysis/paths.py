@@ -33,9 +33,20 @@ def path_values(
     return found
 
 
-def mentions_rank(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+def mentions_rank(ctx: FileContext, expr: cst.BaseExpression, depth: int = 2) -> bool:
+    """The expression holds the rank somewhere (`f"rank{rank}.pth"`), also through the
+    names it is built from (`osp.join(folder, ckpt_name)`, `ckpt_name = f"rank{r}.pth"`)."""
     for node in ctx.walk(expr):
         if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and ctx.facts.is_rank_value(node):
+            return True
+        if (
+            depth > 0
+            and isinstance(node, cst.Name)
+            and not isinstance(ctx.parent(node), cst.Attribute)
+            and any(
+                mentions_rank(ctx, value, depth - 1) for value in ctx.values_of(node.value, node)
+            )
+        ):
             return True
     return False
 

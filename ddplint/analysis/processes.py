@@ -6,10 +6,20 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.facts import string_value
 from ddplint.names import dotted
 from ddplint.project import STARTERS
 
-_LAUNCHERS = ("deepspeed.", "accelerate.", "lightning.", "pytorch_lightning.", "horovod.")
+_LAUNCHERS = (
+    "deepspeed.",
+    "accelerate.",
+    "lightning.",
+    "pytorch_lightning.",
+    "horovod.",
+    "mmengine.",
+)
+# Command-line options only a distributed launch sets (`--local_rank`, `--launcher`).
+_LAUNCH_OPTIONS = ("local_rank", "local-rank", "launcher")
 _RANK_CALLS = frozenset({"get_rank", "get_local_rank", "get_world_size"})
 
 
@@ -20,6 +30,11 @@ def _multi_process_call(ctx: FileContext, call: cst.Call) -> bool:
     func = call.func
     name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func)
     if name in _RANK_CALLS or ctx.facts.is_rank_value(call):
+        return True
+    if name == "add_argument" and any(
+        any(option in (string_value(arg.value) or "") for option in _LAUNCH_OPTIONS)
+        for arg in call.args
+    ):
         return True
     project = ctx.project
     return project is not None and project.helper_starts_processes(ctx, call)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import SAVE, is_buffer, save_path
+from ddplint.analysis.checkpoints import SAVE, is_checkpoint_save, save_path
 from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.processes import single_process
 from ddplint.analysis.rank_guards import (
@@ -221,7 +221,7 @@ def save_shard(model, out_dir):
 
     def _check_save(self, ctx: FileContext, call: cst.Call, reported: set[int]):
         path = save_path(call)
-        if path is None or is_buffer(ctx, path, call) or per_rank_path(ctx, path, call):
+        if path is None or not is_checkpoint_save(ctx, call) or per_rank_path(ctx, path, call):
             return
         if any(a.star for a in call.args):
             return

@@ -101,6 +101,22 @@ def _unique_per_save(
     return False
 
 
+def _nested_values(
+    ctx: FileContext, values: list[tuple[cst.BaseExpression, cst.CSTNode]]
+) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+    """Values of the names a path is built from (`os.path.join(out, name)`: `name`)."""
+    found = []
+    for value, where in values:
+        for node in ctx.walk(value):
+            if (
+                node is not value
+                and isinstance(node, cst.Name)
+                and not isinstance(ctx.parent(node), cst.Attribute)
+            ):
+                found.extend((v, where) for v in ctx.values_of(node.value, where))
+    return found
+
+
 def _texts(ctx: FileContext, values) -> list[str]:
     texts = []
     for value, _ in values:
@@ -297,15 +313,16 @@ def broadcast_state(model, epochs):
             values = path_values(ctx, path, call)
             if any(isinstance(v, (cst.Call)) and _is_file_object(ctx, v) for v, _ in values):
                 continue
-            texts = _texts(ctx, values)
+            texts = _texts(ctx, values + _nested_values(ctx, values))
             if any(_TEMP_TEXT.search(t) for t in texts) or _moved_after(ctx, call, path):
                 continue
-            if _unique_per_save(ctx, values, call):
+            named = any(_OVERWRITTEN_TEXT.search(t.rsplit("/", 1)[-1]) for t in texts)
+            # A `latest` / `best` name is overwritten whatever else it holds (`{tag}`).
+            if _unique_per_save(ctx, values, call, depth=0 if named else 1):
                 continue
             repeated = _repeated_in_loop(ctx, call) or _called_in_loop(
                 ctx, ctx.enclosing_function(call)
             )
-            named = any(_OVERWRITTEN_TEXT.search(t.rsplit("/", 1)[-1]) for t in texts)
             if not (repeated or named):
                 continue
             shown = ctx.code(path).strip()
