@@ -194,7 +194,7 @@ class _Placer:
             path=path,
             start=Location(where.start.line, where.start.column + 1),
             end=Location(where.end.line, where.end.column + 1),
-            severity=rule.severity,
+            severity=finding.severity or rule.severity,
             fix=self.fix(finding.fix) if finding.fix else None,
         )
 

@@ -211,6 +211,28 @@ class DDPFacts:
     def ddp_wraps(self) -> list[cst.Call]:
         return list(self.ctx.calls_to(*DDP_CLASSES))
 
+    @cached_property
+    def helper_wraps(self) -> list[cst.Call]:
+        """Calls of helpers (of this file or the project) that return a model they wrapped
+        in DDP (`model = smart_DDP(model)`)."""
+        return [
+            c for c in self.ctx.calls if self._is_ddp_call(c) and not self._is_direct_ddp_call(c)
+        ]
+
+    @cached_property
+    def wrapping_functions(self) -> frozenset[str]:
+        """Functions of this file that return a model they wrapped in DDP."""
+        ctx = self.ctx
+        found = set()
+        for node in ctx.nodes_of(cst.Return):
+            func = ctx.enclosing_function(node)
+            value = node.value  # type: ignore[attr-defined]
+            if func is None or value is None:
+                continue
+            if self._holds(value, node, self._is_direct_ddp_call, set()):
+                found.add(func.name.value)
+        return frozenset(found)
+
     def is_ddp_model(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
         """True if `expr` holds a DDP-wrapped model at `at`."""
         return self._holds(expr, at, self._is_ddp_call, set())
@@ -220,8 +242,18 @@ class DDPFacts:
         names bound to them."""
         return self._holds(expr, at, self._is_unwrap_expr, set())
 
-    def _is_ddp_call(self, expr: cst.BaseExpression) -> bool:
+    def _is_direct_ddp_call(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Call) and self.ctx.call_name(expr) in DDP_CLASSES
+
+    def _is_ddp_call(self, expr: cst.BaseExpression) -> bool:
+        if not isinstance(expr, cst.Call):
+            return False
+        if self._is_direct_ddp_call(expr):
+            return True
+        if isinstance(expr.func, cst.Name) and expr.func.value in self.wrapping_functions:
+            return True
+        project = self.ctx.project
+        return project is not None and project.helper_returns_ddp(self.ctx, expr)
 
     def _is_unwrap_expr(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
@@ -348,7 +380,7 @@ class DDPFacts:
         full = dotted(expr)
         if full is None or depth == 0:
             return False
-        return any(self._holds_value(v, value, depth - 1) for v in ctx.values_of(full, expr))
+        return any(self._holds_value(v, value, depth - 1) for v in self._values(full, expr))
 
     def is_rank_test(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
         """A condition whose truth differs between ranks: `rank == 0`,
@@ -373,7 +405,13 @@ class DDPFacts:
         full = dotted(expr)
         if full is None or depth == 0:
             return False
-        return any(self.is_rank_test(v, depth - 1) for v in self.ctx.values_of(full, expr))
+        return any(self.is_rank_test(v, depth - 1) for v in self._values(full, expr))
+
+    def _values(self, name: str, at: cst.CSTNode) -> list[cst.BaseExpression]:
+        """Values `name` is assigned; for `self.x`, in any method (`__init__` sets it)."""
+        if name.startswith("self."):
+            return [b.value for b in self.ctx.bindings.get(name, []) if b.kind != "param"]
+        return self.ctx.values_of(name, at)
 
     def rank_guard(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The rank condition under which `node` runs, if any: an enclosing `if` on a
@@ -389,6 +427,11 @@ class DDPFacts:
             ):
                 return ancestor
             if isinstance(ancestor, cst.FunctionDef):
+                from ddplint.analysis.ranks import rank_only_decorator
+
+                decorator = rank_only_decorator(ancestor)
+                if decorator is not None:
+                    return decorator
                 early = self._early_exit_guard(ancestor, child)
                 if early is not None:
                     return early

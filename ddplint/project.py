@@ -1,34 +1,85 @@
-"""What each module of a run offers the others: helpers that set the epoch, issue
-collectives or save checkpoints. Lets `main.py` see what `utils.save_on_master` does."""
+"""Facts about the project a checked file belongs to, read from the files on disk.
+
+The project is the tree under the nearest folder holding `pyproject.toml` or `.git`. A
+module's summary says what its functions do that matters to the files importing them
+(issue a collective, save a checkpoint, set a sampler's epoch, return a DDP model); it
+depends on the module's text only, so it is cached by content. Facts that cross modules
+(`utils.save` calls `dist_utils.barrier`) are composed from the summaries of every module a
+file imports, transitively. So `ddplint check main.py` sees what `utils.save_on_master`
+does whether or not `utils.py` was passed.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddplint.analysis.checkpoints import is_checkpoint_save, save_path
+from ddplint.analysis.downloads import costs_only, download_message, in_first_context
+from ddplint.analysis.paths import mentions_rank, per_rank_path
+from ddplint.analysis.samplers import returned_loaders
 from ddplint.names import dotted
 
 if TYPE_CHECKING:
     from ddplint.context import FileContext
 
+PROJECT_MARKERS = ("pyproject.toml", ".git")
+WHOLE = -1  # in `returned_loader`: the whole return value, not an element of a tuple
+COLLECTIVE = "@collective"  # a site target: a torch.distributed collective
+SAVE = "@save"  # a site target: `torch.save` into a file
+START = "@start"  # a site target: starts or joins a multi-process job
+DOWNLOAD = "@download"  # a site target: a download that writes in place
+STARTERS = frozenset(
+    {
+        "torch.distributed.init_process_group",
+        "torch.distributed.device_mesh.init_device_mesh",
+        "torch.multiprocessing.spawn",
+        "torch.multiprocessing.start_processes",
+    }
+)
+_SEEDS = {
+    "collective": COLLECTIVE,
+    "saves": SAVE,
+    "unguarded": SAVE,
+    "starts": START,
+    "downloads": DOWNLOAD,
+}
+# Facts that skip the sites a function runs on one rank (or per rank) itself.
+_OWN_GUARD = frozenset({"collective", "unguarded", "downloads"})
+_EXTERNAL_ROOTS = frozenset({"torch", "torchvision", "numpy", "transformers", "timm"})
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    """What one function (all definitions of the name in its module) does.
+
+    `sites`: (callee, under a rank guard) for each call that may issue a collective or save:
+    `COLLECTIVE`, `SAVE`, a function of the same module (bare name) or an imported
+    qualified name (with a dot). The rest is what the function does by itself."""
+
+    sites: tuple[tuple[str, bool], ...] = ()  # (callee, on one rank or a per-rank file)
+    set_epoch_params: tuple[int, ...] = ()
+    returns_ddp: bool = False
+    returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
+
 
 @dataclass(frozen=True)
 class ModuleSummary:
-    """Facts one module exports, by function name."""
+    """What one module offers its importers; computed from its own text only."""
 
-    path: str
     distributed: bool
-    collective_functions: frozenset[str]
-    set_epoch_params: tuple[tuple[str, tuple[int, ...]], ...]
-    saving_functions: frozenset[str]
-    rank_guarded_savers: frozenset[str]
+    imports: tuple[str, ...]  # qualified names bound by its imports, and modules imported
+    reexports: tuple[tuple[str, str], ...]  # local name -> qualified name, from imports
+    functions: tuple[tuple[str, FunctionSummary], ...]
 
-    def set_epoch_positions(self, function: str) -> tuple[int, ...]:
-        return dict(self.set_epoch_params).get(function, ())
+    def function(self, name: str) -> FunctionSummary | None:
+        return dict(self.functions).get(name)
 
 
 def set_epoch_parameters(ctx: FileContext, func: cst.FunctionDef) -> tuple[int, ...]:
@@ -47,109 +98,413 @@ def set_epoch_parameters(ctx: FileContext, func: cst.FunctionDef) -> tuple[int, 
     return tuple(sorted(p for p in positions if p >= 0))
 
 
+def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
+    facts = ctx.facts
+    if facts.is_collective_call(call):
+        return COLLECTIVE
+    if is_checkpoint_save(ctx, call):
+        return SAVE
+    if ctx.call_name(call) in STARTERS:
+        return START
+    if download_message(ctx, call) is not None and not costs_only(ctx, call):
+        return DOWNLOAD
+    func = call.func
+    if isinstance(func, cst.Name) and func.value in ctx.functions:
+        return func.value
+    if (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value in ("self", "cls")
+        and func.attr.value in ctx.functions
+    ):
+        return func.attr.value
+    qualified = ctx.call_name(call)
+    if qualified is None or "." not in qualified.lstrip("."):
+        return None
+    root = qualified.split(".")[0]
+    if root in _EXTERNAL_ROOTS or root in sys.stdlib_module_names:
+        return None
+    return qualified
+
+
+def _runs_once_per_file(ctx: FileContext, call: cst.Call, target: str) -> bool:
+    """The call runs on one rank only (a rank guard), or, for a save, writes a file of its
+    own on each rank (`f"ckpt.rank{rank}.pt"`): no two ranks meet there."""
+    if ctx.facts.rank_guard(call) is not None:
+        return True
+    if target == DOWNLOAD:
+        return in_first_context(ctx, call) or any(mentions_rank(ctx, a.value) for a in call.args)
+    path = save_path(call) if target == SAVE else None
+    return path is not None and per_rank_path(ctx, path, call)
+
+
+def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    facts = ctx.facts
+    for node in ctx.walk(func):
+        if (
+            isinstance(node, cst.Return)
+            and node.value is not None
+            and ctx.enclosing_function(node) is func
+            and facts.is_ddp_model(node.value, node)
+        ):
+            return True
+    return False
+
+
 def summarize(ctx: FileContext) -> ModuleSummary:
     """The summary of one parsed module (computed without other modules)."""
     facts = ctx.facts
-    set_epoch: list[tuple[str, tuple[int, ...]]] = []
-    savers: set[str] = set()
-    guarded: set[str] = set()
+    loaders = returned_loaders(ctx)
+    functions: list[tuple[str, FunctionSummary]] = []
     for name, defs in ctx.functions.items():
-        positions = tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)}))
-        if positions:
-            set_epoch.append((name, positions))
-        saves = [c for f in defs for c in ctx.calls_within(f) if ctx.call_name(c) == "torch.save"]
-        if saves:
-            savers.add(name)
-            if all(facts.rank_guard(c) is not None for c in saves):
-                guarded.add(name)
+        sites: dict[tuple[str, bool], None] = {}
+        for func in defs:
+            for call in ctx.calls_within(func):
+                target = _site_target(ctx, call)
+                if target is not None:
+                    sites[(target, _runs_once_per_file(ctx, call, target))] = None
+        summary = FunctionSummary(
+            sites=tuple(sites),
+            set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
+            returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
+            returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
+        )
+        if summary != FunctionSummary():
+            functions.append((name, summary))
+    imports = ctx.imports
     return ModuleSummary(
-        path=os.path.abspath(ctx.path),
         distributed=facts.is_distributed,
-        collective_functions=frozenset(facts.collective_functions),
-        set_epoch_params=tuple(sorted(set_epoch)),
-        saving_functions=frozenset(savers),
-        rank_guarded_savers=frozenset(guarded),
+        imports=tuple(sorted({*imports.bindings.values(), *imports.modules})),
+        reexports=tuple(sorted(imports.bindings.items())),
+        functions=tuple(sorted(functions)),
     )
 
 
-class Project:
-    """The modules of one run (their paths, and once known their summaries), found by
-    import name."""
+class ModuleFinder:
+    """Where an import statement of a project file leads, on disk."""
 
-    def __init__(self, paths: Iterable[str], summaries: Iterable[ModuleSummary] = ()) -> None:
-        self.paths = frozenset(os.path.abspath(p) for p in paths)
-        self.summaries = {s.path: s for s in summaries}
+    def __init__(self) -> None:
+        self._roots: dict[str, str] = {}
+        self._files: dict[str, bool] = {}
 
-    def dependencies(self, ctx: FileContext) -> set[str]:
-        """Paths of the run's modules that `ctx` imports from."""
-        found = set()
-        for full in ctx.imports.bindings.values():
-            for name in {full.rpartition(".")[0], full} - {""}:
-                path = self._module_path(ctx.path, name)
-                if path is not None and path != os.path.abspath(ctx.path):
-                    found.add(path)
-        return found
+    def root(self, path: str) -> str:
+        """The project folder of `path`: the nearest folder above it holding a project
+        marker; without one, the current folder if the file lies below it, else the
+        folder holding the file's outermost package (`__init__.py` folders)."""
+        start = os.path.dirname(os.path.abspath(path))
+        if start not in self._roots:
+            self._roots[start] = self._marked_root(start) or self._unmarked_root(start)
+        return self._roots[start]
 
-    def _module_file(self, importer: str, module: str) -> ModuleSummary | None:
-        path = self._module_path(importer, module)
-        return self.summaries.get(path) if path is not None else None
+    @staticmethod
+    def _marked_root(start: str) -> str | None:
+        current = start
+        while True:
+            if any(os.path.exists(os.path.join(current, m)) for m in PROJECT_MARKERS):
+                return current
+            parent = os.path.dirname(current)
+            if parent == current:
+                return None
+            current = parent
 
-    def _module_path(self, importer: str, module: str) -> str | None:
+    @staticmethod
+    def _unmarked_root(start: str) -> str:
+        cwd = os.getcwd()
+        if start == cwd or start.startswith(cwd + os.sep):
+            return cwd
+        current = start
+        while os.path.isfile(os.path.join(current, "__init__.py")):
+            current = os.path.dirname(current)
+        return current
+
+    def _is_file(self, path: str) -> bool:
+        if path not in self._files:
+            self._files[path] = os.path.isfile(path)
+        return self._files[path]
+
+    def module_path(self, importer: str, module: str) -> str | None:
+        """The file of `module` as imported from `importer`: relative imports from the
+        importer's package, absolute ones from its folder or any folder above it up to
+        the project root (or the root's `src/`)."""
         level = len(module) - len(module.lstrip("."))
         parts = [p for p in module.lstrip(".").split(".") if p]
-        here = os.path.dirname(os.path.abspath(importer))
+        if not level and (not parts or parts[0] in _EXTERNAL_ROOTS):
+            return None
+        importer = os.path.abspath(importer)
+        here = os.path.dirname(importer)
         if level:
-            bases = [here]
+            base = here
             for _ in range(level - 1):
-                bases = [os.path.dirname(bases[0])]
+                base = os.path.dirname(base)
+            bases = [base]
         else:
-            bases = []
-            current = here
-            while True:
-                bases.append(current)
-                parent = os.path.dirname(current)
-                if parent == current:
-                    break
-                current = parent
+            root = self.root(importer)
+            bases = [here]
+            while bases[-1] != root and bases[-1].startswith(root + os.sep):
+                bases.append(os.path.dirname(bases[-1]))
+            bases.append(os.path.join(root, "src"))
         for base in bases:
             stem = os.path.join(base, *parts)
             for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
-                if candidate in self.paths:
+                if candidate != importer and self._is_file(candidate):
                     return candidate
         return None
 
+    def dependencies(self, importer: str, summary: ModuleSummary) -> set[str]:
+        """Files of the project that `summary`'s module (at `importer`) imports from."""
+        found: set[str] = set()
+        for full in summary.imports:
+            for name in {full.rpartition(".")[0], full} - {"", "."}:
+                path = self.module_path(importer, name)
+                if path is not None:
+                    found.add(path)
+        return found
+
+
+class Project:
+    """The summaries of the project modules a run's files import (transitively), and the
+    questions rules ask about calls into them."""
+
+    def __init__(
+        self, summaries: Mapping[str, ModuleSummary], finder: ModuleFinder | None = None
+    ) -> None:
+        self.summaries = {os.path.abspath(p): s for p, s in summaries.items()}
+        self.finder = finder or ModuleFinder()
+        self._derived: dict[str, set[tuple[str, str]]] = {}
+
+    @classmethod
+    def load(
+        cls,
+        paths: Iterable[str],
+        summarize_file: Callable[[str], ModuleSummary | None] | None = None,
+    ) -> Project:
+        """The project of `paths`: their summaries and those of every project module they
+        import, transitively, each read once (`summarize_file` may answer from a cache)."""
+        finder = ModuleFinder()
+        summaries: dict[str, ModuleSummary] = {}
+        read = summarize_file or summarize_path
+        todo = [os.path.abspath(p) for p in paths]
+        seen = set(todo)
+        while todo:
+            path = todo.pop()
+            summary = read(path)
+            if summary is None:
+                continue
+            summaries[path] = summary
+            for dependency in finder.dependencies(path, summary) - seen:
+                seen.add(dependency)
+                todo.append(dependency)
+        return cls(summaries, finder)
+
+    # -- the modules a file depends on ------------------------------------------------
+
+    def dependencies(self, path: str) -> set[str]:
+        """Project files the module at `path` imports from, directly."""
+        path = os.path.abspath(path)
+        summary = self.summaries.get(path)
+        return set() if summary is None else self.finder.dependencies(path, summary)
+
+    def closure(self, path: str) -> list[str]:
+        """Project files the module at `path` depends on, transitively (not itself)."""
+        path = os.path.abspath(path)
+        seen = {path}
+        todo = [path]
+        while todo:
+            for dependency in self.dependencies(todo.pop()) - seen:
+                seen.add(dependency)
+                todo.append(dependency)
+        return sorted(seen - {path})
+
+    # -- what a call into the project does --------------------------------------------
+
+    def _lookup(self, importer: str, qualified: str, depth: int = 4) -> tuple[str, str] | None:
+        """(module path, function name) that `qualified`, imported by `importer`, names;
+        following re-exports (`from .dist import save` in a package's `__init__`)."""
+        level = len(qualified) - len(qualified.lstrip("."))
+        rest = qualified[level:]
+        if "." in rest:
+            module, _, function = qualified.rpartition(".")
+        elif level:
+            module, function = "." * level, rest  # `from . import helper`
+        else:
+            return None
+        path = self.finder.module_path(importer, module)
+        summary = self.summaries.get(path) if path is not None else None
+        if path is None or summary is None:
+            return None
+        if summary.function(function) is not None or depth == 0:
+            return path, function
+        reexported = dict(summary.reexports).get(function)
+        if reexported is not None and reexported != qualified:
+            found = self._lookup(path, reexported, depth - 1)
+            if found is not None:
+                return found
+        return path, function
+
     def resolve(self, ctx: FileContext, call: cst.Call) -> tuple[ModuleSummary, str] | None:
         """The project module and function a call refers to, if it is one of ours."""
+        found = self._resolve_call(ctx, call)
+        return (self.summaries[found[0]], found[1]) if found is not None else None
+
+    def _resolve_call(self, ctx: FileContext, call: cst.Call) -> tuple[str, str] | None:
         qualified = ctx.call_name(call)
         if qualified is None or "." not in qualified.lstrip("."):
             return None
-        module, _, function = qualified.rpartition(".")
-        if module.startswith("torch"):
+        found = self._lookup(ctx.path, qualified)
+        if found is None or found[0] == os.path.abspath(ctx.path):
             return None
-        summary = self._module_file(ctx.path, module)
-        if summary is None or os.path.abspath(ctx.path) == summary.path:
-            return None
-        return summary, function
+        return found
+
+    def _callees(self, path: str, function: FunctionSummary) -> Iterator[tuple[str, bool]]:
+        """(target, guarded) of each site, with project functions as `path::name`."""
+        for target, guarded in function.sites:
+            if target in _SEEDS.values():
+                yield target, guarded
+            elif "." not in target:
+                yield f"{path}::{target}", guarded
+            else:
+                found = self._lookup(path, target)
+                if found is not None:
+                    yield f"{found[0]}::{found[1]}", guarded
+
+    def _reaching(self, fact: str) -> set[tuple[str, str]]:
+        """Project functions that reach a collective on every rank (`fact` "collective":
+        a collective under a rank condition of the helper's own, as in a zero-first
+        context manager, does not count), save a file ("saves"), save one outside a rank
+        guard of their own ("unguarded") or start a multi-process job ("starts"): directly
+        or through other project functions."""
+        if fact in self._derived:
+            return self._derived[fact]
+        seed = _SEEDS[fact]
+        edges = {
+            f"{path}::{name}": list(self._callees(path, function))
+            for path, summary in self.summaries.items()
+            for name, function in summary.functions
+        }
+        found: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for node, callees in edges.items():
+                if node in found:
+                    continue
+                if any(
+                    (target == seed or target in found) and not (guarded and fact in _OWN_GUARD)
+                    for target, guarded in callees
+                ):
+                    found.add(node)
+                    changed = True
+        result = {(n.rpartition("::")[0], n.rpartition("::")[2]) for n in found}
+        self._derived[fact] = result
+        return result
 
     def helper_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
-        found = self.resolve(ctx, call)
-        return found is not None and found[1] in found[0].collective_functions
+        found = self._resolve_call(ctx, call)
+        return found is not None and found in self._reaching("collective")
+
+    def helper_starts_processes(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that initialises the process group or spawns workers
+        (`utils.init_distributed_mode(args)`), directly or through others."""
+        found = self._resolve_call(ctx, call)
+        return found is not None and found in self._reaching("starts")
+
+    def helper_downloads(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that downloads in place (`CIFAR10(..., download=True)`) on
+        every rank that calls it, directly or through others."""
+        found = self._resolve_call(ctx, call)
+        return found is not None and found in self._reaching("downloads")
 
     def helper_set_epoch_positions(self, ctx: FileContext, call: cst.Call) -> tuple[int, ...]:
         found = self.resolve(ctx, call)
-        return found[0].set_epoch_positions(found[1]) if found else ()
+        if found is None:
+            return ()
+        function = found[0].function(found[1])
+        return function.set_epoch_params if function is not None else ()
 
     def helper_saves(self, ctx: FileContext, call: cst.Call) -> str | None:
         """ "guarded" or "unguarded" for a project helper that saves, else None."""
-        found = self.resolve(ctx, call)
-        if found is None or found[1] not in found[0].saving_functions:
+        found = self._resolve_call(ctx, call)
+        if found is None or found not in self._reaching("saves"):
             return None
-        return "guarded" if found[1] in found[0].rank_guarded_savers else "unguarded"
+        return "unguarded" if found in self._reaching("unguarded") else "guarded"
+
+    def helper_returned_loader(self, ctx: FileContext, call: cst.Call) -> list[int | None]:
+        """Where a project helper returns a DataLoader on a shuffling DistributedSampler
+        (None: the whole return value; an index: an element of a returned tuple)."""
+        found = self.resolve(ctx, call)
+        function = found[0].function(found[1]) if found is not None else None
+        if function is None:
+            return []
+        return [None if p == WHOLE else p for p in function.returned_loader]
+
+    def helper_returns_ddp(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that wraps a model in DDP and returns it (`smart_DDP(model)`)."""
+        found = self.resolve(ctx, call)
+        if found is None:
+            return False
+        function = found[0].function(found[1])
+        return function is not None and function.returns_ddp
 
     def imports_distributed_helper(self, ctx: FileContext) -> bool:
         """Whether the file imports from a project module that holds distributed code."""
         return any(
             self.summaries[path].distributed
-            for path in self.dependencies(ctx)
+            for path in self.dependencies(ctx.path)
             if path in self.summaries
         )
+
+
+def summarize_path(path: str) -> ModuleSummary | None:
+    """The summary of the module at `path`, or None when it cannot be read or parsed."""
+    from ddplint.checker import parse
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    return summarize_bytes(path, data, parse)
+
+
+def summarize_bytes(path: str, data: bytes, parse: Callable) -> ModuleSummary | None:
+    from ddplint.context import FileContext
+
+    parsed = parse(path, data)
+    if not isinstance(parsed, tuple):
+        return None
+    try:
+        return summarize(FileContext(path, *parsed))
+    except RecursionError:
+        return None
+
+
+_SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
+_LOAD_WORDS = (b"load_state_dict", b"torch.load", b"load_checkpoint")
+
+
+@functools.cache
+def _checkpoint_loaders(root: str) -> frozenset[str]:
+    """Python files under `root` whose text mentions loading a checkpoint (a cheap text test,
+    hidden folders and virtual environments aside)."""
+    found = set()
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [d for d in subfolders if d[0] != "." and d not in _SKIPPED_FOLDERS]
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            try:
+                with open(path, "rb") as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            if any(word in text for word in _LOAD_WORDS):
+                found.add(path)
+    return frozenset(found)
+
+
+def loaded_elsewhere(path: str) -> bool:
+    """Whether another file of `path`'s project (the tree under its root, whatever files a run
+    names) may load a checkpoint: what `path` saves could be read back there."""
+    path = os.path.abspath(path)
+    return any(other != path for other in _checkpoint_loaders(ModuleFinder().root(path)))

@@ -37,6 +37,7 @@ class Finding:
     node: cst.CSTNode
     message: str
     fix: FixSpec | None = None
+    severity: Severity | None = None  # when this finding is milder than the rule's default
 
 
 class Rule:

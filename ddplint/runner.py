@@ -1,9 +1,10 @@
 """Check many files: skip the ones with no DDP code, parse the rest once, use both cores,
 reuse cached results of unchanged files.
 
-Files that import none of the run's other candidate modules are checked in the same
-pass that summarises them (one parse). Files that import one are checked again once every
-summary is known, so that `main.py` sees what `utils.save_on_master` does.
+Files that import no module of their project are checked in the same pass that
+summarises them (one parse). Files that import one are checked once the summaries of every
+project module they import (transitively, read from the disk whether passed or not) are
+known, so that `main.py` sees what `utils.save_on_master` does in any run.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ddplint.cache import Cache, key
 from ddplint.checker import FileResult, check_context, check_file, file_error, parse
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic
-from ddplint.project import ModuleSummary, Project, summarize
+from ddplint.project import ModuleFinder, ModuleSummary, Project, summarize, summarize_bytes
 from ddplint.source import decode, might_be_distributed
 
 MIN_FILES_FOR_POOL = 8
@@ -35,6 +36,7 @@ class RunResult:
     files: int = 0
     parsed: int = 0
     cached: int = 0
+    summarised: int = 0  # project modules not passed, parsed for their summary
     project: Project | None = None
 
 
@@ -49,7 +51,7 @@ class _Task:
 @dataclass
 class _FirstPass:
     summary: ModuleSummary | None
-    result: FileResult | None  # None: depends on other modules, check again
+    result: FileResult | None  # None: imports project modules, check once they are known
 
 
 def display_path(path: Path) -> str:
@@ -60,19 +62,17 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def _first_pass(task: _Task, paths: frozenset[str]) -> _FirstPass:
+def _first_pass(task: _Task) -> _FirstPass:
     parsed = parse(task.path, task.data)
     if not isinstance(parsed, tuple):
         return _FirstPass(None, FileResult(task.path, [parsed]))
     source, module = parsed
     try:
-        # the run's paths without summaries: rules may ask which other modules exist
-        project = Project(paths)
-        ctx = FileContext(task.path, source, module, project)
+        ctx = FileContext(task.path, source, module)
         summary = summarize(ctx)
     except RecursionError:
         return _FirstPass(None, check_file(task.path, task.data, task.codes))
-    if project.dependencies(ctx):
+    if ModuleFinder().dependencies(task.absolute, summary):
         return _FirstPass(summary, None)
     return _FirstPass(summary, check_context(ctx, task.codes))
 
@@ -85,7 +85,7 @@ def _init_worker(state: dict[str, object]) -> None:
 
 
 def _first_pass_worker(task: _Task) -> _FirstPass:
-    return _first_pass(task, _worker_state["paths"])  # type: ignore[arg-type]
+    return _first_pass(task)
 
 
 def _second_pass_worker(task: _Task) -> FileResult:
@@ -102,6 +102,35 @@ def _map(function: Callable, tasks: Sequence[_Task], state: dict[str, object], j
     with ProcessPoolExecutor(workers, context, _init_worker, (state,)) as pool:
         chunk = max(1, len(tasks) // (workers * 4))
         return list(pool.map(function, tasks, chunksize=chunk))
+
+
+class _Summaries:
+    """Module summaries by path: of the files passed (from the first pass), else from
+    the cache by content, else parsed now (each file at most once per run)."""
+
+    def __init__(self, cache: Cache, outcome: RunResult) -> None:
+        self.cache = cache
+        self.outcome = outcome
+        self.known: dict[str, ModuleSummary | None] = {}
+
+    def __call__(self, path: str) -> ModuleSummary | None:
+        if path not in self.known:
+            self.known[path] = self._read(path)
+        return self.known[path]
+
+    def _read(self, path: str) -> ModuleSummary | None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return None
+        entry = _summary_key(data)
+        summary = self.cache.get(entry)
+        if summary is None:
+            self.outcome.summarised += 1
+            summary = summarize_bytes(path, data, parse)
+            if summary is not None:
+                self.cache.put(entry, summary)
+        return summary
 
 
 def run(
@@ -130,52 +159,62 @@ def run(
         problem = decode(data).error
         if problem is not None:
             outcome.diagnostics.append(file_error(shown, problem, 1, 1))
-    paths = frozenset(t.absolute for t in tasks)
-    first: dict[_Task, _FirstPass] = {}
+    # 1. Summaries of the files passed; files importing no project module are checked in
+    #    the same pass.
+    summaries = _Summaries(cache, outcome)
+    results: dict[_Task, FileResult] = {}
     pending: list[_Task] = []
     for task in tasks:
-        hit = cache.get(_first_key(task, paths))
-        if hit is not None:
-            first[task] = hit
-            outcome.cached += 1
-        else:
+        summary = cache.get(_summary_key(task.data))
+        if summary is None:
             pending.append(task)
-    for task, done in zip(
-        pending, _map(_first_pass_worker, pending, {"paths": paths}, jobs), strict=True
-    ):
-        first[task] = done
-        cache.put(_first_key(task, paths), done)
+        else:
+            summaries.known[task.absolute] = summary
+    for task, done in zip(pending, _map(_first_pass_worker, pending, {}, jobs), strict=True):
+        summaries.known[task.absolute] = done.summary
+        if done.summary is not None:
+            cache.put(_summary_key(task.data), done.summary)
+        if done.result is not None:
+            results[task] = done.result
     outcome.parsed += len(pending)
-    summaries = [f.summary for f in first.values() if f.summary is not None]
-    project = Project(paths, summaries)
+    # 2. The project: every module the files import, transitively, from the disk.
+    project = Project.load([t.absolute for t in tasks], summaries)
     outcome.project = project
-    digest = key(pickle.dumps(sorted(summaries, key=lambda s: s.path)))
-    second: list[_Task] = []
+    # 3. The other files, with what their imports do; results cached by their own text
+    #    and the summaries of every project module they depend on.
+    second: list[tuple[_Task, str]] = []
     for task in tasks:
-        result = first[task].result
-        if result is None:
-            result = cache.get(_second_key(task, digest))
+        entry = _result_key(task, project)
+        result = results.get(task)
+        if result is not None:
+            cache.put(entry, result)
+        else:
+            result = cache.get(entry)
             if result is None:
-                second.append(task)
+                second.append((task, entry))
                 continue
             outcome.cached += 1
         _collect(outcome, result)
-    state = {"project": project}
-    for task, result in zip(second, _map(_second_pass_worker, second, state, jobs), strict=True):
-        cache.put(_second_key(task, digest), result)
+    todo = [task for task, _ in second]
+    checked = _map(_second_pass_worker, todo, {"project": project}, jobs)
+    for (_, entry), result in zip(second, checked, strict=True):
+        cache.put(entry, result)
         _collect(outcome, result)
     outcome.parsed += len(second)
     outcome.diagnostics.sort(key=lambda d: d.sort_key)
     return outcome
 
 
-def _first_key(task: _Task, paths: frozenset[str]) -> str:
-    imports_others = "\n".join(sorted(paths))
-    return key("first", task.path, task.absolute, ",".join(task.codes), task.data, imports_others)
+def _summary_key(data: bytes) -> str:
+    return key("summary", data)
 
 
-def _second_key(task: _Task, digest: str) -> str:
-    return key("second", task.path, task.absolute, ",".join(task.codes), task.data, digest)
+def _result_key(task: _Task, project: Project) -> str:
+    """A file's result depends on its text and the summaries of the project modules it
+    imports, transitively (so a change in `utils.py` invalidates `main.py`)."""
+    closure = project.closure(task.absolute)
+    depends = pickle.dumps([(p, project.summaries.get(p)) for p in closure])
+    return key("result", task.path, task.absolute, ",".join(task.codes), task.data, depends)
 
 
 def _collect(outcome: RunResult, result: FileResult) -> None:

@@ -13,6 +13,25 @@ from conftest import DIVIDED_LOSS, REPO
 
 PRE_COMMIT = shutil.which("pre-commit", path=str(Path(sys.executable).parent))
 
+SAVE_AND_SYNC = """\
+import torch
+import torch.distributed as dist
+
+
+def save_and_sync(state, path):
+    torch.save(state, path)
+    dist.barrier()
+"""
+
+SAVES_ON_RANK_ZERO = """\
+import torch.distributed as dist
+from utils import save_and_sync
+
+def train(model):
+    if dist.get_rank() == 0:
+        save_and_sync(model.module.state_dict(), "last.pt")
+"""
+
 
 def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
@@ -43,12 +62,17 @@ def test_pre_commit_try_repo(tmp_path):
     user = tmp_path / "user"
     user.mkdir()
     git(user, "init", "-q")
+    # The helper lives in a module committed earlier: the hook passes only staged files.
+    (user / "utils.py").write_text(SAVE_AND_SYNC)
+    git(user, "add", "-A")
+    git(user, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "utils")
     (user / "train.py").write_text(DIVIDED_LOSS)
     (user / "clean.py").write_text("import os\n")
+    (user / "main.py").write_text(SAVES_ON_RANK_ZERO)
     git(user, "add", "-A")
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pc-home")}
     done = subprocess.run(
-        [PRE_COMMIT, "try-repo", str(hook_repo), "ddplint", "--all-files"],
+        [PRE_COMMIT, "try-repo", str(hook_repo), "ddplint"],
         cwd=user,
         capture_output=True,
         text=True,
@@ -58,4 +82,6 @@ def test_pre_commit_try_repo(tmp_path):
     output = done.stdout + done.stderr
     assert done.returncode == 1, output
     assert "train.py:9:16: DDP005" in output
-    assert not [line for line in output.splitlines() if line.startswith("clean.py:")]
+    # The same verdict as a full run of the repository (`ddplint check .`).
+    assert "main.py:6:9: DDP010" in output
+    assert not [line for line in output.splitlines() if line.startswith(("clean.py:", "utils.py:"))]

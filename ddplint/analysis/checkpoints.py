@@ -26,3 +26,58 @@ def is_buffer(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bo
             if name in _BUFFERS:
                 return True
     return False
+
+
+def is_checkpoint_save(ctx: FileContext, call: cst.Call) -> bool:
+    """`torch.save` into a file, or into an in-memory buffer whose bytes are then written
+    out (`backend.put(buffer.getvalue(), path)`); not into a buffer read back in memory."""
+    if ctx.call_name(call) != SAVE:
+        return False
+    path = save_path(call)
+    return path is None or not is_buffer(ctx, path, call) or buffer_written(ctx, path, call)
+
+
+def buffer_written(ctx: FileContext, buffer: cst.BaseExpression, call: cst.Call) -> bool:
+    """The buffer's bytes are taken after the save (`buffer.getvalue()`), to be written."""
+    name = dotted(buffer)
+    if name is None:
+        return False
+    for other in ctx.calls_within(ctx.scope(call)):
+        func = other.func
+        if (
+            ctx.before(call, other)
+            and isinstance(func, cst.Attribute)
+            and func.attr.value == "getvalue"
+            and dotted(func.value) == name
+        ):
+            return True
+    return False
+
+
+def file_name_varies(ctx: FileContext, path: cst.BaseExpression) -> bool:
+    """The last component of the path is computed (`f"{out}/ckpt_{tag}.pt"`,
+    `os.path.join(out, name)`): ddplint may not know whether it changes between saves."""
+    if isinstance(path, cst.FormattedString):
+        tail: list[cst.BaseFormattedStringContent] = []
+        for part in path.parts:
+            if isinstance(part, cst.FormattedStringText) and "/" in part.value:
+                tail = []
+            else:
+                tail.append(part)
+        return any(isinstance(p, cst.FormattedStringExpression) for p in tail)
+    if isinstance(path, cst.BinaryOperation):
+        if isinstance(path.operator, cst.Modulo):
+            return True
+        return file_name_varies(ctx, path.right) or not isinstance(
+            path.right, (cst.SimpleString, cst.FormattedString, cst.BinaryOperation)
+        )
+    if isinstance(path, cst.Call):
+        func = path.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "format":
+            return bool(path.args)
+        if path.args and (ctx.call_name(path) or dotted(func) or "").endswith(("join", "Path")):
+            last = path.args[-1].value
+            return file_name_varies(ctx, last) or not isinstance(
+                last, (cst.SimpleString, cst.FormattedString, cst.BinaryOperation)
+            )
+    return False

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddplint.analysis.ranks import rank_only_decorator
 from ddplint.context import FileContext
 from ddplint.facts import last_name
 from ddplint.names import dotted
@@ -52,6 +53,8 @@ def rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
         ):
             return ancestor
         if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            if isinstance(ancestor, cst.FunctionDef) and rank_only_decorator(ancestor):
+                return rank_only_decorator(ancestor)
             if isinstance(ancestor, cst.FunctionDef) and isinstance(
                 ancestor.body, cst.IndentedBlock
             ):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -49,10 +51,10 @@ def shuffle_of(call: cst.Call) -> bool | None:
     return None
 
 
-def bound_name(ctx: FileContext, node: cst.BaseExpression) -> tuple[str | None, cst.CSTNode]:
+def bound_name(ctx: FileContext, node: cst.BaseExpression) -> tuple[str | None, cst.BaseExpression]:
     """The dotted name `node` is assigned to (through `x if c else y`), and the value
     expression of that assignment."""
-    current: cst.CSTNode = node
+    current: cst.BaseExpression = node
     parent = ctx.parent(current)
     while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
         current = parent
@@ -131,38 +133,111 @@ def _same_scope_or_module(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> b
     return scope_a is ctx.scope(b) or scope_a is ctx.module
 
 
-def returned_names(ctx: FileContext, name: str, scope: Scope) -> list[tuple[str, Scope]]:
-    """Names bound by callers of `scope` to the value `name` it returns (by position in
-    a returned tuple)."""
-    if not isinstance(scope, cst.FunctionDef):
-        return []
+def returned_positions(
+    ctx: FileContext, name: str | None, scope: cst.FunctionDef, value: cst.CSTNode | None = None
+) -> set[int | None]:
+    """Where `scope` returns the value of `name` (or the expression `value`): None for the
+    whole return value, an index for an element of a returned tuple."""
+
+    def returned(expr: cst.BaseExpression) -> bool:
+        return expr is value or (name is not None and dotted(expr) == name)
+
     positions: set[int | None] = set()
     for node in ctx.walk(scope):
         if isinstance(node, cst.Return) and node.value is not None and ctx.scope(node) is scope:
-            value = node.value
-            if dotted(value) == name:
+            if returned(node.value):
                 positions.add(None)
-            elif isinstance(value, cst.Tuple):
-                for index, element in enumerate(value.elements):
-                    if dotted(element.value) == name:
+            elif isinstance(node.value, cst.Tuple):
+                for index, element in enumerate(node.value.elements):
+                    if returned(element.value):
                         positions.add(index)
+    return positions
+
+
+def returned_loaders(ctx: FileContext) -> dict[str, set[int | None]]:
+    """Functions of the file returning a DataLoader built on a shuffling training
+    DistributedSampler, with where they return it (see `returned_positions`)."""
+    found: dict[str, set[int | None]] = {}
+    for sampler in distributed_samplers(ctx):
+        if shuffle_of(sampler.call) is not True or is_evaluation_sampler(ctx, sampler):
+            continue
+        for loader in sampler.loaders:
+            scope = ctx.scope(loader.call)
+            if isinstance(scope, cst.FunctionDef):
+                positions = returned_positions(ctx, loader.name, scope, loader.call)
+                if positions:
+                    found.setdefault(scope.name.value, set()).update(positions)
+    return found
+
+
+def returned_names(
+    ctx: FileContext, name: str | None, scope: Scope, value: cst.CSTNode | None = None
+) -> list[tuple[str, Scope]]:
+    """Names bound by callers of `scope` to the value `name` it returns (by position in
+    a returned tuple), or to the expression `value` when it is returned as it stands
+    (`return DataLoader(...)`)."""
+    if not isinstance(scope, cst.FunctionDef):
+        return []
+    positions = returned_positions(ctx, name, scope, value)
     if not positions:
         return []
     found: list[tuple[str, Scope]] = []
     for call in ctx.calls:
-        if not (isinstance(call.func, cst.Name) and call.func.value == scope.name.value):
-            continue
-        parent = ctx.parent(call)
-        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
-            continue
-        target = parent.targets[0].target
-        for position in positions:
-            if position is None:
-                bound = dotted(target)
-            elif isinstance(target, (cst.Tuple, cst.List)) and position < len(target.elements):
-                bound = dotted(target.elements[position].value)
-            else:
-                bound = None
-            if bound is not None:
-                found.append((bound, ctx.scope(call)))
+        if isinstance(call.func, cst.Name) and call.func.value == scope.name.value:
+            found.extend((bound, ctx.scope(call)) for bound in names_bound_to(ctx, call, positions))
     return found
+
+
+def names_bound_to(ctx: FileContext, call: cst.Call, positions: Iterable[int | None]) -> list[str]:
+    """The names `x = call(...)` / `a, b = call(...)` binds to the return value (None) or
+    to the given elements of a returned tuple."""
+    parent = ctx.parent(call)
+    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+        return []
+    target = parent.targets[0].target
+    found = []
+    for position in positions:
+        if position is None:
+            bound = dotted(target)
+        elif isinstance(target, (cst.Tuple, cst.List)) and position < len(target.elements):
+            bound = dotted(target.elements[position].value)
+        else:
+            bound = None
+        if bound is not None:
+            found.append(bound)
+    return found
+
+
+_EVALUATION_WORDS = frozenset({"val", "valid", "validation", "test", "eval", "evaluation", "dev"})
+_DATA_WORDS = frozenset({"loader", "dataloader", "loaders", "sampler", "data", "dataset"})
+_EVALUATION_FUNCTIONS = frozenset({"evaluate", "validate", "test", "evaluation", "validation"})
+_WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+")
+
+
+def _words(name: str) -> set[str]:
+    return {w.lower() for part in name.split(".")[-1:] for w in _WORD.findall(part)}
+
+
+def is_evaluation_sampler(ctx: FileContext, sampler: SamplerUse) -> bool:
+    """The sampler serves validation or testing, by the names around it: the sampler,
+    its dataset, its loaders (`val_sampler`, `DistributedSampler(dataset_val)`,
+    `test_loader`; a "train" among them wins), or else the function building it
+    (`build_val_loader`, `evaluate`). Its shuffling and padding do not change what the
+    model learns."""
+    names = [sampler.name or ""]
+    dataset = argument(sampler.call, 0, "dataset")
+    if dataset is not None:
+        names.append(dotted(dataset) or "")
+    names.extend(loader.name or "" for loader in sampler.loaders)
+    words = [_words(name) for name in names]
+    if any("train" in w for w in words):
+        return False
+    if any(w & _EVALUATION_WORDS for w in words):
+        return True
+    function = ctx.enclosing_function(sampler.call)
+    if function is None:
+        return False
+    named = _words(function.name.value)
+    return bool(named & _EVALUATION_WORDS) and (
+        bool(named & _DATA_WORDS) or function.name.value in _EVALUATION_FUNCTIONS
+    )

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.rank_guards import ends_in_exit
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import (
@@ -80,8 +81,8 @@ def _sites(ctx: FileContext) -> Iterator[_Site]:
                 index = _int_literal(argument(call, 1, "index"))
                 if index is not None and string_value(first) == "cuda":
                     yield _Site(index, f'torch.device("cuda", {index.value})')
-            elif _int_literal(first) is not None:
-                yield _Site(first, f"{ctx.code(func)}({first.value})")  # type: ignore[union-attr]
+            elif (number := _int_literal(first)) is not None:
+                yield _Site(number, f"{ctx.code(func)}({number.value})")
             continue
         if name in DDP_CLASSES:
             ids = keyword(call, "device_ids")
@@ -90,13 +91,14 @@ def _sites(ctx: FileContext) -> Iterator[_Site]:
                 if index is not None:
                     yield _Site(index, f"device_ids=[{index.value}]")
             out = keyword(call, "output_device")
-            if out is not None and _int_literal(out.value) is not None:
-                yield _Site(out.value, f"output_device={out.value.value}")  # type: ignore[union-attr]
+            number = _int_literal(out.value) if out is not None else None
+            if number is not None:
+                yield _Site(number, f"output_device={number.value}")
             continue
         if method == "cuda" and not (name or "").startswith("torch."):
             first = argument(call, 0, "device")
-            if _int_literal(first) is not None:
-                yield _Site(first, f".cuda({first.value})")  # type: ignore[union-attr]
+            if (number := _int_literal(first)) is not None:
+                yield _Site(number, f".cuda({number.value})")
                 continue
             literal = _cuda_literal(first)
             if literal is not None:
@@ -104,8 +106,8 @@ def _sites(ctx: FileContext) -> Iterator[_Site]:
             continue
         if method == "to" and not (name or "").startswith("torch."):
             first = argument(call, 0, "device")
-            if _int_literal(first) is not None:
-                yield _Site(first, f".to({first.value})")  # type: ignore[union-attr]
+            if (number := _int_literal(first)) is not None:
+                yield _Site(number, f".to({number.value})")
                 continue
             literal = _device_value(ctx, first, call)
             if literal is not None:
@@ -168,18 +170,58 @@ def _on_single_process_path(ctx: FileContext, literal: cst.CSTNode) -> bool:
     (`if args.distributed: ... else: device = "cuda:0"`): one process, GPU 0 is right."""
     child = literal
     for ancestor in ctx.ancestors(literal):
+        if isinstance(ancestor, cst.FunctionDef):
+            return _after_distributed_return(ctx, ancestor, child)
+        if isinstance(ancestor, cst.ClassDef):
+            return False
+        if (
+            isinstance(ancestor, (cst.If, cst.IfExp))
+            and child is not ancestor.test
+            and _is_distributed_switch(ctx, ancestor.test)
+        ):
+            return True
+        child = ancestor
+    return False
+
+
+def _is_distributed_switch(ctx: FileContext, test: cst.BaseExpression) -> bool:
+    names = " ".join(ctx.names_in(test))
+    strings = " ".join(
+        str(n.evaluated_value) for n in ctx.walk(test) if isinstance(n, cst.SimpleString)
+    )
+    return bool(_DISTRIBUTED_SWITCH.search(names) or _DISTRIBUTED_SWITCH.search(strings))
+
+
+def _after_distributed_return(ctx: FileContext, func: cst.FunctionDef, top: cst.CSTNode) -> bool:
+    """`if local_rank != -1: ...; return ...` earlier in the function: what follows is the
+    single-process path."""
+    if not isinstance(func.body, cst.IndentedBlock):
+        return False
+    for statement in func.body.body:
+        if statement is top:
+            return False
+        if (
+            isinstance(statement, cst.If)
+            and _is_distributed_switch(ctx, statement.test)
+            and ends_in_exit(statement.body)
+        ):
+            return True
+    return False
+
+
+def _in_per_rank_table(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """`{0: ...device="cuda:0"..., 1: ...device="cuda:1"...}[rank]`: a table with one entry
+    per rank, the device index equal to the key."""
+    if isinstance(literal, cst.SimpleString):
+        value = literal.evaluated_value
+        index = value.rpartition(":")[2] if isinstance(value, str) else ""
+    else:
+        index = literal.value if isinstance(literal, cst.Integer) else ""
+    for ancestor in ctx.ancestors(literal):
+        if isinstance(ancestor, cst.DictElement) and isinstance(ancestor.key, cst.Integer):
+            return ancestor.key.value == index
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
             return False
-        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
-            names = " ".join(ctx.names_in(ancestor.test))
-            strings = " ".join(
-                str(n.evaluated_value)
-                for n in ctx.walk(ancestor.test)
-                if isinstance(n, cst.SimpleString)
-            )
-            if _DISTRIBUTED_SWITCH.search(names) or _DISTRIBUTED_SWITCH.search(strings):
-                return True
-        child = ancestor
     return False
 
 
@@ -210,7 +252,10 @@ def _default_overridden_per_rank(ctx: FileContext, literal: cst.CSTNode) -> bool
             and binding.scope is scope
             and binding.statement is not statement
             and ctx.before(statement, binding.statement)
-            and not any(_cuda_literal(n) is not None for n in ctx.walk(binding.value))
+            and not any(
+                isinstance(n, cst.BaseExpression) and _cuda_literal(n) is not None
+                for n in ctx.walk(binding.value)
+            )
             and any(
                 _LOCAL_RANK_NAME.match(n.rpartition(".")[2].lower())
                 for n in ctx.names_in(binding.value)
@@ -388,6 +433,7 @@ x = torch.zeros(3, device="cpu")
                 ctx.facts.rank_guard(literal) is not None
                 or _on_single_process_path(ctx, literal)
                 or _default_overridden_per_rank(ctx, literal)
+                or _in_per_rank_table(ctx, literal)
             ):
                 continue
             fix = None

@@ -12,6 +12,8 @@ import libcst as cst
 from ddplint.analysis.samplers import (
     SamplerUse,
     distributed_samplers,
+    is_evaluation_sampler,
+    names_bound_to,
     returned_names,
     shuffle_of,
 )
@@ -54,7 +56,9 @@ def _reads(ctx: FileContext) -> dict[str, list[cst.BaseExpression]]:
         index = defaultdict(list)
         for node in ctx.nodes_of(cst.Name, cst.Attribute):
             parent = ctx.parent(node)
-            if isinstance(parent, (cst.Attribute, cst.AssignTarget, cst.Param)):
+            if not isinstance(node, (cst.Name, cst.Attribute)) or isinstance(
+                parent, (cst.Attribute, cst.AssignTarget, cst.Param)
+            ):
                 continue
             name = dotted(node)
             if name is not None:
@@ -121,7 +125,7 @@ class _Finder:
         project = self.ctx.project
         return project is not None and bool(project.helper_set_epoch_positions(self.ctx, call))
 
-    def loop_sets_epoch(self, loop: cst.For) -> bool:
+    def loop_sets_epoch(self, loop: cst.For | cst.While) -> bool:
         setters = self.setters
         return any(self._sets_epoch(c, setters) for c in self.ctx.calls_within(loop))
 
@@ -175,11 +179,10 @@ def _names_for(ctx: FileContext, sampler: SamplerUse) -> list[tuple[str, Scope, 
     """(name, scope, loader name or "", is the sampler itself) to follow."""
     names: list[tuple[str, Scope, str, bool]] = []
     for loader in sampler.loaders:
-        if loader.name is None:
-            continue
         scope = ctx.scope(loader.call)
-        names.append((loader.name, scope, loader.via, False))
-        for bound, where in returned_names(ctx, loader.name, scope):
+        if loader.name is not None:
+            names.append((loader.name, scope, loader.via, False))
+        for bound, where in returned_names(ctx, loader.name, scope, loader.call):
             names.append((bound, where, loader.via, False))
     return names
 
@@ -355,7 +358,7 @@ def main(ds, model):
         finder = _Finder(ctx)
         reported: set[int] = set()
         for sampler in distributed_samplers(ctx):
-            if shuffle_of(sampler.call) is not True:
+            if shuffle_of(sampler.call) is not True or is_evaluation_sampler(ctx, sampler):
                 continue
             for name, scope, via, _ in _names_for(ctx, sampler):
                 for epoch, _site in finder.epoch_loops(name, scope):
@@ -369,12 +372,42 @@ def main(ds, model):
                         continue
                     reported.add(id(loop))
                     yield self._finding(ctx, sampler, epoch, via)
+        yield from self._project_loaders(ctx, finder, reported)
+
+    def _project_loaders(
+        self, ctx: FileContext, finder: _Finder, reported: set[int]
+    ) -> Iterator[Finding]:
+        """`loader = data.build_loader(...)`, a project helper returning a loader built on
+        a shuffling DistributedSampler, iterated epoch after epoch without `set_epoch`."""
+        project = ctx.project
+        if project is None:
+            return
+        for call in ctx.calls:
+            positions = project.helper_returned_loader(ctx, call)
+            for name in names_bound_to(ctx, call, positions):
+                for epoch, _site in finder.epoch_loops(name, ctx.scope(call)):
+                    if epoch is None or id(epoch.loop) in reported:
+                        continue
+                    loops = [epoch.loop, *_outer_loops(ctx, epoch.loop)]
+                    if any(ctx.is_inside(call, outer) for outer in loops):
+                        continue
+                    if any(finder.loop_sets_epoch(outer) for outer in loops):
+                        continue
+                    reported.add(id(epoch.loop))
+                    helper = ctx.code(call.func).strip()
+                    yield self._message(
+                        epoch.loop,
+                        f"{epoch.name}.sampler",
+                        f" (`{helper}()` builds it on one)",
+                    )
 
     def _finding(
         self, ctx: FileContext, sampler: SamplerUse, epoch: _EpochLoop, via: str
     ) -> Finding:
-        loop = epoch.loop
-        receiver = self._receiver(ctx, sampler, epoch, via)
+        return self._message(epoch.loop, self._receiver(ctx, sampler, epoch, via))
+
+    @staticmethod
+    def _message(loop: cst.For, receiver: str | None, origin: str = "") -> Finding:
         if receiver:
             shown = f"`{receiver}.set_epoch(epoch)`"
         else:
@@ -394,7 +427,7 @@ def main(ds, model):
             )
         return Finding(
             loop,
-            f"Epoch loop iterates a shuffling DistributedSampler without calling "
+            f"Epoch loop iterates a shuffling DistributedSampler{origin} without calling "
             f"{shown}: every epoch repeats the same sample order",
             fix=fix,
         )

@@ -10,6 +10,7 @@ from ddplint.analysis.samplers import (
     LOADER_DROP_LAST,
     SAMPLER_DROP_LAST,
     distributed_samplers,
+    is_evaluation_sampler,
     shuffle_of,
 )
 from ddplint.context import FileContext
@@ -152,6 +153,8 @@ def build(ds, is_train):
         for sampler in distributed_samplers(ctx):
             call = sampler.call
             if shuffle_of(call) is not True or _has_star_kwargs(call):
+                continue
+            if is_evaluation_sampler(ctx, sampler):
                 continue
             if _drop_last_state(argument(call, SAMPLER_DROP_LAST, "drop_last")) == "true":
                 continue

@@ -63,6 +63,24 @@ def _params_mention(ctx: FileContext, call: cst.Call, module: str) -> bool:
     return False
 
 
+def _constructor_calls(ctx: FileContext, scope: cst.CSTNode, module: str) -> list[cst.Call]:
+    """For `self.model` wrapped in a method other than `__init__`: the calls of the class's
+    `__init__`, which ran before."""
+    if not module.startswith("self.") or not isinstance(scope, cst.FunctionDef):
+        return []
+    if scope.name.value == "__init__":
+        return []
+    owner = ctx.parent(ctx.parent(scope) or scope)
+    if not isinstance(owner, cst.ClassDef) or not isinstance(owner.body, cst.IndentedBlock):
+        return []
+    return [
+        call
+        for statement in owner.body.body
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__"
+        for call in ctx.calls_within(statement)
+    ]
+
+
 @register
 class OptimizerBeforeWrap(Rule):
     code = "DDP004"
@@ -186,25 +204,50 @@ def main(model, local_rank):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        for wrap in ctx.calls_to(*_WRAPPERS):
+        for wrap in (*ctx.facts.ddp_wraps, *ctx.facts.helper_wraps):
             module = _wrapped_name(argument(wrap, 0, "module"))
             if module is None:
                 continue
             scope = ctx.scope(wrap)
-            for call in ctx.calls_within(scope):
-                if not ctx.before(call, wrap):
+            earlier = [c for c in ctx.calls_within(scope) if ctx.before(c, wrap)]
+            for call in earlier:
+                if self._builds_optimizer(ctx, call, module):
+                    if self._rebound_between(ctx, module, call, wrap):
+                        continue
+                elif not self._returns_optimizer_and(ctx, call, module):
                     continue
-                if not self._builds_optimizer(ctx, call, module):
-                    continue
-                if self._rebound_between(ctx, module, call, wrap):
-                    continue
-                yield Finding(
-                    call,
-                    f"Optimizer built from the parameters of `{module}` before it is wrapped "
-                    "in DistributedDataParallel: harmless for DDP (it keeps the same Parameter "
-                    "objects), but wrong if the wrapper becomes FSDP, which flattens "
-                    "parameters; build the optimizer after the wrap",
-                )
+                yield self._finding(call, module)
+            for call in _constructor_calls(ctx, scope, module):
+                if self._builds_optimizer(ctx, call, module):
+                    yield self._finding(call, module)
+
+    @staticmethod
+    def _finding(call: cst.Call, module: str) -> Finding:
+        return Finding(
+            call,
+            f"Optimizer built from the parameters of `{module}` before it is wrapped "
+            "in DistributedDataParallel: harmless for DDP (it keeps the same Parameter "
+            "objects), but wrong if the wrapper becomes FSDP, which flattens "
+            "parameters; build the optimizer after the wrap",
+        )
+
+    @staticmethod
+    def _returns_optimizer_and(ctx: FileContext, call: cst.Call, module: str) -> bool:
+        """`model, opt = build(cfg)`: a helper of this file that builds an optimizer, whose
+        result is what `module` is bound to."""
+        if not isinstance(call.func, cst.Name):
+            return False
+        defs = ctx.functions.get(call.func.value, [])
+        if not any(_is_optimizer_class(ctx, c) for f in defs for c in ctx.calls_within(f)):
+            return False
+        statement = ctx.statement(call)
+        if not isinstance(statement, cst.Assign) or statement.value is not call:
+            return False
+        return any(
+            isinstance(node, (cst.Name, cst.Attribute)) and dotted(node) == module
+            for target in statement.targets
+            for node in ctx.walk(target.target)
+        )
 
     def _builds_optimizer(self, ctx: FileContext, call: cst.Call, module: str) -> bool:
         if _is_optimizer_class(ctx, call):
@@ -235,5 +278,12 @@ def main(model, local_rank):
                 continue
             if _wrapped_name(binding.value) == module:
                 continue
+            value = binding.value
+            if (
+                isinstance(value, cst.Call)
+                and ctx.call_name(value) == "torch.nn.DataParallel"
+                and _wrapped_name(argument(value, 0, "module")) == module
+            ):
+                continue  # the single-process fallback: never runs where the DDP wrap does
             return True
         return False

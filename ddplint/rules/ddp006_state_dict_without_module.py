@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 
@@ -13,6 +12,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import DDP_CLASSES, argument
 from ddplint.names import dotted
+from ddplint.project import loaded_elsewhere
 from ddplint.rule import Finding, FixSpec, Rule, register
 
 _LOADER_NAME = re.compile(r"(^|_)(load|resume|restore)(_|$)", re.IGNORECASE)
@@ -190,8 +190,8 @@ def _may_rely_on_prefixed_keys(ctx: FileContext) -> bool:
     changing what is saved is not safe: the file loads a checkpoint (`torch.load`), loads a
     state dict into anything but a provably bare model (a resume into the wrapper with
     `strict=False` would silently load nothing after the fix), calls a loading helper
-    (`load_checkpoint(model, path)`, `resume(...)`), or the project has other modules,
-    which may load the file (an evaluation script, a resume helper)."""
+    (`load_checkpoint(model, path)`, `resume(...)`), or another file of the project (the tree
+    under its root, whatever files the run names) mentions loading a checkpoint."""
     if next(ctx.calls_to("torch.load"), None) is not None:
         return True
     for call in ctx.method_calls("load_state_dict"):
@@ -204,9 +204,7 @@ def _may_rely_on_prefixed_keys(ctx: FileContext) -> bool:
             name = call.func.value
         if name not in (None, "load_state_dict") and _LOADER_NAME.search(name):
             return True
-    project = ctx.project
-    here = os.path.abspath(ctx.path)
-    return project is not None and any(path != here for path in project.paths)
+    return loaded_elsewhere(ctx.path)
 
 
 @register
@@ -251,8 +249,9 @@ the old keys, so the fix is safe only when all of these hold:
   provably bare model, and calls no loading helper (`load_checkpoint(model, path)`,
   `resume(...)`): a resume that loads the file back into the wrapper with `strict=False`
   would silently load nothing after the fix;
-- the project has no other module, which might load the checkpoint (an evaluation script,
-  a resume helper).
+- no other file of the project (the tree under the nearest `pyproject.toml` or `.git`)
+  mentions loading a checkpoint (`load_state_dict`, `torch.load`, `load_checkpoint`): an
+  evaluation script or a resume helper might read this file.
 Otherwise the fix is unsafe (`--unsafe-fixes`): make the load side strip or expect the
 prefix at the same time (`consume_prefix_in_state_dict_if_present`).
 

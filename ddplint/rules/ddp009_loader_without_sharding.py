@@ -60,7 +60,11 @@ class _Sharding:
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self.classes = {node.name.value: node for node in ctx.nodes_of(cst.ClassDef)}
+        self.classes = {
+            node.name.value: node
+            for node in ctx.nodes_of(cst.ClassDef)
+            if isinstance(node, cst.ClassDef)
+        }
 
     def sharded(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 2) -> bool:
         ctx = self.ctx
@@ -145,7 +149,7 @@ def _trained_on(ctx: FileContext, call: cst.Call) -> bool:
     if not names:
         return False
     for node in ctx.nodes_of(cst.For):
-        if names & set(ctx.names_in(node.iter)):
+        if isinstance(node, cst.For) and names & set(ctx.names_in(node.iter)):
             for inner in ctx.walk(node.body):
                 if (
                     isinstance(inner, cst.Call)

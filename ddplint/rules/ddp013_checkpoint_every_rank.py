@@ -7,8 +7,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import SAVE, is_buffer, save_path
-from ddplint.analysis.paths import path_values
+from ddplint.analysis.checkpoints import SAVE, is_checkpoint_save, save_path
+from ddplint.analysis.paths import mentions_rank, per_rank_path
+from ddplint.analysis.processes import single_process
 from ddplint.analysis.rank_guards import (
     call_sites,
     guarded_everywhere,
@@ -19,20 +20,6 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.facts import last_name
 from ddplint.rule import Finding, Rule, register
-
-
-def mentions_rank(ctx: FileContext, expr: cst.BaseExpression) -> bool:
-    for node in ctx.walk(expr):
-        if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and ctx.facts.is_rank_value(node):
-            return True
-    return False
-
-
-def per_rank_path(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """The file name holds the rank (`f"shard_{rank}.pt"`): an intentional per-rank file."""
-    values = [v for v, _ in path_values(ctx, path, at)]
-    return any(mentions_rank(ctx, v) for v in values)
-
 
 _ENTRY_POINTS = frozenset({"main", "train", "run", "worker", "main_worker"})
 _ZERO_FIRST = re.compile(r"(zero|main|master|rank_?0|primary)_?(process_|rank_)?first", re.I)
@@ -57,7 +44,8 @@ def _referenced_elsewhere(ctx: FileContext, func: cst.FunctionDef) -> bool:
     name = func.name.value
     for binding_node in ctx.nodes_of(cst.Name):
         if (
-            binding_node.value == name
+            isinstance(binding_node, cst.Name)
+            and binding_node.value == name
             and binding_node is not func.name
             and not isinstance(ctx.parent(binding_node), cst.Call)
         ):
@@ -187,6 +175,8 @@ def save_shard(model, out_dir):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if single_process(ctx):
+            return
         project = ctx.project
         reported: set[int] = set()
         for call in ctx.calls:
@@ -231,7 +221,7 @@ def save_shard(model, out_dir):
 
     def _check_save(self, ctx: FileContext, call: cst.Call, reported: set[int]):
         path = save_path(call)
-        if path is None or is_buffer(ctx, path, call) or per_rank_path(ctx, path, call):
+        if path is None or not is_checkpoint_save(ctx, call) or per_rank_path(ctx, path, call):
             return
         if any(a.star for a in call.args):
             return

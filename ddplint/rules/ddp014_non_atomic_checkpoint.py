@@ -7,7 +7,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import SAVE, is_buffer, save_path
+from ddplint.analysis.checkpoints import (
+    SAVE,
+    file_name_varies,
+    is_buffer,
+    save_path,
+)
 from ddplint.analysis.paths import path_values
 from ddplint.analysis.rank_guards import call_sites
 from ddplint.context import FileContext
@@ -19,7 +24,8 @@ from ddplint.rule import Finding, Rule, register
 _MOVES = frozenset({"os.replace", "os.rename", "shutil.move", "os.link"})
 _UNIQUE_NAME = re.compile(
     r"(^|_)(epoch|epochs|ep|step|steps|global_step|iter|iters|iteration|it|idx|index|count|"
-    r"counter|update|updates|time|timestamp|stamp|date|now|uuid|version|tag|i|e|n)(_|$)",
+    r"counter|update|updates|time|timestamp|stamp|date|now|uuid|version|tag|nimg|kimg|i|e|n)"
+    r"(_|$)",
     re.IGNORECASE,
 )
 _UNIQUE_CALLS = re.compile(r"time|now|strftime|uuid|datetime|mkstemp|NamedTemporaryFile")
@@ -46,13 +52,38 @@ def _loop_targets(ctx: FileContext, node: cst.CSTNode) -> set[str]:
     return names
 
 
+def _counter_format(node: cst.CSTNode) -> bool:
+    """`{step:06d}`: a number formatted as an integer, a counter in a file name."""
+    if not isinstance(node, cst.FormattedStringExpression) or not node.format_spec:
+        return False
+    spec = "".join(p.value for p in node.format_spec if isinstance(p, cst.FormattedStringText))
+    return spec.endswith("d")
+
+
 def _unique_per_save(
-    ctx: FileContext, values: list[tuple[cst.BaseExpression, cst.CSTNode]], at: cst.CSTNode
+    ctx: FileContext,
+    values: list[tuple[cst.BaseExpression, cst.CSTNode]],
+    at: cst.CSTNode,
+    depth: int = 1,
 ) -> bool:
-    """Some form of the path varies per save (epoch, step, a time stamp, a loop variable)."""
+    """Some form of the path varies per save (epoch, step, a time stamp, a loop variable,
+    a number formatted as `{n:06d}`), also through a name it is built from
+    (`os.path.join(out, filename)`)."""
     for value, where in values:
         targets = _loop_targets(ctx, where) | _loop_targets(ctx, at)
         for node in ctx.walk(value):
+            if _counter_format(node):
+                return True
+            if (
+                depth > 0
+                and node is not value
+                and isinstance(node, cst.Name)
+                and not isinstance(ctx.parent(node), cst.Attribute)
+                and _unique_per_save(
+                    ctx, [(v, where) for v in ctx.values_of(node.value, where)], at, depth - 1
+                )
+            ):
+                return True
             if isinstance(node, cst.Call):
                 callee = dotted(node.func) or ""
                 if _UNIQUE_CALLS.search(callee):
@@ -68,6 +99,22 @@ def _unique_per_save(
             if isinstance(node, cst.Attribute) and _UNIQUE_NAME.search(node.attr.value):
                 return True
     return False
+
+
+def _nested_values(
+    ctx: FileContext, values: list[tuple[cst.BaseExpression, cst.CSTNode]]
+) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+    """Values of the names a path is built from (`os.path.join(out, name)`: `name`)."""
+    found = []
+    for value, where in values:
+        for node in ctx.walk(value):
+            if (
+                node is not value
+                and isinstance(node, cst.Name)
+                and not isinstance(ctx.parent(node), cst.Attribute)
+            ):
+                found.extend((v, where) for v in ctx.values_of(node.value, where))
+    return found
 
 
 def _texts(ctx: FileContext, values) -> list[str]:
@@ -107,13 +154,39 @@ def _moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> 
     return False
 
 
+def _repeated_in_loop(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs more than once: inside a loop, and not under `if step == N:` (a test
+    that holds at one iteration only)."""
+    loop = _loop_ancestor(ctx, node)
+    if loop is None:
+        return False
+    for ancestor in ctx.ancestors(node):
+        if ancestor is loop:
+            return True
+        if isinstance(ancestor, cst.If) and _at_one_step(ancestor.test):
+            return False
+    return True
+
+
+def _at_one_step(test: cst.BaseExpression) -> bool:
+    """`step == save_step` (also inside `and`): true at one value of a counter."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _at_one_step(test.left) or _at_one_step(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    if not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    return any(_UNIQUE_NAME.search(last_name(side) or "") for side in sides)
+
+
 def _called_in_loop(ctx: FileContext, func: cst.FunctionDef | None, depth: int = 2) -> bool:
     if func is None or depth == 0:
         return False
     for site in call_sites(ctx, func):
         if ctx.is_inside(site, func):
             continue
-        if _loop_ancestor(ctx, site) is not None:
+        if _repeated_in_loop(ctx, site):
             return True
         if _called_in_loop(ctx, ctx.enclosing_function(site), depth - 1):
             return True
@@ -240,26 +313,33 @@ def broadcast_state(model, epochs):
             values = path_values(ctx, path, call)
             if any(isinstance(v, (cst.Call)) and _is_file_object(ctx, v) for v, _ in values):
                 continue
-            texts = _texts(ctx, values)
+            texts = _texts(ctx, values + _nested_values(ctx, values))
             if any(_TEMP_TEXT.search(t) for t in texts) or _moved_after(ctx, call, path):
                 continue
-            if _unique_per_save(ctx, values, call):
+            named = any(_OVERWRITTEN_TEXT.search(t.rsplit("/", 1)[-1]) for t in texts)
+            # A `latest` / `best` name is overwritten whatever else it holds (`{tag}`).
+            if _unique_per_save(ctx, values, call, depth=0 if named else 1):
                 continue
-            repeated = _loop_ancestor(ctx, call) is not None or _called_in_loop(
+            repeated = _repeated_in_loop(ctx, call) or _called_in_loop(
                 ctx, ctx.enclosing_function(call)
             )
-            named = any(_OVERWRITTEN_TEXT.search(t.rsplit("/", 1)[-1]) for t in texts)
             if not (repeated or named):
                 continue
             shown = ctx.code(path).strip()
             if len(shown) > 40:
                 shown = shown[:37] + "..."
+            if any(file_name_varies(ctx, v) for v, _ in values) and not named:
+                what = (
+                    "a checkpoint path a later save may write again (ddplint cannot tell "
+                    "whether its name changes between saves)"
+                )
+            else:
+                what = "a checkpoint path every save overwrites"
             yield Finding(
                 call,
-                f"`torch.save` writes straight onto `{shown}`, a checkpoint path every save "
-                "overwrites: a crash or preemption mid-write leaves a truncated file where the "
-                "last good checkpoint was; save to a temporary file, then `os.replace()` it "
-                "onto the final path",
+                f"`torch.save` writes straight onto `{shown}`, {what}: a crash or preemption "
+                "mid-write leaves a truncated file where the last good checkpoint was; save "
+                "to a temporary file, then `os.replace()` it onto the final path",
             )
 
 

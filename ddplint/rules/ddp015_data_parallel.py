@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import libcst as cst
@@ -50,6 +51,16 @@ def _fix(ctx: FileContext, call: cst.Call, ranks: RankClassifier) -> FixSpec | N
     )
 
 
+def _in_test(ctx: FileContext, call: cst.Call) -> bool:
+    """A unit test (`test_*.py`, `*_test.py`, a `test_*` function): it wraps a toy model to
+    check behaviour, it does not train."""
+    name = os.path.basename(ctx.path)
+    if name.startswith("test_") or name.endswith("_test.py"):
+        return True
+    func = ctx.enclosing_function(call)
+    return func is not None and func.name.value.startswith("test")
+
+
 @register
 class DataParallelUsed(Rule):
     code = "DDP015"
@@ -61,8 +72,9 @@ class DataParallelUsed(Rule):
 ## What it does
 Flags `torch.nn.DataParallel(...)` (any spelling: `nn.DataParallel`,
 `torch.nn.parallel.DataParallel`, `from torch.nn import DataParallel as DP`). A file that
-also wraps with `DistributedDataParallel` (DataParallel as the fallback when the script is
-started without a launcher) is left alone.
+also wraps with `DistributedDataParallel`, directly or through a helper of the file or the
+project such as `smart_DDP(model)` (DataParallel as the fallback when the script is started
+without a launcher), is left alone, and so are unit tests (`test_*.py`, `test_*` functions).
 
 ## Why is this bad?
 DataParallel runs in one Python process that drives every GPU from threads: it copies the
@@ -159,10 +171,12 @@ model = model.to("cuda" if torch.cuda.is_available() else "cpu")
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         calls = list(ctx.calls_to(_DATA_PARALLEL))
-        if not calls or ctx.facts.ddp_wraps:
+        if not calls or ctx.facts.ddp_wraps or ctx.facts.helper_wraps:
             return
         ranks = RankClassifier(ctx)
         for call in calls:
+            if _in_test(ctx, call):
+                continue
             yield Finding(
                 call,
                 "nn.DataParallel runs one process that drives every GPU from threads: "

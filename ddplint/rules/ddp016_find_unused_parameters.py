@@ -142,7 +142,8 @@ def wrap(model, local_rank, cfg):
                 yield Finding(
                     arg,
                     "find_unused_parameters=True: DDP traverses the autograd graph after "
-                    "every forward pass. Needed only if some parameters skip the forward "
-                    "(DDP raises an error otherwise); if none do, drop it "
-                    "(TORCH_DISTRIBUTED_DEBUG=INFO names unused parameters)",
+                    "every forward pass, which costs time each step. ddplint cannot tell "
+                    "whether this model has parameters that skip the forward: if some do, "
+                    "keep it (DDP raises an error without it); if none do, drop it "
+                    "(TORCH_DISTRIBUTED_DEBUG=INFO names the parameters that got no gradient)",
                 )

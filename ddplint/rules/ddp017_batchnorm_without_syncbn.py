@@ -112,11 +112,24 @@ class _BatchNormIndex:
         return False
 
 
-def _model_has_bn(
-    ctx: FileContext, index: _BatchNormIndex, expr: cst.BaseExpression, at, depth: int = 6
-) -> bool:
+def _runtime_torchvision_model(ctx: FileContext, call: cst.Call) -> bool:
+    """`models.__dict__[args.arch](...)`, `getattr(models, arch)(...)`,
+    `models.get_model(name)`: a torchvision model chosen at run time."""
+    func = call.func
+    if isinstance(func, cst.Subscript):
+        return (ctx.qualname(func.value) or "") == "torchvision.models.__dict__"
+    if isinstance(func, cst.Call) and last_name(func.func) == "getattr" and func.args:
+        return (ctx.qualname(func.args[0].value) or "") == "torchvision.models"
+    return ctx.call_name(call) == "torchvision.models.get_model"
+
+
+def _model_built_by(
+    ctx: FileContext, builds, expr: cst.BaseExpression, at, depth: int = 6
+) -> cst.Call | None:
+    """The construction call of the model `expr` holds for which `builds(call)` holds,
+    followed through `.cuda()`/`.to()`, assignments and callers' arguments."""
     if depth == 0:
-        return False
+        return None
     if isinstance(expr, cst.Call):
         func = expr.func
         if (
@@ -124,22 +137,26 @@ def _model_has_bn(
             and func.attr.value in _PASS_THROUGH
             and ctx.qualname(func) is None
         ):
-            return _model_has_bn(ctx, index, func.value, at, depth - 1)
-        return index.builds_bn(expr)
+            return _model_built_by(ctx, builds, func.value, at, depth - 1)
+        return expr if builds(expr) else None
     name = dotted(expr)
     if name is None:
-        return False
+        return None
     binding = ctx.facts.binding_before(name, at)
     if binding is None:
-        return False
+        return None
     if binding.kind == "assign":
-        return _model_has_bn(ctx, index, binding.value, binding.statement, depth - 1)
+        return _model_built_by(ctx, builds, binding.value, binding.statement, depth - 1)
     if binding.kind == "param":
-        return any(
-            _model_has_bn(ctx, index, arg, arg, depth - 1)
-            for arg in ctx.facts.arguments_for(binding)
-        )
-    return False
+        for arg in ctx.facts.arguments_for(binding):
+            found = _model_built_by(ctx, builds, arg, arg, depth - 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _model_has_bn(ctx: FileContext, index: _BatchNormIndex, expr: cst.BaseExpression, at) -> bool:
+    return _model_built_by(ctx, index.builds_bn, expr, at) is not None
 
 
 def _sync_spelling(ctx: FileContext) -> str | None:
@@ -314,14 +331,17 @@ model = DDP(model.cuda(local_rank), device_ids=[local_rank])
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         wraps = ctx.facts.ddp_wraps
-        if not wraps:
+        if not wraps or _mentions_sync_batchnorm(ctx):
             return
         index = _BatchNormIndex(ctx)
-        if not index.sources or _mentions_sync_batchnorm(ctx):
-            return
         for call in wraps:
             model = argument(call, 0, "module")
-            if model is not None and _model_has_bn(ctx, index, model, call):
+            if model is None:
+                continue
+            if not index.sources:
+                yield from self._runtime_model(ctx, call, model)
+                continue
+            if _model_has_bn(ctx, index, model, call):
                 yield Finding(
                     call,
                     "model with BatchNorm layers wrapped in DDP without SyncBatchNorm: each "
@@ -330,3 +350,23 @@ model = DDP(model.cuda(local_rank), device_ids=[local_rank])
                     "nn.SyncBatchNorm.convert_sync_batchnorm(model) before the wrap",
                     fix=_fix(ctx, call),
                 )
+
+    @staticmethod
+    def _runtime_model(
+        ctx: FileContext, wrap: cst.Call, model: cst.BaseExpression
+    ) -> Iterator[Finding]:
+        def chosen(call: cst.Call) -> bool:
+            return _runtime_torchvision_model(ctx, call)
+
+        built = _model_built_by(ctx, chosen, model, wrap)
+        if built is not None:
+            shown = ctx.code(built.func).strip()
+            yield Finding(
+                wrap,
+                f"the model's architecture is chosen at run time (`{shown}`) and wrapped in "
+                "DDP without SyncBatchNorm: ddplint cannot tell whether it has BatchNorm "
+                "layers. Most torchvision classification models do (ResNet, DenseNet, "
+                "EfficientNet, ...); with those each rank normalises with its own per-GPU "
+                "batch statistics, fine for large per-GPU batches; for small ones use "
+                "nn.SyncBatchNorm.convert_sync_batchnorm(model) before the wrap",
+            )

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.analysis.devices import device_arguments
+from ddplint.analysis.rank_guards import single_process_branch
 from ddplint.analysis.ranks import LOCAL, LOCAL_NAMES, RankClassifier, local_rank_in_scope
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
@@ -49,30 +50,79 @@ def _is_plain_cuda(expr: cst.BaseExpression | None) -> bool:
     return string_value(expr) == "cuda"
 
 
-def _picks_device_per_rank(ctx: FileContext, ranks: RankClassifier) -> bool:
-    """Whether the file chooses a GPU per process somewhere: `set_device`, a device index
-    from a variable (`.cuda(args.gpu)`, `torch.device("cuda", local_rank)`,
+def _device_picks(ctx: FileContext, ranks: RankClassifier) -> Iterator[cst.CSTNode]:
+    """Where the file chooses a GPU per process: `set_device`, a device index from a
+    variable (`.cuda(args.gpu)`, `torch.device("cuda", local_rank)`,
     `device_ids=[local_rank]`), `CUDA_VISIBLE_DEVICES`, or a local rank handed to a helper
     of another module (which may call `set_device` itself)."""
     for call in ctx.calls:
         name = ctx.call_name(call)
         if name in _PICKS_DEVICE:
-            return True
+            yield call
+            continue
         for value in device_arguments(ctx, call):
             if isinstance(value, (cst.Name, cst.Attribute, cst.FormattedString)):
-                if ranks.device_kind(value, call) is not None:
-                    return True
                 is_to = isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
-                if not is_to and not _bound_to_plain_cuda(ctx, value, call):
-                    return True
+                if ranks.device_kind(value, call) is not None or (
+                    not is_to and not _bound_to_plain_cuda(ctx, value, call)
+                ):
+                    yield call
+                    break
         if name is not None and "." in name and not _library(name):
             if _SETUP_HELPER.search(name.rpartition(".")[2]):
-                return True
+                yield call
+                continue
             for arg in call.args:
                 local_name = (dotted(arg.value) or "").rpartition(".")[2] in LOCAL_NAMES
                 if local_name or ranks.kind(arg.value, call) == LOCAL:
-                    return True
-    return any("CUDA_VISIBLE_DEVICES" in node.value for node in ctx.nodes_of(cst.SimpleString))
+                    yield call
+                    break
+    for node in ctx.nodes_of(cst.SimpleString):
+        if isinstance(node, cst.SimpleString) and "CUDA_VISIBLE_DEVICES" in node.value:
+            yield node
+
+
+def _exclusive_branch(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> cst.If | None:
+    """The `if` of which `a` and `b` lie in different branches (never both run), if any."""
+    for ancestor in ctx.ancestors(a):
+        if not isinstance(ancestor, cst.If) or ancestor.orelse is None:
+            continue
+        in_body = ctx.is_inside(a, ancestor.body)
+        if in_body == ctx.is_inside(b, ancestor.body):
+            continue
+        if ctx.is_inside(b, ancestor) and not ctx.is_inside(b, ancestor.test):
+            return ancestor
+    return None
+
+
+def _unset_branch(ctx: FileContext, use: cst.CSTNode, picks: list[cst.CSTNode]) -> cst.If | None:
+    """The `if` whose other branch sets the default device (`torch.cuda.set_device`)
+    while `use` runs on a branch that sets none, when every default-setting pick of the
+    file is in such a sibling branch and `use` is not on the single-process side."""
+    setters = [p for p in picks if isinstance(p, cst.Call) and ctx.call_name(p) in _PICKS_DEVICE]
+    if not setters or len(setters) != len([p for p in picks if not _passes_index(ctx, p)]):
+        return None
+    branches = [_exclusive_branch(ctx, setter, use) for setter in setters]
+    if any(branch is None for branch in branches) or single_process_branch(ctx, use):
+        return None
+    return branches[0]
+
+
+def _passes_index(ctx: FileContext, pick: cst.CSTNode) -> bool:
+    """A pick that names a device for one call (`.cuda(args.gpu)`), not for the process."""
+    if not isinstance(pick, cst.Call) or ctx.call_name(pick) in _PICKS_DEVICE:
+        return False
+    return any(True for _ in device_arguments(ctx, pick))
+
+
+def _unpicked_init(ctx: FileContext, picks: list[cst.CSTNode]) -> tuple[cst.Call, cst.If] | None:
+    """An `init_process_group` on a branch where no GPU is picked, while another branch
+    picks one (`if slurm: set_device(...); init(...) else: init(...)`); with the `if`."""
+    for init in ctx.calls_to(_INIT):
+        branches = [_exclusive_branch(ctx, pick, init) for pick in picks]
+        if branches and all(branch is not None for branch in branches):
+            return init, branches[0]  # type: ignore[return-value]
+    return None
 
 
 def _bound_to_plain_cuda(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
@@ -265,7 +315,9 @@ def evaluate(model, loader):
         if not uses:
             return
         ranks = RankClassifier(ctx)
-        if _picks_device_per_rank(ctx, ranks):
+        picks = list(_device_picks(ctx, ranks))
+        if picks:
+            yield from self._unpicked_branch(ctx, uses, picks)
             return
         fix = _fix(ctx, ranks)
         for node in uses:
@@ -275,4 +327,31 @@ def evaluate(model, loader):
                 "torch.cuda.set_device(local_rank): every rank lands on GPU 0 (GPU 0 out "
                 "of memory, or NCCL's duplicate-GPU error; the other GPUs idle)",
                 fix=fix,
+            )
+
+    @staticmethod
+    def _unpicked_branch(
+        ctx: FileContext, uses: list[cst.CSTNode], picks: list[cst.CSTNode]
+    ) -> Iterator[Finding]:
+        """The uses that can run after an `init_process_group` on a branch that picks no
+        GPU, where another branch picks one; and uses on a distributed branch whose sibling
+        branch sets the device while theirs never does."""
+        found = _unpicked_init(ctx, picks)
+        for node in uses:
+            branch: cst.If | None
+            if found is not None and _exclusive_branch(ctx, node, found[0]) is None:
+                branch = found[1]
+                what = "initialises the process group without choosing a GPU"
+            else:
+                branch = _unset_branch(ctx, node, picks)
+                what = "uses the default CUDA device without choosing a GPU"
+                if branch is None:
+                    continue
+            test = ctx.code(branch.test).strip()
+            yield Finding(
+                node,
+                f"the default CUDA device is used, and one branch of `if {test}:` {what} "
+                "(the other branch calls set_device or passes a device index): on that path "
+                "every rank lands on GPU 0; call torch.cuda.set_device(local_rank) on both "
+                "paths",
             )

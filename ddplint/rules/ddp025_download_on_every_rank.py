@@ -2,73 +2,21 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.downloads import costs_only, download_message, in_first_context
+from ddplint.analysis.paths import mentions_rank
+from ddplint.analysis.processes import single_process
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.facts import argument, is_false, is_true, keyword, last_name, string_value
+from ddplint.facts import last_name
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*(/[A-Za-z0-9][A-Za-z0-9_.\-]*)?$")
-_FILE_SUFFIX = re.compile(r"\.(pt|pth|bin|ckpt|safetensors|json|txt|csv|parquet|arrow|tar|gz|zip)$")
-# datasets builders that read files the user names (data_files=...), no hub download
-_LOCAL_BUILDERS = frozenset(
-    {
-        "json",
-        "csv",
-        "parquet",
-        "text",
-        "arrow",
-        "pandas",
-        "sql",
-        "generator",
-        "imagefolder",
-        "audiofolder",
-        "videofolder",
-        "webdataset",
-    }
-)
-_HUB_FUNCTIONS = frozenset(
-    {
-        "huggingface_hub.hf_hub_download",
-        "huggingface_hub.snapshot_download",
-        "datasets.load_dataset",
-    }
-)
-_TORCH_HUB = frozenset({"torch.hub.load", "torch.hub.load_state_dict_from_url"})
-# `torch_distributed_zero_first(rank)`, `main_process_first()`, `FileLock(path)`
-_FIRST_CONTEXT = re.compile(r"first|filelock|(^|_)lock$")
-_DATASET_PACKAGES = ("torchvision.", "torchaudio.", "torchtext.")
 _MAX_DEPTH = 3
 _SPAWN = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
-
-
-def _hub_id(ctx: FileContext, expr: cst.BaseExpression | None, depth: int = 3) -> str | None:
-    """The hub id a model/dataset argument holds, when every value it can hold is one."""
-    if expr is None:
-        return None
-    value = string_value(expr)
-    if value is not None:
-        if (
-            value.startswith(("/", ".", "~"))
-            or "\\" in value
-            or not _HUB_ID.match(value)
-            or _FILE_SUFFIX.search(value)
-        ):
-            return None
-        return value
-    name = dotted(expr)
-    if name is None or depth == 0:
-        return None
-    bindings = ctx.bindings_of(name, expr)
-    if not bindings or any(b.kind != "assign" for b in bindings):
-        return None
-    found = [_hub_id(ctx, b.value, depth - 1) for b in bindings]
-    return found[0] if all(found) else None
 
 
 @register
@@ -91,11 +39,15 @@ by a barrier, in a helper only called in those ways, in the parent process befor
 ## Why is this bad?
 N processes start the same download into the same directory at once. torchvision's
 downloaders write and extract archives in place with no locking, so ranks can read a
-half-written or doubly-extracted archive. The Hugging Face cache takes file locks, so on
-one machine the other ranks wait; but every rank still queries the hub (rate limits with
-many ranks), and on a filesystem shared across nodes the locks may not hold. torch.hub
-downloads one copy per rank. Let one process download first, then the others read the
-cache.
+half-written or doubly-extracted archive (warning). `torch.hub.load` extracts a GitHub
+repository into one hub folder after removing the old copy, so a rank can import a
+half-extracted repository (warning). The Hugging Face cache takes file locks, so on one
+machine the other ranks wait; every rank still queries the hub, and on a filesystem shared
+across nodes the locks may not hold. `torch.hub.load_state_dict_from_url` writes each
+download to a temporary file and renames it into place. Those two cost time and traffic
+rather than corrupt files, and are reported as information. Downloads into a folder per
+rank (`root / str(rank)`) and scripts that run as a single process are left alone. Let one
+process download first, then the others read the cache.
 
 ## Example
 ```python
@@ -215,63 +167,33 @@ def build(root, rank):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         self._cache: dict[int, dict[tuple[str, int], bool]] = {}
+        if single_process(ctx):
+            return
         for call in ctx.calls:
-            what = self._download(ctx, call)
+            what = download_message(ctx, call)
             if what is None or self._protected(ctx, call, _MAX_DEPTH):
                 continue
-            yield Finding(call, what)
-
-    def _download(self, ctx: FileContext, call: cst.Call) -> str | None:
-        """A message if `call` downloads something, else None."""
-        download = keyword(call, "download")
-        if download is not None:
-            qualified = ctx.call_name(call) or ""
-            if is_true(download.value) and (
-                qualified.startswith(_DATASET_PACKAGES)
-                or (last_name(call.func) or " ")[0].isupper()
-            ):
-                return (
-                    f"`{ctx.code(call.func)}(..., download=True)` runs on every rank at once: "
-                    "concurrent downloads and extractions into one directory can leave "
-                    "corrupt files; let rank 0 download first, then barrier"
-                )
-            return None
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
-            receiver = last_name(func.value) or ""
-            if not receiver[:1].isupper():
-                return None
-            offline = keyword(call, "local_files_only")
-            if offline is not None and not is_false(offline.value):
-                return None
-            hub = _hub_id(ctx, argument(call, 0, "pretrained_model_name_or_path"))
-            if hub is None:
-                return None
-            return (
-                f"`{receiver}.from_pretrained({hub!r})` runs on every rank at once: N "
-                "processes query the hub and contend for one cache (its file locks may not "
-                "hold across nodes); let rank 0 download first, then barrier"
+            if any(mentions_rank(ctx, arg.value) for arg in call.args):
+                continue  # one folder per rank (`root / str(rank)`)
+            # Downloads through a temporary file or under file locks cost time, they do not
+            # corrupt anything: reported as information.
+            safe = costs_only(ctx, call)
+            yield Finding(call, what, severity=Severity.INFO if safe else None)
+        project = ctx.project
+        if project is None:
+            return
+        for call in ctx.calls:
+            if not project.helper_downloads(ctx, call) or self._protected(ctx, call, _MAX_DEPTH):
+                continue
+            if any(mentions_rank(ctx, arg.value) for arg in call.args):
+                continue
+            yield Finding(
+                call,
+                f"`{ctx.code(call.func).strip()}()` downloads in place (`download=True` or "
+                "`torch.hub.load`) and runs here on every rank at once: concurrent downloads "
+                "and extractions into one directory can leave corrupt files; let rank 0 call "
+                "it first, then barrier",
             )
-        qualified = ctx.call_name(call)
-        if qualified in _HUB_FUNCTIONS:
-            first = argument(call, 0, "path" if qualified == "datasets.load_dataset" else "repo_id")
-            hub = _hub_id(ctx, first)
-            if hub is None or hub in _LOCAL_BUILDERS:
-                return None
-            return (
-                f"`{last_name(func)}({hub!r})` runs on every rank at once: N processes query "
-                "the hub and contend for one cache (its file locks may not hold across nodes); "
-                "let rank 0 download first, then barrier"
-            )
-        if qualified in _TORCH_HUB:
-            source = keyword(call, "source")
-            if source is not None and string_value(source.value) == "local":
-                return None
-            return (
-                f"`{qualified}` runs on every rank at once: each process downloads its own copy "
-                "into the hub cache; let rank 0 download first, then barrier"
-            )
-        return None
 
     def _collective(self, ctx: FileContext, call: cst.Call) -> bool:
         """A collective, or a call of a same-file function (two levels deep only, unlike
@@ -310,15 +232,8 @@ def build(root, rank):
         facts = ctx.facts
         if facts.rank_guard(node) is not None:
             return True
-        for ancestor in ctx.ancestors(node):
-            if isinstance(ancestor, cst.With) and any(
-                isinstance(item.item, cst.Call)
-                and _FIRST_CONTEXT.search((last_name(item.item.func) or "").lower())
-                for item in ancestor.items
-            ):
-                return True
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-                break
+        if in_first_context(ctx, node):
+            return True
         scope = ctx.scope(node)
         if any(ctx.call_name(c) in _SPAWN and ctx.before(node, c) for c in ctx.calls_within(scope)):
             # the launching parent downloads once, before it starts the workers
@@ -333,7 +248,7 @@ def build(root, rank):
                     return True
             elif (
                 not guarded_download
-                and self._download(ctx, call) is not None
+                and download_message(ctx, call) is not None
                 and facts.rank_guard(call) is not None
             ):
                 guarded_download = True

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from ddplint.api import fix_source, lint_source
-from ddplint.checker import check_file, parse
-from ddplint.context import FileContext
-from ddplint.project import Project, summarize
+from ddplint.checker import check_file
+from ddplint.project import Project
 
 HEADER = """\
 import io
@@ -37,13 +36,7 @@ def lint_project(tmp_path: Path, files: dict[str, str], target: str, code: str) 
         path = tmp_path / name
         path.write_text(textwrap.dedent(text))
         paths.append(str(path))
-    summaries = []
-    for path in paths:
-        parsed = parse(path, Path(path).read_bytes())
-        assert isinstance(parsed, tuple), parsed
-        source, module = parsed
-        summaries.append(summarize(FileContext(path, source, module)))
-    project = Project(paths, summaries)
+    project = Project.load(paths)
     target_path = tmp_path / target
     result = check_file(str(target_path), target_path.read_bytes(), [code], project)
     assert not result.internal_errors

@@ -1,0 +1,160 @@
+"""Downloads: calls that fetch a dataset, a model or weights into a shared cache, what
+running them on every rank at once risks, and which of them only cost time."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.facts import argument, is_false, is_true, keyword, last_name, string_value
+from ddplint.names import dotted
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*(/[A-Za-z0-9][A-Za-z0-9_.\-]*)?$")
+_FILE_SUFFIX = re.compile(r"\.(pt|pth|bin|ckpt|safetensors|json|txt|csv|parquet|arrow|tar|gz|zip)$")
+# datasets builders that read files the user names (data_files=...), no hub download
+_LOCAL_BUILDERS = frozenset(
+    {
+        "json",
+        "csv",
+        "parquet",
+        "text",
+        "arrow",
+        "pandas",
+        "sql",
+        "generator",
+        "imagefolder",
+        "audiofolder",
+        "videofolder",
+        "webdataset",
+    }
+)
+_HUB_FUNCTIONS = frozenset(
+    {
+        "huggingface_hub.hf_hub_download",
+        "huggingface_hub.snapshot_download",
+        "datasets.load_dataset",
+    }
+)
+_TORCH_HUB = frozenset({"torch.hub.load", "torch.hub.load_state_dict_from_url"})
+_SAFE_DOWNLOADS = _HUB_FUNCTIONS | {"torch.hub.load_state_dict_from_url"}
+_HF_CACHE = (
+    "every process queries the hub, and on first use they download into one cache (the "
+    "Hugging Face cache takes file locks: on one machine the others wait, across nodes on a "
+    "shared filesystem the locks may not hold): a cost in time and hub traffic; let rank 0 "
+    "download first, then barrier"
+)
+# `torch_distributed_zero_first(rank)`, `main_process_first()`, `FileLock(path)`
+_DATASET_PACKAGES = ("torchvision.", "torchaudio.", "torchtext.")
+
+
+def _hub_id(ctx: FileContext, expr: cst.BaseExpression | None, depth: int = 3) -> str | None:
+    """The hub id a model/dataset argument holds, when every value it can hold is one."""
+    if expr is None:
+        return None
+    value = string_value(expr)
+    if value is not None:
+        if (
+            value.startswith(("/", ".", "~"))
+            or "\\" in value
+            or not _HUB_ID.match(value)
+            or _FILE_SUFFIX.search(value)
+        ):
+            return None
+        return value
+    name = dotted(expr)
+    if name is None or depth == 0:
+        return None
+    bindings = ctx.bindings_of(name, expr)
+    if not bindings or any(b.kind != "assign" for b in bindings):
+        return None
+    found = [_hub_id(ctx, b.value, depth - 1) for b in bindings]
+    return found[0] if all(found) else None
+
+
+def _shown(ctx: FileContext, expr: cst.BaseExpression | None) -> str:
+    """The argument as written (a name, not a value it may hold on another branch)."""
+    return ctx.code(expr).strip() if expr is not None else ""
+
+
+def _is_from_pretrained(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "from_pretrained"
+
+
+def download_message(ctx: FileContext, call: cst.Call) -> str | None:
+    """What is wrong with `call` running on every rank at once, if it downloads something."""
+    download = keyword(call, "download")
+    if download is not None:
+        qualified = ctx.call_name(call) or ""
+        if is_true(download.value) and (
+            qualified.startswith(_DATASET_PACKAGES) or (last_name(call.func) or " ")[0].isupper()
+        ):
+            return (
+                f"`{ctx.code(call.func)}(..., download=True)` runs on every rank at once: "
+                "concurrent downloads and extractions into one directory can leave "
+                "corrupt files; let rank 0 download first, then barrier"
+            )
+        return None
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
+        receiver = last_name(func.value) or ""
+        if not receiver[:1].isupper():
+            return None
+        offline = keyword(call, "local_files_only")
+        if offline is not None and not is_false(offline.value):
+            return None
+        model = argument(call, 0, "pretrained_model_name_or_path")
+        if _hub_id(ctx, model) is None:
+            return None
+        shown = _shown(ctx, model)
+        return f"`{receiver}.from_pretrained({shown})` runs on every rank: {_HF_CACHE}"
+    qualified = ctx.call_name(call) or ""
+    if qualified in _HUB_FUNCTIONS:
+        first = argument(call, 0, "path" if qualified == "datasets.load_dataset" else "repo_id")
+        hub = _hub_id(ctx, first)
+        if hub is None or hub in _LOCAL_BUILDERS:
+            return None
+        return f"`{last_name(func)}({_shown(ctx, first)})` runs on every rank: {_HF_CACHE}"
+    if qualified in _TORCH_HUB:
+        source = keyword(call, "source")
+        if source is not None and string_value(source.value) == "local":
+            return None
+        if qualified == "torch.hub.load":
+            return (
+                "`torch.hub.load` runs on every rank at once: on first use each process "
+                "fetches the repository and extracts it into the same hub folder, removing "
+                "the existing copy first, so a rank can import a half-extracted repository; "
+                "let rank 0 load first, then barrier"
+            )
+        return (
+            f"`{qualified}` runs on every rank at once: each process downloads the same "
+            "file (torch.hub writes a temporary file and renames it, so the cache is not "
+            "corrupted: a cost in bandwidth and start-up time); let rank 0 download "
+            "first, then barrier"
+        )
+    return None
+
+
+def costs_only(ctx: FileContext, call: cst.Call) -> bool:
+    """A download through a temporary file or under file locks (Hugging Face,
+    `load_state_dict_from_url`): concurrent ranks cost time and traffic, corrupt nothing."""
+    return (ctx.call_name(call) or "") in _SAFE_DOWNLOADS or _is_from_pretrained(call)
+
+
+_FIRST_CONTEXT = re.compile(r"first|filelock|(^|_)lock$")
+
+
+def in_first_context(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs inside `with torch_distributed_zero_first(rank):`,
+    `main_process_first()` or `FileLock(...)` in its function: one process at a time."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.With) and any(
+            isinstance(item.item, cst.Call)
+            and _FIRST_CONTEXT.search((last_name(item.item.func) or "").lower())
+            for item in ancestor.items
+        ):
+            return True
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return False
+    return False

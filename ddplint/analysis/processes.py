@@ -1,0 +1,77 @@
+"""Whether a file runs as several processes at all: rules about ranks contending (every
+rank saving, every rank downloading) have nothing to say about one process."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.facts import string_value
+from ddplint.names import dotted
+from ddplint.project import STARTERS
+
+_LAUNCHERS = (
+    "deepspeed.",
+    "accelerate.",
+    "lightning.",
+    "pytorch_lightning.",
+    "horovod.",
+    "mmengine.",
+)
+# Command-line options only a distributed launch sets (`--local_rank`, `--launcher`).
+_LAUNCH_OPTIONS = ("local_rank", "local-rank", "launcher")
+_RANK_CALLS = frozenset({"get_rank", "get_local_rank", "get_world_size"})
+
+
+def _multi_process_call(ctx: FileContext, call: cst.Call) -> bool:
+    qualified = ctx.call_name(call) or ""
+    if qualified in STARTERS or qualified.startswith(_LAUNCHERS):
+        return True
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func)
+    if name in _RANK_CALLS or ctx.facts.is_rank_value(call):
+        return True
+    if name == "add_argument" and any(
+        any(option in (string_value(arg.value) or "") for option in _LAUNCH_OPTIONS)
+        for arg in call.args
+    ):
+        return True
+    project = ctx.project
+    return project is not None and project.helper_starts_processes(ctx, call)
+
+
+def _reads_rank(ctx: FileContext) -> bool:
+    facts = ctx.facts
+    return any(
+        isinstance(node, cst.Subscript) and facts.is_rank_value(node)
+        for node in ctx.nodes_of(cst.Subscript)
+    )
+
+
+def _is_entry_script(ctx: FileContext) -> bool:
+    """The module has an `if __name__ == "__main__":` block."""
+    for statement in ctx.module.body:
+        if isinstance(statement, cst.If) and "__main__" in ctx.code(statement.test):
+            return True
+    return False
+
+
+def _runs_alone(ctx: FileContext) -> bool:
+    """Nothing in the file starts, joins or asks about a multi-process job: no process
+    group, no spawn, no DDP wrap (direct or through a helper), no rank read."""
+    facts = ctx.facts
+    if facts.ddp_wraps or facts.helper_wraps:
+        return False
+    if any(_multi_process_call(ctx, call) for call in ctx.calls):
+        return False
+    return not _reads_rank(ctx)
+
+
+def single_process(ctx: FileContext) -> bool:
+    """The file runs as one process: an entry script (`__main__`) that starts no
+    multi-process job, or a script on `nn.DataParallel` with no ranks."""
+    if not _runs_alone(ctx):
+        return False
+    if _is_entry_script(ctx):
+        return True
+    return any(True for _ in ctx.calls_to("torch.nn.DataParallel"))

@@ -1,0 +1,165 @@
+"""Findings never depend on which files are passed: facts about sibling modules come from
+the files on disk, and cached results follow changes in the modules a file imports."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from ddplint.project import Project
+
+CORPUS = REPO / "corpus" / "lint"
+PROJECTS = sorted(p for p in CORPUS.iterdir() if p.is_dir() and len(list(p.rglob("*.py"))) > 1)
+
+UTILS = """\
+import torch
+import torch.distributed as dist
+
+
+def is_main_process():
+    return dist.get_rank() == 0
+
+
+def save_and_sync(state, path):
+    torch.save(state, path)
+    dist.barrier()
+"""
+
+MAIN = """\
+import torch.distributed as dist
+from utils import is_main_process, save_and_sync
+
+
+def train(model, epochs):
+    dist.init_process_group("nccl")
+    for epoch in range(epochs):
+        if is_main_process():
+            save_and_sync(model.module.state_dict(), "last.pt")
+"""
+
+
+def findings(cli, *args: object) -> list[tuple[str, int, str]]:
+    result = cli("check", "--exit-zero", "--output-format", "json", *args)
+    assert result.code == 0, result.err
+    return sorted(
+        (os.path.realpath(d["filename"]), d["location"]["row"], d["code"]) for d in result.json()
+    )
+
+
+def test_corpus_has_multi_file_projects():
+    assert len(PROJECTS) >= 5
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.name)
+def test_project_findings_equal_file_by_file(cli, project):
+    """Each file of a corpus project alone gets the findings it gets in the whole run."""
+    whole = findings(cli, "--no-cache", project)
+    alone = sorted(
+        finding
+        for path in sorted(project.rglob("*.py"))
+        for finding in findings(cli, "--no-cache", path)
+    )
+    assert alone == whole
+
+
+def test_helper_in_unpassed_sibling(cli, write, tmp_path):
+    """The issue's case: `check main.py` alone reports the hang `check main.py utils.py` does."""
+    write("pyproject.toml", "")
+    write("utils.py", UTILS)
+    main = write("main.py", MAIN)
+    expected = [(os.path.realpath(main), 9, "DDP010")]
+    assert findings(cli, "--no-cache", "--select", "DDP010", main) == expected
+    assert findings(cli, "--no-cache", "--select", "DDP010", tmp_path) == expected
+
+
+def test_transitive_helper_in_a_package(cli, write, tmp_path):
+    """`main` -> `pkg.checkpoint.save` (re-exported by `pkg/__init__`) -> `pkg.sync.wait`,
+    which issues the barrier: three modules, none passed but main."""
+    write("pyproject.toml", "")
+    write("pkg/__init__.py", "from .checkpoint import save\n")
+    write(
+        "pkg/checkpoint.py",
+        """\
+        import torch
+        from .sync import wait
+
+        def save(state, path):
+            torch.save(state, path)
+            wait()
+        """,
+    )
+    write("pkg/sync.py", "import torch.distributed as dist\n\ndef wait():\n    dist.barrier()\n")
+    main = write(
+        "main.py",
+        """\
+        import torch.distributed as dist
+        from pkg import save
+
+        def train(model):
+            if dist.get_rank() == 0:
+                save(model.module.state_dict(), "last.pt")
+        """,
+    )
+    assert findings(cli, "--no-cache", "--select", "DDP010", main) == [
+        (os.path.realpath(main), 6, "DDP010")
+    ]
+
+
+def test_cached_result_follows_a_change_in_a_sibling(cli, write, tmp_path, monkeypatch):
+    """A cached result of main.py must not survive a change in utils.py that changes it."""
+    monkeypatch.chdir(tmp_path)
+    write("pyproject.toml", "")
+    utils = write("utils.py", UTILS)
+    main = write("main.py", MAIN)
+    assert findings(cli, "--select", "DDP010", main) == [(os.path.realpath(main), 9, "DDP010")]
+    assert (tmp_path / ".ddplint_cache").is_dir()
+    utils.write_text(UTILS.replace("    dist.barrier()\n", "    print(path)\n"))
+    assert findings(cli, "--select", "DDP010", main) == []
+    utils.write_text(UTILS)
+    assert findings(cli, "--select", "DDP010", main) == [(os.path.realpath(main), 9, "DDP010")]
+
+
+def test_a_sibling_appearing_later_counts(cli, write, tmp_path, monkeypatch):
+    """A module that did not exist when main.py was first checked is read once it does."""
+    monkeypatch.chdir(tmp_path)
+    write("pyproject.toml", "")
+    main = write("main.py", MAIN)
+    assert findings(cli, "--select", "DDP010", main) == []
+    write("utils.py", UTILS)
+    assert findings(cli, "--select", "DDP010", main) == [(os.path.realpath(main), 9, "DDP010")]
+
+
+def test_modules_outside_the_project_are_not_read(write, tmp_path):
+    """Imports resolve up to the project root (the nearest pyproject.toml / .git), not
+    beyond it, and only imported modules are summarised."""
+    write("utils.py", UTILS)  # above the project: not part of it
+    write("proj/pyproject.toml", "")
+    write("proj/unrelated.py", UTILS)
+    main = write("proj/main.py", MAIN)
+    project = Project.load([str(main)])
+    assert sorted(Path(p).name for p in project.summaries) == ["main.py"]
+    write("proj/utils.py", UTILS)
+    project = Project.load([str(main)])
+    assert sorted(Path(p).name for p in project.summaries) == ["main.py", "utils.py"]
+
+
+def test_each_module_is_summarised_once(write, tmp_path):
+    """A diamond of imports reads each module once."""
+    write("pyproject.toml", "")
+    write("a.py", "import c\n")
+    write("b.py", "import c\n")
+    write("c.py", "import torch.distributed as dist\n")
+    main = write("main.py", "import a\nimport b\n")
+    read: list[str] = []
+
+    def summarize(path: str):
+        from ddplint.project import summarize_path
+
+        read.append(Path(path).name)
+        return summarize_path(path)
+
+    Project.load([str(main)], summarize)
+    assert sorted(read) == ["a.py", "b.py", "c.py", "main.py"]
