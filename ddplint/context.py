@@ -18,6 +18,7 @@ from ddplint.engine import Binding, Flow, Frame, Resolver, SemanticModel
 from ddplint.names import dotted
 
 if TYPE_CHECKING:
+    from ddplint.domain import Domain
     from ddplint.facts import DDPFacts
     from ddplint.project import Project
 
@@ -53,6 +54,13 @@ class FileContext:
     def resolver(self) -> Resolver:
         """What names can hold, which functions a call runs (`ddplint.engine.resolve`)."""
         return Resolver(self.model)
+
+    @cached_property
+    def domain(self) -> Domain:
+        """Rank tests, rank gates, collectives, backward flow (`ddplint.domain`)."""
+        from ddplint.domain import Domain
+
+        return Domain(self.resolver, self.flow, self.project, self)
 
     @cached_property
     def flow(self) -> Flow:

@@ -260,12 +260,14 @@ class Resolver:
         `{k: os.environ[k] for k in KEYS}`), or a name bound to one of them."""
         where = expr if at is None else at
         for value in self.values(expr, where):
-            key = self._direct_environ_key(value.expr, value.at)
+            key = self.direct_environ_key(value.expr, value.at)
             if key is not None:
                 return key
         return None
 
-    def _direct_environ_key(self, expr: cst.BaseExpression, at: cst.CSTNode) -> str | None:
+    def direct_environ_key(self, expr: cst.BaseExpression, at: cst.CSTNode) -> str | None:
+        """The variable `expr` reads from the environment right there (no names followed
+        for `expr` itself; the mapping it reads from may be a copy)."""
         if isinstance(expr, cst.Subscript):
             key = _string_key(expr)
             if key is not None and self._is_environ(expr.value, at):
@@ -323,6 +325,7 @@ class Resolver:
         themselves (decorators are assumed to wrap, as `functools.wraps` does)."""
         known = self._callees.get(call)
         if known is None:
+            self._callees[call] = []  # asked again while being worked out: no callee
             known = self._callees[call] = self._find_callees(call.func, call, depth)
         return known
 
@@ -363,6 +366,15 @@ class Resolver:
                 for f in model.functions.get(func.attr.value, [])
                 if model.enclosing_class(f) is not None
             ]
+        if isinstance(func, cst.Attribute) and depth > 0 and model.classes:
+            # `tracker.update(...)` where `tracker = Tracker(...)` (a class of this file)
+            found = []
+            for held in self.values(func.value, at, depth - 1):
+                made = held.expr
+                if isinstance(made, cst.Call) and isinstance(made.func, cst.Name):
+                    for cls in model.classes.get(made.func.value, []):
+                        found.extend(_methods(cls, func.attr.value))
+            return found
         return []
 
     def _is_partial(self, call: cst.Call) -> bool:
