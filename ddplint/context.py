@@ -193,11 +193,11 @@ class FileContext:
         found = self.bindings.get(name, [])
         if at is None or not found:
             return list(found)
-        scope = self.scope(at)
-        local = [b for b in found if b.scope is scope]
+        by_frame = self.model.bindings_by_scope(name, frame=True)
+        local = by_frame.get(self.scope(at))
         if local:
-            return local
-        return [b for b in found if b.scope is self.module]
+            return list(local)
+        return list(by_frame.get(self.module, []))
 
     def values_of(self, name: str, at: cst.CSTNode | None = None) -> list[cst.BaseExpression]:
         return [b.value for b in self.bindings_of(name, at) if b.kind not in ("param", "except")]

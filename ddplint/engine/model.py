@@ -104,9 +104,39 @@ class SemanticModel:
         self.item_bindings: dict[str, list[Binding]] = defaultdict(list)  # `cfg['k'] = v`
         self.returns: dict[Frame, list[cst.Return]] = defaultdict(list)
         self.calls_by_name: dict[str, list[cst.Call]] = defaultdict(list)
+        self._by_frame: dict[Frame, dict[str, list[Binding]]] | None = None
+        self._by_scope: dict[bool, dict[str, dict[cst.CSTNode, list[Binding]]]] = {
+            False: {},
+            True: {},
+        }
         self._sweep()
 
     # -- queries ---------------------------------------------------------------------------
+
+    def bindings_by_scope(self, key: str, frame: bool = False) -> dict[cst.CSTNode, list[Binding]]:
+        """The bindings of `key` grouped by their precise scope (or by frame), in source
+        order; built once per key, so that asking in many places stays linear."""
+        index = self._by_scope[frame]
+        grouped = index.get(key)
+        if grouped is None:
+            grouped = index[key] = {}
+            table = self.item_bindings if key.endswith("]") else self.bindings
+            for binding in table.get(key, ()):
+                group = binding.scope if frame else binding.owner
+                grouped.setdefault(group or self.module, []).append(binding)
+        return grouped
+
+    def bindings_in(self, frame: Frame) -> dict[str, list[Binding]]:
+        """The bindings of names (not attributes) made in the frame of `frame`, by name."""
+        grouped = self._by_frame
+        if grouped is None:
+            grouped = self._by_frame = {}
+            for name, bindings in self.bindings.items():
+                if "." in name:
+                    continue
+                for binding in bindings:
+                    grouped.setdefault(binding.scope, {}).setdefault(name, []).append(binding)
+        return grouped.get(frame, {})
 
     def frame(self, node: cst.CSTNode) -> Frame:
         """The function (or the module) whose frame runs `node`."""

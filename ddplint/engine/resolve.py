@@ -75,10 +75,11 @@ class Resolver:
             return self._instance_attribute(key, at, candidates)
         owner = model.owner(at)
         scope: ScopeNode = owner
+        by_scope = model.bindings_by_scope(key)
         while True:
-            local = [b for b in candidates if b.owner is scope]
+            local = by_scope.get(scope)
             if local:
-                return self._flowing(local, at) if scope is owner else local
+                return self._flowing(local, at) if scope is owner else list(local)
             if isinstance(scope, cst.Module):
                 break
             scope = self._enclosing_scope(scope)

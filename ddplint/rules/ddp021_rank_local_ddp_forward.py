@@ -40,12 +40,10 @@ def _argument_at(call: cst.Call, index: int | None, name: str) -> cst.BaseExpres
 
 
 def _call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
-    name = func.name.value
     return [
         c
-        for c in ctx.calls
-        if last_name(c.func) == name
-        and (isinstance(c.func, cst.Name) or dotted(c.func) == f"self.{name}")
+        for c in ctx.model.calls_by_name.get(func.name.value, [])
+        if func in ctx.resolver.callees(c)
     ]
 
 
