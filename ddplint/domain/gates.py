@@ -56,10 +56,11 @@ class Gates:
     def gate(self, node: cst.CSTNode) -> Gate | None:
         """The innermost rank gate `node` runs under in its function, else the function's
         main-only decorator, else None."""
-        for condition in self.flow.conditions(node):
-            side = self.ranks.side(condition.test, condition.gate)
-            if side is not None:
-                return Gate(condition.gate, side if condition.holds else side.negated(), condition)
+        conditions = self.flow.conditions(node)
+        for condition in conditions:
+            gate = self._gate(condition, conditions)
+            if gate is not None:
+                return gate
         frame = self.resolver.model.frame(node)
         if isinstance(frame, cst.FunctionDef):
             decorator = main_only_decorator(frame)
@@ -72,14 +73,64 @@ class Gates:
 
     def gates(self, node: cst.CSTNode) -> list[Gate]:
         """Every rank gate of `node` in its function, innermost first."""
-        found = []
-        for condition in self.flow.conditions(node):
-            side = self.ranks.side(condition.test, condition.gate)
-            if side is not None:
-                found.append(
-                    Gate(condition.gate, side if condition.holds else side.negated(), condition)
-                )
-        return found
+        conditions = self.flow.conditions(node)
+        return [g for c in conditions if (g := self._gate(c, conditions)) is not None]
+
+    def _gate(self, condition: Condition, conditions: list[Condition]) -> Gate | None:
+        side = self.ranks.side(condition.test, condition.gate)
+        if side is None or self._opened(condition, conditions):
+            return None
+        return Gate(condition.gate, side if condition.holds else side.negated(), condition)
+
+    def _opened(self, condition: Condition, conditions: list[Condition]) -> bool:
+        """The condition is a disjunction with a term that is not a rank test, and another
+        condition of the node makes that term hold on every rank: after
+        `if not use_fsdp and not is_rank0: return`, inside `if use_fsdp:` every rank runs."""
+        terms = _disjuncts(condition.test, condition.holds)
+        if not terms:
+            return False
+        code = self.resolver.model.module.code_for_node
+        for term, value in terms:
+            if self.ranks.side(term, condition.gate) is not None:
+                continue
+            text = code(term).strip()
+            for other in conditions:
+                if other is condition:
+                    continue
+                for fixed, fixed_value in _literals_of(other.test, other.holds):
+                    if fixed_value == value and code(fixed).strip() == text:
+                        return True
+        return False
+
+
+def _literal(test: cst.BaseExpression, holds: bool) -> tuple[cst.BaseExpression, bool]:
+    """`(x, False)` for `not x` holding: the term without its negations."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, holds = test.expression, not holds
+    return test, holds
+
+
+def _disjuncts(test: cst.BaseExpression, holds: bool) -> list[tuple[cst.BaseExpression, bool]]:
+    """The terms of `test == holds` read as a disjunction (`a or b` holding, `a and b`
+    failing), each as (term, the value that satisfies it); [] when it is not one."""
+    test, holds = _literal(test, holds)
+    if not isinstance(test, cst.BooleanOperation):
+        return []
+    if isinstance(test.operator, cst.Or) != holds:
+        return []
+    found: list[tuple[cst.BaseExpression, bool]] = []
+    for part in (test.left, test.right):
+        inner = _disjuncts(part, holds)
+        found.extend(inner or [_literal(part, holds)])
+    return found
+
+
+def _literals_of(test: cst.BaseExpression, holds: bool) -> list[tuple[cst.BaseExpression, bool]]:
+    """The terms `test == holds` fixes (`a and b` holding fixes both; `not a` fixes `a`)."""
+    test, holds = _literal(test, holds)
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) == holds:
+        return [*_literals_of(test.left, holds), *_literals_of(test.right, holds)]
+    return [(test, holds)]
 
 
 def main_only_decorator(func: cst.FunctionDef) -> cst.Decorator | None:

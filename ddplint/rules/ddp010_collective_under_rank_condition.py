@@ -147,6 +147,7 @@ def exchange(t, rank):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         collectives, gates = ctx.domain.collectives, ctx.domain.gates
         candidates: list[tuple[cst.Call, str, Gate]] = []
+        groups: dict[tuple[cst.CSTNode, str], list[Gate]] = {}
         for call in ctx.calls:
             name = ctx.call_name(call)
             if collectives.is_collective(call):
@@ -160,57 +161,42 @@ def exchange(t, rank):
             gate = gates.gate(call)
             if gate is not None:
                 candidates.append((call, key, gate))
+                groups.setdefault((ctx.scope(call), key), []).append(gate)
         for call, key, gate in candidates:
-            if self._other_ranks_issue(ctx, gate) or self._paired(ctx, call, key, gate, candidates):
+            if self._other_ranks_issue(ctx, gate) or _paired(gate, groups[ctx.scope(call), key]):
                 continue
-            callee = ctx.code(call.func)
             why = ""
             if key.startswith("helper:"):
                 inner = collectives.through(call)
-                why = (
-                    f" (it issues `{ctx.code(inner.func)}()`)"
-                    if inner
-                    else " (it issues a collective)"
-                )
+                issued = f"`{ctx.code(inner.func)}()`" if inner else "a collective"
+                why = f" (it issues {issued})"
             where = gate.describe(ctx.code(gate.test).strip())
             yield Finding(
                 call,
-                f"`{callee}()` is reached {where}{why}: the other ranks never issue it; "
-                "collectives are matched by call order, so this hangs or pairs with an "
-                "unrelated collective later",
+                f"`{ctx.code(call.func)}()` is reached {where}{why}: the other ranks never "
+                "issue it; collectives are matched by call order, so this hangs or pairs with "
+                "an unrelated collective later",
             )
 
     @staticmethod
     def _other_ranks_issue(ctx: FileContext, gate: Gate) -> bool:
         """The ranks the gate turns away issue a collective on their own path: the other
-        branch of the `if`, or the branch of an early exit before it leaves."""
+        branch of the `if` (for an early exit, the branch that leaves)."""
         condition, node = gate.condition, gate.node
         if condition is None or not isinstance(node, (cst.If, cst.IfExp)):
             return False
-        other = node.body if condition.early_exit or not condition.holds else node.orelse
+        other = node.orelse if condition.holds else node.body
         if other is None:
             return False
         issues = ctx.domain.collectives.issues
         return any(isinstance(n, cst.Call) and issues(n) for n in ctx.walk(other))
 
-    @staticmethod
-    def _paired(
-        ctx: FileContext,
-        call: cst.Call,
-        key: str,
-        gate: Gate,
-        candidates: list[tuple[cst.Call, str, Gate]],
-    ) -> bool:
-        """A matching collective under a gate on the other ranks in the same function:
-        the rank-0-first pattern (`if rank != 0: barrier()` ... `if rank == 0: barrier()`)."""
-        frame = ctx.scope(call)
-        for other_call, other_key, other_gate in candidates:
-            if (
-                other_call is not call
-                and other_key == key
-                and other_gate.node is not gate.node
-                and ctx.scope(other_call) is frame
-                and (other_gate.side is not gate.side or Side.SOME in (gate.side, other_gate.side))
-            ):
-                return True
-        return False
+
+def _paired(gate: Gate, same_function: list[Gate]) -> bool:
+    """The same collective under a gate on other ranks in the same function: the
+    rank-0-first pattern (`if rank != 0: barrier()` ... `if rank == 0: barrier()`)."""
+    return any(
+        other.node is not gate.node
+        and (other.side is not gate.side or Side.SOME in (gate.side, other.side))
+        for other in same_function
+    )
