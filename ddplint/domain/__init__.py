@@ -30,7 +30,7 @@ class Domain:
     ) -> None:
         self.ranks = Ranks(resolver)
         self.gates = Gates(self.ranks, flow, resolver)
-        self.collectives = Collectives(resolver, project, context)
+        self.collectives = Collectives(resolver, flow, self.ranks, project, context)
         self.backward = Backward(resolver)
         self.loops = Loops(resolver, self.backward)
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddplint.domain.apis import GROUP_KEYWORDS, SYNC_COLLECTIVES, WORLD_GROUPS
-from ddplint.engine import Resolver
+from ddplint.domain.ranks import Ranks
+from ddplint.engine import Flow, Resolver
 from ddplint.names import dotted
 
 if TYPE_CHECKING:
@@ -25,13 +26,23 @@ if TYPE_CHECKING:
 class Collectives:
     """Collective calls and collective-issuing functions of one file."""
 
-    def __init__(self, resolver: Resolver, project: Project | None, context: object) -> None:
+    def __init__(
+        self,
+        resolver: Resolver,
+        flow: Flow,
+        ranks: Ranks,
+        project: Project | None,
+        context: object,
+    ) -> None:
         """`context` is the file's `FileContext`, which project look-ups take."""
         self.resolver = resolver
         self.model = resolver.model
+        self.flow = flow
+        self.ranks = ranks
         self._project = project
         self._context = context
         self._issuing: dict[cst.FunctionDef, cst.Call] | None = None
+        self._certain: set[cst.FunctionDef] | None = None
 
     def qualname(self, call: cst.Call) -> str | None:
         return self.model.imports.resolve(call.func)
@@ -87,6 +98,52 @@ class Collectives:
                     queue.append(caller)
         return found
 
+    @property
+    def certain(self) -> set[cst.FunctionDef]:
+        """Issuing functions that issue on every call: through a call that runs under no
+        condition in its function but mode checks (`if dist.is_initialized():`,
+        `if world_size > 1:`). A helper whose collective runs only under some other
+        condition (`if use_fsdp_eval:`) may issue none when called."""
+        if self._certain is None:
+            certain: set[cst.FunctionDef] = set()
+            calls = self._unconditional_calls()
+            changed = True
+            while changed:  # call chains of helpers are short: a few rounds
+                changed = False
+                for func, call in calls:
+                    if func not in certain and (
+                        self.is_collective(call)
+                        or self._project_issues(call)
+                        or any(f in certain for f in self.resolver.callees(call))
+                    ):
+                        certain.add(func)
+                        changed = True
+            self._certain = certain
+        return self._certain
+
+    def _unconditional_calls(self) -> list[tuple[cst.FunctionDef, cst.Call]]:
+        found = []
+        for func in self.issuing:
+            for call in self.model.calls_by_frame(func):
+                if not self._deferred(call, func) and all(
+                    self.ranks.is_mode_check(c.test) for c in self.flow.conditions(call)
+                ):
+                    found.append((func, call))
+        return found
+
+    def surely_issues(self, call: cst.Call) -> bool:
+        """`call` issues a collective whenever it runs: a direct collective, a call of a
+        function of this file that always issues one, or a project helper issuing one."""
+        if self.is_collective(call):
+            return True
+        if self.qualname(call) is None and any(
+            f in self.certain for f in self.resolver.callees(call)
+        ):
+            return True
+        if self.qualname(call) is None and self.resolver.callees(call):
+            return False
+        return self._project_issues(call)
+
     def _deferred(self, call: cst.Call, frame: cst.FunctionDef) -> bool:
         """The call sits in a lambda (or class body) inside `frame`: it runs later."""
         for ancestor in self.model.ancestors(call):
@@ -116,6 +173,10 @@ class Collectives:
                 return inner
         return None
 
-    def by_name(self) -> dict[str, cst.Call]:
-        """Issuing functions by name (the project summary's view)."""
-        return {f.name.value: c for f, c in self.issuing.items()}
+    def by_name(self, certain: bool = False) -> dict[str, cst.Call]:
+        """Issuing functions by name (with `certain`, only those that always issue)."""
+        return {
+            f.name.value: c
+            for f, c in self.issuing.items()
+            if not certain or f in self.certain
+        }

@@ -17,6 +17,7 @@ import enum
 import libcst as cst
 
 from ddplint.domain.apis import (
+    DISTRIBUTED_FLAG,
     MAIN_PROCESS_NAME,
     RANK_ENV,
     RANK_FUNCTION,
@@ -130,6 +131,28 @@ class Ranks:
         name = last_name(expr)
         names = RANK_NAME if rank else WORLD_SIZE_NAME
         return name is not None and bool(names.search(name))
+
+    # -- mode checks --------------------------------------------------------------------
+
+    def is_mode_check(self, test: cst.BaseExpression) -> bool:
+        """A test true alike on every rank of a run that says whether (or how widely) the
+        job is distributed: `dist.is_initialized()`, `args.distributed`, `world_size > 1`,
+        `local_rank != -1`, `not is_dist_avail_and_initialized()`, and `and`/`or`/`not`
+        of them."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.is_mode_check(test.expression)
+        if isinstance(test, cst.BooleanOperation):
+            return self.is_mode_check(test.left) and self.is_mode_check(test.right)
+        if isinstance(test, cst.Comparison):
+            operands = [test.left, *(c.comparator for c in test.comparisons)]
+            if any(self.is_world_size(o) for o in operands):
+                return True
+            return self._comparison_side(test, test) is None and any(
+                self.is_rank_value(o) for o in operands
+            )
+        func = test.func if isinstance(test, cst.Call) else test
+        name = (last_name(func) or "").lower()
+        return any(flag in name for flag in DISTRIBUTED_FLAG) or name in ("is_available",)
 
     # -- rank tests -----------------------------------------------------------------------
 

@@ -105,6 +105,7 @@ class SemanticModel:
         self.returns: dict[Frame, list[cst.Return]] = defaultdict(list)
         self.calls_by_name: dict[str, list[cst.Call]] = defaultdict(list)
         self._by_frame: dict[Frame, dict[str, list[Binding]]] | None = None
+        self._calls_by_frame: dict[Frame, list[cst.Call]] | None = None
         self._by_scope: dict[bool, dict[str, dict[cst.CSTNode, list[Binding]]]] = {
             False: {},
             True: {},
@@ -125,6 +126,15 @@ class SemanticModel:
                 group = binding.scope if frame else binding.owner
                 grouped.setdefault(group or self.module, []).append(binding)
         return grouped
+
+    def calls_by_frame(self, frame: Frame) -> list[cst.Call]:
+        """The calls the frame of `frame` runs (lambdas and class bodies in it included)."""
+        grouped = self._calls_by_frame
+        if grouped is None:
+            grouped = self._calls_by_frame = {}
+            for call in self.calls:
+                grouped.setdefault(self.frame(call), []).append(call)
+        return grouped.get(frame, [])
 
     def bindings_in(self, frame: Frame) -> dict[str, list[Binding]]:
         """The bindings of names (not attributes) made in the frame of `frame`, by name."""

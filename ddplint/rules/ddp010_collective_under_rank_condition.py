@@ -154,7 +154,7 @@ def exchange(t, rank):
                 if name != "torch.distributed.new_group" and collectives.on_subgroup(call):
                     continue
                 key = name or ""
-            elif collectives.issues(call):
+            elif collectives.surely_issues(call):
                 key = f"helper:{ctx.code(call.func)}"
             else:
                 continue
