@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.facts import is_false, keyword, last_name
+from ddplint.facts import is_false, keyword
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 
