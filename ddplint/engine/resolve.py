@@ -145,7 +145,7 @@ class Resolver:
                 and model.is_inside(at, loop)
             ):
                 found.append(binding)
-        found.reverse()
+        found.sort(key=lambda b: model.order[b.statement])
         return found
 
     # -- values ------------------------------------------------------------------------------
@@ -258,10 +258,19 @@ class Resolver:
     def environ_key(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> str | None:
         """`"RANK"` for `os.environ["RANK"]`, `os.environ.get("RANK")`, `os.getenv("RANK")`,
         the same read from a copy of the environment (`env = dict(os.environ)`,
-        `{k: os.environ[k] for k in KEYS}`), or a name bound to one of them."""
+        `{k: os.environ[k] for k in KEYS}`), maybe converted (`int(...)`), or a name bound
+        to one of them."""
         where = expr if at is None else at
         for value in self.values(expr, where):
-            key = self.direct_environ_key(value.expr, value.at)
+            read = value.expr
+            while (
+                isinstance(read, cst.Call)
+                and isinstance(read.func, cst.Name)
+                and read.func.value in ("int", "float", "str")
+                and read.args
+            ):
+                read = read.args[0].value  # `int(os.environ["RANK"])`
+            key = self.direct_environ_key(read, value.at)
             if key is not None:
                 return key
         return None

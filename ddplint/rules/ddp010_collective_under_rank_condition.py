@@ -194,9 +194,12 @@ def exchange(t, rank):
 
 def _paired(gate: Gate, same_function: list[Gate]) -> bool:
     """The same collective under a gate on other ranks in the same function: the
-    rank-0-first pattern (`if rank != 0: barrier()` ... `if rank == 0: barrier()`)."""
-    return any(
-        other.node is not gate.node
-        and (other.side is not gate.side or Side.SOME in (gate.side, other.side))
-        for other in same_function
-    )
+    rank-0-first pattern (`if rank != 0: barrier()` ... `if rank == 0: barrier()`), or a
+    branch on `rank == 1` next to one on `rank == 0`."""
+    for other in same_function:
+        unknown = Side.SOME in (gate.side, other.side)
+        if (unknown and other.node is not gate.node) or (
+            not unknown and other.side is not gate.side
+        ):
+            return True
+    return False
