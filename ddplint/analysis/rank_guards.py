@@ -8,9 +8,6 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.facts import last_name
-
-_DISTRIBUTED_FLAG = ("distributed", "ddp", "is_initialized", "is_dist_avail_and_initialized")
 
 
 def rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
@@ -53,29 +50,5 @@ def guarded_everywhere(ctx: FileContext, node: cst.CSTNode, depth: int = 3) -> b
 
 def single_process_branch(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs only when the job is not distributed (`if not args.distributed:`,
-    `if world_size == 1:`)."""
-    child = node
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
-            return False
-        if isinstance(ancestor, cst.If) and child is not ancestor.test:
-            test = ancestor.test
-            in_body = ctx.is_inside(node, ancestor.body)
-            negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-            inner = test.expression if negated else test  # type: ignore[attr-defined]
-            text = (
-                last_name(inner.func) if isinstance(inner, cst.Call) else last_name(inner)
-            ) or ""
-            if any(flag in text.lower() for flag in _DISTRIBUTED_FLAG) and negated == in_body:
-                return True
-            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and in_body:
-                target = test.comparisons[0]
-                one = isinstance(target.comparator, cst.Integer) and target.comparator.value == "1"
-                if (
-                    one
-                    and ctx.facts.is_world_size(test.left)
-                    and isinstance(target.operator, (cst.Equal, cst.LessThanEqual))
-                ):
-                    return True
-        child = ancestor
-    return False
+    `if world_size == 1:`, after `if dist.get_world_size() != 1: raise ...`)."""
+    return ctx.domain.gates.single_process(node)

@@ -68,6 +68,15 @@ class Gates:
                 return Gate(decorator, Side.MAIN, None)
         return None
 
+    def single_process(self, node: cst.CSTNode) -> bool:
+        """`node` runs only when the job is not distributed: under `if world_size == 1:`,
+        `if not args.distributed:`, or after `if dist.get_world_size() != 1: raise`."""
+        for condition in self.flow.conditions(node):
+            when = self.ranks.single_process_when(condition.test)
+            if when is not None and when == condition.holds:
+                return True
+        return False
+
     def _in_body(self, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
         return self.resolver.model.is_inside(node, func.body)
 

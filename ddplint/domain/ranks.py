@@ -154,6 +154,35 @@ class Ranks:
         name = (last_name(func) or "").lower()
         return any(flag in name for flag in DISTRIBUTED_FLAG) or name in ("is_available",)
 
+    def single_process_when(self, test: cst.BaseExpression) -> bool | None:
+        """True if `test` holding means the job is not distributed (`world_size == 1`,
+        `not args.distributed`, `local_rank == -1`), False if it means the job is
+        (`dist.is_initialized()`, `world_size > 1`), None when it says neither."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.single_process_when(test.expression)
+            return None if inner is None else not inner
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            target = test.comparisons[0]
+            number = int_literal(target.comparator)
+            kind = type(target.operator)
+            if self.is_world_size(test.left):
+                if (number == 1 and kind in (cst.Equal, cst.LessThanEqual)) or (
+                    number == 2 and kind is cst.LessThan
+                ):
+                    return True
+                if (number == 1 and kind in (cst.NotEqual, cst.GreaterThan)) or (
+                    number == 2 and kind is cst.GreaterThanEqual
+                ):
+                    return False
+            elif number == -1 and self.is_rank_value(test.left):
+                return {cst.Equal: True, cst.NotEqual: False}.get(kind)
+            return None
+        func = test.func if isinstance(test, cst.Call) else test
+        name = (last_name(func) or "").lower()
+        if any(flag in name for flag in DISTRIBUTED_FLAG):
+            return False
+        return None
+
     # -- rank tests -----------------------------------------------------------------------
 
     def side(self, test: cst.BaseExpression, at: cst.CSTNode | None = None) -> Side | None:
