@@ -123,9 +123,15 @@ class Collectives:
 
     def _unconditional_calls(self) -> list[tuple[cst.FunctionDef, cst.Call]]:
         found = []
-        for func in self.issuing:
+        issuing = self.issuing
+        for func in issuing:
             for call in self.model.calls_by_frame(func):
-                if not self._deferred(call, func) and all(
+                may_issue = (
+                    self.is_collective(call)
+                    or any(f in issuing for f in self.resolver.callees(call))
+                    or self._project_issues(call)
+                )
+                if may_issue and not self._deferred(call, func) and all(
                     self.ranks.is_mode_check(c.test) for c in self.flow.conditions(call)
                 ):
                     found.append((func, call))

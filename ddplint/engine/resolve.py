@@ -102,8 +102,9 @@ class Resolver:
         cls = model.enclosing_class(frame)
         if cls is None:
             return list(candidates)
-        mine = [b for b in candidates if model.enclosing_class(b.scope) is cls]
-        local = [b for b in mine if b.scope is frame and self._precedes(b, at)]
+        by_frame = model.bindings_by_scope(key, frame=True)
+        mine = [b for method in _methods_of(cls) for b in by_frame.get(method, ())]
+        local = [b for b in by_frame.get(frame, ()) if self._precedes(b, at)]
         if local:
             return self._flowing(local, at)
         return mine or list(candidates)
@@ -441,6 +442,13 @@ class Resolver:
     def returned(self, func: cst.FunctionDef) -> list[cst.BaseExpression]:
         """The expressions `func` returns."""
         return [r.value for r in self.model.returns.get(func, []) if r.value is not None]
+
+
+def _methods_of(cls: cst.ClassDef) -> list[cst.FunctionDef]:
+    body = cls.body
+    if not isinstance(body, cst.IndentedBlock):
+        return []
+    return [s for s in body.body if isinstance(s, cst.FunctionDef)]
 
 
 def _methods(cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
