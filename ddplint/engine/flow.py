@@ -54,45 +54,57 @@ class Flow:
 
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
-        self._leaves: dict[cst.CSTNode, bool] = {}
+        self._leaves: dict[tuple[cst.CSTNode, bool], bool] = {}
 
     def qualname(self, expr: cst.BaseExpression) -> str | None:
         return self.model.imports.resolve(expr)
 
-    def leaves(self, block: cst.CSTNode | None) -> bool:
-        """Running `block` to its end never falls through to the code after it: it ends in
-        `return`, `raise`, `continue`, `break` or a process exit, or in an `if`/`else`,
-        `try` or `with` all of whose ways out do. One definition of "leaves"."""
+    def leaves(self, block: cst.CSTNode | None, stops_only: bool = False) -> bool:
+        """Running `block` never falls through to the code after it: one of its statements
+        is `return`, `raise`, `continue`, `break` or a process exit, or an `if`/`else`,
+        `try` or `with` all of whose ways out do. With `stops_only`, only `raise` and
+        process exits count (the block does not go on at all). One definition of
+        "leaves"."""
         if block is None:
             return False
-        known = self._leaves.get(block)
+        key = (block, stops_only)
+        known = self._leaves.get(key)
         if known is None:
-            body = statements(block)
-            known = self._leaves[block] = bool(body) and self._statement_leaves(body[-1])
+            known = self._leaves[key] = self.sequence_leaves(statements(block), stops_only)
         return known
 
-    def _statement_leaves(self, statement: cst.CSTNode) -> bool:
+    def sequence_leaves(self, body: Sequence[cst.CSTNode], stops_only: bool = False) -> bool:
+        """Running these statements in order never reaches the end of them."""
+        return any(self._statement_leaves(s, stops_only) for s in body)
+
+    def _statement_leaves(self, statement: cst.CSTNode, stops_only: bool) -> bool:
         if isinstance(statement, cst.SimpleStatementLine):
-            return bool(statement.body) and self._statement_leaves(statement.body[-1])
-        if isinstance(statement, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+            return self.sequence_leaves(statement.body, stops_only)
+        if isinstance(statement, cst.Raise):
             return True
+        if isinstance(statement, (cst.Return, cst.Continue, cst.Break)):
+            return not stops_only
         if isinstance(statement, cst.Expr):
             return is_exit_call(statement, self.qualname)
         if isinstance(statement, cst.If):
             orelse = statement.orelse
             if orelse is None:
                 return False
-            other = self._statement_leaves(orelse) if isinstance(orelse, cst.If) else None
-            return self.leaves(statement.body) and (
-                other if other is not None else self.leaves(orelse)
+            other = (
+                self._statement_leaves(orelse, stops_only)
+                if isinstance(orelse, cst.If)
+                else self.leaves(orelse, stops_only)
             )
+            return other and self.leaves(statement.body, stops_only)
         if isinstance(statement, (cst.Try, cst.TryStar)):
-            if statement.finalbody is not None and self.leaves(statement.finalbody):
+            if statement.finalbody is not None and self.leaves(statement.finalbody, stops_only):
                 return True
-            main = statement.orelse if statement.orelse is not None else statement.body
-            return self.leaves(main) and all(self.leaves(h) for h in statement.handlers)
+            completes = not self.leaves(statement.body, stops_only) and not (
+                statement.orelse is not None and self.leaves(statement.orelse, stops_only)
+            )
+            return not completes and all(self.leaves(h, stops_only) for h in statement.handlers)
         if isinstance(statement, cst.With):
-            return self.leaves(statement.body)
+            return self.leaves(statement.body, stops_only)
         return False
 
     def conditions(self, node: cst.CSTNode) -> list[Condition]:
