@@ -111,10 +111,10 @@ class Backward:
             return
         seen.add(id(expr))
         found.append(Step(expr, at))
-        step = depth - 1
 
         def follow(inner: cst.BaseExpression, where: cst.CSTNode = at) -> None:
-            self._trace(inner, where, step, found, seen, dependencies)
+            # sub-expressions keep the depth: only names and returns followed spend it
+            self._trace(inner, where, depth, found, seen, dependencies)
 
         if isinstance(expr, cst.BinaryOperation):
             follow(expr.left)
@@ -122,7 +122,7 @@ class Backward:
         elif isinstance(expr, cst.UnaryOperation):
             follow(expr.expression)
         elif isinstance(expr, (cst.Name, cst.Attribute)):
-            self._trace_name(expr, at, step, found, seen, dependencies)
+            self._trace_name(expr, at, depth - 1, found, seen, dependencies)
             if isinstance(expr, cst.Attribute):
                 follow(expr.value)
         elif isinstance(expr, cst.Subscript):
@@ -138,16 +138,24 @@ class Backward:
             follow(expr.body)
             follow(expr.orelse)
         elif isinstance(expr, cst.Call):
-            self._trace_call(expr, follow, dependencies)
+            self._trace_call(expr, follow, depth, found, seen, dependencies)
 
-    def _trace_call(self, call: cst.Call, follow: _Follow, dependencies: bool) -> None:
+    def _trace_call(
+        self,
+        call: cst.Call,
+        follow: _Follow,
+        depth: int,
+        found: list[Step],
+        seen: set[int],
+        dependencies: bool,
+    ) -> None:
         func = call.func
         qualified = self.model.imports.resolve(func)
         callees = self.resolver.callees(call)
         for callee in callees:
             for returned in self.model.returns.get(callee, []):
                 if returned.value is not None:
-                    follow(returned.value, returned)
+                    self._trace(returned.value, returned, depth - 1, found, seen, dependencies)
         if dependencies:
             if isinstance(func, cst.Attribute) and qualified is None:
                 follow(func.value)

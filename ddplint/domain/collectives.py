@@ -131,8 +131,10 @@ class Collectives:
                     or any(f in issuing for f in self.resolver.callees(call))
                     or self._project_issues(call)
                 )
-                if may_issue and not self._deferred(call, func) and all(
-                    self.ranks.is_mode_check(c.test) for c in self.flow.conditions(call)
+                if (
+                    may_issue
+                    and not self._deferred(call, func)
+                    and all(self.ranks.is_mode_check(c.test) for c in self.flow.conditions(call))
                 ):
                     found.append((func, call))
         return found
