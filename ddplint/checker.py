@@ -7,6 +7,7 @@ import re
 import traceback
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
@@ -181,7 +182,9 @@ class _Placer:
             )
             state.line = first_line
             top._codegen(state)
-            resolved = self._resolved[id(top)] = provider._computed
+            resolved = self._resolved[id(top)] = cast(
+                "Mapping[cst.CSTNode, CodeRange]", provider._computed
+            )
         return resolved
 
     def diagnostic(self, path: str, rule: Rule, finding: Finding) -> Diagnostic:
