@@ -7,9 +7,11 @@ import re
 import traceback
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
@@ -168,21 +170,20 @@ class _Placer:
     def _positions(self, top: cst.CSTNode, first_line: int) -> Mapping[cst.CSTNode, CodeRange]:
         resolved = self._resolved.get(id(top))
         if resolved is None:
+            # What `PositionProvider` does, without the metadata wrapper's extra tree
+            # visit: one position-tracking code generation of the statement, started on
+            # the line its code starts on.
             module = self.ctx.module
-            if top is not module:
-                module = module.with_changes(body=[top], header=[], footer=[])
-            raw = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-            shift = first_line - 1
-            resolved = self._resolved[id(top)] = (
-                {
-                    node: CodeRange(
-                        CodePosition(where.start.line + shift, where.start.column),
-                        CodePosition(where.end.line + shift, where.end.column),
-                    )
-                    for node, where in raw.items()
-                }
-                if shift
-                else raw
+            provider = PositionProvider()
+            state = PositionProvidingCodegenState(
+                default_indent=module.default_indent,
+                default_newline=module.default_newline,
+                provider=provider,
+            )
+            state.line = first_line
+            top._codegen(state)
+            resolved = self._resolved[id(top)] = cast(
+                "Mapping[cst.CSTNode, CodeRange]", provider._computed
             )
         return resolved
 

@@ -7,187 +7,24 @@ are not computed here: the checker resolves them only for nodes that end up repo
 from __future__ import annotations
 
 import bisect
-import dataclasses
-import re
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from ddplint.names import ImportMap, dotted
+from ddplint.engine import Binding, Flow, Frame, Resolver, SemanticModel
+from ddplint.names import dotted
 
 if TYPE_CHECKING:
+    from ddplint.domain import Domain
     from ddplint.facts import DDPFacts
     from ddplint.project import Project
 
-Scope = cst.FunctionDef | cst.Module
+Scope = Frame
 
-
-@dataclass(frozen=True)
-class Binding:
-    """`target = value` (or `with value as target`, `for target in value`) in a scope."""
-
-    target: str
-    value: cst.BaseExpression
-    statement: cst.CSTNode
-    scope: Scope
-    kind: str = "assign"  # "assign", "augassign", "with", "for", "param"
-
-
-# Fields that only hold whitespace, comments and punctuation: never indexed.
-_TRIVIA_FIELD = re.compile(
-    r"^(whitespace\w*|lpar|rpar|leading_lines|lines_after_decorators|header|footer"
-    r"|trailing_whitespace|newline|semicolon|comma|equal|colon|dot|lbracket|rbracket"
-    r"|lbrace|rbrace|asynchronous|star_tok)$"
-)
-# Fields listed in source order where the dataclass order differs.
-_SOURCE_ORDER: dict[type[cst.CSTNode], tuple[str, ...]] = {
-    cst.IfExp: ("body", "test", "orelse"),
-}
-_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
-
-
-def _child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
-    fields = _FIELDS.get(cls)
-    if fields is None:
-        names = [f.name for f in dataclasses.fields(cls) if not _TRIVIA_FIELD.match(f.name)]
-        if "decorators" in names:  # decorators come before the `def` / `class`
-            names.remove("decorators")
-            names.insert(0, "decorators")
-        fields = _FIELDS[cls] = _SOURCE_ORDER.get(cls, tuple(names))
-    return fields
-
-
-_IS_NODE: dict[type, bool] = {}
-
-
-def _is_node(value: object) -> bool:
-    """`isinstance(value, cst.CSTNode)` without the ABC machinery on the hot path."""
-    kind = type(value)
-    known = _IS_NODE.get(kind)
-    if known is None:
-        known = _IS_NODE[kind] = isinstance(value, cst.CSTNode)
-    return known
-
-
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """Child nodes in source order, without whitespace and punctuation."""
-    children: list[cst.CSTNode] = []
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
-        if type(value) is tuple or type(value) is list:
-            children.extend(v for v in value if _is_node(v))
-        elif _is_node(value):
-            children.append(value)
-    return children
-
-
-def _index(ctx: FileContext) -> None:
-    """One iterative pre-order sweep recording parents, order, scopes and the nodes rules
-    look up (iterative, so deeply nested code cannot exhaust the Python stack)."""
-    stack: list[tuple[cst.CSTNode, cst.CSTNode | None, Scope, bool]] = [
-        (ctx.module, None, ctx.module, False)
-    ]
-    while stack:
-        node, parent, scope, leaving = stack.pop()
-        if leaving:
-            ctx.subtree_end[node] = len(ctx.nodes)
-            continue
-        if parent is not None:
-            ctx.parents[node] = parent
-        ctx.order[node] = len(ctx.nodes)
-        ctx.nodes.append(node)
-        ctx.scope_of_node[node] = scope
-        inner = scope
-        kind = type(node)
-        ctx.by_type[kind].append(node)
-        if kind is cst.Call:
-            ctx.calls.append(node)  # type: ignore[arg-type]
-        elif kind is cst.FunctionDef:
-            ctx.functions[node.name.value].append(node)  # type: ignore[attr-defined]
-            inner = node  # type: ignore[assignment]
-            for param in _all_params(node.params):  # type: ignore[attr-defined]
-                ctx._bind(param.name.value, param.default or param.name, node, node, "param")
-        elif kind in _BINDERS:
-            _BINDERS[kind](ctx, node, scope)
-        stack.append((node, None, scope, True))
-        stack.extend((child, node, inner, False) for child in reversed(_children(node)))
-
-
-def _bind_import(ctx: FileContext, node: cst.Import | cst.ImportFrom, scope: Scope) -> None:
-    ctx.imports.add(node)
-
-
-def _bind_assign(ctx: FileContext, node: cst.Assign, scope: Scope) -> None:
-    for target in node.targets:
-        for name in _target_names(target.target):
-            ctx._bind(name, node.value, node, scope, "assign")
-
-
-def _bind_ann_assign(ctx: FileContext, node: cst.AnnAssign, scope: Scope) -> None:
-    if node.value is not None:
-        for name in _target_names(node.target):
-            ctx._bind(name, node.value, node, scope, "assign")
-
-
-def _bind_aug_assign(ctx: FileContext, node: cst.AugAssign, scope: Scope) -> None:
-    for name in _target_names(node.target):
-        ctx._bind(name, node.value, node, scope, "augassign")
-
-
-def _bind_named_expr(ctx: FileContext, node: cst.NamedExpr, scope: Scope) -> None:
-    for name in _target_names(node.target):
-        ctx._bind(name, node.value, node, scope, "assign")
-
-
-def _bind_with_item(ctx: FileContext, node: cst.WithItem, scope: Scope) -> None:
-    if node.asname is not None:
-        for name in _target_names(node.asname.name):
-            ctx._bind(name, node.item, node, scope, "with")
-
-
-def _bind_for(ctx: FileContext, node: cst.For | cst.CompFor, scope: Scope) -> None:
-    for name in _target_names(node.target):
-        ctx._bind(name, node.iter, node, scope, "for")
-
-
-_BINDERS: dict[type[cst.CSTNode], Callable[[FileContext, Any, Scope], None]] = {
-    cst.Import: _bind_import,
-    cst.ImportFrom: _bind_import,
-    cst.Assign: _bind_assign,
-    cst.AnnAssign: _bind_ann_assign,
-    cst.AugAssign: _bind_aug_assign,
-    cst.NamedExpr: _bind_named_expr,
-    cst.WithItem: _bind_with_item,
-    cst.For: _bind_for,
-    cst.CompFor: _bind_for,
-}
-
-
-def _all_params(params: cst.Parameters) -> Iterator[cst.Param]:
-    yield from params.posonly_params
-    yield from params.params
-    yield from params.kwonly_params
-    if isinstance(params.star_arg, cst.Param):
-        yield params.star_arg
-    if params.star_kwarg is not None:
-        yield params.star_kwarg
-
-
-def _target_names(target: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
-    else:
-        name = dotted(target)
-        if name is not None:
-            yield name
+__all__ = ["Binding", "FileContext", "Scope"]
 
 
 class FileContext:
@@ -200,28 +37,35 @@ class FileContext:
         self.source = source
         self.module = module
         self.project = project
-        self.imports = ImportMap()
-        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
-        self.nodes: list[cst.CSTNode] = []
-        self.order: dict[cst.CSTNode, int] = {}
-        self.subtree_end: dict[cst.CSTNode, int] = {}
-        self.scope_of_node: dict[cst.CSTNode, Scope] = {}
-        self.calls: list[cst.Call] = []
-        self.by_type: dict[type[cst.CSTNode], list[cst.CSTNode]] = defaultdict(list)
+        model = self.model = SemanticModel(module)
+        self.imports = model.imports
+        self.parents = model.parents
+        self.nodes = model.nodes
+        self.order = model.order
+        self.subtree_end = model.subtree_end
+        self.scope_of_node = model.frame_of
+        self.calls = model.calls
+        self.by_type = model.by_type
+        self.functions = model.functions
+        self.bindings = model.bindings
         self._qualnames: dict[cst.CSTNode, str | None] = {}
-        self.functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)
-        self.bindings: dict[str, list[Binding]] = defaultdict(list)
-        _index(self)
 
-    def _bind(
-        self,
-        name: str,
-        value: cst.BaseExpression,
-        statement: cst.CSTNode,
-        scope: Scope,
-        kind: str,
-    ) -> None:
-        self.bindings[name].append(Binding(name, value, statement, scope, kind))
+    @cached_property
+    def resolver(self) -> Resolver:
+        """What names can hold, which functions a call runs (`ddplint.engine.resolve`)."""
+        return Resolver(self.model)
+
+    @cached_property
+    def domain(self) -> Domain:
+        """Rank tests, rank gates, collectives, backward flow (`ddplint.domain`)."""
+        from ddplint.domain import Domain
+
+        return Domain(self.resolver, self.flow, self.project, self)
+
+    @cached_property
+    def flow(self) -> Flow:
+        """What leaves a block, the conditions a node runs under (`ddplint.engine.flow`)."""
+        return Flow(self.model)
 
     # -- names ---------------------------------------------------------------------------
 
@@ -349,14 +193,14 @@ class FileContext:
         found = self.bindings.get(name, [])
         if at is None or not found:
             return list(found)
-        scope = self.scope(at)
-        local = [b for b in found if b.scope is scope]
+        by_frame = self.model.bindings_by_scope(name, frame=True)
+        local = by_frame.get(self.scope(at))
         if local:
-            return local
-        return [b for b in found if b.scope is self.module]
+            return list(local)
+        return list(by_frame.get(self.module, []))
 
     def values_of(self, name: str, at: cst.CSTNode | None = None) -> list[cst.BaseExpression]:
-        return [b.value for b in self.bindings_of(name, at) if b.kind != "param"]
+        return [b.value for b in self.bindings_of(name, at) if b.kind not in ("param", "except")]
 
     # -- DDP knowledge -------------------------------------------------------------------
 

@@ -69,7 +69,7 @@ class ImportMap:
                 full = dotted(alias.name) or ""
                 self.modules.add(full)
                 if alias.asname is not None:
-                    local = dotted(alias.asname.name)  # type: ignore[arg-type]
+                    local = dotted(alias.asname.name)
                     if local:
                         self.bindings[local] = full
                 else:
@@ -84,7 +84,7 @@ class ImportMap:
             name = dotted(alias.name) or ""
             local = name
             if alias.asname is not None:
-                local = dotted(alias.asname.name) or name  # type: ignore[arg-type]
+                local = dotted(alias.asname.name) or name
             joiner = "" if module.endswith(".") else "."
             self.bindings[local] = f"{module}{joiner}{name}" if module else name
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.apis import OOM_CLASSES
 from ddplint.facts import string_value
-from ddplint.names import dotted
 
-_OOM_CLASSES = frozenset({"torch.cuda.OutOfMemoryError"})
 _BROAD = frozenset({"RuntimeError", "Exception", "BaseException"})
-_EXITS = frozenset({"sys.exit", "os._exit", "os.abort", "exit", "quit"})
 _OOM_TEXT = ("out of memory", "outofmemory")
 
 
@@ -24,7 +24,7 @@ def _handler_types(handler: cst.ExceptHandler) -> list[cst.BaseExpression]:
 
 
 def _catches_oom_type(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
-    return any(ctx.qualname(t) in _OOM_CLASSES for t in _handler_types(handler))
+    return any(ctx.qualname(t) in OOM_CLASSES for t in _handler_types(handler))
 
 
 def _catches_broad(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
@@ -42,7 +42,7 @@ def _is_oom_test(ctx: FileContext, expr: cst.BaseExpression) -> bool:
         text = string_value(node) if isinstance(node, cst.BaseExpression) else None
         if text is not None and any(marker in text.lower() for marker in _OOM_TEXT):
             return True
-        if isinstance(node, (cst.Name, cst.Attribute)) and ctx.qualname(node) in _OOM_CLASSES:
+        if isinstance(node, (cst.Name, cst.Attribute)) and ctx.qualname(node) in OOM_CLASSES:
             return True
     return False
 
@@ -64,25 +64,9 @@ def _statements(block: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallS
     return []
 
 
-def _stops(ctx: FileContext, statements) -> bool:
-    """Whether running `statements` ends in a raise or a process exit at its top level
-    (an `if`/`else` whose both branches stop counts)."""
-    for statement in statements:
-        if isinstance(statement, cst.SimpleStatementLine):
-            if _stops(ctx, statement.body):
-                return True
-        elif isinstance(statement, cst.Raise):
-            return True
-        elif isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
-            name = ctx.call_name(statement.value) or dotted(statement.value.func) or ""
-            if name in _EXITS:
-                return True
-        elif isinstance(statement, cst.If) and statement.orelse is not None:
-            orelse = statement.orelse
-            other = [orelse] if isinstance(orelse, cst.If) else _statements(orelse.body)
-            if _stops(ctx, _statements(statement.body)) and _stops(ctx, other):
-                return True
-    return False
+def _stops(ctx: FileContext, statements: Sequence[cst.CSTNode]) -> bool:
+    """Running `statements` ends in a raise or a process exit (`ddplint.engine.flow`)."""
+    return ctx.flow.sequence_leaves(statements, stops_only=True)
 
 
 def oom_path_swallowed(ctx: FileContext, handler: cst.ExceptHandler) -> bool | None:
@@ -108,17 +92,11 @@ def _message_path_swallowed(ctx: FileContext, body) -> bool | None:
                 rest = ([orelse] if isinstance(orelse, cst.If) else _statements(orelse.body)) + rest
             return not _stops(ctx, rest)
         return not _stops(ctx, _statements(statement.body)) and not (
-            _stops(ctx, body[index + 1 :]) and _falls_through(statement.body)
+            _stops(ctx, body[index + 1 :]) and _falls_through(ctx, statement.body)
         )
     return None
 
 
-def _falls_through(block: cst.BaseSuite) -> bool:
-    """The block can end without leaving the handler (no return/continue/break at its end)."""
-    statements = _statements(block)
-    if not statements:
-        return True
-    last = statements[-1]
-    if isinstance(last, cst.SimpleStatementLine) and last.body:
-        return not isinstance(last.body[-1], (cst.Return, cst.Continue, cst.Break, cst.Raise))
-    return True
+def _falls_through(ctx: FileContext, block: cst.BaseSuite) -> bool:
+    """The block can end without leaving the handler (no return/continue/break/raise)."""
+    return not ctx.flow.leaves(block)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from ddplint.analysis.devices import device_string_index, is_device_count
@@ -162,22 +160,3 @@ def single_node_group(ctx: FileContext, ranks: RankClassifier) -> tuple[bool, bo
         if size is not None and is_device_count(ctx, size.value):
             one_node_group = True
     return local_group, one_node_group
-
-
-_RANK_ONLY_DECORATOR = re.compile(
-    r"^(rank_?(zero|0)|master|main(_process)?|primary(_process)?|global_zero|local_main)_only$"
-    r"|^(on|run_on)_(main_process|master|rank_?(zero|0))$"
-)
-
-
-def rank_only_decorator(func: cst.FunctionDef) -> cst.Decorator | None:
-    """A decorator that runs the function on one rank only (`@rank_zero_only`,
-    `@master_only`, `@main_process_only`), if `func` has one."""
-    for decorator in func.decorators:
-        target = decorator.decorator
-        if isinstance(target, cst.Call):
-            target = target.func
-        name = last_name(target)
-        if name is not None and _RANK_ONLY_DECORATOR.match(name):
-            return decorator
-    return None

@@ -8,7 +8,6 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
 CLIP_FUNCTIONS = frozenset(
@@ -31,33 +30,15 @@ def _is_no_sync_call(expr: cst.BaseExpression) -> bool:
     )
 
 
-def _context_kind(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 3):
-    """ALWAYS for `model.no_sync()`, CONDITIONAL for `nullcontext() if last else
-    model.no_sync()` (or a name bound to either), else None."""
-    if _is_no_sync_call(expr):
-        return ALWAYS
-    if isinstance(expr, cst.IfExp):
-        if _is_no_sync_call(expr.body) or _is_no_sync_call(expr.orelse):
-            return CONDITIONAL
+def _context_kind(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> str | None:
+    """ALWAYS when every value the context expression can hold is `model.no_sync()`,
+    CONDITIONAL when only some are (`nullcontext() if last else model.no_sync()`, a name
+    bound differently in two branches), else None."""
+    leaves = [v.expr for v in ctx.resolver.values(expr, at) if v.leaf]
+    hits = sum(1 for leaf in leaves if _is_no_sync_call(leaf))
+    if not hits:
         return None
-    name = dotted(expr)
-    if name is None or depth == 0:
-        return None
-    binding = ctx.facts.reaching_binding(name, at)
-    if binding is None or binding.kind != "assign":
-        return None
-    kind = _context_kind(ctx, binding.value, binding.statement, depth - 1)
-    if kind is ALWAYS:
-        # `ctx = model.no_sync() if ... ` is handled above; a name bound under an `if`
-        # that another branch binds differently is conditional.
-        others = [
-            b
-            for b in ctx.bindings_of(name, at)
-            if b is not binding and b.kind == "assign" and ctx.before(b.statement, at)
-        ]
-        if others:
-            return CONDITIONAL
-    return kind
+    return ALWAYS if hits == len(leaves) else CONDITIONAL
 
 
 def _no_sync_kind(ctx: FileContext, with_node: cst.With) -> str | None:

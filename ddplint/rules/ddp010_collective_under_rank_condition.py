@@ -6,40 +6,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.collectives import SYNC_COLLECTIVES, collective_functions
-from ddplint.analysis.rank_guards import ends_in_exit, rank_guard
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.facts import keyword, last_name
-from ddplint.names import dotted
+from ddplint.domain import Gate, Side
 from ddplint.rule import Finding, Rule, register
-
-_GROUP_KEYWORDS = ("group", "process_group", "pg")
-
-
-def _excludes_main(test: cst.BaseExpression) -> bool:
-    """Rough polarity of a rank test: True for `rank != 0`, `local_rank not in (-1, 0)`,
-    `not is_main_process()`, `rank > 0`; False for `rank == 0`, `is_main_process()`."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return not _excludes_main(test.expression)
-    if isinstance(test, cst.BooleanOperation):
-        return _excludes_main(test.left)
-    if isinstance(test, cst.Comparison):
-        return any(
-            isinstance(c.operator, (cst.NotEqual, cst.NotIn, cst.GreaterThan, cst.GreaterThanEqual))
-            for c in test.comparisons
-        )
-    return False
-
-
-def _on_subgroup(call: cst.Call) -> bool:
-    """The collective names a process group other than the default one."""
-    for name in _GROUP_KEYWORDS:
-        arg = keyword(call, name)
-        if arg is not None:
-            value = dotted(arg.value) or ""
-            return value not in ("None", "dist.group.WORLD", "torch.distributed.group.WORLD")
-    return False
 
 
 @register
@@ -175,76 +145,61 @@ def exchange(t, rank):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        helpers = collective_functions(ctx)
-        project = ctx.project
-        candidates: list[tuple[cst.Call, str, str]] = []
+        collectives, gates = ctx.domain.collectives, ctx.domain.gates
+        candidates: list[tuple[cst.Call, str, Gate]] = []
+        groups: dict[tuple[cst.CSTNode, str], list[Gate]] = {}
         for call in ctx.calls:
             name = ctx.call_name(call)
-            if name in SYNC_COLLECTIVES:
-                if name != "torch.distributed.new_group" and _on_subgroup(call):
+            if collectives.is_collective(call):
+                if name != "torch.distributed.new_group" and collectives.on_subgroup(call):
                     continue
-                candidates.append((call, name, ""))
-                continue
-            func = last_name(call.func)
-            if isinstance(call.func, cst.Name) and func in helpers and name is None:
-                inner = ctx.code(helpers[func].func)
-                candidates.append((call, f"helper:{func}", f" (it issues `{inner}()`)"))
-            elif project is not None and project.helper_issues_collective(ctx, call):
-                candidates.append((call, f"helper:{name}", " (it issues a collective)"))
-        guarded = [(c, key, why, rank_guard(ctx, c)) for c, key, why in candidates]
-        guarded = [g for g in guarded if g[3] is not None]
-        for call, key, why, guard in guarded:
-            if self._paired(ctx, call, key, guard, guarded, helpers):
-                continue
-            test = ctx.code(guard.test).strip()  # type: ignore[attr-defined]
-            callee = ctx.code(call.func)
-            if why:
-                message = (
-                    f"`{callee}()` is called only where `{test}` holds{why}: the other ranks "
-                    "never issue that collective; collectives are matched by call order, so "
-                    "this hangs or pairs with an unrelated collective later"
-                )
+                key = name or ""
+            elif collectives.surely_issues(call):
+                key = f"helper:{ctx.code(call.func)}"
             else:
-                message = (
-                    f"`{callee}()` is reached only where `{test}` holds: the other ranks never "
-                    "issue it; collectives are matched by call order, so this hangs or pairs "
-                    "with an unrelated collective later"
-                )
-            yield Finding(call, message)
+                continue
+            gate = gates.gate(call)
+            if gate is not None:
+                candidates.append((call, key, gate))
+                groups.setdefault((ctx.scope(call), key), []).append(gate)
+        for call, key, gate in candidates:
+            if self._other_ranks_issue(ctx, gate) or _paired(gate, groups[ctx.scope(call), key]):
+                continue
+            why = ""
+            if key.startswith("helper:"):
+                inner = collectives.through(call)
+                issued = f"`{ctx.code(inner.func)}()`" if inner else "a collective"
+                why = f" (it issues {issued})"
+            where = gate.describe(ctx.code(gate.test).strip())
+            yield Finding(
+                call,
+                f"`{ctx.code(call.func)}()` is reached {where}{why}: the other ranks never "
+                "issue it; collectives are matched by call order, so this hangs or pairs with "
+                "an unrelated collective later",
+            )
 
     @staticmethod
-    def _paired(ctx, call, key, guard, guarded, helpers) -> bool:
-        """The ranks that skip this collective issue a matching one elsewhere: the other
-        branch of the `if`, or a differently guarded call in the same function (the
-        rank-0-first pattern)."""
-        if isinstance(guard, (cst.If, cst.IfExp)):
-            if (
-                isinstance(guard, cst.If)
-                and ends_in_exit(guard.body)
-                and not ctx.is_inside(call, guard)
-            ):
-                other: list[cst.CSTNode] = [guard.body]
-            elif ctx.is_inside(call, guard.body):
-                other = [guard.orelse] if guard.orelse is not None else []
-            else:
-                other = [guard.body]
-            for branch in other:
-                for node in ctx.walk(branch):
-                    if isinstance(node, cst.Call) and (
-                        ctx.call_name(node) in SYNC_COLLECTIVES
-                        or (isinstance(node.func, cst.Name) and node.func.value in helpers)
-                    ):
-                        return True
-        scope = ctx.scope(call)
-        test = ctx.code(guard.test).strip()
-        for other_call, other_key, _, other_guard in guarded:
-            if (
-                other_call is not call
-                and other_key == key
-                and ctx.scope(other_call) is scope
-                and other_guard is not guard
-                and ctx.code(other_guard.test).strip() != test
-                and _excludes_main(guard.test) != _excludes_main(other_guard.test)
-            ):
-                return True
-        return False
+    def _other_ranks_issue(ctx: FileContext, gate: Gate) -> bool:
+        """The ranks the gate turns away issue a collective on their own path: the other
+        branch of the `if` (for an early exit, the branch that leaves)."""
+        condition, node = gate.condition, gate.node
+        if condition is None or not isinstance(node, (cst.If, cst.IfExp)):
+            return False
+        other = node.orelse if condition.holds else node.body
+        if other is None:
+            return False
+        issues = ctx.domain.collectives.issues
+        return any(isinstance(n, cst.Call) and issues(n) for n in ctx.walk(other))
+
+
+def _paired(gate: Gate, same_function: list[Gate]) -> bool:
+    """The same collective under a gate on other ranks in the same function: the
+    rank-0-first pattern (`if rank != 0: barrier()` ... `if rank == 0: barrier()`), or a
+    branch on `rank == 1` next to one on `rank == 0`."""
+    for other in same_function:
+        unknown = Side.SOME in (gate.side, other.side)
+        if (unknown and other.node is not gate.node) or (
+            not unknown and other.side is not gate.side
+        ):
+            return True
+    return False

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.collectives import reaches_collective
 from ddplint.analysis.oom import oom_path_swallowed
 from ddplint.context import Binding, FileContext
 from ddplint.diagnostics import Severity
@@ -102,10 +101,9 @@ _DATA_METHODS = frozenset(
 def _region_bindings(ctx: FileContext, region: cst.CSTNode) -> dict[str, list[Binding]]:
     """Bindings of plain names whose statement lies inside `region`, by name."""
     start, end = ctx.order[region], ctx.subtree_end[region]
+    frame = region if isinstance(region, cst.FunctionDef) else ctx.scope(region)
     local: dict[str, list[Binding]] = {}
-    for name, bindings in ctx.bindings.items():
-        if "." in name:
-            continue
+    for name, bindings in ctx.model.bindings_in(frame).items():
         for binding in bindings:
             if start <= ctx.order[binding.statement] < end:
                 local.setdefault(name, []).append(binding)
@@ -152,13 +150,12 @@ def _agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.
     if not names:
         return False
     reduced: set[str] = set()
-    for call in ctx.calls:
-        if not ctx.is_inside(call, region) or not ctx.before(call, before):
-            continue
-        if not reaches_collective(ctx, call):
+    collectives = ctx.domain.collectives
+    for call in ctx.calls_within(region):
+        if not ctx.before(call, before) or not collectives.issues(call):
             continue
         parent = ctx.parent(call)
-        if ctx.facts.is_collective_call(call) or isinstance(parent, cst.Expr):
+        if collectives.is_collective(call) or isinstance(parent, cst.Expr):
             # `dist.all_reduce(flag)` (in place), or a helper whose result is dropped
             for arg in call.args:
                 reduced.update(ctx.names_in(arg.value))
@@ -465,7 +462,7 @@ def train(model, loader, optimizer):
                 return None
             if isinstance(ancestor, (cst.If, cst.While)):
                 if any(
-                    isinstance(n, cst.Call) and reaches_collective(ctx, n)
+                    isinstance(n, cst.Call) and ctx.domain.collectives.issues(n)
                     for n in ctx.walk(ancestor.test)
                 ):
                     continue  # `if any_rank_bad(loss):` decides through a collective

@@ -8,44 +8,17 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.facts import is_false, keyword, last_name
+from ddplint.engine import MAX_DEPTH
+from ddplint.facts import is_false, keyword
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 
-_MAX_DEPTH = 3
-
-
-def _param_index(func: cst.FunctionDef, name: str) -> tuple[int | None, bool]:
-    """Position of parameter `name` among the positional ones (self/cls skipped) and
-    whether the function has such a parameter at all."""
-    positional = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-    if name in positional:
-        index = positional.index(name)
-        if positional and positional[0] in ("self", "cls"):
-            index -= 1
-        return index, True
-    return None, any(p.name.value == name for p in func.params.kwonly_params)
-
-
-def _argument_at(call: cst.Call, index: int | None, name: str) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    if index is None:
-        return None
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    if any(a.star for a in call.args if a.keyword is None):
-        return None
-    return positional[index].value if index < len(positional) else None
-
 
 def _call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
-    name = func.name.value
     return [
         c
-        for c in ctx.calls
-        if last_name(c.func) == name
-        and (isinstance(c.func, cst.Name) or dotted(c.func) == f"self.{name}")
+        for c in ctx.model.calls_by_name.get(func.name.value, [])
+        if func in ctx.resolver.callees(c)
     ]
 
 
@@ -262,7 +235,7 @@ def main(net, batch, local_rank):
                         f"`{func.value}.module(...)` instead",
                     )
                     continue
-                site = self._guarded_site(ctx, func, call, _MAX_DEPTH)
+                site = self._guarded_site(ctx, func, call, MAX_DEPTH)
                 if site is not None:
                     yield Finding(
                         call,
@@ -305,15 +278,9 @@ def main(net, batch, local_rank):
         binding = facts.reaching_binding(name.value, at)
         if binding is None or binding.kind != "param":
             return None
-        func = binding.scope
-        if not isinstance(func, cst.FunctionDef):
-            return None
-        index, exists = _param_index(func, name.value)
-        if index is None and not exists:
-            return None
-        for site in _call_sites(ctx, func):
-            arg = _argument_at(site, index, name.value)
-            if arg is None:
+        for arg in ctx.resolver.arguments_for(binding):
+            site = ctx.parent(ctx.parent(arg) or arg)
+            if not isinstance(site, cst.Call):
                 continue
             site_guard = facts.rank_guard(site)
             if site_guard is not None:

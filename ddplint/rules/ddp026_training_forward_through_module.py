@@ -182,9 +182,9 @@ def train(net, loader, optimizer, local_rank):
                 continue
             if not direct and (target.value in ctx.functions or ctx.qualname(target)):
                 continue
-            if not self._bare_of_ddp(ctx, target, call, _MAX_DEPTH):
+            if not self._bare_of_ddp(ctx, target, call):
                 continue
-            if self._under_no_grad(ctx, call) or not self._reaches_backward(ctx, call):
+            if ctx.domain.loops.is_evaluation(call) or not ctx.domain.backward.reaches(call):
                 continue
             if self._scope_forwards_wrapper(ctx, call):
                 # `model(x) if sync else model.module(x)`: the bare forward skips the
@@ -208,42 +208,21 @@ def train(net, loader, optimizer, local_rank):
                 fix=fix,
             )
 
-    def _bare_of_ddp(
-        self, ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int
-    ) -> bool:
-        """`expr` holds the module inside a DDP wrapper at `at`, on every path we see."""
-        facts = ctx.facts
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
-            return facts.is_ddp_model(expr.value, at)
-        if isinstance(expr, cst.IfExp):
-            return self._bare_of_ddp(ctx, expr.body, at, depth) or self._bare_of_ddp(
-                ctx, expr.orelse, at, depth
-            )
-        if isinstance(expr, cst.Call):
-            func = last_name(expr.func) or ""
-            first = argument(expr, 0, "model")
-            if first is None:
-                return False
-            if func == "getattr":
-                second = argument(expr, 1, "name")
-                return (
-                    second is not None
-                    and string_value(second) == "module"
-                    and facts.is_ddp_model(first, at)
-                )
-            return bool(_UNWRAP_FUNCTION.search(func)) and facts.is_ddp_model(first, at)
+    @staticmethod
+    def _bare_of_ddp(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """`expr` may hold the module inside a DDP wrapper at `at`: `ddp.module`,
+        `getattr(ddp, "module")`, `unwrap_model(ddp)`, or a name bound to one of them (the
+        other branches hold a model never wrapped). A parameter must get one from every
+        caller: a helper also given the wrapper may run the bare module on purpose."""
         name = dotted(expr)
-        if name is None or depth == 0:
-            return False
-        binding = facts.reaching_binding(name, at)
-        if binding is None:
-            return False
-        if binding.kind == "param":
-            args = facts.arguments_for(binding)
-            return bool(args) and all(self._bare_of_ddp(ctx, a, a, depth - 1) for a in args)
-        if binding.kind != "assign" or binding.value is expr:
-            return False
-        return self._bare_of_ddp(ctx, binding.value, binding.statement, depth - 1)
+        reaching = ctx.resolver.reaching(name, at) if name is not None else []
+        if any(b.kind == "param" for b in reaching):
+            passed = [a for b in reaching for a in ctx.resolver.arguments_for(b)]
+            values = ctx.resolver.values
+            return bool(passed) and all(
+                any(_unwraps_ddp(ctx, v.expr, v.at) for v in values(a, a)) for a in passed
+            )
+        return any(_unwraps_ddp(ctx, v.expr, v.at) for v in ctx.resolver.values(expr, at))
 
     @staticmethod
     def _scope_forwards_wrapper(ctx: FileContext, call: cst.Call) -> bool:
@@ -261,70 +240,22 @@ def train(net, loader, optimizer, local_rank):
                 return True
         return False
 
-    @staticmethod
-    def _under_no_grad(ctx: FileContext, call: cst.Call) -> bool:
-        for ancestor in ctx.ancestors(call):
-            if isinstance(ancestor, cst.With):
-                for item in ancestor.items:
-                    inner = item.item
-                    if isinstance(inner, cst.Call) and ctx.call_name(inner) in _NO_GRAD:
-                        return True
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-                return False
+
+def _unwraps_ddp(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    facts = ctx.facts
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
+        return facts.is_ddp_model(expr.value, at)
+    if not isinstance(expr, cst.Call):
         return False
-
-    @staticmethod
-    def _reaches_backward(ctx: FileContext, call: cst.Call) -> bool:
-        """The call's value flows (through assignments in its function) into the
-        receiver of a `.backward()` call."""
-        scope = ctx.scope(call)
-        statement = ctx.statement(call)
-        tainted: set[str] = set()
-        backwards = [
-            b
-            for b in ctx.method_calls("backward")
-            if (ctx.scope(b) is scope and ctx.before(call, b)) or ctx.is_inside(call, b)
-        ]
-        if not backwards:
-            return False
-        for b in backwards:
-            if ctx.is_inside(call, b.func):
-                return True
-        assigns: list[cst.CSTNode] = [
-            n
-            for n in ctx.walk(scope)
-            if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign))
-            and ctx.scope(n) is scope
-            and not ctx.before(n, statement)
-        ]
-        for node in assigns:
-            if node is statement or names_in_value(ctx, node) & tainted:
-                tainted |= _targets(node)
-        if not tainted:
-            return False
-        return any(_names(ctx, b.func.value) & tainted for b in backwards)
-
-
-def names_in_value(ctx: FileContext, node: cst.CSTNode) -> set[str]:
-    value = getattr(node, "value", None)
-    return _names(ctx, value) if value is not None else set()
-
-
-def _targets(node: cst.CSTNode) -> set[str]:
-    found: set[str] = set()
-    if isinstance(node, cst.Assign):
-        targets = [t.target for t in node.targets]
-    elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-        targets = [node.target]
-    else:
-        return found
-    stack = list(targets)
-    while stack:
-        target = stack.pop()
-        if isinstance(target, (cst.Tuple, cst.List)):
-            stack.extend(e.value for e in target.elements)
-        elif isinstance(target, cst.StarredElement):
-            stack.append(target.value)
-        elif isinstance(target, cst.Name):
-            found.add(target.value)
-    return found
+    func = last_name(expr.func) or ""
+    first = argument(expr, 0, "model")
+    if first is None:
+        return False
+    if func == "getattr":
+        second = argument(expr, 1, "name")
+        return (
+            second is not None
+            and string_value(second) == "module"
+            and facts.is_ddp_model(first, at)
+        )
+    return bool(_UNWRAP_FUNCTION.search(func)) and facts.is_ddp_model(first, at)

@@ -1,0 +1,202 @@
+"""Speed benchmark: ddplint on one very large DDP file against a bare LibCST parse.
+
+Generates one deterministic file of about `--lines` lines made of many DDP training
+functions (rank-guarded saves and barriers, losses divided by the world size, NaN skips,
+swallowed OOMs, accumulation loops, evaluation on rank 0, hard-coded devices, ...), so that
+most rules find something, then times, as separate subprocesses and with medians over
+`--repeat` runs:
+
+* the floor: `libcst.parse_module` of the file;
+* `ddplint check --no-cache --jobs 1` of the file (every rule).
+
+It prints both times, their ratio, the peak RSS of each, and the number of findings.
+
+    .venv/bin/python bench/bench_large_file.py                  # 50,000 lines, 3 runs
+    .venv/bin/python bench/bench_large_file.py --lines 5000 --repeat 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HEADER = """import os
+import math
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler
+
+WORLD = int(os.environ["WORLD_SIZE"])
+
+
+def is_main_process():
+    return dist.get_rank() == 0
+
+
+def save_on_master(state, path):
+    if is_main_process():
+        torch.save(state, path)
+
+"""
+
+# One unit of about 100 lines; `{i}` makes every name distinct.
+UNIT = """
+def reduce_mean_{i}(t):
+    t = t.clone()
+    dist.all_reduce(t)
+    return t / dist.get_world_size()
+
+
+def save_checkpoint_{i}(model, path):
+    torch.save(model.state_dict(), path)
+    dist.barrier()
+
+
+class Trainer{i}:
+    def __init__(self, model, args):
+        self.gpu_id = int(os.environ["LOCAL_RANK"])
+        self.model = DDP(model.cuda(self.gpu_id), device_ids=[self.gpu_id])
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=args.lr)
+        self.is_master = dist.get_rank() == 0
+
+    def run_epoch(self, loader, epoch):
+        for x, y in loader:
+            out = self.model(x.cuda(self.gpu_id))
+            loss = out.sum() / WORLD
+            if torch.isnan(loss):
+                continue
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+        if self.is_master:
+            dist.barrier()
+            torch.save(self.model.state_dict(), "trainer_{i}.pt")
+
+
+def train_{i}(args, dataset, criterion):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    rank = dist.get_rank()
+    model = DDP(torch.nn.Linear(8, 8).cuda(), device_ids=[local_rank])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    sampler = DistributedSampler(dataset, shuffle=True)
+    loader = DataLoader(dataset, batch_size=32, sampler=sampler, shuffle=True)
+    for epoch in range(args.epochs):
+        for step, (x, y) in enumerate(loader):
+            x = x.to("cuda:0")
+            try:
+                loss = criterion(model(x), y) / dist.get_world_size()
+            except torch.cuda.OutOfMemoryError:
+                torch.cuda.empty_cache()
+                continue
+            if loss.item() > 1e4:
+                break
+            with model.no_sync():
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+        if rank == 0:
+            save_checkpoint_{i}(model, "ckpt_{i}.pt")
+            acc = reduce_mean_{i}(torch.tensor(1.0))
+            model.eval()
+            model(torch.zeros(1, 8))
+        if not is_main_process():
+            continue
+        dist.barrier()
+    return model
+
+
+def evaluate_{i}(model, loader, world_size):
+    if world_size == 1:
+        return None
+    total = torch.zeros(1)
+    for x, y in loader:
+        total += model(x).sum()
+    dist.all_reduce(total)
+    return total / world_size
+
+
+def worker_{i}(rank, args):
+    if rank != 0:
+        return
+    dist.barrier()
+"""
+
+
+def generate(lines: int) -> str:
+    unit_lines = UNIT.count("\n")
+    units = max(1, (lines - HEADER.count("\n")) // unit_lines)
+    return HEADER + "".join(UNIT.format(i=i) for i in range(units))
+
+
+PARSE = """
+import sys, time, resource, libcst
+text = open(sys.argv[1], encoding="utf-8").read()
+start = time.perf_counter()
+libcst.parse_module(text)
+print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+LINT = """
+import sys, time, resource
+from ddplint.checker import check_file
+from ddplint.rule import all_rules
+data = open(sys.argv[1], "rb").read()
+codes = list(all_rules())
+start = time.perf_counter()
+result = check_file(sys.argv[1], data, codes)
+elapsed = time.perf_counter() - start
+assert not result.internal_errors, result.internal_errors
+print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(result.diagnostics))
+"""
+
+
+def _run(script: str, path: Path) -> list[float]:
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(path)], check=True, capture_output=True, text=True
+    ).stdout
+    return [float(v) for v in out.split()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=50_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big_train.py"
+        text = generate(args.lines)
+        path.write_text(text, encoding="utf-8")
+        n_lines = text.count("\n")
+        parse_runs, lint_runs = [], []
+        for _ in range(args.repeat):
+            parse_runs.append(_run(PARSE, path))
+            wall = time.perf_counter()
+            lint_runs.append(_run(LINT, path))
+            lint_runs[-1].append(time.perf_counter() - wall)
+    parse_s = statistics.median(r[0] for r in parse_runs)
+    lint_s = statistics.median(r[0] for r in lint_runs)
+    parse_rss = max(r[1] for r in parse_runs) / 1024
+    lint_rss = max(r[1] for r in lint_runs) / 1024
+    findings = int(lint_runs[0][2])
+    print(f"file: {n_lines} lines, {args.repeat} runs (medians)")
+    print(f"bare libcst parse   {parse_s:8.2f} s   peak RSS {parse_rss:7.0f} MiB")
+    print(
+        f"ddplint check       {lint_s:8.2f} s   peak RSS {lint_rss:7.0f} MiB   {findings} findings"
+    )
+    print(f"ratio ddplint/parse {lint_s / parse_s:8.2f}x  memory ratio {lint_rss / parse_rss:.2f}x")
+    if args.json is not None:
+        args.json.write_text(
+            json.dumps({"lines": n_lines, "parse": parse_runs, "lint": lint_runs}, indent=2)
+        )
+
+
+if __name__ == "__main__":
+    main()

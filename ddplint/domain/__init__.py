@@ -1,0 +1,50 @@
+"""What the rules know about PyTorch distributed training, each concept defined once.
+
+`apis`: the torch / torchvision / timm / HF names and environment variables;
+`ranks`: rank values, world sizes, rank tests and their side; `gates`: rank-gated regions;
+`collectives`: collective calls and collective-issuing functions; `backward`: what reaches
+`backward()`; `loops`: training loops and evaluation code. `Domain` bundles them for one
+file (`FileContext.domain`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ddplint.domain.backward import Backward, BackwardSite, Step
+from ddplint.domain.collectives import Collectives
+from ddplint.domain.gates import Gate, Gates, main_only_decorator
+from ddplint.domain.loops import Loops
+from ddplint.domain.ranks import Ranks, Side
+from ddplint.engine import Flow, Resolver
+
+if TYPE_CHECKING:
+    from ddplint.project import Project
+
+
+class Domain:
+    """The domain questions about one file."""
+
+    def __init__(
+        self, resolver: Resolver, flow: Flow, project: Project | None, context: object
+    ) -> None:
+        self.ranks = Ranks(resolver)
+        self.gates = Gates(self.ranks, flow, resolver)
+        self.collectives = Collectives(resolver, flow, self.ranks, project, context)
+        self.backward = Backward(resolver)
+        self.loops = Loops(resolver, self.backward)
+
+
+__all__ = [
+    "Backward",
+    "BackwardSite",
+    "Collectives",
+    "Domain",
+    "Gate",
+    "Gates",
+    "Loops",
+    "Ranks",
+    "Side",
+    "Step",
+    "main_only_decorator",
+]

@@ -1,0 +1,107 @@
+"""The torch / torchvision / timm / Hugging Face APIs and the environment variables the
+rules care about, by canonical qualified name (see `ddplint.names.canonical`)."""
+
+from __future__ import annotations
+
+import re
+
+DDP_CLASSES = frozenset({"torch.nn.parallel.DistributedDataParallel"})
+DATA_PARALLEL_CLASSES = frozenset({"torch.nn.DataParallel"})
+SAMPLER_CLASSES = frozenset({"torch.utils.data.DistributedSampler"})
+LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader"})
+SAVE = "torch.save"
+
+# Collectives every rank of the group must issue, matched by call order.
+SYNC_COLLECTIVES = frozenset(
+    f"torch.distributed.{name}"
+    for name in (
+        "all_reduce",
+        "all_reduce_coalesced",
+        "all_gather",
+        "all_gather_into_tensor",
+        "all_gather_object",
+        "all_gather_coalesced",
+        "all_to_all",
+        "all_to_all_single",
+        "barrier",
+        "monitored_barrier",
+        "broadcast",
+        "broadcast_object_list",
+        "gather",
+        "gather_object",
+        "reduce",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "scatter",
+        "scatter_object_list",
+        "_all_gather_base",
+        "_reduce_scatter_base",
+        "new_group",
+    )
+)
+# Every call into the process group's lifetime, `destroy_process_group` included.
+COLLECTIVES = SYNC_COLLECTIVES | {"torch.distributed.destroy_process_group"}
+REDUCTIONS = frozenset({"torch.distributed.all_reduce", "torch.distributed.reduce"})
+# Keyword arguments naming the process group of a collective.
+GROUP_KEYWORDS = ("group", "process_group", "pg")
+WORLD_GROUPS = frozenset({"None", "dist.group.WORLD", "torch.distributed.group.WORLD"})
+
+# Choosing and querying the accelerator.
+SET_DEVICE = frozenset(
+    {
+        "torch.cuda.set_device",
+        "torch.accelerator.set_device_index",
+        "torch.accelerator.set_device_idx",
+        "torch.xpu.set_device",
+        "torch.npu.set_device",
+    }
+)
+DEVICE_CONTEXT = frozenset({"torch.cuda.device", "torch.accelerator.device_index"})
+CURRENT_ACCELERATOR = frozenset(
+    {"torch.accelerator.current_accelerator", "torch.accelerator.current_device_index"}
+)
+DEVICE_MODULE = "torch.get_device_module"
+DEVICE_COUNT = frozenset({"torch.cuda.device_count", "torch.accelerator.device_count"})
+
+OOM_CLASSES = frozenset({"torch.cuda.OutOfMemoryError"})
+NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad"})
+AUTOGRAD_BACKWARD = "torch.autograd.backward"
+# Objects whose `.backward(loss)` differentiates its argument (Accelerate, Lightning Fabric).
+BACKWARD_OWNERS = frozenset({"accelerator", "fabric", "engine", "model_engine"})
+GRAD_SCALER_SCALE = "scale"
+
+# Process exits: the others ranks see this rank disappear, no silent divergence.
+EXIT_CALLS = frozenset({"sys.exit", "os._exit", "os.abort", "exit", "quit"})
+
+# Environment variables set by torchrun, SLURM, Open MPI and Intel MPI.
+GLOBAL_RANK_ENV = frozenset(
+    {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}
+)
+LOCAL_RANK_ENV = frozenset(
+    {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}
+)
+NODE_RANK_ENV = frozenset({"GROUP_RANK", "NODE_RANK", "SLURM_NODEID"})
+RANK_ENV = GLOBAL_RANK_ENV | LOCAL_RANK_ENV | NODE_RANK_ENV
+WORLD_SIZE_ENV = frozenset({"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+
+# How code names per-process values.
+RANK_FUNCTION = re.compile(r"^(get_)?(local_|global_|node_)?rank$")
+RANK_NAME = re.compile(
+    r"^(local_|global_|node_|ddp_|ddp_local_|process_|world_|dist_)?rank(_id)?$|^gpu_id$"
+)
+WORLD_SIZE_FUNCTION = re.compile(r"^(get_)?world_size$")
+WORLD_SIZE_NAME = re.compile(r"(^|_)world_size$|^num_(replicas|processes|gpus_total)$")
+# `is_main_process()`, `self.is_master`, `master_process`, `trainer.is_global_zero`, ...
+MAIN_PROCESS_NAME = re.compile(
+    r"^(is_)?(main|master|primary|chief)(_process|_proc|_rank|_worker)?$|^is_rank_?(zero|0)$"
+    r"|^is_global_zero$|^is_local_(main|master)(_process)?$|^rank_?(zero|0)(_only)?$"
+    r"|^is_local_zero$|^is_world_(main|master)$"
+)
+# Decorators that run the function on the main process only.
+MAIN_ONLY_DECORATOR = re.compile(
+    r"^(rank_?(zero|0)_only|(master|main)(_process)?_only|on_(local_)?main_process"
+    r"|only_(on_)?(rank_?(zero|0)|main|master)(_process)?)$"
+)
+# Names of flags saying the job is (not) distributed: mode checks, not rank tests.
+DISTRIBUTED_FLAG = ("distributed", "ddp", "is_initialized", "is_dist_avail_and_initialized")
+UNWRAP_FUNCTION = re.compile(r"unwrap|de_?parallel|without_ddp|get_model|bare_model")

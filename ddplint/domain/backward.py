@@ -1,0 +1,205 @@
+"""One definition of "what reaches `backward()`": the backward calls of a file, the value
+each differentiates, and the expressions and statements that value is computed from.
+
+`x.backward()`, `scaler.scale(x).backward()`, `torch.autograd.backward(x)` and
+`accelerator.backward(x)` / `fabric.backward(x)` differentiate `x`. The flow follows `x`
+back through names (reaching assignments, `loss /= n` augmented assignments, parameters
+to what callers pass), arithmetic, tensor methods (`loss.mean()`), `sum(...)` /
+`torch.stack` / `torch.sum` / `torch.mean`, containers, conditional expressions and the
+return values of this file's functions. With `dependencies=True` it also follows every
+argument of every call (`criterion(model(x), y)` depends on `model(x)`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import libcst as cst
+
+from ddplint.domain.apis import AUTOGRAD_BACKWARD, BACKWARD_OWNERS
+from ddplint.engine import MAX_DEPTH, Resolver
+from ddplint.names import dotted
+
+_AGGREGATES = frozenset({"torch.stack", "torch.sum", "torch.mean", "torch.cat"})
+
+
+@dataclass(frozen=True)
+class BackwardSite:
+    """A backward call and the expression it differentiates."""
+
+    call: cst.Call
+    loss: cst.BaseExpression
+
+
+@dataclass(frozen=True)
+class Step:
+    """An expression (or an augmented assignment) the differentiated value comes from,
+    and the node it is evaluated at."""
+
+    node: cst.CSTNode
+    at: cst.CSTNode
+
+
+class Backward:
+    """The backward calls of one file and what flows into them."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+        self.model = resolver.model
+        self._sites: list[BackwardSite] | None = None
+        self._flows: dict[tuple[cst.Call, bool], list[Step]] = {}
+
+    @property
+    def sites(self) -> list[BackwardSite]:
+        if self._sites is None:
+            self._sites = [
+                s for c in self.model.calls_by_name.get("backward", []) if (s := self._site(c))
+            ]
+        return self._sites
+
+    def _site(self, call: cst.Call) -> BackwardSite | None:
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        receiver = func.value
+        qualified = self.model.imports.resolve(func)
+        owner = (dotted(receiver) or "").rpartition(".")[2]
+        if qualified == AUTOGRAD_BACKWARD or owner in BACKWARD_OWNERS:
+            return BackwardSite(call, call.args[0].value) if call.args else None
+        if qualified is not None or self.model.imports.resolve(receiver) is not None:
+            return None
+        if (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Attribute)
+            and receiver.func.attr.value == "scale"
+            and receiver.args
+        ):
+            return BackwardSite(call, receiver.args[0].value)
+        return BackwardSite(call, receiver)
+
+    def flow(self, site: BackwardSite, dependencies: bool = False) -> list[Step]:
+        """What the differentiated value of `site` is computed from, nearest first."""
+        key = (site.call, dependencies)
+        known = self._flows.get(key)
+        if known is None:
+            known = self._flows[key] = []
+            self._trace(site.loss, site.call, MAX_DEPTH, known, set(), dependencies)
+        return known
+
+    def reaches(self, node: cst.CSTNode) -> bool:
+        """The value of `node` (a forward call, say) flows into some backward call."""
+        model = self.model
+        for site in self.sites:
+            if model.is_inside(node, site.call):
+                return True
+            for step in self.flow(site, dependencies=True):
+                if model.is_inside(node, step.node):
+                    return True
+        return False
+
+    def _trace(
+        self,
+        expr: cst.BaseExpression,
+        at: cst.CSTNode,
+        depth: int,
+        found: list[Step],
+        seen: set[int],
+        dependencies: bool,
+    ) -> None:
+        if id(expr) in seen or depth < 0:
+            return
+        seen.add(id(expr))
+        found.append(Step(expr, at))
+
+        def follow(inner: cst.BaseExpression, where: cst.CSTNode = at) -> None:
+            # sub-expressions keep the depth: only names and returns followed spend it
+            self._trace(inner, where, depth, found, seen, dependencies)
+
+        if isinstance(expr, cst.BinaryOperation):
+            follow(expr.left)
+            follow(expr.right)
+        elif isinstance(expr, cst.UnaryOperation):
+            follow(expr.expression)
+        elif isinstance(expr, (cst.Name, cst.Attribute)):
+            self._trace_name(expr, at, depth - 1, found, seen, dependencies)
+            if isinstance(expr, cst.Attribute):
+                follow(expr.value)
+        elif isinstance(expr, cst.Subscript):
+            follow(expr.value)
+        elif isinstance(expr, (cst.Tuple, cst.List)):
+            for element in expr.elements:
+                follow(element.value)
+        elif isinstance(expr, cst.Dict):
+            for item in expr.elements:
+                if isinstance(item, cst.DictElement):
+                    follow(item.value)
+        elif isinstance(expr, cst.IfExp):
+            follow(expr.body)
+            follow(expr.orelse)
+        elif isinstance(expr, cst.Call):
+            self._trace_call(expr, follow, depth, found, seen, dependencies)
+
+    def _trace_call(
+        self,
+        call: cst.Call,
+        follow: _Follow,
+        depth: int,
+        found: list[Step],
+        seen: set[int],
+        dependencies: bool,
+    ) -> None:
+        func = call.func
+        qualified = self.model.imports.resolve(func)
+        callees = self.resolver.callees(call)
+        for callee in callees:
+            for returned in self.model.returns.get(callee, []):
+                if returned.value is not None:
+                    self._trace(returned.value, returned, depth - 1, found, seen, dependencies)
+        if dependencies:
+            if isinstance(func, cst.Attribute) and qualified is None:
+                follow(func.value)
+            for arg in call.args:
+                follow(arg.value)
+            return
+        if isinstance(func, cst.Attribute) and qualified is None and not callees:
+            follow(func.value)  # `loss.mean()`, `losses.sum()`, `loss_dict.values()`
+        elif (isinstance(func, cst.Name) and func.value == "sum") or qualified in _AGGREGATES:
+            for arg in call.args:
+                follow(arg.value)
+
+    def _trace_name(
+        self,
+        expr: cst.Name | cst.Attribute,
+        at: cst.CSTNode,
+        depth: int,
+        found: list[Step],
+        seen: set[int],
+        dependencies: bool,
+    ) -> None:
+        key = dotted(expr)
+        if key is None or depth < 0:
+            return
+        for binding in self.resolver.reaching(key, at):
+            statement = binding.statement
+            if binding.kind == "augassign":
+                if id(statement) not in seen:
+                    seen.add(id(statement))
+                    found.append(Step(statement, statement))
+                    self._trace(binding.value, statement, depth, found, seen, dependencies)
+            elif binding.kind == "assign":
+                value = binding.value
+                if binding.index is not None and isinstance(value, (cst.Tuple, cst.List)):
+                    value = value.elements[binding.index].value
+                self._trace(value, statement, depth, found, seen, dependencies)
+            elif binding.kind == "param":
+                for passed in self.resolver.arguments_for(binding):
+                    self._trace(passed, passed, depth, found, seen, dependencies)
+            elif binding.kind in ("for", "with") and dependencies:
+                self._trace(binding.value, statement, depth, found, seen, dependencies)
+
+
+class _Follow(Protocol):
+    """The local `follow` helper: an expression, and where it is evaluated."""
+
+    def __call__(self, inner: cst.BaseExpression, where: cst.CSTNode = ..., /) -> None: ...

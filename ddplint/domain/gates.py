@@ -1,0 +1,154 @@
+"""One definition of "rank-gated region": code that runs on some ranks only, because an
+enclosing branch or an earlier early exit tests the rank, or because its function is
+decorated to run on the main process only (`@rank_zero_only`, `@master_only`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.domain.apis import MAIN_ONLY_DECORATOR
+from ddplint.domain.ranks import Ranks, Side, last_name
+from ddplint.engine import Condition, Flow, Resolver
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Why a node runs on some ranks only.
+
+    `node` is what decides it: the `if` (or `while`, conditional expression, boolean
+    operation) whose test is a rank test, or the decorator. `side` is the ranks the node
+    runs on. `condition` is None for a decorator."""
+
+    node: cst.CSTNode
+    side: Side
+    condition: Condition | None
+
+    def describe(self, code: str) -> str:
+        """How a message names the gate; `code` is the source of the test or decorator."""
+        condition = self.condition
+        if condition is None:
+            return f"in a function decorated `@{code}`"
+        if condition.early_exit:
+            return f"after an early exit on `{code}`, so only where it is false"
+        if condition.holds:
+            return f"only where `{code}` holds"
+        return f"only where `{code}` is false"
+
+    @property
+    def test(self) -> cst.CSTNode:
+        """The rank test (or decorator expression) to quote."""
+        if self.condition is None:
+            assert isinstance(self.node, cst.Decorator)
+            return self.node.decorator
+        return self.condition.test
+
+
+class Gates:
+    """Rank gates of the nodes of one file."""
+
+    def __init__(self, ranks: Ranks, flow: Flow, resolver: Resolver) -> None:
+        self.ranks = ranks
+        self.flow = flow
+        self.resolver = resolver
+
+    def gate(self, node: cst.CSTNode) -> Gate | None:
+        """The innermost rank gate `node` runs under in its function, else the function's
+        main-only decorator, else None."""
+        conditions = self.flow.conditions(node)
+        for condition in conditions:
+            gate = self._gate(condition, conditions)
+            if gate is not None:
+                return gate
+        frame = self.resolver.model.frame(node)
+        if isinstance(frame, cst.FunctionDef):
+            decorator = main_only_decorator(frame)
+            if decorator is not None and self._in_body(node, frame):
+                return Gate(decorator, Side.MAIN, None)
+        return None
+
+    def single_process(self, node: cst.CSTNode) -> bool:
+        """`node` runs only when the job is not distributed: under `if world_size == 1:`,
+        `if not args.distributed:`, or after `if dist.get_world_size() != 1: raise`."""
+        for condition in self.flow.conditions(node):
+            when = self.ranks.single_process_when(condition.test)
+            if when is not None and when == condition.holds:
+                return True
+        return False
+
+    def _in_body(self, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
+        return self.resolver.model.is_inside(node, func.body)
+
+    def gates(self, node: cst.CSTNode) -> list[Gate]:
+        """Every rank gate of `node` in its function, innermost first."""
+        conditions = self.flow.conditions(node)
+        return [g for c in conditions if (g := self._gate(c, conditions)) is not None]
+
+    def _gate(self, condition: Condition, conditions: list[Condition]) -> Gate | None:
+        side = self.ranks.side(condition.test, condition.gate)
+        if side is None or self._opened(condition, conditions):
+            return None
+        return Gate(condition.gate, side if condition.holds else side.negated(), condition)
+
+    def _opened(self, condition: Condition, conditions: list[Condition]) -> bool:
+        """The condition is a disjunction with a term that is not a rank test, and another
+        condition of the node makes that term hold on every rank: after
+        `if not use_fsdp and not is_rank0: return`, inside `if use_fsdp:` every rank runs."""
+        terms = _disjuncts(condition.test, condition.holds)
+        if not terms:
+            return False
+        code = self.resolver.model.module.code_for_node
+        for term, value in terms:
+            if self.ranks.side(term, condition.gate) is not None:
+                continue
+            text = code(term).strip()
+            for other in conditions:
+                if other is condition:
+                    continue
+                for fixed, fixed_value in _literals_of(other.test, other.holds):
+                    if fixed_value == value and code(fixed).strip() == text:
+                        return True
+        return False
+
+
+def _literal(test: cst.BaseExpression, holds: bool) -> tuple[cst.BaseExpression, bool]:
+    """`(x, False)` for `not x` holding: the term without its negations."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, holds = test.expression, not holds
+    return test, holds
+
+
+def _disjuncts(test: cst.BaseExpression, holds: bool) -> list[tuple[cst.BaseExpression, bool]]:
+    """The terms of `test == holds` read as a disjunction (`a or b` holding, `a and b`
+    failing), each as (term, the value that satisfies it); [] when it is not one."""
+    test, holds = _literal(test, holds)
+    if not isinstance(test, cst.BooleanOperation):
+        return []
+    if isinstance(test.operator, cst.Or) != holds:
+        return []
+    found: list[tuple[cst.BaseExpression, bool]] = []
+    for part in (test.left, test.right):
+        inner = _disjuncts(part, holds)
+        found.extend(inner or [_literal(part, holds)])
+    return found
+
+
+def _literals_of(test: cst.BaseExpression, holds: bool) -> list[tuple[cst.BaseExpression, bool]]:
+    """The terms `test == holds` fixes (`a and b` holding fixes both; `not a` fixes `a`)."""
+    test, holds = _literal(test, holds)
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) == holds:
+        return [*_literals_of(test.left, holds), *_literals_of(test.right, holds)]
+    return [(test, holds)]
+
+
+def main_only_decorator(func: cst.FunctionDef) -> cst.Decorator | None:
+    """`@rank_zero_only`, `@master_only`, `@accelerator.on_main_process`, ..."""
+    for decorator in func.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+        name = last_name(expr)
+        if name is not None and MAIN_ONLY_DECORATOR.match(name):
+            return decorator
+    return None

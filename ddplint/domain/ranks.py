@@ -1,0 +1,302 @@
+"""One definition of "rank test": a condition whose truth differs between the ranks of a
+job, and which side of it the main process (rank 0) is on.
+
+A rank test is built from a per-process value compared with a constant (`rank == 0`,
+`self.gpu_id == 0`, `args.local_rank in [-1, 0]`, `dist.get_rank() == 0`), a main-process
+predicate (`is_main_process()`, `self.is_master`, `trainer.is_global_zero`), a name or
+attribute bound to one (`master_process = rank == 0`), or a call of a function of this
+file that returns one. Mode checks are not rank tests: `world_size == 1`,
+`args.distributed`, `local_rank == -1` / `!= -1`, `rank >= 0`, `rank is None` hold alike
+on every rank of a distributed run.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import libcst as cst
+
+from ddplint.domain.apis import (
+    DISTRIBUTED_FLAG,
+    MAIN_PROCESS_NAME,
+    RANK_ENV,
+    RANK_FUNCTION,
+    RANK_NAME,
+    WORLD_SIZE_ENV,
+    WORLD_SIZE_FUNCTION,
+    WORLD_SIZE_NAME,
+)
+from ddplint.engine import Resolver
+
+
+class Side(enum.Enum):
+    """Which ranks a rank test is true on."""
+
+    MAIN = "main"  # the main process (rank 0) only, maybe with the non-distributed run
+    OTHERS = "others"  # every rank but the main one
+    SOME = "some"  # some ranks; which is not known
+
+    def negated(self) -> Side:
+        return {Side.MAIN: Side.OTHERS, Side.OTHERS: Side.MAIN}.get(self, Side.SOME)
+
+
+def last_name(expr: cst.BaseExpression) -> str | None:
+    """`c` for `a.b.c` or `c`; None for anything else."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    if isinstance(expr, cst.Name):
+        return expr.value
+    return None
+
+
+def strip_conversion(
+    expr: cst.BaseExpression, functions: tuple[str, ...] = ("int", "float")
+) -> cst.BaseExpression:
+    """`x` for `int(x)`, `float(x)`, `int(float(x))` (or calls of the given `functions`)."""
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value in functions
+        and expr.args
+    ):
+        expr = expr.args[0].value
+    return expr
+
+
+def int_literal(expr: cst.BaseExpression) -> int | None:
+    """The value of a decimal integer literal, maybe negated (`0`, `-1`); None otherwise."""
+    negated = isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus)
+    if isinstance(expr, cst.UnaryOperation):
+        if not negated:
+            return None
+        expr = expr.expression
+    if not isinstance(expr, cst.Integer):
+        return None
+    try:
+        value = int(expr.value)  # hex, octal and binary spellings are not matched
+    except ValueError:
+        return None
+    return -value if negated else value
+
+
+def _literals(expr: cst.BaseExpression) -> list[int | None]:
+    if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        return [int_literal(e.value) for e in expr.elements]
+    return [int_literal(expr)]
+
+
+class Ranks:
+    """Rank values, world sizes and rank tests of one file."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+        self._sides: dict[cst.CSTNode, Side | None] = {}
+
+    # -- per-process values ---------------------------------------------------------------
+
+    def is_rank_value(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
+        """An expression holding this process's rank (global, local or node)."""
+        return self._holds(expr, at, rank=True)
+
+    def is_world_size(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
+        """An expression holding the number of processes."""
+        return self._holds(expr, at, rank=False)
+
+    def _holds(self, expr: cst.BaseExpression, at: cst.CSTNode | None, rank: bool) -> bool:
+        where = expr if at is None else at
+        for value in self.resolver.values(expr, where):
+            if self._spells(value.expr, value.at, rank):
+                return True
+        return False
+
+    def spells_world_size(self, expr: cst.BaseExpression) -> bool:
+        """`expr` itself is the world size (`world_size`, `dist.get_world_size()`,
+        `int(os.environ["WORLD_SIZE"])`), without following names."""
+        return self._spells(expr, expr, rank=False)
+
+    def _spells(self, expr: cst.BaseExpression, at: cst.CSTNode, rank: bool) -> bool:
+        """`expr` itself spells the value (no following of names)."""
+        expr = strip_conversion(expr)
+        if rank and isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo):
+            return self.is_rank_value(expr.left, at)
+        environ = RANK_ENV if rank else WORLD_SIZE_ENV
+        if isinstance(expr, cst.Call):
+            func = last_name(expr.func)
+            pattern = RANK_FUNCTION if rank else WORLD_SIZE_FUNCTION
+            if func is not None and pattern.match(func) and not (rank and expr.args):
+                return True
+            return self.resolver.direct_environ_key(expr, at) in environ
+        if isinstance(expr, cst.Subscript):
+            return self.resolver.direct_environ_key(expr, at) in environ
+        name = last_name(expr)
+        names = RANK_NAME if rank else WORLD_SIZE_NAME
+        return name is not None and bool(names.search(name))
+
+    # -- mode checks --------------------------------------------------------------------
+
+    def is_mode_check(self, test: cst.BaseExpression) -> bool:
+        """A test true alike on every rank of a run that says whether (or how widely) the
+        job is distributed: `dist.is_initialized()`, `args.distributed`, `world_size > 1`,
+        `local_rank != -1`, `not is_dist_avail_and_initialized()`, and `and`/`or`/`not`
+        of them."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.is_mode_check(test.expression)
+        if isinstance(test, cst.BooleanOperation):
+            return self.is_mode_check(test.left) and self.is_mode_check(test.right)
+        if isinstance(test, cst.Comparison):
+            operands = [test.left, *(c.comparator for c in test.comparisons)]
+            if any(self.is_world_size(o) for o in operands):
+                return True
+            return self._comparison_side(test, test) is None and any(
+                self.is_rank_value(o) for o in operands
+            )
+        func = test.func if isinstance(test, cst.Call) else test
+        name = (last_name(func) or "").lower()
+        return any(flag in name for flag in DISTRIBUTED_FLAG) or name in ("is_available",)
+
+    def single_process_when(self, test: cst.BaseExpression) -> bool | None:
+        """True if `test` holding means the job is not distributed (`world_size == 1`,
+        `not args.distributed`, `local_rank == -1`), False if it means the job is
+        (`dist.is_initialized()`, `world_size > 1`), None when it says neither."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.single_process_when(test.expression)
+            return None if inner is None else not inner
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            target = test.comparisons[0]
+            number = int_literal(target.comparator)
+            kind = type(target.operator)
+            if self.is_world_size(test.left):
+                if (number == 1 and kind in (cst.Equal, cst.LessThanEqual)) or (
+                    number == 2 and kind is cst.LessThan
+                ):
+                    return True
+                if (number == 1 and kind in (cst.NotEqual, cst.GreaterThan)) or (
+                    number == 2 and kind is cst.GreaterThanEqual
+                ):
+                    return False
+            elif number == -1 and self.is_rank_value(test.left):
+                return {cst.Equal: True, cst.NotEqual: False}.get(kind)
+            return None
+        func = test.func if isinstance(test, cst.Call) else test
+        name = (last_name(func) or "").lower()
+        if any(flag in name for flag in DISTRIBUTED_FLAG):
+            return False
+        return None
+
+    # -- rank tests -----------------------------------------------------------------------
+
+    def side(self, test: cst.BaseExpression, at: cst.CSTNode | None = None) -> Side | None:
+        """The ranks on which `test` is true, or None when it is not a rank test."""
+        known = self._sides.get(test, ...)
+        if known is not ...:
+            return known
+        self._sides[test] = None  # a name bound to itself cannot recurse forever
+        found = self._side(test, test if at is None else at)
+        self._sides[test] = found
+        return found
+
+    def is_rank_test(self, test: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
+        return self.side(test, at) is not None
+
+    def _side(self, test: cst.BaseExpression, at: cst.CSTNode) -> Side | None:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.side(test.expression, at)
+            return None if inner is None else inner.negated()
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self.side(test.left, at), self.side(test.right, at)
+            if left is None or right is None or left is right:
+                return left or right
+            return Side.SOME
+        if isinstance(test, cst.Comparison):
+            return self._comparison_side(test, at)
+        if isinstance(test, cst.Call):
+            func = last_name(test.func)
+            if func is not None and MAIN_PROCESS_NAME.match(func):
+                return Side.MAIN
+            return self._returned_side(test)
+        name = last_name(test)
+        if name is None:
+            return None
+        if MAIN_PROCESS_NAME.match(name):
+            return Side.MAIN
+        for value in self.resolver.values(test, at):
+            if value.expr is not test:
+                side = self.side(value.expr, value.at)
+                if side is not None:
+                    return side
+        return None
+
+    def _returned_side(self, call: cst.Call) -> Side | None:
+        """A call of a function of this file whose every return value is a rank test."""
+        sides: set[Side] = set()
+        for func in self.resolver.callees(call):
+            for returned in self.resolver.model.returns.get(func, []):
+                if returned.value is None:
+                    return None
+                side = self.side(returned.value, returned)
+                if side is None:
+                    return None
+                sides.add(side)
+        if not sides:
+            return None
+        return sides.pop() if len(sides) == 1 else Side.SOME
+
+    def _comparison_side(self, test: cst.Comparison, at: cst.CSTNode) -> Side | None:
+        if len(test.comparisons) != 1:
+            operands = [test.left, *(c.comparator for c in test.comparisons)]
+            return Side.SOME if any(self.is_rank_value(o, at) for o in operands) else None
+        target = test.comparisons[0]
+        left, right, operator = test.left, target.comparator, target.operator
+        if self.is_rank_value(left, at):
+            value, constant = left, right
+        elif self.is_rank_value(right, at):
+            value, constant = right, left
+            operator = _mirrored(operator)
+        else:
+            return None
+        del value
+        if _is_none(constant):
+            return None  # `rank is None`: whether the job is distributed
+        literals = _literals(constant)
+        if isinstance(operator, (cst.In, cst.NotIn)):
+            if not literals or None in literals:
+                return Side.SOME
+            main = 0 in literals and all(v in (0, -1) for v in literals)
+            if main:
+                return Side.MAIN if isinstance(operator, cst.In) else Side.OTHERS
+            return Side.SOME if literals != [-1] else None
+        number = literals[0]
+        if number is None:
+            return Side.SOME
+        if number == -1:
+            return None  # `local_rank == -1`: not distributed
+        kind = type(operator)
+        if number == 0:
+            if kind in (cst.Equal, cst.Is, cst.LessThanEqual):
+                return Side.MAIN
+            if kind in (cst.NotEqual, cst.IsNot, cst.GreaterThan):
+                return Side.OTHERS
+            return None  # `rank >= 0`, `rank < 0`: true on every rank, or on none
+        if number == 1 and kind is cst.LessThan:
+            return Side.MAIN
+        if number == 1 and kind is cst.GreaterThanEqual:
+            return Side.OTHERS
+        return Side.SOME
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+_MIRROR: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]] = {
+    cst.LessThan: cst.GreaterThan,
+    cst.GreaterThan: cst.LessThan,
+    cst.LessThanEqual: cst.GreaterThanEqual,
+    cst.GreaterThanEqual: cst.LessThanEqual,
+}
+
+
+def _mirrored(operator: cst.BaseCompOp) -> cst.BaseCompOp:
+    """`0 < rank` reads as `rank > 0`."""
+    mirror = _MIRROR.get(type(operator))
+    return mirror() if mirror is not None else operator

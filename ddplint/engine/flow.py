@@ -1,0 +1,160 @@
+"""Control flow inside one function: what leaves a block, and the conditions a node runs
+under (enclosing branches, and earlier `if ...: return` / `continue` / `raise` / exits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.engine.model import SemanticModel
+from ddplint.names import dotted
+
+EXIT_CALLS = frozenset({"sys.exit", "os._exit", "os.abort", "exit", "quit"})
+Statement = cst.BaseStatement | cst.BaseSmallStatement
+
+
+@dataclass(frozen=True)
+class Condition:
+    """`node` runs only when `test` is `holds` (true or false).
+
+    `gate` is the statement or expression that decides it: the enclosing `if` / `while` /
+    conditional expression, or for an early exit the earlier `if` whose branch leaves."""
+
+    test: cst.BaseExpression
+    holds: bool
+    gate: cst.CSTNode
+    early_exit: bool = False
+
+
+def statements(block: cst.CSTNode | None) -> Sequence[Statement]:
+    """The statements of a suite, `else` clause or statement line."""
+    if isinstance(block, (cst.Else, cst.Finally, cst.ExceptHandler, cst.MatchCase)):
+        block = block.body
+    if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        return block.body
+    if isinstance(block, cst.SimpleStatementLine):
+        return block.body
+    return ()
+
+
+def is_exit_call(node: cst.CSTNode, qualname: Callable[[cst.BaseExpression], str | None]) -> bool:
+    """`sys.exit()`, `os._exit(1)`, `exit()`, ... as a statement."""
+    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+        func = node.value.func
+        name = qualname(func) or dotted(func) or ""
+        return name in EXIT_CALLS
+    return False
+
+
+class Flow:
+    """Leaving and conditions, for one model."""
+
+    def __init__(self, model: SemanticModel) -> None:
+        self.model = model
+        self._leaves: dict[tuple[cst.CSTNode, bool], bool] = {}
+
+    def qualname(self, expr: cst.BaseExpression) -> str | None:
+        return self.model.imports.resolve(expr)
+
+    def leaves(self, block: cst.CSTNode | None, stops_only: bool = False) -> bool:
+        """Running `block` never falls through to the code after it: one of its statements
+        is `return`, `raise`, `continue`, `break` or a process exit, or an `if`/`else`,
+        `try` or `with` all of whose ways out do. With `stops_only`, only `raise` and
+        process exits count (the block does not go on at all). One definition of
+        "leaves"."""
+        if block is None:
+            return False
+        key = (block, stops_only)
+        known = self._leaves.get(key)
+        if known is None:
+            known = self._leaves[key] = self.sequence_leaves(statements(block), stops_only)
+        return known
+
+    def sequence_leaves(self, body: Sequence[cst.CSTNode], stops_only: bool = False) -> bool:
+        """Running these statements in order never reaches the end of them."""
+        return any(self._statement_leaves(s, stops_only) for s in body)
+
+    def _statement_leaves(self, statement: cst.CSTNode, stops_only: bool) -> bool:
+        if isinstance(statement, cst.SimpleStatementLine):
+            return self.sequence_leaves(statement.body, stops_only)
+        if isinstance(statement, cst.Raise):
+            return True
+        if isinstance(statement, (cst.Return, cst.Continue, cst.Break)):
+            return not stops_only
+        if isinstance(statement, cst.Expr):
+            return is_exit_call(statement, self.qualname)
+        if isinstance(statement, cst.If):
+            orelse = statement.orelse
+            if orelse is None:
+                return False
+            other = (
+                self._statement_leaves(orelse, stops_only)
+                if isinstance(orelse, cst.If)
+                else self.leaves(orelse, stops_only)
+            )
+            return other and self.leaves(statement.body, stops_only)
+        if isinstance(statement, (cst.Try, cst.TryStar)):
+            if statement.finalbody is not None and self.leaves(statement.finalbody, stops_only):
+                return True
+            completes = not self.leaves(statement.body, stops_only) and not (
+                statement.orelse is not None and self.leaves(statement.orelse, stops_only)
+            )
+            return not completes and all(self.leaves(h, stops_only) for h in statement.handlers)
+        if isinstance(statement, cst.With):
+            return self.leaves(statement.body, stops_only)
+        return False
+
+    def conditions(self, node: cst.CSTNode) -> list[Condition]:
+        """The conditions `node` runs under in its function (or lambda, class body or
+        module), innermost first: enclosing branches, and earlier sibling `if`s with a
+        branch that leaves (`if rank != 0: return` makes what follows run where
+        `rank != 0` is false)."""
+        found: list[Condition] = []
+        model = self.model
+        child = node
+        for ancestor in model.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
+                if isinstance(ancestor, cst.Module) or child is ancestor.body:
+                    found.extend(self._early_exits(ancestor, child))
+                break
+            if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
+                found.append(Condition(ancestor.test, child is ancestor.body, ancestor))
+            elif isinstance(ancestor, cst.While) and child is ancestor.body:
+                found.append(Condition(ancestor.test, True, ancestor))
+            elif isinstance(ancestor, cst.BooleanOperation) and child is ancestor.right:
+                holds = isinstance(ancestor.operator, cst.And)
+                found.append(Condition(ancestor.left, holds, ancestor))
+            elif isinstance(ancestor, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+                found.extend(self._early_exits(ancestor, child))
+            child = ancestor
+        return found
+
+    def _early_exits(self, block: cst.CSTNode, child: cst.CSTNode) -> list[Condition]:
+        """Conditions from the statements of `block` before `child` that leave on one
+        branch: after `if c: return`, the rest of the block runs where `c` is false."""
+        found: list[Condition] = []
+        body = block.body if isinstance(block, cst.Module) else statements(block)
+        for statement in body:
+            if statement is child:
+                break
+            if isinstance(statement, cst.If):
+                condition = self._exit_condition(statement)
+                if condition is not None:
+                    found.append(condition)
+        found.reverse()  # innermost (latest) first
+        return found
+
+    def _exit_condition(self, statement: cst.If) -> Condition | None:
+        orelse = statement.orelse
+        body_leaves = self.leaves(statement.body)
+        if isinstance(orelse, cst.If):  # `if a: return` / `elif b: ...`
+            return Condition(statement.test, False, statement, True) if body_leaves else None
+        else_leaves = self.leaves(orelse) if orelse is not None else False
+        if body_leaves and not else_leaves:
+            return Condition(statement.test, False, statement, True)
+        if else_leaves and not body_leaves:
+            return Condition(statement.test, True, statement, True)
+        return None

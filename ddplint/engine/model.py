@@ -1,0 +1,489 @@
+"""The semantic model of one file, built by one iterative sweep over the tree.
+
+It records, for every node: its parent, its pre-order index and the end of its subtree
+(so "is inside" and "comes before" are integer comparisons), and the function or module
+whose frame runs it; and for the file: calls, function and class definitions, return
+statements and bindings. A binding knows the frame and the precise scope it lives in
+(module, class body, function, lambda, comprehension), the conditional block it sits in
+(an `if`/`else` branch, a loop body, a `try` body or handler, a `case`) and its loop.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from ddplint.engine.tree import children
+from ddplint.names import ImportMap, dotted
+
+Frame = cst.FunctionDef | cst.Module
+ScopeNode = (
+    cst.Module
+    | cst.FunctionDef
+    | cst.ClassDef
+    | cst.Lambda
+    | cst.ListComp
+    | cst.SetComp
+    | cst.DictComp
+    | cst.GeneratorExp
+)
+Loop = cst.For | cst.While
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+SCOPE_TYPES = (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHENSIONS)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """`target = value` (or `with value as target`, `for target in value`, a parameter)."""
+
+    target: str
+    value: cst.BaseExpression
+    statement: cst.CSTNode
+    scope: Frame  # the function (or module) whose frame runs the binding
+    kind: str = "assign"  # "assign", "augassign", "with", "for", "param", "except"
+    owner: ScopeNode | None = None  # the precise scope: class body, comprehension, ...
+    branch: cst.CSTNode | None = None  # the innermost conditional block holding it
+    loop: Loop | None = None  # the innermost loop of its frame holding it
+    index: int | None = None  # position in an unpacked value: `a, b = f()`
+
+
+def storage_key(expr: cst.BaseExpression) -> str | None:
+    """`a.b` for an attribute chain, `cfg['rank']` for a string-keyed subscript of one."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        element = expr.slice[0].slice
+        if isinstance(element, cst.Index) and isinstance(element.value, cst.SimpleString):
+            base = dotted(expr.value)
+            key = element.value.evaluated_value
+            if base is not None and isinstance(key, str):
+                return f"{base}[{key!r}]"
+        return None
+    return dotted(expr)
+
+
+def all_params(params: cst.Parameters) -> Iterator[cst.Param]:
+    """Every parameter, in order: positional-only, positional, `*args`, keyword-only, `**kw`."""
+    yield from params.posonly_params
+    yield from params.params
+    if isinstance(params.star_arg, cst.Param):
+        yield params.star_arg
+    yield from params.kwonly_params
+    if params.star_kwarg is not None:
+        yield params.star_kwarg
+
+
+@dataclass(frozen=True)
+class _Where:
+    """The context the sweep carries down: frame, precise scope, block and loop."""
+
+    frame: Frame
+    owner: ScopeNode
+    branch: cst.CSTNode | None
+    loop: Loop | None
+
+
+class SemanticModel:
+    """Everything one sweep learns about a module."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.imports = ImportMap()
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.nodes: list[cst.CSTNode] = []
+        self.order: dict[cst.CSTNode, int] = {}
+        self.subtree_end: dict[cst.CSTNode, int] = {}
+        self.frame_of: dict[cst.CSTNode, Frame] = {}
+        self.calls: list[cst.Call] = []
+        self.by_type: dict[type[cst.CSTNode], list[cst.CSTNode]] = defaultdict(list)
+        self.functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)
+        self.classes: dict[str, list[cst.ClassDef]] = defaultdict(list)
+        self.bindings: dict[str, list[Binding]] = defaultdict(list)  # names, attributes
+        self.item_bindings: dict[str, list[Binding]] = defaultdict(list)  # `cfg['k'] = v`
+        self.returns: dict[Frame, list[cst.Return]] = defaultdict(list)
+        self.calls_by_name: dict[str, list[cst.Call]] = defaultdict(list)
+        self._by_frame: dict[Frame, dict[str, list[Binding]]] | None = None
+        self._calls_by_frame: dict[Frame, list[cst.Call]] | None = None
+        self._by_scope: dict[bool, dict[str, dict[cst.CSTNode, list[Binding]]]] = {
+            False: {},
+            True: {},
+        }
+        self._sweep()
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def bindings_by_scope(self, key: str, frame: bool = False) -> dict[cst.CSTNode, list[Binding]]:
+        """The bindings of `key` grouped by their precise scope (or by frame), in source
+        order; built once per key, so that asking in many places stays linear."""
+        index = self._by_scope[frame]
+        grouped = index.get(key)
+        if grouped is None:
+            grouped = index[key] = {}
+            table = self.item_bindings if key.endswith("]") else self.bindings
+            for binding in table.get(key, ()):
+                group = binding.scope if frame else binding.owner
+                grouped.setdefault(group or self.module, []).append(binding)
+        return grouped
+
+    def calls_by_frame(self, frame: Frame) -> list[cst.Call]:
+        """The calls the frame of `frame` runs (lambdas and class bodies in it included)."""
+        grouped = self._calls_by_frame
+        if grouped is None:
+            grouped = self._calls_by_frame = {}
+            for call in self.calls:
+                grouped.setdefault(self.frame(call), []).append(call)
+        return grouped.get(frame, [])
+
+    def bindings_in(self, frame: Frame) -> dict[str, list[Binding]]:
+        """The bindings of names (not attributes) made in the frame of `frame`, by name."""
+        grouped = self._by_frame
+        if grouped is None:
+            grouped = self._by_frame = {}
+            for name, bindings in self.bindings.items():
+                if "." in name:
+                    continue
+                for binding in bindings:
+                    grouped.setdefault(binding.scope, {}).setdefault(name, []).append(binding)
+        return grouped.get(frame, {})
+
+    def frame(self, node: cst.CSTNode) -> Frame:
+        """The function (or the module) whose frame runs `node`."""
+        return self.frame_of.get(node, self.module)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        """Parents of `node`, innermost first."""
+        current = self.parents.get(node)
+        while current is not None:
+            yield current
+            current = self.parents.get(current)
+
+    def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+        """`node` is `container` or lies below it."""
+        start = self.order[container]
+        return start <= self.order[node] < self.subtree_end[container]
+
+    def before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+        """`first` starts before `second` in the source."""
+        return self.order[first] < self.order[second]
+
+    def owner(self, node: cst.CSTNode) -> ScopeNode:
+        """The precise scope a name read at `node` is looked up in first: the innermost
+        function, lambda, comprehension or class body that evaluates it (decorators,
+        defaults, annotations and class bases belong to the scope around the definition)."""
+        child: cst.CSTNode = node
+        first_iterable = False  # the first iterable of a comprehension runs outside it
+        for ancestor in self.ancestors(node):
+            if (
+                isinstance(ancestor, SCOPE_TYPES)
+                and not first_iterable
+                and _evaluated_inside(ancestor, child)
+            ):
+                return ancestor
+            first_iterable = (
+                isinstance(ancestor, cst.CompFor)
+                and child is ancestor.iter
+                and isinstance(self.parents.get(ancestor), COMPREHENSIONS)
+            )
+            child = ancestor
+        return self.module
+
+    def enclosing_class(self, frame: Frame) -> cst.ClassDef | None:
+        """The class a method is defined in directly."""
+        if isinstance(frame, cst.Module):
+            return None
+        parent = self.parents.get(frame)
+        if isinstance(parent, cst.IndentedBlock):
+            holder = self.parents.get(parent)
+            if isinstance(holder, cst.ClassDef):
+                return holder
+        return None
+
+    # -- the sweep -------------------------------------------------------------------------
+
+    def _sweep(self) -> None:
+        """One iterative pre-order sweep (deeply nested code cannot exhaust the stack)."""
+        module = self.module
+        top = _Where(module, module, None, None)
+        stack: list[tuple[cst.CSTNode, cst.CSTNode | None, _Where, bool]] = [
+            (module, None, top, False)
+        ]
+        nodes, order, parents, frame_of = self.nodes, self.order, self.parents, self.frame_of
+        while stack:
+            node, parent, where, leaving = stack.pop()
+            if leaving:
+                self.subtree_end[node] = len(nodes)
+                continue
+            if parent is not None:
+                parents[node] = parent
+            order[node] = len(nodes)
+            nodes.append(node)
+            frame_of[node] = where.frame
+            kind = type(node)
+            self.by_type[kind].append(node)
+            visit = _VISITORS.get(kind)
+            stack.append((node, None, where, True))
+            if visit is None:
+                stack.extend((c, node, where, False) for c in reversed(children(node)))
+            else:
+                placed = visit(self, node, where)
+                stack.extend((c, node, w, False) for c, w in reversed(placed))
+
+    def bind(
+        self,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression,
+        statement: cst.CSTNode,
+        where: _Where,
+        kind: str,
+    ) -> None:
+        """Bind every name in `target`; a tuple target takes a tuple value element-wise."""
+        if isinstance(target, (cst.Tuple, cst.List)):
+            elements = target.elements
+            starred = any(isinstance(e, cst.StarredElement) for e in elements)
+            if (
+                isinstance(value, (cst.Tuple, cst.List))
+                and not starred
+                and len(value.elements) == len(elements)
+                and not any(isinstance(e, cst.StarredElement) for e in value.elements)
+            ):
+                for element, item in zip(elements, value.elements, strict=True):
+                    self.bind(element.value, item.value, statement, where, kind)
+                return
+            for position, element in enumerate(elements):
+                inner = element.value
+                if (
+                    isinstance(element, cst.StarredElement)
+                    or starred
+                    or isinstance(inner, (cst.Tuple, cst.List))
+                ):
+                    self.bind(inner, value, statement, where, kind)
+                else:
+                    self._add(inner, value, statement, where, kind, position)
+            return
+        if isinstance(target, cst.StarredElement):
+            self.bind(target.value, value, statement, where, kind)
+            return
+        self._add(target, value, statement, where, kind, None)
+
+    def _add(
+        self,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression,
+        statement: cst.CSTNode,
+        where: _Where,
+        kind: str,
+        index: int | None,
+    ) -> None:
+        key = storage_key(target)
+        if key is not None:
+            table = self.item_bindings if isinstance(target, cst.Subscript) else self.bindings
+            table[key].append(
+                Binding(
+                    key,
+                    value,
+                    statement,
+                    where.frame,
+                    kind,
+                    where.owner,
+                    where.branch,
+                    where.loop,
+                    index,
+                )
+            )
+
+
+def _evaluated_inside(scope: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """Whether `child` (a direct child of the scope node `scope`) runs in that scope."""
+    if isinstance(scope, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return child is scope.body
+    return True
+
+
+# -- visitors: where each child of a node runs, and what the node binds --------------------
+
+_Placed = list[tuple[cst.CSTNode, _Where]]
+
+
+def _same(node: cst.CSTNode, where: _Where) -> _Placed:
+    return [(c, where) for c in children(node)]
+
+
+def _visit_function(model: SemanticModel, node: cst.FunctionDef, where: _Where) -> _Placed:
+    model.functions[node.name.value].append(node)
+    inner = _Where(node, node, None, None)
+    for param in all_params(node.params):
+        model.bind(param.name, param.default or param.name, node, inner, "param")
+    return [(c, inner if c is node.body else where) for c in children(node)]
+
+
+def _visit_class(model: SemanticModel, node: cst.ClassDef, where: _Where) -> _Placed:
+    model.classes[node.name.value].append(node)
+    inner = _Where(where.frame, node, None, None)
+    return [(c, inner if c is node.body else where) for c in children(node)]
+
+
+def _visit_lambda(model: SemanticModel, node: cst.Lambda, where: _Where) -> _Placed:
+    inner = _Where(where.frame, node, None, None)
+    for param in all_params(node.params):
+        model.bind(param.name, param.default or param.name, node, inner, "param")
+    return [(c, inner if c is node.body else where) for c in children(node)]
+
+
+def _visit_comprehension(
+    model: SemanticModel,
+    node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp,
+    where: _Where,
+) -> _Placed:
+    inner = _Where(where.frame, node, None, None)
+    return [(c, inner) for c in children(node)]
+
+
+def _visit_comp_for(model: SemanticModel, node: cst.CompFor, where: _Where) -> _Placed:
+    model.bind(node.target, node.iter, node, where, "for")
+    # The first iterable (`[x for x in <here>]`) runs in the enclosing scope; only the
+    # precise owner differs, which `SemanticModel.owner` works out on demand.
+    return _same(node, where)
+
+
+def _visit_if(model: SemanticModel, node: cst.If, where: _Where) -> _Placed:
+    placed: _Placed = [(node.test, where), (node.body, _branch(where, node.body))]
+    if node.orelse is not None:
+        placed.append((node.orelse, _branch(where, node.orelse)))
+    return placed
+
+
+def _visit_loop(model: SemanticModel, node: cst.For | cst.While, where: _Where) -> _Placed:
+    body = _Where(where.frame, where.owner, node.body, node)
+    placed: _Placed = []
+    if isinstance(node, cst.For):
+        model.bind(node.target, node.iter, node, body, "for")
+        placed += [(node.target, where), (node.iter, where)]
+    else:
+        placed.append((node.test, where))
+    placed.append((node.body, body))
+    if node.orelse is not None:
+        placed.append((node.orelse, _branch(where, node.orelse)))
+    return placed
+
+
+def _visit_try(model: SemanticModel, node: cst.Try | cst.TryStar, where: _Where) -> _Placed:
+    placed: _Placed = [(node.body, _branch(where, node.body))]
+    placed += [(h, _branch(where, h)) for h in node.handlers]
+    if node.orelse is not None:
+        placed.append((node.orelse, _branch(where, node.orelse)))
+    if node.finalbody is not None:
+        placed.append((node.finalbody, where))
+    return placed
+
+
+def _visit_handler(
+    model: SemanticModel, node: cst.ExceptHandler | cst.ExceptStarHandler, where: _Where
+) -> _Placed:
+    if node.name is not None and node.type is not None:
+        model.bind(node.name.name, node.type, node, where, "except")
+    return _same(node, where)
+
+
+def _visit_case(model: SemanticModel, node: cst.MatchCase, where: _Where) -> _Placed:
+    inner = _branch(where, node)
+    return [(c, inner) for c in children(node)]
+
+
+def _visit_if_exp(model: SemanticModel, node: cst.IfExp, where: _Where) -> _Placed:
+    return [
+        (node.body, _branch(where, node.body)),
+        (node.test, where),
+        (node.orelse, _branch(where, node.orelse)),
+    ]
+
+
+def _visit_bool(model: SemanticModel, node: cst.BooleanOperation, where: _Where) -> _Placed:
+    return [(node.left, where), (node.operator, where), (node.right, _branch(where, node.right))]
+
+
+def _branch(where: _Where, block: cst.CSTNode) -> _Where:
+    return _Where(where.frame, where.owner, block, where.loop)
+
+
+def _visit_call(model: SemanticModel, node: cst.Call, where: _Where) -> _Placed:
+    model.calls.append(node)
+    func = node.func
+    if isinstance(func, cst.Name):
+        model.calls_by_name[func.value].append(node)
+    elif isinstance(func, cst.Attribute):
+        model.calls_by_name[func.attr.value].append(node)
+    return _same(node, where)
+
+
+def _visit_return(model: SemanticModel, node: cst.Return, where: _Where) -> _Placed:
+    if isinstance(where.owner, (cst.FunctionDef, cst.Module)):
+        model.returns[where.frame].append(node)
+    return _same(node, where)
+
+
+def _visit_import(
+    model: SemanticModel, node: cst.Import | cst.ImportFrom, where: _Where
+) -> _Placed:
+    model.imports.add(node)
+    return _same(node, where)
+
+
+def _visit_assign(model: SemanticModel, node: cst.Assign, where: _Where) -> _Placed:
+    for target in node.targets:
+        model.bind(target.target, node.value, node, where, "assign")
+    return _same(node, where)
+
+
+def _visit_ann_assign(model: SemanticModel, node: cst.AnnAssign, where: _Where) -> _Placed:
+    if node.value is not None:
+        model.bind(node.target, node.value, node, where, "assign")
+    return _same(node, where)
+
+
+def _visit_aug_assign(model: SemanticModel, node: cst.AugAssign, where: _Where) -> _Placed:
+    model.bind(node.target, node.value, node, where, "augassign")
+    return _same(node, where)
+
+
+def _visit_named_expr(model: SemanticModel, node: cst.NamedExpr, where: _Where) -> _Placed:
+    model.bind(node.target, node.value, node, where, "assign")
+    return _same(node, where)
+
+
+def _visit_with_item(model: SemanticModel, node: cst.WithItem, where: _Where) -> _Placed:
+    if node.asname is not None:
+        model.bind(node.asname.name, node.item, node, where, "with")
+    return _same(node, where)
+
+
+_VISITORS: dict[type[cst.CSTNode], Callable[[SemanticModel, Any, _Where], _Placed]] = {
+    cst.FunctionDef: _visit_function,
+    cst.ClassDef: _visit_class,
+    cst.Lambda: _visit_lambda,
+    cst.ListComp: _visit_comprehension,
+    cst.SetComp: _visit_comprehension,
+    cst.DictComp: _visit_comprehension,
+    cst.GeneratorExp: _visit_comprehension,
+    cst.CompFor: _visit_comp_for,
+    cst.If: _visit_if,
+    cst.For: _visit_loop,
+    cst.While: _visit_loop,
+    cst.Try: _visit_try,
+    cst.TryStar: _visit_try,
+    cst.ExceptHandler: _visit_handler,
+    cst.ExceptStarHandler: _visit_handler,
+    cst.MatchCase: _visit_case,
+    cst.IfExp: _visit_if_exp,
+    cst.BooleanOperation: _visit_bool,
+    cst.Call: _visit_call,
+    cst.Return: _visit_return,
+    cst.Import: _visit_import,
+    cst.ImportFrom: _visit_import,
+    cst.Assign: _visit_assign,
+    cst.AnnAssign: _visit_ann_assign,
+    cst.AugAssign: _visit_aug_assign,
+    cst.NamedExpr: _visit_named_expr,
+    cst.WithItem: _visit_with_item,
+}

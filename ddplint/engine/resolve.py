@@ -1,0 +1,481 @@
+"""The value resolver: what a name (or attribute, or string-keyed subscript) can hold at a
+point of the program, which functions of this file a call can run, and what callers pass
+for a parameter. One depth limit, `MAX_DEPTH`, bounds every chain it follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.engine.model import (
+    COMPREHENSIONS,
+    Binding,
+    ScopeNode,
+    SemanticModel,
+    storage_key,
+)
+from ddplint.names import dotted
+
+MAX_DEPTH = 6
+_KILLING = frozenset({"assign", "for", "with", "param", "except"})
+_PARTIAL = frozenset({"functools.partial", "partial"})
+_ENVIRON_READS = frozenset({"os.environ.get", "os.getenv"})
+
+
+@dataclass(frozen=True)
+class Value:
+    """One expression a name may stand for, the node it is evaluated at, and whether the
+    resolver could follow it no further (a call of an unknown function, a literal, a
+    parameter no caller in the file passes)."""
+
+    expr: cst.BaseExpression
+    at: cst.CSTNode
+    leaf: bool
+
+
+def argument(call: cst.Call, position: int | None, name: str) -> cst.BaseExpression | None:
+    """The value passed at `position` (None: keyword only) or as `name=`."""
+    positional: list[cst.Arg] = []
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return arg.value
+        elif arg.star:
+            return None  # `*args`: positions after it are unknown
+        else:
+            positional.append(arg)
+    if position is not None and position < len(positional):
+        return positional[position].value
+    return None
+
+
+class Resolver:
+    """Answers "what can this hold here" for one semantic model."""
+
+    def __init__(self, model: SemanticModel) -> None:
+        self.model = model
+        self._callees: dict[cst.Call, list[cst.FunctionDef]] = {}
+
+    # -- bindings ----------------------------------------------------------------------------
+
+    def reaching(self, key: str, at: cst.CSTNode) -> list[Binding]:
+        """Bindings of `key` that may hold its value when `at` runs: in the innermost scope
+        that binds it (LEGB; class bodies are not seen from inside their methods), the
+        last binding on every path to `at`, and those made later in a loop around `at`."""
+        model = self.model
+        table = model.item_bindings if key.endswith("]") else model.bindings
+        candidates = table.get(key)
+        if not candidates:
+            return []
+        head = key.partition(".")[0]
+        if head in ("self", "cls") and "." in key:
+            return self._instance_attribute(key, at, candidates)
+        owner = model.owner(at)
+        scope: ScopeNode = owner
+        by_scope = model.bindings_by_scope(key)
+        while True:
+            local = by_scope.get(scope)
+            if local:
+                return self._flowing(local, at) if scope is owner else list(local)
+            if isinstance(scope, cst.Module):
+                break
+            scope = self._enclosing_scope(scope)
+        # An attribute of an object (`args.rank = ...` in `main`) is shared state.
+        return list(candidates) if "." in key or "[" in key else []
+
+    def _enclosing_scope(self, scope: ScopeNode) -> ScopeNode:
+        outer = self.model.owner(scope)
+        while isinstance(outer, cst.ClassDef):
+            outer = self.model.owner(outer)
+        return outer
+
+    def _instance_attribute(
+        self, key: str, at: cst.CSTNode, candidates: list[Binding]
+    ) -> list[Binding]:
+        """`self.x`: the stores in this method before `at`, else every store in the
+        methods of the class (`__init__` runs first)."""
+        model = self.model
+        frame = model.frame(at)
+        cls = model.enclosing_class(frame)
+        if cls is None:
+            return list(candidates)
+        by_frame = model.bindings_by_scope(key, frame=True)
+        mine = [b for method in _methods_of(cls) for b in by_frame.get(method, ())]
+        local = [b for b in by_frame.get(frame, ()) if self._precedes(b, at)]
+        if local:
+            return self._flowing(local, at)
+        return mine or list(candidates)
+
+    def _precedes(self, binding: Binding, at: cst.CSTNode) -> bool:
+        """The binding happened before `at` runs: `model` in `model = DDP(model)` still
+        reads the old value; a loop or comprehension variable is bound for its body."""
+        model = self.model
+        if binding.kind == "param":
+            return True
+        if binding.kind == "for":
+            if isinstance(binding.owner, COMPREHENSIONS):
+                return not model.is_inside(at, binding.value)
+            return model.before(binding.statement, at) and not model.is_inside(at, binding.value)
+        if not model.before(binding.statement, at):
+            return False
+        if binding.kind in ("assign", "augassign"):
+            return not model.is_inside(at, binding.statement)
+        return True
+
+    def _flowing(self, local: list[Binding], at: cst.CSTNode) -> list[Binding]:
+        model = self.model
+        found: list[Binding] = []
+        for binding in reversed(local):
+            if not self._precedes(binding, at):
+                continue
+            found.append(binding)
+            if binding.kind in _KILLING and (
+                binding.branch is None or model.is_inside(at, binding.branch)
+            ):
+                break
+        # Bound later in a loop around `at`: the next iteration sees it.
+        for binding in local:
+            loop = binding.loop
+            if (
+                loop is not None
+                and binding not in found
+                and not self._precedes(binding, at)
+                and model.is_inside(at, loop)
+            ):
+                found.append(binding)
+        found.sort(key=lambda b: model.order[b.statement])
+        return found
+
+    # -- values ------------------------------------------------------------------------------
+
+    def values(
+        self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = MAX_DEPTH
+    ) -> list[Value]:
+        """`expr` and every expression it may stand for, following names through their
+        reaching bindings (tuple unpacking element-wise, parameters to what callers pass),
+        conditional expressions to both branches, calls of this file's functions to what
+        they return, and string-keyed subscripts of dict literals to the stored value."""
+        found: list[Value] = []
+        self._follow(expr, at, depth, found, set())
+        return found
+
+    def _follow(
+        self,
+        expr: cst.BaseExpression,
+        at: cst.CSTNode,
+        depth: int,
+        found: list[Value],
+        seen: set[int],
+    ) -> None:
+        if id(expr) in seen:
+            return
+        seen.add(id(expr))
+        before = len(found)
+        found.append(Value(expr, at, True))
+        if depth <= 0:
+            return
+        if isinstance(expr, cst.IfExp):
+            self._follow(expr.body, at, depth - 1, found, seen)
+            self._follow(expr.orelse, at, depth - 1, found, seen)
+        elif isinstance(expr, cst.NamedExpr):
+            self._follow(expr.value, at, depth - 1, found, seen)
+        elif isinstance(expr, cst.Call):
+            for func in self.callees(expr):
+                for returned in self.model.returns.get(func, []):
+                    if returned.value is not None:
+                        self._follow(returned.value, returned, depth - 1, found, seen)
+        elif isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
+            self._follow_name(expr, at, depth, found, seen)
+        if len(found) > before + 1:
+            found[before] = Value(expr, at, False)
+
+    def _follow_name(
+        self,
+        expr: cst.Name | cst.Attribute | cst.Subscript,
+        at: cst.CSTNode,
+        depth: int,
+        found: list[Value],
+        seen: set[int],
+    ) -> None:
+        key = storage_key(expr)
+        bindings = self.reaching(key, at) if key is not None else []
+        for binding in bindings:
+            if binding.kind == "assign":
+                value = self._element(binding.value, binding.index, binding.statement)
+                if value is not None:
+                    self._follow(value, binding.statement, depth - 1, found, seen)
+            elif binding.kind == "param":
+                for passed in self.arguments_for(binding):
+                    self._follow(passed, passed, depth - 1, found, seen)
+                if binding.value is not expr and not isinstance(binding.value, cst.Name):
+                    self._follow(binding.value, binding.statement, depth - 1, found, seen)
+        if not bindings and isinstance(expr, cst.Subscript):
+            stored = self._dict_entry(expr, at, depth)
+            if stored is not None:
+                self._follow(stored[0], stored[1], depth - 1, found, seen)
+
+    def _element(
+        self, value: cst.BaseExpression, index: int | None, at: cst.CSTNode
+    ) -> cst.BaseExpression | None:
+        """Element `index` of an unpacked value (None when it cannot be told)."""
+        if index is None:
+            return value
+        if isinstance(value, (cst.Tuple, cst.List)):
+            elements = value.elements
+            if index < len(elements) and not isinstance(elements[index], cst.StarredElement):
+                return elements[index].value
+            return None
+        if isinstance(value, cst.Call):
+            for func in self.callees(value):
+                for returned in self.model.returns.get(func, []):
+                    inner = returned.value
+                    if isinstance(inner, cst.Tuple) and index < len(inner.elements):
+                        return inner.elements[index].value
+        return None
+
+    def _dict_entry(
+        self, expr: cst.Subscript, at: cst.CSTNode, depth: int
+    ) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
+        """`cfg["rank"]` where `cfg` holds a dict literal with that key."""
+        key = _string_key(expr)
+        if key is None:
+            return None
+        for value in self.values(expr.value, at, depth - 1):
+            if isinstance(value.expr, cst.Dict):
+                for element in value.expr.elements:
+                    if (
+                        isinstance(element, cst.DictElement)
+                        and isinstance(element.key, cst.SimpleString)
+                        and element.key.evaluated_value == key
+                    ):
+                        return element.value, value.at
+        return None
+
+    # -- environment variables -------------------------------------------------------------
+
+    def environ_key(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> str | None:
+        """`"RANK"` for `os.environ["RANK"]`, `os.environ.get("RANK")`, `os.getenv("RANK")`,
+        the same read from a copy of the environment (`env = dict(os.environ)`,
+        `{k: os.environ[k] for k in KEYS}`), maybe converted (`int(...)`), or a name bound
+        to one of them."""
+        where = expr if at is None else at
+        for value in self.values(expr, where):
+            read = value.expr
+            while (
+                isinstance(read, cst.Call)
+                and isinstance(read.func, cst.Name)
+                and read.func.value in ("int", "float", "str")
+                and read.args
+            ):
+                read = read.args[0].value  # `int(os.environ["RANK"])`
+            key = self.direct_environ_key(read, value.at)
+            if key is not None:
+                return key
+        return None
+
+    def direct_environ_key(self, expr: cst.BaseExpression, at: cst.CSTNode) -> str | None:
+        """The variable `expr` reads from the environment right there (no names followed
+        for `expr` itself; the mapping it reads from may be a copy)."""
+        if isinstance(expr, cst.Subscript):
+            key = _string_key(expr)
+            if key is not None and self._is_environ(expr.value, at):
+                return key
+            return None
+        if isinstance(expr, cst.Call) and expr.args:
+            first = _string_literal(expr.args[0].value)
+            if first is None:
+                return None
+            name = self.model.imports.resolve(expr.func)
+            if name in _ENVIRON_READS:
+                return first
+            func = expr.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == "get"
+                and self._is_environ(func.value, at)
+            ):
+                return first
+        return None
+
+    def _is_environ(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """`os.environ`, or a mapping copied or built from it."""
+        for value in self.values(expr, at, 3):
+            candidate = value.expr
+            if self.model.imports.resolve(candidate) == "os.environ":
+                return True
+            if isinstance(candidate, cst.Call):
+                func = candidate.func
+                if (
+                    isinstance(func, cst.Name)
+                    and func.value == "dict"
+                    and candidate.args
+                    and self.model.imports.resolve(candidate.args[0].value) == "os.environ"
+                ):
+                    return True
+                if (
+                    isinstance(func, cst.Attribute)
+                    and func.attr.value == "copy"
+                    and self.model.imports.resolve(func.value) == "os.environ"
+                ):
+                    return True
+            if isinstance(candidate, cst.DictComp) and any(
+                self.model.imports.resolve(n) == "os.environ" for n in _names_below(candidate)
+            ):
+                return True
+        return False
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def callees(self, call: cst.Call, depth: int = MAX_DEPTH) -> list[cst.FunctionDef]:
+        """Functions of this file `call` may run: `f(...)` for a visible `def f` (or a name
+        bound to it or to `functools.partial(f, ...)`), `self.f(...)` for a method of the
+        enclosing class, `Cls(...)` for `Cls.__init__`. Decorated functions count as
+        themselves (decorators are assumed to wrap, as `functools.wraps` does)."""
+        known = self._callees.get(call)
+        if known is None:
+            self._callees[call] = []  # asked again while being worked out: no callee
+            known = self._callees[call] = self._find_callees(call.func, call, depth)
+        return known
+
+    def _find_callees(
+        self, func: cst.BaseExpression, at: cst.CSTNode, depth: int
+    ) -> list[cst.FunctionDef]:
+        model = self.model
+        if isinstance(func, cst.Name):
+            if model.imports.resolve(func) is not None:
+                return []
+            name = func.value
+            if depth > 0:
+                found: list[cst.FunctionDef] = []
+                for binding in self.reaching(name, at):
+                    if binding.kind != "assign":
+                        continue
+                    value = binding.value
+                    if isinstance(value, cst.Call) and self._is_partial(value) and value.args:
+                        value = value.args[0].value
+                    if isinstance(value, (cst.Name, cst.Attribute)) and value is not func:
+                        found.extend(self._find_callees(value, binding.statement, depth - 1))
+                if found:
+                    return found
+            defs = model.functions.get(name)
+            if defs:
+                return self._visible(defs, at)
+            return [m for cls in model.classes.get(name, []) for m in _methods(cls, "__init__")]
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value in ("self", "cls")
+        ):
+            cls = model.enclosing_class(model.frame(at))
+            if cls is not None:
+                return _methods(cls, func.attr.value)
+            return [
+                f
+                for f in model.functions.get(func.attr.value, [])
+                if model.enclosing_class(f) is not None
+            ]
+        if isinstance(func, cst.Attribute) and depth > 0 and model.classes:
+            # `tracker.update(...)` where `tracker = Tracker(...)` (a class of this file)
+            found = []
+            for held in self.values(func.value, at, depth - 1):
+                made = held.expr
+                if isinstance(made, cst.Call) and isinstance(made.func, cst.Name):
+                    for cls in model.classes.get(made.func.value, []):
+                        found.extend(_methods(cls, func.attr.value))
+            return found
+        return []
+
+    def _is_partial(self, call: cst.Call) -> bool:
+        name = self.model.imports.resolve(call.func) or dotted(call.func)
+        return name in _PARTIAL
+
+    def _visible(self, defs: list[cst.FunctionDef], at: cst.CSTNode) -> list[cst.FunctionDef]:
+        """The definitions of a name a call can see: those of its own scope chain (module
+        level, or an enclosing function), never a method of some class."""
+        model = self.model
+        chain: list[ScopeNode] = []
+        scope: ScopeNode = model.owner(at)
+        while True:
+            chain.append(scope)
+            if isinstance(scope, cst.Module):
+                break
+            scope = self._enclosing_scope(scope)
+        visible = [d for d in defs if any(model.owner(d) is s for s in chain)]
+        return visible
+
+    def arguments_for(self, param: Binding) -> list[cst.BaseExpression]:
+        """Expressions the callers in this file pass for the parameter `param`."""
+        func = param.owner
+        if not isinstance(func, cst.FunctionDef):
+            return []
+        params = func.params
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        index: int | None = None
+        if param.target in positional:
+            index = positional.index(param.target)
+            if self.model.enclosing_class(func) is not None and positional[0] in (
+                "self",
+                "cls",
+            ):
+                if index == 0:
+                    return []  # `self` is never in the argument list
+                index -= 1
+        elif not any(p.name.value == param.target for p in params.kwonly_params):
+            return []  # `*args` / `**kwargs`
+        names = [func.name.value]
+        if func.name.value == "__init__":
+            cls = self.model.enclosing_class(func)
+            if cls is not None:
+                names.append(cls.name.value)
+        found: list[cst.BaseExpression] = []
+        for name in names:
+            for call in self.model.calls_by_name.get(name, []):
+                if func in self.callees(call):
+                    value = argument(call, index, param.target)
+                    if value is not None:
+                        found.append(value)
+        return found
+
+    def returned(self, func: cst.FunctionDef) -> list[cst.BaseExpression]:
+        """The expressions `func` returns."""
+        return [r.value for r in self.model.returns.get(func, []) if r.value is not None]
+
+
+def _methods_of(cls: cst.ClassDef) -> list[cst.FunctionDef]:
+    body = cls.body
+    if not isinstance(body, cst.IndentedBlock):
+        return []
+    return [s for s in body.body if isinstance(s, cst.FunctionDef)]
+
+
+def _methods(cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
+    body = cls.body
+    if not isinstance(body, cst.IndentedBlock):
+        return []
+    return [s for s in body.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+
+
+def _string_literal(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _string_key(expr: cst.Subscript) -> str | None:
+    if len(expr.slice) != 1:
+        return None
+    element = expr.slice[0].slice
+    return _string_literal(element.value) if isinstance(element, cst.Index) else None
+
+
+def _names_below(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Attribute):
+            yield current
+        stack.extend(current.children)

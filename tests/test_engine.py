@@ -1,0 +1,272 @@
+"""The semantic model (`ddplint.engine`): source order, scopes, the value resolver and the
+conditions control flow puts on a node."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ddplint.engine import MAX_DEPTH, Flow, Resolver, SemanticModel
+from ddplint.engine.tree import children
+
+
+def build(source: str) -> tuple[SemanticModel, Resolver, Flow]:
+    model = SemanticModel(cst.parse_module(textwrap.dedent(source)))
+    return model, Resolver(model), Flow(model)
+
+
+def find(model: SemanticModel, kind: type[cst.CSTNode], code: str) -> cst.CSTNode:
+    """The first node of `kind` whose source is `code`."""
+    for node in model.by_type[kind]:
+        if model.module.code_for_node(node).strip() == code:
+            return node
+    raise AssertionError(f"no {kind.__name__} `{code}`")
+
+
+def code(model: SemanticModel, node: cst.CSTNode) -> str:
+    return model.module.code_for_node(node).strip()
+
+
+ORDER_SAMPLE = """\
+@decorate(arg)
+def f(a: int = 1, *, b: str = "x") -> Result:
+    try:
+        g(key=value)
+    except (OSError, KeyError) as error:
+        h(error)
+    match command:
+        case [x, y] if x > y:
+            pass
+    return lambda q=default: q
+
+class C(Base, metaclass=Meta):
+    field: int = 3
+"""
+
+
+def test_children_follow_the_source_for_every_node_type():
+    module = cst.parse_module(ORDER_SAMPLE)
+    wrapper = MetadataWrapper(module)
+    positions = wrapper.resolve(PositionProvider)
+    checked = 0
+    stack: list[cst.CSTNode] = [wrapper.module]
+    while stack:
+        node = stack.pop()
+        starts = [
+            (positions[c].start.line, positions[c].start.column)
+            for c in children(node)
+            if c in positions
+        ]
+        assert starts == sorted(starts), type(node).__name__
+        checked += len(starts)
+        stack.extend(children(node))
+    assert checked > 50
+
+
+def test_model_orders_except_types_bases_annotations_and_guards_before_bodies():
+    model, _, _ = build(ORDER_SAMPLE)
+    before = model.before
+    assert before(find(model, cst.Tuple, "(OSError, KeyError)"), find(model, cst.Call, "h(error)"))
+    assert before(find(model, cst.Name, "Result"), find(model, cst.Call, "g(key=value)"))
+    assert before(find(model, cst.Comparison, "x > y"), find(model, cst.Pass, "pass"))
+    assert before(find(model, cst.Name, "Base"), find(model, cst.AnnAssign, "field: int = 3"))
+    assert before(find(model, cst.Call, "decorate(arg)"), find(model, cst.Name, "f"))
+
+
+def test_class_body_names_are_not_seen_from_methods():
+    model, resolver, _ = build(
+        """\
+        rank = 0
+        class Trainer:
+            rank = 5
+            def step(self):
+                return rank
+        """
+    )
+    read = find(model, cst.Return, "return rank").value
+    [binding] = resolver.reaching("rank", read)
+    assert code(model, binding.value) == "0"
+
+
+def test_comprehension_variables_stay_in_the_comprehension_and_its_iterable_is_outside():
+    model, resolver, _ = build(
+        """\
+        x = 1
+        def f(xs):
+            ys = [x for x in xs]
+            return x
+        """
+    )
+    [binding] = resolver.reaching("x", find(model, cst.Return, "return x"))
+    assert binding.kind == "assign"
+    comprehension = find(model, cst.ListComp, "[x for x in xs]")
+    assert model.owner(comprehension.for_in.iter) is find(model, cst.FunctionDef, code_of_f())
+
+
+def code_of_f() -> str:
+    return "def f(xs):\n    ys = [x for x in xs]\n    return x"
+
+
+def test_branch_bindings_all_reach_and_a_plain_one_kills_earlier_ones():
+    model, resolver, _ = build(
+        """\
+        def f(flag):
+            mode = "a"
+            mode = "b"
+            if flag:
+                mode = "c"
+            use(mode)
+        """
+    )
+    reached = resolver.reaching("mode", find(model, cst.Call, "use(mode)"))
+    assert [code(model, b.value) for b in reached] == ['"b"', '"c"']
+
+
+def test_loop_carried_binding_reaches_the_top_of_the_loop():
+    model, resolver, _ = build(
+        """\
+        def f(items):
+            last = None
+            for item in items:
+                use(last)
+                last = item
+        """
+    )
+    reached = resolver.reaching("last", find(model, cst.Call, "use(last)"))
+    assert [code(model, b.value) for b in reached] == ["None", "item"]
+
+
+def test_values_through_unpacking_attributes_dicts_returns_and_conditional_expressions():
+    model, resolver, _ = build(
+        """\
+        import os
+        import torch.distributed as dist
+
+        def ranks():
+            return dist.get_rank(), int(os.environ["LOCAL_RANK"])
+
+        class Trainer:
+            def __init__(self, gpu):
+                self.gpu_id = gpu
+
+            def save(self):
+                use(self.gpu_id)
+
+        def main(args):
+            rank, local = ranks()
+            cfg = {"rank": rank if args.x else 0}
+            use(cfg["rank"])
+            Trainer(local)
+        """
+    )
+
+    def texts(expr_code: str) -> list[str]:
+        call = find(model, cst.Call, f"use({expr_code})")
+        return [code(model, v.expr) for v in resolver.values(call.args[0].value, call)]
+
+    assert "dist.get_rank()" in texts('cfg["rank"]')
+    assert 'int(os.environ["LOCAL_RANK"])' in texts("self.gpu_id")
+
+
+def test_environment_reads_through_copies_and_comprehensions():
+    model, resolver, _ = build(
+        """\
+        import os
+        env = {k: os.environ[k] for k in ("RANK", "WORLD_SIZE")}
+        copy = dict(os.environ)
+        a = int(env["RANK"])
+        b = copy.get("WORLD_SIZE")
+        use(a, b)
+        """
+    )
+    call = find(model, cst.Call, "use(a, b)")
+    assert resolver.environ_key(call.args[0].value, call) == "RANK"
+    assert resolver.environ_key(call.args[1].value, call) == "WORLD_SIZE"
+
+
+def test_callees_through_partial_methods_and_classes():
+    model, resolver, _ = build(
+        """\
+        import functools
+
+        def save(path, rank):
+            pass
+
+        class Tracker:
+            def update(self):
+                self.flush()
+            def flush(self):
+                pass
+
+        saver = functools.partial(save, rank=0)
+        saver("x")
+        tracker = Tracker()
+        tracker.update()
+        """
+    )
+    names = lambda call_code: [  # noqa: E731
+        f.name.value for f in resolver.callees(find(model, cst.Call, call_code))
+    ]
+    assert names('saver("x")') == ["save"]
+    assert names("tracker.update()") == ["update"]
+    assert names("self.flush()") == ["flush"]
+    assert names("Tracker()") == []
+
+
+def test_one_depth_limit_bounds_long_chains():
+    lines = ["v0 = seed()"] + [f"v{i} = v{i - 1}" for i in range(1, 3 * MAX_DEPTH)]
+    model, resolver, _ = build("\n".join([*lines, f"use(v{3 * MAX_DEPTH - 1})"]) + "\n")
+    call = model.calls[-1]
+    values = resolver.values(call.args[0].value, call)
+    assert len(values) == MAX_DEPTH + 1
+    assert "seed()" not in [code(model, v.expr) for v in values]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("if rank != 0:\n    return\nbarrier()\n", [("rank != 0", False, True)]),
+        ("if world_size == 1:\n    return t\nbarrier()\n", [("world_size == 1", False, True)]),
+        ("if ok:\n    pass\nelse:\n    raise E\nbarrier()\n", [("ok", True, True)]),
+        ("if a:\n    return\nelif b:\n    pass\nbarrier()\n", [("a", False, True)]),
+        ("if a:\n    x = 1\nbarrier()\n", []),
+        ("if a:\n    barrier()\nelse:\n    pass\n", [("a", True, False)]),
+        ("if a:\n    pass\nelif b:\n    barrier()\n", [("b", True, False), ("a", False, False)]),
+        ("while a:\n    barrier()\n", [("a", True, False)]),
+        ("for x in y:\n    if x:\n        continue\n    barrier()\n", [("x", False, True)]),
+        ("if a:\n    sys.exit(1)\nbarrier()\n", [("a", False, True)]),
+    ],
+)
+def test_conditions_after_early_exits_are_negated(source, expected):
+    model, _, flow = build("import sys\ndef f(t):\n" + textwrap.indent(source, "    "))
+    barrier = find(model, cst.Call, "barrier()")
+    found = [(code(model, c.test), c.holds, c.early_exit) for c in flow.conditions(barrier)]
+    assert found == expected
+
+
+def test_conditions_stop_at_the_function():
+    model, _, flow = build("if rank == 0:\n    def f():\n        barrier()\n")
+    assert flow.conditions(find(model, cst.Call, "barrier()")) == []
+
+
+@pytest.mark.parametrize(
+    ("block", "leaves"),
+    [
+        ("return 1", True),
+        ("x = 1", False),
+        ("if a:\n    return\nelse:\n    raise E", True),
+        ("if a:\n    return", False),
+        ("try:\n    return f()\nexcept E:\n    raise", True),
+        ("try:\n    return f()\nexcept E:\n    pass", False),
+        ("with lock:\n    continue", True),
+        ("for x in y:\n    break", False),
+    ],
+)
+def test_leaves(block, leaves):
+    model, _, flow = build("for i in items:\n" + textwrap.indent(block, "    ") + "\n")
+    loop = model.by_type[cst.For][0]
+    assert isinstance(loop, cst.For)
+    assert flow.leaves(loop.body) is leaves
