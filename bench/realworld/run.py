@@ -63,6 +63,7 @@ class Verdict:
     text: str
     verdict: str
     reason: str
+    message: str = ""
 
 
 def load_repos(path: Path) -> list[Repo]:
@@ -87,6 +88,7 @@ def load_verdicts(path: Path) -> list[Verdict]:
             entry["text"],
             entry["verdict"],
             entry["reason"],
+            entry.get("message", ""),
         )
         if verdict.verdict not in VERDICTS:
             where = f"{path}: {verdict.repo}:{verdict.path}:{verdict.line}"
@@ -317,6 +319,17 @@ def report(
         print(f"\nMatched after a line shift ({len(shifted)}):")
         for f, v in shifted:
             print(f"  {f.repo}:{f.path}:{f.line} {f.code} (verdict recorded at line {v.line})")
+    reworded = [
+        (f, paired[i])
+        for i, f in enumerate(findings)
+        if i in paired and paired[i].message not in ("", f.message)
+    ]
+    if reworded:
+        print(
+            f"\nMatched, but the message changed since it was judged ({len(reworded)}; re-check):"
+        )
+        for f, v in reworded:
+            print(f"  {f.repo}:{f.path}:{f.line} {f.code} [{v.verdict}] now: {f.message}")
     unjudged = [f for i, f in enumerate(findings) if i not in paired]
     if unjudged:
         print(f"\nFindings without a verdict ({len(unjudged)}):")
@@ -346,12 +359,12 @@ def write_stubs(path: Path, findings: list[Finding], paired: dict[int, Verdict])
             "\n".join(
                 [
                     "[[finding]]",
-                    f"# {f.message}",
                     f"repo = {toml_str(f.repo)}",
                     f"path = {toml_str(f.path)}",
                     f"code = {toml_str(f.code)}",
                     f"line = {f.line}",
                     f"text = {toml_str(f.text)}",
+                    f"message = {toml_str(f.message)}",
                     'verdict = ""',
                     'reason = ""',
                 ]
