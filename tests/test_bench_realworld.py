@@ -1,0 +1,88 @@
+"""bench/realworld/run.py: verdicts follow their findings through line shifts, and --strict
+fails on a finding nobody judged."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RUN_PY = Path(__file__).resolve().parents[1] / "bench" / "realworld" / "run.py"
+spec = importlib.util.spec_from_file_location("realworld_run", RUN_PY)
+assert spec is not None and spec.loader is not None
+realworld = importlib.util.module_from_spec(spec)
+sys.modules["realworld_run"] = realworld
+spec.loader.exec_module(realworld)
+
+TRAIN = """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+dist.init_process_group("nccl")
+model = DDP(torch.nn.Linear(2, 2).to("cuda:0"))
+"""
+
+
+def finding(line: int, text: str = "x = 1") -> object:
+    return realworld.Finding("r", "a.py", "DDP001", line, text, "msg")
+
+
+def verdict(line: int, text: str = "x = 1", judged: str = "true") -> object:
+    return realworld.Verdict("r", "a.py", "DDP001", line, text, judged, "why")
+
+
+def test_duplicates_pair_with_the_nearest_line_and_a_changed_line_is_unmatched() -> None:
+    findings = [finding(12), finding(40), finding(50, "y = 2")]
+    verdicts = [verdict(41, judged="false"), verdict(10), verdict(50, "y = 3")]
+    paired, unmatched = realworld.match(findings, verdicts)
+    assert paired[0].line == 10 and paired[0].verdict == "true"
+    assert paired[1].line == 41 and paired[1].verdict == "false"
+    assert 2 not in paired
+    assert [v.text for v in unmatched] == ["y = 3"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_strict_fails_on_an_unjudged_finding_and_passes_once_judged(tmp_path: Path) -> None:
+    source = tmp_path / "mirror" / "demo"
+    source.mkdir(parents=True)
+    (source / "train.py").write_text(TRAIN)
+    git = ["git", "-C", str(source), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "train.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "demo"], check=True)
+    commit = subprocess.run(
+        [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    repos = tmp_path / "repos.toml"
+    repos.write_text(
+        f'[[repo]]\nname = "demo"\ngithub = "someone/demo"\ncommit = "{commit}"\n'
+        'kind = "tutorial"\n'
+    )
+    verdicts = tmp_path / "verdicts.toml"
+    verdicts.write_text("")
+    stubs = tmp_path / "stubs.toml"
+    common = [
+        "--repos",
+        str(repos),
+        "--verdicts",
+        str(verdicts),
+        "--mirror-root",
+        str(tmp_path / "mirror"),
+        "--cache",
+        str(tmp_path / "cache"),
+        "--strict",
+    ]
+
+    assert realworld.main([*common, "--write-stubs", str(stubs)]) == 1
+    stub = stubs.read_text()
+    assert 'code = "DDP001"' in stub and 'path = "train.py"' in stub
+
+    verdicts.write_text(
+        stub.replace('verdict = ""', 'verdict = "true"').replace('reason = ""', 'reason = "GPU 0"')
+    )
+    assert realworld.main(common) == 0
