@@ -87,6 +87,13 @@ class Backward:
             self._trace(site.loss, site.call, MAX_DEPTH, known, set(), dependencies)
         return known
 
+    def dependencies(self, expr: cst.BaseExpression, at: cst.CSTNode) -> list[Step]:
+        """Everything the value of `expr` at `at` is computed from (the same walk as
+        `flow(..., dependencies=True)`, from any expression)."""
+        found: list[Step] = []
+        self._trace(expr, at, MAX_DEPTH, found, set(), True)
+        return found
+
     def reaches(self, node: cst.CSTNode) -> bool:
         """The value of `node` (a forward call, say) flows into some backward call."""
         model = self.model

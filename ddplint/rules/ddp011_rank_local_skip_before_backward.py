@@ -166,31 +166,18 @@ def _agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.
                 reduced.update(ctx.names_in(target.target))
     if names <= reduced:
         return True
-    # `flag = reduced_tensor.item()`: a value read from a reduced tensor (a few steps).
-    return all(_derived(ctx, name, before, reduced, 4) for name in names - reduced)
-
-
-def _assigned_only(ctx: FileContext, name: str, at: cst.CSTNode) -> bool:
-    """Bound only by plain assignments where `at` reads it (not a loop or comprehension
-    variable, not a parameter)."""
-    bindings = ctx.bindings_of(name, at)
-    return bool(bindings) and all(b.kind == "assign" for b in bindings)
-
-
-def _derived(
-    ctx: FileContext, name: str, before: cst.CSTNode, reduced: set[str], depth: int
-) -> bool:
-    values = ctx.values_of(name, before)
-    if not values:
-        return False
-    for value in values:
-        read = set(ctx.names_in(value)) - {name}
-        if reduced.intersection(read):
-            continue
-        if depth == 0 or not any(
-            _derived(ctx, other, before, reduced, depth - 1)
-            for other in read
-            if "." not in other and _assigned_only(ctx, other, before)
+    # `flag = reduced_tensor.item()`: a value computed from a reduced tensor.
+    dependencies = ctx.domain.backward.dependencies
+    for name in names - reduced:
+        steps = [
+            s
+            for b in ctx.resolver.reaching(name, before)
+            if b.kind == "assign"
+            for s in dependencies(b.value, b.statement)
+        ]
+        if not any(
+            isinstance(s.node, (cst.Name, cst.Attribute)) and dotted(s.node) in reduced
+            for s in steps
         ):
             return False
     return True
