@@ -507,4 +507,6 @@ def loaded_elsewhere(path: str) -> bool:
     """Whether another file of `path`'s project (the tree under its root, whatever files a run
     names) may load a checkpoint: what `path` saves could be read back there."""
     path = os.path.abspath(path)
+    if not os.path.isfile(path):  # a source text with no file (the API): no project to ask
+        return False
     return any(other != path for other in _checkpoint_loaders(ModuleFinder().root(path)))

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.rank_guards import ends_in_exit
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import (
@@ -203,7 +202,7 @@ def _after_distributed_return(ctx: FileContext, func: cst.FunctionDef, top: cst.
         if (
             isinstance(statement, cst.If)
             and _is_distributed_switch(ctx, statement.test)
-            and ends_in_exit(statement.body)
+            and ctx.flow.leaves(statement.body)
         ):
             return True
     return False
