@@ -94,22 +94,24 @@ def test_ddp006_only_loading_weights_into_the_bare_model_keeps_the_fix_safe():
     assert ddp006(no_file) is Applicability.SAFE
 
 
-def test_ddp006_fix_is_unsafe_when_the_project_has_other_modules(cli, write, tmp_path):
+def _ddp006_applicability(cli, *paths) -> list[str]:
+    args = ("check", "--no-cache", "--select", "DDP006", "--output-format", "json", *paths)
+    return [f["fix"]["applicability"] for f in cli(*args).json()]
+
+
+def test_ddp006_fix_is_unsafe_when_another_project_file_loads_checkpoints(cli, write, tmp_path):
     main = write("main.py", UNWRAPPED_SAVE)
-    write("evaluate.py", "import torch\nimport torch.distributed as dist\n")
-    [finding] = cli(
-        "check",
-        "--no-cache",
-        "--select",
-        "DDP006",
-        "--output-format",
-        "json",
-        main,
-        tmp_path / "evaluate.py",
-    ).json()
-    assert finding["fix"]["applicability"] == "unsafe"
-    alone = cli("check", "--no-cache", "--select", "DDP006", "--output-format", "json", main)
-    assert alone.json()[0]["fix"]["applicability"] == "safe"
+    write("evaluate.py", "import torch\nstate = torch.load('model.pt')\n")
+    # the same verdict whatever files the run names: the project is the tree on disk
+    assert _ddp006_applicability(cli, main) == ["unsafe"]
+    assert _ddp006_applicability(cli, main, tmp_path / "evaluate.py") == ["unsafe"]
+
+
+def test_ddp006_fix_stays_safe_when_other_project_files_load_nothing(cli, write, tmp_path):
+    main = write("main.py", UNWRAPPED_SAVE)
+    write("plots.py", "import torch\nimport torch.distributed as dist\n")
+    assert _ddp006_applicability(cli, main) == ["safe"]
+    assert _ddp006_applicability(cli, main, tmp_path / "plots.py") == ["safe"]
 
 
 def test_ddp022_fix_keeps_the_default_where_local_rank_is_unset():
