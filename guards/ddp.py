@@ -8,9 +8,10 @@ same arithmetic, bit-identical results on gloo). A builtin hook type without a P
 is left to DDP and that model's buckets are not recorded.
 
 A bucket's fingerprint holds the model's iteration: the number of its forwards run in training
-mode with gradients enabled. A rank that skips the backward of such a forward (a NaN loss, a
-swallowed OOM) is caught at that step; forwards in ``eval()`` mode or under ``torch.no_grad()``
-(evaluation through the wrapper) are not counted.
+mode (the wrapper and its module) with gradients enabled. A rank that skips the backward of such
+a forward (a NaN loss, a swallowed OOM) is caught at that step; forwards in ``eval()`` mode or
+under ``torch.no_grad()`` (evaluation through the wrapper) are not counted. A forward in training
+mode with gradients enabled and no backward looks exactly like a skipped step, and is reported.
 
 Models are held by weak references: a DDP model that the program drops is freed as without the
 guard.
@@ -165,7 +166,8 @@ def patch(ledger: Ledger) -> None:
     def forward(self: DDP, *args: Any, **kwargs: Any) -> Any:
         try:
             replica = install(self)
-            if replica is not None and self.training and torch.is_grad_enabled():
+            training = self.training and self.module.training
+            if replica is not None and training and torch.is_grad_enabled():
                 replica.iteration += 1
                 replica.site = call_site(1)
         except Exception as exc:
