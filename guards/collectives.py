@@ -14,7 +14,7 @@ from torch.distributed import distributed_c10d
 
 from . import failopen
 from .callsite import is_internal, site_of, user_frame
-from .fingerprint import OP_CODES, SPECS, Args, Kwargs, argument, extractor
+from .fingerprint import OP_CODES, SPECS, argument, extractor
 from .ledger import GroupLedger, Ledger
 
 _local = threading.local()
@@ -75,39 +75,33 @@ def _wrap(
     async_of = argument(fn, "async_op")
     switch = failopen.SWITCH
 
-    def before(args: Args, kwargs: Kwargs) -> tuple[GroupLedger, int, bool] | None:
-        """Record the call; None when it is not to be recorded."""
-        group = ledger.group(group_of(args, kwargs))
-        frame = user_frame(2)
-        if group is None or frame is None:
-            # no user code on the stack: a callback on a communication thread (comm hooks
-            # chaining futures) whose order between ranks is not deterministic
-            return None
-        meta = meta_of(args, kwargs)
-        fp = group.fingerprint(op_code, meta)
-        seq = group.append(fp, name, meta, site_of(frame))
-        if fp not in _novel and len(_novel) < NOVEL_LIMIT:
-            # a call shape never seen before is published before it runs: a backend that
-            # aborts the process on a mismatch (gloo on sizes) cannot hide it
-            _novel.add(fp)
-            on_novel()
-        is_async = bool(async_of(args, kwargs))
-        if not is_async:
-            group.blocked = seq
-        return group, seq, is_async
-
     @functools.wraps(fn)
     def guarded(*args: Any, **kwargs: Any) -> Any:
         if not switch.on or getattr(_local, "busy", False):
             return fn(*args, **kwargs)
-        try:
-            recorded = before(args, kwargs)
+        seq = -1
+        try:  # the guard's own work: any error turns it off, never reaches the caller
+            group = ledger.group(group_of(args, kwargs))
+            frame = user_frame(1)
+            # no user frame: a callback on a communication thread (comm hooks chaining
+            # futures) whose order between ranks is not deterministic
+            if group is not None and frame is not None:
+                meta = meta_of(args, kwargs)
+                fp = group.fingerprint(op_code, meta)
+                seq = group.append(fp, name, meta, site_of(frame))
+                if fp not in _novel and len(_novel) < NOVEL_LIMIT:
+                    # a call shape never seen before is published before it runs: a backend
+                    # that aborts the process on a mismatch (gloo on sizes) cannot hide it
+                    _novel.add(fp)
+                    on_novel()
+                is_async = async_of(args, kwargs)
+                if not is_async:
+                    group.blocked = seq
         except Exception as exc:
             failopen.fail(COMPONENT, exc)
-            recorded = None
-        if recorded is None:
+            seq = -1
+        if seq < 0 or group is None:
             return fn(*args, **kwargs)
-        group, seq, is_async = recorded
         _local.busy = True
         try:
             result = fn(*args, **kwargs)

@@ -95,6 +95,7 @@ REDUCE_OPS: tuple[str, ...] = (
 _DTYPE_TABLE = {name: i for i, name in enumerate(DTYPES)}
 _REDUCE_TABLE = {name: i for i, name in enumerate(REDUCE_OPS)}
 _dtype_codes: dict[torch.dtype, int] = {}
+_reduce_codes: dict[int, tuple[Any, int]] = {}
 _names: dict[int, str] = {}  # codes of hashed names, for describe()
 
 
@@ -127,6 +128,17 @@ def reduce_code(op: Any) -> int:
 
     A ``ReduceOp`` object prints with its address, so its name comes from its ``op`` field.
     """
+    cached = _reduce_codes.get(id(op))  # by id: hashing a pybind enum costs a call
+    if cached is not None and cached[0] is op:
+        return cached[1]
+    code = _reduce_code(op)
+    if len(_reduce_codes) >= 256:  # ReduceOp objects made per call
+        _reduce_codes.clear()
+    _reduce_codes[id(op)] = (op, code)  # keeps the object alive, so the id stays its own
+    return code
+
+
+def _reduce_code(op: Any) -> int:
     kind = getattr(op, "op", op)
     name = getattr(kind, "name", None)
     if not isinstance(name, str):

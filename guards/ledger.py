@@ -74,7 +74,7 @@ class GroupLedger:
     def append(self, fp: int, op: str, meta: Meta, site: str) -> int:
         """Append a fingerprinted collective (hot path: local memory only); return its seq."""
         seq = self.count
-        digest = roll(self.digest, fp)
+        digest = ((self.digest ^ fp) * _FNV_PRIME) & _MASK63  # roll(), inlined: the hot path
         self.ring[seq % RING] = (seq, fp, digest, op, meta, site)
         self.count = seq + 1
         self.digest = digest
