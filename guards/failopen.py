@@ -8,8 +8,11 @@ once, and their exceptions propagate untouched.
 
 from __future__ import annotations
 
+import atexit
 import os
 import traceback
+
+EXIT_WAIT = 2.0  # seconds the process waits at exit for a stopping monitor
 
 
 class Switch:
@@ -47,5 +50,13 @@ def fail(component: str, exc: BaseException) -> None:
         from .runtime import RUNTIME
 
         RUNTIME.disable(reason + "; this process continues without the guard")
+        monitor = RUNTIME.monitor
+        if monitor is not None:
+            # this rank is published as off: its monitor stops, and the process waits for it
+            # at exit, so no store call of the monitor is cut by the interpreter's shutdown
+            # (a C++ thread torn down mid-call aborts the process)
+            monitor.ok.set()
+            monitor.poke()
+            atexit.register(monitor.join, EXIT_WAIT)
     except Exception:  # the guard's own reporting failed too: stay silent, stay out of the way
         pass

@@ -40,8 +40,8 @@ def fault_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Run,
 
 
 def _teardown_abort(result: Run) -> bool:
-    """Both ranks finished training and saved, then gloo aborted a process while tearing down
-    its connections (seen without the guard too): the outcome under test is complete."""
+    """The unguarded reference run finished training and saved, then gloo aborted a process
+    while tearing down its connections: the reference is complete."""
     finished = all(f"rank {r} trained" in result.stdout for r in (0, 1))
     return result.returncode not in (0, None) and finished and "SIGABRT" in result.stderr
 
@@ -55,7 +55,7 @@ def test_fault_in_a_guard_component_turns_it_off_and_training_is_unchanged(
     result, out = fault_runs[component]
     detail = f"\n--- stdout\n{result.stdout[-2000:]}\n--- stderr\n{result.stderr[:8000]}"
     assert plain.returncode == 0 or _teardown_abort(plain), plain.stderr[:3000]
-    assert result.returncode == 0 or _teardown_abort(result), detail
+    assert result.returncode == 0, detail
     assert result.survivors == [], detail
     lines = result.report_lines()
     assert len(lines) == 1, detail  # rank 1 only; rank 0 keeps guarding and stays silent
