@@ -12,6 +12,7 @@ from typing import Any
 import torch.distributed as dist
 from torch.distributed import distributed_c10d
 
+from . import failopen
 from .callsite import is_internal, site_of, user_frame
 from .fingerprint import OP_CODES, SPECS, argument, extractor
 from .ledger import GroupLedger, Ledger
@@ -40,16 +41,23 @@ class TrackedWork:
         self._seq = seq
 
     def wait(self, *args: Any, **kwargs: Any) -> Any:
-        self._ledger.wait_begin(self._seq)
+        try:
+            self._ledger.wait_begin(self._seq)
+        except Exception as exc:
+            failopen.fail(COMPONENT, exc)
         try:
             return self._work.wait(*args, **kwargs)
         finally:
-            self._ledger.wait_end(self._seq)
+            try:
+                self._ledger.wait_end(self._seq)
+            except Exception as exc:
+                failopen.fail(COMPONENT, exc)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._work, name)
 
 
+COMPONENT = "collective wrapper"
 NOVEL_LIMIT = 64
 _novel: set[int] = set()
 
@@ -65,42 +73,56 @@ def _wrap(
     meta_of = extractor(name, fn)
     group_of = argument(fn, "group")
     async_of = argument(fn, "async_op")
+    switch = failopen.SWITCH
 
     @functools.wraps(fn)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        if getattr(_local, "busy", False):
+        if not switch.on or getattr(_local, "busy", False):
             return fn(*args, **kwargs)
-        group = ledger.group(group_of(args, kwargs))
-        frame = user_frame(1)
-        if group is None or frame is None:
-            # no user code on the stack: a callback on a communication thread (comm hooks
-            # chaining futures) whose order between ranks is not deterministic
+        seq = -1
+        try:  # the guard's own work: any error turns it off, never reaches the caller
+            group = ledger.group(group_of(args, kwargs))
+            frame = user_frame(1)
+            # no user frame: a callback on a communication thread (comm hooks chaining
+            # futures) whose order between ranks is not deterministic
+            if group is not None and frame is not None:
+                meta = meta_of(args, kwargs)
+                fp = group.fingerprint(op_code, meta)
+                seq = group.append(fp, name, meta, site_of(frame))
+                if fp not in _novel and len(_novel) < NOVEL_LIMIT:
+                    # a call shape never seen before is published before it runs: a backend
+                    # that aborts the process on a mismatch (gloo on sizes) cannot hide it
+                    _novel.add(fp)
+                    on_novel()
+                is_async = async_of(args, kwargs)
+                if not is_async:
+                    group.blocked = seq
+        except Exception as exc:
+            failopen.fail(COMPONENT, exc)
+            seq = -1
+        if seq < 0 or group is None:
             return fn(*args, **kwargs)
-        meta = meta_of(args, kwargs)
-        fp = group.fingerprint(op_code, meta)
-        seq = group.append(fp, name, meta, site_of(frame))
-        if fp not in _novel and len(_novel) < NOVEL_LIMIT:
-            # a call shape never seen before is published before it runs: a backend that
-            # aborts the process on a mismatch (gloo on sizes) cannot hide it
-            _novel.add(fp)
-            on_novel()
-        is_async = async_of(args, kwargs)
-        if not is_async:
-            group.blocked = seq
         _local.busy = True
         try:
             result = fn(*args, **kwargs)
         except Exception as exc:
             _local.busy = False
-            on_error(exc)  # still marked as blocked: that is where this rank is
+            try:
+                on_error(exc)  # still marked as blocked: that is where this rank is
+            except Exception as own:
+                failopen.fail(COMPONENT, own)
             raise
         finally:
             _local.busy = False
             if not is_async and group.blocked == seq:
                 group.blocked = -1
-        if is_async and result is not None and not is_internal(sys._getframe(1).f_code):
-            # only user code gets the tracking handle: torch hands raw ones to C++
-            return TrackedWork(result, group, seq)
+        if is_async and result is not None:
+            try:
+                if not is_internal(sys._getframe(1).f_code):
+                    # only user code gets the tracking handle: torch hands raw ones to C++
+                    return TrackedWork(result, group, seq)
+            except Exception as exc:
+                failopen.fail(COMPONENT, exc)
         return result
 
     return guarded

@@ -1,32 +1,50 @@
-"""What a collective call looks like: a compact, process-independent fingerprint.
+"""What a collective call looks like, as integers every rank computes alike.
 
-The hot path builds ``meta``, a tuple of ints, strings' CRCs and tuples; hashing it with the
-builtin ``hash`` is deterministic across processes because it holds no ``str`` or ``bytes``.
+A call is recorded as ``meta``: a nested tuple of plain ``int`` built from fixed encodings (the
+tables below for ops, dtypes and reduce ops, ``NONE`` for an absent value, CRC-32 of UTF-8 text for
+anything else). Its fingerprint is BLAKE2b over the flattened 64-bit integer vector
+``(op, group, *meta)``: nothing that ranks compare comes from ``hash()``, whose value for ``None``,
+strings and most objects differs between processes.
+
+The call site is recorded beside the fingerprint, never in it: ranks may legitimately issue the
+same collective from different lines (``if rank == 0: broadcast(x, 0) else: broadcast(y, 0)``).
 ``describe`` turns a meta tuple back into words, off the hot path.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import operator
+import struct
 import zlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import torch
+
+Meta: TypeAlias = tuple["Part", ...]
+Part: TypeAlias = int | tuple["Part", ...]
+Args = tuple[Any, ...]
+Kwargs = dict[str, Any]
+
+NONE = -1  # an absent value (None); every other encoded integer is >= 0
+_TABLE_END = 1024  # codes of the fixed tables stay below; hashed names start here
+_MASK64 = (1 << 64) - 1
 
 # How each argument enters the fingerprint:
 #   t  dtype and full shape          d  dtype and trailing shape (leading size may differ)
 #   tl list of tensors, every shape  tn number of tensors and the first dtype
-#   n  length of a list              v  plain value (src, dst, reduce op)
+#   n  length of a list              v  integer (src, dst)      r  reduce op
 #   dt dtype only
 SPECS: dict[str, tuple[tuple[str, str], ...]] = {
-    "all_reduce": (("tensor", "t"), ("op", "v")),
+    "all_reduce": (("tensor", "t"), ("op", "r")),
     "broadcast": (("tensor", "t"), ("src", "v"), ("group_src", "v")),
-    "reduce": (("tensor", "t"), ("dst", "v"), ("group_dst", "v"), ("op", "v")),
+    "reduce": (("tensor", "t"), ("dst", "v"), ("group_dst", "v"), ("op", "r")),
     "all_gather": (("tensor_list", "tl"), ("tensor", "dt")),
     "all_gather_into_tensor": (("output_tensor", "t"), ("input_tensor", "t")),
-    "reduce_scatter": (("output", "dt"), ("input_list", "tl"), ("op", "v")),
-    "reduce_scatter_tensor": (("output", "t"), ("input", "t"), ("op", "v")),
+    "reduce_scatter": (("output", "dt"), ("input_list", "tl"), ("op", "r")),
+    "reduce_scatter_tensor": (("output", "t"), ("input", "t"), ("op", "r")),
     "all_to_all": (("output_tensor_list", "tn"), ("input_tensor_list", "tn")),
     "all_to_all_single": (("output", "d"), ("input", "d")),
     "gather": (("tensor", "t"), ("dst", "v"), ("group_dst", "v")),
@@ -41,77 +59,147 @@ SPECS: dict[str, tuple[tuple[str, str], ...]] = {
 OPS: tuple[str, ...] = (*SPECS, "ddp_bucket")
 OP_CODES: dict[str, int] = {name: i for i, name in enumerate(OPS)}
 
+DTYPES: tuple[str, ...] = (
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "complex32",
+    "complex64",
+    "complex128",
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+)
+REDUCE_OPS: tuple[str, ...] = (
+    "sum",
+    "avg",
+    "product",
+    "min",
+    "max",
+    "band",
+    "bor",
+    "bxor",
+    "premul_sum",
+)
+_DTYPE_TABLE = {name: i for i, name in enumerate(DTYPES)}
+_REDUCE_TABLE = {name: i for i, name in enumerate(REDUCE_OPS)}
 _dtype_codes: dict[torch.dtype, int] = {}
-_dtype_names: dict[int, str] = {}
-_value_codes: dict[int, tuple[Any, int]] = {}
-_value_names: dict[int, str] = {}
+_reduce_codes: dict[int, tuple[Any, int]] = {}
+_names: dict[int, str] = {}  # codes of hashed names, for describe()
+
+
+def text_code(text: str) -> int:
+    """A code for a name outside the fixed tables: ``_TABLE_END`` + CRC-32 of its UTF-8."""
+    code = _TABLE_END + zlib.crc32(text.encode("utf-8"))
+    _names[code] = text
+    return code
 
 
 def dtype_code(dtype: torch.dtype) -> int:
-    """A process-independent small integer for a dtype."""
+    """The fixed code of a dtype (its index in ``DTYPES``, or a code of its name)."""
     code = _dtype_codes.get(dtype)
     if code is None:
         name = str(dtype).removeprefix("torch.")
-        code = zlib.crc32(name.encode())
+        code = _DTYPE_TABLE[name] if name in _DTYPE_TABLE else text_code(name)
         _dtype_codes[dtype] = code
-        _dtype_names[code] = name
     return code
 
 
 def dtype_name(code: int) -> str:
-    """The dtype's short name (``float32``) for a code made in this process."""
-    return _dtype_names.get(code, f"dtype#{code}")
+    """The dtype's short name (``float32``) for a code."""
+    if 0 <= code < len(DTYPES):
+        return DTYPES[code]
+    return _names.get(code, f"dtype#{code}")
 
 
-def _value(value: Any) -> Any:
-    """A hashable, process-independent stand-in for src/dst/op values."""
-    if value is None or type(value) is int:
-        return value
-    cached = _value_codes.get(id(value))
-    if cached is not None and cached[0] is value:
+def reduce_code(op: Any) -> int:
+    """The fixed code of a reduce op: a ``RedOpType``, a ``ReduceOp`` or a ``ReduceOp`` value.
+
+    A ``ReduceOp`` object prints with its address, so its name comes from its ``op`` field.
+    """
+    cached = _reduce_codes.get(id(op))  # by id: hashing a pybind enum costs a call
+    if cached is not None and cached[0] is op:
         return cached[1]
-    text = str(value).rsplit(".", 1)[-1].lower()
-    code = zlib.crc32(text.encode())
-    _value_names[code] = text
-    _value_codes[id(value)] = (value, code)  # keeps the object alive, so the id stays its own
+    code = _reduce_code(op)
+    if len(_reduce_codes) >= 256:  # ReduceOp objects made per call
+        _reduce_codes.clear()
+    _reduce_codes[id(op)] = (op, code)  # keeps the object alive, so the id stays its own
     return code
 
 
-def _tensor(t: Any) -> Any:
+def _reduce_code(op: Any) -> int:
+    kind = getattr(op, "op", op)
+    name = getattr(kind, "name", None)
+    if not isinstance(name, str):
+        name = str(kind).rsplit(".", 1)[-1]
+    name = name.lower()
+    return _REDUCE_TABLE[name] if name in _REDUCE_TABLE else text_code(name)
+
+
+def reduce_name(code: int) -> str:
+    if 0 <= code < len(REDUCE_OPS):
+        return REDUCE_OPS[code]
+    return _names.get(code, f"op#{code}")
+
+
+def _integer(value: Any) -> int:
+    if value is None:
+        return NONE
+    if type(value) is int:
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        return text_code(type(value).__name__)  # not a rank: the call fails on every rank
+
+
+def _tensor(t: Any) -> Part:
     if isinstance(t, torch.Tensor):
         dtype = t.dtype
         code = _dtype_codes.get(dtype)
         return (dtype_code(dtype) if code is None else code, t.shape)
-    return None
+    return NONE
 
 
-def _dtype(t: Any) -> Any:
-    return dtype_code(t.dtype) if isinstance(t, torch.Tensor) else None
+def _dtype(t: Any) -> Part:
+    return dtype_code(t.dtype) if isinstance(t, torch.Tensor) else NONE
 
 
-def _trailing(t: Any) -> Any:
+def _trailing(t: Any) -> Part:
     if isinstance(t, torch.Tensor):
         return (dtype_code(t.dtype), tuple(t.shape[1:]))
-    return None
+    return NONE
 
 
-def _tensor_list(value: Any) -> Any:
-    return tuple(_tensor(t) for t in value) if value is not None else None
+def _tensor_list(value: Any) -> Part:
+    return tuple(_tensor(t) for t in value) if value is not None else NONE
 
 
-def _tensor_count(value: Any) -> Any:
+def _tensor_count(value: Any) -> Part:
     if not value:
-        return (0, None)
+        return (0, NONE)
     return (len(value), _dtype(value[0]))
 
 
-def _length(value: Any) -> Any:
-    return len(value) if value is not None else None
+def _length(value: Any) -> Part:
+    return len(value) if value is not None else NONE
 
 
-_PARTS: dict[str, Callable[[Any], Any]] = {
+_PARTS: dict[str, Callable[[Any], Part]] = {
     "t": _tensor,
-    "v": _value,
+    "v": _integer,
+    "r": reduce_code,
     "dt": _dtype,
     "d": _trailing,
     "tl": _tensor_list,
@@ -120,7 +208,32 @@ _PARTS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def extractor(name: str, fn: Callable[..., Any]) -> Callable[[tuple, dict], tuple]:
+def _flatten(part: Part, out: list[int]) -> None:
+    """Append ``part`` to ``out``; a tuple becomes ``-(2 + length)`` and its items, so the
+    vector decodes unambiguously (every encoded value is >= ``NONE``)."""
+    if isinstance(part, tuple):
+        out.append(-2 - len(part))
+        for item in part:
+            _flatten(item, out)
+    else:
+        out.append(int(part))
+
+
+def vector(op_code: int, group_code: int, meta: Meta) -> list[int]:
+    """The integer vector that a fingerprint digests."""
+    out = [op_code, group_code]
+    _flatten(meta, out)
+    return out
+
+
+def fingerprint(op_code: int, group_code: int, meta: Meta) -> int:
+    """A 63-bit digest of ``vector(...)``, the same in every process and on every Python."""
+    values = vector(op_code, group_code, meta)
+    packed = struct.pack(f"<{len(values)}Q", *(v & _MASK64 for v in values))
+    return int.from_bytes(hashlib.blake2b(packed, digest_size=8).digest(), "little") >> 1
+
+
+def extractor(name: str, fn: Callable[..., Any]) -> Callable[[Args, Kwargs], Meta]:
     """Build ``meta(args, kwargs)`` for collective ``name`` with the signature of ``fn``."""
     sig = inspect.signature(fn).parameters
     params = list(sig)
@@ -135,7 +248,7 @@ def extractor(name: str, fn: Callable[..., Any]) -> Callable[[tuple, dict], tupl
         if p in params
     ]
 
-    def meta(args: tuple, kwargs: dict) -> tuple:
+    def meta(args: Args, kwargs: Kwargs) -> Meta:
         n = len(args)
         return tuple(
             [
@@ -147,7 +260,7 @@ def extractor(name: str, fn: Callable[..., Any]) -> Callable[[tuple, dict], tupl
     if len(wanted) == 2:  # all_reduce, all_gather, ...: unrolled, the hot path's largest cost
         (i0, p0, d0, f0), (i1, p1, d1, f1) = wanted
 
-        def meta2(args: tuple, kwargs: dict) -> tuple:
+        def meta2(args: Args, kwargs: Kwargs) -> Meta:
             n = len(args)
             return (
                 f0(args[i0] if i0 < n else kwargs.get(p0, d0)),
@@ -158,7 +271,7 @@ def extractor(name: str, fn: Callable[..., Any]) -> Callable[[tuple, dict], tupl
     return meta
 
 
-def argument(fn: Callable[..., Any], name: str) -> Callable[[tuple, dict], Any]:
+def argument(fn: Callable[..., Any], name: str) -> Callable[[Args, Kwargs], Any]:
     """Build a fast getter of argument ``name`` (positional or keyword) of ``fn``."""
     sig = inspect.signature(fn)
     params = list(sig.parameters)
@@ -168,52 +281,60 @@ def argument(fn: Callable[..., Any], name: str) -> Callable[[tuple, dict], Any]:
     default = sig.parameters[name].default
     default = None if default is inspect.Parameter.empty else default
 
-    def get(args: tuple, kwargs: dict) -> Any:
+    def get(args: Args, kwargs: Kwargs) -> Any:
         return args[index] if index < len(args) else kwargs.get(name, default)
 
     return get
 
 
-def _shape(code_shape: Any, lead: str = "") -> str:
-    code, shape = code_shape
-    dims = ", ".join([lead, *map(str, shape)] if lead else map(str, shape))
-    return f"{dtype_name(code)}[{dims}]"
+def _shape(part: Part, lead: str = "") -> str:
+    if not isinstance(part, tuple):
+        return "?"
+    code, shape = part
+    dims = [str(d) for d in shape] if isinstance(shape, tuple) else []
+    text = ", ".join([lead, *dims] if lead else dims)
+    return f"{dtype_name(code) if isinstance(code, int) else '?'}[{text}]"
 
 
-def describe(op: str, meta: tuple) -> tuple[str, str]:
+def _words(kind: str, part: Part) -> str:
+    if kind == "t":
+        return _shape(part)
+    if kind == "d":
+        return _shape(part, "*")
+    if kind == "tl" and isinstance(part, tuple):
+        shapes = [_shape(p) for p in part if p != NONE]
+        if len(set(shapes)) == 1:
+            return f"{len(shapes)} x {shapes[0]}"
+        return "[" + ", ".join(shapes) + "]"
+    if kind == "tn" and isinstance(part, tuple):
+        count, code = part
+        return f"{count} x {dtype_name(code)}" if isinstance(code, int) and code != NONE else ""
+    if kind == "n":
+        return f"{part} object(s)"
+    return ""
+
+
+def describe(op: str, meta: Meta) -> tuple[str, str]:
     """Words for a fingerprint: (``all_reduce float32[16]``, ``src=0, op=max``)."""
     if op == "ddp_bucket":
         model, iteration, bucket, code, numel = meta
         model_txt = f" model {model}" if model else ""
-        step = f"iteration {iteration}, " if iteration >= 0 else ""
-        return (
-            f"DDP gradient all-reduce{model_txt} ({step}bucket {bucket}, "
-            f"{dtype_name(code)}[{numel}])",
-            "",
-        )
+        step = f"iteration {iteration}, " if isinstance(iteration, int) and iteration >= 0 else ""
+        name = dtype_name(code) if isinstance(code, int) else "?"
+        return (f"DDP gradient all-reduce{model_txt} ({step}bucket {bucket}, {name}[{numel}])", "")
     words = [op]
     extras = []
     for (param, kind), part in zip(SPECS.get(op, ()), meta, strict=False):
-        if part is None:
+        if part == NONE:
             continue
-        if kind == "t":
-            words.append(_shape(part))
-        elif kind == "d":
-            words.append(_shape(part, "*"))
-        elif kind == "tl":
-            shapes = [_shape(p) for p in part if p is not None]
-            if len(set(shapes)) == 1:
-                words.append(f"{len(shapes)} x {shapes[0]}")
-            else:
-                words.append("[" + ", ".join(shapes) + "]")
-        elif kind == "tn":
-            count, code = part
-            words.append(f"{count} x {dtype_name(code)}" if code is not None else f"{count} x")
-        elif kind == "n":
-            words.append(f"{part} object(s)")
-        elif kind == "v":
-            text = _value_names.get(part, str(part)) if param == "op" else str(part)
-            if param == "op" and text == "sum":
-                continue
-            extras.append(f"{param}={text}")
+        if kind == "v":
+            extras.append(f"{param}={part}")
+        elif kind == "r":
+            name = reduce_name(part) if isinstance(part, int) else "?"
+            if name != "sum":
+                extras.append(f"{param}={name}")
+        else:
+            text = _words(kind, part)
+            if text:
+                words.append(text)
     return " ".join(words), ", ".join(extras)

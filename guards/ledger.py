@@ -8,16 +8,28 @@ from typing import Any
 
 import torch.distributed as dist
 
+from .fingerprint import Meta, fingerprint
+
 RING = 4096
 CHECKPOINT = 16
+FINGERPRINT_CACHE = 4096
+_FNV_PRIME = 0x100000001B3
+_MASK63 = (1 << 63) - 1
 # An entry: (seq, fingerprint, rolling digest, op name, meta, call site)
-Entry = tuple[int, int, int, str, tuple, str]
+Entry = tuple[int, int, int, str, Meta, str]
+
+
+def roll(digest: int, fp: int) -> int:
+    """The rolling digest of a sequence after one more fingerprint (plain integer arithmetic,
+    the same in every process)."""
+    return ((digest ^ fp) * _FNV_PRIME) & _MASK63
 
 
 class GroupLedger:
     """The collectives one rank issued on one process group, numbered from 0."""
 
     __slots__ = (
+        "_fps",
         "_seen",
         "blocked",
         "code",
@@ -41,18 +53,28 @@ class GroupLedger:
         self.pending: dict[int, tuple[float, Any]] = {}  # DDP buckets: seq -> (since, future)
         self.blocked = -1  # the synchronous collective the caller is inside, if any
         self._seen = (-1, 0.0)  # (blocked seq, when the monitor first saw it)
+        # fingerprints by (op, meta): the digest is computed once per call shape; the dict's own
+        # hashing stays in this process
+        self._fps: dict[tuple[int, Meta], int] = {}
 
-    def fingerprint(self, op_code: int, meta: tuple) -> int:
-        return hash((op_code, self.code, meta))
+    def fingerprint(self, op_code: int, meta: Meta) -> int:
+        key = (op_code, meta)
+        fp = self._fps.get(key)
+        if fp is None:
+            fp = fingerprint(op_code, self.code, meta)
+            if len(self._fps) >= FINGERPRINT_CACHE:
+                self._fps.clear()
+            self._fps[key] = fp
+        return fp
 
-    def record(self, op: str, op_code: int, meta: tuple, site: str) -> int:
+    def record(self, op: str, op_code: int, meta: Meta, site: str) -> int:
         """Append a collective; return its sequence number."""
         return self.append(self.fingerprint(op_code, meta), op, meta, site)
 
-    def append(self, fp: int, op: str, meta: tuple, site: str) -> int:
+    def append(self, fp: int, op: str, meta: Meta, site: str) -> int:
         """Append a fingerprinted collective (hot path: local memory only); return its seq."""
         seq = self.count
-        digest = hash((self.digest, fp))
+        digest = ((self.digest ^ fp) * _FNV_PRIME) & _MASK63  # roll(), inlined: the hot path
         self.ring[seq % RING] = (seq, fp, digest, op, meta, site)
         self.count = seq + 1
         self.digest = digest

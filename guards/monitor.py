@@ -246,7 +246,7 @@ class Monitor(threading.Thread):
         reps = held.get("reps", [])
         if self.rt.rank in reps:
             if held["kind"] == "params":
-                ex.put_detail(self.rt.params.details(held["step"]))
+                ex.put_detail(self.rt.params.details(held))
             else:
                 ex.put_detail(main_stack())
         details: dict[int, Any] = {}

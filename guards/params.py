@@ -1,100 +1,228 @@
-"""Order-sensitive hashes of parameters and buffers, computed on their device.
+"""Parameter checks among replicas: the tensors of each DDP model, hashed on its replicas.
 
-``torch.hash_tensor`` is not used: it xor-reduces, so it cannot see two swapped elements.
+Only what DDP keeps equal is checked: the parameters of each DDP-wrapped model (and its buffers
+when DDP does not re-broadcast them, BatchNorm statistics aside), compared among the ranks of
+that model's process group. Processes without DDP (an ensemble, pipeline stages holding
+different layers, model-parallel or FSDP shards) have nothing to compare.
+
+A model is checked every ``every`` steps of the optimizers that hold its parameters, and once
+more at the end of the run (``finish``), so a run shorter than ``every`` steps is still checked.
+Per-tensor hashes are kept for ``KEEP_SECONDS`` so the report can name the differing tensors.
 """
 
 from __future__ import annotations
 
 import collections
+import functools
+import time
+import weakref
+from array import array
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import torch
+import torch.distributed as dist
+from torch.distributed import distributed_c10d
 from torch.nn.modules.batchnorm import _BatchNorm
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
-from . import ddp
+from . import ddp, failopen
+from .hashing import hashable, tensor_hash
+from .ledger import roll
 
-_INT_VIEW = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-_MULT = 0x9E3779B97F4A7C1  # odd, below 2**63
-_OFFSET = 0x5BD1E995
-
-
-def tensor_hash(t: torch.Tensor) -> torch.Tensor:
-    """A 0-d int64 tensor on ``t``'s device; never writes to ``t``."""
-    with torch.no_grad():
-        x = t.detach()
-        if x.is_complex():
-            x = torch.view_as_real(x)
-        x = x.reshape(-1)
-        if x.dtype == torch.bool:
-            x = x.view(torch.uint8)
-        bits = x.view(_INT_VIEW[x.element_size()]).to(torch.int64)
-        weights = torch.arange(1, bits.numel() + 1, device=bits.device, dtype=torch.int64)
-        weights.mul_(_MULT)
-        return ((bits + _OFFSET) * weights).sum() + bits.numel()
+PUBLISHED = 4  # digests per model in a summary
+KEEP_SECONDS = 120.0  # per-tensor hashes kept for the report
+KEEP_BYTES = 16 << 20  # ... within this much memory per model (the latest two always kept)
 
 
-def _ddp_tensors() -> Iterator[tuple[str, torch.Tensor]]:
-    for index, model in enumerate(ddp.models):
-        prefix = f"model{index}." if index else ""
-        yield from ((prefix + n, p) for n, p in model.named_parameters())
-        if model.broadcast_buffers:
-            continue  # DDP re-broadcasts buffers from rank 0 at every forward
-        for mod_name, module in model.named_modules():
-            if isinstance(module, _BatchNorm):
-                continue  # running statistics are per-rank by design without SyncBatchNorm
-            for name, buf in module.named_buffers(recurse=False):
-                yield f"{prefix}{mod_name}.{name}" if mod_name else prefix + name, buf
+def named_tensors(model: DDP, number: int) -> Iterator[tuple[str, torch.Tensor]]:
+    """The tensors DDP keeps equal on the replicas of ``model``."""
+    prefix = f"model{number}." if number else ""
+    ignored = {f"module.{name}" for name in getattr(model, "parameters_to_ignore", ())}
+    for name, p in model.named_parameters():
+        if name not in ignored and hashable(p):
+            yield prefix + name, p
+    if model.broadcast_buffers:
+        return  # DDP re-broadcasts buffers from rank 0 at every forward
+    for mod_name, module in model.named_modules():
+        if isinstance(module, _BatchNorm):
+            continue  # running statistics are per-rank by design without SyncBatchNorm
+        for name, buf in module.named_buffers(recurse=False):
+            full = f"{mod_name}.{name}" if mod_name else name
+            if full not in ignored and hashable(buf):
+                yield prefix + full, buf
 
 
-def _optimizer_tensors(
-    optimizers: list[torch.optim.Optimizer],
-) -> Iterator[tuple[str, torch.Tensor]]:
-    for o, opt in enumerate(optimizers):
-        for g, group in enumerate(opt.param_groups):
-            for i, p in enumerate(group["params"]):
-                yield f"optimizer{o}.param_groups[{g}].params[{i}]", p
+def hash_all(tensors: list[torch.Tensor]) -> list[int]:
+    """``tensor_hash`` of each tensor, with one device synchronization per device."""
+    values = [tensor_hash(t) for t in tensors]
+    by_device: dict[torch.device, list[int]] = {}
+    for i, value in enumerate(values):
+        by_device.setdefault(value.device, []).append(i)
+    hashes = [0] * len(values)
+    for indices in by_device.values():
+        stacked = torch.stack([values[i] for i in indices]).tolist()
+        for i, h in zip(indices, stacked, strict=True):
+            hashes[i] = int(h)
+    return hashes
+
+
+@dataclass
+class Check:
+    """The hashes of one model's tensors after some optimizer step."""
+
+    step: int
+    digest: int
+    names: tuple[str, ...]
+    hashes: array[int]
+    at: float
+
+
+class ModelChecks:
+    """The checks of one model on this rank."""
+
+    def __init__(self, ranks: list[int]) -> None:
+        self.ranks = ranks
+        self.steps = 0
+        self.recent: collections.deque[Check] = collections.deque()
+        self.final: Check | None = None
+
+    def keep(self, check: Check) -> None:
+        if self.recent and self.recent[-1].names == check.names:
+            check.names = self.recent[-1].names  # one copy of unchanged names
+        self.recent.append(check)
+        now = time.monotonic()
+        size = sum(8 * len(c.hashes) for c in self.recent)
+        while len(self.recent) > 2 and (
+            now - self.recent[0].at > KEEP_SECONDS or size > KEEP_BYTES
+        ):
+            size -= 8 * len(self.recent.popleft().hashes)
+
+    def summary(self) -> dict[str, Any]:
+        final = self.final
+        return {
+            "r": self.ranks,
+            "d": [[c.step, c.digest] for c in list(self.recent)[-PUBLISHED:]],
+            "f": [final.step, final.digest] if final is not None else None,
+        }
+
+    def find(self, step: int, final: bool) -> Check | None:
+        if final:
+            return self.final
+        for check in list(self.recent):
+            if check.step == step:
+                return check
+        return None
 
 
 class ParamChecker:
-    """Counts optimizer steps and hashes the replicated tensors every ``every`` steps."""
+    """Counts optimizer steps per DDP model and hashes each model every ``every`` steps."""
 
     def __init__(self, every: int) -> None:
         self.every = every
-        self.steps = 0
-        self.optimizers: list[torch.optim.Optimizer] = []
-        self.results: collections.deque[tuple[int, int, list[str], list[int]]] = collections.deque(
-            maxlen=4
-        )
+        self.models: dict[str, ModelChecks] = {}
+        # optimizer -> keys of the models it steps; weakly keyed, recomputed when groups change
+        self._stepped: weakref.WeakKeyDictionary[
+            torch.optim.Optimizer, tuple[int, list[tuple[str, list[int]]]]
+        ] = weakref.WeakKeyDictionary()
+
+    def _models_of(self, optimizer: torch.optim.Optimizer) -> list[tuple[str, list[int]]]:
+        """(key, replica ranks) of the DDP models whose parameters ``optimizer`` steps."""
+        known = self._stepped.get(optimizer)
+        if known is not None and known[0] == len(optimizer.param_groups):
+            return known[1]
+        held = {id(p) for group in optimizer.param_groups for p in group["params"]}
+        models = [
+            (replica.key, replica.ranks)
+            for replica, model in ddp.replicas()
+            if any(id(p) in held for p in model.parameters())
+        ]
+        self._stepped[optimizer] = (len(optimizer.param_groups), models)
+        return models
 
     def on_step(self, optimizer: torch.optim.Optimizer, *_: object) -> None:
-        """Global optimizer step post-hook."""
-        if not any(o is optimizer for o in self.optimizers):
-            self.optimizers.append(optimizer)
-        self.steps += 1
-        if self.every and self.steps % self.every == 0:
-            self.check()
-
-    def check(self) -> None:
-        named = list(_ddp_tensors()) if ddp.models else list(_optimizer_tensors(self.optimizers))
-        if not named:
+        """Global optimizer step post-hook; fails open."""
+        if not failopen.SWITCH.on:
             return
-        values = [tensor_hash(t) for _, t in named]
-        by_device: dict[torch.device, list[int]] = {}
-        for i, value in enumerate(values):
-            by_device.setdefault(value.device, []).append(i)
-        hashes = [0] * len(values)
-        for indices in by_device.values():
-            stacked = torch.stack([values[i] for i in indices]).tolist()  # one sync per device
-            for i, h in zip(indices, stacked, strict=True):
-                hashes[i] = h
-        digest = hash(tuple(hashes))
-        self.results.append((self.steps, digest, [n for n, _ in named], hashes))
+        try:
+            due = []
+            for key, ranks in self._models_of(optimizer):
+                checks = self.models.get(key)
+                if checks is None:
+                    checks = self.models[key] = ModelChecks(ranks)
+                checks.steps += 1
+                if self.every and checks.steps % self.every == 0:
+                    due.append(key)
+        except Exception as exc:
+            failopen.fail("optimizer-step hook", exc)
+            return
+        if due:
+            self.check(due)
 
-    def summary(self) -> list[list[int]]:
-        return [[step, digest] for step, digest, _, _ in list(self.results)]
+    def check(self, keys: list[str] | None = None, final: bool = False) -> None:
+        """Hash the models ``keys`` (all live ones by default); fails open."""
+        if not failopen.SWITCH.on:
+            return
+        try:
+            for replica, model in ddp.replicas():
+                if keys is not None and replica.key not in keys:
+                    continue
+                checks = self.models.get(replica.key)
+                if checks is None:
+                    checks = self.models[replica.key] = ModelChecks(replica.ranks)
+                named = list(named_tensors(model, replica.number))
+                hashes = hash_all([t for _, t in named])
+                digest = 0
+                for h in hashes:
+                    digest = roll(digest, h & ((1 << 63) - 1))
+                check = Check(
+                    checks.steps,
+                    digest,
+                    tuple(n for n, _ in named),
+                    array("q", hashes),
+                    time.monotonic(),
+                )
+                if final:
+                    checks.final = check
+                else:
+                    checks.keep(check)
+        except Exception as exc:
+            failopen.fail("parameter hashing", exc)
 
-    def details(self, step: int) -> dict[str, int] | None:
-        for s, _, names, hashes in list(self.results):
-            if s == step:
-                return dict(zip(names, hashes, strict=True))
-        return None
+    def install(self) -> None:
+        """Count optimizer steps, and check once more when the process group is destroyed (the
+        usual end of a script, while its models are still alive). Nothing when ``every`` is 0."""
+        if not self.every:
+            return
+        register_optimizer_step_post_hook(self.on_step)
+        original = dist.destroy_process_group
+
+        @functools.wraps(original)
+        def destroy_process_group(*args: Any, **kwargs: Any) -> Any:
+            self.finish()
+            return original(*args, **kwargs)
+
+        dist.destroy_process_group = destroy_process_group
+        if distributed_c10d.destroy_process_group is original:
+            distributed_c10d.destroy_process_group = destroy_process_group
+
+    def finish(self) -> None:
+        """The last check, at the end of the run (repeatable: the latest one is compared)."""
+        if self.every:
+            self.check(final=True)
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """``{model key: {"r": replica ranks, "d": [[step, digest], ...], "f": final}}``."""
+        return {key: checks.summary() for key, checks in list(self.models.items())}
+
+    def details(self, verdict: dict[str, Any]) -> dict[str, int] | None:
+        """Per-tensor hashes of the check a ``params`` verdict names."""
+        checks = self.models.get(str(verdict.get("model")))
+        if checks is None:
+            return None
+        check = checks.find(int(verdict.get("step", -1)), bool(verdict.get("final")))
+        if check is None:
+            return None
+        return dict(zip(check.names, check.hashes, strict=True))

@@ -16,7 +16,6 @@ from typing import Any
 import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d
-from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from . import collectives, config, ddp, exchange, report
 from .callsite import is_internal, traceback_site
@@ -93,8 +92,7 @@ class Runtime:
         self.params = ParamChecker(self.config.param_check_every)
         collectives.patch(self.ledger, self.explain, self.publish_now)
         ddp.patch(self.ledger)
-        if self.config.param_check_every:
-            register_optimizer_step_post_hook(self.params.on_step)
+        self.params.install()
         self._previous_hook = sys.excepthook
         sys.excepthook = self._excepthook
         atexit.register(self.finish)
@@ -167,9 +165,7 @@ class Runtime:
             return
         self._warned = True
         self.state = "off"
-        report.stream().write(
-            f"[guards] warning: {reason}; the guard is off for the rest of this run\n"
-        )
+        report.stream().write(f"[guards] disabled: {reason}\n")
         report.stream().flush()
         mon = self.monitor
         if mon is not None and mon.ex is not None:
@@ -269,6 +265,7 @@ class Runtime:
             }
             self._own_verdict(mon, record, status)
             return
+        self.params.finish()
         self.state = "fin"
         mon.poke()
         last_check = time.monotonic()

@@ -6,7 +6,8 @@ Pure functions over JSON-ready dicts, so they are tested without processes. A su
      "g": {group: {"ranks": [...] | None, "n": issued, "w": [seq, seconds] | None,
                    "e": [[seq, fingerprint, words, extras, site], ...],
                    "c": [[seq, rolling digest], ...]}},
-     "ps": [[optimizer step, parameter digest], ...]}
+     "ps": {model: {"r": replica ranks, "d": [[optimizer step, parameter digest], ...],
+                    "f": [optimizer step, digest] at the end of the run | None}}}
 """
 
 from __future__ import annotations
@@ -128,21 +129,59 @@ def uneven_finish(name: str, view: dict[int, dict], states: dict[int, str]) -> V
     return {"kind": "finished", "group": name, "done": done, "waiting": [], "ahead": ahead}
 
 
-def params(summaries: dict[int, Summary]) -> Verdict | None:
-    """Parameter digests that differ at the latest optimizer step every rank has checked."""
+def _model_params(key: str, holders: dict[int, dict[str, Any]]) -> Verdict | None:
+    finals = {r: m["f"] for r, m in holders.items() if m.get("f")}
+    if len(finals) == len(holders):
+        # digests only: under Join, replicas end equal after different numbers of steps
+        sides = _by_key({r: f[1] for r, f in finals.items()})
+        if len(sides) > 1:
+            step = finals[sides[0][0]][0]
+            return _params_verdict(key, step, True, sides)
     per_step: dict[int, dict[int, int]] = {}
-    live = {r: s for r, s in summaries.items() if s.get("st") != "off" and s.get("ps")}
-    for r, s in live.items():
-        for step, digest in s["ps"]:
+    for r, m in holders.items():
+        for step, digest in m.get("d") or []:
             per_step.setdefault(step, {})[r] = digest
-    full = [step for step, d in per_step.items() if len(d) == len(live) > 1]
+    full = [step for step, d in per_step.items() if len(d) == len(holders)]
     if not full:
         return None
     step = max(full)
     sides = _by_key(per_step[step])
-    if len(sides) < 2:
-        return None
-    return {"kind": "params", "step": step, "sides": sides, "reps": [s[0] for s in sides][:4]}
+    return _params_verdict(key, step, False, sides) if len(sides) > 1 else None
+
+
+def _params_verdict(key: str, step: int, final: bool, sides: list[list[int]]) -> Verdict:
+    reps = [s[0] for s in sides][:4]
+    return {
+        "kind": "params",
+        "model": key,
+        "step": step,
+        "final": final,
+        "sides": sides,
+        "reps": reps,
+    }
+
+
+def params(summaries: dict[int, Summary]) -> Verdict | None:
+    """Replicas of a DDP model whose parameter digests differ.
+
+    Each model (``ps`` key) is compared among the ranks of its process group that published it:
+    at its latest check every one of them has made, and at the end of the run. A rank without
+    the model (no DDP, another pipeline stage, another group) is not compared.
+    """
+    live = {r: s for r, s in summaries.items() if s.get("st") != "off"}
+    models: dict[str, list[int]] = {}
+    for s in live.values():
+        for key, model in (s.get("ps") or {}).items():
+            models.setdefault(key, model.get("r") or [])
+    for key, ranks in sorted(models.items()):
+        holders = {
+            r: live[r]["ps"][key] for r in ranks if r in live and key in (live[r].get("ps") or {})
+        }
+        if len(holders) > 1:
+            found = _model_params(key, holders)
+            if found:
+                return found
+    return None
 
 
 def analyze(summaries: dict[int, Summary], world_size: int, hang_timeout: float) -> Verdict | None:

@@ -11,8 +11,8 @@ import torch.distributed as dist
 from guards import config, report, verdict
 from guards.callsite import call_site
 from guards.fingerprint import OP_CODES, describe, extractor
+from guards.hashing import tensor_hash
 from guards.ledger import CHECKPOINT, GroupLedger
-from guards.params import tensor_hash
 
 
 def _meta(name: str, *args, **kwargs) -> tuple:
@@ -132,15 +132,20 @@ def test_ranks_whose_guard_is_off_are_left_out() -> None:
     assert verdict.analyze({0: s0, 1: s1}, 2, 3.0) is None
 
 
+def _ps(d: list, ranks: list[int], f: list | None = None) -> dict:
+    return {"r": ranks, "d": d, "f": f}
+
+
 def test_parameter_digests_compared_at_a_common_step() -> None:
     summaries = {r: _summary(r, []) for r in range(3)}
-    summaries[0]["ps"] = [[5, 11], [10, 12]]
-    summaries[1]["ps"] = [[5, 11], [10, 99]]
-    summaries[2]["ps"] = [[5, 11]]
+    summaries[0]["ps"] = {"WORLD#0": _ps([[5, 11], [10, 12]], [0, 1, 2])}
+    summaries[1]["ps"] = {"WORLD#0": _ps([[5, 11], [10, 99]], [0, 1, 2])}
+    summaries[2]["ps"] = {"WORLD#0": _ps([[5, 11]], [0, 1, 2])}
     assert verdict.params(summaries) is None  # step 5 agrees; step 10 not on every rank yet
-    summaries[2]["ps"] = [[5, 11], [10, 12]]
+    summaries[2]["ps"] = {"WORLD#0": _ps([[5, 11], [10, 12]], [0, 1, 2])}
     found = verdict.params(summaries)
     assert found["step"] == 10 and found["sides"] == [[0, 2], [1]]
+    assert found["model"] == "WORLD#0" and not found["final"]
     details = {
         0: {"module.2.bias": 1, "module.0.weight": 2},
         1: {"module.2.bias": 3, "module.0.weight": 2},
@@ -148,6 +153,36 @@ def test_parameter_digests_compared_at_a_common_step() -> None:
     lines = report.describe(found, details)
     assert "  module.2.bias differs on rank 1 from ranks 0, 2" in lines
     assert not any("module.0.weight" in x for x in lines)
+
+
+def test_parameters_compared_only_among_the_replicas_of_each_model() -> None:
+    summaries = {r: _summary(r, []) for r in range(4)}
+    # two DDP groups of two ranks each (one model per group): different weights across groups
+    for r in range(4):
+        group = "group 1 [0,1]" if r < 2 else "group 2 [2,3]"
+        ranks = [0, 1] if r < 2 else [2, 3]
+        summaries[r]["ps"] = {f"{group}#0": _ps([[5, 100 + r // 2]], ranks)}
+    assert verdict.params(summaries) is None
+    summaries[3]["ps"]["group 2 [2,3]#0"]["d"] = [[5, 7]]
+    found = verdict.params(summaries)
+    assert found["model"] == "group 2 [2,3]#0" and found["sides"] == [[2], [3]]
+
+
+def test_processes_without_ddp_models_are_not_compared() -> None:
+    summaries = {r: _summary(r, []) for r in range(2)}  # an ensemble: no "ps" at all
+    assert verdict.params(summaries) is None
+    summaries[0]["ps"] = {"WORLD#0": _ps([[5, 1]], [0, 1])}  # rank 1 holds no replica yet
+    assert verdict.params(summaries) is None
+
+
+def test_final_digests_are_compared_at_the_end_of_a_short_run() -> None:
+    summaries = {r: _summary(r, [], st="fin") for r in range(2)}
+    summaries[0]["ps"] = {"WORLD#0": _ps([], [0, 1], [60, 5])}
+    summaries[1]["ps"] = {"WORLD#0": _ps([], [0, 1], [60, 6])}
+    found = verdict.analyze(summaries, 2, 300)
+    assert found["kind"] == "params" and found["final"] and found["step"] == 60
+    summaries[1]["ps"]["WORLD#0"]["f"] = [60, 5]
+    assert verdict.analyze(summaries, 2, 300) == {"kind": "ok"}
 
 
 def test_render_prefixes_every_line() -> None:
@@ -213,3 +248,23 @@ def test_interval_grows_with_large_jobs_unless_set() -> None:
     assert config.interval_for(config.load({}), 256) == 0.25
     assert config.interval_for(config.load({}), 1024) == 1.0
     assert config.interval_for(config.load({"GUARDS_INTERVAL": "0.5"}), 1024) == 0.5
+
+
+def test_tensor_hash_does_not_depend_on_chunking_or_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    from guards import hashing
+
+    t = torch.randn(37, 11)
+    whole = int(tensor_hash(t))
+    monkeypatch.setattr(hashing, "CHUNK", 7)  # many chunks, rows longer than a chunk
+    assert int(tensor_hash(t)) == whole
+    transposed = t.t()  # not contiguous: hashed in row-major order like its contiguous copy
+    assert int(tensor_hash(transposed)) == int(tensor_hash(transposed.contiguous()))
+    monkeypatch.setattr(hashing, "CHUNK", 40)  # several short rows per chunk
+    assert int(tensor_hash(transposed)) == int(tensor_hash(transposed.contiguous()))
+    assert int(tensor_hash(t)) == whole
+
+
+def test_tensor_hash_never_writes_to_int64_tensors() -> None:
+    t = torch.arange(10, dtype=torch.int64)
+    tensor_hash(t)
+    assert torch.equal(t, torch.arange(10, dtype=torch.int64))

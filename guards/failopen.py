@@ -1,0 +1,62 @@
+"""Fail open: an error in guard code on a user thread turns the guard off in this process.
+
+Every hook on a user thread (collective wrappers, the DDP comm hook and forward, the optimizer-step
+hook, parameter hashing) runs its own code inside ``try``; on an exception it calls ``fail`` and
+then does exactly what the program would have done without the guard. The user's own calls run
+once, and their exceptions propagate untouched.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import traceback
+
+EXIT_WAIT = 2.0  # seconds the process waits at exit for a stopping monitor
+
+
+class Switch:
+    """Whether the hooks of this process still record (read on the hot path)."""
+
+    __slots__ = ("on",)
+
+    def __init__(self) -> None:
+        self.on = True
+
+
+SWITCH = Switch()
+
+
+def _where(exc: BaseException) -> str:
+    """``guards/ledger.py:57``: the innermost frame of the guard's own code in the traceback."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.abspath(frame.filename).startswith(here + os.sep):
+            found = f"guards/{os.path.relpath(frame.filename, here)}:{frame.lineno}"
+    return found
+
+
+def fail(component: str, exc: BaseException) -> None:
+    """Turn the guard off in this process after an error of its own in ``component``."""
+    if not SWITCH.on:
+        return
+    SWITCH.on = False
+    where = _where(exc)
+    reason = f"internal error in the {component}: {type(exc).__name__}: {exc}"
+    if where:
+        reason += f" ({where})"
+    try:
+        from .runtime import RUNTIME
+
+        RUNTIME.disable(reason + "; this process continues without the guard")
+        monitor = RUNTIME.monitor
+        if monitor is not None:
+            # this rank is published as off: its monitor stops, and the process waits for it
+            # at exit, so no store call of the monitor is cut by the interpreter's shutdown
+            # (a C++ thread torn down mid-call aborts the process)
+            monitor.ok.set()
+            monitor.poke()
+            atexit.register(monitor.join, EXIT_WAIT)
+    except Exception:  # the guard's own reporting failed too: stay silent, stay out of the way
+        pass
