@@ -1,0 +1,128 @@
+"""The only recording code on the user's threads: thin wrappers that call the recorder.
+
+Patched while recording: ``DataLoader.__init__``/``__iter__`` and its iterator's
+``_next_index``/``__next__`` (sample indices), ``Tensor.backward`` (the loss), global optimizer
+step pre/post hooks (gradient norm, learning rates, parameters; the step limit) and
+``GradScaler.scale``/``step`` (loss scale, skipped steps). Each wrapper calls the original
+unconditionally; the recorder's side is fail-open.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.optim.optimizer import (
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
+from torch.utils.data import DataLoader
+from torch.utils.data import dataloader as dataloader_module
+
+from .recorder import Recorder
+from .sampling import LoaderTracker, user_site
+
+
+class StepLimitReached(SystemExit):
+    """Raised from the optimizer step hook after the last recorded step: a clean exit (0) at
+    the same step on every rank, after the step's collectives have completed."""
+
+    def __init__(self) -> None:
+        super().__init__(0)
+
+
+def _patch_loaders(tracker: LoaderTracker) -> None:
+    loader_init = DataLoader.__init__
+    loader_iter = DataLoader.__iter__
+    base = dataloader_module._BaseDataLoaderIter
+    next_index: Callable[..., Any] = base._next_index
+    next_batch: Callable[..., Any] = base.__next__
+
+    @functools.wraps(loader_init)
+    def init(self: DataLoader[Any], *args: Any, **kwargs: Any) -> None:
+        loader_init(self, *args, **kwargs)
+        tracker.built(self, user_site())
+
+    @functools.wraps(loader_iter)
+    def iterate(self: DataLoader[Any]) -> Any:
+        tracker.before_iter(self)
+        iterator = loader_iter(self)
+        tracker.iterating(self, iterator)
+        return iterator
+
+    @functools.wraps(next_index)
+    def take_index(self: Any) -> Any:
+        index = next_index(self)
+        tracker.index_taken(self, index)
+        return index
+
+    @functools.wraps(next_batch)
+    def next_out(self: Any) -> Any:
+        data = next_batch(self)
+        tracker.batch_out(self, data)
+        return data
+
+    DataLoader.__init__ = init  # type: ignore[method-assign]
+    DataLoader.__iter__ = iterate  # type: ignore[method-assign]
+    base._next_index = take_index  # type: ignore[method-assign]
+    base.__next__ = next_out  # type: ignore[method-assign]
+
+
+def _patch_backward(recorder: Recorder) -> None:
+    original: Callable[..., Any] = torch.Tensor.backward
+    depth = [0]  # a backward() inside backward (reentrant checkpointing) is not a new loss
+
+    @functools.wraps(original)
+    def backward(self: torch.Tensor, gradient: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if depth[0] == 0:
+            recorder.on_backward(self, gradient is not None)
+        depth[0] += 1
+        try:
+            return original(self, gradient, *args, **kwargs)
+        finally:
+            depth[0] -= 1
+
+    torch.Tensor.backward = backward  # type: ignore[method-assign]
+
+
+def _patch_scaler(recorder: Recorder) -> None:
+    scaler_class = torch.amp.GradScaler
+    scale = scaler_class.scale
+    step = scaler_class.step
+
+    @functools.wraps(scale)
+    def scaled(self: torch.amp.GradScaler, outputs: Any) -> Any:
+        result = scale(self, outputs)
+        if isinstance(result, torch.Tensor) and result is not outputs:
+            recorder.on_scale(result, outputs)
+        return result
+
+    @functools.wraps(step)
+    def stepped(self: torch.amp.GradScaler, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        recorder.before_scaler_step()
+        result = step(self, optimizer, *args, **kwargs)
+        if recorder.after_scaler_step(optimizer, bool(self.is_enabled())):
+            raise StepLimitReached
+        return result
+
+    scaler_class.scale = scaled  # type: ignore[method-assign]
+    scaler_class.step = stepped  # type: ignore[method-assign]
+
+
+def install(recorder: Recorder) -> None:
+    """Patch torch so that ``recorder`` sees every step; a no-op for the user's results."""
+    _patch_loaders(LoaderTracker(recorder))
+    _patch_backward(recorder)
+    _patch_scaler(recorder)
+
+    def pre_step(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        recorder.on_pre_step(optimizer)
+
+    def post_step(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        if recorder.on_post_step(optimizer):
+            raise StepLimitReached
+
+    register_optimizer_step_pre_hook(pre_step)
+    register_optimizer_step_post_hook(post_step)

@@ -1,0 +1,92 @@
+"""Run a script under torchrun with recording on, in its own session, and leave nothing behind."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .entry import RECORD_ENV, STEPS_ENV
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding guards/
+TAIL_LINES = 25
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One recorded run of the script."""
+
+    nproc: int
+    folder: Path
+    returncode: int | None  # None: killed at the timeout
+    seconds: float
+
+    def stderr_tail(self, lines: int = TAIL_LINES) -> str:
+        try:
+            text = (self.folder / "stderr.txt").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def command(nproc: int, folder: Path, script: str, args: list[str]) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={nproc}",
+        "--max-restarts=0",
+        "-m",
+        "guards",
+        "--record",
+        str(folder),
+        script,
+        *args,
+    ]
+
+
+def environment(steps: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in (RECORD_ENV, STEPS_ENV)}
+    env[STEPS_ENV] = str(steps)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def _kill_session(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def launch(
+    nproc: int, folder: Path, script: str, args: list[str], steps: int, timeout: float
+) -> Launch:
+    """Run ``script`` on ``nproc`` processes, recording ``steps`` steps into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with (
+        open(folder / "stdout.txt", "wb") as out,
+        open(folder / "stderr.txt", "wb") as err,
+    ):
+        proc = subprocess.Popen(
+            command(nproc, folder, script, args),
+            env=environment(steps),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+        code: int | None
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            _kill_session(proc.pid)  # workers, data-loader processes: whatever is left
+            proc.wait()
+    return Launch(nproc, folder, code, time.monotonic() - started)

@@ -1,0 +1,204 @@
+"""The per-rank recorder: per-step facts gathered from the hooks, written as JSON lines.
+
+Every method called from a hook is fail-open: an exception inside it turns recording off with one
+line on stderr, and the user's call proceeds untouched. Values stay tensors until a flush (every
+``FLUSH_EVERY`` steps and at exit), so a step costs no device synchronisation of its own.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import torch
+from torch.nn.modules.batchnorm import SyncBatchNorm, _BatchNorm
+from torch.nn.parallel import DistributedDataParallel
+
+from . import records
+from .failopen import fail_open
+
+FLUSH_EVERY = 32
+
+
+def total_norm(tensors: list[torch.Tensor]) -> torch.Tensor | None:
+    """L2 norm of all ``tensors`` together, as a tensor (no synchronisation)."""
+    dense = [t.detach() for t in tensors if t is not None and not t.is_sparse]
+    if not dense:
+        return None
+    norms = [torch.linalg.vector_norm(t, dtype=torch.float32) for t in dense]
+    device = norms[0].device
+    total: torch.Tensor = torch.linalg.vector_norm(torch.stack([n.to(device) for n in norms]))
+    return total
+
+
+def local_batchnorm() -> list[str]:
+    """BatchNorm layers in training mode inside DDP models that keep per-rank statistics."""
+    found = []
+    for obj in gc.get_objects():
+        if DistributedDataParallel in type(obj).__mro__:  # isinstance may trigger __getattr__
+            model: torch.nn.Module = obj.module
+            for name, module in model.named_modules():
+                if (
+                    isinstance(module, _BatchNorm)
+                    and not isinstance(module, SyncBatchNorm)
+                    and module.training
+                ):
+                    found.append(f"{name or 'module'} ({type(module).__name__})")
+    return found
+
+
+def _params(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
+    return [p for group in optimizer.param_groups for p in group["params"]]
+
+
+class Recorder:
+    """Records the optimizer steps of this process into ``folder/rank<N>.jsonl``."""
+
+    def __init__(
+        self,
+        folder: Path,
+        limit: int | None,
+        rank: int,
+        world_size: int,
+        run_id: str,
+        script: str,
+    ) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.out: IO[str] = open(folder / f"rank{rank}.jsonl", "w", encoding="utf-8")  # noqa: SIM115
+        self.limit = limit
+        self.active = True
+        self.step = 0
+        self._buffer: list[dict[str, Any]] = []
+        self._scaled: tuple[int, torch.Tensor] | None = None
+        self._stepped = False
+        self._reset()
+        self.write(records.header_line(rank, world_size, run_id, script))
+
+    def _reset(self) -> None:
+        self.samples: list[int] | None = []
+        self.batch: int | None = 0
+        self.used: list[list[int]] = []
+        self._loss: torch.Tensor | None = None
+        self._loss_known = True
+        self._backwards = 0
+        self._grad_norm: torch.Tensor | None = None
+
+    # --- output -------------------------------------------------------------------------------
+    def write(self, row: dict[str, Any]) -> None:
+        self.out.write(json.dumps(row) + "\n")
+
+    def flush(self) -> None:
+        for row in self._buffer:
+            for key in ("loss", "grad_norm", "param_norm"):
+                value = row[key]
+                row[key] = None if value is None else float(value)
+            self.write(row)
+        self._buffer.clear()
+        self.out.flush()
+
+    def close(self) -> None:
+        """Write what is pending (at exit, or when the step limit is reached)."""
+        if self.active:
+            try:
+                self.flush()
+            except Exception as exc:
+                self.fail(exc, "flush")
+        if not self.out.closed:
+            self.out.close()
+
+    def note(self, text: str) -> None:
+        self.write({"kind": "note", "text": text})
+
+    def fail(self, exc: BaseException, where: str) -> None:
+        """Turn recording off with one line; the script continues as if never recorded."""
+        self.active = False
+        line = f"recording failed in {where}: {type(exc).__name__}: {exc}"
+        sys.stderr.write(f"[guards] warning: compare {line}; recording is off for this run\n")
+        try:
+            self._buffer.clear()
+            self.note(line)
+            self.out.flush()
+        except Exception:
+            pass
+
+    # --- hooks --------------------------------------------------------------------------------
+    @fail_open
+    def on_backward(self, loss: torch.Tensor, explicit_gradient: bool) -> None:
+        self._backwards += 1
+        if explicit_gradient or loss.numel() != 1:
+            self._loss_known = False
+            return
+        if self._scaled is not None and self._scaled[0] == id(loss):
+            loss = self._scaled[1]  # the loss before GradScaler multiplied it
+        value = loss.detach().float().reshape(())
+        self._loss = value if self._loss is None else self._loss + value
+
+    @fail_open
+    def on_scale(self, scaled: torch.Tensor, original: torch.Tensor) -> None:
+        self._scaled = (id(scaled), original.detach())
+
+    @fail_open
+    def on_pre_step(self, optimizer: torch.optim.Optimizer) -> None:
+        grads = [p.grad for p in _params(optimizer) if p.grad is not None]
+        self._grad_norm = total_norm(grads)
+
+    def before_scaler_step(self) -> None:
+        self._stepped = False
+
+    def on_post_step(self, optimizer: torch.optim.Optimizer) -> bool:
+        """Record the step; True when the step limit is reached (the caller stops the run)."""
+        self._stepped = True
+        return bool(self._finish_step(optimizer, False))
+
+    def after_scaler_step(self, optimizer: torch.optim.Optimizer, enabled: bool) -> bool:
+        """GradScaler skipped ``optimizer.step()`` (inf/NaN gradients): record a skipped step."""
+        if self._stepped or not enabled:
+            return False
+        return bool(self._finish_step(optimizer, True))
+
+    @fail_open
+    def _finish_step(self, optimizer: torch.optim.Optimizer, skipped: bool) -> bool:
+        if self.step == 0:
+            self.write({"kind": "batchnorm", "layers": local_batchnorm()})
+        self._buffer.append(
+            {
+                "kind": "step",
+                "step": self.step,
+                "samples": self.samples,
+                "batch": self.batch,
+                "loss": self._loss if self._loss_known else None,
+                "backwards": self._backwards,
+                "grad_norm": None if skipped else self._grad_norm,
+                "lr": [float(group["lr"]) for group in optimizer.param_groups],
+                "param_norm": total_norm(_params(optimizer)),
+                "skipped": skipped,
+                "loaders": self.used,
+            }
+        )
+        self.step += 1
+        self._reset()
+        reached = self.limit is not None and self.step >= self.limit
+        if reached or len(self._buffer) >= FLUSH_EVERY:
+            self.flush()
+        if reached:
+            self.note(f"stopped after {self.step} optimizer steps (the step limit)")
+            self.close()
+            self.active = False
+        return reached
+
+    @fail_open
+    def on_batch(
+        self, loader: tuple[int, int], indices: list[int] | None, size: int | None
+    ) -> None:
+        """A batch reached the script: its dataset indices (None: unknown) and sample count."""
+        if list(loader) not in self.used:
+            self.used.append(list(loader))
+        if indices is None or self.samples is None:
+            self.samples = None
+        else:
+            self.samples.extend(indices)
+        count = len(indices) if indices is not None else size
+        self.batch = None if count is None or self.batch is None else self.batch + count
