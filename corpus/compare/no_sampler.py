@@ -12,7 +12,7 @@ dist.init_process_group("gloo")
 world_size = dist.get_world_size()
 torch.manual_seed(0)
 data = TensorDataset(torch.randn(96, 8), torch.randn(96, 1))
-loader = DataLoader(data, batch_size=GLOBAL_BATCH // world_size, shuffle=True)
+loader = DataLoader(data, batch_size=GLOBAL_BATCH // world_size, shuffle=True)  # line:loader
 model = DDP(torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1)))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(10):

@@ -47,8 +47,11 @@ def start_recording(folder: str, script: str) -> None:
     world_size = int(env.get("WORLD_SIZE", "1"))
     run_id = env.get("TORCHELASTIC_RUN_ID") or f"single-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     recorder = Recorder(Path(folder), _step_limit(), rank, world_size, run_id, script)
-    hooks.install(recorder)
     atexit.register(recorder.close)
+    try:
+        hooks.install(recorder)
+    except Exception as exc:  # a torch without the internals the hooks wrap
+        recorder.fail(exc, "install")
 
 
 def dispatch(argv: list[str]) -> list[str]:

@@ -33,48 +33,68 @@ class StepLimitReached(SystemExit):
         super().__init__(0)
 
 
-def _patch_loaders(tracker: LoaderTracker) -> None:
-    loader_init = DataLoader.__init__
-    loader_iter = DataLoader.__iter__
+class Patches:
+    """The attributes replaced and hook handles registered by one ``install``, for ``remove``."""
+
+    def __init__(self) -> None:
+        self._replaced: list[tuple[object, str, object]] = []
+        self._handles: list[Any] = []
+
+    def replace(self, owner: object, name: str, wrapper: Callable[..., Any]) -> None:
+        original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+        self._replaced.append((owner, name, original))
+        setattr(owner, name, functools.wraps(original)(wrapper))
+
+    def handle(self, handle: Any) -> None:
+        self._handles.append(handle)
+
+    def remove(self) -> None:
+        """Put every original back (benchmarks and tests; a recorded run never needs it)."""
+        for owner, name, original in reversed(self._replaced):
+            setattr(owner, name, original)
+        for handle in self._handles:
+            handle.remove()
+        self._replaced.clear()
+        self._handles.clear()
+
+
+def _patch_loaders(patches: Patches, tracker: LoaderTracker) -> None:
+    loader_init: Callable[..., Any] = DataLoader.__init__
+    loader_iter: Callable[..., Any] = DataLoader.__iter__
     base = dataloader_module._BaseDataLoaderIter
     next_index: Callable[..., Any] = base._next_index
     next_batch: Callable[..., Any] = base.__next__
 
-    @functools.wraps(loader_init)
     def init(self: DataLoader[Any], *args: Any, **kwargs: Any) -> None:
         loader_init(self, *args, **kwargs)
         tracker.built(self, user_site())
 
-    @functools.wraps(loader_iter)
     def iterate(self: DataLoader[Any]) -> Any:
         tracker.before_iter(self)
         iterator = loader_iter(self)
         tracker.iterating(self, iterator)
         return iterator
 
-    @functools.wraps(next_index)
     def take_index(self: Any) -> Any:
         index = next_index(self)
         tracker.index_taken(self, index)
         return index
 
-    @functools.wraps(next_batch)
     def next_out(self: Any) -> Any:
         data = next_batch(self)
         tracker.batch_out(self, data)
         return data
 
-    DataLoader.__init__ = init  # type: ignore[method-assign]
-    DataLoader.__iter__ = iterate  # type: ignore[method-assign]
-    base._next_index = take_index  # type: ignore[method-assign]
-    base.__next__ = next_out  # type: ignore[method-assign]
+    patches.replace(DataLoader, "__init__", init)
+    patches.replace(DataLoader, "__iter__", iterate)
+    patches.replace(base, "_next_index", take_index)
+    patches.replace(base, "__next__", next_out)
 
 
-def _patch_backward(recorder: Recorder) -> None:
+def _patch_backward(patches: Patches, recorder: Recorder) -> None:
     original: Callable[..., Any] = torch.Tensor.backward
     depth = [0]  # a backward() inside backward (reentrant checkpointing) is not a new loss
 
-    @functools.wraps(original)
     def backward(self: torch.Tensor, gradient: Any = None, *args: Any, **kwargs: Any) -> Any:
         if depth[0] == 0:
             recorder.on_backward(self, gradient is not None)
@@ -84,22 +104,20 @@ def _patch_backward(recorder: Recorder) -> None:
         finally:
             depth[0] -= 1
 
-    torch.Tensor.backward = backward  # type: ignore[method-assign]
+    patches.replace(torch.Tensor, "backward", backward)
 
 
-def _patch_scaler(recorder: Recorder) -> None:
+def _patch_scaler(patches: Patches, recorder: Recorder) -> None:
     scaler_class = torch.amp.GradScaler
-    scale = scaler_class.scale
-    step = scaler_class.step
+    scale: Callable[..., Any] = scaler_class.scale
+    step: Callable[..., Any] = scaler_class.step
 
-    @functools.wraps(scale)
     def scaled(self: torch.amp.GradScaler, outputs: Any) -> Any:
         result = scale(self, outputs)
         if isinstance(result, torch.Tensor) and result is not outputs:
             recorder.on_scale(result, outputs)
         return result
 
-    @functools.wraps(step)
     def stepped(self: torch.amp.GradScaler, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
         recorder.before_scaler_step()
         result = step(self, optimizer, *args, **kwargs)
@@ -107,15 +125,16 @@ def _patch_scaler(recorder: Recorder) -> None:
             raise StepLimitReached
         return result
 
-    scaler_class.scale = scaled  # type: ignore[method-assign]
-    scaler_class.step = stepped  # type: ignore[method-assign]
+    patches.replace(scaler_class, "scale", scaled)
+    patches.replace(scaler_class, "step", stepped)
 
 
-def install(recorder: Recorder) -> None:
+def install(recorder: Recorder) -> Patches:
     """Patch torch so that ``recorder`` sees every step; a no-op for the user's results."""
-    _patch_loaders(LoaderTracker(recorder))
-    _patch_backward(recorder)
-    _patch_scaler(recorder)
+    patches = Patches()
+    _patch_loaders(patches, LoaderTracker(recorder))
+    _patch_backward(patches, recorder)
+    _patch_scaler(patches, recorder)
 
     def pre_step(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         recorder.on_pre_step(optimizer)
@@ -124,5 +143,6 @@ def install(recorder: Recorder) -> None:
         if recorder.on_post_step(optimizer):
             raise StepLimitReached
 
-    register_optimizer_step_pre_hook(pre_step)
-    register_optimizer_step_post_hook(post_step)
+    patches.handle(register_optimizer_step_pre_hook(pre_step))
+    patches.handle(register_optimizer_step_post_hook(post_step))
+    return patches

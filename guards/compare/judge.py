@@ -60,8 +60,9 @@ def first_divergence(a: Run, b: Run, rtol: float) -> tuple[int, list[str]] | Non
         found = differences(sa, sb, rtol)
         if found:
             return sa.index, found
-    if len(a.steps) != len(b.steps):
-        return min(len(a.steps), len(b.steps)), ["count"]
+    shorter = a if len(a.steps) < len(b.steps) else b
+    if len(a.steps) != len(b.steps) and not shorter.limited:
+        return len(shorter.steps), ["count"]
     return None
 
 

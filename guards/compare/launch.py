@@ -1,4 +1,4 @@
-"""Run a script under torchrun with recording on, in its own session, and leave nothing behind."""
+"""Run a script under torchrun with recording on, in its own process group; leave nothing behind."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def environment(steps: int) -> dict[str, str]:
     return env
 
 
-def _kill_session(pid: int) -> None:
+def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
 
@@ -79,7 +79,7 @@ def launch(
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
-            start_new_session=True,
+            preexec_fn=os.setpgrp,  # its own process group, to stop it all at once
         )
         code: int | None
         try:
@@ -87,6 +87,6 @@ def launch(
         except subprocess.TimeoutExpired:
             code = None
         finally:
-            _kill_session(proc.pid)  # workers, data-loader processes: whatever is left
+            _kill_group(proc.pid)  # workers, data-loader processes: whatever is left
             proc.wait()
     return Launch(nproc, folder, code, time.monotonic() - started)

@@ -53,6 +53,7 @@ class Run:
     epochs: list[Epoch]  # rank 0's
     batchnorm: list[str]
     notes: list[str] = field(default_factory=list)
+    limited: bool = False  # the step limit ended it: later steps exist but were not recorded
 
     def loader(self, loader_id: int) -> Loader | None:
         return next((x for x in self.loaders if x.id == loader_id), None)

@@ -7,6 +7,7 @@ line on stderr, and the user's call proceeds untouched. Values stay tensors unti
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import sys
@@ -46,7 +47,7 @@ def local_batchnorm() -> list[str]:
                     and not isinstance(module, SyncBatchNorm)
                     and module.training
                 ):
-                    found.append(f"{name or 'module'} ({type(module).__name__})")
+                    found.append(f"module.{name} ({type(module).__name__})".replace(". (", " ("))
     return found
 
 
@@ -118,11 +119,12 @@ class Recorder:
         line = f"recording failed in {where}: {type(exc).__name__}: {exc}"
         sys.stderr.write(f"[guards] warning: compare {line}; recording is off for this run\n")
         try:
+            self.flush()  # the steps recorded before the failure are sound
+        except Exception:
             self._buffer.clear()
+        with contextlib.suppress(Exception):
             self.note(line)
             self.out.flush()
-        except Exception:
-            pass
 
     # --- hooks --------------------------------------------------------------------------------
     @fail_open
@@ -184,7 +186,7 @@ class Recorder:
         if reached or len(self._buffer) >= FLUSH_EVERY:
             self.flush()
         if reached:
-            self.note(f"stopped after {self.step} optimizer steps (the step limit)")
+            self.write({"kind": "end", "reason": "limit", "steps": self.step})
             self.close()
             self.active = False
         return reached

@@ -3,7 +3,7 @@
 Line kinds: ``run`` (first: rank, world size, run id, script), ``loader`` (a DataLoader: where it
 was built, its per-process batch size, its sampler), ``epoch`` (an iteration of a loader began:
 the sampler's ``epoch`` attribute, the step it began in), ``step`` (one optimizer step), ``note``
-(something the recorder could not know or do).
+(something the recorder could not know or do), ``end`` (the step limit stopped the run).
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ class RankRecord:
     steps: list[RankStep] = field(default_factory=list)
     batchnorm: list[str] = field(default_factory=list)  # BatchNorm layers with per-rank statistics
     notes: list[str] = field(default_factory=list)
+    limited: bool = False  # stopped by GUARDS_RECORD_STEPS, not by the script's end
 
 
 def header_line(rank: int, world_size: int, run_id: str, script: str) -> dict[str, Any]:
@@ -117,6 +118,8 @@ def read_rank(path: Path) -> RankRecord:
             record.batchnorm.extend(row["layers"])
         elif kind == "note":
             record.notes.append(row["text"])
+        elif kind == "end":
+            record.limited = row.get("reason") == "limit"
     return record
 
 

@@ -24,7 +24,7 @@ def table(runs: list[Run], marks: dict[int, str]) -> list[str]:
     columns = [f"batch {letters}", *(f"loss {LETTERS[i]}" for i in range(len(runs)))]
     columns += ["|diff|", f"grad norm {letters}", f"lr {letters}"]
     rows: list[list[str]] = [["step", *columns]]
-    for index in range(max(len(r.steps) for r in runs)):
+    for index in range(min(len(r.steps) for r in runs)):
         steps = [r.steps[index] if index < len(r.steps) else None for r in runs]
         base = steps[0]
         diffs = [
@@ -64,4 +64,4 @@ def verdict_lines(reference: Run, other: Run, verdict: Verdict) -> list[str]:
 
 
 def notes(runs: list[Run]) -> list[str]:
-    return [f"note ({r.label}): {n}" for r in runs for n in r.notes if "step limit" not in n]
+    return [f"note ({r.label}): {n}" for r in runs for n in r.notes]
