@@ -1,9 +1,10 @@
 """The only recording code on the user's threads: thin wrappers that call the recorder.
 
 Patched while recording: ``DataLoader.__init__``/``__iter__`` and its iterator's
-``_next_index``/``__next__`` (sample indices), ``Tensor.backward`` (the loss), global optimizer
-step pre/post hooks (gradient norm, learning rates, parameters; the step limit) and
-``GradScaler.scale``/``step`` (loss scale, skipped steps). Each wrapper calls the original
+``_next_index``/``__next__`` (sample indices), ``Tensor.backward`` (the loss), a global optimizer
+step post-hook (gradient norm, learning rates, parameters; the step limit) and
+``GradScaler.scale``/``step`` (loss scale, skipped steps), ``DistributedDataParallel.__init__``
+(the models, to find BatchNorm layers). Each wrapper calls the original
 unconditionally; the recorder's side is fail-open.
 """
 
@@ -14,10 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch.optim.optimizer import (
-    register_optimizer_step_post_hook,
-    register_optimizer_step_pre_hook,
-)
+from torch.nn.parallel import DistributedDataParallel
+from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.utils.data import DataLoader
 from torch.utils.data import dataloader as dataloader_module
 
@@ -107,6 +106,16 @@ def _patch_backward(patches: Patches, recorder: Recorder) -> None:
     patches.replace(torch.Tensor, "backward", backward)
 
 
+def _patch_ddp(patches: Patches, recorder: Recorder) -> None:
+    original: Callable[..., Any] = DistributedDataParallel.__init__
+
+    def init(self: DistributedDataParallel, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        recorder.on_ddp(self)
+
+    patches.replace(DistributedDataParallel, "__init__", init)
+
+
 def _patch_scaler(patches: Patches, recorder: Recorder) -> None:
     scaler_class = torch.amp.GradScaler
     scale: Callable[..., Any] = scaler_class.scale
@@ -134,15 +143,12 @@ def install(recorder: Recorder) -> Patches:
     patches = Patches()
     _patch_loaders(patches, LoaderTracker(recorder))
     _patch_backward(patches, recorder)
+    _patch_ddp(patches, recorder)
     _patch_scaler(patches, recorder)
-
-    def pre_step(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        recorder.on_pre_step(optimizer)
 
     def post_step(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if recorder.on_post_step(optimizer):
             raise StepLimitReached
 
-    patches.handle(register_optimizer_step_pre_hook(pre_step))
     patches.handle(register_optimizer_step_post_hook(post_step))
     return patches

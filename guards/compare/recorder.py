@@ -8,46 +8,32 @@ line on stderr, and the user's call proceeds untouched. Values stay tensors unti
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import sys
+import weakref
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
 import torch
 from torch.nn.modules.batchnorm import SyncBatchNorm, _BatchNorm
-from torch.nn.parallel import DistributedDataParallel
 
 from . import records
 from .failopen import fail_open
+from .norms import l2, per_tensor_norms, to_floats
 
 FLUSH_EVERY = 32
 
 
-def total_norm(tensors: list[torch.Tensor]) -> torch.Tensor | None:
-    """L2 norm of all ``tensors`` together, as a tensor (no synchronisation)."""
-    dense = [t.detach() for t in tensors if t is not None and not t.is_sparse]
-    if not dense:
-        return None
-    norms = [torch.linalg.vector_norm(t, dtype=torch.float32) for t in dense]
-    device = norms[0].device
-    total: torch.Tensor = torch.linalg.vector_norm(torch.stack([n.to(device) for n in norms]))
-    return total
-
-
-def local_batchnorm() -> list[str]:
+def local_batchnorm(models: Iterable[torch.nn.Module]) -> list[str]:
     """BatchNorm layers in training mode inside DDP models that keep per-rank statistics."""
     found = []
-    for obj in gc.get_objects():
-        if DistributedDataParallel in type(obj).__mro__:  # isinstance may trigger __getattr__
-            model: torch.nn.Module = obj.module
-            for name, module in model.named_modules():
-                if (
-                    isinstance(module, _BatchNorm)
-                    and not isinstance(module, SyncBatchNorm)
-                    and module.training
-                ):
-                    found.append(f"module.{name} ({type(module).__name__})".replace(". (", " ("))
+    for wrapper in models:
+        model: torch.nn.Module = getattr(wrapper, "module", wrapper)
+        for name, module in model.named_modules():
+            local = isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm)
+            if local and module.training:
+                found.append(f"module.{name} ({type(module).__name__})".replace(". (", " ("))
     return found
 
 
@@ -72,6 +58,7 @@ class Recorder:
         self.limit = limit
         self.active = True
         self.step = 0
+        self.models: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()  # DDP instances
         self._buffer: list[dict[str, Any]] = []
         self._scaled: tuple[int, torch.Tensor] | None = None
         self._stepped = False
@@ -82,20 +69,24 @@ class Recorder:
         self.samples: list[int] | None = []
         self.batch: int | None = 0
         self.used: list[list[int]] = []
-        self._loss: torch.Tensor | None = None
+        self._losses: list[torch.Tensor] = []  # summed at the flush, not on the hot path
         self._loss_known = True
         self._backwards = 0
-        self._grad_norm: torch.Tensor | None = None
 
     # --- output -------------------------------------------------------------------------------
     def write(self, row: dict[str, Any]) -> None:
         self.out.write(json.dumps(row) + "\n")
 
     def flush(self) -> None:
+        """Turn the buffered steps' tensors into numbers (one host copy) and write them."""
+        keys = ("loss", "grad_norm", "param_norm")
+        groups = [row[key] or [] for row in self._buffer for key in keys]
+        values = iter(to_floats(groups))
         for row in self._buffer:
-            for key in ("loss", "grad_norm", "param_norm"):
-                value = row[key]
-                row[key] = None if value is None else float(value)
+            loss, grad, param = next(values), next(values), next(values)
+            row["loss"] = sum(loss) if row["loss"] is not None else None
+            row["grad_norm"] = l2(grad) if row["grad_norm"] is not None else None
+            row["param_norm"] = l2(param)
             self.write(row)
         self._buffer.clear()
         self.out.flush()
@@ -135,17 +126,15 @@ class Recorder:
             return
         if self._scaled is not None and self._scaled[0] == id(loss):
             loss = self._scaled[1]  # the loss before GradScaler multiplied it
-        value = loss.detach().float().reshape(())
-        self._loss = value if self._loss is None else self._loss + value
+        self._losses.append(loss.detach())
+
+    @fail_open
+    def on_ddp(self, model: torch.nn.Module) -> None:
+        self.models.add(model)
 
     @fail_open
     def on_scale(self, scaled: torch.Tensor, original: torch.Tensor) -> None:
         self._scaled = (id(scaled), original.detach())
-
-    @fail_open
-    def on_pre_step(self, optimizer: torch.optim.Optimizer) -> None:
-        grads = [p.grad for p in _params(optimizer) if p.grad is not None]
-        self._grad_norm = total_norm(grads)
 
     def before_scaler_step(self) -> None:
         self._stepped = False
@@ -164,18 +153,22 @@ class Recorder:
     @fail_open
     def _finish_step(self, optimizer: torch.optim.Optimizer, skipped: bool) -> bool:
         if self.step == 0:
-            self.write({"kind": "batchnorm", "layers": local_batchnorm()})
+            self.write({"kind": "batchnorm", "layers": local_batchnorm(list(self.models))})
+        # one fused kernel for both: the optimizers of torch.optim never write to .grad
+        params = [p for p in _params(optimizer) if not p.is_sparse]
+        grads = [] if skipped else [p.grad for p in params if p.grad is not None]
+        norms = per_tensor_norms([g for g in grads if not g.is_sparse] + params)
         self._buffer.append(
             {
                 "kind": "step",
                 "step": self.step,
                 "samples": self.samples,
                 "batch": self.batch,
-                "loss": self._loss if self._loss_known else None,
+                "loss": self._losses if self._loss_known and self._losses else None,
                 "backwards": self._backwards,
-                "grad_norm": None if skipped else self._grad_norm,
+                "grad_norm": None if skipped else norms[: len(norms) - len(params)],
                 "lr": [float(group["lr"]) for group in optimizer.param_groups],
-                "param_norm": total_norm(_params(optimizer)),
+                "param_norm": norms[len(norms) - len(params) :],
                 "skipped": skipped,
                 "loaders": self.used,
             }
