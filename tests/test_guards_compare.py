@@ -14,12 +14,14 @@ from pathlib import Path
 import pytest
 from guards_helpers import REPO, Run, environment, run
 
-from guards.compare import cli
+from guards.compare import cli, plot
 from guards.compare.judge import judge
+from guards.compare.launch import stragglers
 from guards.compare.merge import merge
 from guards.compare.records import Epoch, Loader, RankRecord, RankStep, RecordError, read_ranks
 
 CORPUS = REPO / "corpus" / "compare"
+pytestmark = pytest.mark.timeout(900)  # the corpus runs share one fixture: the first test waits
 
 
 # --- simulated recordings ----------------------------------------------------------------------
@@ -243,6 +245,25 @@ def test_two_recorded_folders_compare(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "b (1 process) vs a (1 process): equivalent" in out
 
 
+def test_plot_needs_matplotlib(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(tmp_path / "a", 0, 1, "a")
+    monkeypatch.setattr(plot.importlib.util, "find_spec", lambda name: None)
+    assert (
+        cli.main(["--plot", str(tmp_path / "p.png"), str(tmp_path / "a"), str(tmp_path / "a")]) == 2
+    )
+    assert "pip install 'ddplint[plot]'" in capsys.readouterr().err
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_plot_draws_losses_and_differences(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "loss.png"
+    plot.draw([simulate(1), simulate(2, drift=0.01)], target)
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 # --- the recorder, in this process (no hooks installed) ----------------------------------------
 def test_recorder_fails_open(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     torch = pytest.importorskip("torch")
@@ -286,13 +307,16 @@ def corpus_runs(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     env = environment()
     jobs: dict[str, list[str]] = {
         "correct": _compare("--nproc", "1,2,3", "--keep", str(base / "correct"), "correct.py"),
-        **{name: _compare(f"{name}.py") for name in SCRIPTS},
+        **{name: _compare("--keep", str(base / name), f"{name}.py") for name in SCRIPTS},
         "single": [sys.executable, "-m", "guards", "--record", str(base / "single"),
                    "single_process.py"],
         "ddp": [sys.executable, "-m", "torch.distributed.run", "--standalone",
                 "--nproc_per_node=2", "-m", "guards", "--record", str(base / "ddp"),
                 "correct.py", "--no-shuffle"],
     }  # fmt: skip
+    failing = base / "failing.py"
+    failing.write_text("import torch\nraise ValueError('bad shard 7')\n")
+    jobs["failing"] = _compare("--keep", str(base / "failing"), str(failing))
     pool = ThreadPoolExecutor(max_workers=3)
     futures = {name: pool.submit(run, cmd, env, CORPUS, 200) for name, cmd in jobs.items()}
     pool.shutdown(wait=False)
@@ -304,6 +328,8 @@ def _done(corpus: Corpus, name: str) -> Run:
     detail = f"\n--- stdout\n{result.stdout[-4000:]}\n--- stderr\n{result.stderr[-3000:]}"
     assert result.returncode is not None, "timed out" + detail
     assert result.survivors == [], f"processes left behind: {result.survivors}" + detail
+    left = stragglers(corpus.base / name)  # torchrun's workers live in sessions of their own
+    assert left == [], f"workers left behind: {left}" + detail
     return result
 
 
@@ -382,3 +408,12 @@ def test_original_single_process_script_against_its_ddp_version(corpus_runs, cap
     assert "step 0 consumed different samples" in out
     assert f"single_process.py:{_line('single_process.py', 'loader')} (SequentialSampler)" in out
     assert f"correct.py:{_line('correct.py', 'loader')} (DistributedSampler)" in out
+
+
+def test_a_failed_run_exits_2_with_its_error(corpus_runs: Corpus) -> None:
+    result = _done(corpus_runs, "failing")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "guards compare: error: the run on 1 process exited with status 1" in result.stderr
+    assert "ValueError: bad shard 7" in result.stderr
+    assert "on 1 process (20 steps)" in result.stderr
+    assert "on 2 processes (20 steps)" not in result.stderr  # it stopped at the first failure

@@ -76,7 +76,7 @@ def parser() -> argparse.ArgumentParser:
 def _failure(run: Launch) -> str:
     status = "timed out" if run.returncode is None else f"exited with status {run.returncode}"
     tail = run.stderr_tail()
-    return f"the run with {run.nproc} processes {status}" + (
+    return f"the run on {_label(run.nproc)} {status}" + (
         f"; the end of its stderr:\n{tail}" if tail else " (nothing on stderr)"
     )
 
@@ -103,7 +103,7 @@ def _record_all(ns: argparse.Namespace, folder: Path) -> list[Run]:
             ) from exc
         if not run.steps:
             raise RecordError(
-                f"the run with {_label(nproc)} ended without an optimizer step: "
+                f"the run on {_label(nproc)} ended without an optimizer step: "
                 "nothing to compare (does the script call optimizer.step()?)"
             )
         runs.append(run)

@@ -15,6 +15,7 @@ from .entry import RECORD_ENV, STEPS_ENV
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding guards/
 TAIL_LINES = 25
+GRACE = 10.0
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,32 @@ def environment(steps: int) -> dict[str, str]:
     return env
 
 
-def _kill_group(pid: int) -> None:
+def stragglers(folder: Path) -> list[int]:
+    """Processes whose command line names ``folder``: workers of a run (torchrun starts each
+    worker in a session of its own, so only their arguments tie them to the run). Linux only."""
+    needle = str(folder).encode()
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            if needle in (entry / "cmdline").read_bytes() and int(entry.name) != os.getpid():
+                found.append(int(entry.name))
+    return found
+
+
+def _stop(proc: subprocess.Popen[bytes], folder: Path) -> None:
+    """End the run and everything it started: SIGTERM first (torchrun then stops its workers),
+    SIGKILL for whatever is left after ``GRACE`` seconds."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(GRACE)
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    for pid in stragglers(folder):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def launch(
@@ -87,6 +111,5 @@ def launch(
         except subprocess.TimeoutExpired:
             code = None
         finally:
-            _kill_group(proc.pid)  # workers, data-loader processes: whatever is left
-            proc.wait()
+            _stop(proc, folder)
     return Launch(nproc, folder, code, time.monotonic() - started)
