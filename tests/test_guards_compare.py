@@ -16,7 +16,7 @@ from guards_helpers import REPO, Run, environment, run
 
 from guards.compare import cli, plot
 from guards.compare.judge import judge
-from guards.compare.launch import stragglers
+from guards.compare.launch import Launch, stragglers
 from guards.compare.merge import merge
 from guards.compare.records import Epoch, Loader, RankRecord, RankStep, RecordError, read_ranks
 
@@ -262,6 +262,20 @@ def test_plot_draws_losses_and_differences(tmp_path: Path) -> None:
     target = tmp_path / "loss.png"
     plot.draw([simulate(1), simulate(2, drift=0.01)], target)
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_failed_run_shows_the_workers_error_not_torchruns_summary(tmp_path: Path) -> None:
+    worker = 'Traceback (most recent call last):\n  File "t.py", line 2\nValueError: bad shard 7\n'
+    agent = (
+        'Traceback (most recent call last):\n  File "run.py", line 9\n'
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        + "=" * 60
+        + "\nRoot Cause (first observed failure):\n"
+    )
+    (tmp_path / "stderr.txt").write_text(worker + "E1201 failed (exitcode: 1)\n" + agent)
+    tail = Launch(2, tmp_path, 1, 1.0).stderr_tail()
+    assert tail.endswith("ValueError: bad shard 7\nE1201 failed (exitcode: 1)")
+    assert "ChildFailedError" not in tail
 
 
 # --- the recorder, in this process (no hooks installed) ----------------------------------------

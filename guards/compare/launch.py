@@ -28,10 +28,16 @@ class Launch:
     seconds: float
 
     def stderr_tail(self, lines: int = TAIL_LINES) -> str:
+        """The end of the run's stderr, without torchrun's own traceback and failure summary
+        (they would push the worker's error out of view)."""
         try:
             text = (self.folder / "stderr.txt").read_text(encoding="utf-8", errors="replace")
         except OSError:
             return ""
+        agent = text.rfind("ChildFailedError")
+        start = text.rfind("Traceback (most recent call last):", 0, agent) if agent >= 0 else -1
+        if start > 0:
+            text = text[:start]
         return "\n".join(text.rstrip().splitlines()[-lines:])
 
 

@@ -22,21 +22,25 @@ def per_tensor_norms(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
     device = tensors[0].device
     with torch.no_grad():
         if _foreach_norm is not None and all(t.device == device for t in tensors):
-            return list(_foreach_norm(tensors))  # one fused kernel per dtype
-        return [torch.linalg.vector_norm(t) for t in tensors]
+            # one fused kernel per dtype, accumulated in float32 (bf16 norms are too coarse)
+            return list(_foreach_norm(tensors, 2, dtype=torch.float32))
+        return [torch.linalg.vector_norm(t, dtype=torch.float32) for t in tensors]
 
 
 def to_floats(groups: list[list[torch.Tensor]]) -> list[list[float]]:
-    """The values of every 0-dim tensor in ``groups``, in the same shape, with one host copy
-    when they share a device and dtype."""
+    """The values of every 0-dim tensor in ``groups``, in the same shape: one stack and one host
+    copy per device and dtype present."""
     flat = [t for group in groups for t in group]
-    if not flat:
-        return [[] for _ in groups]
-    same = all(t.device == flat[0].device and t.dtype == flat[0].dtype for t in flat)
-    if same:
-        values = torch.stack([t if t.dim() == 0 else t.reshape(()) for t in flat]).double().tolist()
-    else:
-        values = [float(t) for t in flat]
+    kinds: dict[tuple[torch.device, torch.dtype], list[int]] = {}
+    for position, tensor in enumerate(flat):
+        kinds.setdefault((tensor.device, tensor.dtype), []).append(position)
+    values = [0.0] * len(flat)
+    for positions in kinds.values():
+        stacked = torch.stack(
+            [flat[i] if flat[i].dim() == 0 else flat[i].reshape(()) for i in positions]
+        )
+        for position, value in zip(positions, stacked.double().tolist(), strict=True):
+            values[position] = value
     out, start = [], 0
     for group in groups:
         out.append(values[start : start + len(group)])

@@ -154,7 +154,7 @@ class Recorder:
     def _finish_step(self, optimizer: torch.optim.Optimizer, skipped: bool) -> bool:
         if self.step == 0:
             self.write({"kind": "batchnorm", "layers": local_batchnorm(list(self.models))})
-        # one fused kernel for both: the optimizers of torch.optim never write to .grad
+        # one fused kernel for both; torch.optim's optimizers leave .grad as it was before step()
         params = [p for p in _params(optimizer) if not p.is_sparse]
         grads = [] if skipped else [p.grad for p in params if p.grad is not None]
         norms = per_tensor_norms([g for g in grads if not g.is_sparse] + params)
