@@ -33,6 +33,7 @@ def draw(runs: list[Run], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     figure: Any
     figure, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7, 6))
@@ -53,6 +54,7 @@ def draw(runs: list[Run], path: Path) -> None:
     bottom.set_yscale("log")
     bottom.set_ylabel(f"|loss - loss of {reference.label}|")
     bottom.set_xlabel("optimizer step")
+    bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
     bottom.legend()
     figure.tight_layout()
     figure.savefig(path, dpi=100)
