@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from guards_helpers import REPO, Run, environment, run
 
-from guards.compare import cli, plot
+from guards.compare import cli, entry, plot
 from guards.compare.judge import judge
 from guards.compare.launch import Launch, stragglers
 from guards.compare.merge import merge
@@ -276,6 +276,20 @@ def test_a_failed_run_shows_the_workers_error_not_torchruns_summary(tmp_path: Pa
     tail = Launch(2, tmp_path, 1, 1.0).stderr_tail()
     assert tail.endswith("ValueError: bad shard 7\nE1201 failed (exitcode: 1)")
     assert "ChildFailedError" not in tail
+
+
+def test_recording_is_asked_for_by_option_or_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GUARDS_RECORD", raising=False)
+    assert entry._record_folder(["--record", "out", "t.py", "-x"]) == ("out", ["t.py", "-x"])
+    assert entry._record_folder(["--record=out", "t.py"]) == ("out", ["t.py"])
+    assert entry._record_folder(["t.py"]) == (None, ["t.py"])
+    monkeypatch.setenv("GUARDS_RECORD", "env-out")
+    assert entry._record_folder(["t.py"]) == ("env-out", ["t.py"])
+    with pytest.raises(SystemExit, match="--record needs a folder"):
+        entry._record_folder(["--record"])
+    monkeypatch.setenv("GUARDS_RECORD_STEPS", "0")
+    with pytest.raises(SystemExit, match="GUARDS_RECORD_STEPS='0'"):
+        entry._step_limit()
 
 
 # --- the recorder, in this process (no hooks installed) ----------------------------------------

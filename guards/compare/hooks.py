@@ -21,7 +21,7 @@ from torch.utils.data import DataLoader
 from torch.utils.data import dataloader as dataloader_module
 
 from .recorder import Recorder
-from .sampling import LoaderTracker, user_site
+from .sampling import LoaderTracker
 
 
 class StepLimitReached(SystemExit):
@@ -66,7 +66,7 @@ def _patch_loaders(patches: Patches, tracker: LoaderTracker) -> None:
 
     def init(self: DataLoader[Any], *args: Any, **kwargs: Any) -> None:
         loader_init(self, *args, **kwargs)
-        tracker.built(self, user_site())
+        tracker.built(self)
 
     def iterate(self: DataLoader[Any]) -> Any:
         tracker.before_iter(self)
@@ -130,7 +130,7 @@ def _patch_scaler(patches: Patches, recorder: Recorder) -> None:
     def stepped(self: torch.amp.GradScaler, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
         recorder.before_scaler_step()
         result = step(self, optimizer, *args, **kwargs)
-        if recorder.after_scaler_step(optimizer, bool(self.is_enabled())):
+        if recorder.after_scaler_step(self, optimizer):
             raise StepLimitReached
         return result
 

@@ -144,9 +144,11 @@ class Recorder:
         self._stepped = True
         return bool(self._finish_step(optimizer, False))
 
-    def after_scaler_step(self, optimizer: torch.optim.Optimizer, enabled: bool) -> bool:
-        """GradScaler skipped ``optimizer.step()`` (inf/NaN gradients): record a skipped step."""
-        if self._stepped or not enabled:
+    @fail_open
+    def after_scaler_step(self, scaler: torch.amp.GradScaler, optimizer: Any) -> bool:
+        """If GradScaler skipped ``optimizer.step()`` (inf/NaN gradients), record a skipped step;
+        True when the step limit is reached."""
+        if self._stepped or not scaler.is_enabled():
             return False
         return bool(self._finish_step(optimizer, True))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import deque
+from types import FrameType
 from typing import Any
 
 import torch
@@ -33,11 +34,11 @@ _TAG = "_guards_compare_iteration"
 _QUEUE = "_guards_compare_indices"
 
 
-def user_site(depth: int = 2) -> str:
+def user_site() -> str:
     """``file.py:LINE`` of the innermost caller outside torch and guards."""
-    frame = sys._getframe(depth)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_SKIP_DIRS):
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     if frame is None:
         return "?"
     return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
@@ -104,8 +105,8 @@ class LoaderTracker:
         return number
 
     @fail_open
-    def built(self, loader: DataLoader[Any], site: str) -> None:
-        self._id(loader, site)
+    def built(self, loader: DataLoader[Any]) -> None:
+        self._id(loader, user_site())
 
     @fail_open
     def before_iter(self, loader: DataLoader[Any]) -> None:
