@@ -70,10 +70,16 @@ def _relative_spread(values: list[float]) -> float:
     return 0.0 if scale == 0 else (high - low) / scale
 
 
+def _order(index: object) -> tuple[int, int, str]:
+    """Sort key for sample indices: ints first, numerically; other keys by their text."""
+    return (0, index, "") if isinstance(index, int) else (1, 0, str(index))
+
+
 def merge_step(index: int, ranks: list[RankStep]) -> Step:
     per_rank = tuple(None if r.samples is None else tuple(r.samples) for r in ranks)
     known = [s for s in per_rank if s is not None]
-    samples = None if len(known) < len(per_rank) else tuple(sorted(i for s in known for i in s))
+    everything = [i for s in known for i in s]
+    samples = None if len(known) < len(per_rank) else tuple(sorted(everything, key=_order))
     batches = tuple(r.batch for r in ranks)
     batch = None if any(b is None for b in batches) else sum(b or 0 for b in batches)
     losses = [r.loss for r in ranks if r.loss is not None]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import operator
 import sys
 import weakref
 from collections.abc import Iterable
@@ -20,9 +21,9 @@ from torch.nn.modules.batchnorm import SyncBatchNorm, _BatchNorm
 
 from . import records
 from .failopen import fail_open
-from .norms import l2, per_tensor_norms, to_floats
+from .norms import per_tensor_norms, split_norms, to_floats
 
-FLUSH_EVERY = 32
+FLUSH_EVERY = 256
 
 
 def local_batchnorm(models: Iterable[torch.nn.Module]) -> list[str]:
@@ -35,6 +36,14 @@ def local_batchnorm(models: Iterable[torch.nn.Module]) -> list[str]:
             if local and module.training:
                 found.append(f"module.{name} ({type(module).__name__})".replace(". (", " ("))
     return found
+
+
+def _plain(value: Any) -> int | str:
+    """JSON for sample indices that are not ints: numpy or tensor integers, other keys."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        return str(value)
 
 
 def _params(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
@@ -75,18 +84,23 @@ class Recorder:
 
     # --- output -------------------------------------------------------------------------------
     def write(self, row: dict[str, Any]) -> None:
-        self.out.write(json.dumps(row) + "\n")
+        self.out.write(json.dumps(row, default=_plain, separators=(",", ":")) + "\n")
 
     def flush(self) -> None:
-        """Turn the buffered steps' tensors into numbers (one host copy) and write them."""
-        keys = ("loss", "grad_norm", "param_norm")
-        groups = [row[key] or [] for row in self._buffer for key in keys]
+        """Turn the buffered steps' tensors into numbers (one host copy per device and dtype)
+        and write them."""
+        groups = []
+        for row in self._buffer:
+            groups.append(row["loss"] or [])
+            norms = row.pop("norms")
+            groups.append([] if norms is None else [norms])
         values = iter(to_floats(groups))
         for row in self._buffer:
-            loss, grad, param = next(values), next(values), next(values)
+            loss, norms = next(values), next(values)
             row["loss"] = sum(loss) if row["loss"] is not None else None
-            row["grad_norm"] = l2(grad) if row["grad_norm"] is not None else None
-            row["param_norm"] = l2(param)
+            pair = norms[0] if norms else [None, None]
+            row["grad_norm"] = pair[0] if row["grad_norm"] else None
+            row["param_norm"] = pair[1]
             self.write(row)
         self._buffer.clear()
         self.out.flush()
@@ -159,7 +173,9 @@ class Recorder:
         # one fused kernel for both; torch.optim's optimizers leave .grad as it was before step()
         params = [p for p in _params(optimizer) if not p.is_sparse]
         grads = [] if skipped else [p.grad for p in params if p.grad is not None]
-        norms = per_tensor_norms([g for g in grads if not g.is_sparse] + params)
+        grads = [g for g in grads if not g.is_sparse]
+        with torch.no_grad():
+            norms = split_norms(per_tensor_norms(grads + params), len(grads))
         self._buffer.append(
             {
                 "kind": "step",
@@ -168,9 +184,10 @@ class Recorder:
                 "batch": self.batch,
                 "loss": self._losses if self._loss_known and self._losses else None,
                 "backwards": self._backwards,
-                "grad_norm": None if skipped else norms[: len(norms) - len(params)],
+                "grad_norm": None if skipped or not grads else True,
                 "lr": [float(group["lr"]) for group in optimizer.param_groups],
-                "param_norm": norms[len(norms) - len(params) :],
+                "param_norm": None,
+                "norms": norms,  # [gradient norm, parameter norm], turned into numbers at flush
                 "skipped": skipped,
                 "loaders": self.used,
             }

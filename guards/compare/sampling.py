@@ -133,15 +133,17 @@ class LoaderTracker:
 
     @fail_open
     def index_taken(self, iterator: object, index: Any) -> None:
-        queue = iterator.__dict__.setdefault(_QUEUE, deque())
-        if index is None:
-            queue.append(None)
+        """The sampler gave the indices of a batch (kept as given: a BatchSampler yields a new
+        list each time; numpy integers become ints when written)."""
+        queue = iterator.__dict__.get(_QUEUE)
+        if queue is None:
+            queue = iterator.__dict__[_QUEUE] = deque()
+        if index is None or isinstance(index, list):
+            queue.append(index)
         elif isinstance(index, int):
             queue.append([index])
         else:
-            indices = list(index)
-            known = all(isinstance(i, int) for i in indices)
-            queue.append([int(i) for i in indices] if known else None)
+            queue.append(list(index))
 
     @fail_open
     def batch_out(self, iterator: object, data: Any) -> None:
@@ -150,4 +152,4 @@ class LoaderTracker:
         tag = iterator.__dict__.get(_TAG, (-1, -1))
         if getattr(iterator, "_dataset_kind", 0) == 1:  # an IterableDataset: no indices
             indices = None
-        self.recorder.on_batch(tag, indices, _first_dim(data))
+        self.recorder.on_batch(tag, indices, None if indices is not None else _first_dim(data))
