@@ -51,8 +51,8 @@ def _same_on_every_rank(run: Run) -> Defect | None:
                 f"in step {step.index}: the data is not sharded",
                 [
                     f"{_loader_of(run, step)} gives each of the {run.world_size} ranks the same "
-                    "batches, so a step sees each sample several times and an epoch "
-                    f"covers only 1/{run.world_size} of the data per step",
+                    f"batches: a step trains on {run.world_size} copies of each sample, and the "
+                    "global batch holds 1/{} as many distinct samples".format(run.world_size),
                     "use a DistributedSampler (DataLoader(..., sampler=DistributedSampler(data)))"
                     " and call sampler.set_epoch(epoch) every epoch",
                 ],
