@@ -10,6 +10,9 @@ USAGE = "usage: python -m guards SCRIPT.py [ARGS...]  |  python -m guards -m MOD
 
 
 def main(argv: list[str]) -> None:
+    from .compare.entry import dispatch
+
+    argv = dispatch(argv)  # `compare ...` runs and exits; `--record DIR` starts recording
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE, file=sys.stderr if not argv else sys.stdout)
         raise SystemExit(2 if not argv else 0)

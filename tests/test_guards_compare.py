@@ -1,0 +1,447 @@
+"""guards compare: the comparison logic on simulated recordings, the recorder in-process, and the
+corpus/compare scripts run under torchrun (each culprit named with its cause at its step)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+from guards_helpers import REPO, Run, environment, run
+
+from guards.compare import cli, entry, plot
+from guards.compare.judge import judge
+from guards.compare.launch import Launch, stragglers
+from guards.compare.merge import merge
+from guards.compare.records import Epoch, Loader, RankRecord, RankStep, RecordError, read_ranks
+
+CORPUS = REPO / "corpus" / "compare"
+pytestmark = pytest.mark.timeout(900)  # the corpus runs share one fixture: the first test waits
+
+
+# --- simulated recordings ----------------------------------------------------------------------
+def simulate(
+    world: int,
+    *,
+    steps: int = 8,
+    global_batch: int = 8,
+    dataset: int = 16,
+    per_rank_batch: int | None = None,
+    same_on_every_rank: bool = False,
+    reshuffle: bool = True,
+    lr: float = 0.1,
+    loss_factor: float = 1.0,
+    batchnorm: tuple[str, ...] = (),
+    drift: float = 0.0,
+    noise: float = 1e-7,
+    skipped: tuple[int, ...] = (),
+    label: str = "",
+    sampler: str = "DistributedSampler",
+) -> cli.Run:
+    """An ideal DDP run (global order sharded as DistributedSampler does) with one culprit."""
+    per_rank = per_rank_batch or global_batch // world
+    per_epoch = dataset // (per_rank * world)
+    orders = [
+        random.Random(e if reshuffle else 0).sample(range(dataset), dataset) for e in range(9)
+    ]
+    ranks = []
+    for rank in range(world):
+        rec = RankRecord(rank, world, "run-1", "train.py")
+        rec.loaders.append(Loader(0, "train.py:12", per_rank, sampler, True, False, False))
+        rec.batchnorm.extend(batchnorm)
+        for index in range(steps):
+            epoch, within = divmod(index, per_epoch)
+            if within == 0:
+                rec.epochs.append(Epoch(0, epoch, epoch if reshuffle else 0, index))
+            chunk = orders[epoch][within * per_rank * world : (within + 1) * per_rank * world]
+            mine = chunk[:per_rank] if same_on_every_rank else chunk[rank::world]
+            loss = (1.0 + 0.1 * index) * loss_factor + drift * index + noise * rank
+            rec.steps.append(
+                RankStep(
+                    step=index,
+                    samples=mine,
+                    batch=len(mine),
+                    loss=loss,
+                    backwards=1,
+                    grad_norm=None if index in skipped else 2.0 * loss_factor + drift * index,
+                    lr=[lr],
+                    param_norm=3.0 + drift * index,
+                    skipped=index in skipped,
+                    loaders=[[0, epoch]],
+                )
+            )
+        ranks.append(rec)
+    return merge(ranks, label or f"{world} process" + ("" if world == 1 else "es"))
+
+
+def test_equivalent_runs_report_the_largest_loss_difference() -> None:
+    verdict = judge(simulate(1), simulate(2, noise=6e-6))
+    assert verdict.equivalent
+    assert verdict.lines[0] == (
+        "equivalent: max |loss difference| 3e-6 over 8 steps, identical sample sets in every step"
+    )
+    assert judge(simulate(1), simulate(4)).equivalent
+
+
+def test_global_batch_names_the_dataloader_line_and_the_per_process_batch() -> None:
+    verdict = judge(simulate(1), simulate(2, per_rank_batch=8, dataset=32))
+    assert not verdict.equivalent and verdict.step == 0
+    assert verdict.lines[0] == "not equivalent: global batch 8 vs 16 at step 0"
+    assert "the DataLoader at train.py:12 (batch_size=8)" in verdict.lines[3]
+    assert "it must be 8 / 2 = 4" in verdict.lines[3]
+
+
+def test_same_samples_on_every_rank_is_a_defect_of_the_run() -> None:
+    verdict = judge(simulate(1), simulate(2, same_on_every_rank=True, sampler="RandomSampler"))
+    assert verdict.step == 0
+    assert "every rank of the run on 2 processes consumed the same 4 samples" in verdict.lines[0]
+    assert "the data is not sharded" in verdict.lines[0]
+    assert "DistributedSampler" in verdict.lines[2]
+
+
+def test_repeated_epoch_order_is_reported_at_the_first_step_of_the_second_epoch() -> None:
+    verdict = judge(simulate(1, reshuffle=False), simulate(2, reshuffle=False))
+    assert not verdict.equivalent and verdict.step == 2  # 16 samples, batch 8: epoch 1 at step 2
+    assert verdict.lines[0].endswith("repeats the previous epoch's sample order: set_epoch missing")
+    assert any("its epoch stayed 0" in line for line in verdict.lines)
+
+
+def test_a_sampler_that_does_not_shuffle_may_repeat_its_order() -> None:
+    a, b = simulate(1, reshuffle=False), simulate(2, reshuffle=False)
+    for run_ in (a, b):
+        run_.loaders = [Loader(0, "train.py:12", 4, "SequentialSampler", False, False)]
+    assert judge(a, b).equivalent
+
+
+def test_learning_rate_scaled_with_the_world_size() -> None:
+    verdict = judge(simulate(1), simulate(2, lr=0.2))
+    assert verdict.lines[0] == (
+        "not equivalent: learning rate 0.1 vs 0.2 (param group 0) at step 0"
+    )
+    assert "scaled with the world size (x2)" in verdict.lines[1]
+
+
+def test_gradient_norm_off_by_the_world_size_factor() -> None:
+    verdict = judge(simulate(1), simulate(2, loss_factor=0.5))
+    assert verdict.step == 0
+    assert "gradient norm off by the world-size factor" in verdict.lines[0]
+    assert "loss divided by the world size" in verdict.lines[0]
+    sizes = {"dataset": 24, "global_batch": 12}
+    verdict = judge(simulate(1, **sizes), simulate(3, loss_factor=1 / 3, **sizes))
+    assert "world-size factor at step 0 (3x)" in verdict.lines[0]
+
+
+def test_drift_with_batchnorm_suggests_syncbatchnorm() -> None:
+    verdict = judge(simulate(1), simulate(2, drift=0.01, batchnorm=("module.1 (BatchNorm1d)",)))
+    assert verdict.step == 1
+    assert "BatchNorm statistics are per rank" in verdict.lines[0]
+    assert any("SyncBatchNorm" in line and "module.1" in line for line in verdict.lines)
+
+
+def test_drift_without_evidence_says_what_to_look_for() -> None:
+    verdict = judge(simulate(1), simulate(2, drift=0.01))
+    assert verdict.lines[0].startswith("not equivalent: loss, gradient norm, parameters differ")
+    assert "rank-dependent randomness" in verdict.lines[-1]
+
+
+def test_tolerance_decides_what_is_noise() -> None:
+    assert not judge(simulate(1), simulate(2, noise=1e-3), rtol=1e-4).equivalent
+    assert judge(simulate(1), simulate(2, noise=1e-3), rtol=1e-2).equivalent
+
+
+def test_skipped_steps_are_shown_and_compared() -> None:
+    verdict = judge(simulate(1, skipped=(0,)), simulate(2, skipped=(0,)))
+    assert verdict.equivalent
+    assert "GradScaler skipped step 0 in both runs" in verdict.lines[1]
+    verdict = judge(simulate(1, skipped=(0,)), simulate(2))
+    assert verdict.lines[0] == (
+        "not equivalent: GradScaler skipped step 0 in the run on 1 process only"
+    )
+
+
+def test_step_counts_differ_only_when_a_script_ended_early() -> None:
+    short, full = simulate(2, steps=4), simulate(1, steps=8)
+    assert judge(full, short).lines[0] == (
+        "not equivalent: the run on 1 process recorded 8 steps, the run on 2 processes 4"
+    )
+    short.limited = True  # stopped by the step limit: the steps it has are compared
+    assert judge(full, short).equivalent
+
+
+def test_padding_duplicates_explain_different_samples() -> None:
+    b = simulate(2)
+    first = b.steps[0]
+    padded = (first.per_rank[0], (*first.per_rank[1][:3], first.per_rank[0][0]))
+    samples = tuple(sorted(padded[0] + padded[1]))
+    b.steps[0] = replace(first, per_rank=padded, samples=samples)
+    verdict = judge(simulate(1), b)
+    assert "consumed different samples" in verdict.lines[0]
+    assert "pads the data by repeating samples" in verdict.lines[1]
+
+
+def test_unknown_samples_compare_batch_sizes_only() -> None:
+    a, b = simulate(1), simulate(2)
+    for run_ in (a, b):
+        run_.steps = [replace(s, samples=None) for s in run_.steps]
+    verdict = judge(a, b)
+    assert verdict.equivalent and "sample indices unknown" in verdict.lines[0]
+
+
+# --- reading recordings ------------------------------------------------------------------------
+def _write(folder: Path, rank: int, world: int, run_id: str, extra: str = "") -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    head = {"kind": "run", "format": 1, "rank": rank, "world_size": world, "run_id": run_id}
+    step = {
+        "kind": "step",
+        "step": 0,
+        "samples": [rank],
+        "batch": 1,
+        "loss": 1.0,
+        "backwards": 1,
+        "grad_norm": 1.0,
+        "lr": [0.1],
+        "param_norm": 1.0,
+    }
+    text = json.dumps({**head, "script": "t.py"}) + "\n" + json.dumps(step) + "\n" + extra
+    (folder / f"rank{rank}.jsonl").write_text(text)
+
+
+def test_recordings_are_read_with_their_problems_named(tmp_path: Path) -> None:
+    _write(tmp_path / "ok", 0, 2, "x", extra='{"kind": "step", "ste')  # killed mid-line
+    _write(tmp_path / "ok", 1, 2, "x")
+    assert [len(r.steps) for r in read_ranks(tmp_path / "ok")] == [1, 1]
+    _write(tmp_path / "stale", 0, 2, "new")
+    _write(tmp_path / "stale", 1, 2, "old")
+    with pytest.raises(RecordError, match="left over from another run"):
+        read_ranks(tmp_path / "stale")
+    _write(tmp_path / "missing", 0, 2, "x")
+    with pytest.raises(RecordError, match="rank 1 of 2 recorded nothing"):
+        read_ranks(tmp_path / "missing")
+    with pytest.raises(RecordError, match="no recording in this folder"):
+        read_ranks(tmp_path)
+
+
+def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([str(tmp_path / "nope.py")]) == 2
+    assert "no such script" in capsys.readouterr().err
+    assert cli.main([str(tmp_path), str(tmp_path / "x.py")]) == 2
+    assert "give two recorded folders" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--nproc", "2", "train.py"])
+    assert exc.value.code == 2
+    assert "two or more different counts" in capsys.readouterr().err
+
+
+def test_two_recorded_folders_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write(tmp_path / "a", 0, 1, "a")
+    _write(tmp_path / "b", 0, 1, "b")
+    assert cli.main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "b (1 process) vs a (1 process): equivalent" in out
+
+
+def test_plot_needs_matplotlib(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(tmp_path / "a", 0, 1, "a")
+    monkeypatch.setattr(plot.importlib.util, "find_spec", lambda name: None)
+    assert (
+        cli.main(["--plot", str(tmp_path / "p.png"), str(tmp_path / "a"), str(tmp_path / "a")]) == 2
+    )
+    assert "pip install 'ddplint[plot]'" in capsys.readouterr().err
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_plot_draws_losses_and_differences(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "loss.png"
+    plot.draw([simulate(1), simulate(2, drift=0.01)], target)
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_failed_run_shows_the_workers_error_not_torchruns_summary(tmp_path: Path) -> None:
+    worker = 'Traceback (most recent call last):\n  File "t.py", line 2\nValueError: bad shard 7\n'
+    agent = (
+        'Traceback (most recent call last):\n  File "run.py", line 9\n'
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        + "=" * 60
+        + "\nRoot Cause (first observed failure):\n"
+    )
+    (tmp_path / "stderr.txt").write_text(worker + "E1201 failed (exitcode: 1)\n" + agent)
+    tail = Launch(2, tmp_path, 1, 1.0).stderr_tail()
+    assert tail.endswith("ValueError: bad shard 7\nE1201 failed (exitcode: 1)")
+    assert "ChildFailedError" not in tail
+
+
+def test_recording_is_asked_for_by_option_or_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GUARDS_RECORD", raising=False)
+    assert entry._record_folder(["--record", "out", "t.py", "-x"]) == ("out", ["t.py", "-x"])
+    assert entry._record_folder(["--record=out", "t.py"]) == ("out", ["t.py"])
+    assert entry._record_folder(["t.py"]) == (None, ["t.py"])
+    monkeypatch.setenv("GUARDS_RECORD", "env-out")
+    assert entry._record_folder(["t.py"]) == ("env-out", ["t.py"])
+    with pytest.raises(SystemExit, match="--record needs a folder"):
+        entry._record_folder(["--record"])
+    monkeypatch.setenv("GUARDS_RECORD_STEPS", "0")
+    with pytest.raises(SystemExit, match="GUARDS_RECORD_STEPS='0'"):
+        entry._step_limit()
+
+
+# --- the recorder, in this process (no hooks installed) ----------------------------------------
+def test_recorder_fails_open(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    torch = pytest.importorskip("torch")
+    from guards.compare.recorder import Recorder
+
+    rec = Recorder(tmp_path, 3, 0, 1, "r", "t.py")
+    rec.on_backward(torch.tensor(2.0), False)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    assert rec.on_post_step(opt) is False
+    rec.on_backward("not a tensor", False)  # type: ignore[arg-type]
+    assert not rec.active
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "recording is off for this run" in err
+    assert rec.on_post_step(opt) is False  # off: never stops the run
+    rec.close()
+    (record,) = read_ranks(tmp_path)
+    assert [s.loss for s in record.steps] == [2.0]
+    assert any("recording failed in on_backward" in n for n in record.notes)
+
+
+# --- the corpus, under torchrun ----------------------------------------------------------------
+SCRIPTS = ["batch_unchanged", "no_sampler", "no_set_epoch", "lr_scaled", "loss_divided",
+           "batchnorm", "accumulate_amp"]  # fmt: skip
+
+
+def _compare(*args: str) -> list[str]:
+    return [sys.executable, "-m", "guards", "compare", "--timeout", "170", *args]
+
+
+@dataclass
+class Corpus:
+    base: Path  # the recordings kept
+    runs: dict[str, Future[Run]]
+
+
+@pytest.fixture(scope="module")
+def corpus_runs(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    """Every corpus comparison, three at a time, each with a hard timeout."""
+    base = tmp_path_factory.mktemp("compare")
+    env = environment()
+    jobs: dict[str, list[str]] = {
+        "correct": _compare("--nproc", "1,2,3", "--keep", str(base / "correct"), "correct.py"),
+        **{name: _compare("--keep", str(base / name), f"{name}.py") for name in SCRIPTS},
+        "single": [sys.executable, "-m", "guards", "--record", str(base / "single"),
+                   "single_process.py"],
+        "ddp": [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                "--nproc_per_node=2", "-m", "guards", "--record", str(base / "ddp"),
+                "correct.py", "--no-shuffle"],
+    }  # fmt: skip
+    failing = base / "failing.py"
+    failing.write_text("import torch\nraise ValueError('bad shard 7')\n")
+    jobs["failing"] = _compare("--keep", str(base / "failing"), str(failing))
+    pool = ThreadPoolExecutor(max_workers=3)
+    futures = {name: pool.submit(run, cmd, env, CORPUS, 200) for name, cmd in jobs.items()}
+    pool.shutdown(wait=False)
+    return Corpus(base, futures)
+
+
+def _done(corpus: Corpus, name: str) -> Run:
+    result = corpus.runs[name].result(timeout=600)
+    detail = f"\n--- stdout\n{result.stdout[-4000:]}\n--- stderr\n{result.stderr[-3000:]}"
+    assert result.returncode is not None, "timed out" + detail
+    assert result.survivors == [], f"processes left behind: {result.survivors}" + detail
+    left = stragglers(corpus.base / name)  # torchrun's workers live in sessions of their own
+    assert left == [], f"workers left behind: {left}" + detail
+    return result
+
+
+def _line(script: str, tag: str) -> int:
+    for number, text in enumerate((CORPUS / script).read_text().splitlines(), 1):
+        if f"line:{tag}" in text:
+            return number
+    raise AssertionError(f"no line:{tag} in {script}")
+
+
+def test_correct_conversion_is_equivalent_at_2_and_3_processes(corpus_runs) -> None:
+    result = _done(corpus_runs, "correct")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for n in (2, 3):
+        line = next(x for x in result.stdout.splitlines() if x.startswith(f"{n} processes vs"))
+        assert re.fullmatch(
+            rf"{n} processes vs 1 process: equivalent: max \|loss difference\| \de-\d+ over 20 "
+            r"steps, identical sample sets in every step",
+            line,
+        ), line
+
+
+CULPRITS = [
+    ("batch_unchanged", 0, "not equivalent: global batch 24 vs 48 at step 0",
+     "the per-process batch is set by the DataLoader at batch_unchanged.py:{batch} "
+     "(batch_size=24); for a global batch of 24 with 2 processes it must be 24 / 2 = 12"),
+    ("no_sampler", 0, "every rank of the run on 2 processes consumed the same 12 samples in "
+     "step 0: the data is not sharded", "no_sampler.py:{loader} (RandomSampler)"),
+    ("no_set_epoch", 4, "step 4 of the run on 1 process repeats the previous epoch's sample "
+     "order: set_epoch missing", "its epoch stayed 0: sampler.set_epoch(epoch) is never called"),
+    ("lr_scaled", 0, "not equivalent: learning rate 0.1 vs 0.2 (param group 0) at step 0",
+     "it was scaled with the world size (x2)"),
+    ("loss_divided", 0, "not equivalent: gradient norm off by the world-size factor at step 0 "
+     "(2x): loss divided by the world size", "the loss is divided by the world size before "
+     "backward()"),
+    ("batchnorm", 0, "BatchNorm statistics are per rank", "SyncBatchNorm: module.1 (BatchNorm1d)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("script", "step", "headline", "evidence"), CULPRITS)
+def test_culprit_is_named_at_its_step(corpus_runs, script, step, headline, evidence) -> None:
+    result = _done(corpus_runs, script)
+    detail = result.stdout + result.stderr
+    assert result.returncode == 1, detail
+    tags = {
+        t: _line(f"{script}.py", t)
+        for t in ("batch", "loader")
+        if f"line:{t}" in (CORPUS / f"{script}.py").read_text()
+    }
+    verdict = result.stdout.split("\n\n", 1)[1]
+    assert headline in verdict, detail
+    assert evidence.format(**tags) in verdict, detail
+    marked = [x for x in result.stdout.splitlines() if x.lstrip().startswith(">")]
+    assert marked and marked[0].split()[0] == f">{step}", detail
+
+
+def test_no_sync_accumulation_and_skipped_amp_steps(corpus_runs) -> None:
+    result = _done(corpus_runs, "accumulate_amp")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 processes vs 1 process: equivalent" in result.stdout
+    assert "GradScaler skipped step 0 in both runs" in result.stdout
+    assert "each step accumulates 2 backward() calls (micro-steps)" in result.stdout
+    assert "skipped/skipped" in result.stdout.splitlines()[2]
+
+
+def test_original_single_process_script_against_its_ddp_version(corpus_runs, capsys) -> None:
+    for name in ("single", "ddp", "correct"):
+        assert _done(corpus_runs, name).returncode == 0
+    base = corpus_runs.base
+    assert cli.main([str(base / "single"), str(base / "ddp")]) == 0
+    out = capsys.readouterr().out
+    assert "ddp (2 processes) vs single (1 process): equivalent" in out
+    # the shuffled DDP run draws another order: the samplers are named
+    assert cli.main([str(base / "single"), str(base / "correct" / "n2")]) == 1
+    out = capsys.readouterr().out
+    assert "step 0 consumed different samples" in out
+    assert f"single_process.py:{_line('single_process.py', 'loader')} (SequentialSampler)" in out
+    assert f"correct.py:{_line('correct.py', 'loader')} (DistributedSampler)" in out
+
+
+def test_a_failed_run_exits_2_with_its_error(corpus_runs: Corpus) -> None:
+    result = _done(corpus_runs, "failing")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "guards compare: error: the run on 1 process exited with status 1" in result.stderr
+    assert "ValueError: bad shard 7" in result.stderr
+    assert "on 1 process (20 steps)" in result.stderr
+    assert "on 2 processes (20 steps)" not in result.stderr  # it stopped at the first failure
