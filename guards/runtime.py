@@ -240,9 +240,21 @@ class Runtime:
         self._previous_hook(etype, value.with_traceback(short), short)
         self.on_uncaught(value, tb)
 
+    def _connected(self) -> Monitor | None:
+        """The monitor once connected to the store. A script that ends early waits for the
+        connection (on a loaded machine it may take seconds): leaving while the monitor is
+        inside the store's C++ connect would abort the process, and a failure must be told."""
+        mon = self.monitor
+        if mon is None:
+            return None
+        deadline = time.monotonic() + 6 * CONNECT_TIMEOUT
+        while time.monotonic() < deadline and not (mon.connected.is_set() or mon.stopped.is_set()):
+            time.sleep(0.05)
+        return self._active()
+
     def on_uncaught(self, exc: BaseException, tb: types.TracebackType | None) -> None:
         """Tell every rank that this one failed, and give them time to report it."""
-        mon = self._active()
+        mon = self._connected()
         if mon is None or mon.ex is None:
             return
         self.state = "failed"
@@ -278,14 +290,7 @@ class Runtime:
         mon = self.monitor
         if mon is None or self.state in ("off", "failed"):
             return
-        if not mon.connected.is_set():
-            # never leave while the monitor is inside the store's C++ connect (it would abort)
-            deadline = time.monotonic() + 6 * CONNECT_TIMEOUT
-            while time.monotonic() < deadline and not (
-                mon.connected.is_set() or mon.stopped.is_set()
-            ):
-                time.sleep(0.05)
-        mon = self._active()
+        mon = self._connected()
         if mon is None:
             return
         if status:
