@@ -145,3 +145,38 @@ def test_descendants_include_grandchildren() -> None:
             subprocess.run(["kill", "-9", str(pid)], check=False)
         parent.kill()
         parent.wait()
+
+
+# --- SIGTERM -----------------------------------------------------------------------------------
+_FORK_THEN_TERM = """
+import os, signal, time
+from guards.agent.signals import TermHandler
+fired = []
+TermHandler(lambda deadline: fired.append(deadline)).install()
+child = os.fork()
+if child == 0:
+    time.sleep(30)
+    os._exit(0)
+time.sleep(0.3)
+os.kill(child, signal.SIGTERM)
+_, status = os.waitpid(child, 0)
+time.sleep(0.5)
+print("child", os.WTERMSIG(status) if os.WIFSIGNALED(status) else None, "fired", len(fired))
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(5)
+print("still alive")
+"""
+
+
+@pytest.mark.timeout(60)
+def test_sigterm_of_a_forked_child_stays_with_the_child_and_ends_the_parent_promptly() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _FORK_THEN_TERM],
+        capture_output=True,
+        text=True,
+        timeout=50,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert "child 15 fired 0" in result.stdout, result.stdout + result.stderr
+    assert "still alive" not in result.stdout
+    assert result.returncode == -15  # ended by SIGTERM, as without the guard

@@ -33,6 +33,14 @@ def _terminate() -> None:
     os._exit(128 + signal.SIGTERM)
 
 
+def _plain_child() -> None:
+    """A forked child (a DataLoader worker) gets SIGTERM's default back and no wakeup socket:
+    its signals must never reach the parent's watcher."""
+    with contextlib.suppress(Exception):
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 class TermHandler:
     """Runs ``last_words(deadline)`` once on SIGTERM, then terminates the process."""
 
@@ -46,6 +54,7 @@ class TermHandler:
     def install(self) -> None:
         """Install on the main thread; without a wakeup socket the handler alone is used."""
         signal.signal(signal.SIGTERM, self._handler)
+        os.register_at_fork(after_in_child=_plain_child)
         reader, writer = socket.socketpair()
         writer.setblocking(False)
         try:
