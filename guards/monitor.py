@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from torch._C._distributed_c10d import Store
 
 from . import config, exchange, report, verdict
-from .agent.location import Whereabouts, _user_code, main_frame, main_stack
+from .agent.location import Whereabouts, user_code, main_frame, main_stack
 from .callsite import site_of
 from .fingerprint import describe
 from .ledger import GroupLedger
@@ -248,7 +248,7 @@ class Monitor(threading.Thread):
         if self.rt.state == "fin":
             return "it has finished its script"
         frame = main_frame()
-        while frame is not None and not _user_code(frame.f_code):
+        while frame is not None and not user_code(frame.f_code):
             frame = frame.f_back
         if frame is None:
             return "it is not in a collective"

@@ -26,7 +26,7 @@ _COMMUNICATION = (
 )
 
 
-def _user_code(code: types.CodeType) -> bool:
+def user_code(code: types.CodeType) -> bool:
     name = code.co_filename
     return not (is_internal(code) or name.startswith(_STDLIB) or "runpy" in name)
 
@@ -42,7 +42,7 @@ def main_stack(limit: int = 12) -> list[str]:
     lines: list[str] = []
     while frame is not None and len(lines) < limit:
         lineno = frame.f_lineno  # None while another thread's frame is between lines
-        if _user_code(frame.f_code) and lineno is not None:
+        if user_code(frame.f_code) and lineno is not None:
             line = linecache.getline(frame.f_code.co_filename, lineno).strip()
             lines.append(f"{site_of(frame)} in {frame.f_code.co_name}: {line}")
         frame = frame.f_back
