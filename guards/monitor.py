@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from torch._C._distributed_c10d import Store
 
 from . import config, exchange, report, verdict
-from .agent.location import Whereabouts, user_code, main_frame, main_stack
+from .agent.location import Whereabouts, main_frame, main_stack, user_code
 from .callsite import site_of
 from .fingerprint import describe
 from .ledger import GroupLedger
