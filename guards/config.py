@@ -6,7 +6,7 @@ import os
 import warnings
 from dataclasses import dataclass
 
-DEFAULT_HANG_TIMEOUT = 300.0
+DEFAULT_HANG_WARN = 300.0
 DEFAULT_PARAM_CHECK_EVERY = 100
 DEFAULT_INTERVAL = 0.25
 SCALE_FROM = 256
@@ -18,7 +18,8 @@ class Config:
     """Settings of one guarded process."""
 
     disabled: bool = False
-    hang_timeout: float = DEFAULT_HANG_TIMEOUT
+    hang_warn: float = DEFAULT_HANG_WARN
+    hang_timeout: float | None = None  # None: the process group's own timeout
     param_check_every: int = DEFAULT_PARAM_CHECK_EVERY
     report_dir: str = DEFAULT_REPORT_DIR
     interval: float | None = None  # None: DEFAULT_INTERVAL, longer for large jobs
@@ -43,7 +44,14 @@ def _number(
             stacklevel=3,
         )
         return default
-    return value
+    return float(value)
+
+
+def _optional(env: dict[str, str], name: str, shown: str) -> float | None:
+    if not env.get(name, "").strip():
+        return None
+    value = float(_number(env, name, -1.0, float, 0.1, shown))
+    return None if value < 0 else value
 
 
 def _interval(env: dict[str, str]) -> float | None:
@@ -69,7 +77,8 @@ def load(env: dict[str, str] | None = None) -> Config:
     disable = env.get("GUARDS_DISABLE", "").strip().lower()
     return Config(
         disabled=disable in {"1", "true", "yes", "on"},
-        hang_timeout=float(_number(env, "GUARDS_HANG_TIMEOUT", DEFAULT_HANG_TIMEOUT, float, 0.1)),
+        hang_warn=float(_number(env, "GUARDS_HANG_WARN", DEFAULT_HANG_WARN, float, 0.1)),
+        hang_timeout=_optional(env, "GUARDS_HANG_TIMEOUT", "(the process group's timeout)"),
         param_check_every=int(
             _number(env, "GUARDS_PARAM_CHECK_EVERY", DEFAULT_PARAM_CHECK_EVERY, int, 0)
         ),

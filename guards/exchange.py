@@ -13,14 +13,14 @@ import socket
 import threading
 from typing import Any
 
-import torch.distributed as dist
+from torch._C._distributed_c10d import PrefixStore, Store, TCPStore
 
 VERDICT = "verdict"
 ACKS = "acks"
 JOINED = "joined"
 
 
-def connect(address: str | None, timeout: float) -> dist.Store:
+def connect(address: str | None, timeout: float) -> Store:
     """A client of ``host:port``, or of MASTER_ADDR:MASTER_PORT (torchrun's store)."""
     if address:
         host, _, port = address.rpartition(":")
@@ -30,7 +30,7 @@ def connect(address: str | None, timeout: float) -> dist.Store:
     # timeout, and a process that exits meanwhile aborts in its C++ thread
     with socket.create_connection((host, int(port)), timeout=timeout):
         pass
-    return dist.TCPStore(
+    return TCPStore(
         host,
         int(port),
         is_master=False,
@@ -53,8 +53,8 @@ def aggregators(world_size: int) -> set[int]:
 class Exchange:
     """Key layout and JSON encoding on top of a (prefixed) store."""
 
-    def __init__(self, store: dist.Store, rank: int, world_size: int) -> None:
-        self.store = dist.PrefixStore(namespace(), store)
+    def __init__(self, store: Store, rank: int, world_size: int) -> None:
+        self.store = PrefixStore(namespace(), store)
         self.rank = rank
         self.world_size = world_size
         self._seen: set[int] = set()
@@ -94,13 +94,19 @@ class Exchange:
     def propose(self, verdict: dict[str, Any]) -> dict[str, Any]:
         """Write the verdict unless one exists; return the verdict that holds."""
         text = json.dumps(verdict, separators=(",", ":"))
-        held = self.store.compare_set(VERDICT, "", text)
-        return json.loads(held)
+        held: dict[str, Any] = json.loads(self.store.compare_set(VERDICT, "", text))
+        return held
+
+    def claim(self, key: str) -> bool:
+        """Whether this rank is the first to claim ``key`` (one rank prints a warning)."""
+        mine = str(self.rank)
+        return bool(self.store.compare_set(key, "", mine).decode() == mine)
 
     def verdict(self) -> dict[str, Any] | None:
         if not self.store.check([VERDICT]):
             return None
-        return json.loads(self.store.get(VERDICT))
+        held: dict[str, Any] = json.loads(self.store.get(VERDICT))
+        return held
 
     def put_detail(self, value: Any) -> None:
         self.store.set(f"x/{self.rank}", json.dumps(value, separators=(",", ":")))

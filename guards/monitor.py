@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import linecache
 import os
 import socket
 import sys
@@ -14,10 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import torch.distributed as dist
+from torch._C._distributed_c10d import Store
 
 from . import config, exchange, report, verdict
-from .callsite import is_internal, site_of
+from .agent.location import Whereabouts, main_frame, main_stack, user_code
+from .callsite import site_of
 from .fingerprint import describe
 from .ledger import GroupLedger
 
@@ -25,9 +25,13 @@ if TYPE_CHECKING:
     from .runtime import Runtime
 
 WINDOW = 8
-_STDLIB = os.path.dirname(os.__file__) + os.sep
 ACK_WAIT = 2.0
 DETAIL_WAIT = 3.0
+VANISH_GRACE = 0.5  # a dead peer's last summaries may still be on their way: evidence first
+STRANDED_AFTER = 2.0  # a finished rank ends a job whose running ranks all sit this long in an
+LEAVE_AFTER = 5.0  # unrecorded communication call; it leaves after this long without progress
+SILENT = 15.0  # a peer whose heartbeat stops this long is not waited for at the end
+ORPHAN_CHECK = 2.0
 
 
 def _alive(pid: int) -> bool:
@@ -44,27 +48,10 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def _user_code(code: Any) -> bool:
-    name = code.co_filename
-    return not (is_internal(code) or name.startswith(_STDLIB) or "runpy" in name)
-
-
-def main_stack(limit: int = 12) -> list[str]:
-    """The main thread's Python stack in user code, innermost last."""
-    frame = sys._current_frames().get(threading.main_thread().ident or -1)
-    lines = []
-    while frame is not None and len(lines) < limit:
-        if _user_code(frame.f_code):
-            line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-            lines.append(f"{site_of(frame)} in {frame.f_code.co_name}: {line}")
-        frame = frame.f_back
-    return lines[::-1]
-
-
 class Monitor(threading.Thread):
     """Talks to the store for one rank; never touches the collective group."""
 
-    def __init__(self, runtime: Runtime, connect: Callable[[], dist.Store]) -> None:
+    def __init__(self, runtime: Runtime, connect: Callable[[], Store]) -> None:
         super().__init__(name="guards-monitor", daemon=True)
         self.rt = runtime
         self._connect = connect
@@ -72,13 +59,22 @@ class Monitor(threading.Thread):
         self.wake = threading.Event()
         self.connected = threading.Event()
         self.reporting = threading.Event()
-        self.ok = threading.Event()
+        self.printed = threading.Event()
+        self.ok = threading.Event()  # the run ended cleanly for this rank: it may leave
         self.stopped = threading.Event()
+        self.leaving = False  # left without the others (no acknowledgements to wait for)
         self.beat = 0
-        self._words: dict[tuple, tuple[str, str]] = {}
+        self.ticks = 0
+        self.dead: dict[int, float] = {}  # rank -> when its process was found gone
+        self._at: dict[str, Any] | None = None
+        self._whereabouts = Whereabouts()
+        self._words: dict[tuple[Any, ...], tuple[str, str]] = {}
         self._peers: dict[int, tuple[int, int] | None] = {}
         self._host = socket.gethostname()
-        self._agg_seen: dict[int, tuple[int, float]] = {}
+        self._beats: dict[int, tuple[int, float]] = {}
+        self._warned: set[str] = set()
+        self._finished_beats: dict[int, int] | None = None
+        self._orphan_check = 0.0
         self._aggregator = runtime.rank in exchange.aggregators(runtime.world_size)
         self.interval = config.interval_for(runtime.config, runtime.world_size)
 
@@ -94,13 +90,13 @@ class Monitor(threading.Thread):
             self.rt.disable(f"cannot reach the c10d store ({type(exc).__name__}: {exc})")
             return
         try:
-            while not self.ok.is_set():
+            while not self.ok.is_set() and self.rt.state != "off":
                 self.tick()
                 self.wake.wait(self.interval)
                 self.wake.clear()
         except Exception as exc:
             if not self.ok.is_set() and not self.reporting.is_set():
-                self.rt.disable(f"internal error ({type(exc).__name__}: {exc})")
+                self.rt.disable(f"internal error in the monitor ({type(exc).__name__}: {exc})")
         finally:
             self.stopped.set()
 
@@ -110,19 +106,16 @@ class Monitor(threading.Thread):
     def tick(self) -> None:
         ex = self.ex
         assert ex is not None
+        self._at = self._whereabouts.update(*self._progress())
         self.publish()
-        if self._aggregator:
-            found = verdict.analyze(
-                ex.read(list(range(self.rt.world_size))),
-                self.rt.world_size,
-                self.rt.config.hang_timeout,
-            )
-            if found is not None:
-                ex.propose(found)
-        self.check_peers()
         held = ex.verdict()
+        if held is None:
+            self.check_peers()
+            if self._judges():
+                held = self.judge()
         if held is not None:
             self.handle(held)
+        self.ticks += 1
 
     def publish(self) -> None:
         ex = self.ex
@@ -130,8 +123,89 @@ class Monitor(threading.Thread):
         self.beat += 1
         ex.publish(self.summary())
 
+    # --- judging ------------------------------------------------------------------------------
+    def _progress(self) -> tuple[int, bool]:
+        groups = self.rt.ledger.all()
+        return sum(g.count for g in groups), any(g.oldest_wait() for g in groups)
+
+    def _judges(self) -> bool:
+        """Aggregators judge; so does a finished rank, a rank that saw a peer die, and a waiting
+        rank once no aggregator is left running."""
+        if self._aggregator or self.rt.state == "fin" or self.dead:
+            return True
+        now = time.monotonic()
+        if now - self._orphan_check < ORPHAN_CHECK or not self._progress()[1]:
+            return False
+        self._orphan_check = now
+        ex = self.ex
+        assert ex is not None
+        for r in exchange.aggregators(self.rt.world_size):
+            s = ex.read_one(r)
+            if r not in self.dead and (s is None or s.get("st") == "run"):
+                return False
+        return True
+
+    def judge(self) -> dict[str, Any] | None:
+        """Read every summary and propose what is found; return the verdict that holds."""
+        ex = self.ex
+        assert ex is not None
+        summaries = ex.read(list(range(self.rt.world_size)))
+        now = time.monotonic()
+        dead = {r for r, t in self.dead.items() if now - t >= VANISH_GRACE or self.rt.terminating}
+        found = verdict.analyze(summaries, self.rt.world_size, self.rt.hang_timeout(), dead)
+        if found is not None:
+            return ex.propose(found)
+        if self._aggregator and self.rt.config.hang_warn < self.rt.hang_timeout():
+            self.warn_if_slow(summaries)
+        if self.rt.state == "fin":
+            if self._finished_beats is None:
+                self._finished_beats = {r: s.get("hb", -1) for r, s in summaries.items()}
+            # judged on what peers published after this rank finished, never on older news
+            fresh = {r for r, s in summaries.items() if s.get("hb") != self._finished_beats.get(r)}
+            decision = verdict.departure(
+                summaries,
+                fresh,
+                self.rt.rank,
+                self.rt.world_size,
+                set(self.dead) | self._silent(summaries, now),
+                STRANDED_AFTER,
+                LEAVE_AFTER,
+            )
+            if decision == "leave":
+                self.leaving = True
+                self.ok.set()
+            elif isinstance(decision, dict):
+                for done in decision["done"]:
+                    done["script"] = os.path.basename(sys.argv[0]) if sys.argv else ""
+                return ex.propose(decision)
+        return None
+
+    def _silent(self, summaries: dict[int, Any], now: float) -> set[int]:
+        out = set()
+        for r, s in summaries.items():
+            beat, since = self._beats.get(r, (-1, now))
+            if s.get("hb") != beat:
+                self._beats[r] = (s.get("hb", -1), now)
+            elif now - since > SILENT:
+                out.add(r)
+        return out
+
+    def warn_if_slow(self, summaries: dict[int, Any]) -> None:
+        found = verdict.slow(summaries, self.rt.world_size, self.rt.config.hang_warn)
+        if found is None:
+            return
+        key = f"{found['group']}/{found['seq']}"
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        ex = self.ex
+        assert ex is not None
+        if ex.claim(f"warned/{key}"):
+            report.stream().write("\n".join(report.warning(found, self.rt.hang_timeout())) + "\n")
+            report.stream().flush()
+
     # --- what this rank says ------------------------------------------------------------------
-    def _words_of(self, op: str, meta: tuple) -> tuple[str, str]:
+    def _words_of(self, op: str, meta: tuple[Any, ...]) -> tuple[str, str]:
         key = (op, meta)
         words = self._words.get(key)
         if words is None:
@@ -159,6 +233,7 @@ class Monitor(threading.Thread):
             "hb": self.beat,
             "g": {g.name: self._group_summary(g) for g in self.rt.ledger.all()},
             "ps": self.rt.params.summary(),
+            "at": self._at,
         }
 
     def here(self) -> str:
@@ -172,34 +247,16 @@ class Monitor(threading.Thread):
                 return f"it waits in {call} (collective #{entry[0] + 1} on {g.name})"
         if self.rt.state == "fin":
             return "it has finished its script"
-        frame = sys._current_frames().get(threading.main_thread().ident or -1)
-        while frame is not None and not _user_code(frame.f_code):
+        frame = main_frame()
+        while frame is not None and not user_code(frame.f_code):
             frame = frame.f_back
         if frame is None:
             return "it is not in a collective"
         return f"it is at {site_of(frame)}, not in a collective"
 
-    def aggregators_alive(self, patience: float = 15.0) -> bool:
-        """Whether a rank that can declare the run clean is still publishing."""
-        if self._aggregator:
-            return True
-        ex = self.ex
-        assert ex is not None
-        now = time.monotonic()
-        for r in exchange.aggregators(self.rt.world_size):
-            s = ex.read_one(r)
-            if s is None or s.get("st") == "off":
-                continue
-            beat, since = self._agg_seen.get(r, (-1, now))
-            if s.get("hb") != beat:
-                self._agg_seen[r] = (s.get("hb", -1), now)
-                return True
-            if now - since < patience:
-                return True
-        return False
-
     # --- peers on this host -------------------------------------------------------------------
     def check_peers(self) -> None:
+        """Note the ranks on this host whose process is gone (judged with the evidence)."""
         ex = self.ex
         assert ex is not None
         local_size = int(os.environ.get("LOCAL_WORLD_SIZE", self.rt.world_size))
@@ -211,20 +268,8 @@ class Monitor(threading.Thread):
             rank, pid = peer
             if pid < 0 or rank == self.rt.rank or _alive(pid):
                 continue
-            self._peers[local] = (rank, -1)  # judge a dead peer once
-            if ex.verdict() is not None:
-                continue
-            last = ex.read_one(rank) or {}
-            if last.get("st") == "off":
-                continue
-            world = last.get("g", {}).get("WORLD", {"n": 0, "e": []})
-            entries = world.get("e") or []
-            found: dict[str, Any] = {"kind": "vanished", "rank": rank, "count": world["n"]}
-            found["by"] = self.rt.rank
-            if entries:
-                e = entries[-1]
-                found["last"] = {"rank": rank, "seq": e[0], "op": e[2], "extra": e[3], "site": e[4]}
-            ex.propose(found)
+            self._peers[local] = (rank, -1)
+            self.dead[rank] = time.monotonic()
 
     # --- reporting ----------------------------------------------------------------------------
     def handle(self, held: dict[str, Any]) -> None:
@@ -265,6 +310,7 @@ class Monitor(threading.Thread):
     def finish_report(self, held: dict[str, Any], lines: list[str], status: int) -> None:
         report.stream().write("\n".join(lines) + "\n")
         report.stream().flush()
+        self.printed.set()
         with contextlib.suppress(Exception):
             directory = Path(self.rt.config.report_dir)
             directory.mkdir(parents=True, exist_ok=True)
@@ -280,13 +326,14 @@ class Monitor(threading.Thread):
             path = directory / f"rank{self.rt.rank}.json"
             path.write_text(json.dumps(body, indent=1))
 
-    def wait_acks(self, expected: int | None = None) -> None:
+    def wait_acks(self) -> None:
+        """Acknowledge the verdict; wait (briefly) until every live rank has read it."""
         ex = self.ex
         if ex is None:
             return
         with contextlib.suppress(Exception):
             ex.ack()
-            want = self.rt.world_size if expected is None else expected
+            want = self.rt.world_size - len(self.dead)
             deadline = time.monotonic() + ACK_WAIT
             while time.monotonic() < deadline and ex.acks() < want:
                 time.sleep(0.05)

@@ -32,7 +32,7 @@ def call_text(call: dict[str, Any]) -> str:
 
 
 def _sides(sides: list[list[dict[str, Any]]]) -> list[str]:
-    out = []
+    out: list[str] = []
     for side in sides:
         if len(side) <= _LIST_AT_MOST:
             out.extend(f"  rank {c['rank']} {call_text(c)}" for c in side)
@@ -75,6 +75,65 @@ def _params(verdict: dict[str, Any], details: dict[int, Any]) -> list[str]:
         "rank, or a rank that skipped a step"
     )
     return out
+
+
+_HIDDEN_CALLS = {
+    "_distributed_broadcast_coalesced": "DDP's buffer broadcast in forward",
+    "_sync_module_states": "DDP's constructor (parameter broadcast)",
+    "_verify_param_shape_across_processes": "DDP's constructor (shape check)",
+}
+
+
+def _stranded(verdict: dict[str, Any]) -> list[str]:
+    blocked = verdict["blocked"]
+    out = []
+    for d in verdict["done"]:
+        counts = ", ".join(f"{n} on {g}" for g, n in d["counts"].items()) or "no collectives"
+        last = f", last: {call_text(d['last'])}" if d.get("last") else ""
+        out.append(
+            f"rank {d['rank']} finished its script {d.get('script', '')} (after {counts}{last}) "
+            f"while {ranks_text([b['rank'] for b in blocked])} "
+            f"{'is' if len(blocked) == 1 else 'are'} still running:"
+        )
+    for b in blocked:
+        stack = b["stack"]
+        out.append(f"  rank {b['rank']} is at {stack[-1] if stack else 'an unknown line'}")
+        out.extend(f"    called from {line}" for line in stack[-3:-1][::-1])
+        call = _HIDDEN_CALLS.get(b["call"], f"torch's {b['call']}")
+        out.append(
+            f"    blocked for {b['for']:.1f} s inside {call}, a communication call the guard "
+            "does not record"
+        )
+    out.append(
+        "no rank is left to answer it: every rank must issue the same point-to-point calls "
+        "(send/recv) and the same DDP forward passes (DDP broadcasts buffers in forward; "
+        "evaluate on one rank through model.module)"
+    )
+    return out
+
+
+def warning(verdict: dict[str, Any], timeout: float) -> list[str]:
+    """The lines of a ``slow`` warning: the job goes on."""
+    group = verdict["group"]
+    waiting = verdict["waiting"]
+    out = [
+        f"warning: {ranks_text([w['rank'] for w in waiting])} "
+        f"{'waits' if len(waiting) == 1 else 'wait'} on {group} for a peer that has not reached "
+        "the collective yet:",
+        *_waiters(waiting),
+    ]
+    for lag in verdict["lagging"]:
+        out.append(
+            f"  rank {lag['rank']} has issued {lag['count']} collectives on {group} "
+            f"(last: {call_text(lag)}); it is now at:"
+        )
+        stack = lag.get("stack") or ["(not published: it is issuing collectives on other groups)"]
+        out.extend(f"    {line}" for line in stack)
+    out.append(
+        f"  the job goes on; the guard stops it if the wait reaches {timeout:g} s "
+        "(GUARDS_HANG_TIMEOUT; default: the process group's timeout)"
+    )
+    return [f"{PREFIX} {line}" for line in out]
 
 
 def describe(verdict: dict[str, Any], details: dict[int, Any]) -> list[str]:
@@ -135,11 +194,13 @@ def describe(verdict: dict[str, Any], details: dict[int, Any]) -> list[str]:
         last = verdict.get("last")
         where = f" (last: {call_text(last)})" if last else ""
         return [
-            f"rank {verdict['rank']} vanished: its process ended without a report after "
-            f"{verdict['count']} collectives as last published{where}",
-            "  it was killed (SIGKILL, the OOM killer) or aborted by the backend (gloo aborts a "
-            "process on a size mismatch): see that rank's own stderr",
+            f"rank {verdict['rank']} vanished: its process ended without finishing its script "
+            f"after {verdict['count']} collectives on {group} as last published{where}",
+            "  it was killed (SIGKILL, the OOM killer) or aborted by the backend: see that "
+            "rank's own stderr",
         ]
+    if kind == "stranded":
+        return _stranded(verdict)
     if kind == "failed":
         return [
             f"rank {verdict['rank']} failed: {verdict['type']}: {verdict['message']} "

@@ -11,20 +11,24 @@ import sys
 import threading
 import time
 import types
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d
 
 from . import collectives, config, ddp, exchange, report
-from .callsite import is_internal, traceback_site
+from .agent.cleanup import kill_children
+from .agent.signals import TermHandler
+from .callsite import is_internal, site_of, traceback_site, user_frame
 from .ledger import Ledger
 from .monitor import Monitor
 from .params import ParamChecker
 
 CONNECT_TIMEOUT = 5.0
 EXPLAIN_WAIT = 2.0
+FINAL_PUBLISH = 0.5  # seconds os._exit may wait for this rank's last summary
+_real_exit = os._exit
 _DIST_WORDS = ("gloo", "nccl", "connection", "timed out", "timeout", "peer", "c10d")
 
 
@@ -76,6 +80,10 @@ class Runtime:
         self.world_size = 0
         self.state = "run"
         self.installed = False
+        self.terminating = False
+        self._pid = os.getpid()
+        self._pg_timeout: float | None = None
+        self._lock = threading.Lock()
         self._warned = False
         self._finished = False
         self._explained: set[int] = set()
@@ -83,9 +91,11 @@ class Runtime:
 
     # --- install ------------------------------------------------------------------------------
     def install(self) -> None:
-        if self.installed:
-            return
-        self.installed = True
+        with self._lock:
+            if self.installed:
+                return
+            self.installed = True
+        self._pid = os.getpid()
         self.config = config.load()
         if self.config.disabled:
             return
@@ -96,6 +106,7 @@ class Runtime:
         self._previous_hook = sys.excepthook
         sys.excepthook = self._excepthook
         atexit.register(self.finish)
+        os._exit = self._os_exit
         self._patch_init()
         env = os.environ
         if dist.is_initialized():
@@ -115,8 +126,8 @@ class Runtime:
             and threading.current_thread() is threading.main_thread()
             and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
         ):
-            # torchrun stops the survivors with SIGTERM: give the monitor a moment to report
-            signal.signal(signal.SIGTERM, self._on_sigterm)
+            # torchrun stops the survivors with SIGTERM: a report in progress gets < 1 s
+            TermHandler(self._last_words).install()
 
     def _patch_init(self) -> None:
         original = dist.init_process_group
@@ -124,6 +135,11 @@ class Runtime:
         @functools.wraps(original)
         def init_process_group(*args: Any, **kwargs: Any) -> Any:
             result = original(*args, **kwargs)
+            timeout = kwargs.get("timeout", args[2] if len(args) > 2 else None)
+            with contextlib.suppress(Exception):
+                if timeout is None:
+                    timeout = distributed_c10d._get_default_timeout(dist.get_backend())
+                self._pg_timeout = float(timeout.total_seconds())
             if self.monitor is None and self.state != "off":
                 self._start_from_group()
             return result
@@ -145,6 +161,15 @@ class Runtime:
         self.monitor = Monitor(self, connect)
         self.monitor.start()
 
+    def hang_timeout(self) -> float:
+        """GUARDS_HANG_TIMEOUT, else the process group's own timeout (when the job could not
+        succeed anyway)."""
+        if self.config.hang_timeout is not None:
+            return self.config.hang_timeout
+        if self._pg_timeout is not None:
+            return self._pg_timeout
+        return float(distributed_c10d.default_pg_timeout.total_seconds())
+
     def _active(self) -> Monitor | None:
         mon = self.monitor
         if mon is None or self.state == "off" or not mon.connected.is_set() or mon.ex is None:
@@ -160,13 +185,16 @@ class Runtime:
 
     # --- the guard's own trouble --------------------------------------------------------------
     def disable(self, reason: str) -> None:
-        """Warn once and get out of the way."""
-        if self._warned:
-            return
-        self._warned = True
-        self.state = "off"
-        report.stream().write(f"[guards] disabled: {reason}\n")
-        report.stream().flush()
+        """Print one ``[guards] disabled: <reason>`` line, mark this rank off, and get out of
+        the way: the user's code continues as without the guard. Safe from any thread."""
+        with self._lock:
+            if self._warned:
+                return
+            self._warned = True
+            self.state = "off"
+        with contextlib.suppress(Exception):
+            report.stream().write(f"{report.PREFIX} disabled: {reason}\n")
+            report.stream().flush()
         mon = self.monitor
         if mon is not None and mon.ex is not None:
             with contextlib.suppress(Exception):
@@ -181,8 +209,10 @@ class Runtime:
                     t = threading.Thread(target=abort, daemon=True)
                     t.start()
                     t.join(1.0)
-        report.stream().flush()
-        os._exit(status)
+        with contextlib.suppress(Exception):
+            report.stream().flush()
+        kill_children()
+        _real_exit(status)
 
     # --- failures of the user's program -------------------------------------------------------
     def explain(self, exc: BaseException) -> None:
@@ -208,9 +238,21 @@ class Runtime:
         self._previous_hook(etype, value.with_traceback(short), short)
         self.on_uncaught(value, tb)
 
+    def _connected(self) -> Monitor | None:
+        """The monitor once connected to the store. A script that ends early waits for the
+        connection (on a loaded machine it may take seconds): leaving while the monitor is
+        inside the store's C++ connect would abort the process, and a failure must be told."""
+        mon = self.monitor
+        if mon is None:
+            return None
+        deadline = time.monotonic() + 6 * CONNECT_TIMEOUT
+        while time.monotonic() < deadline and not (mon.connected.is_set() or mon.stopped.is_set()):
+            time.sleep(0.05)
+        return self._active()
+
     def on_uncaught(self, exc: BaseException, tb: types.TracebackType | None) -> None:
         """Tell every rank that this one failed, and give them time to report it."""
-        mon = self._active()
+        mon = self._connected()
         if mon is None or mon.ex is None:
             return
         self.state = "failed"
@@ -246,14 +288,7 @@ class Runtime:
         mon = self.monitor
         if mon is None or self.state in ("off", "failed"):
             return
-        if not mon.connected.is_set():
-            # never leave while the monitor is inside the store's C++ connect (it would abort)
-            deadline = time.monotonic() + 6 * CONNECT_TIMEOUT
-            while time.monotonic() < deadline and not (
-                mon.connected.is_set() or mon.stopped.is_set()
-            ):
-                time.sleep(0.05)
-        mon = self._active()
+        mon = self._connected()
         if mon is None:
             return
         if status:
@@ -268,29 +303,43 @@ class Runtime:
         self.params.finish()
         self.state = "fin"
         mon.poke()
-        last_check = time.monotonic()
         while not mon.ok.is_set() and not mon.stopped.is_set():
             mon.ok.wait(0.1)
-            if time.monotonic() - last_check > 1.0:
-                last_check = time.monotonic()
-                if not mon.aggregators_alive():
-                    return
         if mon.reporting.is_set():
-            time.sleep(DETAIL_AND_ACKS)
-        if mon.ok.is_set():
+            time.sleep(DETAIL_AND_ACKS)  # the monitor reports and ends the process
+        if mon.ok.is_set() and not mon.leaving:
             mon.wait_acks()
 
-    def _on_sigterm(self, signum: int, frame: types.FrameType | None) -> None:
+    def _os_exit(self, status: int) -> NoReturn:
+        """``os._exit`` of this process: publish the outcome first (bounded), then leave."""
         mon = self._active()
-        if mon is not None:
-            mon.poke()
-            deadline = time.monotonic() + 1.0
-            while time.monotonic() < deadline and not mon.reporting.is_set():
-                time.sleep(0.02)
-            if mon.reporting.is_set():
-                time.sleep(DETAIL_AND_ACKS)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
+        if mon is not None and os.getpid() == self._pid and not self._finished:
+            self._finished = True
+            if status == 0:
+                self.state = "fin"
+                target: Any = mon.publish
+            else:
+                record = {"kind": "exited", "rank": self.rank, "status": status}
+                record["site"] = site_of(user_frame(0))
+                target = functools.partial(mon.ex.propose, record) if mon.ex else mon.publish
+            t = threading.Thread(target=target, daemon=True)
+            t.start()
+            t.join(FINAL_PUBLISH)
+        _real_exit(status)
+
+    def _last_words(self, deadline: float) -> None:
+        """SIGTERM: let the monitor judge once more and print a report it finds, until
+        ``deadline``."""
+        self.terminating = True
+        mon = self._active()
+        if mon is None:
+            return
+        ticks = mon.ticks
+        mon.poke()
+        while time.monotonic() < deadline and not mon.printed.is_set():
+            if mon.ticks > ticks + 1 and not mon.reporting.is_set():
+                return  # judged twice since the signal: nothing to report
+            time.sleep(0.02)
 
 
 DETAIL_AND_ACKS = 10.0

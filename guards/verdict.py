@@ -2,12 +2,14 @@
 
 Pure functions over JSON-ready dicts, so they are tested without processes. A summary is::
 
-    {"r": rank, "st": "run" | "fin" | "off", "hb": beat,
+    {"r": rank, "st": "run" | "fin" | "off" | "failed", "hb": beat,
      "g": {group: {"ranks": [...] | None, "n": issued, "w": [seq, seconds] | None,
                    "e": [[seq, fingerprint, words, extras, site], ...],
                    "c": [[seq, rolling digest], ...]}},
      "ps": {model: {"r": replica ranks, "d": [[optimizer step, parameter digest], ...],
-                    "f": [optimizer step, digest] at the end of the run | None}}}
+                    "f": [optimizer step, digest] at the end of the run | None}},
+     "at": None | {"for": s without a recorded collective, "dist": s inside one unrecorded
+                   communication call, "call": its name, "stack": [user frames, innermost last]}}
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 Summary = dict[str, Any]
 Verdict = dict[str, Any]
+Group = dict[str, Any]  # one group in a summary
 _EMPTY: dict[str, Any] = {"n": 0, "w": None, "e": [], "c": []}
 
 
@@ -30,7 +33,7 @@ def _groups(summaries: dict[int, Summary], world_size: int) -> dict[str, list[in
     return found
 
 
-def _view(summaries: dict[int, Summary], name: str, members: list[int]) -> dict[int, dict]:
+def _view(summaries: dict[int, Summary], name: str, members: list[int]) -> dict[int, Group]:
     """Each member's state on a group; members without a live summary are left out."""
     out = {}
     for r in members:
@@ -48,21 +51,22 @@ def _by_key(items: dict[int, Any]) -> list[list[int]]:
     return sorted(sides.values(), key=lambda ranks: (-len(ranks), ranks[0]))
 
 
-def _entry(g: dict, seq: int) -> list | None:
-    for e in g["e"]:
+def _entry(g: Group, seq: int) -> list[Any] | None:
+    entries: list[list[Any]] = g["e"]
+    for e in entries:
         if e[0] == seq:
             return e
     return None
 
 
-def _call(rank: int, g: dict, seq: int) -> dict[str, Any]:
+def _call(rank: int, g: Group, seq: int) -> dict[str, Any]:
     e = _entry(g, seq)
     if e is None:
         return {"rank": rank, "seq": seq, "op": "?", "extra": "", "site": "?"}
     return {"rank": rank, "seq": seq, "op": e[2], "extra": e[3], "site": e[4]}
 
 
-def mismatch(name: str, view: dict[int, dict]) -> Verdict | None:
+def mismatch(name: str, view: dict[int, Group]) -> Verdict | None:
     """Different fingerprints at the same sequence number of a group."""
     if len(view) < 2:
         return None
@@ -89,34 +93,93 @@ def mismatch(name: str, view: dict[int, dict]) -> Verdict | None:
     return None
 
 
-def stalled(
-    name: str, view: dict[int, dict], states: dict[int, str], hang_timeout: float
-) -> Verdict | None:
-    """A rank blocked in a collective that a peer has not issued: finished, or too slow."""
-    waiting = sorted((g["w"][0], r) for r, g in view.items() if g["w"] is not None)
+def _waiting(view: dict[int, Group]) -> list[tuple[int, int]]:
+    return sorted((g["w"][0], r) for r, g in view.items() if g["w"] is not None)
+
+
+def _stall(name: str, view: dict[int, Group]) -> tuple[int, list[Verdict], list[int]] | None:
+    """The oldest wait that a peer has not reached: (waiting rank, waiters, laggers)."""
+    waiting = _waiting(view)
     for seq, r in waiting:
         laggers = [b for b, g in view.items() if b != r and g["n"] <= seq]
-        if not laggers:
-            continue
-        waiters = [_call(a, view[a], s) | {"age": view[a]["w"][1]} for s, a in waiting if s >= seq]
-        behind = [_call(b, view[b], view[b]["n"] - 1) | {"count": view[b]["n"]} for b in laggers]
-        done = [b for b in laggers if states.get(b) == "fin"]
-        if done:
-            behind = [x for x in behind if x["rank"] in done]
-            return {"kind": "finished", "group": name, "done": behind, "waiting": waiters}
-        if view[r]["w"][1] > hang_timeout:
-            return {
-                "kind": "hang",
-                "group": name,
-                "waiting": waiters,
-                "lagging": behind,
-                "reps": laggers[:4],
-                "timeout": hang_timeout,
-            }
+        if laggers:
+            waiters = [
+                _call(a, view[a], s) | {"age": view[a]["w"][1]} for s, a in waiting if s >= seq
+            ]
+            return r, waiters, laggers
     return None
 
 
-def uneven_finish(name: str, view: dict[int, dict], states: dict[int, str]) -> Verdict | None:
+def _behind(view: dict[int, Group], laggers: list[int]) -> list[dict[str, Any]]:
+    return [_call(b, view[b], view[b]["n"] - 1) | {"count": view[b]["n"]} for b in laggers]
+
+
+def stalled(
+    name: str, view: dict[int, Group], states: dict[int, str], hang_timeout: float
+) -> Verdict | None:
+    """A rank blocked in a collective that a peer has not issued: finished, or too slow."""
+    found = _stall(name, view)
+    if found is None:
+        return None
+    r, waiters, laggers = found
+    done = [b for b in laggers if states.get(b) == "fin"]
+    if done:
+        behind = _behind(view, done)
+        return {"kind": "finished", "group": name, "done": behind, "waiting": waiters}
+    if view[r]["w"][1] > hang_timeout:
+        return {
+            "kind": "hang",
+            "group": name,
+            "waiting": waiters,
+            "lagging": _behind(view, laggers),
+            "reps": laggers[:4],
+            "timeout": hang_timeout,
+        }
+    return None
+
+
+def slow(summaries: dict[int, Summary], world_size: int, warn_after: float) -> Verdict | None:
+    """A wait longer than ``warn_after`` on a rank that a live peer has not reached: a warning,
+    with the laggers' own stacks as published (they may be busy, e.g. evaluating)."""
+    for name, members in _groups(summaries, world_size).items():
+        view = _view(summaries, name, members)
+        found = _stall(name, view)
+        if found is None or view[found[0]]["w"][1] <= warn_after:
+            continue
+        r, waiters, laggers = found
+        behind = _behind(view, laggers)
+        for lag in behind:
+            lag["stack"] = (summaries[lag["rank"]].get("at") or {}).get("stack", [])
+        return {
+            "kind": "slow",
+            "group": name,
+            "seq": view[r]["w"][0],
+            "waiting": waiters,
+            "lagging": behind,
+        }
+    return None
+
+
+def vanished(
+    name: str, view: dict[int, Group], states: dict[int, str], dead: set[int]
+) -> Verdict | None:
+    """A process that ended without finishing its script, once it matters: a peer waits in a
+    recorded collective, or it died inside one itself."""
+    gone = sorted(r for r in view if r in dead and states.get(r) != "fin")
+    if not gone:
+        return None
+    live_waits = any(g["w"] is not None for r, g in view.items() if r not in dead)
+    for r in gone:
+        if live_waits or view[r]["w"] is not None:
+            g = view[r]
+            found: Verdict = {"kind": "vanished", "rank": r, "count": g["n"], "group": name}
+            if g["n"]:
+                found["last"] = _call(r, g, g["n"] - 1)
+            return found
+    return None
+
+
+def uneven_finish(name: str, view: dict[int, Group], states: dict[int, str]) -> Verdict | None:
     """All members finished, but after different numbers of collectives."""
     if not view or any(states.get(r) != "fin" for r in view):
         return None
@@ -184,13 +247,26 @@ def params(summaries: dict[int, Summary]) -> Verdict | None:
     return None
 
 
-def analyze(summaries: dict[int, Summary], world_size: int, hang_timeout: float) -> Verdict | None:
-    """The first problem found across all ranks, ``{"kind": "ok"}`` when all finished cleanly."""
+def analyze(
+    summaries: dict[int, Summary],
+    world_size: int,
+    hang_timeout: float,
+    dead: set[int] | frozenset[int] = frozenset(),
+) -> Verdict | None:
+    """The first problem found across all ranks, ``{"kind": "ok"}`` when all finished cleanly.
+
+    ``dead`` are ranks whose process is known to be gone. Evidence comes first: a mismatch in the
+    published call shapes outranks a vanished process (a backend may abort on a mismatch).
+    """
     states = {r: s.get("st", "run") for r, s in summaries.items()}
     groups = _groups(summaries, world_size)
     views = {name: _view(summaries, name, members) for name, members in groups.items()}
     for name, view in views.items():
         found = mismatch(name, view)
+        if found:
+            return found
+    for name, view in views.items():
+        found = vanished(name, view, states, set(dead))
         if found:
             return found
     for name, view in views.items():
@@ -204,7 +280,60 @@ def analyze(summaries: dict[int, Summary], world_size: int, hang_timeout: float)
         found = uneven_finish(name, view, states)
         if found:
             return found
-    finished = all(st in ("fin", "off") for st in states.values())
+    finished = all(st in ("fin", "off") or r in dead for r, st in states.items())
     if len(summaries) == world_size and finished and "fin" in states.values():
         return {"kind": "ok"}
     return None
+
+
+def _waits(s: Summary) -> bool:
+    return any(g.get("w") is not None for g in s.get("g", {}).values())
+
+
+def departure(
+    summaries: dict[int, Summary],
+    fresh: set[int],
+    me: int,
+    world_size: int,
+    gone: set[int],
+    stranded_after: float,
+    leave_after: float,
+) -> str | Verdict:
+    """What a rank that finished its script does next: ``"wait"`` while a peer makes recorded
+    progress or waits in a recorded collective; ``"leave"`` (as it would without the guard) once
+    every running peer has gone ``leave_after`` s without a recorded collective; a ``stranded``
+    verdict when every running peer sits ``stranded_after`` s inside a communication call the
+    guard does not record (nobody is left to answer it). ``fresh``: ranks that published since
+    this rank finished (older summaries are not evidence); ``gone``: peers dead or silent.
+    """
+    running = [
+        r
+        for r in range(world_size)
+        if r != me and r not in gone and summaries.get(r, {}).get("st", "run") == "run"
+    ]
+    if not running:
+        return "leave"
+    places: dict[int, dict[str, Any]] = {}
+    for r in running:
+        s = summaries.get(r)
+        if s is None or r not in fresh or _waits(s) or not s.get("at"):
+            return "wait"
+        places[r] = s["at"]
+    if all(at["dist"] >= stranded_after for at in places.values()):
+        mine = summaries.get(me, {}).get("g", {})
+        counts = {name: g["n"] for name, g in mine.items()}
+        last = None
+        world = mine.get("WORLD")
+        if world and world["n"]:
+            last = _call(me, world, world["n"] - 1)
+        return {
+            "kind": "stranded",
+            "done": [{"rank": me, "counts": counts, "last": last}],
+            "blocked": [
+                {"rank": r, "call": at["call"], "stack": at["stack"][-3:], "for": at["dist"]}
+                for r, at in sorted(places.items())
+            ],
+        }
+    if all(at["for"] >= leave_after for at in places.values()):
+        return "leave"
+    return "wait"

@@ -11,11 +11,15 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "corpus" / "runtime"
@@ -32,6 +36,10 @@ class Run:
     started: float
     ended: float
     survivors: list[int]
+
+    @property
+    def took(self) -> float:
+        return self.ended - self.started
 
     @property
     def fault_to_exit(self) -> float | None:
@@ -68,23 +76,38 @@ def torchrun(nproc: int, *args: str, guarded: bool = True) -> list[str]:
     return [*cmd, *(["-m", "guards"] if guarded else []), *args]
 
 
-def _session(sid: int) -> list[int]:
+TAG = "GUARDS_TEST_TAG"
+
+
+def tagged(tag: str) -> list[int]:
+    """Live processes (not zombies) whose environment carries ``TAG=tag``: every descendant of
+    a run, including workers torchrun starts in their own sessions and orphans."""
+    needle = f"{TAG}={tag}".encode()
     found = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
         except OSError:
             continue
-        fields = stat.rsplit(")", 1)[-1].split()
-        if int(fields[3]) == sid and fields[0] != "Z":
+        if state != "Z":
             found.append(int(entry.name))
     return found
 
 
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def run(cmd: list[str], env: dict, cwd: Path | str = REPO, timeout: float = 90) -> Run:
-    """Run ``cmd`` in its own session; kill the whole session afterwards, whatever happens."""
+    """Run ``cmd`` with a hard timeout; afterwards report and kill every process it left."""
+    tag = uuid.uuid4().hex
+    env = {**env, TAG: tag}
     started = time.time()
     proc = subprocess.Popen(
         cmd,
@@ -102,18 +125,20 @@ def run(cmd: list[str], env: dict, cwd: Path | str = REPO, timeout: float = 90) 
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
+        _kill(tagged(tag))
         out, err = proc.communicate()
         code = None
     ended = time.time()
     try:
         deadline = time.monotonic() + 5
-        survivors = _session(proc.pid)
+        survivors = tagged(tag)
         while survivors and time.monotonic() < deadline:
             time.sleep(0.1)
-            survivors = _session(proc.pid)
+            survivors = tagged(tag)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
+        _kill(tagged(tag))
     return Run(code, out, err, started, ended, survivors)
 
 
@@ -142,25 +167,31 @@ def expected(script: str, needle: str) -> str:
     return needle.format(**tagged_lines(CORPUS / script))
 
 
-def _jobs(report_dir: Path) -> dict[str, tuple[list[str], dict, Path | str]]:
-    jobs: dict[str, tuple[list[str], dict, Path | str]] = {}
+def jobs(report_dir: Path) -> dict[str, tuple[list[str], dict, Path | str]]:
+    found: dict[str, tuple[list[str], dict, Path | str]] = {}
     for sc in SCENARIOS:
         env = environment(sc.get("env"), report_dir / sc["script"])
-        jobs[sc["script"]] = (torchrun(sc["nproc"], sc["script"]), env, CORPUS)
+        found[sc["script"]] = (torchrun(sc["nproc"], sc["script"]), env, CORPUS)
+        if "plain_margin" in sc:  # the same run without the guard, for the time bound
+            plain = torchrun(sc["nproc"], sc["script"], guarded=False)
+            found[f"{sc['script']}:plain"] = (plain, environment(sc.get("env")), CORPUS)
+    importing = CORPUS / "import_guards.py"
+    found["import"] = (torchrun(2, str(importing), guarded=False), environment(), CORPUS)
+    found["import-launcher"] = (torchrun(2, str(importing)), environment(), CORPUS)
     spawn = [sys.executable, str(CORPUS / "spawn_install.py"), str(free_port()), "fault"]
-    jobs["spawn"] = (spawn, environment(report_dir=report_dir / "spawn"), CORPUS)
+    found["spawn"] = (spawn, environment(report_dir=report_dir / "spawn"), CORPUS)
     module = torchrun(2, "-m", "modpkg.train", "--lr", "0.1")
-    jobs["module"] = (module, environment(report_dir=report_dir / "module"), CORPUS)
+    found["module"] = (module, environment(report_dir=report_dir / "module"), CORPUS)
     disabled = environment({"GUARDS_DISABLE": "1"}, report_dir / "disabled")
-    jobs["disabled"] = (torchrun(2, "exception.py"), disabled, CORPUS)
+    found["disabled"] = (torchrun(2, "exception.py"), disabled, CORPUS)
     unreachable = environment({"GUARDS_STORE": f"127.0.0.1:{free_port()}"}, report_dir / "store")
-    jobs["unreachable"] = (torchrun(2, "clean_plain.py"), unreachable, CORPUS)
+    found["unreachable"] = (torchrun(2, "clean_plain.py"), unreachable, CORPUS)
     for guarded in (False, True):
         out = report_dir / f"state-{guarded}.pt"
         env = environment({"GUARDS_PARAM_CHECK_EVERY": "1"}, report_dir)
         cmd = torchrun(2, "clean_ddp_sampler.py", str(out), guarded=guarded)
-        jobs[f"identical-{guarded}"] = (cmd, env, CORPUS)
-    return jobs
+        found[f"identical-{guarded}"] = (cmd, env, CORPUS)
+    return found
 
 
 @functools.cache
@@ -171,7 +202,8 @@ def launch_all(report_dir: Path) -> dict[str, Future[Run]]:
     """
     report_dir.mkdir(parents=True, exist_ok=True)
     pool = ThreadPoolExecutor(max_workers=3)
-    jobs = _jobs(report_dir)
-    first = ["rank0_barrier.py", "identical-False", "identical-True"]
-    order = first + [name for name in jobs if name not in first]
-    return {name: pool.submit(run, *jobs[name], 150) for name in order}
+    todo = jobs(report_dir)
+    first = ["rank0_slow_eval.py", "rank0_slow_eval.py:plain", "rank0_barrier.py"]
+    first += ["identical-False", "identical-True"]
+    order = first + [name for name in todo if name not in first]
+    return {name: pool.submit(run, *todo[name], 150) for name in order}

@@ -8,7 +8,7 @@ from concurrent.futures import Future
 
 import pytest
 import torch
-from guards_helpers import CORPUS, Run, environment, launch_all, run, tagged_lines
+from guards_helpers import CORPUS, Run, environment, jobs, launch_all, run, tagged_lines
 
 
 @pytest.fixture(scope="session")
@@ -56,22 +56,69 @@ def test_unreachable_store_warns_once_and_run_completes(runs: dict[str, Future[R
     assert result.returncode == 0, result.stderr[-4000:]
     lines = result.report_lines()
     assert len([x for x in lines if "cannot reach the c10d store" in x]) == 2, lines  # per rank
-    assert all(x.startswith("[guards] disabled:") for x in lines), lines
+    assert all(x.startswith("[guards] disabled: ") for x in lines), lines
 
 
 @pytest.mark.timeout(400)
 def test_guarded_training_is_bit_identical(runs: dict[str, Future[Run]], tmp_path_factory) -> None:
-    states = {}
-    for guarded in (False, True):
-        result = _done(runs, f"identical-{guarded}")
-        assert result.returncode == 0, result.stderr[-4000:]
-        assert result.report_lines() == []
-        states[guarded] = torch.load(
-            tmp_path_factory.getbasetemp() / "guards" / f"state-{guarded}.pt"
-        )
-    assert states[False].keys() == states[True].keys()
-    for key, value in states[False].items():
-        assert torch.equal(value, states[True][key]), key
+    folder = tmp_path_factory.getbasetemp() / "guards"
+    guarded = _done(runs, "identical-True")
+    assert guarded.returncode == 0, guarded.stderr[-4000:]
+    assert guarded.report_lines() == []
+    plain_state = folder / "state-False.pt"
+    if not plain_state.exists():
+        # the plain run is the reference, not the subject: one that died (e.g. aborted in
+        # gloo's teardown before saving) says nothing about the guard, so it is run again
+        cmd, env, cwd = jobs(folder)["identical-False"]
+        rerun = run(cmd, env, cwd, timeout=150)
+        assert plain_state.exists(), f"the plain reference run failed twice\n{rerun.stderr[-4000:]}"
+    plain = torch.load(plain_state)
+    mine = torch.load(folder / "state-True.pt")
+    assert plain.keys() == mine.keys()
+    for key, value in plain.items():
+        assert torch.equal(value, mine[key]), key
+
+
+def _reported_mismatch(result: Run) -> None:
+    text = "\n".join(result.report_lines())
+    line = tagged_lines(CORPUS / "import_guards.py")
+    assert f"rank 0 all_reduce float32[4] at import_guards.py:{line['reduce']}" in text, text
+    assert f"rank 1 broadcast float32[4] at import_guards.py:{line['broadcast']}" in text, text
+    for rank in (0, 1):  # installed once per process, whichever way
+        assert text.count(f"[guards] rank {rank} stops with exit status 70") == 1, text
+
+
+@pytest.mark.timeout(400)
+def test_bare_import_installs_the_guard_under_torchrun(runs: dict[str, Future[Run]]) -> None:
+    result = _done(runs, "import")
+    assert result.returncode != 0
+    assert result.stdout.count("guard installed: True") == 2, result.stdout
+    _reported_mismatch(result)
+
+
+@pytest.mark.timeout(400)
+def test_bare_import_under_the_launcher_installs_once(runs: dict[str, Future[Run]]) -> None:
+    result = _done(runs, "import-launcher")
+    assert result.returncode != 0
+    _reported_mismatch(result)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    ("env", "installed"),
+    [
+        ({}, False),  # a plain python process: nothing happens
+        ({"TORCHELASTIC_RUN_ID": "x"}, True),  # torchrun's environment: it installs itself
+        ({"TORCHELASTIC_RUN_ID": "x", "GUARDS_DISABLE": "1"}, False),
+        ({"LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1"}, True),
+    ],
+)
+def test_bare_import_outside_torchrun(env: dict[str, str], installed: bool) -> None:
+    script = str(CORPUS / "import_guards.py")
+    result = run([sys.executable, script], environment(env), "/", timeout=100)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"guard installed: {installed}" in result.stdout, result.stdout
+    assert result.report_lines() == []
 
 
 @pytest.mark.timeout(60)

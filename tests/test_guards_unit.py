@@ -196,7 +196,7 @@ def test_render_prefixes_every_line() -> None:
 # --- configuration --------------------------------------------------------------------------
 def test_config_defaults_and_values() -> None:
     cfg = config.load({})
-    assert (cfg.hang_timeout, cfg.param_check_every, cfg.disabled) == (300.0, 100, False)
+    assert (cfg.hang_timeout, cfg.param_check_every, cfg.disabled) == (None, 100, False)
     cfg = config.load(
         {"GUARDS_HANG_TIMEOUT": "3", "GUARDS_PARAM_CHECK_EVERY": "0", "GUARDS_DISABLE": "1"}
     )

@@ -1,0 +1,182 @@
+"""The agent's decisions without processes: when a finished rank waits, leaves or ends a job,
+which evidence a verdict prefers, slow-rank warnings, activation, process-tree cleanup."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from guards import config, report, started_by_torchrun, verdict
+from guards.agent.cleanup import descendants
+
+AT_RECV = {"for": 3.0, "dist": 2.5, "call": "recv", "stack": ["train.py:40 in <module>: recv"]}
+AT_BUSY = {"for": 6.0, "dist": 0.0, "call": "", "stack": ["train.py:30 in save: write()"]}
+
+
+def _summary(rank: int, n: int, *, st: str = "run", wait=None, fp=None, at=None) -> dict:
+    """A summary of ``n`` matching collectives; ``fp`` replaces the last one's fingerprint."""
+    rows = [[seq, 100 + seq, "all_reduce", "", f"t.py:{seq}"] for seq in range(n)]
+    if fp is not None:
+        rows[-1][1] = fp
+    group = {"ranks": None, "n": n, "w": wait, "e": rows[-8:], "c": []}
+    return {"r": rank, "st": st, "hb": 1, "g": {"WORLD": group}, "ps": [], "at": at}
+
+
+def _departure(summaries: dict, *, fresh=None, gone=frozenset()) -> str | dict:
+    fresh = set(summaries) if fresh is None else fresh
+    return verdict.departure(summaries, fresh, 1, len(summaries), set(gone), 2.0, 5.0)
+
+
+# --- a rank that finished its script ---------------------------------------------------------
+def test_finished_rank_waits_while_a_peer_makes_recorded_progress_or_waits_in_one() -> None:
+    progressing = _summary(0, 3, at=None)  # no "at": it issued a collective within a second
+    assert _departure({0: progressing, 1: _summary(1, 3, st="fin")}) == "wait"
+    waiting = _summary(0, 4, wait=[3, 9.0], at=None)
+    assert _departure({0: waiting, 1: _summary(1, 3, st="fin")}) == "wait"
+
+
+def test_finished_rank_ends_the_job_when_every_running_peer_is_blocked_in_an_unseen_call() -> None:
+    found = _departure({0: _summary(0, 1, at=AT_RECV), 1: _summary(1, 1, st="fin")})
+    assert isinstance(found, dict) and found["kind"] == "stranded"
+    assert found["blocked"] == [{"rank": 0, "call": "recv", "stack": AT_RECV["stack"], "for": 2.5}]
+    found["done"][0]["script"] = "train.py"
+    text = "\n".join(report.describe(found, {}))
+    assert "rank 1 finished its script train.py (after 1 on WORLD" in text
+    assert "while rank 0 is still running" in text
+    assert "rank 0 is at train.py:40 in <module>: recv" in text
+    assert "blocked for 2.5 s inside torch's recv" in text
+
+
+def test_finished_rank_leaves_a_busy_peer_alone_as_without_the_guard() -> None:
+    summaries = {0: _summary(0, 1, at=AT_BUSY), 1: _summary(1, 1, st="fin")}
+    assert _departure(summaries) == "leave"
+    # a peer blocked in recv while another computes may be answered by that one: no verdict
+    three = {0: _summary(0, 1, at=AT_RECV), 1: _summary(1, 1, st="fin"), 2: _summary(2, 1)}
+    three[2]["at"] = AT_BUSY
+    assert verdict.departure(three, {0, 1, 2}, 1, 3, set(), 2.0, 5.0) in ("wait", "leave")
+
+
+def test_finished_rank_judges_only_news_published_after_it_finished() -> None:
+    summaries = {0: _summary(0, 1, at=AT_RECV), 1: _summary(1, 1, st="fin")}
+    assert _departure(summaries, fresh={1}) == "wait"
+    assert _departure(summaries, fresh={1}, gone={0}) == "leave"  # dead or silent peers
+
+
+# --- evidence first ----------------------------------------------------------------------------
+def test_a_mismatch_outranks_a_vanished_process() -> None:
+    summaries = {
+        0: _summary(0, 2, wait=[1, 0.2], fp=1),  # aborted by gloo inside the call
+        1: _summary(1, 2, wait=[1, 0.2], fp=2),
+        2: _summary(2, 2, wait=[1, 0.2], fp=3),
+    }
+    found = verdict.analyze(summaries, 3, 60.0, {0})
+    assert found is not None and found["kind"] == "mismatch"
+
+
+def test_a_dead_process_is_reported_once_someone_needs_it() -> None:
+    quiet = {0: _summary(0, 2), 1: _summary(1, 2)}
+    assert verdict.analyze(quiet, 2, 60.0, {1}) is None  # nobody waits for it (yet)
+    waiting = {0: _summary(0, 3, wait=[2, 0.5]), 1: _summary(1, 2)}
+    found = verdict.analyze(waiting, 2, 60.0, {1})
+    assert found is not None and (found["kind"], found["rank"], found["count"]) == (
+        "vanished",
+        1,
+        2,
+    )
+
+
+def test_os_exit_zero_after_matched_collectives_is_a_clean_finish() -> None:
+    summaries = {0: _summary(0, 4, st="fin"), 1: _summary(1, 4, st="fin")}
+    assert verdict.analyze(summaries, 2, 60.0, {1}) == {"kind": "ok"}
+
+
+# --- slow ranks --------------------------------------------------------------------------------
+def test_slow_rank_gets_a_warning_with_its_stack_and_no_stop() -> None:
+    at = {"for": 12.0, "dist": 0.0, "call": "", "stack": ["eval.py:9 in evaluate: model(x)"]}
+    summaries = {0: _summary(0, 1, at=at), 1: _summary(1, 2, wait=[1, 12.0])}
+    assert verdict.analyze(summaries, 2, 1800.0) is None
+    assert verdict.slow(summaries, 2, 20.0) is None
+    found = verdict.slow(summaries, 2, 10.0)
+    assert found is not None and found["seq"] == 1
+    lines = report.warning(found, 1800.0)
+    assert lines[0].startswith("[guards] warning: rank 1 waits on WORLD")
+    assert "[guards]     eval.py:9 in evaluate: model(x)" in lines
+    assert "stops it if the wait reaches 1800 s" in lines[-1]
+    hang = verdict.analyze(summaries, 2, 11.0)
+    assert hang is not None and hang["kind"] == "hang"
+
+
+# --- configuration and activation --------------------------------------------------------------
+def test_hang_defaults_warn_at_300_s_and_stop_at_the_process_groups_timeout() -> None:
+    cfg = config.load({})
+    assert (cfg.hang_warn, cfg.hang_timeout) == (300.0, None)
+    cfg = config.load({"GUARDS_HANG_WARN": "10", "GUARDS_HANG_TIMEOUT": "3"})
+    assert (cfg.hang_warn, cfg.hang_timeout) == (10.0, 3.0)
+    with pytest.warns(RuntimeWarning, match="GUARDS_HANG_TIMEOUT"):
+        assert config.load({"GUARDS_HANG_TIMEOUT": "soon"}).hang_timeout is None
+
+
+def test_torchrun_environment_is_recognised() -> None:
+    assert started_by_torchrun({"TORCHELASTIC_RUN_ID": "abc"})
+    assert started_by_torchrun({"LOCAL_RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "h"})
+    assert not started_by_torchrun({"WORLD_SIZE": "2", "MASTER_ADDR": "h"})
+    assert not started_by_torchrun({})
+
+
+# --- process tree ------------------------------------------------------------------------------
+@pytest.mark.timeout(60)
+def test_descendants_include_grandchildren() -> None:
+    code = "import subprocess, time; subprocess.Popen(['sleep', '60']); time.sleep(60)"
+    parent = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 30
+        found: list[int] = []
+        while time.monotonic() < deadline and len(found) < 1:
+            found = descendants(parent.pid)
+            time.sleep(0.05)
+        assert len(found) == 1
+        assert Path(f"/proc/{found[0]}/cmdline").read_text().startswith("sleep")
+    finally:
+        for pid in descendants(parent.pid):
+            subprocess.run(["kill", "-9", str(pid)], check=False)
+        parent.kill()
+        parent.wait()
+
+
+# --- SIGTERM -----------------------------------------------------------------------------------
+_FORK_THEN_TERM = """
+import os, signal, time
+from guards.agent.signals import TermHandler
+fired = []
+TermHandler(lambda deadline: fired.append(deadline)).install()
+child = os.fork()
+if child == 0:
+    time.sleep(30)
+    os._exit(0)
+time.sleep(0.3)
+os.kill(child, signal.SIGTERM)
+_, status = os.waitpid(child, 0)
+time.sleep(0.5)
+print("child", os.WTERMSIG(status) if os.WIFSIGNALED(status) else None, "fired", len(fired))
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(5)
+print("still alive")
+"""
+
+
+@pytest.mark.timeout(60)
+def test_sigterm_of_a_forked_child_stays_with_the_child_and_ends_the_parent_promptly() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _FORK_THEN_TERM],
+        capture_output=True,
+        text=True,
+        timeout=50,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert "child 15 fired 0" in result.stdout, result.stdout + result.stderr
+    assert "still alive" not in result.stdout
+    assert result.returncode == -15  # ended by SIGTERM, as without the guard
