@@ -52,8 +52,8 @@ def string_value(expr: cst.BaseExpression | None) -> str | None:
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     if isinstance(expr, cst.ConcatenatedString):
-        value = expr.evaluated_value
-        return value if isinstance(value, str) else None
+        joined = expr.evaluated_value
+        return joined if isinstance(joined, str) else None
     return None
 
 

@@ -466,14 +466,17 @@ def summarize_path(path: str) -> ModuleSummary | None:
     return summarize_bytes(path, data, parse)
 
 
-def summarize_bytes(path: str, data: bytes, parse: Callable) -> ModuleSummary | None:
+def summarize_bytes(
+    path: str, data: bytes, parse: Callable[[str, bytes], object]
+) -> ModuleSummary | None:
     from ddplint.context import FileContext
 
     parsed = parse(path, data)
     if not isinstance(parsed, tuple):
         return None
     try:
-        return summarize(FileContext(path, *parsed))
+        source, module = parsed
+        return summarize(FileContext(path, source, module))
     except RecursionError:
         return None
 

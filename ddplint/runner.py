@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from ddplint.cache import Cache, key
 from ddplint.checker import FileResult, check_context, check_file, file_error, parse
@@ -92,7 +93,15 @@ def _second_pass_worker(task: _Task) -> FileResult:
     return check_file(task.path, task.data, task.codes, _worker_state["project"])  # type: ignore[arg-type]
 
 
-def _map(function: Callable, tasks: Sequence[_Task], state: dict[str, object], jobs: int) -> list:
+_Result = TypeVar("_Result")
+
+
+def _map(
+    function: Callable[[_Task], _Result],
+    tasks: Sequence[_Task],
+    state: dict[str, object],
+    jobs: int,
+) -> list[_Result]:
     if jobs <= 1 or len(tasks) < MIN_FILES_FOR_POOL:
         _init_worker(state)
         return [function(task) for task in tasks]

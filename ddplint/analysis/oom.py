@@ -80,7 +80,9 @@ def oom_path_swallowed(ctx: FileContext, handler: cst.ExceptHandler) -> bool | N
     return _message_path_swallowed(ctx, body)
 
 
-def _message_path_swallowed(ctx: FileContext, body) -> bool | None:
+def _message_path_swallowed(
+    ctx: FileContext, body: Sequence[cst.BaseStatement | cst.BaseSmallStatement]
+) -> bool | None:
     for index, statement in enumerate(body):
         if not isinstance(statement, cst.If) or not _is_oom_test(ctx, statement.test):
             continue

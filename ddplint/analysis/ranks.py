@@ -55,7 +55,9 @@ class RankClassifier:
         self.ctx = ctx
         self.spawned = _spawn_targets(ctx)
 
-    def kind(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None, depth: int = 5):
+    def kind(
+        self, expr: cst.BaseExpression, at: cst.CSTNode | None = None, depth: int = 5
+    ) -> str | None:
         """GLOBAL, LOCAL or None (unknown, or a spawn index)."""
         ctx = self.ctx
         expr = strip_conversion(expr, ("int", "str"))
@@ -90,7 +92,7 @@ class RankClassifier:
             return None
         return self._binding_kind(binding, depth - 1)
 
-    def _binding_kind(self, binding: Binding, depth: int):
+    def _binding_kind(self, binding: Binding, depth: int) -> str | None:
         if binding.kind == "assign":
             return self.kind(binding.value, binding.statement, depth)
         if binding.kind != "param":
@@ -103,7 +105,7 @@ class RankClassifier:
             return GLOBAL
         return LOCAL if kinds == {LOCAL} else None
 
-    def device_kind(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 4):
+    def device_kind(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 4) -> str | None:
         """GLOBAL/LOCAL for a device given as a rank, `f"cuda:{rank}"`,
         `"cuda:{}".format(rank)`, `"cuda:%d" % rank`, or a name bound to one of them."""
         kind = self.kind(expr, at)

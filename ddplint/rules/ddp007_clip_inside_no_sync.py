@@ -253,18 +253,18 @@ def train(model, batches, optimizer):
         if not clipping:
             return
         for call in ctx.calls:
-            func = call.func
-            if not (isinstance(func, cst.Name) and func.value in clipping):
+            callee = call.func
+            if not (isinstance(callee, cst.Name) and callee.value in clipping):
                 continue
             for with_node in _enclosing_withs(ctx, call):
                 kind = _no_sync_kind(ctx, with_node)
                 if kind is None or (kind is CONDITIONAL and _guarded_within(ctx, call, with_node)):
                     continue
-                for clip in clipping[func.value]:
+                for clip in clipping[callee.value]:
                     if id(clip) not in reported:
                         reported.add(id(clip))
                         yield Finding(
                             clip,
-                            MESSAGE + f" (`{func.value}` is called inside a no_sync() block)",
+                            MESSAGE + f" (`{callee.value}` is called inside a no_sync() block)",
                         )
                 break

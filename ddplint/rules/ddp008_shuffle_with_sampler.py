@@ -56,7 +56,11 @@ def _comment(ws: cst.BaseParenthesizableWhitespace | None) -> cst.Comment | None
     return None
 
 
-def _merge(before, after, prefer_after: bool):
+def _merge(
+    before: cst.BaseParenthesizableWhitespace | None,
+    after: cst.BaseParenthesizableWhitespace | None,
+    prefer_after: bool,
+) -> cst.BaseParenthesizableWhitespace | None:
     """Whitespace standing for `before` + (removed argument) + `after`, keeping the
     comments of both; `before` leads into the removed argument, `after` out of it."""
     if isinstance(before, cst.ParenthesizedWhitespace) and isinstance(

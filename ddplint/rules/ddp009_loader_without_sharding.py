@@ -120,7 +120,9 @@ def _target_names(ctx: FileContext, call: cst.Call) -> list[str]:
     return names
 
 
-def _evaluation_context(ctx: FileContext, call: cst.Call, dataset) -> bool:
+def _evaluation_context(
+    ctx: FileContext, call: cst.Call, dataset: cst.BaseExpression | None
+) -> bool:
     names = _target_names(ctx, call)
     if dataset is not None:
         names.append(ctx.code(dataset))

@@ -132,7 +132,12 @@ def _loop_data_names(
     return data
 
 
-def _moves_data(ctx: FileContext, value: cst.BaseExpression, data: set[str], local) -> bool:
+def _moves_data(
+    ctx: FileContext,
+    value: cst.BaseExpression,
+    data: set[str],
+    local: dict[str, list[Binding]],
+) -> bool:
     roots = {n.split(".")[0] for n in ctx.names_in(value)}
     if not roots & data:
         return False
@@ -183,7 +188,7 @@ def _agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.
     return True
 
 
-def _handler_of(ctx: FileContext, node: cst.CSTNode, stop: cst.CSTNode):
+def _handler_of(ctx: FileContext, node: cst.CSTNode, stop: cst.CSTNode) -> cst.ExceptHandler | None:
     for ancestor in ctx.ancestors(node):
         if ancestor is stop:
             return None
@@ -391,7 +396,14 @@ def train(model, loader, optimizer):
                 continue
             yield from self._check_backward(ctx, backward, region, loop, scope)
 
-    def _check_backward(self, ctx, backward, region, loop, scope) -> Iterator[Finding]:
+    def _check_backward(
+        self,
+        ctx: FileContext,
+        backward: cst.Call,
+        region: cst.CSTNode,
+        loop: cst.CSTNode | None,
+        scope: cst.CSTNode,
+    ) -> Iterator[Finding]:
         skips = []
         for node in ctx.walk(region):
             if not isinstance(node, _SKIPS) or ctx.scope(node) is not scope:
@@ -431,7 +443,9 @@ def train(model, loader, optimizer):
                 )
 
     @staticmethod
-    def _skips_in_handler(ctx, handler, backward, start) -> bool:
+    def _skips_in_handler(
+        ctx: FileContext, handler: cst.ExceptHandler, backward: cst.Call, start: cst.CSTNode
+    ) -> bool:
         if _handler_names(handler) & _AGREED_EXCEPTIONS:
             return False
         if oom_path_swallowed(ctx, handler) is not None:
@@ -443,7 +457,9 @@ def train(model, loader, optimizer):
         return ctx.is_inside(backward, body) or ctx.is_inside(start, body)
 
     @staticmethod
-    def _rank_local_test(ctx, node, forward: set[str], region) -> cst.BaseExpression | None:
+    def _rank_local_test(
+        ctx: FileContext, node: cst.CSTNode, forward: set[str], region: cst.CSTNode
+    ) -> cst.BaseExpression | None:
         for ancestor in ctx.ancestors(node):
             if ancestor is region:
                 return None

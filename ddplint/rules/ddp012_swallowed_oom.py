@@ -140,7 +140,7 @@ def step(model, batch):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for node in ctx.nodes_of(cst.ExceptHandler):
-            if oom_path_swallowed(ctx, node):
+            if isinstance(node, cst.ExceptHandler) and oom_path_swallowed(ctx, node):
                 yield Finding(
                     node,
                     "CUDA out-of-memory error caught and not re-raised: this rank goes on "

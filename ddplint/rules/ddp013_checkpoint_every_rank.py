@@ -219,7 +219,9 @@ def save_shard(model, out_dir):
             or zero_first_block(ctx, node)
         )
 
-    def _check_save(self, ctx: FileContext, call: cst.Call, reported: set[int]):
+    def _check_save(
+        self, ctx: FileContext, call: cst.Call, reported: set[int]
+    ) -> Iterator[Finding]:
         path = save_path(call)
         if path is None or not is_checkpoint_save(ctx, call) or per_rank_path(ctx, path, call):
             return

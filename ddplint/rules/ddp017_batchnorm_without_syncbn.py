@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -124,7 +124,11 @@ def _runtime_torchvision_model(ctx: FileContext, call: cst.Call) -> bool:
 
 
 def _model_built_by(
-    ctx: FileContext, builds, expr: cst.BaseExpression, at, depth: int = 6
+    ctx: FileContext,
+    builds: Callable[[cst.Call], bool],
+    expr: cst.BaseExpression,
+    at: cst.CSTNode,
+    depth: int = 6,
 ) -> cst.Call | None:
     """The construction call of the model `expr` holds for which `builds(call)` holds,
     followed through `.cuda()`/`.to()`, assignments and callers' arguments."""
@@ -155,7 +159,9 @@ def _model_built_by(
     return None
 
 
-def _model_has_bn(ctx: FileContext, index: _BatchNormIndex, expr: cst.BaseExpression, at) -> bool:
+def _model_has_bn(
+    ctx: FileContext, index: _BatchNormIndex, expr: cst.BaseExpression, at: cst.CSTNode
+) -> bool:
     return _model_built_by(ctx, index.builds_bn, expr, at) is not None
 
 

@@ -180,7 +180,9 @@ def train(net, loader, optimizer, local_rank):
             direct = isinstance(target, cst.Attribute) and target.attr.value == "module"
             if not direct and not isinstance(target, cst.Name):
                 continue
-            if not direct and (target.value in ctx.functions or ctx.qualname(target)):
+            if isinstance(target, cst.Name) and (
+                target.value in ctx.functions or ctx.qualname(target)
+            ):
                 continue
             if not self._bare_of_ddp(ctx, target, call):
                 continue
@@ -191,7 +193,7 @@ def train(net, loader, optimizer, local_rank):
                 # all-reduce on purpose for accumulation micro-steps (like no_sync()).
                 continue
             fix = None
-            if direct and target is func:
+            if direct and target is func and isinstance(target, cst.Attribute):
                 fix = FixSpec(
                     "Call the DDP wrapper instead of its `.module`",
                     replacements=((func, ctx.code(target.value)),),
