@@ -1,14 +1,14 @@
 """Cost of `guards compare` recording on a DDP step: gloo, 2 ranks, in the same processes.
 
-Each rank trains a small MLP (128-256-10, batch 32 per rank from a DataLoader with a
-DistributedSampler) and alternates blocks of steps without and with recording (the recording
-hooks installed before a block and removed after it; the order flips every round so that drift
-favours neither). It prints, for wall time and for the main thread's CPU time (where every
-recording hook runs; less disturbed by other processes on a shared machine), the plain step
-time, the added time per step and the median of the per-round ratios recorded/plain, which
-must stay at or below 1.05.
+Each rank trains a small MLP (128-256-10 by default, wider with ``--hidden``; batch 32 per
+rank from a DataLoader with a DistributedSampler) and alternates blocks of steps without and
+with recording (the recording hooks installed before a block and removed after it; the order
+flips every round so that drift favours neither). It prints, for wall time and for the main
+thread's CPU time (where every recording hook runs; less disturbed by other processes on a
+shared machine), the plain step time, the added time per step and the median of the per-round
+ratios recorded/plain, which must stay at or below 1.05.
 
-    python bench/bench_compare.py [--rounds 30] [--steps 25]
+    python bench/bench_compare.py [--rounds 30] [--steps 25] [--hidden 256]
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ def _block(model: Any, loader: Any, optimizer: Any, steps: int) -> tuple[float, 
     return time.perf_counter() - start, time.thread_time() - cpu
 
 
-def _worker(rank: int, port: int, rounds: int, steps: int, folder: str, queue: Any) -> None:
+def _worker(
+    rank: int, port: int, rounds: int, steps: int, hidden: int, folder: str, queue: Any
+) -> None:
     torch.set_num_threads(1)
     dist.init_process_group(
         "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD
@@ -71,7 +73,9 @@ def _worker(rank: int, port: int, rounds: int, steps: int, folder: str, queue: A
     )
     sampler = DistributedSampler(data, shuffle=True, seed=0)
     loader = DataLoader(data, batch_size=BATCH, sampler=sampler)
-    net = torch.nn.Sequential(torch.nn.Linear(128, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    net = torch.nn.Sequential(
+        torch.nn.Linear(128, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 10)
+    )
     model = DDP(net)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     # one recorder for the whole run, as in a recorded job; its hooks are installed only
@@ -104,15 +108,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--steps", type=int, default=25)
+    parser.add_argument("--hidden", type=int, default=256, help="hidden width of the MLP")
     ns = parser.parse_args()
     ctx = mp.get_context("spawn")
     queue = ctx.SimpleQueue()
     with tempfile.TemporaryDirectory() as folder:
         mp.spawn(
-            _worker, args=(_port(), ns.rounds, ns.steps, folder, queue), nprocs=WORLD, join=True
+            _worker,
+            args=(_port(), ns.rounds, ns.steps, ns.hidden, folder, queue),
+            nprocs=WORLD,
+            join=True,
         )
         times = queue.get()
-    print(f"gloo, {WORLD} ranks, torch {torch.__version__}, {ns.rounds} rounds x {ns.steps} steps")
+    print(
+        f"gloo, {WORLD} ranks, torch {torch.__version__}, MLP 128-{ns.hidden}-10, "
+        f"{ns.rounds} rounds x {ns.steps} steps"
+    )
     for column, what in ((0, "wall"), (1, "main-thread CPU")):
         plain = [t[column] for t in times["plain"]]
         recorded = [t[column] for t in times["recorded"]]

@@ -15,9 +15,9 @@ import pytest
 from guards_helpers import REPO, Run, environment, run
 
 from guards.compare import cli, entry, plot
-from guards.compare.judge import judge
+from guards.compare.judge import DEFAULT_RTOL, judge
 from guards.compare.launch import Launch, stragglers
-from guards.compare.merge import merge
+from guards.compare.merge import load_run, merge
 from guards.compare.records import Epoch, Loader, RankRecord, RankStep, RecordError, read_ranks
 
 CORPUS = REPO / "corpus" / "compare"
@@ -313,13 +313,37 @@ def test_recorder_fails_open(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert any("recording failed in on_backward" in n for n in record.notes)
 
 
-# --- the corpus, under torchrun ----------------------------------------------------------------
-SCRIPTS = ["batch_unchanged", "no_sampler", "no_set_epoch", "lr_scaled", "loss_divided",
-           "batchnorm", "accumulate_amp"]  # fmt: skip
+# --- the corpus, recorded ---------------------------------------------------------------------
+# Torch imports are most of this file's cost, so the scripts run in few processes: `guards
+# compare` runs correct.py on 1 and 3 processes end to end (torchrun, recording, the verdict), and
+# compare_record_many.py records every other script with the same recorder and hooks, several
+# scripts per process, at 2 processes and, where a script has its own reference, at 1. The
+# culprits whose 1-process run is correct.py's (same data, model, seed and sampler at world size 1)
+# are compared with correct.py's 1-process recording.
+STEPS = 20
+TWO = [
+    "correct.py",
+    "correct.py:--no-shuffle",
+    "batch_unchanged.py",
+    "no_sampler.py",
+    "no_set_epoch.py",
+    "lr_scaled.py",
+    "loss_divided.py",
+    "batchnorm.py",
+    "accumulate_amp.py",
+]
+ONE = ["single_process.py", "no_set_epoch.py", "batchnorm.py", "accumulate_amp.py"]
+REFERENCE = {"no_set_epoch": "no_set_epoch-1", "batchnorm": "batchnorm-1",
+             "accumulate_amp": "accumulate_amp-1"}  # fmt: skip
 
 
 def _compare(*args: str) -> list[str]:
     return [sys.executable, "-m", "guards", "compare", "--timeout", "170", *args]
+
+
+def _record_many(world: int, folder: Path, scripts: list[str]) -> list[str]:
+    driver = str(REPO / "tests" / "compare_record_many.py")
+    return [sys.executable, driver, str(world), str(STEPS), str(folder), *scripts]
 
 
 @dataclass
@@ -330,35 +354,49 @@ class Corpus:
 
 @pytest.fixture(scope="module")
 def corpus_runs(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
-    """Every corpus comparison, three at a time, each with a hard timeout."""
+    """Every corpus run, started at once, three at a time, each with a hard timeout."""
     base = tmp_path_factory.mktemp("compare")
     env = environment()
-    jobs: dict[str, list[str]] = {
-        "correct": _compare("--nproc", "1,2,3", "--keep", str(base / "correct"), "correct.py"),
-        **{name: _compare("--keep", str(base / name), f"{name}.py") for name in SCRIPTS},
-        "single": [sys.executable, "-m", "guards", "--record", str(base / "single"),
-                   "single_process.py"],
-        "ddp": [sys.executable, "-m", "torch.distributed.run", "--standalone",
-                "--nproc_per_node=2", "-m", "guards", "--record", str(base / "ddp"),
-                "correct.py", "--no-shuffle"],
-    }  # fmt: skip
     failing = base / "failing.py"
-    failing.write_text("import torch\nraise ValueError('bad shard 7')\n")
-    jobs["failing"] = _compare("--keep", str(base / "failing"), str(failing))
+    failing.write_text("raise ValueError('bad shard 7')\n")
+    jobs: dict[str, list[str]] = {
+        "correct": _compare("--nproc", "1,3", "--keep", str(base / "correct"), "correct.py"),
+        "two": _record_many(2, base / "recorded", TWO),
+        "one": _record_many(1, base / "recorded", ONE),
+        "failing": _compare("--keep", str(base / "failing"), str(failing)),
+    }
     pool = ThreadPoolExecutor(max_workers=3)
-    futures = {name: pool.submit(run, cmd, env, CORPUS, 200) for name, cmd in jobs.items()}
+    futures = {name: pool.submit(run, cmd, env, CORPUS, 300) for name, cmd in jobs.items()}
     pool.shutdown(wait=False)
     return Corpus(base, futures)
 
 
 def _done(corpus: Corpus, name: str) -> Run:
-    result = corpus.runs[name].result(timeout=600)
+    result = corpus.runs[name].result(timeout=900)
     detail = f"\n--- stdout\n{result.stdout[-4000:]}\n--- stderr\n{result.stderr[-3000:]}"
     assert result.returncode is not None, "timed out" + detail
     assert result.survivors == [], f"processes left behind: {result.survivors}" + detail
     left = stragglers(corpus.base / name)  # torchrun's workers live in sessions of their own
     assert left == [], f"workers left behind: {left}" + detail
     return result
+
+
+def _recorded(corpus: Corpus, folder: str) -> Path:
+    """A run recorded by compare_record_many.py (both launches finished cleanly)."""
+    for name in ("two", "one") if folder.endswith("-1") else ("two",):
+        result = _done(corpus, name)
+        assert result.returncode == 0, result.stdout + result.stderr
+    return corpus.base / "recorded" / folder
+
+
+def _versus(reference: Path, other: Path, capsys) -> tuple[int, str]:
+    """`guards compare`'s report and exit status for two recordings, named by process count
+    as when it runs the script itself."""
+    runs = [load_run(folder) for folder in (reference, other)]
+    for recorded in runs:
+        recorded.label = recorded.processes()
+    status = cli.report(runs, DEFAULT_RTOL)
+    return status, capsys.readouterr().out
 
 
 def _line(script: str, tag: str) -> int:
@@ -368,16 +406,25 @@ def _line(script: str, tag: str) -> int:
     raise AssertionError(f"no line:{tag} in {script}")
 
 
-def test_correct_conversion_is_equivalent_at_2_and_3_processes(corpus_runs) -> None:
+def _correct_n1(corpus: Corpus) -> Path:
+    result = _done(corpus, "correct")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return corpus.base / "correct" / "n1"
+
+
+EQUIVALENT = (r"{n} processes vs 1 process: equivalent: max \|loss difference\| \de-\d+ over 20 "
+              r"steps, identical sample sets in every step")  # fmt: skip
+
+
+def test_correct_conversion_is_equivalent_at_2_and_3_processes(corpus_runs, capsys) -> None:
     result = _done(corpus_runs, "correct")
     assert result.returncode == 0, result.stdout + result.stderr
-    for n in (2, 3):
-        line = next(x for x in result.stdout.splitlines() if x.startswith(f"{n} processes vs"))
-        assert re.fullmatch(
-            rf"{n} processes vs 1 process: equivalent: max \|loss difference\| \de-\d+ over 20 "
-            r"steps, identical sample sets in every step",
-            line,
-        ), line
+    line = next(x for x in result.stdout.splitlines() if x.startswith("3 processes vs"))
+    assert re.fullmatch(EQUIVALENT.format(n=3), line), line
+    status, out = _versus(_correct_n1(corpus_runs), _recorded(corpus_runs, "correct-2"), capsys)
+    assert status == 0, out
+    line = next(x for x in out.splitlines() if x.startswith("2 processes vs"))
+    assert re.fullmatch(EQUIVALENT.format(n=2), line), line
 
 
 CULPRITS = [
@@ -398,40 +445,46 @@ CULPRITS = [
 
 
 @pytest.mark.parametrize(("script", "step", "headline", "evidence"), CULPRITS)
-def test_culprit_is_named_at_its_step(corpus_runs, script, step, headline, evidence) -> None:
-    result = _done(corpus_runs, script)
-    detail = result.stdout + result.stderr
-    assert result.returncode == 1, detail
+def test_culprit_is_named_at_its_step(
+    corpus_runs, capsys, script, step, headline, evidence
+) -> None:
+    other = _recorded(corpus_runs, f"{script}-2")
+    if script in REFERENCE:
+        reference = _recorded(corpus_runs, REFERENCE[script])
+    else:
+        reference = _correct_n1(corpus_runs)
+    status, out = _versus(reference, other, capsys)
+    assert status == 1, out
     tags = {
         t: _line(f"{script}.py", t)
         for t in ("batch", "loader")
         if f"line:{t}" in (CORPUS / f"{script}.py").read_text()
     }
-    verdict = result.stdout.split("\n\n", 1)[1]
-    assert headline in verdict, detail
-    assert evidence.format(**tags) in verdict, detail
-    marked = [x for x in result.stdout.splitlines() if x.lstrip().startswith(">")]
-    assert marked and marked[0].split()[0] == f">{step}", detail
+    verdict = out.split("\n\n", 1)[1]
+    assert headline in verdict, out
+    assert evidence.format(**tags) in verdict, out
+    marked = [x for x in out.splitlines() if x.lstrip().startswith(">")]
+    assert marked and marked[0].split()[0] == f">{step}", out
 
 
-def test_no_sync_accumulation_and_skipped_amp_steps(corpus_runs) -> None:
-    result = _done(corpus_runs, "accumulate_amp")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 processes vs 1 process: equivalent" in result.stdout
-    assert "GradScaler skipped step 0 in both runs" in result.stdout
-    assert "each step accumulates 2 backward() calls (micro-steps)" in result.stdout
-    assert "skipped/skipped" in result.stdout.splitlines()[2]
+def test_no_sync_accumulation_and_skipped_amp_steps(corpus_runs, capsys) -> None:
+    reference = _recorded(corpus_runs, "accumulate_amp-1")
+    status, out = _versus(reference, _recorded(corpus_runs, "accumulate_amp-2"), capsys)
+    assert status == 0, out
+    assert "2 processes vs 1 process: equivalent" in out
+    assert "GradScaler skipped step 0 in both runs" in out
+    assert "each step accumulates 2 backward() calls (micro-steps)" in out
+    assert "skipped/skipped" in out.splitlines()[2]
 
 
 def test_original_single_process_script_against_its_ddp_version(corpus_runs, capsys) -> None:
-    for name in ("single", "ddp", "correct"):
-        assert _done(corpus_runs, name).returncode == 0
-    base = corpus_runs.base
-    assert cli.main([str(base / "single"), str(base / "ddp")]) == 0
+    single = _recorded(corpus_runs, "single_process-1")
+    ddp = _recorded(corpus_runs, "correct-no-shuffle-2")
+    assert cli.main([str(single), str(ddp)]) == 0
     out = capsys.readouterr().out
-    assert "ddp (2 processes) vs single (1 process): equivalent" in out
+    assert "correct-no-shuffle-2 (2 processes) vs single_process-1 (1 process): equivalent" in out
     # the shuffled DDP run draws another order: the samplers are named
-    assert cli.main([str(base / "single"), str(base / "correct" / "n2")]) == 1
+    assert cli.main([str(single), str(_recorded(corpus_runs, "correct-2"))]) == 1
     out = capsys.readouterr().out
     assert "step 0 consumed different samples" in out
     assert f"single_process.py:{_line('single_process.py', 'loader')} (SequentialSampler)" in out

@@ -8,6 +8,7 @@ line on stderr, and the user's call proceeds untouched. Values stay tensors unti
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import operator
 import sys
@@ -21,7 +22,7 @@ from torch.nn.modules.batchnorm import SyncBatchNorm, _BatchNorm
 
 from . import records
 from .failopen import fail_open
-from .norms import per_tensor_norms, split_norms, to_floats
+from .norms import gradients, split_norms, step_norms, to_floats
 
 FLUSH_EVERY = 256
 
@@ -47,7 +48,10 @@ def _plain(value: Any) -> int | str:
 
 
 def _params(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
-    return [p for group in optimizer.param_groups for p in group["params"]]
+    return list(itertools.chain.from_iterable(g["params"] for g in optimizer.param_groups))
+
+
+_ENCODER = json.JSONEncoder(default=_plain, separators=(",", ":"))  # built once, not per row
 
 
 class Recorder:
@@ -77,30 +81,24 @@ class Recorder:
     def _reset(self) -> None:
         self.samples: list[int] | None = []
         self.batch: int | None = 0
-        self.used: list[list[int]] = []
+        self.used: list[tuple[int, int]] = []
         self._losses: list[torch.Tensor] = []  # summed at the flush, not on the hot path
         self._loss_known = True
         self._backwards = 0
 
     # --- output -------------------------------------------------------------------------------
     def write(self, row: dict[str, Any]) -> None:
-        self.out.write(json.dumps(row, default=_plain, separators=(",", ":")) + "\n")
+        self.out.write(_ENCODER.encode(row) + "\n")
 
     def flush(self) -> None:
         """Turn the buffered steps' tensors into numbers (one host copy per device and dtype)
         and write them."""
-        groups = []
-        for row in self._buffer:
-            groups.append(row["loss"] or [])
-            norms = row.pop("norms")
-            groups.append([] if norms is None else [norms])
-        values = iter(to_floats(groups))
-        for row in self._buffer:
-            loss, norms = next(values), next(values)
+        losses = to_floats([row["loss"] or [] for row in self._buffer])
+        norms = split_norms([row.pop("norms") for row in self._buffer])
+        for row, loss, (grad_norm, param_norm) in zip(self._buffer, losses, norms, strict=True):
             row["loss"] = sum(loss) if row["loss"] is not None else None
-            pair = norms[0] if norms else [None, None]
-            row["grad_norm"] = pair[0] if row["grad_norm"] else None
-            row["param_norm"] = pair[1]
+            row["grad_norm"] = grad_norm if row["grad_norm"] else None
+            row["param_norm"] = param_norm if row["param_norm"] else None
             self.write(row)
         self._buffer.clear()
         self.out.flush()
@@ -171,11 +169,10 @@ class Recorder:
         if self.step == 0:
             self.write({"kind": "batchnorm", "layers": local_batchnorm(list(self.models))})
         # one fused kernel for both; torch.optim's optimizers leave .grad as it was before step()
-        params = [p for p in _params(optimizer) if not p.is_sparse]
-        grads = [] if skipped else [p.grad for p in params if p.grad is not None]
-        grads = [g for g in grads if not g.is_sparse]
+        params = _params(optimizer)
+        grads = [] if skipped else gradients(params)
         with torch.no_grad():
-            norms = split_norms(per_tensor_norms(grads + params), len(grads))
+            norms = step_norms(grads, params)
         self._buffer.append(
             {
                 "kind": "step",
@@ -184,10 +181,10 @@ class Recorder:
                 "batch": self.batch,
                 "loss": self._losses if self._loss_known and self._losses else None,
                 "backwards": self._backwards,
-                "grad_norm": None if skipped or not grads else True,
+                "grad_norm": not skipped and norms is not None and norms[1] > 0,
                 "lr": [float(group["lr"]) for group in optimizer.param_groups],
-                "param_norm": None,
-                "norms": norms,  # [gradient norm, parameter norm], turned into numbers at flush
+                "param_norm": norms is not None,
+                "norms": norms,  # (per-tensor norms, gradient count): two numbers at the flush
                 "skipped": skipped,
                 "loaders": self.used,
             }
@@ -208,8 +205,8 @@ class Recorder:
         self, loader: tuple[int, int], indices: list[int] | None, size: int | None
     ) -> None:
         """A batch reached the script: its dataset indices (None: unknown) and sample count."""
-        if list(loader) not in self.used:
-            self.used.append(list(loader))
+        if loader not in self.used:
+            self.used.append(loader)
         if indices is None or self.samples is None:
             self.samples = None
         else:
