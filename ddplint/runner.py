@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 
@@ -104,7 +105,9 @@ def _check_parsed(task: _Task, parsed: tuple[str, cst.Module], project: Project)
     return check_context(ctx, task.codes)
 
 
-def _map(function: Callable, tasks: Sequence[_Task], state: dict[str, object], jobs: int) -> list:
+def _map(
+    function: Callable[[_Task], Any], tasks: Sequence[_Task], state: dict[str, object], jobs: int
+) -> list[Any]:
     if jobs <= 1 or len(tasks) < MIN_FILES_FOR_POOL:
         _init_worker(state)
         return [function(task) for task in tasks]
@@ -184,7 +187,7 @@ def run(
             summaries.known[task.absolute] = summary
     # Fewer files than a pool needs are read in this process: keep the trees of those that
     # step 3 checks instead of parsing them again (fewer than MIN_FILES_FOR_POOL at once).
-    keep = {"keep_parses": len(pending) < MIN_FILES_FOR_POOL}
+    keep: dict[str, object] = {"keep_parses": len(pending) < MIN_FILES_FOR_POOL}
     kept: dict[_Task, tuple[str, cst.Module]] = {}
     for task, done in zip(pending, _map(_first_pass_worker, pending, keep, jobs), strict=True):
         if done.parsed is not None:

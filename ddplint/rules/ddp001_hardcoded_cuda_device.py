@@ -48,7 +48,9 @@ class _Site:
         self.what = what
 
 
-def _device_value(ctx: FileContext, expr: cst.BaseExpression | None, at: cst.CSTNode):
+def _device_value(
+    ctx: FileContext, expr: cst.BaseExpression | None, at: cst.CSTNode
+) -> cst.SimpleString | None:
     """A `"cuda:N"` literal given directly, or through a name bound to one (or to
     `torch.device("cuda:N")`)."""
     if expr is None:

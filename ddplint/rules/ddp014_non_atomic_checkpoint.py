@@ -105,7 +105,7 @@ def _nested_values(
     ctx: FileContext, values: list[tuple[cst.BaseExpression, cst.CSTNode]]
 ) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
     """Values of the names a path is built from (`os.path.join(out, name)`: `name`)."""
-    found = []
+    found: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
     for value, where in values:
         for node in ctx.walk(value):
             if (
@@ -117,7 +117,7 @@ def _nested_values(
     return found
 
 
-def _texts(ctx: FileContext, values) -> list[str]:
+def _texts(ctx: FileContext, values: list[tuple[cst.BaseExpression, cst.CSTNode]]) -> list[str]:
     texts = []
     for value, _ in values:
         for node in ctx.walk(value):
