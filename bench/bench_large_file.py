@@ -12,7 +12,10 @@ most rules find something, then times, as separate subprocesses and with medians
 It prints both times, their ratio, the peak RSS of each, and the number of findings.
 
     .venv/bin/python bench/bench_large_file.py                  # 50,000 lines, 3 runs
-    .venv/bin/python bench/bench_large_file.py --lines 5000 --repeat 1
+    .venv/bin/python bench/bench_large_file.py --lines 2500 5000 10000 20000 --repeat 1
+
+With several sizes it also prints the growth of ddplint's time from one size to the
+next (2.00 per doubling is linear).
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HEADER = """import os
@@ -164,38 +166,53 @@ def _run(script: str, path: Path) -> list[float]:
     return [float(v) for v in out.split()]
 
 
+def _measure(lines: int, repeat: int) -> dict[str, float]:
+    """Medians over `repeat` interleaved runs of the parse floor and ddplint."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big_train.py"
+        text = generate(lines)
+        path.write_text(text, encoding="utf-8")
+        parse_runs, lint_runs = [], []
+        for _ in range(repeat):
+            parse_runs.append(_run(PARSE, path))
+            lint_runs.append(_run(LINT, path))
+    return {
+        "lines": text.count("\n"),
+        "parse_s": statistics.median(r[0] for r in parse_runs),
+        "lint_s": statistics.median(r[0] for r in lint_runs),
+        "parse_rss_mib": max(r[1] for r in parse_runs) / 1024,
+        "lint_rss_mib": max(r[1] for r in lint_runs) / 1024,
+        "findings": int(lint_runs[0][2]),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lines", type=int, default=50_000)
+    parser.add_argument("--lines", type=int, nargs="+", default=[50_000], help="file sizes")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "big_train.py"
-        text = generate(args.lines)
-        path.write_text(text, encoding="utf-8")
-        n_lines = text.count("\n")
-        parse_runs, lint_runs = [], []
-        for _ in range(args.repeat):
-            parse_runs.append(_run(PARSE, path))
-            wall = time.perf_counter()
-            lint_runs.append(_run(LINT, path))
-            lint_runs[-1].append(time.perf_counter() - wall)
-    parse_s = statistics.median(r[0] for r in parse_runs)
-    lint_s = statistics.median(r[0] for r in lint_runs)
-    parse_rss = max(r[1] for r in parse_runs) / 1024
-    lint_rss = max(r[1] for r in lint_runs) / 1024
-    findings = int(lint_runs[0][2])
-    print(f"file: {n_lines} lines, {args.repeat} runs (medians)")
-    print(f"bare libcst parse   {parse_s:8.2f} s   peak RSS {parse_rss:7.0f} MiB")
+    print(f"medians of {args.repeat} runs; growth: time ratio to the previous size")
     print(
-        f"ddplint check       {lint_s:8.2f} s   peak RSS {lint_rss:7.0f} MiB   {findings} findings"
+        f"{'lines':>7} {'parse s':>8} {'ddplint s':>9} {'ratio':>6} {'growth':>7} "
+        f"{'parse MiB':>9} {'ddplint MiB':>11} {'findings':>8}"
     )
-    print(f"ratio ddplint/parse {lint_s / parse_s:8.2f}x  memory ratio {lint_rss / parse_rss:.2f}x")
-    if args.json is not None:
-        args.json.write_text(
-            json.dumps({"lines": n_lines, "parse": parse_runs, "lint": lint_runs}, indent=2)
+    figures: list[dict[str, float]] = []
+    for lines in args.lines:
+        row = _measure(lines, args.repeat)
+        growth = ""
+        if figures:
+            size = row["lines"] / figures[-1]["lines"]
+            growth = f"{row['lint_s'] / figures[-1]['lint_s']:.2f}/{size:.0f}x"
+        figures.append(row)
+        print(
+            f"{row['lines']:7.0f} {row['parse_s']:8.2f} {row['lint_s']:9.2f} "
+            f"{row['lint_s'] / row['parse_s']:5.2f}x {growth:>7} {row['parse_rss_mib']:9.0f} "
+            f"{row['lint_rss_mib']:11.0f} {row['findings']:8.0f}",
+            flush=True,
         )
+    if args.json is not None:
+        args.json.write_text(json.dumps(figures, indent=2))
 
 
 if __name__ == "__main__":

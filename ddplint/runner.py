@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+import libcst as cst
+
 from ddplint.cache import Cache, key
 from ddplint.checker import FileResult, check_context, check_file, file_error, parse
 from ddplint.context import FileContext
@@ -53,6 +55,7 @@ class _Task:
 class _FirstPass:
     summary: ModuleSummary | None
     result: FileResult | None  # None: imports project modules, check once they are known
+    parsed: tuple[str, cst.Module] | None = None  # kept for the second pass, in-process only
 
 
 def display_path(path: Path) -> str:
@@ -74,7 +77,7 @@ def _first_pass(task: _Task) -> _FirstPass:
     except RecursionError:
         return _FirstPass(None, check_file(task.path, task.data, task.codes))
     if ModuleFinder().dependencies(task.absolute, summary):
-        return _FirstPass(summary, None)
+        return _FirstPass(summary, None, parsed if _worker_state.get("keep_parses") else None)
     return _FirstPass(summary, check_context(ctx, task.codes))
 
 
@@ -91,6 +94,15 @@ def _first_pass_worker(task: _Task) -> _FirstPass:
 
 def _second_pass_worker(task: _Task) -> FileResult:
     return check_file(task.path, task.data, task.codes, _worker_state["project"])  # type: ignore[arg-type]
+
+
+def _check_parsed(task: _Task, parsed: tuple[str, cst.Module], project: Project) -> FileResult:
+    """`check_file` on a parse kept from the first pass."""
+    try:
+        ctx = FileContext(task.path, *parsed, project)
+    except RecursionError:
+        return check_file(task.path, task.data, task.codes, project)
+    return check_context(ctx, task.codes)
 
 
 _Result = TypeVar("_Result")
@@ -179,7 +191,13 @@ def run(
             pending.append(task)
         else:
             summaries.known[task.absolute] = summary
-    for task, done in zip(pending, _map(_first_pass_worker, pending, {}, jobs), strict=True):
+    # Fewer files than a pool needs are read in this process: keep the trees of those that
+    # step 3 checks instead of parsing them again (fewer than MIN_FILES_FOR_POOL at once).
+    keep: dict[str, object] = {"keep_parses": len(pending) < MIN_FILES_FOR_POOL}
+    kept: dict[_Task, tuple[str, cst.Module]] = {}
+    for task, done in zip(pending, _map(_first_pass_worker, pending, keep, jobs), strict=True):
+        if done.parsed is not None:
+            kept[task] = done.parsed
         summaries.known[task.absolute] = done.summary
         if done.summary is not None:
             cache.put(_summary_key(task.data), done.summary)
@@ -204,12 +222,14 @@ def run(
                 continue
             outcome.cached += 1
         _collect(outcome, result)
-    todo = [task for task, _ in second]
-    checked = _map(_second_pass_worker, todo, {"project": project}, jobs)
-    for (_, entry), result in zip(second, checked, strict=True):
+    todo = [task for task, _ in second if task not in kept]
+    checked = iter(_map(_second_pass_worker, todo, {"project": project}, jobs))
+    for task, entry in second:
+        tree = kept.pop(task, None)
+        result = next(checked) if tree is None else _check_parsed(task, tree, project)
         cache.put(entry, result)
         _collect(outcome, result)
-    outcome.parsed += len(second)
+    outcome.parsed += len(todo)
     outcome.diagnostics.sort(key=lambda d: d.sort_key)
     return outcome
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.context import FileContext
+from ddplint.context import Binding, FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import (
     DDP_CLASSES,
@@ -48,7 +48,9 @@ class _Site:
         self.what = what
 
 
-def _device_value(ctx: FileContext, expr: cst.BaseExpression | None, at: cst.CSTNode):
+def _device_value(
+    ctx: FileContext, expr: cst.BaseExpression | None, at: cst.CSTNode
+) -> cst.SimpleString | None:
     """A `"cuda:N"` literal given directly, or through a name bound to one (or to
     `torch.device("cuda:N")`)."""
     if expr is None:
@@ -125,32 +127,64 @@ def _shown(site: _Site) -> str:
     return f"index in `{site.what}`"
 
 
-def _local_rank_name(ctx: FileContext, at: cst.CSTNode) -> str | None:
-    """A variable holding the local rank that is bound before `at` in its scope (or the
-    module's), e.g. `local_rank = int(os.environ["LOCAL_RANK"])` or a `local_rank`
-    parameter."""
-    scope = ctx.scope(at)
-    best: tuple[int, int, str] | None = None
-    for name, bindings in ctx.bindings.items():
-        last = name.rpartition(".")[2]
-        is_attr = name.startswith("self.")
-        for binding in bindings:
-            if binding.kind in ("augassign", "for", "with"):
-                continue
-            if not is_attr:
-                if binding.scope is not scope and binding.scope is not ctx.module:
+class _LocalRankNames:
+    """The bindings that may hold the local rank, sorted once per file by frame, so that
+    asking at every hard-coded device stays linear in the file."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        # (name, is attribute, binding), in the order of `ctx.bindings`, which breaks ties.
+        self.by_scope: dict[cst.CSTNode, list[tuple[int, str, bool, Binding]]] = {}
+        attributes: list[tuple[int, int, str, Binding]] = []
+        index = 0
+        for name, bindings in ctx.bindings.items():
+            last = name.rpartition(".")[2]
+            is_attr = name.startswith("self.")
+            for binding in bindings:
+                if binding.kind in ("augassign", "for", "with"):
                     continue
-                if binding.kind != "param" and not ctx.before(binding.statement, at):
+                named = bool(_LOCAL_RANK_NAME.match(last))
+                if not named and (
+                    binding.kind == "param" or not _env_local_rank(ctx, binding.value)
+                ):
                     continue
-            named = bool(_LOCAL_RANK_NAME.match(last))
-            from_env = binding.kind != "param" and _env_local_rank(ctx, binding.value)
-            if not (named or from_env):
-                continue
-            # Prefer the innermost scope, then the latest binding.
-            rank = (1 if binding.scope is scope else 0, ctx.order[binding.statement], name)
-            if best is None or rank[:2] > best[:2]:
-                best = rank
-    return best[2] if best else None
+                index += 1
+                self.by_scope.setdefault(binding.scope, []).append((index, name, is_attr, binding))
+                if is_attr:
+                    attributes.append((-ctx.order[binding.statement], index, name, binding))
+        # `self.x` bindings of every frame, latest first.
+        self.attributes = sorted(attributes, key=lambda a: a[:2])
+
+    def at(self, at: cst.CSTNode) -> str | None:
+        """A variable holding the local rank that is bound before `at` in its scope (or the
+        module's), e.g. `local_rank = int(os.environ["LOCAL_RANK"])` or a `local_rank`
+        parameter; failing that, a `self.` attribute bound anywhere."""
+        ctx = self.ctx
+        scope = ctx.scope(at)
+        # Rank: the innermost scope, then the latest binding, then the first in the table.
+        best: tuple[int, int, int, str] | None = None
+        frames = (scope,) if scope is ctx.module else (scope, ctx.module)
+        for frame in frames:
+            inner = 1 if frame is scope else 0
+            for index, name, is_attr, binding in self.by_scope.get(frame, ()):
+                if (
+                    not is_attr
+                    and binding.kind != "param"
+                    and not ctx.before(binding.statement, at)
+                ):
+                    continue
+                rank = (inner, ctx.order[binding.statement], -index, name)
+                if best is None or rank > best:
+                    best = rank
+        if best is None or best[0] == 0:
+            for minus_order, index, name, binding in self.attributes:
+                if binding.scope is scope or binding.scope is ctx.module:
+                    continue
+                rank = (0, -minus_order, -index, name)
+                if best is None or rank > best:
+                    best = rank
+                break
+        return best[3] if best else None
 
 
 def _env_local_rank(ctx: FileContext, expr: cst.BaseExpression) -> bool:
@@ -423,6 +457,7 @@ x = torch.zeros(3, device="cpu")
         if _sets_visible_devices(ctx):
             return
         seen: set[int] = set()
+        local_rank_names = _LocalRankNames(ctx)
         for site in _sites(ctx):
             literal = site.literal
             if id(literal) in seen:
@@ -436,7 +471,7 @@ x = torch.zeros(3, device="cpu")
             ):
                 continue
             fix = None
-            rank_var = _local_rank_name(ctx, literal)
+            rank_var = local_rank_names.at(literal)
             if rank_var is not None:
                 if isinstance(literal, cst.SimpleString):
                     quote = literal.quote

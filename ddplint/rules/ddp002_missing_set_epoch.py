@@ -35,6 +35,9 @@ class _EpochLoop:
 _READS: weakref.WeakKeyDictionary[FileContext, dict[str, list[cst.BaseExpression]]] = (
     weakref.WeakKeyDictionary()
 )
+_READS_BY_SCOPE: weakref.WeakKeyDictionary[
+    FileContext, dict[str, dict[Scope, list[cst.BaseExpression]]]
+] = weakref.WeakKeyDictionary()
 
 
 def _outer_loops(ctx: FileContext, node: cst.CSTNode) -> list[cst.For | cst.While]:
@@ -68,10 +71,18 @@ def _reads(ctx: FileContext) -> dict[str, list[cst.BaseExpression]]:
 
 
 def _usages(ctx: FileContext, name: str, scope: Scope) -> Iterator[cst.BaseExpression]:
-    attribute = name.startswith("self.")
-    for node in _reads(ctx).get(name, ()):
-        if attribute or ctx.scope(node) is scope:
-            yield node
+    reads = _reads(ctx).get(name, [])
+    if name.startswith("self."):
+        return iter(reads)
+    by_scope = _READS_BY_SCOPE.get(ctx)
+    if by_scope is None:
+        by_scope = _READS_BY_SCOPE[ctx] = {}
+    local = by_scope.get(name)
+    if local is None:  # grouped once per name, so that asking in every scope stays linear
+        local = by_scope[name] = defaultdict(list)
+        for node in reads:
+            local[ctx.scope(node)].append(node)
+    return iter(local.get(scope, []))
 
 
 def _for_iterating(ctx: FileContext, node: cst.CSTNode) -> cst.For | None:

@@ -105,7 +105,7 @@ def _nested_values(
     ctx: FileContext, values: list[tuple[cst.BaseExpression, cst.CSTNode]]
 ) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
     """Values of the names a path is built from (`os.path.join(out, name)`: `name`)."""
-    found = []
+    found: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
     for value, where in values:
         for node in ctx.walk(value):
             if (
@@ -117,7 +117,7 @@ def _nested_values(
     return found
 
 
-def _texts(ctx: FileContext, values) -> list[str]:
+def _texts(ctx: FileContext, values: list[tuple[cst.BaseExpression, cst.CSTNode]]) -> list[str]:
     texts = []
     for value, _ in values:
         for node in ctx.walk(value):
@@ -134,8 +134,8 @@ def _moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> 
     scope = ctx.scope(call)
     path_code = ctx.code(path).strip()
     root = (dotted(path) or "").split(".")[0]
-    for other in ctx.calls:
-        if ctx.scope(other) is not scope or not ctx.before(call, other):
+    for other in ctx.model.calls_by_frame(scope):
+        if not ctx.before(call, other):
             continue
         name = ctx.call_name(other) or dotted(other.func) or ""
         method = last_name(other.func) if isinstance(other.func, cst.Attribute) else None
