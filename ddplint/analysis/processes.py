@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.facts import string_value
+from ddplint.facts import last_name, string_value
 from ddplint.names import dotted
 from ddplint.project import STARTERS
 
@@ -75,3 +75,21 @@ def single_process(ctx: FileContext) -> bool:
     if _is_entry_script(ctx):
         return True
     return any(True for _ in ctx.calls_to("torch.nn.DataParallel"))
+
+
+def _is_test_case(node: cst.ClassDef) -> bool:
+    return any(last_name(base.value) == "TestCase" for base in node.bases)
+
+
+def single_process_tests(ctx: FileContext) -> list[cst.ClassDef]:
+    """`unittest.TestCase` classes that start, join or ask about no multi-process job (no
+    process group, no spawn, no rank read in their body): their tests run in the one test
+    process, whatever the rest of the file does (`MultiProcessTestCase` is not one)."""
+    return [
+        node
+        for node in ctx.nodes_of(cst.ClassDef)
+        if _is_test_case(node)
+        and not any(
+            isinstance(call, cst.Call) and _multi_process_call(ctx, call) for call in ctx.walk(node)
+        )
+    ]
