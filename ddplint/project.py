@@ -143,18 +143,25 @@ def _runs_once_per_file(ctx: FileContext, call: cst.Call, target: str) -> bool:
 
 
 def _reads_local_rank_env(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """`func` reads `LOCAL_RANK` from the environment (`os.environ["LOCAL_RANK"]`,
-    `os.environ.get("LOCAL_RANK")`, `os.getenv("LOCAL_RANK")`)."""
+    """`func` reads `LOCAL_RANK` from the environment: `os.environ["LOCAL_RANK"]`,
+    `os.environ.get("LOCAL_RANK")`, `os.getenv("LOCAL_RANK")`, or an environment read keyed
+    by a loop over names that include it (`for v in ("LOCAL_RANK", "SLURM_LOCALID"): ...`)."""
+    names_it = reads_environ = False
     for node in ctx.walk(func):
+        if isinstance(node, cst.SimpleString):
+            names_it = names_it or node.evaluated_value == "LOCAL_RANK"
+            continue
         if isinstance(node, cst.Subscript):
-            reads_environ = last_name(node.value) == "environ"
+            candidate = last_name(node.value) == "environ"
         elif isinstance(node, cst.Call):
-            reads_environ = last_name(node.func) in ("get", "getenv")
+            candidate = last_name(node.func) in ("get", "getenv")
         else:
             continue
-        if reads_environ and environ_key(ctx, node) == "LOCAL_RANK":
-            return True
-    return False
+        if candidate:
+            reads_environ = True
+            if environ_key(ctx, node) == "LOCAL_RANK":
+                return True
+    return names_it and reads_environ
 
 
 def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
