@@ -149,7 +149,7 @@ def _reads_local_rank_env(ctx: FileContext, func: cst.FunctionDef) -> bool:
     names_it = reads_environ = False
     for node in ctx.walk(func):
         if isinstance(node, cst.SimpleString):
-            names_it = names_it or node.evaluated_value == "LOCAL_RANK"
+            names_it = names_it or node.raw_value == "LOCAL_RANK"
             continue
         if isinstance(node, cst.Subscript):
             candidate = last_name(node.value) == "environ"

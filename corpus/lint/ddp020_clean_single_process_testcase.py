@@ -8,6 +8,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
+from accelerate.utils import set_seed
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 
@@ -28,6 +29,7 @@ class TestGradientSync(unittest.TestCase):
 @unittest.skipUnless(torch.cuda.is_available(), "needs a GPU")
 class TestMixedPrecision(unittest.TestCase):
     def setUp(self):
+        set_seed(0)  # a launcher library's helper: not a process group
         self.model = nn.Linear(4, 2).cuda()
 
     def test_autocast_forward(self):

@@ -90,8 +90,8 @@ def _names_module_prefix(expr: cst.BaseExpression) -> bool:
     """A literal `"module."`, `"module"` or `"module.encoder."`."""
     if not isinstance(expr, cst.SimpleString):
         return False
-    value = expr.evaluated_value
-    return isinstance(value, str) and (value == "module" or value.startswith("module."))
+    value = expr.raw_value  # not evaluated: any file of the project is read here
+    return value == "module" or value.startswith("module.")
 
 
 def strips_module_prefix(ctx: FileContext) -> bool:

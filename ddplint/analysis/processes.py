@@ -96,6 +96,7 @@ def single_process_tests(ctx: FileContext) -> list[cst.ClassDef]:
     return [
         node
         for node in ctx.nodes_of(cst.ClassDef)
-        if _is_test_case(node)
+        if isinstance(node, cst.ClassDef)
+        and _is_test_case(node)
         and not any(isinstance(call, cst.Call) and _joins_job(ctx, call) for call in ctx.walk(node))
     ]
