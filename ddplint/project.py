@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import is_checkpoint_save, save_path
+from ddplint.analysis.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
 from ddplint.analysis.downloads import costs_only, download_message, in_first_context
 from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.samplers import returned_loaders
+from ddplint.facts import environ_key, last_name
 from ddplint.names import dotted
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ COLLECTIVE = "@collective"  # a site target: a torch.distributed collective
 SAVE = "@save"  # a site target: `torch.save` into a file
 START = "@start"  # a site target: starts or joins a multi-process job
 DOWNLOAD = "@download"  # a site target: a download that writes in place
+LOCAL_RANK_ENV = "@local_rank_env"  # a site target: reads the LOCAL_RANK environment variable
 STARTERS = frozenset(
     {
         "torch.distributed.init_process_group",
@@ -49,6 +51,7 @@ _SEEDS = {
     "unguarded": SAVE,
     "starts": START,
     "downloads": DOWNLOAD,
+    "local_rank_env": LOCAL_RANK_ENV,
 }
 # Facts that skip the sites a function runs on one rank (or per rank) itself.
 _OWN_GUARD = frozenset({"collective", "unguarded", "downloads"})
@@ -77,6 +80,7 @@ class ModuleSummary:
     imports: tuple[str, ...]  # qualified names bound by its imports, and modules imported
     reexports: tuple[tuple[str, str], ...]  # local name -> qualified name, from imports
     functions: tuple[tuple[str, FunctionSummary], ...]
+    strips_module_prefix: bool = False  # its loading code drops the DDP `module.` prefix
 
     def function(self, name: str) -> FunctionSummary | None:
         return dict(self.functions).get(name)
@@ -138,6 +142,28 @@ def _runs_once_per_file(ctx: FileContext, call: cst.Call, target: str) -> bool:
     return path is not None and per_rank_path(ctx, path, call)
 
 
+def _reads_local_rank_env(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` reads `LOCAL_RANK` from the environment: `os.environ["LOCAL_RANK"]`,
+    `os.environ.get("LOCAL_RANK")`, `os.getenv("LOCAL_RANK")`, or an environment read keyed
+    by a loop over names that include it (`for v in ("LOCAL_RANK", "SLURM_LOCALID"): ...`)."""
+    names_it = reads_environ = False
+    for node in ctx.walk(func):
+        if isinstance(node, cst.SimpleString):
+            names_it = names_it or node.raw_value == "LOCAL_RANK"
+            continue
+        if isinstance(node, cst.Subscript):
+            candidate = last_name(node.value) == "environ"
+        elif isinstance(node, cst.Call):
+            candidate = last_name(node.func) in ("get", "getenv")
+        else:
+            continue
+        if candidate:
+            reads_environ = True
+            if environ_key(ctx, node) == "LOCAL_RANK":
+                return True
+    return names_it and reads_environ
+
+
 def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
     facts = ctx.facts
     for node in ctx.walk(func):
@@ -163,6 +189,8 @@ def summarize(ctx: FileContext) -> ModuleSummary:
                 target = _site_target(ctx, call)
                 if target is not None:
                     sites[(target, _runs_once_per_file(ctx, call, target))] = None
+            if "LOCAL_RANK" in ctx.source and _reads_local_rank_env(ctx, func):
+                sites[(LOCAL_RANK_ENV, False)] = None
         summary = FunctionSummary(
             sites=tuple(sites),
             set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
@@ -177,6 +205,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
         imports=tuple(sorted({*imports.bindings.values(), *imports.modules})),
         reexports=tuple(sorted(imports.bindings.items())),
         functions=tuple(sorted(functions)),
+        strips_module_prefix=strips_module_prefix(ctx),
     )
 
 
@@ -371,8 +400,9 @@ class Project:
         """Project functions that reach a collective on every rank (`fact` "collective":
         a collective under a rank condition of the helper's own, as in a zero-first
         context manager, does not count), save a file ("saves"), save one outside a rank
-        guard of their own ("unguarded") or start a multi-process job ("starts"): directly
-        or through other project functions."""
+        guard of their own ("unguarded"), start a multi-process job ("starts") or read
+        `LOCAL_RANK` from the environment ("local_rank_env"): directly or through other
+        project functions."""
         if fact in self._derived:
             return self._derived[fact]
         seed = _SEEDS[fact]
@@ -407,6 +437,12 @@ class Project:
         (`utils.init_distributed_mode(args)`), directly or through others."""
         found = self._resolve_call(ctx, call)
         return found is not None and found in self._reaching("starts")
+
+    def helper_reads_local_rank(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that reads `LOCAL_RANK` from the environment
+        (`utils.init_distributed_mode(args)` setting `args.gpu`), directly or through others."""
+        found = self._resolve_call(ctx, call)
+        return found is not None and found in self._reaching("local_rank_env")
 
     def helper_downloads(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that downloads in place (`CIFAR10(..., download=True)`) on
@@ -444,6 +480,15 @@ class Project:
             return False
         function = found[0].function(found[1])
         return function is not None and function.returns_ddp
+
+    def imports_prefix_stripper(self, ctx: FileContext) -> bool:
+        """Whether a project module the file imports (transitively) drops the DDP `module.`
+        prefix from checkpoint keys when loading (`utils.load_pretrained_weights`)."""
+        return any(
+            self.summaries[path].strips_module_prefix
+            for path in self.closure(ctx.path)
+            if path in self.summaries
+        )
 
     def imports_distributed_helper(self, ctx: FileContext) -> bool:
         """Whether the file imports from a project module that holds distributed code."""

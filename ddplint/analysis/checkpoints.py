@@ -81,3 +81,30 @@ def file_name_varies(ctx: FileContext, path: cst.BaseExpression) -> bool:
                 last, (cst.SimpleString, cst.FormattedString, cst.BinaryOperation)
             )
     return False
+
+
+_PREFIX_TESTS = frozenset({"replace", "removeprefix", "startswith", "lstrip", "len"})
+
+
+def _names_module_prefix(expr: cst.BaseExpression) -> bool:
+    """A literal `"module."`, `"module"` or `"module.encoder."`."""
+    if not isinstance(expr, cst.SimpleString):
+        return False
+    value = expr.raw_value  # not evaluated: any file of the project is read here
+    return value == "module" or value.startswith("module.")
+
+
+def strips_module_prefix(ctx: FileContext) -> bool:
+    """The module drops the DDP wrapper's `module.` prefix from checkpoint keys when loading
+    (`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`,
+    `k.startswith("module")` with `k[len("module."):]`)."""
+    for call in ctx.calls:
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else None
+        if isinstance(func, cst.Name):
+            name = func.value
+        if name == "consume_prefix_in_state_dict_if_present":
+            return True
+        if name in _PREFIX_TESTS and call.args and _names_module_prefix(call.args[0].value):
+            return True
+    return False

@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.facts import string_value
+from ddplint.facts import last_name, string_value
 from ddplint.names import dotted
 from ddplint.project import STARTERS
 
@@ -23,21 +23,28 @@ _LAUNCH_OPTIONS = ("local_rank", "local-rank", "launcher")
 _RANK_CALLS = frozenset({"get_rank", "get_local_rank", "get_world_size"})
 
 
-def _multi_process_call(ctx: FileContext, call: cst.Call) -> bool:
-    qualified = ctx.call_name(call) or ""
-    if qualified in STARTERS or qualified.startswith(_LAUNCHERS):
+def _joins_job(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` starts or joins a process group (directly or through a project helper), or
+    asks for a rank or the world size."""
+    if (ctx.call_name(call) or "") in STARTERS:
         return True
     func = call.func
     name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func)
     if name in _RANK_CALLS or ctx.facts.is_rank_value(call):
         return True
-    if name == "add_argument" and any(
-        any(option in (string_value(arg.value) or "") for option in _LAUNCH_OPTIONS)
-        for arg in call.args
-    ):
-        return True
     project = ctx.project
     return project is not None and project.helper_starts_processes(ctx, call)
+
+
+def _multi_process_call(ctx: FileContext, call: cst.Call) -> bool:
+    if _joins_job(ctx, call) or (ctx.call_name(call) or "").startswith(_LAUNCHERS):
+        return True
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func)
+    return name == "add_argument" and any(
+        any(option in (string_value(arg.value) or "") for option in _LAUNCH_OPTIONS)
+        for arg in call.args
+    )
 
 
 def _reads_rank(ctx: FileContext) -> bool:
@@ -75,3 +82,21 @@ def single_process(ctx: FileContext) -> bool:
     if _is_entry_script(ctx):
         return True
     return any(True for _ in ctx.calls_to("torch.nn.DataParallel"))
+
+
+def _is_test_case(node: cst.ClassDef) -> bool:
+    return any(last_name(base.value) == "TestCase" for base in node.bases)
+
+
+def single_process_tests(ctx: FileContext) -> list[cst.ClassDef]:
+    """`unittest.TestCase` classes that start, join or ask about no multi-process job (no
+    process group, no spawn, no rank or world size asked in their body): their tests run in
+    the one test process, whatever the rest of the file does (`MultiProcessTestCase` is not
+    one)."""
+    return [
+        node
+        for node in ctx.nodes_of(cst.ClassDef)
+        if isinstance(node, cst.ClassDef)
+        and _is_test_case(node)
+        and not any(isinstance(call, cst.Call) and _joins_job(ctx, call) for call in ctx.walk(node))
+    ]

@@ -7,15 +7,16 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.checkpoints import strips_module_prefix
 from ddplint.analysis.ddp_models import may_be_ddp_model
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.facts import DDP_CLASSES, argument
+from ddplint.facts import DDP_CLASSES, argument, keyword
 from ddplint.names import dotted
 from ddplint.project import loaded_elsewhere
 from ddplint.rule import Finding, FixSpec, Rule, register
 
-_LOADER_NAME = re.compile(r"(^|_)(load|resume|restore)(_|$)", re.IGNORECASE)
+_LOADER_NAME = re.compile(r"(^|_)(load|resume|restore|restart)(_|$)", re.IGNORECASE)
 _SAVE_HELPER = re.compile(r"^(save_on_master|save_on_main|save_checkpoint|save_ckpt)$")
 
 
@@ -168,21 +169,49 @@ def _checks_wrapping(ctx: FileContext, state_call: cst.Call, receiver: cst.BaseE
     return False
 
 
-def _strips_prefix(ctx: FileContext) -> bool:
-    """The script handles the `module.` prefix itself when loading
-    (`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`)."""
+def _loads_into_wrapper(ctx: FileContext) -> bool:
+    """The file loads a checkpoint back into a DDP-wrapped model (a strict
+    `model.load_state_dict(...)` on the wrapper, `restart_from_checkpoint(path,
+    model=ddp_model)`): a resume checkpoint that round-trips with its prefix."""
     for call in ctx.calls:
         func = call.func
         name = func.attr.value if isinstance(func, cst.Attribute) else None
         if isinstance(func, cst.Name):
             name = func.value
-        if name == "consume_prefix_in_state_dict_if_present":
-            return True
-        if name in ("replace", "removeprefix", "startswith", "lstrip") and call.args:
-            first = call.args[0].value
-            if isinstance(first, cst.SimpleString) and first.evaluated_value == "module.":
+        if name == "load_state_dict" and isinstance(func, cst.Attribute):
+            if _loads_loosely(call):
+                continue  # `strict=False` would hide a mismatch: the round trip is unchecked
+            candidates = [func.value]
+        elif name is not None and _LOADER_NAME.search(name):
+            candidates = [a.value for a in call.args]
+        else:
+            continue
+        for model in candidates:
+            if (
+                isinstance(model, (cst.Name, cst.Attribute))
+                and may_be_ddp_model(ctx, model, call)
+                and not ctx.facts.is_unwrapped_ddp(model, call)
+            ):
                 return True
     return False
+
+
+def _loads_loosely(call: cst.Call) -> bool:
+    strict = keyword(call, "strict")
+    return strict is not None and not (
+        isinstance(strict.value, cst.Name) and strict.value.value == "True"
+    )
+
+
+def _prefix_round_trips(ctx: FileContext) -> bool:
+    """The project's loading code expects the prefix: this file or a project module it
+    imports strips `module.` when loading, or the file resumes into the wrapper itself."""
+    project = ctx.project
+    return (
+        strips_module_prefix(ctx)
+        or (project is not None and project.imports_prefix_stripper(ctx))
+        or _loads_into_wrapper(ctx)
+    )
 
 
 def _may_rely_on_prefixed_keys(ctx: FileContext) -> bool:
@@ -220,8 +249,11 @@ Flags `torch.save(...)` of the `state_dict()` of a `DistributedDataParallel`-wra
 directly, inside a dict (`{"model": model.state_dict()}`), through a variable holding that
 dict, or through a saving helper (`save_on_master(...)`). `model.module.state_dict()`,
 `model_without_ddp = model.module`, `getattr(model, "module", model)`, models that are
-never wrapped, and scripts that strip the prefix when loading
-(`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`) are left alone.
+never wrapped are left alone, and so are checkpoints whose prefix round-trips: the file or
+a project module it imports strips the prefix when loading
+(`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`), or the file
+resumes the checkpoint into the wrapper (a strict `model.load_state_dict(...)` on the DDP model,
+`load_checkpoint(path, model=ddp_model)`).
 
 ## Why is this bad?
 The wrapper registers the model as its submodule `module`, so every key of its state dict
@@ -350,7 +382,7 @@ def main(model, ema, local_rank):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         facts = ctx.facts
-        if not facts.ddp_wraps or _strips_prefix(ctx):
+        if not facts.ddp_wraps or _prefix_round_trips(ctx):
             return
         loads_back: bool | None = None
         for call, obj in _save_sites(ctx):

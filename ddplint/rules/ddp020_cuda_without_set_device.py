@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.analysis.devices import device_arguments
+from ddplint.analysis.processes import single_process_tests
 from ddplint.analysis.rank_guards import single_process_branch
 from ddplint.analysis.ranks import LOCAL, LOCAL_NAMES, RankClassifier, local_rank_in_scope
 from ddplint.context import FileContext
@@ -212,7 +213,9 @@ GPU per process — no `torch.cuda.set_device(...)`, no device index from a vari
 (`.cuda(local_rank)`, `torch.device("cuda", local_rank)`, `device_ids=[local_rank]`), no
 `CUDA_VISIBLE_DEVICES`, and no local rank handed to a helper of another module that could
 set it — flags `.cuda()` without an index, `torch.device("cuda")`, `.to("cuda")`,
-`device="cuda"`, and a `device = "cuda"` variable used with `.to(device)`.
+`device="cuda"`, and a `device = "cuda"` variable used with `.to(device)`. Code in a
+`unittest.TestCase` class that starts no process group and reads no rank is left alone:
+those tests run in the one test process.
 
 ## Why is this bad?
 `"cuda"` without an index means the *current* device, which is GPU 0 until
@@ -311,7 +314,12 @@ def evaluate(model, loader):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if not any(True for _ in ctx.calls_to(_INIT)):
             return
-        uses = list(_default_device_uses(ctx))
+        tests = single_process_tests(ctx)
+        uses = [
+            use
+            for use in _default_device_uses(ctx)
+            if not any(ctx.is_inside(use, test) for test in tests)
+        ]
         if not uses:
             return
         ranks = RankClassifier(ctx)

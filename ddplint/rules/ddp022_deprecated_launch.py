@@ -118,8 +118,9 @@ parser.add_argument("--local_rank", type=int, default=int(os.environ.get("LOCAL_
 or drop the argument and read `int(os.environ["LOCAL_RANK"])`; launch with
 `torchrun --nproc_per_node=N train.py`.
 
-An argument that the script never reads (a leftover next to a device taken from the
-`LOCAL_RANK` environment variable, or in a helper module) is left alone. For a
+An argument that the script never reads, or one kept next to a device taken from the
+`LOCAL_RANK` environment variable (read by the script itself or by a project helper it
+calls, such as `utils.init_distributed_mode(args)` in another file), is left alone. For a
 `required=True` argument the message says what happens instead: under `torchrun` the
 script stops at argument parsing.
 
@@ -250,6 +251,8 @@ deepspeed.init_distributed()
                     yield Finding(node, self._launch_message())
         if reads_local_rank_env or not ctx.facts.is_distributed:
             return  # the script reads LOCAL_RANK itself: the argument is only a fallback
+        if _helper_reads_local_rank(ctx):
+            return  # so does a project helper it calls (`utils.init_distributed_mode(args)`)
         if "deepspeed" in ctx.imports.bindings.values():
             return
         if any(v.startswith("deepspeed.") for v in ctx.imports.bindings.values()):
@@ -346,6 +349,14 @@ def _int_literal(expr: cst.BaseExpression) -> str | None:
     ):
         return f"-{expr.expression.value}"
     return None
+
+
+def _helper_reads_local_rank(ctx: FileContext) -> bool:
+    """The file calls a project helper that reads `LOCAL_RANK` from the environment."""
+    project = ctx.project
+    if project is None:
+        return False
+    return any(project.helper_reads_local_rank(ctx, call) for call in ctx.calls)
 
 
 def _is_required(call: cst.Call) -> bool:

@@ -557,8 +557,9 @@ def test_ddp006_safe_fix_adds_module_everywhere_in_the_saved_dict():
     [
         # the wrap is conditional: a bare model has no `.module`
         "if distributed:\n        model = DDP(net)",
-        # the script loads checkpoints back into the wrapper: it relies on prefixed keys
-        "model = DDP(net)\n    model.load_state_dict(torch.load('c.pt'))",
+        # the script loads checkpoints back into the wrapper, loosely: it relies on
+        # prefixed keys (a strict load there is a round trip, not reported at all)
+        "model = DDP(net)\n    model.load_state_dict(torch.load('c.pt'), strict=False)",
     ],
 )
 def test_ddp006_fix_is_unsafe_when_it_could_break_the_script(wrap):
