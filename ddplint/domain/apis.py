@@ -105,3 +105,15 @@ MAIN_ONLY_DECORATOR = re.compile(
 # Names of flags saying the job is (not) distributed: mode checks, not rank tests.
 DISTRIBUTED_FLAG = ("distributed", "ddp", "is_initialized", "is_dist_avail_and_initialized")
 UNWRAP_FUNCTION = re.compile(r"unwrap|de_?parallel|without_ddp|get_model|bare_model")
+
+# Mixed precision.
+GRAD_SCALERS = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler"})
+# autocast entry points whose `dtype` is the second parameter
+AUTOCASTS = frozenset(
+    {
+        "torch.autocast",
+        "torch.amp.autocast",
+        "torch.cuda.amp.autocast",
+        "torch.amp.autocast_mode.autocast",
+    }
+)

@@ -8,20 +8,11 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.apis import AUTOCASTS, GRAD_SCALERS
 from ddplint.facts import argument, is_true, keyword
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
-_SCALERS = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler"})
-# autocast entry points whose `dtype` is the second parameter
-_AUTOCASTS = frozenset(
-    {
-        "torch.autocast",
-        "torch.amp.autocast",
-        "torch.cuda.amp.autocast",
-        "torch.amp.autocast_mode.autocast",
-    }
-)
 _BF16 = frozenset({"torch.bfloat16"})
 
 
@@ -170,10 +161,10 @@ def forward(model, x):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        scalers = [c for c in ctx.calls_to(*_SCALERS) if self._always_enabled(c)]
+        scalers = [c for c in ctx.calls_to(*GRAD_SCALERS) if self._always_enabled(c)]
         if not scalers:
             return
-        autocasts = list(ctx.calls_to(*_AUTOCASTS))
+        autocasts = list(ctx.calls_to(*AUTOCASTS))
         if not autocasts:
             return
         for cast in autocasts:
