@@ -11,8 +11,8 @@ does whether or not `utils.py` was passed.
 
 from __future__ import annotations
 
-import functools
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -26,6 +26,7 @@ from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.samplers import returned_loaders
 from ddplint.facts import environ_key, last_name
 from ddplint.names import dotted
+from ddplint.project_files import mentions_checkpoint_loading, project_files
 
 if TYPE_CHECKING:
     from ddplint.context import FileContext
@@ -47,6 +48,7 @@ STARTERS = frozenset(
 )
 _SEEDS = {
     "collective": COLLECTIVE,
+    "certain_collective": COLLECTIVE,
     "saves": SAVE,
     "unguarded": SAVE,
     "starts": START,
@@ -54,19 +56,23 @@ _SEEDS = {
     "local_rank_env": LOCAL_RANK_ENV,
 }
 # Facts that skip the sites a function runs on one rank (or per rank) itself.
-_OWN_GUARD = frozenset({"collective", "unguarded", "downloads"})
-_EXTERNAL_ROOTS = frozenset({"torch", "torchvision", "numpy", "transformers", "timm"})
+_OWN_GUARD = frozenset({"collective", "certain_collective", "unguarded", "downloads"})
+# Facts that skip the sites a function runs only under some condition (not a mode check).
+_UNCONDITIONAL = frozenset({"certain_collective"})
 
 
 @dataclass(frozen=True)
 class FunctionSummary:
     """What one function (all definitions of the name in its module) does.
 
-    `sites`: (callee, under a rank guard) for each call that may issue a collective or save:
-    `COLLECTIVE`, `SAVE`, a function of the same module (bare name) or an imported
-    qualified name (with a dot). The rest is what the function does by itself."""
+    `sites`: (callee, under a rank guard, under a condition) for each call that may issue a
+    collective or save: `COLLECTIVE`, `SAVE`, a function of the same module (bare name) or
+    an imported qualified name (with a dot). "Under a rank guard" also holds for a save into
+    a per-rank file; "under a condition" means any test but a mode check
+    (`if dist.is_initialized():`), so the call may not run when the function does. The rest
+    is what the function does by itself."""
 
-    sites: tuple[tuple[str, bool], ...] = ()  # (callee, on one rank or a per-rank file)
+    sites: tuple[tuple[str, bool, bool], ...] = ()
     set_epoch_params: tuple[int, ...] = ()
     returns_ddp: bool = False
     returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
@@ -81,6 +87,7 @@ class ModuleSummary:
     reexports: tuple[tuple[str, str], ...]  # local name -> qualified name, from imports
     functions: tuple[tuple[str, FunctionSummary], ...]
     strips_module_prefix: bool = False  # its loading code drops the DDP `module.` prefix
+    loads_checkpoint: bool = False  # its text mentions loading a checkpoint or state dict
 
     def function(self, name: str) -> FunctionSummary | None:
         return dict(self.functions).get(name)
@@ -125,10 +132,9 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
     qualified = ctx.call_name(call)
     if qualified is None or "." not in qualified.lstrip("."):
         return None
-    root = qualified.split(".")[0]
-    if root in _EXTERNAL_ROOTS or root in sys.stdlib_module_names:
+    if qualified.split(".")[0] in sys.stdlib_module_names:
         return None
-    return qualified
+    return qualified  # a project module if one is found under the root, whatever its name
 
 
 def _runs_once_per_file(ctx: FileContext, call: cst.Call, target: str) -> bool:
@@ -140,6 +146,12 @@ def _runs_once_per_file(ctx: FileContext, call: cst.Call, target: str) -> bool:
         return in_first_context(ctx, call) or any(mentions_rank(ctx, a.value) for a in call.args)
     path = save_path(call) if target == SAVE else None
     return path is not None and per_rank_path(ctx, path, call)
+
+
+def _conditional(ctx: FileContext, call: cst.Call) -> bool:
+    """The call runs only under a condition of its function other than a mode check."""
+    ranks = ctx.domain.ranks
+    return any(not ranks.is_mode_check(c.test) for c in ctx.flow.conditions(call))
 
 
 def _reads_local_rank_env(ctx: FileContext, func: cst.FunctionDef) -> bool:
@@ -183,14 +195,15 @@ def summarize(ctx: FileContext) -> ModuleSummary:
     loaders = returned_loaders(ctx)
     functions: list[tuple[str, FunctionSummary]] = []
     for name, defs in ctx.functions.items():
-        sites: dict[tuple[str, bool], None] = {}
+        sites: dict[tuple[str, bool, bool], None] = {}
         for func in defs:
             for call in ctx.calls_within(func):
                 target = _site_target(ctx, call)
                 if target is not None:
-                    sites[(target, _runs_once_per_file(ctx, call, target))] = None
+                    once = _runs_once_per_file(ctx, call, target)
+                    sites[(target, once, _conditional(ctx, call))] = None
             if "LOCAL_RANK" in ctx.source and _reads_local_rank_env(ctx, func):
-                sites[(LOCAL_RANK_ENV, False)] = None
+                sites[(LOCAL_RANK_ENV, False, False)] = None
         summary = FunctionSummary(
             sites=tuple(sites),
             set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
@@ -206,6 +219,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
         reexports=tuple(sorted(imports.bindings.items())),
         functions=tuple(sorted(functions)),
         strips_module_prefix=strips_module_prefix(ctx),
+        loads_checkpoint=mentions_checkpoint_loading(ctx.source),
     )
 
 
@@ -254,10 +268,11 @@ class ModuleFinder:
     def module_path(self, importer: str, module: str) -> str | None:
         """The file of `module` as imported from `importer`: relative imports from the
         importer's package, absolute ones from its folder or any folder above it up to
-        the project root (or the root's `src/`)."""
+        the project root (or the root's `src/`). A module found there is the project's,
+        whatever its name (`timm.utils` inside timm's own repository)."""
         level = len(module) - len(module.lstrip("."))
         parts = [p for p in module.lstrip(".").split(".") if p]
-        if not level and (not parts or parts[0] in _EXTERNAL_ROOTS):
+        if not level and not parts:
             return None
         importer = os.path.abspath(importer)
         here = os.path.dirname(importer)
@@ -300,6 +315,7 @@ class Project:
         self.summaries = {os.path.abspath(p): s for p, s in summaries.items()}
         self.finder = finder or ModuleFinder()
         self._derived: dict[str, set[tuple[str, str]]] = {}
+        self._call_graph: dict[str, list[tuple[str, bool, bool]]] | None = None
 
     @classmethod
     def load(
@@ -384,33 +400,31 @@ class Project:
             return None
         return found
 
-    def _callees(self, path: str, function: FunctionSummary) -> Iterator[tuple[str, bool]]:
-        """(target, guarded) of each site, with project functions as `path::name`."""
-        for target, guarded in function.sites:
+    def _callees(self, path: str, function: FunctionSummary) -> Iterator[tuple[str, bool, bool]]:
+        """(target, guarded, conditional) of each site, with project functions as
+        `path::name`."""
+        for target, guarded, conditional in function.sites:
             if target in _SEEDS.values():
-                yield target, guarded
+                yield target, guarded, conditional
             elif "." not in target:
-                yield f"{path}::{target}", guarded
+                yield f"{path}::{target}", guarded, conditional
             else:
                 found = self._lookup(path, target)
                 if found is not None:
-                    yield f"{found[0]}::{found[1]}", guarded
+                    yield f"{found[0]}::{found[1]}", guarded, conditional
 
     def _reaching(self, fact: str) -> set[tuple[str, str]]:
         """Project functions that reach a collective on every rank (`fact` "collective":
         a collective under a rank condition of the helper's own, as in a zero-first
-        context manager, does not count), save a file ("saves"), save one outside a rank
-        guard of their own ("unguarded"), start a multi-process job ("starts") or read
-        `LOCAL_RANK` from the environment ("local_rank_env"): directly or through other
-        project functions."""
+        context manager, does not count; "certain_collective": on every call, through
+        calls under no condition but mode checks), save a file ("saves"), save one outside
+        a rank guard of their own ("unguarded"), start a multi-process job ("starts") or
+        read `LOCAL_RANK` from the environment ("local_rank_env"): directly or through
+        other project functions."""
         if fact in self._derived:
             return self._derived[fact]
         seed = _SEEDS[fact]
-        edges = {
-            f"{path}::{name}": list(self._callees(path, function))
-            for path, summary in self.summaries.items()
-            for name, function in summary.functions
-        }
+        edges = self._edges()
         found: set[str] = set()
         changed = True
         while changed:
@@ -419,8 +433,10 @@ class Project:
                 if node in found:
                     continue
                 if any(
-                    (target == seed or target in found) and not (guarded and fact in _OWN_GUARD)
-                    for target, guarded in callees
+                    (target == seed or target in found)
+                    and not (guarded and fact in _OWN_GUARD)
+                    and not (conditional and fact in _UNCONDITIONAL)
+                    for target, guarded, conditional in callees
                 ):
                     found.add(node)
                     changed = True
@@ -428,9 +444,26 @@ class Project:
         self._derived[fact] = result
         return result
 
+    def _edges(self) -> dict[str, list[tuple[str, bool, bool]]]:
+        """Each project function (`path::name`) with its sites, callees resolved once."""
+        if self._call_graph is None:
+            self._call_graph = {
+                f"{path}::{name}": list(self._callees(path, function))
+                for path, summary in self.summaries.items()
+                for name, function in summary.functions
+            }
+        return self._call_graph
+
     def helper_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
         found = self._resolve_call(ctx, call)
         return found is not None and found in self._reaching("collective")
+
+    def helper_surely_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that issues a collective whenever it is called: through calls
+        under no condition but mode checks (`if dist.is_initialized():`), as
+        `Collectives.certain` asks of the functions of a file."""
+        found = self._resolve_call(ctx, call)
+        return found is not None and found in self._reaching("certain_collective")
 
     def helper_starts_processes(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that initialises the process group or spawns workers
@@ -490,6 +523,28 @@ class Project:
             if path in self.summaries
         )
 
+    # -- the whole tree under the root ------------------------------------------------
+
+    def loaded_elsewhere(self, path: str) -> bool:
+        """Whether another file under the project root may load a checkpoint: from its
+        summary where the run has one, else from its text (read once per process)."""
+        path = os.path.abspath(path)
+        if not os.path.isfile(path):  # a source text with no file (the API): no project
+            return False
+        files = project_files(self.finder.root(path))
+        for other in files.paths:
+            if other == path:
+                continue
+            summary = self.summaries.get(other)
+            if summary is not None:
+                loads = summary.loads_checkpoint
+            else:
+                text = files.text(other)
+                loads = text is not None and mentions_checkpoint_loading(text)
+            if loads:
+                return True
+        return False
+
     def imports_distributed_helper(self, ctx: FileContext) -> bool:
         """Whether the file imports from a project module that holds distributed code."""
         return any(
@@ -526,35 +581,27 @@ def summarize_bytes(
         return None
 
 
-_SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
-_LOAD_WORDS = (b"load_state_dict", b"torch.load", b"load_checkpoint")
+def loaded_elsewhere(path: str, project: Project | None = None) -> bool:
+    """Whether another file of `path`'s project (the tree under its root, whatever files a
+    run names) may load a checkpoint: what `path` saves could be read back there."""
+    return (project or Project({})).loaded_elsewhere(path)
 
 
-@functools.cache
-def _checkpoint_loaders(root: str) -> frozenset[str]:
-    """Python files under `root` whose text mentions loading a checkpoint (a cheap text test,
-    hidden folders and virtual environments aside)."""
-    found = set()
-    for folder, subfolders, files in os.walk(root):
-        subfolders[:] = [d for d in subfolders if d[0] != "." and d not in _SKIPPED_FOLDERS]
-        for name in files:
-            if not name.endswith(".py"):
-                continue
-            path = os.path.join(folder, name)
-            try:
-                with open(path, "rb") as handle:
-                    text = handle.read()
-            except OSError:
-                continue
-            if any(word in text for word in _LOAD_WORDS):
-                found.add(path)
-    return frozenset(found)
+def unreached(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` sits in a function (or a function around it) that no code calls."""
+    functions = (a for a in ctx.ancestors(node) if isinstance(a, cst.FunctionDef))
+    return any(never_called(ctx, f) for f in functions)
 
 
-def loaded_elsewhere(path: str) -> bool:
-    """Whether another file of `path`'s project (the tree under its root, whatever files a run
-    names) may load a checkpoint: what `path` saves could be read back there."""
-    path = os.path.abspath(path)
-    if not os.path.isfile(path):  # a source text with no file (the API): no project to ask
+def never_called(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """No code can call `func`: it has no decorator, is no dunder method, its name appears
+    once in its file (the definition) and in no other file under the project root (the
+    entry-point configuration included). A text test: any mention counts as a possible
+    call, so a common name is never "uncalled"."""
+    name = func.name.value
+    if func.decorators or name.startswith("__") or not os.path.isfile(ctx.path):
         return False
-    return any(other != path for other in _checkpoint_loaders(ModuleFinder().root(path)))
+    if len(re.findall(rf"\b{re.escape(name)}\b", ctx.source)) != 1:
+        return False
+    path = os.path.abspath(ctx.path)
+    return not (project_files(ModuleFinder().root(path)).naming(name) - {path})

@@ -58,12 +58,15 @@ class Collectives:
                 return (dotted(arg.value) or "") not in WORLD_GROUPS
         return False
 
-    def _project_issues(self, call: cst.Call) -> bool:
+    def _project_issues(self, call: cst.Call, surely: bool = False) -> bool:
+        """A project helper that may issue a collective (with `surely`: on every call)."""
         project = self._project
-        return project is not None and project.helper_issues_collective(
-            self._context,  # type: ignore[arg-type]
-            call,
-        )
+        if project is None:
+            return False
+        ctx = self._context
+        if surely:
+            return project.helper_surely_issues_collective(ctx, call)  # type: ignore[arg-type]
+        return project.helper_issues_collective(ctx, call)  # type: ignore[arg-type]
 
     @property
     def issuing(self) -> dict[cst.FunctionDef, cst.Call]:
@@ -113,7 +116,7 @@ class Collectives:
                 for func, call in calls:
                     if func not in certain and (
                         self.is_collective(call)
-                        or self._project_issues(call)
+                        or self._project_issues(call, surely=True)
                         or any(f in certain for f in self.resolver.callees(call))
                     ):
                         certain.add(func)
@@ -141,7 +144,7 @@ class Collectives:
 
     def surely_issues(self, call: cst.Call) -> bool:
         """`call` issues a collective whenever it runs: a direct collective, a call of a
-        function of this file that always issues one, or a project helper issuing one."""
+        function of this file or of the project that always issues one."""
         if self.is_collective(call):
             return True
         if self.qualname(call) is None and any(
@@ -150,7 +153,7 @@ class Collectives:
             return True
         if self.qualname(call) is None and self.resolver.callees(call):
             return False
-        return self._project_issues(call)
+        return self._project_issues(call, surely=True)
 
     def _deferred(self, call: cst.Call, frame: cst.FunctionDef) -> bool:
         """The call sits in a lambda (or class body) inside `frame`: it runs later."""

@@ -233,7 +233,7 @@ def _may_rely_on_prefixed_keys(ctx: FileContext) -> bool:
             name = call.func.value
         if name not in (None, "load_state_dict") and _LOADER_NAME.search(name):
             return True
-    return loaded_elsewhere(ctx.path)
+    return loaded_elsewhere(ctx.path, ctx.project)
 
 
 @register

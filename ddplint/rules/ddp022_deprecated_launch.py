@@ -380,8 +380,10 @@ def _value_is_read(ctx: FileContext, call: cst.Call) -> bool:
     dest = _dest(call)
     for node in ctx.nodes_of(cst.Attribute, cst.Call):
         if isinstance(node, cst.Attribute):
-            if node.attr.value in (dest, "__dict__"):
+            if node.attr.value == dest:
                 return True
+            if node.attr.value == "__dict__" and ctx.qualname(node.value) is None:
+                return True  # `args.__dict__`, not a module's (`models.__dict__[args.arch]`)
         elif isinstance(node, cst.Call):
             called = last_name(node.func)
             if called == "vars":

@@ -13,6 +13,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.facts import last_name
 from ddplint.names import dotted
+from ddplint.project import unreached
 from ddplint.rule import Finding, Rule, register
 
 _MAX_DEPTH = 3
@@ -173,6 +174,8 @@ def build(root, rank):
             what = download_message(ctx, call)
             if what is None or self._protected(ctx, call, _MAX_DEPTH):
                 continue
+            if unreached(ctx, call):
+                continue  # in a function nothing calls: it runs on no rank
             if any(mentions_rank(ctx, arg.value) for arg in call.args):
                 continue  # one folder per rank (`root / str(rank)`)
             # Downloads through a temporary file or under file locks cost time, they do not
@@ -184,6 +187,8 @@ def build(root, rank):
             return
         for call in ctx.calls:
             if not project.helper_downloads(ctx, call) or self._protected(ctx, call, _MAX_DEPTH):
+                continue
+            if unreached(ctx, call):
                 continue
             if any(mentions_rank(ctx, arg.value) for arg in call.args):
                 continue

@@ -1,0 +1,3 @@
+from .distributed import init_distributed_device
+
+__all__ = ["init_distributed_device"]

@@ -1,0 +1,71 @@
+"""The files of a project as text: every Python file under its root, listed once and each
+read at most once per process, for the questions imports cannot answer (does another file
+load checkpoints, does any file name this function). Hidden folders and virtual
+environments are skipped. These are text tests: a mention counts, so they err towards
+"yes"."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+
+_SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
+_LOAD_WORDS = ("load_state_dict", "torch.load", "load_checkpoint")
+# Files that may name a function as an entry point (`[project.scripts]`, `console_scripts`).
+_ENTRY_POINT_FILES = ("pyproject.toml", "setup.cfg")
+
+
+def mentions_checkpoint_loading(text: str) -> bool:
+    """The module's text mentions loading a checkpoint or a state dict."""
+    return any(word in text for word in _LOAD_WORDS)
+
+
+class ProjectFiles:
+    """The Python files under one project root."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._paths: list[str] | None = None
+        self._texts: dict[str, str | None] = {}
+        self._named: dict[str, frozenset[str]] = {}
+
+    @property
+    def paths(self) -> list[str]:
+        """Absolute paths of the Python files under the root, walked once."""
+        if self._paths is None:
+            found: list[str] = []
+            for folder, subfolders, files in os.walk(self.root):
+                subfolders[:] = sorted(
+                    d for d in subfolders if d[0] != "." and d not in _SKIPPED_FOLDERS
+                )
+                found.extend(os.path.join(folder, f) for f in sorted(files) if f.endswith(".py"))
+            self._paths = found
+        return self._paths
+
+    def text(self, path: str) -> str | None:
+        """The text of a file (undecodable bytes replaced), None when it cannot be read."""
+        if path not in self._texts:
+            try:
+                with open(path, "rb") as handle:
+                    self._texts[path] = handle.read().decode("utf-8", "replace")
+            except OSError:
+                self._texts[path] = None
+        return self._texts[path]
+
+    def naming(self, name: str) -> frozenset[str]:
+        """The files under the root (Python files and the entry-point configuration at the
+        root) whose text holds `name` as a word."""
+        if name not in self._named:
+            word = re.compile(rf"\b{re.escape(name)}\b")
+            candidates = [*self.paths, *(os.path.join(self.root, f) for f in _ENTRY_POINT_FILES)]
+            self._named[name] = frozenset(
+                p for p in candidates if (text := self.text(p)) is not None and word.search(text)
+            )
+        return self._named[name]
+
+
+@functools.cache
+def project_files(root: str) -> ProjectFiles:
+    """The files under `root`, shared by every question of this process about them."""
+    return ProjectFiles(root)
