@@ -324,7 +324,9 @@ class Project:
         summarize_file: Callable[[str], ModuleSummary | None] | None = None,
     ) -> Project:
         """The project of `paths`: their summaries and those of every project module they
-        import, transitively, each read once (`summarize_file` may answer from a cache)."""
+        import, transitively, each read once (`summarize_file` may answer from a cache).
+        The text of the tree under the root is read afresh by each run."""
+        project_files.cache_clear()
         finder = ModuleFinder()
         summaries: dict[str, ModuleSummary] = {}
         read = summarize_file or summarize_path
