@@ -7,6 +7,7 @@ import re
 
 import libcst as cst
 
+from ddplint.analysis.rank_guards import everywhere
 from ddplint.context import FileContext
 from ddplint.facts import argument, is_false, is_true, keyword, last_name, string_value
 from ddplint.names import dotted
@@ -157,4 +158,36 @@ def in_first_context(ctx: FileContext, node: cst.CSTNode) -> bool:
             return True
         if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
             return False
+    return False
+
+
+_SPAWN = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
+
+
+def one_rank_first(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs on one rank before the others, here or at every call of its function (a
+    few levels up): under a rank condition, inside a zero-first context, after an
+    `if rank != 0: barrier()` (or a rank-0 download and a barrier), or in the parent process
+    before it starts the workers with `mp.spawn`."""
+    return everywhere(ctx, node, lambda at: _first_here(ctx, at))
+
+
+def _first_here(ctx: FileContext, node: cst.CSTNode) -> bool:
+    facts = ctx.facts
+    if facts.rank_guard(node) is not None or in_first_context(ctx, node):
+        return True
+    calls = ctx.calls_within(ctx.scope(node))
+    if any(ctx.call_name(c) in _SPAWN and ctx.before(node, c) for c in calls):
+        return True  # the launching parent downloads once, before it starts the workers
+    collectives = ctx.domain.collectives
+    guarded_download = False
+    for call in calls:
+        if not ctx.before(call, node):
+            break
+        if collectives.issues(call):
+            # `if rank != 0: barrier()` before, or rank 0 downloaded, then a barrier
+            if guarded_download or facts.rank_guard(call) is not None:
+                return True
+        elif download_message(ctx, call) is not None and facts.rank_guard(call) is not None:
+            guarded_download = True
     return False

@@ -5,6 +5,8 @@ leaving a block); and branches that run only when the job is not distributed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from ddplint.context import FileContext
@@ -39,13 +41,21 @@ def call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
 def guarded_everywhere(ctx: FileContext, node: cst.CSTNode, depth: int = 3) -> bool:
     """`node` runs under a rank condition: in its function, or because every call of its
     function in this file does (a few levels up)."""
-    if rank_guard(ctx, node) is not None:
+    return everywhere(ctx, node, lambda at: rank_guard(ctx, at) is not None, depth)
+
+
+def everywhere(
+    ctx: FileContext, node: cst.CSTNode, holds: Callable[[cst.CSTNode], bool], depth: int = 3
+) -> bool:
+    """`holds(node)`, or `node`'s function is called in this file and `holds` at every
+    call (a few levels up)."""
+    if holds(node):
         return True
     func = ctx.enclosing_function(node)
     if func is None or depth == 0:
         return False
     sites = [s for s in call_sites(ctx, func) if not ctx.is_inside(s, func)]
-    return bool(sites) and all(guarded_everywhere(ctx, s, depth - 1) for s in sites)
+    return bool(sites) and all(everywhere(ctx, s, holds, depth - 1) for s in sites)
 
 
 def single_process_branch(ctx: FileContext, node: cst.CSTNode) -> bool:

@@ -2,87 +2,23 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.launch import (
+    device_from_environment,
+    is_required,
+    launch_uses,
+    local_rank_arguments,
+    rewritten_command,
+)
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.facts import environ_key, keyword, last_name
-from ddplint.facts import string_value as _literal_value
-from ddplint.names import dotted
+from ddplint.facts import keyword
 from ddplint.rule import Finding, FixSpec, Rule, register
 
-
-def string_value(expr: cst.BaseExpression | None) -> str | None:
-    """`facts.string_value`, but None for a literal Python cannot evaluate (a NUL byte
-    in the source): this rule reads every string of the file."""
-    try:
-        return _literal_value(expr)
-    except (SyntaxError, ValueError):
-        return None
-
-
-_INSPECTED = (
-    cst.Call,
-    cst.Subscript,
-    cst.Import,
-    cst.ImportFrom,
-    cst.SimpleString,
-    cst.ConcatenatedString,
-    cst.FormattedString,
-)
-_LAUNCH = "torch.distributed.launch"
-_LOCAL_RANK_FLAGS = frozenset({"--local_rank", "--local-rank"})
-# `-m torch.distributed.launch` inside a command line.
-_LAUNCH_COMMAND = re.compile(r"(^|\s)-m\s+torch\.distributed\.launch(\s|$)")
-# A whole command simple enough to rewrite: `python -m torch.distributed.launch --use_env ...`
-_REWRITABLE = re.compile(r"^(?:python3?\s+)?-m\s+torch\.distributed\.launch((?:\s+\S+)*)\s*$")
-_USE_ENV = frozenset({"--use_env", "--use-env"})
-_PROSE_CALLS = frozenset(
-    {"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "echo"}
-)
-
-
-def _launch_in_text(text: str) -> bool:
-    return text.strip() == _LAUNCH or bool(_LAUNCH_COMMAND.search(text))
-
-
-def _rewritten_command(text: str) -> str | None:
-    """`torchrun ...` for a `python -m torch.distributed.launch --use_env ...` command
-    (the script already reads LOCAL_RANK from the environment), else None."""
-    match = _REWRITABLE.match(text)
-    if match is None:
-        return None
-    tokens = match.group(1).split()
-    if not any(t in _USE_ENV for t in tokens):
-        return None
-    kept = [t for t in tokens if t not in _USE_ENV]
-    return " ".join(["torchrun", *kept])
-
-
-def _is_docstring(ctx: FileContext, node: cst.CSTNode) -> bool:
-    parent = ctx.parent(node)
-    return isinstance(parent, cst.Expr)
-
-
-def _may_read_environ(node: cst.Call | cst.Subscript) -> bool:
-    """Cheap pre-filter for `environ_key`: `x.environ[...]`, `x.get(...)`, `x.getenv(...)`."""
-    if isinstance(node, cst.Subscript):
-        return last_name(node.value) == "environ"
-    return last_name(node.func) in ("get", "getenv")
-
-
-def _is_prose(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """A string given as `help=` text or to print/logging/warnings: a mention, not a use."""
-    arg = ctx.parent(node)
-    if not isinstance(arg, cst.Arg):
-        return False
-    if arg.keyword is not None and arg.keyword.value in ("help", "description", "epilog"):
-        return True
-    call = ctx.parent(arg)
-    return isinstance(call, cst.Call) and (last_name(call.func) or "") in _PROSE_CALLS
+_LAUNCH_MESSAGE = "`torch.distributed.launch` is deprecated: use `torchrun`, which sets LOCAL_RANK"
 
 
 @register
@@ -201,120 +137,34 @@ deepspeed.init_distributed()
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        reads_local_rank_env = False
-        for node in ctx.nodes_of(*_INSPECTED):
-            if isinstance(node, (cst.Call, cst.Subscript)):
-                if (
-                    not reads_local_rank_env
-                    and _may_read_environ(node)
-                    and environ_key(ctx, node) == "LOCAL_RANK"
-                ):
-                    reads_local_rank_env = True
-            elif isinstance(node, cst.Import):
-                for alias in node.names:
-                    if (dotted(alias.name) or "").startswith(_LAUNCH):
-                        yield Finding(node, self._launch_message())
-            elif isinstance(node, cst.ImportFrom):
-                module = dotted(node.module) if node.module is not None else None
-                if node.relative or module is None:
-                    continue
-                if module.startswith(_LAUNCH) or (
-                    module == "torch.distributed"
-                    and not isinstance(node.names, cst.ImportStar)
-                    and any(dotted(a.name) == "launch" for a in node.names)
-                ):
-                    yield Finding(node, self._launch_message())
-            elif isinstance(node, cst.SimpleString):
-                if isinstance(ctx.parent(node), cst.ConcatenatedString):
-                    continue
-                yield from self._string(ctx, node)
-            elif isinstance(node, cst.ConcatenatedString):
-                if isinstance(ctx.parent(node), cst.ConcatenatedString):
-                    continue
-                value = string_value(node)
-                if (
-                    value
-                    and _launch_in_text(value)
-                    and not _is_docstring(ctx, node)
-                    and not _is_prose(ctx, node)
-                ):
-                    yield Finding(node, self._launch_message())
-            elif isinstance(node, cst.FormattedString):
-                text = "".join(
-                    p.value for p in node.parts if isinstance(p, cst.FormattedStringText)
+        for node in launch_uses(ctx):
+            command = rewritten_command(node)
+            fix = None
+            if command is not None and isinstance(node, cst.SimpleString):
+                fix = FixSpec(
+                    "Launch with `torchrun`",
+                    replacements=((node, f"{node.prefix}{node.quote}{command}{node.quote}"),),
+                    applicability=Applicability.UNSAFE,
                 )
-                if (
-                    _LAUNCH_COMMAND.search(text)
-                    and not _is_docstring(ctx, node)
-                    and not _is_prose(ctx, node)
-                ):
-                    yield Finding(node, self._launch_message())
-        if reads_local_rank_env or not ctx.facts.is_distributed:
-            return  # the script reads LOCAL_RANK itself: the argument is only a fallback
-        if _helper_reads_local_rank(ctx):
-            return  # so does a project helper it calls (`utils.init_distributed_mode(args)`)
-        if "deepspeed" in ctx.imports.bindings.values():
-            return
-        if any(v.startswith("deepspeed.") for v in ctx.imports.bindings.values()):
-            return
-        for call in ctx.method_calls("add_argument"):
-            flags = {string_value(a.value) for a in call.args if a.keyword is None}
-            if not flags & _LOCAL_RANK_FLAGS or not _value_is_read(ctx, call):
-                continue  # a leftover argument nothing reads cannot misplace a device
-            if _is_required(call):
+            yield Finding(node, _LAUNCH_MESSAGE, fix=fix)
+        if not ctx.facts.is_distributed or _deepspeed(ctx) or device_from_environment(ctx):
+            return  # DeepSpeed passes --local_rank; an environment device makes it a fallback
+        for call in local_rank_arguments(ctx):
+            if is_required(call):
                 message = (
                     "`--local_rank` is required, but only the deprecated "
                     "torch.distributed.launch passes it; torchrun sets the LOCAL_RANK "
                     "environment variable instead, so under torchrun the script stops with "
                     "'the following arguments are required'"
                 )
-                fix = None
-            else:
-                message = (
-                    "`--local_rank` is only passed by the deprecated torch.distributed.launch; "
-                    "torchrun sets the LOCAL_RANK environment variable instead, so under "
-                    "torchrun this argument keeps its default on every rank"
-                )
-                fix = self._argument_fix(ctx, call)
-            yield Finding(call, message, fix=fix)
-
-    @staticmethod
-    def _launch_message() -> str:
-        return "`torch.distributed.launch` is deprecated: use `torchrun`, which sets LOCAL_RANK"
-
-    def _string(self, ctx: FileContext, node: cst.SimpleString) -> Iterator[Finding]:
-        value = string_value(node)
-        if not value or "torch.distributed.launch" not in value:
-            return
-        if not _launch_in_text(value) or _is_docstring(ctx, node) or _is_prose(ctx, node):
-            return
-        if value.strip() == _LAUNCH and not self._after_dash_m(ctx, node):
-            return
-        fix = None
-        new = _rewritten_command(value)
-        raw = node.raw_value
-        if new is not None and raw == value and "r" not in node.prefix.lower():
-            fix = FixSpec(
-                "Launch with `torchrun`",
-                replacements=((node, f"{node.prefix}{node.quote}{new}{node.quote}"),),
-                applicability=Applicability.UNSAFE,
+                yield Finding(call, message)
+                continue
+            message = (
+                "`--local_rank` is only passed by the deprecated torch.distributed.launch; "
+                "torchrun sets the LOCAL_RANK environment variable instead, so under "
+                "torchrun this argument keeps its default on every rank"
             )
-        yield Finding(node, self._launch_message(), fix=fix)
-
-    @staticmethod
-    def _after_dash_m(ctx: FileContext, node: cst.SimpleString) -> bool:
-        """A bare "torch.distributed.launch" element following "-m" in a list/tuple, or
-        passed to runpy."""
-        element = ctx.parent(node)
-        container = ctx.parent(element) if element is not None else None
-        if isinstance(container, (cst.List, cst.Tuple)):
-            values = [e.value for e in container.elements]
-            index = next((i for i, v in enumerate(values) if v is node), None)
-            return index is not None and index > 0 and string_value(values[index - 1]) == "-m"
-        if isinstance(element, cst.Arg):
-            call = ctx.parent(element)
-            return isinstance(call, cst.Call) and ctx.call_name(call) in ("runpy.run_module",)
-        return False
+            yield Finding(call, message, fix=self._argument_fix(ctx, call))
 
     @staticmethod
     def _argument_fix(ctx: FileContext, call: cst.Call) -> FixSpec | None:
@@ -351,47 +201,6 @@ def _int_literal(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def _helper_reads_local_rank(ctx: FileContext) -> bool:
-    """The file calls a project helper that reads `LOCAL_RANK` from the environment."""
-    project = ctx.project
-    if project is None:
-        return False
-    return any(project.helper_reads_local_rank(ctx, call) for call in ctx.calls)
-
-
-def _is_required(call: cst.Call) -> bool:
-    required = keyword(call, "required")
-    return (
-        required is not None
-        and isinstance(required.value, cst.Name)
-        and (required.value.value == "True")
-    )
-
-
-def _dest(call: cst.Call) -> str:
-    given = keyword(call, "dest")
-    name = string_value(given.value) if given is not None else None
-    return name or "local_rank"
-
-
-def _value_is_read(ctx: FileContext, call: cst.Call) -> bool:
-    """Whether the file reads the parsed value (`args.local_rank`, `getattr(args,
-    "local_rank")`, `vars(args)`); an argument only declared is a leftover."""
-    dest = _dest(call)
-    for node in ctx.nodes_of(cst.Attribute, cst.Call):
-        if isinstance(node, cst.Attribute):
-            if node.attr.value == dest:
-                return True
-            if node.attr.value == "__dict__" and ctx.qualname(node.value) is None:
-                return True  # `args.__dict__`, not a module's (`models.__dict__[args.arch]`)
-        elif isinstance(node, cst.Call):
-            called = last_name(node.func)
-            if called == "vars":
-                return True
-            if (
-                called == "getattr"
-                and len(node.args) >= 2
-                and string_value(node.args[1].value) == dest
-            ):
-                return True
-    return False
+def _deepspeed(ctx: FileContext) -> bool:
+    bound = ctx.imports.bindings.values()
+    return any(v == "deepspeed" or v.startswith("deepspeed.") for v in bound)

@@ -6,18 +6,13 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.downloads import costs_only, download_message, in_first_context
+from ddplint.analysis.downloads import costs_only, download_message, one_rank_first
 from ddplint.analysis.paths import mentions_rank
 from ddplint.analysis.processes import single_process
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.facts import last_name
-from ddplint.names import dotted
 from ddplint.project import unreached
 from ddplint.rule import Finding, Rule, register
-
-_MAX_DEPTH = 3
-_SPAWN = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
 @register
@@ -167,17 +162,12 @@ def build(root, rank):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        self._cache: dict[int, dict[tuple[str, int], bool]] = {}
         if single_process(ctx):
             return
         for call in ctx.calls:
             what = download_message(ctx, call)
-            if what is None or self._protected(ctx, call, _MAX_DEPTH):
+            if what is None or _runs_once_or_nowhere(ctx, call):
                 continue
-            if unreached(ctx, call):
-                continue  # in a function nothing calls: it runs on no rank
-            if any(mentions_rank(ctx, arg.value) for arg in call.args):
-                continue  # one folder per rank (`root / str(rank)`)
             # Downloads through a temporary file or under file locks cost time, they do not
             # corrupt anything: reported as information.
             safe = costs_only(ctx, call)
@@ -186,86 +176,22 @@ def build(root, rank):
         if project is None:
             return
         for call in ctx.calls:
-            if not project.helper_downloads(ctx, call) or self._protected(ctx, call, _MAX_DEPTH):
-                continue
-            if unreached(ctx, call):
-                continue
-            if any(mentions_rank(ctx, arg.value) for arg in call.args):
-                continue
-            yield Finding(
-                call,
-                f"`{ctx.code(call.func).strip()}()` downloads in place (`download=True` or "
-                "`torch.hub.load`) and runs here on every rank at once: concurrent downloads "
-                "and extractions into one directory can leave corrupt files; let rank 0 call "
-                "it first, then barrier",
-            )
+            if project.helper_downloads(ctx, call) and not _runs_once_or_nowhere(ctx, call):
+                yield Finding(
+                    call,
+                    f"`{ctx.code(call.func).strip()}()` downloads in place (`download=True` or "
+                    "`torch.hub.load`) and runs here on every rank at once: concurrent "
+                    "downloads and extractions into one directory can leave corrupt files; "
+                    "let rank 0 call it first, then barrier",
+                )
 
-    def _collective(self, ctx: FileContext, call: cst.Call) -> bool:
-        """A collective, or a call of a same-file function (two levels deep only, unlike
-        `facts.collective_functions`) or of a project helper issuing one."""
-        facts = ctx.facts
-        if facts.is_collective_call(call):
-            return True
-        if ctx.project is not None and ctx.project.helper_issues_collective(ctx, call):
-            return True
-        if not isinstance(call.func, cst.Name):
-            return False
-        return self._function_collective(ctx, call.func.value, 2)
 
-    def _function_collective(self, ctx: FileContext, name: str, depth: int) -> bool:
-        key = (name, depth)
-        cache = self._cache.setdefault(id(ctx), {})
-        if key not in cache:
-            cache[key] = False
-            found = False
-            for func in ctx.functions.get(name, ()):
-                for inner in ctx.calls_within(func):
-                    if ctx.facts.is_collective_call(inner) or (
-                        depth > 1
-                        and isinstance(inner.func, cst.Name)
-                        and inner.func.value != name
-                        and self._function_collective(ctx, inner.func.value, depth - 1)
-                    ):
-                        found = True
-                        break
-                if found:
-                    break
-            cache[key] = found
-        return cache[key]
-
-    def _protected(self, ctx: FileContext, node: cst.CSTNode, depth: int) -> bool:
-        facts = ctx.facts
-        if facts.rank_guard(node) is not None:
-            return True
-        if in_first_context(ctx, node):
-            return True
-        scope = ctx.scope(node)
-        if any(ctx.call_name(c) in _SPAWN and ctx.before(node, c) for c in ctx.calls_within(scope)):
-            # the launching parent downloads once, before it starts the workers
-            return True
-        guarded_download = False
-        for call in ctx.calls_within(scope):
-            if not ctx.before(call, node):
-                break
-            if self._collective(ctx, call):
-                # `if rank != 0: barrier()` before, or rank 0 downloaded, then a barrier
-                if guarded_download or facts.rank_guard(call) is not None:
-                    return True
-            elif (
-                not guarded_download
-                and download_message(ctx, call) is not None
-                and facts.rank_guard(call) is not None
-            ):
-                guarded_download = True
-        if not isinstance(scope, cst.FunctionDef):
-            return False
-        if depth == 0:
-            return False
-        name = scope.name.value
-        sites = [
-            c
-            for c in ctx.calls
-            if last_name(c.func) == name
-            and (isinstance(c.func, cst.Name) or dotted(c.func) == f"self.{name}")
-        ]
-        return bool(sites) and all(self._protected(ctx, s, depth - 1) for s in sites)
+def _runs_once_or_nowhere(ctx: FileContext, call: cst.Call) -> bool:
+    """One rank downloads first (a rank guard, a zero-first context, a barrier order, the
+    parent before `mp.spawn`, here or at every call of the function), each rank into its own
+    folder (`root / str(rank)`), or the call sits in a function nothing calls."""
+    return (
+        one_rank_first(ctx, call)
+        or any(mentions_rank(ctx, arg.value) for arg in call.args)
+        or unreached(ctx, call)
+    )
