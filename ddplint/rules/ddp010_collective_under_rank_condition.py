@@ -36,7 +36,10 @@ next, unrelated collective the other ranks issue and corrupts that exchange.
 Left alone: rank-0 work followed by a barrier every rank reaches, the rank-0-first pattern
 (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`, each rank reaching one
 barrier), both branches of an `if`/`else` issuing the collective, collectives on a
-subgroup (`group=`), and point-to-point `send`/`recv`.
+subgroup (`group=`), point-to-point `send`/`recv`, and helpers (of this file or of the
+project) whose collective runs only under a condition of their own that is not a rank test
+(`if sharded_eval: dist.broadcast(...)`): whether that flag is on where only some ranks
+call them is not known statically.
 
 ## Example
 ```python

@@ -30,7 +30,8 @@ a hub id, `datasets.load_dataset("name")`, `hf_hub_download`, `snapshot_download
 condition, inside `with torch_distributed_zero_first(rank):` / `main_process_first()` /
 `FileLock(...)`, after an `if rank != 0: dist.barrier()`, after a rank-0 download followed
 by a barrier, in a helper only called in those ways, in the parent process before it calls
-`mp.spawn`, `download=False`, and local paths.
+`mp.spawn`, in a function nothing calls (its name appears nowhere else in the project),
+`download=False`, and local paths.
 
 ## Why is this bad?
 N processes start the same download into the same directory at once. torchvision's
