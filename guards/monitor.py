@@ -157,7 +157,9 @@ class Monitor(threading.Thread):
             return ex.propose(found)
         if self._aggregator and self.rt.config.hang_warn < self.rt.hang_timeout():
             self.warn_if_slow(summaries)
-        if self.rt.state == "fin":
+        # leave only once peers can see this rank finished, its final digests included: a
+        # summary taken just before the script ended may be the last one they ever read
+        if summaries.get(self.rt.rank, {}).get("st") == "fin":
             if self._finished_beats is None:
                 self._finished_beats = {r: s.get("hb", -1) for r, s in summaries.items()}
             # judged on what peers published after this rank finished, never on older news
