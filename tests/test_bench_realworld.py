@@ -86,3 +86,33 @@ def test_strict_fails_on_an_unjudged_finding_and_passes_once_judged(tmp_path: Pa
         stub.replace('verdict = ""', 'verdict = "true"').replace('reason = ""', 'reason = "GPU 0"')
     )
     assert realworld.main(common) == 0
+
+
+def test_precision_is_reported_per_set_and_over_all(tmp_path: Path) -> None:
+    repos_toml = tmp_path / "repos.toml"
+    repos_toml.write_text(
+        '[[repo]]\nname = "old"\ngithub = "a/old"\ncommit = "c1"\nkind = "research"\n\n'
+        '[[repo]]\nname = "new"\ngithub = "a/new"\ncommit = "c2"\nkind = "research"\n'
+        'set = "holdout"\n'
+    )
+    repos = realworld.load_repos(repos_toml)
+    assert [r.set for r in repos] == ["tuned", "holdout"]
+    findings = [
+        realworld.Finding("old", "a.py", "DDP001", 1, "x", "m"),
+        realworld.Finding("new", "b.py", "DDP001", 1, "x", "m"),
+        realworld.Finding("new", "b.py", "DDP010", 2, "y", "m"),
+        realworld.Finding("new", "b.py", "DDP003", 3, "z", "m"),
+    ]
+    judged = ["true", "true", "false", "debatable"]
+    paired = {
+        i: realworld.Verdict(f.repo, f.path, f.code, f.line, f.text, v, "why")
+        for i, (f, v) in enumerate(zip(findings, judged, strict=True))
+    }
+    header, *rows = realworld.set_rows(findings, paired, repos)
+    table = {row[0]: dict(zip(header, row, strict=True)) for row in rows}
+    assert list(table) == ["tuned", "holdout", "all"]
+    assert table["tuned"]["findings"] == "1" and table["tuned"]["precision"] == "1.000"
+    assert table["holdout"]["precision"] == "0.500" and table["holdout"]["strict"] == "0.333"
+    assert table["holdout"]["hang"] == "1" and table["holdout"]["hang precision"] == "0.000"
+    assert table["all"]["repos"] == "2" and table["all"]["precision"] == "0.667"
+    assert table["tuned"]["hang precision"] == "-"

@@ -11,6 +11,7 @@ Standard library and ddplint only. Usage:
 
     .venv/bin/python bench/realworld/run.py                # every repository
     .venv/bin/python bench/realworld/run.py --repo detr    # one (repeatable)
+    .venv/bin/python bench/realworld/run.py --set holdout  # the repositories never tuned on
     .venv/bin/python bench/realworld/run.py --strict       # exit 1 if any finding is unjudged
 """
 
@@ -42,6 +43,7 @@ class Repo:
     commit: str
     kind: str
     paths: tuple[str, ...]
+    set: str = "tuned"
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,14 @@ class Verdict:
 def load_repos(path: Path) -> list[Repo]:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     return [
-        Repo(r["name"], r["github"], r["commit"], r["kind"], tuple(r.get("paths", ())))
+        Repo(
+            r["name"],
+            r["github"],
+            r["commit"],
+            r["kind"],
+            tuple(r.get("paths", ())),
+            r.get("set", "tuned"),
+        )
         for r in data["repo"]
     ]
 
@@ -266,6 +275,35 @@ def print_table(title: str, rows: list[list[str]]) -> None:
             print("  " + "  ".join("-" * w for w in widths))
 
 
+def set_rows(
+    findings: list[Finding], paired: dict[int, Verdict], repos: list[Repo]
+) -> list[list[str]]:
+    """Counts and precision per set of repositories and over all, hang class alongside."""
+    set_of = {r.name: r.set for r in repos}
+    names = [*dict.fromkeys(r.set for r in repos), "all"]
+    every: dict[str, Counter[str]] = {name: Counter() for name in names}
+    hang: dict[str, Counter[str]] = {name: Counter() for name in names}
+    for i, f in enumerate(findings):
+        verdict = paired[i].verdict if i in paired else "unjudged"
+        for name in (set_of[f.repo], "all"):
+            for counter in (every[name], hang[name]) if f.code in HANG_CLASS else (every[name],):
+                counter["findings"] += 1
+                counter[verdict] += 1
+    header = ["set", "repos", "findings", "true", "false", "debatable", "unjudged", "precision"]
+    rows = [[*header, "strict", "hang", "hang precision", "hang strict"]]
+    for name in names:
+        c, h = every[name], hang[name]
+        repo_count = len(repos) if name == "all" else sum(r.set == name for r in repos)
+        rows.append(
+            [name, str(repo_count)]
+            + [str(c[k]) for k in ("findings", "true", "false", "debatable", "unjudged")]
+            + [precision(c["true"], c["false"]), precision(c["true"], c["false"] + c["debatable"])]
+            + [str(h["findings"]), precision(h["true"], h["false"])]
+            + [precision(h["true"], h["false"] + h["debatable"])]
+        )
+    return rows
+
+
 def report(
     findings: list[Finding],
     paired: dict[int, Verdict],
@@ -304,12 +342,17 @@ def report(
         f"\nHang class (DDP010/011/012/021): {hang['findings']} findings, "
         f"precision {precision(hang['true'], hang['false'])}, strict {strict}"
     )
+    print_table(
+        "Per set (tuned: the repositories the rules were fixed against; holdout: added "
+        "afterwards, never tuned on)",
+        set_rows(findings, paired, repos),
+    )
 
-    rows = [["repo", "kind", "findings", "true", "false", "debatable", "unjudged"]]
+    rows = [["repo", "kind", "set", "findings", "true", "false", "debatable", "unjudged"]]
     for repo in repos:
         c = per_repo.get(repo.name, Counter())
         counts = [str(c[k]) for k in ("findings", "true", "false", "debatable", "unjudged")]
-        rows.append([repo.name, repo.kind, *counts])
+        rows.append([repo.name, repo.kind, repo.set, *counts])
     print_table("Per repository", rows)
 
     shifted = [
@@ -394,6 +437,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repo", action="append", help="only this repository (repeatable)")
     parser.add_argument(
+        "--set", action="append", help="only the repositories of this set: tuned, holdout"
+    )
+    parser.add_argument(
         "--ddplint", default=f"{sys.executable} -m ddplint", help="command that runs ddplint"
     )
     parser.add_argument("--strict", action="store_true", help="exit 1 if a finding is unjudged")
@@ -407,6 +453,11 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             parser.error(f"unknown repo(s): {', '.join(sorted(unknown))}")
         repos = [r for r in repos if r.name in args.repo]
+    if args.set:
+        unknown = set(args.set) - {r.set for r in repos}
+        if unknown:
+            parser.error(f"no repository in set(s): {', '.join(sorted(unknown))}")
+        repos = [r for r in repos if r.set in args.set]
     verdicts = [v for v in load_verdicts(args.verdicts) if v.repo in {r.name for r in repos}]
     ddplint = args.ddplint.split()
 

@@ -69,6 +69,11 @@ AUTOGRAD_BACKWARD = "torch.autograd.backward"
 # Objects whose `.backward(loss)` differentiates its argument (Accelerate, Lightning Fabric).
 BACKWARD_OWNERS = frozenset({"accelerator", "fabric", "engine", "model_engine"})
 GRAD_SCALER_SCALE = "scale"
+# Optimizer classes: `torch.optim.*` (schedulers and SWA helpers excluded) and these;
+# helpers that build one say so in their name (`create_optimizer(args, model)`).
+OPTIMIZER_MODULE = "torch.optim."
+THIRD_PARTY_OPTIMIZERS = ("apex.optimizers.", "bitsandbytes.optim.", "transformers.AdamW")
+OPTIMIZER_HELPER = re.compile(r"optimi[sz]er", re.IGNORECASE)
 
 # Process exits: the others ranks see this rank disappear, no silent divergence.
 EXIT_CALLS = frozenset({"sys.exit", "os._exit", "os.abort", "exit", "quit"})

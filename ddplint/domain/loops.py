@@ -1,15 +1,22 @@
 """One definition of training versus evaluation code: a training loop is a loop whose
 body reaches `backward()` (directly or through a function of this file it calls);
 evaluation code runs under `torch.no_grad()` / `torch.inference_mode()` (a `with` block
-or a decorator) or after `model.eval()` in its function."""
+or a decorator) or after `model.eval()` in its function; a file trains when it calls
+`backward()` or builds an optimizer."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from ddplint.domain.apis import NO_GRAD
+from ddplint.domain.apis import (
+    NO_GRAD,
+    OPTIMIZER_HELPER,
+    OPTIMIZER_MODULE,
+    THIRD_PARTY_OPTIMIZERS,
+)
 from ddplint.domain.backward import Backward
 from ddplint.engine import Resolver
+from ddplint.names import dotted
 
 Loop = cst.For | cst.While
 
@@ -58,6 +65,30 @@ class Loops:
             and any(f in training for f in self.resolver.callees(call))
             for call in model.calls
         )
+
+    def is_optimizer_class(self, call: cst.Call) -> bool:
+        """`call` constructs an optimizer class (`torch.optim.AdamW(...)`, apex, bnb)."""
+        name = self.model.imports.resolve(call.func)
+        if name is None:
+            return False
+        if name.startswith(OPTIMIZER_MODULE):
+            kind = name.rpartition(".")[2]
+            return kind[:1].isupper() and "lr_scheduler" not in name and "swa_utils" not in name
+        return name.startswith(THIRD_PARTY_OPTIMIZERS)
+
+    def builds_optimizer(self, call: cst.Call) -> bool:
+        """`call` constructs an optimizer, or calls a helper whose name says it builds
+        one (`create_optimizer(args, model)`)."""
+        if self.is_optimizer_class(call):
+            return True
+        name = dotted(call.func)
+        return name is not None and bool(OPTIMIZER_HELPER.search(name.rpartition(".")[2]))
+
+    @property
+    def trains(self) -> bool:
+        """The file calls `backward()` or builds an optimizer: it takes part in training
+        (a script whose loop lives in another module still builds its optimizer)."""
+        return bool(self.backward.sites) or any(self.builds_optimizer(c) for c in self.model.calls)
 
     def is_evaluation(self, node: cst.CSTNode) -> bool:
         """`node` runs with gradients off: inside `with torch.no_grad():` (or

@@ -91,6 +91,7 @@ class Ranks:
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self._sides: dict[cst.CSTNode, Side | None] = {}
+        self._following: set[tuple[cst.CSTNode, bool]] = set()
 
     # -- per-process values ---------------------------------------------------------------
 
@@ -103,11 +104,21 @@ class Ranks:
         return self._holds(expr, at, rank=False)
 
     def _holds(self, expr: cst.BaseExpression, at: cst.CSTNode | None, rank: bool) -> bool:
-        where = expr if at is None else at
-        for value in self.resolver.values(expr, where):
-            if self._spells(value.expr, value.at, rank):
-                return True
-        return False
+        # `self.step = self.global_step % n` with `self.global_step = self.step`: the
+        # modulo's left side leads back here, so an expression already being followed
+        # holds nothing new.
+        key = (expr, rank)
+        if key in self._following:
+            return False
+        self._following.add(key)
+        try:
+            where = expr if at is None else at
+            return any(
+                self._spells(value.expr, value.at, rank)
+                for value in self.resolver.values(expr, where)
+            )
+        finally:
+            self._following.discard(key)
 
     def spells_world_size(self, expr: cst.BaseExpression) -> bool:
         """`expr` itself is the world size (`world_size`, `dist.get_world_size()`,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.apis import OPTIMIZER_HELPER
 from ddplint.facts import argument, last_name
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
@@ -16,8 +16,6 @@ from ddplint.rule import Finding, Rule, register
 _SAME_OBJECT_METHODS = frozenset(
     {"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval", "requires_grad_"}
 )
-_OPTIMIZER_HELPER = re.compile(r"optimi[sz]er", re.IGNORECASE)
-_THIRD_PARTY_OPTIMIZERS = ("apex.optimizers.", "bitsandbytes.optim.", "transformers.AdamW")
 _WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel"})
 
 
@@ -30,15 +28,6 @@ def _wrapped_name(expr: cst.BaseExpression | None) -> str | None:
     ):
         expr = expr.func.value
     return dotted(expr) if expr is not None else None
-
-
-def _is_optimizer_class(ctx: FileContext, call: cst.Call) -> bool:
-    name = ctx.call_name(call)
-    if name is None:
-        return False
-    if name.startswith("torch.optim.") and "lr_scheduler" not in name and "swa_utils" not in name:
-        return name.rpartition(".")[2][:1].isupper()
-    return name.startswith(_THIRD_PARTY_OPTIMIZERS)
 
 
 def _mentions(ctx: FileContext, expr: cst.CSTNode, module: str) -> bool:
@@ -238,7 +227,9 @@ def main(model, local_rank):
         if not isinstance(call.func, cst.Name):
             return False
         defs = ctx.functions.get(call.func.value, [])
-        if not any(_is_optimizer_class(ctx, c) for f in defs for c in ctx.calls_within(f)):
+        if not any(
+            ctx.domain.loops.is_optimizer_class(c) for f in defs for c in ctx.calls_within(f)
+        ):
             return False
         statement = ctx.statement(call)
         if not isinstance(statement, cst.Assign) or statement.value is not call:
@@ -250,7 +241,7 @@ def main(model, local_rank):
         )
 
     def _builds_optimizer(self, ctx: FileContext, call: cst.Call, module: str) -> bool:
-        if _is_optimizer_class(ctx, call):
+        if ctx.domain.loops.is_optimizer_class(call):
             return _params_mention(ctx, call, module)
         func = call.func
         name = last_name(func)
@@ -260,9 +251,11 @@ def main(model, local_rank):
             defs = ctx.functions.get(name, [])
             if defs:
                 return any(
-                    _is_optimizer_class(ctx, inner) for f in defs for inner in ctx.calls_within(f)
+                    ctx.domain.loops.is_optimizer_class(inner)
+                    for f in defs
+                    for inner in ctx.calls_within(f)
                 )
-        return bool(_OPTIMIZER_HELPER.search(name))
+        return bool(OPTIMIZER_HELPER.search(name))
 
     def _rebound_between(
         self, ctx: FileContext, module: str, start: cst.CSTNode, end: cst.CSTNode

@@ -11,6 +11,7 @@ from ddplint.analysis.ranks import RankClassifier, local_rank_in_scope
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import DDP_CLASSES
+from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 
 _DATA_PARALLEL = "torch.nn.DataParallel"
@@ -61,6 +62,29 @@ def _in_test(ctx: FileContext, call: cst.Call) -> bool:
     return func is not None and func.name.value.startswith("test")
 
 
+def _evaluated(ctx: FileContext, call: cst.Call) -> bool:
+    """The wrapped model is put in eval mode: `DataParallel(m).eval()`, or `.eval()` on
+    the module it wraps or on the name the wrapper is bound to (before or after)."""
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Attribute) and parent.attr.value == "eval":
+        return True
+    names = {dotted(call.args[0].value)} if call.args else set()
+    statement = ctx.statement(call)
+    if isinstance(statement, cst.Assign) and ctx.is_inside(call, statement.value):
+        names.update(dotted(t.target) for t in statement.targets)
+    names.discard(None)
+    return any(
+        isinstance(c.func, cst.Attribute) and dotted(c.func.value) in names
+        for c in ctx.method_calls("eval")
+    )
+
+
+def _inference_only(ctx: FileContext, call: cst.Call) -> bool:
+    """DataParallel over a model in eval mode in a file that never trains (no
+    `backward()`, no optimizer): multi-GPU inference, which DDP does not replace."""
+    return not ctx.domain.loops.trains and _evaluated(ctx, call)
+
+
 @register
 class DataParallelUsed(Rule):
     code = "DDP015"
@@ -74,7 +98,10 @@ Flags `torch.nn.DataParallel(...)` (any spelling: `nn.DataParallel`,
 `torch.nn.parallel.DataParallel`, `from torch.nn import DataParallel as DP`). A file that
 also wraps with `DistributedDataParallel`, directly or through a helper of the file or the
 project such as `smart_DDP(model)` (DataParallel as the fallback when the script is started
-without a launcher), is left alone, and so are unit tests (`test_*.py`, `test_*` functions).
+without a launcher), is left alone, and so are unit tests (`test_*.py`, `test_*` functions)
+and inference: a model put in eval mode (`DataParallel(model).eval()`, `model.eval()`) in a
+file that neither calls `backward()` nor builds an optimizer (validation, feature
+extraction for FID, batch prediction).
 
 ## Why is this bad?
 DataParallel runs in one Python process that drives every GPU from threads: it copies the
@@ -167,6 +194,16 @@ from torch import nn
 model = nn.Linear(8, 8)
 model = model.to("cuda" if torch.cuda.is_available() else "cpu")
 """,
+        """import torch
+from torch import nn
+
+def predict(batches, path):
+    model = nn.Linear(8, 2)
+    model.load_state_dict(torch.load(path))
+    model = nn.DataParallel(model).eval().cuda()
+    with torch.no_grad():
+        return [model(x.cuda()).argmax(1) for x in batches]
+""",
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
@@ -175,7 +212,7 @@ model = model.to("cuda" if torch.cuda.is_available() else "cpu")
             return
         ranks = RankClassifier(ctx)
         for call in calls:
-            if _in_test(ctx, call):
+            if _in_test(ctx, call) or _inference_only(ctx, call):
                 continue
             yield Finding(
                 call,
