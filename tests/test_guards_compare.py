@@ -498,3 +498,47 @@ def test_a_failed_run_exits_2_with_its_error(corpus_runs: Corpus) -> None:
     assert "ValueError: bad shard 7" in result.stderr
     assert "on 1 process (20 steps)" in result.stderr
     assert "on 2 processes (20 steps)" not in result.stderr  # it stopped at the first failure
+
+
+def test_recorded_values_are_those_of_the_training(tmp_path: Path) -> None:
+    """Across a flush: the loss, the gradient norm the optimizer used, the parameter norm after
+    the step and each group's learning rate (a tensor one too) are the training's own, and the
+    training itself is not changed (gradient mode, parameters)."""
+    torch = pytest.importorskip("torch")
+    from guards.compare import hooks, recorder
+
+    def train(record: bool) -> tuple[list[tuple[float, ...]], list[object]]:
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+        groups = [{"params": model[0].parameters()}, {"params": model[2].parameters()}]
+        optimizer = torch.optim.SGD(groups, lr=torch.tensor(0.1), momentum=0.9)
+        rec = recorder.Recorder(tmp_path, None, 0, 1, "r", "t.py")
+        patches = hooks.install(rec) if record else None
+        expected = []
+        for step in range(recorder.FLUSH_EVERY + 3):
+            optimizer.param_groups[1]["lr"] = 0.01 * (1 + step % 7)
+            optimizer.param_groups[0]["lr"].fill_(0.1 / (step + 1))  # a scheduler, in place
+            loss = model(torch.randn(5, 4)).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            grads = torch.cat([p.grad.flatten() for p in model.parameters()])
+            optimizer.step()
+            params = torch.cat([p.detach().flatten() for p in model.parameters()])
+            lrs = (0.1 / (step + 1), 0.01 * (1 + step % 7))
+            expected.append((loss.item(), float(grads.norm()), float(params.norm()), *lrs))
+            assert torch.is_grad_enabled()
+        if patches is not None:
+            patches.remove()
+        rec.close()
+        return expected, [p.detach().clone() for p in model.parameters()]
+
+    plain, plain_params = train(record=False)
+    expected, params = train(record=True)
+    assert expected == plain
+    assert all(torch.equal(a, b) for a, b in zip(plain_params, params, strict=True))
+    (record,) = read_ranks(tmp_path)
+    got = [(s.loss, s.grad_norm, s.param_norm, *s.lr) for s in record.steps]
+    assert len(got) == len(expected) == recorder.FLUSH_EVERY + 3
+    assert [x for step in got for x in step] == pytest.approx(
+        [x for step in expected for x in step], rel=1e-5
+    )

@@ -25,12 +25,18 @@ def gradients(params: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     return list(filter(_present, map(_grad, params)))
 
 
-def _each_norm(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+def _stacked(tensors: list[torch.Tensor]) -> torch.Tensor:
+    """The L2 norm of each tensor, in float32, stacked on the first tensor's device: one fused
+    kernel per dtype, or one tensor at a time where the fused kernel refuses (several devices)."""
+    if _foreach_norm is not None:
+        try:
+            return torch.stack(_foreach_norm(tensors, 2, dtype=torch.float32))
+        except (RuntimeError, NotImplementedError):
+            pass
     device = tensors[0].device
-    if _foreach_norm is not None and all(t.device == device for t in tensors):
-        # one fused kernel per dtype, accumulated in float32 (bf16 norms are too coarse)
-        return list(_foreach_norm(tensors, 2, dtype=torch.float32))
-    return [torch.linalg.vector_norm(t, dtype=torch.float32).to(device) for t in tensors]
+    return torch.stack(
+        [torch.linalg.vector_norm(t, dtype=torch.float32).to(device) for t in tensors]
+    )
 
 
 def step_norms(
@@ -38,15 +44,21 @@ def step_norms(
 ) -> tuple[torch.Tensor, int] | None:
     """The L2 norm of each gradient then of each parameter as one float32 vector on the first
     tensor's device (no synchronisation), and the number of gradients in it; sparse tensors are
-    left out. Call under ``torch.no_grad()``."""
+    left out. Gradient mode is off inside (a toggle, cheaper than a ``no_grad`` block) and
+    restored after."""
     if not params:
         return None
+    enabled = torch.is_grad_enabled()
+    torch._C._set_grad_enabled(False)
     try:
-        return torch.stack(_each_norm(grads + params)), len(grads)
-    except (RuntimeError, NotImplementedError):  # a sparse tensor: rare, the slow way
-        grads = [g for g in grads if not g.is_sparse]
-        params = [p for p in params if not p.is_sparse]
-        return (torch.stack(_each_norm(grads + params)), len(grads)) if params else None
+        try:
+            return _stacked(grads + params), len(grads)
+        except (RuntimeError, NotImplementedError):  # a sparse tensor: rare, the slow way
+            grads = [g for g in grads if not g.is_sparse]
+            params = [p for p in params if not p.is_sparse]
+            return (_stacked(grads + params), len(grads)) if params else None
+    finally:
+        torch._C._set_grad_enabled(enabled)
 
 
 def split_norms(vectors: list[tuple[torch.Tensor, int] | None]) -> list[tuple[float, float]]:
@@ -71,18 +83,19 @@ def split_norms(vectors: list[tuple[torch.Tensor, int] | None]) -> list[tuple[fl
     return out
 
 
-def to_floats(groups: list[list[torch.Tensor]]) -> list[list[Any]]:
-    """The values of the one-element tensors in ``groups`` as floats, in the same shape, with
-    one host copy per device, dtype and shape present."""
-    flat = [t for group in groups for t in group]
+def to_floats(groups: list[list[Any]]) -> list[list[float]]:
+    """The values in ``groups`` (numbers, or one-element tensors) as floats, in the same shape,
+    with one host copy per device, dtype and shape of the tensors present."""
+    flat = [x for group in groups for x in group]
+    values: list[Any] = [x if isinstance(x, torch.Tensor) else float(x) for x in flat]
     kinds: dict[tuple[torch.device, torch.dtype, torch.Size], list[int]] = {}
-    for position, tensor in enumerate(flat):
-        kinds.setdefault((tensor.device, tensor.dtype, tensor.shape), []).append(position)
-    values: list[Any] = [None] * len(flat)
+    for position, value in enumerate(values):
+        if isinstance(value, torch.Tensor):
+            kinds.setdefault((value.device, value.dtype, value.shape), []).append(position)
     for positions in kinds.values():
         stacked = torch.stack([flat[i] for i in positions]).double().flatten().tolist()
-        for position, value in zip(positions, stacked, strict=True):
-            values[position] = value
+        for position, number in zip(positions, stacked, strict=True):
+            values[position] = number
     out, start = [], 0
     for group in groups:
         out.append(values[start : start + len(group)])

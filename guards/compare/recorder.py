@@ -1,8 +1,10 @@
 """The per-rank recorder: per-step facts gathered from the hooks, written as JSON lines.
 
 Every method called from a hook is fail-open: an exception inside it turns recording off with one
-line on stderr, and the user's call proceeds untouched. Values stay tensors until a flush (every
-``FLUSH_EVERY`` steps and at exit), so a step costs no device synchronisation of its own.
+line on stderr, and the user's call proceeds untouched. A step only keeps references (its sample
+indices, its losses and norms as tensors) in a ``Pending`` tuple; a flush (every ``FLUSH_EVERY``
+steps and at exit) turns many steps' tensors into numbers at once and writes their lines, so a
+step costs no device synchronisation and no formatting of its own.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import sys
 import weakref
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import torch
 from torch.nn.modules.batchnorm import SyncBatchNorm, _BatchNorm
@@ -51,7 +53,47 @@ def _params(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
     return list(itertools.chain.from_iterable(g["params"] for g in optimizer.param_groups))
 
 
+def _lr(value: Any) -> Any:
+    """A learning rate as it is now: a tensor (``lr=torch.tensor(...)``, updated in place by
+    schedulers) is copied on its device and read at the flush, not synchronised here."""
+    return value.detach().clone() if isinstance(value, torch.Tensor) else value
+
+
 _ENCODER = json.JSONEncoder(default=_plain, separators=(",", ":"))  # built once, not per row
+
+
+class Pending(NamedTuple):
+    """One recorded step before the flush: what it consumed, and its values as tensors."""
+
+    step: int
+    samples: list[int] | None
+    batch: int | None
+    losses: list[torch.Tensor] | None  # None: unknown (an explicit gradient, a non-scalar)
+    backwards: int
+    lrs: list[Any]  # floats, or tensor copies
+    norms: tuple[torch.Tensor, int] | None  # per-tensor norms, number of gradients first
+    skipped: bool
+    loaders: list[tuple[int, int]]
+
+    def row(
+        self, loss: list[float], lrs: list[float], norms: tuple[float, float]
+    ) -> dict[str, Any]:
+        """The step's line, given its tensors' values."""
+        grad_norm, param_norm = norms
+        has_grads = not self.skipped and self.norms is not None and self.norms[1] > 0
+        return {
+            "kind": "step",
+            "step": self.step,
+            "samples": self.samples,
+            "batch": self.batch,
+            "loss": sum(loss) if self.losses is not None else None,
+            "backwards": self.backwards,
+            "grad_norm": grad_norm if has_grads else None,
+            "lr": lrs,
+            "param_norm": param_norm if self.norms is not None else None,
+            "skipped": self.skipped,
+            "loaders": self.loaders,
+        }
 
 
 class Recorder:
@@ -72,7 +114,7 @@ class Recorder:
         self.active = True
         self.step = 0
         self.models: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()  # DDP instances
-        self._buffer: list[dict[str, Any]] = []
+        self._buffer: list[Pending] = []
         self._scaled: tuple[int, torch.Tensor] | None = None
         self._stepped = False
         self._reset()
@@ -93,14 +135,13 @@ class Recorder:
     def flush(self) -> None:
         """Turn the buffered steps' tensors into numbers (one host copy per device and dtype)
         and write them."""
-        losses = to_floats([row["loss"] or [] for row in self._buffer])
-        norms = split_norms([row.pop("norms") for row in self._buffer])
-        for row, loss, (grad_norm, param_norm) in zip(self._buffer, losses, norms, strict=True):
-            row["loss"] = sum(loss) if row["loss"] is not None else None
-            row["grad_norm"] = grad_norm if row["grad_norm"] else None
-            row["param_norm"] = param_norm if row["param_norm"] else None
-            self.write(row)
-        self._buffer.clear()
+        pending = self._buffer
+        losses = to_floats([step.losses or [] for step in pending])
+        lrs = to_floats([step.lrs for step in pending])
+        norms = split_norms([step.norms for step in pending])
+        for step, loss, lr, pair in zip(pending, losses, lrs, norms, strict=True):
+            self.write(step.row(loss, lr, pair))
+        pending.clear()
         self.out.flush()
 
     def close(self) -> None:
@@ -170,24 +211,18 @@ class Recorder:
             self.write({"kind": "batchnorm", "layers": local_batchnorm(list(self.models))})
         # one fused kernel for both; torch.optim's optimizers leave .grad as it was before step()
         params = _params(optimizer)
-        grads = [] if skipped else gradients(params)
-        with torch.no_grad():
-            norms = step_norms(grads, params)
         self._buffer.append(
-            {
-                "kind": "step",
-                "step": self.step,
-                "samples": self.samples,
-                "batch": self.batch,
-                "loss": self._losses if self._loss_known and self._losses else None,
-                "backwards": self._backwards,
-                "grad_norm": not skipped and norms is not None and norms[1] > 0,
-                "lr": [float(group["lr"]) for group in optimizer.param_groups],
-                "param_norm": norms is not None,
-                "norms": norms,  # (per-tensor norms, gradient count): two numbers at the flush
-                "skipped": skipped,
-                "loaders": self.used,
-            }
+            Pending(
+                self.step,
+                self.samples,
+                self.batch,
+                self._losses if self._loss_known and self._losses else None,
+                self._backwards,
+                [_lr(group["lr"]) for group in optimizer.param_groups],
+                step_norms([] if skipped else gradients(params), params),
+                skipped,
+                self.used,
+            )
         )
         self.step += 1
         self._reset()
