@@ -86,7 +86,7 @@ def _wrap(
             # no user frame: a callback on a communication thread (comm hooks chaining
             # futures) whose order between ranks is not deterministic
             if group is not None and frame is not None:
-                meta = meta_of(args, kwargs)
+                meta = meta_of(args, kwargs, group.ranks)
                 fp = group.fingerprint(op_code, meta)
                 seq = group.append(fp, name, meta, site_of(frame))
                 if fp not in _novel and len(_novel) < NOVEL_LIMIT:
