@@ -167,6 +167,9 @@ def expected(script: str, needle: str) -> str:
     return needle.format(**tagged_lines(CORPUS / script))
 
 
+TEARDOWN = "teardown:plain"
+
+
 def jobs(report_dir: Path) -> dict[str, tuple[list[str], dict, Path | str]]:
     found: dict[str, tuple[list[str], dict, Path | str]] = {}
     for sc in SCENARIOS:
@@ -175,6 +178,8 @@ def jobs(report_dir: Path) -> dict[str, tuple[list[str], dict, Path | str]]:
         if "plain_margin" in sc:  # the same run without the guard, for the time bound
             plain = torchrun(sc["nproc"], sc["script"], guarded=False)
             found[f"{sc['script']}:plain"] = (plain, environment(sc.get("env")), CORPUS)
+    # the reference for time bounds: torchrun ending a job whose rank crashed, without the guard
+    found[TEARDOWN] = (torchrun(2, "exception.py", guarded=False), environment(), CORPUS)
     importing = CORPUS / "import_guards.py"
     found["import"] = (torchrun(2, str(importing), guarded=False), environment(), CORPUS)
     found["import-launcher"] = (torchrun(2, str(importing)), environment(), CORPUS)
