@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch.distributed as dist
@@ -21,15 +20,20 @@ _local = threading.local()
 _originals: dict[str, Callable[..., Any]] = {}
 
 
-@contextlib.contextmanager
-def quiet() -> Iterator[None]:
-    """Collectives issued inside are not recorded (they are part of one already recorded)."""
-    before = getattr(_local, "busy", False)
-    _local.busy = True
-    try:
-        yield
-    finally:
-        _local.busy = before
+class quiet:  # used as ``with quiet():``
+    """Collectives issued inside are not recorded (they are part of one already recorded).
+
+    A plain class rather than a generator context manager: the DDP hook enters it per bucket.
+    """
+
+    __slots__ = ("_before",)
+
+    def __enter__(self) -> None:
+        self._before = getattr(_local, "busy", False)
+        _local.busy = True
+
+    def __exit__(self, *_: object) -> None:
+        _local.busy = self._before
 
 
 class TrackedWork:
@@ -86,7 +90,7 @@ def _wrap(
             # no user frame: a callback on a communication thread (comm hooks chaining
             # futures) whose order between ranks is not deterministic
             if group is not None and frame is not None:
-                meta = meta_of(args, kwargs)
+                meta = meta_of(args, kwargs, group.ranks)
                 fp = group.fingerprint(op_code, meta)
                 seq = group.append(fp, name, meta, site_of(frame))
                 if fp not in _novel and len(_novel) < NOVEL_LIMIT:

@@ -33,9 +33,10 @@ from . import failopen
 from .callsite import call_site, site_of, user_frame
 from .collectives import quiet
 from .fingerprint import OP_CODES, dtype_code
-from .ledger import Ledger
+from .ledger import Ledger, roll
 
 _OP = OP_CODES["ddp_bucket"]
+_MASK63 = (1 << 63) - 1
 COMPONENT = "DDP comm hook"
 Hook = Callable[[Any, Any], "torch.futures.Future[torch.Tensor]"]
 _PYTHON_BUILTINS: dict[str, Hook] = {
@@ -106,16 +107,14 @@ def _make_hook(ledger: Ledger, model: DDP, replica: Replica) -> Hook:
         # under Join, ranks that ran out of data shadow the buckets without a forward:
         # the iteration cannot match then, so it is left out
         joined = getattr(getattr(owner, "_join_config", None), "enable", False)
-        meta = (
-            replica.number,
-            -1 if joined else replica.iteration,
-            bucket.index(),
-            dtype_code(buffer.dtype),
-            buffer.numel(),
-        )
+        iteration = -1 if joined else replica.iteration
+        shape = (replica.number, bucket.index(), dtype_code(buffer.dtype), buffer.numel())
+        # the digest of the bucket's shape is cached; the iteration is mixed in by arithmetic
+        fp = roll(group.fingerprint(_OP, shape), iteration & _MASK63)
         frame = user_frame(2)
         site = site_of(frame) if frame is not None else replica.site
-        return group, group.record("ddp_bucket", _OP, meta, site)
+        meta = (shape[0], iteration, *shape[1:])
+        return group, group.append(fp, "ddp_bucket", meta, site)
 
     def hook(_: object, bucket: GradBucket) -> torch.futures.Future[torch.Tensor]:
         recorded = None
@@ -165,7 +164,9 @@ def patch(ledger: Ledger) -> None:
 
     def forward(self: DDP, *args: Any, **kwargs: Any) -> Any:
         try:
-            replica = install(self)
+            replica = self.__dict__.get("_guards_replica")
+            if not (isinstance(replica, Replica) and replica.installed):
+                replica = install(self)
             training = self.training and self.module.training
             if replica is not None and training and torch.is_grad_enabled():
                 replica.iteration += 1

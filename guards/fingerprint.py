@@ -18,7 +18,7 @@ import inspect
 import operator
 import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 import torch
@@ -27,6 +27,8 @@ Meta: TypeAlias = tuple["Part", ...]
 Part: TypeAlias = int | tuple["Part", ...]
 Args = tuple[Any, ...]
 Kwargs = dict[str, Any]
+Ranks = Sequence[int]
+Getter = Callable[[Args, Kwargs, Ranks], Part]
 
 NONE = -1  # an absent value (None); every other encoded integer is >= 0
 _TABLE_END = 1024  # codes of the fixed tables stay below; hashed names start here
@@ -35,27 +37,34 @@ _MASK64 = (1 << 64) - 1
 # How each argument enters the fingerprint:
 #   t  dtype and full shape          d  dtype and trailing shape (leading size may differ)
 #   tl list of tensors, every shape  tn number of tensors and the first dtype
-#   n  length of a list              v  integer (src, dst)      r  reduce op
-#   dt dtype only
+#   n  length of a list              r  reduce op                 dt dtype only
+#   root  the root rank as a global rank: ``src=``/``dst=`` is one already, ``group_src=``/
+#         ``group_dst=`` (a rank within ``group``) is mapped through the group's ranks, so the
+#         two spellings of one root agree
 SPECS: dict[str, tuple[tuple[str, str], ...]] = {
     "all_reduce": (("tensor", "t"), ("op", "r")),
-    "broadcast": (("tensor", "t"), ("src", "v"), ("group_src", "v")),
-    "reduce": (("tensor", "t"), ("dst", "v"), ("group_dst", "v"), ("op", "r")),
+    "broadcast": (("tensor", "t"), ("src", "root")),
+    "reduce": (("tensor", "t"), ("dst", "root"), ("op", "r")),
     "all_gather": (("tensor_list", "tl"), ("tensor", "dt")),
     "all_gather_into_tensor": (("output_tensor", "t"), ("input_tensor", "t")),
     "reduce_scatter": (("output", "dt"), ("input_list", "tl"), ("op", "r")),
     "reduce_scatter_tensor": (("output", "t"), ("input", "t"), ("op", "r")),
     "all_to_all": (("output_tensor_list", "tn"), ("input_tensor_list", "tn")),
     "all_to_all_single": (("output", "d"), ("input", "d")),
-    "gather": (("tensor", "t"), ("dst", "v"), ("group_dst", "v")),
-    "scatter": (("tensor", "t"), ("src", "v"), ("group_src", "v")),
+    "gather": (("tensor", "t"), ("dst", "root")),
+    "scatter": (("tensor", "t"), ("src", "root")),
     "barrier": (),
     "monitored_barrier": (),
-    "broadcast_object_list": (("object_list", "n"), ("src", "v"), ("group_src", "v")),
+    "broadcast_object_list": (("object_list", "n"), ("src", "root")),
     "all_gather_object": (("object_list", "n"),),
-    "gather_object": (("dst", "v"), ("group_dst", "v")),
-    "scatter_object_list": (("scatter_object_output_list", "n"), ("src", "v"), ("group_src", "v")),
+    "gather_object": (("dst", "root"),),
+    "scatter_object_list": (("scatter_object_output_list", "n"), ("src", "root")),
 }
+# collectives whose root defaults to global rank 0 when neither spelling is given (the others
+# refuse the call then)
+_ROOT_ZERO = frozenset(
+    ("gather", "scatter", "broadcast_object_list", "gather_object", "scatter_object_list")
+)
 OPS: tuple[str, ...] = (*SPECS, "ddp_bucket")
 OP_CODES: dict[str, int] = {name: i for i, name in enumerate(OPS)}
 
@@ -198,7 +207,6 @@ def _length(value: Any) -> Part:
 
 _PARTS: dict[str, Callable[[Any], Part]] = {
     "t": _tensor,
-    "v": _integer,
     "r": reduce_code,
     "dt": _dtype,
     "d": _trailing,
@@ -233,34 +241,61 @@ def fingerprint(op_code: int, group_code: int, meta: Meta) -> int:
     return int.from_bytes(hashlib.blake2b(packed, digest_size=8).digest(), "little") >> 1
 
 
-def extractor(name: str, fn: Callable[..., Any]) -> Callable[[Args, Kwargs], Meta]:
-    """Build ``meta(args, kwargs)`` for collective ``name`` with the signature of ``fn``."""
+def root_rank(global_rank: Any, group_rank: Any, ranks: Ranks, default: int) -> int:
+    """The root of a rooted collective as a global rank.
+
+    ``global_rank`` (``src``/``dst``) is one already; ``group_rank`` (``group_src``/``group_dst``)
+    indexes ``ranks``, the group's global ranks ordered by group rank (as
+    ``dist.get_process_group_ranks`` returns them). Neither given: ``default``. Both, or a group
+    rank outside the group: ``NONE`` (torch refuses the call on that rank).
+    """
+    if group_rank is None:
+        return default if global_rank is None else _integer(global_rank)
+    if global_rank is not None:
+        return NONE
+    index = _integer(group_rank)
+    return ranks[index] if 0 <= index < len(ranks) else NONE
+
+
+def _root(name: str, fn: Callable[..., Any], param: str) -> Getter:
+    global_of = argument(fn, param)
+    group_of = argument(fn, f"group_{param}")
+    default = 0 if name in _ROOT_ZERO else NONE
+
+    def root(args: Args, kwargs: Kwargs, ranks: Ranks) -> Part:
+        return root_rank(global_of(args, kwargs), group_of(args, kwargs), ranks, default)
+
+    return root
+
+
+def _plain(index: int, param: str, default: Any, part: Callable[[Any], Part]) -> Getter:
+    def get(args: Args, kwargs: Kwargs, ranks: Ranks) -> Part:
+        return part(args[index] if index < len(args) else kwargs.get(param, default))
+
+    return get
+
+
+def extractor(name: str, fn: Callable[..., Any]) -> Callable[[Args, Kwargs, Ranks], Meta]:
+    """Build ``meta(args, kwargs, ranks)`` for collective ``name`` with the signature of ``fn``;
+    ``ranks`` are the global ranks of the call's group, ordered by group rank."""
     sig = inspect.signature(fn).parameters
     params = list(sig)
-    wanted = [
-        (
+    spec = [(p, kind) for p, kind in SPECS[name] if p in sig]
+
+    def spot(p: str, kind: str) -> tuple[int, str, Any, Callable[[Any], Part]]:
+        default = sig[p].default
+        return (
             params.index(p),
             p,
-            None if sig[p].default is inspect.Parameter.empty else sig[p].default,
+            None if default is inspect.Parameter.empty else default,
             _PARTS[kind],
         )
-        for p, kind in SPECS[name]
-        if p in params
-    ]
 
-    def meta(args: Args, kwargs: Kwargs) -> Meta:
-        n = len(args)
-        return tuple(
-            [
-                part(args[index] if index < n else kwargs.get(p, default))
-                for index, p, default, part in wanted
-            ]
-        )
+    if len(spec) == 2 and all(kind != "root" for _, kind in spec):
+        # all_reduce, all_gather, ...: unrolled, the hot path's largest cost
+        (i0, p0, d0, f0), (i1, p1, d1, f1) = (spot(p, kind) for p, kind in spec)
 
-    if len(wanted) == 2:  # all_reduce, all_gather, ...: unrolled, the hot path's largest cost
-        (i0, p0, d0, f0), (i1, p1, d1, f1) = wanted
-
-        def meta2(args: Args, kwargs: Kwargs) -> Meta:
+        def meta2(args: Args, kwargs: Kwargs, ranks: Ranks) -> Meta:
             n = len(args)
             return (
                 f0(args[i0] if i0 < n else kwargs.get(p0, d0)),
@@ -268,6 +303,11 @@ def extractor(name: str, fn: Callable[..., Any]) -> Callable[[Args, Kwargs], Met
             )
 
         return meta2
+    getters = [_root(name, fn, p) if kind == "root" else _plain(*spot(p, kind)) for p, kind in spec]
+
+    def meta(args: Args, kwargs: Kwargs, ranks: Ranks) -> Meta:
+        return tuple([get(args, kwargs, ranks) for get in getters])
+
     return meta
 
 
@@ -327,7 +367,7 @@ def describe(op: str, meta: Meta) -> tuple[str, str]:
     for (param, kind), part in zip(SPECS.get(op, ()), meta, strict=False):
         if part == NONE:
             continue
-        if kind == "v":
+        if kind == "root":
             extras.append(f"{param}={part}")
         elif kind == "r":
             name = reduce_name(part) if isinstance(part, int) else "?"

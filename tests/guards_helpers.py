@@ -167,6 +167,9 @@ def expected(script: str, needle: str) -> str:
     return needle.format(**tagged_lines(CORPUS / script))
 
 
+TEARDOWN = "teardown:plain"
+
+
 def jobs(report_dir: Path) -> dict[str, tuple[list[str], dict, Path | str]]:
     found: dict[str, tuple[list[str], dict, Path | str]] = {}
     for sc in SCENARIOS:
@@ -175,6 +178,8 @@ def jobs(report_dir: Path) -> dict[str, tuple[list[str], dict, Path | str]]:
         if "plain_margin" in sc:  # the same run without the guard, for the time bound
             plain = torchrun(sc["nproc"], sc["script"], guarded=False)
             found[f"{sc['script']}:plain"] = (plain, environment(sc.get("env")), CORPUS)
+    # the reference for time bounds: torchrun ending a job whose rank crashed, without the guard
+    found[TEARDOWN] = (torchrun(2, "exception.py", guarded=False), environment(), CORPUS)
     importing = CORPUS / "import_guards.py"
     found["import"] = (torchrun(2, str(importing), guarded=False), environment(), CORPUS)
     found["import-launcher"] = (torchrun(2, str(importing)), environment(), CORPUS)
@@ -194,16 +199,30 @@ def jobs(report_dir: Path) -> dict[str, tuple[list[str], dict, Path | str]]:
     return found
 
 
+WORKERS = 3  # runs at a time
+JOB_TIMEOUT = 150  # seconds, each run's hard timeout
+# Every run ends within JOB_TIMEOUT, so a run waits at most for the runs queued before it: on a
+# loaded machine a test may wait that long, and only that long, for its run.
+WAIT_LIMIT = JOB_TIMEOUT * (-(-len(jobs(Path("unused"))) // WORKERS) + 1)
+
+
+def outcome(runs: dict[str, Future[Run]], name: str) -> Run:
+    """The finished run ``name`` of ``launch_all``."""
+    return runs[name].result(timeout=WAIT_LIMIT)
+
+
 @functools.cache
 def launch_all(report_dir: Path) -> dict[str, Future[Run]]:
     """Start every multi-process run of the guard tests, three at a time, once per session.
 
-    The runs are mostly torch imports: overlapping them keeps the suite within its budget.
+    The runs are mostly torch imports: overlapping them keeps the suite within its budget. The
+    runs of the entry-point tests come first, as those tests come first.
     """
     report_dir.mkdir(parents=True, exist_ok=True)
-    pool = ThreadPoolExecutor(max_workers=3)
+    pool = ThreadPoolExecutor(max_workers=WORKERS)
     todo = jobs(report_dir)
     first = ["rank0_slow_eval.py", "rank0_slow_eval.py:plain", "rank0_barrier.py"]
     first += ["identical-False", "identical-True"]
+    first += [name for name in todo if name not in first and not name.split(":")[0].endswith(".py")]
     order = first + [name for name in todo if name not in first]
-    return {name: pool.submit(run, *todo[name], 150) for name in order}
+    return {name: pool.submit(run, *todo[name], JOB_TIMEOUT) for name in order}

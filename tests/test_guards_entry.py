@@ -8,7 +8,17 @@ from concurrent.futures import Future
 
 import pytest
 import torch
-from guards_helpers import CORPUS, Run, environment, jobs, launch_all, run, tagged_lines
+from guards_helpers import (
+    CORPUS,
+    WAIT_LIMIT,
+    Run,
+    environment,
+    jobs,
+    launch_all,
+    outcome,
+    run,
+    tagged_lines,
+)
 
 
 @pytest.fixture(scope="session")
@@ -17,13 +27,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Future[Run]]:
 
 
 def _done(runs: dict[str, Future[Run]], name: str) -> Run:
-    result = runs[name].result(timeout=390)
+    result = outcome(runs, name)
     assert result.returncode is not None, f"{name} timed out\n{result.stderr[-4000:]}"
     assert result.survivors == [], f"processes left behind: {result.survivors}"
     return result
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(WAIT_LIMIT + 60)
 def test_install_inside_spawn_workers_reports_mismatch(runs: dict[str, Future[Run]]) -> None:
     result = _done(runs, "spawn")
     text = "\n".join(result.report_lines())
@@ -33,7 +43,7 @@ def test_install_inside_spawn_workers_reports_mismatch(runs: dict[str, Future[Ru
     assert f"rank 1 broadcast float32[4] at spawn_install.py:{line['broadcast']}" in text
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(WAIT_LIMIT + 60)
 def test_module_entry_point_with_relative_import(runs: dict[str, Future[Run]]) -> None:
     result = _done(runs, "module")
     assert result.returncode == 0, result.stderr[-4000:]
@@ -42,7 +52,7 @@ def test_module_entry_point_with_relative_import(runs: dict[str, Future[Run]]) -
     assert result.report_lines() == []
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(WAIT_LIMIT + 60)
 def test_disabled_guard_stays_silent(runs: dict[str, Future[Run]]) -> None:
     result = _done(runs, "disabled")
     assert result.returncode != 0
@@ -50,7 +60,7 @@ def test_disabled_guard_stays_silent(runs: dict[str, Future[Run]]) -> None:
     assert result.report_lines() == []
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(WAIT_LIMIT + 60)
 def test_unreachable_store_warns_once_and_run_completes(runs: dict[str, Future[Run]]) -> None:
     result = _done(runs, "unreachable")
     assert result.returncode == 0, result.stderr[-4000:]
@@ -59,7 +69,7 @@ def test_unreachable_store_warns_once_and_run_completes(runs: dict[str, Future[R
     assert all(x.startswith("[guards] disabled: ") for x in lines), lines
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(WAIT_LIMIT + 60)
 def test_guarded_training_is_bit_identical(runs: dict[str, Future[Run]], tmp_path_factory) -> None:
     folder = tmp_path_factory.getbasetemp() / "guards"
     guarded = _done(runs, "identical-True")
@@ -88,7 +98,7 @@ def _reported_mismatch(result: Run) -> None:
         assert text.count(f"[guards] rank {rank} stops with exit status 70") == 1, text
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(WAIT_LIMIT + 60)
 def test_bare_import_installs_the_guard_under_torchrun(runs: dict[str, Future[Run]]) -> None:
     result = _done(runs, "import")
     assert result.returncode != 0
@@ -96,7 +106,7 @@ def test_bare_import_installs_the_guard_under_torchrun(runs: dict[str, Future[Ru
     _reported_mismatch(result)
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(WAIT_LIMIT + 60)
 def test_bare_import_under_the_launcher_installs_once(runs: dict[str, Future[Run]]) -> None:
     result = _done(runs, "import-launcher")
     assert result.returncode != 0

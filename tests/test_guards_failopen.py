@@ -39,10 +39,11 @@ def fault_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Run,
         return {n: (f.result(), jobs[n][2]) for n, f in futures.items()}
 
 
-def _teardown_abort(result: Run) -> bool:
-    """The unguarded reference run finished training and saved, then gloo aborted a process
-    while tearing down its connections: the reference is complete."""
-    finished = all(f"rank {r} trained" in result.stdout for r in (0, 1))
+def _teardown_abort(result: Run, done: str = "trained") -> bool:
+    """The unguarded reference run finished training and saved (every rank printed ``rank N
+    <done>``), then gloo aborted a process while tearing down its connections: the reference
+    is complete."""
+    finished = all(f"rank {r} {done}" in result.stdout for r in (0, 1))
     return result.returncode not in (0, None) and finished and "SIGABRT" in result.stderr
 
 
@@ -151,7 +152,10 @@ def test_builtin_comm_hook_training_is_bit_identical(
     states = {}
     for guarded in (False, True):
         result, out = fault_runs[f"builtin-{guarded}"]
-        assert result.returncode == 0, result.stderr[:4000]
+        # the plain run is the reference, not the subject: a gloo teardown abort after saving
+        # leaves it complete
+        aborted = not guarded and _teardown_abort(result, "builtin hook done")
+        assert result.returncode == 0 or aborted, result.stderr[:4000]
         assert result.report_lines() == []
         states[guarded] = torch.load(out)
     for key, value in states[False].items():

@@ -50,7 +50,7 @@ PROBE = textwrap.dedent(
     out = {}
     for name, (args, kwargs) in calls.items():
         op = "all_reduce" if name.startswith("max_op") else name
-        meta = extractor(op, getattr(dist, op))(args, kwargs)
+        meta = extractor(op, getattr(dist, op))(args, kwargs, [0, 1, 2])
         for group in ("WORLD", "group 1 [0,1,2]"):
             ledger = GroupLedger(group, [0, 1, 2])
             ledger.record(op, OP_CODES[op], meta, "x.py:1")
@@ -92,13 +92,13 @@ def test_fingerprints_are_equal_in_separate_processes() -> None:
     assert fps["max_op/WORLD"] == fps["max_op_object/WORLD"]
 
 
-def _meta(name: str, *args: object, **kwargs: object) -> tuple:
-    return extractor(name, getattr(dist, name))(args, kwargs)
+def _meta(name: str, *args: object, ranks: tuple[int, ...] = (0, 1), **kwargs: object) -> tuple:
+    return extractor(name, getattr(dist, name))(args, kwargs, ranks)
 
 
 def test_meta_holds_only_integers_with_a_sentinel_for_none() -> None:
     meta = _meta("broadcast", torch.ones(2), 0)
-    assert meta == ((0, (2,)), 0, NONE)  # float32 is code 0; group_src defaults to None
+    assert meta == ((0, (2,)), 0)  # float32 is code 0; the root is one integer
     flat = vector(OP_CODES["broadcast"], 7, meta)
     assert all(type(v) is int for v in flat)
     # tuples are length-prefixed: nesting cannot make two metas collide
@@ -118,3 +118,40 @@ def test_defaults_and_absent_values_are_not_shown() -> None:
     assert describe("gather", meta) == ("gather float32[2]", "dst=1")
     meta = _meta("broadcast_object_list", [1, 2], src=0)
     assert describe("broadcast_object_list", meta) == ("broadcast_object_list 2 object(s)", "src=0")
+
+
+def test_a_root_given_as_a_group_rank_is_its_global_rank() -> None:
+    t = torch.ones(4)
+    subgroup = (1, 2)  # global ranks ordered by group rank: group rank 1 is global rank 2
+    as_global = _meta("broadcast", t, src=2, ranks=subgroup)
+    as_group = _meta("broadcast", t, group_src=1, ranks=subgroup)
+    assert as_global == as_group == ((0, (4,)), 2)
+    assert _meta("broadcast", t, group_src=0, ranks=subgroup) != as_global
+    assert fingerprint(1, 9, as_global) == fingerprint(1, 9, as_group)
+    assert describe("broadcast", as_group) == ("broadcast float32[4]", "src=2")
+    for op, tensor_first in (("reduce", True), ("gather", True), ("gather_object", False)):
+        head = (t,) if tensor_first else ({"a": 1},)
+        a = _meta(op, *head, dst=1, ranks=subgroup)
+        b = _meta(op, *head, group_dst=0, ranks=subgroup)
+        assert a == b, op
+    assert _meta("scatter", t, src=2, ranks=subgroup) == _meta(
+        "scatter", t, group_src=1, ranks=subgroup
+    )
+    assert _meta("scatter_object_list", [None], src=2, ranks=subgroup) == _meta(
+        "scatter_object_list", [None], group_src=1, ranks=subgroup
+    )
+
+
+def test_a_default_root_is_global_rank_0_where_torch_defaults_to_it() -> None:
+    assert _meta("broadcast_object_list", [1]) == _meta("broadcast_object_list", [1], src=0)
+    assert _meta("gather_object", 1, ranks=(0, 1)) == _meta("gather_object", 1, dst=0)
+    assert _meta("gather", torch.ones(2)) == _meta("gather", torch.ones(2), dst=0)
+    assert _meta("scatter", torch.ones(2)) == _meta("scatter", torch.ones(2), group_src=0)
+    # broadcast and reduce have no default root: torch refuses the call
+    assert _meta("broadcast", torch.ones(2)) == ((0, (2,)), NONE)
+
+
+def test_an_invalid_root_is_none() -> None:
+    # both spellings, or a group rank outside the group: torch refuses the call on that rank
+    assert _meta("broadcast", torch.ones(2), src=0, group_src=0)[1] == NONE
+    assert _meta("broadcast", torch.ones(2), group_src=2, ranks=(0, 1))[1] == NONE

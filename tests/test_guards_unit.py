@@ -16,7 +16,7 @@ from guards.ledger import CHECKPOINT, GroupLedger
 
 
 def _meta(name: str, *args, **kwargs) -> tuple:
-    return extractor(name, getattr(dist, name))(args, kwargs)
+    return extractor(name, getattr(dist, name))(args, kwargs, (0, 1))
 
 
 def _summary(rank: int, entries: list, *, n: int | None = None, wait=None, st: str = "run") -> dict:
