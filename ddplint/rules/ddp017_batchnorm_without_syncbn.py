@@ -206,7 +206,10 @@ BatchNorm layers (`nn.BatchNorm1d/2d/3d`, directly or inside a model class or bu
 the file, or a torchvision model that uses BatchNorm such as `resnet50()`), when the file
 never converts them with `nn.SyncBatchNorm.convert_sync_batchnorm`. Files that use
 `SyncBatchNorm` at all, or handle BatchNorm layers by hand (`isinstance(m, nn.BatchNorm2d)`,
-e.g. to freeze them), are left alone, as are models with GroupNorm or LayerNorm.
+e.g. to freeze them), are left alone, as are models with GroupNorm or LayerNorm, and
+models that train in eval mode (the training step calls `model.eval()` and nothing calls
+`model.train()`: a linear probe on a frozen backbone, where BatchNorm uses its running
+statistics and per-rank batch statistics never matter).
 
 ## Why is this bad?
 Under DDP each process normalises with the mean and variance of its *own* per-GPU batch,
@@ -339,6 +342,8 @@ model = DDP(model.cuda(local_rank), device_ids=[local_rank])
         wraps = ctx.facts.ddp_wraps
         if not wraps or _mentions_sync_batchnorm(ctx):
             return
+        if ctx.domain.loops.trains_in_eval_mode(ctx.facts.is_ddp_model):
+            return  # a frozen model (linear probe): BatchNorm uses its running statistics
         index = _BatchNormIndex(ctx)
         for call in wraps:
             model = argument(call, 0, "module")
