@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ddplint.analysis.paths import path_values
 from ddplint.context import FileContext
-from ddplint.facts import argument
+from ddplint.facts import argument, last_name
 from ddplint.names import dotted
 
 SAVE = "torch.save"
 _BUFFERS = frozenset({"io.BytesIO", "BytesIO", "io.StringIO"})
+_WRITERS = re.compile(r"put|write|save|upload|dump|store", re.IGNORECASE)
 
 
 def save_path(call: cst.Call) -> cst.BaseExpression | None:
@@ -38,7 +41,8 @@ def is_checkpoint_save(ctx: FileContext, call: cst.Call) -> bool:
 
 
 def buffer_written(ctx: FileContext, buffer: cst.BaseExpression, call: cst.Call) -> bool:
-    """The buffer's bytes are taken after the save (`buffer.getvalue()`), to be written."""
+    """The buffer's bytes are handed to a writer after the save
+    (`backend.put(buffer.getvalue(), path)`, `save_bytes(path, buffer.getvalue())`)."""
     name = dotted(buffer)
     if name is None:
         return False
@@ -49,9 +53,19 @@ def buffer_written(ctx: FileContext, buffer: cst.BaseExpression, call: cst.Call)
             and isinstance(func, cst.Attribute)
             and func.attr.value == "getvalue"
             and dotted(func.value) == name
+            and _written(ctx, other)
         ):
             return True
     return False
+
+
+def _written(ctx: FileContext, read: cst.Call) -> bool:
+    """`read` is an argument of a call that writes or uploads it."""
+    argument = ctx.parent(read)
+    writer = ctx.parent(argument) if isinstance(argument, cst.Arg) else None
+    if not isinstance(writer, cst.Call):
+        return False
+    return bool(_WRITERS.search(last_name(writer.func) or ""))
 
 
 def file_name_varies(ctx: FileContext, path: cst.BaseExpression) -> bool:

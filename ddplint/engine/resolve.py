@@ -207,6 +207,8 @@ class Resolver:
                 value = self._element(binding.value, binding.index, binding.statement)
                 if value is not None:
                     self._follow(value, binding.statement, depth - 1, found, seen)
+            elif binding.kind == "with":  # `with open(path) as f`: what entering gives
+                self._follow(binding.value, binding.statement, depth - 1, found, seen)
             elif binding.kind == "param":
                 for passed in self.arguments_for(binding):
                     self._follow(passed, passed, depth - 1, found, seen)
@@ -216,6 +218,41 @@ class Resolver:
             stored = self._dict_entry(expr, at, depth)
             if stored is not None:
                 self._follow(stored[0], stored[1], depth - 1, found, seen)
+
+    def sources(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 4) -> list[Value]:
+        """Every expression the value of `expr` is computed from: its values (`values`),
+        the sub-expressions of each, and their values in turn, `depth` levels of nesting
+        deep (`os.path.join(out, name)` with `name = f"ckpt_{rank}.pt"`: `rank`)."""
+        found: list[Value] = []
+        seen: set[int] = set()
+        frontier = [(expr, at)]
+        for level in range(depth + 1):
+            inner: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+            for start, where in frontier:
+                for value in self.values(start, where):
+                    if id(value.expr) in seen:
+                        continue
+                    seen.add(id(value.expr))
+                    found.append(value)
+                    if level < depth:
+                        inner.extend((part, value.at) for part in self._parts(value.expr))
+            frontier = inner
+        return found
+
+    def _parts(self, expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+        """The sub-expressions of `expr` a value can be followed from: names, attribute
+        chains (as a whole), subscripts and calls; not the parts of an attribute chain, nor
+        the keywords of arguments."""
+        model = self.model
+        for node in model.nodes[model.order[expr] + 1 : model.subtree_end[expr]]:
+            if isinstance(node, cst.Name):
+                parent = model.parents.get(node)
+                if isinstance(parent, cst.Attribute) or (
+                    isinstance(parent, cst.Arg) and parent.keyword is node
+                ):
+                    continue
+            if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+                yield node
 
     def _element(
         self, value: cst.BaseExpression, index: int | None, at: cst.CSTNode

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.analysis.checkpoints import SAVE, is_checkpoint_save, save_path
-from ddplint.analysis.paths import mentions_rank, per_rank_path
+from ddplint.analysis.paths import per_rank_path
 from ddplint.analysis.processes import single_process
 from ddplint.analysis.rank_guards import (
     call_sites,
@@ -186,7 +186,7 @@ def save_shard(model, out_dir):
                 project is not None
                 and project.helper_saves(ctx, call) == "unguarded"
                 and self._every_rank_reaches(ctx, call)
-                and not any(mentions_rank(ctx, arg.value) for arg in call.args)
+                and not any(ctx.domain.ranks.rank_in_text(arg.value) for arg in call.args)
             ):
                 yield Finding(
                     call,
@@ -250,7 +250,7 @@ def save_shard(model, out_dir):
         unguarded = [
             site
             for site in sites
-            if not any(mentions_rank(ctx, arg.value) for arg in site.args)
+            if not any(ctx.domain.ranks.rank_in_text(arg.value) for arg in site.args)
             and self._every_rank_reaches(ctx, site)
         ]
         if any(isinstance(ctx.scope(site), cst.Module) for site in unguarded):
