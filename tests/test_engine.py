@@ -204,6 +204,33 @@ def test_sources_reach_through_names_helpers_and_file_handles():
     assert "device" not in sources(2)  # an argument's keyword is not a name read
 
 
+def test_properties_of_the_enclosing_class_are_followed_to_their_returns():
+    model, resolver, _ = build(
+        """\
+        import torch.distributed as dist
+
+        class Trainer:
+            @property
+            def leader(self):
+                return dist.get_rank() == 0
+
+            def plain(self):
+                return 1
+
+            def save(self):
+                use(self.leader)
+                use(self.plain)
+        """
+    )
+
+    def texts(expr_code: str) -> list[str]:
+        call = find(model, cst.Call, f"use({expr_code})")
+        return [code(model, v.expr) for v in resolver.values(call.args[0].value, call)]
+
+    assert texts("self.leader") == ["self.leader", "dist.get_rank() == 0"]
+    assert texts("self.plain") == ["self.plain"]  # a method, not a property: no value
+
+
 def test_environment_reads_through_copies_and_comprehensions():
     model, resolver, _ = build(
         """\

@@ -13,6 +13,7 @@ from ddplint.names import dotted
 
 SAVE = "torch.save"
 _BUFFERS = frozenset({"io.BytesIO", "BytesIO", "io.StringIO"})
+_SCRATCH = re.compile(r"/(tmp|dev/shm)(/|$)")
 _WRITERS = re.compile(r"put|write|save|upload|dump|store", re.IGNORECASE)
 
 
@@ -37,7 +38,21 @@ def is_checkpoint_save(ctx: FileContext, call: cst.Call) -> bool:
     if ctx.call_name(call) != SAVE:
         return False
     path = save_path(call)
+    if path is not None and in_scratch_folder(ctx, path, call):
+        return False
     return path is None or not is_buffer(ctx, path, call) or buffer_written(ctx, path, call)
+
+
+def in_scratch_folder(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The file goes to the machine's temporary folder (`/tmp/...`, `tempfile.mkdtemp()`):
+    a debugging dump or scratch file, not a checkpoint anyone resumes from."""
+    for value in ctx.resolver.sources(path, at, depth=2):
+        for node in ctx.walk(value.expr):
+            if isinstance(node, cst.SimpleString) and _SCRATCH.match(node.raw_value):
+                return True
+            if isinstance(node, cst.Call) and (ctx.call_name(node) or "").startswith("tempfile."):
+                return True
+    return False
 
 
 def buffer_written(ctx: FileContext, buffer: cst.BaseExpression, call: cst.Call) -> bool:

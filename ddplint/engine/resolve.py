@@ -218,6 +218,24 @@ class Resolver:
             stored = self._dict_entry(expr, at, depth)
             if stored is not None:
                 self._follow(stored[0], stored[1], depth - 1, found, seen)
+        if not bindings and isinstance(expr, cst.Attribute):
+            for getter in self._properties(expr, at):
+                for returned in self.model.returns.get(getter, []):
+                    if returned.value is not None:
+                        self._follow(returned.value, returned, depth - 1, found, seen)
+
+    def _properties(self, expr: cst.Attribute, at: cst.CSTNode) -> list[cst.FunctionDef]:
+        """`self.x` where `x` is a `@property` of the enclosing class: its getter."""
+        if not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return []
+        cls = self.model.enclosing_class(self.model.frame(at))
+        if cls is None:
+            return []
+        return [
+            method
+            for method in _methods(cls, expr.attr.value)
+            if any(_is_property(d.decorator) for d in method.decorators)
+        ]
 
     def sources(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 4) -> list[Value]:
         """Every expression the value of `expr` is computed from: its values (`values`),
@@ -493,6 +511,12 @@ def _methods(cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
     if not isinstance(body, cst.IndentedBlock):
         return []
     return [s for s in body.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+
+
+def _is_property(decorator: cst.BaseExpression) -> bool:
+    """`@property`, `@functools.cached_property`, `@cached_property`."""
+    name = dotted(decorator) or ""
+    return name.rpartition(".")[2] in ("property", "cached_property")
 
 
 def _string_literal(expr: cst.BaseExpression) -> str | None:
