@@ -128,34 +128,22 @@ def _model_built_by(
     builds: Callable[[cst.Call], bool],
     expr: cst.BaseExpression,
     at: cst.CSTNode,
-    depth: int = 6,
+    depth: int = 3,
 ) -> cst.Call | None:
     """The construction call of the model `expr` holds for which `builds(call)` holds,
-    followed through `.cuda()`/`.to()`, assignments and callers' arguments."""
-    if depth == 0:
-        return None
-    if isinstance(expr, cst.Call):
-        func = expr.func
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value in _PASS_THROUGH
-            and ctx.qualname(func) is None
-        ):
-            return _model_built_by(ctx, builds, func.value, at, depth - 1)
-        return expr if builds(expr) else None
-    name = dotted(expr)
-    if name is None:
-        return None
-    binding = ctx.facts.binding_before(name, at)
-    if binding is None:
-        return None
-    if binding.kind == "assign":
-        return _model_built_by(ctx, builds, binding.value, binding.statement, depth - 1)
-    if binding.kind == "param":
-        for arg in ctx.facts.arguments_for(binding):
-            found = _model_built_by(ctx, builds, arg, arg, depth - 1)
-            if found is not None:
-                return found
+    followed by the resolver and through `.cuda()` / `.to()`-style calls."""
+    for value in ctx.resolver.values(expr, at):
+        made = value.expr
+        if not isinstance(made, cst.Call):
+            continue
+        func = made.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _PASS_THROUGH:
+            if ctx.qualname(func) is None and depth > 0:
+                found = _model_built_by(ctx, builds, func.value, value.at, depth - 1)
+                if found is not None:
+                    return found
+        elif builds(made):
+            return made
     return None
 
 
