@@ -10,6 +10,7 @@ import libcst as cst
 
 from ddplint.analysis.rank_guards import call_sites
 from ddplint.context import FileContext
+from ddplint.engine import Value
 from ddplint.facts import last_name, string_value
 from ddplint.names import dotted
 
@@ -49,13 +50,15 @@ def names_overwritten_file(texts: list[str]) -> bool:
 
 
 def varies_per_save(
-    ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode, depth: int = 3
+    ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode, depth: int | None = 3
 ) -> bool:
     """Something the path is built from changes per save: an epoch or step counter, a
     time stamp, a variable of a loop around the save, a number formatted as `{n:06d}`
-    (`depth` levels of names deep: `eval_dir = join(out, str(iteration))`)."""
+    (`depth` levels of names deep: `eval_dir = join(out, str(iteration))`; None: the
+    path expression alone)."""
     around = _loop_targets(ctx, at)
-    for value in ctx.resolver.sources(path, at, depth):
+    values = ctx.resolver.sources(path, at, depth) if depth is not None else []
+    for value in values or [Value(path, at, True)]:
         targets = around | _loop_targets(ctx, value.at)
         for node in ctx.walk(value.expr):
             if _counter_format(node):

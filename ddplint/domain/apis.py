@@ -85,7 +85,7 @@ RANK_ENV = GLOBAL_RANK_ENV | LOCAL_RANK_ENV | NODE_RANK_ENV
 WORLD_SIZE_ENV = frozenset({"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
 
 # How code names per-process values.
-RANK_FUNCTION = re.compile(r"^(get_)?(local_|global_|node_|data_parallel_)?rank$")
+RANK_FUNCTION = re.compile(r"^(get_)?(local_|global_|node_)?rank$")
 RANK_NAME = re.compile(
     r"^(local_|global_|node_|ddp_|ddp_local_|process_|world_|dist_)?rank(_id)?$|^gpu_id$"
 )

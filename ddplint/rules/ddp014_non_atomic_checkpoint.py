@@ -148,8 +148,9 @@ def broadcast_state(model, epochs):
             if is_temporary(texts) or moved_after(ctx, call, path):
                 continue
             named = names_overwritten_file(texts)
-            # A `latest` / `best` name is overwritten whatever else it holds (`{tag}`).
-            if varies_per_save(ctx, path, call, depth=0 if named else 3):
+            # A `latest` / `best` name is overwritten whatever its folder or run tag holds:
+            # only the path expression itself may vary (`f"best_{epoch}.pt"`).
+            if varies_per_save(ctx, path, call, depth=None if named else 3):
                 continue
             if not (named or repeats(ctx, call)):
                 continue
