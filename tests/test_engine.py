@@ -171,6 +171,66 @@ def test_values_through_unpacking_attributes_dicts_returns_and_conditional_expre
     assert 'int(os.environ["LOCAL_RANK"])' in texts("self.gpu_id")
 
 
+def test_sources_reach_through_names_helpers_and_file_handles():
+    model, resolver, _ = build(
+        """\
+        import os
+        import torch
+        import torch.distributed as dist
+
+        def shard_tag():
+            return f"part{dist.get_rank()}"
+
+        def save(state, folder, device):
+            name = f"{shard_tag()}.bin"
+            target = os.path.join(folder, name)
+            with open(target, "wb") as handle:
+                torch.save(state, handle)
+            torch.save(state, os.path.join(folder, f"{device}.bin"))
+            torch.save(state, os.path.join(folder, "common.bin", device=True))
+        """
+    )
+    saves = model.calls_by_name["save"]
+
+    def sources(index: int, depth: int = 4) -> set[str]:
+        call = saves[index]
+        return {code(model, v.expr) for v in resolver.sources(call.args[1].value, call, depth)}
+
+    found = sources(0)
+    assert 'open(target, "wb")' in found  # `with ... as handle` is followed
+    assert "dist.get_rank()" in found  # through `target`, `name` and the helper's return
+    assert "dist.get_rank()" not in sources(0, depth=2)  # nesting is bounded
+    assert "device" in sources(1)
+    assert "device" not in sources(2)  # an argument's keyword is not a name read
+
+
+def test_properties_of_the_enclosing_class_are_followed_to_their_returns():
+    model, resolver, _ = build(
+        """\
+        import torch.distributed as dist
+
+        class Trainer:
+            @property
+            def leader(self):
+                return dist.get_rank() == 0
+
+            def plain(self):
+                return 1
+
+            def save(self):
+                use(self.leader)
+                use(self.plain)
+        """
+    )
+
+    def texts(expr_code: str) -> list[str]:
+        call = find(model, cst.Call, f"use({expr_code})")
+        return [code(model, v.expr) for v in resolver.values(call.args[0].value, call)]
+
+    assert texts("self.leader") == ["self.leader", "dist.get_rank() == 0"]
+    assert texts("self.plain") == ["self.plain"]  # a method, not a property: no value
+
+
 def test_environment_reads_through_copies_and_comprehensions():
     model, resolver, _ = build(
         """\

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ddplint.analysis.paths import path_values
 from ddplint.context import FileContext
-from ddplint.facts import argument
+from ddplint.facts import argument, last_name
 from ddplint.names import dotted
 
 SAVE = "torch.save"
 _BUFFERS = frozenset({"io.BytesIO", "BytesIO", "io.StringIO"})
+_SCRATCH = re.compile(r"/(tmp|dev/shm)(/|$)")
+_WRITERS = re.compile(r"put|write|save|upload|dump|store", re.IGNORECASE)
 
 
 def save_path(call: cst.Call) -> cst.BaseExpression | None:
@@ -34,11 +38,26 @@ def is_checkpoint_save(ctx: FileContext, call: cst.Call) -> bool:
     if ctx.call_name(call) != SAVE:
         return False
     path = save_path(call)
+    if path is not None and in_scratch_folder(ctx, path, call):
+        return False
     return path is None or not is_buffer(ctx, path, call) or buffer_written(ctx, path, call)
 
 
+def in_scratch_folder(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The file goes to the machine's temporary folder (`/tmp/...`, `tempfile.mkdtemp()`):
+    a debugging dump or scratch file, not a checkpoint anyone resumes from."""
+    for value in ctx.resolver.sources(path, at, depth=2):
+        for node in ctx.walk(value.expr):
+            if isinstance(node, cst.SimpleString) and _SCRATCH.match(node.raw_value):
+                return True
+            if isinstance(node, cst.Call) and (ctx.call_name(node) or "").startswith("tempfile."):
+                return True
+    return False
+
+
 def buffer_written(ctx: FileContext, buffer: cst.BaseExpression, call: cst.Call) -> bool:
-    """The buffer's bytes are taken after the save (`buffer.getvalue()`), to be written."""
+    """The buffer's bytes are handed to a writer after the save
+    (`backend.put(buffer.getvalue(), path)`, `save_bytes(path, buffer.getvalue())`)."""
     name = dotted(buffer)
     if name is None:
         return False
@@ -49,9 +68,19 @@ def buffer_written(ctx: FileContext, buffer: cst.BaseExpression, call: cst.Call)
             and isinstance(func, cst.Attribute)
             and func.attr.value == "getvalue"
             and dotted(func.value) == name
+            and _written(ctx, other)
         ):
             return True
     return False
+
+
+def _written(ctx: FileContext, read: cst.Call) -> bool:
+    """`read` is an argument of a call that writes or uploads it."""
+    argument = ctx.parent(read)
+    writer = ctx.parent(argument) if isinstance(argument, cst.Arg) else None
+    if not isinstance(writer, cst.Call):
+        return False
+    return bool(_WRITERS.search(last_name(writer.func) or ""))
 
 
 def file_name_varies(ctx: FileContext, path: cst.BaseExpression) -> bool:

@@ -22,12 +22,18 @@ def rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
 
 def call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
     """Calls in this file that may run the function `func`: those the resolver links to
-    it, and calls of a method of that name on some other object (`tracker.update()`)."""
+    it (`Dataset(...)` for `Dataset.__init__`), and calls of a method of that name on some
+    other object (`tracker.update()`)."""
     resolver = ctx.resolver
-    method = ctx.model.enclosing_class(func) is not None
+    cls = ctx.model.enclosing_class(func)
+    method = cls is not None
+    names = [func.name.value]
+    if cls is not None and func.name.value == "__init__":
+        names.append(cls.name.value)
     return [
         c
-        for c in ctx.model.calls_by_name.get(func.name.value, [])
+        for name in names
+        for c in ctx.model.calls_by_name.get(name, [])
         if func in resolver.callees(c)
         or (
             method

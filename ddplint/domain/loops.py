@@ -6,6 +6,8 @@ or a decorator) or after `model.eval()` in its function; a file trains when it c
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from ddplint.domain.apis import (
@@ -89,6 +91,24 @@ class Loops:
         """The file calls `backward()` or builds an optimizer: it takes part in training
         (a script whose loop lives in another module still builds its optimizer)."""
         return bool(self.backward.sites) or any(self.builds_optimizer(c) for c in self.model.calls)
+
+    def trains_in_eval_mode(
+        self, is_model: Callable[[cst.BaseExpression, cst.CSTNode], bool]
+    ) -> bool:
+        """The model trains in eval mode (a linear probe on a frozen backbone: BatchNorm uses
+        its running statistics): a function that runs `backward()` calls `model.eval()`,
+        and no code calls `model.train()`, `model` being any receiver `is_model` accepts."""
+        training = {self.model.frame(s.call) for s in self.backward.sites}
+        evaluated = False
+        for method in ("eval", "train"):
+            for call in self.model.calls_by_name.get(method, []):
+                func = call.func
+                if not isinstance(func, cst.Attribute) or not is_model(func.value, call):
+                    continue
+                if method == "train":
+                    return False
+                evaluated = evaluated or self.model.frame(call) in training
+        return evaluated
 
     def is_evaluation(self, node: cst.CSTNode) -> bool:
         """`node` runs with gradients off: inside `with torch.no_grad():` (or

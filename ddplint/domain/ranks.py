@@ -120,6 +120,24 @@ class Ranks:
         finally:
             self._following.discard(key)
 
+    def depends_on_rank(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
+        """The value of `expr` is computed from this process's rank, so it differs between
+        ranks: `f"shard_{rank}.pt"`, `os.path.join(out, name)` with `name` built from the
+        rank, a helper of this file returning `f"rank_{dist.get_rank()}"`."""
+        where = expr if at is None else at
+        return any(
+            self._spells(v.expr, v.at, rank=True) for v in self.resolver.sources(expr, where)
+        )
+
+    def rank_in_text(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
+        """`expr` is a string or path built from the rank (a per-rank file name), not just a
+        value computed from it (`torch.device("cuda", local_rank)`)."""
+        where = expr if at is None else at
+        return any(
+            _forms_text(v.expr) and self.depends_on_rank(v.expr, v.at)
+            for v in self.resolver.sources(expr, where, depth=2)
+        )
+
     def spells_world_size(self, expr: cst.BaseExpression) -> bool:
         """`expr` itself is the world size (`world_size`, `dist.get_world_size()`,
         `int(os.environ["WORLD_SIZE"])`), without following names."""
@@ -293,6 +311,20 @@ class Ranks:
         if number == 1 and kind is cst.GreaterThanEqual:
             return Side.OTHERS
         return Side.SOME
+
+
+_TEXT_OPERATORS = (cst.Add, cst.Modulo, cst.Divide)
+_TEXT_FUNCTIONS = frozenset({"str", "format", "join", "Path", "PurePath", "PosixPath"})
+
+
+def _forms_text(expr: cst.BaseExpression) -> bool:
+    """`expr` builds a string or a path: an f-string, `a + b`, `"%d" % r`, `dir / name`,
+    `str(r)`, `"{}".format(r)`, `os.path.join(...)`, `Path(...)`."""
+    if isinstance(expr, (cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    if isinstance(expr, cst.BinaryOperation):
+        return isinstance(expr.operator, _TEXT_OPERATORS)
+    return isinstance(expr, cst.Call) and last_name(expr.func) in _TEXT_FUNCTIONS
 
 
 def _is_none(expr: cst.BaseExpression) -> bool:

@@ -28,6 +28,20 @@ class Condition:
     gate: cst.CSTNode
     early_exit: bool = False
 
+    def terms(self) -> list[tuple[cst.BaseExpression, bool]]:
+        """The terms the condition fixes, each with its value: `a and b` holding fixes
+        both true, `a or b` failing fixes both false, `not a` fixes `a` the other way."""
+        return fixed_terms(self.test, self.holds)
+
+
+def fixed_terms(test: cst.BaseExpression, holds: bool) -> list[tuple[cst.BaseExpression, bool]]:
+    """The terms `test == holds` fixes (see `Condition.terms`)."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, holds = test.expression, not holds
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) == holds:
+        return [*fixed_terms(test.left, holds), *fixed_terms(test.right, holds)]
+    return [(test, holds)]
+
 
 def statements(block: cst.CSTNode | None) -> Sequence[Statement]:
     """The statements of a suite, `else` clause or statement line."""

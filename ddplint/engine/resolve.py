@@ -207,6 +207,8 @@ class Resolver:
                 value = self._element(binding.value, binding.index, binding.statement)
                 if value is not None:
                     self._follow(value, binding.statement, depth - 1, found, seen)
+            elif binding.kind == "with":  # `with open(path) as f`: what entering gives
+                self._follow(binding.value, binding.statement, depth - 1, found, seen)
             elif binding.kind == "param":
                 for passed in self.arguments_for(binding):
                     self._follow(passed, passed, depth - 1, found, seen)
@@ -216,6 +218,59 @@ class Resolver:
             stored = self._dict_entry(expr, at, depth)
             if stored is not None:
                 self._follow(stored[0], stored[1], depth - 1, found, seen)
+        if not bindings and isinstance(expr, cst.Attribute):
+            for getter in self._properties(expr, at):
+                for returned in self.model.returns.get(getter, []):
+                    if returned.value is not None:
+                        self._follow(returned.value, returned, depth - 1, found, seen)
+
+    def _properties(self, expr: cst.Attribute, at: cst.CSTNode) -> list[cst.FunctionDef]:
+        """`self.x` where `x` is a `@property` of the enclosing class: its getter."""
+        if not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return []
+        cls = self.model.enclosing_class(self.model.frame(at))
+        if cls is None:
+            return []
+        return [
+            method
+            for method in _methods(cls, expr.attr.value)
+            if any(_is_property(d.decorator) for d in method.decorators)
+        ]
+
+    def sources(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 4) -> list[Value]:
+        """Every expression the value of `expr` is computed from: its values (`values`),
+        the sub-expressions of each, and their values in turn, `depth` levels of nesting
+        deep (`os.path.join(out, name)` with `name = f"ckpt_{rank}.pt"`: `rank`)."""
+        found: list[Value] = []
+        seen: set[int] = set()
+        frontier = [(expr, at)]
+        for level in range(depth + 1):
+            inner: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+            for start, where in frontier:
+                for value in self.values(start, where):
+                    if id(value.expr) in seen:
+                        continue
+                    seen.add(id(value.expr))
+                    found.append(value)
+                    if level < depth:
+                        inner.extend((part, value.at) for part in self._parts(value.expr))
+            frontier = inner
+        return found
+
+    def _parts(self, expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+        """The sub-expressions of `expr` a value can be followed from: names, attribute
+        chains (as a whole), subscripts and calls; not the parts of an attribute chain, nor
+        the keywords of arguments."""
+        model = self.model
+        for node in model.nodes[model.order[expr] + 1 : model.subtree_end[expr]]:
+            if isinstance(node, cst.Name):
+                parent = model.parents.get(node)
+                if isinstance(parent, cst.Attribute) or (
+                    isinstance(parent, cst.Arg) and parent.keyword is node
+                ):
+                    continue
+            if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+                yield node
 
     def _element(
         self, value: cst.BaseExpression, index: int | None, at: cst.CSTNode
@@ -456,6 +511,12 @@ def _methods(cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
     if not isinstance(body, cst.IndentedBlock):
         return []
     return [s for s in body.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+
+
+def _is_property(decorator: cst.BaseExpression) -> bool:
+    """`@property`, `@functools.cached_property`, `@cached_property`."""
+    name = dotted(decorator) or ""
+    return name.rpartition(".")[2] in ("property", "cached_property")
 
 
 def _string_literal(expr: cst.BaseExpression) -> str | None:

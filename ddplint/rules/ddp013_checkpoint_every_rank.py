@@ -2,41 +2,20 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
 from ddplint.analysis.checkpoints import SAVE, is_checkpoint_save, save_path
-from ddplint.analysis.paths import mentions_rank, per_rank_path
+from ddplint.analysis.downloads import in_first_context
+from ddplint.analysis.paths import per_rank_path
 from ddplint.analysis.processes import single_process
-from ddplint.analysis.rank_guards import (
-    call_sites,
-    guarded_everywhere,
-    rank_guard,
-    single_process_branch,
-)
+from ddplint.analysis.rank_guards import call_sites, guarded_everywhere, single_process_branch
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.facts import last_name
 from ddplint.rule import Finding, Rule, register
 
 _ENTRY_POINTS = frozenset({"main", "train", "run", "worker", "main_worker"})
-_ZERO_FIRST = re.compile(r"(zero|main|master|rank_?0|primary)_?(process_|rank_)?first", re.I)
-
-
-def zero_first_block(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """`node` runs inside `with torch_distributed_zero_first(rank):` (or
-    `main_process_first()`): rank 0 goes first and the others find its result."""
-    for ancestor in ctx.ancestors(node):
-        if not isinstance(ancestor, cst.With):
-            continue
-        for item in ancestor.items:
-            target = item.item.func if isinstance(item.item, cst.Call) else item.item
-            name = last_name(target) or ""
-            if _ZERO_FIRST.search(name):
-                return True
-    return False
 
 
 def _referenced_elsewhere(ctx: FileContext, func: cst.FunctionDef) -> bool:
@@ -51,6 +30,32 @@ def _referenced_elsewhere(ctx: FileContext, func: cst.FunctionDef) -> bool:
         ):
             return True
     return False
+
+
+def _is_entry(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """Nothing in the file calls `func`, but it runs: an entry point by its name (`main`),
+    or one handed to a launcher (`mp.spawn(main_worker)`)."""
+    return func.name.value in _ENTRY_POINTS or _referenced_elsewhere(ctx, func)
+
+
+def _outside_calls(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
+    """Calls of `func` in this file, its own recursive calls aside."""
+    return [s for s in call_sites(ctx, func) if not ctx.is_inside(s, func)]
+
+
+def _runs_once(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs on one rank (a rank gate, here or at every call of its function), in a
+    branch that runs without distribution only, or one process at a time (zero-first)."""
+    return (
+        guarded_everywhere(ctx, node)
+        or single_process_branch(ctx, node)
+        or in_first_context(ctx, node)
+    )
+
+
+def _per_rank_arguments(ctx: FileContext, call: cst.Call) -> bool:
+    """An argument is a file name built from the rank: the callee writes per-rank files."""
+    return any(ctx.domain.ranks.rank_in_text(arg.value) for arg in call.args)
 
 
 @register
@@ -186,7 +191,7 @@ def save_shard(model, out_dir):
                 project is not None
                 and project.helper_saves(ctx, call) == "unguarded"
                 and self._every_rank_reaches(ctx, call)
-                and not any(mentions_rank(ctx, arg.value) for arg in call.args)
+                and not _per_rank_arguments(ctx, call)
             ):
                 yield Finding(
                     call,
@@ -199,72 +204,51 @@ def save_shard(model, out_dir):
         """`node` runs on every rank as far as this file shows: no guard on the way up
         through its callers, ending at module level or an entry point (`main`, a function
         passed to `mp.spawn`). A function nobody here calls is someone else's to judge."""
-        if self._runs_once(ctx, node):
+        if _runs_once(ctx, node):
             return False
         func = ctx.enclosing_function(node)
         if func is None:
             return True
         if depth == 0:
             return False
-        sites = [s for s in call_sites(ctx, func) if not ctx.is_inside(s, func)]
+        sites = _outside_calls(ctx, func)
         if not sites:
-            return _referenced_elsewhere(ctx, func) or func.name.value in _ENTRY_POINTS
+            return _is_entry(ctx, func)
         return any(self._every_rank_reaches(ctx, s, depth - 1) for s in sites)
-
-    @staticmethod
-    def _runs_once(ctx: FileContext, node: cst.CSTNode) -> bool:
-        return (
-            guarded_everywhere(ctx, node)
-            or single_process_branch(ctx, node)
-            or zero_first_block(ctx, node)
-        )
 
     def _check_save(
         self, ctx: FileContext, call: cst.Call, reported: set[int]
     ) -> Iterator[Finding]:
         path = save_path(call)
-        if path is None or not is_checkpoint_save(ctx, call) or per_rank_path(ctx, path, call):
+        if path is None or any(a.star for a in call.args) or not is_checkpoint_save(ctx, call):
             return
-        if any(a.star for a in call.args):
-            return
-        if (
-            rank_guard(ctx, call) is not None
-            or single_process_branch(ctx, call)
-            or zero_first_block(ctx, call)
-        ):
+        if per_rank_path(ctx, path, call) or _runs_once(ctx, call):
             return
         func = ctx.enclosing_function(call)
-        message = (
-            "`torch.save` runs on every rank: all processes write the same checkpoint file "
-            "(N times the I/O; concurrent writers can leave a corrupt file); save on rank 0 "
-            "only (`if dist.get_rank() == 0:`)"
-        )
-        if func is None:
-            yield Finding(call, message)
-            return
-        sites = [s for s in call_sites(ctx, func) if not ctx.is_inside(s, func)]
-        if not sites:
-            if _referenced_elsewhere(ctx, func) or func.name.value in _ENTRY_POINTS:
-                yield Finding(call, message)
-            return
+        sites = _outside_calls(ctx, func) if func is not None else []
         unguarded = [
-            site
-            for site in sites
-            if not any(mentions_rank(ctx, arg.value) for arg in site.args)
-            and self._every_rank_reaches(ctx, site)
+            s for s in sites if not _per_rank_arguments(ctx, s) and self._every_rank_reaches(ctx, s)
         ]
-        if any(isinstance(ctx.scope(site), cst.Module) for site in unguarded):
-            # An entry point (`main()` under `if __name__ == "__main__":`): the save itself.
-            yield Finding(call, message)
+        if (
+            func is None
+            or (not sites and _is_entry(ctx, func))
+            or any(isinstance(ctx.scope(site), cst.Module) for site in unguarded)
+        ):
+            # At module level, in an entry point, or in a function `main` runs: the save.
+            yield Finding(
+                call,
+                "`torch.save` runs on every rank: all processes write the same checkpoint "
+                "file (N times the I/O; concurrent writers can leave a corrupt file); save on "
+                "rank 0 only (`if dist.get_rank() == 0:`)",
+            )
             return
         for site in unguarded:
-            if id(site) in reported:
-                continue
-            reported.add(id(site))
-            yield Finding(
-                site,
-                f"`{ctx.code(site.func)}()` saves a checkpoint (`torch.save` in "
-                f"`{func.name.value}`) and is called here on every rank: all processes write "
-                "the same file (contention, and a possibly corrupt file); call it on rank 0 "
-                "only",
-            )
+            if id(site) not in reported:
+                reported.add(id(site))
+                yield Finding(
+                    site,
+                    f"`{ctx.code(site.func)}()` saves a checkpoint (`torch.save` in "
+                    f"`{func.name.value}`) and is called here on every rank: all processes "
+                    "write the same file (contention, and a possibly corrupt file); call it on "
+                    "rank 0 only",
+                )

@@ -2,195 +2,23 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import (
-    SAVE,
-    file_name_varies,
-    is_buffer,
-    save_path,
+from ddplint.analysis.checkpoints import SAVE, file_name_varies, is_buffer, save_path
+from ddplint.analysis.overwrites import (
+    is_temporary,
+    moved_after,
+    names_overwritten_file,
+    path_texts,
+    repeats,
+    varies_per_save,
 )
-from ddplint.analysis.paths import path_values
-from ddplint.analysis.rank_guards import call_sites
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.facts import last_name, string_value
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
-
-_MOVES = frozenset({"os.replace", "os.rename", "shutil.move", "os.link"})
-_UNIQUE_NAME = re.compile(
-    r"(^|_)(epoch|epochs|ep|step|steps|global_step|iter|iters|iteration|it|idx|index|count|"
-    r"counter|update|updates|time|timestamp|stamp|date|now|uuid|version|tag|nimg|kimg|i|e|n)"
-    r"(_|$)",
-    re.IGNORECASE,
-)
-_UNIQUE_CALLS = re.compile(r"time|now|strftime|uuid|datetime|mkstemp|NamedTemporaryFile")
-_TEMP_TEXT = re.compile(r"tmp|temp|\.part\b|\.partial|~$", re.IGNORECASE)
-_OVERWRITTEN_TEXT = re.compile(r"(^|[^a-z])(last|latest|best)([^a-z]|$)", re.IGNORECASE)
-
-
-def _loop_ancestor(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (cst.For, cst.While)):
-            return ancestor
-        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return None
-    return None
-
-
-def _loop_targets(ctx: FileContext, node: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.For):
-            names.update(n.value for n in ctx.walk(ancestor.target) if isinstance(n, cst.Name))
-        if isinstance(ancestor, cst.FunctionDef):
-            break
-    return names
-
-
-def _counter_format(node: cst.CSTNode) -> bool:
-    """`{step:06d}`: a number formatted as an integer, a counter in a file name."""
-    if not isinstance(node, cst.FormattedStringExpression) or not node.format_spec:
-        return False
-    spec = "".join(p.value for p in node.format_spec if isinstance(p, cst.FormattedStringText))
-    return spec.endswith("d")
-
-
-def _unique_per_save(
-    ctx: FileContext,
-    values: list[tuple[cst.BaseExpression, cst.CSTNode]],
-    at: cst.CSTNode,
-    depth: int = 1,
-) -> bool:
-    """Some form of the path varies per save (epoch, step, a time stamp, a loop variable,
-    a number formatted as `{n:06d}`), also through a name it is built from
-    (`os.path.join(out, filename)`)."""
-    for value, where in values:
-        targets = _loop_targets(ctx, where) | _loop_targets(ctx, at)
-        for node in ctx.walk(value):
-            if _counter_format(node):
-                return True
-            if (
-                depth > 0
-                and node is not value
-                and isinstance(node, cst.Name)
-                and not isinstance(ctx.parent(node), cst.Attribute)
-                and _unique_per_save(
-                    ctx, [(v, where) for v in ctx.values_of(node.value, where)], at, depth - 1
-                )
-            ):
-                return True
-            if isinstance(node, cst.Call):
-                callee = dotted(node.func) or ""
-                if _UNIQUE_CALLS.search(callee):
-                    return True
-            if isinstance(node, cst.Name) and (
-                node.value in targets or _UNIQUE_NAME.search(node.value)
-            ):
-                parent = ctx.parent(node)
-                if isinstance(parent, cst.Attribute) and parent.value is not node:
-                    # `args.epochs` reads an attribute: judge its last part below.
-                    continue
-                return True
-            if isinstance(node, cst.Attribute) and _UNIQUE_NAME.search(node.attr.value):
-                return True
-    return False
-
-
-def _nested_values(
-    ctx: FileContext, values: list[tuple[cst.BaseExpression, cst.CSTNode]]
-) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
-    """Values of the names a path is built from (`os.path.join(out, name)`: `name`)."""
-    found: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
-    for value, where in values:
-        for node in ctx.walk(value):
-            if (
-                node is not value
-                and isinstance(node, cst.Name)
-                and not isinstance(ctx.parent(node), cst.Attribute)
-            ):
-                found.extend((v, where) for v in ctx.values_of(node.value, where))
-    return found
-
-
-def _texts(ctx: FileContext, values: list[tuple[cst.BaseExpression, cst.CSTNode]]) -> list[str]:
-    texts = []
-    for value, _ in values:
-        for node in ctx.walk(value):
-            text = string_value(node) if isinstance(node, cst.BaseExpression) else None
-            if text is not None:
-                texts.append(text)
-            elif isinstance(node, cst.FormattedStringText):
-                texts.append(node.value)
-    return texts
-
-
-def _moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> bool:
-    """A later `os.replace(path, ...)` / `Path(path).replace(...)` in the same function."""
-    scope = ctx.scope(call)
-    path_code = ctx.code(path).strip()
-    root = (dotted(path) or "").split(".")[0]
-    for other in ctx.model.calls_by_frame(scope):
-        if not ctx.before(call, other):
-            continue
-        name = ctx.call_name(other) or dotted(other.func) or ""
-        method = last_name(other.func) if isinstance(other.func, cst.Attribute) else None
-        if name in _MOVES:
-            subject = other.args[0].value if other.args else None
-        elif method in ("replace", "rename") and len(other.args) == 1:
-            subject = other.func.value  # type: ignore[attr-defined]
-        else:
-            continue
-        if subject is None:
-            continue
-        if ctx.code(subject).strip() == path_code:
-            return True
-        if root and root in set(ctx.names_in(subject)):
-            return True
-    return False
-
-
-def _repeated_in_loop(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """`node` runs more than once: inside a loop, and not under `if step == N:` (a test
-    that holds at one iteration only)."""
-    loop = _loop_ancestor(ctx, node)
-    if loop is None:
-        return False
-    for ancestor in ctx.ancestors(node):
-        if ancestor is loop:
-            return True
-        if isinstance(ancestor, cst.If) and _at_one_step(ancestor.test):
-            return False
-    return True
-
-
-def _at_one_step(test: cst.BaseExpression) -> bool:
-    """`step == save_step` (also inside `and`): true at one value of a counter."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _at_one_step(test.left) or _at_one_step(test.right)
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    if not isinstance(test.comparisons[0].operator, cst.Equal):
-        return False
-    sides = (test.left, test.comparisons[0].comparator)
-    return any(_UNIQUE_NAME.search(last_name(side) or "") for side in sides)
-
-
-def _called_in_loop(ctx: FileContext, func: cst.FunctionDef | None, depth: int = 2) -> bool:
-    if func is None or depth == 0:
-        return False
-    for site in call_sites(ctx, func):
-        if ctx.is_inside(site, func):
-            continue
-        if _repeated_in_loop(ctx, site):
-            return True
-        if _called_in_loop(ctx, ctx.enclosing_function(site), depth - 1):
-            return True
-    return False
 
 
 @register
@@ -207,7 +35,10 @@ or a `last.pt` / `best.pt`-style name.
 
 Left alone: a save to a temporary path moved into place afterwards (`os.replace`,
 `os.rename`, `shutil.move`, `Path.replace`), per-save unique paths (an f-string holding the
-epoch or step), and saves into an in-memory buffer.
+epoch or step, also through the names and folders it is built from), saves into an
+in-memory buffer, and saves that happen once per run: at one configured step
+(`if step == save_step:`, or after `if step != save_step: return`), or outside the training
+loop of a function that a hyper-parameter search calls once per run.
 
 ## Why is this bad?
 `torch.save` opens the target, truncates it and writes the new checkpoint into it. A crash,
@@ -310,25 +141,23 @@ def broadcast_state(model, epochs):
             path = save_path(call)
             if path is None or is_buffer(ctx, path, call):
                 continue
-            values = path_values(ctx, path, call)
-            if any(isinstance(v, (cst.Call)) and _is_file_object(ctx, v) for v, _ in values):
+            values = [v.expr for v in ctx.resolver.values(path, call)]
+            if any(isinstance(v, cst.Call) and _is_file_object(ctx, v) for v in values):
                 continue
-            texts = _texts(ctx, values + _nested_values(ctx, values))
-            if any(_TEMP_TEXT.search(t) for t in texts) or _moved_after(ctx, call, path):
+            texts = path_texts(ctx, path, call)
+            if is_temporary(texts) or moved_after(ctx, call, path):
                 continue
-            named = any(_OVERWRITTEN_TEXT.search(t.rsplit("/", 1)[-1]) for t in texts)
-            # A `latest` / `best` name is overwritten whatever else it holds (`{tag}`).
-            if _unique_per_save(ctx, values, call, depth=0 if named else 1):
+            named = names_overwritten_file(texts)
+            # A `latest` / `best` name is overwritten whatever its folder or run tag holds:
+            # only the path expression itself may vary (`f"best_{epoch}.pt"`).
+            if varies_per_save(ctx, path, call, depth=None if named else 3):
                 continue
-            repeated = _repeated_in_loop(ctx, call) or _called_in_loop(
-                ctx, ctx.enclosing_function(call)
-            )
-            if not (repeated or named):
+            if not (named or repeats(ctx, call)):
                 continue
             shown = ctx.code(path).strip()
             if len(shown) > 40:
                 shown = shown[:37] + "..."
-            if any(file_name_varies(ctx, v) for v, _ in values) and not named:
+            if any(file_name_varies(ctx, v) for v in values) and not named:
                 what = (
                     "a checkpoint path a later save may write again (ddplint cannot tell "
                     "whether its name changes between saves)"

@@ -128,34 +128,22 @@ def _model_built_by(
     builds: Callable[[cst.Call], bool],
     expr: cst.BaseExpression,
     at: cst.CSTNode,
-    depth: int = 6,
+    depth: int = 3,
 ) -> cst.Call | None:
     """The construction call of the model `expr` holds for which `builds(call)` holds,
-    followed through `.cuda()`/`.to()`, assignments and callers' arguments."""
-    if depth == 0:
-        return None
-    if isinstance(expr, cst.Call):
-        func = expr.func
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value in _PASS_THROUGH
-            and ctx.qualname(func) is None
-        ):
-            return _model_built_by(ctx, builds, func.value, at, depth - 1)
-        return expr if builds(expr) else None
-    name = dotted(expr)
-    if name is None:
-        return None
-    binding = ctx.facts.binding_before(name, at)
-    if binding is None:
-        return None
-    if binding.kind == "assign":
-        return _model_built_by(ctx, builds, binding.value, binding.statement, depth - 1)
-    if binding.kind == "param":
-        for arg in ctx.facts.arguments_for(binding):
-            found = _model_built_by(ctx, builds, arg, arg, depth - 1)
-            if found is not None:
-                return found
+    followed by the resolver and through `.cuda()` / `.to()`-style calls."""
+    for value in ctx.resolver.values(expr, at):
+        made = value.expr
+        if not isinstance(made, cst.Call):
+            continue
+        func = made.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _PASS_THROUGH:
+            if ctx.qualname(func) is None and depth > 0:
+                found = _model_built_by(ctx, builds, func.value, value.at, depth - 1)
+                if found is not None:
+                    return found
+        elif builds(made):
+            return made
     return None
 
 
@@ -206,7 +194,10 @@ BatchNorm layers (`nn.BatchNorm1d/2d/3d`, directly or inside a model class or bu
 the file, or a torchvision model that uses BatchNorm such as `resnet50()`), when the file
 never converts them with `nn.SyncBatchNorm.convert_sync_batchnorm`. Files that use
 `SyncBatchNorm` at all, or handle BatchNorm layers by hand (`isinstance(m, nn.BatchNorm2d)`,
-e.g. to freeze them), are left alone, as are models with GroupNorm or LayerNorm.
+e.g. to freeze them), are left alone, as are models with GroupNorm or LayerNorm, and
+models that train in eval mode (the training step calls `model.eval()` and nothing calls
+`model.train()`: a linear probe on a frozen backbone, where BatchNorm uses its running
+statistics and per-rank batch statistics never matter).
 
 ## Why is this bad?
 Under DDP each process normalises with the mean and variance of its *own* per-GPU batch,
@@ -339,6 +330,8 @@ model = DDP(model.cuda(local_rank), device_ids=[local_rank])
         wraps = ctx.facts.ddp_wraps
         if not wraps or _mentions_sync_batchnorm(ctx):
             return
+        if ctx.domain.loops.trains_in_eval_mode(ctx.facts.is_ddp_model):
+            return  # a frozen model (linear probe): BatchNorm uses its running statistics
         index = _BatchNormIndex(ctx)
         for call in wraps:
             model = argument(call, 0, "module")

@@ -1,0 +1,158 @@
+"""Whether a save writes over an earlier one: names that change per save, temporary files
+moved into place, and saves that repeat (in a loop, or in a helper called in one). Values
+are followed by the engine's resolver (`Resolver.sources`)."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ddplint.analysis.rank_guards import call_sites
+from ddplint.context import FileContext
+from ddplint.engine import Value
+from ddplint.facts import last_name, string_value
+from ddplint.names import dotted
+
+_MOVES = frozenset({"os.replace", "os.rename", "shutil.move", "os.link"})
+_COUNTER = re.compile(
+    r"(^|_)(epoch|epochs|ep|step|steps|global_step|iter|iters|iteration|it|idx|index|count|"
+    r"counter|update|updates|time|timestamp|stamp|date|now|uuid|version|tag|nimg|kimg|i|e|n)"
+    r"(_|$)",
+    re.IGNORECASE,
+)
+_UNIQUE_CALLS = re.compile(r"time|now|strftime|uuid|datetime|mkstemp|NamedTemporaryFile")
+_TEMP_TEXT = re.compile(r"tmp|temp|\.part\b|\.partial|~$", re.IGNORECASE)
+_OVERWRITTEN_TEXT = re.compile(r"(^|[^a-z])(last|latest|best)([^a-z]|$)", re.IGNORECASE)
+
+
+def path_texts(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
+    """The string pieces of the path and of the names it is built from, one level deep."""
+    texts = []
+    for value in ctx.resolver.sources(path, at, depth=1):
+        for node in ctx.walk(value.expr):
+            text = string_value(node) if isinstance(node, cst.BaseExpression) else None
+            if text is not None:
+                texts.append(text)
+            elif isinstance(node, cst.FormattedStringText):
+                texts.append(node.value)
+    return texts
+
+
+def is_temporary(texts: list[str]) -> bool:
+    """A `.tmp` / `temp` / `.part` path: the file is moved into place afterwards."""
+    return any(_TEMP_TEXT.search(t) for t in texts)
+
+
+def names_overwritten_file(texts: list[str]) -> bool:
+    """A `last.pt` / `latest` / `best.pth`-style file name: overwritten by design."""
+    return any(_OVERWRITTEN_TEXT.search(t.rsplit("/", 1)[-1]) for t in texts)
+
+
+def varies_per_save(
+    ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode, depth: int | None = 3
+) -> bool:
+    """Something the path is built from changes per save: an epoch or step counter, a
+    time stamp, a variable of a loop around the save, a number formatted as `{n:06d}`
+    (`depth` levels of names deep: `eval_dir = join(out, str(iteration))`; None: the
+    path expression alone)."""
+    around = _loop_targets(ctx, at)
+    values = ctx.resolver.sources(path, at, depth) if depth is not None else []
+    for value in values or [Value(path, at, True)]:
+        targets = around | _loop_targets(ctx, value.at)
+        for node in ctx.walk(value.expr):
+            if _counter_format(node):
+                return True
+            if isinstance(node, cst.Call) and _UNIQUE_CALLS.search(dotted(node.func) or ""):
+                return True
+            if isinstance(node, cst.Attribute) and _COUNTER.search(node.attr.value):
+                return True
+            if isinstance(node, cst.Name) and (
+                node.value in targets or _COUNTER.search(node.value)
+            ):
+                parent = ctx.parent(node)
+                if not (isinstance(parent, cst.Attribute) and parent.value is not node):
+                    return True  # `args.epochs`: the attribute's own name decides, above
+    return False
+
+
+def moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> bool:
+    """A later `os.replace(path, ...)` / `Path(path).replace(...)` in the same function."""
+    path_code = ctx.code(path).strip()
+    root = (dotted(path) or "").split(".")[0]
+    for other in ctx.model.calls_by_frame(ctx.scope(call)):
+        if not ctx.before(call, other):
+            continue
+        func = other.func
+        if (ctx.call_name(other) or dotted(func) or "") in _MOVES:
+            subject = other.args[0].value if other.args else None
+        elif isinstance(func, cst.Attribute) and func.attr.value in ("replace", "rename"):
+            subject = func.value if len(other.args) == 1 else None
+        else:
+            continue
+        if subject is not None and (
+            ctx.code(subject).strip() == path_code or (root and root in set(ctx.names_in(subject)))
+        ):
+            return True
+    return False
+
+
+def repeats(ctx: FileContext, node: cst.CSTNode, depth: int = 2) -> bool:
+    """`node` runs more than once per run: inside a loop of its function, or in a function
+    called in one. Not when a condition fixes a counter (`if step == save_step:`, or after
+    `if step != save_step: return`), nor past a function that runs a training loop itself:
+    its callers' loops repeat whole runs (hyper-parameter search), not saves within one."""
+    if _at_one_step(ctx, node):
+        return False
+    if ctx.enclosing_loop(node) is not None:
+        return True
+    func = ctx.enclosing_function(node)
+    if func is None or depth == 0 or _trains(ctx, func):
+        return False
+    return any(
+        repeats(ctx, site, depth - 1)
+        for site in call_sites(ctx, func)
+        if not ctx.is_inside(site, func)
+    )
+
+
+def _trains(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    loops = ctx.domain.loops
+    return any(
+        isinstance(loop, (cst.For, cst.While))
+        and ctx.scope(loop) is func
+        and loops.is_training_loop(loop)
+        for loop in ctx.nodes_of(cst.For, cst.While)
+    )
+
+
+def _at_one_step(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """A condition `node` runs under fixes a counter to one value (`step == save_step`)."""
+    for condition in ctx.flow.conditions(node):
+        for term, value in condition.terms():
+            if not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
+                continue
+            operator = term.comparisons[0].operator
+            equal = isinstance(operator, cst.Equal) if value else isinstance(operator, cst.NotEqual)
+            sides = (term.left, term.comparisons[0].comparator)
+            if equal and any(_COUNTER.search(last_name(side) or "") for side in sides):
+                return True
+    return False
+
+
+def _loop_targets(ctx: FileContext, node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.For):
+            names.update(n.value for n in ctx.walk(ancestor.target) if isinstance(n, cst.Name))
+        if isinstance(ancestor, cst.FunctionDef):
+            break
+    return names
+
+
+def _counter_format(node: cst.CSTNode) -> bool:
+    """`{step:06d}`: a number formatted as an integer, a counter in a file name."""
+    if not isinstance(node, cst.FormattedStringExpression) or not node.format_spec:
+        return False
+    spec = "".join(p.value for p in node.format_spec if isinstance(p, cst.FormattedStringText))
+    return spec.endswith("d")
