@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import gc
 import re
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -80,11 +82,26 @@ def check_file(
     if isinstance(parsed, Diagnostic):
         return FileResult(path, [parsed])
     source, module = parsed
+    with tree_outside_collector():
+        try:
+            ctx = FileContext(path, source, module, project)
+        except RecursionError:
+            return FileResult(path, [file_error(path, "file too deeply nested to analyse", 1, 1)])
+        return check_context(ctx, codes)
+
+
+@contextmanager
+def tree_outside_collector() -> Iterator[None]:
+    """Keep every object that exists on entry (a parsed tree above all) out of the cyclic
+    garbage collector's reach until exit. A tree is hundreds of thousands of acyclic nodes
+    that reference counting frees; left tracked, each full collection during the analysis
+    walks all of them again (on a large file about a tenth of the analysis time). Objects
+    made inside are collected as usual."""
+    gc.freeze()
     try:
-        ctx = FileContext(path, source, module, project)
-    except RecursionError:
-        return FileResult(path, [file_error(path, "file too deeply nested to analyse", 1, 1)])
-    return check_context(ctx, codes)
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
