@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import ast
+import gc
 import re
 import traceback
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import cast
+from functools import cached_property
 
 import libcst as cst
-from libcst.metadata import CodeRange, PositionProvider
-from libcst.metadata.position_provider import PositionProvidingCodegenState
+from libcst.metadata import CodeRange
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
 from ddplint.noqa import Suppressions
+from ddplint.positions import node_ranges
 from ddplint.project import Project
 from ddplint.rule import Finding, FixSpec, Rule, all_rules
 from ddplint.source import decode, split_lines
@@ -80,11 +82,26 @@ def check_file(
     if isinstance(parsed, Diagnostic):
         return FileResult(path, [parsed])
     source, module = parsed
+    with tree_outside_collector():
+        try:
+            ctx = FileContext(path, source, module, project)
+        except RecursionError:
+            return FileResult(path, [file_error(path, "file too deeply nested to analyse", 1, 1)])
+        return check_context(ctx, codes)
+
+
+@contextmanager
+def tree_outside_collector() -> Iterator[None]:
+    """Keep every object that exists on entry (a parsed tree above all) out of the cyclic
+    garbage collector's reach until exit. A tree is hundreds of thousands of acyclic nodes
+    that reference counting frees; left tracked, each full collection during the analysis
+    walks all of them again (on a large file about a tenth of the analysis time). Objects
+    made inside are collected as usual."""
+    gc.freeze()
     try:
-        ctx = FileContext(path, source, module, project)
-    except RecursionError:
-        return FileResult(path, [file_error(path, "file too deeply nested to analyse", 1, 1)])
-    return check_context(ctx, codes)
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
@@ -112,7 +129,7 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
             )
     if findings:
         suppressions = Suppressions.parse(ctx.source)
-        placer = _Placer(ctx)
+        placer = _Placer(ctx, (finding for _, finding in findings))
         for rule, finding in findings:
             diagnostic = placer.diagnostic(path, rule, finding)
             if not suppressions.suppresses(diagnostic.code, diagnostic.start.row):
@@ -132,60 +149,26 @@ def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 
 
 class _Placer:
-    """Turns findings into located diagnostics.
+    """Turns findings into located diagnostics: the positions of every node the findings
+    and their fixes point at come from one character-counting code generation
+    (`ddplint.positions`)."""
 
-    Positions cost a position-tracking code generation; only the top-level statements that
-    hold a finding get one, offset by the line their code starts on (counted with a plain,
-    much cheaper code generation of the statements before them).
-    """
-
-    def __init__(self, ctx: FileContext) -> None:
+    def __init__(self, ctx: FileContext, findings: Iterable[Finding]) -> None:
         self.ctx = ctx
-        self.lines = split_lines(ctx.source)
-        module = ctx.module
-        self._statement_index = {id(s): i for i, s in enumerate(module.body)}
-        # first_line[i]: the line on which the code of top-level statement i starts
-        self._first_line = [len(module.header) + 1]
-        self._resolved: dict[int, Mapping[cst.CSTNode, CodeRange]] = {}
+        nodes: list[cst.CSTNode] = []
+        for finding in findings:
+            nodes.append(finding.node)
+            if finding.fix:
+                nodes.extend(old for old, _ in finding.fix.replacements)
+                nodes.extend(statement for statement, _ in finding.fix.insertions)
+        self._ranges = node_ranges(ctx.module, ctx.source, nodes, ctx.parents)
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return split_lines(self.ctx.source)
 
     def range(self, node: cst.CSTNode) -> CodeRange:
-        top = node
-        for ancestor in self.ctx.ancestors(node):
-            if ancestor is self.ctx.module:
-                break
-            top = ancestor
-        index = self._statement_index.get(id(top))
-        if index is None:  # the module itself, or its header and footer
-            return self._positions(self.ctx.module, 1)[node]
-        return self._positions(top, self._start(index))[node]
-
-    def _start(self, index: int) -> int:
-        module = self.ctx.module
-        while len(self._first_line) <= index:
-            previous = module.body[len(self._first_line) - 1]
-            lines = module.code_for_node(previous).count("\n")
-            self._first_line.append(self._first_line[-1] + lines)
-        return self._first_line[index]
-
-    def _positions(self, top: cst.CSTNode, first_line: int) -> Mapping[cst.CSTNode, CodeRange]:
-        resolved = self._resolved.get(id(top))
-        if resolved is None:
-            # What `PositionProvider` does, without the metadata wrapper's extra tree
-            # visit: one position-tracking code generation of the statement, started on
-            # the line its code starts on.
-            module = self.ctx.module
-            provider = PositionProvider()
-            state = PositionProvidingCodegenState(
-                default_indent=module.default_indent,
-                default_newline=module.default_newline,
-                provider=provider,
-            )
-            state.line = first_line
-            top._codegen(state)
-            resolved = self._resolved[id(top)] = cast(
-                "Mapping[cst.CSTNode, CodeRange]", provider._computed
-            )
-        return resolved
+        return self._ranges[node]
 
     def diagnostic(self, path: str, rule: Rule, finding: Finding) -> Diagnostic:
         where = self.range(finding.node)

@@ -49,6 +49,7 @@ class FileContext:
         self.functions = model.functions
         self.bindings = model.bindings
         self._qualnames: dict[cst.CSTNode, str | None] = {}
+        self._call_orders: dict[Scope, list[int]] = {}  # source order of each frame's calls
 
     @cached_property
     def resolver(self) -> Resolver:
@@ -82,11 +83,19 @@ class FileContext:
         return self.qualname(call.func)
 
     def calls_to(self, *qualnames: str) -> Iterator[cst.Call]:
-        """Every call whose callee resolves to one of `qualnames`."""
-        wanted = set(qualnames)
+        """Every call whose callee resolves to one of `qualnames`, in source order."""
+        index = self._calls_by_qualname
+        found = [call for name in set(qualnames) for call in index.get(name, ())]
+        if len(qualnames) > 1:
+            found.sort(key=self.order.__getitem__)
+        return iter(found)
+
+    @cached_property
+    def _calls_by_qualname(self) -> dict[str | None, list[cst.Call]]:
+        index: dict[str | None, list[cst.Call]] = {}
         for call in self.calls:
-            if self.call_name(call) in wanted:
-                yield call
+            index.setdefault(self.call_name(call), []).append(call)
+        return index
 
     def nodes_of(self, *kinds: type[cst.CSTNode]) -> list[cst.CSTNode]:
         """Every node of exactly these LibCST types, in source order."""
@@ -156,14 +165,13 @@ class FileContext:
     def calls_within(self, root: cst.CSTNode) -> list[cst.Call]:
         """Calls inside `root`, not entering nested function definitions."""
         scope = root if isinstance(root, cst.FunctionDef) else self.scope(root)
-        orders = self._call_orders
+        calls = self.model.calls_by_frame(scope)
+        orders = self._call_orders.get(scope)
+        if orders is None:
+            orders = self._call_orders[scope] = [self.order[c] for c in calls]
         first = bisect.bisect_left(orders, self.order[root])
         last = bisect.bisect_left(orders, self.subtree_end[root])
-        return [c for c in self.calls[first:last] if self.scope_of_node[c] is scope]
-
-    @cached_property
-    def _call_orders(self) -> list[int]:
-        return [self.order[c] for c in self.calls]
+        return calls[first:last]
 
     def code(self, node: cst.CSTNode) -> str:
         """Source text of a node (normalised by LibCST's code generation)."""

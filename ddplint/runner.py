@@ -21,7 +21,14 @@ from typing import TypeVar
 import libcst as cst
 
 from ddplint.cache import Cache, key
-from ddplint.checker import FileResult, check_context, check_file, file_error, parse
+from ddplint.checker import (
+    FileResult,
+    check_context,
+    check_file,
+    file_error,
+    parse,
+    tree_outside_collector,
+)
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic
 from ddplint.project import ModuleFinder, ModuleSummary, Project, summarize, summarize_bytes
@@ -71,14 +78,18 @@ def _first_pass(task: _Task) -> _FirstPass:
     if not isinstance(parsed, tuple):
         return _FirstPass(None, FileResult(task.path, [parsed]))
     source, module = parsed
-    try:
-        ctx = FileContext(task.path, source, module)
-        summary = summarize(ctx)
-    except RecursionError:
-        return _FirstPass(None, check_file(task.path, task.data, task.codes))
-    if ModuleFinder().dependencies(task.absolute, summary):
-        return _FirstPass(summary, None, parsed if _worker_state.get("keep_parses") else None)
-    return _FirstPass(summary, check_context(ctx, task.codes))
+    with tree_outside_collector():
+        try:
+            ctx = FileContext(task.path, source, module)
+            summary = summarize(ctx)
+        except RecursionError:
+            pass
+        else:
+            if ModuleFinder().dependencies(task.absolute, summary):
+                kept = parsed if _worker_state.get("keep_parses") else None
+                return _FirstPass(summary, None, kept)
+            return _FirstPass(summary, check_context(ctx, task.codes))
+    return _FirstPass(None, check_file(task.path, task.data, task.codes))
 
 
 _worker_state: dict[str, object] = {}
@@ -98,11 +109,14 @@ def _second_pass_worker(task: _Task) -> FileResult:
 
 def _check_parsed(task: _Task, parsed: tuple[str, cst.Module], project: Project) -> FileResult:
     """`check_file` on a parse kept from the first pass."""
-    try:
-        ctx = FileContext(task.path, *parsed, project)
-    except RecursionError:
-        return check_file(task.path, task.data, task.codes, project)
-    return check_context(ctx, task.codes)
+    with tree_outside_collector():
+        try:
+            ctx = FileContext(task.path, *parsed, project)
+        except RecursionError:
+            pass
+        else:
+            return check_context(ctx, task.codes)
+    return check_file(task.path, task.data, task.codes, project)
 
 
 _Result = TypeVar("_Result")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
@@ -34,6 +34,10 @@ ScopeNode = (
 Loop = cst.For | cst.While
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 SCOPE_TYPES = (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHENSIONS)
+# The same as sets of exact types: parsed trees hold no subclasses of LibCST's node types, and
+# a set look-up avoids `isinstance` on LibCST's ABC-based classes on the hottest path.
+_SCOPE_KINDS: frozenset[type[cst.CSTNode]] = frozenset(SCOPE_TYPES)
+_COMPREHENSION_KINDS: frozenset[type[cst.CSTNode]] = frozenset(COMPREHENSIONS)
 
 
 @dataclass(frozen=True)
@@ -172,21 +176,21 @@ class SemanticModel:
         """The precise scope a name read at `node` is looked up in first: the innermost
         function, lambda, comprehension or class body that evaluates it (decorators,
         defaults, annotations and class bases belong to the scope around the definition)."""
+        parents = self.parents
         child: cst.CSTNode = node
         first_iterable = False  # the first iterable of a comprehension runs outside it
-        for ancestor in self.ancestors(node):
-            if (
-                isinstance(ancestor, SCOPE_TYPES)
-                and not first_iterable
-                and _evaluated_inside(ancestor, child)
-            ):
-                return ancestor
+        ancestor = parents.get(node)
+        while ancestor is not None:
+            kind = type(ancestor)
+            if kind in _SCOPE_KINDS and not first_iterable and _evaluated_inside(ancestor, child):
+                return cast("ScopeNode", ancestor)
             first_iterable = (
-                isinstance(ancestor, cst.CompFor)
-                and child is ancestor.iter
-                and isinstance(self.parents.get(ancestor), COMPREHENSIONS)
+                kind is cst.CompFor
+                and child is cast("cst.CompFor", ancestor).iter
+                and type(parents.get(ancestor)) in _COMPREHENSION_KINDS
             )
             child = ancestor
+            ancestor = parents.get(ancestor)
         return self.module
 
     def enclosing_class(self, frame: Frame) -> cst.ClassDef | None:

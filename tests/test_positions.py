@@ -1,0 +1,76 @@
+"""`ddplint.positions` gives the ranges LibCST's `PositionProvider` gives, for any set of nodes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ddplint.engine import SemanticModel
+from ddplint.positions import node_ranges
+
+CORPUS = sorted((Path(__file__).parent.parent / "corpus").rglob("*.py"))
+
+EDGE_CASES = {
+    "no trailing newline": "import torch\nx = torch.zeros(1)",
+    "crlf": "import os\r\nif os.environ:\r\n    rank = 0\r\n",
+    "crlf, no trailing newline": "def f(a):\r\n    return a",
+    "lone carriage returns": "a = 1\rb = (\r  2)\r",
+    "tabs and wide characters": "def f():\n\tname = 'ü€😀'; other = name\n\treturn name\n",
+    "header, decorators, comments, footer": (
+        "#!/usr/bin/env python\n# header\n\n@dec  # one\n# between\n@other(1)\n"
+        "def f(\n    x,  # x\n    y=2,\n):\n    # leading\n    if x:\n        pass\n"
+        "        # block footer\n    # dedented\n    return x\n\n# module footer\n"
+    ),
+    "semicolons and continuation": "a = 1; b = 2 \\\n    + 3\nc = [\n    1,\n]\n",
+    "strings": 'x = f"{a!r:>{w}}" "tail"\ny = """\nmulti\n"""\n',
+    "match and try": (
+        "match p:\n    case [x, y] if x > y:\n        pass\n    case _:\n        pass\n"
+        "try:\n    a()\nexcept (A, B) as e:\n    raise\nelse:\n    b()\nfinally:\n    c()\n"
+    ),
+    "classes and async": (
+        "class C(Base, metaclass=M):\n    '''doc'''\n    x: int = 1\n\n"
+        "    async def run(self):\n        async with a as b, c:\n            await b\n"
+    ),
+    "comments only": "# nothing here\n",
+    "empty": "",
+}
+
+
+def _provider_ranges(module: cst.Module) -> dict[cst.CSTNode, object]:
+    return dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))
+
+
+def _check(source: str, one_at_a_time: bool) -> None:
+    module = cst.parse_module(source)
+    expected = _provider_ranges(module)
+    parents = SemanticModel(module).parents
+    # Every node at once: whitespace, punctuation and all.
+    assert node_ranges(module, source, expected, parents) == expected
+    # Statements without their children: ranges that borrow a bound from a child not asked
+    # for (a block's end) are still right; one at a time, the generation stops early.
+    statements = [n for n in parents if isinstance(n, (cst.BaseStatement, cst.BaseSuite))]
+    assert node_ranges(module, source, statements, parents) == {n: expected[n] for n in statements}
+    for node in statements if one_at_a_time else ():
+        assert node_ranges(module, source, [node], parents) == {node: expected[node]}
+
+
+@pytest.mark.parametrize("name", EDGE_CASES)
+def test_ranges_equal_position_provider_on_edge_cases(name: str) -> None:
+    _check(EDGE_CASES[name], one_at_a_time=True)
+
+
+def test_ranges_equal_position_provider_on_the_corpus() -> None:
+    assert len(CORPUS) > 200
+    for path in CORPUS:
+        _check(path.read_text(encoding="utf-8"), one_at_a_time=False)
+
+
+def test_module_range_and_nodes_outside_the_statements() -> None:
+    source = "# header\nx = 1\n# footer\n"
+    module = cst.parse_module(source)
+    expected = _provider_ranges(module)
+    ranges = node_ranges(module, source, [module, module.header[0]], {})
+    assert ranges == {module: expected[module], module.header[0]: expected[module.header[0]]}
