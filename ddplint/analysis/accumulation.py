@@ -74,13 +74,13 @@ def accumulation_loop(ctx: FileContext, backward: cst.Call) -> cst.For | cst.Whi
     backward (unconditional there) whose optimizer steps all wait for a counter
     (`if (i + 1) % accum == 0:`), or the loop around an inner micro-batch `for` with one
     optimizer step after it."""
-    loop = _loop_around(ctx, backward)
+    loop = ctx.enclosing_loop(backward)
     if loop is None or _conditions_between(ctx, backward, loop):
         return None
     steps = [c for c in ctx.calls_within(loop) if _is_optimizer_step(c)]
     if steps:
         return loop if all(_counter_guarded(ctx, s, loop) for s in steps) else None
-    outer = _loop_around(ctx, loop)
+    outer = ctx.enclosing_loop(loop)
     if not isinstance(loop, cst.For) or outer is None:
         return None
     if _conditions_between(ctx, loop, outer):
@@ -90,16 +90,6 @@ def accumulation_loop(ctx: FileContext, backward: cst.Call) -> cst.For | cst.Whi
     ):
         return None
     return outer
-
-
-def _loop_around(ctx: FileContext, node: cst.CSTNode) -> cst.For | cst.While | None:
-    """The innermost loop around `node` in its function (lambdas stop the search)."""
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (cst.For, cst.While)):
-            return ancestor
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-            return None
-    return None
 
 
 def in_model_context(ctx: FileContext, node: cst.CSTNode, loop: cst.CSTNode) -> bool:

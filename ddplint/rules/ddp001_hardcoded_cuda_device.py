@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.device_literals import hardcoded_devices, right_for_its_process
+from ddplint.analysis.device_literals import hardcoded_devices
 from ddplint.analysis.local_rank_names import LocalRankNames
+from ddplint.analysis.per_process_devices import right_for_its_process
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.rule import Finding, FixSpec, Rule, register
