@@ -1,7 +1,6 @@
 """Gradient accumulation under DDP: loops that run `backward()` several times per
-optimizer step, whether they run a DDP model's forward, and whether the code controls
-gradient synchronisation (`no_sync()`, `require_backward_grad_sync`, accelerate's
-`accumulate()`, `join()`)."""
+optimizer step, whether they run a DDP model's forward, and whether the backward runs in
+a context manager given the DDP model (which may turn synchronisation off itself)."""
 
 from __future__ import annotations
 
@@ -12,11 +11,8 @@ import libcst as cst
 from ddplint.analysis.ddp_models import may_be_ddp_model
 from ddplint.context import FileContext
 from ddplint.facts import last_name
-from ddplint.names import dotted
 
 _OPTIMIZER_NAME = re.compile(r"optim|^opt(_|$)|^opt\d*$")
-_SYNC_CONTROL = ("no_sync", "require_backward_grad_sync", "sync_gradients")
-_SYNC_METHODS = frozenset({"no_sync", "accumulate", "join"})
 
 
 def _conditions_between(ctx: FileContext, node: cst.CSTNode, top: cst.CSTNode) -> list[cst.If]:
@@ -49,24 +45,6 @@ def _is_optimizer_step(call: cst.Call) -> bool:
     if "scaler" in receiver.lower():
         return True
     return bool(_OPTIMIZER_NAME.search(receiver.lower())) and "sched" not in receiver.lower()
-
-
-def _mentions_sync_control(ctx: FileContext, root: cst.CSTNode) -> bool:
-    for node in ctx.walk(root):
-        if isinstance(node, cst.Attribute) and node.attr.value in _SYNC_CONTROL:
-            return True
-        if isinstance(node, cst.Name) and any(s in node.value for s in _SYNC_CONTROL):
-            return True
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in _SYNC_METHODS
-            # `with model.join():` / `with accelerator.accumulate(model):`, not
-            # `os.path.join(...)` or `", ".join(...)`
-            and (node.func.attr.value == "no_sync" or isinstance(ctx.parent(node), cst.WithItem))
-        ):
-            return True
-    return False
 
 
 def accumulation_loop(ctx: FileContext, backward: cst.Call) -> cst.For | cst.While | None:
@@ -154,21 +132,4 @@ def forwards_ddp(ctx: FileContext, loop: cst.CSTNode) -> bool:
             for a in call.args
         ):
             return True
-    return False
-
-
-def controls_sync(ctx: FileContext, scope: cst.CSTNode) -> bool:
-    """The function (or a same-file function or method it calls) uses no_sync or the
-    like."""
-    if _mentions_sync_control(ctx, scope):
-        return True
-    for call in ctx.calls_within(scope):
-        name = dotted(call.func)
-        if name is not None and name.startswith("self.") and name.count(".") == 1:
-            name = name[len("self.") :]  # `with self.sync_context(step):`, a method here
-        if name is None or "." in name:
-            continue
-        for func in ctx.functions.get(name, ()):
-            if _mentions_sync_control(ctx, func):
-                return True
     return False

@@ -1,6 +1,7 @@
-"""Code that runs with DDP's gradient synchronisation off: inside a `with` block whose
-context is `model.no_sync()` on every path (or on some paths, when nothing inside the
-block tests which)."""
+"""DDP's gradient synchronisation turned off: code inside a `with` block whose context is
+`model.no_sync()` on every path (or on some paths, when nothing inside the block tests
+which), and functions that control synchronisation at all (`no_sync()`,
+`require_backward_grad_sync`, accelerate's `accumulate()`, `join()`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.names import dotted
 
+_SYNC_CONTROL = ("no_sync", "require_backward_grad_sync", "sync_gradients")
+_SYNC_METHODS = frozenset({"no_sync", "accumulate", "join"})
 _ALWAYS = "always"
 _CONDITIONAL = "conditional"
 
@@ -72,3 +76,39 @@ def unsynced_block(ctx: FileContext, node: cst.CSTNode) -> cst.With | None:
             continue
         return with_node
     return None
+
+
+def _mentions_sync_control(ctx: FileContext, root: cst.CSTNode) -> bool:
+    """`root` names a sync control, or enters `with model.join():` / `accumulate()`."""
+    for node in ctx.walk(root):
+        if isinstance(node, cst.Attribute) and node.attr.value in _SYNC_CONTROL:
+            return True
+        if isinstance(node, cst.Name) and any(s in node.value for s in _SYNC_CONTROL):
+            return True
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in _SYNC_METHODS
+            # `with model.join():` / `with accelerator.accumulate(model):`, not
+            # `os.path.join(...)` or `", ".join(...)`
+            and (node.func.attr.value == "no_sync" or isinstance(ctx.parent(node), cst.WithItem))
+        ):
+            return True
+    return False
+
+
+def controls_sync(ctx: FileContext, scope: cst.CSTNode) -> bool:
+    """The function (or a same-file function or method it calls) uses no_sync or the
+    like."""
+    if _mentions_sync_control(ctx, scope):
+        return True
+    for call in ctx.calls_within(scope):
+        name = dotted(call.func)
+        if name is not None and name.startswith("self.") and name.count(".") == 1:
+            name = name[len("self.") :]  # `with self.sync_context(step):`, a method here
+        if name is None or "." in name:
+            continue
+        for func in ctx.functions.get(name, ()):
+            if _mentions_sync_control(ctx, func):
+                return True
+    return False

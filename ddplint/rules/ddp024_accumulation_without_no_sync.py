@@ -6,12 +6,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.accumulation import (
-    accumulation_loop,
-    controls_sync,
-    forwards_ddp,
-    in_model_context,
-)
+from ddplint.analysis.accumulation import accumulation_loop, forwards_ddp, in_model_context
+from ddplint.analysis.no_sync import controls_sync
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.rule import Finding, Rule, register
