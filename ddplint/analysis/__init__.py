@@ -1,1 +1,2 @@
-"""Analyses shared by several rules, one concept per module."""
+"""Analyses built on the engine and the domain layer, one concept per module: rules ask
+them instead of following values themselves."""

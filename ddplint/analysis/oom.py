@@ -14,7 +14,8 @@ _BROAD = frozenset({"RuntimeError", "Exception", "BaseException"})
 _OOM_TEXT = ("out of memory", "outofmemory")
 
 
-def _handler_types(handler: cst.ExceptHandler) -> list[cst.BaseExpression]:
+def handler_types(handler: cst.ExceptHandler) -> list[cst.BaseExpression]:
+    """The exception classes an `except` clause names (none for a bare `except:`)."""
     kind = handler.type
     if kind is None:
         return []
@@ -24,13 +25,13 @@ def _handler_types(handler: cst.ExceptHandler) -> list[cst.BaseExpression]:
 
 
 def _catches_oom_type(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
-    return any(ctx.qualname(t) in OOM_CLASSES for t in _handler_types(handler))
+    return any(ctx.qualname(t) in OOM_CLASSES for t in handler_types(handler))
 
 
 def _catches_broad(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
     if handler.type is None:
         return True
-    for kind in _handler_types(handler):
+    for kind in handler_types(handler):
         if isinstance(kind, cst.Name) and kind.value in _BROAD and ctx.qualname(kind) is None:
             return True
     return False

@@ -111,6 +111,15 @@ MAIN_ONLY_DECORATOR = re.compile(
 DISTRIBUTED_FLAG = ("distributed", "ddp", "is_initialized", "is_dist_avail_and_initialized")
 UNWRAP_FUNCTION = re.compile(r"unwrap|de_?parallel|without_ddp|get_model|bare_model")
 
+# Gradient clipping.
+CLIP_FUNCTIONS = frozenset(
+    {
+        "torch.nn.utils.clip_grad_norm_",
+        "torch.nn.utils.clip_grad_value_",
+        "torch.nn.utils.clip_grad_norm",
+    }
+)
+
 # Mixed precision.
 GRAD_SCALERS = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler"})
 # autocast entry points whose `dtype` is the second parameter

@@ -2,200 +2,21 @@
 
 from __future__ import annotations
 
-import weakref
-from collections import defaultdict
-from collections.abc import Container, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.epoch_loops import EpochLoop, EpochLoops, loader_names
 from ddplint.analysis.samplers import (
     SamplerUse,
     distributed_samplers,
     is_evaluation_sampler,
     names_bound_to,
-    returned_names,
     shuffle_of,
 )
-from ddplint.context import FileContext, Scope
+from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
-
-# -- DDP002 proper -------------------------------------------------------------------------
-
-
-@dataclass
-class _EpochLoop:
-    loop: cst.For
-    name: str  # the loader's (or sampler's) name in the loop's scope
-    is_sampler: bool
-
-
-_READS: weakref.WeakKeyDictionary[FileContext, dict[str, list[cst.BaseExpression]]] = (
-    weakref.WeakKeyDictionary()
-)
-_READS_BY_SCOPE: weakref.WeakKeyDictionary[
-    FileContext, dict[str, dict[Scope, list[cst.BaseExpression]]]
-] = weakref.WeakKeyDictionary()
-
-
-def _outer_loops(ctx: FileContext, node: cst.CSTNode) -> list[cst.For | cst.While]:
-    """Loops around `node` in the same function, innermost first."""
-    found = []
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            break
-        if isinstance(ancestor, (cst.For, cst.While)):
-            found.append(ancestor)
-    return found
-
-
-def _reads(ctx: FileContext) -> dict[str, list[cst.BaseExpression]]:
-    """Whole dotted names read in the file (`loader`, `self.loader`; not the `loader`
-    inside `loader.sampler`), indexed once per file."""
-    index = _READS.get(ctx)
-    if index is None:
-        index = defaultdict(list)
-        for node in ctx.nodes_of(cst.Name, cst.Attribute):
-            parent = ctx.parent(node)
-            if not isinstance(node, (cst.Name, cst.Attribute)) or isinstance(
-                parent, (cst.Attribute, cst.AssignTarget, cst.Param)
-            ):
-                continue
-            name = dotted(node)
-            if name is not None:
-                index[name].append(node)
-        _READS[ctx] = index
-    return index
-
-
-def _usages(ctx: FileContext, name: str, scope: Scope) -> Iterator[cst.BaseExpression]:
-    reads = _reads(ctx).get(name, [])
-    if name.startswith("self."):
-        return iter(reads)
-    by_scope = _READS_BY_SCOPE.get(ctx)
-    if by_scope is None:
-        by_scope = _READS_BY_SCOPE[ctx] = {}
-    local = by_scope.get(name)
-    if local is None:  # grouped once per name, so that asking in every scope stays linear
-        local = by_scope[name] = defaultdict(list)
-        for node in reads:
-            local[ctx.scope(node)].append(node)
-    return iter(local.get(scope, []))
-
-
-def _for_iterating(ctx: FileContext, node: cst.CSTNode) -> cst.For | None:
-    """The `for` statement whose iterable holds `node` (`for b in loader`,
-    `for i, b in enumerate(tqdm(loader))`)."""
-    child = node
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.For):
-            return ancestor if child is ancestor.iter else None
-        if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
-            return None
-        child = ancestor
-    return None
-
-
-def _param_for(func: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
-    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-    if arg.keyword is not None:
-        names = params + [p.name.value for p in func.params.kwonly_params]
-        return arg.keyword.value if arg.keyword.value in names else None
-    if arg.star:
-        return None
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    index = positional.index(arg)
-    if isinstance(call.func, cst.Attribute) and params and params[0] in ("self", "cls"):
-        index += 1
-    return params[index] if index < len(params) else None
-
-
-class _Finder:
-    """Epoch loops iterating one loader (or sampler), following helpers of this file and
-    project helpers; and whether each calls `set_epoch`."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        self.ctx = ctx
-        self._setters: set[str] | None = None
-
-    @property
-    def setters(self) -> set[str]:
-        """Functions of this file that call `set_epoch`, directly or through another."""
-        if self._setters is None:
-            self._setters = set(self.ctx.facts.functions_reaching(self._sets_epoch))
-        return self._setters
-
-    def _sets_epoch(self, call: cst.Call, known: Container[str]) -> bool:
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "set_epoch":
-            return True
-        if isinstance(func, cst.Name) and func.value in known:
-            return True
-        project = self.ctx.project
-        return project is not None and bool(project.helper_set_epoch_positions(self.ctx, call))
-
-    def loop_sets_epoch(self, loop: cst.For | cst.While) -> bool:
-        setters = self.setters
-        return any(self._sets_epoch(c, setters) for c in self.ctx.calls_within(loop))
-
-    def epoch_loops(
-        self, name: str, scope: Scope, depth: int = 2
-    ) -> Iterator[tuple[_EpochLoop | None, cst.CSTNode]]:
-        """(epoch loop or None, iteration site) for each place `name` is iterated."""
-        ctx = self.ctx
-        for node in _usages(ctx, name, scope):
-            loop = _for_iterating(ctx, node)
-            if loop is not None:
-                outer = ctx.enclosing_loop(loop)
-                yield self._epoch(outer, name), loop
-                continue
-            arg = ctx.parent(node)
-            call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
-            if not isinstance(call, cst.Call) or not isinstance(arg, cst.Arg):
-                continue
-            helper = self._helper(call)
-            if helper is not None and depth > 0:
-                param = _param_for(helper, call, arg)
-                if param is None:
-                    continue
-                for inner, site in self.epoch_loops(param, helper, depth - 1):
-                    if inner is not None:
-                        yield inner, site
-                    else:
-                        yield self._epoch(ctx.enclosing_loop(call), name), call
-            elif helper is None and self._project_helper(call):
-                yield self._epoch(ctx.enclosing_loop(call), name), call
-
-    def _epoch(self, loop: cst.For | cst.While | None, name: str) -> _EpochLoop | None:
-        if isinstance(loop, cst.For):
-            return _EpochLoop(loop, name, is_sampler=False)
-        return None
-
-    def _helper(self, call: cst.Call) -> cst.FunctionDef | None:
-        func = call.func
-        if isinstance(func, cst.Name):
-            defs = self.ctx.functions.get(func.value)
-            if defs and len(defs) == 1 and isinstance(self.ctx.scope(defs[0]), cst.Module):
-                return defs[0]
-        return None
-
-    def _project_helper(self, call: cst.Call) -> bool:
-        project = self.ctx.project
-        return project is not None and project.resolve(self.ctx, call) is not None
-
-
-def _names_for(ctx: FileContext, sampler: SamplerUse) -> list[tuple[str, Scope, str, bool]]:
-    """(name, scope, loader name or "", is the sampler itself) to follow."""
-    names: list[tuple[str, Scope, str, bool]] = []
-    for loader in sampler.loaders:
-        scope = ctx.scope(loader.call)
-        if loader.name is not None:
-            names.append((loader.name, scope, loader.via, False))
-        for bound, where in returned_names(ctx, loader.name, scope, loader.call):
-            names.append((bound, where, loader.via, False))
-    return names
 
 
 def _visible_in(ctx: FileContext, name: str, binding_node: cst.CSTNode, loop: cst.For) -> bool:
@@ -366,27 +187,20 @@ def main(ds, model):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        finder = _Finder(ctx)
+        finder = EpochLoops(ctx)
         reported: set[int] = set()
         for sampler in distributed_samplers(ctx):
             if shuffle_of(sampler.call) is not True or is_evaluation_sampler(ctx, sampler):
                 continue
-            for name, scope, via, _ in _names_for(ctx, sampler):
-                for epoch, _site in finder.epoch_loops(name, scope):
-                    if epoch is None or id(epoch.loop) in reported:
-                        continue
-                    loop = epoch.loop
-                    loops = [loop, *_outer_loops(ctx, loop)]
-                    if any(ctx.is_inside(sampler.call, outer) for outer in loops):
-                        continue
-                    if any(finder.loop_sets_epoch(outer) for outer in loops):
-                        continue
-                    reported.add(id(loop))
-                    yield self._finding(ctx, sampler, epoch, via)
+            for name, scope, via, _ in loader_names(ctx, sampler):
+                for epoch in finder.without_set_epoch(name, scope, sampler.call):
+                    if id(epoch.loop) not in reported:
+                        reported.add(id(epoch.loop))
+                        yield self._finding(ctx, sampler, epoch, via)
         yield from self._project_loaders(ctx, finder, reported)
 
     def _project_loaders(
-        self, ctx: FileContext, finder: _Finder, reported: set[int]
+        self, ctx: FileContext, finder: EpochLoops, reported: set[int]
     ) -> Iterator[Finding]:
         """`loader = data.build_loader(...)`, a project helper returning a loader built on
         a shuffling DistributedSampler, iterated epoch after epoch without `set_epoch`."""
@@ -396,13 +210,8 @@ def main(ds, model):
         for call in ctx.calls:
             positions = project.helper_returned_loader(ctx, call)
             for name in names_bound_to(ctx, call, positions):
-                for epoch, _site in finder.epoch_loops(name, ctx.scope(call)):
-                    if epoch is None or id(epoch.loop) in reported:
-                        continue
-                    loops = [epoch.loop, *_outer_loops(ctx, epoch.loop)]
-                    if any(ctx.is_inside(call, outer) for outer in loops):
-                        continue
-                    if any(finder.loop_sets_epoch(outer) for outer in loops):
+                for epoch in finder.without_set_epoch(name, ctx.scope(call), call):
+                    if id(epoch.loop) in reported:
                         continue
                     reported.add(id(epoch.loop))
                     helper = ctx.code(call.func).strip()
@@ -413,7 +222,7 @@ def main(ds, model):
                     )
 
     def _finding(
-        self, ctx: FileContext, sampler: SamplerUse, epoch: _EpochLoop, via: str
+        self, ctx: FileContext, sampler: SamplerUse, epoch: EpochLoop, via: str
     ) -> Finding:
         return self._message(epoch.loop, self._receiver(ctx, sampler, epoch, via))
 
@@ -444,7 +253,7 @@ def main(ds, model):
         )
 
     def _receiver(
-        self, ctx: FileContext, sampler: SamplerUse, epoch: _EpochLoop, via: str
+        self, ctx: FileContext, sampler: SamplerUse, epoch: EpochLoop, via: str
     ) -> str | None:
         """What to call `set_epoch` on at the top of the loop, if it is certainly the
         DistributedSampler there."""

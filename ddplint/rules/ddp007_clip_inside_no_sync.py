@@ -6,69 +6,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.no_sync import under_if_within, unsynced_block
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.apis import CLIP_FUNCTIONS
 from ddplint.rule import Finding, Rule, register
-
-CLIP_FUNCTIONS = frozenset(
-    {
-        "torch.nn.utils.clip_grad_norm_",
-        "torch.nn.utils.clip_grad_value_",
-        "torch.nn.utils.clip_grad_norm",
-    }
-)
-
-ALWAYS = "always"
-CONDITIONAL = "conditional"
-
-
-def _is_no_sync_call(expr: cst.BaseExpression) -> bool:
-    return (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
-        and expr.func.attr.value == "no_sync"
-    )
-
-
-def _context_kind(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> str | None:
-    """ALWAYS when every value the context expression can hold is `model.no_sync()`,
-    CONDITIONAL when only some are (`nullcontext() if last else model.no_sync()`, a name
-    bound differently in two branches), else None."""
-    leaves = [v.expr for v in ctx.resolver.values(expr, at) if v.leaf]
-    hits = sum(1 for leaf in leaves if _is_no_sync_call(leaf))
-    if not hits:
-        return None
-    return ALWAYS if hits == len(leaves) else CONDITIONAL
-
-
-def _no_sync_kind(ctx: FileContext, with_node: cst.With) -> str | None:
-    kinds = [_context_kind(ctx, item.item, with_node) for item in with_node.items]
-    if ALWAYS in kinds:
-        return ALWAYS
-    if CONDITIONAL in kinds:
-        return CONDITIONAL
-    return None
-
-
-def _guarded_within(ctx: FileContext, node: cst.CSTNode, root: cst.CSTNode) -> bool:
-    """Whether `node` sits under an `if` that is itself inside `root`."""
-    for ancestor in ctx.ancestors(node):
-        if ancestor is root:
-            return False
-        if isinstance(ancestor, cst.If):
-            return True
-    return False
-
-
-def _enclosing_withs(ctx: FileContext, node: cst.CSTNode) -> Iterator[cst.With]:
-    child = node
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return
-        if isinstance(ancestor, cst.With) and child is ancestor.body:
-            yield ancestor
-        child = ancestor
-
 
 MESSAGE = (
     "Gradient clipping inside `no_sync()`: the gradients here are this rank's local, "
@@ -230,25 +172,20 @@ def train(model, batches, optimizer):
             return
         reported: set[int] = set()
         for clip in clips:
-            for with_node in _enclosing_withs(ctx, clip):
-                kind = _no_sync_kind(ctx, with_node)
-                if kind is None:
-                    continue
-                if kind is CONDITIONAL and _guarded_within(ctx, clip, with_node):
-                    continue
+            if unsynced_block(ctx, clip) is not None:
                 reported.add(id(clip))
                 yield Finding(clip, MESSAGE)
-                break
         yield from self._through_helpers(ctx, clips, reported)
 
+    @staticmethod
     def _through_helpers(
-        self, ctx: FileContext, clips: list[cst.Call], reported: set[int]
+        ctx: FileContext, clips: list[cst.Call], reported: set[int]
     ) -> Iterator[Finding]:
         """Clip calls in a helper of this file called inside a no_sync() block."""
         clipping: dict[str, list[cst.Call]] = {}
         for clip in clips:
             func = ctx.scope(clip)
-            if isinstance(func, cst.FunctionDef) and not _guarded_within(ctx, clip, func):
+            if isinstance(func, cst.FunctionDef) and not under_if_within(ctx, clip, func):
                 clipping.setdefault(func.name.value, []).append(clip)
         if not clipping:
             return
@@ -256,15 +193,12 @@ def train(model, batches, optimizer):
             callee = call.func
             if not (isinstance(callee, cst.Name) and callee.value in clipping):
                 continue
-            for with_node in _enclosing_withs(ctx, call):
-                kind = _no_sync_kind(ctx, with_node)
-                if kind is None or (kind is CONDITIONAL and _guarded_within(ctx, call, with_node)):
-                    continue
-                for clip in clipping[callee.value]:
-                    if id(clip) not in reported:
-                        reported.add(id(clip))
-                        yield Finding(
-                            clip,
-                            MESSAGE + f" (`{callee.value}` is called inside a no_sync() block)",
-                        )
-                break
+            if unsynced_block(ctx, call) is None:
+                continue
+            for clip in clipping[callee.value]:
+                if id(clip) not in reported:
+                    reported.add(id(clip))
+                    yield Finding(
+                        clip,
+                        MESSAGE + f" (`{callee.value}` is called inside a no_sync() block)",
+                    )

@@ -2,164 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
-import libcst as cst
-
-from ddplint.analysis.paths import path_values
+from ddplint.analysis.loader_sharding import (
+    Sharding,
+    evaluation_loader,
+    plain_sampler,
+    trained_on,
+)
 from ddplint.analysis.rank_guards import rank_guard, single_process_branch
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.facts import LOADER_CLASSES, argument, given_argument, is_false, is_true
-from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
-
-_PLAIN_SAMPLERS = frozenset(
-    f"torch.utils.data.{name}"
-    for name in (
-        "RandomSampler",
-        "SequentialSampler",
-        "WeightedRandomSampler",
-        "SubsetRandomSampler",
-    )
-)
-_EVAL_NAME = re.compile(
-    r"(^|_)(val|valid|validation|test|testing|eval|evaluation|dev|holdout|calib|calibration|infer|inference|predict|score)",
-    re.IGNORECASE,
-)
-_SHARD_NAME = re.compile(r"split_by_node|split_dataset_by_node|nodesplitter|shard", re.IGNORECASE)
-_SYNTHETIC = frozenset({"torch.randn", "torch.rand", "torch.randint", "torch.randperm"})
-_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode"})
-
-
-def _plain_sampler(
-    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 2
-) -> bool:
-    """Every value the sampler may take is a non-distributed torch sampler (or None)."""
-    values = [v for v, _ in path_values(ctx, expr, at)]
-    concrete = [v for v in values if dotted(v) is None or isinstance(v, cst.Call)]
-    if not concrete:
-        return False
-    for value in concrete:
-        if isinstance(value, cst.Name) and value.value == "None":
-            continue
-        if isinstance(value, cst.Call) and ctx.call_name(value) == "torch.utils.data.BatchSampler":
-            # `BatchSampler(RandomSampler(ds), bs, drop_last=True)`: as sharded as its sampler
-            inner = argument(value, 0, "sampler")
-            if inner is not None and depth > 0 and _plain_sampler(ctx, inner, value, depth - 1):
-                continue
-            return False
-        if not (isinstance(value, cst.Call) and ctx.call_name(value) in _PLAIN_SAMPLERS):
-            return False
-    return True
-
-
-class _Sharding:
-    """Whether a dataset expression is split between ranks by some other means."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        self.ctx = ctx
-        self.classes = {
-            node.name.value: node
-            for node in ctx.nodes_of(cst.ClassDef)
-            if isinstance(node, cst.ClassDef)
-        }
-
-    def sharded(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 2) -> bool:
-        ctx = self.ctx
-        facts = ctx.facts
-        for value, where in path_values(ctx, expr, at):
-            for node in ctx.walk(value):
-                if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and (
-                    facts.is_rank_value(node) or facts.is_world_size(node)
-                ):
-                    return True
-                if isinstance(node, (cst.Name, cst.Attribute)):
-                    name = dotted(node) or ""
-                    if _SHARD_NAME.search(name):
-                        return True
-                if isinstance(node, cst.Call):
-                    callee = ctx.call_name(node)
-                    if callee in _SYNTHETIC:
-                        return True  # random tensors: there is no dataset to duplicate
-                    cls = self.classes.get(dotted(node.func) or "")
-                    if cls is not None and self._class_reads_rank(cls):
-                        return True
-                if (
-                    depth > 0
-                    and isinstance(node, cst.Name)
-                    and node is not value
-                    and not isinstance(ctx.parent(node), cst.Attribute)
-                    and self.sharded(node, where, depth - 1)
-                ):
-                    return True
-        return False
-
-    def _class_reads_rank(self, cls: cst.ClassDef) -> bool:
-        ctx = self.ctx
-        for node in ctx.walk(cls):
-            if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and (
-                ctx.facts.is_rank_value(node) or ctx.facts.is_world_size(node)
-            ):
-                return True
-        return False
-
-
-def _target_names(ctx: FileContext, call: cst.Call) -> list[str]:
-    """Names the loader is assigned to (`train_loader = DataLoader(...)`)."""
-    parent = ctx.parent(call)
-    names: list[str] = []
-    if isinstance(parent, cst.Assign):
-        for target in parent.targets:
-            names.extend(n for n in (dotted(target.target),) if n)
-    elif isinstance(parent, (cst.AnnAssign,)):
-        name = dotted(parent.target)
-        if name:
-            names.append(name)
-    return names
-
-
-def _evaluation_context(
-    ctx: FileContext, call: cst.Call, dataset: cst.BaseExpression | None
-) -> bool:
-    names = _target_names(ctx, call)
-    if dataset is not None:
-        names.append(ctx.code(dataset))
-    if any(_EVAL_NAME.search(n.rpartition(".")[2]) for n in names):
-        return True
-    for ancestor in ctx.ancestors(call):
-        if isinstance(ancestor, cst.With):
-            for item in ancestor.items:
-                inner = item.item.func if isinstance(item.item, cst.Call) else item.item
-                if ctx.qualname(inner) in _NO_GRAD:
-                    return True
-        if isinstance(ancestor, cst.FunctionDef):
-            if _EVAL_NAME.search(ancestor.name.value):
-                return True
-            for decorator in ancestor.decorators:
-                inner = decorator.decorator
-                inner = inner.func if isinstance(inner, cst.Call) else inner
-                if ctx.qualname(inner) in _NO_GRAD:
-                    return True
-    return False
-
-
-def _trained_on(ctx: FileContext, call: cst.Call) -> bool:
-    """A `for` loop over the loader calls `backward()`."""
-    names = set(_target_names(ctx, call))
-    if not names:
-        return False
-    for node in ctx.nodes_of(cst.For):
-        if isinstance(node, cst.For) and names & set(ctx.names_in(node.iter)):
-            for inner in ctx.walk(node.body):
-                if (
-                    isinstance(inner, cst.Call)
-                    and isinstance(inner.func, cst.Attribute)
-                    and inner.func.attr.value == "backward"
-                ):
-                    return True
-    return False
 
 
 @register
@@ -311,27 +166,27 @@ def build(net, files, local_rank):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if not ctx.facts.ddp_wraps:
             return
-        sharding: _Sharding | None = None
+        sharding: Sharding | None = None
         for call in ctx.calls_to(*LOADER_CLASSES):
             if any(arg.star for arg in call.args):
                 continue
             sampler = given_argument(call, 3, "sampler") or given_argument(call, 4, "batch_sampler")
-            if sampler is not None and not _plain_sampler(ctx, sampler.value, call):
+            if sampler is not None and not plain_sampler(ctx, sampler.value, call):
                 continue
             shuffle = argument(call, 2, "shuffle")
             if is_false(shuffle):
                 continue
             dataset = argument(call, 0, "dataset")
             if (
-                _evaluation_context(ctx, call, dataset)
+                evaluation_loader(ctx, call, dataset)
                 or single_process_branch(ctx, call)
                 or rank_guard(ctx, call) is not None  # one rank reads it: nothing duplicated
             ):
                 continue
-            training = is_true(shuffle) or sampler is not None or _trained_on(ctx, call)
+            training = is_true(shuffle) or sampler is not None or trained_on(ctx, call)
             if not training or dataset is None:
                 continue
-            sharding = sharding or _Sharding(ctx)
+            sharding = sharding or Sharding(ctx)
             if sharding.sharded(dataset, call):
                 continue
             yield Finding(

@@ -7,202 +7,17 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.analysis.oom import oom_path_swallowed
-from ddplint.context import Binding, FileContext
+from ddplint.analysis.rank_local import (
+    catches_rank_local_error,
+    enclosing_handler,
+    rank_local_test,
+)
+from ddplint.analysis.step_values import step_values
+from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
 _SKIPS = (cst.Continue, cst.Break, cst.Return)
-_AGREED_EXCEPTIONS = frozenset({"StopIteration", "KeyboardInterrupt", "SystemExit"})
-
-
-def _loss_names(ctx: FileContext, backward: cst.Call) -> set[str]:
-    """Names the tensor `backward()` is called on is built from (`loss` for
-    `scaler.scale(loss / accum).backward()`)."""
-    receiver = backward.func.value  # type: ignore[attr-defined]
-    return {n for n in ctx.names_in(receiver) if "." not in n}
-
-
-def _forward_names(
-    ctx: FileContext, region: cst.CSTNode, backward: cst.Call
-) -> tuple[set[str], cst.CSTNode | None]:
-    """Names holding results of this step's forward: the loss and what it is computed from
-    inside `region` (the loop body or function), and names derived from those; also the
-    first statement computing one of them (where the forward starts)."""
-    local = _region_bindings(ctx, region)
-    data = _loop_data_names(ctx, region, local)
-    wanted = _loss_names(ctx, backward)
-    found: set[str] = set()
-    start: cst.CSTNode | None = None
-    while wanted:
-        name = wanted.pop()
-        if name in found or name in data:
-            continue
-        bindings = [
-            b
-            for b in local.get(name, [])
-            if b.kind in ("assign", "augassign", "with") and ctx.before(b.statement, backward)
-        ]
-        if not bindings:
-            continue
-        found.add(name)
-        for binding in bindings:
-            if start is None or ctx.before(binding.statement, start):
-                start = binding.statement
-            wanted.update(n for n in ctx.names_in(binding.value) if "." not in n)
-    # Values derived from the forward after it: `bad = torch.isnan(loss).any()`.
-    changed = True
-    while changed:
-        changed = False
-        for name, bindings in local.items():
-            if name in found:
-                continue
-            for binding in bindings:
-                if (
-                    binding.kind in ("assign", "augassign")
-                    and ctx.before(binding.statement, backward)
-                    and found.intersection(ctx.names_in(binding.value))
-                ):
-                    found.add(name)
-                    changed = True
-                    break
-    return found, start
-
-
-_DATA_METHODS = frozenset(
-    {
-        "to",
-        "cuda",
-        "cpu",
-        "float",
-        "half",
-        "bfloat16",
-        "long",
-        "int",
-        "contiguous",
-        "view",
-        "reshape",
-        "squeeze",
-        "unsqueeze",
-        "permute",
-        "pin_memory",
-        "items",
-        "get",
-        "keys",
-        "values",
-        "flatten",
-        "transpose",
-        "clone",
-        "detach",
-    }
-)
-
-
-def _region_bindings(ctx: FileContext, region: cst.CSTNode) -> dict[str, list[Binding]]:
-    """Bindings of plain names whose statement lies inside `region`, by name."""
-    start, end = ctx.order[region], ctx.subtree_end[region]
-    frame = region if isinstance(region, cst.FunctionDef) else ctx.scope(region)
-    local: dict[str, list[Binding]] = {}
-    for name, bindings in ctx.model.bindings_in(frame).items():
-        for binding in bindings:
-            if start <= ctx.order[binding.statement] < end:
-                local.setdefault(name, []).append(binding)
-    return local
-
-
-def _loop_data_names(
-    ctx: FileContext, region: cst.CSTNode, local: dict[str, list[Binding]]
-) -> set[str]:
-    """The batch: the targets of the `for` loop of `region`, and names only moved or
-    reshaped from it (`x = x.cuda(non_blocking=True)`, `images, labels = batch`)."""
-    data: set[str] = set()
-    if isinstance(region, cst.For):
-        data = {n.value for n in ctx.walk(region.target) if isinstance(n, cst.Name)}
-    changed = True
-    while changed:
-        changed = False
-        for name, bindings in local.items():
-            if name in data:
-                continue
-            if any(_moves_data(ctx, b.value, data, local) for b in bindings) and all(
-                _moves_data(ctx, b.value, data | {name}, local) for b in bindings
-            ):
-                data.add(name)
-                changed = True
-    return data
-
-
-def _moves_data(
-    ctx: FileContext,
-    value: cst.BaseExpression,
-    data: set[str],
-    local: dict[str, list[Binding]],
-) -> bool:
-    roots = {n.split(".")[0] for n in ctx.names_in(value)}
-    if not roots & data:
-        return False
-    for node in ctx.walk(value):
-        if isinstance(node, cst.Call):
-            func = node.func
-            if not (isinstance(func, cst.Attribute) and func.attr.value in _DATA_METHODS):
-                return False
-    return all(root in data or root not in local for root in roots)
-
-
-def _agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.CSTNode) -> bool:
-    """Each of `names` went through a collective (`dist.all_reduce(flag)`) before `before`:
-    the decision is the same on every rank."""
-    if not names:
-        return False
-    reduced: set[str] = set()
-    collectives = ctx.domain.collectives
-    for call in ctx.calls_within(region):
-        if not ctx.before(call, before) or not collectives.issues(call):
-            continue
-        parent = ctx.parent(call)
-        if collectives.is_collective(call) or isinstance(parent, cst.Expr):
-            # `dist.all_reduce(flag)` (in place), or a helper whose result is dropped
-            for arg in call.args:
-                reduced.update(ctx.names_in(arg.value))
-        elif isinstance(parent, cst.Assign):
-            # `loss_dict_reduced = utils.reduce_dict(loss_dict)`: the result is reduced,
-            # the argument (`loss_dict`) is still this rank's own
-            for target in parent.targets:
-                reduced.update(ctx.names_in(target.target))
-    if names <= reduced:
-        return True
-    # `flag = reduced_tensor.item()`: a value computed from a reduced tensor.
-    dependencies = ctx.domain.backward.dependencies
-    for name in names - reduced:
-        steps = [
-            s
-            for b in ctx.resolver.reaching(name, before)
-            if b.kind == "assign"
-            for s in dependencies(b.value, b.statement)
-        ]
-        if not any(
-            isinstance(s.node, (cst.Name, cst.Attribute)) and dotted(s.node) in reduced
-            for s in steps
-        ):
-            return False
-    return True
-
-
-def _handler_of(ctx: FileContext, node: cst.CSTNode, stop: cst.CSTNode) -> cst.ExceptHandler | None:
-    for ancestor in ctx.ancestors(node):
-        if ancestor is stop:
-            return None
-        if isinstance(ancestor, cst.ExceptHandler):
-            return ancestor
-    return None
-
-
-def _handler_names(handler: cst.ExceptHandler) -> set[str]:
-    kind = handler.type
-    if kind is None:
-        return set()
-    kinds = [e.value for e in kind.elements] if isinstance(kind, cst.Tuple) else [kind]
-    return {(dotted(k) or "").rpartition(".")[2] for k in kinds}
 
 
 @register
@@ -404,22 +219,24 @@ def train(model, loader, optimizer):
         loop: cst.CSTNode | None,
         scope: cst.CSTNode,
     ) -> Iterator[Finding]:
-        skips = []
-        for node in ctx.walk(region):
-            if not isinstance(node, _SKIPS) or ctx.scope(node) is not scope:
-                continue
-            if isinstance(node, (cst.Continue, cst.Break)) and (
-                loop is None or ctx.enclosing_loop(node) is not loop
-            ):
-                continue
-            skips.append(node)
+        skips = [
+            node
+            for node in ctx.walk(region)
+            if isinstance(node, _SKIPS)
+            and ctx.scope(node) is scope
+            and (
+                isinstance(node, cst.Return)
+                or (loop is not None and ctx.enclosing_loop(node) is loop)
+            )
+        ]
         if not skips:
             return  # most training loops: nothing to analyse
-        forward, start = _forward_names(ctx, region, backward)
+        forward = step_values(ctx, region, backward)
+        start = forward.start
         if start is None:
             return
         for node in skips:
-            handler = _handler_of(ctx, node, region)
+            handler = enclosing_handler(ctx, node, region)
             if handler is not None:
                 if self._skips_in_handler(ctx, handler, backward, start):
                     yield Finding(
@@ -432,7 +249,7 @@ def train(model, loader, optimizer):
                 continue
             if not (ctx.before(start, node) and ctx.before(node, backward)):
                 continue
-            test = self._rank_local_test(ctx, node, forward, region)
+            test = rank_local_test(ctx, node, forward.names, region)
             if test is not None:
                 yield Finding(
                     node,
@@ -446,31 +263,11 @@ def train(model, loader, optimizer):
     def _skips_in_handler(
         ctx: FileContext, handler: cst.ExceptHandler, backward: cst.Call, start: cst.CSTNode
     ) -> bool:
-        if _handler_names(handler) & _AGREED_EXCEPTIONS:
+        """The handler catches what this rank alone raised in the step (not an OOM: that
+        is DDP012's) around the forward or the backward."""
+        if not catches_rank_local_error(handler) or oom_path_swallowed(ctx, handler) is not None:
             return False
-        if oom_path_swallowed(ctx, handler) is not None:
-            return False  # an OOM handler: DDP012 reports it
         try_node = ctx.parent(handler)
         if not isinstance(try_node, cst.Try):
             return False
-        body = try_node.body
-        return ctx.is_inside(backward, body) or ctx.is_inside(start, body)
-
-    @staticmethod
-    def _rank_local_test(
-        ctx: FileContext, node: cst.CSTNode, forward: set[str], region: cst.CSTNode
-    ) -> cst.BaseExpression | None:
-        for ancestor in ctx.ancestors(node):
-            if ancestor is region:
-                return None
-            if isinstance(ancestor, (cst.If, cst.While)):
-                if any(
-                    isinstance(n, cst.Call) and ctx.domain.collectives.issues(n)
-                    for n in ctx.walk(ancestor.test)
-                ):
-                    continue  # `if any_rank_bad(loss):` decides through a collective
-                names = {n.split(".")[0] for n in ctx.names_in(ancestor.test)}
-                local = names & forward
-                if local and not _agreed(ctx, local, ancestor, region):
-                    return ancestor.test
-        return None
+        return ctx.is_inside(backward, try_node.body) or ctx.is_inside(start, try_node.body)

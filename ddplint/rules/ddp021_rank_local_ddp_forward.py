@@ -6,20 +6,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.one_rank_calls import global_model_site, guarded_site, other_branch_calls
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.engine import MAX_DEPTH
 from ddplint.facts import is_false, keyword
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
-
-
-def _call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
-    return [
-        c
-        for c in ctx.model.calls_by_name.get(func.name.value, [])
-        if func in ctx.resolver.callees(c)
-    ]
 
 
 @register
@@ -204,7 +196,7 @@ def main(net, batch, local_rank):
             if ctx.qualname(func) is not None:
                 continue
             guard = facts.rank_guard(call)
-            if guard is not None and _other_branch_calls(ctx, guard, call):
+            if guard is not None and other_branch_calls(ctx, guard, call):
                 continue  # `if rank == 0: ... model(x) else: ... model(x)`: every rank runs it
             if guard is not None and facts.is_ddp_model(func, call):
                 name = ctx.code(func)
@@ -224,7 +216,7 @@ def main(net, batch, local_rank):
                 )
                 continue
             if guard is None and isinstance(func, cst.Name):
-                site = self._global_model_site(ctx, func, call)
+                site = global_model_site(ctx, func, call)
                 if site is not None:
                     yield Finding(
                         call,
@@ -235,7 +227,7 @@ def main(net, batch, local_rank):
                         f"`{func.value}.module(...)` instead",
                     )
                     continue
-                site = self._guarded_site(ctx, func, call, MAX_DEPTH)
+                site = guarded_site(ctx, func, call)
                 if site is not None:
                     yield Finding(
                         call,
@@ -245,71 +237,9 @@ def main(net, batch, local_rank):
                         "model has buffers, so this can hang; pass `model.module` instead",
                     )
 
-    @staticmethod
-    def _global_model_site(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> cst.Call | None:
-        """`def estimate_loss(): ... model(x)` reading the module-level DDP `model`, with
-        every call of the function under a rank condition (nanoGPT-style scripts)."""
-        facts = ctx.facts
-        func = ctx.scope(at)
-        if not isinstance(func, cst.FunctionDef) or ctx.scope(func) is not ctx.module:
-            return None
-        binding = facts.reaching_binding(name.value, at)
-        if binding is None or binding.kind != "assign" or binding.scope is not ctx.module:
-            return None
-        if not facts.is_ddp_model(name, at):
-            return None
-        sites = _call_sites(ctx, func)
-        if not sites:
-            return None
-        for site in sites:
-            guard = facts.rank_guard(site)
-            if guard is None or _other_branch_calls(ctx, guard, site):
-                return None
-        return sites[0]
-
-    def _guarded_site(
-        self, ctx: FileContext, name: cst.Name, at: cst.CSTNode, depth: int
-    ) -> cst.Call | None:
-        """A call site, only reached under a rank condition, that passes a DDP model for
-        the parameter `name` of the function holding `at`."""
-        if depth == 0:
-            return None
-        facts = ctx.facts
-        binding = facts.reaching_binding(name.value, at)
-        if binding is None or binding.kind != "param":
-            return None
-        for arg in ctx.resolver.arguments_for(binding):
-            site = ctx.parent(ctx.parent(arg) or arg)
-            if not isinstance(site, cst.Call):
-                continue
-            site_guard = facts.rank_guard(site)
-            if site_guard is not None:
-                if _other_branch_calls(ctx, site_guard, site):
-                    continue
-                if facts.is_ddp_model(arg, site) and not facts.is_unwrapped_ddp(arg, site):
-                    return site
-            elif isinstance(arg, cst.Name):
-                inner = self._guarded_site(ctx, arg, site, depth - 1)
-                if inner is not None:
-                    return inner
-        return None
-
-
-def _other_branch_calls(ctx: FileContext, guard: cst.CSTNode, call: cst.Call) -> bool:
-    """The other branch of the rank `if` holding `call` calls the same callee."""
-    if not isinstance(guard, cst.If):
-        return False
-    if ctx.is_inside(call, guard.body):
-        other: cst.CSTNode | None = guard.orelse
-    else:
-        other = guard.body
-    name = dotted(call.func)
-    if other is None or name is None:
-        return False
-    return any(isinstance(node, cst.Call) and dotted(node.func) == name for node in ctx.walk(other))
-
 
 def _is_param(ctx: FileContext, func: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`func` is a parameter (or not bound here): renaming it to `.module` is unsafe."""
     name = dotted(func)
     if name is None:
         return True

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.bare_modules import holds_bare_module, scope_calls_wrapper
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.facts import argument, last_name, string_value
-from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
-
-_UNWRAP_FUNCTION = re.compile(r"unwrap|de_?parallel|without_ddp|bare_model")
-_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode"})
-_MAX_DEPTH = 4
-
-
-def _names(ctx: FileContext, node: cst.CSTNode) -> set[str]:
-    return {n.value for n in ctx.walk(node) if isinstance(n, cst.Name)}
 
 
 @register
@@ -184,11 +174,11 @@ def train(net, loader, optimizer, local_rank):
                 target.value in ctx.functions or ctx.qualname(target)
             ):
                 continue
-            if not self._bare_of_ddp(ctx, target, call):
+            if not holds_bare_module(ctx, target, call):
                 continue
             if ctx.domain.loops.is_evaluation(call) or not ctx.domain.backward.reaches(call):
                 continue
-            if self._scope_forwards_wrapper(ctx, call):
+            if scope_calls_wrapper(ctx, call):
                 # `model(x) if sync else model.module(x)`: the bare forward skips the
                 # all-reduce on purpose for accumulation micro-steps (like no_sync()).
                 continue
@@ -209,55 +199,3 @@ def train(net, loader, optimizer, local_rank):
                 "model itself",
                 fix=fix,
             )
-
-    @staticmethod
-    def _bare_of_ddp(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
-        """`expr` may hold the module inside a DDP wrapper at `at`: `ddp.module`,
-        `getattr(ddp, "module")`, `unwrap_model(ddp)`, or a name bound to one of them (the
-        other branches hold a model never wrapped). A parameter must get one from every
-        caller: a helper also given the wrapper may run the bare module on purpose."""
-        name = dotted(expr)
-        reaching = ctx.resolver.reaching(name, at) if name is not None else []
-        if any(b.kind == "param" for b in reaching):
-            passed = [a for b in reaching for a in ctx.resolver.arguments_for(b)]
-            values = ctx.resolver.values
-            return bool(passed) and all(
-                any(_unwraps_ddp(ctx, v.expr, v.at) for v in values(a, a)) for a in passed
-            )
-        return any(_unwraps_ddp(ctx, v.expr, v.at) for v in ctx.resolver.values(expr, at))
-
-    @staticmethod
-    def _scope_forwards_wrapper(ctx: FileContext, call: cst.Call) -> bool:
-        facts = ctx.facts
-        scope = ctx.scope(call)
-        for other in ctx.calls_within(scope) if scope is not ctx.module else ():
-            func = other.func
-            if (
-                other is not call
-                and isinstance(func, (cst.Name, cst.Attribute))
-                and ctx.qualname(func) is None
-                and not (isinstance(func, cst.Name) and func.value in ctx.functions)
-                and facts.is_ddp_model(func, other)
-            ):
-                return True
-        return False
-
-
-def _unwraps_ddp(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    facts = ctx.facts
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
-        return facts.is_ddp_model(expr.value, at)
-    if not isinstance(expr, cst.Call):
-        return False
-    func = last_name(expr.func) or ""
-    first = argument(expr, 0, "model")
-    if first is None:
-        return False
-    if func == "getattr":
-        second = argument(expr, 1, "name")
-        return (
-            second is not None
-            and string_value(second) == "module"
-            and facts.is_ddp_model(first, at)
-        )
-    return bool(_UNWRAP_FUNCTION.search(func)) and facts.is_ddp_model(first, at)

@@ -1,0 +1,133 @@
+"""Literal devices that are right for the process running them: under a rank check, on
+the single-process side of a distributed switch (`if args.distributed: ... else:
+"cuda:0"`), one entry of a per-rank table, or a single-process default that the code
+overrides per rank later in its scope."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ddplint.analysis.device_literals import cuda_literal
+from ddplint.analysis.local_rank_names import LOCAL_RANK_NAME
+from ddplint.context import FileContext
+from ddplint.names import dotted
+
+
+def right_for_its_process(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """The literal device is right where it runs: under a rank check, on the single-process
+    side of a distributed switch, one entry of a per-rank table, or a single-process default
+    overridden per rank later in its scope."""
+    return (
+        ctx.facts.rank_guard(literal) is not None
+        or _on_single_process_path(ctx, literal)
+        or _default_overridden_per_rank(ctx, literal)
+        or _in_per_rank_table(ctx, literal)
+    )
+
+
+_DISTRIBUTED_SWITCH = re.compile(
+    r"distributed|ddp|world_size|is_initialized|local_rank|multi_gpu|WORLD_SIZE|LOCAL_RANK",
+    re.IGNORECASE,
+)
+
+
+def _on_single_process_path(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """The literal sits in a branch chosen by whether the run is distributed
+    (`if args.distributed: ... else: device = "cuda:0"`): one process, GPU 0 is right."""
+    child = literal
+    for ancestor in ctx.ancestors(literal):
+        if isinstance(ancestor, cst.FunctionDef):
+            return _after_distributed_return(ctx, ancestor, child)
+        if isinstance(ancestor, cst.ClassDef):
+            return False
+        if (
+            isinstance(ancestor, (cst.If, cst.IfExp))
+            and child is not ancestor.test
+            and _is_distributed_switch(ctx, ancestor.test)
+        ):
+            return True
+        child = ancestor
+    return False
+
+
+def _is_distributed_switch(ctx: FileContext, test: cst.BaseExpression) -> bool:
+    names = " ".join(ctx.names_in(test))
+    strings = " ".join(
+        str(n.evaluated_value) for n in ctx.walk(test) if isinstance(n, cst.SimpleString)
+    )
+    return bool(_DISTRIBUTED_SWITCH.search(names) or _DISTRIBUTED_SWITCH.search(strings))
+
+
+def _after_distributed_return(ctx: FileContext, func: cst.FunctionDef, top: cst.CSTNode) -> bool:
+    """`if local_rank != -1: ...; return ...` earlier in the function: what follows is the
+    single-process path."""
+    if not isinstance(func.body, cst.IndentedBlock):
+        return False
+    for statement in func.body.body:
+        if statement is top:
+            return False
+        if (
+            isinstance(statement, cst.If)
+            and _is_distributed_switch(ctx, statement.test)
+            and ctx.flow.leaves(statement.body)
+        ):
+            return True
+    return False
+
+
+def _in_per_rank_table(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """`{0: ...device="cuda:0"..., 1: ...device="cuda:1"...}[rank]`: a table with one entry
+    per rank, the device index equal to the key."""
+    if isinstance(literal, cst.SimpleString):
+        value = literal.evaluated_value
+        index = value.rpartition(":")[2] if isinstance(value, str) else ""
+    else:
+        index = literal.value if isinstance(literal, cst.Integer) else ""
+    for ancestor in ctx.ancestors(literal):
+        if isinstance(ancestor, cst.DictElement) and isinstance(ancestor.key, cst.Integer):
+            return ancestor.key.value == index
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+    return False
+
+
+def _default_overridden_per_rank(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """`device = torch.device("cuda:0" if cuda else "cpu")`, then later in the same scope
+    `device = torch.device("cuda", LOCAL_RANK)` in DDP mode: the literal is only the
+    single-process default (YOLO-style `select_device`)."""
+    statement = None
+    for ancestor in ctx.ancestors(literal):
+        if isinstance(ancestor, cst.Assign):
+            statement = ancestor
+            break
+        # only a device value: the literal, `torch.device(...)` of it, `x if c else y`
+        if isinstance(ancestor, (cst.IfExp, cst.Arg)):
+            continue
+        if isinstance(ancestor, cst.Call) and ctx.call_name(ancestor) == "torch.device":
+            continue
+        return False
+    if statement is None or len(statement.targets) != 1:
+        return False
+    name = dotted(statement.targets[0].target)
+    if name is None:
+        return False
+    scope = ctx.scope(statement)
+    for binding in ctx.bindings.get(name, ()):
+        if (
+            binding.kind == "assign"
+            and binding.scope is scope
+            and binding.statement is not statement
+            and ctx.before(statement, binding.statement)
+            and not any(
+                isinstance(n, cst.BaseExpression) and cuda_literal(n) is not None
+                for n in ctx.walk(binding.value)
+            )
+            and any(
+                LOCAL_RANK_NAME.match(n.rpartition(".")[2].lower())
+                for n in ctx.names_in(binding.value)
+            )
+        ):
+            return True
+    return False

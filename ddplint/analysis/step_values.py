@@ -1,0 +1,144 @@
+"""Values one training step computes: the loss a `backward()` call differentiates, what it
+is computed from inside the step (a loop body or a function), and the values derived from
+them before the backward; the batch the step starts from is not among them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.context import Binding, FileContext
+
+# Methods that only move or reshape the batch (`x = x.cuda(non_blocking=True)`).
+_DATA_METHODS = frozenset(
+    {
+        "to",
+        "cuda",
+        "cpu",
+        "float",
+        "half",
+        "bfloat16",
+        "long",
+        "int",
+        "contiguous",
+        "view",
+        "reshape",
+        "squeeze",
+        "unsqueeze",
+        "permute",
+        "pin_memory",
+        "items",
+        "get",
+        "keys",
+        "values",
+        "flatten",
+        "transpose",
+        "clone",
+        "detach",
+    }
+)
+
+
+@dataclass(frozen=True)
+class StepValues:
+    """Names holding results of the step's forward, and the first statement computing one
+    of them (where the forward starts; None when nothing in the step computes the loss)."""
+
+    names: frozenset[str]
+    start: cst.CSTNode | None
+
+
+def step_values(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> StepValues:
+    """The forward results of the step `region` (a loop or a function) that ends in the
+    `backward` call: the loss, the names it is computed from, and names derived from those
+    (`bad = torch.isnan(loss).any()`)."""
+    local = _region_bindings(ctx, region)
+    data = _batch_names(ctx, region, local)
+    receiver = backward.func.value  # type: ignore[attr-defined]
+    wanted = {n for n in ctx.names_in(receiver) if "." not in n}
+    found: set[str] = set()
+    start: cst.CSTNode | None = None
+    while wanted:
+        name = wanted.pop()
+        if name in found or name in data:
+            continue
+        bindings = [
+            b
+            for b in local.get(name, [])
+            if b.kind in ("assign", "augassign", "with") and ctx.before(b.statement, backward)
+        ]
+        if not bindings:
+            continue
+        found.add(name)
+        for binding in bindings:
+            if start is None or ctx.before(binding.statement, start):
+                start = binding.statement
+            wanted.update(n for n in ctx.names_in(binding.value) if "." not in n)
+    changed = True
+    while changed:
+        changed = False
+        for name, bindings in local.items():
+            if name in found:
+                continue
+            for binding in bindings:
+                if (
+                    binding.kind in ("assign", "augassign")
+                    and ctx.before(binding.statement, backward)
+                    and found.intersection(ctx.names_in(binding.value))
+                ):
+                    found.add(name)
+                    changed = True
+                    break
+    return StepValues(frozenset(found), start)
+
+
+def _region_bindings(ctx: FileContext, region: cst.CSTNode) -> dict[str, list[Binding]]:
+    """Bindings of plain names whose statement lies inside `region`, by name."""
+    start, end = ctx.order[region], ctx.subtree_end[region]
+    frame = region if isinstance(region, cst.FunctionDef) else ctx.scope(region)
+    local: dict[str, list[Binding]] = {}
+    for name, bindings in ctx.model.bindings_in(frame).items():
+        for binding in bindings:
+            if start <= ctx.order[binding.statement] < end:
+                local.setdefault(name, []).append(binding)
+    return local
+
+
+def _batch_names(
+    ctx: FileContext, region: cst.CSTNode, local: dict[str, list[Binding]]
+) -> set[str]:
+    """The batch: the targets of the `for` loop of `region`, and names only moved or
+    reshaped from it (`x = x.cuda(non_blocking=True)`, `images, labels = batch`)."""
+    data: set[str] = set()
+    if isinstance(region, cst.For):
+        data = {n.value for n in ctx.walk(region.target) if isinstance(n, cst.Name)}
+    changed = True
+    while changed:
+        changed = False
+        for name, bindings in local.items():
+            if name in data:
+                continue
+            if any(_moves_data(ctx, b.value, data, local) for b in bindings) and all(
+                _moves_data(ctx, b.value, data | {name}, local) for b in bindings
+            ):
+                data.add(name)
+                changed = True
+    return data
+
+
+def _moves_data(
+    ctx: FileContext,
+    value: cst.BaseExpression,
+    data: set[str],
+    local: dict[str, list[Binding]],
+) -> bool:
+    roots = {n.split(".")[0] for n in ctx.names_in(value)}
+    if not roots & data:
+        return False
+    for node in ctx.walk(value):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value in _DATA_METHODS):
+                return False
+    return all(root in data or root not in local for root in roots)
