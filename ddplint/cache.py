@@ -1,11 +1,13 @@
 """Results of unchanged files, kept between runs in `.ddplint_cache/` (off: `--no-cache`).
 
-An entry is keyed by the ddplint version, the selected codes, the file's path and bytes,
-and, for files that use project helpers, the summaries of the whole run.
+An entry is keyed by the ddplint version and code (so an edited checkout never reads entries
+of an older summary format), the selected codes, the file's path and bytes, and, for files
+that use project helpers, the summaries of the whole run.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
@@ -18,8 +20,19 @@ from ddplint import __version__
 CACHE_DIR = ".ddplint_cache"
 
 
-def key(*parts: str | bytes) -> str:
+@functools.cache
+def code_version() -> str:
+    """The version plus a digest of ddplint's own files (name, size, modification time)."""
+    package = Path(__file__).resolve().parent
     digest = hashlib.sha256(__version__.encode())
+    for path in sorted(package.rglob("*.py")):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+def key(*parts: str | bytes) -> str:
+    digest = hashlib.sha256(code_version().encode())
     for part in parts:
         digest.update(b"\0")
         digest.update(part if isinstance(part, bytes) else part.encode("utf-8", "replace"))

@@ -348,3 +348,24 @@ def test_shell_completion_offers_rule_codes():
         env={**env, "COMP_WORDS": "ddplint ch", "COMP_CWORD": "1"},
     )
     assert "plain,check" in commands.stdout.splitlines()
+
+
+def test_cache_entries_of_other_ddplint_code_are_not_read():
+    """An edited checkout (same version string, other code) never reads entries written by
+    the older code, whose summaries may have another shape."""
+    import os
+
+    from ddplint import cache
+
+    rule_file = Path(cache.__file__).resolve().parent / "rule.py"
+    before = rule_file.stat()
+    cache.code_version.cache_clear()
+    old = cache.code_version()
+    try:
+        os.utime(rule_file, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+        cache.code_version.cache_clear()
+        assert cache.code_version() != old
+    finally:
+        os.utime(rule_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+        cache.code_version.cache_clear()
+    assert cache.code_version() == old

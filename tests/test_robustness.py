@@ -87,3 +87,36 @@ def test_the_command_ends_in_findings_not_tracebacks(tmp_path, capsys, data, ddp
     captured = capsys.readouterr()
     assert code in (0, 1), captured.err
     assert captured.err == ""
+
+
+DEEP_STATEMENTS = {
+    "unary minus": "x = " + "-" * 10_000 + "1\n",
+    "conditional chain": "x = " + " if c else ".join(["a"] * 10_000) + "\n",
+    "lambda chain": "f = " + "lambda: " * 10_000 + "1\n",
+    "power chain over lines": "x = (\n" + " **\n".join(["a"] * 10_000) + "\n)\n",
+}
+
+
+def test_statements_too_deep_for_libcst_are_reported_in_a_live_process(tmp_path):
+    """LibCST's native parser kills the process (SIGSEGV) on nesting a few thousand levels
+    deep; ddplint must report such files and still check the others (run as a subprocess, so
+    a crash fails this test instead of the test run)."""
+    import subprocess
+    import sys
+
+    for index, source in enumerate(DEEP_STATEMENTS.values()):
+        (tmp_path / f"deep{index}.py").write_text("import torch.distributed as dist\n" + source)
+    (tmp_path / "train.py").write_text(
+        "import torch\nimport torch.distributed as dist\nx = torch.zeros(1).to('cuda:0')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "ddplint", "check", "--no-cache", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 1, result.stderr
+    for index, name in enumerate(DEEP_STATEMENTS):
+        expected = f"deep{index}.py:1:1: DDP999 cannot parse file: nested too deeply"
+        assert expected in result.stdout, (name, result.stdout)
+    assert "train.py:3:" in result.stdout and "DDP001" in result.stdout, result.stdout
