@@ -598,12 +598,17 @@ def unreached(ctx: FileContext, node: cst.CSTNode) -> bool:
 def never_called(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """No code can call `func`: it has no decorator, is no dunder method, its name appears
     once in its file (the definition) and in no other file under the project root (the
-    entry-point configuration included). A text test: any mention counts as a possible
-    call, so a common name is never "uncalled"."""
+    entry-point configuration included), and no file fetches its module's attributes by a
+    computed name (`getattr(models, args.model)`). A text test: any mention counts as a
+    possible call, so a common name is never "uncalled"."""
     name = func.name.value
     if func.decorators or name.startswith("__") or not os.path.isfile(ctx.path):
         return False
     if len(re.findall(rf"\b{re.escape(name)}\b", ctx.source)) != 1:
         return False
     path = os.path.abspath(ctx.path)
-    return not (project_files(ModuleFinder().root(path)).naming(name) - {path})
+    files = project_files(ModuleFinder().root(path))
+    if files.naming(name) - {path}:
+        return False
+    module = os.path.splitext(os.path.basename(path))[0]
+    return not (files.looks_up_by_name(module) or "globals()" in ctx.source)

@@ -53,6 +53,16 @@ class ProjectFiles:
                 self._texts[path] = None
         return self._texts[path]
 
+    def looks_up_by_name(self, module: str) -> bool:
+        """Some file fetches attributes of `module` by a computed name (`getattr(models,
+        args.arch)`, `models.__dict__[name]`, `vars(models)`), so any of its functions may
+        be called without its name written anywhere."""
+        lookup = re.compile(
+            rf"\bgetattr\(\s*{re.escape(module)}\s*,|\b{re.escape(module)}\.__dict__\b"
+            rf"|\bvars\(\s*{re.escape(module)}\s*\)"
+        )
+        return any(lookup.search(self.text(p) or "") for p in self.naming(module))
+
     def naming(self, name: str) -> frozenset[str]:
         """The files under the root (Python files and the entry-point configuration at the
         root) whose text holds `name` as a word."""
