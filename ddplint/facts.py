@@ -245,12 +245,6 @@ class DDPFacts:
         """A direct call of a torch.distributed collective or barrier."""
         return self.ctx.domain.collectives.is_collective(call)
 
-    @cached_property
-    def collective_functions(self) -> dict[str, cst.Call]:
-        """Functions of this file (by name) that issue a collective whenever they run (the
-        view other modules of the project get); value: the call through which they do."""
-        return self.ctx.domain.collectives.by_name(certain=True)
-
     def functions_reaching(
         self, reaches: Callable[[cst.Call, Container[str]], bool]
     ) -> dict[str, cst.Call]:
