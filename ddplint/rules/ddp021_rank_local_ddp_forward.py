@@ -6,7 +6,13 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.one_rank_calls import global_model_site, guarded_site, other_branch_calls
+from ddplint.analysis.model_buffers import ModelBuffers
+from ddplint.analysis.one_rank_calls import (
+    global_model_site,
+    guarded_site,
+    one_rank_guard,
+    other_branch_calls,
+)
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import is_false, keyword
@@ -28,6 +34,13 @@ some ranks execute: under `if rank == 0:` / `if is_main_process():`, after an
 only calls under such a condition with the DDP model, or that reads the module-level DDP
 model and is only called under such a condition (`estimate_loss()` in nanoGPT-style
 scripts).
+
+Left alone: a loop that deals its iterations out by rank (`if i % world_size != rank:
+continue`: every rank runs the body on its share), and a forward with gradients off
+(`torch.no_grad()`) through the wrapper of a model that certainly has no buffers (built
+by a class of this file that registers none and holds only layers without buffers, such
+as `nn.Linear`, `nn.Embedding`, `nn.LayerNorm`): DDP then has nothing to broadcast. A
+model from a hub, another module or with BatchNorm layers is still reported.
 
 ## Why is this bad?
 DDP's forward is not purely local. With `broadcast_buffers=True` (the default) and a
@@ -185,6 +198,8 @@ def main(net, batch, local_rank):
             return
         if all(is_false(_kw_value(w, "broadcast_buffers")) for w in facts.ddp_wraps):
             return  # no buffer broadcast in forward: nothing collective to hang on
+        buffers = ModelBuffers(ctx)
+        buffer_free = all(buffers.wraps_buffer_free_model(w) for w in facts.ddp_wraps)
         for call in ctx.calls:
             func = call.func
             if not isinstance(func, (cst.Name, cst.Attribute)):
@@ -195,7 +210,9 @@ def main(net, batch, local_rank):
                 continue
             if ctx.qualname(func) is not None:
                 continue
-            guard = facts.rank_guard(call)
+            if buffer_free and ctx.domain.loops.is_evaluation(call):
+                continue  # no buffers and no gradients: DDP's forward issues no collective
+            guard = one_rank_guard(ctx, call)
             if guard is not None and other_branch_calls(ctx, guard, call):
                 continue  # `if rank == 0: ... model(x) else: ... model(x)`: every rank runs it
             if guard is not None and facts.is_ddp_model(func, call):

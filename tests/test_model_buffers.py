@@ -1,0 +1,144 @@
+"""Which DDP-wrapped models ddplint knows to have no buffers (DDP021 relies on it)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from ddplint.analysis.model_buffers import ModelBuffers
+from ddplint.context import FileContext
+
+HEADER = """
+import torch
+import torch.nn as nn
+import torchvision
+from torch.nn.parallel import DistributedDataParallel as DDP
+from mylib.models import Backbone
+"""
+
+
+def _free(body: str) -> bool:
+    source = HEADER + textwrap.dedent(body)
+    ctx = FileContext("t.py", source, cst.parse_module(source))
+    (wrap,) = ctx.facts.ddp_wraps
+    return ModelBuffers(ctx).wraps_buffer_free_model(wrap)
+
+
+FREE = {
+    "layers of the file, compiled and moved": """
+        class Block(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.norm = nn.LayerNorm(d)
+                self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        class Net(nn.Module):
+            def __init__(self, d, n):
+                super().__init__()
+                self.emb = nn.Embedding(100, d)
+                self.blocks = nn.ModuleList([Block(d) for _ in range(n)])
+                self.apply(self._init)
+
+            def _init(self, m):
+                torch.nn.init.normal_(m.weight)
+
+        model = Net(64, 2)
+        model = torch.compile(model)
+        model.to("cuda")
+        ddp = DDP(model.cuda(), device_ids=[0])
+    """,
+    "a method called from __init__": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = self._make(4)
+
+            def _make(self, n):
+                return nn.Sequential(*[nn.Linear(8, 8) for _ in range(n)])
+
+        ddp = DDP(Net(), device_ids=[0])
+    """,
+}
+
+NOT_FREE = {
+    "register_buffer": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+                    self.register_buffer("mask", torch.tril(torch.ones(8, 8)))
+
+        ddp = DDP(Net(), device_ids=[0])
+    """,
+    "BatchNorm in a submodule of the file": """
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn = nn.BatchNorm2d(8)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+        ddp = DDP(Net(), device_ids=[0])
+    """,
+    "InstanceNorm (running statistics optional)": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = nn.InstanceNorm2d(8, track_running_stats=True)
+
+        ddp = DDP(Net(), device_ids=[0])
+    """,
+    "a layer of another module": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.backbone = Backbone()
+
+        ddp = DDP(Net(), device_ids=[0])
+    """,
+    "a base class of another module": """
+        class Net(Backbone):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+
+        ddp = DDP(Net(), device_ids=[0])
+    """,
+    "a torchvision model": """
+        ddp = DDP(torchvision.models.resnet50(), device_ids=[0])
+    """,
+    "a model of unknown origin": """
+        def wrap(model):
+            return DDP(model, device_ids=[0])
+    """,
+    "one of two classes has buffers": """
+        class Small(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+
+        class Big(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn = nn.BatchNorm1d(8)
+
+        model = Small() if torch.cuda.device_count() < 2 else Big()
+        ddp = DDP(model, device_ids=[0])
+    """,
+}
+
+
+@pytest.mark.parametrize("body", FREE.values(), ids=FREE.keys())
+def test_buffer_free_models(body: str) -> None:
+    assert _free(body)
+
+
+@pytest.mark.parametrize("body", NOT_FREE.values(), ids=NOT_FREE.keys())
+def test_models_that_may_have_buffers(body: str) -> None:
+    assert not _free(body)
