@@ -1,7 +1,7 @@
 """Whether a DataLoader's data is split between ranks: samplers that shard nothing
-(`RandomSampler`, ...), datasets split by other means (rank or world size read, a shard
-helper, a dataset class that reads the rank, random tensors), and loaders meant for
-evaluation rather than training."""
+(`RandomSampler`, ...) and datasets split by other means (rank or world size read, a shard
+helper, a dataset class that reads the rank, random tensors). Whether a loader trains is
+`ddplint.domain.loops`' question."""
 
 from __future__ import annotations
 
@@ -23,13 +23,8 @@ _PLAIN_SAMPLERS = frozenset(
         "SubsetRandomSampler",
     )
 )
-_EVAL_NAME = re.compile(
-    r"(^|_)(val|valid|validation|test|testing|eval|evaluation|dev|holdout|calib|calibration|infer|inference|predict|score)",
-    re.IGNORECASE,
-)
 _SHARD_NAME = re.compile(r"split_by_node|split_dataset_by_node|nodesplitter|shard", re.IGNORECASE)
 _SYNTHETIC = frozenset({"torch.randn", "torch.rand", "torch.randint", "torch.randperm"})
-_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode"})
 
 
 def plain_sampler(
@@ -107,57 +102,13 @@ class Sharding:
         return False
 
 
-def _target_names(ctx: FileContext, call: cst.Call) -> list[str]:
-    """Names the loader is assigned to (`train_loader = DataLoader(...)`)."""
+def serves_evaluation(ctx: FileContext, call: cst.Call, dataset: cst.BaseExpression | None) -> bool:
+    """The loader `call` is for evaluation (`Loops.serves_evaluation`, from the names it is
+    assigned to and its dataset's)."""
+    names = [n for n in (dotted(dataset),) if n is not None] if dataset is not None else []
     parent = ctx.parent(call)
-    names: list[str] = []
     if isinstance(parent, cst.Assign):
-        for target in parent.targets:
-            names.extend(n for n in (dotted(target.target),) if n)
-    elif isinstance(parent, (cst.AnnAssign,)):
-        name = dotted(parent.target)
-        if name:
-            names.append(name)
-    return names
-
-
-def evaluation_loader(ctx: FileContext, call: cst.Call, dataset: cst.BaseExpression | None) -> bool:
-    """The loader is for evaluation: its name, its dataset's or its function's says so
-    (`val_loader`, `evaluate()`), or it is built under `no_grad` / `inference_mode`."""
-    names = _target_names(ctx, call)
-    if dataset is not None:
-        names.append(ctx.code(dataset))
-    if any(_EVAL_NAME.search(n.rpartition(".")[2]) for n in names):
-        return True
-    for ancestor in ctx.ancestors(call):
-        if isinstance(ancestor, cst.With):
-            for item in ancestor.items:
-                inner = item.item.func if isinstance(item.item, cst.Call) else item.item
-                if ctx.qualname(inner) in _NO_GRAD:
-                    return True
-        if isinstance(ancestor, cst.FunctionDef):
-            if _EVAL_NAME.search(ancestor.name.value):
-                return True
-            for decorator in ancestor.decorators:
-                inner = decorator.decorator
-                inner = inner.func if isinstance(inner, cst.Call) else inner
-                if ctx.qualname(inner) in _NO_GRAD:
-                    return True
-    return False
-
-
-def trained_on(ctx: FileContext, call: cst.Call) -> bool:
-    """A `for` loop over the loader calls `backward()`."""
-    names = set(_target_names(ctx, call))
-    if not names:
-        return False
-    for node in ctx.nodes_of(cst.For):
-        if isinstance(node, cst.For) and names & set(ctx.names_in(node.iter)):
-            for inner in ctx.walk(node.body):
-                if (
-                    isinstance(inner, cst.Call)
-                    and isinstance(inner.func, cst.Attribute)
-                    and inner.func.attr.value == "backward"
-                ):
-                    return True
-    return False
+        names.extend(n for t in parent.targets if (n := dotted(t.target)) is not None)
+    elif isinstance(parent, cst.AnnAssign):
+        names.extend(n for n in (dotted(parent.target),) if n is not None)
+    return ctx.domain.loops.serves_evaluation(call, names, dataset, [call])

@@ -159,8 +159,4 @@ class ModelBuffers:
 
 
 def _methods(cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
-    return [
-        s
-        for s in cls.body.body
-        if isinstance(s, cst.FunctionDef) and s.name.value == name
-    ]
+    return [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == name]

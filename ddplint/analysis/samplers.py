@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -208,36 +207,13 @@ def names_bound_to(ctx: FileContext, call: cst.Call, positions: Iterable[int | N
     return found
 
 
-_EVALUATION_WORDS = frozenset({"val", "valid", "validation", "test", "eval", "evaluation", "dev"})
-_DATA_WORDS = frozenset({"loader", "dataloader", "loaders", "sampler", "data", "dataset"})
-_EVALUATION_FUNCTIONS = frozenset({"evaluate", "validate", "test", "evaluation", "validation"})
-_WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+")
-
-
-def _words(name: str) -> set[str]:
-    return {w.lower() for part in name.split(".")[-1:] for w in _WORD.findall(part)}
-
-
 def is_evaluation_sampler(ctx: FileContext, sampler: SamplerUse) -> bool:
-    """The sampler serves validation or testing, by the names around it: the sampler,
-    its dataset, its loaders (`val_sampler`, `DistributedSampler(dataset_val)`,
-    `test_loader`; a "train" among them wins), or else the function building it
-    (`build_val_loader`, `evaluate`). Its shuffling and padding do not change what the
-    model learns."""
-    names = [sampler.name or ""]
+    """The sampler serves validation or testing (`Loops.serves_evaluation`, from the
+    sampler's, its dataset's and its loaders' names, where it is built and how its loaders
+    are read): its shuffling and padding do not change what the model learns."""
     dataset = argument(sampler.call, 0, "dataset")
+    names = [sampler.name or "", *(loader.name or "" for loader in sampler.loaders)]
     if dataset is not None:
         names.append(dotted(dataset) or "")
-    names.extend(loader.name or "" for loader in sampler.loaders)
-    words = [_words(name) for name in names]
-    if any("train" in w for w in words):
-        return False
-    if any(w & _EVALUATION_WORDS for w in words):
-        return True
-    function = ctx.enclosing_function(sampler.call)
-    if function is None:
-        return False
-    named = _words(function.name.value)
-    return bool(named & _EVALUATION_WORDS) and (
-        bool(named & _DATA_WORDS) or function.name.value in _EVALUATION_FUNCTIONS
-    )
+    loaders = [loader.call for loader in sampler.loaders]
+    return ctx.domain.loops.serves_evaluation(sampler.call, names, dataset, loaders)

@@ -1,12 +1,15 @@
 """One definition of training versus evaluation code: a training loop is a loop whose
 body reaches `backward()` (directly or through a function of this file it calls);
 evaluation code runs under `torch.no_grad()` / `torch.inference_mode()` (a `with` block
-or a decorator) or after `model.eval()` in its function; a file trains when it calls
-`backward()` or builds an optimizer."""
+or a decorator) or after `model.eval()` in a function that does not train; a file trains
+when it calls `backward()` or builds an optimizer; a data loader (or its sampler) serves
+evaluation when the names around it, its building function, its dataset's origin, an
+in-order sampler or the code that reads it say so (`serves_evaluation`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable, Sequence
 
 import libcst as cst
 
@@ -18,9 +21,59 @@ from ddplint.domain.apis import (
 )
 from ddplint.domain.backward import Backward
 from ddplint.engine import Resolver
+from ddplint.engine.resolve import argument
 from ddplint.names import dotted
 
 Loop = cst.For | cst.While
+
+_EVALUATION_WORDS = frozenset(
+    {
+        "val",
+        "valid",
+        "validation",
+        "test",
+        "testing",
+        "eval",
+        "evaluation",
+        "evaluate",
+        "dev",
+        "holdout",
+        "calib",
+        "calibration",
+        "infer",
+        "inference",
+        "predict",
+        "score",
+    }
+)
+_WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+")
+_SEQUENTIAL_SAMPLER = "torch.utils.data.SequentialSampler"
+
+
+_DATA_SUFFIXES = ("dataloader", "loader", "sampler", "dataset", "data", "set", "ds", "dl")
+
+
+def words(name: str) -> set[str]:
+    """The lower-case words of the last part of a dotted name, a data suffix split off a
+    word (`self.valLoader`: {"val", "loader"}; `testloader`: {"testloader", "test"})."""
+    found = {w.lower() for w in _WORD.findall(name.rpartition(".")[2])}
+    for word in list(found):
+        for suffix in _DATA_SUFFIXES:
+            if word.endswith(suffix) and len(word) > len(suffix):
+                found.add(word[: -len(suffix)])
+                break
+    return found
+
+
+def named_for(names: Iterable[str]) -> str | None:
+    """ "training" when a name says train (it wins), "evaluation" when one says
+    val/test/eval/..., else None."""
+    found = [words(name) for name in names]
+    if any("train" in w or "training" in w for w in found):
+        return "training"
+    if any(w & _EVALUATION_WORDS for w in found):
+        return "evaluation"
+    return None
 
 
 class Loops:
@@ -131,6 +184,153 @@ class Loops:
                 return False
         return False
 
+    def in_eval_mode(self, node: cst.CSTNode) -> bool:
+        """`node` follows a `X.eval()` call in a function that does not train, with no
+        `X.train()` call in between."""
+        model = self.model
+        frame = model.frame(node)
+        if not isinstance(frame, cst.FunctionDef) or frame in self._training_functions():
+            return False
+        switched = False
+        for call in model.calls_by_frame(frame):
+            if model.order[call] >= model.order[node]:
+                break
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("eval", "train"):
+                switched = func.attr.value == "eval" and not call.args
+        return switched
+
+    def serves_evaluation(
+        self,
+        built: cst.Call,
+        names: Sequence[str],
+        dataset: cst.BaseExpression | None,
+        loaders: Sequence[cst.Call],
+    ) -> bool:
+        """The data loader (or sampler) built by `built` serves evaluation, not training:
+        `names` (its own, its dataset's, its loaders') say so ("train" wins), or it is
+        built under `no_grad`, or in a function named for evaluation, or its dataset is
+        computed from one named so (`Subset(test_set, ...)`), or one of `loaders` reads
+        its samples in order (`SequentialSampler`), or the code reading the loaders runs
+        evaluation and no training step."""
+        named = named_for(names)
+        if named is not None:
+            return named == "evaluation"
+        if self.is_evaluation(built):
+            return True
+        frame = self.model.frame(built)
+        if isinstance(frame, cst.FunctionDef):
+            named = named_for([frame.name.value])
+            if named is not None:
+                return named == "evaluation"
+        if dataset is not None and self._named_origin(dataset, built) == "evaluation":
+            return True
+        if any(self._in_order(loader) for loader in loaders):
+            return True
+        return self._read_for_evaluation(loaders)
+
+    def _named_origin(self, dataset: cst.BaseExpression, at: cst.CSTNode) -> str | None:
+        names = [
+            name
+            for value in self.resolver.sources(dataset, at, depth=2)
+            if isinstance(value.expr, (cst.Name, cst.Attribute))
+            and (name := dotted(value.expr)) is not None
+        ]
+        return named_for(names)
+
+    def _in_order(self, loader: cst.Call) -> bool:
+        """Every sampler the loader may be given is a `SequentialSampler` (or None)."""
+        sampler = argument(loader, 3, "sampler")
+        if sampler is None:
+            return False
+        leaves = [v.expr for v in self.resolver.values(sampler, loader) if v.leaf]
+        ordered = False
+        for value in leaves:
+            if isinstance(value, cst.Name) and value.value == "None":
+                continue
+            if not (
+                isinstance(value, cst.Call)
+                and self.model.imports.resolve(value.func) == _SEQUENTIAL_SAMPLER
+            ):
+                return False
+            ordered = True
+        return ordered
+
+    def feeds_training(self, loaders: Sequence[cst.Call]) -> bool:
+        """A read of a name one of `loaders` is bound to is iterated by a training loop
+        or passed to a function of this file that trains."""
+        return any(self._trains_on(read) for read in self._reads(loaders))
+
+    def _read_for_evaluation(self, loaders: Sequence[cst.Call]) -> bool:
+        """Some read of a name the loaders are bound to (or of a local name it is copied
+        into) is evaluation code, and none is iterated by a training loop or passed to a
+        function of this file that trains."""
+        evaluated = False
+        for read in self._reads(loaders):
+            if self._trains_on(read):
+                return False
+            evaluated = evaluated or self.is_evaluation(read) or self.in_eval_mode(read)
+        return evaluated
+
+    def _reads(self, loaders: Sequence[cst.Call]) -> list[cst.CSTNode]:
+        model = self.model
+        keys: list[tuple[str, cst.CSTNode]] = []
+        for loader in loaders:
+            target = _assigned_to(model.parents.get(loader))
+            if target is not None:
+                keys.append((target, model.frame(loader)))
+        reads: list[cst.CSTNode] = []
+        for _ in range(2):  # the loader's names, then local names it is copied into
+            found = [n for key, frame in keys for n in self._reads_of(key, frame)]
+            reads.extend(found)
+            keys = [
+                (target, model.frame(n))
+                for n in found
+                if (target := _assigned_to(model.parents.get(n))) is not None
+            ]
+        return reads
+
+    def _reads_of(self, key: str, frame: cst.CSTNode) -> list[cst.Name | cst.Attribute]:
+        """Reads of the dotted name `key`: in `frame` for a plain name, anywhere for an
+        attribute (`self.val_loader`)."""
+        model = self.model
+        kind = cst.Attribute if "." in key else cst.Name
+        found = []
+        for node in model.by_type.get(kind, []):
+            if not isinstance(node, (cst.Name, cst.Attribute)) or dotted(node) != key:
+                continue
+            if kind is cst.Name and model.frame(node) is not frame:
+                continue
+            parent = model.parents.get(node)
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                continue  # `loader.sampler`: a read of something else
+            if isinstance(parent, cst.AssignTarget):
+                continue
+            found.append(node)
+        return found
+
+    def _trains_on(self, read: cst.CSTNode) -> bool:
+        """The read is the iterable of a training loop, or an argument of a call that
+        runs a training function of this file."""
+        model = self.model
+        for ancestor in model.ancestors(read):
+            if isinstance(ancestor, cst.Call):
+                training = self._training_functions()
+                if any(f in training for f in self.resolver.callees(ancestor)):
+                    return True
+            elif isinstance(ancestor, cst.For) and model.is_inside(read, ancestor.iter):
+                return self.is_training_loop(ancestor)
+            elif isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                return False
+        return False
+
     def _no_grad(self, func: cst.BaseExpression) -> bool:
         name = self.model.imports.resolve(func)
         return name in NO_GRAD and name != "torch.enable_grad"
+
+
+def _assigned_to(parent: cst.CSTNode | None) -> str | None:
+    """The dotted name a single-target `x = <value>` binds."""
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        return dotted(parent.targets[0].target)
+    return None

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ddplint.analysis.loader_sharding import (
-    Sharding,
-    evaluation_loader,
-    plain_sampler,
-    trained_on,
-)
+from ddplint.analysis.loader_sharding import Sharding, plain_sampler, serves_evaluation
 from ddplint.analysis.rank_guards import rank_guard, single_process_branch
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
@@ -178,12 +173,14 @@ def build(net, files, local_rank):
                 continue
             dataset = argument(call, 0, "dataset")
             if (
-                evaluation_loader(ctx, call, dataset)
+                serves_evaluation(ctx, call, dataset)
                 or single_process_branch(ctx, call)
                 or rank_guard(ctx, call) is not None  # one rank reads it: nothing duplicated
             ):
                 continue
-            training = is_true(shuffle) or sampler is not None or trained_on(ctx, call)
+            training = (
+                is_true(shuffle) or sampler is not None or ctx.domain.loops.feeds_training([call])
+            )
             if not training or dataset is None:
                 continue
             sharding = sharding or Sharding(ctx)
