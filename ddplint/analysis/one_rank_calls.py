@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddplint.analysis.rank_guards import call_sites
 from ddplint.context import FileContext
 from ddplint.domain import Gate
 from ddplint.engine import MAX_DEPTH
@@ -76,7 +77,7 @@ def global_model_site(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> cst.
         return None
     if not facts.is_ddp_model(name, at):
         return None
-    sites = _resolved_call_sites(ctx, func)
+    sites = call_sites(ctx, func)  # a module-level function: the resolver's links only
     if not sites:
         return None
     for site in sites:
@@ -112,13 +113,3 @@ def guarded_site(
             if inner is not None:
                 return inner
     return None
-
-
-def _resolved_call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
-    """The calls the resolver links to `func` (unlike `rank_guards.call_sites`, no
-    same-named method call on another object)."""
-    return [
-        c
-        for c in ctx.model.calls_by_name.get(func.name.value, [])
-        if func in ctx.resolver.callees(c)
-    ]
