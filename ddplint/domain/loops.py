@@ -47,10 +47,8 @@ _EVALUATION_WORDS = frozenset(
     }
 )
 _WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+")
-_SEQUENTIAL_SAMPLER = "torch.utils.data.SequentialSampler"
-
-
 _DATA_SUFFIXES = ("dataloader", "loader", "sampler", "dataset", "data", "set", "ds", "dl")
+_SEQUENTIAL_SAMPLER = "torch.utils.data.SequentialSampler"
 
 
 def words(name: str) -> set[str]:
@@ -66,8 +64,8 @@ def words(name: str) -> set[str]:
 
 
 def named_for(names: Iterable[str]) -> str | None:
-    """ "training" when a name says train (it wins), "evaluation" when one says
-    val/test/eval/..., else None."""
+    """What the names say a loader is for: "training" when one says train (it wins),
+    "evaluation" when one says val/test/eval/..., else None."""
     found = [words(name) for name in names]
     if any("train" in w or "training" in w for w in found):
         return "training"
