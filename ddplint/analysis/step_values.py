@@ -51,30 +51,23 @@ class StepValues:
 
 def step_values(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> StepValues:
     """The forward results of the step `region` (a loop or a function) that ends in the
-    `backward` call: the loss, the names it is computed from, and names derived from those
-    (`bad = torch.isnan(loss).any()`)."""
+    `backward` call: the names inside the step the differentiated value is computed from
+    (`ddplint.domain.backward`, not following the batch), and names derived from those
+    before the backward (`bad = torch.isnan(loss).any()`)."""
+    site = ctx.domain.backward.site_of(backward)
+    if site is None:
+        return StepValues(frozenset(), None)
     local = _region_bindings(ctx, region)
-    data = _batch_names(ctx, region, local)
-    receiver = backward.func.value  # type: ignore[attr-defined]
-    wanted = {n for n in ctx.names_in(receiver) if "." not in n}
-    found: set[str] = set()
-    start: cst.CSTNode | None = None
-    while wanted:
-        name = wanted.pop()
-        if name in found or name in data:
-            continue
-        bindings = [
-            b
-            for b in local.get(name, [])
-            if b.kind in ("assign", "augassign", "with") and ctx.before(b.statement, backward)
-        ]
-        if not bindings:
-            continue
-        found.add(name)
-        for binding in bindings:
-            if start is None or ctx.before(binding.statement, start):
-                start = binding.statement
-            wanted.update(n for n in ctx.names_in(binding.value) if "." not in n)
+    in_step = {id(b) for bindings in local.values() for b in bindings}
+    sources = [
+        b
+        for b in ctx.domain.backward.sources(site, stop=frozenset(_batch_names(ctx, region, local)))
+        if id(b) in in_step
+        and b.kind in ("assign", "augassign", "with")
+        and ctx.before(b.statement, backward)
+    ]
+    found = {b.target for b in sources}
+    start = min((b.statement for b in sources), key=ctx.order.__getitem__, default=None)
     changed = True
     while changed:
         changed = False

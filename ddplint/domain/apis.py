@@ -74,6 +74,22 @@ GRAD_SCALER_SCALE = "scale"
 OPTIMIZER_MODULE = "torch.optim."
 THIRD_PARTY_OPTIMIZERS = ("apex.optimizers.", "bitsandbytes.optim.", "transformers.AdamW")
 OPTIMIZER_HELPER = re.compile(r"optimi[sz]er", re.IGNORECASE)
+# nn.Module methods that return the module itself (`model = Net().cuda(rank)`).
+SAME_MODULE_METHODS = frozenset(
+    {
+        "to",
+        "cuda",
+        "cpu",
+        "float",
+        "half",
+        "bfloat16",
+        "double",
+        "train",
+        "eval",
+        "requires_grad_",
+        "to_empty",
+    }
+)
 
 # Process exits: the others ranks see this rank disappear, no silent divergence.
 EXIT_CALLS = frozenset({"sys.exit", "os._exit", "os.abort", "exit", "quit"})

@@ -12,13 +12,13 @@ argument of every call (`criterion(model(x), y)` depends on `model(x)`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import libcst as cst
 
 from ddplint.domain.apis import AUTOGRAD_BACKWARD, BACKWARD_OWNERS
-from ddplint.engine import MAX_DEPTH, Resolver
+from ddplint.engine import MAX_DEPTH, Binding, Resolver
 from ddplint.names import dotted
 
 _AGGREGATES = frozenset({"torch.stack", "torch.sum", "torch.mean", "torch.cat"})
@@ -83,16 +83,28 @@ class Backward:
         key = (site.call, dependencies)
         known = self._flows.get(key)
         if known is None:
-            known = self._flows[key] = []
-            self._trace(site.loss, site.call, MAX_DEPTH, known, set(), dependencies)
+            trace = _Trace(dependencies)
+            self._trace(site.loss, site.call, MAX_DEPTH, trace)
+            known = self._flows[key] = trace.found
         return known
 
     def dependencies(self, expr: cst.BaseExpression, at: cst.CSTNode) -> list[Step]:
         """Everything the value of `expr` at `at` is computed from (the same walk as
         `flow(..., dependencies=True)`, from any expression)."""
-        found: list[Step] = []
-        self._trace(expr, at, MAX_DEPTH, found, set(), True)
-        return found
+        trace = _Trace(dependencies=True)
+        self._trace(expr, at, MAX_DEPTH, trace)
+        return trace.found
+
+    def sources(self, site: BackwardSite, stop: frozenset[str] = frozenset()) -> list[Binding]:
+        """The bindings the differentiated value of `site` is computed from (the walk of
+        `flow(..., dependencies=True)`), not following names in `stop` (the batch)."""
+        trace = _Trace(dependencies=True, stop=stop)
+        self._trace(site.loss, site.call, MAX_DEPTH, trace)
+        return trace.bindings
+
+    def site_of(self, call: cst.Call) -> BackwardSite | None:
+        """The backward site of `call`, if it is a backward call."""
+        return next((site for site in self.sites if site.call is call), None)
 
     def reaches(self, node: cst.CSTNode) -> bool:
         """The value of `node` (a forward call, say) flows into some backward call."""
@@ -105,23 +117,15 @@ class Backward:
                     return True
         return False
 
-    def _trace(
-        self,
-        expr: cst.BaseExpression,
-        at: cst.CSTNode,
-        depth: int,
-        found: list[Step],
-        seen: set[int],
-        dependencies: bool,
-    ) -> None:
-        if id(expr) in seen or depth < 0:
+    def _trace(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int, trace: _Trace) -> None:
+        if id(expr) in trace.seen or depth < 0:
             return
-        seen.add(id(expr))
-        found.append(Step(expr, at))
+        trace.seen.add(id(expr))
+        trace.found.append(Step(expr, at))
 
         def follow(inner: cst.BaseExpression, where: cst.CSTNode = at) -> None:
             # sub-expressions keep the depth: only names and returns followed spend it
-            self._trace(inner, where, depth, found, seen, dependencies)
+            self._trace(inner, where, depth, trace)
 
         if isinstance(expr, cst.BinaryOperation):
             follow(expr.left)
@@ -129,7 +133,7 @@ class Backward:
         elif isinstance(expr, cst.UnaryOperation):
             follow(expr.expression)
         elif isinstance(expr, (cst.Name, cst.Attribute)):
-            self._trace_name(expr, at, depth - 1, found, seen, dependencies)
+            self._trace_name(expr, at, depth - 1, trace)
             if isinstance(expr, cst.Attribute):
                 follow(expr.value)
         elif isinstance(expr, cst.Subscript):
@@ -145,25 +149,17 @@ class Backward:
             follow(expr.body)
             follow(expr.orelse)
         elif isinstance(expr, cst.Call):
-            self._trace_call(expr, follow, depth, found, seen, dependencies)
+            self._trace_call(expr, follow, depth, trace)
 
-    def _trace_call(
-        self,
-        call: cst.Call,
-        follow: _Follow,
-        depth: int,
-        found: list[Step],
-        seen: set[int],
-        dependencies: bool,
-    ) -> None:
+    def _trace_call(self, call: cst.Call, follow: _Follow, depth: int, trace: _Trace) -> None:
         func = call.func
         qualified = self.model.imports.resolve(func)
         callees = self.resolver.callees(call)
         for callee in callees:
             for returned in self.model.returns.get(callee, []):
                 if returned.value is not None:
-                    self._trace(returned.value, returned, depth - 1, found, seen, dependencies)
-        if dependencies:
+                    self._trace(returned.value, returned, depth - 1, trace)
+        if trace.dependencies:
             if isinstance(func, cst.Attribute) and qualified is None:
                 follow(func.value)
             for arg in call.args:
@@ -176,34 +172,43 @@ class Backward:
                 follow(arg.value)
 
     def _trace_name(
-        self,
-        expr: cst.Name | cst.Attribute,
-        at: cst.CSTNode,
-        depth: int,
-        found: list[Step],
-        seen: set[int],
-        dependencies: bool,
+        self, expr: cst.Name | cst.Attribute, at: cst.CSTNode, depth: int, trace: _Trace
     ) -> None:
         key = dotted(expr)
-        if key is None or depth < 0:
+        if key is None or depth < 0 or key in trace.stop:
             return
         for binding in self.resolver.reaching(key, at):
             statement = binding.statement
             if binding.kind == "augassign":
-                if id(statement) not in seen:
-                    seen.add(id(statement))
-                    found.append(Step(statement, statement))
-                    self._trace(binding.value, statement, depth, found, seen, dependencies)
+                if id(statement) not in trace.seen:
+                    trace.seen.add(id(statement))
+                    trace.found.append(Step(statement, statement))
+                    trace.bindings.append(binding)
+                    self._trace(binding.value, statement, depth, trace)
             elif binding.kind == "assign":
                 value = binding.value
                 if binding.index is not None and isinstance(value, (cst.Tuple, cst.List)):
                     value = value.elements[binding.index].value
-                self._trace(value, statement, depth, found, seen, dependencies)
+                trace.bindings.append(binding)
+                self._trace(value, statement, depth, trace)
             elif binding.kind == "param":
                 for passed in self.resolver.arguments_for(binding):
-                    self._trace(passed, passed, depth, found, seen, dependencies)
-            elif binding.kind in ("for", "with") and dependencies:
-                self._trace(binding.value, statement, depth, found, seen, dependencies)
+                    self._trace(passed, passed, depth, trace)
+            elif binding.kind in ("for", "with") and trace.dependencies:
+                trace.bindings.append(binding)
+                self._trace(binding.value, statement, depth, trace)
+
+
+@dataclass
+class _Trace:
+    """One walk: whether it follows every call argument, names it does not follow, and
+    what it found (steps, and the bindings it went through)."""
+
+    dependencies: bool
+    stop: frozenset[str] = frozenset()
+    found: list[Step] = field(default_factory=list)
+    bindings: list[Binding] = field(default_factory=list)
+    seen: set[int] = field(default_factory=set)
 
 
 class _Follow(Protocol):

@@ -207,9 +207,10 @@ def train(net, loader, optimizer, scheduler, local_rank):
         if not ctx.facts.ddp_wraps:
             return
         checked_scopes: dict[cst.CSTNode, bool] = {}
-        for backward in ctx.method_calls("backward"):
-            if backward.args and any(a.keyword is None for a in backward.args):
-                continue  # torch.autograd-style backward(tensor, grads): not a loss
+        for site in ctx.domain.backward.sites:
+            backward = site.call
+            if any(a.keyword is None for a in backward.args):
+                continue  # `x.backward(grad)`, `accelerator.backward(x)`: not followed
             loop = accumulation_loop(ctx, backward)
             if loop is None or not forwards_ddp(ctx, loop) or in_model_context(ctx, backward, loop):
                 continue

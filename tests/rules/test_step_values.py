@@ -1,0 +1,93 @@
+"""The values one training step computes (analysis/step_values), built on the domain's one
+definition of what reaches `backward()`, as DDP011 sees them."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from ddplint.analysis.step_values import step_values
+from ddplint.api import lint_source
+from ddplint.context import FileContext
+
+HEADER = """\
+import torch
+import torch.distributed as dist
+"""
+
+
+def _values(body: str) -> tuple[set[str], str | None]:
+    """The step values of the only backward call of `body` (its loop, else its function),
+    and the code of the statement where the forward starts."""
+    source = HEADER + textwrap.dedent(body)
+    ctx = FileContext("train.py", source, cst.parse_module(source))
+    [site] = ctx.domain.backward.sites
+    region = ctx.enclosing_loop(site.call) or ctx.scope(site.call)
+    found = step_values(ctx, region, site.call)
+    start = ctx.code(found.start).strip() if found.start is not None else None
+    return set(found.names), start
+
+
+def _ddp011(body: str) -> list[int]:
+    source = HEADER + textwrap.dedent(body)
+    offset = HEADER.count("\n")
+    return [d.start.row - offset for d in lint_source(source, select=["DDP011"])]
+
+
+def test_loss_its_inputs_and_derived_values_but_not_the_batch():
+    names, start = _values(
+        """\
+        for x, y in loader:
+            x = x.cuda(non_blocking=True)
+            out = model(x)
+            loss = criterion(out, y)
+            bad = torch.isnan(loss).any()
+            loss.backward()
+        """
+    )
+    assert names == {"out", "loss", "bad"}
+    assert start == "out = model(x)"
+
+
+def test_the_grad_scaler_is_not_a_value_of_the_step():
+    body = """\
+    def train_step(self, model, x):
+        scaler = self.scaler
+        if scaler.get_scale() < 1.0:
+            return None
+        loss = model(x).sum()
+        scaler.scale(loss).backward()
+    """
+    names, start = _values(body)
+    assert names == {"loss"}
+    assert start == "loss = model(x).sum()"
+    assert _ddp011(body) == []  # a skip on the (shared) loss scale before the forward
+
+
+def test_accelerate_backward_differentiates_its_argument():
+    body = """\
+    for batch in loader:
+        loss = model(**batch).loss
+        if torch.isnan(loss):
+            continue
+        accelerator.backward(loss)
+    """
+    names, _ = _values(body)
+    assert names == {"loss"}
+    assert _ddp011(body) == [4]  # a rank that skips leaves the others in the all-reduce
+
+
+def test_a_value_reassigned_before_the_forward_does_not_start_it():
+    names, start = _values(
+        """\
+        def step(model, x):
+            loss = 0.0
+            if x.numel() == 0:
+                return loss
+            loss = model(x).sum()
+            loss.backward()
+        """
+    )
+    assert names == {"loss"}
+    assert start == "loss = model(x).sum()"
