@@ -15,7 +15,7 @@ from ddplint.project import ModuleFinder
 from ddplint.project_files import project_files
 
 _CONSTANTS = {"True": True, "False": False, "None": False}
-_COMPUTED_LOOKUP = re.compile(r"\bgetattr\(\s*\w+\s*,\s*[^\"'\s]|\bglobals\(\)")
+_COMPUTED_LOOKUP = re.compile(r"\bgetattr\([^,()]+,\s*[^\"'\s]|\bglobals\(\)")
 
 
 def never_runs(ctx: FileContext, node: cst.CSTNode) -> bool:
