@@ -13,7 +13,7 @@ import libcst as cst
 
 from ddplint.analysis.devices import device_arguments
 from ddplint.analysis.rank_guards import single_process_branch
-from ddplint.analysis.ranks import LOCAL, LOCAL_NAMES, RankClassifier
+from ddplint.analysis.ranks import LOCAL, LOCAL_RANK_NAME, RankClassifier
 from ddplint.context import FileContext
 from ddplint.facts import argument, keyword, string_value
 from ddplint.names import dotted
@@ -74,7 +74,7 @@ def device_picks(ctx: FileContext, ranks: RankClassifier) -> Iterator[cst.CSTNod
                 yield call
                 continue
             for arg in call.args:
-                local_name = (dotted(arg.value) or "").rpartition(".")[2] in LOCAL_NAMES
+                local_name = LOCAL_RANK_NAME.match((dotted(arg.value) or "").rpartition(".")[2])
                 if local_name or ranks.kind(arg.value, call) == LOCAL:
                     yield call
                     break

@@ -1,37 +1,36 @@
 """Variables that hold the local rank (`local_rank = int(os.environ["LOCAL_RANK"])`, a
-`local_rank` parameter, `self.local_rank`), found once per file and asked at any node."""
+`local_rank` parameter, `gpu = rank % torch.cuda.device_count()`, `self.local_rank`),
+found once per file and asked at any node: the one answer the fixes that write the local
+rank into the code use."""
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
+from ddplint.analysis.ranks import LOCAL, LOCAL_RANK_NAME, RankClassifier
 from ddplint.context import Binding, FileContext
 from ddplint.facts import environ_key, strip_conversion
 
-LOCAL_RANK_NAME = re.compile(r"^(ddp_)?local_rank$")
+__all__ = ["LOCAL_RANK_NAME", "LocalRankNames"]
 
 
 class LocalRankNames:
     """The bindings that may hold the local rank, sorted once per file by frame, so that
     asking at every hard-coded device stays linear in the file."""
 
-    def __init__(self, ctx: FileContext) -> None:
+    def __init__(self, ctx: FileContext, ranks: RankClassifier | None = None) -> None:
         self.ctx = ctx
-        # (name, is attribute, binding), in the order of `ctx.bindings`, which breaks ties.
+        ranks = ranks if ranks is not None else RankClassifier(ctx)
+        # (index, name, is attribute, binding); the index is the order of `ctx.bindings`,
+        # which breaks ties.
         self.by_scope: dict[cst.CSTNode, list[tuple[int, str, bool, Binding]]] = {}
         attributes: list[tuple[int, int, str, Binding]] = []
         index = 0
         for name, bindings in ctx.bindings.items():
-            last = name.rpartition(".")[2]
             is_attr = name.startswith("self.")
             for binding in bindings:
-                if binding.kind in ("augassign", "for", "with"):
-                    continue
-                named = bool(LOCAL_RANK_NAME.match(last))
-                if not named and (
-                    binding.kind == "param" or not _env_local_rank(ctx, binding.value)
+                if binding.kind in ("augassign", "for", "with") or not _holds_local_rank(
+                    ctx, ranks, name, binding
                 ):
                     continue
                 index += 1
@@ -43,8 +42,8 @@ class LocalRankNames:
 
     def at(self, at: cst.CSTNode) -> str | None:
         """A variable holding the local rank that is bound before `at` in its scope (or the
-        module's), e.g. `local_rank = int(os.environ["LOCAL_RANK"])` or a `local_rank`
-        parameter; failing that, a `self.` attribute bound anywhere."""
+        module's), the innermost and latest first; failing that, a `self.` attribute that
+        another method of the same class binds."""
         ctx = self.ctx
         scope = ctx.scope(at)
         # Rank: the innermost scope, then the latest binding, then the first in the table.
@@ -63,8 +62,11 @@ class LocalRankNames:
                 if best is None or rank > best:
                     best = rank
         if best is None or best[0] == 0:
+            cls = ctx.model.enclosing_class(scope)
             for minus_order, index, name, binding in self.attributes:
                 if binding.scope is scope or binding.scope is ctx.module:
+                    continue
+                if cls is None or ctx.model.enclosing_class(binding.scope) is not cls:
                     continue
                 rank = (0, -minus_order, -index, name)
                 if best is None or rank > best:
@@ -73,6 +75,15 @@ class LocalRankNames:
         return best[3] if best else None
 
 
-def _env_local_rank(ctx: FileContext, expr: cst.BaseExpression) -> bool:
-    expr = strip_conversion(expr, ("int",))
-    return environ_key(ctx, expr) == "LOCAL_RANK"
+def _holds_local_rank(ctx: FileContext, ranks: RankClassifier, name: str, binding: Binding) -> bool:
+    """Named for the local rank, or assigned from `LOCAL_RANK`; a variable named for a rank
+    or a GPU assigned a value that holds the local rank (`rank % ngpus_per_node`)."""
+    if LOCAL_RANK_NAME.match(name.rpartition(".")[2]):
+        return True
+    if binding.kind != "assign":
+        return False
+    if environ_key(ctx, strip_conversion(binding.value, ("int",))) == "LOCAL_RANK":
+        return True
+    return ("rank" in name or "gpu" in name) and ranks.kind(
+        binding.value, binding.statement
+    ) == LOCAL

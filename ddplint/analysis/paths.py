@@ -27,3 +27,30 @@ def mentions_rank(ctx: FileContext, expr: cst.BaseExpression) -> bool:
 def per_rank_path(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
     """The file name holds the rank (`f"shard_{rank}.pt"`): an intentional per-rank file."""
     return ctx.domain.ranks.depends_on_rank(path, at)
+
+
+# Files `tempfile` creates under a fresh, unique name on every call.
+_FRESH_FILES = frozenset(
+    {
+        "tempfile.NamedTemporaryFile",
+        "tempfile.TemporaryFile",
+        "tempfile.SpooledTemporaryFile",
+    }
+)
+
+
+def fresh_temporary_file(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The file is one `tempfile` just created for this process under a unique name (`with
+    tempfile.NamedTemporaryFile() as tmp: torch.save(obj, tmp.file)`, `tmp.name`): no other
+    process writes to it."""
+    holder = path.value if isinstance(path, cst.Attribute) else path
+    return any(
+        isinstance(value.expr, cst.Call) and ctx.call_name(value.expr) in _FRESH_FILES
+        for value in ctx.resolver.values(holder, at)
+    )
+
+
+def own_file(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Each process writes a file of its own there: a name built from the rank, or a fresh
+    temporary file."""
+    return per_rank_path(ctx, path, at) or fresh_temporary_file(ctx, path, at)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ddplint.analysis.devices import device_string_index, is_device_count
@@ -19,7 +21,8 @@ _LOCAL_ENV = frozenset(
 _GLOBAL_FUNCTIONS = frozenset({"get_rank", "get_global_rank", "global_rank"})
 _LOCAL_FUNCTIONS = frozenset({"get_local_rank", "get_node_local_rank", "local_rank"})
 _GLOBAL_ATTRIBUTES = frozenset({"rank", "global_rank", "world_rank"})
-LOCAL_NAMES = frozenset({"local_rank", "localrank", "local_rank_id", "ddp_local_rank"})
+# `local_rank`, `localrank`, `local_rank_id`, `ddp_local_rank`: named for the local rank.
+LOCAL_RANK_NAME = re.compile(r"^(ddp_)?local_?rank(_id)?$")
 _SPAWNERS = frozenset(
     {
         "torch.multiprocessing.spawn",
@@ -83,7 +86,7 @@ class RankClassifier:
         if name is None:
             return None
         last = name.rpartition(".")[2]
-        if last in LOCAL_NAMES:
+        if LOCAL_RANK_NAME.match(last):
             return LOCAL
         binding = ctx.facts.binding_before(name, at if at is not None else expr)
         if binding is None:
@@ -124,31 +127,6 @@ class RankClassifier:
         if device_string_index(value) is None and dotted(value) is None:
             return None
         return self.device_kind(value, binding.statement, depth - 1)
-
-
-def local_rank_in_scope(ctx: FileContext, call: cst.Call, ranks: RankClassifier) -> str | None:
-    """A name holding the local rank that is bound before `call` in its scope (or at module
-    level)."""
-    scope = ctx.scope(call)
-    best: Binding | None = None
-    for name, bindings in ctx.bindings.items():
-        if "rank" not in name and "gpu" not in name:
-            continue
-        for binding in bindings:
-            if binding.scope is not scope and binding.scope is not ctx.module:
-                continue
-            if binding.kind != "param" and not ctx.before(binding.statement, call):
-                continue
-            if binding.kind == "param" and binding.scope is not scope:
-                continue
-            named_local = name.rpartition(".")[2] in LOCAL_NAMES
-            if not named_local and (
-                binding.kind != "assign" or ranks.kind(binding.value, binding.statement) != LOCAL
-            ):
-                continue
-            if best is None or ctx.before(best.statement, binding.statement):
-                best = binding
-    return best.target if best is not None else None
 
 
 def single_node_group(ctx: FileContext, ranks: RankClassifier) -> tuple[bool, bool]:

@@ -105,23 +105,25 @@ NODE_RANK_ENV = frozenset({"GROUP_RANK", "NODE_RANK", "SLURM_NODEID"})
 RANK_ENV = GLOBAL_RANK_ENV | LOCAL_RANK_ENV | NODE_RANK_ENV
 WORLD_SIZE_ENV = frozenset({"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
 
-# How code names per-process values.
-RANK_FUNCTION = re.compile(r"^(get_)?(local_|global_|node_)?rank$")
-RANK_NAME = re.compile(
-    r"^(local_|global_|node_|ddp_|ddp_local_|process_|world_|dist_)?rank(_id)?$|^gpu_id$"
-)
+# How code names per-process values: `rank` after words that say which rank
+# (`distributed_rank`, `self._rank`, `get_data_parallel_rank()`); not a model-parallel,
+# tensor-parallel or LoRA rank.
+_RANK_WORDS = r"(?:(?:local|global|node|ddp|dp|data_parallel|process|world|dist|distributed|my)_)"
+RANK_FUNCTION = re.compile(rf"^_*(get_)?{_RANK_WORDS}*rank$")
+RANK_NAME = re.compile(rf"^_*{_RANK_WORDS}*rank(_id)?$|^gpu_id$")
 WORLD_SIZE_FUNCTION = re.compile(r"^(get_)?world_size$")
 WORLD_SIZE_NAME = re.compile(r"(^|_)world_size$|^num_(replicas|processes|gpus_total)$")
 # `is_main_process()`, `self.is_master`, `master_process`, `trainer.is_global_zero`, ...
 MAIN_PROCESS_NAME = re.compile(
-    r"^(is_)?(main|master|primary|chief)(_process|_proc|_rank|_worker)?$|^is_rank_?(zero|0)$"
+    r"^(is_)?((global|world|dist|distributed|ddp|dp|data_parallel)_)?(main|master|primary|chief)"
+    r"(_process|_proc|_rank|_worker)?$|^is_rank_?(zero|0)$"
     r"|^is_global_zero$|^is_local_(main|master)(_process)?$|^rank_?(zero|0)(_only)?$"
-    r"|^is_local_zero$|^is_world_(main|master)$"
+    r"|^is_local_zero$"
 )
 # Decorators that run the function on the main process only.
 MAIN_ONLY_DECORATOR = re.compile(
     r"^(rank_?(zero|0)_only|(master|main)(_process)?_only|on_(local_)?main_process"
-    r"|only_(on_)?(rank_?(zero|0)|main|master)(_process)?)$"
+    r"|only_(on_)?(rank_?(zero|0)|main|master)(_process)?|one_rank_only)$"
 )
 # Names of flags saying the job is (not) distributed: mode checks, not rank tests.
 DISTRIBUTED_FLAG = ("distributed", "ddp", "is_initialized", "is_dist_avail_and_initialized")

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.default_arguments import never_runs
 from ddplint.analysis.oom import oom_path_swallowed
 from ddplint.analysis.rank_local import (
     catches_rank_local_error,
@@ -34,8 +35,10 @@ condition that can differ between ranks: a test on the loss or the outputs
 caught (`except RuntimeError: continue`).
 
 Left alone: decisions made collectively (the flag is all-reduced first, then tested), and
-skips that depend only on values every rank agrees on, such as epoch or step counters.
-Handlers that swallow a CUDA out-of-memory error are DDP012's.
+skips that depend only on values every rank agrees on, such as epoch or step counters, and
+skips in a branch that needs a parameter value no call passes (`else: return` under
+`if raise_on_error:` in a private method whose every call, in this file and none other,
+keeps `raise_on_error=True`). Handlers that swallow a CUDA out-of-memory error are DDP012's.
 
 ## Why is this bad?
 DDP's gradient all-reduce runs inside `backward()`. A rank that skips it leaves the other
@@ -236,6 +239,8 @@ def train(model, loader, optimizer):
         if start is None:
             return
         for node in skips:
+            if never_runs(ctx, node):
+                continue
             handler = enclosing_handler(ctx, node, region)
             if handler is not None:
                 if self._skips_in_handler(ctx, handler, backward, start):

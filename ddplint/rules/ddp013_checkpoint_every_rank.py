@@ -7,55 +7,19 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.analysis.checkpoints import SAVE, is_checkpoint_save, save_path
-from ddplint.analysis.downloads import in_first_context
-from ddplint.analysis.paths import per_rank_path
+from ddplint.analysis.every_rank import (
+    every_rank_reaches,
+    is_entry,
+    outside_calls,
+    per_rank_arguments,
+    runs_once,
+    unguarded_callers,
+)
+from ddplint.analysis.paths import own_file
 from ddplint.analysis.processes import single_process
-from ddplint.analysis.rank_guards import call_sites, guarded_everywhere, single_process_branch
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.rule import Finding, Rule, register
-
-_ENTRY_POINTS = frozenset({"main", "train", "run", "worker", "main_worker"})
-
-
-def _referenced_elsewhere(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """The function is passed around by name (`mp.spawn(main_worker, ...)`)."""
-    name = func.name.value
-    for binding_node in ctx.nodes_of(cst.Name):
-        if (
-            isinstance(binding_node, cst.Name)
-            and binding_node.value == name
-            and binding_node is not func.name
-            and not isinstance(ctx.parent(binding_node), cst.Call)
-        ):
-            return True
-    return False
-
-
-def _is_entry(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """Nothing in the file calls `func`, but it runs: an entry point by its name (`main`),
-    or one handed to a launcher (`mp.spawn(main_worker)`)."""
-    return func.name.value in _ENTRY_POINTS or _referenced_elsewhere(ctx, func)
-
-
-def _outside_calls(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
-    """Calls of `func` in this file, its own recursive calls aside."""
-    return [s for s in call_sites(ctx, func) if not ctx.is_inside(s, func)]
-
-
-def _runs_once(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """`node` runs on one rank (a rank gate, here or at every call of its function), in a
-    branch that runs without distribution only, or one process at a time (zero-first)."""
-    return (
-        guarded_everywhere(ctx, node)
-        or single_process_branch(ctx, node)
-        or in_first_context(ctx, node)
-    )
-
-
-def _per_rank_arguments(ctx: FileContext, call: cst.Call) -> bool:
-    """An argument is a file name built from the rank: the callee writes per-rank files."""
-    return any(ctx.domain.ranks.rank_in_text(arg.value) for arg in call.args)
 
 
 @register
@@ -190,8 +154,8 @@ def save_shard(model, out_dir):
             elif (
                 project is not None
                 and project.helper_saves(ctx, call) == "unguarded"
-                and self._every_rank_reaches(ctx, call)
-                and not _per_rank_arguments(ctx, call)
+                and every_rank_reaches(ctx, call)
+                and not per_rank_arguments(ctx, call)
             ):
                 yield Finding(
                     call,
@@ -200,38 +164,19 @@ def save_shard(model, out_dir):
                     "(contention, and a possibly corrupt file); call it on rank 0 only",
                 )
 
-    def _every_rank_reaches(self, ctx: FileContext, node: cst.CSTNode, depth: int = 3) -> bool:
-        """`node` runs on every rank as far as this file shows: no guard on the way up
-        through its callers, ending at module level or an entry point (`main`, a function
-        passed to `mp.spawn`). A function nobody here calls is someone else's to judge."""
-        if _runs_once(ctx, node):
-            return False
-        func = ctx.enclosing_function(node)
-        if func is None:
-            return True
-        if depth == 0:
-            return False
-        sites = _outside_calls(ctx, func)
-        if not sites:
-            return _is_entry(ctx, func)
-        return any(self._every_rank_reaches(ctx, s, depth - 1) for s in sites)
-
     def _check_save(
         self, ctx: FileContext, call: cst.Call, reported: set[int]
     ) -> Iterator[Finding]:
         path = save_path(call)
         if path is None or any(a.star for a in call.args) or not is_checkpoint_save(ctx, call):
             return
-        if per_rank_path(ctx, path, call) or _runs_once(ctx, call):
+        if own_file(ctx, path, call) or runs_once(ctx, call):
             return
         func = ctx.enclosing_function(call)
-        sites = _outside_calls(ctx, func) if func is not None else []
-        unguarded = [
-            s for s in sites if not _per_rank_arguments(ctx, s) and self._every_rank_reaches(ctx, s)
-        ]
+        unguarded = unguarded_callers(ctx, func) if func is not None else []
         if (
             func is None
-            or (not sites and _is_entry(ctx, func))
+            or (not outside_calls(ctx, func) and is_entry(ctx, func))
             or any(isinstance(ctx.scope(site), cst.Module) for site in unguarded)
         ):
             # At module level, in an entry point, or in a function `main` runs: the save.

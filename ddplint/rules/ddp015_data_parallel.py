@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.ranks import RankClassifier, local_rank_in_scope
+from ddplint.analysis.local_rank_names import LocalRankNames
+from ddplint.analysis.ranks import RankClassifier
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import DDP_CLASSES
@@ -41,7 +42,7 @@ def _fix(ctx: FileContext, call: cst.Call, ranks: RankClassifier) -> FixSpec | N
     if not any(True for _ in ctx.calls_to("torch.distributed.init_process_group")):
         return None
     ddp = _ddp_spelling(ctx)
-    local_rank = local_rank_in_scope(ctx, call, ranks)
+    local_rank = LocalRankNames(ctx, ranks).at(call)
     if ddp is None or local_rank is None:
         return None
     model = ctx.code(call.args[0].value)

@@ -14,8 +14,9 @@ from ddplint.analysis.device_picks import (
     unpicked_init,
     unset_branch,
 )
+from ddplint.analysis.local_rank_names import LocalRankNames
 from ddplint.analysis.processes import single_process_tests
-from ddplint.analysis.ranks import RankClassifier, local_rank_in_scope
+from ddplint.analysis.ranks import RankClassifier
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.rule import Finding, FixSpec, Rule, register
@@ -28,7 +29,7 @@ def _fix(ctx: FileContext, ranks: RankClassifier) -> FixSpec | None:
     if len(inits) != 1:
         return None
     init = inits[0]
-    local_rank = local_rank_in_scope(ctx, init, ranks)
+    local_rank = LocalRankNames(ctx, ranks).at(init)
     line = ctx.parent(ctx.statement(init))
     if local_rank is None or not isinstance(line, cst.SimpleStatementLine):
         return None
