@@ -26,6 +26,7 @@ from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.samplers import returned_loaders
 from ddplint.facts import environ_key, last_name
 from ddplint.names import dotted
+from ddplint.package_layout import PackageDir, declared_package_dirs
 from ddplint.project_files import mentions_checkpoint_loading, project_files
 
 if TYPE_CHECKING:
@@ -229,6 +230,7 @@ class ModuleFinder:
     def __init__(self) -> None:
         self._roots: dict[str, str] = {}
         self._files: dict[str, bool] = {}
+        self._layouts: dict[str, tuple[PackageDir, ...]] = {}
 
     def root(self, path: str) -> str:
         """The project folder of `path`: the nearest folder above it holding a project
@@ -268,8 +270,12 @@ class ModuleFinder:
     def module_path(self, importer: str, module: str) -> str | None:
         """The file of `module` as imported from `importer`: relative imports from the
         importer's package, absolute ones from its folder or any folder above it up to
-        the project root (or the root's `src/`). A module found there is the project's,
-        whatever its name (`timm.utils` inside timm's own repository)."""
+        the project root (or the root's `src/`), then from the folders the project's
+        packaging files map packages to (`package_dir={"mae_st": "."}`), then from the
+        root itself when the module's first name is the root folder's (a repository
+        imported as the package it is: `import mae_st.util.misc` inside `mae_st/`). A
+        module found there is the project's, whatever its name (`timm.utils` inside
+        timm's own repository)."""
         level = len(module) - len(module.lstrip("."))
         parts = [p for p in module.lstrip(".").split(".") if p]
         if not level and not parts:
@@ -280,19 +286,34 @@ class ModuleFinder:
             base = here
             for _ in range(level - 1):
                 base = os.path.dirname(base)
-            bases = [base]
+            stems = [os.path.join(base, *parts)]
         else:
             root = self.root(importer)
             bases = [here]
             while bases[-1] != root and bases[-1].startswith(root + os.sep):
                 bases.append(os.path.dirname(bases[-1]))
             bases.append(os.path.join(root, "src"))
-        for base in bases:
-            stem = os.path.join(base, *parts)
-            for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
-                if candidate != importer and self._is_file(candidate):
-                    return candidate
-        return None
+            stems = [os.path.join(base, *parts) for base in bases]
+        candidates = [
+            c for stem in stems for c in (stem + ".py", os.path.join(stem, "__init__.py"))
+        ]
+        if not level:
+            candidates.extend(self._declared_candidates(root, parts))
+        return next((c for c in candidates if c != importer and self._is_file(c)), None)
+
+    def _declared_candidates(self, root: str, parts: list[str]) -> Iterator[str]:
+        """Where the module `parts` would be under the package folders the project
+        declares, then under the root taken as the package named like its folder."""
+        if root not in self._layouts:
+            self._layouts[root] = declared_package_dirs(root)
+        for package, folder in (*self._layouts[root], (os.path.basename(root), root)):
+            names = package.split(".") if package else []
+            if parts[: len(names)] != names:
+                continue
+            rest = parts[len(names) :]
+            if rest:
+                yield os.path.join(folder, *rest) + ".py"
+            yield os.path.join(folder, *rest, "__init__.py")
 
     def dependencies(self, importer: str, summary: ModuleSummary) -> set[str]:
         """Files of the project that `summary`'s module (at `importer`) imports from."""

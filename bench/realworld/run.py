@@ -121,8 +121,11 @@ def find_git_dir(mirror_root: Path, github: str) -> Path | None:
 
 
 def materialise(repo: Repo, mirror_root: Path, cache_root: Path) -> Path | None:
-    """The pinned commit's files under the cache folder (extracted once), or None."""
-    target = cache_root / f"{repo.name}-{repo.commit[:12]}"
+    """The pinned commit's files under the cache folder (extracted once), or None. The
+    files go into a folder named like the repository, as in a clone: a repository that is
+    imported as the package it is (`import mae_st.util.misc`) resolves by that name."""
+    clone = repo.github.split("/")[1]
+    target = cache_root / "clones" / f"{repo.name}-{repo.commit[:12]}" / clone
     if (target / ".complete").exists():
         return target
     git_dir = find_git_dir(mirror_root, repo.github)
@@ -150,7 +153,8 @@ def materialise(repo: Repo, mirror_root: Path, cache_root: Path) -> Path | None:
 
 def wanted(path: str) -> bool:
     """Python sources and the files that steer ddplint's file discovery and configuration."""
-    return path.endswith(".py") or path.rsplit("/", 1)[-1] in (".gitignore", "pyproject.toml")
+    name = path.rsplit("/", 1)[-1]
+    return path.endswith(".py") or name in (".gitignore", "pyproject.toml", "setup.cfg")
 
 
 def extract(git_dir: Path, commit: str, target: Path) -> None:

@@ -16,6 +16,7 @@ from ddplint.facts import string_value as _literal_value
 from ddplint.names import dotted
 
 LAUNCH = "torch.distributed.launch"
+TORCHRUN_SINCE = (1, 10)  # the first torch with `torchrun`
 _LOCAL_RANK_FLAGS = frozenset({"--local_rank", "--local-rank"})
 # `-m torch.distributed.launch` inside a command line.
 _LAUNCH_COMMAND = re.compile(r"(^|\s)-m\s+torch\.distributed\.launch(\s|$)")
@@ -39,7 +40,15 @@ def string_value(expr: cst.BaseExpression | None) -> str | None:
 
 def launch_uses(ctx: FileContext) -> Iterator[cst.CSTNode]:
     """Imports of the launcher and strings that run it (not docstrings, help texts or
-    messages)."""
+    messages, nor a use only on a torch older than `torchrun`: the fallback of
+    `if torch >= 1.10: torchrun ... else: python -m torch.distributed.launch ...`)."""
+    for node in _mentions(ctx):
+        old = ctx.domain.versions.old_torch(node)
+        if old is None or not old.before(TORCHRUN_SINCE):
+            yield node
+
+
+def _mentions(ctx: FileContext) -> Iterator[cst.CSTNode]:
     for node in ctx.nodes_of(*_INSPECTED, cst.FormattedString):
         if isinstance(node, cst.Import):
             if any((dotted(a.name) or "").startswith(LAUNCH) for a in node.names):

@@ -1,6 +1,8 @@
-"""Whether a save writes over an earlier one: names that change per save, temporary files
-moved into place, and saves that repeat (in a loop, or in a helper called in one). Values
-are followed by the engine's resolver (`Resolver.sources`)."""
+"""Whether a save writes over an earlier one: the file it writes (through a file object
+opened for writing, or a list of paths walked by a loop), names that change per save,
+temporary files moved into place, and saves that repeat (in a loop, or in a helper called
+in one) unless the process ends right after them. Values are followed by the engine's
+resolver (`Resolver.sources`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import libcst as cst
 from ddplint.analysis.rank_guards import call_sites
 from ddplint.context import FileContext
 from ddplint.engine import Value
+from ddplint.engine.flow import is_exit_call
 from ddplint.facts import last_name, string_value
 from ddplint.names import dotted
 
@@ -24,6 +27,84 @@ _COUNTER = re.compile(
 _UNIQUE_CALLS = re.compile(r"time|now|strftime|uuid|datetime|mkstemp|NamedTemporaryFile")
 _TEMP_TEXT = re.compile(r"tmp|temp|\.part\b|\.partial|~$", re.IGNORECASE)
 _OVERWRITTEN_TEXT = re.compile(r"(^|[^a-z])(last|latest|best)([^a-z]|$)", re.IGNORECASE)
+_MODE = re.compile(r"^[rwxabt+U]+$")  # an `open` mode
+_LEAVING = (cst.Return, cst.Break, cst.Continue)
+
+
+def written_path(
+    ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode
+) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
+    """The path a save into `path` writes and where it is evaluated: the path itself, or
+    for a file object opened for writing on a path (`with open(p, "wb") as f:`,
+    `g_pathmgr.open(p, "wb")`, `Path(p).open("wb")`) that path at the `open` call. None
+    for a file object opened otherwise (appending, unknown mode): the caller manages it."""
+    for value in ctx.resolver.values(path, at):
+        if isinstance(value.expr, cst.Call) and _is_opener(ctx, value.expr):
+            return _opened_for_writing(value.expr)
+    return path, at
+
+
+def _is_opener(ctx: FileContext, call: cst.Call) -> bool:
+    name = ctx.call_name(call) or dotted(call.func) or ""
+    return name in ("open", "io.open") or name.endswith(".open")
+
+
+def _opened_for_writing(call: cst.Call) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
+    """(file path, the call) for `open(p, "wb")` / `manager.open(p, mode="wb")` /
+    `p.open("wb")` with a mode that truncates the file."""
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    mode_given = next((a.value for a in call.args if a.keyword and a.keyword.value == "mode"), None)
+    first = string_value(positional[0]) if positional else None
+    mode: str | None
+    if first is not None and _MODE.match(first) and isinstance(call.func, cst.Attribute):
+        path, mode = call.func.value, first  # `Path(p).open("wb")`
+    elif positional:
+        path = positional[0]
+        mode = string_value(mode_given or (positional[1] if len(positional) > 1 else None))
+    else:
+        return None
+    truncates = mode is not None and _MODE.match(mode) is not None and "w" in mode
+    return (path, call) if truncates else None
+
+
+def walked_paths(
+    ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode
+) -> tuple[cst.For, list[tuple[cst.BaseExpression, cst.CSTNode]]] | None:
+    """`for p in paths: torch.save(state, p)`: the loop and the paths of the list it walks
+    (the elements of a list literal, and what `paths.append(...)` adds before the loop),
+    each with where it is evaluated. None when `path` is no such loop's variable or the
+    list's elements are not all known."""
+    loop = next(
+        (
+            a
+            for a in ctx.ancestors(at)
+            if isinstance(a, cst.For)
+            and isinstance(a.target, cst.Name)
+            and isinstance(path, cst.Name)
+            and a.target.value == path.value
+        ),
+        None,
+    )
+    if loop is None:
+        return None
+    elements: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+    for value in ctx.resolver.values(loop.iter, loop):
+        if isinstance(value.expr, (cst.List, cst.Tuple)):
+            if any(isinstance(e, cst.StarredElement) for e in value.expr.elements):
+                return None
+            elements.extend((e.value, value.at) for e in value.expr.elements)
+        elif value.leaf and not isinstance(value.expr, cst.Name):
+            return None  # a list built elsewhere: its paths are unknown
+    receiver = ctx.code(loop.iter).strip()
+    for call in ctx.method_calls("append", "extend", "insert"):
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        if ctx.code(func.value).strip() != receiver or ctx.scope(call) is not ctx.scope(loop):
+            continue
+        if func.attr.value != "append" or len(call.args) != 1:
+            return None
+        elements.append((call.args[0].value, call))
+    return (loop, elements) if elements else None
 
 
 def path_texts(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
@@ -97,14 +178,21 @@ def moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> b
     return False
 
 
-def repeats(ctx: FileContext, node: cst.CSTNode, depth: int = 2) -> bool:
-    """`node` runs more than once per run: inside a loop of its function, or in a function
-    called in one. Not when a condition fixes a counter (`if step == save_step:`, or after
-    `if step != save_step: return`), nor past a function that runs a training loop itself:
-    its callers' loops repeat whole runs (hyper-parameter search), not saves within one."""
-    if _at_one_step(ctx, node):
+def repeats(
+    ctx: FileContext, node: cst.CSTNode, depth: int = 2, walking: cst.For | None = None
+) -> bool:
+    """`node` runs more than once per run: inside a loop of its function (but `walking`,
+    a loop over distinct paths), or in a function called in one. Not when a condition
+    fixes a counter (`if step == save_step:`, or after `if step != save_step: return`),
+    nor when the process ends right after it (`exits_after`), nor past a function that
+    runs a training loop itself: its callers' loops repeat whole runs (hyper-parameter
+    search), not saves within one."""
+    if _at_one_step(ctx, node) or exits_after(ctx, node):
         return False
-    if ctx.enclosing_loop(node) is not None:
+    loop = ctx.enclosing_loop(node)
+    if loop is not None and loop is walking:
+        loop = ctx.enclosing_loop(loop)
+    if loop is not None:
         return True
     func = ctx.enclosing_function(node)
     if func is None or depth == 0 or _trains(ctx, func):
@@ -114,6 +202,51 @@ def repeats(ctx: FileContext, node: cst.CSTNode, depth: int = 2) -> bool:
         for site in call_sites(ctx, func)
         if not ctx.is_inside(site, func)
     )
+
+
+def exits_after(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """The process ends right after `node`: a later statement of its block, or of a block
+    around it inside its loop and function, exits on every path (`quit()`, `sys.exit()`,
+    `os._exit()`, `raise SystemExit`) with no `return` / `break` / `continue` between.
+    So `node` runs once per run however often its loop would go round."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(ancestor, (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine)):
+            body = list(ancestor.body)
+            index = next((i for i, s in enumerate(body) if s is child), len(body))
+            for later in body[index + 1 :]:
+                if _exits(ctx, later):
+                    return True
+                if any(isinstance(n, _LEAVING) for n in ctx.walk(later)):
+                    return False
+        child = ancestor
+    return False
+
+
+def _exits(ctx: FileContext, statement: cst.CSTNode) -> bool:
+    """Running `statement` ends the process on every path."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(_exits(ctx, s) for s in statement.body)
+    if isinstance(statement, cst.Raise):
+        raised = statement.exc.func if isinstance(statement.exc, cst.Call) else statement.exc
+        return raised is not None and last_name(raised) == "SystemExit"
+    if isinstance(statement, cst.Expr):
+        return is_exit_call(statement, ctx.qualname)
+    if isinstance(statement, cst.If):
+        orelse = statement.orelse
+        other = orelse.body if isinstance(orelse, cst.Else) else orelse
+        return other is not None and _exits_block(ctx, statement.body) and _exits(ctx, other)
+    if isinstance(statement, cst.With):
+        return _exits_block(ctx, statement.body)
+    if isinstance(statement, cst.IndentedBlock):
+        return _exits_block(ctx, statement)
+    return False
+
+
+def _exits_block(ctx: FileContext, block: cst.BaseSuite) -> bool:
+    return any(_exits(ctx, s) for s in block.body)
 
 
 def _trains(ctx: FileContext, func: cst.FunctionDef) -> bool:

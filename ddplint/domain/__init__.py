@@ -3,8 +3,8 @@
 `apis`: the torch / torchvision / timm / HF names and environment variables;
 `ranks`: rank values, world sizes, rank tests and their side; `gates`: rank-gated regions;
 `collectives`: collective calls and collective-issuing functions; `backward`: what reaches
-`backward()`; `loops`: training loops and evaluation code. `Domain` bundles them for one
-file (`FileContext.domain`).
+`backward()`; `loops`: training loops and evaluation code; `versions`: code that runs only
+on an old torch. `Domain` bundles them for one file (`FileContext.domain`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from ddplint.domain.collectives import Collectives
 from ddplint.domain.gates import Gate, Gates, main_only_decorator
 from ddplint.domain.loops import Loops
 from ddplint.domain.ranks import Ranks, Side
+from ddplint.domain.versions import OldTorch, TorchVersions
 from ddplint.engine import Flow, Resolver
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ class Domain:
         self.collectives = Collectives(resolver, flow, self.ranks, project, context)
         self.backward = Backward(resolver)
         self.loops = Loops(resolver, self.backward)
+        self.versions = TorchVersions(resolver, flow)
 
 
 __all__ = [
@@ -43,8 +45,10 @@ __all__ = [
     "Gate",
     "Gates",
     "Loops",
+    "OldTorch",
     "Ranks",
     "Side",
     "Step",
+    "TorchVersions",
     "main_only_decorator",
 ]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
 from ddplint.analysis.checkpoints import SAVE, file_name_varies, is_buffer, save_path
 from ddplint.analysis.overwrites import (
     is_temporary,
@@ -14,10 +12,11 @@ from ddplint.analysis.overwrites import (
     path_texts,
     repeats,
     varies_per_save,
+    walked_paths,
+    written_path,
 )
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
 
@@ -141,18 +140,27 @@ def broadcast_state(model, epochs):
             path = save_path(call)
             if path is None or is_buffer(ctx, path, call):
                 continue
-            values = [v.expr for v in ctx.resolver.values(path, call)]
-            if any(isinstance(v, cst.Call) and _is_file_object(ctx, v) for v in values):
-                continue
-            texts = path_texts(ctx, path, call)
+            written = written_path(ctx, path, call)
+            if written is None:
+                continue  # a file object the caller opened otherwise
+            path, at = written
+            walked = walked_paths(ctx, path, at)
+            if walked is not None:  # `for p in paths:`: the first path no save changes
+                path, at = next(
+                    ((p, where) for p, where in walked[1] if not varies_per_save(ctx, p, where)),
+                    (path, at),
+                )
+            values = [v.expr for v in ctx.resolver.values(path, at)]
+            texts = path_texts(ctx, path, at)
             if is_temporary(texts) or moved_after(ctx, call, path):
                 continue
             named = names_overwritten_file(texts)
             # A `latest` / `best` name is overwritten whatever its folder or run tag holds:
             # only the path expression itself may vary (`f"best_{epoch}.pt"`).
-            if varies_per_save(ctx, path, call, depth=None if named else 3):
+            if varies_per_save(ctx, path, at, depth=None if named else 3):
                 continue
-            if not (named or repeats(ctx, call)):
+            loop = walked[0] if walked is not None else None
+            if not (named or repeats(ctx, call, walking=loop)):
                 continue
             shown = ctx.code(path).strip()
             if len(shown) > 40:
@@ -170,9 +178,3 @@ def broadcast_state(model, epochs):
                 "mid-write leaves a truncated file where the last good checkpoint was; save "
                 "to a temporary file, then `os.replace()` it onto the final path",
             )
-
-
-def _is_file_object(ctx: FileContext, value: cst.Call) -> bool:
-    """`open(...)` or a file object: the caller manages the file, leave it alone."""
-    name = ctx.call_name(value) or dotted(value.func) or ""
-    return name in ("open", "io.open") or name.endswith(".open")

@@ -1,0 +1,158 @@
+"""One definition of "runs only on an old torch": code under a branch whose test compares
+the installed torch version with a literal one (`Version(torch.__version__) >= Version("1.10")`
+being false, `torch.__version__ < "1.10"`, `LooseVersion(torch.__version__) < "1.10"`,
+`TORCH_VERSION < (1, 10)` with `TORCH_VERSION` built from `torch.__version__`, or a flag of
+the file bound to such a comparison). Comparisons are read for what they mean, not for what
+a string comparison of versions would compute."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.engine import Flow, Resolver
+
+Version = tuple[int, ...]
+TORCH_VERSION_NAMES = frozenset({"torch.__version__", "torch.version.__version__"})
+# Calls that turn a version string into something comparable (`packaging.version.parse`,
+# `Version`, `LooseVersion`, `parse_version`, mmcv's `digit_version`).
+_PARSERS = re.compile(r"(^|\.)(parse|\w*[Vv]ersion)$")
+_NUMBERS = re.compile(r"\d+(?:\.\d+)*")
+_OPERATORS = {
+    cst.LessThan: "<",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=",
+    cst.Equal: "==",
+}
+_MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!="}
+
+
+@dataclass(frozen=True)
+class OldTorch:
+    """`node` runs only on torch versions below `version` (up to and including it when
+    `inclusive`)."""
+
+    version: Version
+    inclusive: bool
+
+    def before(self, version: Version) -> bool:
+        """Every torch the code runs on is older than `version`."""
+        return self.version < version or (not self.inclusive and self.version == version)
+
+
+class TorchVersions:
+    """Torch version tests of one file."""
+
+    def __init__(self, resolver: Resolver, flow: Flow) -> None:
+        self.resolver = resolver
+        self.flow = flow
+
+    def old_torch(self, node: cst.CSTNode) -> OldTorch | None:
+        """The tightest "torch older than" bound among the conditions `node` runs under in
+        its function, or None when no condition bounds the version from above."""
+        bounds = [
+            bound
+            for condition in self.flow.conditions(node)
+            for term, holds in condition.terms()
+            if (bound := self._bound(term, holds, condition.gate)) is not None
+        ]
+        return min(bounds, key=lambda b: (b.version, b.inclusive), default=None)
+
+    def _bound(self, term: cst.BaseExpression, holds: bool, at: cst.CSTNode) -> OldTorch | None:
+        if isinstance(term, cst.Name):  # a flag: `if _old_torch:` with `_old_torch = ...`
+            for value in self.resolver.values(term, at, depth=2):
+                if isinstance(value.expr, cst.Comparison):
+                    return self._bound(value.expr, holds, value.at)
+            return None
+        if not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
+            return None
+        target = term.comparisons[0]
+        operator = _OPERATORS.get(type(target.operator))
+        if operator is None:
+            return None
+        literal = self._literal(target.comparator, at)
+        if literal is not None and self._is_torch_version(term.left, at):
+            compared = operator
+        else:
+            literal = self._literal(term.left, at)
+            if literal is None or not self._is_torch_version(target.comparator, at):
+                return None
+            compared = _MIRRORED[operator]  # `"1.10" > torch.__version__`
+        if not holds:
+            compared = _NEGATED[compared]
+        if compared == "<":
+            return OldTorch(literal, False)
+        if compared in ("<=", "=="):
+            return OldTorch(literal, True)
+        return None
+
+    def _is_torch_version(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """`torch.__version__`, parsed (`Version(torch.__version__)`), as a tuple of its
+        numbers (`tuple(map(int, torch.__version__.split(".")[:2]))`), or a name bound to
+        one of these."""
+        for value in self.resolver.values(expr, at, depth=2):
+            inner = _unparsed(value.expr)
+            if self.resolver.model.imports.resolve(inner) in TORCH_VERSION_NAMES:
+                return True
+            if (
+                isinstance(inner, cst.Call)
+                and isinstance(inner.func, cst.Name)
+                and inner.func.value == "tuple"
+                and any(
+                    isinstance(n, cst.Attribute) and n.attr.value == "__version__"
+                    for n in self._subtree(inner)
+                )
+                and not any(
+                    isinstance(n, cst.SubscriptElement) and isinstance(n.slice, cst.Index)
+                    for n in self._subtree(inner)
+                )  # `split(".")[1]`: one number of the version is no version
+            ):
+                return True
+        return False
+
+    def _subtree(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        model = self.resolver.model
+        return model.nodes[model.order[node] : model.subtree_end[node]]
+
+    def _literal(self, expr: cst.BaseExpression, at: cst.CSTNode) -> Version | None:
+        """A version written in the code: `"1.10.0"`, `Version("1.10")`, `(1, 10)`, or a
+        name bound to one."""
+        for value in self.resolver.values(expr, at, depth=2):
+            inner = _unparsed(value.expr)
+            if isinstance(inner, cst.SimpleString):
+                match = _NUMBERS.match(inner.raw_value)
+                if match is not None:
+                    return _release([int(n) for n in match.group().split(".")])
+            if isinstance(inner, cst.Tuple) and inner.elements:
+                numbers = [e.value for e in inner.elements]
+                if all(isinstance(n, cst.Integer) for n in numbers):
+                    return _release([int(n.value) for n in numbers if isinstance(n, cst.Integer)])
+        return None
+
+
+def _unparsed(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The argument of a version-parsing call (`Version(x)` -> `x`), else `expr`."""
+    while (
+        isinstance(expr, cst.Call) and len(expr.args) == 1 and _PARSERS.search(_called(expr.func))
+    ):
+        expr = expr.args[0].value
+    return expr
+
+
+def _called(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return f"{_called(func.value)}.{func.attr.value}"
+    return ""
+
+
+def _release(numbers: list[int]) -> Version:
+    """The version without trailing zeros: `1.10.0` and `(1, 10)` are the same release."""
+    while len(numbers) > 1 and numbers[-1] == 0:
+        numbers.pop()
+    return tuple(numbers)
