@@ -11,7 +11,7 @@ Standard library and ddplint only. Usage:
 
     .venv/bin/python bench/realworld/run.py                # every repository
     .venv/bin/python bench/realworld/run.py --repo detr    # one (repeatable)
-    .venv/bin/python bench/realworld/run.py --set holdout  # the repositories never tuned on
+    .venv/bin/python bench/realworld/run.py --set holdout  # one set of repos.toml (repeatable)
     .venv/bin/python bench/realworld/run.py --strict       # exit 1 if any finding is unjudged
 """
 
@@ -347,8 +347,8 @@ def report(
         f"precision {precision(hang['true'], hang['false'])}, strict {strict}"
     )
     print_table(
-        "Per set (tuned: the repositories the rules were fixed against; holdout: added "
-        "afterwards, never tuned on)",
+        "Per set (tuned: the repositories the rules were fixed against; holdout, holdout2, ...: "
+        "added afterwards, in that order, each unseen when added)",
         set_rows(findings, paired, repos),
     )
 
@@ -441,7 +441,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repo", action="append", help="only this repository (repeatable)")
     parser.add_argument(
-        "--set", action="append", help="only the repositories of this set: tuned, holdout"
+        "--set",
+        action="append",
+        help="only the repositories of this set (repeatable): the `set` values of repos.toml, "
+        "such as tuned, holdout, holdout2",
     )
     parser.add_argument(
         "--ddplint", default=f"{sys.executable} -m ddplint", help="command that runs ddplint"
