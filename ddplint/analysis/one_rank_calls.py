@@ -10,7 +10,7 @@ import libcst as cst
 
 from ddplint.analysis.rank_guards import call_sites
 from ddplint.context import FileContext
-from ddplint.domain import Gate
+from ddplint.domain import Gate, main_only_decorator
 from ddplint.engine import MAX_DEPTH
 from ddplint.names import dotted
 
@@ -23,7 +23,10 @@ def one_rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
     if found is None or found.condition is None:
         return None if found is None else found.node
     kept = [g for g in gates.gates(node) if not _shares_loop(ctx, g, node)]
-    return kept[0].node if kept else None
+    if kept:
+        return kept[0].node
+    function = ctx.enclosing_function(node)
+    return None if function is None else main_only_decorator(function)
 
 
 def _shares_loop(ctx: FileContext, gate: Gate, node: cst.CSTNode) -> bool:

@@ -206,16 +206,16 @@ class Loops:
         loaders: Sequence[cst.Call],
     ) -> bool:
         """The data loader (or sampler) built by `built` serves evaluation, not training:
-        `names` (its own, its dataset's, its loaders') say so ("train" wins), or it is
-        built under `no_grad`, or in a function named for evaluation, or its dataset is
-        computed from one named so (`Subset(test_set, ...)`), or one of `loaders` reads
-        its samples in order (`SequentialSampler`), or the code reading the loaders runs
-        evaluation and no training step."""
+        it is built under `no_grad`, or `names` (its own, its dataset's, its loaders')
+        say so ("train" wins), or the function building it is named for evaluation, or
+        its dataset is computed from one named so (`Subset(test_set, ...)`), or one of
+        `loaders` reads its samples in order (`SequentialSampler`), or the code reading
+        the loaders runs evaluation and no training step."""
+        if self.is_evaluation(built):
+            return True
         named = named_for(names)
         if named is not None:
             return named == "evaluation"
-        if self.is_evaluation(built):
-            return True
         frame = self.model.frame(built)
         if isinstance(frame, cst.FunctionDef):
             named = named_for([frame.name.value])
