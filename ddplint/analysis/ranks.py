@@ -8,16 +8,13 @@ import libcst as cst
 
 from ddplint.analysis.devices import device_string_index, is_device_count
 from ddplint.context import Binding, FileContext
+from ddplint.domain.apis import GLOBAL_RANK_ENV, LOCAL_RANK_ENV
 from ddplint.facts import argument, environ_key, keyword, last_name, strip_conversion
 from ddplint.names import dotted
 
 GLOBAL = "global"
 LOCAL = "local"
 
-_GLOBAL_ENV = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-_LOCAL_ENV = frozenset(
-    {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}
-)
 _GLOBAL_FUNCTIONS = frozenset({"get_rank", "get_global_rank", "global_rank"})
 _LOCAL_FUNCTIONS = frozenset({"get_local_rank", "get_node_local_rank", "local_rank"})
 _GLOBAL_ATTRIBUTES = frozenset({"rank", "global_rank", "world_rank"})
@@ -72,9 +69,9 @@ class RankClassifier:
             return None
         key = environ_key(ctx, expr)
         if key is not None:
-            if key in _GLOBAL_ENV:
+            if key in GLOBAL_RANK_ENV:
                 return GLOBAL
-            return LOCAL if key in _LOCAL_ENV else None
+            return LOCAL if key in LOCAL_RANK_ENV else None
         if isinstance(expr, cst.Call):
             func = last_name(expr.func)
             if func in _GLOBAL_FUNCTIONS and not expr.args:

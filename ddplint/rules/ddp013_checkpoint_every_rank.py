@@ -37,7 +37,8 @@ or at every call of that function in the file. Also flags the unguarded call of 
 Left alone: saves under `if rank == 0:` / `if is_main_process():` or after
 `if not main: return`, saves inside a function only called under such a guard,
 `save_on_master`-style helpers that guard inside, files whose path holds the rank
-(intentional per-rank shards), saves into an in-memory buffer, saves inside
+(intentional per-rank shards), fresh temporary files (`tempfile.NamedTemporaryFile()`: each
+process gets its own), saves into an in-memory buffer, saves inside
 `with torch_distributed_zero_first(rank):`-style blocks, branches that only run without
 distribution (`if not args.distributed:`), and helpers no code in the file calls (their
 callers' files decide).
