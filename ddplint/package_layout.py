@@ -20,7 +20,6 @@ else:  # pragma: no cover - Python 3.10
 
 # (package, folder): modules of `package` ("" for top-level modules) are files in `folder`.
 PackageDir = tuple[str, str]
-_SETUP_CALLS = frozenset({"setup", "setuptools.setup", "distutils.core.setup"})
 _FINDERS = frozenset({"find_packages", "find_namespace_packages"})
 
 
@@ -100,7 +99,7 @@ def _from_setup_py(root: str) -> Iterator[PackageDir]:
         return
     constants = _module_assignments(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _called(node.func) in _SETUP_CALLS:
+        if isinstance(node, ast.Call) and _called(node.func).rpartition(".")[2] == "setup":
             for keyword in node.keywords:
                 value = keyword.value
                 if isinstance(value, ast.Name):  # `package_dir=PACKAGE_DIR`
@@ -133,8 +132,9 @@ def _called(func: ast.expr) -> str:
 
 
 def _literal_mapping(value: ast.expr) -> Iterator[PackageDir]:
-    """The string items of a dict literal `{"pkg": "folder"}` (not `**` entries)."""
-    if isinstance(value, ast.Dict):
+    """The items of a dict literal of strings `{"pkg": "folder"}`; nothing from a dict
+    that merges another (`{**base, ...}`): its entries may replace these."""
+    if isinstance(value, ast.Dict) and None not in value.keys:
         for key, folder in zip(value.keys, value.values, strict=True):
             package, path = _text(key), _text(folder)
             if package is not None and path is not None:
