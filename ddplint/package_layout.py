@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import os
 import sys
 from collections.abc import Iterator
@@ -23,9 +24,28 @@ PackageDir = tuple[str, str]
 _FINDERS = frozenset({"find_packages", "find_namespace_packages"})
 
 
+_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
+
+
 def declared_package_dirs(root: str) -> tuple[PackageDir, ...]:
     """The folders (absolute) the packaging files at `root` map packages to; pyproject.toml
-    first, then setup.cfg, then setup.py."""
+    first, then setup.cfg, then setup.py. Parsed once per process for each version of the
+    files (their size and modification time)."""
+    return _declared(root, tuple(_stamp(os.path.join(root, name)) for name in _FILES))
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
+
+
+@functools.cache
+def _declared(root: str, stamps: tuple[tuple[int, int] | None, ...]) -> tuple[PackageDir, ...]:
+    if not any(stamps):
+        return ()
     found: dict[PackageDir, None] = {}
     for package, folder in (*_from_pyproject(root), *_from_setup_cfg(root), *_from_setup_py(root)):
         absolute = _inside(root, folder)
