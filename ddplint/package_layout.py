@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import os
 import sys
 from collections.abc import Iterator
@@ -20,13 +21,31 @@ else:  # pragma: no cover - Python 3.10
 
 # (package, folder): modules of `package` ("" for top-level modules) are files in `folder`.
 PackageDir = tuple[str, str]
-_SETUP_CALLS = frozenset({"setup", "setuptools.setup", "distutils.core.setup"})
 _FINDERS = frozenset({"find_packages", "find_namespace_packages"})
+
+
+_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
 def declared_package_dirs(root: str) -> tuple[PackageDir, ...]:
     """The folders (absolute) the packaging files at `root` map packages to; pyproject.toml
-    first, then setup.cfg, then setup.py."""
+    first, then setup.cfg, then setup.py. Parsed once per process for each version of the
+    files (their size and modification time)."""
+    return _declared(root, tuple(_stamp(os.path.join(root, name)) for name in _FILES))
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
+
+
+@functools.cache
+def _declared(root: str, stamps: tuple[tuple[int, int] | None, ...]) -> tuple[PackageDir, ...]:
+    if not any(stamps):
+        return ()
     found: dict[PackageDir, None] = {}
     for package, folder in (*_from_pyproject(root), *_from_setup_cfg(root), *_from_setup_py(root)):
         absolute = _inside(root, folder)
@@ -100,7 +119,7 @@ def _from_setup_py(root: str) -> Iterator[PackageDir]:
         return
     constants = _module_assignments(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _called(node.func) in _SETUP_CALLS:
+        if isinstance(node, ast.Call) and _called(node.func).rpartition(".")[2] == "setup":
             for keyword in node.keywords:
                 value = keyword.value
                 if isinstance(value, ast.Name):  # `package_dir=PACKAGE_DIR`
@@ -133,8 +152,9 @@ def _called(func: ast.expr) -> str:
 
 
 def _literal_mapping(value: ast.expr) -> Iterator[PackageDir]:
-    """The string items of a dict literal `{"pkg": "folder"}` (not `**` entries)."""
-    if isinstance(value, ast.Dict):
+    """The items of a dict literal of strings `{"pkg": "folder"}`; nothing from a dict
+    that merges another (`{**base, ...}`): its entries may replace these."""
+    if isinstance(value, ast.Dict) and None not in value.keys:
         for key, folder in zip(value.keys, value.values, strict=True):
             package, path = _text(key), _text(folder)
             if package is not None and path is not None:

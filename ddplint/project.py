@@ -11,6 +11,7 @@ does whether or not `utils.py` was passed.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sys
@@ -294,16 +295,16 @@ class ModuleFinder:
                 bases.append(os.path.dirname(bases[-1]))
             bases.append(os.path.join(root, "src"))
             stems = [os.path.join(base, *parts) for base in bases]
-        candidates = [
+        candidates: Iterator[str] = (
             c for stem in stems for c in (stem + ".py", os.path.join(stem, "__init__.py"))
-        ]
-        if not level:
-            candidates.extend(self._declared_candidates(root, parts))
+        )
+        if not level:  # declared folders are read only when the usual places fail
+            candidates = itertools.chain(candidates, self._declared_candidates(root, parts))
         return next((c for c in candidates if c != importer and self._is_file(c)), None)
 
     def _declared_candidates(self, root: str, parts: list[str]) -> Iterator[str]:
-        """Where the module `parts` would be under the package folders the project
-        declares, then under the root taken as the package named like its folder."""
+        """Where the module `parts` would be under the package folders the project at
+        `root` declares, then under the root taken as the package named like its folder."""
         if root not in self._layouts:
             self._layouts[root] = declared_package_dirs(root)
         for package, folder in (*self._layouts[root], (os.path.basename(root), root)):

@@ -30,14 +30,18 @@ class NonAtomicCheckpoint(Rule):
 ## What it does
 Flags a `torch.save(...)` that writes straight onto the final path of a checkpoint that is
 overwritten: the same path saved repeatedly (in a loop, or by a helper called in a loop)
-or a `last.pt` / `best.pt`-style name.
+or a `last.pt` / `best.pt`-style name. A save into a file object opened for writing
+(`with open(path, "wb") as f:`, a path manager's `open(path, "wb")`) is judged by the path
+opened; a loop over a list of paths (`for p in paths:`) by the paths of the list.
 
 Left alone: a save to a temporary path moved into place afterwards (`os.replace`,
 `os.rename`, `shutil.move`, `Path.replace`), per-save unique paths (an f-string holding the
 epoch or step, also through the names and folders it is built from), saves into an
-in-memory buffer, and saves that happen once per run: at one configured step
-(`if step == save_step:`, or after `if step != save_step: return`), or outside the training
-loop of a function that a hyper-parameter search calls once per run.
+in-memory buffer, file objects opened to append or with an unknown mode, and saves that
+happen once per run: at one configured step (`if step == save_step:`, or after
+`if step != save_step: return`), right before the process exits (`quit()`, `sys.exit()`,
+`raise SystemExit` after the save, with no way round the loop in between), or outside the
+training loop of a function that a hyper-parameter search calls once per run.
 
 ## Why is this bad?
 `torch.save` opens the target, truncates it and writes the new checkpoint into it. A crash,

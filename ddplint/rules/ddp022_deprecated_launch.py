@@ -33,7 +33,9 @@ class DeprecatedLaunch(Rule):
 Flags uses of the deprecated `torch.distributed.launch` launcher (an import, or a
 `-m torch.distributed.launch` command in a string or argument list) and an argparse
 `--local_rank` / `--local-rank` argument in a script that never reads `LOCAL_RANK` from the
-environment.
+environment. A use on a branch taken only on a torch older than 1.10, where `torchrun` does
+not exist (`if Version(torch.__version__) >= Version("1.10"): torchrun ... else:
+python -m torch.distributed.launch ...`), is left alone.
 
 ## Why is this bad?
 `torch.distributed.launch` is deprecated in favour of `torchrun`. Only the old launcher
@@ -56,7 +58,10 @@ or drop the argument and read `int(os.environ["LOCAL_RANK"])`; launch with
 
 An argument that the script never reads, or one kept next to a device taken from the
 `LOCAL_RANK` environment variable (read by the script itself or by a project helper it
-calls, such as `utils.init_distributed_mode(args)` in another file), is left alone. For a
+calls, such as `utils.init_distributed_mode(args)` in another file, also one imported by
+the project's installed package name: `import mae_st.util.misc` where setup.py, setup.cfg
+or pyproject.toml maps `mae_st` onto the repository, or the repository folder is itself
+named `mae_st`), is left alone. For a
 `required=True` argument the message says what happens instead: under `torchrun` the
 script stops at argument parsing.
 
