@@ -116,3 +116,27 @@ def test_precision_is_reported_per_set_and_over_all(tmp_path: Path) -> None:
     assert table["holdout"]["hang"] == "1" and table["holdout"]["hang precision"] == "0.000"
     assert table["all"]["repos"] == "2" and table["all"]["precision"] == "0.667"
     assert table["tuned"]["hang precision"] == "-"
+
+
+def test_every_set_named_in_repos_toml_gets_its_own_row_in_file_order(tmp_path: Path) -> None:
+    repos_toml = tmp_path / "repos.toml"
+    repos_toml.write_text(
+        "".join(
+            f'[[repo]]\nname = "{name}"\ngithub = "a/{name}"\ncommit = "c"\nkind = "research"\n'
+            + (f'set = "{group}"\n' if group else "")
+            + "\n"
+            for name, group in (("a", ""), ("b", "holdout2"), ("c", "holdout"), ("d", "holdout2"))
+        )
+    )
+    repos = realworld.load_repos(repos_toml)
+    findings = [realworld.Finding(name, "x.py", "DDP001", 1, "x", "m") for name in "abcd"]
+    judged = ["true", "false", "true", "true"]
+    paired = {
+        i: realworld.Verdict(f.repo, f.path, f.code, f.line, f.text, v, "why")
+        for i, (f, v) in enumerate(zip(findings, judged, strict=True))
+    }
+    header, *rows = realworld.set_rows(findings, paired, repos)
+    table = {row[0]: dict(zip(header, row, strict=True)) for row in rows}
+    assert list(table) == ["tuned", "holdout2", "holdout", "all"]
+    assert table["holdout2"]["repos"] == "2" and table["holdout2"]["precision"] == "0.500"
+    assert table["holdout"]["findings"] == "1" and table["all"]["findings"] == "4"
