@@ -58,6 +58,9 @@ class Resolver:
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
         self._callees: dict[cst.Call, list[cst.FunctionDef]] = {}
+        self._reaching: dict[tuple[str, cst.CSTNode], list[Binding]] = {}
+        self._values: dict[tuple[cst.BaseExpression, cst.CSTNode, int], list[Value]] = {}
+        self._pending = 0  # callee look-ups under way (their partial answers are not kept)
 
     # -- bindings ----------------------------------------------------------------------------
 
@@ -65,6 +68,12 @@ class Resolver:
         """Bindings of `key` that may hold its value when `at` runs: in the innermost scope
         that binds it (LEGB; class bodies are not seen from inside their methods), the
         last binding on every path to `at`, and those made later in a loop around `at`."""
+        known = self._reaching.get((key, at))
+        if known is None:
+            known = self._reaching[key, at] = self._find_reaching(key, at)
+        return list(known)
+
+    def _find_reaching(self, key: str, at: cst.CSTNode) -> list[Binding]:
         model = self.model
         table = model.item_bindings if key.endswith("]") else model.bindings
         candidates = table.get(key)
@@ -158,9 +167,16 @@ class Resolver:
         reaching bindings (tuple unpacking element-wise, parameters to what callers pass),
         conditional expressions to both branches, calls of this file's functions to what
         they return, and string-keyed subscripts of dict literals to the stored value."""
-        found: list[Value] = []
-        self._follow(expr, at, depth, found, set())
-        return found
+        if self._pending:  # inside a callee look-up: an answer that may be partial
+            found: list[Value] = []
+            self._follow(expr, at, depth, found, set())
+            return found
+        known = self._values.get((expr, at, depth))
+        if known is None:
+            known = []
+            self._follow(expr, at, depth, known, set())
+            self._values[expr, at, depth] = known
+        return list(known)
 
     def _follow(
         self,
@@ -392,7 +408,11 @@ class Resolver:
         known = self._callees.get(call)
         if known is None:
             self._callees[call] = []  # asked again while being worked out: no callee
-            known = self._callees[call] = self._find_callees(call.func, call, depth)
+            self._pending += 1
+            try:
+                known = self._callees[call] = self._find_callees(call.func, call, depth)
+            finally:
+                self._pending -= 1
         return known
 
     def _find_callees(
