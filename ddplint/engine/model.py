@@ -60,7 +60,7 @@ class Binding:
 
 def storage_key(expr: cst.BaseExpression) -> str | None:
     """`a.b` for an attribute chain, `cfg['rank']` for a string-keyed subscript of one."""
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+    if type(expr) is cst.Subscript and len(expr.slice) == 1:
         element = expr.slice[0].slice
         if isinstance(element, cst.Index) and isinstance(element.value, cst.SimpleString):
             base = dotted(expr.value)

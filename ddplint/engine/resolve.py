@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 
@@ -20,6 +21,8 @@ from ddplint.engine.model import (
 from ddplint.names import dotted
 
 MAX_DEPTH = 6
+_STORED = frozenset({cst.Name, cst.Attribute, cst.Subscript})
+_COMPREHENSION_KINDS = frozenset(COMPREHENSIONS)
 _KILLING = frozenset({"assign", "for", "with", "param", "except"})
 _PARTIAL = frozenset({"functools.partial", "partial"})
 _ENVIRON_READS = frozenset({"os.environ.get", "os.getenv"})
@@ -125,7 +128,7 @@ class Resolver:
         if binding.kind == "param":
             return True
         if binding.kind == "for":
-            if isinstance(binding.owner, COMPREHENSIONS):
+            if type(binding.owner) in _COMPREHENSION_KINDS:
                 return not model.is_inside(at, binding.value)
             return model.before(binding.statement, at) and not model.is_inside(at, binding.value)
         if not model.before(binding.statement, at):
@@ -193,18 +196,21 @@ class Resolver:
         found.append(Value(expr, at, True))
         if depth <= 0:
             return
-        if isinstance(expr, cst.IfExp):
+        # Exact types: `isinstance` on LibCST's ABC-based classes is slow when it fails.
+        if type(expr) is cst.IfExp:
             self._follow(expr.body, at, depth - 1, found, seen)
             self._follow(expr.orelse, at, depth - 1, found, seen)
-        elif isinstance(expr, cst.NamedExpr):
+        elif type(expr) is cst.NamedExpr:
             self._follow(expr.value, at, depth - 1, found, seen)
-        elif isinstance(expr, cst.Call):
+        elif type(expr) is cst.Call:
             for func in self.callees(expr):
                 for returned in self.model.returns.get(func, []):
                     if returned.value is not None:
                         self._follow(returned.value, returned, depth - 1, found, seen)
-        elif isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
-            self._follow_name(expr, at, depth, found, seen)
+        elif type(expr) in _STORED:
+            self._follow_name(
+                cast("cst.Name | cst.Attribute | cst.Subscript", expr), at, depth, found, seen
+            )
         if len(found) > before + 1:
             found[before] = Value(expr, at, False)
 
@@ -419,7 +425,7 @@ class Resolver:
         self, func: cst.BaseExpression, at: cst.CSTNode, depth: int
     ) -> list[cst.FunctionDef]:
         model = self.model
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             if model.imports.resolve(func) is not None:
                 return []
             name = func.value
