@@ -3,16 +3,18 @@
 Generates one deterministic file of about `--lines` lines made of many DDP training
 functions (rank-guarded saves and barriers, losses divided by the world size, NaN skips,
 swallowed OOMs, accumulation loops, evaluation on rank 0, hard-coded devices, ...), so that
-most rules find something, then times, as separate subprocesses and with medians over
-`--repeat` runs:
+most rules find something, then times, alternating in one process for `--repeat` rounds
+(the order flipped every round, each step run once untimed first):
 
 * the floor: `libcst.parse_module` of the file;
-* `ddplint check --no-cache --jobs 1` of the file (every rule).
+* `ddplint.checker.check_file` of the file with every rule (its own parse included).
 
-It prints both times, their ratio, the peak RSS of each, and the number of findings.
+It prints the median time of each, the median of the per-round ratios with their range
+(a load change between rounds moves both times of a round alike), the peak RSS of each
+(measured in processes of their own) and the number of findings.
 
-    .venv/bin/python bench/bench_large_file.py                  # 50,000 lines, 3 runs
-    .venv/bin/python bench/bench_large_file.py --lines 2500 5000 10000 20000 --repeat 1
+    .venv/bin/python bench/bench_large_file.py                  # 50,000 lines, 5 rounds
+    .venv/bin/python bench/bench_large_file.py --lines 2500 5000 10000 20000 --repeat 5
 
 With several sizes it also prints the growth of ddplint's time from one size to the
 next (2.00 per doubling is linear).
@@ -138,63 +140,87 @@ def generate(lines: int) -> str:
 
 
 PARSE = """
-import sys, time, resource, libcst
-text = open(sys.argv[1], encoding="utf-8").read()
-start = time.perf_counter()
-libcst.parse_module(text)
-print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+import sys, resource, libcst
+libcst.parse_module(open(sys.argv[1], encoding="utf-8").read())
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 LINT = """
-import sys, time, resource
+import sys, resource
 from ddplint.checker import check_file
 from ddplint.rule import all_rules
-data = open(sys.argv[1], "rb").read()
-codes = list(all_rules())
-start = time.perf_counter()
-result = check_file(sys.argv[1], data, codes)
-elapsed = time.perf_counter() - start
+result = check_file(sys.argv[1], open(sys.argv[1], "rb").read(), list(all_rules()))
 assert not result.internal_errors, result.internal_errors
-print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(result.diagnostics))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(result.diagnostics))
+"""
+
+# Parse and check alternate in one process, the order flipped every round, so that a change
+# in machine load hits both alike; each is run once untimed first (imports, first calls).
+ALTERNATE = """
+import gc, sys, time, libcst
+from ddplint.checker import check_file
+from ddplint.rule import all_rules
+path, rounds = sys.argv[1], int(sys.argv[2])
+data = open(path, "rb").read()
+text = data.decode("utf-8")
+codes = list(all_rules())
+steps = {"parse": lambda: libcst.parse_module(text), "lint": lambda: check_file(path, data, codes)}
+for step in steps.values():
+    step()
+for index in range(rounds):
+    times = {}
+    for name in sorted(steps, reverse=bool(index % 2)):
+        gc.collect()
+        start = time.perf_counter()
+        steps[name]()
+        times[name] = time.perf_counter() - start
+    print(times["parse"], times["lint"], flush=True)
 """
 
 
-def _run(script: str, path: Path) -> list[float]:
+def _run(script: str, *args: object) -> list[list[float]]:
     out = subprocess.run(
-        [sys.executable, "-c", script, str(path)], check=True, capture_output=True, text=True
+        [sys.executable, "-c", script, *map(str, args)], check=True, capture_output=True, text=True
     ).stdout
-    return [float(v) for v in out.split()]
+    return [[float(v) for v in line.split()] for line in out.splitlines()]
 
 
-def _measure(lines: int, repeat: int) -> dict[str, float]:
-    """Medians over `repeat` interleaved runs of the parse floor and ddplint."""
+def _measure(lines: int, rounds: int) -> dict[str, float]:
+    """Medians over `rounds` same-process rounds of the parse floor and ddplint, the median
+    of the per-round ratios (with their range), and each one's peak RSS in its own process."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "big_train.py"
         text = generate(lines)
         path.write_text(text, encoding="utf-8")
-        parse_runs, lint_runs = [], []
-        for _ in range(repeat):
-            parse_runs.append(_run(PARSE, path))
-            lint_runs.append(_run(LINT, path))
+        times = _run(ALTERNATE, path, rounds)
+        parse_rss = _run(PARSE, path)[0][0]
+        lint_rss, findings = _run(LINT, path)[0]
+    ratios = [lint / parse for parse, lint in times]
     return {
         "lines": text.count("\n"),
-        "parse_s": statistics.median(r[0] for r in parse_runs),
-        "lint_s": statistics.median(r[0] for r in lint_runs),
-        "parse_rss_mib": max(r[1] for r in parse_runs) / 1024,
-        "lint_rss_mib": max(r[1] for r in lint_runs) / 1024,
-        "findings": int(lint_runs[0][2]),
+        "parse_s": statistics.median(t[0] for t in times),
+        "lint_s": statistics.median(t[1] for t in times),
+        "ratio": statistics.median(ratios),
+        "ratio_min": min(ratios),
+        "ratio_max": max(ratios),
+        "parse_rss_mib": parse_rss / 1024,
+        "lint_rss_mib": lint_rss / 1024,
+        "findings": findings,
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, nargs="+", default=[50_000], help="file sizes")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5, help="alternating rounds per size")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
-    print(f"medians of {args.repeat} runs; growth: time ratio to the previous size")
     print(
-        f"{'lines':>7} {'parse s':>8} {'ddplint s':>9} {'ratio':>6} {'growth':>7} "
+        f"{args.repeat} same-process rounds per size: median times, median of the per-round "
+        "ratios (min-max); growth: ddplint's time over the previous size's"
+    )
+    print(
+        f"{'lines':>7} {'parse s':>8} {'ddplint s':>9} {'ratio':>6} {'min-max':>11} {'growth':>7} "
         f"{'parse MiB':>9} {'ddplint MiB':>11} {'findings':>8}"
     )
     figures: list[dict[str, float]] = []
@@ -205,9 +231,10 @@ def main() -> None:
             size = row["lines"] / figures[-1]["lines"]
             growth = f"{row['lint_s'] / figures[-1]['lint_s']:.2f}/{size:.0f}x"
         figures.append(row)
+        spread = f"{row['ratio_min']:.2f}-{row['ratio_max']:.2f}"
         print(
             f"{row['lines']:7.0f} {row['parse_s']:8.2f} {row['lint_s']:9.2f} "
-            f"{row['lint_s'] / row['parse_s']:5.2f}x {growth:>7} {row['parse_rss_mib']:9.0f} "
+            f"{row['ratio']:5.2f}x {spread:>11} {growth:>7} {row['parse_rss_mib']:9.0f} "
             f"{row['lint_rss_mib']:11.0f} {row['findings']:8.0f}",
             flush=True,
         )

@@ -42,11 +42,15 @@ def canonical(name: str) -> str:
 
 def dotted(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
+    # Exact types: LibCST has no subclasses of these, and `isinstance` on its ABC-based
+    # classes is several times slower when it fails, as it does for most nodes asked.
+    if type(node) is cst.Name:
+        return node.value
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
@@ -62,8 +66,10 @@ class ImportMap:
     def __init__(self) -> None:
         self.bindings: dict[str, str] = {}
         self.modules: set[str] = set()  # every module named by an import statement
+        self._resolved: dict[cst.BaseExpression, str | None] = {}
 
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
+        self._resolved.clear()
         if isinstance(node, cst.Import):
             for alias in node.names:
                 full = dotted(alias.name) or ""
@@ -89,7 +95,15 @@ class ImportMap:
             self.bindings[local] = f"{module}{joiner}{name}" if module else name
 
     def resolve(self, node: cst.BaseExpression) -> str | None:
-        """The canonical qualified name of a Name/Attribute chain rooted in an import."""
+        """The canonical qualified name of a Name/Attribute chain rooted in an import
+        (remembered per node: rules ask about the same callee many times)."""
+        try:
+            return self._resolved[node]
+        except KeyError:
+            name = self._resolved[node] = self._resolve(node)
+            return name
+
+    def _resolve(self, node: cst.BaseExpression) -> str | None:
         text = dotted(node)
         if text is None:
             return None

@@ -4,6 +4,7 @@ under (enclosing branches, and earlier `if ...: return` / `continue` / `raise` /
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -14,6 +15,9 @@ from ddplint.names import dotted
 
 EXIT_CALLS = frozenset({"sys.exit", "os._exit", "os.abort", "exit", "quit"})
 Statement = cst.BaseStatement | cst.BaseSmallStatement
+_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module})
+# A block's statements (by id), and its leaving `if`s: source orders and conditions.
+_BlockExits = tuple[set[int], list[int], list["Condition"]]
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,8 @@ class Flow:
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
         self._leaves: dict[tuple[cst.CSTNode, bool], bool] = {}
+        self._conditions: dict[cst.CSTNode, list[Condition]] = {}
+        self._block_exits: dict[cst.CSTNode, _BlockExits] = {}
 
     def qualname(self, expr: cst.BaseExpression) -> str | None:
         return self.model.imports.resolve(expr)
@@ -126,22 +132,33 @@ class Flow:
         module), innermost first: enclosing branches, and earlier sibling `if`s with a
         branch that leaves (`if rank != 0: return` makes what follows run where
         `rank != 0` is false)."""
+        known = self._conditions.get(node)
+        if known is None:
+            known = self._conditions[node] = self._find_conditions(node)
+        return list(known)
+
+    def _find_conditions(self, node: cst.CSTNode) -> list[Condition]:
         found: list[Condition] = []
         model = self.model
         child = node
+        # Exact types (parsed trees hold no subclasses): `isinstance` on LibCST's ABC-based
+        # classes is slow when it fails, as it does for most ancestors.
         for ancestor in model.ancestors(node):
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
-                if isinstance(ancestor, cst.Module) or child is ancestor.body:
+            if type(ancestor) in _SCOPES:
+                if type(ancestor) is cst.Module:  # a function's body has no exits before it
                     found.extend(self._early_exits(ancestor, child))
                 break
-            if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
-                found.append(Condition(ancestor.test, child is ancestor.body, ancestor))
-            elif isinstance(ancestor, cst.While) and child is ancestor.body:
-                found.append(Condition(ancestor.test, True, ancestor))
-            elif isinstance(ancestor, cst.BooleanOperation) and child is ancestor.right:
-                holds = isinstance(ancestor.operator, cst.And)
-                found.append(Condition(ancestor.left, holds, ancestor))
-            elif isinstance(ancestor, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            if type(ancestor) is cst.If or type(ancestor) is cst.IfExp:
+                if child is not ancestor.test:
+                    found.append(Condition(ancestor.test, child is ancestor.body, ancestor))
+            elif type(ancestor) is cst.While:
+                if child is ancestor.body:
+                    found.append(Condition(ancestor.test, True, ancestor))
+            elif type(ancestor) is cst.BooleanOperation:
+                if child is ancestor.right:
+                    holds = type(ancestor.operator) is cst.And
+                    found.append(Condition(ancestor.left, holds, ancestor))
+            elif type(ancestor) is cst.IndentedBlock or type(ancestor) is cst.SimpleStatementSuite:
                 found.extend(self._early_exits(ancestor, child))
             child = ancestor
         return found
@@ -149,17 +166,30 @@ class Flow:
     def _early_exits(self, block: cst.CSTNode, child: cst.CSTNode) -> list[Condition]:
         """Conditions from the statements of `block` before `child` that leave on one
         branch: after `if c: return`, the rest of the block runs where `c` is false."""
-        found: list[Condition] = []
+        exits = self._block_exits.get(block)
+        if exits is None:
+            exits = self._block_exits[block] = self._exits_of(block)
+        members, starts, conditions = exits
+        if id(child) in members:
+            count = bisect.bisect_left(starts, self.model.order[child])
+        else:  # not one of its statements: every exit of the block
+            count = len(conditions)
+        return conditions[count - 1 :: -1] if count else []  # innermost (latest) first
+
+    def _exits_of(self, block: cst.CSTNode) -> _BlockExits:
+        """The statements of `block`, and the `if` statements among them with a branch
+        that leaves, as their source order and their conditions (built once per block)."""
+        order = self.model.order
+        starts: list[int] = []
+        conditions: list[Condition] = []
         body = block.body if isinstance(block, cst.Module) else statements(block)
         for statement in body:
-            if statement is child:
-                break
-            if isinstance(statement, cst.If):
+            if type(statement) is cst.If:
                 condition = self._exit_condition(statement)
                 if condition is not None:
-                    found.append(condition)
-        found.reverse()  # innermost (latest) first
-        return found
+                    starts.append(order[statement])
+                    conditions.append(condition)
+        return {id(statement) for statement in body}, starts, conditions
 
     def _exit_condition(self, statement: cst.If) -> Condition | None:
         orelse = statement.orelse

@@ -38,6 +38,9 @@ SCOPE_TYPES = (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHEN
 # a set look-up avoids `isinstance` on LibCST's ABC-based classes on the hottest path.
 _SCOPE_KINDS: frozenset[type[cst.CSTNode]] = frozenset(SCOPE_TYPES)
 _COMPREHENSION_KINDS: frozenset[type[cst.CSTNode]] = frozenset(COMPREHENSIONS)
+_BODY_SCOPE_KINDS: frozenset[type[cst.CSTNode]] = frozenset(
+    {cst.FunctionDef, cst.ClassDef, cst.Lambda}
+)
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class Binding:
 
 def storage_key(expr: cst.BaseExpression) -> str | None:
     """`a.b` for an attribute chain, `cfg['rank']` for a string-keyed subscript of one."""
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+    if type(expr) is cst.Subscript and len(expr.slice) == 1:
         element = expr.slice[0].slice
         if isinstance(element, cst.Index) and isinstance(element.value, cst.SimpleString):
             base = dotted(expr.value)
@@ -214,10 +217,11 @@ class SemanticModel:
             (module, None, top, False)
         ]
         nodes, order, parents, frame_of = self.nodes, self.order, self.parents, self.frame_of
+        subtree_end, by_type = self.subtree_end, self.by_type
         while stack:
             node, parent, where, leaving = stack.pop()
             if leaving:
-                self.subtree_end[node] = len(nodes)
+                subtree_end[node] = len(nodes)
                 continue
             if parent is not None:
                 parents[node] = parent
@@ -225,14 +229,19 @@ class SemanticModel:
             nodes.append(node)
             frame_of[node] = where.frame
             kind = type(node)
-            self.by_type[kind].append(node)
+            by_type[kind].append(node)
             visit = _VISITORS.get(kind)
-            stack.append((node, None, where, True))
             if visit is None:
-                stack.extend((c, node, where, False) for c in reversed(children(node)))
+                kids = children(node)
+                if not kids:  # a leaf: its subtree ends right after it
+                    subtree_end[node] = len(nodes)
+                    continue
+                stack.append((node, None, where, True))
+                stack.extend([(c, node, where, False) for c in reversed(kids)])
             else:
+                stack.append((node, None, where, True))
                 placed = visit(self, node, where)
-                stack.extend((c, node, w, False) for c, w in reversed(placed))
+                stack.extend([(c, node, w, False) for c, w in reversed(placed)])
 
     def bind(
         self,
@@ -300,8 +309,8 @@ class SemanticModel:
 
 def _evaluated_inside(scope: cst.CSTNode, child: cst.CSTNode) -> bool:
     """Whether `child` (a direct child of the scope node `scope`) runs in that scope."""
-    if isinstance(scope, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        return child is scope.body
+    if type(scope) in _BODY_SCOPE_KINDS:
+        return child is cast("cst.FunctionDef | cst.ClassDef | cst.Lambda", scope).body
     return True
 
 

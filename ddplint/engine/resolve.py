@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 
@@ -20,6 +21,8 @@ from ddplint.engine.model import (
 from ddplint.names import dotted
 
 MAX_DEPTH = 6
+_STORED = frozenset({cst.Name, cst.Attribute, cst.Subscript})
+_COMPREHENSION_KINDS = frozenset(COMPREHENSIONS)
 _KILLING = frozenset({"assign", "for", "with", "param", "except"})
 _PARTIAL = frozenset({"functools.partial", "partial"})
 _ENVIRON_READS = frozenset({"os.environ.get", "os.getenv"})
@@ -58,6 +61,9 @@ class Resolver:
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
         self._callees: dict[cst.Call, list[cst.FunctionDef]] = {}
+        self._reaching: dict[tuple[str, cst.CSTNode], list[Binding]] = {}
+        self._values: dict[tuple[cst.BaseExpression, cst.CSTNode, int], list[Value]] = {}
+        self._pending = 0  # callee look-ups under way (their partial answers are not kept)
 
     # -- bindings ----------------------------------------------------------------------------
 
@@ -65,6 +71,12 @@ class Resolver:
         """Bindings of `key` that may hold its value when `at` runs: in the innermost scope
         that binds it (LEGB; class bodies are not seen from inside their methods), the
         last binding on every path to `at`, and those made later in a loop around `at`."""
+        known = self._reaching.get((key, at))
+        if known is None:
+            known = self._reaching[key, at] = self._find_reaching(key, at)
+        return list(known)
+
+    def _find_reaching(self, key: str, at: cst.CSTNode) -> list[Binding]:
         model = self.model
         table = model.item_bindings if key.endswith("]") else model.bindings
         candidates = table.get(key)
@@ -116,7 +128,7 @@ class Resolver:
         if binding.kind == "param":
             return True
         if binding.kind == "for":
-            if isinstance(binding.owner, COMPREHENSIONS):
+            if type(binding.owner) in _COMPREHENSION_KINDS:
                 return not model.is_inside(at, binding.value)
             return model.before(binding.statement, at) and not model.is_inside(at, binding.value)
         if not model.before(binding.statement, at):
@@ -158,9 +170,16 @@ class Resolver:
         reaching bindings (tuple unpacking element-wise, parameters to what callers pass),
         conditional expressions to both branches, calls of this file's functions to what
         they return, and string-keyed subscripts of dict literals to the stored value."""
-        found: list[Value] = []
-        self._follow(expr, at, depth, found, set())
-        return found
+        if self._pending:  # inside a callee look-up: an answer that may be partial
+            found: list[Value] = []
+            self._follow(expr, at, depth, found, set())
+            return found
+        known = self._values.get((expr, at, depth))
+        if known is None:
+            known = []
+            self._follow(expr, at, depth, known, set())
+            self._values[expr, at, depth] = known
+        return list(known)
 
     def _follow(
         self,
@@ -177,18 +196,21 @@ class Resolver:
         found.append(Value(expr, at, True))
         if depth <= 0:
             return
-        if isinstance(expr, cst.IfExp):
+        # Exact types: `isinstance` on LibCST's ABC-based classes is slow when it fails.
+        if type(expr) is cst.IfExp:
             self._follow(expr.body, at, depth - 1, found, seen)
             self._follow(expr.orelse, at, depth - 1, found, seen)
-        elif isinstance(expr, cst.NamedExpr):
+        elif type(expr) is cst.NamedExpr:
             self._follow(expr.value, at, depth - 1, found, seen)
-        elif isinstance(expr, cst.Call):
+        elif type(expr) is cst.Call:
             for func in self.callees(expr):
                 for returned in self.model.returns.get(func, []):
                     if returned.value is not None:
                         self._follow(returned.value, returned, depth - 1, found, seen)
-        elif isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
-            self._follow_name(expr, at, depth, found, seen)
+        elif type(expr) in _STORED:
+            self._follow_name(
+                cast("cst.Name | cst.Attribute | cst.Subscript", expr), at, depth, found, seen
+            )
         if len(found) > before + 1:
             found[before] = Value(expr, at, False)
 
@@ -392,14 +414,18 @@ class Resolver:
         known = self._callees.get(call)
         if known is None:
             self._callees[call] = []  # asked again while being worked out: no callee
-            known = self._callees[call] = self._find_callees(call.func, call, depth)
+            self._pending += 1
+            try:
+                known = self._callees[call] = self._find_callees(call.func, call, depth)
+            finally:
+                self._pending -= 1
         return known
 
     def _find_callees(
         self, func: cst.BaseExpression, at: cst.CSTNode, depth: int
     ) -> list[cst.FunctionDef]:
         model = self.model
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             if model.imports.resolve(func) is not None:
                 return []
             name = func.value

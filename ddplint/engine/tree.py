@@ -9,7 +9,9 @@ of those node types are listed here in the order they are written.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -33,6 +35,7 @@ _SOURCE_ORDER: dict[type[cst.CSTNode], tuple[str, ...]] = {
     cst.TypeAlias: ("name", "type_parameters", "value"),
 }
 _FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+_GETTERS: dict[type[cst.CSTNode], Callable[[cst.CSTNode], tuple[object, ...]]] = {}
 _IS_NODE: dict[type[object], bool] = {}
 
 
@@ -43,6 +46,20 @@ def child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
         names = tuple(f.name for f in dataclasses.fields(cls) if not _TRIVIA_FIELD.match(f.name))
         fields = _FIELDS[cls] = _SOURCE_ORDER.get(cls, names)
     return fields
+
+
+def _field_getter(cls: type[cst.CSTNode]) -> Callable[[cst.CSTNode], tuple[object, ...]]:
+    """One call that reads the child fields of a `cls` node, as a tuple."""
+    fields = child_fields(cls)
+    if len(fields) >= 2:
+        getter: Callable[[cst.CSTNode], tuple[object, ...]] = operator.attrgetter(*fields)
+    elif fields:
+        single = operator.attrgetter(fields[0])
+        getter = lambda node: (single(node),)  # noqa: E731
+    else:
+        getter = lambda node: ()  # noqa: E731
+    _GETTERS[cls] = getter
+    return getter
 
 
 def is_node(value: object) -> bool:
@@ -56,11 +73,12 @@ def is_node(value: object) -> bool:
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Child nodes of `node` in source order."""
+    getter = _GETTERS.get(type(node)) or _field_getter(type(node))
     found: list[cst.CSTNode] = []
-    for name in child_fields(type(node)):
-        value = getattr(node, name)
-        if type(value) is tuple or type(value) is list:
-            found.extend(v for v in value if is_node(v))
-        elif is_node(value):
-            found.append(value)
+    for value in getter(node):
+        kind = type(value)
+        if kind is tuple or kind is list:
+            found.extend(v for v in value if is_node(v))  # type: ignore[attr-defined]
+        elif _IS_NODE.get(kind) or is_node(value):
+            found.append(value)  # type: ignore[arg-type]
     return found
