@@ -15,6 +15,7 @@ import builtins
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.apis import SAME_MODULE_METHODS
 from ddplint.facts import argument, last_name
 
 _BUFFER_FREE_LAYERS = frozenset(
@@ -53,8 +54,6 @@ _BUFFER_FREE_LAYERS = frozenset(
         "Flatten",
     )
 )
-# Wrappers that return the model they are given (or a view of it with the same buffers).
-_PASS_THROUGH_METHODS = frozenset({"to", "cuda", "float", "half", "bfloat16", "train"})
 _PASS_THROUGH_CALLS = frozenset({"torch.compile"})
 _PLAIN_MODULES = frozenset({"math", "functools", "itertools", "operator", "warnings", "logging"})
 _BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
@@ -84,7 +83,7 @@ class ModelBuffers:
             inner: cst.BaseExpression | None = None
             if self.ctx.qualname(func) in _PASS_THROUGH_CALLS:
                 inner = argument(made, 0, "model")
-            elif isinstance(func, cst.Attribute) and func.attr.value in _PASS_THROUGH_METHODS:
+            elif isinstance(func, cst.Attribute) and func.attr.value in SAME_MODULE_METHODS:
                 inner = func.value
             if inner is not None:
                 if not self._built_buffer_free(inner, value.at, depth - 1):
