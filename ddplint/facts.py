@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddplint.analysis.process_group import uses_process_group
 from ddplint.domain.apis import COLLECTIVES, DDP_CLASSES, LOADER_CLASSES, SAMPLER_CLASSES
 from ddplint.domain.apis import UNWRAP_FUNCTION as _UNWRAP_FUNCTION
 from ddplint.domain.ranks import last_name, strip_conversion
@@ -38,12 +39,6 @@ __all__ = [
     "string_value",
     "strip_conversion",
 ]
-
-_DISTRIBUTED_PREFIXES = (
-    "torch.distributed",
-    "torch.nn.parallel.DistributedDataParallel",
-    "torch.utils.data.DistributedSampler",
-)
 
 
 def string_value(expr: cst.BaseExpression | None) -> str | None:
@@ -113,18 +108,13 @@ class DDPFacts:
 
     @cached_property
     def is_distributed(self) -> bool:
-        """The file imports torch.distributed, DDP or DistributedSampler (or a project
-        helper that does)."""
+        """The file uses the process group itself (`uses_process_group`), or runs on every
+        rank through the project (`Project.runs_distributed`)."""
         ctx = self.ctx
-        for full in (*ctx.imports.bindings.values(), *ctx.imports.modules):
-            if full.startswith(_DISTRIBUTED_PREFIXES):
-                return True
-        for call in ctx.calls:
-            name = ctx.call_name(call)
-            if name and name.startswith(_DISTRIBUTED_PREFIXES):
-                return True
+        if uses_process_group(ctx):
+            return True
         project = ctx.project
-        return project is not None and project.imports_distributed_helper(ctx)
+        return project is not None and project.runs_distributed(ctx)
 
     # -- DDP-wrapped models ------------------------------------------------------------
 

@@ -24,8 +24,10 @@ import libcst as cst
 from ddplint.analysis.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
 from ddplint.analysis.downloads import costs_only, download_message, in_first_context
 from ddplint.analysis.paths import mentions_rank, per_rank_path
+from ddplint.analysis.process_group import uses_process_group, uses_process_group_at
 from ddplint.analysis.samplers import returned_loaders
 from ddplint.facts import environ_key, last_name
+from ddplint.import_index import import_index
 from ddplint.names import dotted
 from ddplint.package_layout import PackageDir, declared_package_dirs
 from ddplint.project_files import mentions_checkpoint_loading, project_files
@@ -40,6 +42,7 @@ SAVE = "@save"  # a site target: `torch.save` into a file
 START = "@start"  # a site target: starts or joins a multi-process job
 DOWNLOAD = "@download"  # a site target: a download that writes in place
 LOCAL_RANK_ENV = "@local_rank_env"  # a site target: reads the LOCAL_RANK environment variable
+PROCESS_GROUP = "@process_group"  # a site target: another use of the process group
 STARTERS = frozenset(
     {
         "torch.distributed.init_process_group",
@@ -49,14 +52,16 @@ STARTERS = frozenset(
     }
 )
 _SEEDS = {
-    "collective": COLLECTIVE,
-    "certain_collective": COLLECTIVE,
-    "saves": SAVE,
-    "unguarded": SAVE,
-    "starts": START,
-    "downloads": DOWNLOAD,
-    "local_rank_env": LOCAL_RANK_ENV,
+    "collective": frozenset({COLLECTIVE}),
+    "certain_collective": frozenset({COLLECTIVE}),
+    "saves": frozenset({SAVE}),
+    "unguarded": frozenset({SAVE}),
+    "starts": frozenset({START}),
+    "downloads": frozenset({DOWNLOAD}),
+    "local_rank_env": frozenset({LOCAL_RANK_ENV}),
+    "process_group": frozenset({COLLECTIVE, START, LOCAL_RANK_ENV, PROCESS_GROUP}),
 }
+_SITE_TARGETS = frozenset().union(*_SEEDS.values())
 # Facts that skip the sites a function runs on one rank (or per rank) itself.
 _OWN_GUARD = frozenset({"collective", "certain_collective", "unguarded", "downloads"})
 # Facts that skip the sites a function runs only under some condition (not a mode check).
@@ -69,7 +74,8 @@ class FunctionSummary:
 
     `sites`: (callee, under a rank guard, under a condition) for each call that may issue a
     collective or save: `COLLECTIVE`, `SAVE`, a function of the same module (bare name) or
-    an imported qualified name (with a dot). "Under a rank guard" also holds for a save into
+    an imported qualified name (with a dot); `PROCESS_GROUP` for any other use of the
+    process group (`uses_process_group_at`). "Under a rank guard" also holds for a save into
     a per-rank file; "under a condition" means any test but a mode check
     (`if dist.is_initialized():`), so the call may not run when the function does. The rest
     is what the function does by itself."""
@@ -84,12 +90,13 @@ class FunctionSummary:
 class ModuleSummary:
     """What one module offers its importers; computed from its own text only."""
 
-    distributed: bool
+    distributed: bool  # it uses the process group itself (`uses_process_group`)
     imports: tuple[str, ...]  # qualified names bound by its imports, and modules imported
     reexports: tuple[tuple[str, str], ...]  # local name -> qualified name, from imports
     functions: tuple[tuple[str, FunctionSummary], ...]
     strips_module_prefix: bool = False  # its loading code drops the DDP `module.` prefix
     loads_checkpoint: bool = False  # its text mentions loading a checkpoint or state dict
+    calls: tuple[str, ...] = ()  # qualified names it calls that may be the project's
 
     def function(self, name: str) -> FunctionSummary | None:
         return dict(self.functions).get(name)
@@ -109,6 +116,16 @@ def set_epoch_parameters(ctx: FileContext, func: cst.FunctionDef) -> tuple[int, 
         if root in params:
             positions.add(params.index(root) - offset)
     return tuple(sorted(p for p in positions if p >= 0))
+
+
+def _outward(ctx: FileContext, call: cst.Call) -> str | None:
+    """The qualified name `call` calls when it may be a function or class of another
+    project module (dotted, outside the standard library), else None. A module under the
+    project root is the project's whatever its name."""
+    qualified = ctx.call_name(call)
+    if qualified is None or "." not in qualified.lstrip("."):
+        return None
+    return None if qualified.split(".")[0] in sys.stdlib_module_names else qualified
 
 
 def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
@@ -131,12 +148,7 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
         and func.attr.value in ctx.functions
     ):
         return func.attr.value
-    qualified = ctx.call_name(call)
-    if qualified is None or "." not in qualified.lstrip("."):
-        return None
-    if qualified.split(".")[0] in sys.stdlib_module_names:
-        return None
-    return qualified  # a project module if one is found under the root, whatever its name
+    return _outward(ctx, call)  # a project module if one is found under the root
 
 
 def _runs_once_per_file(ctx: FileContext, call: cst.Call, target: str) -> bool:
@@ -193,7 +205,6 @@ def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
 
 def summarize(ctx: FileContext) -> ModuleSummary:
     """The summary of one parsed module (computed without other modules)."""
-    facts = ctx.facts
     loaders = returned_loaders(ctx)
     functions: list[tuple[str, FunctionSummary]] = []
     for name, defs in ctx.functions.items():
@@ -204,6 +215,8 @@ def summarize(ctx: FileContext) -> ModuleSummary:
                 if target is not None:
                     once = _runs_once_per_file(ctx, call, target)
                     sites[(target, once, _conditional(ctx, call))] = None
+                if target not in _SITE_TARGETS and uses_process_group_at(ctx, call):
+                    sites[(PROCESS_GROUP, False, False)] = None
             if "LOCAL_RANK" in ctx.source and _reads_local_rank_env(ctx, func):
                 sites[(LOCAL_RANK_ENV, False, False)] = None
         summary = FunctionSummary(
@@ -216,12 +229,13 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             functions.append((name, summary))
     imports = ctx.imports
     return ModuleSummary(
-        distributed=facts.is_distributed,
+        distributed=uses_process_group(ctx),
         imports=tuple(sorted({*imports.bindings.values(), *imports.modules})),
         reexports=tuple(sorted(imports.bindings.items())),
         functions=tuple(sorted(functions)),
         strips_module_prefix=strips_module_prefix(ctx),
         loads_checkpoint=mentions_checkpoint_loading(ctx.source),
+        calls=tuple(sorted({q for c in ctx.calls if (q := _outward(ctx, c)) is not None})),
     )
 
 
@@ -332,12 +346,19 @@ class Project:
     questions rules ask about calls into them."""
 
     def __init__(
-        self, summaries: Mapping[str, ModuleSummary], finder: ModuleFinder | None = None
+        self,
+        summaries: Mapping[str, ModuleSummary],
+        finder: ModuleFinder | None = None,
+        summarize_file: Callable[[str], ModuleSummary | None] | None = None,
     ) -> None:
         self.summaries = {os.path.abspath(p): s for p, s in summaries.items()}
         self.finder = finder or ModuleFinder()
+        self._read = summarize_file or summarize_path
         self._derived: dict[str, set[tuple[str, str]]] = {}
         self._call_graph: dict[str, list[tuple[str, bool, bool]]] | None = None
+        self._known_distributed: dict[str, bool] = {}
+        self._called_modules: dict[str, set[str]] = {}
+        self._import_indexes: dict[str, dict[str, frozenset[str]]] = {}
 
     @classmethod
     def load(
@@ -349,21 +370,28 @@ class Project:
         import, transitively, each read once (`summarize_file` may answer from a cache).
         The text of the tree under the root is read afresh by each run."""
         project_files.cache_clear()
-        finder = ModuleFinder()
-        summaries: dict[str, ModuleSummary] = {}
-        read = summarize_file or summarize_path
-        todo = [os.path.abspath(p) for p in paths]
-        seen = set(todo)
+        project = cls({}, ModuleFinder(), summarize_file)
+        project._load(paths)
+        return project
+
+    def _load(self, paths: Iterable[str]) -> None:
+        """Add the summaries of `paths` and of every project module they import,
+        transitively (each file read once)."""
+        todo = [p for p in map(os.path.abspath, paths) if p not in self.summaries]
+        if not todo:
+            return
+        seen = set(todo) | set(self.summaries)
         while todo:
             path = todo.pop()
-            summary = read(path)
+            summary = self._read(path)
             if summary is None:
                 continue
-            summaries[path] = summary
-            for dependency in finder.dependencies(path, summary) - seen:
+            self.summaries[path] = summary
+            for dependency in self.finder.dependencies(path, summary) - seen:
                 seen.add(dependency)
                 todo.append(dependency)
-        return cls(summaries, finder)
+        self._call_graph = None
+        self._derived.clear()
 
     # -- the modules a file depends on ------------------------------------------------
 
@@ -428,7 +456,7 @@ class Project:
         """(target, guarded, conditional) of each site, with project functions as
         `path::name`."""
         for target, guarded, conditional in function.sites:
-            if target in _SEEDS.values():
+            if target in _SITE_TARGETS:
                 yield target, guarded, conditional
             elif "." not in target:
                 yield f"{path}::{target}", guarded, conditional
@@ -443,11 +471,12 @@ class Project:
         context manager, does not count; "certain_collective": on every call, through
         calls under no condition but mode checks), save a file ("saves"), save one outside
         a rank guard of their own ("unguarded"), start a multi-process job ("starts") or
-        read `LOCAL_RANK` from the environment ("local_rank_env"): directly or through
-        other project functions."""
+        read `LOCAL_RANK` from the environment ("local_rank_env") or use the process group
+        in any of these ways or another (`uses_process_group_at`: "process_group"):
+        directly or through other project functions."""
         if fact in self._derived:
             return self._derived[fact]
-        seed = _SEEDS[fact]
+        seeds = _SEEDS[fact]
         edges = self._edges()
         found: set[str] = set()
         changed = True
@@ -457,7 +486,7 @@ class Project:
                 if node in found:
                     continue
                 if any(
-                    (target == seed or target in found)
+                    (target in seeds or target in found)
                     and not (guarded and fact in _OWN_GUARD)
                     and not (conditional and fact in _UNCONDITIONAL)
                     for target, guarded, conditional in callees
@@ -569,13 +598,87 @@ class Project:
                 return True
         return False
 
-    def imports_distributed_helper(self, ctx: FileContext) -> bool:
-        """Whether the file imports from a project module that holds distributed code."""
+    # -- which modules run on every rank of a distributed job ------------------------
+
+    def runs_distributed(self, ctx: FileContext) -> bool:
+        """Whether the file runs on every rank of a distributed job through the project
+        (`runs_distributed_at`)."""
+        return self.runs_distributed_at(ctx.path)
+
+    def runs_distributed_at(self, path: str) -> bool:
+        """Whether the module at `path` is distributed code: it uses the process group
+        itself, or calls project code that does (`utils.init_distributed_mode(args)`, a
+        helper returning the rank), or a distributed module of the project calls into it
+        (the loss or dataset module a trainer imports and calls: its code runs on every
+        rank). Importing a package some of whose modules are distributed is not enough
+        (`from apex import amp` in a single-process script). Every file under the project
+        root counts, whatever files the run names."""
+        path = os.path.abspath(path)
+        if path not in self.summaries:
+            return False
+        return self._distributed(path, frozenset())
+
+    def distributed_callers_call(self, ctx: FileContext, func: cst.FunctionDef) -> bool:
+        """Whether the file is distributed only because distributed modules call into it,
+        and one of them calls `func` by its name: the caller's own analysis sees what that
+        call runs (`helper_downloads` at its call site), so the file need not say it again."""
+        path = os.path.abspath(ctx.path)
+        if path not in self.summaries or self._uses_process_group(path):
+            return False
+        wanted = (path, func.name.value)
         return any(
-            self.summaries[path].distributed
-            for path in self.dependencies(ctx.path)
-            if path in self.summaries
+            self._distributed(caller, frozenset())
+            and any(self._lookup(caller, name) == wanted for name in self.summaries[caller].calls)
+            for caller in self._callers(path)
         )
+
+    def _uses_process_group(self, path: str) -> bool:
+        """The module uses the process group itself or calls project code that does."""
+        summary = self.summaries[path]
+        if summary.distributed:
+            return True
+        reaching = self._reaching("process_group")
+        return any(self._lookup(path, name) in reaching for name in summary.calls)
+
+    def _distributed(self, path: str, outer: frozenset[str]) -> bool:
+        """`runs_distributed_at`, asked while the callers in `outer` are being decided
+        (a cycle of calls decides nothing)."""
+        known = self._known_distributed.get(path)
+        if known is not None:
+            return known
+        inner = outer | {path}
+        found = self._uses_process_group(path) or any(
+            self._distributed(caller, inner)
+            for caller in self._callers(path)
+            if caller not in inner
+        )
+        if found or not outer:
+            self._known_distributed[path] = found
+        return found
+
+    def _callers(self, path: str) -> list[str]:
+        """Files under the project root whose calls lead into the module at `path` (read
+        from disk whatever files the run names): among the files whose import statements
+        name the module or a package above it (`import_index`)."""
+        root = self.finder.root(path)
+        if root not in self._import_indexes:
+            self._import_indexes[root] = import_index(root)
+        index = self._import_indexes[root]
+        names = {os.path.splitext(os.path.basename(path))[0]}
+        folder = os.path.dirname(path)
+        while folder.startswith(root + os.sep):
+            names.add(os.path.basename(folder))
+            folder = os.path.dirname(folder)
+        candidates = sorted(set().union(*(index.get(n, ()) for n in names)) - {path})
+        self._load(candidates)
+        return [c for c in candidates if c in self.summaries and path in self._modules_called(c)]
+
+    def _modules_called(self, path: str) -> set[str]:
+        """The project modules whose functions or classes the module at `path` calls."""
+        if path not in self._called_modules:
+            found = {self._lookup(path, name) for name in self.summaries[path].calls}
+            self._called_modules[path] = {f[0] for f in found if f is not None and f[0] != path}
+        return self._called_modules[path]
 
 
 def summarize_path(path: str) -> ModuleSummary | None:

@@ -85,7 +85,9 @@ def _first_pass(task: _Task) -> _FirstPass:
         except RecursionError:
             pass
         else:
-            if ModuleFinder().dependencies(task.absolute, summary):
+            # A file that imports project modules, or that distributed project files
+            # may call into, is checked once the project is known.
+            if not summary.distributed or ModuleFinder().dependencies(task.absolute, summary):
                 kept = parsed if _worker_state.get("keep_parses") else None
                 return _FirstPass(summary, None, kept)
             return _FirstPass(summary, check_context(ctx, task.codes))
@@ -253,10 +255,16 @@ def _summary_key(data: bytes) -> str:
 
 
 def _result_key(task: _Task, project: Project) -> str:
-    """A file's result depends on its text and the summaries of the project modules it
-    imports, transitively (so a change in `utils.py` invalidates `main.py`)."""
+    """A file's result depends on its text, the summaries of the project modules it
+    imports, transitively (so a change in `utils.py` invalidates `main.py`), and whether
+    it runs distributed through the project (a trainer calling into it)."""
     closure = project.closure(task.absolute)
-    depends = pickle.dumps([(p, project.summaries.get(p)) for p in closure])
+    depends = pickle.dumps(
+        [
+            project.runs_distributed_at(task.absolute),
+            *((p, project.summaries.get(p)) for p in closure),
+        ]
+    )
     return key("result", task.path, task.absolute, ",".join(task.codes), task.data, depends)
 
 

@@ -163,3 +163,79 @@ def test_each_module_is_summarised_once(write, tmp_path):
 
     Project.load([str(main)], summarize)
     assert sorted(read) == ["a.py", "b.py", "c.py", "main.py"]
+
+
+AMP = """\
+import torch.distributed as dist
+
+
+def prepare(model):
+    return model.half()
+
+
+def agree(scale):
+    dist.all_reduce(scale)
+    return scale
+"""
+
+LOSS = """\
+import torch
+
+
+class BoxLoss:
+    def __call__(self, predictions, targets):
+        if targets.numel() == 0:
+            targets = torch.zeros((0, 6), device="cuda:0")
+        return predictions.sum() - targets.sum()  # world_size plays no part
+"""
+
+TRAINER = """\
+import torch.distributed as dist
+from loss import BoxLoss
+
+
+def train(batches):
+    dist.init_process_group("nccl")
+    criterion = BoxLoss()
+    return [criterion(p, t) for p, t in batches]
+"""
+
+
+def test_importing_a_module_with_distributed_code_is_not_running_it(write):
+    """A script is distributed when it calls project code that uses the process group, not
+    when it merely imports a module that holds some (`from apex import amp`)."""
+    write("pyproject.toml", "")
+    write("amp.py", AMP)
+    single = write("single.py", "import amp\n\nmodel = amp.prepare(object())\n")
+    multi = write("multi.py", "import amp\n\nscale = amp.agree(1.0)\n")
+    project = Project.load([str(single), str(multi)])
+    assert not project.runs_distributed_at(str(single))
+    assert project.runs_distributed_at(str(multi))
+
+
+def test_a_module_a_distributed_file_calls_runs_distributed(write):
+    """The loss module a trainer calls runs on every rank, whatever files the run names;
+    a module nothing distributed calls does not."""
+    write("pyproject.toml", "")
+    loss = write("loss.py", LOSS)
+    write("trainer.py", TRAINER)
+    write("plot.py", "import torch\n\n# world_size: one\nx = torch.zeros(1, device='cuda:0')\n")
+    project = Project.load([str(loss)])
+    assert project.runs_distributed_at(str(loss))
+    assert not Project.load([str(loss.parent / "plot.py")]).runs_distributed_at(
+        str(loss.parent / "plot.py")
+    )
+
+
+def test_cached_result_follows_a_change_in_a_caller(cli, write, tmp_path, monkeypatch):
+    """loss.py's cached result must not survive the trainer ceasing to call it."""
+    monkeypatch.chdir(tmp_path)
+    write("pyproject.toml", "")
+    loss = write("loss.py", LOSS)
+    trainer = write("trainer.py", TRAINER)
+    expected = [(os.path.realpath(loss), 7, "DDP001")]
+    assert findings(cli, "--select", "DDP001", loss) == expected
+    trainer.write_text(TRAINER.replace("criterion = BoxLoss()", "criterion = None"))
+    assert findings(cli, "--select", "DDP001", loss) == []
+    trainer.write_text(TRAINER)
+    assert findings(cli, "--select", "DDP001", loss) == expected

@@ -184,7 +184,8 @@ def _first_here(ctx: FileContext, node: cst.CSTNode) -> bool:
     for call in calls:
         if not ctx.before(call, node):
             break
-        if collectives.issues(call):
+        # a library's own barrier counts here (`idist.barrier()`, dispatched at run time)
+        if collectives.issues(call) or last_name(call.func) == "barrier":
             # `if rank != 0: barrier()` before, or rank 0 downloaded, then a barrier
             if guarded_download or facts.rank_guard(call) is not None:
                 return True

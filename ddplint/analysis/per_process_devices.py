@@ -1,80 +1,29 @@
-"""Literal devices that are right for the process running them: under a rank check, on
-the single-process side of a distributed switch (`if args.distributed: ... else:
-"cuda:0"`), one entry of a per-rank table, or a single-process default that the code
-overrides per rank later in its scope."""
+"""Literal devices that are right for the process running them: under a rank check, where
+only one process runs (`if args.distributed: ... else: "cuda:0"`, a single-process test),
+one entry of a per-rank table, or a single-process default that the code overrides per
+rank later in its scope."""
 
 from __future__ import annotations
-
-import re
 
 import libcst as cst
 
 from ddplint.analysis.device_literals import cuda_literal
 from ddplint.analysis.local_rank_names import LOCAL_RANK_NAME
+from ddplint.analysis.processes import runs_in_one_process
 from ddplint.context import FileContext
 from ddplint.names import dotted
 
 
 def right_for_its_process(ctx: FileContext, literal: cst.CSTNode) -> bool:
-    """The literal device is right where it runs: under a rank check, on the single-process
-    side of a distributed switch, one entry of a per-rank table, or a single-process default
-    overridden per rank later in its scope."""
+    """The literal device is right where it runs: under a rank check, where only one
+    process runs (`runs_in_one_process`), one entry of a per-rank table, or a
+    single-process default overridden per rank later in its scope."""
     return (
         ctx.facts.rank_guard(literal) is not None
-        or _on_single_process_path(ctx, literal)
+        or runs_in_one_process(ctx, literal)
         or _default_overridden_per_rank(ctx, literal)
         or _in_per_rank_table(ctx, literal)
     )
-
-
-_DISTRIBUTED_SWITCH = re.compile(
-    r"distributed|ddp|world_size|is_initialized|local_rank|multi_gpu|WORLD_SIZE|LOCAL_RANK",
-    re.IGNORECASE,
-)
-
-
-def _on_single_process_path(ctx: FileContext, literal: cst.CSTNode) -> bool:
-    """The literal sits in a branch chosen by whether the run is distributed
-    (`if args.distributed: ... else: device = "cuda:0"`): one process, GPU 0 is right."""
-    child = literal
-    for ancestor in ctx.ancestors(literal):
-        if isinstance(ancestor, cst.FunctionDef):
-            return _after_distributed_return(ctx, ancestor, child)
-        if isinstance(ancestor, cst.ClassDef):
-            return False
-        if (
-            isinstance(ancestor, (cst.If, cst.IfExp))
-            and child is not ancestor.test
-            and _is_distributed_switch(ctx, ancestor.test)
-        ):
-            return True
-        child = ancestor
-    return False
-
-
-def _is_distributed_switch(ctx: FileContext, test: cst.BaseExpression) -> bool:
-    names = " ".join(ctx.names_in(test))
-    strings = " ".join(
-        str(n.evaluated_value) for n in ctx.walk(test) if isinstance(n, cst.SimpleString)
-    )
-    return bool(_DISTRIBUTED_SWITCH.search(names) or _DISTRIBUTED_SWITCH.search(strings))
-
-
-def _after_distributed_return(ctx: FileContext, func: cst.FunctionDef, top: cst.CSTNode) -> bool:
-    """`if local_rank != -1: ...; return ...` earlier in the function: what follows is the
-    single-process path."""
-    if not isinstance(func.body, cst.IndentedBlock):
-        return False
-    for statement in func.body.body:
-        if statement is top:
-            return False
-        if (
-            isinstance(statement, cst.If)
-            and _is_distributed_switch(ctx, statement.test)
-            and ctx.flow.leaves(statement.body)
-        ):
-            return True
-    return False
 
 
 def _in_per_rank_table(ctx: FileContext, literal: cst.CSTNode) -> bool:

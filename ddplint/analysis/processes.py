@@ -3,6 +3,9 @@ rank saving, every rank downloading) have nothing to say about one process."""
 
 from __future__ import annotations
 
+import re
+import weakref
+
 import libcst as cst
 
 from ddplint.context import FileContext
@@ -84,19 +87,87 @@ def single_process(ctx: FileContext) -> bool:
     return any(True for _ in ctx.calls_to("torch.nn.DataParallel"))
 
 
+_TESTS: weakref.WeakKeyDictionary[FileContext, list[cst.ClassDef | cst.FunctionDef]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _is_test_case(node: cst.ClassDef) -> bool:
     return any(last_name(base.value) == "TestCase" for base in node.bases)
 
 
-def single_process_tests(ctx: FileContext) -> list[cst.ClassDef]:
-    """`unittest.TestCase` classes that start, join or ask about no multi-process job (no
-    process group, no spawn, no rank or world size asked in their body): their tests run in
-    the one test process, whatever the rest of the file does (`MultiProcessTestCase` is not
-    one)."""
-    return [
-        node
-        for node in ctx.nodes_of(cst.ClassDef)
-        if isinstance(node, cst.ClassDef)
-        and _is_test_case(node)
-        and not any(isinstance(call, cst.Call) and _joins_job(ctx, call) for call in ctx.walk(node))
-    ]
+# Names a test, its markers or its fixtures carry when it runs in a multi-process job
+# (`@pytest.mark.distributed`, `distributed_context_single_node_gloo`, `local_rank`).
+_JOB_WORDS = re.compile(
+    r"distrib|ddp|world_size|rank|nccl|gloo|multi_?gpu|multi_?proc|spawn|hvd|horovod|xmp",
+    re.IGNORECASE,
+)
+
+
+def _joins_in(ctx: FileContext, node: cst.CSTNode) -> bool:
+    return any(isinstance(call, cst.Call) and _joins_job(ctx, call) for call in ctx.walk(node))
+
+
+def _skipped_when_launched(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`@pytest.mark.skipif("WORLD_SIZE" in os.environ, ...)`: the test runs only outside
+    a distributed launch."""
+    ranks = ctx.domain.ranks
+    for decorator in func.decorators:
+        expr = decorator.decorator
+        if (
+            isinstance(expr, cst.Call)
+            and last_name(expr.func) == "skipif"
+            and expr.args
+            and ranks.single_process_when(expr.args[0].value) is False
+        ):
+            return True
+    return False
+
+
+def _single_process_test_function(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """A pytest test function that runs in the one test process: skipped whenever the job
+    is launched distributed, or with no sign of a job in its name, markers, fixtures or
+    body."""
+    if _skipped_when_launched(ctx, func):
+        return True
+    params = func.params
+    names = [func.name.value, *(p.name.value for p in (*params.posonly_params, *params.params))]
+    if any(_JOB_WORDS.search(name) for name in names):
+        return False
+    if any(_JOB_WORDS.search(ctx.code(d.decorator)) for d in func.decorators):
+        return False
+    return not _joins_in(ctx, func)
+
+
+def single_process_tests(ctx: FileContext) -> list[cst.ClassDef | cst.FunctionDef]:
+    """Tests that run in the one test process, whatever the rest of the file does:
+    `unittest.TestCase` classes that start, join or ask about no multi-process job (no
+    process group, no spawn, no rank or world size asked in their body;
+    `MultiProcessTestCase` is not one), and pytest test functions outside classes that
+    are skipped under a distributed launch or show no sign of one."""
+    known = _TESTS.get(ctx)
+    if known is not None:
+        return known
+    found: list[cst.ClassDef | cst.FunctionDef] = []
+    for node in ctx.nodes_of(cst.ClassDef, cst.FunctionDef):
+        if isinstance(node, cst.ClassDef):
+            if _is_test_case(node) and not _joins_in(ctx, node):
+                found.append(node)
+        elif (
+            isinstance(node, cst.FunctionDef)
+            and node.name.value.startswith("test")
+            and ctx.parent(node) is ctx.module
+            and _single_process_test_function(ctx, node)
+        ):
+            found.append(node)
+    _TESTS[ctx] = found
+    return found
+
+
+def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs only when the job is not distributed (`Gates.single_process`: under
+    `if not args.distributed:`, after `if world_size > 1: return`), or in a test that
+    runs in the one test process (`single_process_tests`)."""
+    if ctx.domain.gates.single_process(node):
+        return True
+    return any(ctx.is_inside(node, test) for test in single_process_tests(ctx))

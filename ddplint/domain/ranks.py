@@ -194,6 +194,9 @@ class Ranks:
             target = test.comparisons[0]
             number = int_literal(target.comparator)
             kind = type(target.operator)
+            launched = self._launcher_variable_set(test)
+            if launched is not None:
+                return not launched
             if self.is_world_size(test.left):
                 if (number == 1 and kind in (cst.Equal, cst.LessThanEqual)) or (
                     number == 2 and kind is cst.LessThan
@@ -211,6 +214,19 @@ class Ranks:
         if any(flag in name for flag in DISTRIBUTED_FLAG):
             return False
         return None
+
+    def _launcher_variable_set(self, test: cst.Comparison) -> bool | None:
+        """`"WORLD_SIZE" in os.environ` (True) or `"LOCAL_RANK" not in os.environ` (False):
+        whether a launcher's rank or world-size variable is set, else None."""
+        target = test.comparisons[0]
+        if not isinstance(target.operator, (cst.In, cst.NotIn)):
+            return None
+        key = test.left
+        if not (isinstance(key, cst.SimpleString) and key.raw_value in RANK_ENV | WORLD_SIZE_ENV):
+            return None
+        if self.resolver.model.imports.resolve(target.comparator) != "os.environ":
+            return None
+        return isinstance(target.operator, cst.In)
 
     # -- rank tests -----------------------------------------------------------------------
 

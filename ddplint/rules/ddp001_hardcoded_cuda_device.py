@@ -28,8 +28,10 @@ Flags a CUDA device index written as a literal in a distributed script: `"cuda:0
 `torch.cuda.set_device(0)`, `torch.device("cuda", 0)`, and `device_ids=[0]` /
 `output_device=0` of `DistributedDataParallel`. Device strings built from the local rank
 (`f"cuda:{local_rank}"`, `torch.device("cuda", local_rank)`) are not flagged, nor is a
-script that manages `CUDA_VISIBLE_DEVICES` itself, a literal under a rank check, or one on
-the single-process side of an `if args.distributed:` switch.
+script that manages `CUDA_VISIBLE_DEVICES` itself, a literal under a rank check, or one in
+code that runs in one process only: the single-process side of an `if args.distributed:`
+switch, or a test that runs in the one test process (a `unittest.TestCase` class or a
+pytest test that joins no job, or one skipped under a distributed launch).
 
 ## Why is this bad?
 torchrun starts one process per GPU and every process runs the same code. With a literal

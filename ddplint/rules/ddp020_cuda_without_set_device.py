@@ -15,7 +15,7 @@ from ddplint.analysis.device_picks import (
     unset_branch,
 )
 from ddplint.analysis.local_rank_names import LocalRankNames
-from ddplint.analysis.processes import single_process_tests
+from ddplint.analysis.processes import runs_in_one_process
 from ddplint.analysis.ranks import RankClassifier
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
@@ -55,9 +55,12 @@ GPU per process — no `torch.cuda.set_device(...)`, no device index from a vari
 (`.cuda(local_rank)`, `torch.device("cuda", local_rank)`, `device_ids=[local_rank]`), no
 `CUDA_VISIBLE_DEVICES`, and no local rank handed to a helper of another module that could
 set it — flags `.cuda()` without an index, `torch.device("cuda")`, `.to("cuda")`,
-`device="cuda"`, and a `device = "cuda"` variable used with `.to(device)`. Code in a
-`unittest.TestCase` class that starts no process group and reads no rank is left alone:
-those tests run in the one test process.
+`device="cuda"`, and a `device = "cuda"` variable used with `.to(device)`. Code that
+runs in one process only is left alone: on the single-process side of an
+`if args.distributed:` switch, in a `unittest.TestCase` class that starts no process group
+and reads no rank, or in a pytest test skipped under a distributed launch
+(`skipif("WORLD_SIZE" in os.environ)`) or with no sign of one in its name, markers,
+fixtures or body.
 
 ## Why is this bad?
 `"cuda"` without an index means the *current* device, which is GPU 0 until
@@ -156,12 +159,7 @@ def evaluate(model, loader):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if not any(True for _ in ctx.calls_to(INIT)):
             return
-        tests = single_process_tests(ctx)
-        uses = [
-            use
-            for use in default_device_uses(ctx)
-            if not any(ctx.is_inside(use, test) for test in tests)
-        ]
+        uses = [use for use in default_device_uses(ctx) if not runs_in_one_process(ctx, use)]
         if not uses:
             return
         ranks = RankClassifier(ctx)

@@ -167,7 +167,7 @@ def build(root, rank):
             return
         for call in ctx.calls:
             what = download_message(ctx, call)
-            if what is None or _runs_once_or_nowhere(ctx, call):
+            if what is None or _runs_once_or_nowhere(ctx, call) or _reported_by_callers(ctx, call):
                 continue
             # Downloads through a temporary file or under file locks cost time, they do not
             # corrupt anything: reported as information.
@@ -196,3 +196,11 @@ def _runs_once_or_nowhere(ctx: FileContext, call: cst.Call) -> bool:
         or any(mentions_rank(ctx, arg.value) for arg in call.args)
         or unreached(ctx, call)
     )
+
+
+def _reported_by_callers(ctx: FileContext, call: cst.Call) -> bool:
+    """The call's function runs distributed only because a distributed module calls it by
+    name, and that module reports its call (`Project.distributed_callers_call`)."""
+    func = ctx.enclosing_function(call)
+    project = ctx.project
+    return func is not None and project is not None and project.distributed_callers_call(ctx, func)

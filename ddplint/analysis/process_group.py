@@ -1,0 +1,74 @@
+"""Whether code uses the process group itself: torch.distributed, DDP or DistributedSampler,
+or asks for its rank, the world size or whether it is the main process (`get_rank()`,
+`os.environ["LOCAL_RANK"]`, `is_main_process()`). Asking whether a group exists at all
+(`dist.is_initialized()`) is not a use: code written for one process asks it too.
+`ddplint.project` extends this to code that calls such code, or that such code calls."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ddplint.domain.apis import (
+    MAIN_PROCESS_NAME,
+    RANK_ENV,
+    RANK_FUNCTION,
+    WORLD_SIZE_ENV,
+    WORLD_SIZE_FUNCTION,
+)
+from ddplint.domain.ranks import last_name
+
+if TYPE_CHECKING:
+    from ddplint.context import FileContext
+
+DISTRIBUTED_APIS = (
+    "torch.distributed",
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.utils.data.DistributedSampler",
+)
+# torch.distributed functions that only say whether (or how) a group can exist.
+_MODE_QUERIES = frozenset(
+    {
+        "is_available",
+        "is_initialized",
+        "is_nccl_available",
+        "is_gloo_available",
+        "is_mpi_available",
+        "is_torchelastic_launched",
+    }
+)
+_PROCESS_ENV = RANK_ENV | WORLD_SIZE_ENV
+
+
+def uses_process_group(ctx: FileContext) -> bool:
+    """The module imports torch.distributed, DDP or DistributedSampler, or one of its calls
+    or environment reads uses the process group (`uses_process_group_at`)."""
+    for full in (*ctx.imports.bindings.values(), *ctx.imports.modules):
+        if full.startswith(DISTRIBUTED_APIS):
+            return True
+    if any(uses_process_group_at(ctx, call) for call in ctx.calls):
+        return True
+    resolver = ctx.resolver
+    return any(
+        resolver.direct_environ_key(node, node) in _PROCESS_ENV
+        for node in ctx.nodes_of(cst.Subscript)
+        if isinstance(node, cst.Subscript)
+    )
+
+
+def uses_process_group_at(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` uses the process group: a torch.distributed, DDP or DistributedSampler call
+    other than a query whether a group can exist, a call asking for the rank, the world
+    size or whether this is the main process, or an environment read of one of them."""
+    name = ctx.call_name(call)
+    if name is not None and name.startswith(DISTRIBUTED_APIS):
+        return name.rpartition(".")[2] not in _MODE_QUERIES
+    function = last_name(call.func)
+    if function is not None and (
+        (RANK_FUNCTION.match(function) and not call.args)
+        or WORLD_SIZE_FUNCTION.match(function)
+        or (MAIN_PROCESS_NAME.match(function) and "_" in function)  # not `self.main(x)`
+    ):
+        return True
+    return ctx.resolver.direct_environ_key(call, call) in _PROCESS_ENV
