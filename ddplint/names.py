@@ -78,9 +78,9 @@ class ImportMap:
                     local = dotted(alias.asname.name)
                     if local:
                         self.bindings[local] = full
-                else:
+                else:  # `import a.b` binds `a`, replacing an earlier `import x as a`
                     head = full.split(".")[0]
-                    self.bindings.setdefault(head, head)
+                    self.bindings[head] = head
             return
         module = "." * len(node.relative) + _module_name(node.module)
         self.modules.add(module)

@@ -55,3 +55,13 @@ def test_relative_imports_keep_their_level():
     assert call_names("from .utils import save_on_master\nsave_on_master(x)\n") == [
         ".utils.save_on_master"
     ]
+
+
+def test_a_later_plain_import_rebinds_the_name():
+    # `import models` (a project package) replaces `import torchvision.models as models`.
+    shadowed = "import torchvision.models as models\nimport models\nmodels.vit()\n"
+    aliased = "import models\nimport torchvision.models as models\nmodels.resnet50()\n"
+    submodule = "import os\nimport os.path\nos.getcwd()\n"
+    assert call_names(shadowed) == ["models.vit"]
+    assert call_names(aliased) == ["torchvision.models.resnet50"]
+    assert call_names(submodule) == ["os.getcwd"]

@@ -51,7 +51,7 @@ def launch_uses(ctx: FileContext) -> Iterator[cst.CSTNode]:
 def _mentions(ctx: FileContext) -> Iterator[cst.CSTNode]:
     for node in ctx.nodes_of(*_INSPECTED, cst.FormattedString):
         if isinstance(node, cst.Import):
-            if any((dotted(a.name) or "").startswith(LAUNCH) for a in node.names):
+            if any(_is_launch_module(dotted(a.name)) for a in node.names):
                 yield node
         elif isinstance(node, cst.ImportFrom):
             if _imports_launch(node):
@@ -68,11 +68,17 @@ def _imports_launch(node: cst.ImportFrom) -> bool:
     module = dotted(node.module) if node.module is not None else None
     if node.relative or module is None:
         return False
-    return module.startswith(LAUNCH) or (
+    return _is_launch_module(module) or (
         module == "torch.distributed"
         and not isinstance(node.names, cst.ImportStar)
         and any(dotted(a.name) == "launch" for a in node.names)
     )
+
+
+def _is_launch_module(module: str | None) -> bool:
+    """`torch.distributed.launch` or a submodule of it, by whole components: not
+    `torch.distributed.launcher` (torchrun's programmatic API, `elastic_launch`)."""
+    return module is not None and (module == LAUNCH or module.startswith(LAUNCH + "."))
 
 
 def _runs_launch(ctx: FileContext, node: cst.CSTNode) -> bool:
@@ -150,7 +156,8 @@ def device_from_environment(ctx: FileContext) -> bool:
 
 def local_rank_arguments(ctx: FileContext) -> Iterator[cst.Call]:
     """`parser.add_argument("--local_rank", ...)` calls whose parsed value the file reads;
-    an argument only declared is a leftover that cannot misplace a device."""
+    an argument only declared (or overwritten before every read, as an `mp.spawn` worker
+    does with `args.local_rank = index`) is a leftover that cannot misplace a device."""
     for call in ctx.method_calls("add_argument"):
         flags = {string_value(a.value) for a in call.args if a.keyword is None}
         if flags & _LOCAL_RANK_FLAGS and _value_is_read(ctx, _dest(call)):
@@ -178,7 +185,7 @@ def _value_is_read(ctx: FileContext, dest: str) -> bool:
     `models.__dict__[args.arch]` is not it)."""
     for node in ctx.nodes_of(cst.Attribute, cst.Call):
         if isinstance(node, cst.Attribute):
-            if node.attr.value == dest:
+            if node.attr.value == dest and not _overwritten(ctx, node, dest):
                 return True
             if node.attr.value == "__dict__" and ctx.qualname(node.value) is None:
                 return True
@@ -193,3 +200,38 @@ def _value_is_read(ctx: FileContext, dest: str) -> bool:
             ):
                 return True
     return False
+
+
+def _overwritten(ctx: FileContext, node: cst.Attribute, dest: str) -> bool:
+    """`args.local_rank` assigned here, or read after a statement of the same function body
+    that assigns it (`args.local_rank = local_rank` first in a spawned worker): not the
+    parsed value."""
+    if isinstance(ctx.parent(node), cst.AssignTarget):
+        return True
+    func = ctx.enclosing_function(node)
+    base = dotted(node.value)
+    if func is None or base is None or not isinstance(func.body, cst.IndentedBlock):
+        return False
+    holding = {id(a) for a in ctx.ancestors(node)}
+    for statement in func.body.body:
+        if id(statement) in holding:
+            return False
+        if _assigns(statement, base, dest):
+            return True
+    return False
+
+
+def _assigns(statement: cst.BaseStatement, base: str, dest: str) -> bool:
+    """`base.dest = ...` as a whole simple statement."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    return any(
+        isinstance(small, cst.Assign)
+        and any(
+            isinstance(t.target, cst.Attribute)
+            and t.target.attr.value == dest
+            and dotted(t.target.value) == base
+            for t in small.targets
+        )
+        for small in statement.body
+    )

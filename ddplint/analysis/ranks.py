@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddplint.analysis.devices import device_string_index, is_device_count
 from ddplint.context import Binding, FileContext
-from ddplint.domain.apis import GLOBAL_RANK_ENV, LOCAL_RANK_ENV
+from ddplint.domain.apis import DEVICE_MESH_BUILDERS, GLOBAL_RANK_ENV, LOCAL_RANK_ENV, MESH_NAME
 from ddplint.facts import argument, environ_key, keyword, last_name, strip_conversion
 from ddplint.names import dotted
 
@@ -76,7 +76,7 @@ class RankClassifier:
             func = last_name(expr.func)
             if func in _GLOBAL_FUNCTIONS and not expr.args:
                 return GLOBAL
-            if func in _LOCAL_FUNCTIONS:
+            if func in _LOCAL_FUNCTIONS and not self._mesh_coordinate(expr, depth):
                 return LOCAL
             return None
         name = dotted(expr)
@@ -91,6 +91,32 @@ class RankClassifier:
                 return GLOBAL
             return None
         return self._binding_kind(binding, depth - 1)
+
+    def _mesh_coordinate(self, call: cst.Call, depth: int) -> bool:
+        """`x.get_local_rank(mesh_dim=...)`, `x.get_local_rank("dp")`,
+        `mesh["dp"].get_local_rank()`: a rank along one dimension of a device mesh (a mesh
+        subscript, a name for a mesh or bound to one), not the node-local rank."""
+        if not isinstance(call.func, cst.Attribute):
+            return False
+        dim = argument(call, 0, "mesh_dim")
+        if keyword(call, "mesh_dim") is not None or isinstance(dim, cst.SimpleString):
+            return True
+        return self._is_mesh(call.func.value, call, depth)
+
+    def _is_mesh(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
+        if isinstance(expr, cst.Subscript):
+            return True  # `mesh["dp"]`: a submesh (torch.distributed is not indexed)
+        if isinstance(expr, cst.Call):
+            return self.ctx.call_name(expr) in DEVICE_MESH_BUILDERS
+        name = dotted(expr)
+        if name is None:
+            return False
+        if MESH_NAME.search(name.rpartition(".")[2]):
+            return True
+        binding = self.ctx.facts.binding_before(name, at)
+        if binding is None or binding.kind != "assign" or depth <= 0:
+            return False
+        return self._is_mesh(binding.value, binding.statement, depth - 1)
 
     def _binding_kind(self, binding: Binding, depth: int) -> str | None:
         if binding.kind == "assign":

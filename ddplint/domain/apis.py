@@ -7,6 +7,18 @@ import re
 
 DDP_CLASSES = frozenset({"torch.nn.parallel.DistributedDataParallel"})
 DATA_PARALLEL_CLASSES = frozenset({"torch.nn.DataParallel"})
+# Multi-process data-parallel wrappers other than torch's DDP: a DataParallel beside one
+# is the single-process fallback of a distributed script.
+OTHER_DISTRIBUTED_WRAPPERS = frozenset(
+    {
+        "apex.parallel.DistributedDataParallel",
+        "deepscale.distributed_apex.DistributedDataParallel",
+        "deepspeed.initialize",
+        "deepscale.initialize",
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        "horovod.torch.DistributedOptimizer",
+    }
+)
 SAMPLER_CLASSES = frozenset({"torch.utils.data.DistributedSampler"})
 LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader"})
 SAVE = "torch.save"
@@ -101,6 +113,16 @@ GLOBAL_RANK_ENV = frozenset(
 LOCAL_RANK_ENV = frozenset(
     {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}
 )
+# Device meshes: their `get_local_rank(mesh_dim)` is a coordinate along a mesh dimension
+# (the rank within a data-parallel or tensor-parallel group), not the node-local rank.
+DEVICE_MESH_BUILDERS = frozenset(
+    {
+        "torch.distributed.device_mesh.init_device_mesh",
+        "torch.distributed.device_mesh.DeviceMesh",
+        "torch.distributed.DeviceMesh",
+    }
+)
+MESH_NAME = re.compile(r"(^|_)(device_)?mesh(_|$)")
 NODE_RANK_ENV = frozenset({"GROUP_RANK", "NODE_RANK", "SLURM_NODEID"})
 RANK_ENV = GLOBAL_RANK_ENV | LOCAL_RANK_ENV | NODE_RANK_ENV
 WORLD_SIZE_ENV = frozenset({"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})

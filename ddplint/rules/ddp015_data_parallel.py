@@ -11,6 +11,7 @@ from ddplint.analysis.local_rank_names import LocalRankNames
 from ddplint.analysis.ranks import RankClassifier
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.apis import OTHER_DISTRIBUTED_WRAPPERS
 from ddplint.facts import DDP_CLASSES
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
@@ -98,7 +99,9 @@ class DataParallelUsed(Rule):
 Flags `torch.nn.DataParallel(...)` (any spelling: `nn.DataParallel`,
 `torch.nn.parallel.DataParallel`, `from torch.nn import DataParallel as DP`). A file that
 also wraps with `DistributedDataParallel`, directly or through a helper of the file or the
-project such as `smart_DDP(model)` (DataParallel as the fallback when the script is started
+project such as `smart_DDP(model)`, or with another multi-process wrapper (apex's or
+DeepScale's `DistributedDataParallel`, `deepspeed.initialize`, FSDP, Horovod's
+`DistributedOptimizer`) (DataParallel as the fallback when the script is started
 without a launcher), is left alone, and so are unit tests (`test_*.py`, `test_*` functions)
 and inference: a model put in eval mode (`DataParallel(model).eval()`, `model.eval()`) in a
 file that neither calls `backward()` nor builds an optimizer (validation, feature
@@ -211,6 +214,8 @@ def predict(batches, path):
         calls = list(ctx.calls_to(_DATA_PARALLEL))
         if not calls or ctx.facts.ddp_wraps or ctx.facts.helper_wraps:
             return
+        if any(ctx.calls_to(*OTHER_DISTRIBUTED_WRAPPERS)):
+            return  # apex's / DeepSpeed's / FSDP's multi-process wrap: DataParallel is the fallback
         ranks = RankClassifier(ctx)
         for call in calls:
             if _in_test(ctx, call) or _inference_only(ctx, call):
