@@ -24,10 +24,20 @@ def is_entry(ctx: FileContext, func: cst.FunctionDef) -> bool:
     (`main`), or one passed around by name (`mp.spawn(main_worker, ...)`)."""
     name = func.name.value
     return name in _ENTRY_POINTS or any(
-        node.value == name and node is not func.name and not isinstance(ctx.parent(node), cst.Call)
+        node.value == name and node is not func.name and not _called_name(ctx, node)
         for node in ctx.nodes_of(cst.Name)
         if isinstance(node, cst.Name)
     )
+
+
+def _called_name(ctx: FileContext, name: cst.Name) -> bool:
+    """`name` is what a call calls: `save(...)`, or the attribute of `torch.save(...)`
+    (which names some other object's `save`, not a reference to the function)."""
+    ref: cst.CSTNode = name
+    parent = ctx.parent(name)
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        ref, parent = parent, ctx.parent(parent)
+    return isinstance(parent, cst.Call) and parent.func is ref
 
 
 def runs_once(ctx: FileContext, node: cst.CSTNode) -> bool:

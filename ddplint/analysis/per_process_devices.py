@@ -1,7 +1,8 @@
 """Literal devices that are right for the process running them: under a rank check, where
 only one process runs (`if args.distributed: ... else: "cuda:0"`, a single-process test),
-one entry of a per-rank table, or a single-process default that the code overrides per
-rank later in its scope."""
+in a function called only from such places (`evaluate()` under `if rank == 0:`), one entry
+of a per-rank table, or a single-process default that the code overrides per rank later in
+its scope."""
 
 from __future__ import annotations
 
@@ -10,20 +11,26 @@ import libcst as cst
 from ddplint.analysis.device_literals import cuda_literal
 from ddplint.analysis.local_rank_names import LOCAL_RANK_NAME
 from ddplint.analysis.processes import runs_in_one_process
+from ddplint.analysis.rank_guards import everywhere
 from ddplint.context import FileContext
 from ddplint.names import dotted
 
 
 def right_for_its_process(ctx: FileContext, literal: cst.CSTNode) -> bool:
-    """The literal device is right where it runs: under a rank check, where only one
-    process runs (`runs_in_one_process`), one entry of a per-rank table, or a
-    single-process default overridden per rank later in its scope."""
+    """The literal device is right where it runs: under a rank check or where only one
+    process runs (`runs_in_one_process`), here or at every call of its function (a few
+    levels up), one entry of a per-rank table, or a single-process default overridden per
+    rank later in its scope."""
     return (
-        ctx.facts.rank_guard(literal) is not None
-        or runs_in_one_process(ctx, literal)
+        everywhere(ctx, literal, lambda at: _one_process_runs(ctx, at))
         or _default_overridden_per_rank(ctx, literal)
         or _in_per_rank_table(ctx, literal)
     )
+
+
+def _one_process_runs(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs in one process of the job: some ranks only, or a job of one process."""
+    return ctx.facts.rank_guard(node) is not None or runs_in_one_process(ctx, node)
 
 
 def _in_per_rank_table(ctx: FileContext, literal: cst.CSTNode) -> bool:

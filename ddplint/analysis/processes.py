@@ -168,6 +168,25 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs only when the job is not distributed (`Gates.single_process`: under
     `if not args.distributed:`, after `if world_size > 1: return`), or in a test that
     runs in the one test process (`single_process_tests`)."""
-    if ctx.domain.gates.single_process(node):
+    if ctx.domain.gates.single_process(node) or _after_fake_group(ctx, node):
         return True
     return any(ctx.is_inside(node, test) for test in single_process_tests(ctx))
+
+
+def _after_fake_group(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Earlier in `node`'s function, `init_process_group("fake", rank=0, world_size=n)`:
+    one process that only simulates a job of `n` ranks (compile-on-one-rank tracing)."""
+    func = ctx.enclosing_function(node)
+    return func is not None and any(
+        ctx.enclosing_function(call) is func and ctx.before(call, node) and _backend(call) == "fake"
+        for call in ctx.calls_to("torch.distributed.init_process_group")
+    )
+
+
+def _backend(call: cst.Call) -> str | None:
+    """The backend a process-group start names (`"nccl"`, `backend="fake"`)."""
+    for index, arg in enumerate(call.args):
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword == "backend" or (keyword is None and index == 0 and not arg.star):
+            return string_value(arg.value)
+    return None

@@ -13,6 +13,7 @@ on every rank of a distributed run.
 from __future__ import annotations
 
 import enum
+import re
 
 import libcst as cst
 
@@ -27,6 +28,8 @@ from ddplint.domain.apis import (
     WORLD_SIZE_NAME,
 )
 from ddplint.engine import Resolver
+
+CPU_ONLY_FLAG = re.compile(r"^(no_(cuda|gpu)|(use_|force_)?cpu(_only)?)$")
 
 
 class Side(enum.Enum):
@@ -190,6 +193,8 @@ class Ranks:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self.single_process_when(test.expression)
             return None if inner is None else not inner
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+            return self._single_or_cpu(test)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             target = test.comparisons[0]
             number = int_literal(target.comparator)
@@ -213,6 +218,18 @@ class Ranks:
         name = (last_name(func) or "").lower()
         if any(flag in name for flag in DISTRIBUTED_FLAG):
             return False
+        return None
+
+    def _single_or_cpu(self, test: cst.BooleanOperation) -> bool | None:
+        """`local_rank == -1 or args.no_cuda` (the pre-torchrun HF/NVIDIA switch): not
+        distributed, or on the CPU, where these scripts join no process group. True when
+        one term is a single-process test and the others are too or are CPU-only flags."""
+        terms = [test.left, test.right]
+        whens = [self.single_process_when(t) for t in terms]
+        if True not in whens:
+            return None
+        if all(w is True or _cpu_only_flag(t) for t, w in zip(terms, whens, strict=True)):
+            return True
         return None
 
     def _launcher_variable_set(self, test: cst.Comparison) -> bool | None:
@@ -331,6 +348,12 @@ class Ranks:
 
 _TEXT_OPERATORS = (cst.Add, cst.Modulo, cst.Divide)
 _TEXT_FUNCTIONS = frozenset({"str", "format", "join", "Path", "PurePath", "PosixPath"})
+
+
+def _cpu_only_flag(expr: cst.BaseExpression) -> bool:
+    """`args.no_cuda`, `cpu`, `args.use_cpu`: an option that keeps the run off the GPU."""
+    name = last_name(expr)
+    return name is not None and bool(CPU_ONLY_FLAG.match(name.lower()))
 
 
 def _forms_text(expr: cst.BaseExpression) -> bool:

@@ -30,8 +30,10 @@ Flags a CUDA device index written as a literal in a distributed script: `"cuda:0
 (`f"cuda:{local_rank}"`, `torch.device("cuda", local_rank)`) are not flagged, nor is a
 script that manages `CUDA_VISIBLE_DEVICES` itself, a literal under a rank check, or one in
 code that runs in one process only: the single-process side of an `if args.distributed:`
-switch, or a test that runs in the one test process (a `unittest.TestCase` class or a
-pytest test that joins no job, or one skipped under a distributed launch).
+switch, code after `init_process_group("fake", ...)` (one process simulating a job), or a
+test that runs in the one test process (a `unittest.TestCase` class or a pytest test that
+joins no job, or one skipped under a distributed launch). A function called only from
+such places (`evaluate()` called under `if rank == 0:`) counts as one of them.
 
 ## Why is this bad?
 torchrun starts one process per GPU and every process runs the same code. With a literal
