@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddplint.analysis.downloads import costs_only, download_message, one_rank_first
 from ddplint.analysis.paths import mentions_rank
-from ddplint.analysis.processes import single_process
+from ddplint.analysis.processes import runs_in_one_process, single_process
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.project import unreached
@@ -31,7 +31,8 @@ condition, inside `with torch_distributed_zero_first(rank):` / `main_process_fir
 `FileLock(...)`, after an `if rank != 0: dist.barrier()`, after a rank-0 download followed
 by a barrier, in a helper only called in those ways, in the parent process before it calls
 `mp.spawn`, in a function nothing calls (its name appears nowhere else in the project),
-`download=False`, and local paths.
+on the single-process side of a distributed switch or in a test that runs in the one test
+process (a `unittest.TestCase` that starts no job), `download=False`, and local paths.
 
 ## Why is this bad?
 N processes start the same download into the same directory at once. torchvision's
@@ -190,9 +191,11 @@ def build(root, rank):
 def _runs_once_or_nowhere(ctx: FileContext, call: cst.Call) -> bool:
     """One rank downloads first (a rank guard, a zero-first context, a barrier order, the
     parent before `mp.spawn`, here or at every call of the function), each rank into its own
-    folder (`root / str(rank)`), or the call sits in a function nothing calls."""
+    folder (`root / str(rank)`), the call runs in one process (the single-process side of a
+    switch, a single-process test), or it sits in a function nothing calls."""
     return (
         one_rank_first(ctx, call)
+        or runs_in_one_process(ctx, call)
         or any(mentions_rank(ctx, arg.value) for arg in call.args)
         or unreached(ctx, call)
     )
