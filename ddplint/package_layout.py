@@ -119,7 +119,7 @@ def _from_setup_py(root: str) -> Iterator[PackageDir]:
         return
     constants = _module_assignments(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _called(node.func).rpartition(".")[2] == "setup":
+        if isinstance(node, ast.Call) and _last_name(node.func) == "setup":
             for keyword in node.keywords:
                 value = keyword.value
                 if isinstance(value, ast.Name):  # `package_dir=PACKAGE_DIR`
@@ -143,11 +143,12 @@ def _module_assignments(tree: ast.Module) -> dict[str, ast.expr]:
     return {name: value for name, value in values.items() if counts[name] == 1}
 
 
-def _called(func: ast.expr) -> str:
+def _last_name(func: ast.expr) -> str:
+    """`setup` for `setup` or `setuptools.setup`; empty for anything else called."""
     if isinstance(func, ast.Name):
         return func.id
     if isinstance(func, ast.Attribute):
-        return f"{_called(func.value)}.{func.attr}"
+        return func.attr
     return ""
 
 
@@ -163,7 +164,7 @@ def _literal_mapping(value: ast.expr) -> Iterator[PackageDir]:
 
 def _find_where(value: ast.expr) -> Iterator[PackageDir]:
     """`find_packages("src")` / `find_packages(where="src")`: packages live in that folder."""
-    if not (isinstance(value, ast.Call) and _called(value.func).rpartition(".")[2] in _FINDERS):
+    if not (isinstance(value, ast.Call) and _last_name(value.func) in _FINDERS):
         return
     where = value.args[0] if value.args else None
     for keyword in value.keywords:

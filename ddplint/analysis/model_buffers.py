@@ -16,6 +16,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.apis import SAME_MODULE_METHODS
+from ddplint.engine.resolve import methods_named
 from ddplint.facts import argument, last_name
 
 _BUFFER_FREE_LAYERS = frozenset(
@@ -121,7 +122,7 @@ class ModelBuffers:
                     return False
             elif not (isinstance(base.value, cst.Name) and self._class_free(base.value.value)):
                 return False
-        return all(self._calls_free(init, cls) for init in _methods(cls, "__init__"))
+        return all(self._calls_free(init, cls) for init in methods_named(cls, "__init__"))
 
     def _calls_free(self, root: cst.FunctionDef, cls: cst.ClassDef | None) -> bool:
         return all(
@@ -152,10 +153,6 @@ class ModelBuffers:
         if isinstance(func, cst.Attribute):
             receiver = func.value
             if isinstance(receiver, cst.Name) and receiver.value == "self" and cls is not None:
-                return all(self._node_free(m) for m in _methods(cls, func.attr.value))
+                return all(self._node_free(m) for m in methods_named(cls, func.attr.value))
             return True  # `super().__init__()`, `layers.append(...)`: the argument is checked
         return False
-
-
-def _methods(cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
-    return [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == name]

@@ -103,9 +103,6 @@ SAME_MODULE_METHODS = frozenset(
     }
 )
 
-# Process exits: the others ranks see this rank disappear, no silent divergence.
-EXIT_CALLS = frozenset({"sys.exit", "os._exit", "os.abort", "exit", "quit"})
-
 # Environment variables set by torchrun, SLURM, Open MPI and Intel MPI.
 GLOBAL_RANK_ENV = frozenset(
     {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}

@@ -185,9 +185,3 @@ class Collectives:
             if inner is not None:
                 return inner
         return None
-
-    def by_name(self, certain: bool = False) -> dict[str, cst.Call]:
-        """Issuing functions by name (with `certain`, only those that always issue)."""
-        return {
-            f.name.value: c for f, c in self.issuing.items() if not certain or f in self.certain
-        }

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ddplint.domain.ranks import last_name
 from ddplint.engine import Flow, Resolver
 
 Version = tuple[int, ...]
 TORCH_VERSION_NAMES = frozenset({"torch.__version__", "torch.version.__version__"})
 # Calls that turn a version string into something comparable (`packaging.version.parse`,
 # `Version`, `LooseVersion`, `parse_version`, mmcv's `digit_version`).
-_PARSERS = re.compile(r"(^|\.)(parse|\w*[Vv]ersion)$")
+_PARSERS = re.compile(r"parse|\w*[Vv]ersion")
 _NUMBERS = re.compile(r"\d+(?:\.\d+)*")
 _OPERATORS = {
     cst.LessThan: "<",
@@ -137,18 +138,12 @@ class TorchVersions:
 def _unparsed(expr: cst.BaseExpression) -> cst.BaseExpression:
     """The argument of a version-parsing call (`Version(x)` -> `x`), else `expr`."""
     while (
-        isinstance(expr, cst.Call) and len(expr.args) == 1 and _PARSERS.search(_called(expr.func))
+        isinstance(expr, cst.Call)
+        and len(expr.args) == 1
+        and _PARSERS.fullmatch(last_name(expr.func) or "")
     ):
         expr = expr.args[0].value
     return expr
-
-
-def _called(func: cst.BaseExpression) -> str:
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return f"{_called(func.value)}.{func.attr.value}"
-    return ""
 
 
 def _release(numbers: list[int]) -> Version:

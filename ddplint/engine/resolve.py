@@ -255,7 +255,7 @@ class Resolver:
             return []
         return [
             method
-            for method in _methods(cls, expr.attr.value)
+            for method in methods_named(cls, expr.attr.value)
             if any(_is_property(d.decorator) for d in method.decorators)
         ]
 
@@ -444,7 +444,9 @@ class Resolver:
             defs = model.functions.get(name)
             if defs:
                 return self._visible(defs, at)
-            return [m for cls in model.classes.get(name, []) for m in _methods(cls, "__init__")]
+            return [
+                m for cls in model.classes.get(name, []) for m in methods_named(cls, "__init__")
+            ]
         if (
             isinstance(func, cst.Attribute)
             and isinstance(func.value, cst.Name)
@@ -452,7 +454,7 @@ class Resolver:
         ):
             cls = model.enclosing_class(model.frame(at))
             if cls is not None:
-                return _methods(cls, func.attr.value)
+                return methods_named(cls, func.attr.value)
             return [
                 f
                 for f in model.functions.get(func.attr.value, [])
@@ -465,7 +467,7 @@ class Resolver:
                 made = held.expr
                 if isinstance(made, cst.Call) and isinstance(made.func, cst.Name):
                     for cls in model.classes.get(made.func.value, []):
-                        found.extend(_methods(cls, func.attr.value))
+                        found.extend(methods_named(cls, func.attr.value))
             return found
         return []
 
@@ -532,7 +534,8 @@ def _methods_of(cls: cst.ClassDef) -> list[cst.FunctionDef]:
     return [s for s in body.body if isinstance(s, cst.FunctionDef)]
 
 
-def _methods(cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
+def methods_named(cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
+    """The methods called `name` defined directly in the body of `cls`."""
     body = cls.body
     if not isinstance(body, cst.IndentedBlock):
         return []
