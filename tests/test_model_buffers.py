@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ddplint.analysis.model_buffers import ModelBuffers
+from ddplint.analysis.model_layers import ModelLayers
 from ddplint.context import FileContext
 
 HEADER = """
@@ -23,7 +23,7 @@ def _free(body: str) -> bool:
     source = HEADER + textwrap.dedent(body)
     ctx = FileContext("t.py", source, cst.parse_module(source))
     (wrap,) = ctx.facts.ddp_wraps
-    return ModelBuffers(ctx).wraps_buffer_free_model(wrap)
+    return ModelLayers(ctx).wraps_buffer_free_model(wrap)
 
 
 FREE = {

@@ -13,8 +13,9 @@ import libcst as cst
 
 from ddplint.analysis.devices import device_arguments
 from ddplint.analysis.rank_guards import single_process_branch
-from ddplint.analysis.ranks import LOCAL, LOCAL_RANK_NAME, RankClassifier
+from ddplint.analysis.ranks import device_kind
 from ddplint.context import FileContext
+from ddplint.domain.rank_kinds import LOCAL_RANK_NAME, RankKind
 from ddplint.facts import argument, keyword, string_value
 from ddplint.names import dotted
 
@@ -51,7 +52,7 @@ def _is_plain_cuda(expr: cst.BaseExpression | None) -> bool:
     return string_value(expr) == "cuda"
 
 
-def device_picks(ctx: FileContext, ranks: RankClassifier) -> Iterator[cst.CSTNode]:
+def device_picks(ctx: FileContext) -> Iterator[cst.CSTNode]:
     """Where the file chooses a GPU per process: `set_device`, a device index from a
     variable (`.cuda(args.gpu)`, `torch.device("cuda", local_rank)`,
     `device_ids=[local_rank]`), `CUDA_VISIBLE_DEVICES`, or a local rank handed to a helper
@@ -64,7 +65,7 @@ def device_picks(ctx: FileContext, ranks: RankClassifier) -> Iterator[cst.CSTNod
         for value in device_arguments(ctx, call):
             if isinstance(value, (cst.Name, cst.Attribute, cst.FormattedString)):
                 is_to = isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
-                if ranks.device_kind(value, call) is not None or (
+                if device_kind(ctx, value, call) is not None or (
                     not is_to and not _bound_to_plain_cuda(ctx, value, call)
                 ):
                     yield call
@@ -75,7 +76,7 @@ def device_picks(ctx: FileContext, ranks: RankClassifier) -> Iterator[cst.CSTNod
                 continue
             for arg in call.args:
                 local_name = LOCAL_RANK_NAME.match((dotted(arg.value) or "").rpartition(".")[2])
-                if local_name or ranks.kind(arg.value, call) == LOCAL:
+                if local_name or ctx.domain.rank_kinds.kind(arg.value, call) is RankKind.LOCAL:
                     yield call
                     break
     for node in ctx.nodes_of(cst.SimpleString):

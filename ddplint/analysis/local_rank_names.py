@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddplint.analysis.ranks import LOCAL, LOCAL_RANK_NAME, RankClassifier
 from ddplint.context import Binding, FileContext
+from ddplint.domain.rank_kinds import LOCAL_RANK_NAME, RankKind
 from ddplint.facts import environ_key, strip_conversion
 
 __all__ = ["LOCAL_RANK_NAME", "LocalRankNames"]
@@ -18,9 +18,8 @@ class LocalRankNames:
     """The bindings that may hold the local rank, sorted once per file by frame, so that
     asking at every hard-coded device stays linear in the file."""
 
-    def __init__(self, ctx: FileContext, ranks: RankClassifier | None = None) -> None:
+    def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        ranks = ranks if ranks is not None else RankClassifier(ctx)
         # (index, name, is attribute, binding); the index is the order of `ctx.bindings`,
         # which breaks ties.
         self.by_scope: dict[cst.CSTNode, list[tuple[int, str, bool, Binding]]] = {}
@@ -30,7 +29,7 @@ class LocalRankNames:
             is_attr = name.startswith("self.")
             for binding in bindings:
                 if binding.kind in ("augassign", "for", "with") or not _holds_local_rank(
-                    ctx, ranks, name, binding
+                    ctx, name, binding
                 ):
                     continue
                 index += 1
@@ -75,7 +74,7 @@ class LocalRankNames:
         return best[3] if best else None
 
 
-def _holds_local_rank(ctx: FileContext, ranks: RankClassifier, name: str, binding: Binding) -> bool:
+def _holds_local_rank(ctx: FileContext, name: str, binding: Binding) -> bool:
     """Named for the local rank, or assigned from `LOCAL_RANK`; a variable named for a rank
     or a GPU assigned a value that holds the local rank (`rank % ngpus_per_node`)."""
     if LOCAL_RANK_NAME.match(name.rpartition(".")[2]):
@@ -84,6 +83,5 @@ def _holds_local_rank(ctx: FileContext, ranks: RankClassifier, name: str, bindin
         return False
     if environ_key(ctx, strip_conversion(binding.value, ("int",))) == "LOCAL_RANK":
         return True
-    return ("rank" in name or "gpu" in name) and ranks.kind(
-        binding.value, binding.statement
-    ) == LOCAL
+    kind = ctx.domain.rank_kinds.kind(binding.value, binding.statement)
+    return ("rank" in name or "gpu" in name) and kind is RankKind.LOCAL

@@ -1,23 +1,34 @@
 """Which layers the models of a file hold, from the code that builds them.
 
-A model expression is followed (by the resolver, and through `.cuda()` / `.to()`-style calls
-that return the module itself) to the call that constructs it. That call builds BatchNorm
-layers when it constructs one (`nn.BatchNorm2d(...)`), a torchvision model built with them
-(`resnet50()`), or calls a class or function of this file whose body does, directly or
-through other classes and functions of the file. A torchvision model chosen at run time
-(`models.__dict__[args.arch]()`) is reported as such: its layers are not known.
+A model expression is followed (by the resolver, and through calls that return the module
+itself: `.cuda()`, `.to()`, `torch.compile(model)`) to the calls that construct it. Two
+questions are asked of them:
+- may it hold BatchNorm: a construction builds BatchNorm layers when it constructs one
+  (`nn.BatchNorm2d(...)`), a torchvision model built with them (`resnet50()`), or calls a
+  class or function of this file whose body does, directly or through other classes and
+  functions of the file. A torchvision model chosen at run time
+  (`models.__dict__[args.arch]()`) is reported as such: its layers are not known.
+- certainly no buffers: every construction is a class of this file whose construction
+  (`__init__`, the methods and file functions it calls, the file classes it instantiates)
+  registers no buffer and only creates torch layers known to hold none; a model from a
+  hub, a string, another module or an unknown layer may have some. DDP re-broadcasts
+  buffers in forward only when the module has some.
 """
 
 from __future__ import annotations
 
+import builtins
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from functools import cached_property
 
 import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.apis import SAME_MODULE_METHODS
-from ddplint.facts import keyword, last_name
+from ddplint.engine import Value
+from ddplint.engine.resolve import methods_named
+from ddplint.facts import argument, keyword, last_name
 from ddplint.names import dotted
 
 BATCHNORM_CLASSES = frozenset(
@@ -30,6 +41,45 @@ _TORCHVISION_BATCHNORM = re.compile(
     r"|regnet_[xy]_\w+|mnasnet\d_\d+|shufflenet_v2_x\d_\d)$"
 )
 _SYNC_NAME = re.compile(r"sync_?b(atch_?)?n(orm)?", re.IGNORECASE)
+_BUFFER_FREE_LAYERS = frozenset(
+    f"torch.nn.{name}"
+    for name in (
+        "Module",
+        "Linear",
+        "Bilinear",
+        "Identity",
+        "Embedding",
+        "EmbeddingBag",
+        "LayerNorm",
+        "GroupNorm",
+        "RMSNorm",
+        "Dropout",
+        "Dropout1d",
+        "Dropout2d",
+        "Dropout3d",
+        "GELU",
+        "ReLU",
+        "SiLU",
+        "Tanh",
+        "Sigmoid",
+        "Softmax",
+        "LeakyReLU",
+        "Conv1d",
+        "Conv2d",
+        "Conv3d",
+        "ModuleList",
+        "ModuleDict",
+        "Sequential",
+        "Parameter",
+        "ParameterList",
+        "ParameterDict",
+        "MultiheadAttention",
+        "Flatten",
+    )
+)
+_PASS_THROUGH_CALLS = frozenset({"torch.compile"})
+_PLAIN_MODULES = frozenset({"math", "functools", "itertools", "operator", "warnings", "logging"})
+_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 
 
 def handles_batchnorm(ctx: FileContext) -> bool:
@@ -71,22 +121,61 @@ def _is_batchnorm_class(ctx: FileContext, expr: cst.BaseExpression) -> bool:
 
 
 class ModelLayers:
-    """The BatchNorm-building constructions of one file, and the models built by them."""
+    """What the models of one file are built from: BatchNorm layers, a torchvision model
+    chosen at run time, buffers."""
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self._sources = {
+        self._free: dict[cst.CSTNode, bool] = {}
+
+    # -- constructions -------------------------------------------------------------------
+
+    def constructions(
+        self, model: cst.BaseExpression, at: cst.CSTNode, depth: int = 3
+    ) -> Iterator[Value]:
+        """Every value the model `model` holds at `at` may be, passed through the calls that
+        return the module itself (those are not among them)."""
+        for value in self.ctx.resolver.values(model, at):
+            inner = self._passed_through(value.expr)
+            if inner is None:
+                yield value
+            elif depth > 0:
+                yield from self.constructions(inner, value.at, depth - 1)
+
+    def _passed_through(self, made: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`m` for `m.cuda()`, `m.to(device)`, `torch.compile(m)`."""
+        if not isinstance(made, cst.Call):
+            return None
+        func = made.func
+        if self.ctx.qualname(func) in _PASS_THROUGH_CALLS:
+            return argument(made, 0, "model")
+        if isinstance(func, cst.Attribute) and func.attr.value in SAME_MODULE_METHODS:
+            return func.value if self.ctx.qualname(func) is None else None
+        return None
+
+    # -- BatchNorm -----------------------------------------------------------------------
+
+    @cached_property
+    def _sources(self) -> set[cst.Call]:
+        """The calls that construct BatchNorm layers."""
+        ctx = self.ctx
+        return {
             c for c in ctx.calls if ctx.call_name(c) in BATCHNORM_CLASSES or self._torchvision(c)
         }
-        self._bearing: set[str] = set()  # classes and functions of the file that build one
+
+    @cached_property
+    def _bearing(self) -> set[str]:
+        """The classes and functions of the file that build BatchNorm layers."""
+        bearing: set[str] = set()
         frontier = list(self._sources)
         while frontier:
             call = frontier.pop()
             for owner in self._owners(call):
-                if owner not in self._bearing:
-                    self._bearing.add(owner)
-                    calls = ctx.model.calls_by_name.get(owner, [])
+                if owner not in bearing:
+                    bearing.add(owner)
+                    calls = self.ctx.model.calls_by_name.get(owner, [])
                     frontier.extend(c for c in calls if isinstance(c.func, cst.Name))
+        return bearing
 
     @property
     def builds_batchnorm(self) -> bool:
@@ -94,14 +183,20 @@ class ModelLayers:
         return bool(self._sources)
 
     def has_batchnorm(self, model: cst.BaseExpression, at: cst.CSTNode) -> bool:
-        """The model `model` holds at `at` was constructed with BatchNorm layers."""
-        return self._construction(self._builds_batchnorm, model, at) is not None
+        """The model `model` holds at `at` may have been constructed with BatchNorm layers."""
+        return any(
+            isinstance(v.expr, cst.Call) and self._builds_batchnorm(v.expr)
+            for v in self.constructions(model, at)
+        )
 
     def runtime_architecture(self, model: cst.BaseExpression, at: cst.CSTNode) -> cst.Call | None:
         """The call that builds `model` as a torchvision model chosen at run time
         (`models.__dict__[args.arch](...)`, `getattr(models, arch)(...)`,
         `models.get_model(name)`), if it is one."""
-        return self._construction(self._runtime_torchvision, model, at)
+        for value in self.constructions(model, at):
+            if isinstance(value.expr, cst.Call) and self._runtime_torchvision(value.expr):
+                return value.expr
+        return None
 
     def _torchvision(self, call: cst.Call) -> bool:
         name = self.ctx.call_name(call)
@@ -137,24 +232,82 @@ class ModelLayers:
             return (ctx.qualname(func.args[0].value) or "") == "torchvision.models"
         return ctx.call_name(call) == "torchvision.models.get_model"
 
-    def _construction(
-        self,
-        builds: Callable[[cst.Call], bool],
-        model: cst.BaseExpression,
-        at: cst.CSTNode,
-        depth: int = 3,
-    ) -> cst.Call | None:
-        """The call constructing the model `model` holds for which `builds` holds."""
-        for value in self.ctx.resolver.values(model, at):
-            made = value.expr
-            if not isinstance(made, cst.Call):
-                continue
-            func = made.func
-            if isinstance(func, cst.Attribute) and func.attr.value in SAME_MODULE_METHODS:
-                if self.ctx.qualname(func) is None and depth > 0:
-                    found = self._construction(builds, func.value, value.at, depth - 1)
-                    if found is not None:
-                        return found
-            elif builds(made):
-                return made
-        return None
+    # -- buffers -------------------------------------------------------------------------
+
+    def wraps_buffer_free_model(self, wrap: cst.Call) -> bool:
+        """Every model the DDP wrap `wrap` may hold is built by a buffer-free class."""
+        model = argument(wrap, 0, "module")
+        return model is not None and self._built_buffer_free(model, wrap)
+
+    def _built_buffer_free(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        leaves = [v.expr for v in self.constructions(expr, at) if v.leaf]
+        return bool(leaves) and all(
+            isinstance(made, cst.Call)
+            and isinstance(made.func, cst.Name)
+            and self._class_free(made.func.value)
+            for made in leaves
+        )
+
+    def _class_free(self, name: str) -> bool:
+        classes = self.ctx.model.classes.get(name, [])
+        return len(classes) == 1 and self._node_free(classes[0])
+
+    def _node_free(self, node: cst.ClassDef | cst.FunctionDef) -> bool:
+        known = self._free.get(node)
+        if known is None:
+            self._free[node] = True  # a recursive construction adds nothing new
+            known = self._free[node] = (
+                self._class_node_free(node)
+                if isinstance(node, cst.ClassDef)
+                else self._calls_free(node, None)
+            )
+        return known
+
+    def _class_node_free(self, cls: cst.ClassDef) -> bool:
+        ctx = self.ctx
+        if any(
+            isinstance(n, cst.Call) and last_name(n.func) == "register_buffer"
+            for n in ctx.walk(cls)
+        ):
+            return False
+        for base in cls.bases:
+            name = ctx.qualname(base.value)
+            if name is not None:
+                if name not in _BUFFER_FREE_LAYERS:
+                    return False
+            elif not (isinstance(base.value, cst.Name) and self._class_free(base.value.value)):
+                return False
+        return all(self._calls_free(init, cls) for init in methods_named(cls, "__init__"))
+
+    def _calls_free(self, root: cst.FunctionDef, cls: cst.ClassDef | None) -> bool:
+        return all(
+            self._call_free(node, cls) for node in self.ctx.walk(root) if isinstance(node, cst.Call)
+        )
+
+    def _call_free(self, call: cst.Call, cls: cst.ClassDef | None) -> bool:
+        """The call, made while constructing the model, adds no buffer."""
+        ctx = self.ctx
+        func = call.func
+        if last_name(func) == "register_buffer":
+            return False
+        name = ctx.qualname(func)
+        if name is not None:
+            if name in _BUFFER_FREE_LAYERS:
+                return True
+            last = name.rpartition(".")[2]
+            if name.startswith("torch.nn.") and last[:1].isupper():
+                return False  # BatchNorm, InstanceNorm, or a layer not known to be free
+            return name.startswith("torch.") or name.partition(".")[0] in _PLAIN_MODULES
+        if isinstance(func, cst.Name):
+            if func.value in ctx.model.classes:
+                return self._class_free(func.value)
+            functions = ctx.model.functions.get(func.value, [])
+            if functions:
+                return all(self._node_free(f) for f in functions)
+            return func.value in _BUILTINS
+        if isinstance(func, cst.Attribute):
+            receiver = func.value
+            if isinstance(receiver, cst.Name) and receiver.value == "self" and cls is not None:
+                return all(self._node_free(m) for m in methods_named(cls, func.attr.value))
+            return True  # `super().__init__()`, `layers.append(...)`: the argument is checked
+        return False

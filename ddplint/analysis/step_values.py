@@ -4,6 +4,7 @@ them before the backward; the batch the step starts from is not among them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -66,24 +67,36 @@ def step_values(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> St
         and b.kind in ("assign", "augassign", "with")
         and ctx.before(b.statement, backward)
     ]
-    found = {b.target for b in sources}
     start = min((b.statement for b in sources), key=ctx.order.__getitem__, default=None)
+
+    def derived(name: str, bindings: list[Binding], found: set[str]) -> bool:
+        return any(
+            b.kind in ("assign", "augassign")
+            and ctx.before(b.statement, backward)
+            and found.intersection(ctx.names_in(b.value))
+            for b in bindings
+        )
+
+    found = _closure({b.target for b in sources}, local, derived)
+    return StepValues(frozenset(found), start)
+
+
+def _closure(
+    start: set[str],
+    local: dict[str, list[Binding]],
+    joins: Callable[[str, list[Binding], set[str]], bool],
+) -> set[str]:
+    """`start`, grown by every name of `local` that `joins` admits given the names found
+    so far, until no more join."""
+    found = set(start)
     changed = True
     while changed:
         changed = False
         for name, bindings in local.items():
-            if name in found:
-                continue
-            for binding in bindings:
-                if (
-                    binding.kind in ("assign", "augassign")
-                    and ctx.before(binding.statement, backward)
-                    and found.intersection(ctx.names_in(binding.value))
-                ):
-                    found.add(name)
-                    changed = True
-                    break
-    return StepValues(frozenset(found), start)
+            if name not in found and joins(name, bindings, found):
+                found.add(name)
+                changed = True
+    return found
 
 
 def _region_bindings(ctx: FileContext, region: cst.CSTNode) -> dict[str, list[Binding]]:
@@ -106,18 +119,13 @@ def _batch_names(
     data: set[str] = set()
     if isinstance(region, cst.For):
         data = {n.value for n in ctx.walk(region.target) if isinstance(n, cst.Name)}
-    changed = True
-    while changed:
-        changed = False
-        for name, bindings in local.items():
-            if name in data:
-                continue
-            if any(_moves_data(ctx, b.value, data, local) for b in bindings) and all(
-                _moves_data(ctx, b.value, data | {name}, local) for b in bindings
-            ):
-                data.add(name)
-                changed = True
-    return data
+
+    def moved(name: str, bindings: list[Binding], data: set[str]) -> bool:
+        return any(_moves_data(ctx, b.value, data, local) for b in bindings) and all(
+            _moves_data(ctx, b.value, data | {name}, local) for b in bindings
+        )
+
+    return _closure(data, local, moved)
 
 
 def _moves_data(

@@ -1,7 +1,8 @@
 """What the rules know about PyTorch distributed training, each concept defined once.
 
 `apis`: the torch / torchvision / timm / HF names and environment variables;
-`ranks`: rank values, world sizes, rank tests and their side; `gates`: rank-gated regions;
+`ranks`: rank values, world sizes, rank tests and their side; `rank_kinds`: global or
+local rank; `gates`: rank-gated regions;
 `collectives`: collective calls and collective-issuing functions; `backward`: what reaches
 `backward()`; `loops`: training loops and evaluation code; `versions`: code that runs only
 on an old torch. `Domain` bundles them for one file (`FileContext.domain`).
@@ -15,6 +16,7 @@ from ddplint.domain.backward import Backward, BackwardSite, Step
 from ddplint.domain.collectives import Collectives
 from ddplint.domain.gates import Gate, Gates, main_only_decorator
 from ddplint.domain.loops import Loops
+from ddplint.domain.rank_kinds import RankKind, RankKinds
 from ddplint.domain.ranks import Ranks, Side
 from ddplint.domain.versions import OldTorch, TorchVersions
 from ddplint.engine import Flow, Resolver
@@ -30,6 +32,7 @@ class Domain:
         self, resolver: Resolver, flow: Flow, project: Project | None, context: object
     ) -> None:
         self.ranks = Ranks(resolver)
+        self.rank_kinds = RankKinds(resolver)
         self.gates = Gates(self.ranks, flow, resolver)
         self.collectives = Collectives(resolver, flow, self.ranks, project, context)
         self.backward = Backward(resolver)
@@ -46,6 +49,8 @@ __all__ = [
     "Gates",
     "Loops",
     "OldTorch",
+    "RankKind",
+    "RankKinds",
     "Ranks",
     "Side",
     "Step",

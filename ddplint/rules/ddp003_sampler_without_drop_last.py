@@ -36,10 +36,8 @@ def _batch_sampler_drops(ctx: FileContext, loader: cst.Call) -> bool:
     batch = argument(loader, 4, "batch_sampler")
     if batch is None:
         return False
-    origins = [batch]
-    if isinstance(batch, cst.Name):
-        origins.extend(ctx.values_of(batch.value, loader))
-    for expr in origins:
+    for value in ctx.resolver.values(batch, loader):
+        expr = value.expr
         if isinstance(expr, cst.Call):
             if _has_star_kwargs(expr):
                 return True

@@ -10,6 +10,7 @@ from ddplint.analysis.no_sync import under_if_within, unsynced_block
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.apis import CLIP_FUNCTIONS
+from ddplint.facts import last_name
 from ddplint.rule import Finding, Rule, register
 
 MESSAGE = (
@@ -182,23 +183,26 @@ def train(model, batches, optimizer):
         ctx: FileContext, clips: list[cst.Call], reported: set[int]
     ) -> Iterator[Finding]:
         """Clip calls in a helper of this file called inside a no_sync() block."""
-        clipping: dict[str, list[cst.Call]] = {}
+        clipping: dict[cst.FunctionDef, list[cst.Call]] = {}
         for clip in clips:
             func = ctx.scope(clip)
             if isinstance(func, cst.FunctionDef) and not under_if_within(ctx, clip, func):
-                clipping.setdefault(func.name.value, []).append(clip)
+                clipping.setdefault(func, []).append(clip)
         if not clipping:
             return
+        names = {func.name.value for func in clipping}
         for call in ctx.calls:
-            callee = call.func
-            if not (isinstance(callee, cst.Name) and callee.value in clipping):
+            if last_name(call.func) not in names:
                 continue
-            if unsynced_block(ctx, call) is None:
+            helpers = [f for f in ctx.resolver.callees(call) if f in clipping]
+            if not helpers or unsynced_block(ctx, call) is None:
                 continue
-            for clip in clipping[callee.value]:
-                if id(clip) not in reported:
-                    reported.add(id(clip))
-                    yield Finding(
-                        clip,
-                        MESSAGE + f" (`{callee.value}` is called inside a no_sync() block)",
-                    )
+            for helper in helpers:
+                for clip in clipping[helper]:
+                    if id(clip) not in reported:
+                        reported.add(id(clip))
+                        yield Finding(
+                            clip,
+                            MESSAGE
+                            + f" (`{helper.name.value}` is called inside a no_sync() block)",
+                        )

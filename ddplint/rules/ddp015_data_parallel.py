@@ -8,7 +8,6 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.analysis.local_rank_names import LocalRankNames
-from ddplint.analysis.ranks import RankClassifier
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.apis import OTHER_DISTRIBUTED_WRAPPERS
@@ -33,7 +32,7 @@ def _ddp_spelling(ctx: FileContext) -> str | None:
     return None
 
 
-def _fix(ctx: FileContext, call: cst.Call, ranks: RankClassifier) -> FixSpec | None:
+def _fix(ctx: FileContext, call: cst.Call) -> FixSpec | None:
     if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
         return None
     if isinstance(ctx.parent(call), cst.Attribute):
@@ -43,7 +42,7 @@ def _fix(ctx: FileContext, call: cst.Call, ranks: RankClassifier) -> FixSpec | N
     if not any(True for _ in ctx.calls_to("torch.distributed.init_process_group")):
         return None
     ddp = _ddp_spelling(ctx)
-    local_rank = LocalRankNames(ctx, ranks).at(call)
+    local_rank = LocalRankNames(ctx).at(call)
     if ddp is None or local_rank is None:
         return None
     model = ctx.code(call.args[0].value)
@@ -216,7 +215,6 @@ def predict(batches, path):
             return
         if any(ctx.calls_to(*OTHER_DISTRIBUTED_WRAPPERS)):
             return  # apex's / DeepSpeed's / FSDP's multi-process wrap: DataParallel is the fallback
-        ranks = RankClassifier(ctx)
         for call in calls:
             if _in_test(ctx, call) or _inference_only(ctx, call):
                 continue
@@ -226,5 +224,5 @@ def predict(batches, path):
                 "GIL-bound, replicates the model every step and gathers outputs on GPU 0 "
                 "(uneven memory). DistributedDataParallel with one process per GPU "
                 "(torchrun) is faster, even on one machine",
-                fix=_fix(ctx, call, ranks),
+                fix=_fix(ctx, call),
             )

@@ -4,28 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.facts import DDP_CLASSES, is_true, keyword
-from ddplint.names import dotted
+from ddplint.engine.constants import certainly_true
+from ddplint.facts import DDP_CLASSES, keyword
 from ddplint.rule import Finding, Rule, register
-
-
-def _is_literal_true(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """`True`, or a name whose only assignment in reach is `True` (not a flag that may be
-    switched off: argparse options and config values are left alone)."""
-    if is_true(expr):
-        return True
-    name = dotted(expr)
-    if name is None or "." in name:
-        return False
-    binding = ctx.facts.binding_before(name, at)
-    if binding is None or binding.kind != "assign":
-        return False
-    others = [b for b in ctx.bindings_of(name, at) if b is not binding]
-    return is_true(binding.value) and not others
 
 
 @register
@@ -138,7 +121,7 @@ def wrap(model, local_rank, cfg):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for call in ctx.calls_to(*DDP_CLASSES):
             arg = keyword(call, "find_unused_parameters")
-            if arg is not None and _is_literal_true(ctx, arg.value, call):
+            if arg is not None and certainly_true(ctx.resolver, arg.value, call):
                 yield Finding(
                     arg,
                     "find_unused_parameters=True: DDP traverses the autograd graph after "

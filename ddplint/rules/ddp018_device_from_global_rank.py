@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ddplint.analysis.devices import device_arguments
-from ddplint.analysis.ranks import GLOBAL, RankClassifier, single_node_group
+from ddplint.analysis.ranks import device_kind, single_node_group
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.rank_kinds import RankKind
 from ddplint.rule import Finding, Rule, register
 
 
@@ -126,14 +127,13 @@ if __name__ == "__main__":
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        ranks = RankClassifier(ctx)
-        if any(single_node_group(ctx, ranks)):
+        if any(single_node_group(ctx)):
             return
         for call in ctx.calls:
             if not call.args:
                 continue
             for value in device_arguments(ctx, call):
-                if ranks.device_kind(value, call) == GLOBAL:
+                if device_kind(ctx, value, call) is RankKind.GLOBAL:
                     yield Finding(
                         call,
                         f"device chosen from the global rank (`{ctx.code(value)}`): right only "

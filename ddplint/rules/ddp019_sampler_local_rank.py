@@ -7,9 +7,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.analysis.devices import is_device_count
-from ddplint.analysis.ranks import LOCAL, RankClassifier, single_node_group
+from ddplint.analysis.ranks import single_node_group
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.rank_kinds import RankKind
 from ddplint.facts import SAMPLER_CLASSES, passed_argument
 from ddplint.rule import Finding, FixSpec, Rule, register
 
@@ -155,11 +156,12 @@ if __name__ == "__main__":
         samplers = list(ctx.calls_to(*SAMPLER_CLASSES))
         if not samplers:
             return
-        ranks = RankClassifier(ctx)
-        local_group, one_node_group = single_node_group(ctx, ranks)
+        local_group, one_node_group = single_node_group(ctx)
+        kinds = ctx.domain.rank_kinds
         for call in samplers:
             rank = passed_argument(call, 2, "rank")
-            if rank is not None and not local_group and ranks.kind(rank.value, call) == LOCAL:
+            local = rank is not None and kinds.kind(rank.value, call) is RankKind.LOCAL
+            if rank is not None and local and not local_group:
                 yield Finding(
                     rank,
                     f"DistributedSampler given the local rank (`{ctx.code(rank.value)}`): "

@@ -16,20 +16,19 @@ from ddplint.analysis.device_picks import (
 )
 from ddplint.analysis.local_rank_names import LocalRankNames
 from ddplint.analysis.processes import runs_in_one_process
-from ddplint.analysis.ranks import RankClassifier
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.rule import Finding, FixSpec, Rule, register
 
 
-def _fix(ctx: FileContext, ranks: RankClassifier) -> FixSpec | None:
+def _fix(ctx: FileContext) -> FixSpec | None:
     if ctx.imports.bindings.get("torch") != "torch":
         return None
     inits = list(ctx.calls_to(INIT))
     if len(inits) != 1:
         return None
     init = inits[0]
-    local_rank = LocalRankNames(ctx, ranks).at(init)
+    local_rank = LocalRankNames(ctx).at(init)
     line = ctx.parent(ctx.statement(init))
     if local_rank is None or not isinstance(line, cst.SimpleStatementLine):
         return None
@@ -162,12 +161,11 @@ def evaluate(model, loader):
         uses = [use for use in default_device_uses(ctx) if not runs_in_one_process(ctx, use)]
         if not uses:
             return
-        ranks = RankClassifier(ctx)
-        picks = list(device_picks(ctx, ranks))
+        picks = list(device_picks(ctx))
         if picks:
             yield from self._unpicked_branch(ctx, uses, picks)
             return
-        fix = _fix(ctx, ranks)
+        fix = _fix(ctx)
         for node in uses:
             yield Finding(
                 node,

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.model_buffers import ModelBuffers
+from ddplint.analysis.model_layers import ModelLayers
 from ddplint.analysis.one_rank_calls import (
     global_model_site,
     guarded_site,
@@ -198,7 +198,7 @@ def main(net, batch, local_rank):
             return
         if all(is_false(_kw_value(w, "broadcast_buffers")) for w in facts.ddp_wraps):
             return  # no buffer broadcast in forward: nothing collective to hang on
-        buffers = ModelBuffers(ctx)
+        buffers = ModelLayers(ctx)
         buffer_free = all(buffers.wraps_buffer_free_model(w) for w in facts.ddp_wraps)
         for call in ctx.calls:
             func = call.func

@@ -9,26 +9,16 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.apis import AUTOCASTS, GRAD_SCALERS
+from ddplint.engine.constants import certainly
 from ddplint.facts import argument, is_true, keyword
-from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
 _BF16 = frozenset({"torch.bfloat16"})
 
 
-def _is_bf16(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 4) -> bool:
-    """True when every value `expr` can hold is `torch.bfloat16`."""
-    if isinstance(expr, cst.IfExp):
-        return _is_bf16(ctx, expr.body, at, depth) and _is_bf16(ctx, expr.orelse, at, depth)
-    if ctx.qualname(expr) in _BF16:
-        return True
-    name = dotted(expr)
-    if name is None or depth == 0:
-        return False
-    bindings = ctx.bindings_of(name, at)
-    if not bindings or any(b.kind != "assign" for b in bindings):
-        return False
-    return all(_is_bf16(ctx, b.value, b.statement, depth - 1) for b in bindings)
+def _is_bf16(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Every value `expr` can hold is `torch.bfloat16`."""
+    return certainly(ctx.resolver, expr, at, lambda value: ctx.qualname(value) in _BF16)
 
 
 @register
