@@ -26,6 +26,8 @@ from ddplint.analysis.downloads import costs_only, download_message, in_first_co
 from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.process_group import uses_process_group, uses_process_group_at
 from ddplint.analysis.samplers import returned_loaders
+from ddplint.analysis.test_modules import runs_in_test_process
+from ddplint.engine.resolve import methods_named
 from ddplint.facts import environ_key, last_name
 from ddplint.import_index import import_index
 from ddplint.names import dotted
@@ -66,11 +68,14 @@ _SITE_TARGETS = frozenset().union(*_SEEDS.values())
 _OWN_GUARD = frozenset({"collective", "certain_collective", "unguarded", "downloads"})
 # Facts that skip the sites a function runs only under some condition (not a mode check).
 _UNCONDITIONAL = frozenset({"certain_collective"})
+# Methods that run when a class is called: constructing an object runs them.
+CONSTRUCTION = ("__init__", "__post_init__")
 
 
 @dataclass(frozen=True)
 class FunctionSummary:
-    """What one function (all definitions of the name in its module) does.
+    """What one function (all definitions of the name in its module) does; for a class,
+    what calling it does (its `CONSTRUCTION` methods).
 
     `sites`: (callee, under a rank guard, under a condition) for each call that may issue a
     collective or save: `COLLECTIVE`, `SAVE`, a function of the same module (bare name) or
@@ -97,6 +102,8 @@ class ModuleSummary:
     strips_module_prefix: bool = False  # its loading code drops the DDP `module.` prefix
     loads_checkpoint: bool = False  # its text mentions loading a checkpoint or state dict
     calls: tuple[str, ...] = ()  # qualified names it calls that may be the project's
+    classes: tuple[str, ...] = ()  # the classes it defines
+    in_test_process: bool = False  # a test module run in one pytest process
 
     def function(self, name: str) -> FunctionSummary | None:
         return dict(self.functions).get(name)
@@ -128,6 +135,32 @@ def _outward(ctx: FileContext, call: cst.Call) -> str | None:
     return None if qualified.split(".")[0] in sys.stdlib_module_names else qualified
 
 
+def _object_method(ctx: FileContext, call: cst.Call) -> str | None:
+    """The method `call` runs on an object the value resolver sees made by a class call:
+    `acc.prepare(...)` after `acc = Accelerator()` (`accelerate.Accelerator.prepare`, or
+    the bare method name for a class of this module), `model(x)` after `model = Net()`
+    (`__call__`)."""
+    func = call.func
+    if type(func) is cst.Attribute:
+        receiver, method = func.value, func.attr.value
+    elif type(func) is cst.Name and func.value not in ctx.functions:
+        receiver, method = func, "__call__"
+    else:
+        return None
+    if type(receiver) not in (cst.Name, cst.Attribute) or ctx.call_name(call) is not None:
+        return None
+    for value in ctx.resolver.values(receiver, call):
+        made = value.expr
+        if type(made) is not cst.Call:
+            continue
+        if type(made.func) is cst.Name and made.func.value in ctx.model.classes:
+            return method if method in ctx.functions else None
+        maker = _outward(ctx, made)
+        if maker is not None:
+            return f"{maker}.{method}"
+    return None
+
+
 def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
     facts = ctx.facts
     if facts.is_collective_call(call):
@@ -139,7 +172,9 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
     if download_message(ctx, call) is not None and not costs_only(ctx, call):
         return DOWNLOAD
     func = call.func
-    if isinstance(func, cst.Name) and func.value in ctx.functions:
+    if isinstance(func, cst.Name) and (
+        func.value in ctx.functions or func.value in ctx.model.classes
+    ):
         return func.value
     if (
         isinstance(func, cst.Attribute)
@@ -148,7 +183,8 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
         and func.attr.value in ctx.functions
     ):
         return func.attr.value
-    return _outward(ctx, call)  # a project module if one is found under the root
+    # a project module if one is found under the root
+    return _outward(ctx, call) or _object_method(ctx, call)
 
 
 def _runs_once_per_file(ctx: FileContext, call: cst.Call, target: str) -> bool:
@@ -203,24 +239,45 @@ def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
     return False
 
 
+def _sites(ctx: FileContext, defs: Iterable[cst.FunctionDef]) -> tuple[tuple[str, bool, bool], ...]:
+    """The sites of `FunctionSummary` for the functions `defs`."""
+    sites: dict[tuple[str, bool, bool], None] = {}
+    for func in defs:
+        for call in ctx.calls_within(func):
+            target = _site_target(ctx, call)
+            if target is not None:
+                once = _runs_once_per_file(ctx, call, target)
+                sites[(target, once, _conditional(ctx, call))] = None
+            if target not in _SITE_TARGETS and uses_process_group_at(ctx, call):
+                sites[(PROCESS_GROUP, False, _conditional(ctx, call))] = None
+        if "LOCAL_RANK" in ctx.source and _reads_local_rank_env(ctx, func):
+            sites[(LOCAL_RANK_ENV, False, False)] = None
+    return tuple(sites)
+
+
+def _counts(fact: str, target: str, guarded: bool, conditional: bool) -> bool:
+    """Whether a site leads to `fact` (see `Project._reaching`). Asking for the rank or
+    the world size only under a condition of the function's own (`if broadcast: ...
+    dist.get_rank()`) does not make its callers distributed code."""
+    if guarded and fact in _OWN_GUARD:
+        return False
+    if conditional and fact in _UNCONDITIONAL:
+        return False
+    return not (conditional and fact == "process_group" and target == PROCESS_GROUP)
+
+
 def summarize(ctx: FileContext) -> ModuleSummary:
     """The summary of one parsed module (computed without other modules)."""
     loaders = returned_loaders(ctx)
     functions: list[tuple[str, FunctionSummary]] = []
+    for name, classes in ctx.model.classes.items():
+        construction = [m for c in classes for n in CONSTRUCTION for m in methods_named(c, n)]
+        sites = _sites(ctx, construction)
+        if sites and name not in ctx.functions:
+            functions.append((name, FunctionSummary(sites=sites)))
     for name, defs in ctx.functions.items():
-        sites: dict[tuple[str, bool, bool], None] = {}
-        for func in defs:
-            for call in ctx.calls_within(func):
-                target = _site_target(ctx, call)
-                if target is not None:
-                    once = _runs_once_per_file(ctx, call, target)
-                    sites[(target, once, _conditional(ctx, call))] = None
-                if target not in _SITE_TARGETS and uses_process_group_at(ctx, call):
-                    sites[(PROCESS_GROUP, False, False)] = None
-            if "LOCAL_RANK" in ctx.source and _reads_local_rank_env(ctx, func):
-                sites[(LOCAL_RANK_ENV, False, False)] = None
         summary = FunctionSummary(
-            sites=tuple(sites),
+            sites=_sites(ctx, defs),
             set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
             returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
             returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
@@ -235,8 +292,21 @@ def summarize(ctx: FileContext) -> ModuleSummary:
         functions=tuple(sorted(functions)),
         strips_module_prefix=strips_module_prefix(ctx),
         loads_checkpoint=mentions_checkpoint_loading(ctx.source),
-        calls=tuple(sorted({q for c in ctx.calls if (q := _outward(ctx, c)) is not None})),
+        calls=tuple(sorted(_outward_calls(ctx))),
+        classes=tuple(sorted(ctx.model.classes)),
+        in_test_process=runs_in_test_process(ctx),
     )
+
+
+def _outward_calls(ctx: FileContext) -> set[str]:
+    """Qualified names of the functions, classes and methods of other modules the module
+    calls (`ModuleSummary.calls`)."""
+    found = set()
+    for call in ctx.calls:
+        name = _outward(ctx, call) or _object_method(ctx, call)
+        if name is not None and "." in name.lstrip("."):
+            found.add(name)
+    return found
 
 
 class ModuleFinder:
@@ -416,7 +486,9 @@ class Project:
 
     def _lookup(self, importer: str, qualified: str, depth: int = 4) -> tuple[str, str] | None:
         """(module path, function name) that `qualified`, imported by `importer`, names;
-        following re-exports (`from .dist import save` in a package's `__init__`)."""
+        following re-exports (`from .dist import save` in a package's `__init__`). A
+        method of a project class (`accelerate.Accelerator.prepare`) is looked up by its
+        name in the module defining the class, as `self.prepare(...)` is."""
         level = len(qualified) - len(qualified.lstrip("."))
         rest = qualified[level:]
         if "." in rest:
@@ -428,7 +500,7 @@ class Project:
         path = self.finder.module_path(importer, module)
         summary = self.summaries.get(path) if path is not None else None
         if path is None or summary is None:
-            return None
+            return self._method_lookup(importer, module, function, depth)
         if summary.function(function) is not None or depth == 0:
             return path, function
         reexported = dict(summary.reexports).get(function)
@@ -438,13 +510,30 @@ class Project:
                 return found
         return path, function
 
+    def _method_lookup(
+        self, importer: str, owner: str, method: str, depth: int
+    ) -> tuple[str, str] | None:
+        """`_lookup` of `method` on the class `owner` names (`accelerate.Accelerator`):
+        the module defining the class, through re-exports."""
+        module, _, cls = owner.rpartition(".")
+        path = self.finder.module_path(importer, module) if module else None
+        summary = self.summaries.get(path) if path is not None else None
+        if path is None or summary is None or not cls:
+            return None
+        if cls in summary.classes:
+            return path, method
+        reexported = dict(summary.reexports).get(cls)
+        if reexported is None or depth == 0:
+            return None
+        return self._lookup(path, f"{reexported}.{method}", depth - 1)
+
     def resolve(self, ctx: FileContext, call: cst.Call) -> tuple[ModuleSummary, str] | None:
         """The project module and function a call refers to, if it is one of ours."""
         found = self._resolve_call(ctx, call)
         return (self.summaries[found[0]], found[1]) if found is not None else None
 
     def _resolve_call(self, ctx: FileContext, call: cst.Call) -> tuple[str, str] | None:
-        qualified = ctx.call_name(call)
+        qualified = ctx.call_name(call) or _object_method(ctx, call)
         if qualified is None or "." not in qualified.lstrip("."):
             return None
         found = self._lookup(ctx.path, qualified)
@@ -487,8 +576,7 @@ class Project:
                     continue
                 if any(
                     (target in seeds or target in found)
-                    and not (guarded and fact in _OWN_GUARD)
-                    and not (conditional and fact in _UNCONDITIONAL)
+                    and _counts(fact, target, guarded, conditional)
                     for target, guarded, conditional in callees
                 ):
                     found.add(node)
@@ -611,8 +699,12 @@ class Project:
         helper returning the rank), or a distributed module of the project calls into it
         (the loss or dataset module a trainer imports and calls: its code runs on every
         rank). Importing a package some of whose modules are distributed is not enough
-        (`from apex import amp` in a single-process script). Every file under the project
-        root counts, whatever files the run names."""
+        (`from apex import amp` in a single-process script), nor is a test module that
+        calls them from tests run in one pytest process. Calls of project classes count
+        as calls of what constructing them runs, calls of methods on objects the value
+        resolver sees made by a project class as calls of those methods
+        (`acc = Accelerator(); acc.prepare(model)`). Every file under the project root
+        counts, whatever files the run names."""
         path = os.path.abspath(path)
         if path not in self.summaries:
             return False
@@ -633,10 +725,12 @@ class Project:
         )
 
     def _uses_process_group(self, path: str) -> bool:
-        """The module uses the process group itself or calls project code that does."""
+        """The module uses the process group itself or calls project code that does; not
+        a test module whose tests run in the one pytest process (`runs_in_test_process`):
+        what they call runs there, in one process."""
         summary = self.summaries[path]
-        if summary.distributed:
-            return True
+        if summary.distributed or summary.in_test_process:
+            return summary.distributed
         reaching = self._reaching("process_group")
         return any(self._lookup(path, name) in reaching for name in summary.calls)
 

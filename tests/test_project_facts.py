@@ -239,3 +239,74 @@ def test_cached_result_follows_a_change_in_a_caller(cli, write, tmp_path, monkey
     assert findings(cli, "--select", "DDP001", loss) == []
     trainer.write_text(TRAINER)
     assert findings(cli, "--select", "DDP001", loss) == expected
+
+
+KIT = """\
+import torch.distributed as dist
+
+
+class Runner:
+    def __init__(self, lr):
+        self.lr = lr
+
+    def average(self, tensor):
+        dist.all_reduce(tensor)
+        return tensor
+
+    def scaled(self, tensor):
+        return tensor * self.lr
+
+
+class Group:
+    def __init__(self):
+        dist.init_process_group("gloo")
+"""
+
+
+def test_project_classes_link_to_their_construction_and_methods(write):
+    """Calling a project class runs its `__init__`; a method called on an object a project
+    class made runs that method: either makes the script distributed when it uses the
+    process group, and neither does when it does not."""
+    write("pyproject.toml", "")
+    write("kit.py", KIT)
+    method = write("method.py", "import kit\n\nrunner = kit.Runner(0.1)\nrunner.average(1.0)\n")
+    made = write("made.py", "from kit import Group\n\ngroup = Group()\n")
+    plain = write("plain.py", "import kit\n\nrunner = kit.Runner(0.1)\nrunner.scaled(1.0)\n")
+    project = Project.load([str(method), str(made), str(plain)])
+    assert project.runs_distributed_at(str(method))
+    assert project.runs_distributed_at(str(made))
+    assert not project.runs_distributed_at(str(plain))
+
+
+@pytest.mark.parametrize(
+    ("source", "distributed"),
+    [
+        ("import torch.distributed.checkpoint as dcp\ndcp.load(sd, checkpoint_id=p)\n", False),
+        ("import torch.distributed as dist\nif dist.is_initialized():\n    x = 1\n", False),
+        ("import torch.distributed as dist\ndist.checkpoint.save(sd, checkpoint_id=p)\n", False),
+        ("import torch.distributed as dist\ndist.barrier()\n", True),
+        ("import torch.distributed as dist\nop = dist.ReduceOp.SUM\n", True),
+        ("import torch.distributed as dist  # left from a template\n", True),
+    ],
+)
+def test_which_torch_distributed_uses_make_code_distributed(write, source, distributed):
+    """Distributed checkpointing and mode queries work without a process group; a
+    collective, a process-group name or an unused import (a template's) count."""
+    write("pyproject.toml", "")
+    script = write("script.py", source)
+    assert Project.load([str(script)]).summaries[str(script)].distributed is distributed
+
+
+def test_a_test_module_runs_in_the_pytest_process(write):
+    """A pytest module calling distributed project code from tests that show no sign of a
+    job runs in one process; a test named for a distributed run does not."""
+    write("pyproject.toml", "")
+    write("amp.py", AMP)
+    calls = "import amp\n\n\ndef {name}():\n    assert amp.agree(1.0) == 1.0\n"
+    single = write("test_single.py", calls.format(name="test_agree"))
+    launched = write("test_launched.py", calls.format(name="test_distrib_agree"))
+    script = write("agree_script.py", calls.format(name="test_agree"))
+    project = Project.load([str(single), str(launched), str(script)])
+    assert not project.runs_distributed_at(str(single))
+    assert project.runs_distributed_at(str(launched))
+    assert project.runs_distributed_at(str(script))

@@ -1,7 +1,9 @@
 """Whether code uses the process group itself: torch.distributed, DDP or DistributedSampler,
 or asks for its rank, the world size or whether it is the main process (`get_rank()`,
 `os.environ["LOCAL_RANK"]`, `is_main_process()`). Asking whether a group exists at all
-(`dist.is_initialized()`) is not a use: code written for one process asks it too.
+(`dist.is_initialized()`) is not a use: code written for one process asks it too; nor is
+distributed checkpointing (`torch.distributed.checkpoint`: `dcp.load` and `dcp.save` run in
+one process when no group exists, as in an offline format conversion).
 `ddplint.project` extends this to code that calls such code, or that such code calls."""
 
 from __future__ import annotations
@@ -38,14 +40,32 @@ _MODE_QUERIES = frozenset(
         "is_torchelastic_launched",
     }
 )
+# torch.distributed namespaces usable without a process group.
+_GROUP_FREE = ("torch.distributed.checkpoint",)
 _PROCESS_ENV = RANK_ENV | WORLD_SIZE_ENV
+_IMPORT_PARTS = (cst.ImportAlias, cst.AsName, cst.ImportFrom)
+
+
+def is_process_group_api(name: str) -> bool:
+    """`name` (qualified) is a torch.distributed, DDP or DistributedSampler name whose use
+    needs a process group: not a query whether a group can exist (`is_initialized`,
+    `is_available`), not distributed checkpointing."""
+    if not name.startswith(DISTRIBUTED_APIS) or name.startswith(_GROUP_FREE):
+        return False
+    return name.rpartition(".")[2] not in _MODE_QUERIES
 
 
 def uses_process_group(ctx: FileContext) -> bool:
-    """The module imports torch.distributed, DDP or DistributedSampler, or one of its calls
-    or environment reads uses the process group (`uses_process_group_at`)."""
-    for full in (*ctx.imports.bindings.values(), *ctx.imports.modules):
-        if full.startswith(DISTRIBUTED_APIS):
+    """The module imports a name that needs the process group (`is_process_group_api`:
+    `torch.distributed` itself counts unless every use of it is a mode query or
+    checkpointing), or one of its calls or environment reads uses the process group
+    (`uses_process_group_at`)."""
+    imports = ctx.imports
+    for full in (*imports.bindings.values(), *imports.modules):
+        if full == "torch.distributed":
+            if _uses_namespace(ctx):
+                return True
+        elif is_process_group_api(full):
             return True
     if any(uses_process_group_at(ctx, call) for call in ctx.calls):
         return True
@@ -63,7 +83,7 @@ def uses_process_group_at(ctx: FileContext, call: cst.Call) -> bool:
     size or whether this is the main process, or an environment read of one of them."""
     name = ctx.call_name(call)
     if name is not None and name.startswith(DISTRIBUTED_APIS):
-        return name.rpartition(".")[2] not in _MODE_QUERIES
+        return is_process_group_api(name)
     function = last_name(call.func)
     if function is not None and (
         (RANK_FUNCTION.match(function) and not call.args)
@@ -72,3 +92,24 @@ def uses_process_group_at(ctx: FileContext, call: cst.Call) -> bool:
     ):
         return True
     return ctx.resolver.direct_environ_key(call, call) in _PROCESS_ENV
+
+
+def _uses_namespace(ctx: FileContext) -> bool:
+    """Some name under `torch.distributed` the module writes needs the process group
+    (`dist.all_reduce`, `dist.ReduceOp`, `dist` passed on), or the import is never used
+    (taken as a use); not when every use is a mode query or checkpointing
+    (`dist.is_initialized()`, `dist.checkpoint.load`)."""
+    used = False
+    for node in ctx.nodes_of(cst.Attribute, cst.Name):
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            continue  # the whole chain is judged, not its head
+        if isinstance(parent, _IMPORT_PARTS):
+            continue
+        name = ctx.qualname(node)  # type: ignore[arg-type]
+        if name is None or not name.startswith("torch.distributed"):
+            continue
+        if name == "torch.distributed" or is_process_group_api(name):
+            return True
+        used = True
+    return not used

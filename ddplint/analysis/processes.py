@@ -3,11 +3,11 @@ rank saving, every rank downloading) have nothing to say about one process."""
 
 from __future__ import annotations
 
-import re
 import weakref
 
 import libcst as cst
 
+from ddplint.analysis.test_modules import is_entry_script, shows_job
 from ddplint.context import FileContext
 from ddplint.facts import last_name, string_value
 from ddplint.names import dotted
@@ -58,14 +58,6 @@ def _reads_rank(ctx: FileContext) -> bool:
     )
 
 
-def _is_entry_script(ctx: FileContext) -> bool:
-    """The module has an `if __name__ == "__main__":` block."""
-    for statement in ctx.module.body:
-        if isinstance(statement, cst.If) and "__main__" in ctx.code(statement.test):
-            return True
-    return False
-
-
 def _runs_alone(ctx: FileContext) -> bool:
     """Nothing in the file starts, joins or asks about a multi-process job: no process
     group, no spawn, no DDP wrap (direct or through a helper), no rank read."""
@@ -82,7 +74,7 @@ def single_process(ctx: FileContext) -> bool:
     multi-process job, or a script on `nn.DataParallel` with no ranks."""
     if not _runs_alone(ctx):
         return False
-    if _is_entry_script(ctx):
+    if is_entry_script(ctx):
         return True
     return any(True for _ in ctx.calls_to("torch.nn.DataParallel"))
 
@@ -94,14 +86,6 @@ _TESTS: weakref.WeakKeyDictionary[FileContext, list[cst.ClassDef | cst.FunctionD
 
 def _is_test_case(node: cst.ClassDef) -> bool:
     return any(last_name(base.value) == "TestCase" for base in node.bases)
-
-
-# Names a test, its markers or its fixtures carry when it runs in a multi-process job
-# (`@pytest.mark.distributed`, `distributed_context_single_node_gloo`, `local_rank`).
-_JOB_WORDS = re.compile(
-    r"distrib|ddp|world_size|rank|nccl|gloo|multi_?gpu|multi_?proc|spawn|hvd|horovod|xmp",
-    re.IGNORECASE,
-)
 
 
 def _joins_in(ctx: FileContext, node: cst.CSTNode) -> bool:
@@ -130,13 +114,7 @@ def _single_process_test_function(ctx: FileContext, func: cst.FunctionDef) -> bo
     body."""
     if _skipped_when_launched(ctx, func):
         return True
-    params = func.params
-    names = [func.name.value, *(p.name.value for p in (*params.posonly_params, *params.params))]
-    if any(_JOB_WORDS.search(name) for name in names):
-        return False
-    if any(_JOB_WORDS.search(ctx.code(d.decorator)) for d in func.decorators):
-        return False
-    return not _joins_in(ctx, func)
+    return not shows_job(ctx, func) and not _joins_in(ctx, func)
 
 
 def single_process_tests(ctx: FileContext) -> list[cst.ClassDef | cst.FunctionDef]:

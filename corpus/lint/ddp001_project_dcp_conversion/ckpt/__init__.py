@@ -1,0 +1,1 @@
+"""Reading and writing sharded (torch.distributed.checkpoint) checkpoints."""

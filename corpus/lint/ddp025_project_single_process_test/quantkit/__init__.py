@@ -1,0 +1,1 @@
+"""Weight quantization with an optional distributed loader."""

@@ -1,0 +1,68 @@
+"""Whether a module is a test module that runs in the one pytest process: pytest imports
+it and calls its tests, so what the tests call (`Accelerator()`, a loader of the project)
+runs in one process unless a test shows a sign of a multi-process job."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ddplint.domain.ranks import last_name
+
+if TYPE_CHECKING:
+    from ddplint.context import FileContext
+
+# Names a test, its markers or its fixtures carry when it runs in a multi-process job
+# (`@pytest.mark.distributed`, `distributed_context_single_node_gloo`, `local_rank`).
+JOB_WORDS = re.compile(
+    r"distrib|ddp|world_size|rank|nccl|gloo|multi_?gpu|multi_?proc|spawn|hvd|horovod|xmp",
+    re.IGNORECASE,
+)
+_TEST_FILE = re.compile(r"^test_\w*\.py$|^\w+_test\.py$")
+
+
+def is_entry_script(ctx: FileContext) -> bool:
+    """The module has an `if __name__ == "__main__":` block."""
+    for statement in ctx.module.body:
+        if isinstance(statement, cst.If) and "__main__" in ctx.code(statement.test):
+            return True
+    return False
+
+
+def shows_job(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """The test's name, a parameter (a fixture) or a decorator names a multi-process job."""
+    params = func.params
+    names = [func.name.value, *(p.name.value for p in (*params.posonly_params, *params.params))]
+    if any(JOB_WORDS.search(name) for name in names):
+        return True
+    return any(JOB_WORDS.search(ctx.code(d.decorator)) for d in func.decorators)
+
+
+def runs_in_test_process(ctx: FileContext) -> bool:
+    """The module is a pytest test module (`test_*.py`, `*_test.py`, no `__main__` block)
+    none of whose tests (functions `test*`, methods `test*` of its classes, with the
+    class's name and decorators) shows a sign of a multi-process job (`shows_job`)."""
+    if not _TEST_FILE.match(os.path.basename(ctx.path)) or is_entry_script(ctx):
+        return False
+    for statement in ctx.module.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value.startswith("test"):
+            if shows_job(ctx, statement):
+                return False
+        elif isinstance(statement, cst.ClassDef) and _class_shows_job(ctx, statement):
+            return False
+    return True
+
+
+def _class_shows_job(ctx: FileContext, cls: cst.ClassDef) -> bool:
+    header = [cls.name.value, *(ctx.code(d.decorator) for d in cls.decorators)]
+    header.extend(last_name(base.value) or "" for base in cls.bases)
+    if any(JOB_WORDS.search(text) for text in header):
+        return True
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return any(
+        isinstance(s, cst.FunctionDef) and s.name.value.startswith("test") and shows_job(ctx, s)
+        for s in body
+    )
