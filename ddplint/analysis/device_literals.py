@@ -1,6 +1,6 @@
 """Hard-coded CUDA devices: where a call is given a literal device index (`"cuda:0"`,
 `.cuda(0)`, `device_ids=[0]`, `torch.device("cuda", 0)`), directly or through a name
-bound to one."""
+bound to one. A device only compared against (an expected value) is not one."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.facts import DDP_CLASSES, argument, keyword, string_value
+from ddplint.facts import DDP_CLASSES, argument, keyword, last_name, string_value
 
 _CUDA_INDEX = re.compile(r"^cuda:\d+$")
 _DEVICE_CALLS = frozenset({"torch.device", "torch.cuda.set_device", "torch.cuda.device"})
@@ -67,6 +67,16 @@ def _device_value(
     return None
 
 
+def _expected_value(ctx: FileContext, device: cst.Call) -> bool:
+    """`get_local_device() == torch.device("cuda:3")`, `self.assertEqual(d,
+    torch.device("cuda:0"))`: a device compared against, not one any process uses."""
+    parent = ctx.parent(device)
+    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+        return True
+    owner = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    return isinstance(owner, cst.Call) and (last_name(owner.func) or "").startswith("assert")
+
+
 def hardcoded_devices(ctx: FileContext) -> Iterator[HardcodedDevice]:
     """Every literal CUDA device index a call is given, in call order."""
     for call in ctx.calls:
@@ -74,6 +84,8 @@ def hardcoded_devices(ctx: FileContext) -> Iterator[HardcodedDevice]:
         func = call.func
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if name in _DEVICE_CALLS:
+            if name == "torch.device" and _expected_value(ctx, call):
+                continue
             first = argument(call, 0, "device" if name != "torch.device" else "type")
             literal = cuda_literal(first)
             if literal is not None:

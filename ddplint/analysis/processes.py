@@ -7,9 +7,10 @@ import weakref
 
 import libcst as cst
 
-from ddplint.analysis.test_modules import is_entry_script, shows_job
+from ddplint.analysis.cli_commands import subcommands
+from ddplint.analysis.test_modules import JOB_WORDS, is_entry_script, shows_job
 from ddplint.context import FileContext
-from ddplint.facts import last_name, string_value
+from ddplint.facts import DDP_CLASSES, last_name, string_value
 from ddplint.names import dotted
 from ddplint.project import STARTERS
 
@@ -85,7 +86,25 @@ _TESTS: weakref.WeakKeyDictionary[FileContext, list[cst.ClassDef | cst.FunctionD
 
 
 def _is_test_case(node: cst.ClassDef) -> bool:
-    return any(last_name(base.value) == "TestCase" for base in node.bases)
+    """A `unittest.TestCase`, also through a project base named like one
+    (`AccelerateTestCase`) unless the name says it runs a job (`MultiProcessTestCase`)."""
+    names = [last_name(base.value) or "" for base in node.bases]
+    return any(name.endswith("TestCase") and not JOB_WORDS.search(name) for name in names)
+
+
+def _pytest_holder(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` sits where pytest collects test functions: at module level, or in a
+    `Test...` class with no base that starts, joins or asks about no job itself."""
+    holder = ctx.parent(func)
+    if holder is ctx.module:
+        return True
+    cls = ctx.parent(holder) if isinstance(holder, cst.IndentedBlock) else None
+    return (
+        isinstance(cls, cst.ClassDef)
+        and not cls.bases
+        and cls.name.value.startswith("Test")
+        and not _joins_in(ctx, cls)
+    )
 
 
 def _joins_in(ctx: FileContext, node: cst.CSTNode) -> bool:
@@ -119,10 +138,11 @@ def _single_process_test_function(ctx: FileContext, func: cst.FunctionDef) -> bo
 
 def single_process_tests(ctx: FileContext) -> list[cst.ClassDef | cst.FunctionDef]:
     """Tests that run in the one test process, whatever the rest of the file does:
-    `unittest.TestCase` classes that start, join or ask about no multi-process job (no
-    process group, no spawn, no rank or world size asked in their body;
-    `MultiProcessTestCase` is not one), and pytest test functions outside classes that
-    are skipped under a distributed launch or show no sign of one."""
+    `unittest.TestCase` classes (also through a project base like `AccelerateTestCase`)
+    that start, join or ask about no multi-process job (no process group, no spawn, no
+    rank or world size asked in their body; `MultiProcessTestCase` is not one), and pytest
+    test functions (at module level or in a `Test...` class) that are skipped under a
+    distributed launch or show no sign of one."""
     known = _TESTS.get(ctx)
     if known is not None:
         return known
@@ -134,7 +154,7 @@ def single_process_tests(ctx: FileContext) -> list[cst.ClassDef | cst.FunctionDe
         elif (
             isinstance(node, cst.FunctionDef)
             and node.name.value.startswith("test")
-            and ctx.parent(node) is ctx.module
+            and _pytest_holder(ctx, node)
             and _single_process_test_function(ctx, node)
         ):
             found.append(node)
@@ -144,11 +164,70 @@ def single_process_tests(ctx: FileContext) -> list[cst.ClassDef | cst.FunctionDe
 
 def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs only when the job is not distributed (`Gates.single_process`: under
-    `if not args.distributed:`, after `if world_size > 1: return`), or in a test that
-    runs in the one test process (`single_process_tests`)."""
+    `if not args.distributed:`, after `if world_size > 1: return`), in a test that runs
+    in the one test process (`single_process_tests`) or a subcommand that runs no job
+    (`lone_subcommands`), or is a parameter a test helper gives such tests
+    (`_parametrizes_tests`)."""
     if ctx.domain.gates.single_process(node) or _after_fake_group(ctx, node):
         return True
-    return any(ctx.is_inside(node, test) for test in single_process_tests(ctx))
+    if _parametrizes_tests(ctx, node):
+        return True
+    return any(
+        ctx.is_inside(node, alone) for alone in (*single_process_tests(ctx), *lone_subcommands(ctx))
+    )
+
+
+_LONE: weakref.WeakKeyDictionary[FileContext, list[cst.FunctionDef]] = weakref.WeakKeyDictionary()
+
+
+def lone_subcommands(ctx: FileContext) -> list[cst.FunctionDef]:
+    """Subcommands of the script's command line that start, join or ask about no job,
+    where another subcommand does (`fire.Fire({"download": download_datasets, "train":
+    run_training})`): the user runs each as its own process, so they run as one process.
+    None when code at module level joins the job (every command runs in it)."""
+    known = _LONE.get(ctx)
+    if known is None:
+        known = _LONE[ctx] = []
+        commands = subcommands(ctx)
+        module_joins = any(
+            _multi_process_call(ctx, call)
+            for call in ctx.calls
+            if ctx.enclosing_function(call) is None
+        )
+        if len(commands) > 1 and not module_joins:
+            alone = [c for c in commands if not _reaches_job(ctx, c, set())]
+            if len(alone) < len(commands):
+                known.extend(alone)
+    return known
+
+
+def _reaches_job(ctx: FileContext, func: cst.FunctionDef, seen: set[cst.FunctionDef]) -> bool:
+    """`func`, or a function of this file it calls, starts, joins or asks about a job."""
+    seen.add(func)
+    for call in ctx.calls_within(func):
+        if _multi_process_call(ctx, call) or (ctx.call_name(call) or "") in DDP_CLASSES:
+            return True
+        for callee in ctx.resolver.callees(call):
+            if callee not in seen and _reaches_job(ctx, callee, seen):
+                return True
+    return False
+
+
+_PARAMETRIZE = frozenset({"pytest.param", "pytest.mark.parametrize"})
+
+
+def _parametrizes_tests(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` is a value of a pytest parametrization a helper builds for tests it does
+    not know (`devices.append(pytest.param(torch.device("cuda:0")))` in a `withCUDA`
+    decorator): pytest hands it to tests in the one pytest process. A parametrization
+    written on a test itself is that test's, and the test decides."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.Call) and ctx.call_name(ancestor) in _PARAMETRIZE:
+            func = ctx.enclosing_function(ancestor)
+            return func is not None and not func.name.value.startswith("test")
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return False
+    return False
 
 
 def _after_fake_group(ctx: FileContext, node: cst.CSTNode) -> bool:

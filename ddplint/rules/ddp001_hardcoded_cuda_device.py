@@ -30,10 +30,14 @@ Flags a CUDA device index written as a literal in a distributed script: `"cuda:0
 (`f"cuda:{local_rank}"`, `torch.device("cuda", local_rank)`) are not flagged, nor is a
 script that manages `CUDA_VISIBLE_DEVICES` itself, a literal under a rank check, or one in
 code that runs in one process only: the single-process side of an `if args.distributed:`
-switch, code after `init_process_group("fake", ...)` (one process simulating a job), or a
+switch, code after `init_process_group("fake", ...)` (one process simulating a job), a
 test that runs in the one test process (a `unittest.TestCase` class or a pytest test that
-joins no job, or one skipped under a distributed launch). A function called only from
-such places (`evaluate()` called under `if rank == 0:`) counts as one of them.
+joins no job, or one skipped under a distributed launch) or a pytest parametrization a
+test helper builds for such tests, or a command-line subcommand that starts no job
+where another one does (`python main.py benchmark` beside `torchrun main.py train`). A
+function called only from such places (`evaluate()` called under `if rank == 0:`) counts
+as one of them. A device only compared against (`assert get_device() ==
+torch.device("cuda:3")`) is an expected value, not a device any process uses.
 
 ## Why is this bad?
 torchrun starts one process per GPU and every process runs the same code. With a literal

@@ -31,8 +31,10 @@ condition, inside `with torch_distributed_zero_first(rank):` / `main_process_fir
 `FileLock(...)`, after an `if rank != 0: dist.barrier()`, after a rank-0 download followed
 by a barrier, in a helper only called in those ways, in the parent process before it calls
 `mp.spawn`, in a function nothing calls (its name appears nowhere else in the project),
-on the single-process side of a distributed switch or in a test that runs in the one test
-process (a `unittest.TestCase` that starts no job), `download=False`, and local paths.
+on the single-process side of a distributed switch, in a test that runs in the one test
+process (a `unittest.TestCase` that starts no job), in a command-line subcommand that
+starts no job where another one does (`python main.py download` before `torchrun main.py
+train`), `download=False`, and local paths.
 
 ## Why is this bad?
 N processes start the same download into the same directory at once. torchvision's
