@@ -23,6 +23,7 @@ import libcst as cst
 
 from ddplint.analysis.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
 from ddplint.analysis.downloads import costs_only, download_message, in_first_context
+from ddplint.analysis.module_globals import world_size_globals
 from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.process_group import uses_process_group, uses_process_group_at
 from ddplint.analysis.samplers import returned_loaders
@@ -104,6 +105,7 @@ class ModuleSummary:
     calls: tuple[str, ...] = ()  # qualified names it calls that may be the project's
     classes: tuple[str, ...] = ()  # the classes it defines
     in_test_process: bool = False  # a test module run in one pytest process
+    world_size_globals: tuple[str, ...] = ()  # module globals holding the world size
 
     def function(self, name: str) -> FunctionSummary | None:
         return dict(self.functions).get(name)
@@ -295,6 +297,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
         calls=tuple(sorted(_outward_calls(ctx))),
         classes=tuple(sorted(ctx.model.classes)),
         in_test_process=runs_in_test_process(ctx),
+        world_size_globals=world_size_globals(ctx),
     )
 
 
@@ -654,6 +657,17 @@ class Project:
             return False
         function = found[0].function(found[1])
         return function is not None and function.returns_ddp
+
+    def holds_world_size(self, ctx: FileContext, expr: cst.BaseExpression) -> bool:
+        """`expr` reads a global of a project module that holds the world size
+        (`ext_dist.my_size`, set by `extend_distributed.init_distributed`)."""
+        qualified = ctx.qualname(expr)
+        if qualified is None or "." not in qualified.lstrip("."):
+            return False
+        module, _, name = qualified.rpartition(".")
+        path = self.finder.module_path(ctx.path, module)
+        summary = self.summaries.get(path) if path is not None else None
+        return summary is not None and name in summary.world_size_globals
 
     def imports_prefix_stripper(self, ctx: FileContext) -> bool:
         """Whether a project module the file imports (transitively) drops the DDP `module.`

@@ -44,7 +44,22 @@ def device_string_index(expr: cst.BaseExpression) -> cst.BaseExpression | None:
 def device_arguments(ctx: FileContext, call: cst.Call) -> Iterator[cst.BaseExpression]:
     """The expressions a call uses to choose a CUDA device: `set_device(x)`,
     `torch.cuda.device(x)`, `torch.device("cuda", x)` / `torch.device(x)`, `.to(x)`,
-    `.cuda(x)`, `DDP(device_ids=[x], output_device=x)`."""
+    `.cuda(x)`, `DDP(device_ids=[x], output_device=x)`; both alternatives of a
+    conditional one (`torch.device(f"cuda:{local_rank}" if cuda else "cpu")`)."""
+    for value in _device_arguments(ctx, call):
+        yield from _alternatives(value)
+
+
+def _alternatives(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """`a` and `b` for `a if c else b` (nested ones too); `expr` itself otherwise."""
+    if isinstance(expr, cst.IfExp):
+        yield from _alternatives(expr.body)
+        yield from _alternatives(expr.orelse)
+    else:
+        yield expr
+
+
+def _device_arguments(ctx: FileContext, call: cst.Call) -> Iterator[cst.BaseExpression]:
     name = ctx.call_name(call)
     if name in ("torch.cuda.set_device", "torch.cuda.device"):
         value = argument(call, 0, "device")

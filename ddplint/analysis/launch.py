@@ -26,6 +26,7 @@ _USE_ENV = frozenset({"--use_env", "--use-env"})
 _PROSE_CALLS = frozenset(
     {"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "echo"}
 )
+_ORDERING = frozenset({"sorted", "list", "enumerate"})
 _INSPECTED = (cst.Import, cst.ImportFrom, cst.SimpleString, cst.ConcatenatedString)
 
 
@@ -181,8 +182,8 @@ def _dest(call: cst.Call) -> str:
 
 def _value_is_read(ctx: FileContext, dest: str) -> bool:
     """Whether the file reads the parsed value: `args.local_rank`, `getattr(args,
-    "local_rank")`, the whole namespace (`vars(args)`, `args.__dict__`; a module's
-    `models.__dict__[args.arch]` is not it)."""
+    "local_rank")`, the whole namespace handed on (`vars(args)`, `args.__dict__`; a
+    module's `models.__dict__[args.arch]` is not it, nor a loop listing the arguments)."""
     for node in ctx.nodes_of(cst.Attribute, cst.Call):
         if isinstance(node, cst.Attribute):
             if node.attr.value == dest and not _overwritten(ctx, node, dest):
@@ -191,7 +192,7 @@ def _value_is_read(ctx: FileContext, dest: str) -> bool:
                 return True
         elif isinstance(node, cst.Call):
             called = last_name(node.func)
-            if called == "vars":
+            if called == "vars" and not _iterated(ctx, node):
                 return True
             if (
                 called == "getattr"
@@ -200,6 +201,26 @@ def _value_is_read(ctx: FileContext, dest: str) -> bool:
             ):
                 return True
     return False
+
+
+def _iterated(ctx: FileContext, namespace: cst.Call) -> bool:
+    """`for name in vars(args):`, `{k: v for k, v in vars(args).items() ...}`: a loop over
+    the arguments (to print or log them), not a use of one argument's value."""
+    source: cst.CSTNode = namespace
+    parent = ctx.parent(source)
+    if isinstance(parent, cst.Attribute) and parent.attr.value in ("items", "keys", "values"):
+        call = ctx.parent(parent)
+        if isinstance(call, cst.Call) and call.func is parent and not call.args:
+            source, parent = call, ctx.parent(call)
+    if isinstance(parent, cst.Arg):  # `sorted(vars(args))`
+        call = ctx.parent(parent)
+        if (
+            isinstance(call, cst.Call)
+            and last_name(call.func) in _ORDERING
+            and parent is call.args[0]
+        ):
+            source, parent = call, ctx.parent(call)
+    return isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is source
 
 
 def _overwritten(ctx: FileContext, node: cst.Attribute, dest: str) -> bool:

@@ -10,7 +10,10 @@ on an old torch. `Domain` bundles them for one file (`FileContext.domain`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+import libcst as cst
 
 from ddplint.domain.backward import Backward, BackwardSite, Step
 from ddplint.domain.collectives import Collectives
@@ -31,13 +34,22 @@ class Domain:
     def __init__(
         self, resolver: Resolver, flow: Flow, project: Project | None, context: object
     ) -> None:
-        self.ranks = Ranks(resolver)
+        self.ranks = Ranks(resolver, _world_size_elsewhere(project, context))
         self.rank_kinds = RankKinds(resolver)
         self.gates = Gates(self.ranks, flow, resolver)
         self.collectives = Collectives(resolver, flow, self.ranks, project, context)
         self.backward = Backward(resolver)
         self.loops = Loops(resolver, self.backward)
         self.versions = TorchVersions(resolver, flow)
+
+
+def _world_size_elsewhere(
+    project: Project | None, context: object
+) -> Callable[[cst.BaseExpression], bool] | None:
+    """Whether an expression reads a world size kept in another project module."""
+    if project is None:
+        return None
+    return lambda expr: project.holds_world_size(context, expr)  # type: ignore[arg-type]
 
 
 __all__ = [

@@ -70,12 +70,15 @@ class Gates:
 
     def single_process(self, node: cst.CSTNode) -> bool:
         """`node` runs only when the job is not distributed: under `if world_size == 1:`,
-        `if not args.distributed:`, or after `if dist.get_world_size() != 1: raise`."""
+        `if not args.distributed:`, `else` of `if strategy == "ddp":`, or after
+        `if dist.get_world_size() != 1: raise`; and under no condition that holds only
+        when it is (`elif strategy == "fsdp":` after `if strategy == "ddp":`)."""
+        sides: set[bool] = set()
         for condition in self.flow.conditions(node):
             when = self.ranks.single_process_when(condition.test)
-            if when is not None and when == condition.holds:
-                return True
-        return False
+            if when is not None:
+                sides.add(when == condition.holds)
+        return sides == {True}
 
     def _in_body(self, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
         return self.resolver.model.is_inside(node, func.body)

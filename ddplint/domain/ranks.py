@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -27,6 +28,7 @@ from ddplint.domain.apis import (
     WORLD_SIZE_FUNCTION,
     WORLD_SIZE_NAME,
 )
+from ddplint.domain.launch_modes import switch_when
 from ddplint.engine import Resolver
 
 CPU_ONLY_FLAG = re.compile(r"^(no_(cuda|gpu)|(use_|force_)?cpu(_only)?)$")
@@ -91,8 +93,15 @@ def _literals(expr: cst.BaseExpression) -> list[int | None]:
 class Ranks:
     """Rank values, world sizes and rank tests of one file."""
 
-    def __init__(self, resolver: Resolver) -> None:
+    def __init__(
+        self,
+        resolver: Resolver,
+        world_size_elsewhere: Callable[[cst.BaseExpression], bool] | None = None,
+    ) -> None:
+        """`world_size_elsewhere` says whether a name or attribute reads a world size kept
+        in another module of the project (`ext_dist.my_size`)."""
         self.resolver = resolver
+        self._world_size_elsewhere = world_size_elsewhere
         self._sides: dict[cst.CSTNode, Side | None] = {}
         self._following: set[tuple[cst.CSTNode, bool]] = set()
 
@@ -162,7 +171,12 @@ class Ranks:
             return self.resolver.direct_environ_key(expr, at) in environ
         name = last_name(expr)
         names = RANK_NAME if rank else WORLD_SIZE_NAME
-        return name is not None and bool(names.search(name))
+        if name is None:
+            return False
+        if names.search(name):
+            return True
+        elsewhere = None if rank else self._world_size_elsewhere
+        return elsewhere is not None and elsewhere(expr)
 
     # -- mode checks --------------------------------------------------------------------
 
@@ -202,6 +216,9 @@ class Ranks:
             launched = self._launcher_variable_set(test)
             if launched is not None:
                 return not launched
+            named = switch_when(last_name(test.left), target)
+            if named is not None:
+                return named
             if self.is_world_size(test.left):
                 if (number == 1 and kind in (cst.Equal, cst.LessThanEqual)) or (
                     number == 2 and kind is cst.LessThan

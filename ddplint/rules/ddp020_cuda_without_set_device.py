@@ -18,6 +18,7 @@ from ddplint.analysis.local_rank_names import LocalRankNames
 from ddplint.analysis.processes import runs_in_one_process
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.facts import argument, string_value
 from ddplint.rule import Finding, FixSpec, Rule, register
 
 
@@ -39,6 +40,12 @@ def _fix(ctx: FileContext) -> FixSpec | None:
         insertions=((line, f"torch.cuda.set_device({local_rank})"),),
         applicability=Applicability.UNSAFE,
     )
+
+
+def _gloo_only(ctx: FileContext) -> bool:
+    """Every process group of the file is on gloo (an RPC or CPU-collective script):
+    NCCL's one-GPU-per-rank check never runs."""
+    return all(string_value(argument(init, 0, "backend")) == "gloo" for init in ctx.calls_to(INIT))
 
 
 @register
@@ -65,7 +72,9 @@ fixtures or body.
 `"cuda"` without an index means the *current* device, which is GPU 0 until
 `torch.cuda.set_device` changes it. With one process per GPU and no `set_device`, every
 rank puts its model and batches on GPU 0: the other GPUs stay idle, GPU 0 runs out of
-memory, and NCCL may fail because several ranks use the same GPU.
+memory, and NCCL may fail because several ranks use the same GPU. On gloo (RPC demos,
+CPU collectives) there is no NCCL error, but the ranks still share GPU 0; the message
+then says only that.
 
 ## Example
 ```python
@@ -166,12 +175,16 @@ def evaluate(model, loader):
             yield from self._unpicked_branch(ctx, uses, picks)
             return
         fix = _fix(ctx)
+        harm = (
+            "GPU 0 holds every rank's memory; the other GPUs idle"
+            if _gloo_only(ctx)
+            else "GPU 0 out of memory, or NCCL's duplicate-GPU error; the other GPUs idle"
+        )
         for node in uses:
             yield Finding(
                 node,
                 "the default CUDA device is used but this file never calls "
-                "torch.cuda.set_device(local_rank): every rank lands on GPU 0 (GPU 0 out "
-                "of memory, or NCCL's duplicate-GPU error; the other GPUs idle)",
+                f"torch.cuda.set_device(local_rank): every rank lands on GPU 0 ({harm})",
                 fix=fix,
             )
 
