@@ -136,9 +136,10 @@ def varies_per_save(
     ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode, depth: int | None = 3
 ) -> bool:
     """Something the path is built from changes per save: an epoch or step counter, a
-    time stamp, a number formatted as `{n:06d}` (the variable of a loop: `item_loops`)
-    (`depth` levels of names deep: `eval_dir = join(out, str(iteration))`; None: the
-    path expression alone)."""
+    time stamp, a variable of a loop around the save in its function (a caller's loop:
+    `item_loops`), a number formatted as `{n:06d}` (`depth` levels of names deep:
+    `eval_dir = join(out, str(iteration))`; None: the path expression alone)."""
+    around = _loop_targets(ctx, at)
     values = ctx.resolver.sources(path, at, depth) if depth is not None else []
     for value in values or [Value(path, at, True)]:
         for node in ctx.walk(value.expr):
@@ -148,7 +149,7 @@ def varies_per_save(
                 return True
             if isinstance(node, cst.Attribute) and _COUNTER.search(node.attr.value):
                 return True
-            if isinstance(node, cst.Name) and _COUNTER.search(node.value):
+            if isinstance(node, cst.Name) and (node.value in around or _COUNTER.search(node.value)):
                 parent = ctx.parent(node)
                 if not (isinstance(parent, cst.Attribute) and parent.value is not node):
                     return True  # `args.epochs`: the attribute's own name decides, above
@@ -329,6 +330,16 @@ def _at_one_step(ctx: FileContext, node: cst.CSTNode) -> bool:
             if equal and any(_COUNTER.search(last_name(side) or "") for side in sides):
                 return True
     return False
+
+
+def _loop_targets(ctx: FileContext, node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.For):
+            names.update(n.value for n in ctx.walk(ancestor.target) if isinstance(n, cst.Name))
+        if isinstance(ancestor, cst.FunctionDef):
+            break
+    return names
 
 
 def _counter_format(node: cst.CSTNode) -> bool:
