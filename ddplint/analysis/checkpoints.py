@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from ddplint.analysis.paths import path_values
+from ddplint.analysis.saved_values import caches_item, saves_data
 from ddplint.context import FileContext
 from ddplint.facts import argument, last_name
 from ddplint.names import dotted
@@ -33,14 +34,23 @@ def is_buffer(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bo
 
 
 def is_checkpoint_save(ctx: FileContext, call: cst.Call) -> bool:
-    """`torch.save` into a file, or into an in-memory buffer whose bytes are then written
-    out (`backend.put(buffer.getvalue(), path)`); not into a buffer read back in memory."""
-    if ctx.call_name(call) != SAVE:
+    """`torch.save` into a shared file (not a dataset's per-sample cache: `caches_item`), or
+    into an in-memory buffer whose bytes are then written out (`backend.put(buffer.getvalue(),
+    path)`); not into a buffer read back in memory. Whatever the object: every rank writing
+    one file contends, data or not."""
+    if ctx.call_name(call) != SAVE or caches_item(ctx, call):
         return False
     path = save_path(call)
     if path is not None and in_scratch_folder(ctx, path, call):
         return False
     return path is None or not is_buffer(ctx, path, call) or buffer_written(ctx, path, call)
+
+
+def saves_state(ctx: FileContext, call: cst.Call) -> bool:
+    """The object `torch.save` writes may be training state, a last good checkpoint to lose:
+    not data known as such (`saved_values.saves_data`), nor a dataset's per-sample cache."""
+    obj = argument(call, 0, "obj")
+    return not (obj is not None and saves_data(ctx, obj, call)) and not caches_item(ctx, call)
 
 
 def in_scratch_folder(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:

@@ -7,12 +7,13 @@ resolver (`Resolver.sources`)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 import libcst as cst
 
 from ddplint.analysis.rank_guards import call_sites
 from ddplint.context import FileContext
-from ddplint.engine import Value
+from ddplint.engine import Value, argument
 from ddplint.engine.flow import is_exit_call
 from ddplint.facts import last_name, string_value
 from ddplint.names import dotted
@@ -29,6 +30,7 @@ _TEMP_TEXT = re.compile(r"tmp|temp|\.part\b|\.partial|~$", re.IGNORECASE)
 _OVERWRITTEN_TEXT = re.compile(r"(^|[^a-z])(last|latest|best)([^a-z]|$)", re.IGNORECASE)
 _MODE = re.compile(r"^[rwxabt+U]+$")  # an `open` mode
 _LEAVING = (cst.Return, cst.Break, cst.Continue)
+_ITEM_DEPTH = 6  # nesting levels `item_loops` follows a path's names through
 
 
 def written_path(
@@ -134,13 +136,12 @@ def varies_per_save(
     ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode, depth: int | None = 3
 ) -> bool:
     """Something the path is built from changes per save: an epoch or step counter, a
-    time stamp, a variable of a loop around the save, a number formatted as `{n:06d}`
-    (`depth` levels of names deep: `eval_dir = join(out, str(iteration))`; None: the
-    path expression alone)."""
+    time stamp, a variable of a loop around the save in its function (a caller's loop:
+    `item_loops`), a number formatted as `{n:06d}` (`depth` levels of names deep:
+    `eval_dir = join(out, str(iteration))`; None: the path expression alone)."""
     around = _loop_targets(ctx, at)
     values = ctx.resolver.sources(path, at, depth) if depth is not None else []
     for value in values or [Value(path, at, True)]:
-        targets = around | _loop_targets(ctx, value.at)
         for node in ctx.walk(value.expr):
             if _counter_format(node):
                 return True
@@ -148,13 +149,71 @@ def varies_per_save(
                 return True
             if isinstance(node, cst.Attribute) and _COUNTER.search(node.attr.value):
                 return True
-            if isinstance(node, cst.Name) and (
-                node.value in targets or _COUNTER.search(node.value)
-            ):
+            if isinstance(node, cst.Name) and (node.value in around or _COUNTER.search(node.value)):
                 parent = ctx.parent(node)
                 if not (isinstance(parent, cst.Attribute) and parent.value is not node):
                     return True  # `args.epochs`: the attribute's own name decides, above
     return False
+
+
+def item_loops(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> set[cst.For]:
+    """The loops whose variable the path is built from, followed further than
+    `varies_per_save` does and through the objects of method calls (`shard_id =
+    match.group(1)` with `match` from `for shard in shards:`; a parameter to what its
+    callers pass in their loops): each round of them writes a file of its own."""
+    loops: set[cst.For] = set()
+    frontier: list[tuple[cst.BaseExpression, cst.CSTNode]] = [(path, at)]
+    seen: set[int] = set()
+    for _ in range(_ITEM_DEPTH):
+        inner: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+        for expr, where in frontier:
+            for value in ctx.resolver.sources(expr, where, 1):
+                if id(value.expr) in seen:
+                    continue
+                seen.add(id(value.expr))
+                if isinstance(value.expr, cst.Name):
+                    loops.update(_loops_over(ctx, value.expr.value, value.at))
+                    inner.append((value.expr, value.at))
+                    inner.extend((a, a) for a in _passed(ctx, value.expr.value, value.at))
+                elif isinstance(value.expr, cst.Attribute):
+                    root: cst.BaseExpression = value.expr
+                    while isinstance(root, cst.Attribute):
+                        root = root.value
+                    inner.append((root, value.at))
+                else:
+                    inner.append((value.expr, value.at))
+        frontier = inner
+    return loops
+
+
+def _passed(ctx: FileContext, name: str, at: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What the calls of its function in this file pass for the parameter `name`, method
+    calls through a class or an object included (`Loader.save_slice(path, key)`)."""
+    binding = ctx.facts.reaching_binding(name, at)
+    func = binding.statement if binding is not None and binding.kind == "param" else None
+    if not isinstance(func, cst.FunctionDef):
+        return []
+    names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    index = names.index(name) if name in names else None
+    if index is not None and names[0] in ("self", "cls"):
+        if index == 0:
+            return []  # the object itself, never in the argument list
+        index -= 1
+    passed = (argument(site, index, name) for site in call_sites(ctx, func))
+    return [value for value in passed if value is not None]
+
+
+def _loops_over(ctx: FileContext, name: str, at: cst.CSTNode) -> list[cst.For]:
+    """The `for` loops around `at` in its function whose target binds `name`."""
+    found = []
+    for ancestor in ctx.ancestors(at):
+        if isinstance(ancestor, cst.FunctionDef):
+            break
+        if isinstance(ancestor, cst.For) and any(
+            isinstance(n, cst.Name) and n.value == name for n in ctx.walk(ancestor.target)
+        ):
+            found.append(ancestor)
+    return found
 
 
 def moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> bool:
@@ -179,18 +238,18 @@ def moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> b
 
 
 def repeats(
-    ctx: FileContext, node: cst.CSTNode, depth: int = 2, walking: cst.For | None = None
+    ctx: FileContext, node: cst.CSTNode, depth: int = 2, walking: Collection[cst.For] = ()
 ) -> bool:
-    """`node` runs more than once per run: inside a loop of its function (but `walking`,
-    a loop over distinct paths), or in a function called in one. Not when a condition
-    fixes a counter (`if step == save_step:`, or after `if step != save_step: return`),
-    nor when the process ends right after it (`exits_after`), nor past a function that
-    runs a training loop itself: its callers' loops repeat whole runs (hyper-parameter
-    search), not saves within one."""
+    """`node` runs more than once per run: inside a loop of its function (but the loops of
+    `walking`, each round of which writes its own path), or in a function called in one.
+    Not when a condition fixes a counter (`if step == save_step:`, or after
+    `if step != save_step: return`), nor when the process ends right after it
+    (`exits_after`), nor past a function that runs a training loop itself: its callers'
+    loops repeat whole runs (hyper-parameter search), not saves within one."""
     if _at_one_step(ctx, node) or exits_after(ctx, node):
         return False
     loop = ctx.enclosing_loop(node)
-    if loop is not None and loop is walking:
+    while loop is not None and loop in walking:
         loop = ctx.enclosing_loop(loop)
     if loop is not None:
         return True
@@ -198,7 +257,7 @@ def repeats(
     if func is None or depth == 0 or _trains(ctx, func):
         return False
     return any(
-        repeats(ctx, site, depth - 1)
+        repeats(ctx, site, depth - 1, walking)
         for site in call_sites(ctx, func)
         if not ctx.is_inside(site, func)
     )

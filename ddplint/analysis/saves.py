@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.apis import RANK_AWARE_SAVES
 from ddplint.facts import argument
 from ddplint.names import dotted
 
@@ -61,6 +62,12 @@ def saved_state_dicts(
                 and dotted(parent.func.value) == name
             ):
                 yield call
+
+
+def chooses_writers(ctx: FileContext, call: cst.Call) -> bool:
+    """A library save that decides itself which ranks write (`save_fsdp_model`, a
+    distributed checkpoint's `save`): every rank is meant to call it."""
+    return ctx.call_name(call) in RANK_AWARE_SAVES
 
 
 def save_sites(ctx: FileContext) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:

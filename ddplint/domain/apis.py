@@ -22,6 +22,19 @@ OTHER_DISTRIBUTED_WRAPPERS = frozenset(
 SAMPLER_CLASSES = frozenset({"torch.utils.data.DistributedSampler"})
 LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader"})
 SAVE = "torch.save"
+# Library saves that choose their writers themselves (rank 0 for a full state dict, per-rank
+# file names, or a sharded write every rank must join): no "every rank writes one file".
+RANK_AWARE_SAVES = frozenset(
+    {
+        "accelerate.utils.save_fsdp_model",
+        "accelerate.utils.fsdp_utils.save_fsdp_model",
+        "accelerate.utils.save_fsdp_optimizer",
+        "accelerate.utils.fsdp_utils.save_fsdp_optimizer",
+        "torch.distributed.checkpoint.save",
+        "torch.distributed.checkpoint.async_save",
+        "torch.distributed.checkpoint.save_state_dict",
+    }
+)
 
 # Collectives every rank of the group must issue, matched by call order.
 SYNC_COLLECTIVES = frozenset(

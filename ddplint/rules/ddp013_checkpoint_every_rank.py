@@ -17,8 +17,11 @@ from ddplint.analysis.every_rank import (
 )
 from ddplint.analysis.paths import own_file
 from ddplint.analysis.processes import single_process
+from ddplint.analysis.saved_values import saves_data
+from ddplint.analysis.saves import chooses_writers
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.facts import argument
 from ddplint.rule import Finding, Rule, register
 
 
@@ -40,8 +43,10 @@ Left alone: saves under `if rank == 0:` / `if is_main_process():` or after
 (intentional per-rank shards), fresh temporary files (`tempfile.NamedTemporaryFile()`: each
 process gets its own), saves into an in-memory buffer, saves inside
 `with torch_distributed_zero_first(rank):`-style blocks, branches that only run without
-distribution (`if not args.distributed:`), and helpers no code in the file calls (their
-callers' files decide).
+distribution (`if not args.distributed:`), helpers no code in the file calls (their
+callers' files decide), a dataset's per-sample cache (a save while `__getitem__` loads an
+item: each rank loads its own samples), and library saves that choose their writers
+themselves (accelerate's `save_fsdp_model`, `torch.distributed.checkpoint.save`).
 
 ## Why is this bad?
 All N processes write the same file at the same time: N times the I/O, and on a shared
@@ -155,6 +160,7 @@ def save_shard(model, out_dir):
             elif (
                 project is not None
                 and project.helper_saves(ctx, call) == "unguarded"
+                and not chooses_writers(ctx, call)
                 and every_rank_reaches(ctx, call)
                 and not per_rank_arguments(ctx, call)
             ):
@@ -173,6 +179,10 @@ def save_shard(model, out_dir):
             return
         if own_file(ctx, path, call) or runs_once(ctx, call):
             return
+        # A data file (`saves_data`) contends all the same; the message names what it is.
+        saved = argument(call, 0, "obj")
+        data = saved is not None and saves_data(ctx, saved, call)
+        what, file = ("a file", "file") if data else ("a checkpoint", "checkpoint file")
         func = ctx.enclosing_function(call)
         unguarded = unguarded_callers(ctx, func) if func is not None else []
         if (
@@ -183,8 +193,8 @@ def save_shard(model, out_dir):
             # At module level, in an entry point, or in a function `main` runs: the save.
             yield Finding(
                 call,
-                "`torch.save` runs on every rank: all processes write the same checkpoint "
-                "file (N times the I/O; concurrent writers can leave a corrupt file); save on "
+                f"`torch.save` runs on every rank: all processes write the same {file} (N "
+                "times the I/O; concurrent writers can leave a corrupt file); save on "
                 "rank 0 only (`if dist.get_rank() == 0:`)",
             )
             return
@@ -193,7 +203,7 @@ def save_shard(model, out_dir):
                 reported.add(id(site))
                 yield Finding(
                     site,
-                    f"`{ctx.code(site.func)}()` saves a checkpoint (`torch.save` in "
+                    f"`{ctx.code(site.func)}()` saves {what} (`torch.save` in "
                     f"`{func.name.value}`) and is called here on every rank: all processes "
                     "write the same file (contention, and a possibly corrupt file); call it on "
                     "rank 0 only",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ddplint.analysis.checkpoints import SAVE, file_name_varies, is_buffer, save_path
+from ddplint.analysis.checkpoints import SAVE, file_name_varies, is_buffer, save_path, saves_state
 from ddplint.analysis.overwrites import (
     is_temporary,
+    item_loops,
     moved_after,
     names_overwritten_file,
     path_texts,
@@ -41,7 +42,11 @@ in-memory buffer, file objects opened to append or with an unknown mode, and sav
 happen once per run: at one configured step (`if step == save_step:`, or after
 `if step != save_step: return`), right before the process exits (`quit()`, `sys.exit()`,
 `raise SystemExit` after the save, with no way round the loop in between), or outside the
-training loop of a function that a hyper-parameter search calls once per run.
+training loop of a function that a hyper-parameter search calls once per run. Also left
+alone: files that hold no training state (a tensor dump, predictions, a metrics history,
+by the name of what is saved, when nothing it holds names a model, optimizer or
+`state_dict()`), a dataset's per-sample cache, and a file per item of a loop that runs
+once per run (a conversion writing each tensor or shard to its own file).
 
 ## Why is this bad?
 `torch.save` opens the target, truncates it and writes the new checkpoint into it. A crash,
@@ -142,7 +147,7 @@ def broadcast_state(model, epochs):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for call in ctx.calls_to(SAVE):
             path = save_path(call)
-            if path is None or is_buffer(ctx, path, call):
+            if path is None or is_buffer(ctx, path, call) or not saves_state(ctx, call):
                 continue
             written = written_path(ctx, path, call)
             if written is None:
@@ -163,8 +168,8 @@ def broadcast_state(model, epochs):
             # only the path expression itself may vary (`f"best_{epoch}.pt"`).
             if varies_per_save(ctx, path, at, depth=None if named else 3):
                 continue
-            loop = walked[0] if walked is not None else None
-            if not (named or repeats(ctx, call, walking=loop)):
+            loops = item_loops(ctx, path, at) | ({walked[0]} if walked is not None else set())
+            if not (named or repeats(ctx, call, walking=loops)):
                 continue
             shown = ctx.code(path).strip()
             if len(shown) > 40:
