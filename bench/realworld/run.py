@@ -444,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
         "--set",
         action="append",
         help="only the repositories of this set (repeatable): the `set` values of repos.toml, "
-        "such as tuned, holdout, holdout2",
+        "such as tuned, holdout, holdout2, holdout3",
     )
     parser.add_argument(
         "--ddplint", default=f"{sys.executable} -m ddplint", help="command that runs ddplint"
