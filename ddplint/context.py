@@ -50,6 +50,7 @@ class FileContext:
         self.bindings = model.bindings
         self._qualnames: dict[cst.CSTNode, str | None] = {}
         self._call_orders: dict[Scope, list[int]] = {}  # source order of each frame's calls
+        self._nodes_of: dict[tuple[type[cst.CSTNode], ...], list[cst.CSTNode]] = {}
 
     @cached_property
     def resolver(self) -> Resolver:
@@ -98,11 +99,15 @@ class FileContext:
         return index
 
     def nodes_of(self, *kinds: type[cst.CSTNode]) -> list[cst.CSTNode]:
-        """Every node of exactly these LibCST types, in source order."""
+        """Every node of exactly these LibCST types, in source order (one list per choice of
+        types: do not change it)."""
         if len(kinds) == 1:
             return self.by_type.get(kinds[0], [])
-        found = [n for kind in kinds for n in self.by_type.get(kind, [])]
-        return sorted(found, key=self.order.__getitem__)
+        found = self._nodes_of.get(kinds)
+        if found is None:
+            found = [n for kind in kinds for n in self.by_type.get(kind, [])]
+            found = self._nodes_of[kinds] = sorted(found, key=self.order.__getitem__)
+        return found
 
     def method_calls(self, *methods: str) -> Iterator[cst.Call]:
         """Every `<expr>.method(...)` call, whatever the receiver."""

@@ -330,3 +330,25 @@ def test_leaves(block, leaves):
     loop = model.by_type[cst.For][0]
     assert isinstance(loop, cst.For)
     assert flow.leaves(loop.body) is leaves
+
+
+def test_within_gives_the_nodes_below_a_root_in_source_order():
+    model, _, _ = build(
+        """\
+        def first():
+            a()
+            for x in y:
+                b(c())
+        def second():
+            d()
+        e()
+        """
+    )
+    loop = model.by_type[cst.For][0]
+    second = model.functions["second"][0]
+    names = [code(model, call) for call in model.within(loop, model.calls)]
+    assert names == ["b(c())", "c()"]
+    assert [code(model, call) for call in model.within(second, model.calls)] == ["d()"]
+    assert model.within(model.by_type[cst.Name][0], model.calls) == []
+    everything = model.within(model.module, model.calls)
+    assert everything == model.calls and len(everything) == 5

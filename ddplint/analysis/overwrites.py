@@ -314,7 +314,7 @@ def _trains(ctx: FileContext, func: cst.FunctionDef) -> bool:
         isinstance(loop, (cst.For, cst.While))
         and ctx.scope(loop) is func
         and loops.is_training_loop(loop)
-        for loop in ctx.nodes_of(cst.For, cst.While)
+        for loop in ctx.model.within(func, ctx.nodes_of(cst.For, cst.While))
     )
 
 

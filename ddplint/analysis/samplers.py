@@ -94,10 +94,20 @@ def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
         id(s): returned_names(ctx, s.name, ctx.scope(s.call)) if s.name is not None else []
         for s in samplers
     }
+    # Only a sampler without a name, of the module, returned by a helper or of the loader's
+    # own scope can serve a loader: look at those alone (linear in samplers per function).
+    anywhere = set()
+    by_scope: dict[Scope, list[int]] = {}
+    for index, sampler in enumerate(samplers):
+        scope = ctx.scope(sampler.call)
+        by_scope.setdefault(scope, []).append(index)
+        if sampler.name is None or scope is ctx.module or returned[id(sampler)]:
+            anywhere.add(index)
     for loader in ctx.calls_to(*LOADER_CLASSES):
         direct = argument(loader, LOADER_SAMPLER, "sampler")
         batch = argument(loader, LOADER_BATCH_SAMPLER, "batch_sampler")
-        for sampler in samplers:
+        for index in sorted(anywhere.union(by_scope.get(ctx.scope(loader), ()))):
+            sampler = samplers[index]
             via = None
             if sampler.name is None or _same_scope_or_module(ctx, sampler.call, loader):
                 if _refers_to(ctx, direct, sampler):

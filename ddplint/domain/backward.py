@@ -48,6 +48,7 @@ class Backward:
         self.resolver = resolver
         self.model = resolver.model
         self._sites: list[BackwardSite] | None = None
+        self._by_call: dict[cst.Call, BackwardSite] | None = None
         self._flows: dict[tuple[cst.Call, bool], list[Step]] = {}
 
     @property
@@ -104,7 +105,9 @@ class Backward:
 
     def site_of(self, call: cst.Call) -> BackwardSite | None:
         """The backward site of `call`, if it is a backward call."""
-        return next((site for site in self.sites if site.call is call), None)
+        if self._by_call is None:
+            self._by_call = {site.call: site for site in reversed(self.sites)}
+        return self._by_call.get(call)
 
     def reaches(self, node: cst.CSTNode) -> bool:
         """The value of `node` (a forward call, say) flows into some backward call."""

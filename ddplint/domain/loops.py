@@ -108,16 +108,11 @@ class Loops:
 
     def is_training_loop(self, loop: Loop) -> bool:
         """The loop body reaches `backward()`."""
-        model = self.model
-        if any(model.is_inside(s.call, loop.body) for s in self.backward.sites):
+        calls = self.model.within(loop.body, self.model.calls)
+        if any(self.backward.site_of(call) is not None for call in calls):
             return True
         training = self._training_functions()
-        start, end = model.order[loop.body], model.subtree_end[loop.body]
-        return any(
-            start <= model.order[call] < end
-            and any(f in training for f in self.resolver.callees(call))
-            for call in model.calls
-        )
+        return any(any(f in training for f in self.resolver.callees(call)) for call in calls)
 
     def is_optimizer_class(self, call: cst.Call) -> bool:
         """`call` constructs an optimizer class (`torch.optim.AdamW(...)`, apex, bnb)."""
