@@ -185,8 +185,7 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
         and func.attr.value in ctx.functions
     ):
         return func.attr.value
-    # a project module if one is found under the root
-    return _outward(ctx, call) or _object_method(ctx, call)
+    return _outward(ctx, call)  # a project module if one is found under the root
 
 
 def _runs_once_per_file(ctx: FileContext, call: cst.Call, target: str) -> bool:
@@ -429,6 +428,7 @@ class Project:
         self._read = summarize_file or summarize_path
         self._derived: dict[str, set[tuple[str, str]]] = {}
         self._call_graph: dict[str, list[tuple[str, bool, bool]]] | None = None
+        self._classes: set[str] | None = None
         self._known_distributed: dict[str, bool] = {}
         self._called_modules: dict[str, set[str]] = {}
         self._import_indexes: dict[str, dict[str, frozenset[str]]] = {}
@@ -463,7 +463,7 @@ class Project:
             for dependency in self.finder.dependencies(path, summary) - seen:
                 seen.add(dependency)
                 todo.append(dependency)
-        self._call_graph = None
+        self._call_graph = self._classes = None
         self._derived.clear()
 
     # -- the modules a file depends on ------------------------------------------------
@@ -536,7 +536,7 @@ class Project:
         return (self.summaries[found[0]], found[1]) if found is not None else None
 
     def _resolve_call(self, ctx: FileContext, call: cst.Call) -> tuple[str, str] | None:
-        qualified = ctx.call_name(call) or _object_method(ctx, call)
+        qualified = ctx.call_name(call)
         if qualified is None or "." not in qualified.lstrip("."):
             return None
         found = self._lookup(ctx.path, qualified)
@@ -575,7 +575,7 @@ class Project:
         while changed:
             changed = False
             for node, callees in edges.items():
-                if node in found:
+                if node in found or (fact != "process_group" and node in self._class_nodes()):
                     continue
                 if any(
                     (target in seeds or target in found)
@@ -587,6 +587,18 @@ class Project:
         result = {(n.rpartition("::")[0], n.rpartition("::")[2]) for n in found}
         self._derived[fact] = result
         return result
+
+    def _class_nodes(self) -> set[str]:
+        """The call-graph nodes that are project classes (what constructing them runs):
+        they lead to "process_group" only; whether constructing a class starts a job, saves
+        or issues a collective is not asked of them."""
+        if self._classes is None:
+            self._classes = {
+                f"{path}::{name}"
+                for path, summary in self.summaries.items()
+                for name in summary.classes
+            }
+        return self._classes
 
     def _edges(self) -> dict[str, list[tuple[str, bool, bool]]]:
         """Each project function (`path::name`) with its sites, callees resolved once."""

@@ -8,18 +8,12 @@ from torchvision import datasets, transforms
 
 from launchkit import Runner
 
-
-def main():
-    runner = Runner(lr=0.05)
-    train_set = datasets.CIFAR10("data", download=True, transform=transforms.ToTensor())  # expect: DDP025
-    model = runner.wrap(nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 10)))
-    optimizer = runner.optimizer(model)
-    for images, labels in DataLoader(train_set, batch_size=64):
-        loss = nn.functional.cross_entropy(model(images.cuda()), labels.cuda())
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-
-
-if __name__ == "__main__":
-    main()
+runner = Runner(lr=0.05)
+train_set = datasets.CIFAR10("data", download=True, transform=transforms.ToTensor())  # expect: DDP025
+model = runner.wrap(nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 10)))
+optimizer = runner.optimizer(model)
+for images, labels in DataLoader(train_set, batch_size=64):
+    loss = nn.functional.cross_entropy(model(images.cuda()), labels.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
