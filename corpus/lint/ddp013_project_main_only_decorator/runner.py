@@ -31,7 +31,7 @@ class Runner:
     @timed
     def _save_optimizer(self, epoch):
         state = {"optimizer": self.optimizer.state_dict(), "epoch": epoch}
-        torch.save(state, os.path.join(self.out_dir, "optimizer.pt"))
+        torch.save(state, os.path.join(self.out_dir, f"optimizer_{epoch}.pt"))
 
     def train(self, epochs):
         for epoch in range(epochs):
