@@ -58,8 +58,8 @@ class RankDecorators:
         name = last_name(expr.func if isinstance(expr, cst.Call) else expr)
         if name is not None and MAIN_ONLY_DECORATOR.match(name):
             return True
-        if isinstance(expr, cst.Name) and expr.value in self.model.functions:
-            return self._local(expr.value)
+        if isinstance(expr, cst.Name) and self._local(expr.value):
+            return True
         if isinstance(expr, (cst.Name, cst.Attribute)) and self._elsewhere is not None:
             return self._elsewhere(expr)
         return False
