@@ -106,6 +106,7 @@ class ModuleSummary:
     classes: tuple[str, ...] = ()  # the classes it defines
     in_test_process: bool = False  # a test module run in one pytest process
     world_size_globals: tuple[str, ...] = ()  # module globals holding the world size
+    main_only_decorators: tuple[str, ...] = ()  # its decorators that run on rank 0 only
 
     def function(self, name: str) -> FunctionSummary | None:
         return dict(self.functions).get(name)
@@ -297,6 +298,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
         classes=tuple(sorted(ctx.model.classes)),
         in_test_process=runs_in_test_process(ctx),
         world_size_globals=world_size_globals(ctx),
+        main_only_decorators=tuple(sorted(ctx.domain.gates.decorators.defined())),
     )
 
 
@@ -680,6 +682,18 @@ class Project:
         path = self.finder.module_path(ctx.path, module)
         summary = self.summaries.get(path) if path is not None else None
         return summary is not None and name in summary.world_size_globals
+
+    def main_only_decorator(self, ctx: FileContext, expr: cst.BaseExpression) -> bool:
+        """`expr` names a decorator of another project module that runs the function it
+        decorates on the main process only (`from utils.dist import main_process`)."""
+        qualified = ctx.qualname(expr)
+        if qualified is None or "." not in qualified.lstrip("."):
+            return False
+        found = self._lookup(ctx.path, qualified)
+        if found is None or found[0] == os.path.abspath(ctx.path):
+            return False
+        summary = self.summaries.get(found[0])
+        return summary is not None and found[1] in summary.main_only_decorators
 
     def imports_prefix_stripper(self, ctx: FileContext) -> bool:
         """Whether a project module the file imports (transitively) drops the DDP `module.`

@@ -24,20 +24,26 @@ def is_entry(ctx: FileContext, func: cst.FunctionDef) -> bool:
     (`main`), or one passed around by name (`mp.spawn(main_worker, ...)`)."""
     name = func.name.value
     return name in _ENTRY_POINTS or any(
-        node.value == name and node is not func.name and not _called_name(ctx, node)
+        node.value == name and _passes_around(ctx, node)
         for node in ctx.nodes_of(cst.Name)
         if isinstance(node, cst.Name)
     )
 
 
-def _called_name(ctx: FileContext, name: cst.Name) -> bool:
-    """`name` is what a call calls: `save(...)`, or the attribute of `torch.save(...)`
-    (which names some other object's `save`, not a reference to the function)."""
+def _passes_around(ctx: FileContext, name: cst.Name) -> bool:
+    """`name` refers to a function without calling it (`mp.spawn(worker, ...)`,
+    `callback=self.save`): not what a call calls (`save(...)`, the attribute of
+    `torch.save(...)`), not the name a definition gives (another class's method of the
+    same name), not the keyword of an argument."""
     ref: cst.CSTNode = name
     parent = ctx.parent(name)
+    if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is name:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is name:
+        return False
     if isinstance(parent, cst.Attribute) and parent.attr is name:
         ref, parent = parent, ctx.parent(parent)
-    return isinstance(parent, cst.Call) and parent.func is ref
+    return not (isinstance(parent, cst.Call) and parent.func is ref)
 
 
 def runs_once(ctx: FileContext, node: cst.CSTNode) -> bool:

@@ -10,7 +10,7 @@ import libcst as cst
 
 from ddplint.analysis.rank_guards import call_sites
 from ddplint.context import FileContext
-from ddplint.domain import Gate, main_only_decorator
+from ddplint.domain import Gate
 from ddplint.engine import MAX_DEPTH
 from ddplint.names import dotted
 
@@ -26,7 +26,7 @@ def one_rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
     if kept:
         return kept[0].node
     function = ctx.enclosing_function(node)
-    return None if function is None else main_only_decorator(function)
+    return None if function is None else gates.main_only_decorator(function)
 
 
 def _shares_loop(ctx: FileContext, gate: Gate, node: cst.CSTNode) -> bool:

@@ -2,7 +2,8 @@
 
 `apis`: the torch / torchvision / timm / HF names and environment variables;
 `ranks`: rank values, world sizes, rank tests and their side; `rank_kinds`: global or
-local rank; `gates`: rank-gated regions;
+local rank; `gates`: rank-gated regions; `rank_decorators`: decorators that run a function on the
+main process only;
 `collectives`: collective calls and collective-issuing functions; `backward`: what reaches
 `backward()`; `loops`: training loops and evaluation code; `versions`: code that runs only
 on an old torch. `Domain` bundles them for one file (`FileContext.domain`).
@@ -17,7 +18,7 @@ import libcst as cst
 
 from ddplint.domain.backward import Backward, BackwardSite, Step
 from ddplint.domain.collectives import Collectives
-from ddplint.domain.gates import Gate, Gates, main_only_decorator
+from ddplint.domain.gates import Gate, Gates
 from ddplint.domain.loops import Loops
 from ddplint.domain.rank_kinds import RankKind, RankKinds
 from ddplint.domain.ranks import Ranks, Side
@@ -36,7 +37,7 @@ class Domain:
     ) -> None:
         self.ranks = Ranks(resolver, _world_size_elsewhere(project, context))
         self.rank_kinds = RankKinds(resolver)
-        self.gates = Gates(self.ranks, flow, resolver)
+        self.gates = Gates(self.ranks, flow, resolver, _decorator_elsewhere(project, context))
         self.collectives = Collectives(resolver, flow, self.ranks, project, context)
         self.backward = Backward(resolver)
         self.loops = Loops(resolver, self.backward)
@@ -50,6 +51,15 @@ def _world_size_elsewhere(
     if project is None:
         return None
     return lambda expr: project.holds_world_size(context, expr)  # type: ignore[arg-type]
+
+
+def _decorator_elsewhere(
+    project: Project | None, context: object
+) -> Callable[[cst.BaseExpression], bool] | None:
+    """Whether a decorator names a main-only decorator of another project module."""
+    if project is None:
+        return None
+    return lambda expr: project.main_only_decorator(context, expr)  # type: ignore[arg-type]
 
 
 __all__ = [
@@ -67,5 +77,4 @@ __all__ = [
     "Side",
     "Step",
     "TorchVersions",
-    "main_only_decorator",
 ]

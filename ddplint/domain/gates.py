@@ -1,15 +1,16 @@
 """One definition of "rank-gated region": code that runs on some ranks only, because an
 enclosing branch or an earlier early exit tests the rank, or because its function is
-decorated to run on the main process only (`@rank_zero_only`, `@master_only`)."""
+decorated to run on the main process only (`@rank_zero_only`, `ddplint.domain.rank_decorators`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
 
-from ddplint.domain.apis import MAIN_ONLY_DECORATOR
-from ddplint.domain.ranks import Ranks, Side, last_name
+from ddplint.domain.rank_decorators import RankDecorators
+from ddplint.domain.ranks import Ranks, Side
 from ddplint.engine import Condition, Flow, Resolver
 
 
@@ -48,10 +49,28 @@ class Gate:
 class Gates:
     """Rank gates of the nodes of one file."""
 
-    def __init__(self, ranks: Ranks, flow: Flow, resolver: Resolver) -> None:
+    def __init__(
+        self,
+        ranks: Ranks,
+        flow: Flow,
+        resolver: Resolver,
+        decorator_elsewhere: Callable[[cst.BaseExpression], bool] | None = None,
+    ) -> None:
+        """`decorator_elsewhere` says whether a decorator names a main-only decorator of
+        another project module."""
         self.ranks = ranks
         self.flow = flow
         self.resolver = resolver
+        self.decorators = RankDecorators(resolver, self._main_only_test, decorator_elsewhere)
+
+    def main_only_decorator(self, func: cst.FunctionDef) -> cst.Decorator | None:
+        """The decorator that runs `func` on the main process only (`@rank_zero_only`, or
+        a project decorator whose wrapper calls it under `if rank == 0:`), else None."""
+        return self.decorators.of(func)
+
+    def _main_only_test(self, node: cst.CSTNode) -> bool:
+        """A rank test of `node`'s function lets it run on the main process only."""
+        return any(g.side is Side.MAIN for g in self.gates(node))
 
     def gate(self, node: cst.CSTNode) -> Gate | None:
         """The innermost rank gate `node` runs under in its function, else the function's
@@ -63,7 +82,7 @@ class Gates:
                 return gate
         frame = self.resolver.model.frame(node)
         if isinstance(frame, cst.FunctionDef):
-            decorator = main_only_decorator(frame)
+            decorator = self.main_only_decorator(frame)
             if decorator is not None and self._in_body(node, frame):
                 return Gate(decorator, Side.MAIN, None)
         return None
@@ -143,15 +162,3 @@ def _literals_of(test: cst.BaseExpression, holds: bool) -> list[tuple[cst.BaseEx
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) == holds:
         return [*_literals_of(test.left, holds), *_literals_of(test.right, holds)]
     return [(test, holds)]
-
-
-def main_only_decorator(func: cst.FunctionDef) -> cst.Decorator | None:
-    """`@rank_zero_only`, `@master_only`, `@accelerator.on_main_process`, ..."""
-    for decorator in func.decorators:
-        expr = decorator.decorator
-        if isinstance(expr, cst.Call):
-            expr = expr.func
-        name = last_name(expr)
-        if name is not None and MAIN_ONLY_DECORATOR.match(name):
-            return decorator
-    return None

@@ -38,7 +38,9 @@ or at every call of that function in the file. Also flags the unguarded call of 
 (of this file or of the project) that saves without a guard of its own.
 
 Left alone: saves under `if rank == 0:` / `if is_main_process():` or after
-`if not main: return`, saves inside a function only called under such a guard,
+`if not main: return`, saves inside a function only called under such a guard or
+decorated to run on rank 0 only (`@rank_zero_only`, or a project decorator whose wrapper
+calls the function under a rank-0 test),
 `save_on_master`-style helpers that guard inside, files whose path holds the rank
 (intentional per-rank shards), fresh temporary files (`tempfile.NamedTemporaryFile()`: each
 process gets its own), saves into an in-memory buffer, saves inside
