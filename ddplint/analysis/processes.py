@@ -221,9 +221,13 @@ def _in_launching_parent(ctx: FileContext, node: cst.CSTNode) -> bool:
     `self._run_multi_process_test(callable=worker)`) and joins no job itself: it runs in
     the one parent process, building each rank's inputs (rank 1's shard on `cuda:1`)."""
     func = ctx.enclosing_function(node)
-    if func is None or _joins_in(ctx, func):
+    if func is None:
         return False
-    return any(_launches_worker(ctx, call) for call in ctx.calls_within(func))
+    calls = ctx.calls_within(func)
+    launches = [call for call in calls if _launches_worker(ctx, call)]
+    return bool(launches) and not any(
+        _joins_job(ctx, call) for call in calls if call not in launches
+    )
 
 
 def _launches_worker(ctx: FileContext, call: cst.Call) -> bool:
