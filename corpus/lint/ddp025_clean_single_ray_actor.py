@@ -24,3 +24,15 @@ def main(world_size=4):
     reference = Reference.remote()
     policies = [Policy.remote(rank, world_size) for rank in range(world_size)]
     return reference, policies
+
+
+def evaluate():
+    ray.init()
+    return Reference.remote()
+
+
+def pair(world_size=2):
+    ray.init()
+    first = Policy.remote(0, world_size)
+    second = Policy.remote(1, world_size)
+    return first, second

@@ -1,6 +1,6 @@
 """Ray actors and tasks (`@ray.remote` classes and functions): each runs in a worker process
 of its own. Given GPUs (`num_gpus=1`), Ray sets `CUDA_VISIBLE_DEVICES` to them, so `cuda:0`
-is the actor's own GPU; an actor class the file makes once is one process."""
+is the actor's own GPU; an actor class made one at a time is one process."""
 
 from __future__ import annotations
 
@@ -45,8 +45,9 @@ def on_own_gpus(ctx: FileContext, node: cst.CSTNode) -> bool:
 
 
 def in_single_actor(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """`node` is in a Ray actor class this file makes once (one `Actor.remote(...)` call,
-    in no loop or comprehension): one process, not one per rank."""
+    """`node` is in a Ray actor class this file makes one at a time (each function that
+    makes it calls `Actor.remote(...)` once, in no loop or comprehension): one process,
+    not one per rank."""
     found = _actor(ctx, node)
     if found is None or not isinstance(found[0], cst.ClassDef):
         return False
@@ -58,6 +59,13 @@ def in_single_actor(ctx: FileContext, node: cst.CSTNode) -> bool:
         and isinstance(call.func.value, cst.Name)
         and call.func.value.value == name
     ]
-    return len(made) == 1 and not any(
-        isinstance(a, (cst.For, cst.While, cst.BaseComp)) for a in ctx.ancestors(made[0])
+    makers = [ctx.enclosing_function(call) for call in made]
+    return (
+        bool(made)
+        and len(set(makers)) == len(makers)
+        and not any(
+            isinstance(a, (cst.For, cst.While, cst.BaseComp))
+            for call in made
+            for a in ctx.ancestors(call)
+        )
     )
