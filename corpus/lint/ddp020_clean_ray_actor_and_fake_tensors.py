@@ -1,6 +1,10 @@
 """A Ray actor given a GPU sees only its own GPU, so the default CUDA device is right there;
-tensors made under `FakeTensorMode` only describe shapes and take no GPU memory. The
-launched trainer at the end uses the default device on every rank without choosing one."""
+tensors made under `FakeTensorMode` only describe shapes and take no GPU memory; a helper
+that only a single-process test calls builds its expected value in that one process. The
+launched trainer and the helper it calls use the default device on every rank without
+choosing one."""
+
+import unittest
 
 import ray
 import torch
@@ -32,3 +36,23 @@ def train():
     dist.init_process_group("nccl")
     model = nn.Linear(16, 16).cuda()  # expect: DDP020
     return model
+
+
+def expected_sums(rows):
+    return torch.tensor([sum(r) for r in rows]).cuda()
+
+
+def launched_sums(rows):
+    return torch.tensor([sum(r) for r in rows]).cuda()  # expect: DDP020
+
+
+class SumTest(unittest.TestCase):
+    def test_sums(self):
+        rows = [[1, 2], [3, 4]]
+        got = torch.tensor(rows).cuda().sum(dim=1)
+        self.assertTrue(torch.equal(got, expected_sums(rows)))
+
+
+def evaluate(rows):
+    dist.init_process_group("nccl")
+    return launched_sums(rows)

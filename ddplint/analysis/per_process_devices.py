@@ -34,9 +34,13 @@ def right_for_its_process(ctx: FileContext, literal: cst.CSTNode) -> bool:
 
 def default_device_is_own(ctx: FileContext, use: cst.CSTNode) -> bool:
     """A use of the default CUDA device that is right for its process: it runs in one
-    process (`runs_in_one_process`), in a Ray actor on GPUs of its own, or makes a fake
-    tensor (under `FakeTensorMode`) that takes no GPU memory."""
-    return runs_in_one_process(ctx, use) or on_own_gpus(ctx, use) or _fake_tensor(ctx, use)
+    process (`runs_in_one_process`) or in a Ray actor on GPUs of its own, here or at every
+    call of its function (a few levels up: a helper that builds a single-process test's
+    expected value), or makes a fake tensor (under `FakeTensorMode`) that takes no GPU
+    memory."""
+    return _fake_tensor(ctx, use) or everywhere(
+        ctx, use, lambda at: runs_in_one_process(ctx, at) or on_own_gpus(ctx, at)
+    )
 
 
 def _fake_tensor(ctx: FileContext, node: cst.CSTNode) -> bool:

@@ -67,7 +67,8 @@ runs in one process only is left alone: on the single-process side of an
 (or one of one rank: `WORLD_SIZE` set to 1) and reads no rank, in a pytest test skipped
 under a distributed launch (`skipif("WORLD_SIZE" in os.environ)`) or with no sign of one
 in its name, markers, fixtures or body, or in a Ray actor given GPUs of its own
-(`@ray.remote(num_gpus=1)`). Fake tensors (under `FakeTensorMode`) take no GPU memory.
+(`@ray.remote(num_gpus=1)`), also in a function only such code calls. Fake tensors (under
+`FakeTensorMode`) take no GPU memory.
 
 ## Why is this bad?
 `"cuda"` without an index means the *current* device, which is GPU 0 until
