@@ -56,3 +56,15 @@ class SumTest(unittest.TestCase):
 def evaluate(rows):
     dist.init_process_group("nccl")
     return launched_sums(rows)
+
+
+def worker(rank, world_size):
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    return nn.Linear(4, 4).cuda()  # expect: DDP020
+
+
+def launch(world_size, spawn):
+    if world_size > 1:
+        torch.multiprocessing.spawn(worker, args=(world_size,), nprocs=world_size)
+    else:
+        worker(0, 1)

@@ -35,12 +35,30 @@ def right_for_its_process(ctx: FileContext, literal: cst.CSTNode) -> bool:
 def default_device_is_own(ctx: FileContext, use: cst.CSTNode) -> bool:
     """A use of the default CUDA device that is right for its process: it runs in one
     process (`runs_in_one_process`) or in a Ray actor on GPUs of its own, here or at every
-    call of its function (a few levels up: a helper that builds a single-process test's
-    expected value), or makes a fake tensor (under `FakeTensorMode`) that takes no GPU
-    memory."""
-    return _fake_tensor(ctx, use) or everywhere(
-        ctx, use, lambda at: runs_in_one_process(ctx, at) or on_own_gpus(ctx, at)
-    )
+    call of a function used only by calls (a few levels up: a helper that builds a
+    single-process test's expected value), or makes a fake tensor (under
+    `FakeTensorMode`) that takes no GPU memory."""
+
+    def own(at: cst.CSTNode) -> bool:
+        return runs_in_one_process(ctx, at) or on_own_gpus(ctx, at)
+
+    if _fake_tensor(ctx, use) or own(use):
+        return True
+    func = ctx.enclosing_function(use)
+    return func is not None and _only_called(ctx, func) and everywhere(ctx, use, own)
+
+
+def _only_called(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` is used only by calling it: never handed on (`mp.spawn(main_worker, ...)`
+    runs it in every worker, a call site the callers do not show)."""
+    name = func.name.value
+    for node in ctx.nodes_of(cst.Name):
+        if not isinstance(node, cst.Name) or node.value != name or node is func.name:
+            continue
+        parent = ctx.parent(node)
+        if not (isinstance(parent, cst.Call) and parent.func is node):
+            return False
+    return True
 
 
 def _fake_tensor(ctx: FileContext, node: cst.CSTNode) -> bool:

@@ -218,28 +218,32 @@ _SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start
 def _in_launching_parent(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node`'s function hands a worker of this file (`_is_worker`) to a
     launcher (`mp.spawn`, a helper named for the job such as
-    `self._run_multi_process_test(callable=worker)`) and joins no job itself: it runs in
-    the one parent process, building each rank's inputs (rank 1's shard on `cuda:1`)."""
+    `self._run_multi_process_test(callable=worker)`), never calls a worker itself (as a
+    fallback without spawn) and joins no job: it runs in the one parent process, building
+    each rank's inputs (rank 1's shard on `cuda:1`)."""
     func = ctx.enclosing_function(node)
     if func is None:
         return False
     calls = ctx.calls_within(func)
-    launches = [call for call in calls if _launches_worker(ctx, call)]
-    return bool(launches) and not any(
-        _joins_job(ctx, call) for call in calls if call not in launches
+    workers = {name for call in calls for name in _launched_workers(ctx, call)}
+    return bool(workers) and not any(
+        dotted(call.func) in workers or (_joins_job(ctx, call) and not _launched_workers(ctx, call))
+        for call in calls
     )
 
 
-def _launches_worker(ctx: FileContext, call: cst.Call) -> bool:
+def _launched_workers(ctx: FileContext, call: cst.Call) -> list[str]:
+    """Names of the workers of this file (`_is_worker`) `call` launches: `mp.spawn`, or a
+    helper named for the job, given the function."""
     name = ctx.call_name(call)
     if name not in _SPAWNS and not JOB_WORDS.search(last_name(call.func) or ""):
-        return False
-    for arg in call.args:
-        if isinstance(arg.value, cst.Name):
-            workers = ctx.functions.get(arg.value.value, ())
-            if any(_is_worker(ctx, worker) for worker in workers):
-                return True
-    return False
+        return []
+    return [
+        arg.value.value
+        for arg in call.args
+        if isinstance(arg.value, cst.Name)
+        and any(_is_worker(ctx, worker) for worker in ctx.functions.get(arg.value.value, ()))
+    ]
 
 
 def _is_worker(ctx: FileContext, func: cst.FunctionDef) -> bool:

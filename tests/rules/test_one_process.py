@@ -191,3 +191,18 @@ def test_parent_that_only_calls_its_worker_is_not_the_launcher():
         return worker(rank, world_size), shards
     """
     assert rows(body, "DDP001") == [4, 12]
+
+
+def test_parent_that_also_runs_the_worker_without_spawn_is_not_only_the_parent():
+    body = """
+    def worker(rank, world_size):
+        dist.init_process_group("nccl", rank=rank, world_size=world_size)
+        return torch.zeros(2).cuda()
+
+    def main(world_size, spawn):
+        if spawn:
+            torch.multiprocessing.spawn(worker, args=(world_size,), nprocs=world_size)
+        else:
+            worker(0, world_size)
+    """
+    assert rows(body, "DDP020") == [4]
