@@ -118,12 +118,16 @@ def _joins_in(ctx: FileContext, node: cst.CSTNode) -> bool:
 
 
 def _one_rank_job(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` sets the world size to one (directly or through a project helper) and
+    spawns no workers."""
     project = ctx.project
+    calls = [call for call in ctx.walk(node) if isinstance(call, cst.Call)]
+    if any(ctx.call_name(call) in _SPAWNS for call in calls):
+        return False
     if one_rank_group(ctx, node, lambda call: _joins_job(ctx, call)):
         return True
     return project is not None and any(
-        isinstance(call, cst.Call) and project.helper_starts_one_rank_group(ctx, call)
-        for call in ctx.walk(node)
+        project.helper_starts_one_rank_group(ctx, call) for call in calls
     )
 
 

@@ -206,3 +206,23 @@ def test_parent_that_also_runs_the_worker_without_spawn_is_not_only_the_parent()
             worker(0, world_size)
     """
     assert rows(body, "DDP020") == [4]
+
+
+def test_class_that_sets_one_rank_but_spawns_workers_is_not_one_process():
+    body = """
+    import os
+    import unittest
+
+    def worker(rank):
+        pass
+
+    class Spawning(unittest.TestCase):
+        def setUp(self):
+            os.environ["WORLD_SIZE"] = "1"
+
+        def test_spawn(self):
+            torch.multiprocessing.spawn(worker, nprocs=2)
+            dist.init_process_group("nccl")
+            torch.zeros(2, device="cuda:0")
+    """
+    assert rows(body, "DDP001") == [15]
