@@ -12,6 +12,7 @@ from ddplint.analysis.one_rank_groups import one_rank_group, plays_one_rank
 from ddplint.analysis.ray_actors import in_single_actor
 from ddplint.analysis.test_modules import JOB_WORDS, is_entry_script, shows_job
 from ddplint.context import FileContext
+from ddplint.engine.resolve import methods_named
 from ddplint.facts import DDP_CLASSES, last_name, string_value
 from ddplint.names import dotted
 from ddplint.project import STARTERS
@@ -157,15 +158,16 @@ def _single_process_test_function(ctx: FileContext, func: cst.FunctionDef) -> bo
 
 
 def _plays_one_rank_test(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """A test method that joins no job itself and stands in for one rank of it
-    (`plays_one_rank`: a single-process sharded-inference test in a multi-process test
-    class)."""
+    """A test method that joins no job itself (nor does its class's `setUp`, as
+    `MultiProcessTestCase` spawns there) and stands in for one rank of it (`plays_one_rank`:
+    a single-process sharded-inference test in a multi-process test class)."""
     holder = ctx.parent(func)
+    cls = ctx.parent(holder) if isinstance(holder, cst.IndentedBlock) else None
     return (
-        isinstance(holder, cst.IndentedBlock)
-        and isinstance(ctx.parent(holder), cst.ClassDef)
+        isinstance(cls, cst.ClassDef)
         and plays_one_rank(ctx, func)
         and not _reaches_job(ctx, func, set())
+        and not any(_reaches_job(ctx, s, set()) for s in methods_named(cls, "setUp"))
     )
 
 

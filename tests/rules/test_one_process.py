@@ -226,3 +226,24 @@ def test_class_that_sets_one_rank_but_spawns_workers_is_not_one_process():
             torch.zeros(2, device="cuda:0")
     """
     assert rows(body, "DDP001") == [15]
+
+
+def test_rank_zero_stand_in_after_a_spawning_set_up_runs_in_every_worker():
+    body = """
+    from shardkit import MultiProcessTestCase, ShardedEnv, shard
+
+    class StandIn(MultiProcessTestCase):
+        def test_shard(self):
+            shard(ShardedEnv.from_local(world_size=2, rank=0), device="cuda:0")
+
+    class SpawnedStandIn(MultiProcessTestCase):
+        def setUp(self):
+            torch.multiprocessing.spawn(self.run_test, nprocs=2)
+
+        def test_shard(self):
+            shard(ShardedEnv.from_local(world_size=2, rank=0), device="cuda:0")
+
+    def main():
+        dist.init_process_group("nccl")
+    """
+    assert rows(body, "DDP001") == [13]
