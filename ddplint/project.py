@@ -24,6 +24,7 @@ import libcst as cst
 from ddplint.analysis.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
 from ddplint.analysis.downloads import costs_only, download_message, in_first_context
 from ddplint.analysis.module_globals import world_size_globals
+from ddplint.analysis.one_rank_groups import one_rank_group
 from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.process_group import uses_process_group, uses_process_group_at
 from ddplint.analysis.samplers import returned_loaders
@@ -90,6 +91,7 @@ class FunctionSummary:
     set_epoch_params: tuple[int, ...] = ()
     returns_ddp: bool = False
     returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
+    one_rank_group: bool = False  # it starts a process group of one rank (`one_rank_group`)
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,17 @@ def _object_method(ctx: FileContext, call: cst.Call) -> str | None:
         if maker is not None:
             return f"{maker}.{method}"
     return None
+
+
+def _starts_one_rank_group(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` starts a process group (`STARTERS`) with the world size set to one."""
+
+    def starts(call: cst.Call) -> bool:
+        return ctx.call_name(call) in STARTERS
+
+    return any(starts(call) for call in ctx.calls_within(func)) and one_rank_group(
+        ctx, func, starts
+    )
 
 
 def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
@@ -283,6 +296,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
             returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
             returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
+            one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -628,6 +642,15 @@ class Project:
         (`utils.init_distributed_mode(args)`), directly or through others."""
         found = self._resolve_call(ctx, call)
         return found is not None and found in self._reaching("starts")
+
+    def helper_starts_one_rank_group(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that starts a process group of one rank (`init_dist()` setting
+        `WORLD_SIZE` to 1 before `init_process_group`)."""
+        found = self.resolve(ctx, call)
+        if found is None:
+            return False
+        function = found[0].function(found[1])
+        return function is not None and function.one_rank_group
 
     def helper_reads_local_rank(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that reads `LOCAL_RANK` from the environment

@@ -1,8 +1,8 @@
 """Literal devices that are right for the process running them: under a rank check, where
 only one process runs (`if args.distributed: ... else: "cuda:0"`, a single-process test),
 in a function called only from such places (`evaluate()` under `if rank == 0:`), one entry
-of a per-rank table, or a single-process default that the code overrides per rank later in
-its scope."""
+of a per-rank table, a single-process default that the code overrides per rank later in
+its scope, or in a Ray actor given GPUs of its own."""
 
 from __future__ import annotations
 
@@ -12,20 +12,64 @@ from ddplint.analysis.device_literals import cuda_literal
 from ddplint.analysis.local_rank_names import LOCAL_RANK_NAME
 from ddplint.analysis.processes import runs_in_one_process
 from ddplint.analysis.rank_guards import everywhere
+from ddplint.analysis.ray_actors import on_own_gpus
 from ddplint.context import FileContext
 from ddplint.names import dotted
+
+_FAKE_MODE = ".FakeTensorMode"
 
 
 def right_for_its_process(ctx: FileContext, literal: cst.CSTNode) -> bool:
     """The literal device is right where it runs: under a rank check or where only one
     process runs (`runs_in_one_process`), here or at every call of its function (a few
     levels up), one entry of a per-rank table, or a single-process default overridden per
-    rank later in its scope."""
+    rank later in its scope, or in a Ray actor on GPUs of its own (`on_own_gpus`)."""
     return (
-        everywhere(ctx, literal, lambda at: _one_process_runs(ctx, at))
+        on_own_gpus(ctx, literal)
+        or everywhere(ctx, literal, lambda at: _one_process_runs(ctx, at))
         or _default_overridden_per_rank(ctx, literal)
         or _in_per_rank_table(ctx, literal)
     )
+
+
+def default_device_is_own(ctx: FileContext, use: cst.CSTNode) -> bool:
+    """A use of the default CUDA device that is right for its process: it runs in one
+    process (`runs_in_one_process`) or in a Ray actor on GPUs of its own, here or at every
+    call of a function used only by calls (a few levels up: a helper that builds a
+    single-process test's expected value), or makes a fake tensor (under
+    `FakeTensorMode`) that takes no GPU memory."""
+
+    def own(at: cst.CSTNode) -> bool:
+        return runs_in_one_process(ctx, at) or on_own_gpus(ctx, at)
+
+    if _fake_tensor(ctx, use) or own(use):
+        return True
+    func = ctx.enclosing_function(use)
+    return func is not None and _only_called(ctx, func) and everywhere(ctx, use, own)
+
+
+def _only_called(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` is used only by calling it: never handed on (`mp.spawn(main_worker, ...)`
+    runs it in every worker, a call site the callers do not show)."""
+    name = func.name.value
+    for node in ctx.nodes_of(cst.Name):
+        if not isinstance(node, cst.Name) or node.value != name or node is func.name:
+            continue
+        parent = ctx.parent(node)
+        if not (isinstance(parent, cst.Call) and parent.func is node):
+            return False
+    return True
+
+
+def _fake_tensor(ctx: FileContext, node: cst.CSTNode) -> bool:
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.With) and any(
+            isinstance(item.item, cst.Call)
+            and (ctx.call_name(item.item) or "").endswith(_FAKE_MODE)
+            for item in ancestor.items
+        ):
+            return True
+    return False
 
 
 def _one_process_runs(ctx: FileContext, node: cst.CSTNode) -> bool:

@@ -8,8 +8,11 @@ import weakref
 import libcst as cst
 
 from ddplint.analysis.cli_commands import subcommands
+from ddplint.analysis.one_rank_groups import one_rank_group, plays_one_rank
+from ddplint.analysis.ray_actors import in_single_actor
 from ddplint.analysis.test_modules import JOB_WORDS, is_entry_script, shows_job
 from ddplint.context import FileContext
+from ddplint.engine.resolve import methods_named
 from ddplint.facts import DDP_CLASSES, last_name, string_value
 from ddplint.names import dotted
 from ddplint.project import STARTERS
@@ -108,7 +111,25 @@ def _pytest_holder(ctx: FileContext, func: cst.FunctionDef) -> bool:
 
 
 def _joins_in(ctx: FileContext, node: cst.CSTNode) -> bool:
-    return any(isinstance(call, cst.Call) and _joins_job(ctx, call) for call in ctx.walk(node))
+    """`node` starts, joins or asks about a job of more than one process: a job of one
+    rank (`one_rank_group`, also through a project helper) is one process."""
+    if not any(isinstance(call, cst.Call) and _joins_job(ctx, call) for call in ctx.walk(node)):
+        return False
+    return not _one_rank_job(ctx, node)
+
+
+def _one_rank_job(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` sets the world size to one (directly or through a project helper) and
+    spawns no workers."""
+    project = ctx.project
+    calls = [call for call in ctx.walk(node) if isinstance(call, cst.Call)]
+    if any(ctx.call_name(call) in _SPAWNS for call in calls):
+        return False
+    if one_rank_group(ctx, node, lambda call: _joins_job(ctx, call)):
+        return True
+    return project is not None and any(
+        project.helper_starts_one_rank_group(ctx, call) for call in calls
+    )
 
 
 def _skipped_when_launched(ctx: FileContext, func: cst.FunctionDef) -> bool:
@@ -136,13 +157,28 @@ def _single_process_test_function(ctx: FileContext, func: cst.FunctionDef) -> bo
     return not shows_job(ctx, func) and not _joins_in(ctx, func)
 
 
+def _plays_one_rank_test(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """A test method that joins no job itself (nor does its class's `setUp`, as
+    `MultiProcessTestCase` spawns there) and stands in for one rank of it (`plays_one_rank`:
+    a single-process sharded-inference test in a multi-process test class)."""
+    holder = ctx.parent(func)
+    cls = ctx.parent(holder) if isinstance(holder, cst.IndentedBlock) else None
+    return (
+        isinstance(cls, cst.ClassDef)
+        and plays_one_rank(ctx, func)
+        and not _reaches_job(ctx, func, set())
+        and not any(_reaches_job(ctx, s, set()) for s in methods_named(cls, "setUp"))
+    )
+
+
 def single_process_tests(ctx: FileContext) -> list[cst.ClassDef | cst.FunctionDef]:
     """Tests that run in the one test process, whatever the rest of the file does:
     `unittest.TestCase` classes (also through a project base like `AccelerateTestCase`)
     that start, join or ask about no multi-process job (no process group, no spawn, no
-    rank or world size asked in their body; `MultiProcessTestCase` is not one), and pytest
-    test functions (at module level or in a `Test...` class) that are skipped under a
-    distributed launch or show no sign of one."""
+    rank or world size asked in their body; `MultiProcessTestCase` is not one) or only a
+    job of one rank, pytest test functions (at module level or in a `Test...` class) that
+    are skipped under a distributed launch or show no sign of one, and test methods that
+    stand in for one rank of a job (`_plays_one_rank_test`)."""
     known = _TESTS.get(ctx)
     if known is not None:
         return known
@@ -154,8 +190,10 @@ def single_process_tests(ctx: FileContext) -> list[cst.ClassDef | cst.FunctionDe
         elif (
             isinstance(node, cst.FunctionDef)
             and node.name.value.startswith("test")
-            and _pytest_holder(ctx, node)
-            and _single_process_test_function(ctx, node)
+            and (
+                (_pytest_holder(ctx, node) and _single_process_test_function(ctx, node))
+                or _plays_one_rank_test(ctx, node)
+            )
         ):
             found.append(node)
     _TESTS[ctx] = found
@@ -166,14 +204,59 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs only when the job is not distributed (`Gates.single_process`: under
     `if not args.distributed:`, after `if world_size > 1: return`), in a test that runs
     in the one test process (`single_process_tests`) or a subcommand that runs no job
-    (`lone_subcommands`), or is a parameter a test helper gives such tests
-    (`_parametrizes_tests`)."""
-    if ctx.domain.gates.single_process(node) or _after_fake_group(ctx, node):
+    (`lone_subcommands`), in a Ray actor the file makes once (`in_single_actor`), in the
+    parent that launches the workers (`_in_launching_parent`), or is a parameter a test
+    helper gives such tests (`_parametrizes_tests`)."""
+    if ctx.domain.gates.single_process(node) or _in_fake_group(ctx, node):
         return True
-    if _parametrizes_tests(ctx, node):
+    if _parametrizes_tests(ctx, node) or in_single_actor(ctx, node):
+        return True
+    if _in_launching_parent(ctx, node):
         return True
     return any(
         ctx.is_inside(node, alone) for alone in (*single_process_tests(ctx), *lone_subcommands(ctx))
+    )
+
+
+_SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
+
+
+def _in_launching_parent(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node`'s function hands a worker of this file (`_is_worker`) to a
+    launcher (`mp.spawn`, a helper named for the job such as
+    `self._run_multi_process_test(callable=worker)`), never calls a worker itself (as a
+    fallback without spawn) and joins no job: it runs in the one parent process, building
+    each rank's inputs (rank 1's shard on `cuda:1`)."""
+    func = ctx.enclosing_function(node)
+    if func is None:
+        return False
+    calls = ctx.calls_within(func)
+    workers = {name for call in calls for name in _launched_workers(ctx, call)}
+    return bool(workers) and not any(
+        dotted(call.func) in workers or (_joins_job(ctx, call) and not _launched_workers(ctx, call))
+        for call in calls
+    )
+
+
+def _launched_workers(ctx: FileContext, call: cst.Call) -> list[str]:
+    """Names of the workers of this file (`_is_worker`) `call` launches: `mp.spawn`, or a
+    helper named for the job, given the function."""
+    name = ctx.call_name(call)
+    if name not in _SPAWNS and not JOB_WORDS.search(last_name(call.func) or ""):
+        return []
+    return [
+        arg.value.value
+        for arg in call.args
+        if isinstance(arg.value, cst.Name)
+        and any(_is_worker(ctx, worker) for worker in ctx.functions.get(arg.value.value, ()))
+    ]
+
+
+def _is_worker(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` joins the job or issues a collective itself."""
+    facts = ctx.facts
+    return _reaches_job(ctx, func, set()) or any(
+        facts.is_collective_call(call) for call in ctx.calls_within(func)
     )
 
 
@@ -230,12 +313,13 @@ def _parametrizes_tests(ctx: FileContext, node: cst.CSTNode) -> bool:
     return False
 
 
-def _after_fake_group(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """Earlier in `node`'s function, `init_process_group("fake", rank=0, world_size=n)`:
-    one process that only simulates a job of `n` ranks (compile-on-one-rank tracing)."""
+def _in_fake_group(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node`'s function calls `init_process_group("fake", rank=0, world_size=n)` (before
+    or after `node`): one process that only simulates a job of `n` ranks
+    (compile-on-one-rank tracing)."""
     func = ctx.enclosing_function(node)
     return func is not None and any(
-        ctx.enclosing_function(call) is func and ctx.before(call, node) and _backend(call) == "fake"
+        ctx.enclosing_function(call) is func and _backend(call) == "fake"
         for call in ctx.calls_to("torch.distributed.init_process_group")
     )
 

@@ -30,9 +30,12 @@ Flags a CUDA device index written as a literal in a distributed script: `"cuda:0
 (`f"cuda:{local_rank}"`, `torch.device("cuda", local_rank)`) are not flagged, nor is a
 script that manages `CUDA_VISIBLE_DEVICES` itself, a literal under a rank check, or one in
 code that runs in one process only: the single-process side of an `if args.distributed:`
-switch, code after `init_process_group("fake", ...)` (one process simulating a job), a
-test that runs in the one test process (a `unittest.TestCase` class or a pytest test that
-joins no job, or one skipped under a distributed launch) or a pytest parametrization a
+switch, a function that calls `init_process_group("fake", ...)` (one process simulating a
+job), a test that runs in the one test process (a `unittest.TestCase` class or a pytest
+test that joins no job or a job of one rank, one skipped under a distributed launch, or a
+test method that stands in for one rank: `ShardingEnv.from_local(world_size=2, rank=0)`),
+a Ray actor (`@ray.remote(num_gpus=1)`: Ray makes its own GPUs visible from index 0) or a
+pytest parametrization a
 test helper builds for such tests, or a command-line subcommand that starts no job
 where another one does (`python main.py benchmark` beside `torchrun main.py train`). A
 function called only from such places (`evaluate()` called under `if rank == 0:`) counts

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ddplint.analysis.devices import device_arguments
+from ddplint.analysis.processes import runs_in_one_process
 from ddplint.analysis.ranks import device_kind, single_node_group
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
@@ -33,8 +34,9 @@ the ranks are 8 to 15: `cuda:8` does not exist and CUDA raises "invalid device o
 one). The local rank (`LOCAL_RANK`, set by torchrun) is the GPU index on the node.
 
 Not flagged: local-rank values (`LOCAL_RANK`, `args.local_rank`, `local_rank`),
-`rank % torch.cuda.device_count()`, and the rank parameter of an `mp.spawn` worker, which is
-the process index on one node.
+`rank % torch.cuda.device_count()`, the rank parameter of an `mp.spawn` worker, which is
+the process index on one node, and code that runs in one process (a test whose process
+group has one rank: its rank is 0).
 
 ## Example
 ```python
@@ -134,6 +136,8 @@ if __name__ == "__main__":
                 continue
             for value in device_arguments(ctx, call):
                 if device_kind(ctx, value, call) is RankKind.GLOBAL:
+                    if runs_in_one_process(ctx, call):
+                        break
                     yield Finding(
                         call,
                         f"device chosen from the global rank (`{ctx.code(value)}`): right only "

@@ -15,7 +15,7 @@ from ddplint.analysis.device_picks import (
     unset_branch,
 )
 from ddplint.analysis.local_rank_names import LocalRankNames
-from ddplint.analysis.processes import runs_in_one_process
+from ddplint.analysis.per_process_devices import default_device_is_own
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.facts import argument, string_value
@@ -64,9 +64,11 @@ set it — flags `.cuda()` without an index, `torch.device("cuda")`, `.to("cuda"
 `device="cuda"`, and a `device = "cuda"` variable used with `.to(device)`. Code that
 runs in one process only is left alone: on the single-process side of an
 `if args.distributed:` switch, in a `unittest.TestCase` class that starts no process group
-and reads no rank, or in a pytest test skipped under a distributed launch
-(`skipif("WORLD_SIZE" in os.environ)`) or with no sign of one in its name, markers,
-fixtures or body.
+(or one of one rank: `WORLD_SIZE` set to 1) and reads no rank, in a pytest test skipped
+under a distributed launch (`skipif("WORLD_SIZE" in os.environ)`) or with no sign of one
+in its name, markers, fixtures or body, or in a Ray actor given GPUs of its own
+(`@ray.remote(num_gpus=1)`), also in a function only such code calls. Fake tensors (under
+`FakeTensorMode`) take no GPU memory.
 
 ## Why is this bad?
 `"cuda"` without an index means the *current* device, which is GPU 0 until
@@ -167,7 +169,7 @@ def evaluate(model, loader):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if not any(True for _ in ctx.calls_to(INIT)):
             return
-        uses = [use for use in default_device_uses(ctx) if not runs_in_one_process(ctx, use)]
+        uses = [use for use in default_device_uses(ctx) if not default_device_is_own(ctx, use)]
         if not uses:
             return
         picks = list(device_picks(ctx))

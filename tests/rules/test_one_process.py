@@ -120,3 +120,130 @@ def test_compared_device_is_an_expected_value_used_device_is_not():
             print("moved")
     """
     assert rows(body, "DDP001") == [4]
+
+
+def test_world_size_one_through_a_name_is_one_process_two_is_not():
+    body = """
+    import unittest
+
+    SINGLE = 1
+
+    class OneRank(unittest.TestCase):
+        def test_sum(self):
+            dist.init_process_group("nccl", rank=0, world_size=SINGLE)
+            dist.all_reduce(torch.ones(1, device="cuda:0"))
+
+    class TwoRanks(unittest.TestCase):
+        def test_sum(self):
+            dist.init_process_group("nccl", rank=0, world_size=2)
+            dist.all_reduce(torch.ones(1, device="cuda:0"))
+    """
+    assert rows(body, "DDP001") == [14]
+
+
+def test_fake_group_started_after_the_device_still_simulates_one_process():
+    body = """
+    def trace(rank, world_size):
+        device = torch.device("cuda:0")
+        dist.init_process_group(backend="fake", rank=rank, world_size=world_size)
+        return torch.zeros(2, device=device)
+
+    def run(rank, world_size):
+        device = torch.device("cuda:0")
+        dist.init_process_group(backend="nccl", rank=rank, world_size=world_size)
+        return torch.zeros(2, device=device)
+    """
+    assert rows(body, "DDP001") == [8]
+
+
+def test_ray_actor_without_gpus_of_its_own_is_reported():
+    body = """
+    import ray
+
+    @ray.remote(num_gpus=1)
+    class OwnGpu:
+        def __init__(self):
+            dist.init_process_group("nccl")
+            self.x = torch.zeros(2, device="cuda:0")
+
+    @ray.remote(num_cpus=2)
+    class NoGpu:
+        def __init__(self):
+            dist.init_process_group("nccl")
+            self.x = torch.zeros(2, device="cuda:0")
+    """
+    assert rows(body, "DDP001") == [14]
+
+
+def test_parent_that_only_calls_its_worker_is_not_the_launcher():
+    body = """
+    def worker(rank, world_size):
+        dist.init_process_group("nccl", rank=rank, world_size=world_size)
+        return torch.zeros(2, device="cuda:0")
+
+    def spawn_all(world_size):
+        shards = [torch.zeros(2, device="cuda:1")]
+        torch.multiprocessing.spawn(worker, args=(world_size,), nprocs=world_size)
+        return shards
+
+    def run_inline(rank, world_size):
+        shards = [torch.zeros(2, device="cuda:1")]
+        return worker(rank, world_size), shards
+    """
+    assert rows(body, "DDP001") == [4, 12]
+
+
+def test_parent_that_also_runs_the_worker_without_spawn_is_not_only_the_parent():
+    body = """
+    def worker(rank, world_size):
+        dist.init_process_group("nccl", rank=rank, world_size=world_size)
+        return torch.zeros(2).cuda()
+
+    def main(world_size, spawn):
+        if spawn:
+            torch.multiprocessing.spawn(worker, args=(world_size,), nprocs=world_size)
+        else:
+            worker(0, world_size)
+    """
+    assert rows(body, "DDP020") == [4]
+
+
+def test_class_that_sets_one_rank_but_spawns_workers_is_not_one_process():
+    body = """
+    import os
+    import unittest
+
+    def worker(rank):
+        pass
+
+    class Spawning(unittest.TestCase):
+        def setUp(self):
+            os.environ["WORLD_SIZE"] = "1"
+
+        def test_spawn(self):
+            torch.multiprocessing.spawn(worker, nprocs=2)
+            dist.init_process_group("nccl")
+            torch.zeros(2, device="cuda:0")
+    """
+    assert rows(body, "DDP001") == [15]
+
+
+def test_rank_zero_stand_in_after_a_spawning_set_up_runs_in_every_worker():
+    body = """
+    from shardkit import MultiProcessTestCase, ShardedEnv, shard
+
+    class StandIn(MultiProcessTestCase):
+        def test_shard(self):
+            shard(ShardedEnv.from_local(world_size=2, rank=0), device="cuda:0")
+
+    class SpawnedStandIn(MultiProcessTestCase):
+        def setUp(self):
+            torch.multiprocessing.spawn(self.run_test, nprocs=2)
+
+        def test_shard(self):
+            shard(ShardedEnv.from_local(world_size=2, rank=0), device="cuda:0")
+
+    def main():
+        dist.init_process_group("nccl")
+    """
+    assert rows(body, "DDP001") == [13]
