@@ -1,5 +1,10 @@
 """Saves through checkpointer objects of another module: the full checkpoint is written by
-rank 0 only; the adapter checkpointer is called on every rank."""
+rank 0 only; the adapter checkpointer is called on every rank.
+
+Known miss: the every-rank `adapters.save_checkpoint(...)` is not reported, because what a
+method called on a project object saves is not followed across modules. Following it was
+tried and reported `accelerator.save_state()` in 18 places of accelerate's examples, which
+every rank must call; the checkpointer methods themselves are left to their callers."""
 import os
 
 import torch
@@ -34,7 +39,7 @@ def main():
         state = {"model": model.module.state_dict(), "adapter": adapter.state_dict()}
         if rank == 0:
             full.save_checkpoint(state, epoch)
-        adapters.save_checkpoint(state, epoch)  # expect: DDP013
+        adapters.save_checkpoint(state, epoch)  # not reported (see above)
         dist.barrier()
     dist.destroy_process_group()
 
