@@ -48,7 +48,8 @@ def kind_of_use(body: str) -> RankKind | None:
             "use(gpu)",
             LOCAL,
         ),
-        ('gpu = int(os.environ["LOCAL_RANK"]) if a else dist.get_rank()\nuse(gpu)', GLOBAL),
+        # A local rank with a global fallback in one function is neither.
+        ('gpu = int(os.environ["LOCAL_RANK"]) if a else dist.get_rank()\nuse(gpu)', None),
         ("gpu = args.gpu\nuse(gpu)", None),
         # Helpers of the file, and what callers pass for a parameter.
         ("def which():\n    return dist.get_rank()\nuse(which())", GLOBAL),

@@ -79,9 +79,15 @@ class RankKinds:
             if "." in name and last in _GLOBAL_ATTRIBUTES and not name.startswith("self."):
                 return RankKind.GLOBAL  # `args.rank`, `cfg.dist.rank`
             return None
-        return combined(
-            self.kind(v.expr, v.at, depth - 1) for v in held if not _is_constant(v.expr)
-        )
+        here = self.resolver.model.frame(where)
+        values = [v for v in held if not _is_constant(v.expr)]
+        kinds = [self.kind(v.expr, v.at, depth - 1) for v in values]
+        if any(
+            kind is RankKind.GLOBAL and self.resolver.model.frame(v.at) is not here
+            for v, kind in zip(values, kinds, strict=True)
+        ):
+            return RankKind.GLOBAL  # a caller passes the global rank
+        return combined(kinds)
 
     def _spelled(
         self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int
@@ -153,11 +159,12 @@ class RankKinds:
 
 
 def combined(kinds: Iterable[RankKind | None]) -> RankKind | None:
-    """One kind for several possible values: GLOBAL if one is global, LOCAL if all are
-    local, else None."""
+    """One kind for several possible values: GLOBAL if one is global and none local,
+    LOCAL if all are local, else None (a local rank with a global fallback, `LOCAL_RANK`
+    if set else `RANK`, is neither)."""
     found = set(kinds)
     if RankKind.GLOBAL in found:
-        return RankKind.GLOBAL
+        return None if RankKind.LOCAL in found else RankKind.GLOBAL
     return RankKind.LOCAL if found == {RankKind.LOCAL} else None
 
 
