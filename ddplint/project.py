@@ -552,7 +552,10 @@ class Project:
         return (self.summaries[found[0]], found[1]) if found is not None else None
 
     def _resolve_call(self, ctx: FileContext, call: cst.Call) -> tuple[str, str] | None:
-        qualified = ctx.call_name(call)
+        return self._lookup_elsewhere(ctx, ctx.call_name(call))
+
+    def _lookup_elsewhere(self, ctx: FileContext, qualified: str | None) -> tuple[str, str] | None:
+        """(path, name) of a qualified name that another project module defines."""
         if qualified is None or "." not in qualified.lstrip("."):
             return None
         found = self._lookup(ctx.path, qualified)
@@ -709,11 +712,8 @@ class Project:
     def main_only_decorator(self, ctx: FileContext, expr: cst.BaseExpression) -> bool:
         """`expr` names a decorator of another project module that runs the function it
         decorates on the main process only (`from utils.dist import main_process`)."""
-        qualified = ctx.qualname(expr)
-        if qualified is None or "." not in qualified.lstrip("."):
-            return False
-        found = self._lookup(ctx.path, qualified)
-        if found is None or found[0] == os.path.abspath(ctx.path):
+        found = self._lookup_elsewhere(ctx, ctx.qualname(expr))
+        if found is None:
             return False
         summary = self.summaries.get(found[0])
         return summary is not None and found[1] in summary.main_only_decorators
