@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -1115,6 +1116,7 @@ class Measure:
     files: int
     lines: int
     seconds: list[float] = field(default_factory=list)
+    cpu_seconds: list[float] = field(default_factory=list)
     note: str = ""
 
     @property
@@ -1125,17 +1127,26 @@ class Measure:
     def lines_per_s(self) -> float:
         return self.lines / self.median
 
+    @property
+    def cpu_per_line(self) -> float:
+        return statistics.median(self.cpu_seconds) / self.lines
 
-def timed(command: Sequence[str], cwd: Path, ok: Sequence[int] = (0,)) -> tuple[float, str]:
+
+def timed(command: Sequence[str], cwd: Path, ok: Sequence[int] = (0,)) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + system of the command and the worker processes it
+    waited for) and output of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode not in ok:
         sys.exit(
             f"command failed ({done.returncode}): {' '.join(command)}\n"
             f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
         )
-    return elapsed, done.stdout + done.stderr
+    return elapsed, cpu, done.stdout + done.stderr
 
 
 def ensure_torchfix(venv: Path) -> Path:
@@ -1311,9 +1322,14 @@ def _bench(args: argparse.Namespace, root: Path, workdir: Path) -> int:
         for job in jobs:
             if rep >= job.runs:
                 continue
-            elapsed, job.output = timed(job.command, root, job.ok)
+            elapsed, cpu, job.output = timed(job.command, root, job.ok)
             job.measure.seconds.append(elapsed)
-            print(f"  {job.measure.tool:<36} run {rep + 1}/{job.runs}: {elapsed:7.2f}s", flush=True)
+            job.measure.cpu_seconds.append(cpu)
+            print(
+                f"  {job.measure.tool:<36} run {rep + 1}/{job.runs}: {elapsed:7.2f}s "
+                f"(CPU {cpu:.2f}s)",
+                flush=True,
+            )
     loop = json.loads(jobs[0].output.strip().splitlines()[-1])
     if loop["failures"]:
         sys.exit(f"{loop['failures']} generated files do not parse")
@@ -1342,7 +1358,7 @@ def report(
     partial = torchfix is not None and torchfix.files < files
     header = (
         f"{'tool':<36} {'median s':>9} {'min-max s':>13} {'files/s':>9} {'lines/s':>10} "
-        f"{'time/bare':>10} {'x TorchFix':>11}"
+        f"{'time/bare':>10} {'x TorchFix':>11} {'CPU s':>8} {'cpu/bare':>9}"
     )
     print(f"\n{files} files, {lines:,} lines; medians of {args.repeat} runs", end="")
     if torchfix is not None:
@@ -1352,6 +1368,7 @@ def report(
     for m in results:
         # Ratios are per line, so that figures measured on a subset compare with the rest.
         vs_bare = bare.lines_per_s / m.lines_per_s
+        cpu_vs_bare = m.cpu_per_line / bare.cpu_per_line
         faster = m.lines_per_s / torchfix.lines_per_s if torchfix else None
         row = {
             "tool": m.tool,
@@ -1363,6 +1380,8 @@ def report(
             "lines_per_s": round(m.lines_per_s),
             "time_vs_bare_parse": round(vs_bare, 3),
             "speedup_vs_torchfix": round(faster, 2) if faster else None,
+            "cpu_runs_s": [round(s, 3) for s in m.cpu_seconds],
+            "cpu_vs_bare_parse": round(cpu_vs_bare, 3),
             "note": m.note,
         }
         rows.append(row)
@@ -1370,11 +1389,16 @@ def report(
         print(
             f"{m.tool:<36} {m.median:9.2f} {spread:>13} {row['files_per_s']:9.1f} "
             f"{row['lines_per_s']:10,} {vs_bare:10.2f} "
-            f"{(f'{faster:.2f}' if faster else '-'):>11}" + (f"  [{m.note}]" if m.note else "")
+            f"{(f'{faster:.2f}' if faster else '-'):>11} "
+            f"{statistics.median(m.cpu_seconds):8.2f} {cpu_vs_bare:9.2f}"
+            + (f"  [{m.note}]" if m.note else "")
         )
     print(
         "\ntime/bare: median time per line over the bare single-process parse's "
-        "(target <= 1.00).\nx TorchFix: how many times faster per line than TorchFix."
+        "(target <= 1.00).\nx TorchFix: how many times faster per line than TorchFix.\n"
+        "CPU s: median CPU seconds (user + system, worker processes included); cpu/bare: the "
+        "same per line over the bare parse's (the total work, which other processes on a "
+        "shared machine do not inflate as they do the wall clock)."
     )
     if partial:
         assert torchfix is not None
