@@ -148,6 +148,31 @@ class DDPFacts:
         """True if `expr` holds a DDP-wrapped model at `at`."""
         return self._holds(expr, at, self._is_ddp_call)
 
+    def is_plain_model(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """`expr` holds at `at` only modules built in this file by a call that wraps nothing
+        in DDP (`ref = Net()`, not `torch.compile(ddp_model)`), and no DDP wrap of the file
+        takes them: DDP does not average their gradients."""
+        built = [v.expr for v in self.ctx.resolver.values(expr, at) if v.leaf]
+        if not built or not all(self._builds_plain(b, at) for b in built):
+            return False
+        wrapped = {
+            id(v.expr)
+            for w in (*self.ddp_wraps, *self.helper_wraps)
+            if w.args
+            for v in self.ctx.resolver.values(w.args[0].value, w)
+        }
+        return not any(id(b) in wrapped for b in built)
+
+    def _builds_plain(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        ctx = self.ctx
+        if type(expr) is not cst.Call or self._is_ddp_call(expr):
+            return False
+        func = expr.func
+        known = ctx.call_name(expr) is not None or (
+            type(func) is cst.Name and func.value in ctx.model.classes
+        )
+        return known and not any(self.is_ddp_model(a.value, at) for a in expr.args)
+
     def is_unwrapped_ddp(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
         """True for `ddp.module`, `getattr(ddp, "module", ddp)`, `unwrap_model(ddp)` and
         names bound to them."""

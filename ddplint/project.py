@@ -92,6 +92,9 @@ class FunctionSummary:
     returns_ddp: bool = False
     returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
     one_rank_group: bool = False  # it starts a process group of one rank (`one_rank_group`)
+    # What it returns objects of (`return Strategy(args)`): classes of this module by bare
+    # name, else the qualified names called (which are project classes, `Project` decides).
+    returns_made_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,8 +146,8 @@ def _outward(ctx: FileContext, call: cst.Call) -> str | None:
 def _object_method(ctx: FileContext, call: cst.Call) -> str | None:
     """The method `call` runs on an object the value resolver sees made by a class call:
     `acc.prepare(...)` after `acc = Accelerator()` (`accelerate.Accelerator.prepare`, or
-    the bare method name for a class of this module), `model(x)` after `model = Net()`
-    (`__call__`)."""
+    the bare method name for a class of this module), `Accelerator().prepare(...)`,
+    `model(x)` after `model = Net()` (`__call__`)."""
     func = call.func
     if type(func) is cst.Attribute:
         receiver, method = func.value, func.attr.value
@@ -152,7 +155,7 @@ def _object_method(ctx: FileContext, call: cst.Call) -> str | None:
         receiver, method = func, "__call__"
     else:
         return None
-    if type(receiver) not in (cst.Name, cst.Attribute) or ctx.call_name(call) is not None:
+    if type(receiver) not in (cst.Name, cst.Attribute, cst.Call) or ctx.call_name(call) is not None:
         return None
     for value in ctx.resolver.values(receiver, call):
         made = value.expr
@@ -254,6 +257,23 @@ def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
     return False
 
 
+def _returns_made_by(ctx: FileContext, func: cst.FunctionDef) -> set[str]:
+    """`FunctionSummary.returns_made_by` of one definition."""
+    found = set()
+    for returned in ctx.model.returns.get(func, []):
+        if returned.value is None:
+            continue
+        for value in ctx.resolver.values(returned.value, returned):
+            made = value.expr
+            if type(made) is not cst.Call:
+                continue
+            if type(made.func) is cst.Name and made.func.value in ctx.model.classes:
+                found.add(made.func.value)
+            else:
+                found.update(filter(None, [_outward(ctx, made)]))
+    return found
+
+
 def _sites(ctx: FileContext, defs: Iterable[cst.FunctionDef]) -> tuple[tuple[str, bool, bool], ...]:
     """The sites of `FunctionSummary` for the functions `defs`."""
     sites: dict[tuple[str, bool, bool], None] = {}
@@ -297,6 +317,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
             returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
             one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),
+            returns_made_by=tuple(sorted(set().union(*(_returns_made_by(ctx, f) for f in defs)))),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -541,10 +562,28 @@ class Project:
             return None
         if cls in summary.classes:
             return path, method
+        maker = summary.function(cls)
+        if maker is not None and maker.returns_made_by and depth > 0:
+            return self._made_method(path, summary, maker, method, depth - 1)
         reexported = dict(summary.reexports).get(cls)
         if reexported is None or depth == 0:
             return None
         return self._lookup(path, f"{reexported}.{method}", depth - 1)
+
+    def _made_method(
+        self, path: str, summary: ModuleSummary, maker: FunctionSummary, method: str, depth: int
+    ) -> tuple[str, str] | None:
+        """`_method_lookup` of `method` on the objects the function `maker` of the module at
+        `path` returns (`get_strategy(args).setup()` where `get_strategy` returns
+        `Strategy(args)`): the method of the first project class among them."""
+        for made in maker.returns_made_by:
+            if "." not in made:
+                found = (path, method) if made in summary.classes else None
+            else:
+                found = self._lookup(path, f"{made}.{method}", depth)
+            if found is not None:
+                return found
+        return None
 
     def resolve(self, ctx: FileContext, call: cst.Call) -> tuple[ModuleSummary, str] | None:
         """The project module and function a call refers to, if it is one of ours."""
@@ -657,8 +696,12 @@ class Project:
 
     def helper_reads_local_rank(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that reads `LOCAL_RANK` from the environment
-        (`utils.init_distributed_mode(args)` setting `args.gpu`), directly or through others."""
-        found = self._resolve_call(ctx, call)
+        (`utils.init_distributed_mode(args)` setting `args.gpu`), directly or through others;
+        also a method called on an object a project class or helper made
+        (`strategy.setup_distributed()` after `strategy = get_strategy(args)`)."""
+        found = self._resolve_call(ctx, call) or self._lookup_elsewhere(
+            ctx, _object_method(ctx, call)
+        )
         return found is not None and found in self._reaching("local_rank_env")
 
     def helper_downloads(self, ctx: FileContext, call: cst.Call) -> bool:

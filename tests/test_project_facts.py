@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import libcst as cst
 import pytest
 from conftest import REPO
 
+from ddplint.context import FileContext
 from ddplint.project import Project
 
 CORPUS = REPO / "corpus" / "lint"
@@ -276,6 +278,48 @@ def test_project_classes_link_to_their_construction_and_methods(write):
     assert project.runs_distributed_at(str(method))
     assert project.runs_distributed_at(str(made))
     assert not project.runs_distributed_at(str(plain))
+
+
+def test_a_method_of_an_object_a_project_helper_returns(write):
+    """`strategy = get_strategy(args)` (re-exported by a package, built from a class of a
+    nested package inside the helper) then `strategy.setup()`: the method that runs is the
+    class's; `run()`, which the class does not define, leads nowhere."""
+    write("pyproject.toml", "")
+    write("kit/__init__.py", "from .factory import get_strategy\n")
+    write(
+        "kit/factory.py",
+        """\
+        def get_strategy(args):
+            from kit.backends import EnvStrategy
+
+            strategy = EnvStrategy(args)
+            return strategy
+        """,
+    )
+    write("kit/backends/__init__.py", "from .env import EnvStrategy\n")
+    write(
+        "kit/backends/env.py",
+        """\
+        import os
+
+        class EnvStrategy:
+            def __init__(self, args):
+                self.args = args
+
+            def setup(self):
+                return int(os.environ.get("LOCAL_RANK", "0"))
+        """,
+    )
+    main = write(
+        "main.py",
+        "from kit import get_strategy\n\ns = get_strategy(None)\ns.setup()\ns.run()\n",
+    )
+    project = Project.load([str(main)])
+    source = main.read_text()
+    ctx = FileContext(str(main), source, cst.parse_module(source), project)
+    setup, run = (c for c in ctx.calls if isinstance(c.func, cst.Attribute))
+    assert project.helper_reads_local_rank(ctx, setup)
+    assert not project.helper_reads_local_rank(ctx, run)
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@ running them on every rank at once risks, and which of them only cost time."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import libcst as cst
@@ -11,6 +12,7 @@ from ddplint.analysis.rank_guards import everywhere
 from ddplint.context import FileContext
 from ddplint.facts import argument, is_false, is_true, keyword, last_name, string_value
 from ddplint.names import dotted
+from ddplint.project_files import project_files
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*(/[A-Za-z0-9][A-Za-z0-9_.\-]*)?$")
 _FILE_SUFFIX = re.compile(r"\.(pt|pth|bin|ckpt|safetensors|json|txt|csv|parquet|arrow|tar|gz|zip)$")
@@ -168,8 +170,64 @@ def one_rank_first(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs on one rank before the others, here or at every call of its function (a
     few levels up): under a rank condition, inside a zero-first context, after an
     `if rank != 0: barrier()` (or a rank-0 download and a barrier), or in the parent process
-    before it starts the workers with `mp.spawn`."""
-    return everywhere(ctx, node, lambda at: _first_here(ctx, at))
+    before it starts the workers with `mp.spawn`; for the construction of a class kept in
+    module-level tables, at every read of the tables (`_registered_first`)."""
+    return everywhere(ctx, node, lambda at: _first_here(ctx, at)) or _registered_first(ctx, node)
+
+
+def _registered_first(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs when a class of this file is constructed, the class is named nowhere but
+    inside the values of module-level tables (`specs = {"fd": dict(cls=Detector)}`, built
+    later by a factory: `construct(**specs[name])`) and in no other project file, and every
+    read of those tables but a membership test (`name in specs`) runs on one rank first."""
+    func = ctx.enclosing_function(node)
+    cls = ctx.model.enclosing_class(func) if func is not None else None
+    if cls is None or func is None or func.name.value not in ("__init__", "__post_init__"):
+        return False
+    names = [n for n in ctx.nodes_of(cst.Name) if isinstance(n, cst.Name)]
+    mentions = [n for n in names if n.value == cls.name.value and n is not cls.name]
+    tables = {_table_holding(ctx, n) for n in mentions}
+    if not tables or None in tables or _named_elsewhere(ctx, cls.name.value):
+        return False
+    return all(
+        _membership_test(ctx, read) or everywhere(ctx, read, lambda at: _first_here(ctx, at))
+        for read in names
+        if read.value in tables
+        and _table_holding(ctx, read) is None
+        and not isinstance(ctx.parent(read), cst.AssignTarget)
+    )
+
+
+def _table_holding(ctx: FileContext, name: cst.Name) -> str | None:
+    """The module global `T` when `name` sits in the value of a module-level `T = ...`."""
+    for ancestor in ctx.ancestors(name):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if isinstance(ancestor, cst.Assign):
+            target = ancestor.targets[0].target if len(ancestor.targets) == 1 else None
+            if not isinstance(target, cst.Name) or not ctx.is_inside(name, ancestor.value):
+                return None
+            at_module = not any(
+                isinstance(a, (cst.FunctionDef, cst.ClassDef)) for a in ctx.ancestors(ancestor)
+            )
+            return target.value if at_module else None
+    return None
+
+
+def _membership_test(ctx: FileContext, read: cst.Name) -> bool:
+    """`key in T` / `key not in T`: the table is asked, nothing in it is built."""
+    target = ctx.parent(read)
+    return isinstance(target, cst.ComparisonTarget) and isinstance(
+        target.operator, (cst.In, cst.NotIn)
+    )
+
+
+def _named_elsewhere(ctx: FileContext, name: str) -> bool:
+    """Another file under the project root holds `name` as a word (it may build the class)."""
+    from ddplint.project import ModuleFinder  # project.py imports this module
+
+    path = os.path.abspath(ctx.path)
+    return bool(project_files(ModuleFinder().root(path)).naming(name) - {path})
 
 
 def _first_here(ctx: FileContext, node: cst.CSTNode) -> bool:

@@ -7,7 +7,9 @@ back through names (reaching assignments, `loss /= n` augmented assignments, par
 to what callers pass), arithmetic, tensor methods (`loss.mean()`), `sum(...)` /
 `torch.stack` / `torch.sum` / `torch.mean`, containers, conditional expressions and the
 return values of this file's functions. With `dependencies=True` it also follows every
-argument of every call (`criterion(model(x), y)` depends on `model(x)`).
+argument of every call (`criterion(model(x), y)` depends on `model(x)`). `forwards` names
+the objects whose calls (`model(x)`) the value comes from, also through what lists are
+filled with (`preds.append(model(x))`, comprehension elements).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from ddplint.engine import MAX_DEPTH, Binding, Resolver
 from ddplint.names import dotted
 
 _AGGREGATES = frozenset({"torch.stack", "torch.sum", "torch.mean", "torch.cat"})
+# List methods that add to the list (the position of the added value, or of the iterable).
+_FILLING = {"append": 0, "extend": 0, "insert": 1}
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,14 @@ class Step:
 
     node: cst.CSTNode
     at: cst.CSTNode
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """A call of an object (`model(x)`) and the expression naming the object (`model`)."""
+
+    model: cst.BaseExpression
+    call: cst.Call
 
 
 class Backward:
@@ -103,6 +115,35 @@ class Backward:
         self._trace(site.loss, site.call, MAX_DEPTH, trace)
         return trace.bindings
 
+    def forwards(self, site: BackwardSite) -> list[ModelCall]:
+        """The objects whose calls the differentiated value of `site` is computed from
+        (`model` of `model(x)`, `self.net` of `self.net(x)`, `model` of `model.forward(x)`;
+        not functions, classes or methods of values such as `out.sum()`), each with the node
+        it is called by; also through what lists are filled with (`preds.append(model(x))`,
+        `preds.extend([o[k] for k in keys])`)."""
+        trace = _Trace(dependencies=True, collections=True)
+        self._trace(site.loss, site.call, MAX_DEPTH, trace)
+        found = []
+        for step in trace.found:
+            if isinstance(step.node, cst.Call):
+                called = self._called_object(step.node)
+                if called is not None:
+                    found.append(ModelCall(called, step.node))
+        return found
+
+    def _called_object(self, call: cst.Call) -> cst.BaseExpression | None:
+        func = call.func
+        if self.model.imports.resolve(func) is not None or self.resolver.callees(call):
+            return None
+        if type(func) is cst.Name:
+            return func
+        if type(func) is not cst.Attribute:
+            return None
+        if func.attr.value == "forward":
+            return func.value
+        is_self = type(func.value) is cst.Name and func.value.value == "self"
+        return func if is_self else None
+
     def site_of(self, call: cst.Call) -> BackwardSite | None:
         """The backward site of `call`, if it is a backward call."""
         if self._by_call is None:
@@ -151,6 +192,8 @@ class Backward:
         elif isinstance(expr, cst.IfExp):
             follow(expr.body)
             follow(expr.orelse)
+        elif isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and trace.collections:
+            follow(expr.elt)
         elif isinstance(expr, cst.Call):
             self._trace_call(expr, follow, depth, trace)
 
@@ -180,6 +223,8 @@ class Backward:
         key = dotted(expr)
         if key is None or depth < 0 or key in trace.stop:
             return
+        if trace.collections:
+            self._trace_filling(key, at, depth, trace)
         for binding in self.resolver.reaching(key, at):
             statement = binding.statement
             if binding.kind == "augassign":
@@ -201,13 +246,32 @@ class Backward:
                 trace.bindings.append(binding)
                 self._trace(binding.value, statement, depth, trace)
 
+    def _trace_filling(self, key: str, at: cst.CSTNode, depth: int, trace: _Trace) -> None:
+        """What `key.append(v)`, `key.extend(vs)`, `key.insert(i, v)` before `at` in the
+        same frame add to the list `key`."""
+        model = self.model
+        frame = model.frame(at)
+        for method, position in _FILLING.items():
+            for call in model.calls_by_name.get(method, []):
+                func = call.func
+                if (
+                    type(func) is cst.Attribute
+                    and len(call.args) > position
+                    and dotted(func.value) == key
+                    and model.frame(call) is frame
+                    and model.before(call, at)
+                ):
+                    self._trace(call.args[position].value, call, depth, trace)
+
 
 @dataclass
 class _Trace:
-    """One walk: whether it follows every call argument, names it does not follow, and
-    what it found (steps, and the bindings it went through)."""
+    """One walk: whether it follows every call argument, names it does not follow, whether
+    it follows what lists are filled with, and what it found (steps, and the bindings it went
+    through)."""
 
     dependencies: bool
+    collections: bool = False
     stop: frozenset[str] = frozenset()
     found: list[Step] = field(default_factory=list)
     bindings: list[Binding] = field(default_factory=list)

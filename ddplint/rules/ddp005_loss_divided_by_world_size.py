@@ -80,7 +80,10 @@ a variable holding them) of a value that flows into `.backward()`: `loss / world
 `loss /= world_size`, `scaler.scale(loss / ws).backward()`, also through a helper of the
 same file that returns the divided loss. Averaging a logged metric after `all_reduce`,
 dividing `.item()` floats, and dividing by the number of accumulation steps are not
-flagged; nor is a script that all-reduces `.grad` by hand.
+flagged; nor is a script that all-reduces `.grad` by hand, nor a loss computed only from
+plain modules built in the file that no DDP wrap takes (a reference model of a parity test,
+divided so that its gradients match DDP's averaged ones; also through the lists its outputs
+are collected in).
 
 ## Why is this bad?
 DistributedDataParallel averages gradients across ranks during `backward()` (it sums them
@@ -212,6 +215,9 @@ def train(model, get_batch, optimizer):
         reported: set[cst.CSTNode] = set()
         backward = ctx.domain.backward
         for site in backward.sites:
+            forwards = backward.forwards(site)
+            if forwards and all(ctx.facts.is_plain_model(f.model, f.call) for f in forwards):
+                continue  # a reference model DDP does not average: dividing matches DDP's
             for step in backward.flow(site):
                 if step.node not in reported and _divisions(ctx, step.node):
                     reported.add(step.node)

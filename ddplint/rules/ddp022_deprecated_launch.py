@@ -58,7 +58,10 @@ or drop the argument and read `int(os.environ["LOCAL_RANK"])`; launch with
 
 An argument that the script never reads, or one kept next to a device taken from the
 `LOCAL_RANK` environment variable (read by the script itself or by a project helper it
-calls, such as `utils.init_distributed_mode(args)` in another file, also one imported by
+calls, such as `utils.init_distributed_mode(args)` in another file, or a method of an object
+a project class or helper made, such as `strategy.setup_distributed()` after
+`strategy = get_strategy(args)`, which copies the argument into LOCAL_RANK when given and
+reads LOCAL_RANK otherwise; also a helper imported by
 the project's installed package name: `import mae_st.util.misc` where setup.py, setup.cfg
 or pyproject.toml maps `mae_st` onto the repository, or the repository folder is itself
 named `mae_st`), is left alone. For a

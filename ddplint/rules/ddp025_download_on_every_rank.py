@@ -29,11 +29,14 @@ a hub id, `datasets.load_dataset("name")`, `hf_hub_download`, `snapshot_download
 `torch.hub.load` and `torch.hub.load_state_dict_from_url`. Left alone: calls under a rank
 condition, inside `with torch_distributed_zero_first(rank):` / `main_process_first()` /
 `FileLock(...)`, after an `if rank != 0: dist.barrier()`, after a rank-0 download followed
-by a barrier, in a helper only called in those ways, in the parent process before it calls
-`mp.spawn`, in a function nothing calls (its name appears nowhere else in the project),
-on the single-process side of a distributed switch, in a test that runs in the one test
-process (a `unittest.TestCase` that starts no job), in a command-line subcommand that
-starts no job where another one does (`python main.py download` before `torchrun main.py
+by a barrier, in a helper only called in those ways, in the constructor of a class kept
+only in module-level tables (`SPECS = {"fd": dict(cls=Detector)}`, named in no other file)
+whose every read but a membership test runs in those ways (a factory that builds the class
+by name on rank 0 first), in the parent process before it calls `mp.spawn`, in a function
+nothing calls (its name appears nowhere else in the project), on the single-process side
+of a distributed switch, in a test that runs in the one test process (a
+`unittest.TestCase` that starts no job), in a command-line subcommand that starts no job
+where another one does (`python main.py download` before `torchrun main.py
 train`), `download=False`, and local paths.
 
 ## Why is this bad?

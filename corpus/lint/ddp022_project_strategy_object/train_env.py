@@ -1,0 +1,30 @@
+"""`--local_rank` is there for launchers that pass it; the strategy a project helper builds
+copies it into LOCAL_RANK when given and otherwise reads LOCAL_RANK: under torchrun the
+default -1 is harmless."""
+import argparse
+
+import torch
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from factory import env_strategy
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local_rank", type=int, default=-1)
+    args = parser.parse_args()
+    strategy = env_strategy(args)
+    strategy.setup()
+    model = DDP(nn.Linear(16, 4).cuda())
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(10):
+        optimizer.zero_grad()
+        model(torch.randn(8, 16).cuda()).sum().backward()
+        optimizer.step()
+    if args.local_rank in (-1, 0):
+        print("done")
+
+
+if __name__ == "__main__":
+    main()
