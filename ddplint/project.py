@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddplint.analysis.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
+from ddplint.analysis.device_setters import device_module, sets_device
 from ddplint.analysis.downloads import costs_only, download_message, in_first_context
 from ddplint.analysis.module_globals import world_size_globals
 from ddplint.analysis.one_rank_groups import one_rank_group
@@ -47,6 +48,7 @@ START = "@start"  # a site target: starts or joins a multi-process job
 DOWNLOAD = "@download"  # a site target: a download that writes in place
 LOCAL_RANK_ENV = "@local_rank_env"  # a site target: reads the LOCAL_RANK environment variable
 PROCESS_GROUP = "@process_group"  # a site target: another use of the process group
+SET_DEVICE = "@set_device"  # a site target: sets the process's default device (`sets_device`)
 STARTERS = frozenset(
     {
         "torch.distributed.init_process_group",
@@ -64,6 +66,7 @@ _SEEDS = {
     "downloads": frozenset({DOWNLOAD}),
     "local_rank_env": frozenset({LOCAL_RANK_ENV}),
     "process_group": frozenset({COLLECTIVE, START, LOCAL_RANK_ENV, PROCESS_GROUP}),
+    "sets_device": frozenset({SET_DEVICE}),
 }
 _SITE_TARGETS = frozenset().union(*_SEEDS.values())
 # Facts that skip the sites a function runs on one rank (or per rank) itself.
@@ -72,12 +75,17 @@ _OWN_GUARD = frozenset({"collective", "certain_collective", "unguarded", "downlo
 _UNCONDITIONAL = frozenset({"certain_collective"})
 # Methods that run when a class is called: constructing an object runs them.
 CONSTRUCTION = ("__init__", "__post_init__")
+# What `with C(...)` runs on entering, summarised per class as `C.__enter__`.
+ENTER = "__enter__"
+# Facts asked of what constructing a class runs (see `Project._class_nodes`).
+_CLASS_FACTS = frozenset({"process_group", "sets_device"})
 
 
 @dataclass(frozen=True)
 class FunctionSummary:
     """What one function (all definitions of the name in its module) does; for a class,
-    what calling it does (its `CONSTRUCTION` methods).
+    what calling it does (its `CONSTRUCTION` methods); for `C.__enter__`, what entering
+    an object of the class `C` in a `with` does.
 
     `sites`: (callee, under a rank guard, under a condition) for each call that may issue a
     collective or save: `COLLECTIVE`, `SAVE`, a function of the same module (bare name) or
@@ -92,6 +100,7 @@ class FunctionSummary:
     returns_ddp: bool = False
     returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
     one_rank_group: bool = False  # it starts a process group of one rank (`one_rank_group`)
+    returns_device_module: bool = False  # it returns a device module (`device_module`)
 
 
 @dataclass(frozen=True)
@@ -185,6 +194,8 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
         return SAVE
     if ctx.call_name(call) in STARTERS:
         return START
+    if sets_device(ctx, call):
+        return SET_DEVICE
     if download_message(ctx, call) is not None and not costs_only(ctx, call):
         return DOWNLOAD
     func = call.func
@@ -290,6 +301,9 @@ def summarize(ctx: FileContext) -> ModuleSummary:
         sites = _sites(ctx, construction)
         if sites and name not in ctx.functions:
             functions.append((name, FunctionSummary(sites=sites)))
+        entering = _sites(ctx, [m for c in classes for m in methods_named(c, ENTER)])
+        if entering:
+            functions.append((f"{name}.{ENTER}", FunctionSummary(sites=entering)))
     for name, defs in ctx.functions.items():
         summary = FunctionSummary(
             sites=_sites(ctx, defs),
@@ -297,6 +311,9 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
             returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
             one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),
+            returns_device_module=any(
+                device_module(ctx, r, r) for f in defs for r in ctx.resolver.returned(f)
+            ),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -594,7 +611,7 @@ class Project:
         while changed:
             changed = False
             for node, callees in edges.items():
-                if node in found or (fact != "process_group" and node in self._class_nodes()):
+                if node in found or (fact not in _CLASS_FACTS and node in self._class_nodes()):
                     continue
                 if any(
                     (target in seeds or target in found)
@@ -609,8 +626,8 @@ class Project:
 
     def _class_nodes(self) -> set[str]:
         """The call-graph nodes that are project classes (what constructing them runs):
-        they lead to "process_group" only; whether constructing a class starts a job, saves
-        or issues a collective is not asked of them."""
+        they lead to "process_group" and "sets_device" only; whether constructing a class
+        starts a job, saves or issues a collective is not asked of them."""
         if self._classes is None:
             self._classes = {
                 f"{path}::{name}"
@@ -660,6 +677,24 @@ class Project:
         (`utils.init_distributed_mode(args)` setting `args.gpu`), directly or through others."""
         found = self._resolve_call(ctx, call)
         return found is not None and found in self._reaching("local_rank_env")
+
+    def helper_sets_device(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A call of project code of another module that sets the process's default
+        device (`sets_device`), directly or through others: a function, a class whose
+        construction does, or a class entered by `with` whose `__enter__` does."""
+        reaching = self._reaching("sets_device")
+        found = self._resolve_call(ctx, call)
+        if found is None or found in reaching:
+            return found is not None
+        entered = (found[0], f"{found[1]}.{ENTER}")
+        return isinstance(ctx.parent(call), cst.WithItem) and entered in reaching
+
+    def helper_returns_device_module(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper of another module that returns a device module
+        (`return getattr(torch, device_type)`)."""
+        found = self.resolve(ctx, call)
+        function = found[0].function(found[1]) if found is not None else None
+        return function is not None and function.returns_device_module
 
     def helper_downloads(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that downloads in place (`CIFAR10(..., download=True)`) on
