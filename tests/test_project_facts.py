@@ -310,3 +310,59 @@ def test_a_test_module_runs_in_the_pytest_process(write):
     assert not project.runs_distributed_at(str(single))
     assert project.runs_distributed_at(str(launched))
     assert project.runs_distributed_at(str(script))
+
+
+SCOPES = """\
+import os
+
+import torch
+
+
+def namespace():
+    return getattr(torch, "cuda")
+
+
+class RankScope:
+    def __enter__(self):
+        namespace().set_device(int(os.environ["LOCAL_RANK"]))
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class Quiet:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+"""
+
+WORKER = """\
+import torch
+import torch.distributed as dist
+
+from scopes import {scope}
+
+
+def work():
+    with {scope}():
+        dist.init_process_group("nccl")
+        return torch.ones(2, device="cuda")
+"""
+
+
+def test_a_with_of_a_project_class_that_sets_the_device(cli, write, tmp_path, monkeypatch):
+    """Entering `RankScope` sets this rank's device (through a device module a helper
+    returns), entering `Quiet` does not, and only `__enter__` of the class entered counts;
+    a cached result follows a change of the sibling's `__enter__`."""
+    monkeypatch.chdir(tmp_path)
+    write("pyproject.toml", "")
+    scopes = write("scopes.py", SCOPES)
+    scoped = write("scoped.py", WORKER.format(scope="RankScope"))
+    quiet = write("quiet.py", WORKER.format(scope="Quiet"))
+    assert findings(cli, "--select", "DDP020", scoped) == []
+    assert findings(cli, "--select", "DDP020", quiet) == [(os.path.realpath(quiet), 10, "DDP020")]
+    scopes.write_text(SCOPES.replace("namespace().set_device", "print"))
+    assert findings(cli, "--select", "DDP020", scoped) == [(os.path.realpath(scoped), 10, "DDP020")]
