@@ -27,7 +27,7 @@ from ddplint.analysis.downloads import costs_only, download_message, in_first_co
 from ddplint.analysis.module_globals import world_size_globals
 from ddplint.analysis.one_rank_groups import one_rank_group
 from ddplint.analysis.paths import mentions_rank, per_rank_path
-from ddplint.analysis.process_group import uses_process_group, uses_process_group_at
+from ddplint.analysis.process_group import asks_rank, uses_process_group, uses_process_group_at
 from ddplint.analysis.samplers import returned_loaders
 from ddplint.analysis.test_modules import runs_in_test_process
 from ddplint.engine.resolve import methods_named
@@ -48,6 +48,7 @@ START = "@start"  # a site target: starts or joins a multi-process job
 DOWNLOAD = "@download"  # a site target: a download that writes in place
 LOCAL_RANK_ENV = "@local_rank_env"  # a site target: reads the LOCAL_RANK environment variable
 PROCESS_GROUP = "@process_group"  # a site target: another use of the process group
+RANK_QUERY = "@rank_query"  # a site target: a helper asking the rank (`asks_rank`)
 SET_DEVICE = "@set_device"  # a site target: sets the process's default device (`sets_device`)
 STARTERS = frozenset(
     {
@@ -65,7 +66,7 @@ _SEEDS = {
     "starts": frozenset({START}),
     "downloads": frozenset({DOWNLOAD}),
     "local_rank_env": frozenset({LOCAL_RANK_ENV}),
-    "process_group": frozenset({COLLECTIVE, START, LOCAL_RANK_ENV, PROCESS_GROUP}),
+    "process_group": frozenset({COLLECTIVE, START, LOCAL_RANK_ENV, PROCESS_GROUP, RANK_QUERY}),
     "sets_device": frozenset({SET_DEVICE}),
 }
 _SITE_TARGETS = frozenset().union(*_SEEDS.values())
@@ -79,6 +80,7 @@ CONSTRUCTION = ("__init__", "__post_init__")
 ENTER = "__enter__"
 # Facts asked of what constructing a class runs (see `Project._class_nodes`).
 _CLASS_FACTS = frozenset({"process_group", "sets_device"})
+_USES = frozenset({PROCESS_GROUP, RANK_QUERY})
 
 
 @dataclass(frozen=True)
@@ -89,8 +91,9 @@ class FunctionSummary:
 
     `sites`: (callee, under a rank guard, under a condition) for each call that may issue a
     collective or save: `COLLECTIVE`, `SAVE`, a function of the same module (bare name) or
-    an imported qualified name (with a dot); `PROCESS_GROUP` for any other use of the
-    process group (`uses_process_group_at`). "Under a rank guard" also holds for a save into
+    an imported qualified name (with a dot); `RANK_QUERY` for a helper asking the rank or
+    world size, `PROCESS_GROUP` for any other use of the process group
+    (`uses_process_group_at`). "Under a rank guard" also holds for a save into
     a per-rank file; "under a condition" means any test but a mode check
     (`if dist.is_initialized():`), so the call may not run when the function does. The rest
     is what the function does by itself."""
@@ -265,17 +268,22 @@ def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
     return False
 
 
-def _sites(ctx: FileContext, defs: Iterable[cst.FunctionDef]) -> tuple[tuple[str, bool, bool], ...]:
-    """The sites of `FunctionSummary` for the functions `defs`."""
+def _sites(
+    ctx: FileContext, defs: Iterable[cst.FunctionDef], constructing: bool = False
+) -> tuple[tuple[str, bool, bool], ...]:
+    """The sites of `FunctionSummary` for the functions `defs`; for `constructing` (a
+    class's `CONSTRUCTION` methods) a helper asking the rank is a `RANK_QUERY` only, not
+    a call to follow."""
     sites: dict[tuple[str, bool, bool], None] = {}
     for func in defs:
         for call in ctx.calls_within(func):
             target = _site_target(ctx, call)
-            if target is not None:
+            if target is not None and not (constructing and asks_rank(ctx, call)):
                 once = _runs_once_per_file(ctx, call, target)
                 sites[(target, once, _conditional(ctx, call))] = None
             if target not in _SITE_TARGETS and uses_process_group_at(ctx, call):
-                sites[(PROCESS_GROUP, False, _conditional(ctx, call))] = None
+                use = RANK_QUERY if asks_rank(ctx, call) else PROCESS_GROUP
+                sites[(use, False, _conditional(ctx, call))] = None
         if "LOCAL_RANK" in ctx.source and _reads_local_rank_env(ctx, func):
             sites[(LOCAL_RANK_ENV, False, False)] = None
     return tuple(sites)
@@ -289,7 +297,7 @@ def _counts(fact: str, target: str, guarded: bool, conditional: bool) -> bool:
         return False
     if conditional and fact in _UNCONDITIONAL:
         return False
-    return not (conditional and fact == "process_group" and target == PROCESS_GROUP)
+    return not (conditional and fact == "process_group" and target in _USES)
 
 
 def summarize(ctx: FileContext) -> ModuleSummary:
@@ -298,7 +306,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
     functions: list[tuple[str, FunctionSummary]] = []
     for name, classes in ctx.model.classes.items():
         construction = [m for c in classes for n in CONSTRUCTION for m in methods_named(c, n)]
-        sites = _sites(ctx, construction)
+        sites = _sites(ctx, construction, constructing=True)
         if sites and name not in ctx.functions:
             functions.append((name, FunctionSummary(sites=sites)))
         entering = _sites(ctx, [m for c in classes for m in methods_named(c, ENTER)])
@@ -611,11 +619,13 @@ class Project:
         while changed:
             changed = False
             for node, callees in edges.items():
-                if node in found or (fact not in _CLASS_FACTS and node in self._class_nodes()):
+                made = node in self._class_nodes()
+                if node in found or (fact not in _CLASS_FACTS and made):
                     continue
                 if any(
                     (target in seeds or target in found)
                     and _counts(fact, target, guarded, conditional)
+                    and not (made and target == RANK_QUERY)
                     for target, guarded, conditional in callees
                 ):
                     found.add(node)
@@ -627,7 +637,9 @@ class Project:
     def _class_nodes(self) -> set[str]:
         """The call-graph nodes that are project classes (what constructing them runs):
         they lead to "process_group" and "sets_device" only; whether constructing a class
-        starts a job, saves or issues a collective is not asked of them."""
+        starts a job, saves or issues a collective is not asked of them. A constructor
+        that only asks the rank through a helper (`if idist.get_rank() == save_on_rank:`
+        in an ignite handler) is rank-aware, not distributed: it answers in one process."""
         if self._classes is None:
             self._classes = {
                 f"{path}::{name}"

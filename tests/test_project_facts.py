@@ -260,6 +260,21 @@ class Runner:
 class Group:
     def __init__(self):
         dist.init_process_group("gloo")
+
+
+def get_rank():
+    return dist.get_rank() if dist.is_initialized() else 0
+
+
+class Saver:
+    def __init__(self, folder, save_on_rank=0):
+        if get_rank() == save_on_rank:
+            self.folder = folder
+
+
+class Ranked:
+    def __init__(self):
+        self.rank = dist.get_rank()
 """
 
 
@@ -276,6 +291,22 @@ def test_project_classes_link_to_their_construction_and_methods(write):
     assert project.runs_distributed_at(str(method))
     assert project.runs_distributed_at(str(made))
     assert not project.runs_distributed_at(str(plain))
+
+
+def test_a_rank_aware_constructor_is_not_a_distributed_one(write):
+    """Constructing an object that asks the rank through a helper (`get_rank()`, which
+    answers 0 without a process group) works in one process: the script calling it is not
+    distributed; calling the helper itself, or a constructor asking torch.distributed
+    (which needs a group), still makes it so."""
+    write("pyproject.toml", "")
+    write("kit.py", KIT)
+    saver = write("saver.py", "from kit import Saver\n\nSaver('out')\n")
+    ranked = write("ranked.py", "from kit import Ranked\n\nRanked()\n")
+    helper = write("helper.py", "from kit import get_rank\n\nprint(get_rank())\n")
+    project = Project.load([str(saver), str(ranked), str(helper)])
+    assert not project.runs_distributed_at(str(saver))
+    assert project.runs_distributed_at(str(ranked))
+    assert project.runs_distributed_at(str(helper))
 
 
 @pytest.mark.parametrize(
