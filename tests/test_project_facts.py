@@ -278,35 +278,28 @@ class Ranked:
 """
 
 
-def test_project_classes_link_to_their_construction_and_methods(write):
+@pytest.mark.parametrize(
+    ("script", "distributed"),
+    [
+        ("import kit\n\nrunner = kit.Runner(0.1)\nrunner.average(1.0)\n", True),
+        ("from kit import Group\n\ngroup = Group()\n", True),
+        ("import kit\n\nrunner = kit.Runner(0.1)\nrunner.scaled(1.0)\n", False),
+        ("from kit import Saver\n\nSaver('out')\n", False),
+        ("from kit import Ranked\n\nRanked()\n", True),
+        ("from kit import get_rank\n\nprint(get_rank())\n", True),
+    ],
+)
+def test_project_classes_link_to_their_construction_and_methods(write, script, distributed):
     """Calling a project class runs its `__init__`; a method called on an object a project
     class made runs that method: either makes the script distributed when it uses the
-    process group, and neither does when it does not."""
+    process group, and neither does when it does not. A constructor that only asks the
+    rank through a helper (`get_rank()`, which answers 0 without a process group) is
+    rank-aware and works in one process; calling the helper itself, or a constructor
+    asking torch.distributed (which needs a group), makes the script distributed."""
     write("pyproject.toml", "")
     write("kit.py", KIT)
-    method = write("method.py", "import kit\n\nrunner = kit.Runner(0.1)\nrunner.average(1.0)\n")
-    made = write("made.py", "from kit import Group\n\ngroup = Group()\n")
-    plain = write("plain.py", "import kit\n\nrunner = kit.Runner(0.1)\nrunner.scaled(1.0)\n")
-    project = Project.load([str(method), str(made), str(plain)])
-    assert project.runs_distributed_at(str(method))
-    assert project.runs_distributed_at(str(made))
-    assert not project.runs_distributed_at(str(plain))
-
-
-def test_a_rank_aware_constructor_is_not_a_distributed_one(write):
-    """Constructing an object that asks the rank through a helper (`get_rank()`, which
-    answers 0 without a process group) works in one process: the script calling it is not
-    distributed; calling the helper itself, or a constructor asking torch.distributed
-    (which needs a group), still makes it so."""
-    write("pyproject.toml", "")
-    write("kit.py", KIT)
-    saver = write("saver.py", "from kit import Saver\n\nSaver('out')\n")
-    ranked = write("ranked.py", "from kit import Ranked\n\nRanked()\n")
-    helper = write("helper.py", "from kit import get_rank\n\nprint(get_rank())\n")
-    project = Project.load([str(saver), str(ranked), str(helper)])
-    assert not project.runs_distributed_at(str(saver))
-    assert project.runs_distributed_at(str(ranked))
-    assert project.runs_distributed_at(str(helper))
+    path = write("script.py", script)
+    assert Project.load([str(path)]).runs_distributed_at(str(path)) is distributed
 
 
 @pytest.mark.parametrize(
