@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddplint.analysis.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
-from ddplint.analysis.device_setters import device_module, sets_device
+from ddplint.analysis.device_setters import device_module, may_hold_device_module, sets_device
 from ddplint.analysis.downloads import costs_only, download_message, in_first_context
 from ddplint.analysis.module_globals import world_size_globals
 from ddplint.analysis.one_rank_groups import one_rank_group
@@ -303,6 +303,7 @@ def _counts(fact: str, target: str, guarded: bool, conditional: bool) -> bool:
 def summarize(ctx: FileContext) -> ModuleSummary:
     """The summary of one parsed module (computed without other modules)."""
     loaders = returned_loaders(ctx)
+    device_modules = may_hold_device_module(ctx.source)
     functions: list[tuple[str, FunctionSummary]] = []
     for name, classes in ctx.model.classes.items():
         construction = [m for c in classes for n in CONSTRUCTION for m in methods_named(c, n)]
@@ -319,9 +320,8 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
             returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
             one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),
-            returns_device_module=any(
-                device_module(ctx, r, r) for f in defs for r in ctx.resolver.returned(f)
-            ),
+            returns_device_module=device_modules
+            and any(device_module(ctx, r, r) for f in defs for r in ctx.resolver.returned(f)),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))

@@ -6,6 +6,7 @@ sets it)."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -17,6 +18,11 @@ if TYPE_CHECKING:
     from ddplint.context import FileContext
 
 _SETS = SET_DEVICE | DEVICE_CONTEXT
+# How a module can name a device module as a value: `getattr(torch, ...)`,
+# `torch.get_device_module(...)`, `torch.cuda` not followed by an attribute.
+_NAMES_A_MODULE = re.compile(
+    r"getattr\(\s*torch\b|get_device_module|\btorch\.(cuda|xpu|npu|mlu|hpu|musa)\b(?![.\w])"
+)
 
 
 def sets_device(ctx: FileContext, call: cst.Call) -> bool:
@@ -68,3 +74,9 @@ def _torch_attribute(ctx: FileContext, call: cst.Call) -> bool:
         and bool(call.args)
         and ctx.qualname(call.args[0].value) == "torch"
     )
+
+
+def may_hold_device_module(source: str) -> bool:
+    """A text test before asking `device_module` of every value a module returns: the
+    module names a device module as a value somewhere (`_NAMES_A_MODULE`)."""
+    return _NAMES_A_MODULE.search(source) is not None
