@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddplint.analysis.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
+from ddplint.analysis.device_setters import device_module, may_hold_device_module, sets_device
 from ddplint.analysis.downloads import costs_only, download_message, in_first_context
 from ddplint.analysis.module_globals import world_size_globals
 from ddplint.analysis.one_rank_groups import one_rank_group
 from ddplint.analysis.paths import mentions_rank, per_rank_path
-from ddplint.analysis.process_group import uses_process_group, uses_process_group_at
+from ddplint.analysis.process_group import asks_rank, uses_process_group, uses_process_group_at
 from ddplint.analysis.samplers import returned_loaders
 from ddplint.analysis.test_modules import runs_in_test_process
 from ddplint.engine.resolve import methods_named
@@ -47,6 +48,8 @@ START = "@start"  # a site target: starts or joins a multi-process job
 DOWNLOAD = "@download"  # a site target: a download that writes in place
 LOCAL_RANK_ENV = "@local_rank_env"  # a site target: reads the LOCAL_RANK environment variable
 PROCESS_GROUP = "@process_group"  # a site target: another use of the process group
+RANK_QUERY = "@rank_query"  # a site target: a helper asking the rank (`asks_rank`)
+SET_DEVICE = "@set_device"  # a site target: sets the process's default device (`sets_device`)
 STARTERS = frozenset(
     {
         "torch.distributed.init_process_group",
@@ -63,7 +66,8 @@ _SEEDS = {
     "starts": frozenset({START}),
     "downloads": frozenset({DOWNLOAD}),
     "local_rank_env": frozenset({LOCAL_RANK_ENV}),
-    "process_group": frozenset({COLLECTIVE, START, LOCAL_RANK_ENV, PROCESS_GROUP}),
+    "process_group": frozenset({COLLECTIVE, START, LOCAL_RANK_ENV, PROCESS_GROUP, RANK_QUERY}),
+    "sets_device": frozenset({SET_DEVICE}),
 }
 _SITE_TARGETS = frozenset().union(*_SEEDS.values())
 # Facts that skip the sites a function runs on one rank (or per rank) itself.
@@ -72,17 +76,24 @@ _OWN_GUARD = frozenset({"collective", "certain_collective", "unguarded", "downlo
 _UNCONDITIONAL = frozenset({"certain_collective"})
 # Methods that run when a class is called: constructing an object runs them.
 CONSTRUCTION = ("__init__", "__post_init__")
+# What `with C(...)` runs on entering, summarised per class as `C.__enter__`.
+ENTER = "__enter__"
+# Facts asked of what constructing a class runs (see `Project._class_nodes`).
+_CLASS_FACTS = frozenset({"process_group", "sets_device"})
+_USES = frozenset({PROCESS_GROUP, RANK_QUERY})
 
 
 @dataclass(frozen=True)
 class FunctionSummary:
     """What one function (all definitions of the name in its module) does; for a class,
-    what calling it does (its `CONSTRUCTION` methods).
+    what calling it does (its `CONSTRUCTION` methods); for `C.__enter__`, what entering
+    an object of the class `C` in a `with` does.
 
     `sites`: (callee, under a rank guard, under a condition) for each call that may issue a
     collective or save: `COLLECTIVE`, `SAVE`, a function of the same module (bare name) or
-    an imported qualified name (with a dot); `PROCESS_GROUP` for any other use of the
-    process group (`uses_process_group_at`). "Under a rank guard" also holds for a save into
+    an imported qualified name (with a dot); `RANK_QUERY` for a helper asking the rank or
+    world size, `PROCESS_GROUP` for any other use of the process group
+    (`uses_process_group_at`). "Under a rank guard" also holds for a save into
     a per-rank file; "under a condition" means any test but a mode check
     (`if dist.is_initialized():`), so the call may not run when the function does. The rest
     is what the function does by itself."""
@@ -95,6 +106,7 @@ class FunctionSummary:
     # What it returns objects of (`return Strategy(args)`): classes of this module by bare
     # name, else the qualified names called (which are project classes, `Project` decides).
     returns_made_by: tuple[str, ...] = ()
+    returns_device_module: bool = False  # it returns a device module (`device_module`)
 
 
 @dataclass(frozen=True)
@@ -188,6 +200,8 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
         return SAVE
     if ctx.call_name(call) in STARTERS:
         return START
+    if sets_device(ctx, call):
+        return SET_DEVICE
     if download_message(ctx, call) is not None and not costs_only(ctx, call):
         return DOWNLOAD
     func = call.func
@@ -274,17 +288,22 @@ def _returns_made_by(ctx: FileContext, func: cst.FunctionDef) -> set[str]:
     return found
 
 
-def _sites(ctx: FileContext, defs: Iterable[cst.FunctionDef]) -> tuple[tuple[str, bool, bool], ...]:
-    """The sites of `FunctionSummary` for the functions `defs`."""
+def _sites(
+    ctx: FileContext, defs: Iterable[cst.FunctionDef], constructing: bool = False
+) -> tuple[tuple[str, bool, bool], ...]:
+    """The sites of `FunctionSummary` for the functions `defs`; for `constructing` (a
+    class's `CONSTRUCTION` methods) a helper asking the rank is a `RANK_QUERY` only, not
+    a call to follow."""
     sites: dict[tuple[str, bool, bool], None] = {}
     for func in defs:
         for call in ctx.calls_within(func):
             target = _site_target(ctx, call)
-            if target is not None:
+            if target is not None and not (constructing and asks_rank(ctx, call)):
                 once = _runs_once_per_file(ctx, call, target)
                 sites[(target, once, _conditional(ctx, call))] = None
             if target not in _SITE_TARGETS and uses_process_group_at(ctx, call):
-                sites[(PROCESS_GROUP, False, _conditional(ctx, call))] = None
+                use = RANK_QUERY if asks_rank(ctx, call) else PROCESS_GROUP
+                sites[(use, False, _conditional(ctx, call))] = None
         if "LOCAL_RANK" in ctx.source and _reads_local_rank_env(ctx, func):
             sites[(LOCAL_RANK_ENV, False, False)] = None
     return tuple(sites)
@@ -298,18 +317,22 @@ def _counts(fact: str, target: str, guarded: bool, conditional: bool) -> bool:
         return False
     if conditional and fact in _UNCONDITIONAL:
         return False
-    return not (conditional and fact == "process_group" and target == PROCESS_GROUP)
+    return not (conditional and fact == "process_group" and target in _USES)
 
 
 def summarize(ctx: FileContext) -> ModuleSummary:
     """The summary of one parsed module (computed without other modules)."""
     loaders = returned_loaders(ctx)
+    device_modules = may_hold_device_module(ctx.source)
     functions: list[tuple[str, FunctionSummary]] = []
     for name, classes in ctx.model.classes.items():
         construction = [m for c in classes for n in CONSTRUCTION for m in methods_named(c, n)]
-        sites = _sites(ctx, construction)
+        sites = _sites(ctx, construction, constructing=True)
         if sites and name not in ctx.functions:
             functions.append((name, FunctionSummary(sites=sites)))
+        entering = _sites(ctx, [m for c in classes for m in methods_named(c, ENTER)])
+        if entering:
+            functions.append((f"{name}.{ENTER}", FunctionSummary(sites=entering)))
     for name, defs in ctx.functions.items():
         summary = FunctionSummary(
             sites=_sites(ctx, defs),
@@ -318,6 +341,8 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
             one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),
             returns_made_by=tuple(sorted(set().union(*(_returns_made_by(ctx, f) for f in defs)))),
+            returns_device_module=device_modules
+            and any(device_module(ctx, r, r) for f in defs for r in ctx.resolver.returned(f)),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -633,11 +658,13 @@ class Project:
         while changed:
             changed = False
             for node, callees in edges.items():
-                if node in found or (fact != "process_group" and node in self._class_nodes()):
+                made = node in self._class_nodes()
+                if node in found or (fact not in _CLASS_FACTS and made):
                     continue
                 if any(
                     (target in seeds or target in found)
                     and _counts(fact, target, guarded, conditional)
+                    and not (made and target == RANK_QUERY)
                     for target, guarded, conditional in callees
                 ):
                     found.add(node)
@@ -648,8 +675,10 @@ class Project:
 
     def _class_nodes(self) -> set[str]:
         """The call-graph nodes that are project classes (what constructing them runs):
-        they lead to "process_group" only; whether constructing a class starts a job, saves
-        or issues a collective is not asked of them."""
+        they lead to "process_group" and "sets_device" only; whether constructing a class
+        starts a job, saves or issues a collective is not asked of them. A constructor
+        that only asks the rank through a helper (`if idist.get_rank() == save_on_rank:`
+        in an ignite handler) is rank-aware, not distributed: it answers in one process."""
         if self._classes is None:
             self._classes = {
                 f"{path}::{name}"
@@ -703,6 +732,24 @@ class Project:
             ctx, _object_method(ctx, call)
         )
         return found is not None and found in self._reaching("local_rank_env")
+
+    def helper_sets_device(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A call of project code of another module that sets the process's default
+        device (`sets_device`), directly or through others: a function, a class whose
+        construction does, or a class entered by `with` whose `__enter__` does."""
+        reaching = self._reaching("sets_device")
+        found = self._resolve_call(ctx, call)
+        if found is None or found in reaching:
+            return found is not None
+        entered = (found[0], f"{found[1]}.{ENTER}")
+        return isinstance(ctx.parent(call), cst.WithItem) and entered in reaching
+
+    def helper_returns_device_module(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper of another module that returns a device module
+        (`return getattr(torch, device_type)`)."""
+        found = self.resolve(ctx, call)
+        function = found[0].function(found[1]) if found is not None else None
+        return function is not None and function.returns_device_module
 
     def helper_downloads(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that downloads in place (`CIFAR10(..., download=True)`) on

@@ -262,22 +262,46 @@ class Runner:
 class Group:
     def __init__(self):
         dist.init_process_group("gloo")
+
+
+def get_rank():
+    return dist.get_rank() if dist.is_initialized() else 0
+
+
+class Saver:
+    def __init__(self, folder, save_on_rank=0):
+        if get_rank() == save_on_rank:
+            self.folder = folder
+
+
+class Ranked:
+    def __init__(self):
+        self.rank = dist.get_rank()
 """
 
 
-def test_project_classes_link_to_their_construction_and_methods(write):
+@pytest.mark.parametrize(
+    ("script", "distributed"),
+    [
+        ("import kit\n\nrunner = kit.Runner(0.1)\nrunner.average(1.0)\n", True),
+        ("from kit import Group\n\ngroup = Group()\n", True),
+        ("import kit\n\nrunner = kit.Runner(0.1)\nrunner.scaled(1.0)\n", False),
+        ("from kit import Saver\n\nSaver('out')\n", False),
+        ("from kit import Ranked\n\nRanked()\n", True),
+        ("from kit import get_rank\n\nprint(get_rank())\n", True),
+    ],
+)
+def test_project_classes_link_to_their_construction_and_methods(write, script, distributed):
     """Calling a project class runs its `__init__`; a method called on an object a project
     class made runs that method: either makes the script distributed when it uses the
-    process group, and neither does when it does not."""
+    process group, and neither does when it does not. A constructor that only asks the
+    rank through a helper (`get_rank()`, which answers 0 without a process group) is
+    rank-aware and works in one process; calling the helper itself, or a constructor
+    asking torch.distributed (which needs a group), makes the script distributed."""
     write("pyproject.toml", "")
     write("kit.py", KIT)
-    method = write("method.py", "import kit\n\nrunner = kit.Runner(0.1)\nrunner.average(1.0)\n")
-    made = write("made.py", "from kit import Group\n\ngroup = Group()\n")
-    plain = write("plain.py", "import kit\n\nrunner = kit.Runner(0.1)\nrunner.scaled(1.0)\n")
-    project = Project.load([str(method), str(made), str(plain)])
-    assert project.runs_distributed_at(str(method))
-    assert project.runs_distributed_at(str(made))
-    assert not project.runs_distributed_at(str(plain))
+    path = write("script.py", script)
+    assert Project.load([str(path)]).runs_distributed_at(str(path)) is distributed
 
 
 def test_a_method_of_an_object_a_project_helper_returns(write):
@@ -354,3 +378,59 @@ def test_a_test_module_runs_in_the_pytest_process(write):
     assert not project.runs_distributed_at(str(single))
     assert project.runs_distributed_at(str(launched))
     assert project.runs_distributed_at(str(script))
+
+
+SCOPES = """\
+import os
+
+import torch
+
+
+def namespace():
+    return getattr(torch, "cuda")
+
+
+class RankScope:
+    def __enter__(self):
+        namespace().set_device(int(os.environ["LOCAL_RANK"]))
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class Quiet:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+"""
+
+WORKER = """\
+import torch
+import torch.distributed as dist
+
+from scopes import {scope}
+
+
+def work():
+    with {scope}():
+        dist.init_process_group("nccl")
+        return torch.ones(2, device="cuda")
+"""
+
+
+def test_a_with_of_a_project_class_that_sets_the_device(cli, write, tmp_path, monkeypatch):
+    """Entering `RankScope` sets this rank's device (through a device module a helper
+    returns), entering `Quiet` does not, and only `__enter__` of the class entered counts;
+    a cached result follows a change of the sibling's `__enter__`."""
+    monkeypatch.chdir(tmp_path)
+    write("pyproject.toml", "")
+    scopes = write("scopes.py", SCOPES)
+    scoped = write("scoped.py", WORKER.format(scope="RankScope"))
+    quiet = write("quiet.py", WORKER.format(scope="Quiet"))
+    assert findings(cli, "--select", "DDP020", scoped) == []
+    assert findings(cli, "--select", "DDP020", quiet) == [(os.path.realpath(quiet), 10, "DDP020")]
+    scopes.write_text(SCOPES.replace("namespace().set_device", "print"))
+    assert findings(cli, "--select", "DDP020", scoped) == [(os.path.realpath(scoped), 10, "DDP020")]

@@ -1,6 +1,7 @@
 """Hard-coded CUDA devices: where a call is given a literal device index (`"cuda:0"`,
 `.cuda(0)`, `device_ids=[0]`, `torch.device("cuda", 0)`), directly or through a name
-bound to one. A device only compared against (an expected value) is not one."""
+bound to one. A device only compared against (an expected value) is not one, nor is one a
+value leaves at once for the CPU (`.to(0).to("cpu")`: a round trip, nothing stays there)."""
 
 from __future__ import annotations
 
@@ -77,12 +78,32 @@ def _expected_value(ctx: FileContext, device: cst.Call) -> bool:
     return isinstance(owner, cst.Call) and (last_name(owner.func) or "").startswith("assert")
 
 
+def _round_trip(ctx: FileContext, moved: cst.Call) -> bool:
+    """`x.to(0).to("cpu")`, `x.cuda(0).cpu()`: the moved value goes straight back to the
+    CPU (bitsandbytes quantizes a weight on the GPU that way): nothing stays on the GPU."""
+    receiver = ctx.parent(moved)
+    if not isinstance(receiver, cst.Attribute):
+        return False
+    then = ctx.parent(receiver)
+    if not (isinstance(then, cst.Call) and then.func is receiver):
+        return False
+    method = receiver.attr.value
+    if method == "cpu":
+        return not then.args
+    target = argument(then, 0, "device")
+    if isinstance(target, cst.Call) and ctx.call_name(target) == "torch.device":
+        target = argument(target, 0, "type")
+    return method == "to" and string_value(target) == "cpu"
+
+
 def hardcoded_devices(ctx: FileContext) -> Iterator[HardcodedDevice]:
     """Every literal CUDA device index a call is given, in call order."""
     for call in ctx.calls:
         name = ctx.call_name(call)
         func = call.func
         method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if method in ("to", "cuda") and _round_trip(ctx, call):
+            continue
         if name in _DEVICE_CALLS:
             if name == "torch.device" and _expected_value(ctx, call):
                 continue

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.device_setters import reaches_set_device, sets_device
 from ddplint.analysis.devices import device_arguments
 from ddplint.analysis.rank_guards import single_process_branch
 from ddplint.analysis.ranks import device_kind
@@ -20,7 +21,6 @@ from ddplint.facts import argument, keyword, string_value
 from ddplint.names import dotted
 
 INIT = "torch.distributed.init_process_group"
-_PICKS_DEVICE = frozenset({"torch.cuda.set_device", "torch.cuda.device"})
 
 
 # APIs whose `device=` names a device type, not a GPU: "cuda" there is correct.
@@ -53,13 +53,14 @@ def _is_plain_cuda(expr: cst.BaseExpression | None) -> bool:
 
 
 def device_picks(ctx: FileContext) -> Iterator[cst.CSTNode]:
-    """Where the file chooses a GPU per process: `set_device`, a device index from a
-    variable (`.cuda(args.gpu)`, `torch.device("cuda", local_rank)`,
-    `device_ids=[local_rank]`), `CUDA_VISIBLE_DEVICES`, or a local rank handed to a helper
-    of another module (which may call `set_device` itself)."""
+    """Where the file chooses a GPU per process: `set_device` (`reaches_set_device`: also
+    on a device module, or in project code it calls), a device index from a variable
+    (`.cuda(args.gpu)`, `torch.device("cuda", local_rank)`, `device_ids=[local_rank]`),
+    `CUDA_VISIBLE_DEVICES`, or a local rank handed to a helper of another module (which may
+    call `set_device` itself)."""
     for call in ctx.calls:
         name = ctx.call_name(call)
-        if name in _PICKS_DEVICE:
+        if reaches_set_device(ctx, call):
             yield call
             continue
         for value in device_arguments(ctx, call):
@@ -101,7 +102,7 @@ def unset_branch(ctx: FileContext, use: cst.CSTNode, picks: list[cst.CSTNode]) -
     """The `if` whose other branch sets the default device (`torch.cuda.set_device`)
     while `use` runs on a branch that sets none, when every default-setting pick of the
     file is in such a sibling branch and `use` is not on the single-process side."""
-    setters = [p for p in picks if isinstance(p, cst.Call) and ctx.call_name(p) in _PICKS_DEVICE]
+    setters = [p for p in picks if isinstance(p, cst.Call) and sets_device(ctx, p)]
     if not setters or len(setters) != len([p for p in picks if not _passes_index(ctx, p)]):
         return None
     branches = [exclusive_branch(ctx, setter, use) for setter in setters]
@@ -112,7 +113,7 @@ def unset_branch(ctx: FileContext, use: cst.CSTNode, picks: list[cst.CSTNode]) -
 
 def _passes_index(ctx: FileContext, pick: cst.CSTNode) -> bool:
     """A pick that names a device for one call (`.cuda(args.gpu)`), not for the process."""
-    if not isinstance(pick, cst.Call) or ctx.call_name(pick) in _PICKS_DEVICE:
+    if not isinstance(pick, cst.Call) or sets_device(ctx, pick):
         return False
     return any(True for _ in device_arguments(ctx, pick))
 

@@ -84,14 +84,23 @@ def uses_process_group_at(ctx: FileContext, call: cst.Call) -> bool:
     name = ctx.call_name(call)
     if name is not None and name.startswith(DISTRIBUTED_APIS):
         return is_process_group_api(name)
+    return asks_rank(ctx, call) or ctx.resolver.direct_environ_key(call, call) in _PROCESS_ENV
+
+
+def asks_rank(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` asks the rank, the world size or whether this is the main process through
+    a function of its own name (`get_rank()`, `idist.get_world_size()`,
+    `is_main_process()`), not torch.distributed's: such helpers usually answer without a
+    process group too (rank 0 of a world of one)."""
+    name = ctx.call_name(call)
+    if name is not None and name.startswith(DISTRIBUTED_APIS):
+        return False
     function = last_name(call.func)
-    if function is not None and (
+    return function is not None and bool(
         (RANK_FUNCTION.match(function) and not call.args)
         or WORLD_SIZE_FUNCTION.match(function)
         or (MAIN_PROCESS_NAME.match(function) and "_" in function)  # not `self.main(x)`
-    ):
-        return True
-    return ctx.resolver.direct_environ_key(call, call) in _PROCESS_ENV
+    )
 
 
 def _uses_namespace(ctx: FileContext) -> bool:

@@ -86,6 +86,10 @@ CURRENT_ACCELERATOR = frozenset(
     {"torch.accelerator.current_accelerator", "torch.accelerator.current_device_index"}
 )
 DEVICE_MODULE = "torch.get_device_module"
+# Device modules whose `set_device` sets the process's default device.
+DEVICE_MODULES = frozenset(
+    {"torch.cuda", "torch.xpu", "torch.npu", "torch.mlu", "torch.hpu", "torch.musa"}
+)
 DEVICE_COUNT = frozenset({"torch.cuda.device_count", "torch.accelerator.device_count"})
 
 OOM_CLASSES = frozenset({"torch.cuda.OutOfMemoryError"})

@@ -2,13 +2,17 @@
 compared with the name of one (`strategy == "ddp"`, `args.launcher == "none"`,
 `accelerator.distributed_type == DistributedType.NO`). Lightning's `ddp*`, `fsdp*` and
 `deepspeed*` strategies, mmengine's `pytorch` / `slurm` / `mpi` launchers and accelerate's
-`MULTI_*` types start one process per device; `single_device`, `none` and `NO` run one."""
+`MULTI_*` types start one process per device; `single_device`, `none` and `NO` run one.
+The process group's init method compared with None (fairseq's and mmf's
+`distributed_init_method is not None`) is a switch too: set, the job is distributed."""
 
 from __future__ import annotations
 
 import re
 
 import libcst as cst
+
+from ddplint.names import dotted
 
 # The variable holding the switch: `strategy`, `args.launcher`, `strategy_type`, ...
 _SWITCH_NAME = re.compile(r"(^|_)(strategy|launcher|distributed_type|dist_mode)(_type|_name)?$")
@@ -17,13 +21,21 @@ _DISTRIBUTED = re.compile(
     re.IGNORECASE,
 )
 _SINGLE = re.compile(r"^(none|single_device|no)$", re.IGNORECASE)
+# The process group's init method: `distributed_init_method`, `config.distributed.init_method`
+# (a bare `init_method` may be a weight initialiser, as in Megatron).
+_INIT_METHOD = re.compile(r"(^|[._])dist(ributed)?(_\w+)?[._](\w+_)?init_method$", re.IGNORECASE)
 
 
-def switch_when(switch: str | None, target: cst.ComparisonTarget) -> bool | None:
-    """True if `switch <target>` holding means one process runs (`launcher == "none"`),
-    False if it means one process per device (`strategy == "ddp"`, `launcher in
-    ("pytorch", "slurm")`), None when it is no such switch. `switch` is the last name of
-    the compared variable (`launcher` for `args.launcher`)."""
+def switch_when(compared: cst.BaseExpression, target: cst.ComparisonTarget) -> bool | None:
+    """True if `compared <target>` holding means one process runs (`launcher == "none"`,
+    `distributed_init_method is None`), False if it means one process per device
+    (`strategy == "ddp"`, `launcher in ("pytorch", "slurm")`, `init_method is not None`),
+    None when it is no such switch."""
+    if _INIT_METHOD.search(dotted(compared) or "") and _is_none(target.comparator):
+        return {cst.Is: True, cst.IsNot: False}.get(type(target.operator))
+    switch = compared.attr.value if isinstance(compared, cst.Attribute) else None
+    if isinstance(compared, cst.Name):
+        switch = compared.value
     if switch is None or not _SWITCH_NAME.search(switch.lower()):
         return None
     names = _names(target.comparator)
@@ -69,3 +81,7 @@ def _enum_name(expr: cst.BaseExpression) -> str | None:
     if isinstance(expr, cst.Attribute):
         return expr.attr.value
     return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"

@@ -216,7 +216,7 @@ class Ranks:
             launched = self._launcher_variable_set(test)
             if launched is not None:
                 return not launched
-            named = switch_when(last_name(test.left), target)
+            named = switch_when(test.left, target)
             if named is not None:
                 return named
             if self.is_world_size(test.left):

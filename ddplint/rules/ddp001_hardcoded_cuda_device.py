@@ -30,9 +30,10 @@ Flags a CUDA device index written as a literal in a distributed script: `"cuda:0
 (`f"cuda:{local_rank}"`, `torch.device("cuda", local_rank)`) are not flagged, nor is a
 script that manages `CUDA_VISIBLE_DEVICES` itself, a literal under a rank check, or one in
 code that runs in one process only: the single-process side of an `if args.distributed:`
-switch, a function that calls `init_process_group("fake", ...)` (one process simulating a
-job), a test that runs in the one test process (a `unittest.TestCase` class or a pytest
-test that joins no job or a job of one rank, one skipped under a distributed launch, or a
+switch (or of `if cfg.distributed_init_method is not None:`), a function that calls
+`init_process_group("fake", ...)` (one process simulating a job), a test that runs in
+the one test process (a `unittest.TestCase` class or a pytest test that joins no job or
+a job of one rank, one skipped under a distributed launch, or a
 test method that stands in for one rank: `ShardingEnv.from_local(world_size=2, rank=0)`),
 a Ray actor (`@ray.remote(num_gpus=1)`: Ray makes its own GPUs visible from index 0) or a
 pytest parametrization a
@@ -40,7 +41,9 @@ test helper builds for such tests, or a command-line subcommand that starts no j
 where another one does (`python main.py benchmark` beside `torchrun main.py train`). A
 function called only from such places (`evaluate()` called under `if rank == 0:`) counts
 as one of them. A device only compared against (`assert get_device() ==
-torch.device("cuda:3")`) is an expected value, not a device any process uses.
+torch.device("cuda:3")`) is an expected value, not a device any process uses, and a
+value moved to a GPU and straight back to the CPU (`w.to(0).to("cpu")`, as bitsandbytes
+quantization does) leaves nothing there.
 
 ## Why is this bad?
 torchrun starts one process per GPU and every process runs the same code. With a literal

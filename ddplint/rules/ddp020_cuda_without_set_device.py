@@ -57,7 +57,10 @@ class CudaWithoutSetDevice(Rule):
     explanation = """
 ## What it does
 In a file that initialises the process group (`init_process_group`) but never chooses a
-GPU per process — no `torch.cuda.set_device(...)`, no device index from a variable
+GPU per process — no `torch.cuda.set_device(...)` (nor `set_device` on a device module:
+`torch.get_device_module()`, `getattr(torch, kind)`, a helper returning one), no call of
+project code that sets it (a helper, a class whose construction does, a class entered by
+`with` whose `__enter__` does), no device index from a variable
 (`.cuda(local_rank)`, `torch.device("cuda", local_rank)`, `device_ids=[local_rank]`), no
 `CUDA_VISIBLE_DEVICES`, and no local rank handed to a helper of another module that could
 set it — flags `.cuda()` without an index, `torch.device("cuda")`, `.to("cuda")`,

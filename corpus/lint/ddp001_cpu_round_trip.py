@@ -1,0 +1,18 @@
+"""Offloading quantized weights: bitsandbytes quantizes a weight when it moves to a GPU,
+and the result goes straight back to the CPU (`.to(0).to("cpu")`): nothing stays on
+GPU 0, so no two ranks fill it. A value left there (`.to(0).half()`) is a device choice."""
+
+import torch
+import torch.distributed as dist
+
+
+def offload_quantized(param_cls, value, keep_on_gpu=False):
+    if dist.is_initialized():
+        dist.barrier()
+    quantized = param_cls(value, requires_grad=False).to(0).to("cpu")
+    scales = value.abs().amax(dim=-1).cuda(0).cpu()
+    moved = value.to(0).to(torch.device("cpu"))
+    if keep_on_gpu:
+        resident = value.to(0).half()  # expect: DDP001
+        return quantized, scales, moved, resident
+    return quantized, scales, moved
