@@ -92,6 +92,7 @@ class FunctionSummary:
     returns_ddp: bool = False
     returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
     one_rank_group: bool = False  # it starts a process group of one rank (`one_rank_group`)
+    returns_rank_test: str = ""  # the `Side` of the rank test every return gives, if any
 
 
 @dataclass(frozen=True)
@@ -297,6 +298,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
             returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
             one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),
+            returns_rank_test=_returned_rank_test(ctx, defs),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -314,6 +316,12 @@ def summarize(ctx: FileContext) -> ModuleSummary:
         world_size_globals=world_size_globals(ctx),
         main_only_decorators=tuple(sorted(ctx.domain.gates.decorators.defined())),
     )
+
+
+def _returned_rank_test(ctx: FileContext, defs: list[cst.FunctionDef]) -> str:
+    """The side of the rank test every return of `defs` gives (`FunctionSummary`)."""
+    side = ctx.domain.ranks.returned_side(defs)
+    return "" if side is None else side.value
 
 
 def _outward_calls(ctx: FileContext) -> set[str]:
@@ -717,6 +725,13 @@ class Project:
             return False
         summary = self.summaries.get(found[0])
         return summary is not None and found[1] in summary.main_only_decorators
+
+    def returned_rank_test(self, ctx: FileContext, call: cst.Call) -> str:
+        """The side of the rank test that the function of another project module `call`
+        calls returns (`distributed.is_subgroup_main_process()`), or "" (`Ranks`)."""
+        found = self.resolve(ctx, call)
+        function = found[0].function(found[1]) if found is not None else None
+        return "" if function is None else function.returns_rank_test
 
     def imports_prefix_stripper(self, ctx: FileContext) -> bool:
         """Whether a project module the file imports (transitively) drops the DDP `module.`

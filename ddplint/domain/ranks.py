@@ -2,19 +2,20 @@
 job, and which side of it the main process (rank 0) is on.
 
 A rank test is built from a per-process value compared with a constant (`rank == 0`,
-`self.gpu_id == 0`, `args.local_rank in [-1, 0]`, `dist.get_rank() == 0`), a main-process
-predicate (`is_main_process()`, `self.is_master`, `trainer.is_global_zero`), a name or
-attribute bound to one (`master_process = rank == 0`), or a call of a function of this
-file that returns one. Mode checks are not rank tests: `world_size == 1`,
-`args.distributed`, `local_rank == -1` / `!= -1`, `rank >= 0`, `rank is None` hold alike
-on every rank of a distributed run.
+`self.gpu_id == 0`, `args.local_rank in [-1, 0]`, `dist.get_rank() == 0`, the rank within
+a process group `dist.get_rank(group) == 0`), a main-process predicate
+(`is_main_process()`, `self.is_master`, `trainer.is_global_zero`), a name or attribute
+bound to one (`master_process = rank == 0`), or a call of a project function (of this
+file, or of another module through its summary) that returns one. Mode checks are not rank
+tests: `world_size == 1`, `args.distributed`, `local_rank == -1` / `!= -1`, `rank >= 0`,
+`rank is None` hold alike on every rank of a distributed run.
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import libcst as cst
 
@@ -31,6 +32,7 @@ from ddplint.domain.apis import (
 from ddplint.domain.launch_modes import switch_when
 from ddplint.engine import Resolver
 
+GROUP_NAME = re.compile(r"(^|_)(sub)?(group|pg)s?(_|$)")
 CPU_ONLY_FLAG = re.compile(r"^(no_(cuda|gpu)|(use_|force_)?cpu(_only)?)$")
 
 
@@ -97,11 +99,15 @@ class Ranks:
         self,
         resolver: Resolver,
         world_size_elsewhere: Callable[[cst.BaseExpression], bool] | None = None,
+        returned_elsewhere: Callable[[cst.Call], Side | None] | None = None,
     ) -> None:
         """`world_size_elsewhere` says whether a name or attribute reads a world size kept
-        in another module of the project (`ext_dist.my_size`)."""
+        in another module of the project (`ext_dist.my_size`); `returned_elsewhere`, which
+        side of a rank test a call of another project module's function returns
+        (`distributed.is_subgroup_main_process()`; `Project.returned_rank_test`)."""
         self.resolver = resolver
         self._world_size_elsewhere = world_size_elsewhere
+        self._returned_elsewhere = returned_elsewhere
         self._sides: dict[cst.CSTNode, Side | None] = {}
         self._following: set[tuple[cst.CSTNode, bool]] = set()
 
@@ -131,6 +137,14 @@ class Ranks:
             )
         finally:
             self._following.discard(key)
+
+    def is_group_rank(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
+        """This process's rank within a process group: a rank function given the group
+        (`dist.get_rank(group)`, `get_rank(group=get_process_subgroup())`). Compared with
+        0 it picks the group's main process, as the rank does the job's. Other arguments
+        (`matrix_rank(a)`) make no rank."""
+        where = expr if at is None else at
+        return any(_asks_group_rank(v.expr) for v in self.resolver.values(expr, where))
 
     def depends_on_rank(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
         """The value of `expr` is computed from this process's rank, so it differs between
@@ -306,9 +320,18 @@ class Ranks:
         return None
 
     def _returned_side(self, call: cst.Call) -> Side | None:
-        """A call of a function of this file whose every return value is a rank test."""
+        """A call of a project function whose every return value is a rank test: one of
+        this file, else one of another module."""
+        callees = self.resolver.callees(call)
+        if not callees and self._returned_elsewhere is not None:
+            return self._returned_elsewhere(call)
+        return self.returned_side(callees)
+
+    def returned_side(self, funcs: Iterable[cst.FunctionDef]) -> Side | None:
+        """The side of the rank test that every return of the functions `funcs` (the
+        definitions of one name) gives, else None."""
         sides: set[Side] = set()
-        for func in self.resolver.callees(call):
+        for func in funcs:
             for returned in self.resolver.model.returns.get(func, []):
                 if returned.value is None:
                     return None
@@ -326,9 +349,9 @@ class Ranks:
             return Side.SOME if any(self.is_rank_value(o, at) for o in operands) else None
         target = test.comparisons[0]
         left, right, operator = test.left, target.comparator, target.operator
-        if self.is_rank_value(left, at):
+        if self.is_rank_value(left, at) or self.is_group_rank(left, at):
             value, constant = left, right
-        elif self.is_rank_value(right, at):
+        elif self.is_rank_value(right, at) or self.is_group_rank(right, at):
             value, constant = right, left
             operator = _mirrored(operator)
         else:
@@ -365,6 +388,23 @@ class Ranks:
 
 _TEXT_OPERATORS = (cst.Add, cst.Modulo, cst.Divide)
 _TEXT_FUNCTIONS = frozenset({"str", "format", "join", "Path", "PurePath", "PosixPath"})
+
+
+def _asks_group_rank(expr: cst.BaseExpression) -> bool:
+    """`expr` calls a rank function with one argument, a process group (`group=...`, or
+    a value whose name says group: `pg`, `self.dp_group`, `get_process_subgroup()`)."""
+    expr = strip_conversion(expr)
+    if not isinstance(expr, cst.Call) or len(expr.args) != 1:
+        return False
+    func = last_name(expr.func)
+    if func is None or not RANK_FUNCTION.match(func):
+        return False
+    arg = expr.args[0]
+    if arg.keyword is not None:
+        return arg.keyword.value == "group"
+    value = arg.value.func if isinstance(arg.value, cst.Call) else arg.value
+    name = last_name(value)
+    return name is not None and GROUP_NAME.search(name) is not None
 
 
 def _cpu_only_flag(expr: cst.BaseExpression) -> bool:
