@@ -149,11 +149,30 @@ class Ranks:
     def depends_on_rank(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
         """The value of `expr` is computed from this process's rank, so it differs between
         ranks: `f"shard_{rank}.pt"`, `os.path.join(out, name)` with `name` built from the
-        rank, a helper of this file returning `f"rank_{dist.get_rank()}"`."""
+        rank, a helper of this file returning `f"rank_{dist.get_rank()}"`, an item of this
+        rank's share of the work (`for shard in shards[rank::world_size]`)."""
         where = expr if at is None else at
         return any(
-            self._spells(v.expr, v.at, rank=True) for v in self.resolver.sources(expr, where)
+            self._spells(v.expr, v.at, rank=True) or self._takes_rank_items(v.expr, v.at)
+            for v in self.resolver.sources(expr, where)
         )
+
+    def _takes_rank_items(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """`expr` is a loop variable over items that differ between ranks (a slice or a
+        range computed from the rank): each rank takes its own items."""
+        if type(expr) is not cst.Name:
+            return False
+        for binding in self.resolver.reaching(expr.value, at):
+            key = (binding.value, True)
+            if binding.kind != "for" or key in self._following:
+                continue
+            self._following.add(key)
+            try:
+                if self.depends_on_rank(binding.value, binding.statement):
+                    return True
+            finally:
+                self._following.discard(key)
+        return False
 
     def rank_in_text(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
         """`expr` is a string or path built from the rank (a per-rank file name), not just a
