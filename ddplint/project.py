@@ -107,6 +107,7 @@ class FunctionSummary:
     # name, else the qualified names called (which are project classes, `Project` decides).
     returns_made_by: tuple[str, ...] = ()
     returns_device_module: bool = False  # it returns a device module (`device_module`)
+    returns_rank_test: str = ""  # the `Side` of the rank test every return gives, if any
 
 
 @dataclass(frozen=True)
@@ -343,6 +344,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             returns_made_by=tuple(sorted(set().union(*(_returns_made_by(ctx, f) for f in defs)))),
             returns_device_module=device_modules
             and any(device_module(ctx, r, r) for f in defs for r in ctx.resolver.returned(f)),
+            returns_rank_test=_returned_rank_test(ctx, defs),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -360,6 +362,12 @@ def summarize(ctx: FileContext) -> ModuleSummary:
         world_size_globals=world_size_globals(ctx),
         main_only_decorators=tuple(sorted(ctx.domain.gates.decorators.defined())),
     )
+
+
+def _returned_rank_test(ctx: FileContext, defs: list[cst.FunctionDef]) -> str:
+    """The side of the rank test every return of `defs` gives (`FunctionSummary`)."""
+    side = ctx.domain.ranks.returned_side(defs)
+    return "" if side is None else side.value
 
 
 def _outward_calls(ctx: FileContext) -> set[str]:
@@ -807,6 +815,13 @@ class Project:
             return False
         summary = self.summaries.get(found[0])
         return summary is not None and found[1] in summary.main_only_decorators
+
+    def returned_rank_test(self, ctx: FileContext, call: cst.Call) -> str:
+        """The side of the rank test that the function of another project module `call`
+        calls returns (`distributed.is_subgroup_main_process()`), or "" (`Ranks`)."""
+        found = self.resolve(ctx, call)
+        function = found[0].function(found[1]) if found is not None else None
+        return "" if function is None else function.returns_rank_test
 
     def imports_prefix_stripper(self, ctx: FileContext) -> bool:
         """Whether a project module the file imports (transitively) drops the DDP `module.`

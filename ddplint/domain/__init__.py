@@ -35,7 +35,11 @@ class Domain:
     def __init__(
         self, resolver: Resolver, flow: Flow, project: Project | None, context: object
     ) -> None:
-        self.ranks = Ranks(resolver, _world_size_elsewhere(project, context))
+        self.ranks = Ranks(
+            resolver,
+            _world_size_elsewhere(project, context),
+            _rank_test_elsewhere(project, context),
+        )
         self.rank_kinds = RankKinds(resolver)
         self.gates = Gates(self.ranks, flow, resolver, _decorator_elsewhere(project, context))
         self.collectives = Collectives(resolver, flow, self.ranks, project, context)
@@ -51,6 +55,20 @@ def _world_size_elsewhere(
     if project is None:
         return None
     return lambda expr: project.holds_world_size(context, expr)  # type: ignore[arg-type]
+
+
+def _rank_test_elsewhere(
+    project: Project | None, context: object
+) -> Callable[[cst.Call], Side | None] | None:
+    """Which side of a rank test a function of another project module returns."""
+    if project is None:
+        return None
+
+    def returned(call: cst.Call) -> Side | None:
+        side = project.returned_rank_test(context, call)  # type: ignore[arg-type]
+        return Side(side) if side else None
+
+    return returned
 
 
 def _decorator_elsewhere(

@@ -2,19 +2,20 @@
 job, and which side of it the main process (rank 0) is on.
 
 A rank test is built from a per-process value compared with a constant (`rank == 0`,
-`self.gpu_id == 0`, `args.local_rank in [-1, 0]`, `dist.get_rank() == 0`), a main-process
-predicate (`is_main_process()`, `self.is_master`, `trainer.is_global_zero`), a name or
-attribute bound to one (`master_process = rank == 0`), or a call of a function of this
-file that returns one. Mode checks are not rank tests: `world_size == 1`,
-`args.distributed`, `local_rank == -1` / `!= -1`, `rank >= 0`, `rank is None` hold alike
-on every rank of a distributed run.
+`self.gpu_id == 0`, `args.local_rank in [-1, 0]`, `dist.get_rank() == 0`, the rank within
+a process group `dist.get_rank(group) == 0`), a main-process predicate
+(`is_main_process()`, `self.is_master`, `trainer.is_global_zero`), a name or attribute
+bound to one (`master_process = rank == 0`), or a call of a project function (of this
+file, or of another module through its summary) that returns one. Mode checks are not rank
+tests: `world_size == 1`, `args.distributed`, `local_rank == -1` / `!= -1`, `rank >= 0`,
+`rank is None` hold alike on every rank of a distributed run.
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import libcst as cst
 
@@ -31,6 +32,7 @@ from ddplint.domain.apis import (
 from ddplint.domain.launch_modes import switch_when
 from ddplint.engine import Resolver
 
+GROUP_NAME = re.compile(r"(^|_)(sub)?(group|pg)s?(_|$)")
 CPU_ONLY_FLAG = re.compile(r"^(no_(cuda|gpu)|(use_|force_)?cpu(_only)?)$")
 
 
@@ -97,11 +99,15 @@ class Ranks:
         self,
         resolver: Resolver,
         world_size_elsewhere: Callable[[cst.BaseExpression], bool] | None = None,
+        returned_elsewhere: Callable[[cst.Call], Side | None] | None = None,
     ) -> None:
         """`world_size_elsewhere` says whether a name or attribute reads a world size kept
-        in another module of the project (`ext_dist.my_size`)."""
+        in another module of the project (`ext_dist.my_size`); `returned_elsewhere`, which
+        side of a rank test a call of another project module's function returns
+        (`distributed.is_subgroup_main_process()`; `Project.returned_rank_test`)."""
         self.resolver = resolver
         self._world_size_elsewhere = world_size_elsewhere
+        self._returned_elsewhere = returned_elsewhere
         self._sides: dict[cst.CSTNode, Side | None] = {}
         self._following: set[tuple[cst.CSTNode, bool]] = set()
 
@@ -132,14 +138,41 @@ class Ranks:
         finally:
             self._following.discard(key)
 
+    def is_group_rank(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
+        """This process's rank within a process group: a rank function given the group
+        (`dist.get_rank(group)`, `get_rank(group=get_process_subgroup())`). Compared with
+        0 it picks the group's main process, as the rank does the job's. Other arguments
+        (`matrix_rank(a)`) make no rank."""
+        where = expr if at is None else at
+        return any(_asks_group_rank(v.expr) for v in self.resolver.values(expr, where))
+
     def depends_on_rank(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
         """The value of `expr` is computed from this process's rank, so it differs between
         ranks: `f"shard_{rank}.pt"`, `os.path.join(out, name)` with `name` built from the
-        rank, a helper of this file returning `f"rank_{dist.get_rank()}"`."""
+        rank, a helper of this file returning `f"rank_{dist.get_rank()}"`, an item of this
+        rank's share of the work (`for shard in shards[rank::world_size]`)."""
         where = expr if at is None else at
         return any(
-            self._spells(v.expr, v.at, rank=True) for v in self.resolver.sources(expr, where)
+            self._spells(v.expr, v.at, rank=True) or self._takes_rank_items(v.expr, v.at)
+            for v in self.resolver.sources(expr, where)
         )
+
+    def _takes_rank_items(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """`expr` is a loop variable over items that differ between ranks (a slice or a
+        range computed from the rank): each rank takes its own items."""
+        if type(expr) is not cst.Name:
+            return False
+        for binding in self.resolver.reaching(expr.value, at):
+            key = (binding.value, True)
+            if binding.kind != "for" or key in self._following:
+                continue
+            self._following.add(key)
+            try:
+                if self.depends_on_rank(binding.value, binding.statement):
+                    return True
+            finally:
+                self._following.discard(key)
+        return False
 
     def rank_in_text(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
         """`expr` is a string or path built from the rank (a per-rank file name), not just a
@@ -306,9 +339,18 @@ class Ranks:
         return None
 
     def _returned_side(self, call: cst.Call) -> Side | None:
-        """A call of a function of this file whose every return value is a rank test."""
+        """A call of a project function whose every return value is a rank test: one of
+        this file, else one of another module."""
+        callees = self.resolver.callees(call)
+        if not callees and self._returned_elsewhere is not None:
+            return self._returned_elsewhere(call)
+        return self.returned_side(callees)
+
+    def returned_side(self, funcs: Iterable[cst.FunctionDef]) -> Side | None:
+        """The side of the rank test that every return of the functions `funcs` (the
+        definitions of one name) gives, else None."""
         sides: set[Side] = set()
-        for func in self.resolver.callees(call):
+        for func in funcs:
             for returned in self.resolver.model.returns.get(func, []):
                 if returned.value is None:
                     return None
@@ -326,9 +368,9 @@ class Ranks:
             return Side.SOME if any(self.is_rank_value(o, at) for o in operands) else None
         target = test.comparisons[0]
         left, right, operator = test.left, target.comparator, target.operator
-        if self.is_rank_value(left, at):
+        if self.is_rank_value(left, at) or self.is_group_rank(left, at):
             value, constant = left, right
-        elif self.is_rank_value(right, at):
+        elif self.is_rank_value(right, at) or self.is_group_rank(right, at):
             value, constant = right, left
             operator = _mirrored(operator)
         else:
@@ -365,6 +407,23 @@ class Ranks:
 
 _TEXT_OPERATORS = (cst.Add, cst.Modulo, cst.Divide)
 _TEXT_FUNCTIONS = frozenset({"str", "format", "join", "Path", "PurePath", "PosixPath"})
+
+
+def _asks_group_rank(expr: cst.BaseExpression) -> bool:
+    """`expr` calls a rank function with one argument, a process group (`group=...`, or
+    a value whose name says group: `pg`, `self.dp_group`, `get_process_subgroup()`)."""
+    expr = strip_conversion(expr)
+    if not isinstance(expr, cst.Call) or len(expr.args) != 1:
+        return False
+    func = last_name(expr.func)
+    if func is None or not RANK_FUNCTION.match(func):
+        return False
+    arg = expr.args[0]
+    if arg.keyword is not None:
+        return arg.keyword.value == "group"
+    value = arg.value.func if isinstance(arg.value, cst.Call) else arg.value
+    name = last_name(value)
+    return name is not None and GROUP_NAME.search(name) is not None
 
 
 def _cpu_only_flag(expr: cst.BaseExpression) -> bool:
