@@ -7,6 +7,7 @@ are not computed here: the checker resolves them only for nodes that end up repo
 from __future__ import annotations
 
 import bisect
+import contextlib
 from collections.abc import Iterable, Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from ddplint.project import Project
 
 Scope = Frame
+_NOTHING = contextlib.nullcontext()
 
 __all__ = ["Binding", "FileContext", "Scope"]
 
@@ -51,6 +53,7 @@ class FileContext:
         self._qualnames: dict[cst.CSTNode, str | None] = {}
         self._call_orders: dict[Scope, list[int]] = {}  # source order of each frame's calls
         self._nodes_of: dict[tuple[type[cst.CSTNode], ...], list[cst.CSTNode]] = {}
+        self._code: dict[int, str] = {}  # by node id: the module keeps its nodes alive
 
     @cached_property
     def resolver(self) -> Resolver:
@@ -109,13 +112,27 @@ class FileContext:
             found = self._nodes_of[kinds] = sorted(found, key=self.order.__getitem__)
         return found
 
+    def nodes_within(self, root: cst.CSTNode, *kinds: type[cst.CSTNode]) -> list[cst.CSTNode]:
+        """The nodes of exactly these types that are `root` or lie below it, in source
+        order (a bisection of `nodes_of`, not a walk)."""
+        return self.model.within(root, self.nodes_of(*kinds))
+
     def method_calls(self, *methods: str) -> Iterator[cst.Call]:
-        """Every `<expr>.method(...)` call, whatever the receiver."""
-        wanted = set(methods)
+        """Every `<expr>.method(...)` call, whatever the receiver, in source order."""
+        index = self._calls_by_method
+        found = [call for name in set(methods) for call in index.get(name, ())]
+        if len(methods) > 1:
+            found.sort(key=self.order.__getitem__)
+        return iter(found)
+
+    @cached_property
+    def _calls_by_method(self) -> dict[str, list[cst.Call]]:
+        index: dict[str, list[cst.Call]] = {}
         for call in self.calls:
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in wanted:
-                yield call
+            if type(func) is cst.Attribute:
+                index.setdefault(func.attr.value, []).append(call)
+        return index
 
     # -- tree ----------------------------------------------------------------------------
 
@@ -179,8 +196,13 @@ class FileContext:
         return calls[first:last]
 
     def code(self, node: cst.CSTNode) -> str:
-        """Source text of a node (normalised by LibCST's code generation)."""
-        return self.module.code_for_node(node)
+        """Source text of a node (normalised by LibCST's code generation), generated once."""
+        text = self._code.get(id(node))
+        if text is None:
+            state = _TextState(self.module.default_indent, self.module.default_newline)
+            node._codegen(state)
+            text = self._code[id(node)] = "".join(state.tokens)
+        return text
 
     def code_in_place(self, original: cst.CSTNode, new: cst.CSTNode) -> str:
         """Source of `new` as it reads in the place of `original`: continuation lines keep
@@ -230,3 +252,17 @@ class FileContext:
                 name = dotted(child)
                 if name:
                     yield name
+
+
+class _TextState(CodegenState):
+    """`Module.code_for_node`'s code generation without its per-node context manager (the
+    position bookkeeping, not needed for the text)."""
+
+    def record_syntactic_position(  # type: ignore[override]
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> contextlib.AbstractContextManager[None]:
+        return _NOTHING

@@ -15,6 +15,9 @@ from ddplint.analysis.samplers import SamplerUse, returned_names
 from ddplint.context import FileContext, Scope
 from ddplint.names import dotted
 
+# Parents of a name that is not read whole (`loader` in `loader.sampler`) or not read.
+_NOT_WHOLE_READS = frozenset({cst.Attribute, cst.AssignTarget, cst.Param})
+
 
 @dataclass
 class EpochLoop:
@@ -156,13 +159,11 @@ class EpochLoops:
             index: dict[str, list[cst.BaseExpression]] = defaultdict(list)
             for node in ctx.nodes_of(cst.Name, cst.Attribute):
                 parent = ctx.parent(node)
-                if not isinstance(node, (cst.Name, cst.Attribute)) or isinstance(
-                    parent, (cst.Attribute, cst.AssignTarget, cst.Param)
-                ):
+                if type(parent) in _NOT_WHOLE_READS:  # exact types: no slow ABC misses
                     continue
-                name = dotted(node)
+                name = dotted(node)  # type: ignore[arg-type]
                 if name is not None:
-                    index[name].append(node)
+                    index[name].append(node)  # type: ignore[arg-type]
             self._reads = index
         return self._reads
 

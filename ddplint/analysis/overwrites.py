@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from typing import cast
 
 import libcst as cst
 
@@ -30,6 +31,8 @@ _TEMP_TEXT = re.compile(r"tmp|temp|\.part\b|\.partial|~$", re.IGNORECASE)
 _OVERWRITTEN_TEXT = re.compile(r"(^|[^a-z])(last|latest|best)([^a-z]|$)", re.IGNORECASE)
 _MODE = re.compile(r"^[rwxabt+U]+$")  # an `open` mode
 _LEAVING = (cst.Return, cst.Break, cst.Continue)
+_Block = cst.Module | cst.IndentedBlock | cst.SimpleStatementLine
+_REPEATING_OR_DEFERRED = frozenset({cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef})
 _ITEM_DEPTH = 6  # nesting levels `item_loops` follows a path's names through
 
 
@@ -270,15 +273,16 @@ def exits_after(ctx: FileContext, node: cst.CSTNode) -> bool:
     So `node` runs once per run however often its loop would go round."""
     child = node
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        kind = type(ancestor)  # exact types: no slow ABC `isinstance` misses
+        if kind in _REPEATING_OR_DEFERRED:
             return False
-        if isinstance(ancestor, (cst.Module, cst.IndentedBlock, cst.SimpleStatementLine)):
-            body = list(ancestor.body)
+        if kind is cst.Module or kind is cst.IndentedBlock or kind is cst.SimpleStatementLine:
+            body = list(cast("_Block", ancestor).body)
             index = next((i for i, s in enumerate(body) if s is child), len(body))
             for later in body[index + 1 :]:
                 if _exits(ctx, later):
                     return True
-                if any(isinstance(n, _LEAVING) for n in ctx.walk(later)):
+                if ctx.nodes_within(later, *_LEAVING):
                     return False
         child = ancestor
     return False

@@ -318,10 +318,21 @@ def _in_fake_group(ctx: FileContext, node: cst.CSTNode) -> bool:
     or after `node`): one process that only simulates a job of `n` ranks
     (compile-on-one-rank tracing)."""
     func = ctx.enclosing_function(node)
-    return func is not None and any(
-        ctx.enclosing_function(call) is func and _backend(call) == "fake"
-        for call in ctx.calls_to("torch.distributed.init_process_group")
-    )
+    if func is None:
+        return False
+    faking = _FAKING.get(ctx)
+    if faking is None:  # found once per file: asking for every node stays linear
+        faking = _FAKING[ctx] = {
+            ctx.enclosing_function(call)
+            for call in ctx.calls_to("torch.distributed.init_process_group")
+            if _backend(call) == "fake"
+        }
+    return func in faking
+
+
+_FAKING: weakref.WeakKeyDictionary[FileContext, set[cst.FunctionDef | None]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _backend(call: cst.Call) -> str | None:

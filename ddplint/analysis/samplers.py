@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
@@ -152,8 +153,9 @@ def returned_positions(
         return expr is value or (name is not None and dotted(expr) == name)
 
     positions: set[int | None] = set()
-    for node in ctx.walk(scope):
-        if isinstance(node, cst.Return) and node.value is not None and ctx.scope(node) is scope:
+    for found in ctx.nodes_within(scope, cst.Return):
+        node = cast("cst.Return", found)
+        if node.value is not None and ctx.scope(node) is scope:
             if returned(node.value):
                 positions.add(None)
             elif isinstance(node.value, cst.Tuple):

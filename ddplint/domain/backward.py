@@ -171,31 +171,32 @@ class Backward:
             # sub-expressions keep the depth: only names and returns followed spend it
             self._trace(inner, where, depth, trace)
 
-        if isinstance(expr, cst.BinaryOperation):
-            follow(expr.left)
-            follow(expr.right)
-        elif isinstance(expr, cst.UnaryOperation):
-            follow(expr.expression)
-        elif isinstance(expr, (cst.Name, cst.Attribute)):
-            self._trace_name(expr, at, depth - 1, trace)
-            if isinstance(expr, cst.Attribute):
-                follow(expr.value)
-        elif isinstance(expr, cst.Subscript):
-            follow(expr.value)
-        elif isinstance(expr, (cst.Tuple, cst.List)):
-            for element in expr.elements:
+        kind = type(expr)  # exact types: no slow ABC `isinstance` misses
+        if kind is cst.BinaryOperation:
+            follow(expr.left)  # type: ignore[attr-defined]
+            follow(expr.right)  # type: ignore[attr-defined]
+        elif kind is cst.UnaryOperation:
+            follow(expr.expression)  # type: ignore[attr-defined]
+        elif kind is cst.Name or kind is cst.Attribute:
+            self._trace_name(expr, at, depth - 1, trace)  # type: ignore[arg-type]
+            if kind is cst.Attribute:
+                follow(expr.value)  # type: ignore[attr-defined]
+        elif kind is cst.Subscript:
+            follow(expr.value)  # type: ignore[attr-defined]
+        elif kind is cst.Tuple or kind is cst.List:
+            for element in expr.elements:  # type: ignore[attr-defined]
                 follow(element.value)
-        elif isinstance(expr, cst.Dict):
-            for item in expr.elements:
-                if isinstance(item, cst.DictElement):
+        elif kind is cst.Dict:
+            for item in expr.elements:  # type: ignore[attr-defined]
+                if type(item) is cst.DictElement:
                     follow(item.value)
-        elif isinstance(expr, cst.IfExp):
-            follow(expr.body)
-            follow(expr.orelse)
-        elif isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and trace.collections:
-            follow(expr.elt)
-        elif isinstance(expr, cst.Call):
-            self._trace_call(expr, follow, depth, trace)
+        elif kind is cst.IfExp:
+            follow(expr.body)  # type: ignore[attr-defined]
+            follow(expr.orelse)  # type: ignore[attr-defined]
+        elif (kind is cst.ListComp or kind is cst.GeneratorExp) and trace.collections:
+            follow(expr.elt)  # type: ignore[attr-defined]
+        elif kind is cst.Call:
+            self._trace_call(expr, follow, depth, trace)  # type: ignore[arg-type]
 
     def _trace_call(self, call: cst.Call, follow: _Follow, depth: int, trace: _Trace) -> None:
         func = call.func

@@ -224,9 +224,8 @@ def train(model, loader, optimizer):
     ) -> Iterator[Finding]:
         skips = [
             node
-            for node in ctx.walk(region)
-            if isinstance(node, _SKIPS)
-            and ctx.scope(node) is scope
+            for node in ctx.nodes_within(region, *_SKIPS)
+            if ctx.scope(node) is scope
             and (
                 isinstance(node, cst.Return)
                 or (loop is not None and ctx.enclosing_loop(node) is loop)
