@@ -29,6 +29,7 @@ from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.process_group import uses_process_group, uses_process_group_at
 from ddplint.analysis.samplers import returned_loaders
 from ddplint.analysis.test_modules import runs_in_test_process
+from ddplint.domain.rank_kinds import RANK_FUNCTIONS, RankKind, combined
 from ddplint.engine.resolve import methods_named
 from ddplint.facts import environ_key, last_name
 from ddplint.import_index import import_index
@@ -92,6 +93,7 @@ class FunctionSummary:
     returns_ddp: bool = False
     returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
     one_rank_group: bool = False  # it starts a process group of one rank (`one_rank_group`)
+    returned_rank: str = ""  # a function named for a rank: the kind it returns (`RankKind`)
 
 
 @dataclass(frozen=True)
@@ -297,6 +299,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
             returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
             one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),
+            returned_rank=_returned_rank(ctx, name, defs),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -314,6 +317,14 @@ def summarize(ctx: FileContext) -> ModuleSummary:
         world_size_globals=world_size_globals(ctx),
         main_only_decorators=tuple(sorted(ctx.domain.gates.decorators.defined())),
     )
+
+
+def _returned_rank(ctx: FileContext, name: str, defs: list[cst.FunctionDef]) -> str:
+    """For a function named for a rank (`get_local_rank`), the kind of rank it returns."""
+    if name not in RANK_FUNCTIONS:
+        return ""
+    kind = combined(ctx.domain.rank_kinds.returned_kind(f) for f in defs)
+    return kind.value if kind is not None else ""
 
 
 def _outward_calls(ctx: FileContext) -> set[str]:
@@ -717,6 +728,14 @@ class Project:
             return False
         summary = self.summaries.get(found[0])
         return summary is not None and found[1] in summary.main_only_decorators
+
+    def returned_rank(self, ctx: FileContext, call: cst.Call) -> RankKind | None:
+        """The kind of rank a function of another project module, named for a rank,
+        returns (`comm.get_local_rank()` returning `dist.get_rank()`), when known."""
+        found = self._lookup_elsewhere(ctx, ctx.qualname(call.func))
+        summary = self.summaries.get(found[0]) if found is not None else None
+        function = summary.function(found[1]) if summary is not None and found else None
+        return RankKind(function.returned_rank) if function and function.returned_rank else None
 
     def imports_prefix_stripper(self, ctx: FileContext) -> bool:
         """Whether a project module the file imports (transitively) drops the DDP `module.`

@@ -36,7 +36,7 @@ class Domain:
         self, resolver: Resolver, flow: Flow, project: Project | None, context: object
     ) -> None:
         self.ranks = Ranks(resolver, _world_size_elsewhere(project, context))
-        self.rank_kinds = RankKinds(resolver)
+        self.rank_kinds = RankKinds(resolver, _rank_kind_elsewhere(project, context))
         self.gates = Gates(self.ranks, flow, resolver, _decorator_elsewhere(project, context))
         self.collectives = Collectives(resolver, flow, self.ranks, project, context)
         self.backward = Backward(resolver)
@@ -51,6 +51,15 @@ def _world_size_elsewhere(
     if project is None:
         return None
     return lambda expr: project.holds_world_size(context, expr)  # type: ignore[arg-type]
+
+
+def _rank_kind_elsewhere(
+    project: Project | None, context: object
+) -> Callable[[cst.Call], RankKind | None] | None:
+    """The kind of rank a function of another project module returns, when known."""
+    if project is None:
+        return None
+    return lambda call: project.returned_rank(context, call)  # type: ignore[arg-type]
 
 
 def _decorator_elsewhere(
