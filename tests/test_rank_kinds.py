@@ -76,6 +76,12 @@ def kind_of_use(body: str) -> RankKind | None:
         ),
         ('def get_rank():\n    return int(os.environ["LOCAL_RANK"])\nuse(get_rank())', LOCAL),
         ("def get_local_rank():\n    return 0\nuse(get_local_rank())", LOCAL),
+        # A return of no known kind (the rank in a per-node group) leaves it to the name.
+        (
+            "def get_local_rank():\n    if node_group is None:\n        return dist.get_rank()\n"
+            "    return dist.get_rank(group=node_group)\nuse(get_local_rank())",
+            LOCAL,
+        ),
         ("def get_rank():\n    return self_rank()\nuse(get_rank())", GLOBAL),
         ('use(mesh.get_local_rank("dp"))', None),
         ('dp_mesh = mesh["dp"]\nuse(dp_mesh.get_local_rank())', None),

@@ -126,10 +126,12 @@ class RankKinds:
 
     def returned_kind(self, func: cst.FunctionDef, depth: int = 5) -> RankKind | None:
         """The kind of rank `func` returns, its constant returns (`return 0` when no
-        process group exists) left out."""
+        process group exists) left out; None if one of the others has no known kind
+        (`dist.get_rank(group=local_group)`)."""
         returns = self.resolver.model.returns.get(func, [])
         values = [(r.value, r) for r in returns if r.value and not _is_constant(r.value)]
-        return combined(self.kind(value, at, depth) for value, at in values) if values else None
+        kinds = [self.kind(value, at, depth) for value, at in values]
+        return None if None in kinds else combined(kinds)
 
     def _body_kind(self, call: cst.Call, depth: int) -> RankKind | None:
         """What the project function `call` runs returns: one of this file, else one of
