@@ -30,6 +30,7 @@ from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.process_group import asks_rank, uses_process_group, uses_process_group_at
 from ddplint.analysis.samplers import returned_loaders
 from ddplint.analysis.test_modules import runs_in_test_process
+from ddplint.domain.rank_kinds import RANK_FUNCTIONS, RankKind, combined
 from ddplint.engine.resolve import methods_named
 from ddplint.facts import environ_key, last_name
 from ddplint.import_index import import_index
@@ -108,6 +109,7 @@ class FunctionSummary:
     returns_made_by: tuple[str, ...] = ()
     returns_device_module: bool = False  # it returns a device module (`device_module`)
     returns_rank_test: str = ""  # the `Side` of the rank test every return gives, if any
+    returned_rank: str = ""  # a function named for a rank: the kind it returns (`RankKind`)
 
 
 @dataclass(frozen=True)
@@ -345,6 +347,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             returns_device_module=device_modules
             and any(device_module(ctx, r, r) for f in defs for r in ctx.resolver.returned(f)),
             returns_rank_test=_returned_rank_test(ctx, defs),
+            returned_rank=_returned_rank(ctx, name, defs),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -368,6 +371,14 @@ def _returned_rank_test(ctx: FileContext, defs: list[cst.FunctionDef]) -> str:
     """The side of the rank test every return of `defs` gives (`FunctionSummary`)."""
     side = ctx.domain.ranks.returned_side(defs)
     return "" if side is None else side.value
+
+
+def _returned_rank(ctx: FileContext, name: str, defs: list[cst.FunctionDef]) -> str:
+    """For a function named for a rank (`get_local_rank`), the kind of rank it returns."""
+    if name not in RANK_FUNCTIONS:
+        return ""
+    kind = combined(ctx.domain.rank_kinds.returned_kind(f) for f in defs)
+    return kind.value if kind is not None else ""
 
 
 def _outward_calls(ctx: FileContext) -> set[str]:
@@ -822,6 +833,14 @@ class Project:
         found = self.resolve(ctx, call)
         function = found[0].function(found[1]) if found is not None else None
         return "" if function is None else function.returns_rank_test
+
+    def returned_rank(self, ctx: FileContext, call: cst.Call) -> RankKind | None:
+        """The kind of rank a function of another project module, named for a rank,
+        returns (`comm.get_local_rank()` returning `dist.get_rank()`), when known."""
+        found = self._lookup_elsewhere(ctx, ctx.qualname(call.func))
+        summary = self.summaries.get(found[0]) if found is not None else None
+        function = summary.function(found[1]) if summary is not None and found else None
+        return RankKind(function.returned_rank) if function and function.returned_rank else None
 
     def imports_prefix_stripper(self, ctx: FileContext) -> bool:
         """Whether a project module the file imports (transitively) drops the DDP `module.`

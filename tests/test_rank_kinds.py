@@ -10,6 +10,7 @@ import pytest
 
 from ddplint.context import FileContext
 from ddplint.domain.rank_kinds import RankKind
+from ddplint.project import Project
 
 HEADER = """\
 import os
@@ -67,9 +68,49 @@ def kind_of_use(body: str) -> RankKind | None:
         ),
         # A coordinate along a device-mesh dimension, not the node-local rank.
         ("use(get_local_rank())", LOCAL),
+        # A helper named for a rank: its returns decide where they give a kind, else its name.
+        (
+            "def get_local_rank():\n    if not dist.is_initialized():\n        return 0\n"
+            "    return dist.get_rank()\nuse(get_local_rank())",
+            GLOBAL,
+        ),
+        ('def get_rank():\n    return int(os.environ["LOCAL_RANK"])\nuse(get_rank())', LOCAL),
+        ("def get_local_rank():\n    return 0\nuse(get_local_rank())", LOCAL),
+        # A return of no known kind (the rank in a per-node group) leaves it to the name.
+        (
+            "def get_local_rank():\n    if node_group is None:\n        return dist.get_rank()\n"
+            "    return dist.get_rank(group=node_group)\nuse(get_local_rank())",
+            LOCAL,
+        ),
+        ("def get_rank():\n    return self_rank()\nuse(get_rank())", GLOBAL),
         ('use(mesh.get_local_rank("dp"))', None),
         ('dp_mesh = mesh["dp"]\nuse(dp_mesh.get_local_rank())', None),
     ],
 )
 def test_rank_kind(body, expected):
     assert kind_of_use(body) is expected
+
+
+def test_another_module_helper_returns_decide(write):
+    """A project module's rank helper is summarised by what it returns, so a caller in
+    another module sees `comm.get_local_rank()` returning `dist.get_rank()` as global."""
+    write("pyproject.toml", "")
+    comm = write(
+        "comm.py",
+        "import torch.distributed as dist\n\n\ndef get_local_rank():\n"
+        "    return dist.get_rank() if dist.is_initialized() else 0\n\n\n"
+        "def get_rank():\n    return helper()\n",
+    )
+    main = write(
+        "main.py",
+        "from comm import get_local_rank, get_rank\n\nuse(get_local_rank())\nuse(get_rank())\n",
+    )
+    project = Project.load([str(main)])
+    summary = project.summaries[str(comm)]
+    assert summary.function("get_local_rank").returned_rank == "global"
+    assert summary.function("get_rank") is None  # returns no known rank: nothing to record
+    source = main.read_text()
+    ctx = FileContext(str(main), source, cst.parse_module(source), project=project)
+    first, second = [c for c in ctx.calls if ctx.code(c.func) == "use"]
+    assert ctx.domain.rank_kinds.kind(first.args[0].value, first) is GLOBAL
+    assert ctx.domain.rank_kinds.kind(second.args[0].value, second) is GLOBAL  # by its name

@@ -40,7 +40,7 @@ class Domain:
             _world_size_elsewhere(project, context),
             _rank_test_elsewhere(project, context),
         )
-        self.rank_kinds = RankKinds(resolver)
+        self.rank_kinds = RankKinds(resolver, _rank_kind_elsewhere(project, context))
         self.gates = Gates(self.ranks, flow, resolver, _decorator_elsewhere(project, context))
         self.collectives = Collectives(resolver, flow, self.ranks, project, context)
         self.backward = Backward(resolver)
@@ -69,6 +69,15 @@ def _rank_test_elsewhere(
         return Side(side) if side else None
 
     return returned
+
+
+def _rank_kind_elsewhere(
+    project: Project | None, context: object
+) -> Callable[[cst.Call], RankKind | None] | None:
+    """The kind of rank a function of another project module returns, when known."""
+    if project is None:
+        return None
+    return lambda call: project.returned_rank(context, call)  # type: ignore[arg-type]
 
 
 def _decorator_elsewhere(

@@ -74,17 +74,21 @@ class Gates:
 
     def gate(self, node: cst.CSTNode) -> Gate | None:
         """The innermost rank gate `node` runs under in its function, else the function's
-        main-only decorator, else None."""
+        main-only decorator, else, in a nested function, the gate of its `def` (the function
+        exists only where that ran: a hook defined after `if rank != 0: return`), else None."""
         conditions = self.flow.conditions(node)
         for condition in conditions:
             gate = self._gate(condition, conditions)
             if gate is not None:
                 return gate
-        frame = self.resolver.model.frame(node)
-        if isinstance(frame, cst.FunctionDef):
+        model = self.resolver.model
+        frame = model.frame(node)
+        if isinstance(frame, cst.FunctionDef) and self._in_body(node, frame):
             decorator = self.main_only_decorator(frame)
-            if decorator is not None and self._in_body(node, frame):
+            if decorator is not None:
                 return Gate(decorator, Side.MAIN, None)
+            if isinstance(model.frame(frame), cst.FunctionDef):
+                return self.gate(frame)
         return None
 
     def single_process(self, node: cst.CSTNode) -> bool:

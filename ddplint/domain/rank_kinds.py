@@ -5,14 +5,16 @@ or the local rank (`LOCAL_RANK`, `local_rank`, `rank % ngpus_per_node`), the ref
 A name is followed through the value resolver one step at a time, so that a value spelled
 for one kind (`local_rank`) decides without following what it was assigned from. Of the
 values a name may hold, constants (`0`, `-1`, `None`: a rank in no run) are left out; one
-global value makes it global, local values only make it local.
+global value makes it global, local values only make it local. A call of a project function
+named for a rank (`get_local_rank()`) is what its body returns where that is known (in this
+file, or another module's summary through `elsewhere`); the name decides only otherwise.
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cached_property
 
 import libcst as cst
@@ -25,6 +27,7 @@ from ddplint.names import dotted
 
 _GLOBAL_FUNCTIONS = frozenset({"get_rank", "get_global_rank", "global_rank"})
 _LOCAL_FUNCTIONS = frozenset({"get_local_rank", "get_node_local_rank", "local_rank"})
+RANK_FUNCTIONS = _GLOBAL_FUNCTIONS | _LOCAL_FUNCTIONS  # functions named for a rank
 _GLOBAL_ATTRIBUTES = frozenset({"rank", "global_rank", "world_rank"})
 # `local_rank`, `localrank`, `local_rank_id`, `ddp_local_rank`: named for the local rank.
 LOCAL_RANK_NAME = re.compile(r"^(ddp_)?local_?rank(_id)?$")
@@ -55,8 +58,13 @@ _FOLLOW = _Follow.FOLLOW
 class RankKinds:
     """Global or local rank, for the expressions of one file."""
 
-    def __init__(self, resolver: Resolver) -> None:
+    def __init__(
+        self,
+        resolver: Resolver,
+        elsewhere: Callable[[cst.Call], RankKind | None] | None = None,
+    ) -> None:
         self.resolver = resolver
+        self.elsewhere = elsewhere  # what a function of another project module returns
 
     def kind(
         self, expr: cst.BaseExpression, at: cst.CSTNode | None = None, depth: int = 5
@@ -104,6 +112,9 @@ class RankKinds:
             return RankKind.LOCAL if key in LOCAL_RANK_ENV else None
         if isinstance(expr, cst.Call):
             func = last_name(expr.func)
+            body = self._body_kind(expr, depth) if func in RANK_FUNCTIONS else None
+            if body is not None:
+                return body
             if func in _GLOBAL_FUNCTIONS and not expr.args:
                 return RankKind.GLOBAL
             if func in _LOCAL_FUNCTIONS and not self._mesh_coordinate(expr):
@@ -112,6 +123,23 @@ class RankKinds:
         if isinstance(expr, (cst.Name, cst.Attribute)):
             return RankKind.LOCAL if LOCAL_RANK_NAME.match(last_name(expr) or "") else _FOLLOW
         return _FOLLOW if isinstance(expr, (cst.IfExp, cst.Subscript)) else None
+
+    def returned_kind(self, func: cst.FunctionDef, depth: int = 5) -> RankKind | None:
+        """The kind of rank `func` returns, its constant returns (`return 0` when no
+        process group exists) left out; None if one of the others has no known kind
+        (`dist.get_rank(group=local_group)`)."""
+        returns = self.resolver.model.returns.get(func, [])
+        values = [(r.value, r) for r in returns if r.value and not _is_constant(r.value)]
+        kinds = [self.kind(value, at, depth) for value, at in values]
+        return None if None in kinds else combined(kinds)
+
+    def _body_kind(self, call: cst.Call, depth: int) -> RankKind | None:
+        """What the project function `call` runs returns: one of this file, else one of
+        another module (`elsewhere`); None when neither is known."""
+        callees = self.resolver.callees(call)
+        if callees:
+            return combined(self.returned_kind(f, depth - 1) for f in callees)
+        return self.elsewhere(call) if self.elsewhere is not None else None
 
     @cached_property
     def _spawned(self) -> frozenset[str]:
