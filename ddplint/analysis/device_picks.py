@@ -21,6 +21,7 @@ from ddplint.facts import argument, keyword, string_value
 from ddplint.names import dotted
 
 INIT = "torch.distributed.init_process_group"
+_CUDA_SETTERS = frozenset({"torch.cuda.set_device", "torch.cuda.device"})
 
 
 # APIs whose `device=` names a device type, not a GPU: "cuda" there is correct.
@@ -102,13 +103,26 @@ def unset_branch(ctx: FileContext, use: cst.CSTNode, picks: list[cst.CSTNode]) -
     """The `if` whose other branch sets the default device (`torch.cuda.set_device`)
     while `use` runs on a branch that sets none, when every default-setting pick of the
     file is in such a sibling branch and `use` is not on the single-process side."""
-    setters = [p for p in picks if isinstance(p, cst.Call) and sets_device(ctx, p)]
-    if not setters or len(setters) != len([p for p in picks if not _passes_index(ctx, p)]):
+    setters = [p for p in picks if isinstance(p, cst.Call) and ctx.call_name(p) in _CUDA_SETTERS]
+    others = [p for p in picks if not _passes_index(ctx, p) and not _other_setter(ctx, p)]
+    if not setters or len(setters) != len(others):
         return None
     branches = [exclusive_branch(ctx, setter, use) for setter in setters]
     if any(branch is None for branch in branches) or single_process_branch(ctx, use):
         return None
     return branches[0]
+
+
+def _other_setter(ctx: FileContext, pick: cst.CSTNode) -> bool:
+    """A setter other than `torch.cuda.set_device` (`torch.accelerator.set_device_index`, a
+    device module's or project code's): left out of the per-branch decision, which compares
+    the branches of the CUDA setters only (a known limit: such a setter on the use's own
+    path is not seen there)."""
+    return (
+        isinstance(pick, cst.Call)
+        and ctx.call_name(pick) not in _CUDA_SETTERS
+        and sets_device(ctx, pick)
+    )
 
 
 def _passes_index(ctx: FileContext, pick: cst.CSTNode) -> bool:
