@@ -119,20 +119,16 @@ class FileContext:
 
     def method_calls(self, *methods: str) -> Iterator[cst.Call]:
         """Every `<expr>.method(...)` call, whatever the receiver, in source order."""
-        index = self._calls_by_method
-        found = [call for name in set(methods) for call in index.get(name, ())]
+        index = self.model.calls_by_name
+        found = [
+            call
+            for name in set(methods)
+            for call in index.get(name, ())
+            if type(call.func) is cst.Attribute
+        ]
         if len(methods) > 1:
             found.sort(key=self.order.__getitem__)
         return iter(found)
-
-    @cached_property
-    def _calls_by_method(self) -> dict[str, list[cst.Call]]:
-        index: dict[str, list[cst.Call]] = {}
-        for call in self.calls:
-            func = call.func
-            if type(func) is cst.Attribute:
-                index.setdefault(func.attr.value, []).append(call)
-        return index
 
     # -- tree ----------------------------------------------------------------------------
 
@@ -182,7 +178,7 @@ class FileContext:
 
     def walk(self, root: cst.CSTNode) -> list[cst.CSTNode]:
         """`root` and every node below it, in source order."""
-        return self.nodes[self.order[root] : self.subtree_end[root]]
+        return self.model.walk(root)
 
     def calls_within(self, root: cst.CSTNode) -> list[cst.Call]:
         """Calls inside `root`, not entering nested function definitions."""

@@ -31,6 +31,7 @@ from ddplint.analysis.process_group import asks_rank, uses_process_group, uses_p
 from ddplint.analysis.samplers import returned_loaders
 from ddplint.analysis.test_modules import runs_in_test_process
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, RankKind, combined
+from ddplint.domain.ranks import Side
 from ddplint.engine.resolve import methods_named
 from ddplint.facts import environ_key, last_name
 from ddplint.import_index import import_index
@@ -634,6 +635,11 @@ class Project:
         found = self._resolve_call(ctx, call)
         return (self.summaries[found[0]], found[1]) if found is not None else None
 
+    def function_called(self, ctx: FileContext, call: cst.Call) -> FunctionSummary | None:
+        """The summary of the function of another project module that `call` calls."""
+        found = self.resolve(ctx, call)
+        return found[0].function(found[1]) if found is not None else None
+
     def _resolve_call(self, ctx: FileContext, call: cst.Call) -> tuple[str, str] | None:
         return self._lookup_elsewhere(ctx, ctx.call_name(call))
 
@@ -736,10 +742,7 @@ class Project:
     def helper_starts_one_rank_group(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that starts a process group of one rank (`init_dist()` setting
         `WORLD_SIZE` to 1 before `init_process_group`)."""
-        found = self.resolve(ctx, call)
-        if found is None:
-            return False
-        function = found[0].function(found[1])
+        function = self.function_called(ctx, call)
         return function is not None and function.one_rank_group
 
     def helper_reads_local_rank(self, ctx: FileContext, call: cst.Call) -> bool:
@@ -766,8 +769,7 @@ class Project:
     def helper_returns_device_module(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper of another module that returns a device module
         (`return getattr(torch, device_type)`)."""
-        found = self.resolve(ctx, call)
-        function = found[0].function(found[1]) if found is not None else None
+        function = self.function_called(ctx, call)
         return function is not None and function.returns_device_module
 
     def helper_downloads(self, ctx: FileContext, call: cst.Call) -> bool:
@@ -777,10 +779,7 @@ class Project:
         return found is not None and found in self._reaching("downloads")
 
     def helper_set_epoch_positions(self, ctx: FileContext, call: cst.Call) -> tuple[int, ...]:
-        found = self.resolve(ctx, call)
-        if found is None:
-            return ()
-        function = found[0].function(found[1])
+        function = self.function_called(ctx, call)
         return function.set_epoch_params if function is not None else ()
 
     def helper_saves(self, ctx: FileContext, call: cst.Call) -> str | None:
@@ -793,18 +792,14 @@ class Project:
     def helper_returned_loader(self, ctx: FileContext, call: cst.Call) -> list[int | None]:
         """Where a project helper returns a DataLoader on a shuffling DistributedSampler
         (None: the whole return value; an index: an element of a returned tuple)."""
-        found = self.resolve(ctx, call)
-        function = found[0].function(found[1]) if found is not None else None
+        function = self.function_called(ctx, call)
         if function is None:
             return []
         return [None if p == WHOLE else p for p in function.returned_loader]
 
     def helper_returns_ddp(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that wraps a model in DDP and returns it (`smart_DDP(model)`)."""
-        found = self.resolve(ctx, call)
-        if found is None:
-            return False
-        function = found[0].function(found[1])
+        function = self.function_called(ctx, call)
         return function is not None and function.returns_ddp
 
     def holds_world_size(self, ctx: FileContext, expr: cst.BaseExpression) -> bool:
@@ -827,19 +822,16 @@ class Project:
         summary = self.summaries.get(found[0])
         return summary is not None and found[1] in summary.main_only_decorators
 
-    def returned_rank_test(self, ctx: FileContext, call: cst.Call) -> str:
+    def returned_rank_test(self, ctx: FileContext, call: cst.Call) -> Side | None:
         """The side of the rank test that the function of another project module `call`
-        calls returns (`distributed.is_subgroup_main_process()`), or "" (`Ranks`)."""
-        found = self.resolve(ctx, call)
-        function = found[0].function(found[1]) if found is not None else None
-        return "" if function is None else function.returns_rank_test
+        calls returns (`distributed.is_subgroup_main_process()`), if any (`Ranks`)."""
+        function = self.function_called(ctx, call)
+        return Side(function.returns_rank_test) if function and function.returns_rank_test else None
 
     def returned_rank(self, ctx: FileContext, call: cst.Call) -> RankKind | None:
         """The kind of rank a function of another project module, named for a rank,
         returns (`comm.get_local_rank()` returning `dist.get_rank()`), when known."""
-        found = self._lookup_elsewhere(ctx, ctx.qualname(call.func))
-        summary = self.summaries.get(found[0]) if found is not None else None
-        function = summary.function(found[1]) if summary is not None and found else None
+        function = self.function_called(ctx, call)
         return RankKind(function.returned_rank) if function and function.returned_rank else None
 
     def imports_prefix_stripper(self, ctx: FileContext) -> bool:
@@ -993,6 +985,13 @@ def loaded_elsewhere(path: str, project: Project | None = None) -> bool:
     """Whether another file of `path`'s project (the tree under its root, whatever files a
     run names) may load a checkpoint: what `path` saves could be read back there."""
     return (project or Project({})).loaded_elsewhere(path)
+
+
+def named_in_other_files(path: str, name: str) -> bool:
+    """Another file under the project root of `path` holds `name` as a word (a text test:
+    it may call or build what `name` names)."""
+    path = os.path.abspath(path)
+    return bool(project_files(ModuleFinder().root(path)).naming(name) - {path})
 
 
 def unreached(ctx: FileContext, node: cst.CSTNode) -> bool:

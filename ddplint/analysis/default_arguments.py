@@ -11,8 +11,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.engine import Condition
-from ddplint.project import ModuleFinder
-from ddplint.project_files import project_files
+from ddplint.project import named_in_other_files
 
 _CONSTANTS = {"True": True, "False": False, "None": False}
 _COMPUTED_LOOKUP = re.compile(r"\bgetattr\([^,()]+,\s*[^\"'\s]|\bglobals\(\)")
@@ -69,5 +68,4 @@ def _calls_in_sight(ctx: FileContext, func: cst.FunctionDef) -> bool:
         return False
     if not os.path.isfile(ctx.path):
         return False
-    path = os.path.abspath(ctx.path)
-    return not project_files(ModuleFinder().root(path)).naming(name) - {path}
+    return not named_in_other_files(ctx.path, name)

@@ -3,7 +3,6 @@ running them on every rank at once risks, and which of them only cost time."""
 
 from __future__ import annotations
 
-import os
 import re
 
 import libcst as cst
@@ -12,7 +11,6 @@ from ddplint.analysis.rank_guards import everywhere
 from ddplint.context import FileContext
 from ddplint.facts import argument, is_false, is_true, keyword, last_name, string_value
 from ddplint.names import dotted
-from ddplint.project_files import project_files
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*(/[A-Za-z0-9][A-Za-z0-9_.\-]*)?$")
 _FILE_SUFFIX = re.compile(r"\.(pt|pth|bin|ckpt|safetensors|json|txt|csv|parquet|arrow|tar|gz|zip)$")
@@ -187,7 +185,7 @@ def _registered_first(ctx: FileContext, node: cst.CSTNode) -> bool:
     names = [n for n in ctx.nodes_of(cst.Name) if isinstance(n, cst.Name)]
     mentions = [n for n in names if n.value == cls.name.value and n is not cls.name]
     tables = {_table_holding(ctx, n) for n in mentions}
-    if not tables or None in tables or _named_elsewhere(ctx, cls.name.value):
+    if not tables or None in tables or _named_elsewhere(ctx.path, cls.name.value):
         return False
     return all(
         _membership_test(ctx, read) or everywhere(ctx, read, lambda at: _first_here(ctx, at))
@@ -222,12 +220,11 @@ def _membership_test(ctx: FileContext, read: cst.Name) -> bool:
     )
 
 
-def _named_elsewhere(ctx: FileContext, name: str) -> bool:
-    """Another file under the project root holds `name` as a word (it may build the class)."""
-    from ddplint.project import ModuleFinder  # project.py imports this module
+def _named_elsewhere(path: str, name: str) -> bool:
+    """Another project file names the class (it may build it)."""
+    from ddplint.project import named_in_other_files  # project.py imports this module
 
-    path = os.path.abspath(ctx.path)
-    return bool(project_files(ModuleFinder().root(path)).naming(name) - {path})
+    return named_in_other_files(path, name)
 
 
 def _first_here(ctx: FileContext, node: cst.CSTNode) -> bool:

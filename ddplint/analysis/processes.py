@@ -3,7 +3,10 @@ rank saving, every rank downloading) have nothing to say about one process."""
 
 from __future__ import annotations
 
+import functools
 import weakref
+from collections.abc import Callable
+from typing import TypeVar, cast
 
 import libcst as cst
 
@@ -83,9 +86,21 @@ def single_process(ctx: FileContext) -> bool:
     return any(True for _ in ctx.calls_to("torch.nn.DataParallel"))
 
 
-_TESTS: weakref.WeakKeyDictionary[FileContext, list[cst.ClassDef | cst.FunctionDef]] = (
-    weakref.WeakKeyDictionary()
-)
+_T = TypeVar("_T")
+
+
+def _per_file(compute: Callable[[FileContext], _T]) -> Callable[[FileContext], _T]:
+    """`compute(ctx)` computed once per file (kept while its context lives): asked for
+    every node, the answer stays linear in the file."""
+    known: weakref.WeakKeyDictionary[FileContext, _T] = weakref.WeakKeyDictionary()
+
+    @functools.wraps(compute)
+    def once(ctx: FileContext) -> _T:
+        if ctx not in known:
+            known[ctx] = compute(ctx)
+        return known[ctx]
+
+    return once
 
 
 def _is_test_case(node: cst.ClassDef) -> bool:
@@ -171,6 +186,7 @@ def _plays_one_rank_test(ctx: FileContext, func: cst.FunctionDef) -> bool:
     )
 
 
+@_per_file
 def single_process_tests(ctx: FileContext) -> list[cst.ClassDef | cst.FunctionDef]:
     """Tests that run in the one test process, whatever the rest of the file does:
     `unittest.TestCase` classes (also through a project base like `AccelerateTestCase`)
@@ -179,9 +195,6 @@ def single_process_tests(ctx: FileContext) -> list[cst.ClassDef | cst.FunctionDe
     job of one rank, pytest test functions (at module level or in a `Test...` class) that
     are skipped under a distributed launch or show no sign of one, and test methods that
     stand in for one rank of a job (`_plays_one_rank_test`)."""
-    known = _TESTS.get(ctx)
-    if known is not None:
-        return known
     found: list[cst.ClassDef | cst.FunctionDef] = []
     for node in ctx.nodes_of(cst.ClassDef, cst.FunctionDef):
         if isinstance(node, cst.ClassDef):
@@ -196,7 +209,6 @@ def single_process_tests(ctx: FileContext) -> list[cst.ClassDef | cst.FunctionDe
             )
         ):
             found.append(node)
-    _TESTS[ctx] = found
     return found
 
 
@@ -205,13 +217,13 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
     `if not args.distributed:`, after `if world_size > 1: return`), in a test that runs
     in the one test process (`single_process_tests`) or a subcommand that runs no job
     (`lone_subcommands`), in a Ray actor the file makes once (`in_single_actor`), in the
-    parent that launches the workers (`_in_launching_parent`), or is a parameter a test
+    parent that launches the workers (`_launching_parents`), or is a parameter a test
     helper gives such tests (`_parametrizes_tests`)."""
     if ctx.domain.gates.single_process(node) or _in_fake_group(ctx, node):
         return True
     if _parametrizes_tests(ctx, node) or in_single_actor(ctx, node):
         return True
-    if _in_launching_parent(ctx, node):
+    if ctx.enclosing_function(node) in _launching_parents(ctx):
         return True
     return any(
         ctx.is_inside(node, alone) for alone in (*single_process_tests(ctx), *lone_subcommands(ctx))
@@ -221,21 +233,23 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
 _SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
-def _in_launching_parent(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """`node`'s function hands a worker of this file (`_is_worker`) to a
-    launcher (`mp.spawn`, a helper named for the job such as
-    `self._run_multi_process_test(callable=worker)`), never calls a worker itself (as a
-    fallback without spawn) and joins no job: it runs in the one parent process, building
+@_per_file
+def _launching_parents(ctx: FileContext) -> set[cst.FunctionDef]:
+    """The functions that hand a worker of this file (`_is_worker`) to a launcher
+    (`mp.spawn`, a helper named for the job such as
+    `self._run_multi_process_test(callable=worker)`), never call a worker themselves (as a
+    fallback without spawn) and join no job: they run in the one parent process, building
     each rank's inputs (rank 1's shard on `cuda:1`)."""
-    func = ctx.enclosing_function(node)
-    if func is None:
-        return False
-    calls = ctx.calls_within(func)
-    workers = {name for call in calls for name in _launched_workers(ctx, call)}
-    return bool(workers) and not any(
-        dotted(call.func) in workers or (_joins_job(ctx, call) and not _launched_workers(ctx, call))
-        for call in calls
-    )
+    found: set[cst.FunctionDef] = set()
+    for func in ctx.nodes_of(cst.FunctionDef):
+        launched = [(call, _launched_workers(ctx, call)) for call in ctx.calls_within(func)]
+        workers = {name for _, names in launched for name in names}
+        if workers and not any(
+            dotted(call.func) in workers or (not names and _joins_job(ctx, call))
+            for call, names in launched
+        ):
+            found.add(cast("cst.FunctionDef", func))
+    return found
 
 
 def _launched_workers(ctx: FileContext, call: cst.Call) -> list[str]:
@@ -260,28 +274,20 @@ def _is_worker(ctx: FileContext, func: cst.FunctionDef) -> bool:
     )
 
 
-_LONE: weakref.WeakKeyDictionary[FileContext, list[cst.FunctionDef]] = weakref.WeakKeyDictionary()
-
-
+@_per_file
 def lone_subcommands(ctx: FileContext) -> list[cst.FunctionDef]:
     """Subcommands of the script's command line that start, join or ask about no job,
     where another subcommand does (`fire.Fire({"download": download_datasets, "train":
     run_training})`): the user runs each as its own process, so they run as one process.
     None when code at module level joins the job (every command runs in it)."""
-    known = _LONE.get(ctx)
-    if known is None:
-        known = _LONE[ctx] = []
-        commands = subcommands(ctx)
-        module_joins = any(
-            _multi_process_call(ctx, call)
-            for call in ctx.calls
-            if ctx.enclosing_function(call) is None
-        )
-        if len(commands) > 1 and not module_joins:
-            alone = [c for c in commands if not _reaches_job(ctx, c, set())]
-            if len(alone) < len(commands):
-                known.extend(alone)
-    return known
+    commands = subcommands(ctx)
+    module_joins = any(
+        _multi_process_call(ctx, call) for call in ctx.calls if ctx.enclosing_function(call) is None
+    )
+    if len(commands) < 2 or module_joins:
+        return []
+    alone = [c for c in commands if not _reaches_job(ctx, c, set())]
+    return alone if len(alone) < len(commands) else []
 
 
 def _reaches_job(ctx: FileContext, func: cst.FunctionDef, seen: set[cst.FunctionDef]) -> bool:
@@ -318,21 +324,17 @@ def _in_fake_group(ctx: FileContext, node: cst.CSTNode) -> bool:
     or after `node`): one process that only simulates a job of `n` ranks
     (compile-on-one-rank tracing)."""
     func = ctx.enclosing_function(node)
-    if func is None:
-        return False
-    faking = _FAKING.get(ctx)
-    if faking is None:  # found once per file: asking for every node stays linear
-        faking = _FAKING[ctx] = {
-            ctx.enclosing_function(call)
-            for call in ctx.calls_to("torch.distributed.init_process_group")
-            if _backend(call) == "fake"
-        }
-    return func in faking
+    return func is not None and func in _faking_functions(ctx)
 
 
-_FAKING: weakref.WeakKeyDictionary[FileContext, set[cst.FunctionDef | None]] = (
-    weakref.WeakKeyDictionary()
-)
+@_per_file
+def _faking_functions(ctx: FileContext) -> set[cst.FunctionDef | None]:
+    """The functions that start a fake process group (`_in_fake_group`)."""
+    return {
+        ctx.enclosing_function(call)
+        for call in ctx.calls_to("torch.distributed.init_process_group")
+        if _backend(call) == "fake"
+    }
 
 
 def _backend(call: cst.Call) -> str | None:

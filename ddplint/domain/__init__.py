@@ -63,12 +63,7 @@ def _rank_test_elsewhere(
     """Which side of a rank test a function of another project module returns."""
     if project is None:
         return None
-
-    def returned(call: cst.Call) -> Side | None:
-        side = project.returned_rank_test(context, call)  # type: ignore[arg-type]
-        return Side(side) if side else None
-
-    return returned
+    return lambda call: project.returned_rank_test(context, call)  # type: ignore[arg-type]
 
 
 def _rank_kind_elsewhere(

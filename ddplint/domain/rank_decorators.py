@@ -89,7 +89,7 @@ class RankDecorators:
         if not wrappers:
             return False
         wrapped = params[0].name.value
-        uses = [n for n in self._walk(decorator.body) if self._reads(n, wrapped)]
+        uses = [n for n in self.model.walk(decorator.body) if self._reads(n, wrapped)]
         return bool(uses) and all(self._gated_call(use, wrappers) for use in uses)
 
     def _returned_wrappers(self, decorator: cst.FunctionDef) -> list[cst.FunctionDef]:
@@ -122,7 +122,3 @@ class RankDecorators:
             and any(self.model.frame(call) is w for w in wrappers)
             and self._on_main_only(call)
         )
-
-    def _walk(self, root: cst.CSTNode) -> list[cst.CSTNode]:
-        model = self.model
-        return model.nodes[model.order[root] : model.subtree_end[root]]

@@ -105,19 +105,15 @@ class TorchVersions:
                 and inner.func.value == "tuple"
                 and any(
                     isinstance(n, cst.Attribute) and n.attr.value == "__version__"
-                    for n in self._subtree(inner)
+                    for n in self.resolver.model.walk(inner)
                 )
                 and not any(
                     isinstance(n, cst.SubscriptElement) and isinstance(n.slice, cst.Index)
-                    for n in self._subtree(inner)
+                    for n in self.resolver.model.walk(inner)
                 )  # `split(".")[1]`: one number of the version is no version
             ):
                 return True
         return False
-
-    def _subtree(self, node: cst.CSTNode) -> list[cst.CSTNode]:
-        model = self.resolver.model
-        return model.nodes[model.order[node] : model.subtree_end[node]]
 
     def _literal(self, expr: cst.BaseExpression, at: cst.CSTNode) -> Version | None:
         """A version written in the code: `"1.10.0"`, `Version("1.10")`, `(1, 10)`, or a

@@ -169,6 +169,10 @@ class SemanticModel:
             yield current
             current = self.parents.get(current)
 
+    def walk(self, root: cst.CSTNode) -> list[cst.CSTNode]:
+        """`root` and every node below it, in source order."""
+        return self.nodes[self.order[root] : self.subtree_end[root]]
+
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         """`node` is `container` or lies below it."""
         start = self.order[container]

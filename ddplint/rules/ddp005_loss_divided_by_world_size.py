@@ -215,15 +215,19 @@ def train(model, get_batch, optimizer):
         reported: set[cst.CSTNode] = set()
         backward = ctx.domain.backward
         for site in backward.sites:
-            forwards = backward.forwards(site)
+            divided = [
+                s.node
+                for s in backward.flow(site)
+                if s.node not in reported and _divisions(ctx, s.node)
+            ]
+            forwards = backward.forwards(site) if divided else []
             if forwards and all(ctx.facts.is_plain_model(f.model, f.call) for f in forwards):
                 continue  # a reference model DDP does not average: dividing matches DDP's
-            for step in backward.flow(site):
-                if step.node not in reported and _divisions(ctx, step.node):
-                    reported.add(step.node)
-                    yield Finding(
-                        step.node,
-                        "Loss divided by the world size before backward(): DDP already "
-                        "averages gradients across ranks, so this shrinks every gradient by a "
-                        "factor of world_size",
-                    )
+            for node in dict.fromkeys(divided):
+                reported.add(node)
+                yield Finding(
+                    node,
+                    "Loss divided by the world size before backward(): DDP already "
+                    "averages gradients across ranks, so this shrinks every gradient by a "
+                    "factor of world_size",
+                )
