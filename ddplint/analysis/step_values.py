@@ -1,6 +1,8 @@
 """Values one training step computes: the loss a `backward()` call differentiates, what it
 is computed from inside the step (a loop body or a function), and the values derived from
-them before the backward; the batch the step starts from is not among them."""
+them before the backward. What the step is handed is not among them: the batch it starts
+from, its parameters, and what it only reads off an object it does not feed (a pipeline
+state holding activations that a forward elsewhere registered)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import Binding, FileContext
+from ddplint.names import dotted
 
 # Methods that only move or reshape the batch (`x = x.cuda(non_blocking=True)`).
 _DATA_METHODS = frozenset(
@@ -62,7 +65,7 @@ def step_values(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> St
     in_step = {id(b) for bindings in local.values() for b in bindings}
     sources = [
         b
-        for b in ctx.domain.backward.sources(site, stop=frozenset(_batch_names(ctx, region, local)))
+        for b in ctx.domain.backward.sources(site, stop=frozenset(_handed_in(ctx, region, local)))
         if id(b) in in_step
         and b.kind in ("assign", "augassign", "with")
         and ctx.before(b.statement, backward)
@@ -111,21 +114,26 @@ def _region_bindings(ctx: FileContext, region: cst.CSTNode) -> dict[str, list[Bi
     return local
 
 
-def _batch_names(
-    ctx: FileContext, region: cst.CSTNode, local: dict[str, list[Binding]]
-) -> set[str]:
-    """The batch: the targets of the `for` loop of `region`, and names only moved or
-    reshaped from it (`x = x.cuda(non_blocking=True)`, `images, labels = batch`)."""
+def _handed_in(ctx: FileContext, region: cst.CSTNode, local: dict[str, list[Binding]]) -> set[str]:
+    """What the step is handed rather than computes: the batch (the targets of the `for`
+    loop of `region`, and names only moved or reshaped from it: `x = x.cuda()`, `images,
+    labels = batch`), and names only read off an object the step is handed and does not
+    feed (`activations = state.pop_activations()`: a forward elsewhere filled `state`)."""
     data: set[str] = set()
     if isinstance(region, cst.For):
         data = {n.value for n in ctx.walk(region.target) if isinstance(n, cst.Name)}
+    fed = _fed_objects(ctx, region)
 
-    def moved(name: str, bindings: list[Binding], data: set[str]) -> bool:
+    def handed(name: str, bindings: list[Binding], data: set[str]) -> bool:
+        if all(
+            b.kind == "assign" and _reads_handed(ctx, b.value, data, local, fed) for b in bindings
+        ):
+            return True
         return any(_moves_data(ctx, b.value, data, local) for b in bindings) and all(
             _moves_data(ctx, b.value, data | {name}, local) for b in bindings
         )
 
-    return _closure(data, local, moved)
+    return _closure(data, local, handed)
 
 
 def _moves_data(
@@ -143,3 +151,55 @@ def _moves_data(
             if not (isinstance(func, cst.Attribute) and func.attr.value in _DATA_METHODS):
                 return False
     return all(root in data or root not in local for root in roots)
+
+
+def _reads_handed(
+    ctx: FileContext,
+    value: cst.BaseExpression,
+    data: set[str],
+    local: dict[str, list[Binding]],
+    fed: set[str],
+) -> bool:
+    """`value` only reads an object the step is handed (a parameter, a name bound outside
+    the step, the batch) and does not feed: its attributes, its items at constant keys,
+    the results of its methods called with constant arguments (not `self.net()`, perhaps
+    a model's forward)."""
+    node: cst.BaseExpression = value
+    while not isinstance(node, cst.Name):
+        if isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Subscript):
+            if not all(_constant(ctx, s) for s in node.slice):
+                return False
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            receiver = node.func.value
+            if (
+                node.func.attr.value == "forward"
+                or (isinstance(receiver, cst.Name) and receiver.value == "self")
+                or not all(_constant(ctx, a.value) for a in node.args)
+            ):
+                return False
+            node = receiver
+        else:
+            return False
+    root = node.value
+    outside = all(b.kind == "param" for b in local.get(root, []))
+    return (root in data or outside) and root not in fed
+
+
+def _fed_objects(ctx: FileContext, region: cst.CSTNode) -> set[str]:
+    """Names of objects the step hands a value to: called with arguments
+    (`trainer.run(batch)`, `model(x)`), or passed to a call (`fill(state, batch)`)."""
+    fed: set[str] = set()
+    for call in ctx.calls_within(region):
+        root = (dotted(call.func) or "").split(".")[0]
+        if root and not all(_constant(ctx, a.value) for a in call.args):
+            fed.add(root)
+        fed.update(a.value.value for a in call.args if isinstance(a.value, cst.Name))
+    return fed
+
+
+def _constant(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` reads no name (`0`, `"loss"`, `None`)."""
+    return all(name in ("None", "True", "False") for name in ctx.names_in(node))

@@ -95,6 +95,8 @@ DEVICE_COUNT = frozenset({"torch.cuda.device_count", "torch.accelerator.device_c
 OOM_CLASSES = frozenset({"torch.cuda.OutOfMemoryError"})
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad"})
 AUTOGRAD_BACKWARD = "torch.autograd.backward"
+# Decorators that answer a repeated call from a cache without running the function body.
+MEMOIZERS = frozenset({"functools.cache", "functools.lru_cache"})
 # Objects whose `.backward(loss)` differentiates its argument (Accelerate, Lightning Fabric).
 BACKWARD_OWNERS = frozenset({"accelerator", "fabric", "engine", "model_engine"})
 GRAD_SCALER_SCALE = "scale"

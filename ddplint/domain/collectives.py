@@ -55,10 +55,15 @@ class Collectives:
 
     def on_subgroup(self, call: cst.Call) -> bool:
         """The collective names a process group other than the default one."""
+        return self.subgroup(call) is not None
+
+    @staticmethod
+    def subgroup(call: cst.Call) -> cst.BaseExpression | None:
+        """The process group other than the default one that `call` names (`group=pg`)."""
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value in GROUP_KEYWORDS:
-                return (dotted(arg.value) or "") not in WORLD_GROUPS
-        return False
+                return None if (dotted(arg.value) or "") in WORLD_GROUPS else arg.value
+        return None
 
     def _project_issues(self, call: cst.Call, surely: bool = False) -> bool:
         """A project helper that may issue a collective (with `surely`: on every call)."""

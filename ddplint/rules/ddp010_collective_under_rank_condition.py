@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import Gate, Side
+from ddplint.domain.apis import MEMOIZERS
 from ddplint.rule import Finding, Rule, register
 
 
@@ -168,18 +169,7 @@ def exchange(t, rank):
         for call, key, gate in candidates:
             if self._other_ranks_issue(ctx, gate) or _paired(gate, groups[ctx.scope(call), key]):
                 continue
-            why = ""
-            if key.startswith("helper:"):
-                inner = collectives.through(call)
-                issued = f"`{ctx.code(inner.func)}()`" if inner else "a collective"
-                why = f" (it issues {issued})"
-            where = gate.describe(ctx.code(gate.test).strip())
-            yield Finding(
-                call,
-                f"`{ctx.code(call.func)}()` is reached {where}{why}: the other ranks never "
-                "issue it; collectives are matched by call order, so this hangs or pairs with "
-                "an unrelated collective later",
-            )
+            yield Finding(call, _message(ctx, call, key, gate))
 
     @staticmethod
     def _other_ranks_issue(ctx: FileContext, gate: Gate) -> bool:
@@ -193,6 +183,38 @@ def exchange(t, rank):
             return False
         issues = ctx.domain.collectives.issues
         return any(isinstance(n, cst.Call) and issues(n) for n in ctx.walk(other))
+
+
+def _message(ctx: FileContext, call: cst.Call, key: str, gate: Gate) -> str:
+    """What is known: the gate, what a helper issues (unless a cache answers the call), and
+    which ranks never issue it (those of the named subgroup the test turns away, if any)."""
+    collectives = ctx.domain.collectives
+    why, inner = "", None
+    if key.startswith("helper:"):
+        inner = collectives.through(call)
+        issued = f"`{ctx.code(inner.func)}()`" if inner else "a collective"
+        cached = ", unless its cache answers the call" if _memoized(ctx, call) else ""
+        why = f" (it issues {issued}{cached})"
+    group = collectives.subgroup(call) or (inner and collectives.subgroup(inner))
+    others = "the other ranks never issue it"
+    if group:
+        others = f"any rank of `{ctx.code(group)}` the test turns away never issues it"
+    where = gate.describe(ctx.code(gate.test).strip())
+    return (
+        f"`{ctx.code(call.func)}()` is reached {where}{why}: {others}; collectives are "
+        "matched by call order, so this hangs or pairs with an unrelated collective later"
+    )
+
+
+def _memoized(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` runs a function of this file under `@functools.cache` / `@lru_cache(...)`: a
+    call with arguments seen before returns the cached result without running the body."""
+    for callee in ctx.resolver.callees(call):
+        for decorator in callee.decorators:
+            expr = decorator.decorator
+            if ctx.qualname(expr.func if isinstance(expr, cst.Call) else expr) in MEMOIZERS:
+                return True
+    return False
 
 
 def _paired(gate: Gate, same_function: list[Gate]) -> bool:

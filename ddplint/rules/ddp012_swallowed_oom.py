@@ -143,8 +143,9 @@ def step(model, batch):
             if isinstance(node, cst.ExceptHandler) and oom_path_swallowed(ctx, node):
                 yield Finding(
                     node,
-                    "CUDA out-of-memory error caught and not re-raised: this rank goes on "
-                    "while the others wait in the gradient all-reduce or the next collective "
-                    "(a hang, or desynchronised collectives); re-raise or exit so torchrun "
-                    "stops the job",
+                    "CUDA out-of-memory error caught and not re-raised: a rank that runs out "
+                    "of memory here carries on down another path, while any rank that did not "
+                    "goes on to its next collective (the gradient all-reduce, say) and waits "
+                    "there (a hang, or desynchronised collectives); re-raise or exit so "
+                    "torchrun stops the job",
                 )

@@ -91,3 +91,55 @@ def test_a_value_reassigned_before_the_forward_does_not_start_it():
     )
     assert names == {"loss"}
     assert start == "loss = model(x).sum()"
+
+
+def test_what_a_state_object_handed_in_holds_is_not_computed_by_the_step():
+    body = """\
+    def backward(self, context, state):
+        state.backwards_done += 1
+        activations = state.pop_activations()
+        if len(activations) == 0:
+            return
+        with context:
+            sum(activations).backward()
+    """
+    assert _values(body) == (set(), None)
+    assert _ddp011(body) == []  # the schedule, not this rank's data, empties the state
+
+
+def test_a_state_object_the_step_feeds_holds_its_forward():
+    names, start = _values(
+        """\
+        def step(self, state, model, x):
+            state.register(model(x).sum())
+            activations = state.pop_activations()
+            sum(activations).backward()
+        """
+    )
+    assert names == {"activations"}
+    assert start == "activations = state.pop_activations()"
+
+
+def test_a_loss_read_off_the_model_after_its_forward_is_the_steps():
+    body = """\
+    for x, y in loader:
+        model(x, y)
+        loss = model.last_loss
+        if torch.isnan(loss):
+            continue
+        loss.backward()
+    """
+    assert _values(body)[0] == {"loss"}
+    assert _ddp011(body) == [5]
+
+
+def test_the_size_of_a_models_output_is_the_steps():
+    body = """\
+    def step(self, images, targets):
+        detections = self.model(images)
+        if len(detections) == 0:
+            return None
+        self.criterion(detections, targets).backward()
+    """
+    assert _values(body)[0] == {"detections"}
+    assert _ddp011(body) == [4]

@@ -220,6 +220,45 @@ def test_ddp010_message_names_condition():
     assert "local_rank == 0" in diagnostic.message
 
 
+def _ddp010_message(body: str) -> str:
+    [diagnostic] = lint_source(HEADER + textwrap.dedent(body), select=["DDP010"])
+    return diagnostic.message
+
+
+def test_ddp010_message_says_a_cached_helper_may_not_run():
+    body = """\
+    import functools
+
+    @functools.lru_cache(maxsize=None)
+    def score(step):
+        dist.barrier()
+        return step
+
+    if dist.get_rank() == 0:
+        score(3)
+    """
+    assert "(it issues `dist.barrier()`, unless its cache answers the call)" in (
+        _ddp010_message(body)
+    )
+    plain = body.replace("    @functools.lru_cache(maxsize=None)\n", "")
+    assert "(it issues `dist.barrier()`): the other ranks never issue it" in (
+        _ddp010_message(plain)
+    )
+
+
+def test_ddp010_message_names_the_subgroup_of_a_helper():
+    body = """\
+    def share(obj, group):
+        dist.broadcast_object_list([obj], src=0, group=group)
+
+    if local_rank == 0:
+        share(files, group=replica_group)
+    """
+    message = _ddp010_message(body)
+    assert "any rank of `replica_group` the test turns away never issues it" in message
+    assert "the other ranks" not in message
+
+
 @pytest.mark.parametrize(
     "body",
     [
