@@ -40,7 +40,10 @@ barrier), both branches of an `if`/`else` issuing the collective, collectives on
 subgroup (`group=`), point-to-point `send`/`recv`, and helpers (of this file or of the
 project) whose collective runs only under a condition of their own that is not a rank test
 (`if sharded_eval: dist.broadcast(...)`): whether that flag is on where only some ranks
-call them is not known statically.
+call them is not known statically. A helper that passes a subgroup (`share(x, group=pg)`) is
+reported, naming the group: only its ranks that the test turns away miss the collective.
+The message says when a helper is memoized (`@functools.cache`): a call with arguments it
+has seen does not run its body, and so issues nothing.
 
 ## Example
 ```python

@@ -34,8 +34,12 @@ condition that can differ between ranks: a test on the loss or the outputs
 (`if torch.isnan(loss): continue`, `if loss.item() > 1e3: break`), or an exception this rank
 caught (`except RuntimeError: continue`).
 
-Left alone: decisions made collectively (the flag is all-reduced first, then tested), and
-skips that depend only on values every rank agrees on, such as epoch or step counters, and
+Left alone: decisions made collectively (the flag is all-reduced first, then tested),
+skips that depend only on values every rank agrees on, such as epoch or step counters,
+skips on what the step is handed rather than computes: its parameters, and what it only
+reads off an object it does not feed (`acts = state.pop_activations()` in a pipeline
+engine, filled by a forward elsewhere on the schedule's terms; a no-argument method that
+runs a forward itself, `loss = trainer.step()`, reads the same and is missed), and
 skips in a branch that needs a parameter value no call passes (`else: return` under
 `if raise_on_error:` in a private method whose every call, in this file and none other,
 keeps `raise_on_error=True`). Handlers that swallow a CUDA out-of-memory error are DDP012's.
