@@ -46,15 +46,16 @@ def _provider_ranges(module: cst.Module) -> dict[cst.CSTNode, object]:
 def _check(source: str, one_at_a_time: bool) -> None:
     module = cst.parse_module(source)
     expected = _provider_ranges(module)
-    parents = SemanticModel(module).parents
+    model = SemanticModel(module)
+    parents = model.parents
     # Every node at once: whitespace, punctuation and all.
-    assert node_ranges(module, source, expected, parents) == expected
+    assert node_ranges(model, source, expected) == expected
     # Statements without their children: ranges that borrow a bound from a child not asked
     # for (a block's end) are still right; one at a time, the generation stops early.
     statements = [n for n in parents if isinstance(n, (cst.BaseStatement, cst.BaseSuite))]
-    assert node_ranges(module, source, statements, parents) == {n: expected[n] for n in statements}
+    assert node_ranges(model, source, statements) == {n: expected[n] for n in statements}
     for node in statements if one_at_a_time else ():
-        assert node_ranges(module, source, [node], parents) == {node: expected[node]}
+        assert node_ranges(model, source, [node]) == {node: expected[node]}
 
 
 @pytest.mark.parametrize("name", EDGE_CASES)
@@ -72,5 +73,5 @@ def test_module_range_and_nodes_outside_the_statements() -> None:
     source = "# header\nx = 1\n# footer\n"
     module = cst.parse_module(source)
     expected = _provider_ranges(module)
-    ranges = node_ranges(module, source, [module, module.header[0]], {})
+    ranges = node_ranges(SemanticModel(module), source, [module, module.header[0]])
     assert ranges == {module: expected[module], module.header[0]: expected[module.header[0]]}
