@@ -177,7 +177,7 @@ class _Placer:
             if finding.fix:
                 nodes.extend(old for old, _ in finding.fix.replacements)
                 nodes.extend(statement for statement, _ in finding.fix.insertions)
-        self._ranges = node_ranges(ctx.module, ctx.source, nodes, ctx.parents)
+        self._ranges = node_ranges(ctx.model, ctx.source, nodes)
 
     @cached_property
     def lines(self) -> list[str]:

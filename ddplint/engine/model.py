@@ -11,6 +11,7 @@ statements and bindings. A binding knows the frame and the precise scope it live
 from __future__ import annotations
 
 import bisect
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ SCOPE_TYPES = (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHEN
 # a set look-up avoids `isinstance` on LibCST's ABC-based classes on the hottest path.
 _SCOPE_KINDS: frozenset[type[cst.CSTNode]] = frozenset(SCOPE_TYPES)
 _COMPREHENSION_KINDS: frozenset[type[cst.CSTNode]] = frozenset(COMPREHENSIONS)
+_SEQUENCES: frozenset[type[cst.CSTNode]] = frozenset({cst.Tuple, cst.List})
 _BODY_SCOPE_KINDS: frozenset[type[cst.CSTNode]] = frozenset(
     {cst.FunctionDef, cst.ClassDef, cst.Lambda}
 )
@@ -228,38 +230,40 @@ class SemanticModel:
     # -- the sweep -------------------------------------------------------------------------
 
     def _sweep(self) -> None:
-        """One iterative pre-order sweep (deeply nested code cannot exhaust the stack)."""
+        """One iterative pre-order sweep (deeply nested code cannot exhaust the stack). It
+        lists the nodes, each with its parent's index and its frame; the indexes by node are
+        built from those lists at the end."""
         module = self.module
-        top = _Where(module, module, None, None)
-        stack: list[tuple[cst.CSTNode, cst.CSTNode | None, _Where, bool]] = [
-            (module, None, top, False)
+        nodes, by_type, visitors = self.nodes, self.by_type, _VISITORS
+        parent_at: list[int] = []
+        frames: list[Frame] = []
+        stack: list[tuple[cst.CSTNode, int, _Where]] = [
+            (module, -1, _Where(module, module, None, None))
         ]
-        nodes, order, parents, frame_of = self.nodes, self.order, self.parents, self.frame_of
-        subtree_end, by_type = self.subtree_end, self.by_type
         while stack:
-            node, parent, where, leaving = stack.pop()
-            if leaving:
-                subtree_end[node] = len(nodes)
-                continue
-            if parent is not None:
-                parents[node] = parent
-            order[node] = len(nodes)
+            node, parent, where = stack.pop()
+            index = len(nodes)
             nodes.append(node)
-            frame_of[node] = where.frame
+            parent_at.append(parent)
+            frames.append(where.frame)
             kind = type(node)
             by_type[kind].append(node)
-            visit = _VISITORS.get(kind)
+            visit = visitors.get(kind)
             if visit is None:
                 kids = children(node)
-                if not kids:  # a leaf: its subtree ends right after it
-                    subtree_end[node] = len(nodes)
-                    continue
-                stack.append((node, None, where, True))
-                stack.extend([(c, node, where, False) for c in reversed(kids)])
+                if kids:
+                    stack.extend([(c, index, where) for c in reversed(kids)])
             else:
-                stack.append((node, None, where, True))
                 placed = visit(self, node, where)
-                stack.extend([(c, node, w, False) for c, w in reversed(placed)])
+                stack.extend([(c, index, w) for c, w in reversed(placed)])
+        count = len(nodes)
+        self.order.update(zip(nodes, range(count), strict=True))
+        self.frame_of.update(zip(nodes, frames, strict=True))
+        self.parents.update(zip(nodes[1:], map(nodes.__getitem__, parent_at[1:]), strict=True))
+        sizes = [1] * count
+        for index in range(count - 1, 0, -1):
+            sizes[parent_at[index]] += sizes[index]
+        self.subtree_end.update(zip(nodes, map(operator.add, range(count), sizes), strict=True))
 
     def bind(
         self,
@@ -270,8 +274,8 @@ class SemanticModel:
         kind: str,
     ) -> None:
         """Bind every name in `target`; a tuple target takes a tuple value element-wise."""
-        if isinstance(target, (cst.Tuple, cst.List)):
-            elements = target.elements
+        if type(target) in _SEQUENCES:
+            elements = cast("cst.Tuple | cst.List", target).elements
             starred = any(isinstance(e, cst.StarredElement) for e in elements)
             if (
                 isinstance(value, (cst.Tuple, cst.List))
@@ -293,7 +297,7 @@ class SemanticModel:
                 else:
                     self._add(inner, value, statement, where, kind, position)
             return
-        if isinstance(target, cst.StarredElement):
+        if type(target) is cst.StarredElement:
             self.bind(target.value, value, statement, where, kind)
             return
         self._add(target, value, statement, where, kind, None)
@@ -309,7 +313,7 @@ class SemanticModel:
     ) -> None:
         key = storage_key(target)
         if key is not None:
-            table = self.item_bindings if isinstance(target, cst.Subscript) else self.bindings
+            table = self.item_bindings if type(target) is cst.Subscript else self.bindings
             table[key].append(
                 Binding(
                     key,
@@ -441,9 +445,9 @@ def _branch(where: _Where, block: cst.CSTNode) -> _Where:
 def _visit_call(model: SemanticModel, node: cst.Call, where: _Where) -> _Placed:
     model.calls.append(node)
     func = node.func
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         model.calls_by_name[func.value].append(node)
-    elif isinstance(func, cst.Attribute):
+    elif type(func) is cst.Attribute:
         model.calls_by_name[func.attr.value].append(node)
     return _same(node, where)
 

@@ -35,7 +35,8 @@ _SOURCE_ORDER: dict[type[cst.CSTNode], tuple[str, ...]] = {
     cst.TypeAlias: ("name", "type_parameters", "value"),
 }
 _FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
-_GETTERS: dict[type[cst.CSTNode], Callable[[cst.CSTNode], tuple[object, ...]]] = {}
+_GETTERS: dict[type[cst.CSTNode], Callable[[cst.CSTNode], object]] = {}
+_SINGLE: set[type[cst.CSTNode]] = set()  # types with one child field
 _IS_NODE: dict[type[object], bool] = {}
 
 
@@ -48,18 +49,19 @@ def child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
     return fields
 
 
-def _field_getter(cls: type[cst.CSTNode]) -> Callable[[cst.CSTNode], tuple[object, ...]]:
-    """One call that reads the child fields of a `cls` node, as a tuple."""
+def _field_getter(cls: type[cst.CSTNode]) -> Callable[[cst.CSTNode], object]:
+    """One call that reads the child fields of a `cls` node: a tuple of their values, or the
+    value itself where there is one field (`_SINGLE`)."""
     fields = child_fields(cls)
-    if len(fields) >= 2:
-        getter: Callable[[cst.CSTNode], tuple[object, ...]] = operator.attrgetter(*fields)
-    elif fields:
-        single = operator.attrgetter(fields[0])
-        getter = lambda node: (single(node),)  # noqa: E731
-    else:
-        getter = lambda node: ()  # noqa: E731
+    getter = operator.attrgetter(*fields) if fields else _no_fields
+    if len(fields) == 1:
+        _SINGLE.add(cls)
     _GETTERS[cls] = getter
     return getter
+
+
+def _no_fields(node: cst.CSTNode) -> tuple[()]:
+    return ()
 
 
 def is_node(value: object) -> bool:
@@ -73,12 +75,20 @@ def is_node(value: object) -> bool:
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Child nodes of `node` in source order."""
-    getter = _GETTERS.get(type(node)) or _field_getter(type(node))
+    kind = type(node)
+    values = (_GETTERS.get(kind) or _field_getter(kind))(node)
+    if kind in _SINGLE:
+        values = (values,)
     found: list[cst.CSTNode] = []
-    for value in getter(node):
+    for value in values:  # type: ignore[attr-defined]
         kind = type(value)
         if kind is tuple or kind is list:
-            found.extend(v for v in value if is_node(v))  # type: ignore[attr-defined]
-        elif _IS_NODE.get(kind) or is_node(value):
-            found.append(value)  # type: ignore[arg-type]
+            for item in value:
+                known = _IS_NODE.get(type(item))
+                if known or (known is None and is_node(item)):
+                    found.append(item)
+        else:
+            known = _IS_NODE.get(kind)
+            if known or (known is None and is_node(value)):
+                found.append(value)
     return found
