@@ -11,7 +11,10 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.engine.constants import certainly
+from ddplint.engine.resolve import argument
 from ddplint.facts import environ_key, keyword
+
+SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
 def _is_one(expr: cst.BaseExpression) -> bool:
@@ -52,3 +55,12 @@ def plays_one_rank(ctx: FileContext, func: cst.FunctionDef) -> bool:
         if rank is not None and isinstance(rank.value, cst.Integer):
             return True
     return False
+
+
+def spawns_one_process(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` is `mp.spawn` / `mp.start_processes` of one process: `nprocs` left at its
+    default of 1, or certainly 1 (`world_size = 1` then `nprocs=world_size`)."""
+    if ctx.call_name(call) not in SPAWNS or any(arg.star for arg in call.args):
+        return False
+    count = argument(call, 2, "nprocs")
+    return count is None or certainly(ctx.resolver, count, call, _is_one)
