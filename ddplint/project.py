@@ -25,7 +25,7 @@ from ddplint.analysis.checkpoints import is_checkpoint_save, save_path, strips_m
 from ddplint.analysis.device_setters import device_module, may_hold_device_module, sets_device
 from ddplint.analysis.downloads import costs_only, download_message, in_first_context
 from ddplint.analysis.module_globals import world_size_globals
-from ddplint.analysis.one_rank_groups import one_rank_group
+from ddplint.analysis.one_rank_groups import one_rank_group, spawn_factors
 from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.process_group import asks_rank, uses_process_group, uses_process_group_at
 from ddplint.analysis.samplers import returned_loaders
@@ -119,6 +119,7 @@ class FunctionSummary:
     returns_device_module: bool = False  # it returns a device module (`device_module`)
     returns_rank_test: str = ""  # the `Side` of the rank test every return gives, if any
     returned_rank: str = ""  # a function named for a rank: the kind it returns (`RankKind`)
+    spawn_factors: tuple[tuple[str, int], ...] = ()  # parameters multiplying its spawn's count
 
 
 @dataclass(frozen=True)
@@ -375,6 +376,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             and any(device_module(ctx, r, r) for f in defs for r in ctx.resolver.returned(f)),
             returns_rank_test=_returned_rank_test(ctx, defs),
             returned_rank=_returned_rank(ctx, name, defs),
+            spawn_factors=next(filter(None, (spawn_factors(ctx, f) for f in defs)), ()),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -880,11 +882,7 @@ class Project:
                 if flag == name
             ]
             self._load(file for file, _ in switching)
-            values = {
-                value
-                for file, value in switching
-                if not self._starts_elsewhere(file, (name, value))
-            }
+            values = {value for file, value in switching if not self._starts_always(file)}
             self._switches[key] = next(iter(values)) if len(values) == 1 else None
         return self._switches[key]
 
@@ -896,17 +894,17 @@ class Project:
             self._outside[path] = self._read(path)
         return self._outside[path]
 
-    def _starts_elsewhere(self, path: str, flag: tuple[str, bool]) -> bool:
+    def _starts_always(self, path: str) -> bool:
         """A function of the module at `path` calls a project helper that starts a job
-        (`init_distributed()`) where `flag` does not have its value: the module's own
-        starts under the flag do not make it a switch."""
+        (`init_distributed()`) under no condition: its own starts under a flag do not make
+        the flag a switch."""
         starting = self._reaching("starts")
         return any(
-            flag not in flags
+            not conditional
             and (found := self._target(path, target)) is not None
             and found in starting
             for _, function in self.summaries[path].functions
-            for target, _, _, flags in function.sites
+            for target, _, conditional, _ in function.sites
         )
 
     def _target(self, path: str, target: str) -> tuple[str, str] | None:

@@ -13,8 +13,10 @@ import libcst as cst
 from ddplint.analysis.cli_commands import subcommands
 from ddplint.analysis.one_rank_groups import (
     SPAWNS,
+    launches_one_process,
     one_rank_group,
     plays_one_rank,
+    spawn_factors,
     spawns_one_process,
 )
 from ddplint.analysis.ray_actors import in_single_actor
@@ -264,15 +266,39 @@ def _launching_parents(ctx: FileContext) -> set[cst.FunctionDef]:
 
 @_per_file
 def _lone_workers(ctx: FileContext) -> set[cst.FunctionDef]:
-    """The workers of this file (`_is_worker`) that every launch spawns as one process
-    (`spawns_one_process`: `mp.spawn(worker, nprocs=world_size)` after `world_size = 1`):
-    each runs alone, whatever it asks of its group."""
+    """The workers of this file that every launch spawns as one process: `mp.spawn(worker,
+    nprocs=world_size)` after `world_size = 1` (`spawns_one_process`), or handed to a
+    launcher a helper makes for one process (`_launcher_factors`); each runs alone,
+    whatever it asks of its group."""
     alone: set[str] = set()
     shared: set[str] = set()
     for call in ctx.calls:
         names = _launched_workers(ctx, call)
         (alone if spawns_one_process(ctx, call) else shared).update(names)
+        factors = _launcher_factors(ctx, call.func) if type(call.func) is cst.Call else ()
+        if factors:
+            one = launches_one_process(ctx, call.func, factors)  # type: ignore[arg-type]
+            names = [a.value.value for a in call.args if type(a.value) is cst.Name]
+            (alone if one else shared).update(names)
     return {f for name in alone - shared for f in ctx.functions.get(name, ())}
+
+
+def _launcher_factors(ctx: FileContext, call: cst.Call) -> tuple[tuple[str, int], ...]:
+    """The spawn factors (`spawn_factors`) of the helper of this file or of the project
+    that `call` calls: it makes a launcher of as many processes as their product
+    (`init_distributed(tp=1, dp=1, pp=1)(worker)`)."""
+    defs = ctx.functions.get(dotted(call.func) or "", ())
+    if defs:
+        return next(filter(None, (spawn_factors(ctx, f) for f in defs)), ())
+    project = ctx.project
+    summary = project.function_called(ctx, call) if project is not None else None
+    return summary.spawn_factors if summary is not None else ()
+
+
+def in_lone_worker(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs in a worker spawned as one process (`_lone_workers`)."""
+    func = ctx.enclosing_function(node)
+    return func is not None and func in _lone_workers(ctx)
 
 
 def _launched_workers(ctx: FileContext, call: cst.Call) -> list[str]:

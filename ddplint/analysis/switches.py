@@ -1,7 +1,9 @@
 """A project's own distributed switch: a flag (`train_config.enable_fsdp`, `use_ddp`) under
-which a module of the project starts its process group or wraps its model, every time,
-and which no module starts one under the other way. Where the flag is the other way
-(`if not train_config.enable_fsdp:`), in any module of the project, one process runs.
+which a module of the project starts its process group or wraps its model, every time
+(`job_switches`; and it calls no project helper that starts one under no condition,
+`Project.switch_named`), and which no module starts one under the other way. Where the
+flag is the other way (`if not train_config.enable_fsdp:`), in any module of the project,
+one process runs.
 
 A flag is known by its last name (`enable_fsdp` in `cfg.enable_fsdp` and
 `self.train_config.enable_fsdp`: the config travels between modules) and must be named

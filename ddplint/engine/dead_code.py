@@ -44,11 +44,13 @@ def _outcomes(
         inner = _outcomes(resolver, expr.expression, at)
         return None if inner is None else frozenset(int(not v) for v in inner)
     if type(expr) is cst.BooleanOperation:
+        both = type(expr.operator) is cst.And
         left = _outcomes(resolver, expr.left, at)
+        if left == frozenset({int(not both)}):  # `False and ...`, `True or ...`
+            return left
         right = _outcomes(resolver, expr.right, at)
         if left is None or right is None:
             return None
-        both = type(expr.operator) is cst.And
         return frozenset(int(bool(a and b) if both else bool(a or b)) for a in left for b in right)
     if type(expr) is cst.Comparison and len(expr.comparisons) == 1:
         target = expr.comparisons[0]
