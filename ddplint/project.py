@@ -137,7 +137,7 @@ class ModuleSummary:
     in_test_process: bool = False  # a test module run in one pytest process
     world_size_globals: tuple[str, ...] = ()  # module globals holding the world size
     main_only_decorators: tuple[str, ...] = ()  # its decorators that run on rank 0 only
-    switches: tuple[tuple[str, bool], ...] = ()  # flags its job starts run under (`switches`)
+    switches: tuple[tuple[str, bool | None], ...] = ()  # flags of its job starts (`switches`)
     flags: tuple[str, ...] = ()  # flags named for distribution it reads (`flags_read`)
 
     def function(self, name: str) -> FunctionSummary | None:
@@ -868,7 +868,9 @@ class Project:
         return None if name is None else self.switch_named(ctx.path, name)
 
     def switch_named(self, path: str, name: str) -> bool | None:
-        """`switch_value` of the flag `name` in the project of the file at `path`."""
+        """`switch_value` of the flag `name` in the project of the file at `path`: the one
+        value its modules' job starts run under (`job_switches`; None, a start without
+        it or under the other value, makes it no switch)."""
         root = self.finder.root(path)
         key = (root, name)
         if key not in self._switches:
@@ -883,7 +885,7 @@ class Project:
             ]
             self._load(file for file, _ in switching)
             values = {value for file, value in switching if not self._starts_always(file)}
-            self._switches[key] = next(iter(values)) if len(values) == 1 else None
+            self._switches[key] = values.pop() if len(values) == 1 else None
         return self._switches[key]
 
     def _summary(self, path: str) -> ModuleSummary | None:

@@ -140,3 +140,26 @@ def test_a_flag_that_starts_jobs_both_ways_is_no_switch(cli, write, tmp_path, mo
     )
     loop = write("loop.py", LOOP)
     assert _findings(cli, loop, "DDP001") == [9]
+
+
+def test_a_module_wrapping_both_ways_makes_no_switch(cli, write, tmp_path, monkeypatch):
+    """`main.py` wraps in FSDP where `enable_fsdp` holds and in DDP where it does not: the
+    other side is a job too, so the flag is no switch, whatever another module starts
+    under it."""
+    monkeypatch.chdir(tmp_path)
+    write("pyproject.toml", "")
+    write("helpers.py", HELPERS)
+    write(
+        "other.py",
+        "import torch.distributed as dist\n\n\ndef start(cfg):\n"
+        "    if cfg.enable_fsdp:\n        dist.init_process_group('gloo')\n",
+    )
+    write(
+        "main.py",
+        ENTRY.replace(
+            "        model = torch.nn.Linear(4, 4)\n",
+            "        model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 4))\n",
+        ),
+    )
+    loop = write("loop.py", LOOP)
+    assert _findings(cli, loop, "DDP001") == [9]

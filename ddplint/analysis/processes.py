@@ -237,8 +237,7 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
         return True
     if _parametrizes_tests(ctx, node) or in_single_actor(ctx, node):
         return True
-    func = ctx.enclosing_function(node)
-    if func is not None and (func in _launching_parents(ctx) or func in _lone_workers(ctx)):
+    if ctx.enclosing_function(node) in _launching_parents(ctx) or in_lone_worker(ctx, node):
         return True
     return any(
         ctx.is_inside(node, alone) for alone in (*single_process_tests(ctx), *lone_subcommands(ctx))
@@ -275,10 +274,11 @@ def _lone_workers(ctx: FileContext) -> set[cst.FunctionDef]:
     for call in ctx.calls:
         names = _launched_workers(ctx, call)
         (alone if spawns_one_process(ctx, call) else shared).update(names)
-        factors = _launcher_factors(ctx, call.func) if type(call.func) is cst.Call else ()
-        if factors:
-            one = launches_one_process(ctx, call.func, factors)  # type: ignore[arg-type]
-            names = [a.value.value for a in call.args if type(a.value) is cst.Name]
+        launcher = call.func
+        factors = _launcher_factors(ctx, launcher) if isinstance(launcher, cst.Call) else ()
+        if factors and isinstance(launcher, cst.Call):
+            one = launches_one_process(ctx, launcher, factors)
+            names = [a.value.value for a in call.args if isinstance(a.value, cst.Name)]
             (alone if one else shared).update(names)
     return {f for name in alone - shared for f in ctx.functions.get(name, ())}
 

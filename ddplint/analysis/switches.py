@@ -39,28 +39,31 @@ def flag_name(term: cst.BaseExpression) -> str | None:
     return name if _NAMED.search(name) else None
 
 
-def job_switches(ctx: FileContext) -> tuple[tuple[str, bool], ...]:
-    """(flag, value) for each flag every job start of the module runs under with that
-    value: a process group started (`init_process_group`, `mp.spawn`) or a model wrapped
-    (DDP, FSDP, DeepSpeed) only where `cfg.enable_fsdp` holds. Empty when the module
-    starts no job."""
+def job_switches(ctx: FileContext) -> tuple[tuple[str, bool | None], ...]:
+    """For each flag named for distribution that a job start of the module runs under (a
+    process group started by `init_process_group` or `mp.spawn`, a model wrapped in DDP,
+    FSDP, DeepSpeed): the value every start runs under (`if cfg.enable_fsdp:`), or None
+    when some start runs without it or under the other value (`if use_fsdp: FSDP(...)
+    else: DDP(...)`: no switch)."""
     from ddplint.project import STARTERS  # project.py imports this module
 
     starts = STARTERS | DDP_CLASSES | OTHER_DISTRIBUTED_WRAPPERS
-    common: set[tuple[str, bool]] | None = None
-    for call in ctx.calls:
-        if ctx.call_name(call) not in starts:
-            continue
-        terms = {
+    sites = [
+        {
             (name, value)
             for condition in ctx.flow.conditions(call)
             for term, value in condition.terms()
             if (name := flag_name(term)) is not None
         }
-        common = terms if common is None else common & terms
-        if not common:
-            return ()
-    return tuple(sorted(common or ()))
+        for call in ctx.calls
+        if ctx.call_name(call) in starts
+    ]
+    found: list[tuple[str, bool | None]] = []
+    for name in sorted({name for terms in sites for name, _ in terms}):
+        values = [{v for n, v in terms if n == name} for terms in sites]
+        every = {v for vs in values for v in vs} if all(len(vs) == 1 for vs in values) else set()
+        found.append((name, every.pop() if len(every) == 1 else None))
+    return tuple(found)
 
 
 def turns_switches_off(ctx: FileContext) -> bool:
