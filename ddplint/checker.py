@@ -16,6 +16,7 @@ from libcst.metadata import CodeRange
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
+from ddplint.engine.dead_code import never_runs
 from ddplint.noqa import Suppressions
 from ddplint.positions import node_ranges
 from ddplint.project import Project
@@ -135,7 +136,7 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
         if rule.requires_distributed and not distributed:
             continue
         try:
-            findings.extend((rule, f) for f in rule.check(ctx))
+            findings.extend((rule, f) for f in rule.check(ctx) if not _dead(ctx, f))
         except Exception as exc:  # a broken rule must not take the other files down
             frame = traceback.extract_tb(exc.__traceback__)[-1]
             result.internal_errors.append(
@@ -152,6 +153,11 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
                 result.diagnostics.append(diagnostic)
     result.diagnostics = _unique(result.diagnostics)
     return result
+
+
+def _dead(ctx: FileContext, finding: Finding) -> bool:
+    """The finding sits in code that never runs (`ddplint.engine.dead_code`)."""
+    return never_runs(ctx.flow, ctx.resolver, finding.node)
 
 
 def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -25,10 +25,11 @@ from ddplint.analysis.checkpoints import is_checkpoint_save, save_path, strips_m
 from ddplint.analysis.device_setters import device_module, may_hold_device_module, sets_device
 from ddplint.analysis.downloads import costs_only, download_message, in_first_context
 from ddplint.analysis.module_globals import world_size_globals
-from ddplint.analysis.one_rank_groups import one_rank_group
+from ddplint.analysis.one_rank_groups import one_rank_group, spawn_factors
 from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.process_group import asks_rank, uses_process_group, uses_process_group_at
 from ddplint.analysis.samplers import returned_loaders
+from ddplint.analysis.switches import flag_name, flags_read, job_switches
 from ddplint.analysis.test_modules import runs_in_test_process
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, RankKind, combined
 from ddplint.domain.ranks import Side
@@ -85,22 +86,29 @@ _CLASS_FACTS = frozenset({"process_group", "sets_device"})
 _USES = frozenset({PROCESS_GROUP, RANK_QUERY})
 
 
+# A call of a summarised function: (callee, under a rank guard, under a condition, the
+# flags named for distribution it runs under with their values: `FunctionSummary`).
+Site = tuple[str, bool, bool, tuple[tuple[str, bool], ...]]
+
+
 @dataclass(frozen=True)
 class FunctionSummary:
     """What one function (all definitions of the name in its module) does; for a class,
     what calling it does (its `CONSTRUCTION` methods); for `C.__enter__`, what entering
     an object of the class `C` in a `with` does.
 
-    `sites`: (callee, under a rank guard, under a condition) for each call that may issue a
+    `sites`: (callee, under a rank guard, under a condition, flags) for each call that may issue a
     collective or save: `COLLECTIVE`, `SAVE`, a function of the same module (bare name) or
     an imported qualified name (with a dot); `RANK_QUERY` for a helper asking the rank or
     world size, `PROCESS_GROUP` for any other use of the process group
     (`uses_process_group_at`). "Under a rank guard" also holds for a save into
     a per-rank file; "under a condition" means any test but a mode check
-    (`if dist.is_initialized():`), so the call may not run when the function does. The rest
-    is what the function does by itself."""
+    (`if dist.is_initialized():`), so the call may not run when the function does. The
+    flags are those named for distribution the call runs under (`cfg.enable_fsdp` false):
+    the project counts a call where its switch is off as guarded. The rest is what the
+    function does by itself."""
 
-    sites: tuple[tuple[str, bool, bool], ...] = ()
+    sites: tuple[Site, ...] = ()
     set_epoch_params: tuple[int, ...] = ()
     returns_ddp: bool = False
     returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
@@ -111,6 +119,7 @@ class FunctionSummary:
     returns_device_module: bool = False  # it returns a device module (`device_module`)
     returns_rank_test: str = ""  # the `Side` of the rank test every return gives, if any
     returned_rank: str = ""  # a function named for a rank: the kind it returns (`RankKind`)
+    spawn_factors: tuple[tuple[str, int], ...] = ()  # parameters multiplying its spawn's count
 
 
 @dataclass(frozen=True)
@@ -128,6 +137,8 @@ class ModuleSummary:
     in_test_process: bool = False  # a test module run in one pytest process
     world_size_globals: tuple[str, ...] = ()  # module globals holding the world size
     main_only_decorators: tuple[str, ...] = ()  # its decorators that run on rank 0 only
+    switches: tuple[tuple[str, bool | None], ...] = ()  # flags of its job starts (`switches`)
+    flags: tuple[str, ...] = ()  # flags named for distribution it reads (`flags_read`)
 
     def function(self, name: str) -> FunctionSummary | None:
         return dict(self.functions).get(name)
@@ -294,23 +305,39 @@ def _returns_made_by(ctx: FileContext, func: cst.FunctionDef) -> set[str]:
 
 def _sites(
     ctx: FileContext, defs: Iterable[cst.FunctionDef], constructing: bool = False
-) -> tuple[tuple[str, bool, bool], ...]:
+) -> tuple[Site, ...]:
     """The sites of `FunctionSummary` for the functions `defs`; for `constructing` (a
     class's `CONSTRUCTION` methods) a helper asking the rank is a `RANK_QUERY` only, not
     a call to follow."""
-    sites: dict[tuple[str, bool, bool], None] = {}
+    sites: dict[Site, None] = {}
     for func in defs:
         for call in ctx.calls_within(func):
             target = _site_target(ctx, call)
+            flags = _flags(ctx, call)
             if target is not None and not (constructing and asks_rank(ctx, call)):
                 once = _runs_once_per_file(ctx, call, target)
-                sites[(target, once, _conditional(ctx, call))] = None
+                sites[(target, once, _conditional(ctx, call), flags)] = None
             if target not in _SITE_TARGETS and uses_process_group_at(ctx, call):
                 use = RANK_QUERY if asks_rank(ctx, call) else PROCESS_GROUP
-                sites[(use, False, _conditional(ctx, call))] = None
+                sites[(use, False, _conditional(ctx, call), flags)] = None
         if "LOCAL_RANK" in ctx.source and _reads_local_rank_env(ctx, func):
-            sites[(LOCAL_RANK_ENV, False, False)] = None
+            sites[(LOCAL_RANK_ENV, False, False, ())] = None
     return tuple(sites)
+
+
+def _flags(ctx: FileContext, call: cst.Call) -> tuple[tuple[str, bool], ...]:
+    """The flags named for distribution (`flag_name`) the call runs under, each with the
+    value it has there: the project decides which are its switches."""
+    return tuple(
+        sorted(
+            {
+                (name, value)
+                for condition in ctx.flow.conditions(call)
+                for term, value in condition.terms()
+                if (name := flag_name(term)) is not None
+            }
+        )
+    )
 
 
 def _counts(fact: str, target: str, guarded: bool, conditional: bool) -> bool:
@@ -349,6 +376,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             and any(device_module(ctx, r, r) for f in defs for r in ctx.resolver.returned(f)),
             returns_rank_test=_returned_rank_test(ctx, defs),
             returned_rank=_returned_rank(ctx, name, defs),
+            spawn_factors=next(filter(None, (spawn_factors(ctx, f) for f in defs)), ()),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -365,6 +393,8 @@ def summarize(ctx: FileContext) -> ModuleSummary:
         in_test_process=runs_in_test_process(ctx),
         world_size_globals=world_size_globals(ctx),
         main_only_decorators=tuple(sorted(ctx.domain.gates.decorators.defined())),
+        switches=job_switches(ctx),
+        flags=flags_read(ctx),
     )
 
 
@@ -509,11 +539,13 @@ class Project:
         self.finder = finder or ModuleFinder()
         self._read = summarize_file or summarize_path
         self._derived: dict[str, set[tuple[str, str]]] = {}
-        self._call_graph: dict[str, list[tuple[str, bool, bool]]] | None = None
+        self._call_graph: dict[str, list[Site]] | None = None
         self._classes: set[str] | None = None
         self._known_distributed: dict[str, bool] = {}
         self._called_modules: dict[str, set[str]] = {}
         self._import_indexes: dict[str, dict[str, frozenset[str]]] = {}
+        self._switches: dict[tuple[str, str], bool | None] = {}
+        self._outside: dict[str, ModuleSummary | None] = {}
 
     @classmethod
     def load(
@@ -652,18 +684,23 @@ class Project:
             return None
         return found
 
-    def _callees(self, path: str, function: FunctionSummary) -> Iterator[tuple[str, bool, bool]]:
-        """(target, guarded, conditional) of each site, with project functions as
-        `path::name`."""
-        for target, guarded, conditional in function.sites:
+    def _callees(self, path: str, function: FunctionSummary) -> Iterator[Site]:
+        """Each site, with project functions as `path::name`."""
+        for target, guarded, conditional, flags in function.sites:
             if target in _SITE_TARGETS:
-                yield target, guarded, conditional
+                yield target, guarded, conditional, flags
             elif "." not in target:
-                yield f"{path}::{target}", guarded, conditional
+                yield f"{path}::{target}", guarded, conditional, flags
             else:
                 found = self._lookup(path, target)
                 if found is not None:
-                    yield f"{found[0]}::{found[1]}", guarded, conditional
+                    yield f"{found[0]}::{found[1]}", guarded, conditional, flags
+
+    def _switched_off(self, node: str, flags: tuple[tuple[str, bool], ...]) -> bool:
+        """A site of the function `node` (`path::name`) runs where a distributed switch
+        of the project is off: in one process, as if guarded."""
+        path = node.rpartition("::")[0]
+        return any(self.switch_named(path, name) is (not value) for name, value in flags)
 
     def _reaching(self, fact: str) -> set[tuple[str, str]]:
         """Project functions that reach a collective on every rank (`fact` "collective":
@@ -690,7 +727,8 @@ class Project:
                     (target in seeds or target in found)
                     and _counts(fact, target, guarded, conditional)
                     and not (made and target == RANK_QUERY)
-                    for target, guarded, conditional in callees
+                    and not (flags and fact in _OWN_GUARD and self._switched_off(node, flags))
+                    for target, guarded, conditional, flags in callees
                 ):
                     found.add(node)
                     changed = True
@@ -712,7 +750,7 @@ class Project:
             }
         return self._classes
 
-    def _edges(self) -> dict[str, list[tuple[str, bool, bool]]]:
+    def _edges(self) -> dict[str, list[Site]]:
         """Each project function (`path::name`) with its sites, callees resolved once."""
         if self._call_graph is None:
             self._call_graph = {
@@ -821,6 +859,61 @@ class Project:
             return False
         summary = self.summaries.get(found[0])
         return summary is not None and found[1] in summary.main_only_decorators
+
+    def switch_value(self, ctx: FileContext, term: cst.BaseExpression) -> bool | None:
+        """The value of the flag `term` reads under which the project starts its job, when
+        it is a distributed switch (`ddplint.analysis.switches`): modules under the root
+        naming the flag start their job only with that value, none with the other."""
+        name = flag_name(term)
+        return None if name is None else self.switch_named(ctx.path, name)
+
+    def switch_named(self, path: str, name: str) -> bool | None:
+        """`switch_value` of the flag `name` in the project of the file at `path`: the one
+        value its modules' job starts run under (`job_switches`; None, a start without
+        it or under the other value, makes it no switch)."""
+        root = self.finder.root(path)
+        key = (root, name)
+        if key not in self._switches:
+            self._switches[key] = None  # asked again while loading: not known yet
+            files = project_files(root).naming(name) | {os.path.abspath(path)}
+            switching = [
+                (file, value)
+                for file in sorted(files)
+                if file.endswith(".py") and (summary := self._summary(file)) is not None
+                for flag, value in summary.switches
+                if flag == name
+            ]
+            self._load(file for file, _ in switching)
+            values = {value for file, value in switching if not self._starts_always(file)}
+            self._switches[key] = values.pop() if len(values) == 1 else None
+        return self._switches[key]
+
+    def _summary(self, path: str) -> ModuleSummary | None:
+        """The summary of any file, read once and not added to the project's modules."""
+        if path in self.summaries:
+            return self.summaries[path]
+        if path not in self._outside:
+            self._outside[path] = self._read(path)
+        return self._outside[path]
+
+    def _starts_always(self, path: str) -> bool:
+        """A function of the module at `path` calls a project helper that starts a job
+        (`init_distributed()`) under no condition: its own starts under a flag do not make
+        the flag a switch."""
+        starting = self._reaching("starts")
+        return any(
+            not conditional
+            and (found := self._target(path, target)) is not None
+            and found in starting
+            for _, function in self.summaries[path].functions
+            for target, _, conditional, _ in function.sites
+        )
+
+    def _target(self, path: str, target: str) -> tuple[str, str] | None:
+        """(module path, function name) of a site's project callee, else None."""
+        if target in _SITE_TARGETS:
+            return None
+        return (path, target) if "." not in target else self._lookup(path, target)
 
     def returned_rank_test(self, ctx: FileContext, call: cst.Call) -> Side | None:
         """The side of the rank test that the function of another project module `call`

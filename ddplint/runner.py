@@ -85,9 +85,14 @@ def _first_pass(task: _Task) -> _FirstPass:
         except RecursionError:
             pass
         else:
-            # A file that imports project modules, or that distributed project files
-            # may call into, is checked once the project is known.
-            if not summary.distributed or ModuleFinder().dependencies(task.absolute, summary):
+            # A file that imports project modules, that distributed project files may
+            # call into, or that reads a flag that may be a switch of the project
+            # (`ddplint.analysis.switches`) is checked once the project is known.
+            if (
+                not summary.distributed
+                or summary.flags
+                or ModuleFinder().dependencies(task.absolute, summary)
+            ):
                 kept = parsed if _worker_state.get("keep_parses") else None
                 return _FirstPass(summary, None, kept)
             return _FirstPass(summary, check_context(ctx, task.codes))
@@ -256,13 +261,21 @@ def _summary_key(data: bytes) -> str:
 
 def _result_key(task: _Task, project: Project) -> str:
     """A file's result depends on its text, the summaries of the project modules it
-    imports, transitively (so a change in `utils.py` invalidates `main.py`), and whether
-    it runs distributed through the project (a trainer calling into it)."""
+    imports, transitively (so a change in `utils.py` invalidates `main.py`), whether it
+    runs distributed through the project (a trainer calling into it), and which flags
+    they read are switches of the project (set in files that may import them)."""
     closure = project.closure(task.absolute)
+    switches = [
+        (flag, project.switch_named(task.absolute, flag))
+        for path in (task.absolute, *closure)
+        if (summary := project.summaries.get(path)) is not None
+        for flag in summary.flags
+    ]
     depends = pickle.dumps(
         [
             project.runs_distributed_at(task.absolute),
             *((p, project.summaries.get(p)) for p in closure),
+            switches,
         ]
     )
     return key("result", task.path, task.absolute, ",".join(task.codes), task.data, depends)

@@ -227,6 +227,18 @@ def _named_elsewhere(path: str, name: str) -> bool:
     return named_in_other_files(path, name)
 
 
+def _spawning_script(ctx: FileContext) -> bool:
+    """The file starts its workers with `mp.spawn` from its functions and starts no job
+    in its module code: that code runs in the parent, to its end, before any worker
+    exists (workers that import the module again find what it downloaded)."""
+    from ddplint.project import STARTERS  # project.py imports this module
+
+    starts = [c for c in ctx.calls if ctx.call_name(c) in STARTERS]
+    return any(ctx.call_name(c) in _SPAWN for c in starts) and all(
+        ctx.enclosing_function(c) is not None for c in starts
+    )
+
+
 def _first_here(ctx: FileContext, node: cst.CSTNode) -> bool:
     facts = ctx.facts
     if facts.rank_guard(node) is not None or in_first_context(ctx, node):
@@ -234,6 +246,8 @@ def _first_here(ctx: FileContext, node: cst.CSTNode) -> bool:
     calls = ctx.calls_within(ctx.scope(node))
     if any(ctx.call_name(c) in _SPAWN and ctx.before(node, c) for c in calls):
         return True  # the launching parent downloads once, before it starts the workers
+    if ctx.enclosing_function(node) is None and _spawning_script(ctx):
+        return True  # module code: the parent runs it before any worker, which finds the files
     collectives = ctx.domain.collectives
     guarded_download = False
     for call in calls:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.analysis.downloads import in_first_context
+from ddplint.analysis.processes import in_lone_worker
 from ddplint.analysis.rank_guards import call_sites, guarded_everywhere, single_process_branch
 from ddplint.context import FileContext
 
@@ -48,11 +49,13 @@ def _passes_around(ctx: FileContext, name: cst.Name) -> bool:
 
 def runs_once(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs on one rank (a rank gate, here or at every call of its function), in a
-    branch that runs without distribution only, or one process at a time (zero-first)."""
+    branch that runs without distribution only, one process at a time (zero-first), or in
+    a worker spawned as one process."""
     return (
         guarded_everywhere(ctx, node)
         or single_process_branch(ctx, node)
         or in_first_context(ctx, node)
+        or in_lone_worker(ctx, node)
     )
 
 

@@ -11,8 +11,16 @@ from typing import TypeVar, cast
 import libcst as cst
 
 from ddplint.analysis.cli_commands import subcommands
-from ddplint.analysis.one_rank_groups import one_rank_group, plays_one_rank
+from ddplint.analysis.one_rank_groups import (
+    SPAWNS,
+    launches_one_process,
+    one_rank_group,
+    plays_one_rank,
+    spawn_factors,
+    spawns_one_process,
+)
 from ddplint.analysis.ray_actors import in_single_actor
+from ddplint.analysis.switches import turns_switches_off
 from ddplint.analysis.test_modules import JOB_WORDS, is_entry_script, shows_job
 from ddplint.context import FileContext
 from ddplint.engine.resolve import methods_named
@@ -76,16 +84,6 @@ def _runs_alone(ctx: FileContext) -> bool:
     return not _reads_rank(ctx)
 
 
-def single_process(ctx: FileContext) -> bool:
-    """The file runs as one process: an entry script (`__main__`) that starts no
-    multi-process job, or a script on `nn.DataParallel` with no ranks."""
-    if not _runs_alone(ctx):
-        return False
-    if is_entry_script(ctx):
-        return True
-    return any(True for _ in ctx.calls_to("torch.nn.DataParallel"))
-
-
 _T = TypeVar("_T")
 
 
@@ -101,6 +99,19 @@ def _per_file(compute: Callable[[FileContext], _T]) -> Callable[[FileContext], _
         return known[ctx]
 
     return once
+
+
+@_per_file
+def single_process(ctx: FileContext) -> bool:
+    """The file runs as one process: an entry script (`__main__`) or a script that hands
+    the project's distributed switch off to its code (`Trainer(use_distributed=False)`,
+    `turns_switches_off`) that starts no multi-process job, or a script on
+    `nn.DataParallel` with no ranks."""
+    if not _runs_alone(ctx):
+        return False
+    if is_entry_script(ctx) or turns_switches_off(ctx):
+        return True
+    return any(True for _ in ctx.calls_to("torch.nn.DataParallel"))
 
 
 def _is_test_case(node: cst.ClassDef) -> bool:
@@ -138,7 +149,7 @@ def _one_rank_job(ctx: FileContext, node: cst.CSTNode) -> bool:
     spawns no workers."""
     project = ctx.project
     calls = [call for call in ctx.walk(node) if isinstance(call, cst.Call)]
-    if any(ctx.call_name(call) in _SPAWNS for call in calls):
+    if any(ctx.call_name(call) in SPAWNS for call in calls):
         return False
     if one_rank_group(ctx, node, lambda call: _joins_job(ctx, call)):
         return True
@@ -217,20 +228,20 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
     `if not args.distributed:`, after `if world_size > 1: return`), in a test that runs
     in the one test process (`single_process_tests`) or a subcommand that runs no job
     (`lone_subcommands`), in a Ray actor the file makes once (`in_single_actor`), in the
-    parent that launches the workers (`_launching_parents`), or is a parameter a test
-    helper gives such tests (`_parametrizes_tests`)."""
+    parent that launches the workers (`_launching_parents`), is a parameter a test
+    helper gives such tests (`_parametrizes_tests`), in a worker spawned as one process
+    (`_lone_workers`), or in a file that runs as one process (`single_process`)."""
     if ctx.domain.gates.single_process(node) or _in_fake_group(ctx, node):
+        return True
+    if single_process(ctx):
         return True
     if _parametrizes_tests(ctx, node) or in_single_actor(ctx, node):
         return True
-    if ctx.enclosing_function(node) in _launching_parents(ctx):
+    if ctx.enclosing_function(node) in _launching_parents(ctx) or in_lone_worker(ctx, node):
         return True
     return any(
         ctx.is_inside(node, alone) for alone in (*single_process_tests(ctx), *lone_subcommands(ctx))
     )
-
-
-_SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
 @_per_file
@@ -252,11 +263,49 @@ def _launching_parents(ctx: FileContext) -> set[cst.FunctionDef]:
     return found
 
 
+@_per_file
+def _lone_workers(ctx: FileContext) -> set[cst.FunctionDef]:
+    """The workers of this file that every launch spawns as one process: `mp.spawn(worker,
+    nprocs=world_size)` after `world_size = 1` (`spawns_one_process`), or handed to a
+    launcher a helper makes for one process (`_launcher_factors`); each runs alone,
+    whatever it asks of its group."""
+    alone: set[str] = set()
+    shared: set[str] = set()
+    for call in ctx.calls:
+        names = _launched_workers(ctx, call)
+        (alone if spawns_one_process(ctx, call) else shared).update(names)
+        launcher = call.func
+        factors = _launcher_factors(ctx, launcher) if isinstance(launcher, cst.Call) else ()
+        if factors and isinstance(launcher, cst.Call):
+            one = launches_one_process(ctx, launcher, factors)
+            names = [a.value.value for a in call.args if isinstance(a.value, cst.Name)]
+            (alone if one else shared).update(names)
+    return {f for name in alone - shared for f in ctx.functions.get(name, ())}
+
+
+def _launcher_factors(ctx: FileContext, call: cst.Call) -> tuple[tuple[str, int], ...]:
+    """The spawn factors (`spawn_factors`) of the helper of this file or of the project
+    that `call` calls: it makes a launcher of as many processes as their product
+    (`init_distributed(tp=1, dp=1, pp=1)(worker)`)."""
+    defs = ctx.functions.get(dotted(call.func) or "", ())
+    if defs:
+        return next(filter(None, (spawn_factors(ctx, f) for f in defs)), ())
+    project = ctx.project
+    summary = project.function_called(ctx, call) if project is not None else None
+    return summary.spawn_factors if summary is not None else ()
+
+
+def in_lone_worker(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs in a worker spawned as one process (`_lone_workers`)."""
+    func = ctx.enclosing_function(node)
+    return func is not None and func in _lone_workers(ctx)
+
+
 def _launched_workers(ctx: FileContext, call: cst.Call) -> list[str]:
     """Names of the workers of this file (`_is_worker`) `call` launches: `mp.spawn`, or a
     helper named for the job, given the function."""
     name = ctx.call_name(call)
-    if name not in _SPAWNS and not JOB_WORDS.search(last_name(call.func) or ""):
+    if name not in SPAWNS and not JOB_WORDS.search(last_name(call.func) or ""):
         return []
     return [
         arg.value.value

@@ -41,7 +41,13 @@ class Domain:
             _rank_test_elsewhere(project, context),
         )
         self.rank_kinds = RankKinds(resolver, _rank_kind_elsewhere(project, context))
-        self.gates = Gates(self.ranks, flow, resolver, _decorator_elsewhere(project, context))
+        self.gates = Gates(
+            self.ranks,
+            flow,
+            resolver,
+            _decorator_elsewhere(project, context),
+            _switch_elsewhere(project, context),
+        )
         self.collectives = Collectives(resolver, flow, self.ranks, project, context)
         self.backward = Backward(resolver)
         self.loops = Loops(resolver, self.backward)
@@ -82,6 +88,15 @@ def _decorator_elsewhere(
     if project is None:
         return None
     return lambda expr: project.main_only_decorator(context, expr)  # type: ignore[arg-type]
+
+
+def _switch_elsewhere(
+    project: Project | None, context: object
+) -> Callable[[cst.BaseExpression], bool | None] | None:
+    """The value of a distributed switch of the project under which its job starts."""
+    if project is None:
+        return None
+    return lambda term: project.switch_value(context, term)  # type: ignore[arg-type]
 
 
 __all__ = [

@@ -55,12 +55,16 @@ class Gates:
         flow: Flow,
         resolver: Resolver,
         decorator_elsewhere: Callable[[cst.BaseExpression], bool] | None = None,
+        switch: Callable[[cst.BaseExpression], bool | None] | None = None,
     ) -> None:
         """`decorator_elsewhere` says whether a decorator names a main-only decorator of
-        another project module."""
+        another project module; `switch`, for a flag read as a test, the value under which
+        the project starts its job when the flag is a distributed switch of the project
+        (`Project.switch_value`)."""
         self.ranks = ranks
         self.flow = flow
         self.resolver = resolver
+        self._switch = switch
         self.decorators = RankDecorators(resolver, self._main_only_test, decorator_elsewhere)
 
     def main_only_decorator(self, func: cst.FunctionDef) -> cst.Decorator | None:
@@ -93,14 +97,20 @@ class Gates:
 
     def single_process(self, node: cst.CSTNode) -> bool:
         """`node` runs only when the job is not distributed: under `if world_size == 1:`,
-        `if not args.distributed:`, `else` of `if strategy == "ddp":`, or after
-        `if dist.get_world_size() != 1: raise`; and under no condition that holds only
-        when it is (`elif strategy == "fsdp":` after `if strategy == "ddp":`)."""
+        `if not args.distributed:`, `else` of `if strategy == "ddp":`, after
+        `if dist.get_world_size() != 1: raise`, or where a distributed switch of the project
+        is off (`if not cfg.enable_fsdp:`); and under no condition that holds only when it
+        is (`elif strategy == "fsdp":` after `if strategy == "ddp":`)."""
         sides: set[bool] = set()
         for condition in self.flow.conditions(node):
             when = self.ranks.single_process_when(condition.test)
             if when is not None:
                 sides.add(when == condition.holds)
+            elif self._switch is not None:
+                for term, value in condition.terms():
+                    on = self._switch(term)
+                    if on is not None:
+                        sides.add(value != on)
         return sides == {True}
 
     def _in_body(self, node: cst.CSTNode, func: cst.FunctionDef) -> bool:

@@ -1,0 +1,29 @@
+"""Export tests that run their worker in a job of one process (`tp=1, dp=1, pp=1`, also
+through a parametrization whose only row is ones): one process writes the file."""
+import pytest
+import torch
+import torch.distributed as dist
+from transformers import AutoTokenizer
+
+from testkit.launch import with_parallel_job
+
+
+def _export(out_path):
+    model = torch.nn.Linear(4, 4)
+    dist.barrier()
+    torch.save(model.state_dict(), out_path)
+
+
+def _tokenize(out_path):
+    dist.barrier()
+    tokenizer = AutoTokenizer.from_pretrained("gpt2")
+    torch.save(tokenizer("hello")["input_ids"], out_path)
+
+
+def test_export(tmp_path):
+    with_parallel_job(tp=1, dp=1, pp=1)(_export)(out_path=tmp_path / "model.pt")
+
+
+@pytest.mark.parametrize("tp,dp,pp", [(1, 1, 1)])
+def test_tokenize(tmp_path, tp, dp, pp):
+    with_parallel_job(tp=tp, dp=dp, pp=pp)(_tokenize)(out_path=tmp_path / "ids.pt")

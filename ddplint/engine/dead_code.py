@@ -1,0 +1,99 @@
+"""Code that never runs: a branch whose test the literals the resolver knows decide against
+it (`world_size = 1` then `if world_size > 1:`, `DEBUG = False` then `if DEBUG:`), or the
+code after an early exit whose test they decide for it."""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Callable
+
+import libcst as cst
+
+from ddplint.engine.flow import Flow
+from ddplint.engine.resolve import Resolver
+
+_COMPARE: dict[type[cst.BaseCompOp], Callable[[int, int], bool]] = {
+    cst.Equal: operator.eq,
+    cst.NotEqual: operator.ne,
+    cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le,
+    cst.GreaterThan: operator.gt,
+    cst.GreaterThanEqual: operator.ge,
+}
+
+
+def never_runs(flow: Flow, resolver: Resolver, node: cst.CSTNode) -> bool:
+    """A condition `node` runs under in its function is certainly false."""
+    return any(decided(resolver, c.test, c.gate) is (not c.holds) for c in flow.conditions(node))
+
+
+def decided(resolver: Resolver, test: cst.BaseExpression, at: cst.CSTNode) -> bool | None:
+    """The truth of `test` at `at` when the literals it may read decide it, else None."""
+    values = _outcomes(resolver, test, at)
+    if values is None or len(values) != 1:
+        return None
+    return bool(next(iter(values)))
+
+
+def _outcomes(
+    resolver: Resolver, expr: cst.BaseExpression, at: cst.CSTNode
+) -> frozenset[int] | None:
+    """Every value `expr` may have (booleans as 0 and 1), None when one is unknown."""
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Not:
+        inner = _outcomes(resolver, expr.expression, at)
+        return None if inner is None else frozenset(int(not v) for v in inner)
+    if type(expr) is cst.BooleanOperation:
+        both = type(expr.operator) is cst.And
+        left = _outcomes(resolver, expr.left, at)
+        if left == frozenset({int(not both)}):  # `False and ...`, `True or ...`
+            return left
+        right = _outcomes(resolver, expr.right, at)
+        if left is None or right is None:
+            return None
+        return frozenset(int(bool(a and b) if both else bool(a or b)) for a in left for b in right)
+    if type(expr) is cst.Comparison and len(expr.comparisons) == 1:
+        target = expr.comparisons[0]
+        compare = _COMPARE.get(type(target.operator))
+        left = _outcomes(resolver, expr.left, at)
+        right = _outcomes(resolver, target.comparator, at)
+        if compare is None or left is None or right is None:
+            return None
+        return frozenset(int(compare(a, b)) for a, b in itertools.product(left, right))
+    if type(expr) in (cst.Name, cst.Integer):
+        return _literals(resolver, expr, at)
+    return None
+
+
+def _literals(
+    resolver: Resolver, expr: cst.BaseExpression, at: cst.CSTNode
+) -> frozenset[int] | None:
+    """The integer or boolean literals a literal, or a name assigned only literals in
+    the frame that reads it, may hold (another frame may rebind a global at any time)."""
+    found: set[int] = set()
+    for value in resolver.values(expr, at):
+        if value.leaf:
+            literal = _literal(value.expr)
+            if literal is None:
+                return None
+            found.add(literal)
+        elif not _local(resolver, value.expr, value.at):
+            return None
+    return frozenset(found) or None
+
+
+def _local(resolver: Resolver, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`expr` is a name bound only by plain assignments of the frame that reads it."""
+    if type(expr) is not cst.Name:
+        return False
+    frame = resolver.model.frame(at)
+    bindings = resolver.reaching(expr.value, at)
+    return bool(bindings) and all(b.kind == "assign" and b.scope is frame for b in bindings)
+
+
+def _literal(expr: cst.BaseExpression) -> int | None:
+    if type(expr) is cst.Integer:
+        return int(expr.evaluated_value)
+    if type(expr) is cst.Name and expr.value in ("True", "False"):
+        return int(expr.value == "True")
+    return None
