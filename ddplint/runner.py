@@ -20,6 +20,7 @@ from typing import TypeVar
 
 import libcst as cst
 
+from ddplint.analysis.caller_devices import CALLERS_DECIDE
 from ddplint.cache import Cache, key
 from ddplint.checker import (
     FileResult,
@@ -86,11 +87,16 @@ def _first_pass(task: _Task) -> _FirstPass:
             pass
         else:
             # A file that imports project modules, or that distributed project files
-            # may call into, is checked once the project is known.
+            # may call into, is checked once the project is known; so is one whose
+            # findings may be its callers' question (`CALLERS_DECIDE`).
             if not summary.distributed or ModuleFinder().dependencies(task.absolute, summary):
                 kept = parsed if _worker_state.get("keep_parses") else None
                 return _FirstPass(summary, None, kept)
-            return _FirstPass(summary, check_context(ctx, task.codes))
+            result = check_context(ctx, task.codes)
+            if any(d.code in CALLERS_DECIDE for d in result.diagnostics):
+                kept = parsed if _worker_state.get("keep_parses") else None
+                return _FirstPass(summary, None, kept)
+            return _FirstPass(summary, result)
     return _FirstPass(None, check_file(task.path, task.data, task.codes))
 
 
@@ -256,12 +262,14 @@ def _summary_key(data: bytes) -> str:
 
 def _result_key(task: _Task, project: Project) -> str:
     """A file's result depends on its text, the summaries of the project modules it
-    imports, transitively (so a change in `utils.py` invalidates `main.py`), and whether
-    it runs distributed through the project (a trainer calling into it)."""
+    imports, transitively (so a change in `utils.py` invalidates `main.py`), whether it
+    runs distributed through the project (a trainer calling into it), and which of its
+    helpers run on a device their callers set (`Project.device_callers`)."""
     closure = project.closure(task.absolute)
     depends = pickle.dumps(
         [
             project.runs_distributed_at(task.absolute),
+            project.device_callers(task.absolute),
             *((p, project.summaries.get(p)) for p in closure),
         ]
     )
