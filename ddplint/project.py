@@ -996,6 +996,29 @@ class Project:
             for caller in self._callers(path)
         )
 
+    def device_callers(self, path: str) -> tuple[str, ...]:
+        """The functions of the module at `path`, when it starts a process group or
+        workers, that other project modules call while a module calling into it sets the
+        process's device (`sets_device`, directly or through project code): helpers that
+        use the current device run on the device their callers chose. Part of the
+        module's cached result, since it depends on the callers."""
+        path = os.path.abspath(path)
+        summary = self.summaries.get(path)
+        if summary is None or not any(
+            target == START for _, function in summary.functions for target, *_ in function.sites
+        ):
+            return ()
+        callers = self._callers(path)
+        setters = {found[0] for found in self._reaching("sets_device")}
+        if not any(caller in setters for caller in callers):
+            return ()
+        called = {
+            self._lookup(caller, name)
+            for caller in callers
+            for name in self.summaries[caller].calls
+        }
+        return tuple(sorted(found[1] for found in called if found is not None and found[0] == path))
+
     def _uses_process_group(self, path: str) -> bool:
         """The module uses the process group itself or calls project code that does; not
         a test module whose tests run in the one pytest process (`runs_in_test_process`):

@@ -20,6 +20,7 @@ from typing import TypeVar
 
 import libcst as cst
 
+from ddplint.analysis.caller_devices import CALLERS_DECIDE
 from ddplint.cache import Cache, key
 from ddplint.checker import (
     FileResult,
@@ -87,7 +88,8 @@ def _first_pass(task: _Task) -> _FirstPass:
         else:
             # A file that imports project modules, that distributed project files may
             # call into, or that reads a flag that may be a switch of the project
-            # (`ddplint.analysis.switches`) is checked once the project is known.
+            # (`ddplint.analysis.switches`) is checked once the project is known; so is
+            # one whose findings may be its callers' question (`CALLERS_DECIDE`).
             if (
                 not summary.distributed
                 or summary.flags
@@ -95,7 +97,11 @@ def _first_pass(task: _Task) -> _FirstPass:
             ):
                 kept = parsed if _worker_state.get("keep_parses") else None
                 return _FirstPass(summary, None, kept)
-            return _FirstPass(summary, check_context(ctx, task.codes))
+            result = check_context(ctx, task.codes)
+            if any(d.code in CALLERS_DECIDE for d in result.diagnostics):
+                kept = parsed if _worker_state.get("keep_parses") else None
+                return _FirstPass(summary, None, kept)
+            return _FirstPass(summary, result)
     return _FirstPass(None, check_file(task.path, task.data, task.codes))
 
 
@@ -262,8 +268,9 @@ def _summary_key(data: bytes) -> str:
 def _result_key(task: _Task, project: Project) -> str:
     """A file's result depends on its text, the summaries of the project modules it
     imports, transitively (so a change in `utils.py` invalidates `main.py`), whether it
-    runs distributed through the project (a trainer calling into it), and which flags
-    they read are switches of the project (set in files that may import them)."""
+    runs distributed through the project (a trainer calling into it), which flags they
+    read are switches of the project (set in files that may import them), and which of
+    its helpers run on a device their callers set (`Project.device_callers`)."""
     closure = project.closure(task.absolute)
     switches = [
         (flag, project.switch_named(task.absolute, flag))
@@ -274,6 +281,7 @@ def _result_key(task: _Task, project: Project) -> str:
     depends = pickle.dumps(
         [
             project.runs_distributed_at(task.absolute),
+            project.device_callers(task.absolute),
             *((p, project.summaries.get(p)) for p in closure),
             switches,
         ]

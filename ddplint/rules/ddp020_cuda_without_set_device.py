@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddplint.analysis.caller_devices import device_of_callers
 from ddplint.analysis.device_picks import (
     INIT,
     default_device_uses,
@@ -71,7 +72,9 @@ runs in one process only is left alone: on the single-process side of an
 under a distributed launch (`skipif("WORLD_SIZE" in os.environ)`) or with no sign of one
 in its name, markers, fixtures or body, or in a Ray actor given GPUs of its own
 (`@ray.remote(num_gpus=1)`), also in a function only such code calls. Fake tensors (under
-`FakeTensorMode`) take no GPU memory.
+`FakeTensorMode`) take no GPU memory. A helper the file never runs itself, called from
+other project modules one of which sets the device (a `comm.py` beside a launcher that
+calls `torch.cuda.set_device`), runs on the device its callers chose.
 
 ## Why is this bad?
 `"cuda"` without an index means the *current* device, which is GPU 0 until
@@ -172,7 +175,11 @@ def evaluate(model, loader):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if not any(True for _ in ctx.calls_to(INIT)):
             return
-        uses = [use for use in default_device_uses(ctx) if not default_device_is_own(ctx, use)]
+        uses = [
+            use
+            for use in default_device_uses(ctx)
+            if not default_device_is_own(ctx, use) and not device_of_callers(ctx, use)
+        ]
         if not uses:
             return
         picks = list(device_picks(ctx))
