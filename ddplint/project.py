@@ -29,7 +29,7 @@ from ddplint.analysis.one_rank_groups import one_rank_group, spawn_factors
 from ddplint.analysis.paths import mentions_rank, per_rank_path
 from ddplint.analysis.process_group import asks_rank, uses_process_group, uses_process_group_at
 from ddplint.analysis.samplers import returned_loaders
-from ddplint.analysis.switches import flag_name, flags_read, job_switches
+from ddplint.analysis.switches import flag_name, flags_read, job_switches, names_a_job_start
 from ddplint.analysis.test_modules import runs_in_test_process
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, RankKind, combined
 from ddplint.domain.ranks import Side
@@ -875,7 +875,12 @@ class Project:
         key = (root, name)
         if key not in self._switches:
             self._switches[key] = None  # asked again while loading: not known yet
-            files = project_files(root).naming(name) | {os.path.abspath(path)}
+            tree = project_files(root)
+            files = {
+                file
+                for file in tree.naming(name)
+                if file in self.summaries or names_a_job_start(tree.text(file) or "")
+            } | {os.path.abspath(path)}
             switching = [
                 (file, value)
                 for file in sorted(files)

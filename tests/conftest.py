@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,6 +14,29 @@ import pytest
 from ddplint.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
+LINT_CORPUS = REPO / "corpus" / "lint"
+# Every corpus/lint case: a script, or a folder holding a multi-file project.
+LINT_CASES = sorted(
+    p.name
+    for p in LINT_CORPUS.iterdir()
+    if p.suffix == ".py" or (p.is_dir() and any(p.rglob("*.py")))
+)
+
+
+def corpus_case_project(case: str, root: Path) -> Path:
+    """Copy the corpus/lint case `case` (a script, or a folder holding a multi-file
+    project) into `root` as the only content of a project of its own (an empty
+    `pyproject.toml` marks the root) and return `root`. A case is checked as a user checks
+    their project: its findings depend neither on the other cases nor on ddplint's own
+    files, which share the repository's project root."""
+    source = LINT_CORPUS / case
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text("", encoding="utf-8")
+    if source.is_dir():
+        shutil.copytree(source, root / case)
+    else:
+        shutil.copyfile(source, root / case)
+    return root
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """corpus/lint is the project's measure of itself: ddplint's findings over it must equal
-the `# expect: CODE` markers exactly (a missed finding and an extra one both fail)."""
+the `# expect: CODE` markers exactly (a missed finding and an extra one both fail). Each
+case is checked as the one content of a project of its own (`corpus_case_project`)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import LINT_CASES, LINT_CORPUS, corpus_case_project
 
 from ddplint.rule import all_rules
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "lint"
 _EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+\d+(?:\s*,\s*[A-Z]+\d+)*)")
 
 
@@ -22,25 +23,28 @@ _EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+\d+(?:\s*,\s*[A-Z]+\d+)*)")
 def expected_findings() -> Counter[tuple[str, int, str]]:
     """(file, line, code) for every marker; read from comments only, never strings."""
     expected: Counter[tuple[str, int, str]] = Counter()
-    for path in sorted(CORPUS.rglob("*.py")):
+    for path in sorted(LINT_CORPUS.rglob("*.py")):
         source = path.read_text(encoding="utf-8")
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
             if token.type == tokenize.COMMENT:
                 match = _EXPECT.search(token.string)
                 if match:
+                    case = path.relative_to(LINT_CORPUS).as_posix()
                     for code in re.split(r"\s*,\s*", match.group("codes")):
-                        expected[(path.relative_to(CORPUS).as_posix(), token.start[0], code)] += 1
+                        expected[(case, token.start[0], code)] += 1
     return expected
 
 
-def test_findings_equal_markers(cli):
-    result = cli("check", "--no-cache", "--exit-zero", "--output-format", "json", CORPUS)
-    assert result.code == 0, result.err
-    assert "internal error" not in result.err
-    actual: Counter[tuple[str, int, str]] = Counter(
-        (Path(d["filename"]).relative_to(CORPUS).as_posix(), d["location"]["row"], d["code"])
-        for d in result.json()
-    )
+def test_findings_equal_markers(cli, tmp_path):
+    actual: Counter[tuple[str, int, str]] = Counter()
+    for case in LINT_CASES:
+        root = corpus_case_project(case, tmp_path / case).resolve()
+        result = cli("check", "--no-cache", "--exit-zero", "--output-format", "json", root / case)
+        assert result.code == 0, result.err
+        assert "internal error" not in result.err, result.err
+        for d in result.json():
+            path = Path(d["filename"]).resolve().relative_to(root).as_posix()
+            actual[(path, d["location"]["row"], d["code"])] += 1
     expected = expected_findings()
     missed = sorted((expected - actual).elements())
     extra = sorted((actual - expected).elements())
@@ -51,8 +55,8 @@ def test_findings_equal_markers(cli):
 def test_every_rule_has_flag_and_clean_cases(code):
     """At least three scripts each rule must flag and three it must leave alone."""
     prefix = code.lower()
-    flag = [p for p in CORPUS.iterdir() if p.name.startswith(f"{prefix}_flag_")]
-    clean = [p for p in CORPUS.iterdir() if p.name.startswith(f"{prefix}_clean_")]
+    flag = [p for p in LINT_CORPUS.iterdir() if p.name.startswith(f"{prefix}_flag_")]
+    clean = [p for p in LINT_CORPUS.iterdir() if p.name.startswith(f"{prefix}_clean_")]
     assert len(flag) >= 3, f"{code}: {len(flag)} flag cases"
     assert len(clean) >= 3, f"{code}: {len(clean)} clean cases"
     marked = {c for (_, _, c) in expected_findings()}

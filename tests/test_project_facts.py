@@ -8,13 +8,14 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-from conftest import REPO
+from conftest import LINT_CORPUS, corpus_case_project
 
 from ddplint.context import FileContext
 from ddplint.project import Project
 
-CORPUS = REPO / "corpus" / "lint"
-PROJECTS = sorted(p for p in CORPUS.iterdir() if p.is_dir() and len(list(p.rglob("*.py"))) > 1)
+PROJECTS = sorted(
+    p.name for p in LINT_CORPUS.iterdir() if p.is_dir() and len(list(p.rglob("*.py"))) > 1
+)
 
 UTILS = """\
 import torch
@@ -55,9 +56,10 @@ def test_corpus_has_multi_file_projects():
     assert len(PROJECTS) >= 5
 
 
-@pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.name)
-def test_project_findings_equal_file_by_file(cli, project):
+@pytest.mark.parametrize("case", PROJECTS)
+def test_project_findings_equal_file_by_file(cli, case, tmp_path):
     """Each file of a corpus project alone gets the findings it gets in the whole run."""
+    project = corpus_case_project(case, tmp_path) / case
     whole = findings(cli, "--no-cache", project)
     alone = sorted(
         finding

@@ -8,7 +8,8 @@ reviewing the change, regenerate with:
     .venv/bin/python -m pytest tests/test_snapshots.py --snapshot-update
 
 and commit tests/snapshots/ together with the change. The outputs hold paths relative to
-corpus/lint only, so the snapshots are the same on every machine.
+corpus/lint only, so the snapshots are the same on every machine. Each case is checked as
+the one content of a project of its own (`conftest.corpus_case_project`).
 """
 
 from __future__ import annotations
@@ -16,16 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import LINT_CASES, corpus_case_project
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
 from ddplint.cli import main
-
-CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "lint"
-CASES = sorted(
-    p.name for p in CORPUS.iterdir() if p.suffix == ".py" or (p.is_dir() and any(p.rglob("*.py")))
-)
 
 
 class TextSnapshot(SingleFileSnapshotExtension):
@@ -50,8 +47,8 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     return f"$ ddplint check {' '.join(args)}\n{captured.out}{captured.err}exit {code}\n"
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_what_users_see(case, capsys, monkeypatch, snapshot):
-    monkeypatch.chdir(CORPUS)
+@pytest.mark.parametrize("case", LINT_CASES)
+def test_what_users_see(case, capsys, monkeypatch, snapshot, tmp_path):
+    monkeypatch.chdir(corpus_case_project(case, tmp_path / "project"))
     output = run(capsys, case) + "\n" + run(capsys, "--diff", "--unsafe-fixes", case)
     assert output == snapshot

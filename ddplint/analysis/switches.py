@@ -12,6 +12,7 @@ for distribution (`_NAMED`), so a flag that only happens to enclose the wrap
 
 from __future__ import annotations
 
+import functools
 import re
 
 import libcst as cst
@@ -39,15 +40,33 @@ def flag_name(term: cst.BaseExpression) -> str | None:
     return name if _NAMED.search(name) else None
 
 
+def _job_starts() -> frozenset[str]:
+    """The calls that start a job or wrap a model for one."""
+    from ddplint.project import STARTERS  # project.py imports this module
+
+    return STARTERS | DDP_CLASSES | OTHER_DISTRIBUTED_WRAPPERS
+
+
+@functools.cache
+def _job_start_words() -> re.Pattern[str]:
+    words = sorted({name.rsplit(".", 1)[-1] for name in _job_starts()})
+    return re.compile(rf"\b(?:{'|'.join(map(re.escape, words))})\b")
+
+
+def names_a_job_start(text: str) -> bool:
+    """The module's text names a call that starts a job (the last name of each,
+    `init_process_group`, `spawn`, `DistributedDataParallel`, ...): a module that names
+    none has no `job_switches`, so a search for a switch need not parse it."""
+    return _job_start_words().search(text) is not None
+
+
 def job_switches(ctx: FileContext) -> tuple[tuple[str, bool | None], ...]:
     """For each flag named for distribution that a job start of the module runs under (a
     process group started by `init_process_group` or `mp.spawn`, a model wrapped in DDP,
     FSDP, DeepSpeed): the value every start runs under (`if cfg.enable_fsdp:`), or None
     when some start runs without it or under the other value (`if use_fsdp: FSDP(...)
     else: DDP(...)`: no switch)."""
-    from ddplint.project import STARTERS  # project.py imports this module
-
-    starts = STARTERS | DDP_CLASSES | OTHER_DISTRIBUTED_WRAPPERS
+    starts = _job_starts()
     sites = [
         {
             (name, value)
