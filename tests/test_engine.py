@@ -139,6 +139,44 @@ def test_loop_carried_binding_reaches_the_top_of_the_loop():
     assert [code(model, b.value) for b in reached] == ["None", "item"]
 
 
+def test_loop_carried_binding_is_replaced_by_one_every_pass_makes_first():
+    model, resolver, _ = build(
+        """\
+        def f(items, flag):
+            for item in items:
+                path = f"step_{item}.pt"
+                save(path)
+                if flag:
+                    check(path)
+                path = "latest.pt"
+                save(path)
+        """
+    )
+    for use in ("save(path)", "check(path)"):
+        reached = resolver.reaching("path", find(model, cst.Call, use))
+        assert [code(model, b.value) for b in reached] == ['f"step_{item}.pt"']
+
+
+def test_loop_carried_binding_reaches_past_a_binding_in_a_branch():
+    model, resolver, _ = build(
+        """\
+        def f(items, flag):
+            path = "first.pt"
+            for item in items:
+                if flag:
+                    path = f"step_{item}.pt"
+                save(path)
+                path = "latest.pt"
+        """
+    )
+    reached = resolver.reaching("path", find(model, cst.Call, "save(path)"))
+    assert sorted(code(model, b.value) for b in reached) == [
+        '"first.pt"',
+        '"latest.pt"',
+        'f"step_{item}.pt"',
+    ]
+
+
 def test_values_through_unpacking_attributes_dicts_returns_and_conditional_expressions():
     model, resolver, _ = build(
         """\

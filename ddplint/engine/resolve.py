@@ -140,6 +140,7 @@ class Resolver:
     def _flowing(self, local: list[Binding], at: cst.CSTNode) -> list[Binding]:
         model = self.model
         found: list[Binding] = []
+        killer: Binding | None = None
         for binding in reversed(local):
             if not self._precedes(binding, at):
                 continue
@@ -147,8 +148,10 @@ class Resolver:
             if binding.kind in _KILLING and (
                 binding.branch is None or model.is_inside(at, binding.branch)
             ):
+                killer = binding
                 break
-        # Bound later in a loop around `at`: the next iteration sees it.
+        # Bound later in a loop around `at`: the next iteration sees it, unless a binding
+        # that every pass of the loop makes before `at` replaces it first.
         for binding in local:
             loop = binding.loop
             if (
@@ -156,6 +159,7 @@ class Resolver:
                 and binding not in found
                 and not self._precedes(binding, at)
                 and model.is_inside(at, loop)
+                and (killer is None or not model.is_inside(killer.statement, loop))
             ):
                 found.append(binding)
         found.sort(key=lambda b: model.order[b.statement])
