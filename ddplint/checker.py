@@ -14,6 +14,7 @@ from functools import cached_property
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from ddplint.analysis.default_arguments import needs_unpassed_argument
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
 from ddplint.engine.dead_code import never_runs
@@ -156,8 +157,12 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
 
 
 def _dead(ctx: FileContext, finding: Finding) -> bool:
-    """The finding sits in code that never runs (`ddplint.engine.dead_code`)."""
-    return never_runs(ctx.flow, ctx.resolver, finding.node)
+    """The finding sits in code that never runs: under a test that literals decide against
+    it (`ddplint.engine.dead_code`), or one that needs a parameter value no call passes
+    (`ddplint.analysis.default_arguments`)."""
+    return never_runs(ctx.flow, ctx.resolver, finding.node) or needs_unpassed_argument(
+        ctx, finding.node
+    )
 
 
 def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -17,9 +17,10 @@ _CONSTANTS = {"True": True, "False": False, "None": False}
 _COMPUTED_LOOKUP = re.compile(r"\bgetattr\([^,()]+,\s*[^\"'\s]|\bglobals\(\)")
 
 
-def never_runs(ctx: FileContext, node: cst.CSTNode) -> bool:
+def needs_unpassed_argument(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs only where a parameter holds a value no call passes (`else: return`
-    under `if raise_on_error:`, where every call keeps `raise_on_error=True`)."""
+    under `if raise_on_error:`, where every call keeps `raise_on_error=True`): it never
+    runs."""
     return any(_contradicts(ctx, condition) for condition in ctx.flow.conditions(node))
 
 

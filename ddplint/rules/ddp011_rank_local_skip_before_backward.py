@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.default_arguments import never_runs
 from ddplint.analysis.oom import oom_path_swallowed
 from ddplint.analysis.rank_local import (
     catches_rank_local_error,
@@ -242,8 +241,6 @@ def train(model, loader, optimizer):
         if start is None:
             return
         for node in skips:
-            if never_runs(ctx, node):
-                continue
             handler = enclosing_handler(ctx, node, region)
             if handler is not None:
                 if self._skips_in_handler(ctx, handler, backward, start):
