@@ -30,6 +30,10 @@ def saved_object(source: str) -> tuple[FileContext, cst.Call]:
         ("torch.save(obj, p)", False),
         ("torch.save(model.state_dict(), p)", False),
         ("torch.save(model_outputs, p)", False),
+        ("torch.save(train_features.cpu(), p)", True),
+        ("torch.save(test_labels.detach().cpu(), p)", True),
+        ("torch.save(model.cpu(), p)", False),
+        ("torch.save(train_features.numpy_state(), p)", False),
     ],
 )
 def test_only_positive_evidence_makes_a_save_data(body, data):

@@ -17,7 +17,7 @@ from ddplint.facts import last_name
 _DATA_WORDS = re.compile(
     r"(^|_)(scores?|assignments?|predictions?|preds?|outputs?|logits|features?|feats|"
     r"embeddings?|activations?|history|stats?|statistics|metrics?|results?|losses|"
-    r"accuracies|spec|specs|spectrograms?|mels?|samples?)(_|$)",
+    r"accuracies|spec|specs|spectrograms?|mels?|samples?|labels?|targets?)(_|$)",
     re.IGNORECASE,
 )
 # Words of a name that may hold training state: any of them makes the value unknown.
@@ -37,8 +37,15 @@ _ITEM_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"
 
 def saves_data(ctx: FileContext, obj: cst.BaseExpression, at: cst.CSTNode) -> bool:
     """`obj` is known to hold data, not training state: a name of data words (`scores`,
-    `predictions`, `history`) or a parameter annotated as a tensor, with nothing in what it
-    may hold that names state (`state_dict()`, `model`, `optimizer`, `ckpt`)."""
+    `predictions`, `history`, `labels`) or a parameter annotated as a tensor, also moved or
+    copied (`features.cpu()`), with nothing in what it may hold that names state
+    (`state_dict()`, `model`, `optimizer`, `ckpt`)."""
+    while (
+        type(obj) is cst.Call
+        and type(obj.func) is cst.Attribute
+        and obj.func.attr.value in _SAME_OBJECT
+    ):
+        obj = obj.func.value
     name = last_name(obj) if isinstance(obj, (cst.Name, cst.Attribute)) else None
     if name is None or _STATE_WORDS.search(name):
         return False
