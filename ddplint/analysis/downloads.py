@@ -114,7 +114,7 @@ def download_message(ctx: FileContext, call: cst.Call) -> str | None:
     if qualified in _HUB_FUNCTIONS:
         first = argument(call, 0, "path" if qualified == "datasets.load_dataset" else "repo_id")
         hub = _hub_id(ctx, first)
-        if hub is None or hub in _LOCAL_BUILDERS:
+        if hub is None or hub in _LOCAL_BUILDERS or _streams(call):
             return None
         return f"`{last_name(func)}({_shown(ctx, first)})` runs on every rank: {_HF_CACHE}"
     if qualified in _TORCH_HUB:
@@ -135,6 +135,13 @@ def download_message(ctx: FileContext, call: cst.Call) -> str | None:
             "first, then barrier"
         )
     return None
+
+
+def _streams(call: cst.Call) -> bool:
+    """`load_dataset(..., streaming=True)` reads the data files as it iterates: nothing is
+    downloaded into the cache for rank 0 to fetch first."""
+    streaming = keyword(call, "streaming")
+    return streaming is not None and is_true(streaming.value)
 
 
 def costs_only(ctx: FileContext, call: cst.Call) -> bool:
