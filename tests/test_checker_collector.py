@@ -17,3 +17,13 @@ def test_check_file_unfreezes_what_it_froze() -> None:
     assert result.diagnostics and not result.internal_errors
     assert gc.get_freeze_count() == 0
     assert gc.isenabled()
+
+
+def test_check_file_leaves_a_disabled_collector_disabled() -> None:
+    gc.disable()
+    try:
+        check_file(str(EXAMPLE), EXAMPLE.read_bytes(), list(all_rules()))
+        assert not gc.isenabled()
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
