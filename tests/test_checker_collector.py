@@ -17,3 +17,9 @@ def test_check_file_unfreezes_what_it_froze() -> None:
     assert result.diagnostics and not result.internal_errors
     assert gc.get_freeze_count() == 0
     assert gc.isenabled()
+
+
+def test_check_file_restores_the_collector_thresholds() -> None:
+    before = gc.get_threshold()
+    check_file(str(EXAMPLE), EXAMPLE.read_bytes(), list(all_rules()))
+    assert gc.get_threshold() == before
