@@ -30,8 +30,6 @@ MAX_NESTING = 200
 # levels), so LibCST's native parser, which crashes the process on deeper input, is safe on it.
 LONG_STATEMENT = 2_500
 _BRACKET_OR_BREAK = re.compile(r"[()\[\]{}]|(?<!\\)\n")
-# A threshold of young collections no analysis reaches: no full collection.
-_NEVER = 1 << 30
 
 
 @dataclass
@@ -113,21 +111,22 @@ def check_file(
 @contextmanager
 def tree_outside_collector() -> Iterator[None]:
     """Keep every object that exists on entry (a parsed tree above all) out of the cyclic
-    garbage collector's reach until exit, and run no full collection inside. A tree is
+    garbage collector's reach until exit, and run no automatic collection inside. A tree is
     hundreds of thousands of acyclic nodes that reference counting frees; left tracked, each
     full collection during the analysis walks all of them again (on a large file about a
     tenth of the analysis time). The analysis's own indexes are as many objects again, kept
-    to the end: full collections walk them over and over and free nothing (a tenth of the
-    analysis time on a large file). Young collections still free the short-lived cycles. On
-    exit what the analysis made joins the tree in the oldest generation, unscanned."""
-    thresholds = gc.get_threshold()
+    to the end: collecting them over and over frees nothing (a tenth of the analysis time on
+    a large file). On exit they join the tree in the oldest generation, unscanned, where the
+    next full collection frees what is left of either."""
+    enabled = gc.isenabled()
     gc.freeze()
-    gc.set_threshold(thresholds[0], thresholds[1], _NEVER)
+    gc.disable()
     try:
         yield
     finally:
         gc.freeze()  # no scan: what the analysis made goes where the tree is
-        gc.set_threshold(*thresholds)
+        if enabled:
+            gc.enable()
         gc.unfreeze()
 
 

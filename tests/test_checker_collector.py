@@ -19,7 +19,11 @@ def test_check_file_unfreezes_what_it_froze() -> None:
     assert gc.isenabled()
 
 
-def test_check_file_restores_the_collector_thresholds() -> None:
-    before = gc.get_threshold()
-    check_file(str(EXAMPLE), EXAMPLE.read_bytes(), list(all_rules()))
-    assert gc.get_threshold() == before
+def test_check_file_leaves_a_disabled_collector_disabled() -> None:
+    gc.disable()
+    try:
+        check_file(str(EXAMPLE), EXAMPLE.read_bytes(), list(all_rules()))
+        assert not gc.isenabled()
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
