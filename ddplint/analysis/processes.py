@@ -11,6 +11,7 @@ from typing import TypeVar, cast
 import libcst as cst
 
 from ddplint.analysis.cli_commands import subcommands
+from ddplint.analysis.entry_pins import pins_one_process
 from ddplint.analysis.one_rank_groups import (
     SPAWNS,
     launches_one_process,
@@ -39,6 +40,7 @@ _LAUNCHERS = (
 # Command-line options only a distributed launch sets (`--local_rank`, `--launcher`).
 _LAUNCH_OPTIONS = ("local_rank", "local-rank", "launcher")
 _RANK_CALLS = frozenset({"get_rank", "get_local_rank", "get_world_size"})
+_PROCESS_STARTS = SPAWNS | {"torch.multiprocessing.Process", "multiprocessing.Process"}
 
 
 def _joins_job(ctx: FileContext, call: cst.Call) -> bool:
@@ -105,13 +107,30 @@ def _per_file(compute: Callable[[FileContext], _T]) -> Callable[[FileContext], _
 def single_process(ctx: FileContext) -> bool:
     """The file runs as one process: an entry script (`__main__`) or a script that hands
     the project's distributed switch off to its code (`Trainer(use_distributed=False)`,
-    `turns_switches_off`) that starts no multi-process job, or a script on
-    `nn.DataParallel` with no ranks."""
+    `turns_switches_off`) that starts no multi-process job, a script on
+    `nn.DataParallel` with no ranks, or a script whose entry stops unless its job is one
+    process (`pins_one_process`: `assert args.num_gpus == 1` where the workers set
+    `WORLD_SIZE` from it, `assert not args.distributed`)."""
+    if pins_one_process(ctx, lambda statement: _starts_job(ctx, statement)):
+        return True
     if not _runs_alone(ctx):
         return False
     if is_entry_script(ctx) or turns_switches_off(ctx):
         return True
     return any(True for _ in ctx.calls_to("torch.nn.DataParallel"))
+
+
+def _starts_job(ctx: FileContext, statement: cst.CSTNode) -> bool:
+    """`statement` starts, joins or asks about a job, or calls a function of this file
+    that does: where a script's entry stops pinning (`pins_one_process`)."""
+    for call in ctx.walk(statement):
+        if type(call) is not cst.Call:
+            continue
+        if _multi_process_call(ctx, call) or ctx.call_name(call) in _PROCESS_STARTS:
+            return True
+        if any(_reaches_job(ctx, callee, set()) for callee in ctx.resolver.callees(call)):
+            return True
+    return False
 
 
 def _is_test_case(node: cst.ClassDef) -> bool:
