@@ -17,13 +17,14 @@ from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
+from ddplint.analysis.one_rank_groups import is_one, sets_world_size
 from ddplint.context import FileContext
+from ddplint.domain.apis import PROCESS_CLASSES, SPAWN_FUNCTIONS
+from ddplint.domain.ranks import strip_conversion
 from ddplint.engine.flow import fixed_terms, statements
 from ddplint.engine.resolve import argument
-from ddplint.facts import environ_key, keyword
+from ddplint.facts import keyword
 
-_PROCESSES = frozenset({"torch.multiprocessing.Process", "multiprocessing.Process"})
-_SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 _GROUP_STARTS = frozenset({"torch.distributed.init_process_group"})
 
 StartsJob = Callable[[cst.CSTNode], bool]
@@ -33,12 +34,16 @@ def pins_one_process(ctx: FileContext, starts: StartsJob) -> bool:
     """The script stops unless its job is one process (see the module docstring);
     `starts` tells the statement that starts the job, where pinning ends."""
     pinned = list(_pins(ctx, starts))
+    if not pinned:  # most files: no entry, or an entry that tests nothing
+        return False
     ranks = ctx.domain.ranks
     if any(ranks.single_process_when(term) is holds for term, holds in pinned):
         return True
     ones = {text for term, holds in pinned if (text := _pinned_to_one(ctx, term, holds))}
+    if not ones:
+        return False
     sizes = list(_job_sizes(ctx))
-    return bool(ones) and bool(sizes) and all(_is_one(s) or ctx.code(s) in ones for s in sizes)
+    return bool(sizes) and all(is_one(s) or ctx.code(s) in ones for s in sizes)
 
 
 def _pins(ctx: FileContext, starts: StartsJob) -> Iterator[tuple[cst.BaseExpression, bool]]:
@@ -93,33 +98,30 @@ def _pinned_to_one(ctx: FileContext, term: cst.BaseExpression, holds: bool) -> s
     equal = {cst.Equal: True, cst.NotEqual: False}.get(type(target.operator))
     if equal is None or equal is not holds:
         return None
-    if _is_one(target.comparator):
+    if is_one(target.comparator):
         return ctx.code(term.left)
-    return ctx.code(target.comparator) if _is_one(term.left) else None
+    return ctx.code(target.comparator) if is_one(term.left) else None
 
 
 def _job_sizes(ctx: FileContext) -> Iterator[cst.BaseExpression]:
     """Every value the file sizes its job by (see the module docstring)."""
     for node in ctx.nodes_of(cst.Assign):
         assert type(node) is cst.Assign
-        if any(
-            type(t.target) is cst.Subscript and environ_key(ctx, t.target) == "WORLD_SIZE"
-            for t in node.targets
-        ):
-            yield _unwrap_str(node.value)
+        if sets_world_size(ctx, node):
+            yield strip_conversion(node.value, ("str",))
     for call in ctx.calls:
         name = ctx.call_name(call)
         size = keyword(call, "world_size") if name in _GROUP_STARTS else None
         if size is not None:
-            yield _unwrap_str(size.value)
-        count = argument(call, 2, "nprocs") if name in _SPAWNS else None
+            yield strip_conversion(size.value, ("str",))
+        count = argument(call, 2, "nprocs") if name in SPAWN_FUNCTIONS else None
         if count is not None:
             yield count
     for loop in ctx.nodes_of(cst.For):
         assert type(loop) is cst.For
         count = _range_count(loop.iter)
         if count is not None and any(
-            type(c) is cst.Call and ctx.call_name(c) in _PROCESSES for c in ctx.walk(loop)
+            type(c) is cst.Call and ctx.call_name(c) in PROCESS_CLASSES for c in ctx.walk(loop)
         ):
             yield count
 
@@ -129,16 +131,3 @@ def _range_count(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "range":
         return expr.args[0].value if len(expr.args) == 1 else None
     return None
-
-
-def _unwrap_str(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """`n` of `str(n)`."""
-    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "str":
-        return expr.args[0].value if len(expr.args) == 1 else expr
-    return expr
-
-
-def _is_one(expr: cst.BaseExpression) -> bool:
-    if type(expr) is cst.Integer:
-        return expr.value == "1"
-    return type(expr) is cst.SimpleString and expr.evaluated_value == "1"

@@ -10,24 +10,31 @@ from collections.abc import Callable
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.apis import SPAWN_FUNCTIONS
 from ddplint.engine.constants import certainly
 from ddplint.engine.resolve import argument
 from ddplint.facts import environ_key, keyword, last_name, string_value
 
-SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
-
-def _is_one(expr: cst.BaseExpression) -> bool:
+def is_one(expr: cst.BaseExpression) -> bool:
+    """The literal 1, as a number or a string (`"1"`, as environment variables hold it)."""
     if isinstance(expr, cst.Integer):
         return expr.value == "1"
     return isinstance(expr, cst.SimpleString) and expr.evaluated_value == "1"
 
 
-def _sets_world_size_one(ctx: FileContext, statement: cst.Assign) -> bool:
+def sets_world_size(ctx: FileContext, statement: cst.Assign) -> bool:
+    """`statement` assigns `os.environ["WORLD_SIZE"]`."""
     return any(
         isinstance(target.target, cst.Subscript) and environ_key(ctx, target.target) == "WORLD_SIZE"
         for target in statement.targets
-    ) and certainly(ctx.resolver, statement.value, statement, _is_one)
+    )
+
+
+def _sets_world_size_one(ctx: FileContext, statement: cst.Assign) -> bool:
+    return sets_world_size(ctx, statement) and certainly(
+        ctx.resolver, statement.value, statement, is_one
+    )
 
 
 def one_rank_group(ctx: FileContext, node: cst.CSTNode, starts: Callable[[cst.Call], bool]) -> bool:
@@ -40,7 +47,7 @@ def one_rank_group(ctx: FileContext, node: cst.CSTNode, starts: Callable[[cst.Ca
             size = keyword(sub, "world_size")
             if (
                 size is not None
-                and certainly(ctx.resolver, size.value, sub, _is_one)
+                and certainly(ctx.resolver, size.value, sub, is_one)
                 and starts(sub)
             ):
                 return True
@@ -60,10 +67,10 @@ def plays_one_rank(ctx: FileContext, func: cst.FunctionDef) -> bool:
 def spawns_one_process(ctx: FileContext, call: cst.Call) -> bool:
     """`call` is `mp.spawn` / `mp.start_processes` of one process: `nprocs` left at its
     default of 1, or certainly 1 (`world_size = 1` then `nprocs=world_size`)."""
-    if ctx.call_name(call) not in SPAWNS or any(arg.star for arg in call.args):
+    if ctx.call_name(call) not in SPAWN_FUNCTIONS or any(arg.star for arg in call.args):
         return False
     count = argument(call, 2, "nprocs")
-    return count is None or certainly(ctx.resolver, count, call, _is_one)
+    return count is None or certainly(ctx.resolver, count, call, is_one)
 
 
 def spawn_factors(ctx: FileContext, func: cst.FunctionDef) -> tuple[tuple[str, int], ...]:
@@ -73,7 +80,7 @@ def spawn_factors(ctx: FileContext, func: cst.FunctionDef) -> tuple[tuple[str, i
     dp, pp)`); () when the count is anything else."""
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     for call in ctx.walk(func):
-        if type(call) is not cst.Call or ctx.call_name(call) not in SPAWNS:
+        if type(call) is not cst.Call or ctx.call_name(call) not in SPAWN_FUNCTIONS:
             continue
         count = argument(call, 2, "nprocs")
         for value in ctx.resolver.values(count, call) if count is not None else ():
@@ -100,7 +107,7 @@ def launches_one_process(
     values = [argument(call, position, name) for name, position in factors]
     return bool(factors) and all(
         v is not None
-        and (certainly(ctx.resolver, v, call, _is_one) or _parametrized_one(ctx, v, call))
+        and (certainly(ctx.resolver, v, call, is_one) or _parametrized_one(ctx, v, call))
         for v in values
     )
 
@@ -123,7 +130,7 @@ def _parametrized_one(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNod
             continue
         index = names.index(expr.value)
         return bool(rows.elements) and all(
-            _is_one(_row_item(row.value, index, len(names))) for row in rows.elements
+            is_one(_row_item(row.value, index, len(names))) for row in rows.elements
         )
     return False
 

@@ -13,7 +13,6 @@ import libcst as cst
 from ddplint.analysis.cli_commands import subcommands
 from ddplint.analysis.entry_pins import pins_one_process
 from ddplint.analysis.one_rank_groups import (
-    SPAWNS,
     launches_one_process,
     one_rank_group,
     plays_one_rank,
@@ -24,6 +23,7 @@ from ddplint.analysis.ray_actors import in_single_actor
 from ddplint.analysis.switches import turns_switches_off
 from ddplint.analysis.test_modules import JOB_WORDS, is_entry_script, shows_job
 from ddplint.context import FileContext
+from ddplint.domain.apis import PROCESS_STARTERS, SPAWN_FUNCTIONS
 from ddplint.engine.resolve import methods_named
 from ddplint.facts import DDP_CLASSES, last_name, string_value
 from ddplint.names import dotted
@@ -40,7 +40,6 @@ _LAUNCHERS = (
 # Command-line options only a distributed launch sets (`--local_rank`, `--launcher`).
 _LAUNCH_OPTIONS = ("local_rank", "local-rank", "launcher")
 _RANK_CALLS = frozenset({"get_rank", "get_local_rank", "get_world_size"})
-_PROCESS_STARTS = SPAWNS | {"torch.multiprocessing.Process", "multiprocessing.Process"}
 
 
 def _joins_job(ctx: FileContext, call: cst.Call) -> bool:
@@ -126,7 +125,7 @@ def _starts_job(ctx: FileContext, statement: cst.CSTNode) -> bool:
     for call in ctx.walk(statement):
         if type(call) is not cst.Call:
             continue
-        if _multi_process_call(ctx, call) or ctx.call_name(call) in _PROCESS_STARTS:
+        if _multi_process_call(ctx, call) or ctx.call_name(call) in PROCESS_STARTERS:
             return True
         if any(_reaches_job(ctx, callee, set()) for callee in ctx.resolver.callees(call)):
             return True
@@ -168,7 +167,7 @@ def _one_rank_job(ctx: FileContext, node: cst.CSTNode) -> bool:
     spawns no workers."""
     project = ctx.project
     calls = [call for call in ctx.walk(node) if isinstance(call, cst.Call)]
-    if any(ctx.call_name(call) in SPAWNS for call in calls):
+    if any(ctx.call_name(call) in SPAWN_FUNCTIONS for call in calls):
         return False
     if one_rank_group(ctx, node, lambda call: _joins_job(ctx, call)):
         return True
@@ -324,7 +323,7 @@ def _launched_workers(ctx: FileContext, call: cst.Call) -> list[str]:
     """Names of the workers of this file (`_is_worker`) `call` launches: `mp.spawn`, or a
     helper named for the job, given the function."""
     name = ctx.call_name(call)
-    if name not in SPAWNS and not JOB_WORDS.search(last_name(call.func) or ""):
+    if name not in SPAWN_FUNCTIONS and not JOB_WORDS.search(last_name(call.func) or ""):
         return []
     return [
         arg.value.value

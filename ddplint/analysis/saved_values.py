@@ -40,12 +40,7 @@ def saves_data(ctx: FileContext, obj: cst.BaseExpression, at: cst.CSTNode) -> bo
     `predictions`, `history`, `labels`) or a parameter annotated as a tensor, also moved or
     copied (`features.cpu()`), with nothing in what it may hold that names state
     (`state_dict()`, `model`, `optimizer`, `ckpt`)."""
-    while (
-        type(obj) is cst.Call
-        and type(obj.func) is cst.Attribute
-        and obj.func.attr.value in _SAME_OBJECT
-    ):
-        obj = obj.func.value
+    obj = _moved(obj)
     name = last_name(obj) if isinstance(obj, (cst.Name, cst.Attribute)) else None
     if name is None or _STATE_WORDS.search(name):
         return False
@@ -87,11 +82,23 @@ def _names_state(expr: cst.BaseExpression) -> bool:
         called = last_name(expr.func) or ""
         if _STATE_CALLS.search(called):
             return True
-        if isinstance(expr.func, cst.Attribute) and called in _SAME_OBJECT:
-            return _names_state(expr.func.value)
+        origin = _moved(expr)
+        if origin is not expr:
+            return _names_state(origin)
         return called in _COPIES and any(_names_state(a.value) for a in expr.args)
     name = last_name(expr)
     return name is not None and bool(_STATE_WORDS.search(name))
+
+
+def _moved(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The object a chain of moves and copies starts from (`x` of `x.detach().cpu()`)."""
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in _SAME_OBJECT
+    ):
+        expr = expr.func.value
+    return expr
 
 
 def _tensor_parameter(ctx: FileContext, name: str, at: cst.CSTNode) -> bool:

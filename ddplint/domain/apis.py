@@ -19,6 +19,13 @@ OTHER_DISTRIBUTED_WRAPPERS = frozenset(
         "horovod.torch.DistributedOptimizer",
     }
 )
+# Starting worker processes: spawns that run a function in `nprocs` processes, and the
+# `Process` classes a script starts one by one.
+SPAWN_FUNCTIONS = frozenset(
+    {"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"}
+)
+PROCESS_CLASSES = frozenset({"torch.multiprocessing.Process", "multiprocessing.Process"})
+PROCESS_STARTERS = SPAWN_FUNCTIONS | PROCESS_CLASSES
 SAMPLER_CLASSES = frozenset({"torch.utils.data.DistributedSampler"})
 LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader"})
 SAVE = "torch.save"

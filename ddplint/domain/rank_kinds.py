@@ -19,7 +19,13 @@ from functools import cached_property
 
 import libcst as cst
 
-from ddplint.domain.apis import DEVICE_MESH_BUILDERS, GLOBAL_RANK_ENV, LOCAL_RANK_ENV, MESH_NAME
+from ddplint.domain.apis import (
+    DEVICE_MESH_BUILDERS,
+    GLOBAL_RANK_ENV,
+    LOCAL_RANK_ENV,
+    MESH_NAME,
+    PROCESS_STARTERS,
+)
 from ddplint.domain.ranks import int_literal, last_name, strip_conversion
 from ddplint.engine import Resolver
 from ddplint.engine.resolve import argument
@@ -31,14 +37,6 @@ RANK_FUNCTIONS = _GLOBAL_FUNCTIONS | _LOCAL_FUNCTIONS  # functions named for a r
 _GLOBAL_ATTRIBUTES = frozenset({"rank", "global_rank", "world_rank"})
 # `local_rank`, `localrank`, `local_rank_id`, `ddp_local_rank`: named for the local rank.
 LOCAL_RANK_NAME = re.compile(r"^(ddp_)?local_?rank(_id)?$")
-_SPAWNERS = frozenset(
-    {
-        "torch.multiprocessing.spawn",
-        "torch.multiprocessing.start_processes",
-        "torch.multiprocessing.Process",
-        "multiprocessing.Process",
-    }
-)
 
 
 class RankKind(enum.Enum):
@@ -147,7 +145,7 @@ class RankKinds:
         model = self.resolver.model
         found: set[str] = set()
         for call in model.calls:
-            if model.imports.resolve(call.func) not in _SPAWNERS:
+            if model.imports.resolve(call.func) not in PROCESS_STARTERS:
                 continue
             target = argument(call, None, "target") or argument(call, 0, "fn")
             name = last_name(target) if target is not None else None
