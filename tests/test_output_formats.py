@@ -153,6 +153,17 @@ def test_full_underlines_with_tabs_widened_and_names_the_fix(cli, write, monkeyp
     assert summary.startswith("Found 1 finding in 1 file checked.\n[*] 1 fixable")
 
 
+def test_full_without_readable_source_keeps_header_and_location(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "latin.py").write_bytes(b"import torch.distributed as dist\nx = '\xe9'\n")
+    result = cli("check", "--no-cache", "--output-format", "full", "latin.py")
+    assert result.code == 1
+    assert result.out.startswith(
+        "DDP999 file is not valid utf-8 (byte 38: b'\\xe9'); save it as UTF-8 or declare its "
+        "encoding (`# -*- coding: latin-1 -*-`)\n --> latin.py:1:1\n\nFound 1 finding"
+    ), result.out
+
+
 def test_statistics_accept_every_text_format(cli, write):
     path = write("train.py", DIVIDED_LOSS)
     tables = {

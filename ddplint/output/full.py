@@ -65,7 +65,8 @@ def _context_rows(row: int, source: list[str]) -> list[int]:
 def _underline(diagnostic: Diagnostic, text: str) -> str:
     """Carets under the span on its first line (at least one), tabs widened as in the line."""
     start = diagnostic.start.column - 1
-    end = diagnostic.end.column - 1 if diagnostic.end.row == diagnostic.start.row else len(text)
+    one_line = diagnostic.end.row == diagnostic.start.row
+    end = diagnostic.end.column - 1 if one_line else len(text.rstrip())
     lead = text[:start].replace("\t", _TAB)
     span = text[start:end].replace("\t", _TAB)
     return " " * len(lead) + "^" * max(1, len(span))
