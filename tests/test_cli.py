@@ -250,6 +250,24 @@ def test_syntax_errors_are_where_and_what_python_says(cli, write, tmp_path):
     assert ("train.py", "DDP005") in {(name, d["code"]) for name, d in found}  # still checked
 
 
+def test_a_file_python_parses_and_libcst_does_not_says_so(cli, write, monkeypatch):
+    import libcst
+
+    def refuse(source, *args, **kwargs):
+        raise libcst.ParserSyntaxError(
+            "unsupported syntax", lines=source.splitlines(), raw_line=2, raw_column=4
+        )
+
+    monkeypatch.setattr(libcst, "parse_module", refuse)
+    path = write("train.py", DIVIDED_LOSS)
+    result = cli("check", "--no-cache", path)
+    assert result.code == 1
+    assert result.out.startswith(
+        f"{path}:2:5: DDP999 cannot parse file: Python accepts it, LibCST (ddplint's parser) "
+        "not: unsupported syntax\n"
+    ), result.out
+
+
 def test_rule_and_rules_commands(cli):
     listing = cli("rules")
     assert listing.code == 0
