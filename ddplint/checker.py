@@ -22,7 +22,7 @@ from ddplint.noqa import Suppressions
 from ddplint.positions import node_ranges
 from ddplint.project import Project
 from ddplint.rule import Finding, FixSpec, Rule, all_rules
-from ddplint.source import decode, split_lines
+from ddplint.source import decode, python_syntax_error, split_lines
 
 PARSE_ERROR_CODE = "DDP999"
 MAX_NESTING = 200
@@ -52,8 +52,16 @@ def parse(path: str, data: bytes) -> tuple[str, cst.Module] | Diagnostic:
     try:
         return decoded.text, cst.parse_module(decoded.text)
     except cst.ParserSyntaxError as exc:
+        python = python_syntax_error(decoded.text)  # Python's own place and words
+        if python is not None:
+            return file_error(path, f"syntax error: {python.message}", python.row, python.column)
         message = exc.message.strip().splitlines()[0] if exc.message else "invalid syntax"
-        return file_error(path, f"syntax error: {message}", exc.raw_line, exc.raw_column + 1)
+        return file_error(
+            path,
+            f"cannot parse file: Python accepts it, LibCST (ddplint's parser) not: {message}",
+            exc.raw_line,
+            exc.raw_column + 1,
+        )
     except (RecursionError, MemoryError, ValueError) as exc:
         return file_error(path, f"cannot parse file: {type(exc).__name__}: {exc}", 1, 1)
 

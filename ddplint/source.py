@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import itertools
 import re
@@ -17,6 +18,16 @@ _DISTRIBUTED_HINT = re.compile(
     rb"|all_reduce|all_gather|\.backward\("
 )
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class PythonSyntaxError:
+    """Where and why Python's own parser refuses a text: a 1-based line and column (in
+    characters), and its message (`'(' was never closed`)."""
+
+    message: str
+    row: int
+    column: int
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,18 @@ def decode(data: bytes) -> SourceText:
         text = text[1:]
         encoding = "utf-8-sig"
     return SourceText(text, encoding=encoding, newline=first_newline(text))
+
+
+def python_syntax_error(text: str) -> PythonSyntaxError | None:
+    """Python's own report of the first syntax error in `text`, or None when Python parses
+    it. (LibCST places some errors a line late, or at the start of the file.)"""
+    try:
+        compile(text, "<ddplint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return PythonSyntaxError(exc.msg or "invalid syntax", exc.lineno or 1, exc.offset or 1)
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
 
 
 def first_newline(text: str) -> str:

@@ -217,6 +217,57 @@ def test_syntax_error_alone_exits_1(cli, write):
     assert "DDP999" in result.out
 
 
+SYNTAX_ERRORS = {
+    "paren.py": "x = foo(1,\n    2\n\ny = 3\n",
+    "indent.py": "def f():\n    x = 1\n      y = 2\n",
+    "dedent.py": "def f():\n    x = 1\n  y = 2\n",
+    "token.py": "x = 1 $ 2\n",
+    "fstring.py": 'name = "a"\nx = f"{name name}"\n',
+    "colon.py": "if x\n    pass\n",
+    "wide.py": 's = "\u00e9\u00e9" $ 2\n',
+}
+
+
+def test_syntax_errors_are_where_and_what_python_says(cli, write, tmp_path):
+    header = "import torch.distributed as dist\n"
+    expected = {}
+    for name, body in SYNTAX_ERRORS.items():
+        write(name, header + body)
+        try:
+            compile(header + body, name, "exec", flags=1024, dont_inherit=True)  # ast only
+        except SyntaxError as exc:
+            expected[name] = (exc.lineno, exc.offset, f"syntax error: {exc.msg}")
+    assert set(expected) == set(SYNTAX_ERRORS)
+    write("train.py", DIVIDED_LOSS)
+    result = cli("check", "--no-cache", "--output-format", "json", tmp_path)
+    assert result.code == 1 and result.err == ""
+    found = [(Path(d["filename"]).name, d) for d in result.json()]
+    assert {
+        name: (d["location"]["row"], d["location"]["column"], d["message"])
+        for name, d in found
+        if d["code"] == "DDP999"
+    } == expected
+    assert ("train.py", "DDP005") in {(name, d["code"]) for name, d in found}  # still checked
+
+
+def test_a_file_python_parses_and_libcst_does_not_says_so(cli, write, monkeypatch):
+    import libcst
+
+    def refuse(source, *args, **kwargs):
+        raise libcst.ParserSyntaxError(
+            "unsupported syntax", lines=source.splitlines(), raw_line=2, raw_column=4
+        )
+
+    monkeypatch.setattr(libcst, "parse_module", refuse)
+    path = write("train.py", DIVIDED_LOSS)
+    result = cli("check", "--no-cache", path)
+    assert result.code == 1
+    assert result.out.startswith(
+        f"{path}:2:5: DDP999 cannot parse file: Python accepts it, LibCST (ddplint's parser) "
+        "not: unsupported syntax\n"
+    ), result.out
+
+
 def test_rule_and_rules_commands(cli):
     listing = cli("rules")
     assert listing.code == 0

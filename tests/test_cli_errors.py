@@ -35,7 +35,7 @@ def test_non_utf8_file_without_ddp_keywords_is_a_finding(cli, tmp_path, monkeypa
 # the unprivileged user cannot reach (a pyenv under /root).
 _AS_NOBODY = """
 import os, sys
-import ddplint.cli, ddplint.rule
+import ddplint.cli, ddplint.cli.check, ddplint.output.text, ddplint.rule
 ddplint.rule.all_rules()
 os.setgroups([])
 os.setgid({uid})

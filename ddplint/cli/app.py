@@ -10,12 +10,12 @@ from pathlib import Path
 import click
 from click.shell_completion import CompletionItem
 
-from ddplint import __version__, rule_docs
-from ddplint.checker import PARSE_ERROR_CODE
-from ddplint.cli.check import EXIT_CLEAN, EXIT_ERROR, CheckOptions, run_check
-from ddplint.output import FORMATTERS
-from ddplint.rule import all_rules
-from ddplint.selection import known_codes
+from ddplint import __version__
+from ddplint.cli.exit_codes import EXIT_CLEAN, EXIT_ERROR
+from ddplint.output import FORMATS
+
+# The rules, LibCST and the checking machinery are imported by the commands that use them,
+# so that `ddplint --version` and `--help` start at the cost of click alone.
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -24,6 +24,9 @@ def _complete_code(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     del ctx, param
+    from ddplint.rule import all_rules
+    from ddplint.selection import known_codes
+
     rules = all_rules()
     return [
         CompletionItem(code, help=rules[code].name if code in rules else None)
@@ -124,10 +127,11 @@ Exit status: 0 nothing found (or --exit-zero), 1 findings (with --diff: fixes to
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied.")
 @click.option(
     "--output-format",
-    type=click.Choice(sorted(FORMATTERS)),
+    type=click.Choice(FORMATS),
     default="text",
     show_default=True,
-    help="How to print findings.",
+    help="How to print findings: text (the same as concise: one line a finding), full (with "
+    "the source lines and the fix), json, sarif, github.",
 )
 @click.option(
     "-o",
@@ -152,6 +156,8 @@ Exit status: 0 nothing found (or --exit-zero), 1 findings (with --diff: fixes to
 )
 def check(paths: tuple[Path, ...], **options: object) -> int:
     """Check files or folders (default: the current folder) for DDP pitfalls."""
+    from ddplint.cli.check import CheckOptions, run_check
+
     return run_check(CheckOptions.from_click(paths, options))
 
 
@@ -159,6 +165,10 @@ def check(paths: tuple[Path, ...], **options: object) -> int:
 @click.argument("code", metavar="CODE", shell_complete=_complete_code)
 def rule(code: str) -> int:
     """Explain one rule: what it finds, why, examples, fix safety."""
+    from ddplint import rule_docs
+    from ddplint.checker import PARSE_ERROR_CODE
+    from ddplint.rule import all_rules
+
     wanted = code.strip().upper()
     if wanted == PARSE_ERROR_CODE:
         sys.stdout.write(rule_docs.render_file_error())
@@ -174,6 +184,8 @@ def rule(code: str) -> int:
 @cli.command(context_settings=_CONTEXT)
 def rules() -> int:
     """List every rule: code, name, severity and fix."""
+    from ddplint import rule_docs
+
     sys.stdout.write(rule_docs.table())
     return EXIT_CLEAN
 

@@ -12,6 +12,7 @@ import pathspec
 
 from ddplint.cache import Cache
 from ddplint.checker import PARSE_ERROR_CODE
+from ddplint.cli.exit_codes import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 from ddplint.cli.report import ReportError, report
 from ddplint.config import Config, ConfigError, discover
 from ddplint.diagnostics import Diagnostic
@@ -21,8 +22,7 @@ from ddplint.fixing import FixOutcome, fix_files
 from ddplint.runner import run
 from ddplint.selection import SelectorError, expand, resolve
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-STATISTICS_FORMATS = ("text", "json")
+STATISTICS_FORMATS = ("text", "concise", "full", "json")
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TextIO
 from ddplint.diagnostics import Diagnostic
 from ddplint.fixer import applicable, is_safe_fix
 from ddplint.fixing import FixOutcome
-from ddplint.output import FORMATTERS
+from ddplint.output import TEXT_FORMATS, formatter
 from ddplint.rule import all_rules
 from ddplint.rule_docs import FILE_ERROR_NAME
 
@@ -63,7 +63,7 @@ def report(
     if options.statistics:
         rendered = statistics(diagnostics, options.output_format)
     else:
-        rendered = FORMATTERS[options.output_format](diagnostics)
+        rendered = formatter(options.output_format)(diagnostics)
     if options.output_file is not None:
         try:
             options.output_file.parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +74,7 @@ def report(
             ) from exc
     else:
         sys.stdout.write(rendered)
-    if options.quiet or options.output_format != "text":
+    if options.quiet or options.output_format not in TEXT_FORMATS:
         return
     summary = sys.stdout if options.output_file is None else sys.stderr
     _summary(options, diagnostics, changed, files, failed, summary)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ddplint.diagnostics import Diagnostic, Edit, Location
+from ddplint.output.rule_urls import rule_url
 
 
 def _location(where: Location) -> dict[str, int]:
@@ -40,7 +41,7 @@ def as_dict(diagnostic: Diagnostic) -> dict[str, Any]:
         "message": diagnostic.message,
         "noqa_row": diagnostic.start.row,
         "severity": diagnostic.severity.value,
-        "url": None,
+        "url": rule_url(diagnostic.code),
     }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from ddplint import __version__, rule_docs
 from ddplint.checker import PARSE_ERROR_CODE
 from ddplint.diagnostics import Diagnostic, Severity
+from ddplint.output.rule_urls import rule_url
 from ddplint.rule import all_rules
 from ddplint.rule_docs import explanation_text
 
@@ -20,7 +21,7 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 
 def _rules() -> list[dict[str, Any]]:
-    rules = []
+    rules: list[dict[str, Any]] = []
     for code, rule in all_rules().items():
         rules.append(
             {
@@ -51,6 +52,10 @@ def _rules() -> list[dict[str, Any]]:
             "properties": {"tags": ["ddp", "pytorch", "distributed"], "precision": "high"},
         }
     )
+    for entry in rules:
+        url = rule_url(entry["id"])
+        if url is not None:
+            entry["helpUri"] = url
     return rules
 
 
