@@ -14,7 +14,7 @@ import shutil
 import time
 
 import torch
-import torch.backends.cudnn
+from torch.backends import cudnn
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch import nn
@@ -75,7 +75,7 @@ def worker(local, gpus_here, cfg):
         decay.load_state_dict(saved["decay"])
         first, best = saved["next_epoch"], saved["best"]
 
-    torch.backends.cudnn.benchmark = True
+    cudnn.benchmark = True  # fixed input size: let cuDNN pick its fastest kernels
     norm = T.Normalize(MEAN, STD)
     augment = T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor(), norm])
     center = T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(), norm])

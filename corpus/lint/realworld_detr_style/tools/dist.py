@@ -7,16 +7,18 @@ import torch
 import torch.distributed as dist
 
 
-def dist_ready():
-    return dist.is_available() and dist.is_initialized()
+def distributed_ready():
+    if not dist.is_available():  # a build without distributed support
+        return False
+    return dist.is_initialized()
 
 
 def world_size():
-    return dist.get_world_size() if dist_ready() else 1
+    return dist.get_world_size() if distributed_ready() else 1
 
 
 def rank():
-    return dist.get_rank() if dist_ready() else 0
+    return dist.get_rank() if distributed_ready() else 0
 
 
 def is_rank_zero():

@@ -5,7 +5,7 @@ from collections import defaultdict, deque
 import torch
 import torch.distributed as dist
 
-from tools.dist import dist_ready
+from tools.dist import distributed_ready
 
 
 class Meter:
@@ -22,7 +22,7 @@ class Meter:
 
     def sum_over_ranks(self):
         """Totals from every rank (the recent window stays local)."""
-        if not dist_ready():
+        if not distributed_ready():
             return
         packed = torch.tensor([self.n, self.sum], dtype=torch.float64, device="cuda")
         dist.barrier()
