@@ -20,16 +20,16 @@ _IMPORT = re.compile(r"(import|from)\s+[\w.]+")
 SUFFIXES = {".py", ".pyi", ".txt", ".md", ".cfg", ".toml", ".yaml", ".yml", ".sh"}
 
 
-def long_lines(text: str, min_chars: int) -> Iterator[str]:
-    """The stripped lines of `text` with at least `min_chars` characters, imports left out
-    (`import torch.distributed as dist` is the API's spelling, not anyone's text)."""
+def long_lines(text: str, min_chars: int, imports: bool = False) -> Iterator[str]:
+    """The stripped lines of `text` with at least `min_chars` characters; imports left out
+    unless `imports` (`import torch.distributed as dist` is the API's spelling, not text)."""
     for line in text.splitlines():
         stripped = line.strip()
-        if len(stripped) >= min_chars and not _IMPORT.match(stripped):
+        if len(stripped) >= min_chars and (imports or not _IMPORT.match(stripped)):
             yield stripped
 
 
-def original_lines(folders: Iterable[Path], min_chars: int) -> set[str]:
+def original_lines(folders: Iterable[Path], min_chars: int, imports: bool) -> set[str]:
     """Every long line of every readable text file under `folders`."""
     seen: set[str] = set()
     for folder in folders:
@@ -37,7 +37,7 @@ def original_lines(folders: Iterable[Path], min_chars: int) -> set[str]:
         for path in files:
             if path.is_file() and path.suffix in SUFFIXES:
                 text = path.read_text(encoding="utf-8", errors="replace")
-                seen.update(long_lines(text, min_chars))
+                seen.update(long_lines(text, min_chars, imports))
     return seen
 
 
@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("originals", nargs="+", type=Path, help="folders (or files) of originals")
     parser.add_argument("--min-chars", type=int, default=30, help="shortest line counted")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="corpus folder to measure")
+    parser.add_argument("--imports", action="store_true", help="count import lines too")
     parser.add_argument("--all", action="store_true", help="also list files sharing no line")
     parser.add_argument("--show", action="store_true", help="print the shared lines")
     args = parser.parse_args(argv)
@@ -54,10 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"error: no such folder: {', '.join(missing)}", file=sys.stderr)
         return 2
-    known = original_lines(args.originals, args.min_chars)
+    known = original_lines(args.originals, args.min_chars, args.imports)
     total_shared = total_long = 0
     for path in sorted(args.corpus.rglob("*.py")):
-        lines = list(long_lines(path.read_text(encoding="utf-8"), args.min_chars))
+        text = path.read_text(encoding="utf-8")
+        lines = list(long_lines(text, args.min_chars, args.imports))
         shared = [line for line in lines if line in known]
         total_shared += len(shared)
         total_long += len(lines)
