@@ -1,7 +1,7 @@
 """Process-group helpers: start-up from the launcher's environment, rank queries that
 also answer in a plain single-process run, and a rank-0 checkpoint writer."""
-import builtins
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -14,26 +14,25 @@ def distributed_ready():
 
 
 def world_size():
-    return dist.get_world_size() if distributed_ready() else 1
+    if distributed_ready():
+        return dist.get_world_size()
+    return 1
 
 
 def rank():
-    return dist.get_rank() if distributed_ready() else 0
+    if distributed_ready():
+        return dist.get_rank()
+    return 0
 
 
 def is_rank_zero():
     return rank() == 0
 
 
-def silence_other_ranks(verbose):
-    """Keep print() on rank 0; other ranks print only with `everywhere=True`."""
-    original = builtins.print
-
-    def gated(*values, everywhere=False, **options):
-        if verbose or everywhere:
-            original(*values, **options)
-
-    builtins.print = gated
+def mute_unless(verbose):
+    """Ranks other than 0 send their prints to nowhere; rank 0 keeps the console."""
+    if not verbose:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
 
 
 def start(cfg):
@@ -57,7 +56,7 @@ def start(cfg):
         "nccl", init_method=cfg.dist_url, world_size=cfg.world_size, rank=cfg.rank
     )
     dist.barrier()
-    silence_other_ranks(cfg.rank == 0)
+    mute_unless(cfg.rank == 0)
 
 
 def write_checkpoint(state, target):
