@@ -29,17 +29,17 @@ def run_inference(model, loader, device):
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--data", default="/data/val")
     parser.add_argument("--out", default="predictions.json")
     args = parser.parse_args()
 
     local_rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local_rank)
-    dist.init_process_group("nccl")
-    rank, world_size = dist.get_rank(), dist.get_world_size()
     device = torch.device("cuda", local_rank)
+    torch.cuda.set_device(device)
+    dist.init_process_group(backend="nccl")
+    rank, world_size = dist.get_rank(), dist.get_world_size()
 
     model = build_model("vit_b_16")
     state = torch.load(args.checkpoint, map_location="cpu")

@@ -1,160 +1,162 @@
-"""ImageNet-style training: mp.spawn one worker per GPU on each node; the global rank is
-node_rank * ngpus_per_node + gpu (the spawn index is the local rank)."""
+"""Multi-node image classification with one spawned worker per GPU.
+
+Start the same command on every node, changing only --node:
+
+    python train.py /data/imagenet --nodes 2 --node 0 --master tcp://10.0.0.1:29500
+    python train.py /data/imagenet --nodes 2 --node 1 --master tcp://10.0.0.1:29500
+
+Each node spawns as many workers as it has GPUs. A worker's spawn index is its local
+rank (its GPU); its global rank is node * gpus_here + local.
+"""
 import argparse
 import os
 import shutil
 import time
 
 import torch
-import torch.backends.cudnn as cudnn
+from torch.backends import cudnn
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import torch.nn as nn
-import torch.utils.data
-import torch.utils.data.distributed
-import torchvision.datasets as datasets
-import torchvision.models as models
-import torchvision.transforms as transforms
+from torch import nn
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+from torchvision import datasets, models
+from torchvision import transforms as T
 
-parser = argparse.ArgumentParser(description="PyTorch ImageNet Training")
-parser.add_argument("data", metavar="DIR")
-parser.add_argument("-a", "--arch", default="resnet18")
-parser.add_argument("-j", "--workers", default=4, type=int)
-parser.add_argument("--epochs", default=90, type=int)
-parser.add_argument("--start-epoch", default=0, type=int)
-parser.add_argument("-b", "--batch-size", default=256, type=int, help="total batch size over all GPUs of a node")
-parser.add_argument("--lr", default=0.1, type=float)
-parser.add_argument("--momentum", default=0.9, type=float)
-parser.add_argument("--wd", "--weight-decay", default=1e-4, type=float, dest="weight_decay")
-parser.add_argument("--resume", default="", type=str)
-parser.add_argument("--world-size", default=-1, type=int, help="number of nodes")
-parser.add_argument("--rank", default=-1, type=int, help="node rank")
-parser.add_argument("--dist-url", default="tcp://224.66.41.62:23456", type=str)
-parser.add_argument("--dist-backend", default="nccl", type=str)
+cli = argparse.ArgumentParser(description="spawn-per-GPU classifier training")
+cli.add_argument("root", help="folder with train/ and val/ image folders")
+cli.add_argument("--arch", default="resnet50")
+cli.add_argument("--nodes", type=int, default=1)
+cli.add_argument("--node", type=int, default=0, help="index of this node")
+cli.add_argument("--master", default="tcp://127.0.0.1:29500")
+cli.add_argument("--node-batch", type=int, default=512, help="images per step on one node")
+cli.add_argument("--node-loaders", type=int, default=32, help="loader workers per node")
+cli.add_argument("--epochs", type=int, default=100)
+cli.add_argument("--lr", type=float, default=0.2)
+cli.add_argument("--wd", type=float, default=5e-5)
+cli.add_argument("--resume", default="")
+
+MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
-def main():
-    args = parser.parse_args()
-    ngpus_per_node = torch.cuda.device_count()
-    # world_size: number of nodes on the command line, number of processes after this line
-    args.world_size = ngpus_per_node * args.world_size
-    mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, args))
+def launch():
+    cfg = cli.parse_args()
+    gpus_here = torch.cuda.device_count()
+    # from here on, the world counts processes, not nodes
+    cfg.world = cfg.nodes * gpus_here
+    mp.spawn(worker, args=(gpus_here, cfg), nprocs=gpus_here)
 
 
-def main_worker(gpu, ngpus_per_node, args):
-    args.gpu = gpu
-    # global rank among all processes
-    args.rank = args.rank * ngpus_per_node + gpu
+def worker(local, gpus_here, cfg):
+    cfg.local = local
+    cfg.global_rank = cfg.node * gpus_here + local
     dist.init_process_group(
-        backend=args.dist_backend, init_method=args.dist_url, world_size=args.world_size, rank=args.rank
+        "nccl", init_method=cfg.master, rank=cfg.global_rank, world_size=cfg.world
     )
+    torch.cuda.set_device(cfg.local)
 
-    model = models.__dict__[args.arch]()
-    torch.cuda.set_device(args.gpu)
-    model.cuda(args.gpu)
-    model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
-    # one process per GPU: split the node's batch size and workers between its processes
-    args.batch_size = int(args.batch_size / ngpus_per_node)
-    args.workers = int((args.workers + ngpus_per_node - 1) / ngpus_per_node)
-    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.gpu])
+    net = getattr(models, cfg.arch)()
+    net.cuda(cfg.local)
+    net = nn.SyncBatchNorm.convert_sync_batchnorm(net)
+    net = nn.parallel.DistributedDataParallel(net, device_ids=[cfg.local])
+    # the node's batch and loader workers are shared by its processes
+    batch = cfg.node_batch // gpus_here
+    loaders = max(1, cfg.node_loaders // gpus_here)
 
-    criterion = nn.CrossEntropyLoss().cuda(args.gpu)
-    optimizer = torch.optim.SGD(model.parameters(), args.lr, momentum=args.momentum, weight_decay=args.weight_decay)
-    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=30, gamma=0.1)
+    loss_fn = nn.CrossEntropyLoss().cuda(cfg.local)
+    sgd = torch.optim.SGD(net.parameters(), lr=cfg.lr, momentum=0.9, weight_decay=cfg.wd)
+    decay = torch.optim.lr_scheduler.MultiStepLR(sgd, milestones=[30, 60, 90], gamma=0.1)
 
-    best_acc1 = 0.0
-    if args.resume and os.path.isfile(args.resume):
-        checkpoint = torch.load(args.resume, map_location=f"cuda:{args.gpu}")
-        args.start_epoch = checkpoint["epoch"]
-        best_acc1 = checkpoint["best_acc1"]
-        model.module.load_state_dict(checkpoint["state_dict"])
-        optimizer.load_state_dict(checkpoint["optimizer"])
-        scheduler.load_state_dict(checkpoint["scheduler"])
+    first, best = 0, 0.0
+    if cfg.resume and os.path.isfile(cfg.resume):
+        saved = torch.load(cfg.resume, map_location=f"cuda:{cfg.local}")
+        net.module.load_state_dict(saved["model"])
+        sgd.load_state_dict(saved["optimizer"])
+        decay.load_state_dict(saved["decay"])
+        first, best = saved["next_epoch"], saved["best"]
 
-    cudnn.benchmark = True
-    normalize = transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
-    train_dataset = datasets.ImageFolder(
-        os.path.join(args.data, "train"),
-        transforms.Compose([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip(), transforms.ToTensor(), normalize]),
+    cudnn.benchmark = True  # fixed input size: let cuDNN pick its fastest kernels
+    norm = T.Normalize(MEAN, STD)
+    augment = T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor(), norm])
+    center = T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(), norm])
+    train_set = datasets.ImageFolder(os.path.join(cfg.root, "train"), augment)
+    val_set = datasets.ImageFolder(os.path.join(cfg.root, "val"), center)
+    train_split = DistributedSampler(train_set, drop_last=True)
+    val_split = DistributedSampler(val_set, shuffle=False, drop_last=True)
+    train_loader = DataLoader(
+        train_set, batch, sampler=train_split, num_workers=loaders, pin_memory=True
     )
-    val_dataset = datasets.ImageFolder(
-        os.path.join(args.data, "val"),
-        transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224), transforms.ToTensor(), normalize]),
-    )
-    train_sampler = torch.utils.data.distributed.DistributedSampler(train_dataset, drop_last=True)
-    val_sampler = torch.utils.data.distributed.DistributedSampler(val_dataset, shuffle=False, drop_last=True)
-    train_loader = torch.utils.data.DataLoader(
-        train_dataset, batch_size=args.batch_size, shuffle=False, num_workers=args.workers, pin_memory=True, sampler=train_sampler
-    )
-    val_loader = torch.utils.data.DataLoader(
-        val_dataset, batch_size=args.batch_size, shuffle=False, num_workers=args.workers, pin_memory=True, sampler=val_sampler
-    )
+    val_loader = DataLoader(val_set, batch, sampler=val_split, num_workers=loaders, pin_memory=True)
 
-    for epoch in range(args.start_epoch, args.epochs):
-        train_sampler.set_epoch(epoch)
-        train(train_loader, model, criterion, optimizer, epoch, args)
-        acc1 = validate(val_loader, model, criterion, args)
-        scheduler.step()
+    for epoch in range(first, cfg.epochs):
+        train_split.set_epoch(epoch)
+        one_epoch(net, loss_fn, sgd, train_loader, epoch, cfg)
+        top1 = measure(net, loss_fn, val_loader, cfg)
+        decay.step()
 
-        is_best = acc1 > best_acc1
-        best_acc1 = max(acc1, best_acc1)
-        if args.rank % ngpus_per_node == 0:
-            save_checkpoint(
-                {
-                    "epoch": epoch + 1,
-                    "arch": args.arch,
-                    "state_dict": model.module.state_dict(),
-                    "best_acc1": best_acc1,
-                    "optimizer": optimizer.state_dict(),
-                    "scheduler": scheduler.state_dict(),
-                },
-                is_best,
-            )
+        improved = top1 > best
+        best = max(best, top1)
+        # one copy per node: the first worker of each node writes to its local disk
+        if cfg.global_rank % gpus_here == 0:
+            state = {
+                "next_epoch": epoch + 1,
+                "arch": cfg.arch,
+                "model": net.module.state_dict(),
+                "best": best,
+                "optimizer": sgd.state_dict(),
+                "decay": decay.state_dict(),
+            }
+            store(state, improved)
     dist.destroy_process_group()
 
 
-def train(train_loader, model, criterion, optimizer, epoch, args):
-    model.train()
-    end = time.time()
-    for i, (images, target) in enumerate(train_loader):
-        images = images.cuda(args.gpu, non_blocking=True)
-        target = target.cuda(args.gpu, non_blocking=True)
-        output = model(images)
-        loss = criterion(output, target)
-        optimizer.zero_grad()
+def one_epoch(net, loss_fn, sgd, loader, epoch, cfg):
+    net.train()
+    tick = time.time()
+    for step, (images, labels) in enumerate(loader):
+        images = images.cuda(cfg.local, non_blocking=True)
+        labels = labels.cuda(cfg.local, non_blocking=True)
+        loss = loss_fn(net(images), labels)
+        sgd.zero_grad()
         loss.backward()
-        optimizer.step()
-        if i % 10 == 0 and args.rank == 0:
-            print(f"Epoch [{epoch}][{i}/{len(train_loader)}] loss {loss.item():.4f} time {time.time() - end:.3f}")
-        end = time.time()
+        sgd.step()
+        if cfg.global_rank == 0 and step % 50 == 0:
+            took = time.time() - tick
+            print(f"epoch {epoch} step {step}/{len(loader)} loss {loss.item():.3f} ({took:.2f}s)")
+        tick = time.time()
 
 
-def validate(val_loader, model, criterion, args):
-    model.eval()
-    stats = torch.zeros(3, device=f"cuda:{args.gpu}")  # loss sum, correct, count
+def measure(net, loss_fn, loader, cfg):
+    """Top-1 accuracy over the whole validation set: every rank adds its counts."""
+    net.eval()
+    totals = torch.zeros(3, device=f"cuda:{cfg.local}")  # summed loss, hits, seen
     with torch.no_grad():
-        for images, target in val_loader:
-            images = images.cuda(args.gpu, non_blocking=True)
-            target = target.cuda(args.gpu, non_blocking=True)
-            output = model(images)
-            stats[0] += criterion(output, target) * images.size(0)
-            stats[1] += (output.argmax(1) == target).sum()
-            stats[2] += images.size(0)
-    dist.all_reduce(stats, dist.ReduceOp.SUM)
-    acc1 = (100.0 * stats[1] / stats[2]).item()
-    if args.rank == 0:
-        print(f" * Acc@1 {acc1:.3f} loss {(stats[0] / stats[2]).item():.4f}")
-    return acc1
+        for images, labels in loader:
+            images = images.cuda(cfg.local, non_blocking=True)
+            labels = labels.cuda(cfg.local, non_blocking=True)
+            logits = net(images)
+            totals += torch.stack(
+                [
+                    loss_fn(logits, labels) * len(labels),
+                    (logits.argmax(dim=1) == labels).sum(),
+                    torch.tensor(len(labels), device=totals.device),
+                ]
+            )
+    dist.all_reduce(totals)
+    loss_sum, hits, seen = totals.tolist()
+    if cfg.global_rank == 0:
+        print(f"val top1 {100 * hits / seen:.2f}% loss {loss_sum / seen:.3f}")
+    return 100 * hits / seen
 
 
-def save_checkpoint(state, is_best, filename="checkpoint.pth.tar"):
-    tmp = filename + ".tmp"
-    torch.save(state, tmp)
-    os.replace(tmp, filename)
-    if is_best:
-        shutil.copyfile(filename, "model_best.pth.tar.tmp")
-        os.replace("model_best.pth.tar.tmp", "model_best.pth.tar")
+def store(state, improved, path="last.pth"):
+    """Write through a temporary name, so a crash never leaves a torn file."""
+    torch.save(state, path + ".part")
+    os.replace(path + ".part", path)
+    if improved:
+        shutil.copyfile(path, "best.pth.part")
+        os.replace("best.pth.part", "best.pth")
 
 
 if __name__ == "__main__":
-    main()
+    launch()

@@ -35,9 +35,9 @@ def all_reduce_mean(value, args):
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", default="/data/seg")
-    parser.add_argument("--epochs", type=int, default=50)
+    parser.add_argument("--num-epochs", type=int, default=50)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--accum-steps", type=int, default=4)
     parser.add_argument("--out", default="unet.pt")
@@ -58,7 +58,7 @@ def main():
         train_set, batch_size=args.batch_size, shuffle=(sampler is None), sampler=sampler, num_workers=4, drop_last=True
     )
 
-    for epoch in range(args.epochs):
+    for epoch in range(args.num_epochs):
         if args.distributed:
             sampler.set_epoch(epoch)
         model.train()

@@ -24,7 +24,7 @@ def cosine_lr(step, warmup, total, base_lr):
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", default="/data/tokens")
     parser.add_argument("--max-steps", type=int, default=100_000)
     parser.add_argument("--warmup", type=int, default=2_000)
@@ -35,14 +35,14 @@ def main():
     args = parser.parse_args()
 
     local_rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local_rank)
-    dist.init_process_group("nccl")
+    torch.cuda.set_device(f"cuda:{local_rank}")
+    dist.init_process_group(backend="nccl")
     world_size = get_world_size()
     is_master = dist.get_rank() == 0
 
     model = TransformerLM(vocab_size=50304, n_layer=12).cuda()
     model = DDP(model, device_ids=[local_rank])
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), fused=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), fused=True)
 
     dataset = TokenDataset(args.data, seq_len=1024)
     sampler = DistributedSampler(dataset, shuffle=True, drop_last=True)
@@ -62,14 +62,14 @@ def main():
             batches = iter(loader)
             x, y = next(batches)
         x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
-        for group in optimizer.param_groups:
+        for group in opt.param_groups:
             group["lr"] = cosine_lr(step, args.warmup, args.max_steps, args.lr)
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = model(x, targets=y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
         step += 1
 
         log_loss += loss.detach()
@@ -84,7 +84,7 @@ def main():
             os.makedirs(args.out, exist_ok=True)
             path = os.path.join(args.out, f"step_{step:07d}.pt")
             tmp = path + ".tmp"
-            torch.save({"model": model.module.state_dict(), "optimizer": optimizer.state_dict(), "step": step}, tmp)
+            torch.save({"model": model.module.state_dict(), "opt": opt.state_dict(), "step": step}, tmp)
             os.replace(tmp, path)
 
     dist.destroy_process_group()

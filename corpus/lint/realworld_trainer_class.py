@@ -6,6 +6,7 @@ from contextlib import nullcontext
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler
 
@@ -29,9 +30,9 @@ class Trainer:
 
         model = build_model(args.arch).to(self.device)
         if self.distributed:
-            model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+            model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
         self.model = DDP(model, device_ids=[self.local_rank]) if self.distributed else model
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=args.lr, weight_decay=0.05)
+        self.optim = torch.optim.AdamW(self.model.parameters(), lr=args.lr, weight_decay=0.05)
 
         train_set = build_dataset(args.data, split="train")
         self.sampler = DistributedSampler(train_set, drop_last=True) if self.distributed else None
@@ -71,8 +72,8 @@ class Trainer:
                 loss.backward()
             if (micro_step + 1) % self.args.accum_steps == 0:
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
-                self.optimizer.step()
-                self.optimizer.zero_grad(set_to_none=True)
+                self.optim.step()
+                self.optim.zero_grad(set_to_none=True)
                 self.step += 1
             running[0] += loss.detach() * self.args.accum_steps
             running[1] += 1
@@ -87,7 +88,7 @@ class Trainer:
             return
         state = {
             "model": getattr(self.model, "module", self.model).state_dict(),
-            "optimizer": self.optimizer.state_dict(),
+            "optimizer": self.optim.state_dict(),
             "epoch": self.epoch,
             "step": self.step,
         }
@@ -107,7 +108,7 @@ class Trainer:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--arch", default="resnet50")
     parser.add_argument("--data", default="/data/imagenet")
     parser.add_argument("--out", default="checkpoints")

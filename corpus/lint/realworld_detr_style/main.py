@@ -1,159 +1,141 @@
+"""Train an end-to-end set-prediction detector (transformer decoder over CNN features).
+
+    torchrun --nproc_per_node=8 main.py --coco-root /data/coco --out runs/det
+"""
 import argparse
-import datetime
 import json
 import random
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, DistributedSampler
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+from torch.utils.data import RandomSampler, SequentialSampler
 
-import util.misc as utils
-from datasets import build_dataset, get_coco_api_from_dataset
-from engine import evaluate, train_one_epoch
-from models import build_model
-
-
-def get_args_parser():
-    parser = argparse.ArgumentParser("Set transformer detector", add_help=False)
-    parser.add_argument("--lr", default=1e-4, type=float)
-    parser.add_argument("--lr_backbone", default=1e-5, type=float)
-    parser.add_argument("--batch_size", default=2, type=int)
-    parser.add_argument("--weight_decay", default=1e-4, type=float)
-    parser.add_argument("--epochs", default=300, type=int)
-    parser.add_argument("--lr_drop", default=200, type=int)
-    parser.add_argument("--clip_max_norm", default=0.1, type=float)
-    parser.add_argument("--output_dir", default="")
-    parser.add_argument("--device", default="cuda")
-    parser.add_argument("--seed", default=42, type=int)
-    parser.add_argument("--resume", default="")
-    parser.add_argument("--start_epoch", default=0, type=int)
-    parser.add_argument("--eval", action="store_true")
-    parser.add_argument("--num_workers", default=2, type=int)
-    parser.add_argument("--world_size", default=1, type=int)
-    parser.add_argument("--dist_url", default="env://")
-    return parser
+from detection.data import coco_ground_truth, make_split
+from detection.net import build_detector
+from loops import fit_epoch, run_eval
+from tools import dist as dist_tools
+from tools.meters import stack_pairs
 
 
-def main(args):
-    utils.init_distributed_mode(args)
-    print(args)
+def options():
+    ap = argparse.ArgumentParser(description="set-prediction detector")
+    ap.add_argument("--coco-root", type=Path, required=True)
+    ap.add_argument("--out", default="", help="folder for checkpoints and the log")
+    ap.add_argument("--epochs", type=int, default=150)
+    ap.add_argument("--first-epoch", type=int, default=0)
+    ap.add_argument("--per-gpu-batch", type=int, default=4)
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--backbone-lr", type=float, default=1e-5)
+    ap.add_argument("--wd", type=float, default=1e-4)
+    ap.add_argument("--drop-at", type=int, default=100, help="epoch of the 10x lr drop")
+    ap.add_argument("--grad-limit", type=float, default=0.1)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--resume", default="")
+    ap.add_argument("--eval-only", action="store_true")
+    ap.add_argument("--dist-url", default="env://")
+    return ap
 
-    device = torch.device(args.device)
 
-    # fix the seed for reproducibility
-    seed = args.seed + utils.get_rank()
-    torch.manual_seed(seed)
-    np.random.seed(seed)
-    random.seed(seed)
+def param_groups(net, backbone_lr):
+    """Two groups: the backbone at its own learning rate, everything else at the default."""
+    trainable = [(name, p) for name, p in net.named_parameters() if p.requires_grad]
+    backbone = [p for name, p in trainable if name.startswith("backbone.")]
+    head = [p for name, p in trainable if not name.startswith("backbone.")]
+    return [{"params": head}, {"params": backbone, "lr": backbone_lr}]
 
-    model, criterion, postprocessors = build_model(args)
+
+def run(cfg):
+    dist_tools.start(cfg)
+    device = torch.device(cfg.device)
+
+    seed = cfg.seed + dist_tools.rank()
+    for seeder in (torch.manual_seed, np.random.seed, random.seed):
+        seeder(seed)
+
+    model, loss_fn, decode = build_detector(cfg)
     model.to(device)
+    bare = model
+    if cfg.distributed:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[cfg.gpu])
+        bare = model.module
+    print(f"{sum(p.numel() for p in bare.parameters() if p.requires_grad):,} trainable")
 
-    model_without_ddp = model
-    if args.distributed:
-        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.gpu])
-        model_without_ddp = model.module
-    n_parameters = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    print("number of params:", n_parameters)
+    optim = torch.optim.AdamW(param_groups(bare, cfg.backbone_lr), lr=cfg.lr, weight_decay=cfg.wd)
+    sched = torch.optim.lr_scheduler.StepLR(optim, step_size=cfg.drop_at)
 
-    param_dicts = [
-        {"params": [p for n, p in model_without_ddp.named_parameters() if "backbone" not in n and p.requires_grad]},
-        {
-            "params": [p for n, p in model_without_ddp.named_parameters() if "backbone" in n and p.requires_grad],
-            "lr": args.lr_backbone,
-        },
-    ]
-    optimizer = torch.optim.AdamW(param_dicts, lr=args.lr, weight_decay=args.weight_decay)
-    lr_scheduler = torch.optim.lr_scheduler.StepLR(optimizer, args.lr_drop)
-
-    dataset_train = build_dataset(image_set="train", args=args)
-    dataset_val = build_dataset(image_set="val", args=args)
-
-    if args.distributed:
-        sampler_train = DistributedSampler(dataset_train)
-        sampler_val = DistributedSampler(dataset_val, shuffle=False)
+    train_set = make_split(cfg.coco_root, "train")
+    val_set = make_split(cfg.coco_root, "val")
+    if cfg.distributed:
+        train_order = DistributedSampler(train_set)
+        val_order = DistributedSampler(val_set, shuffle=False)
     else:
-        sampler_train = torch.utils.data.RandomSampler(dataset_train)
-        sampler_val = torch.utils.data.SequentialSampler(dataset_val)
+        train_order, val_order = RandomSampler(train_set), SequentialSampler(val_set)
 
-    batch_sampler_train = torch.utils.data.BatchSampler(sampler_train, args.batch_size, drop_last=True)
-
-    data_loader_train = DataLoader(
-        dataset_train, batch_sampler=batch_sampler_train, collate_fn=utils.collate_fn, num_workers=args.num_workers
+    train_batches = BatchSampler(train_order, cfg.per_gpu_batch, drop_last=True)
+    train_loader = DataLoader(
+        train_set, batch_sampler=train_batches, collate_fn=stack_pairs, num_workers=cfg.workers
     )
-    data_loader_val = DataLoader(
-        dataset_val,
-        args.batch_size,
-        sampler=sampler_val,
+    val_loader = DataLoader(
+        val_set,
+        batch_size=cfg.per_gpu_batch,
+        sampler=val_order,
+        collate_fn=stack_pairs,
+        num_workers=cfg.workers,
         drop_last=False,
-        collate_fn=utils.collate_fn,
-        num_workers=args.num_workers,
     )
+    truth = coco_ground_truth(val_set)
 
-    base_ds = get_coco_api_from_dataset(dataset_val)
+    out = Path(cfg.out) if cfg.out else None
+    if cfg.resume:
+        saved = torch.load(cfg.resume, map_location="cpu")
+        bare.load_state_dict(saved["model"])
+        if not cfg.eval_only and {"optim", "sched", "epoch"} <= saved.keys():
+            optim.load_state_dict(saved["optim"])
+            sched.load_state_dict(saved["sched"])
+            cfg.first_epoch = saved["epoch"] + 1
 
-    output_dir = Path(args.output_dir)
-    if args.resume:
-        checkpoint = torch.load(args.resume, map_location="cpu")
-        model_without_ddp.load_state_dict(checkpoint["model"])
-        if not args.eval and "optimizer" in checkpoint and "lr_scheduler" in checkpoint and "epoch" in checkpoint:
-            optimizer.load_state_dict(checkpoint["optimizer"])
-            lr_scheduler.load_state_dict(checkpoint["lr_scheduler"])
-            args.start_epoch = checkpoint["epoch"] + 1
-
-    if args.eval:
-        test_stats, _ = evaluate(model, criterion, postprocessors, data_loader_val, base_ds, device, args.output_dir)
+    if cfg.eval_only:
+        run_eval(model, loss_fn, decode, val_loader, device)
         return
 
-    print("Start training")
-    start_time = time.time()
-    for epoch in range(args.start_epoch, args.epochs):
-        if args.distributed:
-            sampler_train.set_epoch(epoch)
-        train_stats = train_one_epoch(
-            model, criterion, data_loader_train, optimizer, device, epoch, args.clip_max_norm
-        )
-        lr_scheduler.step()
-        if args.output_dir:
-            checkpoint_paths = [output_dir / "checkpoint.pth"]
-            # extra checkpoint before LR drop and every 100 epochs
-            if (epoch + 1) % args.lr_drop == 0 or (epoch + 1) % 100 == 0:
-                checkpoint_paths.append(output_dir / f"checkpoint{epoch:04}.pth")
-            for checkpoint_path in checkpoint_paths:
-                utils.save_on_master(
-                    {
-                        "model": model_without_ddp.state_dict(),
-                        "optimizer": optimizer.state_dict(),
-                        "lr_scheduler": lr_scheduler.state_dict(),
-                        "epoch": epoch,
-                        "args": args,
-                    },
-                    checkpoint_path,
-                )
+    began = time.time()
+    for epoch in range(cfg.first_epoch, cfg.epochs):
+        if cfg.distributed:
+            train_order.set_epoch(epoch)
+        fit_means = fit_epoch(model, loss_fn, train_loader, optim, device, epoch, cfg.grad_limit)
+        sched.step()
 
-        test_stats, _ = evaluate(model, criterion, postprocessors, data_loader_val, base_ds, device, args.output_dir)
+        if out is not None:
+            state = {
+                "model": bare.state_dict(),
+                "optim": optim.state_dict(),
+                "sched": sched.state_dict(),
+                "epoch": epoch,
+                "cfg": vars(cfg),
+            }
+            targets = [out / "latest.pth"]
+            if (epoch + 1) % 50 == 0 or epoch + 1 == cfg.drop_at:
+                targets.append(out / f"epoch{epoch + 1:03d}.pth")  # kept for good
+            for target in targets:
+                dist_tools.write_checkpoint(state, target)
 
-        log_stats = {
-            **{f"train_{k}": v for k, v in train_stats.items()},
-            **{f"test_{k}": v for k, v in test_stats.items()},
-            "epoch": epoch,
-            "n_parameters": n_parameters,
-        }
+        eval_means, _ = run_eval(model, loss_fn, decode, val_loader, device)
+        if out is not None and dist_tools.is_rank_zero():
+            record = {"epoch": epoch, "train": fit_means, "val": eval_means}
+            with open(out / "history.jsonl", "a") as log:
+                log.write(json.dumps(record) + "\n")
 
-        if args.output_dir and utils.is_main_process():
-            with (output_dir / "log.txt").open("a") as f:
-                f.write(json.dumps(log_stats) + "\n")
-
-    total_time = time.time() - start_time
-    total_time_str = str(datetime.timedelta(seconds=int(total_time)))
-    print(f"Training time {total_time_str}")
+    print(f"finished in {timedelta(seconds=round(time.time() - began))}")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser("DETR training and evaluation script", parents=[get_args_parser()])
-    args = parser.parse_args()
-    if args.output_dir:
-        Path(args.output_dir).mkdir(parents=True, exist_ok=True)
-    main(args)
+    cfg = options().parse_args()
+    if cfg.out:
+        Path(cfg.out).mkdir(parents=True, exist_ok=True)
+    run(cfg)

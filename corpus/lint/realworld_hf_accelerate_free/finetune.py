@@ -23,7 +23,7 @@ def parse_args():
     p.add_argument("--model_name", default="bert-base-uncased")
     p.add_argument("--data_dir", default="data/tokenized")
     p.add_argument("--output_dir", default="out")
-    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--num-epochs", type=int, default=3)
     p.add_argument("--per_device_batch_size", type=int, default=16)
     p.add_argument("--grad_accum", type=int, default=4)
     p.add_argument("--lr", type=float, default=2e-5)
@@ -35,7 +35,7 @@ def parse_args():
 
 def setup():
     local_rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local_rank)
+    torch.cuda.set_device(torch.device("cuda", local_rank))
     dist.init_process_group(backend="nccl")
     return dist.get_rank(), local_rank, dist.get_world_size()
 
@@ -81,12 +81,12 @@ def main():
     model.to(device)
     model = DDP(model, device_ids=[local_rank], output_device=local_rank)
 
-    train_sampler = DistributedSampler(train_ds, shuffle=True, seed=1234, drop_last=True)
+    train_shards = DistributedSampler(train_ds, shuffle=True, seed=1234, drop_last=True)
     eval_sampler = DistributedSampler(eval_ds, shuffle=False)
     train_loader = DataLoader(
         train_ds,
         batch_size=args.per_device_batch_size,
-        sampler=train_sampler,
+        sampler=train_shards,
         collate_fn=collate_batch(tokenizer),
         num_workers=4,
         pin_memory=True,
@@ -100,17 +100,17 @@ def main():
         {"params": [p for n, p in model.named_parameters() if not any(nd in n for nd in no_decay)], "weight_decay": 0.01},
         {"params": [p for n, p in model.named_parameters() if any(nd in n for nd in no_decay)], "weight_decay": 0.0},
     ]
-    optimizer = torch.optim.AdamW(grouped, lr=args.lr)
+    optim = torch.optim.AdamW(grouped, lr=args.lr)
     updates_per_epoch = math.ceil(len(train_loader) / args.grad_accum)
-    total_updates = updates_per_epoch * args.epochs
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(args.warmup_ratio * total_updates), total_updates)
+    total_updates = updates_per_epoch * args.num_epochs
+    scheduler = get_linear_schedule_with_warmup(optim, int(args.warmup_ratio * total_updates), total_updates)
     amp_dtype = torch.bfloat16 if args.bf16 else torch.float32
 
     global_step = 0
-    for epoch in range(args.epochs):
-        train_sampler.set_epoch(epoch)
+    for epoch in range(args.num_epochs):
+        train_shards.set_epoch(epoch)
         model.train()
-        optimizer.zero_grad(set_to_none=True)
+        optim.zero_grad(set_to_none=True)
         for step, batch in enumerate(train_loader):
             batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
             is_update_step = (step + 1) % args.grad_accum == 0 or step + 1 == len(train_loader)
@@ -122,9 +122,9 @@ def main():
                 loss.backward()
             if is_update_step:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-                optimizer.step()
+                optim.step()
                 scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
+                optim.zero_grad(set_to_none=True)
                 global_step += 1
                 if rank == 0 and global_step % 50 == 0:
                     print(f"epoch {epoch} step {global_step} loss {loss.item() * args.grad_accum:.4f}")

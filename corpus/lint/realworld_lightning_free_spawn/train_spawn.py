@@ -1,119 +1,118 @@
-"""Single-node multi-GPU training with mp.spawn (no torchrun)."""
+"""Digit classifier on every GPU of one machine, started with mp.spawn instead of torchrun.
+
+    python train_spawn.py --epochs 10
+"""
 import argparse
 import os
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import torch.nn as nn
-import torch.nn.functional as F
+from torch import nn
+from torch.nn import functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader
 from torch.utils.data.distributed import DistributedSampler
 from torchvision import datasets, transforms
 
 
-class ConvNet(nn.Module):
-    def __init__(self, num_classes=10):
+class SmallCNN(nn.Module):
+    def __init__(self, classes=10, width=48):
         super().__init__()
-        self.conv1 = nn.Conv2d(1, 32, 3, 1)
-        self.conv2 = nn.Conv2d(32, 64, 3, 1)
-        self.dropout = nn.Dropout(0.25)
-        self.fc1 = nn.Linear(9216, 128)
-        self.fc2 = nn.Linear(128, num_classes)
+        self.features = nn.Sequential(
+            nn.Conv2d(1, width, kernel_size=5, padding=2),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(width, 2 * width, kernel_size=5, padding=2),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+        )
+        self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.3), nn.Linear(2 * width * 49, classes))
 
-    def forward(self, x):
-        x = F.relu(self.conv1(x))
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        x = torch.flatten(self.dropout(x), 1)
-        x = F.relu(self.fc1(x))
-        return self.fc2(x)
-
-
-def setup(rank, world_size):
-    os.environ.setdefault("MASTER_ADDR", "localhost")
-    os.environ.setdefault("MASTER_PORT", "12355")
-    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    def forward(self, images):
+        return self.head(self.features(images))
 
 
-def cleanup():
+def join(rank, world):
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29512")
+    dist.init_process_group("nccl", rank=rank, world_size=world)
+
+
+def save_atomically(payload, path):
+    partial = f"{path}.partial"
+    torch.save(payload, partial)
+    os.replace(partial, path)
+
+
+def worker(rank, world, opts):
+    # single node: the spawn index is both the global rank and the GPU index
+    join(rank, world)
+    torch.cuda.set_device(rank)
+    torch.manual_seed(opts.seed)
+
+    to_tensor = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.13,), (0.31,))])
+    digits = datasets.MNIST(opts.root, train=True, transform=to_tensor)
+    shard = DistributedSampler(digits, num_replicas=world, rank=rank, shuffle=True, drop_last=True)
+    loader = DataLoader(digits, batch_size=opts.batch, sampler=shard, num_workers=2, pin_memory=True)
+
+    net = DDP(SmallCNN().to(rank), device_ids=[rank])
+    adam = torch.optim.AdamW(net.parameters(), lr=opts.lr, weight_decay=1e-4)
+    decay = torch.optim.lr_scheduler.ExponentialLR(adam, gamma=0.8)
+
+    first = 0
+    if opts.resume and os.path.exists(opts.ckpt):
+        # saved from GPU 0: remap its tensors onto this rank's GPU
+        state = torch.load(opts.ckpt, map_location={"cuda:0": f"cuda:{rank}"})
+        net.module.load_state_dict(state["model"])
+        adam.load_state_dict(state["optimizer"])
+        decay.load_state_dict(state["scheduler"])
+        first = state["epoch"] + 1
+
+    for epoch in range(first, opts.epochs):
+        shard.set_epoch(epoch)
+        net.train()
+        for step, (images, labels) in enumerate(loader):
+            images = images.to(rank, non_blocking=True)
+            labels = labels.to(rank, non_blocking=True)
+            adam.zero_grad()
+            loss = F.cross_entropy(net(images), labels)
+            loss.backward()
+            adam.step()
+            if rank == 0 and step % opts.log_every == 0:
+                done = step * len(images) * world
+                print(f"epoch {epoch}: {done}/{len(digits)} images, loss {loss.item():.4f}")
+        decay.step()
+
+        if rank == 0:
+            payload = {
+                "model": net.module.state_dict(),
+                "optimizer": adam.state_dict(),
+                "scheduler": decay.state_dict(),
+                "epoch": epoch,
+            }
+            save_atomically(payload, opts.ckpt)
+        dist.barrier()  # nobody reads the checkpoint before rank 0 has written it
+
     dist.destroy_process_group()
 
 
-def save_checkpoint(state, path):
-    tmp = path + ".tmp"
-    torch.save(state, tmp)
-    os.replace(tmp, path)
-
-
-def worker(rank, world_size, args):
-    setup(rank, world_size)
-    torch.cuda.set_device(rank)
-    torch.manual_seed(args.seed)
-
-    transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))])
-    train_set = datasets.MNIST(args.data, train=True, transform=transform)
-    sampler = DistributedSampler(train_set, num_replicas=world_size, rank=rank, shuffle=True, drop_last=True)
-    loader = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler, num_workers=2, pin_memory=True)
-
-    model = ConvNet().to(rank)
-    model = DDP(model, device_ids=[rank])
-    optimizer = torch.optim.Adadelta(model.parameters(), lr=args.lr)
-    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
-
-    start_epoch = 0
-    if args.resume and os.path.exists(args.ckpt):
-        state = torch.load(args.ckpt, map_location={"cuda:0": f"cuda:{rank}"})
-        model.module.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        start_epoch = state["epoch"] + 1
-
-    for epoch in range(start_epoch, args.epochs):
-        sampler.set_epoch(epoch)
-        model.train()
-        for batch_idx, (data, target) in enumerate(loader):
-            data, target = data.to(rank, non_blocking=True), target.to(rank, non_blocking=True)
-            optimizer.zero_grad()
-            loss = F.cross_entropy(model(data), target)
-            loss.backward()
-            optimizer.step()
-            if rank == 0 and batch_idx % args.log_interval == 0:
-                print(f"epoch {epoch} [{batch_idx * len(data) * world_size}/{len(train_set)}] loss {loss.item():.6f}")
-        scheduler.step()
-
-        if rank == 0:
-            save_checkpoint(
-                {
-                    "model": model.module.state_dict(),
-                    "optimizer": optimizer.state_dict(),
-                    "scheduler": scheduler.state_dict(),
-                    "epoch": epoch,
-                },
-                args.ckpt,
-            )
-        # make sure rank 0 finished writing before anyone may read it
-        dist.barrier()
-
-    cleanup()
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--data", default="./data")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--epochs", type=int, default=14)
-    parser.add_argument("--lr", type=float, default=1.0)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--log-interval", type=int, default=10)
-    parser.add_argument("--ckpt", default="mnist_ddp.pt")
-    parser.add_argument("--resume", action="store_true")
-    args = parser.parse_args()
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--root", default="data")
+    ap.add_argument("--batch", type=int, default=128, help="per GPU")
+    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--log-every", type=int, default=100)
+    ap.add_argument("--ckpt", default="digits.pt")
+    ap.add_argument("--resume", action="store_true")
+    opts = ap.parse_args()
 
-    # download once in the parent, before any worker starts
-    datasets.MNIST(args.data, train=True, download=True)
-    world_size = torch.cuda.device_count()
-    mp.spawn(worker, args=(world_size, args), nprocs=world_size, join=True)
+    # fetch the files once, here, before the workers exist
+    datasets.MNIST(opts.root, train=True, download=True)
+    gpus = torch.cuda.device_count()
+    mp.spawn(worker, args=(gpus, opts), nprocs=gpus, join=True)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
-"""
-Training script that runs on a single GPU or with DDP.
+"""Character-level language model pretraining, one GPU or many.
 
-To run on a single GPU:
-$ python train.py --batch_size=32
-To run with DDP on 4 gpus on 1 node:
-$ torchrun --standalone --nproc_per_node=4 train.py
+    python train.py                                   # one process
+    torchrun --standalone --nproc_per_node=8 train.py # one node, eight GPUs
+
+Settings are plain module globals, edited in place or overridden by a config file that
+the launcher execs before this one; whether the run is distributed is read from the
+environment torchrun sets.
 """
 import math
 import os
@@ -17,249 +18,212 @@ import torch
 from torch.distributed import destroy_process_group, init_process_group
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from model import GPT, GPTConfig
+from model import TinyLM, TinyLMSettings
 
-# -----------------------------------------------------------------------------
-# default config values
-out_dir = "out"
-eval_interval = 2000
-log_interval = 1
-eval_iters = 200
-always_save_checkpoint = True
-init_from = "scratch"  # 'scratch' or 'resume'
-dataset = "openwebtext"
-gradient_accumulation_steps = 5 * 8
-batch_size = 12
-block_size = 1024
-n_layer = 12
-n_head = 12
-n_embd = 768
-dropout = 0.0
-bias = False
-learning_rate = 6e-4
-max_iters = 600000
-weight_decay = 1e-1
-beta1 = 0.9
-beta2 = 0.95
-grad_clip = 1.0
-decay_lr = True
-warmup_iters = 2000
-lr_decay_iters = 600000
-min_lr = 6e-5
-backend = "nccl"
+# --- settings -----------------------------------------------------------------
+run_dir = "runs/lm"
+corpus_name = "shakespeare_char"
+ctx_len = 256
+micro_batch = 16
+accum_total = 32  # micro-batches per optimizer step, summed over all ranks
+layers, heads, width = 8, 8, 512
+drop_p = 0.1
+use_bias = True
+
+peak_lr = 3e-4
+floor_lr = 3e-5
+warmup_steps = 500
+decay_until = 50_000
+total_steps = 50_000
+wd = 0.1
+adam_betas = (0.9, 0.99)
+clip_norm = 1.0
+cosine_schedule = True
+
+eval_every = 500
+eval_batches = 100
+print_every = 20
+save_always = False
+start_mode = "fresh"  # "fresh" or "continue"
+pg_backend = "nccl"
+compute_dtype = "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float16"
+use_compile = True
 device = "cuda"
-dtype = "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float16"
-compile = True
-# -----------------------------------------------------------------------------
 
-# various inits, derived attributes, I/O setup
-ddp = int(os.environ.get("RANK", -1)) != -1  # is this a ddp run?
-if ddp:
-    init_process_group(backend=backend)
-    ddp_rank = int(os.environ["RANK"])
-    ddp_local_rank = int(os.environ["LOCAL_RANK"])
-    ddp_world_size = int(os.environ["WORLD_SIZE"])
-    device = f"cuda:{ddp_local_rank}"
+# --- process layout -------------------------------------------------------------
+distributed = "RANK" in os.environ and int(os.environ["RANK"]) >= 0
+if distributed:
+    init_process_group(backend=pg_backend)
+    rank = int(os.environ["RANK"])
+    local_rank = int(os.environ["LOCAL_RANK"])
+    world = int(os.environ["WORLD_SIZE"])
+    device = f"cuda:{local_rank}"
     torch.cuda.set_device(device)
-    master_process = ddp_rank == 0  # this process will do logging, checkpointing etc.
-    seed_offset = ddp_rank  # each process gets a different seed
-    # world_size number of processes will be training simultaneously, so we can scale
-    # down the desired gradient accumulation iterations per process proportionally
-    assert gradient_accumulation_steps % ddp_world_size == 0
-    gradient_accumulation_steps //= ddp_world_size
+    is_leader = rank == 0  # only this rank prints and writes files
+    seed_shift = rank
+    # the global number of micro-batches stays fixed: each rank runs its share
+    assert accum_total % world == 0, "accum_total must divide by the world size"
+    accum_total //= world
 else:
-    # if not ddp, we are running on a single gpu, and one process
-    master_process = True
-    seed_offset = 0
-    ddp_world_size = 1
-tokens_per_iter = gradient_accumulation_steps * ddp_world_size * batch_size * block_size
-print(f"tokens per iteration will be: {tokens_per_iter:,}")
+    is_leader = True
+    seed_shift = 0
+    world = 1
 
-if master_process:
-    os.makedirs(out_dir, exist_ok=True)
-torch.manual_seed(1337 + seed_offset)
+tokens_each_step = accum_total * world * micro_batch * ctx_len
+print(f"{tokens_each_step:,} tokens per optimizer step")
+
+if is_leader:
+    os.makedirs(run_dir, exist_ok=True)
+torch.manual_seed(2024 + seed_shift)
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.backends.cudnn.allow_tf32 = True
-device_type = "cuda" if "cuda" in device else "cpu"
-ptdtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
-ctx = nullcontext() if device_type == "cpu" else torch.amp.autocast(device_type=device_type, dtype=ptdtype)
+kind = "cpu" if device.startswith("cpu") else "cuda"
+dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+autocast = nullcontext() if kind == "cpu" else torch.amp.autocast(kind, dtype=dtypes[compute_dtype])
 
-# poor man's data loader
-data_dir = os.path.join("data", dataset)
-
-
-def get_batch(split):
-    # recreate np.memmap every batch to avoid a memory leak
-    if split == "train":
-        data = np.memmap(os.path.join(data_dir, "train.bin"), dtype=np.uint16, mode="r")
-    else:
-        data = np.memmap(os.path.join(data_dir, "val.bin"), dtype=np.uint16, mode="r")
-    ix = torch.randint(len(data) - block_size, (batch_size,))
-    x = torch.stack([torch.from_numpy((data[i : i + block_size]).astype(np.int64)) for i in ix])
-    y = torch.stack([torch.from_numpy((data[i + 1 : i + 1 + block_size]).astype(np.int64)) for i in ix])
-    if device_type == "cuda":
-        # pin arrays x,y, which allows us to move them to GPU asynchronously (non_blocking=True)
-        x, y = x.pin_memory().to(device, non_blocking=True), y.pin_memory().to(device, non_blocking=True)
-    else:
-        x, y = x.to(device), y.to(device)
-    return x, y
+# --- data: token ids in flat uint16 files, sampled at random offsets -------------
+corpus_dir = os.path.join("datasets", corpus_name)
 
 
-iter_num = 0
-best_val_loss = 1e9
-
-meta_path = os.path.join(data_dir, "meta.pkl")
-meta_vocab_size = None
-if os.path.exists(meta_path):
-    with open(meta_path, "rb") as f:
-        meta = pickle.load(f)
-    meta_vocab_size = meta["vocab_size"]
-
-model_args = dict(
-    n_layer=n_layer, n_head=n_head, n_embd=n_embd, block_size=block_size, bias=bias, vocab_size=None, dropout=dropout
-)
-if init_from == "scratch":
-    model_args["vocab_size"] = meta_vocab_size if meta_vocab_size is not None else 50304
-    gptconf = GPTConfig(**model_args)
-    model = GPT(gptconf)
-elif init_from == "resume":
-    ckpt_path = os.path.join(out_dir, "ckpt.pt")
-    checkpoint = torch.load(ckpt_path, map_location=device)
-    checkpoint_model_args = checkpoint["model_args"]
-    for k in ["n_layer", "n_head", "n_embd", "block_size", "bias", "vocab_size"]:
-        model_args[k] = checkpoint_model_args[k]
-    gptconf = GPTConfig(**model_args)
-    model = GPT(gptconf)
-    state_dict = checkpoint["model"]
-    unwanted_prefix = "_orig_mod."
-    for k, v in list(state_dict.items()):
-        if k.startswith(unwanted_prefix):
-            state_dict[k[len(unwanted_prefix) :]] = state_dict.pop(k)
-    model.load_state_dict(state_dict)
-    iter_num = checkpoint["iter_num"]
-    best_val_loss = checkpoint["best_val_loss"]
-model.to(device)
-
-# initialize a GradScaler. If enabled=False scaler is a no-op
-scaler = torch.cuda.amp.GradScaler(enabled=(dtype == "float16"))
-
-# optimizer
-optimizer = model.configure_optimizers(weight_decay, learning_rate, (beta1, beta2), device_type)
-if init_from == "resume":
-    optimizer.load_state_dict(checkpoint["optimizer"])
-checkpoint = None  # free up memory
-
-# compile the model
-if compile:
-    print("compiling the model... (takes a ~minute)")
-    unoptimized_model = model
-    model = torch.compile(model)
-
-# wrap model into DDP container
-if ddp:
-    model = DDP(model, device_ids=[ddp_local_rank])
+def sample_batch(part):
+    # map the file again on each call: a long-lived memmap keeps growing
+    tokens = np.memmap(os.path.join(corpus_dir, f"{part}.bin"), dtype=np.uint16, mode="r")
+    starts = torch.randint(len(tokens) - ctx_len - 1, (micro_batch,)).tolist()
+    window = [torch.from_numpy(tokens[s : s + ctx_len + 1].astype(np.int64)) for s in starts]
+    seq = torch.stack(window)
+    inputs, labels = seq[:, :-1], seq[:, 1:]
+    if kind == "cuda":
+        return inputs.pin_memory().to(device, non_blocking=True), labels.pin_memory().to(device, non_blocking=True)
+    return inputs.to(device), labels.to(device)
 
 
-# helps estimate an arbitrarily accurate loss over either split using many batches
+# --- model --------------------------------------------------------------------------
+step = 0
+lowest_val = float("inf")
+vocab = 65
+vocab_file = os.path.join(corpus_dir, "vocab.pkl")
+if os.path.exists(vocab_file):
+    with open(vocab_file, "rb") as fh:
+        vocab = pickle.load(fh)["size"]
+
+shape = {"layers": layers, "heads": heads, "width": width, "ctx_len": ctx_len, "bias": use_bias}
+resume_file = os.path.join(run_dir, "state.pt")
+if start_mode == "fresh":
+    net = TinyLM(TinyLMSettings(vocab=vocab, dropout=drop_p, **shape))
+elif start_mode == "continue":
+    saved = torch.load(resume_file, map_location=device)
+    shape = saved["shape"]
+    net = TinyLM(TinyLMSettings(vocab=saved["vocab"], dropout=drop_p, **shape))
+    # a compiled module saves its weights under this prefix; drop it before loading
+    weights = {name.removeprefix("_orig_mod."): t for name, t in saved["weights"].items()}
+    net.load_state_dict(weights)
+    step = saved["step"]
+    lowest_val = saved["lowest_val"]
+net.to(device)
+
+# loss scaling matters for float16 only; disabled, the scaler passes values through
+scaler = torch.cuda.amp.GradScaler(enabled=compute_dtype == "float16")
+opt = net.make_optimizer(wd, peak_lr, adam_betas, kind)
+if start_mode == "continue":
+    opt.load_state_dict(saved["opt"])
+    del saved
+
+if use_compile:
+    print("torch.compile: the first steps will be slow")
+    net = torch.compile(net)
+
+if distributed:
+    net = DDP(net, device_ids=[local_rank])
+bare = net.module if distributed else net
+
+
 @torch.no_grad()
-def estimate_loss():
-    out = {}
-    model.eval()
-    for split in ["train", "val"]:
-        losses = torch.zeros(eval_iters)
-        for k in range(eval_iters):
-            X, Y = get_batch(split)
-            with ctx:
-                logits, loss = model(X, Y)
-            losses[k] = loss.item()
-        out[split] = losses.mean()
-    model.train()
-    return out
+def mean_losses():
+    """Loss over `eval_batches` random batches of each split, on every rank."""
+    net.eval()
+    result = {}
+    for part in ("train", "val"):
+        values = torch.empty(eval_batches)
+        for j in range(eval_batches):
+            inputs, labels = sample_batch(part)
+            with autocast:
+                _, batch_loss = net(inputs, labels)
+            values[j] = batch_loss.item()
+        result[part] = values.mean().item()
+    net.train()
+    return result
 
 
-# learning rate decay scheduler (cosine with warmup)
-def get_lr(it):
-    if it < warmup_iters:
-        return learning_rate * (it + 1) / (warmup_iters + 1)
-    if it > lr_decay_iters:
-        return min_lr
-    decay_ratio = (it - warmup_iters) / (lr_decay_iters - warmup_iters)
-    coeff = 0.5 * (1.0 + math.cos(math.pi * decay_ratio))
-    return min_lr + coeff * (learning_rate - min_lr)
+def lr_at(n):
+    """Linear warmup, then cosine decay down to `floor_lr` at `decay_until`."""
+    if n < warmup_steps:
+        return peak_lr * (n + 1) / warmup_steps
+    if n >= decay_until:
+        return floor_lr
+    progress = (n - warmup_steps) / (decay_until - warmup_steps)
+    return floor_lr + (peak_lr - floor_lr) * 0.5 * (1 + math.cos(math.pi * progress))
 
 
-# training loop
-X, Y = get_batch("train")  # fetch the very first batch
-t0 = time.time()
-local_iter_num = 0
-raw_model = model.module if ddp else model
-running_mfu = -1.0
+# --- training --------------------------------------------------------------------------
+inputs, labels = sample_batch("train")
+last_tick = time.time()
+steps_here = 0
+mfu_avg = None
 while True:
-    # determine and set the learning rate for this iteration
-    lr = get_lr(iter_num) if decay_lr else learning_rate
-    for param_group in optimizer.param_groups:
-        param_group["lr"] = lr
+    lr = lr_at(step) if cosine_schedule else peak_lr
+    for group in opt.param_groups:
+        group["lr"] = lr
 
-    # evaluate the loss on train/val sets and write checkpoints
-    if iter_num % eval_interval == 0:
-        losses = estimate_loss()
-        if master_process:
-            print(f"step {iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
-        if losses["val"] < best_val_loss or always_save_checkpoint:
-            best_val_loss = losses["val"]
-            if iter_num > 0 and master_process:
-                checkpoint = {
-                    "model": raw_model.state_dict(),
-                    "optimizer": optimizer.state_dict(),
-                    "model_args": model_args,
-                    "iter_num": iter_num,
-                    "best_val_loss": best_val_loss,
+    if step % eval_every == 0:
+        scores = mean_losses()
+        if is_leader:
+            print(f"[{step}] train {scores['train']:.3f} | val {scores['val']:.3f}")
+        improved = scores["val"] < lowest_val
+        if improved or save_always:
+            lowest_val = min(lowest_val, scores["val"])
+            if step > 0 and is_leader:
+                state = {
+                    "weights": bare.state_dict(),
+                    "opt": opt.state_dict(),
+                    "shape": shape,
+                    "vocab": vocab,
+                    "step": step,
+                    "lowest_val": lowest_val,
                 }
-                print(f"saving checkpoint to {out_dir}")
-                tmp_path = os.path.join(out_dir, "ckpt.pt.tmp")
-                torch.save(checkpoint, tmp_path)
-                os.replace(tmp_path, os.path.join(out_dir, "ckpt.pt"))
+                partial = resume_file + ".partial"
+                torch.save(state, partial)
+                os.replace(partial, resume_file)
 
-    # forward backward update, with optional gradient accumulation to simulate larger batch size
-    # and using the GradScaler if data type is float16
-    for micro_step in range(gradient_accumulation_steps):
-        if ddp:
-            # in DDP training we only need to sync gradients at the last micro step.
-            model.require_backward_grad_sync = micro_step == gradient_accumulation_steps - 1
-        with ctx:
-            logits, loss = model(X, Y)
-            loss = loss / gradient_accumulation_steps  # scale the loss to account for gradient accumulation
-        # immediately async prefetch next batch while model is doing the forward pass on the GPU
-        X, Y = get_batch("train")
-        # backward pass, with gradient scaling if training in fp16
+    # accumulate `accum_total` micro-batches; DDP all-reduces in the last backward only
+    for micro in range(accum_total):
+        if distributed:
+            net.require_backward_grad_sync = micro + 1 == accum_total
+        with autocast:
+            _, loss = net(inputs, labels)
+            loss = loss / accum_total
+        # read the next batch while the GPU works through this one
+        inputs, labels = sample_batch("train")
         scaler.scale(loss).backward()
-    # clip the gradient
-    if grad_clip != 0.0:
-        scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-    # step the optimizer and scaler if training in fp16
-    scaler.step(optimizer)
+    if clip_norm > 0:
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(net.parameters(), clip_norm)
+    scaler.step(opt)
     scaler.update()
-    # flush the gradients as soon as we can, no need for this memory anymore
-    optimizer.zero_grad(set_to_none=True)
+    opt.zero_grad(set_to_none=True)
 
-    # timing and logging
-    t1 = time.time()
-    dt = t1 - t0
-    t0 = t1
-    if iter_num % log_interval == 0 and master_process:
-        # get loss as float. note: this is a CPU-GPU sync point
-        lossf = loss.item() * gradient_accumulation_steps
-        if local_iter_num >= 5:  # let the training loop settle a bit
-            mfu = raw_model.estimate_mfu(batch_size * gradient_accumulation_steps, dt)
-            running_mfu = mfu if running_mfu == -1.0 else 0.9 * running_mfu + 0.1 * mfu
-        print(f"iter {iter_num}: loss {lossf:.4f}, time {dt * 1000:.2f}ms, mfu {running_mfu * 100:.2f}%")
-    iter_num += 1
-    local_iter_num += 1
-
-    # termination conditions
-    if iter_num > max_iters:
+    now = time.time()
+    elapsed, last_tick = now - last_tick, now
+    if step % print_every == 0 and is_leader:
+        shown = loss.item() * accum_total  # waits for the GPU
+        if steps_here >= 5:
+            mfu = bare.flops_utilization(micro_batch * accum_total, elapsed)
+            mfu_avg = mfu if mfu_avg is None else 0.9 * mfu_avg + 0.1 * mfu
+        mfu_text = "-" if mfu_avg is None else f"{100 * mfu_avg:.1f}%"
+        print(f"[{step}] loss {shown:.3f} {1000 * elapsed:.0f} ms/step mfu {mfu_text}")
+    step += 1
+    steps_here += 1
+    if step > total_steps:
         break
 
-if ddp:
+if distributed:
     destroy_process_group()
