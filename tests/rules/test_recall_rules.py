@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from ddplint.api import lint_source
+from ddplint.api import fix_source, lint_source
 
 HEADER = """\
 import os
@@ -323,3 +323,131 @@ def test_ddp002_a_new_dataset_each_pass_is_not_an_epoch_repeat():
         """
     )
     assert rows(source, "DDP002") == []
+
+
+# -- DDP031: a --sync-bn option nothing reads ---------------------------------------------
+
+SYNC_BN = """
+import argparse
+
+def main(model):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sync-bn", action="store_true")
+    args = parser.parse_args()
+    dist.init_process_group("nccl")
+{use}
+"""
+
+
+def sync_bn(use: str) -> str:
+    return src(SYNC_BN.format(use=textwrap.indent(textwrap.dedent(use), "    ")))
+
+
+def test_ddp031_an_option_shown_but_never_applied_is_reported():
+    source = sync_bn('print("sync bn:", args.sync_bn)')
+    found = lint_source(source, select=["DDP031"])
+    assert [d.start.row for d in found] == [line_of(source, "add_argument")]
+    assert "`--sync-bn` is parsed but its value (`sync_bn`) is never used" in found[0].message
+
+
+def test_ddp031_silent_when_the_value_decides_or_may_be_read_elsewhere():
+    decided = sync_bn(
+        """
+        if args.sync_bn:
+            model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+        """
+    )
+    as_dict = sync_bn("config = dict(vars(args))")
+    to_library = sync_bn(
+        """
+        import somelib
+        somelib.build(args)
+        """
+    )
+    converted = sync_bn("model = nn.SyncBatchNorm.convert_sync_batchnorm(model)")
+    for source in (decided, as_dict, to_library, converted):
+        assert rows(source, "DDP031") == []
+
+
+def test_ddp031_reads_the_other_files_of_the_project(cli, write, tmp_path):
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    train = write(
+        "train.py",
+        """\
+        import argparse
+        import torch.distributed as dist
+        from model import build
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--sync_bn", action="store_true")
+        args = parser.parse_args()
+        dist.init_process_group("nccl")
+        net = build(args)
+        """,
+    )
+    model = write(
+        "model.py",
+        """\
+        def build(args):
+            return args
+        """,
+    )
+    found = cli("check", "--no-cache", "--isolated", "--select", "DDP031", train)
+    assert "DDP031" in found.out
+    model.write_text("def build(args):\n    return args.sync_bn\n", encoding="utf-8")
+    found = cli("check", "--no-cache", "--isolated", "--select", "DDP031", train)
+    assert "DDP031" not in found.out
+
+
+# -- DDP032: gloo for a CUDA model --------------------------------------------------------
+
+
+def test_ddp032_gloo_with_a_cuda_model_is_reported_with_an_unsafe_fix():
+    source = src(
+        """
+        def main(model, local_rank):
+            dist.init_process_group("gloo")
+            torch.cuda.set_device(local_rank)
+            return DDP(model.cuda(local_rank), device_ids=[local_rank])
+        """
+    )
+    assert rows(source, "DDP032") == [line_of(source, 'init_process_group("gloo")')]
+    fixed = fix_source(source, unsafe=True, select=["DDP032"])
+    assert 'init_process_group("nccl")' in fixed
+
+
+def test_ddp032_silent_for_cpu_models_chosen_backends_and_side_groups():
+    cpu = src(
+        """
+        def main(model):
+            dist.init_process_group("gloo")
+            x = torch.ones(2).cuda()
+            return DDP(model)
+        """
+    )
+    chosen = src(
+        """
+        def main(model, rank):
+            dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+            return DDP(model.cuda(rank), device_ids=[rank])
+        """
+    )
+    side = src(
+        """
+        def main(model, rank):
+            dist.init_process_group("gloo")
+            fast = dist.new_group(backend="nccl")
+            return DDP(model.cuda(rank), device_ids=[rank], process_group=fast)
+        """
+    )
+    guarded = src(
+        """
+        def main(model, args):
+            dist.init_process_group("gloo")
+            if args.gpu is not None:
+                model = DDP(model.cuda(args.gpu), device_ids=[args.gpu])
+            return model
+        """
+    )
+    for source in (cpu, chosen, side, guarded):
+        assert rows(source, "DDP032") == []
