@@ -50,8 +50,18 @@ def _rebuilt_each_pass(
             and isinstance(dataset, (cst.Name, cst.Attribute))
             and _same_each_pass(ctx, dataset, sampler.call, epoch.loop)
             and (seed is None or _same_each_pass(ctx, seed, sampler.call, epoch.loop))
+            and not _changed_in(ctx, dotted(dataset), epoch.loop)
         ):
             yield epoch.loop
+
+
+def _changed_in(ctx: FileContext, name: str | None, loop: cst.For) -> bool:
+    """A method of the object `name` is called in `loop` (`train_set.resample()`): each
+    pass may read different samples."""
+    return name is None or any(
+        isinstance(call.func, cst.Attribute) and dotted(call.func.value) == name
+        for call in ctx.calls_within(loop)
+    )
 
 
 def _same_each_pass(

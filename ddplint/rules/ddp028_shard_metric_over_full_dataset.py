@@ -17,8 +17,12 @@ from ddplint.rule import Finding, Rule, register
 # Calls wrapping the loader in the `for` (`enumerate(loader)`, `tqdm(loader, ...)`).
 _WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "track"})
 # Helpers whose name says they combine the ranks' values (`reduce_tensor`, `all_gather`,
-# `accelerator.gather_for_metrics`, `synchronize_between_processes`).
-_COMBINES = re.compile(r"reduce|gather|sync|all_?sum", re.IGNORECASE)
+# `accelerator.gather_for_metrics`, `synchronize_between_processes`, `sync_dist`); not
+# `torch.cuda.synchronize()`.
+_COMBINES = re.compile(
+    r"reduce|gather|all_?sum|between_processes|sync_(dist|across|metric|states?)",
+    re.IGNORECASE,
+)
 _REPLICAS = 1  # DistributedSampler(dataset, num_replicas, ...)
 
 

@@ -77,6 +77,20 @@ def test_ddp027_a_name_is_decided_by_its_value_not_its_spelling():
     assert rows(source, "DDP027") == []
 
 
+def test_ddp027_an_attribute_stored_in_another_function_is_not_proof():
+    source = src(
+        """
+        def configure(args):
+            args.seed = args.seed + dist.get_rank()
+
+        def build(args, ds):
+            dist.init_process_group("nccl")
+            return DistributedSampler(ds, seed=args.seed, drop_last=True)
+        """
+    )
+    assert rows(source, "DDP027") == []
+
+
 def test_ddp027_silent_without_shuffling_or_for_another_split():
     source = src(
         """
@@ -130,6 +144,16 @@ def test_ddp028_accuracy_over_the_whole_dataset_is_reported_in_numbers():
     found = lint_source(source, select=["DDP028"])
     assert [d.start.row for d in found] == [line_of(source, "print(correct")]
     assert "with 8 processes the value reads about 1/8 of the true one" in found[0].message
+
+
+def test_ddp028_a_cuda_synchronize_combines_nothing():
+    source = evaluation(
+        """
+        torch.cuda.synchronize()
+        print(correct / len(loader.dataset))
+        """
+    )
+    assert rows(source, "DDP028") == [line_of(source, "print(correct")]
 
 
 def test_ddp028_the_dataset_itself_measured_counts_too():
@@ -308,6 +332,11 @@ def test_ddp002_a_rebuilt_sampler_is_clean_when_told_the_epoch_or_seeded_by_it()
     unshuffled = rebuilt("sampler = DistributedSampler(train_set, shuffle=False)")
     for source in (told, seeded, unshuffled):
         assert rows(source, "DDP002") == []
+
+
+def test_ddp002_a_dataset_changed_each_pass_is_not_an_epoch_repeat():
+    source = rebuilt("train_set.resample(); sampler = DistributedSampler(train_set)")
+    assert rows(source, "DDP002") == []
 
 
 def test_ddp002_a_new_dataset_each_pass_is_not_an_epoch_repeat():
