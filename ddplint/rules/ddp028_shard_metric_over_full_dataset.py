@@ -10,6 +10,7 @@ import libcst as cst
 from ddplint.analysis.samplers import distributed_samplers
 from ddplint.context import FileContext, Scope
 from ddplint.diagnostics import Severity
+from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
@@ -199,7 +200,7 @@ def main(model, train_set, test_set):
             and (dotted(iterable.func) or "").rpartition(".")[2] in _WRAPPERS
         ):
             iterable = iterable.args[0].value
-        leaves = [v.expr for v in ctx.resolver.values(iterable, loop) if v.leaf]
+        leaves = [v.expr for v in deciding_leaves(ctx.resolver, iterable, loop)]
         if not leaves or not all(isinstance(v, cst.Call) and v in sharded for v in leaves):
             return []
         return [v for v in leaves if isinstance(v, cst.Call)]
@@ -275,8 +276,7 @@ def _whole_dataset(
         _identity(ctx, v.expr, v.at)
         for loader in loaders
         if (dataset := argument(loader, 0, "dataset")) is not None
-        for v in ctx.resolver.values(dataset, loader)
-        if v.leaf
+        for v in deciding_leaves(ctx.resolver, dataset, loader)
     }
     for value in ctx.resolver.values(denominator, at):
         sized = value.expr
@@ -289,11 +289,11 @@ def _whole_dataset(
             continue
         measured = sized.args[0].value
         if isinstance(measured, cst.Attribute) and measured.attr.value == "dataset":
-            held = [v.expr for v in ctx.resolver.values(measured.value, value.at) if v.leaf]
+            held = [v.expr for v in deciding_leaves(ctx.resolver, measured.value, value.at)]
             if held and all(h in loaders for h in held):
                 return True
         held_ids = [
-            _identity(ctx, v.expr, v.at) for v in ctx.resolver.values(measured, value.at) if v.leaf
+            _identity(ctx, v.expr, v.at) for v in deciding_leaves(ctx.resolver, measured, value.at)
         ]
         if held_ids and all(h in datasets for h in held_ids):
             return True

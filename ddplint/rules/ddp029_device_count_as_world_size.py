@@ -11,6 +11,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.apis import DATA_PARALLEL_CLASSES, DEVICE_COUNT, REDUCTIONS, SPAWN_FUNCTIONS
 from ddplint.domain.ranks import int_literal, last_name, strip_conversion
+from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
 
@@ -198,9 +199,7 @@ def setup(args, model):
         """Every value `expr` may hold is the device count, or a constant fallback
         (`torch.cuda.device_count() if cuda else 1`), and one is the device count."""
         found = False
-        for value in ctx.resolver.values(expr, at):
-            if not value.leaf:
-                continue
+        for value in deciding_leaves(ctx.resolver, expr, at):
             leaf = strip_conversion(value.expr)
             if isinstance(leaf, cst.Call) and ctx.call_name(leaf) in DEVICE_COUNT:
                 found = True

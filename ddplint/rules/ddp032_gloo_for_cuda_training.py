@@ -10,6 +10,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.apis import DDP_CLASSES
+from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
@@ -142,7 +143,7 @@ def main(model, local_rank):
             backend = argument(init, 0, "backend")
             if backend is None:
                 continue
-            literals = [v.expr for v in ctx.resolver.values(backend, init) if v.leaf]
+            literals = [v.expr for v in deciding_leaves(ctx.resolver, backend, init)]
             if not literals or not all(_is_gloo(v) for v in literals):
                 continue
             fix = None

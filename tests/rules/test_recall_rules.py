@@ -480,3 +480,21 @@ def test_ddp032_silent_for_cpu_models_chosen_backends_and_side_groups():
     )
     for source in (cpu, chosen, side, guarded):
         assert rows(source, "DDP032") == []
+
+
+def test_ddp029_follows_the_count_through_an_attribute_and_a_helper_parameter():
+    source = src(
+        """
+        def reduce_mean(tensor, nprocs):
+            rt = tensor.clone()
+            dist.all_reduce(rt, op=dist.ReduceOp.SUM)
+            rt /= nprocs
+            return rt
+
+        def main(args, loss, acc):
+            args.nprocs = torch.cuda.device_count()
+            dist.init_process_group("nccl")
+            return reduce_mean(loss, args.nprocs), reduce_mean(acc, args.nprocs)
+        """
+    )
+    assert rows(source, "DDP029") == [line_of(source, "rt /= nprocs")]
