@@ -47,8 +47,9 @@ by it (`args.lr * ngpus`), or dividing an all-reduced value by it (`all_reduce(l
 loss / ngpus`). Not flagged: the device count used to pick a device
 (`local_rank % torch.cuda.device_count()`); scripts whose job is sized by the device count
 itself (`mp.spawn(..., nprocs=ngpus)`, `init_process_group(world_size=ngpus * nodes)`:
-there the count is the processes per node by construction); files that also build a
-`DataParallel`, which does use every visible GPU in one process.
+there the count is the processes per node by construction); in files that also build a
+`DataParallel` (which does use every visible GPU in one process), uses that do not run
+only when the job is distributed (`if args.distributed:`).
 
 ## Why is this bad?
 `device_count()` counts the GPUs this process can see on its machine. The job's world
@@ -156,8 +157,9 @@ def setup(args, model):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         inits = list(ctx.calls_to(_INIT))
-        if not inits or any(True for _ in ctx.calls_to(*DATA_PARALLEL_CLASSES)):
+        if not inits:
             return
+        data_parallel = any(True for _ in ctx.calls_to(*DATA_PARALLEL_CLASSES))
         if any(self._sized_by_count(ctx, call) for call in ctx.calls_to(*SPAWN_FUNCTIONS)):
             return
         for init in inits:
@@ -166,7 +168,7 @@ def setup(args, model):
                 return
         for node in ctx.nodes_of(cst.BinaryOperation, cst.AugAssign):
             use = self._use(ctx, node)
-            if use is not None:
+            if use is not None and (not data_parallel or self._distributed_branch(ctx, node)):
                 yield Finding(
                     node,
                     f"torch.cuda.device_count() used as the number of processes: {_HARM[use]}; "
@@ -193,6 +195,18 @@ def setup(args, model):
                 if self._is_count(ctx, factor, node) and _names(other, _LEARNING_RATE):
                     return "lr"
         return None
+
+    @staticmethod
+    def _distributed_branch(ctx: FileContext, node: cst.CSTNode) -> bool:
+        """`node` runs only when the job is distributed (`if args.distributed:`, the
+        `else` of `if local_rank == -1:`): not on a DataParallel path of the script."""
+        ranks = ctx.domain.ranks
+        for condition in ctx.flow.conditions(node):
+            for term, holds in condition.terms():
+                single = ranks.single_process_when(term)
+                if single is not None and single != holds:
+                    return True
+        return False
 
     @staticmethod
     def _is_count(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:

@@ -283,6 +283,23 @@ def test_ddp029_silent_for_a_device_pick_a_spawn_sized_job_or_dataparallel():
         assert rows(source, "DDP029") == []
 
 
+def test_ddp029_the_distributed_branch_of_a_script_with_a_dataparallel_fallback():
+    source = src(
+        """
+        def main(args, model, batch_size):
+            ngpus = torch.cuda.device_count()
+            if args.distributed:
+                dist.init_process_group("nccl")
+                batch_size = batch_size // ngpus
+                model = DDP(model.cuda(), device_ids=[int(os.environ["LOCAL_RANK"])])
+            else:
+                model = nn.DataParallel(model)
+            return model, batch_size
+        """
+    )
+    assert rows(source, "DDP029") == [line_of(source, "batch_size = batch_size //")]
+
+
 def test_ddp029_a_metric_is_averaged_only_after_a_sum():
     summed = src(
         """
