@@ -11,8 +11,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.names import dotted
-from ddplint.project import ModuleFinder
-from ddplint.project_files import project_files
+from ddplint.project import named_in_other_files
 from ddplint.rule import Finding, Rule, register
 
 # `--sync-bn`, `--sync_bn`, `--syncbn`, `--sync-batchnorm`, `--use-sync-bn`, `--SyncBN`.
@@ -283,6 +282,4 @@ def _named_elsewhere(ctx: FileContext, dest: str) -> bool:
             return True
     if not os.path.isfile(ctx.path):
         return False
-    path = os.path.abspath(ctx.path)
-    files = project_files(ModuleFinder().root(path))
-    return any(files.naming(word) - {path} for word in (dest, *_SYNC_WORDS))
+    return any(named_in_other_files(ctx.path, word) for word in (dest, *_SYNC_WORDS))
