@@ -13,7 +13,7 @@ def make_loader(dataset, batch_size):
     ngpus = torch.cuda.device_count()
     sampler = DistributedSampler(dataset, num_replicas=ngpus, rank=dist.get_rank(),  # expect: DDP019
                                  shuffle=True, drop_last=True)
-    return sampler, DataLoader(dataset, batch_size=batch_size // ngpus, sampler=sampler)
+    return sampler, DataLoader(dataset, batch_size=batch_size // ngpus, sampler=sampler)  # expect: DDP029
 
 
 def main():

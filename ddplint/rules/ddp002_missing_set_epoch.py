@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.epoch_loops import EpochLoop, EpochLoops, loader_names
+from ddplint.analysis.epoch_loops import EpochLoop, EpochLoops, loader_names, outer_loops
 from ddplint.analysis.samplers import (
     SamplerUse,
     distributed_samplers,
@@ -14,9 +14,13 @@ from ddplint.analysis.samplers import (
     names_bound_to,
     shuffle_of,
 )
-from ddplint.context import FileContext
+from ddplint.context import FileContext, Scope
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.engine.resolve import argument
+from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
+
+_SEED = 4  # DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
 
 
 def _visible_in(ctx: FileContext, name: str, binding_node: cst.CSTNode, loop: cst.For) -> bool:
@@ -26,6 +30,54 @@ def _visible_in(ctx: FileContext, name: str, binding_node: cst.CSTNode, loop: cs
     if name.startswith("self."):
         return isinstance(ctx.scope(loop), cst.FunctionDef)
     return False
+
+
+def _rebuilt_each_pass(
+    ctx: FileContext, finder: EpochLoops, sampler: SamplerUse, name: str, scope: Scope
+) -> Iterator[cst.For]:
+    """Epoch loops that build `sampler` anew in every pass, over the same dataset with the
+    same seed, iterate a loader `name` built on it, and call no `set_epoch`."""
+    for epoch, _site in finder.epoch_loops(name, scope):
+        if epoch is None or not ctx.is_inside(sampler.call, epoch.loop):
+            continue
+        loops = [epoch.loop, *outer_loops(ctx, epoch.loop)]
+        if any(finder.loop_sets_epoch(loop) for loop in loops):
+            continue
+        dataset = argument(sampler.call, 0, "dataset")
+        seed = argument(sampler.call, _SEED, "seed")
+        if (
+            dataset is not None
+            and isinstance(dataset, (cst.Name, cst.Attribute))
+            and _same_each_pass(ctx, dataset, sampler.call, epoch.loop)
+            and (seed is None or _same_each_pass(ctx, seed, sampler.call, epoch.loop))
+            and not _changed_in(ctx, dotted(dataset), epoch.loop)
+        ):
+            yield epoch.loop
+
+
+def _changed_in(ctx: FileContext, name: str | None, loop: cst.For) -> bool:
+    """A method of the object `name` is called in `loop` (`train_set.resample()`): each
+    pass may read different samples."""
+    return name is None or any(
+        isinstance(call.func, cst.Attribute) and dotted(call.func.value) == name
+        for call in ctx.calls_within(loop)
+    )
+
+
+def _same_each_pass(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, loop: cst.For
+) -> bool:
+    """Nothing `expr` is computed from is bound inside `loop` (the loop variable, a
+    dataset rebuilt each pass)."""
+    for value in ctx.resolver.sources(expr, at):
+        if isinstance(value.expr, cst.Call) and ctx.is_inside(value.expr, loop):
+            return False  # built (or computed by a call) anew in each pass
+        key = dotted(value.expr) if isinstance(value.expr, (cst.Name, cst.Attribute)) else None
+        if key is None:
+            continue
+        if any(ctx.is_inside(b.statement, loop) for b in ctx.resolver.reaching(key, value.at)):
+            return False
+    return True
 
 
 @register
@@ -42,12 +94,16 @@ Finds an epoch loop that iterates a DataLoader built on a shuffling `Distributed
 through `loader.sampler.set_epoch(...)`, and not in a function called from the loop
 (in this file or, when several files are linted together, in a sibling module such as
 `engine.train_one_epoch`). Samplers built with `shuffle=False` (evaluation) are left alone.
+Also flags an epoch loop that builds a new shuffling sampler in every pass, over the same
+dataset and with a seed that does not change from pass to pass, and never calls
+`set_epoch` on it.
 
 ## Why is this bad?
 `DistributedSampler` seeds its permutation with `seed + epoch`, and `epoch` only changes
 through `set_epoch`. Without it every epoch visits the samples in the same order on every
 rank: the shuffling you asked for happens once. Training still runs, and the model is
-silently worse.
+silently worse. Building a new sampler every epoch does not help: each new one starts at
+epoch 0, with the same seed, so it draws the same permutation as the one before.
 
 ## Example
 ```python
@@ -71,7 +127,8 @@ The fix inserts `sampler.set_epoch(epoch)` (or `loader.sampler.set_epoch(epoch)`
 sampler has no name) as the first statement of the epoch loop, using the loop variable.
 It is safe: it only changes the order of samples between epochs, which is the intent of
 `shuffle=True`. No fix is offered when the loop variable is not a plain name or the
-sampler may be `None`/another sampler class at that point.
+sampler may be `None`/another sampler class at that point, nor when the loop builds a new
+sampler in every pass (`set_epoch` belongs after that construction).
 
 ## References
 - https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler
@@ -140,6 +197,18 @@ def main(ds, args, step):
         for batch in loader:
             step(batch)
 """,
+        """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def main(train_set, model, epochs):
+    dist.init_process_group("nccl")
+    for epoch in range(epochs):
+        sampler = DistributedSampler(train_set, drop_last=True)
+        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        for x, y in loader:
+            model(x).sum().backward()
+""",
     )
     allow = (
         """
@@ -184,6 +253,18 @@ def main(ds, model):
     for x, y in loader:  # a single pass: the first epoch's order is shuffled already
         model(x).sum().backward()
 """,
+        """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def main(train_set, model, epochs):
+    dist.init_process_group("nccl")
+    for epoch in range(epochs):
+        sampler = DistributedSampler(train_set, seed=epoch, drop_last=True)
+        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        for x, y in loader:
+            model(x).sum().backward()
+""",
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
@@ -197,6 +278,16 @@ def main(ds, model):
                     if id(epoch.loop) not in reported:
                         reported.add(id(epoch.loop))
                         yield self._finding(ctx, sampler, epoch, via)
+                for loop in _rebuilt_each_pass(ctx, finder, sampler, name, scope):
+                    if id(loop) not in reported:
+                        reported.add(id(loop))
+                        yield Finding(
+                            loop,
+                            "Epoch loop builds a new shuffling DistributedSampler in every "
+                            "pass and never calls `set_epoch` on it: each new sampler starts "
+                            "at epoch 0, so every epoch repeats the same sample order; call "
+                            "`set_epoch(epoch)` on it once built, or build it before the loop",
+                        )
         yield from self._project_loaders(ctx, finder, reported)
 
     def _project_loaders(
