@@ -778,3 +778,23 @@ def test_recorded_values_are_those_of_the_training(tmp_path: Path) -> None:
     assert [x for step in got for x in step] == pytest.approx(
         [x for step in expected for x in step], rel=1e-5
     )
+
+
+def test_the_real_world_set_is_patches_and_a_manifest_only() -> None:
+    """bench/compare_realworld keeps no third-party file: patches, the manifest, our runner."""
+    import importlib.util
+
+    folder = REPO / "bench" / "compare_realworld"
+    spec = importlib.util.spec_from_file_location("compare_realworld_run", folder / "run.py")
+    assert spec is not None and spec.loader is not None
+    realworld = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(realworld)
+    cases = realworld.load()
+    assert {c.name for c in cases} >= {"ddp-tutorial", "nanogpt", "imagenet"}
+    for case in cases:
+        assert len(case.commit) == 40 and case.status in (0, 1, 3), case.name
+        for patch in case.patches:
+            text = (folder / patch).read_text()
+            assert text.startswith("diff --git a/"), patch
+            assert all(line.startswith(("diff ", "--- ", "+++ ", "@@ ", " ", "+", "-"))
+                       for line in text.splitlines()), patch  # fmt: skip

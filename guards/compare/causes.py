@@ -147,9 +147,11 @@ def _inputs(a: Run, b: Run, sa: Step, sb: Step) -> tuple[str, list[str]]:
         f"not equivalent: step {sa.index} took the same dataset samples, but {differ} of "
         f"{sa.rows} rows entering the model differ",
         [
-            "the samples are transformed differently in the two runs: random augmentation "
-            "draws from each process's random state (and each DataLoader worker's)",
-            "compare with deterministic transforms, or accept the difference",
+            "the same dataset indices hold other data in the two runs: a dataset built from "
+            "random numbers, or a random augmentation, draws from each process's own random "
+            "state (and each DataLoader worker's)",
+            "to compare, seed the dataset alike in every process and make the transforms "
+            "deterministic",
         ],
     )
 

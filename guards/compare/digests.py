@@ -21,17 +21,18 @@ MAX_TENSORS = 8
 _hash_tensor = getattr(torch, "hash_tensor", None)
 _WORDS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 _MIX = 0x9E3779B97F4A7C15 - (1 << 64)  # an odd 64-bit constant, as a signed int64
-_weights: dict[torch.device, torch.Tensor] = {}
+_cache: dict[tuple[torch.device, int], torch.Tensor] = {}
 
 
-def _weights_on(device: torch.device) -> torch.Tensor:
-    found = _weights.get(device)
+def _weights(device: torch.device, width: int) -> torch.Tensor:
+    """``width`` fixed random odd int64 weights on ``device`` (cached)."""
+    found = _cache.get((device, width))
     if found is None:
         generator = torch.Generator().manual_seed(0x5EED)
         drawn = torch.randint(
             -(2**63), 2**63 - 1, (SAMPLED,), dtype=torch.int64, generator=generator
         )
-        found = _weights[device] = (drawn | 1).to(device)
+        found = _cache[(device, width)] = (drawn[:width] | 1).to(device)
     return found
 
 
@@ -40,14 +41,17 @@ def row_digests(tensor: torch.Tensor) -> torch.Tensor | None:
     words_dtype = _WORDS.get(tensor.element_size())
     if words_dtype is None or tensor.is_quantized or tensor.is_sparse or tensor.is_complex():
         return None
-    rows = tensor.detach().reshape(tensor.shape[0], -1)
+    rows = tensor.detach() if tensor.requires_grad else tensor
+    if rows.dim() != 2:
+        rows = rows.reshape(rows.shape[0], -1)
     if rows.dtype == torch.bool:
         rows = rows.view(torch.uint8)
     words = rows.view(words_dtype) if rows.dtype != words_dtype else rows
     width = words.shape[1]
-    step = -(-width // SAMPLED) if width else 1
-    picked = words[:, ::step].to(torch.int64)
-    digest = (picked * _weights_on(words.device)[: picked.shape[1]]).sum(dim=1)
+    step = -(-width // SAMPLED) if width > SAMPLED else 1
+    picked = words[:, ::step] if step > 1 else words
+    weights = _weights(words.device, picked.shape[1])
+    digest = picked.to(torch.int64, copy=True).mul_(weights).sum(dim=1)  # wraps modulo 2**64
     if step > 1 and _hash_tensor is not None:
         digest = digest ^ _hash_tensor(words, dim=1).view(torch.int64)
     return digest
