@@ -306,6 +306,8 @@ def test_row_digests_identify_rows_at_any_batch_size() -> None:
     both = call_digests((x, torch.arange(6)), {"mask": torch.ones(2)})
     assert both is not None and both.shape == (6,)
     assert call_digests((), {"flag": True}) is None
+    activations = torch.nn.Linear(5, 2)(x)  # one model's output given to another: no data
+    assert call_digests((activations,), {}) is None
 
 
 def replace_steps(run_: cli.Run, count: int) -> cli.Run:
@@ -326,7 +328,7 @@ def test_a_peeked_batch_and_an_evaluation_pass_are_no_training(tmp_path: Path) -
     sampler = DistributedSampler(data, num_replicas=1, rank=0, seed=1)
     loader = DataLoader(data, batch_size=4, sampler=sampler)
     held_out = DataLoader(data, batch_size=8)
-    model = torch.nn.Linear(3, 1)
+    model, criterion = torch.nn.Linear(3, 1), torch.nn.MSELoss()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     rec = recorder.Recorder(tmp_path, None, 0, 1, "r", "t.py")
     patches = hooks.install(rec)
@@ -334,7 +336,7 @@ def test_a_peeked_batch_and_an_evaluation_pass_are_no_training(tmp_path: Path) -
 
         def train(x: object, y: object) -> None:
             optimizer.zero_grad()
-            torch.nn.functional.mse_loss(model(x), y).backward()
+            criterion(model(x), y).backward()  # a loss module: no model, its input no data
             optimizer.step()
 
         for epoch in range(3):

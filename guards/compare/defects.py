@@ -137,5 +137,5 @@ def vacuous(a: Run, b: Run) -> list[str]:
         reasons.append(f"the loss is {shown} at every step")
     norms = [_constant([s.grad_norm for s in run.steps if not s.skipped]) for run in (a, b)]
     if norms[0] == 0 and norms[1] == 0:
-        reasons.append("the gradients are 0 at every step (no parameter changes)")
+        reasons.append("the gradients are 0 at every step")
     return reasons

@@ -6,7 +6,7 @@ weighted sum, modulo 2**64, of the row's words (its bytes read as integers) with
 weights: exact (the same bytes give the same digest on any device and at any batch size) and
 sensitive to position. A row longer than ``SAMPLED`` words is summed over ``SAMPLED`` evenly spaced
 words, and ``torch.hash_tensor`` (an xor of every word, where this torch has it) covers the rest.
-The digests of the tensors of one call that share its batch size are combined per row.
+The digests of the data tensors of one call that share its batch size are combined per row.
 """
 
 from __future__ import annotations
@@ -69,20 +69,21 @@ def _tensors(args: Iterable[Any]) -> Iterable[torch.Tensor]:
 
 
 def call_digests(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor | None:
-    """Per-row digests of a forward call: the first tensor with a dimension sets the batch size;
-    every tensor with that leading size (at most ``MAX_TENSORS``) contributes. None when the call
-    has no such tensor or one of them cannot be read."""
+    """Per-row digests of the data given to a forward call: the first data tensor with a
+    dimension sets the batch size; every data tensor with that leading size (at most
+    ``MAX_TENSORS``) contributes. Activations (tensors with a ``grad_fn``: one model's output fed
+    to another) and dtypes it cannot read are left out. None when no data tensor is left."""
     combined: torch.Tensor | None = None
     size = None
     used = 0
     for tensor in _tensors((*args, *kwargs.values())):
-        if tensor.dim() == 0 or (size is not None and tensor.shape[0] != size):
+        if tensor.dim() == 0 or tensor.grad_fn is not None:
             continue
-        if combined is not None and tensor.device != combined.device:
+        if combined is not None and (tensor.shape[0] != size or tensor.device != combined.device):
             continue
         digest = row_digests(tensor)
         if digest is None:
-            return None
+            continue
         size = tensor.shape[0]
         combined = digest if combined is None else combined * _MIX + digest
         used += 1

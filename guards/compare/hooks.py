@@ -4,9 +4,9 @@ Patched while recording: ``DataLoader.__init__``/``__iter__`` and its iterator's
 ``_next_index``/``__next__`` (sample indices), ``Tensor.backward`` (the loss), a global optimizer
 step post-hook (gradient norm, learning rates, parameters; the step limit) and
 ``GradScaler.scale``/``step`` (loss scale, skipped steps), ``DistributedDataParallel.__init__``
-(the models, to find BatchNorm layers), ``Module.__call__`` (the outermost call with gradients on:
-digests of the rows entering the model). Each wrapper calls the original
-unconditionally; the recorder's side is fail-open.
+(the models, to find BatchNorm layers), ``Module.__call__`` (the outermost call of a module with
+parameters, with gradients on: digests of the data rows entering the model). Each wrapper calls
+the original unconditionally; the recorder's side is fail-open.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def _patch_forward(patches: Patches, recorder: Recorder) -> None:
     def call(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
         if depth[0] or not grad_enabled():
             return original(self, *args, **kwargs)
-        recorder.on_forward(args, kwargs)
+        recorder.on_forward(self, args, kwargs)
         depth[0] += 1
         try:
             return original(self, *args, **kwargs)

@@ -117,8 +117,8 @@ def judge(a: Run, b: Run, rtol: float = DEFAULT_RTOL) -> Verdict:
             False,
             None,
             [
-                f"inconclusive: {' and '.join(empty)} in both runs: the values agree because "
-                "they cannot differ, which says nothing about the training",
+                f"inconclusive: {' and '.join(empty)} in both runs: values that could not have "
+                "differed agree, which says nothing about the training",
                 "check the loss the script computes (a single-class cross-entropy, for one, is "
                 "always 0) and that the model has parameters that receive gradients",
             ],

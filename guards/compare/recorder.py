@@ -136,7 +136,8 @@ class Recorder:
         self._stepped = False
         self.backwards = 0  # every backward() so far: tells a batch that trained from a peek
         self._batches: list[Batch] = []  # taken since the last backward(), not yet confirmed
-        self._forwards: list[torch.Tensor | None] = []  # likewise, the forward calls' digests
+        self._forwards: list[torch.Tensor] = []  # likewise, the forward calls' digests
+        self._trains: weakref.WeakKeyDictionary[torch.nn.Module, bool] = weakref.WeakKeyDictionary()
         self._reset()
         self.write(records.header_line(rank, world_size, run_id, script))
 
@@ -144,7 +145,7 @@ class Recorder:
         self.samples: list[int] | None = []
         self.batch: int | None = 0
         self.used: list[tuple[int, int]] = []
-        self._digests: list[torch.Tensor] | None = []
+        self._digests: list[torch.Tensor] = []
         self._losses: list[torch.Tensor] = []  # summed at the flush, not on the hot path
         self._loss_known = True
         self._backwards = 0
@@ -271,9 +272,18 @@ class Recorder:
         self._batches.append(Batch(loader, indices, size))
 
     @fail_open
-    def on_forward(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """The outermost module was called with gradients on: its inputs' row digests."""
-        self._forwards.append(call_digests(args, kwargs))
+    def on_forward(
+        self, module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        """An outermost module was called with gradients on: if it is a model (it has parameters;
+        a loss module has none), the row digests of the data it was given."""
+        trains = self._trains.get(module)
+        if trains is None:
+            trains = self._trains[module] = next(module.parameters(), None) is not None
+        if trains:
+            digests = call_digests(args, kwargs)
+            if digests is not None:
+                self._forwards.append(digests)
 
     @fail_open
     def retract(self, loader: int, before: int) -> None:
@@ -293,9 +303,5 @@ class Recorder:
             count = len(batch.indices) if batch.indices is not None else batch.size
             self.batch = None if count is None or self.batch is None else self.batch + count
         self._batches.clear()
-        if self._forwards:
-            if self._digests is not None and all(d is not None for d in self._forwards):
-                self._digests.extend(d for d in self._forwards if d is not None)
-            else:
-                self._digests = None
-            self._forwards.clear()
+        self._digests.extend(self._forwards)
+        self._forwards.clear()
