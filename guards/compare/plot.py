@@ -47,7 +47,10 @@ def title(runs: list[Run], verdicts: list[Verdict]) -> str:
         f"{run.label} vs {runs[0].label}: {v.lines[0]}"
         for run, v in zip(runs[1:], verdicts, strict=False)
     ]
-    return "\n".join(textwrap.shorten(line, TITLE_WIDTH * 2, placeholder=" ...") for line in lines)
+    return "\n".join(
+        textwrap.fill(textwrap.shorten(line, TITLE_WIDTH * 2, placeholder=" ..."), TITLE_WIDTH)
+        for line in lines
+    )
 
 
 def draw(runs: list[Run], path: Path, verdicts: list[Verdict], rtol: float) -> None:
