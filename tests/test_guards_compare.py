@@ -238,18 +238,28 @@ def test_samples_known_by_content_only() -> None:
     assert "consumed the same 4 input rows (by content) in step 0" in verdict.lines[0]
 
 
-def test_same_dataset_samples_with_other_inputs_is_augmentation() -> None:
-    a, b = _by_content(simulate(1)), _by_content(simulate(2), offset=100)
-    for run_, plain in ((a, simulate(1)), (b, simulate(2))):
-        run_.steps = [
-            replace(s, samples=p.samples, per_rank=p.per_rank, batch=p.batch)
-            for s, p in zip(run_.steps, plain.steps, strict=True)
-        ]
-    verdict = judge(a, b)
+def test_same_dataset_samples_with_other_inputs() -> None:
+    """Same indices, other rows by content: a cause where the losses differ, a note where they
+    agree (features computed at another batch size differ in the last bits)."""
+
+    def runs(**b: float) -> tuple[cli.Run, cli.Run]:
+        a, other = _by_content(simulate(1)), _by_content(simulate(2, **b), offset=100)
+        for run_, plain in ((a, simulate(1)), (other, simulate(2, **b))):
+            run_.steps = [
+                replace(s, samples=p.samples, per_rank=p.per_rank, batch=p.batch)
+                for s, p in zip(run_.steps, plain.steps, strict=True)
+            ]
+        return a, other
+
+    verdict = judge(*runs(loss_factor=1.5))
     assert verdict.lines[0] == (
         "not equivalent: step 0 took the same dataset samples, but 8 of 8 rows entering the "
         "model differ"
     )
+    assert "a dataset built from random numbers, or a random augmentation" in verdict.lines[1]
+    verdict = judge(*runs())
+    assert verdict.equivalent and verdict.lines[0].endswith("identical sample sets in every step")
+    assert verdict.lines[1].startswith("note: from step 0 the same dataset samples entered")
 
 
 def test_the_certain_cause_in_the_table_comes_first() -> None:

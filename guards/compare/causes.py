@@ -22,13 +22,17 @@ def same_samples(sa: Step, sb: Step) -> bool | None:
     """Whether the steps trained on the same samples: by dataset index, else by the content of
     the rows entering the model; None when either run does not say."""
     if sa.samples is not None and sb.samples is not None:
-        if sa.samples != sb.samples:
-            return False
-        if sa.digests is None or sb.digests is None:
-            return True
+        return sa.samples == sb.samples
     if sa.digests is not None and sb.digests is not None:
         return sa.digests == sb.digests
     return None
+
+
+def same_inputs(sa: Step, sb: Step) -> bool | None:
+    """Whether the rows entering the model were the same, by content; None when unknown."""
+    if sa.digests is None or sb.digests is None:
+        return None
+    return sa.digests == sb.digests
 
 
 def same_batch(sa: Step, sb: Step) -> bool | None:
@@ -41,7 +45,8 @@ def common_ground(sa: Step, sb: Step) -> str:
     recorded; what was not is said to be unknown."""
     known: list[str] = []
     unknown: list[str] = []
-    for fact, noun in ((same_samples(sa, sb), "samples"), (same_batch(sa, sb), "global batch")):
+    samples = "samples" if same_inputs(sa, sb) is not False else "sample indices (other rows)"
+    for fact, noun in ((same_samples(sa, sb), samples), (same_batch(sa, sb), "global batch")):
         (known if fact else unknown).append(noun)
     known.append("learning rate")
     same = "with the same " + (
@@ -236,14 +241,17 @@ def _values(a: Run, b: Run, sa: Step, sb: Step, fields: list[str]) -> tuple[str,
         )
     what = {"loss": "loss", "grad_norm": "gradient norm", "param_norm": "parameters"}
     named = ", ".join(what[f] for f in fields if f in what)
-    return (
-        f"not equivalent: {named} differ at step {sa.index} {same}",
-        [
-            *_numbers(a, b, sa, sb),
-            "look for rank-dependent randomness (dropout or augmentation seeded by rank), a "
-            "model that differs between ranks, or a loss that is not a mean over the batch",
-        ],
+    lines = [*_numbers(a, b, sa, sb)]
+    if sa.index == 0 and "param_norm" in fields:
+        lines.append(
+            "the parameters differ after the first step: the runs may start from different "
+            "initial parameters (seed the random state before building the model)"
+        )
+    lines.append(
+        "look for rank-dependent randomness (dropout or augmentation seeded by rank), a "
+        "model that differs between ranks, or a loss that is not a mean over the batch"
     )
+    return f"not equivalent: {named} differ at step {sa.index} {same}", lines
 
 
 def explain(a: Run, b: Run, index: int, fields: list[str], rtol: float) -> tuple[str, list[str]]:
@@ -286,6 +294,7 @@ def equivalent(a: Run, b: Run, worst: float) -> list[str]:
     else:
         samples = "samples and batch sizes unknown: only the values were compared"
     lines = [f"equivalent: max |loss difference| {sci(worst)} over {count} steps, {samples}"]
+    lines += other_inputs(a, b)
     skipped = [s.index for s in a.steps if s.skipped]
     if skipped:
         shown = ", ".join(str(i) for i in skipped[:10])
@@ -295,3 +304,18 @@ def equivalent(a: Run, b: Run, worst: float) -> list[str]:
         counts = " / ".join(str(m) for m in sorted(micro))
         lines.append(f"each step accumulates {counts} backward() calls (micro-steps)")
     return lines
+
+
+def other_inputs(a: Run, b: Run) -> list[str]:
+    """A note when the same dataset samples entered the model as other rows, by content, in a
+    step whose values agree (a difference the verdict does not rest on)."""
+    for sa, sb in zip(a.steps, b.steps, strict=False):
+        if same_samples(sa, sb) and sa.samples is not None and same_inputs(sa, sb) is False:
+            differ = _only_in(sa.digests or (), sb.digests or ())
+            return [
+                f"note: from step {sa.index} the same dataset samples entered the model as other "
+                f"rows ({differ} of {sa.rows} differ by content): a dataset built from random "
+                "numbers or a random augmentation per process, or features computed at another "
+                "batch size"
+            ]
+    return []

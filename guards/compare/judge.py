@@ -46,9 +46,11 @@ def differences(a: Step, b: Step, rtol: float) -> list[str]:
         found.append("skipped")
     if causes.same_batch(a, b) is False:
         found.append("batch")
-    if causes.same_samples(a, b) is False:
-        indices_agree = a.samples is not None and a.samples == b.samples
-        found.append("inputs" if indices_agree else "samples")
+    same = causes.same_samples(a, b)
+    if same is False:
+        found.append("samples")
+    elif same and causes.same_inputs(a, b) is False and not close(a.loss, b.loss, rtol):
+        found.append("inputs")  # by index the same, by content not, and the losses differ
     same_lr = all(close(x, y, rtol) for x, y in zip(a.lr, b.lr, strict=False))
     if len(a.lr) != len(b.lr) or not same_lr:
         found.append("lr")
@@ -121,6 +123,7 @@ def judge(a: Run, b: Run, rtol: float = DEFAULT_RTOL) -> Verdict:
                 "differed agree, which says nothing about the training",
                 "check the loss the script computes (a single-class cross-entropy, for one, is "
                 "always 0) and that the model has parameters that receive gradients",
+                *causes.other_inputs(a, b),
             ],
             worst,
             inconclusive=True,
