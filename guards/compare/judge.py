@@ -112,7 +112,7 @@ def judge(a: Run, b: Run, rtol: float = DEFAULT_RTOL) -> Verdict:
         step, _, lines = found[0]
         also = [f"also: {other[2][0].removeprefix('not equivalent: ')}" for other in found[1:]]
         if empty:
-            also.append(f"also: {' and '.join(empty)} in both runs: their values say nothing")
+            also.append(f"also: {' and '.join(empty)} in both runs: comparing them says nothing")
         return Verdict(False, step, [*lines, *also], worst)
     if empty:
         return Verdict(
