@@ -189,7 +189,193 @@ def test_unknown_samples_compare_batch_sizes_only() -> None:
     for run_ in (a, b):
         run_.steps = [replace(s, samples=None) for s in run_.steps]
     verdict = judge(a, b)
-    assert verdict.equivalent and "sample indices unknown" in verdict.lines[0]
+    assert verdict.equivalent and "samples unknown" in verdict.lines[0]
+    assert "batch sizes agree" in verdict.lines[0]
+
+
+def _unknown(run_: cli.Run) -> cli.Run:
+    """``run_`` as recorded without DataLoader batches nor model inputs."""
+    run_.steps = [
+        replace(s, samples=None, batch=None, per_rank_batch=(None,) * len(s.per_rank), loaders=())
+        for s in run_.steps
+    ]
+    return run_
+
+
+def _by_content(run_: cli.Run, offset: int = 0) -> cli.Run:
+    """``run_`` with its samples known only by the digests of the rows entering the model."""
+    run_ = _unknown(run_)
+    for i, step in enumerate(run_.steps):
+        per_rank = tuple(tuple(x + offset for x in p or ()) for p in step.per_rank)
+        digests = tuple(sorted(x for p in per_rank for x in p))
+        run_.steps[i] = replace(step, digests=digests, per_rank_digests=per_rank)
+    return run_
+
+
+def test_what_was_not_recorded_is_said_to_be_unknown() -> None:
+    verdict = judge(_unknown(simulate(1)), _unknown(simulate(2, drift=0.01)))
+    assert verdict.lines[0] == (
+        "not equivalent: loss, gradient norm, parameters differ at step 1 with the same "
+        "learning rate (samples and global batch unknown)"
+    )
+    verdict = judge(_by_content(simulate(1)), _by_content(simulate(2, drift=0.01)))
+    assert verdict.lines[0].endswith("with the same samples, global batch and learning rate")
+
+
+def test_samples_known_by_content_only() -> None:
+    assert (
+        judge(_by_content(simulate(1)), _by_content(simulate(2)))
+        .lines[0]
+        .endswith("identical sample sets in every step (by content)")
+    )
+    verdict = judge(_by_content(simulate(1)), _by_content(simulate(2), offset=100))
+    assert verdict.lines[0] == (
+        "not equivalent: step 0 consumed different samples (8 of 8 differ; global batch 8 in both)"
+    )
+    assert "content of the rows entering the model" in verdict.lines[1]
+    assert "a seed of its own" in verdict.lines[2]
+    verdict = judge(_by_content(simulate(1)), _by_content(simulate(2, same_on_every_rank=True)))
+    assert "consumed the same 4 input rows (by content) in step 0" in verdict.lines[0]
+
+
+def test_same_dataset_samples_with_other_inputs() -> None:
+    """Same indices, other rows by content: a cause where the losses differ, a note where they
+    agree (features computed at another batch size differ in the last bits)."""
+
+    def runs(**b: float) -> tuple[cli.Run, cli.Run]:
+        a, other = _by_content(simulate(1)), _by_content(simulate(2, **b), offset=100)
+        for run_, plain in ((a, simulate(1)), (other, simulate(2, **b))):
+            run_.steps = [
+                replace(s, samples=p.samples, per_rank=p.per_rank, batch=p.batch)
+                for s, p in zip(run_.steps, plain.steps, strict=True)
+            ]
+        return a, other
+
+    verdict = judge(*runs(loss_factor=1.5))
+    assert verdict.lines[0] == (
+        "not equivalent: step 0 took the same dataset samples, but 8 of 8 rows entering the "
+        "model differ"
+    )
+    assert "a dataset built from random numbers, or a random augmentation" in verdict.lines[1]
+    verdict = judge(*runs())
+    assert verdict.equivalent and verdict.lines[0].endswith("identical sample sets in every step")
+    assert verdict.lines[1].startswith("note: from step 0 the same dataset samples entered")
+
+
+def test_the_certain_cause_in_the_table_comes_first() -> None:
+    unsharded = simulate(2, per_rank_batch=8, dataset=32, same_on_every_rank=True)
+    verdict = judge(simulate(1), unsharded)
+    assert verdict.lines[0] == "not equivalent: global batch 8 vs 16 at step 0"
+    assert any(line.startswith("also: every rank of the run on 2") for line in verdict.lines)
+
+
+def test_a_loss_that_cannot_differ_is_inconclusive(capsys: pytest.CaptureFixture[str]) -> None:
+    runs = [simulate(1, loss_factor=0.0, noise=0.0), simulate(2, loss_factor=0.0, noise=0.0)]
+    verdict = judge(*runs)
+    assert not verdict.equivalent and verdict.inconclusive
+    assert verdict.lines[0].startswith(
+        "inconclusive: the loss is 0 at every step and the gradients are 0 at every step"
+    )
+    assert cli.report(runs, DEFAULT_RTOL) == cli.INCONCLUSIVE == 3
+    capsys.readouterr()
+    # a certain difference stays the verdict; the vacuity is added
+    big = simulate(2, per_rank_batch=8, dataset=32, loss_factor=0.0, noise=0.0)
+    verdict = judge(runs[0], big)
+    assert verdict.lines[0] == "not equivalent: global batch 8 vs 16 at step 0"
+    assert verdict.lines[-1].startswith("also: the loss is 0 at every step")
+
+
+def test_learning_rates_of_several_groups_stay_readable() -> None:
+    from guards.compare.render import lr_cell, lr_groups, table
+
+    assert lr_cell((0.1, 0.1)) == "0.1"
+    assert lr_cell((0.1, 0.01, 0.001)) == "3 groups: 0.1,0.01,..."
+    a = simulate(1)
+    a.steps = [replace(s, lr=(0.1, 0.01, 0.001)) for s in a.steps]
+    rows = table([a, simulate(2)], {})
+    assert rows[1].endswith("3 groups: 0.1,0.01,... / 0.1")
+    assert lr_groups([a, simulate(2)]) == ["lr A per param group from step 0: 0.1, 0.01, 0.001"]
+
+
+def test_row_digests_identify_rows_at_any_batch_size() -> None:
+    torch = pytest.importorskip("torch")
+    from guards.compare.digests import SAMPLED, call_digests, row_digests
+
+    x = torch.randn(6, 3, 5)
+    whole = row_digests(x).tolist()
+    assert row_digests(x[2:4]).tolist() == whole[2:4]
+    assert len(set(whole)) == 6
+    assert row_digests(x.flip(-1)).tolist() != whole  # a flipped sample is another input
+    tokens = torch.randint(50, (4, 16))
+    assert row_digests(tokens.roll(1, dims=1)).tolist() != row_digests(tokens).tolist()
+    wide = torch.zeros(2, SAMPLED * 3)
+    changed = wide.clone()
+    changed[1, 1] = 1.0  # a word the weighted sum skips
+    if hasattr(torch, "hash_tensor"):
+        assert row_digests(changed).tolist()[1] != row_digests(wide).tolist()[1]
+    both = call_digests((x, torch.arange(6)), {"mask": torch.ones(2)})
+    assert both is not None and both.shape == (6,)
+    assert call_digests((), {"flag": True}) is None
+    activations = torch.nn.Linear(5, 2)(x)  # one model's output given to another: no data
+    assert call_digests((activations,), {}) is None
+
+
+def replace_steps(run_: cli.Run, count: int) -> cli.Run:
+    return replace(run_, steps=run_.steps[:count])
+
+
+def test_a_peeked_batch_and_an_evaluation_pass_are_no_training(tmp_path: Path) -> None:
+    """The DDP tutorial's ``len(next(iter(loader))[0])`` before ``set_epoch``, and an evaluation
+    loop: neither is a step nor an epoch; a batch taken with ``next(iter(loader))`` and trained
+    on is."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+    from guards.compare import hooks, recorder
+
+    torch.manual_seed(0)
+    data = TensorDataset(torch.randn(16, 3), torch.randn(16, 1))
+    sampler = DistributedSampler(data, num_replicas=1, rank=0, seed=1)
+    loader = DataLoader(data, batch_size=4, sampler=sampler)
+    held_out = DataLoader(data, batch_size=8)
+    model, criterion = torch.nn.Linear(3, 1), torch.nn.MSELoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    rec = recorder.Recorder(tmp_path, None, 0, 1, "r", "t.py")
+    patches = hooks.install(rec)
+    try:
+
+        def train(x: object, y: object) -> None:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()  # a loss module: no model, its input no data
+            optimizer.step()
+
+        for epoch in range(3):
+            assert len(next(iter(loader))[0]) == 4
+            sampler.set_epoch(epoch)
+            for x, y in loader:
+                train(x, y)
+            with torch.no_grad():
+                for x, _ in held_out:
+                    model(x)
+        for _ in range(2):
+            train(*next(iter(loader)))
+    finally:
+        patches.remove()
+        rec.close()
+    run_ = merge(read_ranks(tmp_path), "1 process")
+    assert len(run_.steps) == 14
+    assert all(s.batch == 4 and s.rows == 4 for s in run_.steps)
+    order = list(DistributedSampler(data, num_replicas=1, rank=0, seed=1))  # epoch 0
+    assert [s.per_rank[0] for s in run_.steps[:4]] == [
+        tuple(order[i : i + 4]) for i in range(0, 16, 4)
+    ]
+    trained = {tuple(s.loaders) for s in run_.steps[:12]}
+    assert trained == {((0, 1),), ((0, 3),), ((0, 5),)}  # iterations 0, 2, 4 were peeks
+    assert [s.loaders for s in run_.steps[12:]] == [((0, 6),), ((0, 7),)]
+    assert judge(replace_steps(run_, 12), replace_steps(run_, 12)).equivalent
+    # the two batches taken with next(iter(loader)) trained: both start epoch 2's order again
+    verdict = judge(run_, run_)
+    assert verdict.step == 12 and any("its epoch stayed 2" in x for x in verdict.lines)
 
 
 # --- reading recordings ------------------------------------------------------------------------
@@ -257,11 +443,25 @@ def test_plot_needs_matplotlib(
     assert not (tmp_path / "p.png").exists()
 
 
-def test_plot_draws_losses_and_differences(tmp_path: Path) -> None:
+def test_plot_carries_the_verdict_the_tolerance_and_the_first_difference(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
+    runs = [simulate(1), simulate(2, drift=0.01, noise=0.0)]
+    verdicts = [judge(*runs)]
     target = tmp_path / "loss.png"
-    plot.draw([simulate(1), simulate(2, drift=0.01)], target)
+    plot.draw(runs, target, verdicts, DEFAULT_RTOL)
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plot.title(runs, verdicts).startswith(
+        "2 processes vs 1 process: not equivalent: loss, gradient norm, parameters differ at step 1"
+    )
+    figure = plot.figure(runs, verdicts, DEFAULT_RTOL)
+    top, bottom = figure.axes
+    assert bottom.get_yscale() == "symlog" and bottom.get_ylim()[0] == 0
+    labels = [line.get_label() for line in bottom.get_lines()]
+    assert "tolerance (rtol 0.001)" in labels
+    marks = [line for line in top.get_lines() if list(line.get_xdata()) == [1, 1]]
+    assert marks, "no mark at the first differing step"
+    difference = next(x for x in bottom.get_lines() if x.get_label() == "2 processes")
+    assert difference.get_ydata()[0] == 0  # step 0 agrees exactly: drawn at 0, not at 1e-12
 
 
 def test_a_failed_run_shows_the_workers_error_not_torchruns_summary(tmp_path: Path) -> None:
@@ -331,10 +531,24 @@ TWO = [
     "loss_divided.py",
     "batchnorm.py",
     "accumulate_amp.py",
+    "peek_epoch.py",
+    "peek_epoch.py:--undivided",
+    "gpt_windows.py",
+    "gpt_windows.py:--same-seed",
+    "vacuous.py",
 ]
-ONE = ["single_process.py", "no_set_epoch.py", "batchnorm.py", "accumulate_amp.py"]
+ONE = [
+    "single_process.py",
+    "no_set_epoch.py",
+    "batchnorm.py",
+    "accumulate_amp.py",
+    "peek_epoch.py",
+    "gpt_windows.py",
+    "vacuous.py",
+]
 REFERENCE = {"no_set_epoch": "no_set_epoch-1", "batchnorm": "batchnorm-1",
-             "accumulate_amp": "accumulate_amp-1"}  # fmt: skip
+             "accumulate_amp": "accumulate_amp-1", "peek_epoch-undivided": "peek_epoch-1",
+             "gpt_windows": "gpt_windows-1", "gpt_windows-same-seed": "gpt_windows-1"}  # fmt: skip
 
 
 def _compare(*args: str) -> list[str]:
@@ -441,6 +655,12 @@ CULPRITS = [
      "(2x): loss divided by the world size", "the loss is divided by the world size before "
      "backward()"),
     ("batchnorm", 0, "BatchNorm statistics are per rank", "SyncBatchNorm: module.1 (BatchNorm1d)"),
+    ("peek_epoch-undivided", 0, "not equivalent: global batch 24 vs 48 at step 0",
+     "the per-process batch is set by the DataLoader at peek_epoch.py:{batch} (batch_size=24)"),
+    ("gpt_windows", 0, "not equivalent: step 0 consumed different samples (",
+     " of 32 differ; global batch 32 in both)\n  samples told apart by the content of the rows"),
+    ("gpt_windows-same-seed", 0, "every rank of the run on 2 processes consumed the same 16 "
+     "input rows (by content) in step 0: the data is not sharded", "give each rank its own part"),
 ]  # fmt: skip
 
 
@@ -453,6 +673,7 @@ def test_culprit_is_named_at_its_step(
         reference = _recorded(corpus_runs, REFERENCE[script])
     else:
         reference = _correct_n1(corpus_runs)
+    script = script.split("-")[0]  # the recording of `peek_epoch.py --undivided`: peek_epoch.py
     status, out = _versus(reference, other, capsys)
     assert status == 1, out
     tags = {
@@ -465,6 +686,33 @@ def test_culprit_is_named_at_its_step(
     assert evidence.format(**tags) in verdict, out
     marked = [x for x in out.splitlines() if x.lstrip().startswith(">")]
     assert marked and marked[0].split()[0] == f">{step}", out
+
+
+def test_a_peek_before_set_epoch_is_no_epoch(corpus_runs, capsys) -> None:
+    reference = _recorded(corpus_runs, "peek_epoch-1")
+    status, out = _versus(reference, _recorded(corpus_runs, "peek_epoch-2"), capsys)
+    assert status == 0, out
+    line = next(x for x in out.splitlines() if x.startswith("2 processes vs"))
+    assert re.fullmatch(EQUIVALENT.format(n=2), line), line
+    status, out = _versus(reference, _recorded(corpus_runs, "peek_epoch-undivided-2"), capsys)
+    assert status == 1 and "set_epoch" not in out, out
+
+
+def test_random_windows_are_measured_not_assumed(corpus_runs, capsys) -> None:
+    status, out = _versus(
+        _recorded(corpus_runs, "gpt_windows-1"), _recorded(corpus_runs, "gpt_windows-2"), capsys
+    )
+    assert status == 1, out
+    assert "same samples" not in out and "?" not in out.splitlines()[2], out
+    assert out.splitlines()[2].split()[1] == "32/32", out  # the global batch, counted in rows
+
+
+def test_a_loss_that_is_always_zero_is_inconclusive(corpus_runs, capsys) -> None:
+    status, out = _versus(
+        _recorded(corpus_runs, "vacuous-1"), _recorded(corpus_runs, "vacuous-2"), capsys
+    )
+    assert status == 3, out
+    assert "2 processes vs 1 process: inconclusive: the loss is 0 at every step and the " in out
 
 
 def test_no_sync_accumulation_and_skipped_amp_steps(corpus_runs, capsys) -> None:
@@ -542,3 +790,23 @@ def test_recorded_values_are_those_of_the_training(tmp_path: Path) -> None:
     assert [x for step in got for x in step] == pytest.approx(
         [x for step in expected for x in step], rel=1e-5
     )
+
+
+def test_the_real_world_set_is_patches_and_a_manifest_only() -> None:
+    """bench/compare_realworld keeps no third-party file: patches, the manifest, our runner."""
+    import importlib.util
+
+    folder = REPO / "bench" / "compare_realworld"
+    spec = importlib.util.spec_from_file_location("compare_realworld_run", folder / "run.py")
+    assert spec is not None and spec.loader is not None
+    realworld = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(realworld)
+    cases = realworld.load()
+    assert {c.name for c in cases} >= {"ddp-tutorial", "nanogpt", "imagenet"}
+    for case in cases:
+        assert len(case.commit) == 40 and case.status in (0, 1, 3), case.name
+        for patch in case.patches:
+            text = (folder / patch).read_text()
+            assert text.startswith("diff --git a/"), patch
+            assert all(line.startswith(("diff ", "--- ", "+++ ", "@@ ", " ", "+", "-"))
+                       for line in text.splitlines()), patch  # fmt: skip

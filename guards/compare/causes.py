@@ -1,9 +1,10 @@
-"""What the evidence says: defects inside one run, and the cause of a divergence between two."""
+"""The cause of the first divergence between two runs, told from what both recorded."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
 
+from .defects import loader_of, name
 from .merge import Run, Step
 
 FACTOR_TOLERANCE = 0.05  # how close a ratio must be to the world-size ratio to be called that
@@ -16,155 +17,148 @@ def sci(value: float) -> str:
     return f"{value:.1g}".replace("e-0", "e-").replace("e+0", "e+")
 
 
-@dataclass(frozen=True)
-class Defect:
-    step: int
-    headline: str
-    lines: list[str]
+# --- what the two steps hold in common ---------------------------------------------------------
+def same_samples(sa: Step, sb: Step) -> bool | None:
+    """Whether the steps trained on the same samples: by dataset index, else by the content of
+    the rows entering the model; None when either run does not say."""
+    if sa.samples is not None and sb.samples is not None:
+        return sa.samples == sb.samples
+    if sa.digests is not None and sb.digests is not None:
+        return sa.digests == sb.digests
+    return None
 
 
-def _name(run: Run) -> str:
-    """How sentences name a run: "the run on 2 processes", "run out/ddp (2 processes)"."""
-    return (
-        f"the run on {run.label}"
-        if run.label.endswith(("process", "processes"))
-        else (f"run {run.label}")
+def same_inputs(sa: Step, sb: Step) -> bool | None:
+    """Whether the rows entering the model were the same, by content; None when unknown."""
+    if sa.digests is None or sb.digests is None:
+        return None
+    return sa.digests == sb.digests
+
+
+def same_batch(sa: Step, sb: Step) -> bool | None:
+    ga, gb = sa.global_batch, sb.global_batch
+    return None if ga is None or gb is None else ga == gb
+
+
+def common_ground(sa: Step, sb: Step) -> str:
+    """ "with the same samples, global batch and learning rate", naming only what was
+    recorded; what was not is said to be unknown."""
+    known: list[str] = []
+    unknown: list[str] = []
+    samples = "samples" if same_inputs(sa, sb) is not False else "sample indices (other rows)"
+    for fact, noun in ((same_samples(sa, sb), samples), (same_batch(sa, sb), "global batch")):
+        (known if fact else unknown).append(noun)
+    known.append("learning rate")
+    same = "with the same " + (
+        known[0] if len(known) == 1 else ", ".join(known[:-1]) + " and " + known[-1]
     )
-
-
-def _loader_of(run: Run, step: Step) -> str:
-    if not step.loaders:
-        return "its DataLoader"
-    loader = run.loader(step.loaders[0][0])
-    if loader is None:
-        return "its DataLoader"
-    return f"the DataLoader at {loader.site} ({loader.sampler})"
-
-
-def _same_on_every_rank(run: Run) -> Defect | None:
-    for step in run.steps:
-        if step.same_on_every_rank():
-            count = len(step.per_rank[0] or ())
-            return Defect(
-                step.index,
-                f"not equivalent: every rank of {_name(run)} consumed the same {count} samples "
-                f"in step {step.index}: the data is not sharded",
-                [
-                    f"{_loader_of(run, step)} gives each of the {run.world_size} ranks the same "
-                    f"batches: a step trains on {run.world_size} copies of each sample, and the "
-                    "global batch holds 1/{} as many distinct samples".format(run.world_size),
-                    "use a DistributedSampler (DataLoader(..., sampler=DistributedSampler(data)))"
-                    " and call sampler.set_epoch(epoch) every epoch",
-                ],
-            )
-    return None
-
-
-def _first_steps(run: Run, loader: int) -> dict[int, Step]:
-    """The first step that consumed each iteration (epoch) of ``loader``."""
-    found: dict[int, Step] = {}
-    for step in run.steps:
-        for lid, iteration in step.loaders:
-            if lid == loader and iteration not in found:
-                found[iteration] = step
-    return found
-
-
-def _repeated_order(run: Run) -> Defect | None:
-    for loader in run.loaders:
-        if not loader.shuffle:
-            continue
-        firsts = _first_steps(run, loader.id)
-        epochs = {e.iteration: e for e in run.epochs if e.loader == loader.id}
-        for iteration in sorted(firsts):
-            previous = firsts.get(iteration - 1)
-            step = firsts[iteration]
-            if previous is None or step.per_rank[0] is None:
-                continue
-            if step.per_rank != previous.per_rank:
-                continue
-            lines = [
-                f"the sample order of epoch {iteration} of {loader.site} starts exactly as in "
-                f"epoch {iteration - 1} (step {previous.index}), though its {loader.sampler} "
-                "shuffles"
-            ]
-            now, before = epochs.get(iteration), epochs.get(iteration - 1)
-            if loader.sampler == "DistributedSampler":
-                if (
-                    now is not None
-                    and before is not None
-                    and now.sampler_epoch == before.sampler_epoch
-                ):
-                    lines.append(
-                        f"its epoch stayed {now.sampler_epoch}: sampler.set_epoch(epoch) is never "
-                        "called, so every epoch repeats one order"
-                    )
-                lines.append("call sampler.set_epoch(epoch) at the start of every epoch")
-            missing = ": set_epoch missing" if loader.sampler == "DistributedSampler" else ""
-            headline = (
-                f"not equivalent: step {step.index} of {_name(run)} repeats the previous "
-                f"epoch's sample order{missing}"
-            )
-            return Defect(step.index, headline, lines)
-    return None
-
-
-def defects(run: Run) -> list[Defect]:
-    """Defects visible inside ``run`` alone, whatever the other run does."""
-    found = [_same_on_every_rank(run), _repeated_order(run)]
-    return [d for d in found if d is not None]
+    return same + (f" ({' and '.join(unknown)} unknown)" if unknown else "")
 
 
 # --- causes of a divergence ------------------------------------------------------------------
+def _sizes(step: Step) -> list[int | None]:
+    if all(b is not None for b in step.per_rank_batch):
+        return list(step.per_rank_batch)
+    return [None if d is None else len(d) for d in step.per_rank_digests]
+
+
 def _per_process(run: Run, step: Step) -> str:
-    sizes = sorted({b for b in step.per_rank_batch if b is not None})
+    sizes = sorted({b for b in _sizes(step) if b is not None})
     each = "/".join(str(s) for s in sizes) or "?"
-    return f"{_name(run)}: {each} per process x {run.world_size} = {step.batch}"
+    return f"{name(run)}: {each} per process x {run.world_size} = {step.global_batch}"
 
 
 def _batch(a: Run, b: Run, sa: Step, sb: Step) -> tuple[str, list[str]]:
-    headline = f"not equivalent: global batch {sa.batch} vs {sb.batch} at step {sa.index}"
+    ga, gb = sa.global_batch, sb.global_batch
+    headline = f"not equivalent: global batch {ga} vs {gb} at step {sa.index}"
     lines = [_per_process(a, sa), _per_process(b, sb)]
+    if sa.batch is None or sb.batch is None:
+        lines.append("counted as the rows entering the model's forward (no DataLoader batches)")
     big, small = (a, sa), (b, sb)
-    if (sb.batch or 0) > (sa.batch or 0):
+    if (gb or 0) > (ga or 0):
         big, small = (b, sb), (a, sa)
     run, step = big
     loader = run.loader(step.loaders[0][0]) if step.loaders else None
-    if loader is not None and small[1].batch:
-        target = small[1].batch / run.world_size
+    target_batch = small[1].global_batch
+    if loader is not None and target_batch:
+        target = target_batch / run.world_size
         want = str(int(target)) if target == int(target) else f"{target:g}"
         lines.append(
             f"the per-process batch is set by the DataLoader at {loader.site} "
-            f"(batch_size={loader.batch_size}); for a global batch of {small[1].batch} with "
-            f"{run.world_size} processes it must be {small[1].batch} / {run.world_size} = {want}"
+            f"(batch_size={loader.batch_size}); for a global batch of {target_batch} with "
+            f"{run.world_size} processes it must be {target_batch} / {run.world_size} = {want}"
         )
     return headline, lines
+
+
+def _only_in(first: tuple[object, ...], second: tuple[object, ...]) -> int:
+    return sum((Counter(first) - Counter(second)).values())
 
 
 def _samples(a: Run, b: Run, sa: Step, sb: Step) -> tuple[str, list[str]]:
-    only_a = len(set(sa.samples or ()) - set(sb.samples or ()))
+    by_index = sa.samples is not None and sb.samples is not None
+    ids_a = (sa.samples if by_index else sa.digests) or ()
+    ids_b = (sb.samples if by_index else sb.digests) or ()
     headline = (
         f"not equivalent: step {sa.index} consumed different samples "
-        f"({only_a} of {sa.batch} differ; global batch {sa.batch} in both)"
+        f"({_only_in(ids_a, ids_b)} of {len(ids_a)} differ; global batch {sa.global_batch} in "
+        "both)"
     )
     lines = []
+    if not by_index:
+        lines.append(
+            "samples told apart by the content of the rows entering the model's forward "
+            "(no dataset indices: batches made by hand or from an IterableDataset)"
+        )
+    doubled_lines = []
     for run, step in ((a, sa), (b, sb)):
         doubled = step.duplicated()
-        if doubled:
-            loader = run.loader(step.loaders[0][0]) if step.loaders else None
-            lines.append(
-                f"{_name(run)}: {doubled} samples were consumed by more than one rank; a "
+        if not doubled:
+            continue
+        loader = run.loader(step.loaders[0][0]) if step.loaders else None
+        if loader is not None and loader.sampler == "DistributedSampler" and step.by_index():
+            doubled_lines.append(
+                f"{name(run)}: {doubled} samples were consumed by more than one rank; a "
                 "DistributedSampler pads the data by repeating samples when its size is not "
-                "divisible by the world size"
-                + (f" (set drop_last=True at {loader.site})" if loader is not None else "")
+                f"divisible by the world size (set drop_last=True at {loader.site})"
             )
-    if not lines:
+        else:
+            doubled_lines.append(
+                f"{name(run)}: {doubled} samples were consumed by more than one rank"
+            )
+    lines += doubled_lines
+    if doubled_lines:
+        return headline, lines
+    loaders = loader_of(a, sa), loader_of(b, sb)
+    if loaders[0] is not None and loaders[1] is not None:
         lines.append(
-            f"samplers: {_loader_of(a, sa)} vs {_loader_of(b, sb)}: the runs draw different "
-            "sample orders; compare with shuffle=False, or a DistributedSampler in both runs "
-            "(it gives the same global order at any world size for one seed)"
+            f"samplers: {loaders[0]} vs {loaders[1]}: the runs draw different sample orders; "
+            "compare with shuffle=False, or a DistributedSampler in both runs (it gives the same "
+            "global order at any world size for one seed)"
+        )
+    else:
+        lines.append(
+            "the batches do not come from a DataLoader: if each rank draws them at random with "
+            "a seed of its own (torch.manual_seed(seed + rank)), the runs cannot agree step by "
+            "step; to compare, draw the global batch from one seed on every rank and give each "
+            "rank its slice"
         )
     return headline, lines
+
+
+def _inputs(a: Run, b: Run, sa: Step, sb: Step) -> tuple[str, list[str]]:
+    differ = _only_in(sa.digests or (), sb.digests or ())
+    return (
+        f"not equivalent: step {sa.index} took the same dataset samples, but {differ} of "
+        f"{sa.rows} rows entering the model differ",
+        [
+            "the same dataset indices hold other data in the two runs: a dataset built from "
+            "random numbers, or a random augmentation, draws from each process's own random "
+            "state (and each DataLoader worker's)",
+            "to compare, seed the dataset alike in every process and make the transforms "
+            "deterministic",
+        ],
+    )
 
 
 def _lr(a: Run, b: Run, sa: Step, sb: Step) -> tuple[str, list[str]]:
@@ -178,12 +172,12 @@ def _lr(a: Run, b: Run, sa: Step, sb: Step) -> tuple[str, list[str]]:
         else f"not equivalent: {len(sa.lr)} vs {len(sb.lr)} param groups at step {sa.index}"
     )
     lines = []
-    if sa.batch == sb.batch and x and y:
+    if same_batch(sa, sb) and x and y:
         ratio = y / x
         scaled = abs(ratio * a.world_size / b.world_size - 1) < FACTOR_TOLERANCE
         lines.append(
-            f"the global batch is the same ({sa.batch}) in both runs, so the learning rate must "
-            "not change"
+            f"the global batch is the same ({sa.global_batch}) in both runs, so the learning "
+            "rate must not change"
             + (
                 f"; it was scaled with the world size (x{ratio:g})"
                 if scaled and a.world_size != b.world_size
@@ -214,7 +208,7 @@ def _numbers(a: Run, b: Run, sa: Step, sb: Step) -> list[str]:
 
 
 def _values(a: Run, b: Run, sa: Step, sb: Step, fields: list[str]) -> tuple[str, list[str]]:
-    same = "the same samples, global batch and learning rate"
+    same = common_ground(sa, sb)
     factor = _world_size_factor(a, b, sa, sb)
     if factor is not None:
         small, big = (b, a) if factor > 1 else (a, b)
@@ -223,8 +217,8 @@ def _values(a: Run, b: Run, sa: Step, sb: Step, fields: list[str]) -> tuple[str,
             f"({factor:g}x): loss divided by the world size",
             [
                 *_numbers(a, b, sa, sb),
-                f"with {same}, the gradients of {_name(small)} are {big.world_size}/"
-                f"{small.world_size} of {_name(big)}'s: the loss is divided by the world size "
+                f"{same}, the gradients of {name(small)} are {big.world_size}/"
+                f"{small.world_size} of {name(big)}'s: the loss is divided by the world size "
                 "before backward() (DDP already averages gradients over ranks), or summed over "
                 "the batch instead of averaged",
                 "remove the division: backward() on the mean loss of the local batch",
@@ -235,11 +229,11 @@ def _values(a: Run, b: Run, sa: Step, sb: Step, fields: list[str]) -> tuple[str,
         run = bn[0]
         layers = ", ".join(run.batchnorm[:3]) + (", ..." if len(run.batchnorm) > 3 else "")
         return (
-            f"not equivalent: the runs drift apart from step {sa.index} with {same}: "
+            f"not equivalent: the runs drift apart from step {sa.index} {same}: "
             "BatchNorm statistics are per rank",
             [
                 *_numbers(a, b, sa, sb),
-                f"{_name(run)} normalises with per-rank batch statistics (BatchNorm without "
+                f"{name(run)} normalises with per-rank batch statistics (BatchNorm without "
                 f"SyncBatchNorm: {layers}), computed on 1/{run.world_size} of the global batch",
                 "convert with torch.nn.SyncBatchNorm.convert_sync_batchnorm(model) before "
                 "wrapping in DDP (or accept the difference)",
@@ -247,34 +241,39 @@ def _values(a: Run, b: Run, sa: Step, sb: Step, fields: list[str]) -> tuple[str,
         )
     what = {"loss": "loss", "grad_norm": "gradient norm", "param_norm": "parameters"}
     named = ", ".join(what[f] for f in fields if f in what)
-    return (
-        f"not equivalent: {named} differ at step {sa.index} with {same}",
-        [
-            *_numbers(a, b, sa, sb),
-            "look for rank-dependent randomness (dropout or augmentation seeded by rank), a "
-            "model that differs between ranks, or a loss that is not a mean over the batch",
-        ],
+    lines = [*_numbers(a, b, sa, sb)]
+    if sa.index == 0 and "param_norm" in fields:
+        lines.append(
+            "the parameters differ after the first step: the runs may start from different "
+            "initial parameters (seed the random state before building the model)"
+        )
+    lines.append(
+        "look for rank-dependent randomness (dropout or augmentation seeded by rank), a "
+        "model that differs between ranks, or a loss that is not a mean over the batch"
     )
+    return f"not equivalent: {named} differ at step {sa.index} {same}", lines
 
 
 def explain(a: Run, b: Run, index: int, fields: list[str], rtol: float) -> tuple[str, list[str]]:
     """The headline and the evidence lines for the first divergence, at step ``index``."""
     if fields == ["count"]:
         return (
-            f"not equivalent: {_name(a)} recorded {len(a.steps)} steps, {_name(b)} {len(b.steps)}",
+            f"not equivalent: {name(a)} recorded {len(a.steps)} steps, {name(b)} {len(b.steps)}",
             ["the runs stopped at different steps: the script ended or failed early in one"],
         )
     sa, sb = a.steps[index], b.steps[index]
     if "skipped" in fields:
         which = a if sa.skipped else b
         return (
-            f"not equivalent: GradScaler skipped step {index} in {_name(which)} only",
+            f"not equivalent: GradScaler skipped step {index} in {name(which)} only",
             ["inf/NaN gradients in one run only", *_numbers(a, b, sa, sb)],
         )
     if "batch" in fields:
         return _batch(a, b, sa, sb)
     if "samples" in fields:
         return _samples(a, b, sa, sb)
+    if "inputs" in fields:
+        return _inputs(a, b, sa, sb)
     if "lr" in fields:
         return _lr(a, b, sa, sb)
     return _values(a, b, sa, sb, fields)
@@ -283,13 +282,19 @@ def explain(a: Run, b: Run, index: int, fields: list[str], rtol: float) -> tuple
 def equivalent(a: Run, b: Run, worst: float) -> list[str]:
     """The verdict lines of two equivalent runs."""
     count = min(len(a.steps), len(b.steps))
-    known = all(s.samples is not None for s in a.steps + b.steps)
-    samples = (
-        "identical sample sets in every step"
-        if known
-        else "sample indices unknown (an IterableDataset or a custom loader): batch sizes agree"
-    )
+    pairs = list(zip(a.steps, b.steps, strict=False))
+    samples_known = all(same_samples(sa, sb) for sa, sb in pairs)
+    by_content = any(sa.samples is None or sb.samples is None for sa, sb in pairs)
+    if samples_known:
+        samples = "identical sample sets in every step" + (" (by content)" if by_content else "")
+    elif all(same_batch(sa, sb) for sa, sb in pairs):
+        samples = (
+            "samples unknown (no dataset indices, no model inputs recorded): batch sizes agree"
+        )
+    else:
+        samples = "samples and batch sizes unknown: only the values were compared"
     lines = [f"equivalent: max |loss difference| {sci(worst)} over {count} steps, {samples}"]
+    lines += other_inputs(a, b)
     skipped = [s.index for s in a.steps if s.skipped]
     if skipped:
         shown = ", ".join(str(i) for i in skipped[:10])
@@ -299,3 +304,18 @@ def equivalent(a: Run, b: Run, worst: float) -> list[str]:
         counts = " / ".join(str(m) for m in sorted(micro))
         lines.append(f"each step accumulates {counts} backward() calls (micro-steps)")
     return lines
+
+
+def other_inputs(a: Run, b: Run) -> list[str]:
+    """A note when the same dataset samples entered the model as other rows, by content, in a
+    step whose values agree (a difference the verdict does not rest on)."""
+    for sa, sb in zip(a.steps, b.steps, strict=False):
+        if same_samples(sa, sb) and sa.samples is not None and same_inputs(sa, sb) is False:
+            differ = _only_in(sa.digests or (), sb.digests or ())
+            return [
+                f"note: from step {sa.index} the same dataset samples entered the model as other "
+                f"rows ({differ} of {sa.rows} differ by content): a dataset built from random "
+                "numbers or a random augmentation per process, or features computed at another "
+                "batch size"
+            ]
+    return []

@@ -1,7 +1,8 @@
 """``python -m guards compare``: run a script at several process counts (or read two recorded
 runs) and say whether they are the same training.
 
-Exit status: 0 equivalent, 1 not equivalent, 2 bad usage or a run that failed.
+Exit status: 0 equivalent, 1 not equivalent, 2 bad usage or a run that failed, 3 inconclusive
+(the values agree but could not differ: a loss constant at every step, or no gradients).
 """
 
 from __future__ import annotations
@@ -14,15 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import plot
-from .judge import DEFAULT_RTOL, judge
+from .judge import DEFAULT_RTOL, Verdict, judge
 from .launch import Launch, launch
 from .merge import Run, load_run
 from .records import RecordError
-from .render import legend, notes, table, verdict_lines
+from .render import legend, lr_groups, notes, table, verdict_lines
 
 DEFAULT_STEPS = 20
 DEFAULT_TIMEOUT = 1800.0
-EQUIVALENT, DIFFERENT, FAILED = 0, 1, 2
+EQUIVALENT, DIFFERENT, FAILED, INCONCLUSIVE = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -58,7 +59,8 @@ def parser() -> argparse.ArgumentParser:
         description="Run SCRIPT once per process count under torchrun, stop each run after K "
         "optimizer steps and compare them step by step; or compare two folders recorded with "
         "`python -m guards --record DIR SCRIPT`.",
-        epilog="exit status: 0 equivalent, 1 not equivalent, 2 usage error or a failed run",
+        epilog="exit status: 0 equivalent, 1 not equivalent, 2 usage error or a failed run, "
+        "3 inconclusive (a loss constant at every step, or no gradients, in both runs)",
     )
     p.add_argument("--nproc", type=_counts, default=[1, 2], help="process counts (default 1,2)")
     p.add_argument("--steps", type=_positive(int), default=DEFAULT_STEPS, help="steps per run")
@@ -118,18 +120,27 @@ def _read_two(ns: argparse.Namespace) -> list[Run]:
     return runs
 
 
+def verdicts(runs: list[Run], rtol: float) -> list[tuple[Run, Verdict]]:
+    """Every run after the first judged against the first."""
+    return [(run, judge(runs[0], run, rtol)) for run in runs[1:]]
+
+
 def report(runs: list[Run], rtol: float) -> int:
     reference = runs[0]
-    verdicts = [(run, judge(reference, run, rtol)) for run in runs[1:]]
-    marks = {v.step: ">" for _, v in verdicts if v.step is not None}
+    verdicts_ = verdicts(runs, rtol)
+    marks = {v.step: ">" for _, v in verdicts_ if v.step is not None}
     print(legend(runs))
     print("\n".join(table(runs, marks)))
+    for line in lr_groups(runs):
+        print(line)
     print()
     for line in notes(runs):
         print(line)
-    for run, verdict in verdicts:
+    for run, verdict in verdicts_:
         print("\n".join(verdict_lines(reference, run, verdict)))
-    return EQUIVALENT if all(v.equivalent for _, v in verdicts) else DIFFERENT
+    if all(v.equivalent for _, v in verdicts_):
+        return EQUIVALENT
+    return INCONCLUSIVE if all(v.equivalent or v.inconclusive for _, v in verdicts_) else DIFFERENT
 
 
 def main(argv: list[str]) -> int:
@@ -151,7 +162,7 @@ def main(argv: list[str]) -> int:
                     shutil.rmtree(folder, ignore_errors=True)
         status = report(runs, ns.rtol)
         if ns.plot:
-            plot.draw(runs, Path(ns.plot))
+            plot.draw(runs, Path(ns.plot), [v for _, v in verdicts(runs, ns.rtol)], ns.rtol)
             print(f"plot written to {ns.plot}")
         return status
     except (UsageError, RecordError, plot.PlotUnavailable) as exc:

@@ -12,8 +12,7 @@ import sys
 import uuid
 from pathlib import Path
 
-RECORD_ENV = "GUARDS_RECORD"
-STEPS_ENV = "GUARDS_RECORD_STEPS"
+from .records import RECORD_ENV, STEPS_ENV
 
 
 def _record_folder(argv: list[str]) -> tuple[str | None, list[str]]:

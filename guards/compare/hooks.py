@@ -4,8 +4,9 @@ Patched while recording: ``DataLoader.__init__``/``__iter__`` and its iterator's
 ``_next_index``/``__next__`` (sample indices), ``Tensor.backward`` (the loss), a global optimizer
 step post-hook (gradient norm, learning rates, parameters; the step limit) and
 ``GradScaler.scale``/``step`` (loss scale, skipped steps), ``DistributedDataParallel.__init__``
-(the models, to find BatchNorm layers). Each wrapper calls the original
-unconditionally; the recorder's side is fail-open.
+(the models, to find BatchNorm layers), ``Module.__call__`` (the outermost call of a module with
+parameters, with gradients on: digests of the data rows entering the model). Each wrapper calls
+the original unconditionally; the recorder's side is fail-open.
 """
 
 from __future__ import annotations
@@ -80,7 +81,11 @@ def _patch_loaders(patches: Patches, tracker: LoaderTracker) -> None:
         return index
 
     def next_out(self: Any) -> Any:
-        data = next_batch(self)
+        try:
+            data = next_batch(self)
+        except StopIteration:
+            tracker.ended(self)
+            raise
         tracker.batch_out(self, data)
         return data
 
@@ -104,6 +109,25 @@ def _patch_backward(patches: Patches, recorder: Recorder) -> None:
             depth[0] -= 1
 
     patches.replace(torch.Tensor, "backward", backward)
+
+
+def _patch_forward(patches: Patches, recorder: Recorder) -> None:
+    """The outermost module call with gradients on: the rows that enter the model."""
+    original: Callable[..., Any] = torch.nn.Module.__call__
+    depth = [0]
+    grad_enabled = torch.is_grad_enabled
+
+    def call(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+        if depth[0] or not grad_enabled():
+            return original(self, *args, **kwargs)
+        recorder.on_forward(self, args, kwargs)
+        depth[0] += 1
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            depth[0] -= 1
+
+    patches.replace(torch.nn.Module, "__call__", call)
 
 
 def _patch_ddp(patches: Patches, recorder: Recorder) -> None:
@@ -143,6 +167,7 @@ def install(recorder: Recorder) -> Patches:
     patches = Patches()
     _patch_loaders(patches, LoaderTracker(recorder))
     _patch_backward(patches, recorder)
+    _patch_forward(patches, recorder)
     _patch_ddp(patches, recorder)
     _patch_scaler(patches, recorder)
 

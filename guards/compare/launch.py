@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .entry import RECORD_ENV, STEPS_ENV
+from .records import RECORD_ENV, STEPS_ENV
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding guards/
 TAIL_LINES = 25

@@ -26,19 +26,43 @@ class Step:
     skipped: bool
     micro_steps: int
     loaders: tuple[tuple[int, int], ...]  # (loader id, iteration) consumed by rank 0
+    digests: tuple[int, ...] | None = None  # every rank's input rows by content, sorted
+    per_rank_digests: tuple[tuple[int, ...] | None, ...] = ()
+
+    @property
+    def rows(self) -> int | None:
+        """Rows that entered the model's forward, over all ranks (None: unknown)."""
+        return None if self.digests is None else len(self.digests)
+
+    @property
+    def global_batch(self) -> int | None:
+        """Samples in the step: from the DataLoaders, else the rows entering the model."""
+        return self.batch if self.batch is not None else self.rows
+
+    def _identities(self) -> tuple[tuple[object, ...] | None, ...]:
+        """Each rank's samples: dataset indices where known, else input rows by content."""
+        if self.per_rank and all(s is not None for s in self.per_rank):
+            return self.per_rank
+        return self.per_rank_digests
 
     def duplicated(self) -> int:
-        """Sample indices consumed by more than one rank in this step."""
-        if len(self.per_rank) < 2 or any(s is None for s in self.per_rank):
+        """Samples consumed by more than one rank in this step."""
+        per_rank = self._identities()
+        if len(per_rank) < 2 or any(s is None for s in per_rank):
             return 0
-        owners: Counter[int] = Counter()
-        for samples in self.per_rank:
+        owners: Counter[object] = Counter()
+        for samples in per_rank:
             owners.update(set(samples or ()))
         return sum(1 for count in owners.values() if count > 1)
 
     def same_on_every_rank(self) -> bool:
-        first = self.per_rank[0] if self.per_rank else None
-        return len(self.per_rank) > 1 and bool(first) and all(s == first for s in self.per_rank)
+        per_rank = self._identities()
+        first = per_rank[0] if per_rank else None
+        return len(per_rank) > 1 and bool(first) and all(s == first for s in per_rank)
+
+    def by_index(self) -> bool:
+        """Whether the samples are known by dataset index (else by content, or unknown)."""
+        return self.samples is not None
 
 
 @dataclass
@@ -75,11 +99,26 @@ def _order(index: object) -> tuple[int, int, str]:
     return (0, index, "") if isinstance(index, int) else (1, 0, str(index))
 
 
+def _union(per_rank: tuple[tuple[int, ...] | None, ...]) -> tuple[int, ...] | None:
+    """The ranks' samples as one sorted multiset; None when a rank's are unknown."""
+    if any(s is None for s in per_rank):
+        return None
+    return tuple(sorted((i for s in per_rank for i in s or ()), key=_order))
+
+
+def _rows(rank: RankStep) -> tuple[int, ...] | None:
+    """A rank's input digests, when they are rows along the batch dimension: where its
+    DataLoaders say how many samples it took, the row count must agree (a model called on
+    sequence-first tensors, or twice per batch, is known by index only)."""
+    if rank.digests is None or (rank.batch is not None and rank.batch != len(rank.digests)):
+        return None
+    return tuple(rank.digests)
+
+
 def merge_step(index: int, ranks: list[RankStep]) -> Step:
     per_rank = tuple(None if r.samples is None else tuple(r.samples) for r in ranks)
-    known = [s for s in per_rank if s is not None]
-    everything = [i for s in known for i in s]
-    samples = None if len(known) < len(per_rank) else tuple(sorted(everything, key=_order))
+    samples = _union(per_rank)
+    per_rank_digests = tuple(_rows(r) for r in ranks)
     batches = tuple(r.batch for r in ranks)
     batch = None if any(b is None for b in batches) else sum(b or 0 for b in batches)
     losses = [r.loss for r in ranks if r.loss is not None]
@@ -100,6 +139,8 @@ def merge_step(index: int, ranks: list[RankStep]) -> Step:
         skipped=head.skipped,
         micro_steps=head.backwards,
         loaders=tuple((int(a), int(b)) for a, b in head.loaders),
+        digests=_union(per_rank_digests),
+        per_rank_digests=per_rank_digests,
     )
 
 

@@ -1,7 +1,9 @@
 """The per-rank recorder: per-step facts gathered from the hooks, written as JSON lines.
 
 Every method called from a hook is fail-open: an exception inside it turns recording off with one
-line on stderr, and the user's call proceeds untouched. A step only keeps references (its sample
+line on stderr, and the user's call proceeds untouched. A batch from a DataLoader and the rows
+entering the model's forward count for a step once a ``backward()`` follows them: a batch peeked
+at (``next(iter(loader))``) or evaluated is no training. A step only keeps references (its sample
 indices, its losses and norms as tensors) in a ``Pending`` tuple; a flush (every ``FLUSH_EVERY``
 steps and at exit) turns many steps' tensors into numbers at once and writes their lines, so a
 step costs no device synchronisation and no formatting of its own.
@@ -23,6 +25,7 @@ import torch
 from torch.nn.modules.batchnorm import SyncBatchNorm, _BatchNorm
 
 from . import records
+from .digests import call_digests, to_ints
 from .failopen import fail_open
 from .norms import gradients, split_norms, step_norms, to_floats
 
@@ -62,12 +65,21 @@ def _lr(value: Any) -> Any:
 _ENCODER = json.JSONEncoder(default=_plain, separators=(",", ":"))  # built once, not per row
 
 
+class Batch(NamedTuple):
+    """A batch handed to the script by a DataLoader iterator."""
+
+    loader: tuple[int, int]  # (loader id, iteration)
+    indices: list[int] | None
+    size: int | None
+
+
 class Pending(NamedTuple):
     """One recorded step before the flush: what it consumed, and its values as tensors."""
 
     step: int
     samples: list[int] | None
     batch: int | None
+    digests: list[torch.Tensor] | None  # per forward call, one int64 per row; None: unknown
     losses: list[torch.Tensor] | None  # None: unknown (an explicit gradient, a non-scalar)
     backwards: int
     lrs: list[Any]  # floats, or tensor copies
@@ -76,7 +88,11 @@ class Pending(NamedTuple):
     loaders: list[tuple[int, int]]
 
     def row(
-        self, loss: list[float], lrs: list[float], norms: tuple[float, float]
+        self,
+        loss: list[float],
+        lrs: list[float],
+        norms: tuple[float, float],
+        digests: list[int] | None,
     ) -> dict[str, Any]:
         """The step's line, given its tensors' values."""
         grad_norm, param_norm = norms
@@ -86,6 +102,7 @@ class Pending(NamedTuple):
             "step": self.step,
             "samples": self.samples,
             "batch": self.batch,
+            "digests": digests,
             "loss": sum(loss) if self.losses is not None else None,
             "backwards": self.backwards,
             "grad_norm": grad_norm if has_grads else None,
@@ -117,6 +134,10 @@ class Recorder:
         self._buffer: list[Pending] = []
         self._scaled: tuple[int, torch.Tensor] | None = None
         self._stepped = False
+        self.backwards = 0  # every backward() so far: tells a batch that trained from a peek
+        self._batches: list[Batch] = []  # taken since the last backward(), not yet confirmed
+        self._forwards: list[torch.Tensor] = []  # likewise, the forward calls' digests
+        self._trains: weakref.WeakKeyDictionary[torch.nn.Module, bool] = weakref.WeakKeyDictionary()
         self._reset()
         self.write(records.header_line(rank, world_size, run_id, script))
 
@@ -124,6 +145,7 @@ class Recorder:
         self.samples: list[int] | None = []
         self.batch: int | None = 0
         self.used: list[tuple[int, int]] = []
+        self._digests: list[torch.Tensor] = []
         self._losses: list[torch.Tensor] = []  # summed at the flush, not on the hot path
         self._loss_known = True
         self._backwards = 0
@@ -139,8 +161,9 @@ class Recorder:
         losses = to_floats([step.losses or [] for step in pending])
         lrs = to_floats([step.lrs for step in pending])
         norms = split_norms([step.norms for step in pending])
-        for step, loss, lr, pair in zip(pending, losses, lrs, norms, strict=True):
-            self.write(step.row(loss, lr, pair))
+        digests = to_ints([step.digests for step in pending])
+        for step, loss, lr, pair, rows in zip(pending, losses, lrs, norms, digests, strict=True):
+            self.write(step.row(loss, lr, pair, rows))
         pending.clear()
         self.out.flush()
 
@@ -174,6 +197,8 @@ class Recorder:
     @fail_open
     def on_backward(self, loss: torch.Tensor, explicit_gradient: bool) -> None:
         self._backwards += 1
+        self.backwards += 1
+        self._confirm()
         if explicit_gradient or loss.numel() != 1:
             self._loss_known = False
             return
@@ -209,13 +234,16 @@ class Recorder:
     def _finish_step(self, optimizer: torch.optim.Optimizer, skipped: bool) -> bool:
         if self.step == 0:
             self.write({"kind": "batchnorm", "layers": local_batchnorm(list(self.models))})
+        if self._backwards == 0:  # no backward() seen (autograd.backward): batches count as taken
+            self._confirm()
         # one fused kernel for both; torch.optim's optimizers leave .grad as it was before step()
         params = _params(optimizer)
         self._buffer.append(
             Pending(
                 self.step,
-                self.samples,
-                self.batch,
+                self.samples if self.used else None,  # no DataLoader batch: unknown
+                self.batch if self.used else None,
+                self._digests or None,
                 self._losses if self._loss_known and self._losses else None,
                 self._backwards,
                 [_lr(group["lr"]) for group in optimizer.param_groups],
@@ -239,12 +267,41 @@ class Recorder:
     def on_batch(
         self, loader: tuple[int, int], indices: list[int] | None, size: int | None
     ) -> None:
-        """A batch reached the script: its dataset indices (None: unknown) and sample count."""
-        if loader not in self.used:
-            self.used.append(loader)
-        if indices is None or self.samples is None:
-            self.samples = None
-        else:
-            self.samples.extend(indices)
-        count = len(indices) if indices is not None else size
-        self.batch = None if count is None or self.batch is None else self.batch + count
+        """A batch reached the script: its dataset indices (None: unknown) and sample count. It
+        counts for the step once a backward() follows it (see ``retract``)."""
+        self._batches.append(Batch(loader, indices, size))
+
+    @fail_open
+    def on_forward(
+        self, module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        """An outermost module was called with gradients on: if it is a model (it has parameters;
+        a loss module has none), the row digests of the data it was given."""
+        trains = self._trains.get(module)
+        if trains is None:
+            trains = self._trains[module] = next(module.parameters(), None) is not None
+        if trains:
+            digests = call_digests(args, kwargs)
+            if digests is not None:
+                self._forwards.append(digests)
+
+    @fail_open
+    def retract(self, loader: int, before: int) -> None:
+        """Forget the batches of ``loader``'s iterations before ``before`` that no backward()
+        followed: a peek (``next(iter(loader))``) or an evaluation pass is no training step."""
+        self._batches = [b for b in self._batches if b.loader[0] != loader or b.loader[1] >= before]
+
+    def _confirm(self) -> None:
+        """The batches and forward calls since the previous backward() trained this step."""
+        for batch in self._batches:
+            if batch.loader not in self.used:
+                self.used.append(batch.loader)
+            if batch.indices is None or self.samples is None:
+                self.samples = None
+            else:
+                self.samples.extend(batch.indices)
+            count = len(batch.indices) if batch.indices is not None else batch.size
+            self.batch = None if count is None or self.batch is None else self.batch + count
+        self._batches.clear()
+        self._digests.extend(self._forwards)
+        self._forwards.clear()

@@ -2,8 +2,9 @@
 
 Line kinds: ``run`` (first: rank, world size, run id, script), ``loader`` (a DataLoader: where it
 was built, its per-process batch size, its sampler), ``epoch`` (an iteration of a loader began:
-the sampler's ``epoch`` attribute, the step it began in), ``step`` (one optimizer step), ``note``
-(something the recorder could not know or do), ``end`` (the step limit stopped the run).
+the sampler's ``epoch`` attribute, the step it began in), ``step`` (one optimizer step: the
+batches and model inputs that a ``backward()`` followed), ``note`` (something the recorder could
+not know or do), ``end`` (the step limit stopped the run).
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+RECORD_ENV = "GUARDS_RECORD"  # recording on: the folder
+STEPS_ENV = "GUARDS_RECORD_STEPS"  # end the run cleanly after this many optimizer steps
+FORMAT = 2
+READABLE = (1, 2)  # format 1 had no digests
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class RankStep:
     param_norm: float | None  # L2 norm of all parameters after the step
     skipped: bool = False  # GradScaler skipped optimizer.step (inf/NaN gradients)
     loaders: list[list[int]] = field(default_factory=list)  # [loader id, iteration] consumed
+    digests: list[int] | None = None  # one per row entering the model's forward; None: unknown
 
 
 @dataclass
@@ -103,7 +108,7 @@ def read_rank(path: Path) -> RankRecord:
     if not rows or rows[0].get("kind") != "run":
         raise RecordError(f"{path}: not a guards recording (no header line)")
     head = rows[0]
-    if head.get("format") != FORMAT:
+    if head.get("format") not in READABLE:
         raise RecordError(f"{path}: recording format {head.get('format')}, expected {FORMAT}")
     record = RankRecord(head["rank"], head["world_size"], head["run_id"], head["script"])
     for row in rows[1:]:

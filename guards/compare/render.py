@@ -13,6 +13,32 @@ def _num(value: float | None, digits: int = 6) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def lr_cell(lrs: tuple[float, ...], shown: int = 2) -> str:
+    """One value when every parameter group has it, else "3 groups: 0.1,0.01,..."."""
+    if not lrs:
+        return "-"
+    if len(set(lrs)) == 1:
+        return f"{lrs[0]:g}"
+    values = ",".join(f"{x:g}" for x in lrs[:shown]) + (",..." if len(lrs) > shown else "")
+    return f"{len(lrs)} groups: {values}"
+
+
+def lr_groups(runs: list[Run], limit: int = 5) -> list[str]:
+    """The full learning rates of every parameter group, for runs whose groups differ: the first
+    step and each step where they change (``limit`` lines per run)."""
+    lines = []
+    for letter, run in zip(LETTERS, runs, strict=False):
+        if not any(len(set(s.lr)) > 1 for s in run.steps):
+            continue
+        changes = [s for i, s in enumerate(run.steps) if i == 0 or s.lr != run.steps[i - 1].lr]
+        for step in changes[:limit]:
+            values = ", ".join(f"{x:g}" for x in step.lr)
+            lines.append(f"lr {letter} per param group from step {step.index}: {values}")
+        if len(changes) > limit:
+            lines.append(f"lr {letter}: {len(changes) - limit} more changes")
+    return lines
+
+
 def legend(runs: list[Run]) -> str:
     return "runs: " + ", ".join(f"{LETTERS[i]} = {r.label}" for i, r in enumerate(runs))
 
@@ -35,7 +61,7 @@ def table(runs: list[Run], marks: dict[int, str]) -> list[str]:
         rows.append(
             [
                 marks.get(index, "") + str(index),
-                "/".join("-" if s is None else str(s.batch or "?") for s in steps),
+                "/".join("-" if s is None else str(s.global_batch or "?") for s in steps),
                 *(_num(None if s is None else s.loss) for s in steps),
                 sci(max(diffs)) if diffs else "-",
                 "/".join(
@@ -44,7 +70,9 @@ def table(runs: list[Run], marks: dict[int, str]) -> list[str]:
                     else _num(s.grad_norm if s else None, 5)
                     for s in steps
                 ),
-                "/".join("-" if s is None else ",".join(f"{x:g}" for x in s.lr) for s in steps),
+                " / ".join("-" if s is None else lr_cell(s.lr) for s in steps)
+                if any(s is not None and len(set(s.lr)) > 1 for s in steps)
+                else "/".join("-" if s is None else lr_cell(s.lr) for s in steps),
             ]
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]

@@ -32,6 +32,7 @@ _SKIP_DIRS = (
 _ID = "_guards_compare_id"
 _TAG = "_guards_compare_iteration"
 _QUEUE = "_guards_compare_indices"
+_BACKWARDS = "_guards_compare_backwards"
 
 
 def user_site() -> str:
@@ -120,6 +121,8 @@ class LoaderTracker:
         iteration = int(loader.__dict__.get(_TAG, -1)) + 1
         object.__setattr__(loader, _TAG, iteration)
         iterator.__dict__[_TAG] = (number, iteration)
+        iterator.__dict__[_BACKWARDS] = self.recorder.backwards
+        self.recorder.retract(number, iteration)
         epoch = getattr(loader.sampler, "epoch", None)
         self.recorder.write(
             {
@@ -153,3 +156,10 @@ class LoaderTracker:
         if getattr(iterator, "_dataset_kind", 0) == 1:  # an IterableDataset: no indices
             indices = None
         self.recorder.on_batch(tag, indices, None if indices is not None else _first_dim(data))
+
+    @fail_open
+    def ended(self, iterator: object) -> None:
+        """The iteration is exhausted: if no backward() ran since it began, it evaluated."""
+        tag = iterator.__dict__.get(_TAG)
+        if tag is not None and iterator.__dict__.get(_BACKWARDS) == self.recorder.backwards:
+            self.recorder.retract(tag[0], tag[1] + 1)
