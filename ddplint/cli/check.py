@@ -50,6 +50,7 @@ class CheckOptions:
     exit_zero: bool = False
     no_cache: bool = False
     jobs: int | None = None
+    preview: bool = False
 
     @classmethod
     def from_click(cls, paths: tuple[Path, ...], values: Mapping[str, object]) -> CheckOptions:
@@ -177,6 +178,10 @@ def _check(options: CheckOptions) -> int:
     cache = Cache(None if options.no_cache else config.root)
     result = run(files, selection, cache, options.jobs)
     diagnostics = selection.keep(result.diagnostics)
+    preview = options.preview or config.preview
+    hidden = 0 if preview else sum(d.unproven for d in diagnostics)
+    if hidden:
+        diagnostics = [d for d in diagnostics if not d.unproven]
     errors += result.internal_errors
     changed: list[FixOutcome] = []
     if options.fix or options.diff:
@@ -198,7 +203,7 @@ def _check(options: CheckOptions) -> int:
         ]
         diagnostics = sorted(selection.keep(remaining), key=lambda d: d.sort_key)
     try:
-        report(options, diagnostics, changed, result.files, failed=bool(errors))
+        report(options, diagnostics, changed, result.files, failed=bool(errors), hidden=hidden)
     except ReportError as exc:
         errors.append(str(exc))
     for message in errors:
