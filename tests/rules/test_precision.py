@@ -178,3 +178,20 @@ def test_spawned_rank_is_a_traced_rank(tmp_path, capsys):
     root = project(tmp_path, {"run.py": spawned})
     _, out = run(capsys, root / "run.py")
     assert ":8:9: DDP010 `dist.barrier()`" in out
+
+
+def test_fixing_other_files_keeps_counting_hidden_findings(tmp_path, capsys):
+    shuffled = """\
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader, DistributedSampler
+
+
+    def build(ds):
+        dist.init_process_group("nccl")
+        sampler = DistributedSampler(ds, drop_last=True)
+        return DataLoader(ds, shuffle=True, sampler=sampler)
+    """
+    root = project(tmp_path, {"ckpt.py": NAME_ONLY, "data.py": shuffled})
+    _, out = run(capsys, "--fix", root)
+    assert "1 fixed" in out and "DDP008" not in out
+    assert "1 more unproven finding hidden" in out and "[preview]" not in out
