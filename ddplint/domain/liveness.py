@@ -13,7 +13,8 @@ the module exports to its users, an entry point: live.
 
 Entry points need no list of their own: a `__main__` block, a function handed to `mp.spawn`
 or `Process(target=...)`, a console script in pyproject.toml all name the function, and a
-named function is live; so are pytest's `test*` functions. The test is on names, so it
+named function is live; so are pytest's `test*` functions and methods (a framework calls
+`forward`, `training_step` and hooks no code names). The test is on names, so it
 errs towards live: any mention counts. What other files hold comes from the project
 (`named_elsewhere`, injected by the checker: the project layer sits above this module).
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable
+from functools import cached_property
 
 import libcst as cst
 
@@ -40,12 +42,20 @@ class Liveness(enum.Enum):
     UNKNOWN = "unknown"
 
 
-def _worst(states: list[Liveness]) -> Liveness:
-    """The liveness of code reached only through these: live if one is, else unknown if
-    one is, else never (no state at all: never)."""
+def _any_of(states: list[Liveness]) -> Liveness:
+    """The liveness of code reached through any of these paths: live if one is, else
+    unknown if one is, else never."""
     if Liveness.LIVE in states:
         return Liveness.LIVE
     return Liveness.UNKNOWN if Liveness.UNKNOWN in states else Liveness.NEVER
+
+
+def _all_of(states: list[Liveness]) -> Liveness:
+    """The liveness of code that runs only when all of these do (nested functions):
+    never if one never runs, else unknown if one is, else live."""
+    if Liveness.NEVER in states:
+        return Liveness.NEVER
+    return Liveness.UNKNOWN if Liveness.UNKNOWN in states else Liveness.LIVE
 
 
 class Livenesses:
@@ -79,14 +89,7 @@ class Livenesses:
         """Whether `node` can run: NEVER, UNKNOWN, or LIVE."""
         if never_runs(self.flow, self.resolver, node) or self._needs_unpassed_argument(node):
             return Liveness.NEVER
-        state = Liveness.LIVE
-        for func in self._functions_around(node):
-            found = self.function(func)
-            if found is Liveness.NEVER:
-                return found
-            if found is Liveness.UNKNOWN:
-                state = found
-        return state
+        return _all_of([self.function(f) for f in self._functions_around(node)])
 
     def _functions_around(self, node: cst.CSTNode) -> list[cst.FunctionDef]:
         parents = self.model.parents
@@ -116,7 +119,8 @@ class Livenesses:
             self.named_elsewhere is None
             or func.decorators
             or name.startswith(("__", "test"))
-            or _COMPUTED_LOOKUP.search(self.source)
+            or self._is_method(func)
+            or self._looks_up_by_name
             or self._in_string(name)
         ):
             return Liveness.LIVE
@@ -125,13 +129,13 @@ class Livenesses:
             if mention is func.name:
                 continue
             around = [f for f in self._functions_around(mention) if f is not func]
-            states.append(_worst([self.function(f) for f in around]) if around else Liveness.LIVE)
+            states.append(_all_of([self.function(f) for f in around]))
             if states[-1] is Liveness.LIVE:
                 return Liveness.LIVE
         if self.named_elsewhere(name):
             return Liveness.LIVE
         if states:
-            return _worst(states)
+            return _any_of(states)
         if self._is_script():
             return Liveness.NEVER
         if name.startswith("_") or self._imported_elsewhere():
@@ -143,6 +147,17 @@ class Livenesses:
         helper modules, not only an interface for code outside."""
         named = self.named_elsewhere
         return bool(self.module_name) and named is not None and named(self.module_name)
+
+    def _is_method(self, func: cst.FunctionDef) -> bool:
+        """A method: frameworks call methods no code names (`forward`, `training_step`,
+        hooks), so a method counts as live."""
+        body = self.model.parents.get(func)
+        return body is not None and isinstance(self.model.parents.get(body), cst.ClassDef)
+
+    @cached_property
+    def _looks_up_by_name(self) -> bool:
+        """The file fetches attributes by a computed name: any function may be called."""
+        return _COMPUTED_LOOKUP.search(self.source) is not None
 
     def _mentions_of(self, name: str) -> list[cst.Name]:
         if self._mentions is None:
@@ -212,7 +227,7 @@ class Livenesses:
         private = (name.startswith("_") and not name.endswith("__")) or isinstance(
             self.model.frame(func), cst.FunctionDef
         )
-        if not private or func.decorators or _COMPUTED_LOOKUP.search(self.source):
+        if not private or func.decorators or self._looks_up_by_name:
             return False
         calls = [
             c for c in self.model.calls_by_name.get(name, []) if func in self.resolver.callees(c)
