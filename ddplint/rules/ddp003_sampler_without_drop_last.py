@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -19,6 +20,10 @@ from ddplint.diagnostics import Severity
 from ddplint.facts import argument, is_false
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
+
+# A loop variable holding the samples' dataset indices: what code uses to place or drop the
+# repeated samples (`features.index_copy_(0, index_all, ...)`).
+_INDEX_NAME = re.compile(r"(^|_)(idx|idxs|index|indices|indexes)$|^sample_ids?$")
 
 # Collectives that combine per-rank results into one metric (barriers and broadcasts do not).
 _METRIC_COLLECTIVES = frozenset(
@@ -94,7 +99,10 @@ def _reading_loops(ctx: FileContext, loader: LoaderUse) -> list[cst.For]:
 def _metric_reduction(ctx: FileContext, loop: cst.For) -> cst.Call | None:
     """A collective combining results across ranks in the loop or after it, in its
     function, unless the function cuts the gathered results to the dataset's length
-    (`[: len(dataset)]`), which drops the padding."""
+    (`[: len(dataset)]`) or the loop reads the samples' indices (`for x, index in
+    loader`): either removes the padding."""
+    if any(isinstance(n, cst.Name) and _INDEX_NAME.search(n.value) for n in ctx.walk(loop.target)):
+        return None
     if any(
         isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward"
         for c in ctx.calls_within(loop)
@@ -142,7 +150,9 @@ testing) that keeps `drop_last=False`, when a loop reading its DataLoader (in th
 that builds it, or in a function of the file it is passed to) is followed by a collective
 that combines the ranks' results (`all_reduce`, `reduce`, `all_gather`, `gather`, directly
 or through a function of the project). A function that cuts the gathered results back to
-the dataset's length (`preds[: len(dataset)]`) is left alone.
+the dataset's length (`preds[: len(dataset)]`), or a loop that reads each sample's dataset
+index (`for images, index in loader`: the indices place or drop the repeats), is left
+alone.
 
 A training sampler without `drop_last` is not reported: the padding repeats a few samples
 per epoch and the last batch is short, a cost maintainers keep (at first contact with

@@ -388,6 +388,13 @@ def test_ddp003_evaluation_padding_reaching_a_reduced_metric(sampler, reduce, fl
     assert rows(source, "DDP003") == ([line_of(source, "s = ")] if flagged else [])
 
 
+def test_ddp003_loop_reading_dataset_indices_can_drop_the_repeats():
+    """`for x, index in loader`: the gathered indices place (or drop) repeated samples."""
+    sampler = "DistributedSampler(ds, shuffle=False)"
+    source = src(EVALUATION.format(sampler=sampler, reduce="dist.all_reduce(stats)"))
+    assert rows(source.replace("for x, y in loader", "for x, index in loader"), "DDP003") == []
+
+
 @pytest.mark.parametrize(
     ("sampler", "loader"),
     [
