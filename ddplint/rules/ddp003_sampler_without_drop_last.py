@@ -156,7 +156,8 @@ alone.
 
 A training sampler without `drop_last` is not reported: the padding repeats a few samples
 per epoch and the last batch is short, a cost maintainers keep (at first contact with
-unseen repositories every such finding was judged one to leave as it is). A last batch of
+unseen repositories these were the most frequent findings judged true but not worth a
+change). A last batch of
 one sample under BatchNorm would be real harm, but the dataset's length is rarely known
 statically, so it is not claimed.
 

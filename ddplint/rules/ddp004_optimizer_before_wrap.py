@@ -36,8 +36,8 @@ by a helper that receives the module (`build_optimizer(model)`).
 An optimizer built before a `DistributedDataParallel` wrap is left alone: DDP keeps the
 module's own `Parameter` objects, so the optimizer updates the parameters the wrapper uses
 (the maintainers say either order is fine, pytorch#59147). Reporting that order cried wolf:
-at first contact with unseen repositories every such finding was judged one a maintainer
-would leave as it is.
+at first contact with unseen repositories such findings were judged true but not worth a
+change.
 
 ## Why is this bad?
 FSDP replaces the module's parameters: `FullyShardedDataParallel` with flat parameters that
