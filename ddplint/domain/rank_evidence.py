@@ -6,6 +6,8 @@ weak to prove a hang. A test is *traced* when its per-process value comes from a
 whose value differs between ranks: `dist.get_rank()` and the other rank functions, the
 RANK / LOCAL_RANK environment variables, the index `mp.spawn` / `Process(target=...)`
 passes to the function it starts, the `--local_rank` argument of a script that parses it,
+the name the file hands to `init_process_group(rank=...)` (that value is this process's rank
+whatever was added to it: `args.rank += gpu`),
 arithmetic on one of those (`rank % ngpus`, `node * ngpus + gpu`), or a function (of this
 file, a project module's summary, or a library) that returns a rank test. A test that only
 spells a rank in a name (`if local_rank == 0:` with `local_rank` a parameter no caller in
@@ -25,12 +27,14 @@ from ddplint.domain.gates import Gate
 from ddplint.domain.ranks import Ranks, last_name, strip_conversion
 from ddplint.engine import Resolver
 from ddplint.engine.resolve import argument
+from ddplint.names import dotted
 
 if TYPE_CHECKING:
     from ddplint.context import FileContext
 
 _MAX_DEPTH = 4
 _LAUNCHER_ARGUMENTS = frozenset({"--local_rank", "--local-rank"})
+_INIT_PROCESS_GROUP = "torch.distributed.init_process_group"
 
 
 class RankEvidence:
@@ -115,11 +119,26 @@ class RankEvidence:
             return self.value_traced(expr.left, at, depth - 1) or self.value_traced(
                 expr.right, at, depth - 1
             )
+        if dotted(expr) in self._process_group_ranks:
+            return True
         if isinstance(expr, cst.Name):
             return self._spawn_index(expr, at)
         if isinstance(expr, cst.Attribute):
             return expr.attr.value == "local_rank" and self._parses_local_rank
         return False
+
+    @cached_property
+    def _process_group_ranks(self) -> frozenset[str]:
+        """The names the file passes as `init_process_group(rank=...)`."""
+        model = self.resolver.model
+        found = set()
+        for call in model.calls:
+            if model.imports.resolve(call.func) == _INIT_PROCESS_GROUP:
+                rank = argument(call, None, "rank")
+                name = dotted(rank) if rank is not None else None
+                if name:
+                    found.add(name)
+        return frozenset(found)
 
     @cached_property
     def _spawned(self) -> frozenset[str]:

@@ -195,3 +195,31 @@ def test_fixing_other_files_keeps_counting_hidden_findings(tmp_path, capsys):
     _, out = run(capsys, "--fix", root)
     assert "1 fixed" in out and "DDP008" not in out
     assert "1 more unproven finding hidden" in out and "[preview]" not in out
+
+
+def test_rank_handed_to_init_process_group_is_traced(tmp_path, capsys):
+    """`args.rank += gpu` then `init_process_group(rank=args.rank)`: whatever the resolver
+    follows, that name holds this process's rank."""
+    launcher = """\
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+
+
+    def worker(gpu, args):
+        args.rank += gpu
+        dist.init_process_group("nccl", rank=args.rank, world_size=args.world_size)
+        if args.rank == 0:
+            dist.barrier()
+
+
+    def main(args):
+        args.rank = 0
+        mp.spawn(worker, (args,), args.world_size)
+
+
+    if __name__ == "__main__":
+        main(None)
+    """
+    root = project(tmp_path, {"launch.py": launcher})
+    _, out = run(capsys, root / "launch.py")
+    assert ":9:9: DDP010 `dist.barrier()`" in out
