@@ -223,3 +223,51 @@ def test_rank_handed_to_init_process_group_is_traced(tmp_path, capsys):
     root = project(tmp_path, {"launch.py": launcher})
     _, out = run(capsys, root / "launch.py")
     assert ":9:9: DDP010 `dist.barrier()`" in out
+
+
+def test_loader_over_a_dataset_from_another_module_is_unproven(tmp_path, capsys):
+    """The data module may shard the dataset itself (`np.array_split(files, n)[rank]`)."""
+    train = """\
+    import os
+
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.utils.data import DataLoader
+
+    from shards import build_dataset
+
+
+    def main():
+        local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local_rank)
+        dist.init_process_group("nccl")
+        model = DDP(torch.nn.Linear(8, 1).cuda(local_rank), device_ids=[local_rank])
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = DataLoader(build_dataset("data/"), batch_size=32, shuffle=True)
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x.cuda(local_rank)), y.cuda(local_rank))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+    if __name__ == "__main__":
+        main()
+    """
+    shards = """\
+    import glob
+
+    import numpy as np
+    import torch.distributed as dist
+
+
+    def build_dataset(root):
+        files = sorted(glob.glob(root + "*.pt"))
+        return list(np.array_split(files, dist.get_world_size())[dist.get_rank()])
+    """
+    root = project(tmp_path, {"train.py": train, "shards.py": shards})
+    _, out = run(capsys, root / "train.py")
+    assert "DDP009" not in out and "1 more unproven finding hidden" in out
+    _, out = run(capsys, "--preview", root / "train.py")
+    assert ":17:14: DDP009 [preview]" in out
