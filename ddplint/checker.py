@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import gc
+import os
 import re
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -14,13 +16,13 @@ from functools import cached_property
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from ddplint.analysis.default_arguments import needs_unpassed_argument
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
-from ddplint.engine.dead_code import never_runs
+from ddplint.domain.liveness import Liveness, Livenesses
 from ddplint.noqa import Suppressions
 from ddplint.positions import node_ranges
-from ddplint.project import Project
+from ddplint.project import ModuleFinder, Project
+from ddplint.project_files import project_files
 from ddplint.rule import Finding, FixSpec, Rule, all_rules
 from ddplint.source import decode, python_syntax_error, split_lines
 
@@ -149,11 +151,18 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
     except RecursionError:
         return FileResult(path, [file_error(path, "file too deeply nested to analyse", 1, 1)])
     findings: list[tuple[Rule, Finding]] = []
+    liveness = livenesses(ctx)
     for rule in rules:
         if rule.requires_distributed and not distributed:
             continue
         try:
-            findings.extend((rule, f) for f in rule.check(ctx) if not _dead(ctx, f))
+            for finding in rule.check(ctx):
+                state = liveness.of(finding.node)
+                if state is Liveness.NEVER:
+                    continue
+                if state is Liveness.UNKNOWN and not finding.unproven:
+                    finding = dataclasses.replace(finding, unproven=True)
+                findings.append((rule, finding))
         except Exception as exc:  # a broken rule must not take the other files down
             frame = traceback.extract_tb(exc.__traceback__)[-1]
             result.internal_errors.append(
@@ -172,13 +181,29 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
     return result
 
 
-def _dead(ctx: FileContext, finding: Finding) -> bool:
-    """The finding sits in code that never runs: under a test that literals decide against
-    it (`ddplint.engine.dead_code`), or one that needs a parameter value no call passes
-    (`ddplint.analysis.default_arguments`)."""
-    return never_runs(ctx.flow, ctx.resolver, finding.node) or needs_unpassed_argument(
-        ctx, finding.node
+def livenesses(ctx: FileContext) -> Livenesses:
+    """Whether the statements of `ctx` can run (`ddplint.domain.liveness`): a finding in
+    code that never runs is dropped, one in code that may not run is unproven."""
+    module = os.path.splitext(os.path.basename(ctx.path))[0]
+    return Livenesses(
+        ctx.model, ctx.resolver, ctx.flow, ctx.source, _named_elsewhere(ctx.path), module
     )
+
+
+def _named_elsewhere(path: str) -> Callable[[str], bool] | None:
+    """Whether another file of the project of `path` (or its entry-point configuration)
+    names a word, or fetches the attributes of `path`'s module by a computed name; None
+    when `path` is no file on disk (a snippet: what calls it is out of sight)."""
+    if not os.path.isfile(path):
+        return None
+    absolute = os.path.abspath(path)
+    files = project_files(ModuleFinder().root(absolute))
+    module = os.path.splitext(os.path.basename(absolute))[0]
+
+    def named(name: str) -> bool:
+        return bool(files.naming(name) - {absolute}) or files.looks_up_by_name(module)
+
+    return named
 
 
 def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
@@ -223,6 +248,7 @@ class _Placer:
             end=Location(where.end.line, where.end.column + 1),
             severity=finding.severity or rule.severity,
             fix=self.fix(finding.fix) if finding.fix else None,
+            unproven=finding.unproven,
         )
 
     def fix(self, spec: FixSpec) -> Fix:

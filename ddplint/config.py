@@ -21,7 +21,7 @@ _MENTIONS_DDPLINT = re.compile(
     rb"^\s*\[\s*tool\s*\.\s*[\"']?ddplint\b|^\s*ddplint\s*=", re.MULTILINE
 )
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
-KNOWN_KEYS = frozenset({*_LIST_KEYS, "per-file-ignores"})
+KNOWN_KEYS = frozenset({*_LIST_KEYS, "per-file-ignores", "preview"})
 
 
 class ConfigError(ValueError):
@@ -40,6 +40,7 @@ class Config:
     exclude: list[str] | None = None  # None: the default exclusions
     extend_exclude: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    preview: bool = False  # show unproven findings too (`--preview`)
 
     def where(self, key: str) -> str:
         return f"{self.source} [tool.ddplint] {key}" if self.source else f"--{key}"
@@ -93,6 +94,10 @@ def load(path: Path) -> Config:
             )
         if key in _LIST_KEYS:
             setattr(config, key.replace("-", "_"), _string_list(path, key, value))
+        elif key == "preview":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: [tool.ddplint] preview must be true or false")
+            config.preview = value
         else:
             config.per_file_ignores = _per_file_ignores(path, value)
     for key in ("select", "ignore", "extend-select"):

@@ -58,6 +58,9 @@ class Diagnostic:
     end: Location
     severity: Severity = Severity.WARNING
     fix: Fix | None = None
+    # The analysis does not prove it (it rests on a name, on code whose liveness is
+    # unknown, or on a fact it could not see): shown only with `--preview`.
+    unproven: bool = False
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:

@@ -38,6 +38,9 @@ class Finding:
     message: str
     fix: FixSpec | None = None
     severity: Severity | None = None  # when this finding is milder than the rule's default
+    # True when the finding rests on a guess (a name trusted over a value, a fact in a
+    # module out of sight): reported only under `--preview`, marked unproven.
+    unproven: bool = False
 
 
 class Rule:
@@ -50,6 +53,10 @@ class Rule:
     explanation: ClassVar[str]
     fixable: ClassVar[Applicability | None] = None
     requires_distributed: ClassVar[bool] = True
+    # In the default rule set (no `select`): the rules whose findings were right on first
+    # contact with unseen repositories. The others run only when selected by code, prefix
+    # or `ALL` (`select`, `extend-select`).
+    default: ClassVar[bool] = True
     # Sources the rule must flag / must leave alone; the test suite runs both.
     flag: ClassVar[tuple[str, ...]] = ()
     allow: ClassVar[tuple[str, ...]] = ()

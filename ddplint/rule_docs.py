@@ -68,25 +68,40 @@ def render_file_error() -> str:
     )
 
 
+def default_label(rule: type[Rule]) -> str:
+    return "yes" if rule.default else "no"
+
+
+def selection_note(rule: type[Rule]) -> str:
+    """Whether a plain `ddplint check` runs the rule, and how to turn an opt-in rule on."""
+    if rule.default:
+        return "In the default rule set."
+    return (
+        "Opt-in: not in the default rule set; enable it with "
+        f'`--extend-select {rule.code}` (or `extend-select`, or `select = ["ALL"]`).'
+    )
+
+
 def render(rule: type[Rule]) -> str:
     """The whole explanation of one rule, as `ddplint rule` prints it."""
     return (
         f"# {rule.name} ({rule.code})\n\n"
-        f"Severity: {rule.severity.value}. Fix: {fix_label(rule)}.\n"
+        f"Severity: {rule.severity.value}. Fix: {fix_label(rule)}. {selection_note(rule)}\n"
         f"Message: {rule.summary}\n\n"
         f"{rule.explanation.strip()}\n"
     )
 
 
 def table() -> str:
-    """`ddplint rules`: code, name, severity and fixability, one rule a line."""
-    rows = [("code", "name", "severity", "fix")]
+    """`ddplint rules`: code, name, severity, fixability and whether the rule is in the
+    default set (the others run only when selected), one rule a line."""
+    rows = [("code", "name", "severity", "fix", "default")]
     rows += [
-        (code, rule.name, rule.severity.value, fix_label(rule))
+        (code, rule.name, rule.severity.value, fix_label(rule), default_label(rule))
         for code, rule in all_rules().items()
     ]
-    rows.append((PARSE_ERROR_CODE, FILE_ERROR_NAME, "error", "no"))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    rows.append((PARSE_ERROR_CODE, FILE_ERROR_NAME, "error", "no", "yes"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "".join(
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         + "\n"
@@ -97,25 +112,32 @@ def table() -> str:
 def markdown() -> str:
     """docs/rules.md: the table and every rule's explanation."""
     parts = [
-        "# ddplint rules\n\n| code | name | severity | fix | message |\n|---|---|---|---|---|\n"
+        "# ddplint rules\n\nRules marked `default: no` are opt-in: they run only when "
+        'selected (`--extend-select CODE`, `select = ["ALL"]`).\n\n'
+        "| code | name | severity | fix | default | message |\n|---|---|---|---|---|---|\n"
     ]
     for code, rule in all_rules().items():
         parts.append(
             f"| [{code}](#{code.lower()}) | {rule.name} | {rule.severity.value} "
-            f"| {fix_label(rule)} | {rule.summary} |\n"
+            f"| {fix_label(rule)} | {default_label(rule)} | {rule.summary} |\n"
         )
     parts.append(
         f"| [{PARSE_ERROR_CODE}](#{PARSE_ERROR_CODE.lower()}) | {FILE_ERROR_NAME} | error "
-        f"| no | {FILE_ERROR_SUMMARY} |\n"
+        f"| no | yes | {FILE_ERROR_SUMMARY} |\n"
     )
     explained = [
-        (code, rule.name, rule.severity.value, fix_label(rule), rule.explanation)
+        (code, rule.name, rule.severity.value, fix_label(rule), rule.explanation, rule.default)
         for code, rule in all_rules().items()
     ]
-    explained.append((PARSE_ERROR_CODE, FILE_ERROR_NAME, "error", "no", FILE_ERROR_EXPLANATION))
-    for code, name, severity, fix, explanation in explained:
+    explained.append(
+        (PARSE_ERROR_CODE, FILE_ERROR_NAME, "error", "no", FILE_ERROR_EXPLANATION, True)
+    )
+    for code, name, severity, fix, explanation, default in explained:
         body = re.sub(r"^## ", "### ", explanation.strip(), flags=re.MULTILINE)
-        parts.append(f"\n## {code}\n\n**{name}**, severity {severity}, fix: {fix}.\n\n{body}\n")
+        opt_in = "" if default else " Opt-in (not in the default set)."
+        parts.append(
+            f"\n## {code}\n\n**{name}**, severity {severity}, fix: {fix}.{opt_in}\n\n{body}\n"
+        )
     return "".join(parts)
 
 

@@ -17,6 +17,12 @@ class SelectorError(ValueError):
     """A selector that names no rule."""
 
 
+def default_codes() -> set[str]:
+    """The codes in force when nothing is selected: the rules of the default set (`Rule.default`),
+    and DDP999."""
+    return {code for code, rule in all_rules().items() if rule.default} | {PARSE_ERROR_CODE}
+
+
 def known_codes() -> list[str]:
     """Every code a selector may choose: the rules', then DDP999."""
     return [*all_rules(), PARSE_ERROR_CODE]
@@ -43,10 +49,11 @@ def resolve(
     extend_select: Iterable[str],
     where: dict[str, str],
 ) -> set[str]:
-    """Apply select, then extend-select, then ignore, as ruff does; DDP999 stays unless
-    ignored."""
-    chosen: set[str] = {PARSE_ERROR_CODE}
-    for selector in select if select is not None else ["ALL"]:
+    """Apply select (none given: the default set), then extend-select, then ignore, as ruff
+    does; DDP999 stays unless ignored. An opt-in rule runs only when a selector names it (its
+    code, a prefix, or `ALL`)."""
+    chosen: set[str] = default_codes() if select is None else {PARSE_ERROR_CODE}
+    for selector in select or []:
         chosen |= expand(selector, where["select"])
     for selector in extend_select:
         chosen |= expand(selector, where["extend-select"])

@@ -10,6 +10,14 @@ import torch.distributed.rpc as rpc
 import torch.multiprocessing as mp
 
 
+class ParameterServer:
+    def __init__(self):
+        self.model = torch.nn.Linear(8, 1)
+
+    def current_model(self):
+        return self.model
+
+
 def batches(count, size):
     for _ in range(count):
         yield torch.randn(size, 8).cuda()  # expect: DDP020
@@ -26,6 +34,8 @@ def worker(rank, world_size):
     os.environ.setdefault("MASTER_PORT", "29511")
     dist.init_process_group(backend="gloo", rank=rank, world_size=world_size)
     rpc.init_rpc(f"worker{rank}", rank=rank, world_size=world_size)
+    if rank > 0:
+        trainer_loop(rpc.remote("worker0", ParameterServer))
     rpc.shutdown()
 
 

@@ -149,6 +149,11 @@ Exit status: 0 nothing found (or --exit-zero), 1 findings (with --diff: fixes to
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option(
+    "--preview",
+    is_flag=True,
+    help="Also show unproven findings (resting on a name or on code not known to run), marked.",
+)
+@click.option(
     "--jobs",
     type=click.IntRange(min=1),
     metavar="N",

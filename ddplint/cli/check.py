@@ -50,6 +50,7 @@ class CheckOptions:
     exit_zero: bool = False
     no_cache: bool = False
     jobs: int | None = None
+    preview: bool = False
 
     @classmethod
     def from_click(cls, paths: tuple[Path, ...], values: Mapping[str, object]) -> CheckOptions:
@@ -176,7 +177,9 @@ def _check(options: CheckOptions) -> int:
             errors.append(str(exc))
     cache = Cache(None if options.no_cache else config.root)
     result = run(files, selection, cache, options.jobs)
-    diagnostics = selection.keep(result.diagnostics)
+    found = selection.keep(result.diagnostics)
+    preview = options.preview or config.preview
+    diagnostics, hidden = _shown(found, preview)
     errors += result.internal_errors
     changed: list[FixOutcome] = []
     if options.fix or options.diff:
@@ -191,14 +194,17 @@ def _check(options: CheckOptions) -> int:
         else:
             not_written = {o.path for o in changed if not _write_fixed(o, errors)}
             changed = [o for o in changed if o.path not in not_written]
+        rechecked = {o.path for o in outcomes if o.path not in not_written}
         remaining = [
             *untouched,
-            *(d for o in outcomes if o.path not in not_written for d in o.remaining),
+            *(d for o in outcomes if o.path in rechecked for d in o.remaining),
             *(d for d in diagnostics if d.path in not_written),  # as found: not fixed
+            *(d for d in found if hidden and d.unproven and d.path not in rechecked),
         ]
         diagnostics = sorted(selection.keep(remaining), key=lambda d: d.sort_key)
+        diagnostics, hidden = _shown(diagnostics, preview)
     try:
-        report(options, diagnostics, changed, result.files, failed=bool(errors))
+        report(options, diagnostics, changed, result.files, failed=bool(errors), hidden=hidden)
     except ReportError as exc:
         errors.append(str(exc))
     for message in errors:
@@ -210,6 +216,14 @@ def _check(options: CheckOptions) -> int:
     if diagnostics and not options.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _shown(diagnostics: list[Diagnostic], preview: bool) -> tuple[list[Diagnostic], int]:
+    """The findings to report, and how many unproven ones are hidden (none with preview)."""
+    if preview:
+        return diagnostics, 0
+    shown = [d for d in diagnostics if not d.unproven]
+    return shown, len(diagnostics) - len(shown)
 
 
 def _write_fixed(outcome: FixOutcome, errors: list[str]) -> bool:

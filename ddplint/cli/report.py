@@ -54,10 +54,12 @@ def report(
     changed: list[FixOutcome],
     files: int,
     failed: bool,
+    hidden: int = 0,
 ) -> None:
     """Print or write the findings, then the summary (text output only).
 
-    `failed`: a path or file could not be checked; then no "All checks passed!"."""
+    `failed`: a path or file could not be checked; then no "All checks passed!".
+    `hidden`: unproven findings left out (no `--preview`)."""
     if options.diff:
         return
     if options.statistics:
@@ -78,6 +80,11 @@ def report(
         return
     summary = sys.stdout if options.output_file is None else sys.stderr
     _summary(options, diagnostics, changed, files, failed, summary)
+    if hidden:
+        print(
+            f"{hidden} more unproven finding{'s' * (hidden != 1)} hidden; `--preview` shows them.",
+            file=summary,
+        )
 
 
 def _summary(

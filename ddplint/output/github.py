@@ -31,6 +31,8 @@ def render(diagnostics: Sequence[Diagnostic]) -> str:
                 ("endColumn", d.end.column),
             )
         )
-        message = f"{d.path}:{d.start.row}:{d.start.column}: {d.code} {d.message}"
-        lines.append(f"::{_LEVEL[d.severity]} {properties}::{_escape_data(message)}\n")
+        tag = "[preview] " if d.unproven else ""
+        message = f"{d.path}:{d.start.row}:{d.start.column}: {d.code} {tag}{d.message}"
+        level = "notice" if d.unproven else _LEVEL[d.severity]
+        lines.append(f"::{level} {properties}::{_escape_data(message)}\n")
     return "".join(lines)

@@ -41,6 +41,7 @@ def as_dict(diagnostic: Diagnostic) -> dict[str, Any]:
         "message": diagnostic.message,
         "noqa_row": diagnostic.start.row,
         "severity": diagnostic.severity.value,
+        "unproven": diagnostic.unproven,
         "url": rule_url(diagnostic.code),
     }
 

@@ -86,7 +86,7 @@ def _line_text(diagnostic: Diagnostic) -> str:
 def _result(diagnostic: Diagnostic, rule_index: dict[str, int]) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": diagnostic.code,
-        "level": _LEVEL[diagnostic.severity],
+        "level": "note" if diagnostic.unproven else _LEVEL[diagnostic.severity],
         "message": {"text": diagnostic.message},
         "locations": [
             {
@@ -107,6 +107,8 @@ def _result(diagnostic: Diagnostic, rule_index: dict[str, int]) -> dict[str, Any
     }
     if diagnostic.code in rule_index:
         result["ruleIndex"] = rule_index[diagnostic.code]
+    if diagnostic.unproven:
+        result["properties"] = {"unproven": True}
     return result
 
 

@@ -1,5 +1,6 @@
 """`path:line:col: DDP005 [*] message`, one line a finding; `[*]` marks a fix that `--fix`
-applies on its own (a safe one), as ruff marks them."""
+applies on its own (a safe one), as ruff marks them; `[preview]` marks an unproven finding
+(shown only with `--preview`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from ddplint.diagnostics import Applicability, Diagnostic
 def line(diagnostic: Diagnostic) -> str:
     fix = diagnostic.fix
     marker = "[*] " if fix is not None and fix.applicability is Applicability.SAFE else ""
+    if diagnostic.unproven:
+        marker = f"[preview] {marker}"
     return (
         f"{diagnostic.path}:{diagnostic.start.row}:{diagnostic.start.column}: "
         f"{diagnostic.code} {marker}{diagnostic.message}"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from ddplint.analysis.loader_sharding import Sharding, plain_sampler, serves_evaluation
 from ddplint.analysis.rank_guards import rank_guard, single_process_branch
 from ddplint.context import FileContext
@@ -192,4 +194,31 @@ def build(net, files, local_rank):
                 "script: every rank iterates the whole dataset, so each epoch processes the "
                 "data world-size times; pass `sampler=DistributedSampler(dataset)` (and call "
                 "`set_epoch` every epoch)",
+                unproven=_out_of_sight(ctx, dataset, call),
             )
+
+
+def _out_of_sight(ctx: FileContext, dataset: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The dataset comes from code this file cannot see into, which may shard it itself
+    (`np.array_split(files, world_size)[rank]` in a data module): a parameter no caller
+    here passes, a function or class of another project module, or an object's method or
+    attribute that no import names. Library datasets (torchvision's, `TensorDataset`) are
+    in sight: they do not shard."""
+    project = ctx.project
+    for value in ctx.resolver.values(dataset, at):
+        expr = value.expr
+        if not value.leaf:
+            continue
+        if isinstance(expr, cst.Name):
+            if any(b.kind == "param" for b in ctx.resolver.reaching(expr.value, value.at)):
+                return True
+        elif isinstance(expr, cst.Call):
+            if ctx.resolver.callees(expr):
+                continue  # a function or class of this file: followed
+            if ctx.call_name(expr) is None:
+                return True
+            if project is not None and project.resolve(ctx, expr) is not None:
+                return True
+        elif isinstance(expr, cst.Attribute) and ctx.qualname(expr) is None:
+            return True
+    return False

@@ -10,6 +10,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import Gate, Side
 from ddplint.domain.apis import MEMOIZERS
+from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.rule import Finding, Rule, register
 
 
@@ -169,10 +170,13 @@ def exchange(t, rank):
             if gate is not None:
                 candidates.append((call, key, gate))
                 groups.setdefault((ctx.scope(call), key), []).append(gate)
+        evidence = rank_evidence(ctx) if candidates else None
         for call, key, gate in candidates:
             if self._other_ranks_issue(ctx, gate) or _paired(gate, groups[ctx.scope(call), key]):
                 continue
-            yield Finding(call, _message(ctx, call, key, gate))
+            assert evidence is not None
+            unproven = not evidence.gate_traced(gate)  # a rank spelled in a name only
+            yield Finding(call, _message(ctx, call, key, gate), unproven=unproven)
 
     @staticmethod
     def _other_ranks_issue(ctx: FileContext, gate: Gate) -> bool:

@@ -30,6 +30,7 @@ class CheckpointEveryRank(Rule):
     code = "DDP013"
     name = "checkpoint-every-rank"
     severity = Severity.WARNING
+    default = False  # opt-in: first contact (fresh7 + fresh8): 1 true / 14 false / 1 debatable
     summary = "`torch.save` runs on every rank: all processes write the same checkpoint file"
     explanation = """
 ## What it does

@@ -91,6 +91,7 @@ class DataParallelUsed(Rule):
     code = "DDP015"
     name = "data-parallel"
     severity = Severity.WARNING
+    default = False
     summary = "nn.DataParallel: single process, GIL-bound, uneven GPU 0 memory"
     requires_distributed = False
     explanation = """
@@ -101,10 +102,16 @@ also wraps with `DistributedDataParallel`, directly or through a helper of the f
 project such as `smart_DDP(model)`, or with another multi-process wrapper (apex's or
 DeepScale's `DistributedDataParallel`, `deepspeed.initialize`, FSDP, Horovod's
 `DistributedOptimizer`) (DataParallel as the fallback when the script is started
-without a launcher), is left alone, and so are unit tests (`test_*.py`, `test_*` functions)
+without a launcher), is left alone, and so is a call on the single-process side of a
+distributed switch (`if args.distributed: ... else: DataParallel(model)`), and so are unit
+tests (`test_*.py`, `test_*` functions)
 and inference: a model put in eval mode (`DataParallel(model).eval()`, `model.eval()`) in a
 file that neither calls `backward()` nor builds an optimizer (validation, feature
 extraction for FID, batch prediction).
+
+Opt-in (not in the default rule set; `--extend-select DDP015`): choosing DataParallel
+for a single-machine script is a cost, not a bug, and at first contact with unseen
+repositories most of its findings were fallback paths maintainers keep.
 
 ## Why is this bad?
 DataParallel runs in one Python process that drives every GPU from threads: it copies the
@@ -218,6 +225,8 @@ def predict(batches, path):
         for call in calls:
             if _in_test(ctx, call) or _inference_only(ctx, call):
                 continue
+            if ctx.domain.gates.single_process(call):
+                continue  # the fallback when the script is started without a launcher
             yield Finding(
                 call,
                 "nn.DataParallel runs one process that drives every GPU from threads: "

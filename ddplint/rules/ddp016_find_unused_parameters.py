@@ -16,6 +16,7 @@ class FindUnusedParameters(Rule):
     code = "DDP016"
     name = "find-unused-parameters"
     severity = Severity.INFO
+    default = False  # opt-in: first contact (fresh7 + fresh8): 0 true / 1 false / 13 debatable
     summary = "find_unused_parameters=True makes DDP traverse the autograd graph every step"
     explanation = """
 ## What it does

@@ -52,6 +52,7 @@ class BatchNormWithoutSyncBatchNorm(Rule):
     code = "DDP017"
     name = "batchnorm-without-syncbn"
     severity = Severity.INFO
+    default = False  # opt-in: an opinion (info): first contact 0 true / 0 false / 1 debatable
     summary = "Model with BatchNorm wrapped in DDP without SyncBatchNorm"
     explanation = """
 ## What it does

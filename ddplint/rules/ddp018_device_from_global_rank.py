@@ -18,6 +18,8 @@ class DeviceFromGlobalRank(Rule):
     code = "DDP018"
     name = "device-from-global-rank"
     severity = Severity.ERROR
+    # opt-in: first contact (fresh7 + fresh8) 1 true / 1 false / 4 debatable; harm needs 2+ nodes
+    default = False
     summary = "CUDA device chosen from the global rank instead of the local rank"
     explanation = """
 ## What it does

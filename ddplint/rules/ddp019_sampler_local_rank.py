@@ -44,6 +44,8 @@ class SamplerLocalRank(Rule):
     code = "DDP019"
     name = "sampler-local-rank"
     severity = Severity.ERROR
+    # opt-in: first contact (fresh7 + fresh8) 1 true / 1 false / 9 debatable; harm needs 2+ nodes
+    default = False
     summary = "DistributedSampler sharded by the local rank or by the GPU count of one node"
     explanation = """
 ## What it does

@@ -15,6 +15,7 @@ from ddplint.analysis.one_rank_calls import (
 )
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.rank_evidence import RankEvidence, rank_evidence
 from ddplint.facts import is_false, keyword
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
@@ -199,6 +200,7 @@ def main(net, batch, local_rank):
         if all(is_false(_kw_value(w, "broadcast_buffers")) for w in facts.ddp_wraps):
             return  # no buffer broadcast in forward: nothing collective to hang on
         buffers = ModelLayers(ctx)
+        evidence = rank_evidence(ctx)
         buffer_free = all(buffers.wraps_buffer_free_model(w) for w in facts.ddp_wraps)
         for call in ctx.calls:
             func = call.func
@@ -230,6 +232,7 @@ def main(net, batch, local_rank):
                     "forward broadcasts buffers (a collective) when the model has buffers, "
                     f"so this can hang; call `{name}.module(...)` instead",
                     fix=fix,
+                    unproven=not _traced(ctx, evidence, call, guard),
                 )
                 continue
             if guard is None and isinstance(func, cst.Name):
@@ -242,6 +245,7 @@ def main(net, batch, local_rank):
                         "under a rank condition): DDP's forward broadcasts buffers (a "
                         "collective) when the model has buffers, so this can hang; call "
                         f"`{func.value}.module(...)` instead",
+                        unproven=not _traced(ctx, evidence, site),
                     )
                     continue
                 site = guarded_site(ctx, func, call)
@@ -252,7 +256,20 @@ def main(net, batch, local_rank):
                         f"only (this function is called under a rank condition with the DDP "
                         "model): DDP's forward broadcasts buffers (a collective) when the "
                         "model has buffers, so this can hang; pass `model.module` instead",
+                        unproven=not _traced(ctx, evidence, site),
                     )
+
+
+def _traced(
+    ctx: FileContext, evidence: RankEvidence, node: cst.CSTNode, guard: cst.CSTNode | None = None
+) -> bool:
+    """The rank gate of `node` (the one at `guard` when given) tests a traced rank value
+    (`ddplint.domain.rank_evidence`), not only a name; a decorator or an unknown gate is
+    taken as traced."""
+    for gate in ctx.domain.gates.gates(node):
+        if guard is None or gate.node is guard:
+            return evidence.gate_traced(gate)
+    return True
 
 
 def _is_param(ctx: FileContext, func: cst.BaseExpression, at: cst.CSTNode) -> bool:

@@ -18,6 +18,7 @@ class AccumulationWithoutNoSync(Rule):
     code = "DDP024"
     name = "accumulation-without-no-sync"
     severity = Severity.INFO
+    default = False  # opt-in: first contact (fresh7): 1 true / 3 false / 4 debatable
     summary = "Gradient accumulation under DDP without no_sync(): an all-reduce every micro-step"
     explanation = """\
 ## What it does

@@ -37,6 +37,9 @@ class DeviceCountAsWorldSize(Rule):
     code = "DDP029"
     name = "device-count-as-world-size"
     severity = Severity.WARNING
+    default = (
+        False  # opt-in: harm needs more than one node; single-node launches are correct as launched
+    )
     summary = "torch.cuda.device_count() used as the world size (wrong on more than one node)"
     explanation = """
 ## What it does

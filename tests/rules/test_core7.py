@@ -360,48 +360,72 @@ def test_ddp002_unknown_helper_in_a_single_file_is_not_guessed():
 
 # -- DDP003 ------------------------------------------------------------------------------
 
+EVALUATION = """
+def evaluate(model, ds):
+    dist.init_process_group("nccl")
+    s = {sampler}
+    loader = DataLoader(ds, sampler=s)
+    stats = torch.zeros(2)
+    for x, y in loader:
+        stats += torch.tensor([(model(x).argmax(1) == y).sum().item(), len(y)])
+    {reduce}
+    return stats[0] / stats[1]
+"""
+
 
 @pytest.mark.parametrize(
-    ("sampler", "loader", "flagged"),
+    ("sampler", "reduce", "flagged"),
     [
-        ("DistributedSampler(ds)", "DataLoader(ds, sampler=s)", True),
-        (
-            "DistributedSampler(ds, shuffle=True)",
-            "DataLoader(ds, sampler=s, drop_last=False)",
-            True,
-        ),
-        ("DistributedSampler(ds, drop_last=True)", "DataLoader(ds, sampler=s)", False),
-        ("DistributedSampler(ds)", "DataLoader(ds, sampler=s, drop_last=True)", False),
-        ("DistributedSampler(ds, shuffle=False)", "DataLoader(ds, sampler=s)", False),
-        ("DistributedSampler(ds, drop_last=args.drop)", "DataLoader(ds, sampler=s)", False),
-        ("DistributedSampler(ds)", "DataLoader(ds, sampler=s, **loader_kwargs)", False),
-        (
-            "DistributedSampler(ds)",
-            "DataLoader(ds, batch_sampler=torch.utils.data.BatchSampler(s, 8, drop_last=True))",
-            False,
-        ),
-        (
-            "DistributedSampler(ds)",
-            "DataLoader(ds, batch_sampler=torch.utils.data.BatchSampler(s, 8, False))",
-            True,
-        ),
+        ("DistributedSampler(ds, shuffle=False)", "dist.all_reduce(stats)", True),
+        ("DistributedSampler(ds, shuffle=False, drop_last=False)", "dist.reduce(stats, 0)", True),
+        ("DistributedSampler(ds, shuffle=False)", "dist.barrier()", False),
+        ("DistributedSampler(ds, shuffle=False, drop_last=True)", "dist.all_reduce(stats)", False),
+        ("DistributedSampler(ds, shuffle=False)", "stats = stats[: len(ds)]", False),
     ],
 )
-def test_ddp003_drop_last_on_sampler_or_loader(sampler, loader, flagged):
-    source = src(f'dist.init_process_group("nccl")\ns = {sampler}\nloader = {loader}\n')
+def test_ddp003_evaluation_padding_reaching_a_reduced_metric(sampler, reduce, flagged):
+    source = src(EVALUATION.format(sampler=sampler, reduce=reduce))
     assert rows(source, "DDP003") == ([line_of(source, "s = ")] if flagged else [])
 
 
-def test_ddp003_message_says_padding_not_hang_and_is_a_warning():
+def test_ddp003_loop_reading_dataset_indices_can_drop_the_repeats():
+    """`for x, index in loader`: the gathered indices place (or drop) repeated samples."""
+    sampler = "DistributedSampler(ds, shuffle=False)"
+    source = src(EVALUATION.format(sampler=sampler, reduce="dist.all_reduce(stats)"))
+    assert rows(source.replace("for x, y in loader", "for x, index in loader"), "DDP003") == []
+
+
+@pytest.mark.parametrize(
+    ("sampler", "loader"),
+    [
+        ("DistributedSampler(ds)", "DataLoader(ds, sampler=s)"),
+        ("DistributedSampler(ds, shuffle=True)", "DataLoader(ds, sampler=s, drop_last=False)"),
+        (
+            "DistributedSampler(ds)",
+            "DataLoader(ds, batch_sampler=torch.utils.data.BatchSampler(s, 8, False))",
+        ),
+    ],
+)
+def test_ddp003_training_sampler_keeping_its_tail_is_not_reported(sampler, loader):
+    """Padding in training repeats a few samples per epoch: a cost, not reported."""
     source = src(
-        'dist.init_process_group("nccl")\n'
-        "s = DistributedSampler(ds)\n"
-        "l = DataLoader(ds, sampler=s)\n"
+        f'dist.init_process_group("nccl")\ns = {sampler}\nloader = {loader}\n'
+        "for x, y in loader:\n    loss = model(x).sum()\n    loss.backward()\n"
+        "    dist.all_reduce(loss)\n"
+    )
+    assert rows(source, "DDP003") == []
+
+
+def test_ddp003_message_names_the_padding_and_the_reduction_and_is_a_warning():
+    source = src(
+        EVALUATION.format(
+            sampler="DistributedSampler(ds, shuffle=False)", reduce="dist.all_reduce(stats)"
+        )
     )
     (diagnostic,) = lint_source(source, select=["DDP003"])
     assert diagnostic.severity is Severity.WARNING
-    assert "pads by repeating samples" in diagnostic.message
-    assert "does not hang" in diagnostic.message
+    assert "pads with repeated samples" in diagnostic.message
+    assert "`dist.all_reduce(...)`" in diagnostic.message and "twice" in diagnostic.message
 
 
 def test_ddp003_sampler_whose_loader_is_built_elsewhere_is_left_alone():
@@ -414,7 +438,10 @@ def test_ddp003_sampler_whose_loader_is_built_elsewhere_is_left_alone():
 # -- DDP004 ------------------------------------------------------------------------------
 
 
-def test_ddp004_optimizer_before_wrap_is_info_and_mentions_fsdp():
+FSDP_IMPORT = "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+
+
+def test_ddp004_optimizer_before_the_fsdp_wrap_is_an_error():
     source = src(
         """
         def main(model, local_rank):
@@ -422,13 +449,27 @@ def test_ddp004_optimizer_before_wrap_is_info_and_mentions_fsdp():
             model = model.cuda(local_rank)
             optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
             model = model.to(local_rank)
-            model = DDP(model, device_ids=[local_rank])
-        """
+            model = FSDP(model, device_id=local_rank)
+        """,
+        HEADER + FSDP_IMPORT,
     )
     (diagnostic,) = lint_source(source, select=["DDP004"])
     assert diagnostic.start.row == line_of(source, "AdamW")
-    assert diagnostic.severity is Severity.INFO
-    assert "harmless for DDP" in diagnostic.message and "FSDP" in diagnostic.message
+    assert diagnostic.severity is Severity.ERROR
+    assert "FSDP" in diagnostic.message and "no longer uses" in diagnostic.message
+
+
+def test_ddp004_optimizer_before_the_ddp_wrap_is_fine():
+    """DDP keeps the module's own parameters (pytorch#59147): either order works."""
+    source = src(
+        """
+        def main(model, local_rank):
+            dist.init_process_group("nccl")
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+            model = DDP(model, device_ids=[local_rank])
+        """
+    )
+    assert rows(source, "DDP004") == []
 
 
 @pytest.mark.parametrize(
@@ -445,8 +486,9 @@ def test_ddp004_rebinding_between_optimizer_and_wrap_is_not_reported(between):
             dist.init_process_group("nccl")
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             {between}
-            model = DDP(model, device_ids=[local_rank])
-        """
+            model = FSDP(model, device_id=local_rank)
+        """,
+        HEADER + FSDP_IMPORT,
     )
     assert rows(source, "DDP004") == []
 
@@ -458,9 +500,10 @@ def test_ddp004_optimizer_of_another_module_or_after_the_wrap_is_fine():
             dist.init_process_group("nccl")
             critic_opt = torch.optim.Adam(critic.parameters())
             model_ema = torch.optim.swa_utils.AveragedModel(model)
-            model = DDP(model, device_ids=[local_rank])
+            model = FSDP(model, device_id=local_rank)
             optimizer = torch.optim.Adam(model.parameters())
-        """
+        """,
+        HEADER + FSDP_IMPORT,
     )
     assert rows(source, "DDP004") == []
 

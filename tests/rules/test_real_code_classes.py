@@ -173,7 +173,7 @@ def test_ddp003_validation_sampler_with_default_shuffle_is_left_alone():
         val_loader = DataLoader(dataset_val, sampler=sampler_val)
         return train_loader, val_loader
     """
-    assert rows(body, "DDP003") == [4]
+    assert rows(body, "DDP003") == []  # padding harms only a metric reduced in sight
 
 
 def test_ddp015_data_parallel_fallback_next_to_a_wrap_helper():
@@ -193,15 +193,16 @@ def test_ddp015_data_parallel_fallback_next_to_a_wrap_helper():
 
 def test_ddp004_optimizer_built_in_the_constructor_before_a_later_wrap():
     body = """
+    from torch.distributed.fsdp import FullyShardedDataParallel
     class Trainer:
         def __init__(self, model):
             self.model = model.cuda()
             self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
 
         def setup(self, rank):
-            self.model = DDP(self.model, device_ids=[rank])
+            self.model = FullyShardedDataParallel(self.model, device_id=rank)
     """
-    assert rows(body, "DDP004") == [5]
+    assert rows(body, "DDP004") == [6]
 
 
 def test_ddp001_per_rank_device_table_is_left_alone():

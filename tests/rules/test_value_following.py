@@ -55,19 +55,3 @@ def wrap(model, local_rank):
 def test_ddp016_follows_a_helper_to_its_constant():
     assert rows(FIND_UNUSED.format(value="True"), "DDP016") == [6]
     assert rows(FIND_UNUSED.format(value="cfg.find_unused"), "DDP016") == []
-
-
-BATCH_SAMPLER = """
-def batches(sampler):
-    return BatchSampler(sampler, 32, drop_last={drop})
-
-def build(train_set):
-    dist.init_process_group("nccl")
-    sampler = DistributedSampler(train_set, shuffle=True)
-    return DataLoader(train_set, batch_sampler=batches(sampler))
-"""
-
-
-def test_ddp003_follows_a_batch_sampler_built_by_a_helper():
-    assert rows(BATCH_SAMPLER.format(drop="True"), "DDP003") == []
-    assert rows(BATCH_SAMPLER.format(drop="False"), "DDP003") == [7]

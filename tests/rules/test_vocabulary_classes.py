@@ -44,10 +44,16 @@ def test_ddp015_apex_or_deepspeed_wrap_makes_data_parallel_a_fallback():
 
 
 def test_ddp015_other_wrapper_named_like_apex_still_reported():
+    """An unknown wrapper is no multi-process wrap: a DataParallel that is not on the
+    single-process side of a switch stays reported (the switched one is a fallback)."""
     own = DP_FALLBACK.format(
         imports="from mylib import DistributedDataParallel", wrap="DistributedDataParallel(model)"
     )
-    assert rows(own, "DDP015") == [7]
+    assert rows(own, "DDP015") == []
+    always = own.replace("    return torch.nn.DataParallel(model)", "    return model").replace(
+        "    model = wrap(model, True)", "    model = torch.nn.DataParallel(wrap(model, True))"
+    )
+    assert rows(always, "DDP015") == [10]
 
 
 # -- S7, DDP019: a device mesh's `get_local_rank` ------------------------------------------

@@ -21,7 +21,7 @@ def train(epochs=50, batch_size=64):
         dist.init_process_group("nccl")
     model = nn.Sequential(nn.Conv2d(3, 16, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 5))
     model = model.to(device)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.937)  # expect: DDP004
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.937)
     cuda = device.type != "cpu"
     if cuda and RANK == -1 and torch.cuda.device_count() > 1:
         LOGGER.warning("DataParallel is not recommended, use torchrun for multi-GPU training")

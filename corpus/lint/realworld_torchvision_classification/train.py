@@ -131,7 +131,7 @@ def main(opts):
     loss_fn = nn.CrossEntropyLoss(label_smoothing=opts.smoothing)
 
     groups = common.decay_groups(model, opts.wd, norm_decay=opts.norm_wd)
-    opt = torch.optim.SGD(groups, lr=opts.lr, momentum=0.9, weight_decay=opts.wd)  # expect: DDP004 (true, info: harmless for DDP, matters only under FSDP)
+    opt = torch.optim.SGD(groups, lr=opts.lr, momentum=0.9, weight_decay=opts.wd)
     scaler = torch.amp.GradScaler("cuda") if opts.amp else None
     cosine = torch.optim.lr_scheduler.CosineAnnealingLR(
         opt, T_max=opts.epochs - opts.warmup_epochs, eta_min=opts.min_lr

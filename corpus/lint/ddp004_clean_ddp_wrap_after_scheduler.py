@@ -1,4 +1,6 @@
-"""ImageNet-style script: optimizer and scheduler set up before the DDP wrap."""
+"""ImageNet-style script: optimizer and scheduler set up before the DDP wrap.
+DDP keeps the module's own parameters, so an optimizer built before the wrap is fine
+(pytorch#59147): nothing to report."""
 import argparse
 import os
 
@@ -19,7 +21,7 @@ def main():
     dist.init_process_group("nccl")
 
     model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 16 * 16, 10)).cuda(local_rank)
-    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)  # expect: DDP004
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=30, gamma=0.1)
     model = DDP(model, device_ids=[local_rank])
 

@@ -1,4 +1,6 @@
-"""Bucketed batches for variable-length inputs built on a DistributedSampler."""
+"""Bucketed batches for variable-length inputs built on a DistributedSampler.
+A training sampler that pads repeats a few samples per epoch, a cost maintainers keep:
+not reported."""
 import os
 
 import torch
@@ -19,7 +21,7 @@ def main(epochs=6):
     torch.cuda.set_device(local_rank)
     dist.init_process_group("nccl")
     corpus = TensorDataset(torch.randn(999, 50), torch.randint(0, 2, (999,)))
-    sampler = DistributedSampler(corpus, shuffle=True)  # expect: DDP003
+    sampler = DistributedSampler(corpus, shuffle=True)
     batches = BatchSampler(sampler, batch_size=24, drop_last=False)
     loader = DataLoader(corpus, batch_sampler=batches, collate_fn=collate, num_workers=2)
     model = DDP(nn.Linear(50, 2).cuda(local_rank), device_ids=[local_rank])

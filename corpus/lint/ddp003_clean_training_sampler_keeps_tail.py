@@ -1,4 +1,6 @@
-"""Segmentation training; the sampler and loader keep their defaults."""
+"""Segmentation training; the sampler and loader keep their defaults.
+A training sampler that pads repeats a few samples per epoch, a cost maintainers keep:
+not reported."""
 import argparse
 import os
 
@@ -20,7 +22,7 @@ def main():
     images = torch.randn(1003, 3, 64, 64)
     masks = torch.randint(0, 21, (1003, 64, 64))
     train_set = TensorDataset(images, masks)
-    sampler = DistributedSampler(train_set, shuffle=True, seed=42)  # expect: DDP003
+    sampler = DistributedSampler(train_set, shuffle=True, seed=42)
     loader = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler, num_workers=4)
     model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 21, 1))
     model = DDP(model.cuda(local_rank), device_ids=[local_rank])

@@ -1,0 +1,239 @@
+"""One definition of "never: nothing live calls it": whether a statement can run.
+
+`LIVE`: nothing says it cannot (the default: a call counts whatever calls it). `NEVER`: it
+cannot run. A test the literals decide against it (`ddplint.engine.dead_code`); a test on a
+parameter that always holds its default (a private function whose every call is in sight,
+none passing it); or a function no code names (not in its file outside its own definition
+and functions that never run themselves, not in another file of the project, not in the
+entry-point configuration) in a module that is a script (`if __name__ == "__main__":`).
+`UNKNOWN`: a function no code names in a module that is not a script, when it is private
+(`_name`) or its module is a helper that other files of the project import: a notebook or
+a user may still call it. A public function of a module no project file imports is what
+the module exports to its users, an entry point: live.
+
+Entry points need no list of their own: a `__main__` block, a function handed to `mp.spawn`
+or `Process(target=...)`, a console script in pyproject.toml all name the function, and a
+named function is live; so are pytest's `test*` functions and methods (a framework calls
+`forward`, `training_step` and hooks no code names). The test is on names, so it
+errs towards live: any mention counts. What other files hold comes from the project
+(`named_elsewhere`, injected by the checker: the project layer sits above this module).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable
+from functools import cached_property
+
+import libcst as cst
+
+from ddplint.engine import Condition, Flow, Resolver, SemanticModel
+from ddplint.engine.dead_code import never_runs
+
+_CONSTANTS = {"True": True, "False": False, "None": False}
+# Attributes fetched by a computed name: any function of the module may be called.
+_COMPUTED_LOOKUP = re.compile(r"\bgetattr\([^,()]+,\s*[^\"'\s]|\bglobals\(\)|\bvars\(\)")
+
+
+class Liveness(enum.Enum):
+    LIVE = "live"
+    NEVER = "never"
+    UNKNOWN = "unknown"
+
+
+def _any_of(states: list[Liveness]) -> Liveness:
+    """The liveness of code reached through any of these paths: live if one is, else
+    unknown if one is, else never."""
+    if Liveness.LIVE in states:
+        return Liveness.LIVE
+    return Liveness.UNKNOWN if Liveness.UNKNOWN in states else Liveness.NEVER
+
+
+def _all_of(states: list[Liveness]) -> Liveness:
+    """The liveness of code that runs only when all of these do (nested functions):
+    never if one never runs, else unknown if one is, else live."""
+    if Liveness.NEVER in states:
+        return Liveness.NEVER
+    return Liveness.UNKNOWN if Liveness.UNKNOWN in states else Liveness.LIVE
+
+
+class Livenesses:
+    """Liveness of the statements of one file.
+
+    `named_elsewhere(name)` says whether another file of the project (or its entry-point
+    configuration) names `name`; None when the file is not part of a project on disk (a
+    snippet): then every function counts as called."""
+
+    def __init__(
+        self,
+        model: SemanticModel,
+        resolver: Resolver,
+        flow: Flow,
+        source: str,
+        named_elsewhere: Callable[[str], bool] | None,
+        module_name: str = "",
+    ) -> None:
+        """`module_name`: the file's module name, to ask whether other files import it."""
+        self.module_name = module_name
+        self.model = model
+        self.resolver = resolver
+        self.flow = flow
+        self.source = source
+        self.named_elsewhere = named_elsewhere
+        self._functions: dict[cst.FunctionDef, Liveness] = {}
+        self._mentions: dict[str, list[cst.Name]] | None = None
+        self._strings: str | None = None
+
+    def of(self, node: cst.CSTNode) -> Liveness:
+        """Whether `node` can run: NEVER, UNKNOWN, or LIVE."""
+        if never_runs(self.flow, self.resolver, node) or self._needs_unpassed_argument(node):
+            return Liveness.NEVER
+        return _all_of([self.function(f) for f in self._functions_around(node)])
+
+    def _functions_around(self, node: cst.CSTNode) -> list[cst.FunctionDef]:
+        parents = self.model.parents
+        found = []
+        current = parents.get(node)
+        while current is not None:
+            if isinstance(current, cst.FunctionDef):
+                found.append(current)
+            current = parents.get(current)
+        return found
+
+    # -- functions ----------------------------------------------------------------------
+
+    def function(self, func: cst.FunctionDef) -> Liveness:
+        """Whether anything live may call `func` (see the module docstring)."""
+        known = self._functions.get(func)
+        if known is not None:
+            return known
+        self._functions[func] = Liveness.LIVE  # a function that names itself: recursion
+        found = self._function(func)
+        self._functions[func] = found
+        return found
+
+    def _function(self, func: cst.FunctionDef) -> Liveness:
+        name = func.name.value
+        if (
+            self.named_elsewhere is None
+            or func.decorators
+            or name.startswith(("__", "test"))
+            or self._is_method(func)
+            or self._looks_up_by_name
+            or self._in_string(name)
+        ):
+            return Liveness.LIVE
+        states = []
+        for mention in self._mentions_of(name):
+            if mention is func.name:
+                continue
+            around = [f for f in self._functions_around(mention) if f is not func]
+            states.append(_all_of([self.function(f) for f in around]))
+            if states[-1] is Liveness.LIVE:
+                return Liveness.LIVE
+        if self.named_elsewhere(name):
+            return Liveness.LIVE
+        if states:
+            return _any_of(states)
+        if self._is_script():
+            return Liveness.NEVER
+        if name.startswith("_") or self._imported_elsewhere():
+            return Liveness.UNKNOWN
+        return Liveness.LIVE
+
+    def _imported_elsewhere(self) -> bool:
+        """Another file of the project names this module: it is one of the project's own
+        helper modules, not only an interface for code outside."""
+        named = self.named_elsewhere
+        return bool(self.module_name) and named is not None and named(self.module_name)
+
+    def _is_method(self, func: cst.FunctionDef) -> bool:
+        """A method: frameworks call methods no code names (`forward`, `training_step`,
+        hooks), so a method counts as live."""
+        body = self.model.parents.get(func)
+        return body is not None and isinstance(self.model.parents.get(body), cst.ClassDef)
+
+    @cached_property
+    def _looks_up_by_name(self) -> bool:
+        """The file fetches attributes by a computed name: any function may be called."""
+        return _COMPUTED_LOOKUP.search(self.source) is not None
+
+    def _mentions_of(self, name: str) -> list[cst.Name]:
+        if self._mentions is None:
+            self._mentions = {}
+            for node in self.model.by_type.get(cst.Name, []):
+                assert isinstance(node, cst.Name)
+                self._mentions.setdefault(node.value, []).append(node)
+        return self._mentions.get(name, [])
+
+    def _in_string(self, name: str) -> bool:
+        """A string of the module, not a docstring, holds `name` as a word (`__all__`, a
+        registry by name)."""
+        if self._strings is None:
+            parents = self.model.parents
+            self._strings = "\n".join(
+                s.value
+                for s in self.model.by_type.get(cst.SimpleString, [])
+                if isinstance(s, cst.SimpleString) and not isinstance(parents.get(s), cst.Expr)
+            )
+        return re.search(rf"\b{re.escape(name)}\b", self._strings) is not None
+
+    def _is_script(self) -> bool:
+        """The module runs as a program: it has an `if __name__ == "__main__":` block."""
+        for statement in self.model.module.body:
+            if isinstance(statement, cst.If) and "__main__" in self.model.module.code_for_node(
+                statement.test
+            ):
+                return True
+        return False
+
+    # -- parameters that keep their default ---------------------------------------------
+
+    def _needs_unpassed_argument(self, node: cst.CSTNode) -> bool:
+        """`node` runs only where a parameter holds a value no call passes (`else: return`
+        under `if raise_on_error:`, where every call keeps `raise_on_error=True`)."""
+        return any(self._contradicts(condition) for condition in self.flow.conditions(node))
+
+    def _contradicts(self, condition: Condition) -> bool:
+        for term, value in condition.terms():
+            if isinstance(term, cst.Name):
+                default = self.default_value(term, condition.gate)
+                if default is not None and default != value:
+                    return True
+        return False
+
+    def default_value(self, name: cst.Name, at: cst.CSTNode) -> bool | None:
+        """The truth of the default (`True`, `False`, `None`) that the parameter `name`
+        always holds at `at` (no call passes it, the function does not rebind it before
+        `at`); None when another value may get there."""
+        bindings = self.resolver.reaching(name.value, at)
+        if len(bindings) != 1 or bindings[0].kind != "param":
+            return None
+        func = bindings[0].scope
+        value = bindings[0].value
+        default = _CONSTANTS.get(value.value) if isinstance(value, cst.Name) else None
+        if default is None or not isinstance(func, cst.FunctionDef):
+            return None
+        if not self._calls_in_sight(func):
+            return None
+        return None if self.resolver.arguments_for(bindings[0]) else default
+
+    def _calls_in_sight(self, func: cst.FunctionDef) -> bool:
+        """Every call of `func` is one of this file's calls the resolver links to it, none
+        with `*args` or `**kwargs`: it is private (`_name`, or nested in a function), not
+        decorated, named nowhere else, and not looked up by a computed name."""
+        name = func.name.value
+        private = (name.startswith("_") and not name.endswith("__")) or isinstance(
+            self.model.frame(func), cst.FunctionDef
+        )
+        if not private or func.decorators or self._looks_up_by_name:
+            return False
+        calls = [
+            c for c in self.model.calls_by_name.get(name, []) if func in self.resolver.callees(c)
+        ]
+        if not calls or any(arg.star for call in calls for arg in call.args):
+            return False
+        if len(re.findall(rf"\b{re.escape(name)}\b", self.source)) != 1 + len(calls):
+            return False
+        return self.named_elsewhere is not None and not self.named_elsewhere(name)

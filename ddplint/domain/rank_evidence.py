@@ -1,0 +1,186 @@
+"""Whether a rank test rests on a value or only on a name.
+
+`ddplint.domain.ranks` recognises rank tests by what they read, names included (`rank == 0`,
+`self.is_master`, `args.local_rank in [-1, 0]`): right for deciding what a rule may say, too
+weak to prove a hang. A test is *traced* when its per-process value comes from a source
+whose value differs between ranks: `dist.get_rank()` and the other rank functions, the
+RANK / LOCAL_RANK environment variables, the index `mp.spawn` / `Process(target=...)`
+passes to the function it starts, the `--local_rank` argument of a script that parses it,
+the name the file hands to `init_process_group(rank=...)` (that value is this process's rank
+whatever was added to it: `args.rank += gpu`),
+arithmetic on one of those (`rank % ngpus`, `node * ngpus + gpu`), or a function (of this
+file, a project module's summary, or a library) that returns a rank test. A test that only
+spells a rank in a name (`if local_rank == 0:` with `local_rank` a parameter no caller in
+sight passes, `if self.is_master:`) is not: the hang-class rules report it as unproven.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ddplint.domain.apis import MAIN_PROCESS_NAME, PROCESS_STARTERS, RANK_ENV, RANK_FUNCTION
+from ddplint.domain.gates import Gate
+from ddplint.domain.ranks import Ranks, last_name, strip_conversion
+from ddplint.engine import Resolver
+from ddplint.engine.resolve import argument
+from ddplint.names import dotted
+
+if TYPE_CHECKING:
+    from ddplint.context import FileContext
+
+_MAX_DEPTH = 4
+_LAUNCHER_ARGUMENTS = frozenset({"--local_rank", "--local-rank"})
+_INIT_PROCESS_GROUP = "torch.distributed.init_process_group"
+
+
+class RankEvidence:
+    """Traced or name-only rank tests of one file.
+
+    `elsewhere(call)`: a call of another project module's function that returns a rank
+    test computed in its body (`Project.returned_rank_test`)."""
+
+    def __init__(
+        self,
+        ranks: Ranks,
+        resolver: Resolver,
+        elsewhere: Callable[[cst.Call], bool] | None = None,
+    ) -> None:
+        self.ranks = ranks
+        self.resolver = resolver
+        self.elsewhere = elsewhere
+
+    def gate_traced(self, gate: Gate) -> bool:
+        """The gate's rank test is traced to a value; a main-only decorator is (its body,
+        or the library's, tests the rank)."""
+        if gate.condition is None:
+            return True
+        return self.test_traced(gate.condition.test, gate.node)
+
+    def test_traced(
+        self, test: cst.BaseExpression, at: cst.CSTNode, depth: int = _MAX_DEPTH
+    ) -> bool:
+        if depth < 0:
+            return False
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        if isinstance(test, cst.BooleanOperation):
+            parts = [p for p in (test.left, test.right) if self.ranks.side(p, at) is not None]
+            return any(self.test_traced(p, at, depth - 1) for p in parts)
+        if isinstance(test, cst.Comparison):
+            operands = [test.left, *(c.comparator for c in test.comparisons)]
+            return any(
+                self.value_traced(o, at, depth - 1)
+                for o in operands
+                if self.ranks.is_rank_value(o, at) or self.ranks.is_group_rank(o, at)
+            )
+        if isinstance(test, cst.Call):
+            return self._call_returns_traced_test(test, depth)
+        return any(
+            value.expr is not test
+            and self.ranks.side(value.expr, value.at) is not None
+            and self.test_traced(value.expr, value.at, depth - 1)
+            for value in self.resolver.values(test, at)
+        )
+
+    def _call_returns_traced_test(self, call: cst.Call, depth: int) -> bool:
+        callees = self.resolver.callees(call)
+        if callees:
+            returns = [
+                r for f in callees for r in self.resolver.model.returns.get(f, []) if r.value
+            ]
+            return bool(returns) and all(
+                r.value is not None and self.test_traced(r.value, r, depth - 1) for r in returns
+            )
+        if self.resolver.model.imports.resolve(call.func) is not None:
+            name = last_name(call.func) or ""
+            return bool(MAIN_PROCESS_NAME.match(name))  # a library's main-process function
+        return self.elsewhere is not None and self.elsewhere(call)
+
+    def value_traced(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
+        """`expr` holds a value computed from a per-process source (module docstring)."""
+        if depth < 0:
+            return False
+        for value in self.resolver.values(expr, at):
+            if self._source(strip_conversion(value.expr), value.at, depth):
+                return True
+        return False
+
+    def _source(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
+        if self.resolver.direct_environ_key(expr, at) in RANK_ENV:
+            return True
+        if isinstance(expr, cst.Call):
+            name = last_name(expr.func)
+            return name is not None and bool(RANK_FUNCTION.match(name))
+        if isinstance(expr, cst.BinaryOperation):
+            return self.value_traced(expr.left, at, depth - 1) or self.value_traced(
+                expr.right, at, depth - 1
+            )
+        if dotted(expr) in self._process_group_ranks:
+            return True
+        if isinstance(expr, cst.Name):
+            return self._spawn_index(expr, at)
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value == "local_rank" and self._parses_local_rank
+        return False
+
+    @cached_property
+    def _process_group_ranks(self) -> frozenset[str]:
+        """The names the file passes as `init_process_group(rank=...)`."""
+        model = self.resolver.model
+        found = set()
+        for call in model.calls:
+            if model.imports.resolve(call.func) == _INIT_PROCESS_GROUP:
+                rank = argument(call, None, "rank")
+                name = dotted(rank) if rank is not None else None
+                if name:
+                    found.add(name)
+        return frozenset(found)
+
+    @cached_property
+    def _spawned(self) -> frozenset[str]:
+        """Functions started by `mp.spawn` / `Process(target=...)`."""
+        model = self.resolver.model
+        found: set[str] = set()
+        for call in model.calls:
+            if model.imports.resolve(call.func) not in PROCESS_STARTERS:
+                continue
+            target = argument(call, None, "target") or argument(call, 0, "fn")
+            name = last_name(target) if target is not None else None
+            if name:
+                found.add(name)
+        return frozenset(found)
+
+    def _spawn_index(self, expr: cst.Name, at: cst.CSTNode) -> bool:
+        """The first parameter of a function a process starter runs: the process index."""
+        if not self._spawned:
+            return False
+        for binding in self.resolver.reaching(expr.value, at):
+            owner = binding.owner
+            if binding.kind != "param" or not isinstance(owner, cst.FunctionDef):
+                continue
+            params = [*owner.params.posonly_params, *owner.params.params]
+            if owner.name.value in self._spawned and params and params[0].name.value == expr.value:
+                return True
+        return False
+
+    @cached_property
+    def _parses_local_rank(self) -> bool:
+        """The file defines the launcher's `--local_rank` argument."""
+        return any(
+            isinstance(s, cst.SimpleString) and s.raw_value in _LAUNCHER_ARGUMENTS
+            for s in self.resolver.model.by_type.get(cst.SimpleString, [])
+        )
+
+
+def rank_evidence(ctx: FileContext) -> RankEvidence:
+    """The evidence of `ctx`'s rank tests, asking the project about its modules' functions."""
+    project = ctx.project
+
+    def elsewhere(call: cst.Call) -> bool:
+        return project is not None and project.returned_rank_test(ctx, call) is not None
+
+    return RankEvidence(ctx.domain.ranks, ctx.resolver, elsewhere)
