@@ -1,6 +1,7 @@
 """What users see, kept as reviewed snapshots: for every corpus/lint case (a file, or a
 folder holding a multi-file project) the text output of `ddplint check` (codes, lines,
-columns, messages, summary) and the `--diff` of all its fixes, safe and unsafe.
+columns, messages, summary) in the default run and with every rule and unproven finding
+(`--select ALL --preview`), and the `--diff` of all the fixes of every rule, safe and unsafe.
 
 A changed message, column or fix fails here until a person has looked at it. After
 reviewing the change, regenerate with:
@@ -50,5 +51,11 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 @pytest.mark.parametrize("case", LINT_CASES)
 def test_what_users_see(case, capsys, monkeypatch, snapshot, tmp_path):
     monkeypatch.chdir(corpus_case_project(case, tmp_path / "project"))
-    output = run(capsys, case) + "\n" + run(capsys, "--diff", "--unsafe-fixes", case)
+    output = "\n".join(
+        (
+            run(capsys, case),
+            run(capsys, "--select", "ALL", "--preview", case),
+            run(capsys, "--select", "ALL", "--diff", "--unsafe-fixes", case),
+        )
+    )
     assert output == snapshot
