@@ -11,6 +11,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import Gate, Side
 from ddplint.domain.apis import MEMOIZERS
 from ddplint.domain.rank_evidence import rank_evidence
+from ddplint.engine.flow import is_exit_call
 from ddplint.rule import Finding, Rule, register
 
 
@@ -35,7 +36,11 @@ forever for the others (a hang until the NCCL watchdog or gloo timeout), or pair
 next, unrelated collective the other ranks issue and corrupts that exchange.
 `dist.new_group` too must be called by every rank, even those not in the new group.
 
-Left alone: rank-0 work followed by a barrier every rank reaches, the rank-0-first pattern
+Left alone: a collective after an early exit that raises on the ranks it turns away
+(`if rank == owner and state is None: raise RuntimeError(...)`: those ranks fail, and
+torchrun ends the job when a rank exits with an error: a crash, not a hang; a clean
+`return` or `sys.exit(0)` there is reported), rank-0 work followed by a barrier every rank
+reaches, the rank-0-first pattern
 (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`, each rank reaching one
 barrier), both branches of an `if`/`else` issuing the collective, collectives on a
 subgroup (`group=`), point-to-point `send`/`recv`, and helpers (of this file or of the
@@ -172,7 +177,11 @@ def exchange(t, rank):
                 groups.setdefault((ctx.scope(call), key), []).append(gate)
         evidence = rank_evidence(ctx) if candidates else None
         for call, key, gate in candidates:
-            if self._other_ranks_issue(ctx, gate) or _paired(gate, groups[ctx.scope(call), key]):
+            if (
+                self._other_ranks_issue(ctx, gate)
+                or _others_raise(ctx, gate)
+                or _paired(gate, groups[ctx.scope(call), key])
+            ):
                 continue
             assert evidence is not None
             unproven = not evidence.gate_traced(gate)  # a rank spelled in a name only
@@ -190,6 +199,24 @@ def exchange(t, rank):
             return False
         issues = ctx.domain.collectives.issues
         return any(isinstance(n, cst.Call) and issues(n) for n in ctx.walk(other))
+
+
+def _others_raise(ctx: FileContext, gate: Gate) -> bool:
+    """The gate is an early exit whose leaving branch raises on the ranks it turns away
+    (`if not ready: raise RuntimeError(...)`): they fail, and torchrun ends every rank when
+    one exits with an error. A crash, not a wait in a collective. A plain exit
+    (`sys.exit(0)`) is no such stop: a rank that ends cleanly leaves the others waiting."""
+    condition, node = gate.condition, gate.node
+    if condition is None or not condition.early_exit or not isinstance(node, cst.If):
+        return False
+    branch = node.orelse if condition.holds else node.body
+    if isinstance(branch, cst.Else):
+        branch = branch.body
+    if not isinstance(branch, cst.IndentedBlock | cst.SimpleStatementSuite):
+        return False
+    flow = ctx.flow
+    exits = any(is_exit_call(n, flow.qualname) for n in ctx.walk(branch))
+    return not exits and flow.leaves(branch, stops_only=True)
 
 
 def _message(ctx: FileContext, call: cst.Call, key: str, gate: Gate) -> str:
