@@ -56,7 +56,9 @@ def test_fault_in_a_guard_component_turns_it_off_and_training_is_unchanged(
     result, out = fault_runs[component]
     detail = f"\n--- stdout\n{result.stdout[-2000:]}\n--- stderr\n{result.stderr[:8000]}"
     assert plain.returncode == 0 or _teardown_abort(plain), plain.stderr[:3000]
-    assert result.returncode == 0, detail
+    # with the guard off, the process ends as without it: gloo's teardown abort after the
+    # script finished, which the plain reference run shows too, is not the guard's
+    assert result.returncode == 0 or _teardown_abort(result), detail
     assert result.survivors == [], detail
     lines = result.report_lines()
     assert len(lines) == 1, detail  # rank 1 only; rank 0 keeps guarding and stays silent
