@@ -11,6 +11,11 @@ its plain reference run back to back (the order alternating between rounds), and
 medians and whether each is within budget.
 
     python bench/bench_teardown.py [--rounds 3] [--only exception.py sigkill.py ...]
+    python bench/bench_teardown.py --root-cause [--rounds 3]
+
+``--root-cause`` instead runs each scenario that names ``root_cause_rank`` with and without the
+guard and prints the (rank, exit status) torchrun's summary names as the root cause: the expected
+values in the scenarios are those of the plain runs.
 """
 
 from __future__ import annotations
@@ -70,11 +75,36 @@ def measure(scenario: dict, rounds: int) -> dict[str, list[float]]:
     return out
 
 
+def _pair(rank_status: tuple[int, int] | None) -> str:
+    return "-" if rank_status is None else f"{rank_status[0]}/{rank_status[1]}"
+
+
+def root_causes(rounds: int, only: list[str] | None) -> None:
+    """torchrun's root cause with and without the guard, against the scenario's expectation."""
+    print(f"{'scenario':<20} {'expected':>9}  plain runs / guarded runs ({rounds} each)")
+    for scenario in SCENARIOS:
+        name = name_of(scenario)
+        if "root_cause_rank" not in scenario or (only and name not in only):
+            continue
+        want = (scenario["root_cause_rank"], scenario["root_cause_exitcode"])
+        found: dict[bool, list[str]] = {False: [], True: []}
+        for round_ in range(rounds):
+            for guarded in (True, False) if round_ % 2 == 0 else (False, True):
+                cause = _run(scenario["script"], scenario["nproc"], scenario.get("env"), guarded)
+                found[guarded].append(_pair(cause.root_cause()))
+        plain, guarded = " ".join(found[False]), " ".join(found[True])
+        print(f"{name:<20} {_pair(want):>9}  {plain} / {guarded}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", nargs="*", default=None, help="scenario names")
+    parser.add_argument("--root-cause", action="store_true", help="torchrun's root cause instead")
     args = parser.parse_args()
+    if args.root_cause:
+        root_causes(args.rounds, args.only)
+        return
     keys = ("max_fault_to_exit", "plain_margin", "gone_margin")
     chosen = [s for s in SCENARIOS if any(k in s for k in keys)]
     if args.only:

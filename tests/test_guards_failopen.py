@@ -64,7 +64,9 @@ def test_fault_in_a_guard_component_turns_it_off_and_training_is_unchanged(
     assert len(lines) == 1, detail  # rank 1 only; rank 0 keeps guarding and stays silent
     assert lines[0].startswith(f"[guards] disabled: internal error in the {COMPONENTS[component]}")
     assert f"injected fault in {component}" in lines[0]
-    assert "Traceback" not in result.stderr, detail
+    # no traceback from the workers (torchrun prints its own after a teardown abort)
+    workers = result.stderr.split("torch/distributed/elastic/", 1)[0]
+    assert "Traceback" not in workers, detail
     expected, got = torch.load(plain_out), torch.load(out)
     assert expected.keys() == got.keys()
     for key, value in expected.items():
