@@ -14,6 +14,7 @@ from torch.distributed import distributed_c10d
 from . import failopen
 from .callsite import is_internal, site_of, user_frame
 from .fingerprint import OP_CODES, SPECS, argument, extractor
+from .handmade import REDUCED
 from .ledger import GroupLedger, Ledger
 
 _local = threading.local()
@@ -77,6 +78,8 @@ def _wrap(
     meta_of = extractor(name, fn)
     group_of = argument(fn, "group")
     async_of = argument(fn, "async_op")
+    # all_reduce of a gradient makes its parameter a replica (``handmade``)
+    reduced_of = argument(fn, "tensor") if name == "all_reduce" else None
     switch = failopen.SWITCH
 
     @functools.wraps(fn)
@@ -98,6 +101,8 @@ def _wrap(
                     # that aborts the process on a mismatch (gloo on sizes) cannot hide it
                     _novel.add(fp)
                     on_novel()
+                if reduced_of is not None and REDUCED.on:
+                    REDUCED.note(reduced_of(args, kwargs), group.name, group.ranks)
                 is_async = async_of(args, kwargs)
                 if not is_async:
                     group.blocked = seq

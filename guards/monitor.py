@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from torch._C._distributed_c10d import Store
 
 from . import config, exchange, report, verdict
+from .agent import root_cause
 from .agent.location import Whereabouts, main_frame, main_stack, user_code
 from .callsite import site_of
 from .fingerprint import describe
@@ -32,6 +33,7 @@ STRANDED_AFTER = 2.0  # a finished rank ends a job whose running ranks all sit t
 LEAVE_AFTER = 5.0  # unrecorded communication call; it leaves after this long without progress
 SILENT = 15.0  # a peer whose heartbeat stops this long is not waited for at the end
 ORPHAN_CHECK = 2.0
+CULPRIT_WAIT = 5.0  # seconds a survivor waits for the failing rank's process to end
 
 
 def _alive(pid: int) -> bool:
@@ -102,6 +104,14 @@ class Monitor(threading.Thread):
 
     def poke(self) -> None:
         self.wake.set()
+
+    def halt(self, timeout: float = 2.0) -> None:
+        """Stop the thread and wait (bounded) until it has: a thread cut by the interpreter's
+        exit inside a store call (C++, without the GIL) aborts the process (SIGABRT)."""
+        self.ok.set()
+        self.poke()
+        if threading.current_thread() is not self:
+            self.join(timeout)
 
     def tick(self) -> None:
         ex = self.ex
@@ -282,12 +292,38 @@ class Monitor(threading.Thread):
         if kind in ("failed", "exited") and held["rank"] == self.rt.rank:
             return  # the main thread reports its own failure
         self.reporting.set()
-        lines = self.collect_and_render(held)
+        culprit = root_cause.culprit(held)
+        pid = self._pid_of(culprit) if culprit is not None else None
+        lines = self.collect_and_render(held, culprit if pid is not None else None)
         self.finish_report(held, lines, report.EXIT_STATUS)
         self.wait_acks()
+        if pid is not None:
+            self._leave_after(pid)
         self.rt.abort_and_exit(report.EXIT_STATUS)
 
-    def collect_and_render(self, held: dict[str, Any]) -> list[str]:
+    def _pid_of(self, rank: int) -> int | None:
+        """The process id of ``rank`` when it runs on this host (-1: known to be gone)."""
+        if rank == self.rt.rank:
+            return None
+        ex = self.ex
+        assert ex is not None
+        with contextlib.suppress(Exception):
+            for local in range(int(os.environ.get("LOCAL_WORLD_SIZE", self.rt.world_size))):
+                peer = self._peers.get(local) or ex.local_peer(self._host, local)
+                if peer is not None and peer[0] == rank:
+                    return peer[1]
+        return None
+
+    def _leave_after(self, pid: int) -> None:
+        """Stay until the failing rank's process has ended, then until torchrun ends this one
+        (see ``agent.root_cause``); bounded, so that a stuck peer never holds the job."""
+        self.rt.release()
+        deadline = time.monotonic() + CULPRIT_WAIT
+        gone = pid < 0 or root_cause.wait_until_gone(_alive, pid, deadline)
+        if gone and root_cause.under_torchrun():
+            time.sleep(root_cause.TERM_WAIT)  # torchrun's SIGTERM ends the process meanwhile
+
+    def collect_and_render(self, held: dict[str, Any], after: int | None = None) -> list[str]:
         ex = self.ex
         assert ex is not None
         reps = held.get("reps", [])
@@ -307,7 +343,8 @@ class Monitor(threading.Thread):
             if len(details) == len(reps):
                 break
             time.sleep(0.05)
-        return report.render(held, details, self.rt.rank, self.here())
+        here, torchrun = self.here(), root_cause.under_torchrun()
+        return report.render(held, details, self.rt.rank, here, after=after, torchrun=torchrun)
 
     def finish_report(self, held: dict[str, Any], lines: list[str], status: int) -> None:
         report.stream().write("\n".join(lines) + "\n")

@@ -1,9 +1,10 @@
-"""Parameter checks among replicas: the tensors of each DDP model, hashed on its replicas.
+"""Parameter checks among replicas, hashed on each replica.
 
-Only what DDP keeps equal is checked: the parameters of each DDP-wrapped model (and its buffers
-when DDP does not re-broadcast them, BatchNorm statistics aside), compared among the ranks of
-that model's process group. Processes without DDP (an ensemble, pipeline stages holding
-different layers, model-parallel or FSDP shards) have nothing to compare.
+Only what the job keeps equal is checked: the parameters of each DDP-wrapped model (and its
+buffers when DDP does not re-broadcast them, BatchNorm statistics aside), compared among the
+ranks of that model's process group; and the parameters whose gradients the job all-reduces
+itself (``handmade``), among the ranks of that group. Parameters never reduced (an ensemble,
+pipeline stages holding different layers, model-parallel or FSDP shards) are never compared.
 
 A model is checked every ``every`` steps of the optimizers that hold its parameters, and once
 more at the end of the run (``finish``), so a run shorter than ``every`` steps is still checked.
@@ -29,6 +30,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from . import ddp, failopen
+from .handmade import HandReplicas
 from .hashing import hashable, tensor_hash
 from .ledger import roll
 
@@ -53,6 +55,11 @@ def named_tensors(model: DDP, number: int) -> Iterator[tuple[str, torch.Tensor]]
             full = f"{mod_name}.{name}" if mod_name else name
             if full not in ignored and hashable(buf):
                 yield prefix + full, buf
+
+
+def _ddp_parameters() -> set[int]:
+    """Ids of the parameters of this process's DDP models (checked as DDP models)."""
+    return {id(p) for _, model in ddp.replicas() for p in model.parameters()}
 
 
 def hash_all(tensors: list[torch.Tensor]) -> list[int]:
@@ -118,11 +125,12 @@ class ModelChecks:
 
 
 class ParamChecker:
-    """Counts optimizer steps per DDP model and hashes each model every ``every`` steps."""
+    """Counts optimizer steps per replicated model and hashes each one every ``every`` steps."""
 
     def __init__(self, every: int) -> None:
         self.every = every
         self.models: dict[str, ModelChecks] = {}
+        self.hand = HandReplicas()
         # optimizer -> keys of the models it steps; weakly keyed, recomputed when groups change
         self._stepped: weakref.WeakKeyDictionary[
             torch.optim.Optimizer, tuple[int, list[tuple[str, list[int]]]]
@@ -142,13 +150,28 @@ class ParamChecker:
         self._stepped[optimizer] = (len(optimizer.param_groups), models)
         return models
 
+    def _sources(self) -> list[tuple[str, list[int], list[tuple[str, torch.Tensor]]]]:
+        """(key, replica ranks, named tensors) of every replicated model of this process."""
+        found = [
+            (replica.key, replica.ranks, list(named_tensors(model, replica.number)))
+            for replica, model in ddp.replicas()
+        ]
+        for hand in self.hand.replicas.values():
+            named = hand.named_tensors()
+            if named:
+                found.append((hand.key, hand.ranks, named))
+        return found
+
     def on_step(self, optimizer: torch.optim.Optimizer, *_: object) -> None:
         """Global optimizer step post-hook; fails open."""
         if not failopen.SWITCH.on:
             return
         try:
+            models = self._models_of(optimizer)
+            for replica in self.hand.on_step(optimizer, _ddp_parameters):
+                models = [*models, (replica.key, replica.ranks)]
             due = []
-            for key, ranks in self._models_of(optimizer):
+            for key, ranks in models:
                 checks = self.models.get(key)
                 if checks is None:
                     checks = self.models[key] = ModelChecks(ranks)
@@ -166,13 +189,12 @@ class ParamChecker:
         if not failopen.SWITCH.on:
             return
         try:
-            for replica, model in ddp.replicas():
-                if keys is not None and replica.key not in keys:
+            for key, ranks, named in self._sources():
+                if keys is not None and key not in keys:
                     continue
-                checks = self.models.get(replica.key)
+                checks = self.models.get(key)
                 if checks is None:
-                    checks = self.models[replica.key] = ModelChecks(replica.ranks)
-                named = list(named_tensors(model, replica.number))
+                    checks = self.models[key] = ModelChecks(ranks)
                 hashes = hash_all([t for _, t in named])
                 digest = 0
                 for h in hashes:

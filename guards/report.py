@@ -223,10 +223,22 @@ def render(
     rank: int,
     here: str | None,
     status: int = EXIT_STATUS,
+    *,
+    after: int | None = None,
+    torchrun: bool = False,
 ) -> list[str]:
-    """All lines of the report on ``rank``, prefixed."""
+    """All lines of the report on ``rank``, prefixed. ``after``: the failed rank this one
+    leaves after; under torchrun, torchrun then stops it and names ``after`` as the root cause."""
     body = describe(verdict, details)
     if here:
         body.append(f"this is rank {rank}: {here}")
-    body.append(f"rank {rank} stops with exit status {status}")
+    if after is None:
+        body.append(f"rank {rank} stops with exit status {status}")
+    elif torchrun:
+        body.append(
+            f"rank {rank} stops after rank {after} has ended, so that torchrun names "
+            f"rank {after} as the root cause"
+        )
+    else:
+        body.append(f"rank {rank} stops with exit status {status} after rank {after} has ended")
     return [f"{PREFIX} {line}" for line in body]

@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 import types
 from typing import Any, NoReturn
 
@@ -18,6 +19,7 @@ import torch.distributed as dist
 from torch.distributed import distributed_c10d
 
 from . import collectives, config, ddp, exchange, report
+from .agent import root_cause
 from .agent.cleanup import kill_children
 from .agent.signals import TermHandler
 from .callsite import is_internal, site_of, traceback_site, user_frame
@@ -202,6 +204,11 @@ class Runtime:
 
     def abort_and_exit(self, status: int) -> None:
         """Abort an NCCL communicator where possible, then leave at once."""
+        self.release()
+        _real_exit(status)
+
+    def release(self) -> None:
+        """Abort an NCCL communicator where possible, flush, and end this rank's children."""
         with contextlib.suppress(Exception):
             if dist.is_initialized() and "nccl" in str(dist.get_backend()).lower():
                 abort = getattr(distributed_c10d, "_abort_process_group", None)
@@ -212,7 +219,6 @@ class Runtime:
         with contextlib.suppress(Exception):
             report.stream().flush()
         kill_children()
-        _real_exit(status)
 
     # --- failures of the user's program -------------------------------------------------------
     def explain(self, exc: BaseException) -> None:
@@ -252,6 +258,7 @@ class Runtime:
 
     def on_uncaught(self, exc: BaseException, tb: types.TracebackType | None) -> None:
         """Tell every rank that this one failed, and give them time to report it."""
+        when = time.time()
         mon = self._connected()
         if mon is None or mon.ex is None:
             return
@@ -265,17 +272,25 @@ class Runtime:
             "site": traceback_site(tb),
             "memory": memory_lines(exc),
         }
-        self._own_verdict(mon, record, 1)
+        stack = "".join(traceback.format_exception(type(exc), exc, user_traceback(tb)))
+        self._own_verdict(mon, record, 1, (f"{type(exc).__name__}: {exc}", stack, when))
 
-    def _own_verdict(self, mon: Monitor, record: dict[str, Any], status: int) -> None:
+    def _own_verdict(
+        self, mon: Monitor, record: dict[str, Any], status: int, error: tuple[str, str, float]
+    ) -> None:
+        """Propose this rank's own failure; when it holds, report it and write torchrun's error
+        file (``error``: message, call stack, time) so that torchrun names this rank."""
         assert mon.ex is not None
         try:
             held = mon.ex.propose(record)
         except Exception:
             return
         if held.get("rank") == self.rank and held.get("kind") == record["kind"]:
-            mon.finish_report(held, report.render(held, {}, self.rank, None, status), status)
+            lines = report.render(held, {}, self.rank, None, status)
+            root_cause.write_error_file(error[0], error[1] + "\n".join(lines), error[2])
+            mon.finish_report(held, lines, status)
             mon.wait_acks()
+            mon.halt()  # no store call of the monitor may be cut by the interpreter's exit
         else:
             mon.poke()  # another verdict came first: the monitor reports it and exits
             time.sleep(DETAIL_AND_ACKS)
@@ -292,13 +307,14 @@ class Runtime:
         if mon is None:
             return
         if status:
+            when = time.time()
             record = {
                 "kind": "exited",
                 "rank": self.rank,
                 "status": status,
                 "site": traceback_site(sys.exc_info()[2]),
             }
-            self._own_verdict(mon, record, status)
+            self._own_verdict(mon, record, status, (f"SystemExit: {status}", "", when))
             return
         self.params.finish()
         self.state = "fin"

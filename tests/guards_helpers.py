@@ -24,6 +24,11 @@ else:  # pragma: no cover
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "corpus" / "runtime"
 _FAULT = re.compile(r"FAULT (\d+\.\d+)")  # ranks' lines may interleave on one pipe
+# torchrun's failure summary: the failure it names as the root cause, and its exit status
+_ROOT_CAUSE = re.compile(
+    r"Root Cause \(first observed failure\):\n\[\d+\]:\n(?:  .*\n)*?"
+    r"  rank\s*: (\d+) .*\n  exitcode\s*: (-?\d+)"
+)
 
 
 @dataclass
@@ -46,6 +51,11 @@ class Run:
         """Seconds from the earliest ``FAULT <time>`` mark to the command's exit."""
         marks = [float(m) for m in _FAULT.findall(self.stdout)]
         return self.ended - min(marks) if marks else None
+
+    def root_cause(self) -> tuple[int, int] | None:
+        """(rank, exit status) of torchrun's "Root Cause (first observed failure)"."""
+        found = _ROOT_CAUSE.search(self.stderr)
+        return (int(found.group(1)), int(found.group(2))) if found else None
 
     def report_lines(self) -> list[str]:
         """The guard's report lines, without torch's ``[rankN]:`` prefix."""
@@ -149,6 +159,13 @@ def free_port() -> int:
 
 
 SCENARIOS: list[dict] = tomllib.loads((CORPUS / "scenarios.toml").read_text())["scenario"]
+
+
+def name_of(scenario: dict) -> str:
+    """A scenario's name: its ``id`` (a script run at another size), else its script."""
+    return str(scenario.get("id", scenario["script"]))
+
+
 _TAG = re.compile(r"#\s*line:(\w+)")
 
 
@@ -167,19 +184,12 @@ def expected(script: str, needle: str) -> str:
     return needle.format(**tagged_lines(CORPUS / script))
 
 
-TEARDOWN = "teardown:plain"
-
-
 def jobs(report_dir: Path) -> dict[str, tuple[list[str], dict, Path | str]]:
     found: dict[str, tuple[list[str], dict, Path | str]] = {}
     for sc in SCENARIOS:
-        env = environment(sc.get("env"), report_dir / sc["script"])
-        found[sc["script"]] = (torchrun(sc["nproc"], sc["script"]), env, CORPUS)
-        if "plain_margin" in sc:  # the same run without the guard, for the time bound
-            plain = torchrun(sc["nproc"], sc["script"], guarded=False)
-            found[f"{sc['script']}:plain"] = (plain, environment(sc.get("env")), CORPUS)
-    # the reference for time bounds: torchrun ending a job whose rank crashed, without the guard
-    found[TEARDOWN] = (torchrun(2, "exception.py", guarded=False), environment(), CORPUS)
+        name = name_of(sc)
+        env = environment(sc.get("env"), report_dir / name.replace(":", "-"))
+        found[name] = (torchrun(sc["nproc"], sc["script"]), env, CORPUS)
     importing = CORPUS / "import_guards.py"
     found["import"] = (torchrun(2, str(importing), guarded=False), environment(), CORPUS)
     found["import-launcher"] = (torchrun(2, str(importing)), environment(), CORPUS)
@@ -221,7 +231,7 @@ def launch_all(report_dir: Path) -> dict[str, Future[Run]]:
     report_dir.mkdir(parents=True, exist_ok=True)
     pool = ThreadPoolExecutor(max_workers=WORKERS)
     todo = jobs(report_dir)
-    first = ["rank0_slow_eval.py", "rank0_slow_eval.py:plain", "rank0_barrier.py"]
+    first = ["rank0_slow_eval.py", "rank0_barrier.py"]
     first += ["identical-False", "identical-True"]
     first += [name for name in todo if name not in first and not name.split(":")[0].endswith(".py")]
     order = first + [name for name in todo if name not in first]

@@ -180,3 +180,51 @@ def test_sigterm_of_a_forked_child_stays_with_the_child_and_ends_the_parent_prom
     assert "child 15 fired 0" in result.stdout, result.stdout + result.stderr
     assert "still alive" not in result.stdout
     assert result.returncode == -15  # ended by SIGTERM, as without the guard
+
+
+# --- torchrun's root cause -------------------------------------------------------------------
+def test_the_failing_ranks_error_file_makes_torchrun_name_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError, ProcessFailure
+
+    from guards.agent import root_cause
+
+    path = tmp_path / "error.json"
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(path))
+    failed_at = time.time() - 2
+    root_cause.write_error_file("ValueError: bad batch", "Traceback ...\n", failed_at)
+    root_cause.write_error_file("SystemExit: 3", "", time.time())  # written once, never replaced
+    culprit = ProcessFailure(local_rank=1, pid=11, exitcode=1, error_file=str(path))
+    assert culprit.timestamp == int(failed_at)
+    assert culprit.message["message"] == "ValueError: bad batch"
+    # a survivor stopped after it, even one recorded first, is not the root cause
+    survivor = ProcessFailure(local_rank=0, pid=10, exitcode=-15, error_file=str(tmp_path / "no"))
+    assert ChildFailedError("train.py", {0: survivor, 1: culprit}).get_first_failure()[0] == 1
+
+
+def test_a_verdict_about_one_ranks_own_end_names_it_and_the_others_say_they_leave_after_it() -> (
+    None
+):
+    from guards.agent import root_cause
+
+    failed = {
+        "kind": "failed",
+        "rank": 2,
+        "type": "OutOfMemoryError",
+        "message": "x",
+        "site": "t.py:3",
+    }
+    assert root_cause.culprit(failed) == 2
+    assert root_cause.culprit({"kind": "exited", "rank": 0, "status": 3, "site": "t.py:4"}) == 0
+    assert root_cause.culprit({"kind": "mismatch", "group": "WORLD", "seq": 1, "sides": []}) is None
+    lines = report.render(failed, {}, 0, None, after=2, torchrun=True)
+    assert lines[-1] == (
+        "[guards] rank 0 stops after rank 2 has ended, so that torchrun names rank 2 as the root "
+        "cause"
+    )
+    lines = report.render(failed, {}, 0, None, after=2)
+    assert (
+        lines[-1]
+        == f"[guards] rank 0 stops with exit status {report.EXIT_STATUS} after rank 2 has ended"
+    )

@@ -56,13 +56,17 @@ def test_fault_in_a_guard_component_turns_it_off_and_training_is_unchanged(
     result, out = fault_runs[component]
     detail = f"\n--- stdout\n{result.stdout[-2000:]}\n--- stderr\n{result.stderr[:8000]}"
     assert plain.returncode == 0 or _teardown_abort(plain), plain.stderr[:3000]
-    assert result.returncode == 0, detail
+    # with the guard off, the process ends as without it: gloo's teardown abort after the
+    # script finished, which the plain reference run shows too, is not the guard's
+    assert result.returncode == 0 or _teardown_abort(result), detail
     assert result.survivors == [], detail
     lines = result.report_lines()
     assert len(lines) == 1, detail  # rank 1 only; rank 0 keeps guarding and stays silent
     assert lines[0].startswith(f"[guards] disabled: internal error in the {COMPONENTS[component]}")
     assert f"injected fault in {component}" in lines[0]
-    assert "Traceback" not in result.stderr, detail
+    # no traceback from the workers (torchrun prints its own after a teardown abort)
+    workers = result.stderr.split("torch/distributed/elastic/", 1)[0]
+    assert "Traceback" not in workers, detail
     expected, got = torch.load(plain_out), torch.load(out)
     assert expected.keys() == got.keys()
     for key, value in expected.items():

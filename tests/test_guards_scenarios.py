@@ -1,21 +1,18 @@
-"""The runtime fault corpus, run under torchrun on gloo: outcome, report, time (against the same
-run without the guard where the scenario says so), and no process left behind."""
+"""The runtime fault corpus, run under torchrun on gloo: outcome, report, the rank torchrun names
+as the root cause, and no process left behind.
+
+What is asserted holds on any machine, however loaded: the job ends (within the harness's hard
+timeout), the report and torchrun's summary are right, a hang timeout is not cut short. How fast a
+fault ends the job, against the same job without the guard, is measured by
+``bench/bench_teardown.py``: wall-clock bounds flake on a busy machine.
+"""
 
 from __future__ import annotations
 
-import re
 from concurrent.futures import Future
 
 import pytest
-from guards_helpers import (
-    SCENARIOS,
-    TEARDOWN,
-    WAIT_LIMIT,
-    Run,
-    expected,
-    launch_all,
-    outcome,
-)
+from guards_helpers import SCENARIOS, WAIT_LIMIT, Run, expected, launch_all, name_of, outcome
 
 
 @pytest.fixture(scope="session")
@@ -48,44 +45,20 @@ def _check_report(scenario: dict, result: Run) -> None:
     assert reporting >= scenario.get("ranks_reporting_min", 0), detail
 
 
-def _check_time(scenario: dict, result: Run, runs: dict[str, Future[Run]]) -> None:
-    took = result.fault_to_exit
-    assert took is not None, "no FAULT mark" + _detail(result)
-    if "max_fault_to_exit" in scenario:
-        # the guard's budget, on top of what torchrun takes now to end a plain crashed job
-        teardown = outcome(runs, TEARDOWN).fault_to_exit or 0.0
-        bound = teardown + scenario["max_fault_to_exit"]
-        assert took <= bound, f"{took:.1f} s, a plain crash {teardown:.1f} s" + _detail(result)
-    assert took >= scenario.get("min_fault_to_exit", 0), f"{took:.1f} s" + _detail(result)
-    if "plain_margin" not in scenario:
-        print(f"{scenario['script']}: {took:.1f} s from fault to exit")
+def _check_root_cause(scenario: dict, result: Run) -> None:
+    """torchrun's summary names the rank that failed and its own status, as without the guard,
+    not a rank the guard stopped."""
+    if "root_cause_rank" not in scenario:
         return
-    plain = outcome(runs, f"{scenario['script']}:plain")
-    plain_took = plain.fault_to_exit
-    assert plain_took is not None, "the plain run printed no FAULT mark" + _detail(plain)
-    # a plain run killed at the harness timeout only bounds the guarded one from below
-    if plain.returncode is not None:
-        bound = plain_took + scenario["plain_margin"]
-        assert took <= bound, f"guarded {took:.1f} s, plain {plain_took:.1f} s" + _detail(result)
-    print(f"{scenario['script']}: {took:.1f} s guarded, {plain_took:.1f} s plain")
-    if "gone_margin" in scenario:
-        gone, plain_gone = _gone(result), _gone(plain)
-        assert gone is not None and plain_gone is not None, "no GONE mark" + _detail(result)
-        bound = plain_gone + scenario["gone_margin"]
-        assert gone <= bound, f"ended {gone:.2f} s after the signal, plain {plain_gone:.2f} s"
-        print(f"{scenario['script']}: signalled rank gone in {gone:.2f} s, plain {plain_gone:.2f}")
-
-
-def _gone(result: Run) -> float | None:
-    """Seconds a signalled rank took to end, as the script printed them (``GONE <seconds>``)."""
-    found = re.search(r"GONE (\d+\.\d+)", result.stdout)
-    return float(found.group(1)) if found else None
+    want = (scenario["root_cause_rank"], scenario["root_cause_exitcode"])
+    found = result.root_cause()
+    assert found == want, f"torchrun's root cause {found}, expected {want}" + _detail(result)
 
 
 @pytest.mark.timeout(WAIT_LIMIT + 60)
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s["script"] for s in SCENARIOS])
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[name_of(s) for s in SCENARIOS])
 def test_scenario(scenario: dict, runs: dict[str, Future[Run]]) -> None:
-    result = outcome(runs, scenario["script"])
+    result = outcome(runs, name_of(scenario))
     detail = _detail(result)
     assert result.returncode is not None, "timed out" + detail
     assert result.survivors == [], f"processes left behind: {result.survivors}" + detail
@@ -95,6 +68,10 @@ def test_scenario(scenario: dict, runs: dict[str, Future[Run]]) -> None:
             assert needle in result.stdout, needle + detail
     else:
         assert result.returncode != 0, detail
+        took = result.fault_to_exit
+        assert took is not None, "no FAULT mark" + detail
+        # a lower bound only: the guard must not stop a job before its hang timeout
+        assert took >= scenario.get("min_fault_to_exit", 0), f"{took:.1f} s" + detail
+        print(f"{name_of(scenario)}: {took:.1f} s from fault to exit")
     _check_report(scenario, result)
-    if scenario["exit"] != "zero" or "plain_margin" in scenario:
-        _check_time(scenario, result, runs)
+    _check_root_cause(scenario, result)

@@ -268,3 +268,58 @@ def test_tensor_hash_never_writes_to_int64_tensors() -> None:
     t = torch.arange(10, dtype=torch.int64)
     tensor_hash(t)
     assert torch.equal(t, torch.arange(10, dtype=torch.int64))
+
+
+# --- replicas the job makes by hand -------------------------------------------------------------
+def test_a_parameter_whose_gradient_was_all_reduced_is_a_replica_named_after_its_module() -> None:
+    from guards.handmade import REDUCED, HandReplicas
+
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU(), torch.nn.Linear(2, 1))
+    model(torch.randn(3, 2)).sum().backward()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    first, bias, *rest = model.parameters()
+    REDUCED.on = True
+    REDUCED.clear()
+    REDUCED.note(first.grad.data, "WORLD", [0, 1])  # `.data` shares the gradient's storage
+    REDUCED.note(rest[0].grad, "WORLD", [0, 1])
+    REDUCED.note(bias.grad.clone(), "WORLD", [0, 1])  # a copy: the gradient itself is not reduced
+    hand = HandReplicas()
+    found = hand.on_step(opt, lambda: {id(rest[1])})  # a DDP parameter: checked as DDP's
+    assert [r.key for r in found] == ["WORLD#grads0"] and found[0].ranks == [0, 1]
+    assert [name for name, _ in found[0].named_tensors()] == ["0.weight", "2.weight"]
+
+
+def test_a_freed_storage_reused_by_a_gradient_is_not_taken_for_a_reduced_one() -> None:
+    from guards.handmade import REDUCED, HandReplicas
+
+    param = torch.nn.Parameter(torch.zeros(4))
+    opt = torch.optim.SGD([param], lr=0.1)
+    REDUCED.on = True
+    REDUCED.clear()
+    for _ in range(50):  # metrics all-reduced and freed; gradients allocated afterwards
+        REDUCED.note(torch.ones(4), "WORLD", [0, 1])
+    param.grad = torch.ones(4)
+    assert HandReplicas().on_step(opt, set) == []
+
+
+def test_a_hand_made_replica_whose_parameters_are_gone_is_not_hashed_again() -> None:
+    """After the script's module is dropped, a final check must not replace the last one with
+    the hash of an empty list (the other ranks would seem to differ)."""
+    from guards.handmade import REDUCED
+    from guards.params import ParamChecker
+
+    checker = ParamChecker(1)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(3, 2)).sum().backward()
+    REDUCED.on = True
+    for p in model.parameters():
+        REDUCED.note(p.grad, "WORLD", [0, 1])
+    opt.step()
+    checker.on_step(opt)
+    checker.finish()
+    final = checker.summary()["WORLD#grads0"]["f"]
+    assert final is not None and final[1] != 0
+    del model, opt, p
+    checker.finish()
+    assert checker.summary()["WORLD#grads0"]["f"] == final
