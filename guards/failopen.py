@@ -8,11 +8,9 @@ once, and their exceptions propagate untouched.
 
 from __future__ import annotations
 
-import atexit
 import os
 import traceback
-
-EXIT_WAIT = 2.0  # seconds the process waits at exit for a stopping monitor
+from collections.abc import Callable
 
 
 class Switch:
@@ -25,6 +23,15 @@ class Switch:
 
 
 SWITCH = Switch()
+
+# What turns this process's guard off, given the reason: the runtime registers itself here
+# when it is created, so that this module, which every hook imports, imports none of them.
+_TURN_OFF: list[Callable[[str], None]] = []
+
+
+def on_fail(turn_off: Callable[[str], None]) -> None:
+    """Call `turn_off(reason)` when guard code fails on a user thread."""
+    _TURN_OFF.append(turn_off)
 
 
 def _where(exc: BaseException) -> str:
@@ -47,16 +54,7 @@ def fail(component: str, exc: BaseException) -> None:
     if where:
         reason += f" ({where})"
     try:
-        from .runtime import RUNTIME
-
-        RUNTIME.disable(reason + "; this process continues without the guard")
-        monitor = RUNTIME.monitor
-        if monitor is not None:
-            # this rank is published as off: its monitor stops, and the process waits for it
-            # at exit, so no store call of the monitor is cut by the interpreter's shutdown
-            # (a C++ thread torn down mid-call aborts the process)
-            monitor.ok.set()
-            monitor.poke()
-            atexit.register(monitor.join, EXIT_WAIT)
+        for turn_off in _TURN_OFF:
+            turn_off(reason + "; this process continues without the guard")
     except Exception:  # the guard's own reporting failed too: stay silent, stay out of the way
         pass

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from torch._C._distributed_c10d import Store
 
@@ -20,10 +20,8 @@ from .agent import root_cause
 from .agent.location import Whereabouts, main_frame, main_stack, user_code
 from .callsite import site_of
 from .fingerprint import describe
-from .ledger import GroupLedger
-
-if TYPE_CHECKING:
-    from .runtime import Runtime
+from .ledger import GroupLedger, Ledger
+from .params import ParamChecker
 
 WINDOW = 8
 ACK_WAIT = 2.0
@@ -50,10 +48,30 @@ def _alive(pid: int) -> bool:
         return True
 
 
+class Host(Protocol):
+    """What the monitor reads and calls of this process's guard (`guards.runtime.Runtime`)."""
+
+    rank: int
+    world_size: int
+    state: str
+    terminating: bool
+    config: config.Config
+    ledger: Ledger
+    params: ParamChecker
+
+    def hang_timeout(self) -> float: ...
+
+    def disable(self, reason: str) -> None: ...
+
+    def abort_and_exit(self, status: int) -> None: ...
+
+    def release(self) -> None: ...
+
+
 class Monitor(threading.Thread):
     """Talks to the store for one rank; never touches the collective group."""
 
-    def __init__(self, runtime: Runtime, connect: Callable[[], Store]) -> None:
+    def __init__(self, runtime: Host, connect: Callable[[], Store]) -> None:
         super().__init__(name="guards-monitor", daemon=True)
         self.rt = runtime
         self._connect = connect

@@ -18,7 +18,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d
 
-from . import collectives, config, ddp, exchange, report
+from . import collectives, config, ddp, exchange, failopen, report
 from .agent import root_cause
 from .agent.cleanup import kill_children
 from .agent.signals import TermHandler
@@ -202,6 +202,18 @@ class Runtime:
             with contextlib.suppress(Exception):
                 mon.ex.publish(mon.summary())
 
+    def disable_after_failure(self, reason: str) -> None:
+        """`disable`, after an error of guard code on a user thread (`failopen.fail`)."""
+        self.disable(reason)
+        monitor = self.monitor
+        if monitor is not None:
+            # this rank is published as off: its monitor stops, and the process waits for it
+            # at exit, so no store call of the monitor is cut by the interpreter's shutdown
+            # (a C++ thread torn down mid-call aborts the process)
+            monitor.ok.set()
+            monitor.poke()
+            atexit.register(monitor.join, EXIT_WAIT)
+
     def abort_and_exit(self, status: int) -> None:
         """Abort an NCCL communicator where possible, then leave at once."""
         self.release()
@@ -359,4 +371,6 @@ class Runtime:
 
 
 DETAIL_AND_ACKS = 10.0
+EXIT_WAIT = 2.0  # seconds the process waits at exit for a monitor stopped by a failure
 RUNTIME = Runtime()
+failopen.on_fail(RUNTIME.disable_after_failure)
