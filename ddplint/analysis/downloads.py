@@ -9,6 +9,7 @@ import libcst as cst
 
 from ddplint.analysis.rank_guards import everywhere
 from ddplint.context import FileContext
+from ddplint.domain.apis import STARTERS
 from ddplint.facts import argument, is_false, is_true, keyword, last_name, string_value
 from ddplint.names import dotted
 
@@ -238,8 +239,6 @@ def _spawning_script(ctx: FileContext) -> bool:
     """The file starts its workers with `mp.spawn` from its functions and starts no job
     in its module code: that code runs in the parent, to its end, before any worker
     exists (workers that import the module again find what it downloaded)."""
-    from ddplint.project import STARTERS  # project.py imports this module
-
     starts = [c for c in ctx.calls if ctx.call_name(c) in STARTERS]
     return any(ctx.call_name(c) in _SPAWN for c in starts) and all(
         ctx.enclosing_function(c) is not None for c in starts

@@ -23,11 +23,10 @@ from ddplint.analysis.ray_actors import in_single_actor
 from ddplint.analysis.switches import turns_switches_off
 from ddplint.analysis.test_modules import JOB_WORDS, is_entry_script, shows_job
 from ddplint.context import FileContext
-from ddplint.domain.apis import PROCESS_STARTERS, SPAWN_FUNCTIONS
+from ddplint.domain.apis import PROCESS_STARTERS, SPAWN_FUNCTIONS, STARTERS
 from ddplint.engine.resolve import methods_named
 from ddplint.facts import DDP_CLASSES, last_name, string_value
 from ddplint.names import dotted
-from ddplint.project import STARTERS
 
 _LAUNCHERS = (
     "deepspeed.",

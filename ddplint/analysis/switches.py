@@ -18,7 +18,7 @@ import re
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.apis import DDP_CLASSES, OTHER_DISTRIBUTED_WRAPPERS
+from ddplint.domain.apis import DDP_CLASSES, OTHER_DISTRIBUTED_WRAPPERS, STARTERS
 from ddplint.engine.flow import fixed_terms
 
 _NAMED = re.compile(
@@ -42,8 +42,6 @@ def flag_name(term: cst.BaseExpression) -> str | None:
 
 def _job_starts() -> frozenset[str]:
     """The calls that start a job or wrap a model for one."""
-    from ddplint.project import STARTERS  # project.py imports this module
-
     return STARTERS | DDP_CLASSES | OTHER_DISTRIBUTED_WRAPPERS
 
 

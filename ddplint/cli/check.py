@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 
 import pathspec
@@ -13,6 +12,7 @@ import pathspec
 from ddplint.cache import Cache
 from ddplint.checker import PARSE_ERROR_CODE
 from ddplint.cli.exit_codes import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+from ddplint.cli.options import CheckOptions as CheckOptions  # re-exported for cli.app
 from ddplint.cli.report import ReportError, report
 from ddplint.config import Config, ConfigError, discover
 from ddplint.diagnostics import Diagnostic
@@ -23,44 +23,6 @@ from ddplint.runner import run
 from ddplint.selection import SelectorError, expand, resolve
 
 STATISTICS_FORMATS = ("text", "concise", "full", "json")
-
-
-@dataclass(frozen=True)
-class CheckOptions:
-    """The options of `ddplint check`, as the command line gave them."""
-
-    paths: tuple[Path, ...] = ()
-    select: tuple[str, ...] | None = None
-    ignore: tuple[str, ...] = ()
-    extend_select: tuple[str, ...] = ()
-    exclude: tuple[str, ...] | None = None
-    extend_exclude: tuple[str, ...] = ()
-    force_exclude: bool = False
-    no_respect_gitignore: bool = False
-    config: Path | None = None
-    isolated: bool = False
-    fix: bool = False
-    unsafe_fixes: bool = False
-    diff: bool = False
-    show_fixes: bool = False
-    output_format: str = "text"
-    output_file: Path | None = None
-    quiet: bool = False
-    statistics: bool = False
-    exit_zero: bool = False
-    no_cache: bool = False
-    jobs: int | None = None
-    preview: bool = False
-
-    @classmethod
-    def from_click(cls, paths: tuple[Path, ...], values: Mapping[str, object]) -> CheckOptions:
-        """From click's keyword arguments: an option not given at all is None, so that
-        `--select` and `--exclude` replace the configuration only when given."""
-        given = dict(values)
-        for name in ("select", "exclude"):
-            if not given.get(name):
-                given[name] = None
-        return cls(paths=paths, **given)  # type: ignore[arg-type]
 
 
 class UsageError(ValueError):

@@ -16,7 +16,7 @@ from ddplint.rule import all_rules
 from ddplint.rule_docs import FILE_ERROR_NAME
 
 if TYPE_CHECKING:
-    from ddplint.cli.check import CheckOptions
+    from ddplint.cli.options import CheckOptions
 
 
 class ReportError(OSError):

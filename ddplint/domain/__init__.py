@@ -6,7 +6,8 @@ local rank; `gates`: rank-gated regions; `rank_decorators`: decorators that run 
 main process only;
 `collectives`: collective calls and collective-issuing functions; `backward`: what reaches
 `backward()`; `loops`: training loops and evaluation code; `versions`: code that runs only
-on an old torch. `Domain` bundles them for one file (`FileContext.domain`).
+on an old torch; `project_view`: what they ask of the project's other modules. `Domain`
+bundles them for one file (`FileContext.domain`).
 """
 
 from __future__ import annotations
@@ -26,14 +27,14 @@ from ddplint.domain.versions import OldTorch, TorchVersions
 from ddplint.engine import Flow, Resolver
 
 if TYPE_CHECKING:
-    from ddplint.project import Project
+    from ddplint.domain.project_view import ProjectView
 
 
 class Domain:
     """The domain questions about one file."""
 
     def __init__(
-        self, resolver: Resolver, flow: Flow, project: Project | None, context: object
+        self, resolver: Resolver, flow: Flow, project: ProjectView | None, context: object
     ) -> None:
         self.ranks = Ranks(
             resolver,
@@ -55,48 +56,48 @@ class Domain:
 
 
 def _world_size_elsewhere(
-    project: Project | None, context: object
+    project: ProjectView | None, context: object
 ) -> Callable[[cst.BaseExpression], bool] | None:
     """Whether an expression reads a world size kept in another project module."""
     if project is None:
         return None
-    return lambda expr: project.holds_world_size(context, expr)  # type: ignore[arg-type]
+    return lambda expr: project.holds_world_size(context, expr)
 
 
 def _rank_test_elsewhere(
-    project: Project | None, context: object
+    project: ProjectView | None, context: object
 ) -> Callable[[cst.Call], Side | None] | None:
     """Which side of a rank test a function of another project module returns."""
     if project is None:
         return None
-    return lambda call: project.returned_rank_test(context, call)  # type: ignore[arg-type]
+    return lambda call: project.returned_rank_test(context, call)
 
 
 def _rank_kind_elsewhere(
-    project: Project | None, context: object
+    project: ProjectView | None, context: object
 ) -> Callable[[cst.Call], RankKind | None] | None:
     """The kind of rank a function of another project module returns, when known."""
     if project is None:
         return None
-    return lambda call: project.returned_rank(context, call)  # type: ignore[arg-type]
+    return lambda call: project.returned_rank(context, call)
 
 
 def _decorator_elsewhere(
-    project: Project | None, context: object
+    project: ProjectView | None, context: object
 ) -> Callable[[cst.BaseExpression], bool] | None:
     """Whether a decorator names a main-only decorator of another project module."""
     if project is None:
         return None
-    return lambda expr: project.main_only_decorator(context, expr)  # type: ignore[arg-type]
+    return lambda expr: project.main_only_decorator(context, expr)
 
 
 def _switch_elsewhere(
-    project: Project | None, context: object
+    project: ProjectView | None, context: object
 ) -> Callable[[cst.BaseExpression], bool | None] | None:
     """The value of a distributed switch of the project under which its job starts."""
     if project is None:
         return None
-    return lambda term: project.switch_value(context, term)  # type: ignore[arg-type]
+    return lambda term: project.switch_value(context, term)
 
 
 __all__ = [

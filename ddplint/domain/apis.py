@@ -26,6 +26,11 @@ SPAWN_FUNCTIONS = frozenset(
 )
 PROCESS_CLASSES = frozenset({"torch.multiprocessing.Process", "multiprocessing.Process"})
 PROCESS_STARTERS = SPAWN_FUNCTIONS | PROCESS_CLASSES
+# Starting a job: a process group, a device mesh, or the spawned workers.
+STARTERS = SPAWN_FUNCTIONS | {
+    "torch.distributed.init_process_group",
+    "torch.distributed.device_mesh.init_device_mesh",
+}
 SAMPLER_CLASSES = frozenset({"torch.utils.data.DistributedSampler"})
 LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader"})
 SAVE = "torch.save"

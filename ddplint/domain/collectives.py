@@ -20,7 +20,7 @@ from ddplint.engine import Flow, Resolver
 from ddplint.names import dotted
 
 if TYPE_CHECKING:
-    from ddplint.project import Project
+    from ddplint.domain.project_view import ProjectView
 
 _DEFERRING = frozenset({cst.Lambda, cst.ClassDef})
 
@@ -33,7 +33,7 @@ class Collectives:
         resolver: Resolver,
         flow: Flow,
         ranks: Ranks,
-        project: Project | None,
+        project: ProjectView | None,
         context: object,
     ) -> None:
         """`context` is the file's `FileContext`, which project look-ups take."""
@@ -72,8 +72,8 @@ class Collectives:
             return False
         ctx = self._context
         if surely:
-            return project.helper_surely_issues_collective(ctx, call)  # type: ignore[arg-type]
-        return project.helper_issues_collective(ctx, call)  # type: ignore[arg-type]
+            return project.helper_surely_issues_collective(ctx, call)
+        return project.helper_issues_collective(ctx, call)
 
     @property
     def issuing(self) -> dict[cst.FunctionDef, cst.Call]:
