@@ -120,12 +120,7 @@ def test_cycle_scan_sees_function_level_and_relative_imports(tmp_path: Path) -> 
                 "still import back (being changed on other branches)",
             ),
         ),
-        pytest.param(
-            "guards",
-            marks=pytest.mark.xfail(
-                strict=False, reason="guards' 6-module cycle is being broken on another branch"
-            ),
-        ),
+        "guards",
     ],
 )
 def test_no_import_cycle(package: str) -> None:
