@@ -36,6 +36,7 @@ from ddplint.domain.ranks import Side
 from ddplint.engine.resolve import methods_named
 from ddplint.facts import environ_key, last_name
 from ddplint.import_index import import_index
+from ddplint.module_index import ModuleIndex
 from ddplint.names import dotted
 from ddplint.package_layout import PackageDir, declared_package_dirs
 from ddplint.project_files import mentions_checkpoint_loading, project_files
@@ -81,9 +82,11 @@ _UNCONDITIONAL = frozenset({"certain_collective"})
 CONSTRUCTION = ("__init__", "__post_init__")
 # What `with C(...)` runs on entering, summarised per class as `C.__enter__`.
 ENTER = "__enter__"
-# Facts asked of what constructing a class runs (see `Project._class_nodes`).
+# Facts asked of what constructing a class runs (see `Project._reaches`).
 _CLASS_FACTS = frozenset({"process_group", "sets_device"})
 _USES = frozenset({PROCESS_GROUP, RANK_QUERY})
+# Text every module that `strips_module_prefix` holds contains.
+_MAY_STRIP_PREFIX = re.compile(r"consume_prefix_in_state_dict_if_present|['\"]module['\".]")
 
 
 # A call of a summarised function: (callee, under a rank guard, under a condition, the
@@ -341,7 +344,7 @@ def _flags(ctx: FileContext, call: cst.Call) -> tuple[tuple[str, bool], ...]:
 
 
 def _counts(fact: str, target: str, guarded: bool, conditional: bool) -> bool:
-    """Whether a site leads to `fact` (see `Project._reaching`). Asking for the rank or
+    """Whether a site leads to `fact` (see `Project._reaches`). Asking for the rank or
     the world size only under a condition of the function's own (`if broadcast: ...
     dist.get_rank()`) does not make its callers distributed code."""
     if guarded and fact in _OWN_GUARD:
@@ -535,12 +538,16 @@ class Project:
         finder: ModuleFinder | None = None,
         summarize_file: Callable[[str], ModuleSummary | None] | None = None,
     ) -> None:
-        self.summaries = {os.path.abspath(p): s for p, s in summaries.items()}
         self.finder = finder or ModuleFinder()
-        self._read = summarize_file or summarize_path
-        self._derived: dict[str, set[tuple[str, str]]] = {}
-        self._call_graph: dict[str, list[Site]] | None = None
-        self._classes: set[str] | None = None
+        self.summaries: ModuleIndex[ModuleSummary] = ModuleIndex(
+            summarize_file or summarize_path,
+            self.finder.dependencies,
+            self.finder.root,
+            {os.path.abspath(p): s for p, s in summaries.items()},
+        )
+        self._derived: dict[str, dict[tuple[str, str], bool]] = {}
+        self._call_graph: dict[tuple[str, str], list[Site] | None] = {}
+        self._searching: set[tuple[str, tuple[str, str]]] = set()
         self._known_distributed: dict[str, bool] = {}
         self._called_modules: dict[str, set[str]] = {}
         self._import_indexes: dict[str, dict[str, frozenset[str]]] = {}
@@ -562,23 +569,11 @@ class Project:
         return project
 
     def _load(self, paths: Iterable[str]) -> None:
-        """Add the summaries of `paths` and of every project module they import,
-        transitively (each file read once)."""
-        todo = [p for p in map(os.path.abspath, paths) if p not in self.summaries]
-        if not todo:
-            return
-        seen = set(todo) | set(self.summaries)
-        while todo:
-            path = todo.pop()
-            summary = self._read(path)
-            if summary is None:
-                continue
-            self.summaries[path] = summary
-            for dependency in self.finder.dependencies(path, summary) - seen:
-                seen.add(dependency)
-                todo.append(dependency)
-        self._call_graph = self._classes = None
-        self._derived.clear()
+        """Add `paths` and every project module they import, transitively, to the
+        project's modules (each summarised when first asked about)."""
+        if self.summaries.add_roots(paths):
+            self._call_graph.clear()
+            self._derived.clear()
 
     # -- the modules a file depends on ------------------------------------------------
 
@@ -702,80 +697,110 @@ class Project:
         path = node.rpartition("::")[0]
         return any(self.switch_named(path, name) is (not value) for name, value in flags)
 
-    def _reaching(self, fact: str) -> set[tuple[str, str]]:
-        """Project functions that reach a collective on every rank (`fact` "collective":
-        a collective under a rank condition of the helper's own, as in a zero-first
-        context manager, does not count; "certain_collective": on every call, through
-        calls under no condition but mode checks), save a file ("saves"), save one outside
-        a rank guard of their own ("unguarded"), start a multi-process job ("starts") or
-        read `LOCAL_RANK` from the environment ("local_rank_env") or use the process group
-        in any of these ways or another (`uses_process_group_at`: "process_group"):
-        directly or through other project functions."""
-        if fact in self._derived:
-            return self._derived[fact]
+    def _sites_of(self, node: tuple[str, str]) -> list[Site] | None:
+        """The sites of the project function `node` (path, name), callees resolved
+        (`_callees`); None when it is no function of a project module."""
+        if node not in self._call_graph:
+            path, name = node
+            summary = self.summaries.get(path)
+            function = summary.function(name) if summary is not None else None
+            self._call_graph[node] = (
+                None if function is None else list(self._callees(path, function))
+            )
+        return self._call_graph[node]
+
+    def _reaches(self, fact: str, node: tuple[str, str] | None) -> bool:
+        """Whether the project function `node` (path, name) reaches a collective on every
+        rank (`fact` "collective": a collective under a rank condition of the helper's
+        own, as in a zero-first context manager, does not count; "certain_collective": on
+        every call, through calls under no condition but mode checks), saves a file
+        ("saves"), saves one outside a rank guard of its own ("unguarded"), starts a
+        multi-process job ("starts"), reads `LOCAL_RANK` from the environment
+        ("local_rank_env"), or uses the process group in any of these ways or another
+        (`uses_process_group_at`: "process_group"): directly or through other project
+        functions. A search from `node` over the calls that count, each module summarised
+        when the search reaches it."""
+        if node is None:
+            return False
+        known = self._derived.setdefault(fact, {})
+        if node in known:
+            return known[node]
         seeds = _SEEDS[fact]
-        edges = self._edges()
-        found: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for node, callees in edges.items():
-                made = node in self._class_nodes()
-                if node in found or (fact not in _CLASS_FACTS and made):
-                    continue
-                if any(
-                    (target in seeds or target in found)
-                    and _counts(fact, target, guarded, conditional)
-                    and not (made and target == RANK_QUERY)
-                    and not (flags and fact in _OWN_GUARD and self._switched_off(node, flags))
-                    for target, guarded, conditional, flags in callees
+        seen = {node}
+        todo = [node]
+        found, complete = False, True
+        self._searching.add((fact, node))
+        while todo and not found:
+            current = todo.pop()
+            if current != node and current in known:
+                found = known[current]
+                if found:
+                    break
+                continue
+            sites = self._sites_of(current)
+            if sites is None:
+                continue
+            made = current[1] in self.summaries[current[0]].classes
+            if fact not in _CLASS_FACTS and made:
+                continue
+            for target, guarded, conditional, flags in sites:
+                if not _counts(fact, target, guarded, conditional) or (
+                    made and target == RANK_QUERY
                 ):
-                    found.add(node)
-                    changed = True
-        result = {(n.rpartition("::")[0], n.rpartition("::")[2]) for n in found}
-        self._derived[fact] = result
-        return result
+                    continue
+                callee = None
+                if target not in _SITE_TARGETS:
+                    path, _, name = target.rpartition("::")
+                    callee = (path, name)
+                elif target not in seeds:
+                    continue
+                if flags and fact in _OWN_GUARD:
+                    # A switch is looked up only for a call that leads to the fact.
+                    if callee is not None and (fact, callee) in self._searching:
+                        complete = False
+                        continue
+                    if callee is not None and not self._reaches(fact, callee):
+                        continue
+                    if self._switched_off(f"{current[0]}::{current[1]}", flags):
+                        continue
+                    found = True
+                    break
+                if callee is None:
+                    found = True
+                    break
+                if callee not in seen:
+                    seen.add(callee)
+                    todo.append(callee)
+        self._searching.discard((fact, node))
+        if found:
+            known[node] = True
+        elif complete:
+            known.update(dict.fromkeys(seen, False))
+        return found
 
-    def _class_nodes(self) -> set[str]:
-        """The call-graph nodes that are project classes (what constructing them runs):
-        they lead to "process_group" and "sets_device" only; whether constructing a class
-        starts a job, saves or issues a collective is not asked of them. A constructor
-        that only asks the rank through a helper (`if idist.get_rank() == save_on_rank:`
-        in an ignite handler) is rank-aware, not distributed: it answers in one process."""
-        if self._classes is None:
-            self._classes = {
-                f"{path}::{name}"
-                for path, summary in self.summaries.items()
-                for name in summary.classes
-            }
-        return self._classes
-
-    def _edges(self) -> dict[str, list[Site]]:
-        """Each project function (`path::name`) with its sites, callees resolved once."""
-        if self._call_graph is None:
-            self._call_graph = {
-                f"{path}::{name}": list(self._callees(path, function))
-                for path, summary in self.summaries.items()
-                for name, function in summary.functions
-            }
-        return self._call_graph
+    def _module_reaches(self, fact: str, path: str) -> bool:
+        """Some function of the module at `path` reaches `fact` (`_reaches`)."""
+        summary = self.summaries.get(path)
+        return summary is not None and any(
+            self._reaches(fact, (path, name)) for name, _ in summary.functions
+        )
 
     def helper_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
         found = self._resolve_call(ctx, call)
-        return found is not None and found in self._reaching("collective")
+        return self._reaches("collective", found)
 
     def helper_surely_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that issues a collective whenever it is called: through calls
         under no condition but mode checks (`if dist.is_initialized():`), as
         `Collectives.certain` asks of the functions of a file."""
         found = self._resolve_call(ctx, call)
-        return found is not None and found in self._reaching("certain_collective")
+        return self._reaches("certain_collective", found)
 
     def helper_starts_processes(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that initialises the process group or spawns workers
         (`utils.init_distributed_mode(args)`), directly or through others."""
         found = self._resolve_call(ctx, call)
-        return found is not None and found in self._reaching("starts")
+        return self._reaches("starts", found)
 
     def helper_starts_one_rank_group(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that starts a process group of one rank (`init_dist()` setting
@@ -791,18 +816,17 @@ class Project:
         found = self._resolve_call(ctx, call) or self._lookup_elsewhere(
             ctx, _object_method(ctx, call)
         )
-        return found is not None and found in self._reaching("local_rank_env")
+        return self._reaches("local_rank_env", found)
 
     def helper_sets_device(self, ctx: FileContext, call: cst.Call) -> bool:
         """A call of project code of another module that sets the process's default
         device (`sets_device`), directly or through others: a function, a class whose
         construction does, or a class entered by `with` whose `__enter__` does."""
-        reaching = self._reaching("sets_device")
         found = self._resolve_call(ctx, call)
-        if found is None or found in reaching:
+        if found is None or self._reaches("sets_device", found):
             return found is not None
         entered = (found[0], f"{found[1]}.{ENTER}")
-        return isinstance(ctx.parent(call), cst.WithItem) and entered in reaching
+        return isinstance(ctx.parent(call), cst.WithItem) and self._reaches("sets_device", entered)
 
     def helper_returns_device_module(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper of another module that returns a device module
@@ -814,7 +838,7 @@ class Project:
         """A project helper that downloads in place (`CIFAR10(..., download=True)`) on
         every rank that calls it, directly or through others."""
         found = self._resolve_call(ctx, call)
-        return found is not None and found in self._reaching("downloads")
+        return self._reaches("downloads", found)
 
     def helper_set_epoch_positions(self, ctx: FileContext, call: cst.Call) -> tuple[int, ...]:
         function = self.function_called(ctx, call)
@@ -823,9 +847,9 @@ class Project:
     def helper_saves(self, ctx: FileContext, call: cst.Call) -> str | None:
         """ "guarded" or "unguarded" for a project helper that saves, else None."""
         found = self._resolve_call(ctx, call)
-        if found is None or found not in self._reaching("saves"):
+        if not self._reaches("saves", found):
             return None
-        return "unguarded" if found in self._reaching("unguarded") else "guarded"
+        return "unguarded" if self._reaches("unguarded", found) else "guarded"
 
     def helper_returned_loader(self, ctx: FileContext, call: cst.Call) -> list[int | None]:
         """Where a project helper returns a DataLoader on a shuffling DistributedSampler
@@ -898,18 +922,17 @@ class Project:
         if path in self.summaries:
             return self.summaries[path]
         if path not in self._outside:
-            self._outside[path] = self._read(path)
+            self._outside[path] = self.summaries.summary(path)
         return self._outside[path]
 
     def _starts_always(self, path: str) -> bool:
         """A function of the module at `path` calls a project helper that starts a job
         (`init_distributed()`) under no condition: its own starts under a flag do not make
         the flag a switch."""
-        starting = self._reaching("starts")
         return any(
             not conditional
             and (found := self._target(path, target)) is not None
-            and found in starting
+            and self._reaches("starts", found)
             for _, function in self.summaries[path].functions
             for target, _, conditional, _ in function.sites
         )
@@ -935,10 +958,17 @@ class Project:
     def imports_prefix_stripper(self, ctx: FileContext) -> bool:
         """Whether a project module the file imports (transitively) drops the DDP `module.`
         prefix from checkpoint keys when loading (`utils.load_pretrained_weights`)."""
+        start = os.path.abspath(ctx.path)
+        if start not in self.summaries:
+            return False
+        files = project_files(self.finder.root(start))
         return any(
-            self.summaries[path].strips_module_prefix
-            for path in self.closure(ctx.path)
-            if path in self.summaries
+            _MAY_STRIP_PREFIX.search(files.text(path) or "") is not None
+            and self.summaries.reaches(start, path)
+            and path in self.summaries
+            and self.summaries[path].strips_module_prefix
+            for path in files.paths
+            if path != start
         )
 
     # -- the whole tree under the root ------------------------------------------------
@@ -953,7 +983,7 @@ class Project:
         for other in files.paths:
             if other == path:
                 continue
-            summary = self.summaries.get(other)
+            summary = self.summaries.known(other)  # else its text: the same test
             if summary is not None:
                 loads = summary.loads_checkpoint
             else:
@@ -1014,8 +1044,7 @@ class Project:
         ):
             return ()
         callers = self._callers(path)
-        setters = {found[0] for found in self._reaching("sets_device")}
-        if not any(caller in setters for caller in callers):
+        if not any(self._module_reaches("sets_device", caller) for caller in callers):
             return ()
         called = {
             self._lookup(caller, name)
@@ -1031,8 +1060,9 @@ class Project:
         summary = self.summaries[path]
         if summary.distributed or summary.in_test_process:
             return summary.distributed
-        reaching = self._reaching("process_group")
-        return any(self._lookup(path, name) in reaching for name in summary.calls)
+        return any(
+            self._reaches("process_group", self._lookup(path, name)) for name in summary.calls
+        )
 
     def _distributed(self, path: str, outer: frozenset[str]) -> bool:
         """`runs_distributed_at`, asked while the callers in `outer` are being decided

@@ -1,0 +1,215 @@
+"""The modules of a project that a run's files import, transitively, summarised only when a
+question needs one.
+
+The set of modules is defined as before: the root files a run loads and every project
+module they import (`ModuleFinder.dependencies` of each summary), transitively, each one
+whose summary can be computed. But a summary is computed (a parse) only when asked for,
+or when the membership of some module can only be decided through it. Which modules can
+lead to which is first answered from the text (`scanned_imports`, a superset of the parsed
+imports): a module the text scan does not reach is not a member, without any parse, and a
+search for one that it reaches parses only the modules from which the scan reaches it,
+nearest first.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Generic, Protocol, TypeVar
+
+from ddplint.import_scan import scanned_imports
+from ddplint.project_files import project_files
+
+
+class _Summary(Protocol):
+    @property
+    def imports(self) -> tuple[str, ...]: ...
+
+
+class _Scanned:
+    """Stands for a summary in `ModuleFinder.dependencies`: the scanned imports."""
+
+    def __init__(self, imports: Iterable[str]) -> None:
+        self.imports = tuple(sorted(imports))
+
+
+S = TypeVar("S", bound=_Summary)
+
+
+class ModuleIndex(Mapping[str, S], Generic[S]):
+    """Module path -> summary, for the members: `seeded` (given, their imports not
+    followed, as a run that was handed summaries) and the closure of `roots`."""
+
+    def __init__(
+        self,
+        read: Callable[[str], S | None],
+        dependencies: Callable[[str, Any], set[str]],
+        root_of: Callable[[str], str],
+        seeded: Mapping[str, S] | None = None,
+    ) -> None:
+        self._read = read
+        self._dependencies = dependencies
+        self._root_of = root_of
+        self._seeded = dict(seeded or {})
+        self._summaries: dict[str, S | None] = dict(self._seeded)
+        self.roots: list[str] = []
+        # Reached from the roots through the parsed imports of members; their own summary
+        # decides whether they are members. `_expanded`: members whose imports are followed.
+        self._reached: set[str] = set(self._seeded)
+        self._expanded: set[str] = set(self._seeded)
+        self._scans: dict[str, frozenset[str]] = {}
+        self._everything = False
+        self.parsed: list[str] = []  # paths summarised, in order (for tests and counts)
+
+    # -- the summaries, each computed once ------------------------------------------------
+
+    def summary(self, path: str) -> S | None:
+        """The summary of any file, member or not (None: it cannot be read or parsed)."""
+        if path not in self._summaries:
+            self.parsed.append(path)
+            self._summaries[path] = self._read(path)
+        return self._summaries[path]
+
+    def known(self, path: str) -> S | None:
+        """The summary of a module already known to be a member, else None (no parse, no
+        search)."""
+        return self._summaries.get(path) if path in self._expanded else None
+
+    def _expand(self, path: str) -> bool:
+        """Follow the imports of a reached module: True when it is a member."""
+        if path in self._expanded:
+            return True
+        summary = self.summary(path)
+        if summary is None:
+            return False
+        self._expanded.add(path)
+        self._reached.update(self._dependencies(path, summary))
+        return True
+
+    def add_roots(self, paths: Iterable[str]) -> bool:
+        """Load `paths` as roots; True when one of them was not a member yet."""
+        new = [p for p in map(os.path.abspath, paths) if p not in self]
+        self.roots.extend(p for p in new if p not in self._reached)
+        self._reached.update(new)
+        if new:
+            self._everything = False
+        return bool(new)
+
+    # -- membership -----------------------------------------------------------------------
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        if path in self._expanded:
+            return True
+        if path in self._reached:
+            return self._expand(path)
+        if self._everything:
+            return False
+        return self._search(self._reached, path, self._expanded)
+
+    def reaches(self, start: str, target: str) -> bool:
+        """Whether `target` is among the modules `start` imports, transitively, through the
+        imports of members (`Project.closure`)."""
+        start = os.path.abspath(start)
+        if start == target or start not in self:
+            return False
+        return self._search({start}, target, set(), through_members=True)
+
+    def _search(
+        self, reached: set[str], target: str, expanded: set[str], through_members: bool = False
+    ) -> bool:
+        """Follow parsed imports from `reached` (whose members in `expanded` are followed
+        already) until `target` is reached, only through modules from which the text scan
+        reaches it, nearest first. Reaching it from the global roots makes it a member
+        when its own summary can be computed; with `through_members`, reaching it is the
+        answer (a `closure` holds modules that cannot be parsed)."""
+        distance = self._distances_to(target, reached)
+        if target in reached:
+            return through_members or self._expand(target)
+        queue = [(distance[p], p) for p in reached - expanded if p in distance]
+        heapq.heapify(queue)
+        seen = set(reached)
+        while queue:
+            _, path = heapq.heappop(queue)
+            if through_members:
+                if path not in self or path in expanded:
+                    continue
+                expanded.add(path)
+                dependencies = self._dependencies(path, self[path])
+            else:
+                if path in self._expanded or not self._expand(path):
+                    continue
+                dependencies = self._dependencies(path, self._summaries[path])
+            if target in dependencies:
+                return through_members or self._expand(target)
+            for dependency in dependencies - seen:
+                seen.add(dependency)
+                if dependency in distance:
+                    heapq.heappush(queue, (distance[dependency], dependency))
+        return False
+
+    def _scan(self, path: str) -> frozenset[str]:
+        """Files the module at `path` may import (a superset, from its text)."""
+        if path not in self._scans:
+            text = project_files(self._root_of(path)).text(path)
+            imports = scanned_imports(text) if text is not None else frozenset()
+            self._scans[path] = frozenset(self._dependencies(path, _Scanned(imports)))
+        return self._scans[path]
+
+    def _distances_to(self, target: str, starts: set[str]) -> dict[str, int]:
+        """For each module the text scan reaches from `starts` and from which it reaches
+        `target`: the fewest imports between them."""
+        forward: dict[str, frozenset[str]] = {}
+        todo = list(starts)
+        seen = set(starts)
+        while todo:
+            path = todo.pop()
+            forward[path] = self._scan(path)
+            for dependency in forward[path] - seen:
+                seen.add(dependency)
+                todo.append(dependency)
+        backward: dict[str, list[str]] = {}
+        for path, dependencies in forward.items():
+            for dependency in dependencies:
+                backward.setdefault(dependency, []).append(path)
+        distance = {target: 0} if target in seen else {}
+        layer = list(distance)
+        while layer:
+            following = []
+            for path in layer:
+                for importer in backward.get(path, ()):
+                    if importer not in distance:
+                        distance[importer] = distance[path] + 1
+                        following.append(importer)
+            layer = following
+        return distance
+
+    # -- the mapping ----------------------------------------------------------------------
+
+    def __getitem__(self, path: str) -> S:
+        if path not in self:
+            raise KeyError(path)
+        summary = self._summaries[path]
+        assert summary is not None
+        return summary
+
+    def _all(self) -> list[str]:
+        """Every member: the whole closure, parsed (for callers that list them)."""
+        while not self._everything:
+            pending = sorted(
+                p
+                for p in self._reached - self._expanded
+                if p not in self._summaries or self._summaries[p] is not None
+            )
+            for path in pending:
+                self._expand(path)
+            self._everything = not pending
+        return [p for p in self._summaries if p in self._expanded]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
