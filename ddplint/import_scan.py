@@ -11,6 +11,7 @@ through the parsed imports: a module it does not reach cannot be imported.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _CONTINUED = re.compile(r"\\\r?\n")
@@ -41,20 +42,34 @@ def _names(clause: str) -> list[tuple[str, str | None]]:
 
 def scanned_imports(text: str) -> frozenset[str]:
     """A superset of `ModuleSummary.imports` for a module whose text is `text`."""
+    return _scan(text)[0]
+
+
+def scanned_bindings(text: str) -> frozenset[str]:
+    """A superset of the local names the module's import statements bind
+    (`ModuleSummary.reexports`)."""
+    return _scan(text)[1]
+
+
+@functools.lru_cache(maxsize=64)
+def _scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
     text = _CONTINUED.sub(" ", text)
     found: set[str] = set()
+    bound: set[str] = set()
     spans: list[tuple[int, int]] = []
     for match in _FROM.finditer(text):
         spans.append(match.span())
         module = match.group(1)
         found.add(module)
         joiner = "" if module.endswith(".") else "."
-        for name, _ in _names(match.group(2)):
+        for name, alias in _names(match.group(2)):
             found.add(f"{module}{joiner}{name}" if module else name)
+            bound.update((name, alias or name))
     for match in _IMPORT.finditer(text):
         if any(start <= match.start() < end for start, end in spans):
             continue
-        for name, _ in _names(match.group(1)):
+        for name, alias in _names(match.group(1)):
             found.add(name)
             found.add(name.split(".")[0])
-    return frozenset(found)
+            bound.update((name.split(".")[0], alias or name))
+    return frozenset(found), frozenset(bound)

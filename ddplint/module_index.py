@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import heapq
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
-from ddplint.import_scan import scanned_imports
+from ddplint.import_scan import scanned_bindings, scanned_imports
 from ddplint.project_files import project_files
 
 
@@ -45,11 +46,13 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         self,
         read: Callable[[str], S | None],
         dependencies: Callable[[str, Any], set[str]],
+        module_path: Callable[[str, str], str | None],
         root_of: Callable[[str], str],
         seeded: Mapping[str, S] | None = None,
     ) -> None:
         self._read = read
         self._dependencies = dependencies
+        self._module_path = module_path
         self._root_of = root_of
         self._seeded = dict(seeded or {})
         self._summaries: dict[str, S | None] = dict(self._seeded)
@@ -59,6 +62,7 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         self._reached: set[str] = set(self._seeded)
         self._expanded: set[str] = set(self._seeded)
         self._scans: dict[str, frozenset[str]] = {}
+        self._clean: dict[str, dict[str, bool]] = {}
         self._everything = False
         self.parsed: list[str] = []  # paths summarised, in order (for tests and counts)
 
@@ -151,12 +155,45 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         return False
 
     def _scan(self, path: str) -> frozenset[str]:
-        """Files the module at `path` may import (a superset, from its text)."""
+        """Files the module at `path` may import, or look a name up in (a superset, from
+        its text): those of `dependencies`, and for a name whose module is no file
+        (`from pkg.ext import f` with `ext` compiled), the package above, where
+        `Project._lookup` looks next."""
         if path not in self._scans:
             text = project_files(self._root_of(path)).text(path)
-            imports = scanned_imports(text) if text is not None else frozenset()
+            imports = set(scanned_imports(text) if text is not None else ())
+            for name in list(imports):
+                module = name.rpartition(".")[0]
+                if module.strip(".") and self._module_path(path, module) is None:
+                    imports.add(module)
             self._scans[path] = frozenset(self._dependencies(path, _Scanned(imports)))
         return self._scans[path]
+
+    def holds(self, path: str, text: re.Pattern[str], name: str) -> bool:
+        """The text of `path` matches `text`, or may bind `name` by an import."""
+        source = project_files(self._root_of(path)).text(path) or ""
+        return text.search(source) is not None or name in scanned_bindings(source)
+
+    def scan_closure(self, path: str) -> set[str]:
+        """`path` and the files its text may import, transitively (`_scan`)."""
+        seen = {path}
+        todo = [path]
+        while todo:
+            for dependency in self._scan(todo.pop()) - seen:
+                seen.add(dependency)
+                todo.append(dependency)
+        return seen
+
+    def clean(self, path: str, pattern: re.Pattern[str]) -> bool:
+        """Neither the text of `path` nor that of any file it may import, transitively,
+        matches `pattern` (read without a parse)."""
+        known = self._clean.setdefault(pattern.pattern, {})
+        if path not in known:
+            closure = self.scan_closure(path)
+            texts = project_files(self._root_of(path))
+            found = all(pattern.search(texts.text(p) or "") is None for p in closure)
+            known.update(dict.fromkeys(closure if found else [path], found))
+        return known[path]
 
     def _distances_to(self, target: str, starts: set[str]) -> dict[str, int]:
         """For each module the text scan reaches from `starts` and from which it reaches

@@ -40,6 +40,7 @@ from ddplint.module_index import ModuleIndex
 from ddplint.names import dotted
 from ddplint.package_layout import PackageDir, declared_package_dirs
 from ddplint.project_files import mentions_checkpoint_loading, project_files
+from ddplint.source import might_be_distributed
 
 if TYPE_CHECKING:
     from ddplint.context import FileContext
@@ -85,6 +86,34 @@ ENTER = "__enter__"
 # Facts asked of what constructing a class runs (see `Project._reaches`).
 _CLASS_FACTS = frozenset({"process_group", "sets_device"})
 _USES = frozenset({PROCESS_GROUP, RANK_QUERY})
+NOWHERE = ("", "")  # a look-up that ends in modules that cannot hold the fact asked
+# For each fact of `Project._reaches`, text that a module holding a site it starts from
+# contains: `torch.distributed` for a collective; `torch.save`; the job starters
+# (`STARTERS`); a download (`download=True`, the hubs, `from_pretrained`); `LOCAL_RANK`;
+# any use of the process group, asking the rank, world size or main process by name or
+# from the environment (`uses_process_group_at`, `asks_rank`, `RANK_ENV`,
+# `WORLD_SIZE_ENV`); a device setter (`sets_device`). A module whose text and the texts of
+# every module it may import (`ModuleIndex.clean`) hold none of it cannot reach the fact:
+# it is not parsed to answer.
+_STARTS = r"init_process_group|init_device_mesh|spawn|start_processes"
+_FACT_TEXT = {
+    "collective": re.compile("distributed"),
+    "certain_collective": re.compile("distributed"),
+    "saves": re.compile("save"),
+    "unguarded": re.compile("save"),
+    "starts": re.compile(_STARTS),
+    "downloads": re.compile(r"download|from_pretrained|load_dataset|\bhub\b"),
+    "local_rank_env": re.compile("LOCAL_RANK"),
+    "process_group": re.compile(
+        rf"(?i:rank|world_size|distributed|dataparallel)|{_STARTS}|main|master|primary|chief"
+        r"|global_zero|local_zero|SLURM|OMPI|PMI_|MPI_"
+    ),
+    "sets_device": re.compile("set_device|device_index|device_idx|cuda|accelerator"),
+}
+# Text every module holding `FunctionSummary.returned_loader` or `set_epoch_params` contains.
+_MAY_RETURN_LOADER = re.compile("DistributedSampler")
+_MAY_SET_EPOCH = re.compile("set_epoch")
+_MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
 # Text every module that `strips_module_prefix` holds contains.
 _MAY_STRIP_PREFIX = re.compile(r"consume_prefix_in_state_dict_if_present|['\"]module['\".]")
 
@@ -542,11 +571,12 @@ class Project:
         self.summaries: ModuleIndex[ModuleSummary] = ModuleIndex(
             summarize_file or summarize_path,
             self.finder.dependencies,
+            self.finder.module_path,
             self.finder.root,
             {os.path.abspath(p): s for p, s in summaries.items()},
         )
         self._derived: dict[str, dict[tuple[str, str], bool]] = {}
-        self._call_graph: dict[tuple[str, str], list[Site] | None] = {}
+        self._call_graph: dict[tuple[tuple[str, str], str], list[Site] | None] = {}
         self._searching: set[tuple[str, tuple[str, str]]] = set()
         self._known_distributed: dict[str, bool] = {}
         self._called_modules: dict[str, set[str]] = {}
@@ -596,11 +626,22 @@ class Project:
 
     # -- what a call into the project does --------------------------------------------
 
-    def _lookup(self, importer: str, qualified: str, depth: int = 4) -> tuple[str, str] | None:
+    def _lookup(
+        self,
+        importer: str,
+        qualified: str,
+        depth: int = 4,
+        text: re.Pattern[str] | None = None,
+        own: re.Pattern[str] | None = None,
+    ) -> tuple[str, str] | None:
         """(module path, function name) that `qualified`, imported by `importer`, names;
         following re-exports (`from .dist import save` in a package's `__init__`). A
         method of a project class (`accelerate.Accelerator.prepare`) is looked up by its
-        name in the module defining the class, as `self.prepare(...)` is."""
+        name in the module defining the class, as `self.prepare(...)` is. With `text`,
+        `NOWHERE` for a name looked up in a module that cannot hold the fact asked
+        (`_lacks`), without parsing it; with `own`, for a fact of the function alone
+        (`function_called`), `NOWHERE` for a name looked up in a module whose own text
+        lacks `own` and does not import the name (the look-up ends there)."""
         level = len(qualified) - len(qualified.lstrip("."))
         rest = qualified[level:]
         if "." in rest:
@@ -610,25 +651,43 @@ class Project:
         else:
             return None
         path = self.finder.module_path(importer, module)
+        if self._lacks(path, text) or (
+            own is not None and path is not None and not self.summaries.holds(path, own, function)
+        ):
+            return NOWHERE
         summary = self.summaries.get(path) if path is not None else None
         if path is None or summary is None:
-            return self._method_lookup(importer, module, function, depth)
+            return self._method_lookup(importer, module, function, depth, text, own)
         if summary.function(function) is not None or depth == 0:
             return path, function
         reexported = dict(summary.reexports).get(function)
         if reexported is not None and reexported != qualified:
-            found = self._lookup(path, reexported, depth - 1)
+            found = self._lookup(path, reexported, depth - 1, text, own)
             if found is not None:
                 return found
         return path, function
 
+    def _lacks(self, path: str | None, text: re.Pattern[str] | None) -> bool:
+        """The module at `path` cannot hold a fact whose modules all contain `text`, and
+        neither can any module it may import: whatever a look-up finds through it (its
+        re-exports, the classes it imports) lies among them. Read from the texts alone."""
+        return text is not None and path is not None and self.summaries.clean(path, text)
+
     def _method_lookup(
-        self, importer: str, owner: str, method: str, depth: int
+        self,
+        importer: str,
+        owner: str,
+        method: str,
+        depth: int,
+        text: re.Pattern[str] | None,
+        own: re.Pattern[str] | None = None,
     ) -> tuple[str, str] | None:
         """`_lookup` of `method` on the class `owner` names (`accelerate.Accelerator`):
         the module defining the class, through re-exports."""
         module, _, cls = owner.rpartition(".")
         path = self.finder.module_path(importer, module) if module else None
+        if self._lacks(path, text) and cls:
+            return NOWHERE
         summary = self.summaries.get(path) if path is not None else None
         if path is None or summary is None or not cls:
             return None
@@ -636,14 +695,21 @@ class Project:
             return path, method
         maker = summary.function(cls)
         if maker is not None and maker.returns_made_by and depth > 0:
-            return self._made_method(path, summary, maker, method, depth - 1)
+            return self._made_method(path, summary, maker, method, depth - 1, text, own)
         reexported = dict(summary.reexports).get(cls)
         if reexported is None or depth == 0:
             return None
-        return self._lookup(path, f"{reexported}.{method}", depth - 1)
+        return self._lookup(path, f"{reexported}.{method}", depth - 1, text, own)
 
     def _made_method(
-        self, path: str, summary: ModuleSummary, maker: FunctionSummary, method: str, depth: int
+        self,
+        path: str,
+        summary: ModuleSummary,
+        maker: FunctionSummary,
+        method: str,
+        depth: int,
+        text: re.Pattern[str] | None,
+        own: re.Pattern[str] | None,
     ) -> tuple[str, str] | None:
         """`_method_lookup` of `method` on the objects the function `maker` of the module at
         `path` returns (`get_strategy(args).setup()` where `get_strategy` returns
@@ -652,7 +718,7 @@ class Project:
             if "." not in made:
                 found = (path, method) if made in summary.classes else None
             else:
-                found = self._lookup(path, f"{made}.{method}", depth)
+                found = self._lookup(path, f"{made}.{method}", depth, text, own)
             if found is not None:
                 return found
         return None
@@ -662,33 +728,50 @@ class Project:
         found = self._resolve_call(ctx, call)
         return (self.summaries[found[0]], found[1]) if found is not None else None
 
-    def function_called(self, ctx: FileContext, call: cst.Call) -> FunctionSummary | None:
-        """The summary of the function of another project module that `call` calls."""
-        found = self.resolve(ctx, call)
-        return found[0].function(found[1]) if found is not None else None
+    def function_called(
+        self, ctx: FileContext, call: cst.Call, text: re.Pattern[str] | None = None
+    ) -> FunctionSummary | None:
+        """The summary of the function of another project module that `call` calls. With
+        `text`, the text every module that has the fact asked contains: None, without a
+        parse, when the call leads to modules that cannot have it (`_lacks`)."""
+        found = self._lookup_elsewhere(ctx, ctx.call_name(call), text, text)
+        if found is None or found == NOWHERE:
+            return None
+        return self.summaries[found[0]].function(found[1])
 
-    def _resolve_call(self, ctx: FileContext, call: cst.Call) -> tuple[str, str] | None:
-        return self._lookup_elsewhere(ctx, ctx.call_name(call))
+    def _resolve_call(
+        self, ctx: FileContext, call: cst.Call, text: re.Pattern[str] | None = None
+    ) -> tuple[str, str] | None:
+        return self._lookup_elsewhere(ctx, ctx.call_name(call), text)
 
-    def _lookup_elsewhere(self, ctx: FileContext, qualified: str | None) -> tuple[str, str] | None:
+    def _lookup_elsewhere(
+        self,
+        ctx: FileContext,
+        qualified: str | None,
+        text: re.Pattern[str] | None = None,
+        own: re.Pattern[str] | None = None,
+    ) -> tuple[str, str] | None:
         """(path, name) of a qualified name that another project module defines."""
         if qualified is None or "." not in qualified.lstrip("."):
             return None
-        found = self._lookup(ctx.path, qualified)
+        found = self._lookup(ctx.path, qualified, text=text, own=own)
         if found is None or found[0] == os.path.abspath(ctx.path):
             return None
         return found
 
-    def _callees(self, path: str, function: FunctionSummary) -> Iterator[Site]:
-        """Each site, with project functions as `path::name`."""
+    def _callees(
+        self, path: str, function: FunctionSummary, text: re.Pattern[str]
+    ) -> Iterator[Site]:
+        """Each site, with project functions as `path::name`; not those in modules that
+        cannot hold `text` (`_lacks`)."""
         for target, guarded, conditional, flags in function.sites:
             if target in _SITE_TARGETS:
                 yield target, guarded, conditional, flags
             elif "." not in target:
                 yield f"{path}::{target}", guarded, conditional, flags
             else:
-                found = self._lookup(path, target)
-                if found is not None:
+                found = self._lookup(path, target, text=text)
+                if found is not None and found != NOWHERE:
                     yield f"{found[0]}::{found[1]}", guarded, conditional, flags
 
     def _switched_off(self, node: str, flags: tuple[tuple[str, bool], ...]) -> bool:
@@ -697,17 +780,20 @@ class Project:
         path = node.rpartition("::")[0]
         return any(self.switch_named(path, name) is (not value) for name, value in flags)
 
-    def _sites_of(self, node: tuple[str, str]) -> list[Site] | None:
+    def _sites_of(self, node: tuple[str, str], fact: str) -> list[Site] | None:
         """The sites of the project function `node` (path, name), callees resolved
-        (`_callees`); None when it is no function of a project module."""
-        if node not in self._call_graph:
+        (`_callees`) but for those that cannot lead to `fact`; None when it is no function
+        of a project module."""
+        text = _FACT_TEXT[fact]
+        key = (node, text.pattern)
+        if key not in self._call_graph:
             path, name = node
             summary = self.summaries.get(path)
             function = summary.function(name) if summary is not None else None
-            self._call_graph[node] = (
-                None if function is None else list(self._callees(path, function))
+            self._call_graph[key] = (
+                None if function is None else list(self._callees(path, function, text))
             )
-        return self._call_graph[node]
+        return self._call_graph[key]
 
     def _reaches(self, fact: str, node: tuple[str, str] | None) -> bool:
         """Whether the project function `node` (path, name) reaches a collective on every
@@ -720,7 +806,7 @@ class Project:
         (`uses_process_group_at`: "process_group"): directly or through other project
         functions. A search from `node` over the calls that count, each module summarised
         when the search reaches it."""
-        if node is None:
+        if node is None or node == NOWHERE:
             return False
         known = self._derived.setdefault(fact, {})
         if node in known:
@@ -737,7 +823,9 @@ class Project:
                 if found:
                     break
                 continue
-            sites = self._sites_of(current)
+            if self.summaries.clean(current[0], _FACT_TEXT[fact]):
+                continue
+            sites = self._sites_of(current, fact)
             if sites is None:
                 continue
             made = current[1] in self.summaries[current[0]].classes
@@ -786,20 +874,20 @@ class Project:
         )
 
     def helper_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
-        found = self._resolve_call(ctx, call)
+        found = self._resolve_call(ctx, call, _FACT_TEXT["collective"])
         return self._reaches("collective", found)
 
     def helper_surely_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that issues a collective whenever it is called: through calls
         under no condition but mode checks (`if dist.is_initialized():`), as
         `Collectives.certain` asks of the functions of a file."""
-        found = self._resolve_call(ctx, call)
+        found = self._resolve_call(ctx, call, _FACT_TEXT["certain_collective"])
         return self._reaches("certain_collective", found)
 
     def helper_starts_processes(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that initialises the process group or spawns workers
         (`utils.init_distributed_mode(args)`), directly or through others."""
-        found = self._resolve_call(ctx, call)
+        found = self._resolve_call(ctx, call, _FACT_TEXT["starts"])
         return self._reaches("starts", found)
 
     def helper_starts_one_rank_group(self, ctx: FileContext, call: cst.Call) -> bool:
@@ -813,16 +901,16 @@ class Project:
         (`utils.init_distributed_mode(args)` setting `args.gpu`), directly or through others;
         also a method called on an object a project class or helper made
         (`strategy.setup_distributed()` after `strategy = get_strategy(args)`)."""
-        found = self._resolve_call(ctx, call) or self._lookup_elsewhere(
-            ctx, _object_method(ctx, call)
-        )
+        found = self._resolve_call(
+            ctx, call, _FACT_TEXT["local_rank_env"]
+        ) or self._lookup_elsewhere(ctx, _object_method(ctx, call))
         return self._reaches("local_rank_env", found)
 
     def helper_sets_device(self, ctx: FileContext, call: cst.Call) -> bool:
         """A call of project code of another module that sets the process's default
         device (`sets_device`), directly or through others: a function, a class whose
         construction does, or a class entered by `with` whose `__enter__` does."""
-        found = self._resolve_call(ctx, call)
+        found = self._resolve_call(ctx, call, _FACT_TEXT["sets_device"])
         if found is None or self._reaches("sets_device", found):
             return found is not None
         entered = (found[0], f"{found[1]}.{ENTER}")
@@ -837,16 +925,16 @@ class Project:
     def helper_downloads(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that downloads in place (`CIFAR10(..., download=True)`) on
         every rank that calls it, directly or through others."""
-        found = self._resolve_call(ctx, call)
+        found = self._resolve_call(ctx, call, _FACT_TEXT["downloads"])
         return self._reaches("downloads", found)
 
     def helper_set_epoch_positions(self, ctx: FileContext, call: cst.Call) -> tuple[int, ...]:
-        function = self.function_called(ctx, call)
+        function = self.function_called(ctx, call, _MAY_SET_EPOCH)
         return function.set_epoch_params if function is not None else ()
 
     def helper_saves(self, ctx: FileContext, call: cst.Call) -> str | None:
         """ "guarded" or "unguarded" for a project helper that saves, else None."""
-        found = self._resolve_call(ctx, call)
+        found = self._resolve_call(ctx, call, _FACT_TEXT["saves"])
         if not self._reaches("saves", found):
             return None
         return "unguarded" if self._reaches("unguarded", found) else "guarded"
@@ -854,14 +942,14 @@ class Project:
     def helper_returned_loader(self, ctx: FileContext, call: cst.Call) -> list[int | None]:
         """Where a project helper returns a DataLoader on a shuffling DistributedSampler
         (None: the whole return value; an index: an element of a returned tuple)."""
-        function = self.function_called(ctx, call)
+        function = self.function_called(ctx, call, _MAY_RETURN_LOADER)
         if function is None:
             return []
         return [None if p == WHOLE else p for p in function.returned_loader]
 
     def helper_returns_ddp(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that wraps a model in DDP and returns it (`smart_DDP(model)`)."""
-        function = self.function_called(ctx, call)
+        function = self.function_called(ctx, call, _MAY_RETURN_DDP)
         return function is not None and function.returns_ddp
 
     def holds_world_size(self, ctx: FileContext, expr: cst.BaseExpression) -> bool:
@@ -1061,7 +1149,10 @@ class Project:
         if summary.distributed or summary.in_test_process:
             return summary.distributed
         return any(
-            self._reaches("process_group", self._lookup(path, name)) for name in summary.calls
+            self._reaches(
+                "process_group", self._lookup(path, name, text=_FACT_TEXT["process_group"])
+            )
+            for name in summary.calls
         )
 
     def _distributed(self, path: str, outer: frozenset[str]) -> bool:
@@ -1168,3 +1259,28 @@ def never_called(ctx: FileContext, func: cst.FunctionDef) -> bool:
         return False
     module = os.path.splitext(os.path.basename(path))[0]
     return not (files.looks_up_by_name(module) or "globals()" in ctx.source)
+
+
+def importers(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The files under the project roots of `paths` that may hold DDP code
+    (`might_be_distributed`) and import one of `paths`, directly or through other project
+    modules (their parsed imports): the files whose findings a change to `paths` may
+    change. The text scan of imports (`ModuleIndex.scan_closure`) picks the candidates;
+    only those are parsed."""
+    targets = {os.path.abspath(p) for p in paths}
+    finder = ModuleFinder()
+    candidates: set[str] = set()
+    for root in {finder.root(t) for t in targets}:
+        files = project_files(root)
+        candidates.update(
+            p
+            for p in files.paths
+            if p not in targets and might_be_distributed((files.text(p) or "").encode())
+        )
+    project = Project.load(sorted(candidates))
+    index = project.summaries
+    return sorted(
+        c
+        for c in candidates
+        if any(t in index.scan_closure(c) and index.reaches(c, t) for t in targets)
+    )

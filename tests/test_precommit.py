@@ -85,3 +85,22 @@ def test_pre_commit_try_repo(tmp_path):
     # The same verdict as a full run of the repository (`ddplint check .`).
     assert "main.py:6:9: DDP010" in output
     assert not [line for line in output.splitlines() if line.startswith(("clean.py:", "utils.py:"))]
+    # A later commit stages only the helper, now ending in a collective where it ended in a
+    # barrier: the hook checks main.py too, which calls it under a rank-0 gate.
+    git(user, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-n", "-m", "all")
+    (user / "utils.py").write_text(
+        SAVE_AND_SYNC.replace("dist.barrier()", "dist.all_reduce(state)")
+    )
+    git(user, "add", "utils.py")
+    done = subprocess.run(
+        [PRE_COMMIT, "try-repo", str(hook_repo), "ddplint"],
+        cwd=user,
+        capture_output=True,
+        text=True,
+        timeout=540,
+        env=env,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "main.py:6:9: DDP010" in output
+    assert "train.py" not in output  # it does not import utils.py

@@ -145,6 +145,12 @@ Exit status: 0 nothing found (or --exit-zero), 1 findings (with --diff: fixes to
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option(
+    "--check-importers",
+    is_flag=True,
+    help="Also check the project files that import the files given, directly or not, and "
+    "report what a change to them causes there (the pre-commit hook's default).",
+)
+@click.option(
     "--jobs",
     type=click.IntRange(min=1),
     metavar="N",
