@@ -127,7 +127,9 @@ def main() -> int:
         shutil.rmtree(repo / ".ddplint_cache", ignore_errors=True)
         subprocess.run([*ddplint, "."], cwd=repo, env=env, capture_output=True)
         if version == "after":
-            subprocess.run([*ddplint, "--check-importers", args.helper], cwd=repo, env=env)
+            subprocess.run(
+                [*ddplint, "--check-importers", args.helper], cwd=repo, env=env, capture_output=True
+            )
         shutil.move(repo / ".ddplint_cache", caches[version])
     results: dict[str, dict[str, list[tuple[float, float]]]] = {c: {} for c in cases}
     for _ in range(args.repeat):

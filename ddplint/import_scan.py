@@ -45,17 +45,17 @@ def scanned_imports(text: str) -> frozenset[str]:
     return _scan(text)[0]
 
 
-def scanned_bindings(text: str) -> frozenset[str]:
-    """A superset of the local names the module's import statements bind
-    (`ModuleSummary.reexports`)."""
-    return _scan(text)[1]
+def scanned_bindings(text: str) -> dict[str, frozenset[str]]:
+    """A superset of the local names the module's import statements bind, each with the
+    qualified names it may stand for (`ModuleSummary.reexports`)."""
+    return dict(_scan(text)[1])
 
 
 @functools.lru_cache(maxsize=64)
-def _scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
+def _scan(text: str) -> tuple[frozenset[str], tuple[tuple[str, frozenset[str]], ...]]:
     text = _CONTINUED.sub(" ", text)
     found: set[str] = set()
-    bound: set[str] = set()
+    bound: dict[str, set[str]] = {}
     spans: list[tuple[int, int]] = []
     for match in _FROM.finditer(text):
         spans.append(match.span())
@@ -63,13 +63,17 @@ def _scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
         found.add(module)
         joiner = "" if module.endswith(".") else "."
         for name, alias in _names(match.group(2)):
-            found.add(f"{module}{joiner}{name}" if module else name)
-            bound.update((name, alias or name))
+            qualified = f"{module}{joiner}{name}" if module else name
+            found.add(qualified)
+            for local in {name, alias or name}:
+                bound.setdefault(local, set()).add(qualified)
     for match in _IMPORT.finditer(text):
         if any(start <= match.start() < end for start, end in spans):
             continue
         for name, alias in _names(match.group(1)):
-            found.add(name)
-            found.add(name.split(".")[0])
-            bound.update((name.split(".")[0], alias or name))
-    return frozenset(found), frozenset(bound)
+            head = name.split(".")[0]
+            found.update((name, head))
+            bound.setdefault(head, set()).add(head)
+            if alias is not None:
+                bound.setdefault(alias, set()).add(name)
+    return frozenset(found), tuple((k, frozenset(v)) for k, v in sorted(bound.items()))

@@ -62,7 +62,8 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         self._reached: set[str] = set(self._seeded)
         self._expanded: set[str] = set(self._seeded)
         self._scans: dict[str, frozenset[str]] = {}
-        self._clean: dict[str, dict[str, bool]] = {}
+        self._reaching_text: dict[str, dict[tuple[str, str, str], bool]] = {}
+        self._items: dict[str, list[tuple[str, str, str]]] = {}
         self._everything = False
         self.parsed: list[str] = []  # paths summarised, in order (for tests and counts)
 
@@ -185,15 +186,101 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         return seen
 
     def clean(self, path: str, pattern: re.Pattern[str]) -> bool:
-        """Neither the text of `path` nor that of any file it may import, transitively,
-        matches `pattern` (read without a parse)."""
-        known = self._clean.setdefault(pattern.pattern, {})
-        if path not in known:
-            closure = self.scan_closure(path)
-            texts = project_files(self._root_of(path))
-            found = all(pattern.search(texts.text(p) or "") is None for p in closure)
-            known.update(dict.fromkeys(closure if found else [path], found))
-        return known[path]
+        """No code of the module at `path`, nor any code it may call in other project
+        modules, lies in a module whose text matches `pattern` (`reaches_text`)."""
+        return not self.reaches_text(("module", path, ""), pattern)
+
+    def lookup_clean(self, importer: str, qualified: str, pattern: re.Pattern[str]) -> bool:
+        """What `Project._lookup(importer, qualified)` may find, and any code that may
+        call, lies in no module whose text matches `pattern`."""
+        return not self.reaches_text(("name", importer, qualified), pattern)
+
+    def reaches_text(self, start: tuple[str, str, str], pattern: re.Pattern[str]) -> bool:
+        """Whether code reachable from `start` may lie in a module whose text matches
+        `pattern`, from the texts alone (a superset of what the parsed summaries say).
+
+        `("module", path, "")`: any code of that module and what it may call: the names
+        its imports bind (`scanned_bindings`) and the dotted chains its text writes
+        through them (`a.b.c.f()` after `import a`), each looked up as
+        `Project._lookup` does. `("name", importer, qualified)`: that look-up: the module
+        the name's module part leads to; when that module does not define the name
+        (`def`/`class`) but imports it, the look-up goes on through its re-export alone,
+        not through the module's other imports (a package's `__init__` re-exporting a
+        hundred names leads only where the one asked is defined); when the module part is
+        no file, the package above, where `_method_lookup` looks (`pkg.Class.method`)."""
+        known = self._reaching_text.setdefault(pattern.pattern, {})
+        if start in known:
+            return known[start]
+        seen = {start}
+        todo = [start]
+        found = False
+        while todo and not found:
+            kind, path, name = todo.pop()
+            if known.get((kind, path, name)):
+                found = True
+                break
+            following = (
+                self._module_items(path) if kind == "module" else self._name_items(path, name)
+            )
+            if kind == "module" and pattern.search(self._text(path)):
+                found = True
+                break
+            for item in following:
+                if item not in seen:
+                    seen.add(item)
+                    todo.append(item)
+        if found:
+            known[start] = True
+        else:
+            known.update(dict.fromkeys(seen, False))
+        return found
+
+    def _text(self, path: str) -> str:
+        return project_files(self._root_of(path)).text(path) or ""
+
+    def _module_items(self, path: str) -> list[tuple[str, str, str]]:
+        """What code of the module at `path` may look up (`reaches_text`)."""
+        if path not in self._items:
+            text = self._text(path)
+            items = []
+            for local, qualifieds in scanned_bindings(text).items():
+                chains = {
+                    m.group(1)
+                    for m in re.finditer(rf"\b{re.escape(local)}((?:\s*\.\s*\w+)*)", text)
+                }
+                for qualified in qualifieds:
+                    for chain in chains:
+                        parts = [p.strip() for p in chain.split(".") if p.strip()]
+                        for end in range(len(parts) + 1):
+                            items.append(("name", path, ".".join([qualified, *parts[:end]])))
+            self._items[path] = items
+        return self._items[path]
+
+    def _name_items(self, importer: str, qualified: str) -> list[tuple[str, str, str]]:
+        """Where `Project._lookup(importer, qualified)` may lead (`reaches_text`)."""
+        level = len(qualified) - len(qualified.lstrip("."))
+        rest = qualified[level:]
+        if "." in rest:
+            module, _, function = qualified.rpartition(".")
+        elif level:
+            module, function = "." * level, rest
+        else:
+            return []
+        path = self._module_path(importer, module)
+        if path is None:
+            owner, _, cls = module.rpartition(".")
+            above = self._module_path(importer, owner) if owner and cls else None
+            if above is None:
+                return []
+            bound = scanned_bindings(self._text(above)).get(cls, frozenset())
+            return [("module", above, ""), *(("name", above, f"{q}.{function}") for q in bound)]
+        text = self._text(path)
+        items: list[tuple[str, str, str]] = []
+        reexports = scanned_bindings(text).get(function, frozenset())
+        if not reexports or re.search(rf"\b(?:def|class)\s+{re.escape(function)}\b", text):
+            items.append(("module", path, ""))
+        items.extend(("name", path, reexported) for reexported in reexports)
+        return items
 
     def _distances_to(self, target: str, starts: set[str]) -> dict[str, int]:
         """For each module the text scan reaches from `starts` and from which it reaches

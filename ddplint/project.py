@@ -638,10 +638,11 @@ class Project:
         following re-exports (`from .dist import save` in a package's `__init__`). A
         method of a project class (`accelerate.Accelerator.prepare`) is looked up by its
         name in the module defining the class, as `self.prepare(...)` is. With `text`,
-        `NOWHERE` for a name looked up in a module that cannot hold the fact asked
-        (`_lacks`), without parsing it; with `own`, for a fact of the function alone
-        (`function_called`), `NOWHERE` for a name looked up in a module whose own text
-        lacks `own` and does not import the name (the look-up ends there)."""
+        `NOWHERE` for a name whose look-up and what it calls cannot reach a module holding
+        `text` (`ModuleIndex.lookup_clean`), without parsing them; with `own`, for a fact
+        of the function alone (`function_called`), `NOWHERE` for a name looked up in a
+        module whose own text lacks `own` and does not import the name (the look-up ends
+        there)."""
         level = len(qualified) - len(qualified.lstrip("."))
         rest = qualified[level:]
         if "." in rest:
@@ -650,10 +651,10 @@ class Project:
             module, function = "." * level, rest  # `from . import helper`
         else:
             return None
+        if text is not None and self.summaries.lookup_clean(importer, qualified, text):
+            return NOWHERE
         path = self.finder.module_path(importer, module)
-        if self._lacks(path, text) or (
-            own is not None and path is not None and not self.summaries.holds(path, own, function)
-        ):
+        if own is not None and path is not None and not self.summaries.holds(path, own, function):
             return NOWHERE
         summary = self.summaries.get(path) if path is not None else None
         if path is None or summary is None:
@@ -666,12 +667,6 @@ class Project:
             if found is not None:
                 return found
         return path, function
-
-    def _lacks(self, path: str | None, text: re.Pattern[str] | None) -> bool:
-        """The module at `path` cannot hold a fact whose modules all contain `text`, and
-        neither can any module it may import: whatever a look-up finds through it (its
-        re-exports, the classes it imports) lies among them. Read from the texts alone."""
-        return text is not None and path is not None and self.summaries.clean(path, text)
 
     def _method_lookup(
         self,
@@ -686,8 +681,6 @@ class Project:
         the module defining the class, through re-exports."""
         module, _, cls = owner.rpartition(".")
         path = self.finder.module_path(importer, module) if module else None
-        if self._lacks(path, text) and cls:
-            return NOWHERE
         summary = self.summaries.get(path) if path is not None else None
         if path is None or summary is None or not cls:
             return None
@@ -733,7 +726,7 @@ class Project:
     ) -> FunctionSummary | None:
         """The summary of the function of another project module that `call` calls. With
         `text`, the text every module that has the fact asked contains: None, without a
-        parse, when the call leads to modules that cannot have it (`_lacks`)."""
+        parse, when the call leads to modules that cannot have it (`_lookup`)."""
         found = self._lookup_elsewhere(ctx, ctx.call_name(call), text, text)
         if found is None or found == NOWHERE:
             return None
@@ -763,7 +756,7 @@ class Project:
         self, path: str, function: FunctionSummary, text: re.Pattern[str]
     ) -> Iterator[Site]:
         """Each site, with project functions as `path::name`; not those in modules that
-        cannot hold `text` (`_lacks`)."""
+        cannot hold `text` (`ModuleIndex.lookup_clean`)."""
         for target, guarded, conditional, flags in function.sites:
             if target in _SITE_TARGETS:
                 yield target, guarded, conditional, flags
@@ -1261,12 +1254,15 @@ def never_called(ctx: FileContext, func: cst.FunctionDef) -> bool:
     return not (files.looks_up_by_name(module) or "globals()" in ctx.source)
 
 
-def importers(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+def importers(
+    paths: Iterable[str | os.PathLike[str]],
+    summarize_file: Callable[[str], ModuleSummary | None] | None = None,
+) -> list[str]:
     """The files under the project roots of `paths` that may hold DDP code
     (`might_be_distributed`) and import one of `paths`, directly or through other project
     modules (their parsed imports): the files whose findings a change to `paths` may
     change. The text scan of imports (`ModuleIndex.scan_closure`) picks the candidates;
-    only those are parsed."""
+    only those are parsed (`summarize_file` may answer from a cache)."""
     targets = {os.path.abspath(p) for p in paths}
     finder = ModuleFinder()
     candidates: set[str] = set()
@@ -1277,7 +1273,7 @@ def importers(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
             for p in files.paths
             if p not in targets and might_be_distributed((files.text(p) or "").encode())
         )
-    project = Project.load(sorted(candidates))
+    project = Project.load(sorted(candidates), summarize_file)
     index = project.summaries
     return sorted(
         c

@@ -32,6 +32,7 @@ from ddplint.checker import (
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic
 from ddplint.project import ModuleFinder, ModuleSummary, Project, summarize, summarize_bytes
+from ddplint.project import importers as project_importers
 from ddplint.project_files import project_files
 from ddplint.source import decode, might_be_distributed
 
@@ -259,6 +260,13 @@ def run(
     outcome.parsed += len(todo)
     outcome.diagnostics.sort(key=lambda d: d.sort_key)
     return outcome
+
+
+def importers(files: Iterable[Path], cache: Cache) -> list[Path]:
+    """The project files that import `files`, directly or not (`project.importers`),
+    their summaries read from the cache where it has them."""
+    found = project_importers(files, _Summaries(cache, RunResult()))
+    return [Path(p) for p in found]
 
 
 def _summary_key(path: str, data: bytes) -> str:

@@ -18,8 +18,7 @@ from ddplint.diagnostics import Diagnostic
 from ddplint.discovery import DEFAULT_EXCLUDE, Excluder, MissingPathError
 from ddplint.discovery import discover as discover_files
 from ddplint.fixing import FixOutcome, fix_files
-from ddplint.project import importers
-from ddplint.runner import run
+from ddplint.runner import importers, run
 from ddplint.selection import SelectorError, expand, resolve
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -176,10 +175,9 @@ def _check(options: CheckOptions) -> int:
             )
         except MissingPathError as exc:
             errors.append(str(exc))
-    if options.check_importers:  # pre-commit: a staged helper is checked where it is called
-        found = [Path(p) for p in importers(files)]
-        files += discover_files(found, excluder, False, True, errors.append)
     cache = Cache(None if options.no_cache else config.root)
+    if options.check_importers:  # pre-commit: a staged helper is checked where it is called
+        files += discover_files(importers(files, cache), excluder, False, True, errors.append)
     result = run(files, selection, cache, options.jobs)
     diagnostics = selection.keep(result.diagnostics)
     errors += result.internal_errors
