@@ -22,6 +22,9 @@ from typing import Any, Generic, Protocol, TypeVar
 from ddplint.import_scan import scanned_bindings, scanned_imports
 from ddplint.project_files import project_files
 
+# A dotted chain of names as code writes it (`timm.utils.distribute_bn`), from its head.
+_CHAIN = re.compile(r"(?<![\w.])([A-Za-z_]\w*)((?:\s*\.\s*[A-Za-z_]\w*)*)", re.ASCII)
+
 
 class _Summary(Protocol):
     @property
@@ -64,6 +67,7 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         self._scans: dict[str, frozenset[str]] = {}
         self._reaching_text: dict[str, dict[tuple[str, str, str], bool]] = {}
         self._items: dict[str, list[tuple[str, str, str]]] = {}
+        self._names: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
         self._everything = False
         self.parsed: list[str] = []  # paths summarised, in order (for tests and counts)
 
@@ -112,6 +116,10 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
             return self._expand(path)
         if self._everything:
             return False
+        for root in self.roots:  # their imports first: most questions end there
+            self._expand(root)
+            if path in self._reached:
+                return self._expand(path)
         return self._search(self._reached, path, self._expanded)
 
     def reaches(self, start: str, target: str) -> bool:
@@ -211,26 +219,35 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         known = self._reaching_text.setdefault(pattern.pattern, {})
         if start in known:
             return known[start]
+        parents: dict[tuple[str, str, str], tuple[str, str, str]] = {}
         seen = {start}
         todo = [start]
         found = False
         while todo and not found:
             kind, path, name = todo.pop()
-            if known.get((kind, path, name)):
-                found = True
+            earlier = known.get((kind, path, name))
+            if earlier is False:  # nothing it reaches matches
+                continue
+            found = bool(earlier) or (
+                kind == "module" and pattern.search(self._text(path)) is not None
+            )
+            if found:
                 break
             following = (
                 self._module_items(path) if kind == "module" else self._name_items(path, name)
             )
-            if kind == "module" and pattern.search(self._text(path)):
-                found = True
-                break
             for item in following:
                 if item not in seen:
                     seen.add(item)
+                    parents[item] = (kind, path, name)
                     todo.append(item)
-        if found:
-            known[start] = True
+        if found:  # every item on the way to the one found leads there too
+            item = (kind, path, name)
+            while True:
+                known[item] = True
+                if item not in parents:
+                    break
+                item = parents[item]
         else:
             known.update(dict.fromkeys(seen, False))
         return found
@@ -242,22 +259,27 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         """What code of the module at `path` may look up (`reaches_text`)."""
         if path not in self._items:
             text = self._text(path)
-            items = []
+            chains: dict[str, set[tuple[str, ...]]] = {}
+            for match in _CHAIN.finditer(text):
+                parts = tuple(p.strip() for p in match.group(2).split(".") if p.strip())
+                chains.setdefault(match.group(1), set()).add(parts)
+            found: dict[tuple[str, str, str], None] = {}
             for local, qualifieds in scanned_bindings(text).items():
-                chains = {
-                    m.group(1)
-                    for m in re.finditer(rf"\b{re.escape(local)}((?:\s*\.\s*\w+)*)", text)
-                }
                 for qualified in qualifieds:
-                    for chain in chains:
-                        parts = [p.strip() for p in chain.split(".") if p.strip()]
+                    for parts in chains.get(local, {()}):
                         for end in range(len(parts) + 1):
-                            items.append(("name", path, ".".join([qualified, *parts[:end]])))
-            self._items[path] = items
+                            found["name", path, ".".join([qualified, *parts[:end]])] = None
+            self._items[path] = list(found)
         return self._items[path]
 
     def _name_items(self, importer: str, qualified: str) -> list[tuple[str, str, str]]:
         """Where `Project._lookup(importer, qualified)` may lead (`reaches_text`)."""
+        key = (importer, qualified)
+        if key not in self._names:
+            self._names[key] = self._find_name_items(importer, qualified)
+        return self._names[key]
+
+    def _find_name_items(self, importer: str, qualified: str) -> list[tuple[str, str, str]]:
         level = len(qualified) - len(qualified.lstrip("."))
         rest = qualified[level:]
         if "." in rest:

@@ -461,6 +461,7 @@ class ModuleFinder:
     def __init__(self) -> None:
         self._roots: dict[str, str] = {}
         self._files: dict[str, bool] = {}
+        self._found: dict[tuple[str, str], str | None] = {}
         self._layouts: dict[str, tuple[PackageDir, ...]] = {}
 
     def root(self, path: str) -> str:
@@ -499,6 +500,13 @@ class ModuleFinder:
         return self._files[path]
 
     def module_path(self, importer: str, module: str) -> str | None:
+        """`_module_path`, remembered."""
+        key = (importer, module)
+        if key not in self._found:
+            self._found[key] = self._module_path(importer, module)
+        return self._found[key]
+
+    def _module_path(self, importer: str, module: str) -> str | None:
         """The file of `module` as imported from `importer`: relative imports from the
         importer's package, absolute ones from its folder or any folder above it up to
         the project root (or the root's `src/`), then from the folders the project's
@@ -1273,10 +1281,9 @@ def importers(
             for p in files.paths
             if p not in targets and might_be_distributed((files.text(p) or "").encode())
         )
-    project = Project.load(sorted(candidates), summarize_file)
-    index = project.summaries
-    return sorted(
-        c
-        for c in candidates
-        if any(t in index.scan_closure(c) and index.reaches(c, t) for t in targets)
+    scanning: ModuleIndex[ModuleSummary] = ModuleIndex(
+        lambda _: None, finder.dependencies, finder.module_path, finder.root
     )
+    candidates = {c for c in candidates if targets & scanning.scan_closure(c)}
+    index = Project.load(sorted(candidates), summarize_file).summaries
+    return sorted(c for c in candidates if any(index.reaches(c, t) for t in targets))

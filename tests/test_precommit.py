@@ -86,14 +86,15 @@ def test_pre_commit_try_repo(tmp_path):
     assert "main.py:6:9: DDP010" in output
     assert not [line for line in output.splitlines() if line.startswith(("clean.py:", "utils.py:"))]
     # A later commit stages only the helper, now ending in a collective where it ended in a
-    # barrier: the hook checks main.py too, which calls it under a rank-0 gate.
+    # barrier: the `ddplint-importers` hook checks main.py too, which calls it under a rank-0
+    # gate.
     git(user, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-n", "-m", "all")
     (user / "utils.py").write_text(
         SAVE_AND_SYNC.replace("dist.barrier()", "dist.all_reduce(state)")
     )
     git(user, "add", "utils.py")
     done = subprocess.run(
-        [PRE_COMMIT, "try-repo", str(hook_repo), "ddplint"],
+        [PRE_COMMIT, "try-repo", str(hook_repo), "ddplint-importers"],
         cwd=user,
         capture_output=True,
         text=True,
