@@ -9,6 +9,7 @@ known, so that `main.py` sees what `utils.save_on_master` does in any run.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -177,6 +178,9 @@ class _Summaries:
         if summary is None:
             self.outcome.summarised += 1
             summary = summarize_bytes(path, data, parse)
+            # Asked while a file is checked, where no automatic collection runs
+            # (`tree_outside_collector`): free the module's tree and index now.
+            gc.collect()
             if summary is not None:
                 self.cache.put(entry, summary)
         return summary
