@@ -36,9 +36,11 @@ from ddplint.domain.ranks import Side
 from ddplint.engine.resolve import methods_named
 from ddplint.facts import environ_key, last_name
 from ddplint.import_index import import_index
+from ddplint.module_index import ModuleIndex
 from ddplint.names import dotted
 from ddplint.package_layout import PackageDir, declared_package_dirs
 from ddplint.project_files import mentions_checkpoint_loading, project_files
+from ddplint.source import might_be_distributed
 
 if TYPE_CHECKING:
     from ddplint.context import FileContext
@@ -81,9 +83,39 @@ _UNCONDITIONAL = frozenset({"certain_collective"})
 CONSTRUCTION = ("__init__", "__post_init__")
 # What `with C(...)` runs on entering, summarised per class as `C.__enter__`.
 ENTER = "__enter__"
-# Facts asked of what constructing a class runs (see `Project._class_nodes`).
+# Facts asked of what constructing a class runs (see `Project._reaches`).
 _CLASS_FACTS = frozenset({"process_group", "sets_device"})
 _USES = frozenset({PROCESS_GROUP, RANK_QUERY})
+NOWHERE = ("", "")  # a look-up that ends in modules that cannot hold the fact asked
+# For each fact of `Project._reaches`, text that a module holding a site it starts from
+# contains: `torch.distributed` for a collective; `torch.save`; the job starters
+# (`STARTERS`); a download (`download=True`, the hubs, `from_pretrained`); `LOCAL_RANK`;
+# any use of the process group, asking the rank, world size or main process by name or
+# from the environment (`uses_process_group_at`, `asks_rank`, `RANK_ENV`,
+# `WORLD_SIZE_ENV`); a device setter (`sets_device`). A module whose text and the texts of
+# every module it may import (`ModuleIndex.clean`) hold none of it cannot reach the fact:
+# it is not parsed to answer.
+_STARTS = r"init_process_group|init_device_mesh|spawn|start_processes"
+_FACT_TEXT = {
+    "collective": re.compile("distributed"),
+    "certain_collective": re.compile("distributed"),
+    "saves": re.compile("save"),
+    "unguarded": re.compile("save"),
+    "starts": re.compile(_STARTS),
+    "downloads": re.compile(r"download|from_pretrained|load_dataset|\bhub\b"),
+    "local_rank_env": re.compile("LOCAL_RANK"),
+    "process_group": re.compile(
+        rf"(?i:rank|world_size|distributed|dataparallel)|{_STARTS}|main|master|primary|chief"
+        r"|global_zero|local_zero|SLURM|OMPI|PMI_|MPI_"
+    ),
+    "sets_device": re.compile("set_device|device_index|device_idx|cuda|accelerator"),
+}
+# Text every module holding `FunctionSummary.returned_loader` or `set_epoch_params` contains.
+_MAY_RETURN_LOADER = re.compile("DistributedSampler")
+_MAY_SET_EPOCH = re.compile("set_epoch")
+_MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
+# Text every module that `strips_module_prefix` holds contains.
+_MAY_STRIP_PREFIX = re.compile(r"consume_prefix_in_state_dict_if_present|['\"]module['\".]")
 
 
 # A call of a summarised function: (callee, under a rank guard, under a condition, the
@@ -341,7 +373,7 @@ def _flags(ctx: FileContext, call: cst.Call) -> tuple[tuple[str, bool], ...]:
 
 
 def _counts(fact: str, target: str, guarded: bool, conditional: bool) -> bool:
-    """Whether a site leads to `fact` (see `Project._reaching`). Asking for the rank or
+    """Whether a site leads to `fact` (see `Project._reaches`). Asking for the rank or
     the world size only under a condition of the function's own (`if broadcast: ...
     dist.get_rank()`) does not make its callers distributed code."""
     if guarded and fact in _OWN_GUARD:
@@ -429,6 +461,7 @@ class ModuleFinder:
     def __init__(self) -> None:
         self._roots: dict[str, str] = {}
         self._files: dict[str, bool] = {}
+        self._found: dict[tuple[str, str], str | None] = {}
         self._layouts: dict[str, tuple[PackageDir, ...]] = {}
 
     def root(self, path: str) -> str:
@@ -467,6 +500,13 @@ class ModuleFinder:
         return self._files[path]
 
     def module_path(self, importer: str, module: str) -> str | None:
+        """`_module_path`, remembered."""
+        key = (importer, module)
+        if key not in self._found:
+            self._found[key] = self._module_path(importer, module)
+        return self._found[key]
+
+    def _module_path(self, importer: str, module: str) -> str | None:
         """The file of `module` as imported from `importer`: relative imports from the
         importer's package, absolute ones from its folder or any folder above it up to
         the project root (or the root's `src/`), then from the folders the project's
@@ -535,12 +575,17 @@ class Project:
         finder: ModuleFinder | None = None,
         summarize_file: Callable[[str], ModuleSummary | None] | None = None,
     ) -> None:
-        self.summaries = {os.path.abspath(p): s for p, s in summaries.items()}
         self.finder = finder or ModuleFinder()
-        self._read = summarize_file or summarize_path
-        self._derived: dict[str, set[tuple[str, str]]] = {}
-        self._call_graph: dict[str, list[Site]] | None = None
-        self._classes: set[str] | None = None
+        self.summaries: ModuleIndex[ModuleSummary] = ModuleIndex(
+            summarize_file or summarize_path,
+            self.finder.dependencies,
+            self.finder.module_path,
+            self.finder.root,
+            {os.path.abspath(p): s for p, s in summaries.items()},
+        )
+        self._derived: dict[str, dict[tuple[str, str], bool]] = {}
+        self._call_graph: dict[tuple[tuple[str, str], str], list[Site] | None] = {}
+        self._searching: set[tuple[str, tuple[str, str]]] = set()
         self._known_distributed: dict[str, bool] = {}
         self._called_modules: dict[str, set[str]] = {}
         self._import_indexes: dict[str, dict[str, frozenset[str]]] = {}
@@ -562,23 +607,11 @@ class Project:
         return project
 
     def _load(self, paths: Iterable[str]) -> None:
-        """Add the summaries of `paths` and of every project module they import,
-        transitively (each file read once)."""
-        todo = [p for p in map(os.path.abspath, paths) if p not in self.summaries]
-        if not todo:
-            return
-        seen = set(todo) | set(self.summaries)
-        while todo:
-            path = todo.pop()
-            summary = self._read(path)
-            if summary is None:
-                continue
-            self.summaries[path] = summary
-            for dependency in self.finder.dependencies(path, summary) - seen:
-                seen.add(dependency)
-                todo.append(dependency)
-        self._call_graph = self._classes = None
-        self._derived.clear()
+        """Add `paths` and every project module they import, transitively, to the
+        project's modules (each summarised when first asked about)."""
+        if self.summaries.add_roots(paths):
+            self._call_graph.clear()
+            self._derived.clear()
 
     # -- the modules a file depends on ------------------------------------------------
 
@@ -601,11 +634,23 @@ class Project:
 
     # -- what a call into the project does --------------------------------------------
 
-    def _lookup(self, importer: str, qualified: str, depth: int = 4) -> tuple[str, str] | None:
+    def _lookup(
+        self,
+        importer: str,
+        qualified: str,
+        depth: int = 4,
+        text: re.Pattern[str] | None = None,
+        own: re.Pattern[str] | None = None,
+    ) -> tuple[str, str] | None:
         """(module path, function name) that `qualified`, imported by `importer`, names;
         following re-exports (`from .dist import save` in a package's `__init__`). A
         method of a project class (`accelerate.Accelerator.prepare`) is looked up by its
-        name in the module defining the class, as `self.prepare(...)` is."""
+        name in the module defining the class, as `self.prepare(...)` is. With `text`,
+        `NOWHERE` for a name whose look-up and what it calls cannot reach a module holding
+        `text` (`ModuleIndex.lookup_clean`), without parsing them; with `own`, for a fact
+        of the function alone (`function_called`), `NOWHERE` for a name looked up in a
+        module whose own text lacks `own` and does not import the name (the look-up ends
+        there)."""
         level = len(qualified) - len(qualified.lstrip("."))
         rest = qualified[level:]
         if "." in rest:
@@ -614,21 +659,31 @@ class Project:
             module, function = "." * level, rest  # `from . import helper`
         else:
             return None
+        if text is not None and self.summaries.lookup_clean(importer, qualified, text):
+            return NOWHERE
         path = self.finder.module_path(importer, module)
+        if own is not None and path is not None and not self.summaries.holds(path, own, function):
+            return NOWHERE
         summary = self.summaries.get(path) if path is not None else None
         if path is None or summary is None:
-            return self._method_lookup(importer, module, function, depth)
+            return self._method_lookup(importer, module, function, depth, text, own)
         if summary.function(function) is not None or depth == 0:
             return path, function
         reexported = dict(summary.reexports).get(function)
         if reexported is not None and reexported != qualified:
-            found = self._lookup(path, reexported, depth - 1)
+            found = self._lookup(path, reexported, depth - 1, text, own)
             if found is not None:
                 return found
         return path, function
 
     def _method_lookup(
-        self, importer: str, owner: str, method: str, depth: int
+        self,
+        importer: str,
+        owner: str,
+        method: str,
+        depth: int,
+        text: re.Pattern[str] | None,
+        own: re.Pattern[str] | None = None,
     ) -> tuple[str, str] | None:
         """`_lookup` of `method` on the class `owner` names (`accelerate.Accelerator`):
         the module defining the class, through re-exports."""
@@ -641,14 +696,21 @@ class Project:
             return path, method
         maker = summary.function(cls)
         if maker is not None and maker.returns_made_by and depth > 0:
-            return self._made_method(path, summary, maker, method, depth - 1)
+            return self._made_method(path, summary, maker, method, depth - 1, text, own)
         reexported = dict(summary.reexports).get(cls)
         if reexported is None or depth == 0:
             return None
-        return self._lookup(path, f"{reexported}.{method}", depth - 1)
+        return self._lookup(path, f"{reexported}.{method}", depth - 1, text, own)
 
     def _made_method(
-        self, path: str, summary: ModuleSummary, maker: FunctionSummary, method: str, depth: int
+        self,
+        path: str,
+        summary: ModuleSummary,
+        maker: FunctionSummary,
+        method: str,
+        depth: int,
+        text: re.Pattern[str] | None,
+        own: re.Pattern[str] | None,
     ) -> tuple[str, str] | None:
         """`_method_lookup` of `method` on the objects the function `maker` of the module at
         `path` returns (`get_strategy(args).setup()` where `get_strategy` returns
@@ -657,7 +719,7 @@ class Project:
             if "." not in made:
                 found = (path, method) if made in summary.classes else None
             else:
-                found = self._lookup(path, f"{made}.{method}", depth)
+                found = self._lookup(path, f"{made}.{method}", depth, text, own)
             if found is not None:
                 return found
         return None
@@ -667,33 +729,50 @@ class Project:
         found = self._resolve_call(ctx, call)
         return (self.summaries[found[0]], found[1]) if found is not None else None
 
-    def function_called(self, ctx: FileContext, call: cst.Call) -> FunctionSummary | None:
-        """The summary of the function of another project module that `call` calls."""
-        found = self.resolve(ctx, call)
-        return found[0].function(found[1]) if found is not None else None
+    def function_called(
+        self, ctx: FileContext, call: cst.Call, text: re.Pattern[str] | None = None
+    ) -> FunctionSummary | None:
+        """The summary of the function of another project module that `call` calls. With
+        `text`, the text every module that has the fact asked contains: None, without a
+        parse, when the call leads to modules that cannot have it (`_lookup`)."""
+        found = self._lookup_elsewhere(ctx, ctx.call_name(call), text, text)
+        if found is None or found == NOWHERE:
+            return None
+        return self.summaries[found[0]].function(found[1])
 
-    def _resolve_call(self, ctx: FileContext, call: cst.Call) -> tuple[str, str] | None:
-        return self._lookup_elsewhere(ctx, ctx.call_name(call))
+    def _resolve_call(
+        self, ctx: FileContext, call: cst.Call, text: re.Pattern[str] | None = None
+    ) -> tuple[str, str] | None:
+        return self._lookup_elsewhere(ctx, ctx.call_name(call), text)
 
-    def _lookup_elsewhere(self, ctx: FileContext, qualified: str | None) -> tuple[str, str] | None:
+    def _lookup_elsewhere(
+        self,
+        ctx: FileContext,
+        qualified: str | None,
+        text: re.Pattern[str] | None = None,
+        own: re.Pattern[str] | None = None,
+    ) -> tuple[str, str] | None:
         """(path, name) of a qualified name that another project module defines."""
         if qualified is None or "." not in qualified.lstrip("."):
             return None
-        found = self._lookup(ctx.path, qualified)
+        found = self._lookup(ctx.path, qualified, text=text, own=own)
         if found is None or found[0] == os.path.abspath(ctx.path):
             return None
         return found
 
-    def _callees(self, path: str, function: FunctionSummary) -> Iterator[Site]:
-        """Each site, with project functions as `path::name`."""
+    def _callees(
+        self, path: str, function: FunctionSummary, text: re.Pattern[str]
+    ) -> Iterator[Site]:
+        """Each site, with project functions as `path::name`; not those in modules that
+        cannot hold `text` (`ModuleIndex.lookup_clean`)."""
         for target, guarded, conditional, flags in function.sites:
             if target in _SITE_TARGETS:
                 yield target, guarded, conditional, flags
             elif "." not in target:
                 yield f"{path}::{target}", guarded, conditional, flags
             else:
-                found = self._lookup(path, target)
-                if found is not None:
+                found = self._lookup(path, target, text=text)
+                if found is not None and found != NOWHERE:
                     yield f"{found[0]}::{found[1]}", guarded, conditional, flags
 
     def _switched_off(self, node: str, flags: tuple[tuple[str, bool], ...]) -> bool:
@@ -702,80 +781,115 @@ class Project:
         path = node.rpartition("::")[0]
         return any(self.switch_named(path, name) is (not value) for name, value in flags)
 
-    def _reaching(self, fact: str) -> set[tuple[str, str]]:
-        """Project functions that reach a collective on every rank (`fact` "collective":
-        a collective under a rank condition of the helper's own, as in a zero-first
-        context manager, does not count; "certain_collective": on every call, through
-        calls under no condition but mode checks), save a file ("saves"), save one outside
-        a rank guard of their own ("unguarded"), start a multi-process job ("starts") or
-        read `LOCAL_RANK` from the environment ("local_rank_env") or use the process group
-        in any of these ways or another (`uses_process_group_at`: "process_group"):
-        directly or through other project functions."""
-        if fact in self._derived:
-            return self._derived[fact]
+    def _sites_of(self, node: tuple[str, str], fact: str) -> list[Site] | None:
+        """The sites of the project function `node` (path, name), callees resolved
+        (`_callees`) but for those that cannot lead to `fact`; None when it is no function
+        of a project module."""
+        text = _FACT_TEXT[fact]
+        key = (node, text.pattern)
+        if key not in self._call_graph:
+            path, name = node
+            summary = self.summaries.get(path)
+            function = summary.function(name) if summary is not None else None
+            self._call_graph[key] = (
+                None if function is None else list(self._callees(path, function, text))
+            )
+        return self._call_graph[key]
+
+    def _reaches(self, fact: str, node: tuple[str, str] | None) -> bool:
+        """Whether the project function `node` (path, name) reaches a collective on every
+        rank (`fact` "collective": a collective under a rank condition of the helper's
+        own, as in a zero-first context manager, does not count; "certain_collective": on
+        every call, through calls under no condition but mode checks), saves a file
+        ("saves"), saves one outside a rank guard of its own ("unguarded"), starts a
+        multi-process job ("starts"), reads `LOCAL_RANK` from the environment
+        ("local_rank_env"), or uses the process group in any of these ways or another
+        (`uses_process_group_at`: "process_group"): directly or through other project
+        functions. A search from `node` over the calls that count, each module summarised
+        when the search reaches it."""
+        if node is None or node == NOWHERE:
+            return False
+        known = self._derived.setdefault(fact, {})
+        if node in known:
+            return known[node]
         seeds = _SEEDS[fact]
-        edges = self._edges()
-        found: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for node, callees in edges.items():
-                made = node in self._class_nodes()
-                if node in found or (fact not in _CLASS_FACTS and made):
-                    continue
-                if any(
-                    (target in seeds or target in found)
-                    and _counts(fact, target, guarded, conditional)
-                    and not (made and target == RANK_QUERY)
-                    and not (flags and fact in _OWN_GUARD and self._switched_off(node, flags))
-                    for target, guarded, conditional, flags in callees
+        seen = {node}
+        todo = [node]
+        found, complete = False, True
+        self._searching.add((fact, node))
+        while todo and not found:
+            current = todo.pop()
+            if current != node and current in known:
+                found = known[current]
+                if found:
+                    break
+                continue
+            if self.summaries.clean(current[0], _FACT_TEXT[fact]):
+                continue
+            sites = self._sites_of(current, fact)
+            if sites is None:
+                continue
+            made = current[1] in self.summaries[current[0]].classes
+            if fact not in _CLASS_FACTS and made:
+                continue
+            for target, guarded, conditional, flags in sites:
+                if not _counts(fact, target, guarded, conditional) or (
+                    made and target == RANK_QUERY
                 ):
-                    found.add(node)
-                    changed = True
-        result = {(n.rpartition("::")[0], n.rpartition("::")[2]) for n in found}
-        self._derived[fact] = result
-        return result
+                    continue
+                callee = None
+                if target not in _SITE_TARGETS:
+                    path, _, name = target.rpartition("::")
+                    callee = (path, name)
+                elif target not in seeds:
+                    continue
+                if flags and fact in _OWN_GUARD:
+                    # A switch is looked up only for a call that leads to the fact.
+                    if callee is not None and (fact, callee) in self._searching:
+                        complete = False
+                        continue
+                    if callee is not None and not self._reaches(fact, callee):
+                        continue
+                    if self._switched_off(f"{current[0]}::{current[1]}", flags):
+                        continue
+                    found = True
+                    break
+                if callee is None:
+                    found = True
+                    break
+                if callee not in seen:
+                    seen.add(callee)
+                    todo.append(callee)
+        self._searching.discard((fact, node))
+        if found:
+            known[node] = True
+        elif complete:
+            known.update(dict.fromkeys(seen, False))
+        return found
 
-    def _class_nodes(self) -> set[str]:
-        """The call-graph nodes that are project classes (what constructing them runs):
-        they lead to "process_group" and "sets_device" only; whether constructing a class
-        starts a job, saves or issues a collective is not asked of them. A constructor
-        that only asks the rank through a helper (`if idist.get_rank() == save_on_rank:`
-        in an ignite handler) is rank-aware, not distributed: it answers in one process."""
-        if self._classes is None:
-            self._classes = {
-                f"{path}::{name}"
-                for path, summary in self.summaries.items()
-                for name in summary.classes
-            }
-        return self._classes
-
-    def _edges(self) -> dict[str, list[Site]]:
-        """Each project function (`path::name`) with its sites, callees resolved once."""
-        if self._call_graph is None:
-            self._call_graph = {
-                f"{path}::{name}": list(self._callees(path, function))
-                for path, summary in self.summaries.items()
-                for name, function in summary.functions
-            }
-        return self._call_graph
+    def _module_reaches(self, fact: str, path: str) -> bool:
+        """Some function of the module at `path` reaches `fact` (`_reaches`)."""
+        summary = self.summaries.get(path)
+        return summary is not None and any(
+            self._reaches(fact, (path, name)) for name, _ in summary.functions
+        )
 
     def helper_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
-        found = self._resolve_call(ctx, call)
-        return found is not None and found in self._reaching("collective")
+        found = self._resolve_call(ctx, call, _FACT_TEXT["collective"])
+        return self._reaches("collective", found)
 
     def helper_surely_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that issues a collective whenever it is called: through calls
         under no condition but mode checks (`if dist.is_initialized():`), as
         `Collectives.certain` asks of the functions of a file."""
-        found = self._resolve_call(ctx, call)
-        return found is not None and found in self._reaching("certain_collective")
+        found = self._resolve_call(ctx, call, _FACT_TEXT["certain_collective"])
+        return self._reaches("certain_collective", found)
 
     def helper_starts_processes(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that initialises the process group or spawns workers
         (`utils.init_distributed_mode(args)`), directly or through others."""
-        found = self._resolve_call(ctx, call)
-        return found is not None and found in self._reaching("starts")
+        found = self._resolve_call(ctx, call, _FACT_TEXT["starts"])
+        return self._reaches("starts", found)
 
     def helper_starts_one_rank_group(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that starts a process group of one rank (`init_dist()` setting
@@ -788,21 +902,20 @@ class Project:
         (`utils.init_distributed_mode(args)` setting `args.gpu`), directly or through others;
         also a method called on an object a project class or helper made
         (`strategy.setup_distributed()` after `strategy = get_strategy(args)`)."""
-        found = self._resolve_call(ctx, call) or self._lookup_elsewhere(
-            ctx, _object_method(ctx, call)
-        )
-        return found is not None and found in self._reaching("local_rank_env")
+        found = self._resolve_call(
+            ctx, call, _FACT_TEXT["local_rank_env"]
+        ) or self._lookup_elsewhere(ctx, _object_method(ctx, call))
+        return self._reaches("local_rank_env", found)
 
     def helper_sets_device(self, ctx: FileContext, call: cst.Call) -> bool:
         """A call of project code of another module that sets the process's default
         device (`sets_device`), directly or through others: a function, a class whose
         construction does, or a class entered by `with` whose `__enter__` does."""
-        reaching = self._reaching("sets_device")
-        found = self._resolve_call(ctx, call)
-        if found is None or found in reaching:
+        found = self._resolve_call(ctx, call, _FACT_TEXT["sets_device"])
+        if found is None or self._reaches("sets_device", found):
             return found is not None
         entered = (found[0], f"{found[1]}.{ENTER}")
-        return isinstance(ctx.parent(call), cst.WithItem) and entered in reaching
+        return isinstance(ctx.parent(call), cst.WithItem) and self._reaches("sets_device", entered)
 
     def helper_returns_device_module(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper of another module that returns a device module
@@ -813,31 +926,31 @@ class Project:
     def helper_downloads(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that downloads in place (`CIFAR10(..., download=True)`) on
         every rank that calls it, directly or through others."""
-        found = self._resolve_call(ctx, call)
-        return found is not None and found in self._reaching("downloads")
+        found = self._resolve_call(ctx, call, _FACT_TEXT["downloads"])
+        return self._reaches("downloads", found)
 
     def helper_set_epoch_positions(self, ctx: FileContext, call: cst.Call) -> tuple[int, ...]:
-        function = self.function_called(ctx, call)
+        function = self.function_called(ctx, call, _MAY_SET_EPOCH)
         return function.set_epoch_params if function is not None else ()
 
     def helper_saves(self, ctx: FileContext, call: cst.Call) -> str | None:
         """ "guarded" or "unguarded" for a project helper that saves, else None."""
-        found = self._resolve_call(ctx, call)
-        if found is None or found not in self._reaching("saves"):
+        found = self._resolve_call(ctx, call, _FACT_TEXT["saves"])
+        if not self._reaches("saves", found):
             return None
-        return "unguarded" if found in self._reaching("unguarded") else "guarded"
+        return "unguarded" if self._reaches("unguarded", found) else "guarded"
 
     def helper_returned_loader(self, ctx: FileContext, call: cst.Call) -> list[int | None]:
         """Where a project helper returns a DataLoader on a shuffling DistributedSampler
         (None: the whole return value; an index: an element of a returned tuple)."""
-        function = self.function_called(ctx, call)
+        function = self.function_called(ctx, call, _MAY_RETURN_LOADER)
         if function is None:
             return []
         return [None if p == WHOLE else p for p in function.returned_loader]
 
     def helper_returns_ddp(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that wraps a model in DDP and returns it (`smart_DDP(model)`)."""
-        function = self.function_called(ctx, call)
+        function = self.function_called(ctx, call, _MAY_RETURN_DDP)
         return function is not None and function.returns_ddp
 
     def holds_world_size(self, ctx: FileContext, expr: cst.BaseExpression) -> bool:
@@ -898,18 +1011,17 @@ class Project:
         if path in self.summaries:
             return self.summaries[path]
         if path not in self._outside:
-            self._outside[path] = self._read(path)
+            self._outside[path] = self.summaries.summary(path)
         return self._outside[path]
 
     def _starts_always(self, path: str) -> bool:
         """A function of the module at `path` calls a project helper that starts a job
         (`init_distributed()`) under no condition: its own starts under a flag do not make
         the flag a switch."""
-        starting = self._reaching("starts")
         return any(
             not conditional
             and (found := self._target(path, target)) is not None
-            and found in starting
+            and self._reaches("starts", found)
             for _, function in self.summaries[path].functions
             for target, _, conditional, _ in function.sites
         )
@@ -935,10 +1047,17 @@ class Project:
     def imports_prefix_stripper(self, ctx: FileContext) -> bool:
         """Whether a project module the file imports (transitively) drops the DDP `module.`
         prefix from checkpoint keys when loading (`utils.load_pretrained_weights`)."""
+        start = os.path.abspath(ctx.path)
+        if start not in self.summaries:
+            return False
+        files = project_files(self.finder.root(start))
         return any(
-            self.summaries[path].strips_module_prefix
-            for path in self.closure(ctx.path)
-            if path in self.summaries
+            _MAY_STRIP_PREFIX.search(files.text(path) or "") is not None
+            and self.summaries.reaches(start, path)
+            and path in self.summaries
+            and self.summaries[path].strips_module_prefix
+            for path in files.paths
+            if path != start
         )
 
     # -- the whole tree under the root ------------------------------------------------
@@ -953,7 +1072,7 @@ class Project:
         for other in files.paths:
             if other == path:
                 continue
-            summary = self.summaries.get(other)
+            summary = self.summaries.known(other)  # else its text: the same test
             if summary is not None:
                 loads = summary.loads_checkpoint
             else:
@@ -1014,8 +1133,7 @@ class Project:
         ):
             return ()
         callers = self._callers(path)
-        setters = {found[0] for found in self._reaching("sets_device")}
-        if not any(caller in setters for caller in callers):
+        if not any(self._module_reaches("sets_device", caller) for caller in callers):
             return ()
         called = {
             self._lookup(caller, name)
@@ -1031,8 +1149,12 @@ class Project:
         summary = self.summaries[path]
         if summary.distributed or summary.in_test_process:
             return summary.distributed
-        reaching = self._reaching("process_group")
-        return any(self._lookup(path, name) in reaching for name in summary.calls)
+        return any(
+            self._reaches(
+                "process_group", self._lookup(path, name, text=_FACT_TEXT["process_group"])
+            )
+            for name in summary.calls
+        )
 
     def _distributed(self, path: str, outer: frozenset[str]) -> bool:
         """`runs_distributed_at`, asked while the callers in `outer` are being decided
@@ -1138,3 +1260,30 @@ def never_called(ctx: FileContext, func: cst.FunctionDef) -> bool:
         return False
     module = os.path.splitext(os.path.basename(path))[0]
     return not (files.looks_up_by_name(module) or "globals()" in ctx.source)
+
+
+def importers(
+    paths: Iterable[str | os.PathLike[str]],
+    summarize_file: Callable[[str], ModuleSummary | None] | None = None,
+) -> list[str]:
+    """The files under the project roots of `paths` that may hold DDP code
+    (`might_be_distributed`) and import one of `paths`, directly or through other project
+    modules (their parsed imports): the files whose findings a change to `paths` may
+    change. The text scan of imports (`ModuleIndex.scan_closure`) picks the candidates;
+    only those are parsed (`summarize_file` may answer from a cache)."""
+    targets = {os.path.abspath(p) for p in paths}
+    finder = ModuleFinder()
+    candidates: set[str] = set()
+    for root in {finder.root(t) for t in targets}:
+        files = project_files(root)
+        candidates.update(
+            p
+            for p in files.paths
+            if p not in targets and might_be_distributed((files.text(p) or "").encode())
+        )
+    scanning: ModuleIndex[ModuleSummary] = ModuleIndex(
+        lambda _: None, finder.dependencies, finder.module_path, finder.root
+    )
+    candidates = {c for c in candidates if targets & scanning.scan_closure(c)}
+    index = Project.load(sorted(candidates), summarize_file).summaries
+    return sorted(c for c in candidates if any(index.reaches(c, t) for t in targets))

@@ -7,6 +7,7 @@ environments are skipped. These are text tests: a mention counts, so they err to
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 
@@ -14,6 +15,8 @@ _SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "venv", "site-packa
 _LOAD_WORDS = ("load_state_dict", "torch.load", "load_checkpoint")
 # Files that may name a function as an entry point (`[project.scripts]`, `console_scripts`).
 _ENTRY_POINT_FILES = ("pyproject.toml", "setup.cfg")
+# Files at the root that say where the project's packages live (`package_layout`).
+_LAYOUT_FILES = (*_ENTRY_POINT_FILES, "setup.py")
 
 
 def mentions_checkpoint_loading(text: str) -> bool:
@@ -29,6 +32,7 @@ class ProjectFiles:
         self._paths: list[str] | None = None
         self._texts: dict[str, str | None] = {}
         self._named: dict[str, frozenset[str]] = {}
+        self._digest: str | None = None
 
     @property
     def paths(self) -> list[str]:
@@ -52,6 +56,19 @@ class ProjectFiles:
             except OSError:
                 self._texts[path] = None
         return self._texts[path]
+
+    def digest(self) -> str:
+        """A digest of every file a check may read under the root (the Python files and
+        the packaging files, by path and content): what a cached result depends on besides
+        the checked file itself."""
+        if self._digest is None:
+            state = hashlib.sha256(self.root.encode("utf-8", "surrogateescape"))
+            for path in [*self.paths, *(os.path.join(self.root, f) for f in _LAYOUT_FILES)]:
+                text = self.text(path)
+                state.update(f"\0{path}\0".encode("utf-8", "surrogateescape"))
+                state.update(b"-" if text is None else text.encode("utf-8", "surrogateescape"))
+            self._digest = state.hexdigest()
+        return self._digest
 
     def looks_up_by_name(self, module: str) -> bool:
         """Some file fetches attributes of `module` by a computed name (`getattr(models,

@@ -9,9 +9,9 @@ known, so that `main.py` sees what `utils.save_on_master` does in any run.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
-import pickle
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -33,6 +33,8 @@ from ddplint.checker import (
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic
 from ddplint.project import ModuleFinder, ModuleSummary, Project, summarize, summarize_bytes
+from ddplint.project import importers as project_importers
+from ddplint.project_files import project_files
 from ddplint.source import decode, might_be_distributed
 
 MIN_FILES_FOR_POOL = 8
@@ -171,11 +173,14 @@ class _Summaries:
             data = Path(path).read_bytes()
         except OSError:
             return None
-        entry = _summary_key(data)
+        entry = _summary_key(path, data)
         summary = self.cache.get(entry)
         if summary is None:
             self.outcome.summarised += 1
             summary = summarize_bytes(path, data, parse)
+            # Asked while a file is checked, where no automatic collection runs
+            # (`tree_outside_collector`): free the module's tree and index now.
+            gc.collect()
             if summary is not None:
                 self.cache.put(entry, summary)
         return summary
@@ -213,7 +218,7 @@ def run(
     results: dict[_Task, FileResult] = {}
     pending: list[_Task] = []
     for task in tasks:
-        summary = cache.get(_summary_key(task.data))
+        summary = cache.get(_summary_key(task.absolute, task.data))
         if summary is None:
             pending.append(task)
         else:
@@ -227,7 +232,7 @@ def run(
             kept[task] = done.parsed
         summaries.known[task.absolute] = done.summary
         if done.summary is not None:
-            cache.put(_summary_key(task.data), done.summary)
+            cache.put(_summary_key(task.absolute, task.data), done.summary)
         if done.result is not None:
             results[task] = done.result
     outcome.parsed += len(pending)
@@ -261,32 +266,26 @@ def run(
     return outcome
 
 
-def _summary_key(data: bytes) -> str:
-    return key("summary", data)
+def importers(files: Iterable[Path], cache: Cache) -> list[Path]:
+    """The project files that import `files`, directly or not (`project.importers`),
+    their summaries read from the cache where it has them."""
+    found = project_importers(files, _Summaries(cache, RunResult()))
+    return [Path(p) for p in found]
+
+
+def _summary_key(path: str, data: bytes) -> str:
+    """A summary depends on the module's text and its path (a test module by its name)."""
+    return key("summary", os.path.abspath(path), data)
 
 
 def _result_key(task: _Task, project: Project) -> str:
-    """A file's result depends on its text, the summaries of the project modules it
-    imports, transitively (so a change in `utils.py` invalidates `main.py`), whether it
-    runs distributed through the project (a trainer calling into it), which flags they
-    read are switches of the project (set in files that may import them), and which of
-    its helpers run on a device their callers set (`Project.device_callers`)."""
-    closure = project.closure(task.absolute)
-    switches = [
-        (flag, project.switch_named(task.absolute, flag))
-        for path in (task.absolute, *closure)
-        if (summary := project.summaries.get(path)) is not None
-        for flag in summary.flags
-    ]
-    depends = pickle.dumps(
-        [
-            project.runs_distributed_at(task.absolute),
-            project.device_callers(task.absolute),
-            *((p, project.summaries.get(p)) for p in closure),
-            switches,
-        ]
-    )
-    return key("result", task.path, task.absolute, ",".join(task.codes), task.data, depends)
+    """A file's result depends on its text and, through the project layer, on any other
+    file under its project root (what its imports do, who calls it, which files load
+    checkpoints or name its functions): keyed by the digest of them all, so an edit,
+    rename or deletion anywhere in the project, or a move of the root, is never answered
+    from an older entry."""
+    digest = project_files(project.finder.root(task.absolute)).digest()
+    return key("result", task.path, task.absolute, ",".join(task.codes), task.data, digest)
 
 
 def _collect(outcome: RunResult, result: FileResult) -> None:

@@ -71,17 +71,35 @@ def test_pre_commit_try_repo(tmp_path):
     (user / "main.py").write_text(SAVES_ON_RANK_ZERO)
     git(user, "add", "-A")
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pc-home")}
-    done = subprocess.run(
-        [PRE_COMMIT, "try-repo", str(hook_repo), "ddplint"],
-        cwd=user,
-        capture_output=True,
-        text=True,
-        timeout=540,
-        env=env,
-    )
-    output = done.stdout + done.stderr
-    assert done.returncode == 1, output
+
+    def try_repo(hook: str) -> tuple[int, str]:
+        done = subprocess.run(
+            [PRE_COMMIT, "try-repo", str(hook_repo), hook],
+            cwd=user,
+            capture_output=True,
+            text=True,
+            timeout=540,
+            env=env,
+        )
+        return done.returncode, done.stdout + done.stderr
+
+    code, output = try_repo("ddplint")
+    assert code == 1, output
     assert "train.py:9:16: DDP005" in output
     # The same verdict as a full run of the repository (`ddplint check .`).
     assert "main.py:6:9: DDP010" in output
     assert not [line for line in output.splitlines() if line.startswith(("clean.py:", "utils.py:"))]
+    # A later commit stages only the helper, now ending in a collective where it ended in a
+    # barrier: the `ddplint-importers` hook checks main.py too, which calls it under a rank-0
+    # gate.
+    git(user, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-n", "-m", "all")
+    (user / "utils.py").write_text(
+        SAVE_AND_SYNC.replace("dist.barrier()", "dist.all_reduce(state)")
+    )
+    git(user, "add", "utils.py")
+    code, output = try_repo("ddplint")
+    assert code == 0, output  # the plain hook checks utils.py alone: it lets the change through
+    code, output = try_repo("ddplint-importers")
+    assert code == 1, output
+    assert "main.py:6:9: DDP010" in output
+    assert "train.py" not in output  # it does not import utils.py

@@ -151,7 +151,8 @@ def test_modules_outside_the_project_are_not_read(write, tmp_path):
 
 
 def test_each_module_is_summarised_once(write, tmp_path):
-    """A diamond of imports reads each module once."""
+    """A diamond of imports reads each module once, and only when asked (listing the
+    project's modules asks for all of them)."""
     write("pyproject.toml", "")
     write("a.py", "import c\n")
     write("b.py", "import c\n")
@@ -165,7 +166,9 @@ def test_each_module_is_summarised_once(write, tmp_path):
         read.append(Path(path).name)
         return summarize_path(path)
 
-    Project.load([str(main)], summarize)
+    project = Project.load([str(main)], summarize)
+    assert read == []
+    assert sorted(Path(p).name for p in project.summaries) == ["a.py", "b.py", "c.py", "main.py"]
     assert sorted(read) == ["a.py", "b.py", "c.py", "main.py"]
 
 

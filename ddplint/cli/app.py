@@ -154,6 +154,12 @@ Exit status: 0 nothing found (or --exit-zero), 1 findings (with --diff: fixes to
     help="Also show unproven findings (resting on a name or on code not known to run), marked.",
 )
 @click.option(
+    "--check-importers",
+    is_flag=True,
+    help="Also check the project files that import the files given, directly or not, and "
+    "report what a change to them causes there (the `ddplint-importers` pre-commit hook).",
+)
+@click.option(
     "--jobs",
     type=click.IntRange(min=1),
     metavar="N",
@@ -161,7 +167,8 @@ Exit status: 0 nothing found (or --exit-zero), 1 findings (with --diff: fixes to
 )
 def check(paths: tuple[Path, ...], **options: object) -> int:
     """Check files or folders (default: the current folder) for DDP pitfalls."""
-    from ddplint.cli.check import CheckOptions, run_check
+    from ddplint.cli.check import run_check
+    from ddplint.cli.options import CheckOptions
 
     return run_check(CheckOptions.from_click(paths, options))
 

@@ -12,14 +12,14 @@ import pathspec
 from ddplint.cache import Cache
 from ddplint.checker import PARSE_ERROR_CODE
 from ddplint.cli.exit_codes import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
-from ddplint.cli.options import CheckOptions as CheckOptions  # re-exported for cli.app
+from ddplint.cli.options import CheckOptions
 from ddplint.cli.report import ReportError, report
 from ddplint.config import Config, ConfigError, discover
 from ddplint.diagnostics import Diagnostic
 from ddplint.discovery import DEFAULT_EXCLUDE, Excluder, MissingPathError
 from ddplint.discovery import discover as discover_files
 from ddplint.fixing import FixOutcome, fix_files
-from ddplint.runner import run
+from ddplint.runner import importers, run
 from ddplint.selection import SelectorError, expand, resolve
 
 STATISTICS_FORMATS = ("text", "concise", "full", "json")
@@ -138,6 +138,8 @@ def _check(options: CheckOptions) -> int:
         except MissingPathError as exc:
             errors.append(str(exc))
     cache = Cache(None if options.no_cache else config.root)
+    if options.check_importers:  # pre-commit: a staged helper is checked where it is called
+        files += discover_files(importers(files, cache), excluder, False, True, errors.append)
     result = run(files, selection, cache, options.jobs)
     found = selection.keep(result.diagnostics)
     preview = options.preview or config.preview

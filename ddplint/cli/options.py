@@ -33,6 +33,7 @@ class CheckOptions:
     no_cache: bool = False
     jobs: int | None = None
     preview: bool = False
+    check_importers: bool = False
 
     @classmethod
     def from_click(cls, paths: tuple[Path, ...], values: Mapping[str, object]) -> CheckOptions:

@@ -1,0 +1,158 @@
+"""Speed on a real repository: ddplint on timm (pytorch-image-models, pinned in
+bench/realworld/repos.toml) beside its floor and ruff, in one run.
+
+Every figure is the median of `--repeat` runs, the compared commands alternating within
+each round, each a subprocess (interpreter start-up included), with its peak memory:
+
+* whole repository, no cache: `ddplint check --no-cache .` (`--jobs 1` and `--jobs 2`)
+  beside the floor, one process parsing every Python file with `libcst.parse_module`;
+* whole repository, warm cache: `ddplint check .` after one run filled the cache;
+* one file: `ddplint check train.py`, cold (`--no-cache`) and warm, beside the floor of
+  starting Python, importing libcst and parsing that file;
+* pre-commit: `ddplint check --check-importers timm/utils/distributed.py` (the hook's
+  command for a staged helper), cold and warm, beside the same one-file floor;
+* ruff (`ruff check --no-cache`) on the same targets.
+
+With `--before DIR` (a checkout of an older ddplint) its ddplint runs too, in the same
+rounds, for a before/after comparison. Usage:
+
+    .venv/bin/python bench/bench_project.py --repo /work/timm
+    .venv/bin/python bench/bench_project.py --repo /work/timm --before /tmp/old --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+# Runs a command and prints its wall time and the peak memory of its process tree.
+_MEASURE = """\
+import resource, subprocess, sys, time
+start = time.perf_counter()
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+took = time.perf_counter() - start
+print(took, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+_PARSE_ALL = """\
+import os, sys, libcst
+for folder, subfolders, files in os.walk("."):
+    subfolders[:] = [d for d in subfolders if not d.startswith(".")]
+    for name in files:
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), "rb") as handle:
+                try:
+                    libcst.parse_module(handle.read())
+                except Exception:
+                    pass
+"""
+_PARSE_ONE = "import sys, libcst; libcst.parse_module(open(sys.argv[1], 'rb').read())"
+
+
+def measure(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(seconds, peak MiB) of one run of `command`."""
+    out = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *command],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return float(out[0]), int(out[1]) / 1024
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repo", type=Path, required=True, help="a checkout of timm")
+    parser.add_argument("--file", default="train.py")
+    parser.add_argument("--helper", default="timm/utils/distributed.py")
+    parser.add_argument("--before", type=Path, help="an older ddplint checkout to compare")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    python = sys.executable
+    ruff = shutil.which("ruff", path=str(Path(python).parent)) or "ruff"
+    versions = {"after": dict(os.environ)}
+    if args.before is not None:
+        versions["before"] = {**os.environ, "PYTHONPATH": str(args.before.resolve())}
+    scratch = Path(tempfile.mkdtemp(prefix="ddplint-bench-"))
+    repo = scratch / args.repo.name
+    shutil.copytree(args.repo, repo, ignore=shutil.ignore_patterns(".ddplint_cache", ".git"))
+    ddplint = [python, "-m", "ddplint", "check", "--exit-zero", "-q"]
+    cases: dict[str, list[tuple[str, list[str], str]]] = {
+        "whole repository, no cache": [
+            ("floor: libcst parse of every file", [python, "-c", _PARSE_ALL], ""),
+            ("ruff", [ruff, "check", "--no-cache", "--exit-zero", "-q", "."], ""),
+        ],
+        "whole repository, warm cache": [],
+        f"{args.file}, no cache": [
+            ("floor: python + libcst + parse", [python, "-c", _PARSE_ONE, args.file], ""),
+            ("ruff", [ruff, "check", "--no-cache", "--exit-zero", "-q", args.file], ""),
+        ],
+        f"{args.file}, warm cache": [],
+        f"pre-commit on {args.helper} (--check-importers), no cache": [],
+        f"pre-commit on {args.helper} (--check-importers), warm cache": [],
+    }
+    for version in versions:
+        cases["whole repository, no cache"] += [
+            (f"ddplint {version} --jobs 1", [*ddplint, "--no-cache", "--jobs", "1", "."], version),
+            (f"ddplint {version} --jobs 2", [*ddplint, "--no-cache", "--jobs", "2", "."], version),
+        ]
+        cases["whole repository, warm cache"].append(
+            (f"ddplint {version}", [*ddplint, "."], version)
+        )
+        cases[f"{args.file}, no cache"].append(
+            (f"ddplint {version}", [*ddplint, "--no-cache", args.file], version)
+        )
+        cases[f"{args.file}, warm cache"].append(
+            (f"ddplint {version}", [*ddplint, args.file], version)
+        )
+        if version == "after":
+            importers = [*ddplint, "--check-importers", args.helper]
+            cases[f"pre-commit on {args.helper} (--check-importers), no cache"].append(
+                (f"ddplint {version}", [*importers[:-1], "--no-cache", args.helper], version)
+            )
+            cases[f"pre-commit on {args.helper} (--check-importers), warm cache"].append(
+                (f"ddplint {version}", importers, version)
+            )
+    caches = {}
+    for version, env in versions.items():  # each version's own cache, filled once
+        caches[version] = scratch / f"cache-{version}"
+        shutil.rmtree(repo / ".ddplint_cache", ignore_errors=True)
+        subprocess.run([*ddplint, "."], cwd=repo, env=env, capture_output=True)
+        if version == "after":
+            subprocess.run(
+                [*ddplint, "--check-importers", args.helper], cwd=repo, env=env, capture_output=True
+            )
+        shutil.move(repo / ".ddplint_cache", caches[version])
+    results: dict[str, dict[str, list[tuple[float, float]]]] = {c: {} for c in cases}
+    for _ in range(args.repeat):
+        for case, commands in cases.items():
+            for label, command, version in commands:
+                env = versions.get(version, dict(os.environ))
+                shutil.rmtree(repo / ".ddplint_cache", ignore_errors=True)
+                if version and "warm" in case:
+                    shutil.copytree(caches[version], repo / ".ddplint_cache")
+                results[case].setdefault(label, []).append(measure(command, repo, env))
+    shutil.rmtree(scratch, ignore_errors=True)
+    for case, rows in results.items():
+        print(f"\n{case} (median of {args.repeat})")
+        floor = next(
+            (statistics.median(t for t, _ in r) for k, r in rows.items() if "floor" in k), None
+        )
+        for label, runs in rows.items():
+            took = statistics.median(t for t, _ in runs)
+            memory = max(m for _, m in runs)
+            ratio = f"{took / floor:5.2f}x floor" if floor else ""
+            print(f"  {label:44} {took:7.2f} s  {memory:6.0f} MiB  {ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

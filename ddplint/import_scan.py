@@ -1,0 +1,79 @@
+"""The names a module's import statements may bind, read from its text without a parse.
+
+`scanned_imports` gives a superset of what `ddplint.names.ImportMap` collects from the
+parsed module (`ModuleSummary.imports`: the modules named by import statements and the
+qualified names they bind): every `import ...` and `from ... import ...` statement is
+found wherever it stands (in a function, after `;`, parenthesised over several lines,
+continued with a backslash), and text that only looks like one (in a string or a comment)
+adds names too. So the project modules reached through it are a superset of those reached
+through the parsed imports: a module it does not reach cannot be imported.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+_CONTINUED = re.compile(r"\\\r?\n")
+_COMMENT_IN_PARENS = re.compile(r"#[^\n]*")
+_FROM = re.compile(
+    r"(?<![\w.])from\s+(\.*[\w.]*)\s+import\s*(\((?:[^)#]|#[^\n]*)*\)?|[^\n;]*)", re.ASCII
+)
+_IMPORT = re.compile(r"(?<![\w.])import\s+([^\n;]*)", re.ASCII)
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*", re.ASCII)
+
+
+def _names(clause: str) -> list[tuple[str, str | None]]:
+    """(dotted name, alias) of each item of an import clause (`a.b as c, d`)."""
+    clause = _COMMENT_IN_PARENS.sub(" ", clause).strip().strip("()")
+    found: list[tuple[str, str | None]] = []
+    for item in clause.split(","):
+        words = item.split()
+        if not words:
+            continue
+        name = _DOTTED.match(item.strip())
+        if name is None:
+            continue
+        dotted = re.sub(r"\s+", "", name.group())
+        alias = words[-1] if len(words) >= 3 and words[-2] == "as" else None
+        found.append((dotted, alias))
+    return found
+
+
+def scanned_imports(text: str) -> frozenset[str]:
+    """A superset of `ModuleSummary.imports` for a module whose text is `text`."""
+    return _scan(text)[0]
+
+
+def scanned_bindings(text: str) -> dict[str, frozenset[str]]:
+    """A superset of the local names the module's import statements bind, each with the
+    qualified names it may stand for (`ModuleSummary.reexports`)."""
+    return dict(_scan(text)[1])
+
+
+@functools.lru_cache(maxsize=64)
+def _scan(text: str) -> tuple[frozenset[str], tuple[tuple[str, frozenset[str]], ...]]:
+    text = _CONTINUED.sub(" ", text)
+    found: set[str] = set()
+    bound: dict[str, set[str]] = {}
+    spans: list[tuple[int, int]] = []
+    for match in _FROM.finditer(text):
+        spans.append(match.span())
+        module = match.group(1)
+        found.add(module)
+        joiner = "" if module.endswith(".") else "."
+        for name, alias in _names(match.group(2)):
+            qualified = f"{module}{joiner}{name}" if module else name
+            found.add(qualified)
+            for local in {name, alias or name}:
+                bound.setdefault(local, set()).add(qualified)
+    for match in _IMPORT.finditer(text):
+        if any(start <= match.start() < end for start, end in spans):
+            continue
+        for name, alias in _names(match.group(1)):
+            head = name.split(".")[0]
+            found.update((name, head))
+            bound.setdefault(head, set()).add(head)
+            if alias is not None:
+                bound.setdefault(alias, set()).add(name)
+    return frozenset(found), tuple((k, frozenset(v)) for k, v in sorted(bound.items()))
