@@ -31,6 +31,7 @@ from ddplint.analysis.process_group import asks_rank, uses_process_group, uses_p
 from ddplint.analysis.samplers import returned_loaders
 from ddplint.analysis.switches import flag_name, flags_read, job_switches, names_a_job_start
 from ddplint.analysis.test_modules import runs_in_test_process
+from ddplint.domain.apis import STARTERS
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, RankKind, combined
 from ddplint.domain.ranks import Side
 from ddplint.engine.resolve import methods_named
@@ -55,14 +56,6 @@ LOCAL_RANK_ENV = "@local_rank_env"  # a site target: reads the LOCAL_RANK enviro
 PROCESS_GROUP = "@process_group"  # a site target: another use of the process group
 RANK_QUERY = "@rank_query"  # a site target: a helper asking the rank (`asks_rank`)
 SET_DEVICE = "@set_device"  # a site target: sets the process's default device (`sets_device`)
-STARTERS = frozenset(
-    {
-        "torch.distributed.init_process_group",
-        "torch.distributed.device_mesh.init_device_mesh",
-        "torch.multiprocessing.spawn",
-        "torch.multiprocessing.start_processes",
-    }
-)
 _SEEDS = {
     "collective": frozenset({COLLECTIVE}),
     "certain_collective": frozenset({COLLECTIVE}),
