@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddplint.domain.apis import MAIN_PROCESS_NAME, PROCESS_STARTERS, RANK_ENV, RANK_FUNCTION
+from ddplint.domain.apis import MAIN_PROCESS_NAME, RANK_ENV, RANK_FUNCTION
 from ddplint.domain.gates import Gate
+from ddplint.domain.rank_kinds import spawned_functions
 from ddplint.domain.ranks import Ranks, last_name, strip_conversion
 from ddplint.engine import Resolver
 from ddplint.engine.resolve import argument
@@ -142,17 +143,7 @@ class RankEvidence:
 
     @cached_property
     def _spawned(self) -> frozenset[str]:
-        """Functions started by `mp.spawn` / `Process(target=...)`."""
-        model = self.resolver.model
-        found: set[str] = set()
-        for call in model.calls:
-            if model.imports.resolve(call.func) not in PROCESS_STARTERS:
-                continue
-            target = argument(call, None, "target") or argument(call, 0, "fn")
-            name = last_name(target) if target is not None else None
-            if name:
-                found.add(name)
-        return frozenset(found)
+        return spawned_functions(self.resolver)
 
     def _spawn_index(self, expr: cst.Name, at: cst.CSTNode) -> bool:
         """The first parameter of a function a process starter runs: the process index."""

@@ -141,17 +141,7 @@ class RankKinds:
 
     @cached_property
     def _spawned(self) -> frozenset[str]:
-        """Functions started by `mp.spawn` / `Process(target=...)`."""
-        model = self.resolver.model
-        found: set[str] = set()
-        for call in model.calls:
-            if model.imports.resolve(call.func) not in PROCESS_STARTERS:
-                continue
-            target = argument(call, None, "target") or argument(call, 0, "fn")
-            name = last_name(target) if target is not None else None
-            if name:
-                found.add(name)
-        return frozenset(found)
+        return spawned_functions(self.resolver)
 
     def _spawn_index(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """A parameter of a function `mp.spawn` starts: the process index."""
@@ -196,3 +186,17 @@ def combined(kinds: Iterable[RankKind | None]) -> RankKind | None:
 
 def _is_constant(expr: cst.BaseExpression) -> bool:
     return int_literal(expr) is not None or (isinstance(expr, cst.Name) and expr.value == "None")
+
+
+def spawned_functions(resolver: Resolver) -> frozenset[str]:
+    """The names of the functions the file starts with `mp.spawn` / `Process(target=...)`."""
+    model = resolver.model
+    found: set[str] = set()
+    for call in model.calls:
+        if model.imports.resolve(call.func) not in PROCESS_STARTERS:
+            continue
+        target = argument(call, None, "target") or argument(call, 0, "fn")
+        name = last_name(target) if target is not None else None
+        if name:
+            found.add(name)
+    return frozenset(found)
