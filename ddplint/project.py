@@ -1230,12 +1230,6 @@ def named_in_other_files(path: str, name: str) -> bool:
     return bool(project_files(ModuleFinder().root(path)).naming(name) - {path})
 
 
-def unreached(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """`node` sits in a function (or a function around it) that no code calls."""
-    functions = (a for a in ctx.ancestors(node) if isinstance(a, cst.FunctionDef))
-    return any(never_called(ctx, f) for f in functions)
-
-
 def never_called(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """No code can call `func`: it has no decorator, is no dunder method, its name appears
     once in its file (the definition) and in no other file under the project root (the

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from source_rows import line_of, rows
 
 from ddplint.api import fix_source, lint_source
 from ddplint.diagnostics import Applicability, Severity
@@ -22,17 +23,6 @@ from torch.utils.data import DataLoader, DistributedSampler
 
 def src(body: str, header: str = HEADER) -> str:
     return header + textwrap.dedent(body)
-
-
-def rows(source: str, code: str) -> list[int]:
-    return [d.start.row for d in lint_source(source, select=[code])]
-
-
-def line_of(source: str, needle: str) -> int:
-    for number, line in enumerate(source.splitlines(), start=1):
-        if needle in line:
-            return number
-    raise AssertionError(f"{needle!r} not in source")
 
 
 # -- DDP001 ------------------------------------------------------------------------------

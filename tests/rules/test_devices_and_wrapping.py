@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from source_rows import rows
 
 from ddplint.api import fix_source, lint_source
 
@@ -20,10 +21,6 @@ from torch.utils.data import DataLoader, DistributedSampler
 
 def src(body: str, header: str = HEADER) -> str:
     return header + textwrap.dedent(body)
-
-
-def rows(source: str, code: str) -> list[int]:
-    return [d.start.row for d in lint_source(source, select=[code])]
 
 
 def findings(source: str, code: str):

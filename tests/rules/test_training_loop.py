@@ -6,6 +6,7 @@ import textwrap
 
 import libcst as cst
 import pytest
+from source_rows import line_of, rows
 
 from ddplint.api import fix_source, lint_source
 
@@ -20,17 +21,6 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 def src(body: str, header: str = HEADER) -> str:
     return header + textwrap.dedent(body)
-
-
-def rows(source: str, code: str) -> list[int]:
-    return [d.start.row for d in lint_source(source, select=[code])]
-
-
-def line_of(source: str, needle: str) -> int:
-    for number, line in enumerate(source.splitlines(), start=1):
-        if needle in line:
-            return number
-    raise AssertionError(f"{needle!r} not in source")
 
 
 def fixed(source: str, code: str) -> str:
