@@ -54,6 +54,7 @@ class Finding:
     line: int
     text: str
     message: str
+    unproven: bool = False
 
 
 @dataclass(frozen=True)
@@ -196,9 +197,9 @@ def extract(git_dir: Path, commit: str, target: Path) -> None:
         print(f"  {target.name}: skipped {missing} file(s) the snapshot lacks", file=sys.stderr)
 
 
-def run_ddplint(root: Path, ddplint: list[str]) -> list[dict]:
+def run_ddplint(root: Path, ddplint: list[str], extra: list[str]) -> list[dict]:
     proc = subprocess.run(
-        [*ddplint, "check", "--output-format", "json", "--no-cache", "--exit-zero", "."],
+        [*ddplint, "check", "--output-format", "json", "--no-cache", "--exit-zero", *extra, "."],
         cwd=root,
         capture_output=True,
         text=True,
@@ -220,10 +221,10 @@ def source_line(root: Path, rel: str, row: int, cache: dict[str, list[str]]) -> 
     return lines[row - 1].strip() if 0 < row <= len(lines) else ""
 
 
-def collect(repo: Repo, root: Path, ddplint: list[str]) -> list[Finding]:
+def collect(repo: Repo, root: Path, ddplint: list[str], extra: list[str]) -> list[Finding]:
     findings = []
     lines: dict[str, list[str]] = {}
-    for raw in run_ddplint(root, ddplint):
+    for raw in run_ddplint(root, ddplint, extra):
         absolute = Path(root, raw["filename"]).resolve()
         rel = Path(os.path.relpath(absolute, root.resolve())).as_posix()
         if repo.paths and not any(
@@ -232,7 +233,8 @@ def collect(repo: Repo, root: Path, ddplint: list[str]) -> list[Finding]:
             continue
         row = raw["location"]["row"]
         text = source_line(root, rel, row, lines)
-        findings.append(Finding(repo.name, rel, raw["code"], row, text, raw["message"]))
+        unproven = bool(raw.get("unproven", False))
+        findings.append(Finding(repo.name, rel, raw["code"], row, text, raw["message"], unproven))
     return findings
 
 
@@ -449,6 +451,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--ddplint", default=f"{sys.executable} -m ddplint", help="command that runs ddplint"
     )
+    parser.add_argument(
+        "--check-arg",
+        action="append",
+        default=[],
+        help="extra argument for `ddplint check` (repeatable), e.g. --check-arg=--preview "
+        "--check-arg=--select=ALL; unproven findings (--preview) are reported apart",
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 if a finding is unjudged")
     parser.add_argument("--write-stubs", type=Path, help="write verdict stubs for unjudged ones")
     parser.add_argument("--dump", type=Path, help="write every finding and its verdict as JSON")
@@ -474,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
         root = materialise(repo, args.mirror_root, args.cache)
         if root is None:
             continue
-        found = collect(repo, root, ddplint)
+        found = collect(repo, root, ddplint, args.check_arg)
         print(f"{repo.name:24} {repo.commit[:12]}  {len(found):4} findings", file=sys.stderr)
         findings.extend(found)
         checked.append(repo)
@@ -482,7 +491,16 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = [v for v in verdicts if v.repo in checked_names]
     paired, unmatched = match(findings, verdicts)
     print(f"ddplint over {len(checked)} of {len(repos)} repositories: {len(findings)} findings")
-    unjudged = report(findings, paired, unmatched, checked)
+    unjudged = 0
+    for title, unproven in (("", False), ("Unproven findings (shown only with --preview)", True)):
+        kept = [i for i, f in enumerate(findings) if f.unproven == unproven]
+        if unproven and not kept:
+            continue
+        if title:
+            print(f"\n=== {title}: {len(kept)} ===")
+        part = {j: paired[i] for j, i in enumerate(kept) if i in paired}
+        lost = [] if unproven else unmatched
+        unjudged += report([findings[i] for i in kept], part, lost, checked)
     if args.write_stubs:
         write_stubs(args.write_stubs, findings, paired)
     if args.dump:
