@@ -35,8 +35,8 @@ def train(args):
     train_set = TensorDataset(features[:9000], targets[:9000])
     val_set = TensorDataset(features[9000:], targets[9000:])
 
-    model = nn.Sequential(nn.Linear(16, 64), nn.GELU(), nn.LayerNorm(64), nn.Linear(64, 1))
-    model = Wrapper(model.to(device), device_ids=[local_rank])
+    model = nn.Sequential(nn.Linear(16, 64), nn.BatchNorm1d(64), nn.GELU(), nn.Linear(64, 1))
+    model = Wrapper(model.to(device), device_ids=[local_rank])  # expect: DDP017
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
 
     sampler = DistributedSampler(train_set, shuffle=True, drop_last=True)

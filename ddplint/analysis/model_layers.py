@@ -8,9 +8,12 @@ questions are asked of them:
   class or function of this file whose body does, directly or through other classes and
   functions of the file. A torchvision model chosen at run time
   (`models.__dict__[args.arch]()`) is reported as such: its layers are not known.
+- certainly buffers: some construction builds BatchNorm layers or is a class of this file
+  that registers a buffer;
 - certainly no buffers: every construction is a class of this file whose construction
   (`__init__`, the methods and file functions it calls, the file classes it instantiates)
-  registers no buffer and only creates torch layers known to hold none; a model from a
+  registers no buffer and only creates torch layers known to hold none, or a torch
+  container of such layers (`nn.Sequential(...)`); a model from a
   hub, a string, another module or an unknown layer may have some. DDP re-broadcasts
   buffers in forward only when the module has some.
 """
@@ -76,6 +79,9 @@ _BUFFER_FREE_LAYERS = frozenset(
         "MultiheadAttention",
         "Flatten",
     )
+)
+_CONTAINERS = frozenset(
+    f"torch.nn.{name}" for name in ("ModuleList", "ModuleDict", "ParameterList", "ParameterDict")
 )
 _PASS_THROUGH_CALLS = frozenset({"torch.compile"})
 _PLAIN_MODULES = frozenset({"math", "functools", "itertools", "operator", "warnings", "logging"})
@@ -239,13 +245,51 @@ class ModelLayers:
         model = argument(wrap, 0, "module")
         return model is not None and self._built_buffer_free(model, wrap)
 
+    def wraps_buffered_model(self, wrap: cst.Call) -> bool:
+        """Some model the DDP wrap `wrap` may hold certainly has buffers: it is built with
+        BatchNorm layers, or by a class of this file that registers a buffer."""
+        model = argument(wrap, 0, "module")
+        if model is None:
+            return False
+        if self.has_batchnorm(model, wrap):
+            return True
+        return any(
+            isinstance(v.expr, cst.Call)
+            and isinstance(v.expr.func, cst.Name)
+            and self._registers_buffer(v.expr.func.value)
+            for v in self.constructions(model, wrap)
+        )
+
+    def _registers_buffer(self, name: str) -> bool:
+        return any(
+            isinstance(n, cst.Call) and last_name(n.func) == "register_buffer"
+            for cls in self.ctx.model.classes.get(name, [])
+            for n in self.ctx.walk(cls)
+        )
+
     def _built_buffer_free(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
         leaves = [v.expr for v in self.constructions(expr, at) if v.leaf]
-        return bool(leaves) and all(
-            isinstance(made, cst.Call)
-            and isinstance(made.func, cst.Name)
-            and self._class_free(made.func.value)
-            for made in leaves
+        return bool(leaves) and all(self._construction_free(made) for made in leaves)
+
+    def _construction_free(self, made: cst.BaseExpression) -> bool:
+        """`made` builds a buffer-free class of this file, or a buffer-free torch layer or
+        container (`nn.Sequential(nn.Linear(...), nn.GELU())`) of buffer-free parts."""
+        if not isinstance(made, cst.Call):
+            return False
+        if isinstance(made.func, cst.Name) and made.func.value in self.ctx.model.classes:
+            return self._class_free(made.func.value)
+        name = self.ctx.qualname(made.func)
+        if name == "torch.nn.Sequential":  # its parts must be seen: `Sequential(*blocks)` is not
+            return all(
+                not arg.star and arg.keyword is None and self._construction_free(arg.value)
+                for arg in made.args
+            )
+        if name not in _BUFFER_FREE_LAYERS or name in _CONTAINERS:
+            return False
+        return all(
+            self._call_free(node, None)
+            for node in self.ctx.walk(made)
+            if isinstance(node, cst.Call)
         )
 
     def _class_free(self, name: str) -> bool:

@@ -40,8 +40,11 @@ Left alone: a loop that deals its iterations out by rank (`if i % world_size != 
 continue`: every rank runs the body on its share), and a forward with gradients off
 (`torch.no_grad()`) through the wrapper of a model that certainly has no buffers (built
 by a class of this file that registers none and holds only layers without buffers, such
-as `nn.Linear`, `nn.Embedding`, `nn.LayerNorm`): DDP then has nothing to broadcast. A
-model from a hub, another module or with BatchNorm layers is still reported.
+as `nn.Linear`, `nn.Embedding`, `nn.LayerNorm`, or an `nn.Sequential` of such layers):
+DDP then has nothing to broadcast. With gradients off, the finding is proven only when
+the model certainly has buffers (BatchNorm layers, or a class of this file that registers
+a buffer); a model from a hub or another module, whose buffers this file cannot see, is
+reported as unproven (shown with `--preview`).
 
 ## Why is this bad?
 DDP's forward is not purely local. With `broadcast_buffers=True` (the default) and a
@@ -202,6 +205,7 @@ def main(net, batch, local_rank):
         buffers = ModelLayers(ctx)
         evidence = rank_evidence(ctx)
         buffer_free = all(buffers.wraps_buffer_free_model(w) for w in facts.ddp_wraps)
+        buffered = any(buffers.wraps_buffered_model(w) for w in facts.ddp_wraps)
         for call in ctx.calls:
             func = call.func
             if not isinstance(func, (cst.Name, cst.Attribute)):
@@ -212,8 +216,12 @@ def main(net, batch, local_rank):
                 continue
             if ctx.qualname(func) is not None:
                 continue
-            if buffer_free and ctx.domain.loops.is_evaluation(call):
+            evaluation = ctx.domain.loops.is_evaluation(call)
+            if buffer_free and evaluation:
                 continue  # no buffers and no gradients: DDP's forward issues no collective
+            # Under no_grad the forward is collective only when the model has buffers: a model
+            # whose buffers are not known (a class of another module) is not proven to hang.
+            buffers_unknown = evaluation and not buffered
             guard = one_rank_guard(ctx, call)
             if guard is not None and other_branch_calls(ctx, guard, call):
                 continue  # `if rank == 0: ... model(x) else: ... model(x)`: every rank runs it
@@ -232,7 +240,7 @@ def main(net, batch, local_rank):
                     "forward broadcasts buffers (a collective) when the model has buffers, "
                     f"so this can hang; call `{name}.module(...)` instead",
                     fix=fix,
-                    unproven=not _traced(ctx, evidence, call, guard),
+                    unproven=buffers_unknown or not _traced(ctx, evidence, call, guard),
                 )
                 continue
             if guard is None and isinstance(func, cst.Name):
@@ -245,7 +253,7 @@ def main(net, batch, local_rank):
                         "under a rank condition): DDP's forward broadcasts buffers (a "
                         "collective) when the model has buffers, so this can hang; call "
                         f"`{func.value}.module(...)` instead",
-                        unproven=not _traced(ctx, evidence, site),
+                        unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
                     continue
                 site = guarded_site(ctx, func, call)
@@ -256,7 +264,7 @@ def main(net, batch, local_rank):
                         f"only (this function is called under a rank condition with the DDP "
                         "model): DDP's forward broadcasts buffers (a collective) when the "
                         "model has buffers, so this can hang; pass `model.module` instead",
-                        unproven=not _traced(ctx, evidence, site),
+                        unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
 
 
