@@ -20,7 +20,7 @@ from ddplint.names import dotted
 
 if TYPE_CHECKING:
     from ddplint.domain import Domain
-    from ddplint.facts import DDPFacts
+    from ddplint.domain.ddp_facts import DDPFacts
     from ddplint.project import Project
 
 Scope = Frame
@@ -237,7 +237,7 @@ class FileContext:
 
     @cached_property
     def facts(self) -> DDPFacts:
-        from ddplint.facts import DDPFacts
+        from ddplint.domain.ddp_facts import DDPFacts
 
         return DDPFacts(self)
 

@@ -21,21 +21,21 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddplint.analysis.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
-from ddplint.analysis.device_setters import device_module, may_hold_device_module, sets_device
-from ddplint.analysis.downloads import costs_only, download_message, in_first_context
-from ddplint.analysis.module_globals import world_size_globals
-from ddplint.analysis.one_rank_groups import one_rank_group, spawn_factors
-from ddplint.analysis.paths import mentions_rank, per_rank_path
-from ddplint.analysis.process_group import asks_rank, uses_process_group, uses_process_group_at
-from ddplint.analysis.samplers import returned_loaders
-from ddplint.analysis.switches import flag_name, flags_read, job_switches, names_a_job_start
-from ddplint.analysis.test_modules import runs_in_test_process
 from ddplint.domain.apis import STARTERS
+from ddplint.domain.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
+from ddplint.domain.ddp_facts import environ_key, last_name
+from ddplint.domain.device_setters import device_module, may_hold_device_module, sets_device
+from ddplint.domain.downloads import costs_only, download_message, in_first_context
+from ddplint.domain.module_globals import world_size_globals
+from ddplint.domain.one_rank_groups import one_rank_group, spawn_factors
+from ddplint.domain.paths import mentions_rank, per_rank_path
+from ddplint.domain.process_group import asks_rank, uses_process_group, uses_process_group_at
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, RankKind, combined
 from ddplint.domain.ranks import Side
+from ddplint.domain.samplers import returned_loaders
+from ddplint.domain.switches import flag_name, flags_read, job_switches, names_a_job_start
+from ddplint.domain.test_modules import runs_in_test_process
 from ddplint.engine.resolve import methods_named
-from ddplint.facts import environ_key, last_name
 from ddplint.import_index import import_index
 from ddplint.module_index import ModuleIndex
 from ddplint.names import dotted
@@ -968,7 +968,7 @@ class Project:
 
     def switch_value(self, ctx: FileContext, term: cst.BaseExpression) -> bool | None:
         """The value of the flag `term` reads under which the project starts its job, when
-        it is a distributed switch (`ddplint.analysis.switches`): modules under the root
+        it is a distributed switch (`ddplint.domain.switches`): modules under the root
         naming the flag start their job only with that value, none with the other."""
         name = flag_name(term)
         return None if name is None else self.switch_named(ctx.path, name)

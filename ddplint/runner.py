@@ -20,7 +20,6 @@ from typing import TypeVar
 
 import libcst as cst
 
-from ddplint.analysis.caller_devices import CALLERS_DECIDE
 from ddplint.cache import Cache, key
 from ddplint.checker import (
     FileResult,
@@ -32,6 +31,7 @@ from ddplint.checker import (
 )
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic
+from ddplint.domain.caller_devices import CALLERS_DECIDE
 from ddplint.project import ModuleFinder, ModuleSummary, Project, summarize, summarize_bytes
 from ddplint.project import importers as project_importers
 from ddplint.project_files import project_files
@@ -90,7 +90,7 @@ def _first_pass(task: _Task) -> _FirstPass:
         else:
             # A file that imports project modules, that distributed project files may
             # call into, or that reads a flag that may be a switch of the project
-            # (`ddplint.analysis.switches`) is checked once the project is known; so is
+            # (`ddplint.domain.switches`) is checked once the project is known; so is
             # one whose findings may be its callers' question (`CALLERS_DECIDE`).
             if (
                 not summary.distributed

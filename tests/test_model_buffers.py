@@ -7,8 +7,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ddplint.analysis.model_layers import ModelLayers
 from ddplint.context import FileContext
+from ddplint.domain.model_layers import ModelLayers
 
 HEADER = """
 import torch

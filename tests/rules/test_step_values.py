@@ -1,4 +1,4 @@
-"""The values one training step computes (analysis/step_values), built on the domain's one
+"""The values one training step computes (DDP011's step_values), built on the domain's one
 definition of what reaches `backward()`, as DDP011 sees them."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import textwrap
 
 import libcst as cst
 
-from ddplint.analysis.step_values import step_values
 from ddplint.api import lint_source
 from ddplint.context import FileContext
+from ddplint.rules.ddp011_rank_local_skip_before_backward.step_values import step_values
 
 HEADER = """\
 import torch
