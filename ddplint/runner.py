@@ -25,15 +25,16 @@ from ddplint.checker import (
     FileResult,
     check_context,
     check_file,
-    file_error,
-    parse,
     tree_outside_collector,
 )
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic
 from ddplint.domain.caller_devices import CALLERS_DECIDE
-from ddplint.project import ModuleFinder, ModuleSummary, Project, summarize, summarize_bytes
-from ddplint.project import importers as project_importers
+from ddplint.parsing import file_error, parse
+from ddplint.project.finder import ModuleFinder
+from ddplint.project.queries import Project
+from ddplint.project.queries import importers as project_importers
+from ddplint.project.summaries import ModuleSummary, summarize, summarize_bytes
 from ddplint.project_files import project_files
 from ddplint.source import decode, might_be_distributed
 

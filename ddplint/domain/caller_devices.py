@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddplint.domain.project_view import project_of
+
 if TYPE_CHECKING:
     from ddplint.context import FileContext
 
@@ -18,7 +20,7 @@ def device_of_callers(ctx: FileContext, use: cst.CSTNode) -> bool:
     """`use` is in a module-level function this file never names again (no call, no
     callback) that project modules call, and a module calling into this one sets the
     process's device (`Project.device_callers`)."""
-    project = ctx.project
+    project = project_of(ctx)
     func = ctx.enclosing_function(use)
     if project is None or func is None or ctx.parent(func) is not ctx.module:
         return False

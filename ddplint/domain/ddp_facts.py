@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddplint.domain import domain_of
 from ddplint.domain.apis import COLLECTIVES, DDP_CLASSES, LOADER_CLASSES, SAMPLER_CLASSES
 from ddplint.domain.apis import UNWRAP_FUNCTION as _UNWRAP_FUNCTION
 from ddplint.domain.process_group import uses_process_group
+from ddplint.domain.project_view import project_of
 from ddplint.domain.ranks import last_name, strip_conversion
 
 if TYPE_CHECKING:
@@ -30,6 +32,7 @@ __all__ = [
     "DDPFacts",
     "argument",
     "environ_key",
+    "facts_of",
     "given_argument",
     "is_false",
     "is_true",
@@ -98,6 +101,11 @@ def environ_key(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
     return ctx.resolver.direct_environ_key(expr, expr)
 
 
+def facts_of(ctx: FileContext) -> DDPFacts:
+    """The DDP facts of `ctx`'s file, built once per file."""
+    return ctx.memo(DDPFacts)
+
+
 class DDPFacts:
     """Answers to the DDP questions rules ask, computed lazily and cached per file."""
 
@@ -113,7 +121,7 @@ class DDPFacts:
         ctx = self.ctx
         if uses_process_group(ctx):
             return True
-        project = ctx.project
+        project = project_of(ctx)
         return project is not None and project.runs_distributed(ctx)
 
     # -- DDP-wrapped models ------------------------------------------------------------
@@ -188,7 +196,7 @@ class DDPFacts:
             return True
         if isinstance(expr.func, cst.Name) and expr.func.value in self.wrapping_functions:
             return True
-        project = self.ctx.project
+        project = project_of(self.ctx)
         return project is not None and project.helper_returns_ddp(self.ctx, expr)
 
     def _is_unwrap_expr(self, expr: cst.BaseExpression) -> bool:
@@ -231,17 +239,17 @@ class DDPFacts:
 
     def is_rank_value(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
         """An expression holding this process's rank (global or local)."""
-        return self.ctx.domain.ranks.is_rank_value(expr)
+        return domain_of(self.ctx).ranks.is_rank_value(expr)
 
     def is_rank_test(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
         """A condition whose truth differs between ranks: `rank == 0`,
         `is_main_process()`, `args.local_rank in (-1, 0)`, `not self.is_master`, ..."""
-        return self.ctx.domain.ranks.is_rank_test(expr)
+        return domain_of(self.ctx).ranks.is_rank_test(expr)
 
     def rank_guard(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """What makes `node` run on some ranks only (an `if` on a rank test, an earlier
         `if not main: return`, a `@rank_zero_only` decorator), or None."""
-        gate = self.ctx.domain.gates.gate(node)
+        gate = domain_of(self.ctx).gates.gate(node)
         return None if gate is None else gate.node
 
     # -- world size -----------------------------------------------------------------------
@@ -249,7 +257,7 @@ class DDPFacts:
     def is_world_size(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
         """An expression holding the number of processes (`depth=0`: spelled as one,
         without following names)."""
-        ranks = self.ctx.domain.ranks
+        ranks = domain_of(self.ctx).ranks
         if depth == 0:
             return ranks.spells_world_size(expr)
         return ranks.is_world_size(expr)
@@ -258,7 +266,7 @@ class DDPFacts:
 
     def is_collective_call(self, call: cst.Call) -> bool:
         """A direct call of a torch.distributed collective or barrier."""
-        return self.ctx.domain.collectives.is_collective(call)
+        return domain_of(self.ctx).collectives.is_collective(call)
 
     def functions_reaching(
         self, reaches: Callable[[cst.Call, Container[str]], bool]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import DDP_CLASSES
+from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of
 from ddplint.names import dotted
 
 
@@ -13,10 +13,10 @@ def may_be_ddp_model(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode
     """`facts.is_ddp_model`, plus a name bound to `DDP(model) if distributed else model`."""
     if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
         return False  # the instance itself (facts.arguments_for mis-indexes `self`)
-    if ctx.facts.is_ddp_model(expr, at):
+    if facts_of(ctx).is_ddp_model(expr, at):
         return True
     name = dotted(expr)
-    binding = ctx.facts.reaching_binding(name, at) if name is not None else None
+    binding = facts_of(ctx).reaching_binding(name, at) if name is not None else None
     if binding is None or binding.kind != "assign" or not isinstance(binding.value, cst.IfExp):
         return False
     return any(

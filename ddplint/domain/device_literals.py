@@ -12,7 +12,14 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import DDP_CLASSES, argument, keyword, last_name, string_value
+from ddplint.domain.ddp_facts import (
+    DDP_CLASSES,
+    argument,
+    facts_of,
+    keyword,
+    last_name,
+    string_value,
+)
 
 _CUDA_INDEX = re.compile(r"^cuda:\d+$")
 _DEVICE_CALLS = frozenset({"torch.device", "torch.cuda.set_device", "torch.cuda.device"})
@@ -59,7 +66,7 @@ def _device_value(
     if literal is not None:
         return literal
     if isinstance(expr, cst.Name):
-        binding = ctx.facts.reaching_binding(expr.value, at)
+        binding = facts_of(ctx).reaching_binding(expr.value, at)
         if binding is not None and binding.kind == "assign":
             value = binding.value
             literal = cuda_literal(value)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import keyword
 from ddplint.domain.devices import device_string_index, is_device_count
 from ddplint.domain.rank_kinds import RankKind, combined
@@ -18,7 +19,7 @@ def device_kind(
 ) -> RankKind | None:
     """The kind of rank a device is given as: a rank, `f"cuda:{rank}"`,
     `"cuda:{}".format(rank)`, `"cuda:%d" % rank`, or a name holding one of them."""
-    kinds = ctx.domain.rank_kinds
+    kinds = domain_of(ctx).rank_kinds
     kind = kinds.kind(expr, at)
     if kind is not None or depth == 0:
         return kind
@@ -40,7 +41,7 @@ def single_node_group(ctx: FileContext) -> tuple[bool, bool]:
     local_group = one_node_group = False
     for call in ctx.calls_to("torch.distributed.init_process_group"):
         rank = keyword(call, "rank")
-        if rank is not None and ctx.domain.rank_kinds.kind(rank.value, call) is RankKind.LOCAL:
+        if rank is not None and domain_of(ctx).rank_kinds.kind(rank.value, call) is RankKind.LOCAL:
             local_group = True
         size = keyword(call, "world_size")
         if size is not None and is_device_count(ctx, size.value):

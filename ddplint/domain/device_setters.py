@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddplint.domain.apis import DEVICE_CONTEXT, DEVICE_MODULE, DEVICE_MODULES, SET_DEVICE
+from ddplint.domain.project_view import project_of
 from ddplint.names import dotted
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def reaches_set_device(ctx: FileContext, call: cst.Call) -> bool:
     entered by `with` whose `__enter__` does (`Project.helper_sets_device`)."""
     if sets_device(ctx, call):
         return True
-    project = ctx.project
+    project = project_of(ctx)
     return project is not None and project.helper_sets_device(ctx, call)
 
 
@@ -61,7 +62,7 @@ def device_module(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -
             continue
         if ctx.call_name(held) == DEVICE_MODULE or _torch_attribute(ctx, held):
             return True
-        project = ctx.project
+        project = project_of(ctx)
         if value.leaf and project is not None and project.helper_returns_device_module(ctx, held):
             return True
     return False

@@ -8,7 +8,14 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import DDP_CLASSES, argument, keyword, string_value, strip_conversion
+from ddplint.domain.ddp_facts import (
+    DDP_CLASSES,
+    argument,
+    facts_of,
+    keyword,
+    string_value,
+    strip_conversion,
+)
 from ddplint.names import dotted
 
 
@@ -100,7 +107,7 @@ def is_device_count(ctx: FileContext, expr: cst.BaseExpression, depth: int = 4) 
     name = dotted(expr)
     if name is None or depth == 0:
         return False
-    binding = ctx.facts.binding_before(name, expr)
+    binding = facts_of(ctx).binding_before(name, expr)
     if binding is None or binding.kind != "assign":
         return False
     return is_device_count(ctx, binding.value, depth - 1)

@@ -8,10 +8,20 @@ import re
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.apis import STARTERS
-from ddplint.domain.ddp_facts import argument, is_false, is_true, keyword, last_name, string_value
+from ddplint.domain.ddp_facts import (
+    argument,
+    facts_of,
+    is_false,
+    is_true,
+    keyword,
+    last_name,
+    string_value,
+)
 from ddplint.domain.rank_guards import everywhere
 from ddplint.names import dotted
+from ddplint.project_files import named_in_other_files
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*(/[A-Za-z0-9][A-Za-z0-9_.\-]*)?$")
 _FILE_SUFFIX = re.compile(r"\.(pt|pth|bin|ckpt|safetensors|json|txt|csv|parquet|arrow|tar|gz|zip)$")
@@ -230,8 +240,6 @@ def _membership_test(ctx: FileContext, read: cst.Name) -> bool:
 
 def _named_elsewhere(path: str, name: str) -> bool:
     """Another project file names the class (it may build it)."""
-    from ddplint.project import named_in_other_files  # project.py imports this module
-
     return named_in_other_files(path, name)
 
 
@@ -246,7 +254,7 @@ def _spawning_script(ctx: FileContext) -> bool:
 
 
 def _first_here(ctx: FileContext, node: cst.CSTNode) -> bool:
-    facts = ctx.facts
+    facts = facts_of(ctx)
     if facts.rank_guard(node) is not None or in_first_context(ctx, node):
         return True
     calls = ctx.calls_within(ctx.scope(node))
@@ -254,7 +262,7 @@ def _first_here(ctx: FileContext, node: cst.CSTNode) -> bool:
         return True  # the launching parent downloads once, before it starts the workers
     if ctx.enclosing_function(node) is None and _spawning_script(ctx):
         return True  # module code: the parent runs it before any worker, which finds the files
-    collectives = ctx.domain.collectives
+    collectives = domain_of(ctx).collectives
     guarded_download = False
     for call in calls:
         if not ctx.before(call, node):

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_CLASSES, SPAWN_FUNCTIONS
 from ddplint.domain.ddp_facts import keyword
 from ddplint.domain.one_rank_groups import is_one, sets_world_size
@@ -36,7 +37,7 @@ def pins_one_process(ctx: FileContext, starts: StartsJob) -> bool:
     pinned = list(_pins(ctx, starts))
     if not pinned:  # most files: no entry, or an entry that tests nothing
         return False
-    ranks = ctx.domain.ranks
+    ranks = domain_of(ctx).ranks
     if any(ranks.single_process_when(term) is holds for term, holds in pinned):
         return True
     ones = {text for term, holds in pinned if (text := _pinned_to_one(ctx, term, holds))}

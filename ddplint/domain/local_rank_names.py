@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import Binding, FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import environ_key, strip_conversion
 from ddplint.domain.rank_kinds import LOCAL_RANK_NAME, RankKind
 
@@ -83,5 +84,5 @@ def _holds_local_rank(ctx: FileContext, name: str, binding: Binding) -> bool:
         return False
     if environ_key(ctx, strip_conversion(binding.value, ("int",))) == "LOCAL_RANK":
         return True
-    kind = ctx.domain.rank_kinds.kind(binding.value, binding.statement)
+    kind = domain_of(ctx).rank_kinds.kind(binding.value, binding.statement)
     return ("rank" in name or "gpu" in name) and kind is RankKind.LOCAL

@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.ranks import int_literal
 
 
@@ -15,7 +16,7 @@ def world_size_globals(ctx: FileContext) -> tuple[str, ...]:
     a function declaring them `global`) and otherwise only to integer literals (the
     `-1` / `1` placeholders of the non-distributed run)."""
     declared = _declared_global(ctx)
-    ranks = ctx.domain.ranks
+    ranks = domain_of(ctx).ranks
     found = []
     for name, bindings in ctx.bindings.items():
         if "." in name or "[" in name:

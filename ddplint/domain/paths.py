@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 
 
 def path_values(
@@ -21,12 +22,12 @@ def path_values(
 def mentions_rank(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """The expression is computed from the rank somewhere (`f"rank{rank}.pth"`), also
     through the names and helpers it is built from."""
-    return ctx.domain.ranks.depends_on_rank(expr)
+    return domain_of(ctx).ranks.depends_on_rank(expr)
 
 
 def per_rank_path(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
     """The file name holds the rank (`f"shard_{rank}.pt"`): an intentional per-rank file."""
-    return ctx.domain.ranks.depends_on_rank(path, at)
+    return domain_of(ctx).ranks.depends_on_rank(path, at)
 
 
 # Files `tempfile` creates under a fresh, unique name on every call.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.device_literals import cuda_literal
 from ddplint.domain.local_rank_names import LOCAL_RANK_NAME
 from ddplint.domain.processes import runs_in_one_process
@@ -74,7 +75,7 @@ def _fake_tensor(ctx: FileContext, node: cst.CSTNode) -> bool:
 
 def _one_process_runs(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs in one process of the job: some ranks only, or a job of one process."""
-    return ctx.facts.rank_guard(node) is not None or runs_in_one_process(ctx, node)
+    return facts_of(ctx).rank_guard(node) is not None or runs_in_one_process(ctx, node)
 
 
 def _in_per_rank_table(ctx: FileContext, literal: cst.CSTNode) -> bool:

@@ -11,9 +11,10 @@ from typing import TypeVar, cast
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_STARTERS, SPAWN_FUNCTIONS, STARTERS
 from ddplint.domain.cli_commands import subcommands
-from ddplint.domain.ddp_facts import DDP_CLASSES, last_name, string_value
+from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of, last_name, string_value
 from ddplint.domain.entry_pins import pins_one_process
 from ddplint.domain.one_rank_groups import (
     launches_one_process,
@@ -22,6 +23,7 @@ from ddplint.domain.one_rank_groups import (
     spawn_factors,
     spawns_one_process,
 )
+from ddplint.domain.project_view import project_of
 from ddplint.domain.ray_actors import in_single_actor
 from ddplint.domain.switches import turns_switches_off
 from ddplint.domain.test_modules import JOB_WORDS, is_entry_script, shows_job
@@ -48,9 +50,9 @@ def _joins_job(ctx: FileContext, call: cst.Call) -> bool:
         return True
     func = call.func
     name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func)
-    if name in _RANK_CALLS or ctx.facts.is_rank_value(call):
+    if name in _RANK_CALLS or facts_of(ctx).is_rank_value(call):
         return True
-    project = ctx.project
+    project = project_of(ctx)
     return project is not None and project.helper_starts_processes(ctx, call)
 
 
@@ -66,7 +68,7 @@ def _multi_process_call(ctx: FileContext, call: cst.Call) -> bool:
 
 
 def _reads_rank(ctx: FileContext) -> bool:
-    facts = ctx.facts
+    facts = facts_of(ctx)
     return any(
         isinstance(node, cst.Subscript) and facts.is_rank_value(node)
         for node in ctx.nodes_of(cst.Subscript)
@@ -76,7 +78,7 @@ def _reads_rank(ctx: FileContext) -> bool:
 def _runs_alone(ctx: FileContext) -> bool:
     """Nothing in the file starts, joins or asks about a multi-process job: no process
     group, no spawn, no DDP wrap (direct or through a helper), no rank read."""
-    facts = ctx.facts
+    facts = facts_of(ctx)
     if facts.ddp_wraps or facts.helper_wraps:
         return False
     if any(_multi_process_call(ctx, call) for call in ctx.calls):
@@ -164,7 +166,7 @@ def _joins_in(ctx: FileContext, node: cst.CSTNode) -> bool:
 def _one_rank_job(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` sets the world size to one (directly or through a project helper) and
     spawns no workers."""
-    project = ctx.project
+    project = project_of(ctx)
     calls = [call for call in ctx.walk(node) if isinstance(call, cst.Call)]
     if any(ctx.call_name(call) in SPAWN_FUNCTIONS for call in calls):
         return False
@@ -178,7 +180,7 @@ def _one_rank_job(ctx: FileContext, node: cst.CSTNode) -> bool:
 def _skipped_when_launched(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """`@pytest.mark.skipif("WORLD_SIZE" in os.environ, ...)`: the test runs only outside
     a distributed launch."""
-    ranks = ctx.domain.ranks
+    ranks = domain_of(ctx).ranks
     for decorator in func.decorators:
         expr = decorator.decorator
         if (
@@ -248,7 +250,7 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
     parent that launches the workers (`_launching_parents`), is a parameter a test
     helper gives such tests (`_parametrizes_tests`), in a worker spawned as one process
     (`_lone_workers`), or in a file that runs as one process (`single_process`)."""
-    if ctx.domain.gates.single_process(node) or _in_fake_group(ctx, node):
+    if domain_of(ctx).gates.single_process(node) or _in_fake_group(ctx, node):
         return True
     if single_process(ctx):
         return True
@@ -307,7 +309,7 @@ def _launcher_factors(ctx: FileContext, call: cst.Call) -> tuple[tuple[str, int]
     defs = ctx.functions.get(dotted(call.func) or "", ())
     if defs:
         return next(filter(None, (spawn_factors(ctx, f) for f in defs)), ())
-    project = ctx.project
+    project = project_of(ctx)
     summary = project.function_called(ctx, call) if project is not None else None
     return summary.spawn_factors if summary is not None else ()
 
@@ -334,7 +336,7 @@ def _launched_workers(ctx: FileContext, call: cst.Call) -> list[str]:
 
 def _is_worker(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """`func` joins the job or issues a collective itself."""
-    facts = ctx.facts
+    facts = facts_of(ctx)
     return _reaches_job(ctx, func, set()) or any(
         facts.is_collective_call(call) for call in ctx.calls_within(func)
     )

@@ -10,13 +10,14 @@ from collections.abc import Callable
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 
 
 def rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
     """What makes `node` run on some ranks only in its function: an enclosing `if` (or
     conditional expression) on a rank test, an earlier `if not main: return`, or a
     `@rank_zero_only` decorator."""
-    gate = ctx.domain.gates.gate(node)
+    gate = domain_of(ctx).gates.gate(node)
     return None if gate is None else gate.node
 
 
@@ -67,4 +68,4 @@ def everywhere(
 def single_process_branch(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs only when the job is not distributed (`if not args.distributed:`,
     `if world_size == 1:`, after `if dist.get_world_size() != 1: raise ...`)."""
-    return ctx.domain.gates.single_process(node)
+    return domain_of(ctx).gates.single_process(node)

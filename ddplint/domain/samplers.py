@@ -9,6 +9,7 @@ from typing import cast
 import libcst as cst
 
 from ddplint.context import FileContext, Scope
+from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import LOADER_CLASSES, SAMPLER_CLASSES, argument, is_false, is_true
 from ddplint.names import dotted
 
@@ -228,4 +229,4 @@ def is_evaluation_sampler(ctx: FileContext, sampler: SamplerUse) -> bool:
     if dataset is not None:
         names.append(dotted(dataset) or "")
     loaders = [loader.call for loader in sampler.loaders]
-    return ctx.domain.loops.serves_evaluation(sampler.call, names, dataset, loaders)
+    return domain_of(ctx).loops.serves_evaluation(sampler.call, names, dataset, loaders)

@@ -10,7 +10,7 @@ import re
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import last_name
+from ddplint.domain.ddp_facts import facts_of, last_name
 from ddplint.domain.rank_guards import everywhere
 
 # Words of a name that holds data (a batch's tensors, predictions, a metrics log).
@@ -103,7 +103,7 @@ def _moved(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def _tensor_parameter(ctx: FileContext, name: str, at: cst.CSTNode) -> bool:
     """`name` is a parameter of the enclosing function annotated `torch.Tensor`."""
-    binding = ctx.facts.reaching_binding(name, at)
+    binding = facts_of(ctx).reaching_binding(name, at)
     func = binding.statement if binding is not None and binding.kind == "param" else None
     if not isinstance(func, cst.FunctionDef):
         return False

@@ -11,7 +11,8 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.apis import RANK_AWARE_SAVES
-from ddplint.domain.ddp_facts import argument
+from ddplint.domain.ddp_facts import argument, facts_of
+from ddplint.domain.project_view import project_of
 from ddplint.names import dotted
 
 _SAVE_HELPER = re.compile(r"^(save_on_master|save_on_main|save_checkpoint|save_ckpt)$")
@@ -38,7 +39,7 @@ def saved_state_dicts(
     name = dotted(obj)
     if name is None:
         return
-    binding = ctx.facts.reaching_binding(name, at)
+    binding = facts_of(ctx).reaching_binding(name, at)
     if binding is not None and binding.kind == "assign":
         yield from _state_dict_receivers(ctx, binding.value)
     scope = ctx.scope(at)
@@ -72,7 +73,7 @@ def chooses_writers(ctx: FileContext, call: cst.Call) -> bool:
 
 def save_sites(ctx: FileContext) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:
     """(call, saved object): `torch.save(obj, ...)` and calls of saving helpers."""
-    project = ctx.project
+    project = project_of(ctx)
     local_savers = _local_savers(ctx)
     for call in ctx.calls:
         name = ctx.call_name(call)

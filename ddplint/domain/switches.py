@@ -19,6 +19,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.apis import DDP_CLASSES, OTHER_DISTRIBUTED_WRAPPERS, STARTERS
+from ddplint.domain.project_view import project_of
 from ddplint.engine.flow import fixed_terms
 
 _NAMED = re.compile(
@@ -86,7 +87,7 @@ def job_switches(ctx: FileContext) -> tuple[tuple[str, bool | None], ...]:
 def turns_switches_off(ctx: FileContext) -> bool:
     """The file hands a distributed switch of the project to project code, always off
     (`Trainer(model, use_distributed=False)`): what it runs through them is one process."""
-    project = ctx.project
+    project = project_of(ctx)
     if project is None:
         return False
     found = False

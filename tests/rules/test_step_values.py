@@ -9,6 +9,7 @@ import libcst as cst
 
 from ddplint.api import lint_source
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.rules.ddp011_rank_local_skip_before_backward.step_values import step_values
 
 HEADER = """\
@@ -22,7 +23,7 @@ def _values(body: str) -> tuple[set[str], str | None]:
     and the code of the statement where the forward starts."""
     source = HEADER + textwrap.dedent(body)
     ctx = FileContext("train.py", source, cst.parse_module(source))
-    [site] = ctx.domain.backward.sites
+    [site] = domain_of(ctx).backward.sites
     region = ctx.enclosing_loop(site.call) or ctx.scope(site.call)
     found = step_values(ctx, region, site.call)
     start = ctx.code(found.start).strip() if found.start is not None else None

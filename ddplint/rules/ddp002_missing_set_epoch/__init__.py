@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext, Scope
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import (
     SamplerUse,
     distributed_samplers,
@@ -300,7 +301,7 @@ def main(train_set, model, epochs):
     ) -> Iterator[Finding]:
         """`loader = data.build_loader(...)`, a project helper returning a loader built on
         a shuffling DistributedSampler, iterated epoch after epoch without `set_epoch`."""
-        project = ctx.project
+        project = project_of(ctx)
         if project is None:
             return
         for call in ctx.calls:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import FileContext, Scope
+from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import SamplerUse, returned_names
 from ddplint.names import dotted
 
@@ -93,7 +95,7 @@ class EpochLoops:
     def setters(self) -> set[str]:
         """Functions of this file that call `set_epoch`, directly or through another."""
         if self._setters is None:
-            self._setters = set(self.ctx.facts.functions_reaching(self._sets_epoch))
+            self._setters = set(facts_of(self.ctx).functions_reaching(self._sets_epoch))
         return self._setters
 
     def _sets_epoch(self, call: cst.Call, known: Container[str]) -> bool:
@@ -102,7 +104,7 @@ class EpochLoops:
             return True
         if isinstance(func, cst.Name) and func.value in known:
             return True
-        project = self.ctx.project
+        project = project_of(self.ctx)
         return project is not None and bool(project.helper_set_epoch_positions(self.ctx, call))
 
     def loop_sets_epoch(self, loop: cst.For | cst.While) -> bool:
@@ -192,5 +194,5 @@ class EpochLoops:
         return None
 
     def _project_helper(self, call: cst.Call) -> bool:
-        project = self.ctx.project
+        project = project_of(self.ctx)
         return project is not None and project.resolve(self.ctx, call) is not None

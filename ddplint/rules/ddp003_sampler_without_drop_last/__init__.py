@@ -9,6 +9,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import argument, is_false
 from ddplint.domain.samplers import (
     SAMPLER_DROP_LAST,
@@ -109,7 +110,7 @@ def _metric_reduction(ctx: FileContext, loop: cst.For) -> cst.Call | None:
     ):
         return None  # a training loop: its reductions are for logging
     scope = ctx.scope(loop)
-    collectives = ctx.domain.collectives
+    collectives = domain_of(ctx).collectives
     found = None
     for call in ctx.calls_within(scope):
         if ctx.before(call, loop):

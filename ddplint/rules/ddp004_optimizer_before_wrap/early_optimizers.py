@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.apis import DATA_PARALLEL_CLASSES, OPTIMIZER_HELPER, SAME_MODULE_METHODS
 from ddplint.domain.ddp_facts import argument, last_name
 from ddplint.names import dotted
@@ -80,14 +81,14 @@ def _params_mention(ctx: FileContext, call: cst.Call, module: str) -> bool:
 def _constructs_optimizer(ctx: FileContext, name: str) -> bool:
     """A function of this file called `name` constructs an optimizer class."""
     return any(
-        ctx.domain.loops.is_optimizer_class(call)
+        domain_of(ctx).loops.is_optimizer_class(call)
         for function in ctx.functions.get(name, [])
         for call in ctx.calls_within(function)
     )
 
 
 def _builds_optimizer(ctx: FileContext, call: cst.Call, module: str) -> bool:
-    if ctx.domain.loops.is_optimizer_class(call):
+    if domain_of(ctx).loops.is_optimizer_class(call):
         return _params_mention(ctx, call, module)
     func = call.func
     name = last_name(func)

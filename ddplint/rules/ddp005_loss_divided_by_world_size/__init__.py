@@ -9,7 +9,9 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
 from ddplint.domain.apis import REDUCTIONS
+from ddplint.domain.ddp_facts import facts_of
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
@@ -27,7 +29,7 @@ def _divides_by_world(ctx: FileContext, divisor: cst.BaseExpression) -> bool:
     `world_size * accum_steps` (the other factors accumulation counts). A name counts only
     through plain assignments: after `steps //= world_size`, `steps` is a per-rank
     accumulation count (nanoGPT), not the world size."""
-    is_world_size = ctx.domain.ranks.is_world_size
+    is_world_size = domain_of(ctx).ranks.is_world_size
     factors = _factors(divisor)
     world = [f for f in factors if is_world_size(f)]
     others = [f for f in factors if not is_world_size(f)]
@@ -213,7 +215,7 @@ def train(model, get_batch, optimizer):
         if _averages_gradients_by_hand(ctx):
             return
         reported: set[cst.CSTNode] = set()
-        backward = ctx.domain.backward
+        backward = domain_of(ctx).backward
         for site in backward.sites:
             divided = [
                 s.node
@@ -221,7 +223,7 @@ def train(model, get_batch, optimizer):
                 if s.node not in reported and _divisions(ctx, s.node)
             ]
             forwards = backward.forwards(site) if divided else []
-            if forwards and all(ctx.facts.is_plain_model(f.model, f.call) for f in forwards):
+            if forwards and all(facts_of(ctx).is_plain_model(f.model, f.call) for f in forwards):
                 continue  # a reference model DDP does not average: dividing matches DDP's
             for node in dict.fromkeys(divided):
                 reported.add(node)

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.saves import save_sites
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
@@ -162,7 +163,7 @@ def main(model, ema, local_rank):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        facts = ctx.facts
+        facts = facts_of(ctx)
         if not facts.ddp_wraps or prefix_round_trips(ctx):
             return
         loads_back: bool | None = None

@@ -10,11 +10,12 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.checkpoints import strips_module_prefix
-from ddplint.domain.ddp_facts import DDP_CLASSES, keyword
+from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of, keyword
 from ddplint.domain.ddp_models import may_be_ddp_model
+from ddplint.domain.project_view import project_of
 from ddplint.domain.saves import saved_state_dicts
 from ddplint.names import dotted
-from ddplint.project import loaded_elsewhere
+from ddplint.project.queries import loaded_elsewhere
 
 _LOADER_NAME = re.compile(r"(^|_)(load|resume|restore|restart)(_|$)", re.IGNORECASE)
 
@@ -33,7 +34,7 @@ def prefixed_state_dicts(
         receiver = state_call.func.value  # type: ignore[attr-defined]
         if (
             may_be_ddp_model(ctx, receiver, state_call)
-            and not ctx.facts.is_unwrapped_ddp(receiver, state_call)
+            and not facts_of(ctx).is_unwrapped_ddp(receiver, state_call)
             and not _checks_wrapping(ctx, state_call, receiver)
         ):
             found.append((receiver, state_call))
@@ -45,7 +46,7 @@ def wrapped_conditionally(ctx: FileContext, receiver: cst.BaseExpression, at: cs
     name = dotted(receiver)
     if name is None:
         return True
-    binding = ctx.facts.reaching_binding(name, at)
+    binding = facts_of(ctx).reaching_binding(name, at)
     if binding is None or binding.kind != "assign":
         return True
     if not (isinstance(binding.value, cst.Call) and ctx.call_name(binding.value) in DDP_CLASSES):
@@ -123,7 +124,7 @@ def _loads_into_wrapper(ctx: FileContext) -> bool:
             if (
                 isinstance(model, (cst.Name, cst.Attribute))
                 and may_be_ddp_model(ctx, model, call)
-                and not ctx.facts.is_unwrapped_ddp(model, call)
+                and not facts_of(ctx).is_unwrapped_ddp(model, call)
             ):
                 return True
     return False
@@ -139,7 +140,7 @@ def _loads_loosely(call: cst.Call) -> bool:
 def prefix_round_trips(ctx: FileContext) -> bool:
     """The project's loading code expects the prefix: this file or a project module it
     imports strips `module.` when loading, or the file resumes into the wrapper itself."""
-    project = ctx.project
+    project = project_of(ctx)
     return (
         strips_module_prefix(ctx)
         or (project is not None and project.imports_prefix_stripper(ctx))
@@ -158,7 +159,7 @@ def may_rely_on_prefixed_keys(ctx: FileContext) -> bool:
         return True
     for call in ctx.method_calls("load_state_dict"):
         receiver = call.func.value  # type: ignore[attr-defined]
-        if not ctx.facts.is_unwrapped_ddp(receiver, call):
+        if not facts_of(ctx).is_unwrapped_ddp(receiver, call):
             return True
     for call in ctx.calls:  # `load_checkpoint(model, path)`, `resume(...)`: a loader elsewhere
         name = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
@@ -166,4 +167,4 @@ def may_rely_on_prefixed_keys(ctx: FileContext) -> bool:
             name = call.func.value
         if name not in (None, "load_state_dict") and _LOADER_NAME.search(name):
             return True
-    return loaded_elsewhere(ctx.path, ctx.project)
+    return loaded_elsewhere(ctx.path, project_of(ctx))

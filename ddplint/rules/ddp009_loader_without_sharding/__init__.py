@@ -8,7 +8,16 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.domain.ddp_facts import LOADER_CLASSES, argument, given_argument, is_false, is_true
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import (
+    LOADER_CLASSES,
+    argument,
+    facts_of,
+    given_argument,
+    is_false,
+    is_true,
+)
+from ddplint.domain.project_view import project_of
 from ddplint.domain.rank_guards import rank_guard, single_process_branch
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp009_loader_without_sharding.loader_sharding import (
@@ -165,7 +174,7 @@ def build(net, files, local_rank):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.facts.ddp_wraps:
+        if not facts_of(ctx).ddp_wraps:
             return
         sharding: Sharding | None = None
         for call in ctx.calls_to(*LOADER_CLASSES):
@@ -185,7 +194,9 @@ def build(net, files, local_rank):
             ):
                 continue
             training = (
-                is_true(shuffle) or sampler is not None or ctx.domain.loops.feeds_training([call])
+                is_true(shuffle)
+                or sampler is not None
+                or domain_of(ctx).loops.feeds_training([call])
             )
             if not training or dataset is None:
                 continue
@@ -208,7 +219,7 @@ def _out_of_sight(ctx: FileContext, dataset: cst.BaseExpression, at: cst.CSTNode
     here passes, a function or class of another project module, or an object's method or
     attribute that no import names. Library datasets (torchvision's, `TensorDataset`) are
     in sight: they do not shard."""
-    project = ctx.project
+    project = project_of(ctx)
     for value in ctx.resolver.values(dataset, at):
         expr = value.expr
         if not value.leaf:

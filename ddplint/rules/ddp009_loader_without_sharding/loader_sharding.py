@@ -10,7 +10,8 @@ import re
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import argument
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import argument, facts_of
 from ddplint.domain.paths import path_values
 from ddplint.names import dotted
 
@@ -64,7 +65,7 @@ class Sharding:
         """Some value of the dataset `expr` reads the rank or world size, calls a shard
         helper or a dataset class that reads the rank, or is random tensors."""
         ctx = self.ctx
-        facts = ctx.facts
+        facts = facts_of(ctx)
         for value, where in path_values(ctx, expr, at):
             for node in ctx.walk(value):
                 if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and (
@@ -96,7 +97,7 @@ class Sharding:
         ctx = self.ctx
         for node in ctx.walk(cls):
             if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) and (
-                ctx.facts.is_rank_value(node) or ctx.facts.is_world_size(node)
+                facts_of(ctx).is_rank_value(node) or facts_of(ctx).is_world_size(node)
             ):
                 return True
         return False
@@ -111,4 +112,4 @@ def serves_evaluation(ctx: FileContext, call: cst.Call, dataset: cst.BaseExpress
         names.extend(n for t in parent.targets if (n := dotted(t.target)) is not None)
     elif isinstance(parent, cst.AnnAssign):
         names.extend(n for n in (dotted(parent.target),) if n is not None)
-    return ctx.domain.loops.serves_evaluation(call, names, dataset, [call])
+    return domain_of(ctx).loops.serves_evaluation(call, names, dataset, [call])

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.domain import Gate, Side
+from ddplint.domain import Gate, Side, domain_of
 from ddplint.domain.apis import MEMOIZERS
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.engine.flow import is_exit_call
@@ -158,7 +158,7 @@ def exchange(t, rank):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        collectives, gates = ctx.domain.collectives, ctx.domain.gates
+        collectives, gates = domain_of(ctx).collectives, domain_of(ctx).gates
         candidates: list[tuple[cst.Call, str, Gate]] = []
         groups: dict[tuple[cst.CSTNode, str], list[Gate]] = {}
         for call in ctx.calls:
@@ -197,7 +197,7 @@ def exchange(t, rank):
         other = node.orelse if condition.holds else node.body
         if other is None:
             return False
-        issues = ctx.domain.collectives.issues
+        issues = domain_of(ctx).collectives.issues
         return any(isinstance(n, cst.Call) and issues(n) for n in ctx.walk(other))
 
 
@@ -222,7 +222,7 @@ def _others_raise(ctx: FileContext, gate: Gate) -> bool:
 def _message(ctx: FileContext, call: cst.Call, key: str, gate: Gate) -> str:
     """What is known: the gate, what a helper issues (unless a cache answers the call), and
     which ranks never issue it (those of the named subgroup the test turns away, if any)."""
-    collectives = ctx.domain.collectives
+    collectives = domain_of(ctx).collectives
     why, inner = "", None
     if key.startswith("helper:"):
         inner = collectives.through(call)

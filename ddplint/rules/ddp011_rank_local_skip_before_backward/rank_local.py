@@ -8,6 +8,7 @@ from collections.abc import Set
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.oom import handler_types
 from ddplint.names import dotted
 
@@ -25,7 +26,7 @@ def rank_local_test(
             return None
         if isinstance(ancestor, (cst.If, cst.While)):
             if any(
-                isinstance(n, cst.Call) and ctx.domain.collectives.issues(n)
+                isinstance(n, cst.Call) and domain_of(ctx).collectives.issues(n)
                 for n in ctx.walk(ancestor.test)
             ):
                 continue  # `if any_rank_bad(loss):` decides through a collective
@@ -42,7 +43,7 @@ def agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.C
     if not names:
         return False
     reduced: set[str] = set()
-    collectives = ctx.domain.collectives
+    collectives = domain_of(ctx).collectives
     for call in ctx.calls_within(region):
         if not ctx.before(call, before) or not collectives.issues(call):
             continue
@@ -59,7 +60,7 @@ def agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.C
     if names <= reduced:
         return True
     # `flag = reduced_tensor.item()`: a value computed from a reduced tensor.
-    dependencies = ctx.domain.backward.dependencies
+    dependencies = domain_of(ctx).backward.dependencies
     for name in names - reduced:
         steps = [
             s

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import Binding, FileContext
+from ddplint.domain import domain_of
 from ddplint.names import dotted
 
 # Methods that only move or reshape the batch (`x = x.cuda(non_blocking=True)`).
@@ -58,14 +59,16 @@ def step_values(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> St
     `backward` call: the names inside the step the differentiated value is computed from
     (`ddplint.domain.backward`, not following the batch), and names derived from those
     before the backward (`bad = torch.isnan(loss).any()`)."""
-    site = ctx.domain.backward.site_of(backward)
+    site = domain_of(ctx).backward.site_of(backward)
     if site is None:
         return StepValues(frozenset(), None)
     local = _region_bindings(ctx, region)
     in_step = {id(b) for bindings in local.values() for b in bindings}
     sources = [
         b
-        for b in ctx.domain.backward.sources(site, stop=frozenset(_handed_in(ctx, region, local)))
+        for b in domain_of(ctx).backward.sources(
+            site, stop=frozenset(_handed_in(ctx, region, local))
+        )
         if id(b) in in_step
         and b.kind in ("assign", "augassign", "with")
         and ctx.before(b.statement, backward)

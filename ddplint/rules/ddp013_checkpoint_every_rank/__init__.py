@@ -12,6 +12,7 @@ from ddplint.domain.checkpoints import SAVE, is_checkpoint_save, save_path
 from ddplint.domain.ddp_facts import argument
 from ddplint.domain.paths import own_file
 from ddplint.domain.processes import single_process
+from ddplint.domain.project_view import project_of
 from ddplint.domain.saved_values import saves_data
 from ddplint.domain.saves import chooses_writers
 from ddplint.rule import Finding, Rule, register
@@ -155,7 +156,7 @@ def save_shard(model, out_dir):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if single_process(ctx):
             return
-        project = ctx.project
+        project = project_of(ctx)
         reported: set[int] = set()
         for call in ctx.calls:
             if ctx.call_name(call) == SAVE:

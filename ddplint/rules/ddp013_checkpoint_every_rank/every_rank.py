@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.downloads import in_first_context
 from ddplint.domain.processes import in_lone_worker
 from ddplint.domain.rank_guards import call_sites, guarded_everywhere, single_process_branch
@@ -61,7 +62,7 @@ def runs_once(ctx: FileContext, node: cst.CSTNode) -> bool:
 
 def per_rank_arguments(ctx: FileContext, call: cst.Call) -> bool:
     """An argument is a file name built from the rank: the callee writes per-rank files."""
-    return any(ctx.domain.ranks.rank_in_text(arg.value) for arg in call.args)
+    return any(domain_of(ctx).ranks.rank_in_text(arg.value) for arg in call.args)
 
 
 def every_rank_reaches(ctx: FileContext, node: cst.CSTNode, depth: int = 3) -> bool:

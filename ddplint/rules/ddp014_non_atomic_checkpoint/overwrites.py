@@ -13,7 +13,8 @@ from typing import cast
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import last_name, string_value
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import facts_of, last_name, string_value
 from ddplint.domain.rank_guards import call_sites
 from ddplint.engine import Value, argument
 from ddplint.engine.flow import is_exit_call
@@ -192,7 +193,7 @@ def item_loops(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> s
 def _passed(ctx: FileContext, name: str, at: cst.CSTNode) -> list[cst.BaseExpression]:
     """What the calls of its function in this file pass for the parameter `name`, method
     calls through a class or an object included (`Loader.save_slice(path, key)`)."""
-    binding = ctx.facts.reaching_binding(name, at)
+    binding = facts_of(ctx).reaching_binding(name, at)
     func = binding.statement if binding is not None and binding.kind == "param" else None
     if not isinstance(func, cst.FunctionDef):
         return []
@@ -313,7 +314,7 @@ def _exits_block(ctx: FileContext, block: cst.BaseSuite) -> bool:
 
 
 def _trains(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    loops = ctx.domain.loops
+    loops = domain_of(ctx).loops
     return any(
         isinstance(loop, (cst.For, cst.While))
         and ctx.scope(loop) is func

@@ -9,8 +9,9 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain import domain_of
 from ddplint.domain.apis import OTHER_DISTRIBUTED_WRAPPERS
-from ddplint.domain.ddp_facts import DDP_CLASSES
+from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
@@ -83,7 +84,7 @@ def _evaluated(ctx: FileContext, call: cst.Call) -> bool:
 def _inference_only(ctx: FileContext, call: cst.Call) -> bool:
     """DataParallel over a model in eval mode in a file that never trains (no
     `backward()`, no optimizer): multi-GPU inference, which DDP does not replace."""
-    return not ctx.domain.loops.trains and _evaluated(ctx, call)
+    return not domain_of(ctx).loops.trains and _evaluated(ctx, call)
 
 
 @register
@@ -218,14 +219,14 @@ def predict(batches, path):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         calls = list(ctx.calls_to(_DATA_PARALLEL))
-        if not calls or ctx.facts.ddp_wraps or ctx.facts.helper_wraps:
+        if not calls or facts_of(ctx).ddp_wraps or facts_of(ctx).helper_wraps:
             return
         if any(ctx.calls_to(*OTHER_DISTRIBUTED_WRAPPERS)):
             return  # apex's / DeepSpeed's / FSDP's multi-process wrap: DataParallel is the fallback
         for call in calls:
             if _in_test(ctx, call) or _inference_only(ctx, call):
                 continue
-            if ctx.domain.gates.single_process(call):
+            if domain_of(ctx).gates.single_process(call):
                 continue  # the fallback when the script is started without a launcher
             yield Finding(
                 call,

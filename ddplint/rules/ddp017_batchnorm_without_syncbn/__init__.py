@@ -8,7 +8,8 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.domain.ddp_facts import argument
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import argument, facts_of
 from ddplint.domain.model_layers import ModelLayers, handles_batchnorm
 from ddplint.rule import Finding, FixSpec, Rule, register
 
@@ -194,10 +195,10 @@ model = DDP(model.cuda(local_rank), device_ids=[local_rank])
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        wraps = ctx.facts.ddp_wraps
+        wraps = facts_of(ctx).ddp_wraps
         if not wraps or handles_batchnorm(ctx):
             return
-        if ctx.domain.loops.trains_in_eval_mode(ctx.facts.is_ddp_model):
+        if domain_of(ctx).loops.trains_in_eval_mode(facts_of(ctx).is_ddp_model):
             return  # a frozen model (linear probe): BatchNorm uses its running statistics
         layers = ModelLayers(ctx)
         for call in wraps:

@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import SAMPLER_CLASSES, passed_argument
 from ddplint.domain.device_ranks import single_node_group
 from ddplint.domain.devices import is_device_count
@@ -159,7 +160,7 @@ if __name__ == "__main__":
         if not samplers:
             return
         local_group, one_node_group = single_node_group(ctx)
-        kinds = ctx.domain.rank_kinds
+        kinds = domain_of(ctx).rank_kinds
         for call in samplers:
             rank = passed_argument(call, 2, "rank")
             local = rank is not None and kinds.kind(rank.value, call) is RankKind.LOCAL

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import argument, keyword, string_value
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import argument, facts_of, keyword, string_value
 from ddplint.domain.device_ranks import device_kind
 from ddplint.domain.device_setters import reaches_set_device, sets_device
 from ddplint.domain.devices import device_arguments
@@ -78,7 +79,7 @@ def device_picks(ctx: FileContext) -> Iterator[cst.CSTNode]:
                 continue
             for arg in call.args:
                 local_name = LOCAL_RANK_NAME.match((dotted(arg.value) or "").rpartition(".")[2])
-                if local_name or ctx.domain.rank_kinds.kind(arg.value, call) is RankKind.LOCAL:
+                if local_name or domain_of(ctx).rank_kinds.kind(arg.value, call) is RankKind.LOCAL:
                     yield call
                     break
     for node in ctx.nodes_of(cst.SimpleString):
@@ -146,7 +147,7 @@ def _bound_to_plain_cuda(ctx: FileContext, expr: cst.BaseExpression, at: cst.CST
     name = dotted(expr)
     if name is None:
         return False
-    binding = ctx.facts.binding_before(name, at)
+    binding = facts_of(ctx).binding_before(name, at)
     if binding is None or binding.kind != "assign":
         return False
     value = binding.value
@@ -177,7 +178,7 @@ def default_device_uses(ctx: FileContext) -> Iterator[cst.CSTNode]:
                     yield call
                     continue
                 if isinstance(target, cst.Name):
-                    binding = ctx.facts.binding_before(target.value, call)
+                    binding = facts_of(ctx).binding_before(target.value, call)
                     if (
                         binding is not None
                         and binding.kind == "assign"

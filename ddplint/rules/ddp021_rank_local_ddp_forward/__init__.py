@@ -8,7 +8,8 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.domain.ddp_facts import is_false, keyword
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import facts_of, is_false, keyword
 from ddplint.domain.model_layers import ModelLayers
 from ddplint.domain.rank_evidence import RankEvidence, rank_evidence
 from ddplint.names import dotted
@@ -194,7 +195,7 @@ def main(net, batch, local_rank):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        facts = ctx.facts
+        facts = facts_of(ctx)
         if not facts.ddp_wraps:
             return
         if all(is_false(_kw_value(w, "broadcast_buffers")) for w in facts.ddp_wraps):
@@ -212,7 +213,7 @@ def main(net, batch, local_rank):
                 continue
             if ctx.qualname(func) is not None:
                 continue
-            if buffer_free and ctx.domain.loops.is_evaluation(call):
+            if buffer_free and domain_of(ctx).loops.is_evaluation(call):
                 continue  # no buffers and no gradients: DDP's forward issues no collective
             guard = one_rank_guard(ctx, call)
             if guard is not None and other_branch_calls(ctx, guard, call):
@@ -266,7 +267,7 @@ def _traced(
     """The rank gate of `node` (the one at `guard` when given) tests a traced rank value
     (`ddplint.domain.rank_evidence`), not only a name; a decorator or an unknown gate is
     taken as traced."""
-    for gate in ctx.domain.gates.gates(node):
+    for gate in domain_of(ctx).gates.gates(node):
         if guard is None or gate.node is guard:
             return evidence.gate_traced(gate)
     return True
@@ -277,7 +278,7 @@ def _is_param(ctx: FileContext, func: cst.BaseExpression, at: cst.CSTNode) -> bo
     name = dotted(func)
     if name is None:
         return True
-    binding = ctx.facts.reaching_binding(name, at)
+    binding = facts_of(ctx).reaching_binding(name, at)
     return binding is None or binding.kind == "param"
 
 

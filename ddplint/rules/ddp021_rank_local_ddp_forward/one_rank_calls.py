@@ -9,7 +9,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain import Gate
+from ddplint.domain import Gate, domain_of
+from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.rank_guards import call_sites
 from ddplint.engine import MAX_DEPTH
 from ddplint.names import dotted
@@ -18,7 +19,7 @@ from ddplint.names import dotted
 def one_rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
     """What makes `node` run on some ranks only (`DDPFacts.rank_guard`), leaving out the
     tests that share a loop's iterations among the ranks."""
-    gates = ctx.domain.gates
+    gates = domain_of(ctx).gates
     found = gates.gate(node)
     if found is None or found.condition is None:
         return None if found is None else found.node
@@ -38,7 +39,7 @@ def _shares_loop(ctx: FileContext, gate: Gate, node: cst.CSTNode) -> bool:
         test = test.expression
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
-    ranks = ctx.domain.ranks
+    ranks = domain_of(ctx).ranks
     sides = (test.left, test.comparisons[0].comparator)
     for loop in ctx.ancestors(gate.node):
         if isinstance(loop, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -71,7 +72,7 @@ def other_branch_calls(ctx: FileContext, guard: cst.CSTNode, call: cst.Call) -> 
 def global_model_site(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> cst.Call | None:
     """`def estimate_loss(): ... model(x)` reading the module-level DDP `model`, with
     every call of the function under a rank condition (nanoGPT-style scripts)."""
-    facts = ctx.facts
+    facts = facts_of(ctx)
     func = ctx.scope(at)
     if not isinstance(func, cst.FunctionDef) or ctx.scope(func) is not ctx.module:
         return None
@@ -97,7 +98,7 @@ def guarded_site(
     the parameter `name` of the function holding `at`."""
     if depth == 0:
         return None
-    facts = ctx.facts
+    facts = facts_of(ctx)
     binding = facts.reaching_binding(name.value, at)
     if binding is None or binding.kind != "param":
         return None

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.domain.ddp_facts import keyword
+from ddplint.domain.ddp_facts import facts_of, keyword
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp022_deprecated_launch.launch import (
     device_from_environment,
@@ -155,7 +155,7 @@ deepspeed.init_distributed()
                     applicability=Applicability.UNSAFE,
                 )
             yield Finding(node, _LAUNCH_MESSAGE, fix=fix)
-        if not ctx.facts.is_distributed or _deepspeed(ctx) or device_from_environment(ctx):
+        if not facts_of(ctx).is_distributed or _deepspeed(ctx) or device_from_environment(ctx):
             return  # DeepSpeed passes --local_rank; an environment device makes it a fallback
         for call in local_rank_arguments(ctx):
             if is_required(call):

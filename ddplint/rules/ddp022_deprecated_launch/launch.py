@@ -11,8 +11,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import environ_key, keyword, last_name
 from ddplint.domain.ddp_facts import string_value as _literal_value
+from ddplint.domain.project_view import project_of
 from ddplint.names import dotted
 
 LAUNCH = "torch.distributed.launch"
@@ -44,7 +46,7 @@ def launch_uses(ctx: FileContext) -> Iterator[cst.CSTNode]:
     messages, nor a use only on a torch older than `torchrun`: the fallback of
     `if torch >= 1.10: torchrun ... else: python -m torch.distributed.launch ...`)."""
     for node in _mentions(ctx):
-        old = ctx.domain.versions.old_torch(node)
+        old = domain_of(ctx).versions.old_torch(node)
         if old is None or not old.before(TORCHRUN_SINCE):
             yield node
 
@@ -151,7 +153,7 @@ def device_from_environment(ctx: FileContext) -> bool:
             continue
         if candidate and environ_key(ctx, node) == "LOCAL_RANK":
             return True
-    project = ctx.project
+    project = project_of(ctx)
     return project is not None and any(project.helper_reads_local_rank(ctx, c) for c in ctx.calls)
 
 

@@ -8,6 +8,8 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.no_sync import controls_sync
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp024_accumulation_without_no_sync.accumulation import (
@@ -209,10 +211,10 @@ def train(net, loader, optimizer, scheduler, local_rank):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.facts.ddp_wraps:
+        if not facts_of(ctx).ddp_wraps:
             return
         checked_scopes: dict[cst.CSTNode, bool] = {}
-        for site in ctx.domain.backward.sites:
+        for site in domain_of(ctx).backward.sites:
             backward = site.call
             if any(a.keyword is None for a in backward.args):
                 continue  # `x.backward(grad)`, `accelerator.backward(x)`: not followed

@@ -11,6 +11,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain.downloads import costs_only, download_message, one_rank_first
 from ddplint.domain.paths import mentions_rank
 from ddplint.domain.processes import runs_in_one_process, single_process
+from ddplint.domain.project_view import project_of
 from ddplint.rule import Finding, Rule, register
 
 
@@ -184,7 +185,7 @@ def build(root, rank):
             # corrupt anything: reported as information.
             safe = costs_only(ctx, call)
             yield Finding(call, what, severity=Severity.INFO if safe else None)
-        project = ctx.project
+        project = project_of(ctx)
         if project is None:
             return
         for call in ctx.calls:
@@ -215,5 +216,5 @@ def _reported_by_callers(ctx: FileContext, call: cst.Call) -> bool:
     """The call's function runs distributed only because a distributed module calls it by
     name, and that module reports its call (`Project.distributed_callers_call`)."""
     func = ctx.enclosing_function(call)
-    project = ctx.project
+    project = project_of(ctx)
     return func is not None and project is not None and project.distributed_callers_call(ctx, func)

@@ -8,6 +8,8 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import facts_of
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp026_training_forward_through_module.bare_modules import (
     holds_bare_module,
@@ -160,7 +162,7 @@ def train(net, loader, optimizer, local_rank):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.facts.ddp_wraps:
+        if not facts_of(ctx).ddp_wraps:
             return
         for call in ctx.calls:
             func = call.func
@@ -179,7 +181,9 @@ def train(net, loader, optimizer, local_rank):
                 continue
             if not holds_bare_module(ctx, target, call):
                 continue
-            if ctx.domain.loops.is_evaluation(call) or not ctx.domain.backward.reaches(call):
+            if domain_of(ctx).loops.is_evaluation(call) or not domain_of(ctx).backward.reaches(
+                call
+            ):
                 continue
             if scope_calls_wrapper(ctx, call):
                 # `model(x) if sync else model.module(x)`: the bare forward skips the

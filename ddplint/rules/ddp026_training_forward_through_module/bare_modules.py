@@ -9,7 +9,7 @@ import re
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import argument, last_name, string_value
+from ddplint.domain.ddp_facts import argument, facts_of, last_name, string_value
 from ddplint.names import dotted
 
 _UNWRAP_FUNCTION = re.compile(r"unwrap|de_?parallel|without_ddp|bare_model")
@@ -33,7 +33,7 @@ def holds_bare_module(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNod
 
 def scope_calls_wrapper(ctx: FileContext, call: cst.Call) -> bool:
     """The function holding `call` also calls a DDP model itself (another call)."""
-    facts = ctx.facts
+    facts = facts_of(ctx)
     scope = ctx.scope(call)
     for other in ctx.calls_within(scope) if scope is not ctx.module else ():
         func = other.func
@@ -49,7 +49,7 @@ def scope_calls_wrapper(ctx: FileContext, call: cst.Call) -> bool:
 
 
 def _unwraps_ddp(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    facts = ctx.facts
+    facts = facts_of(ctx)
     if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
         return facts.is_ddp_model(expr.value, at)
     if not isinstance(expr, cst.Call):

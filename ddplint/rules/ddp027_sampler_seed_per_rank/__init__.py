@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
 from ddplint.domain.apis import SAMPLER_CLASSES
 from ddplint.domain.rank_values import differs_by_rank
 from ddplint.domain.samplers import shuffle_of
@@ -131,7 +132,7 @@ def main(val_set, seed):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        ranks = ctx.domain.ranks
+        ranks = domain_of(ctx).ranks
         for call in ctx.calls_to(*SAMPLER_CLASSES):
             seed = argument(call, _SEED, "seed")
             if seed is None or shuffle_of(call) is not True:

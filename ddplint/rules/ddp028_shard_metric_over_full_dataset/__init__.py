@@ -9,6 +9,7 @@ import libcst as cst
 
 from ddplint.context import FileContext, Scope
 from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
 from ddplint.domain.samplers import distributed_samplers
 from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import argument
@@ -173,7 +174,7 @@ def main(model, train_set, test_set):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         sharded: set[cst.Call] = set()
-        ranks = ctx.domain.ranks
+        ranks = domain_of(ctx).ranks
         for sampler in distributed_samplers(ctx):
             replicas = argument(sampler.call, _REPLICAS, "num_replicas")
             if replicas is None or ranks.is_world_size(replicas, sampler.call):
@@ -314,7 +315,7 @@ def _identity(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> ob
 
 def _combines(ctx: FileContext, frame: Scope) -> bool:
     """Code of `frame` issues a collective or calls a helper named for combining ranks."""
-    collectives = ctx.domain.collectives
+    collectives = domain_of(ctx).collectives
     for call in ctx.model.calls_by_frame(frame):
         name = (dotted(call.func) or "").rpartition(".")[2]
         if _COMBINES.search(name) or collectives.issues(call):

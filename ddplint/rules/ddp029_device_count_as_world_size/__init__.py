@@ -9,6 +9,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
 from ddplint.domain.apis import DATA_PARALLEL_CLASSES, DEVICE_COUNT, REDUCTIONS, SPAWN_FUNCTIONS
 from ddplint.domain.ranks import int_literal, last_name, strip_conversion
 from ddplint.domain.value_leaves import deciding_leaves
@@ -203,7 +204,7 @@ def setup(args, model):
     def _distributed_branch(ctx: FileContext, node: cst.CSTNode) -> bool:
         """`node` runs only when the job is distributed (`if args.distributed:`, the
         `else` of `if local_rank == -1:`): not on a DataParallel path of the script."""
-        ranks = ctx.domain.ranks
+        ranks = domain_of(ctx).ranks
         for condition in ctx.flow.conditions(node):
             for term, holds in condition.terms():
                 single = ranks.single_process_when(term)

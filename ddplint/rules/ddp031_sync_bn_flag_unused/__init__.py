@@ -10,8 +10,9 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.project_view import project_of
 from ddplint.names import dotted
-from ddplint.project import named_in_other_files
+from ddplint.project_files import named_in_other_files
 from ddplint.rule import Finding, Rule, register
 
 # `--sync-bn`, `--sync_bn`, `--syncbn`, `--sync-batchnorm`, `--use-sync-bn`, `--SyncBN`.
@@ -234,7 +235,8 @@ def _escapes(ctx: FileContext) -> bool:
             continue
         if _SHOWS.match(name) or ctx.resolver.callees(call):
             continue
-        if ctx.project is None or ctx.project.resolve(ctx, call) is None:
+        project = project_of(ctx)
+        if project is None or project.resolve(ctx, call) is None:
             return True
     return False
 

@@ -11,71 +11,44 @@ does whether or not `utils.py` was passed.
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddplint.domain.apis import STARTERS
-from ddplint.domain.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
-from ddplint.domain.ddp_facts import environ_key, last_name
-from ddplint.domain.device_setters import device_module, may_hold_device_module, sets_device
-from ddplint.domain.downloads import costs_only, download_message, in_first_context
-from ddplint.domain.module_globals import world_size_globals
-from ddplint.domain.one_rank_groups import one_rank_group, spawn_factors
-from ddplint.domain.paths import mentions_rank, per_rank_path
-from ddplint.domain.process_group import asks_rank, uses_process_group, uses_process_group_at
-from ddplint.domain.rank_kinds import RANK_FUNCTIONS, RankKind, combined
+from ddplint.domain.project_view import ProjectView
+from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
-from ddplint.domain.samplers import returned_loaders
-from ddplint.domain.switches import flag_name, flags_read, job_switches, names_a_job_start
-from ddplint.domain.test_modules import runs_in_test_process
-from ddplint.engine.resolve import methods_named
-from ddplint.import_index import import_index
-from ddplint.module_index import ModuleIndex
-from ddplint.names import dotted
-from ddplint.package_layout import PackageDir, declared_package_dirs
+from ddplint.domain.switches import flag_name, names_a_job_start
+from ddplint.project.finder import ModuleFinder
+from ddplint.project.import_index import import_index
+from ddplint.project.module_index import ModuleIndex
+from ddplint.project.summaries import (
+    ENTER,
+    PROCESS_GROUP,
+    RANK_QUERY,
+    SEEDS,
+    SITE_TARGETS,
+    START,
+    WHOLE,
+    FunctionSummary,
+    ModuleSummary,
+    Site,
+    object_method,
+    summarize_path,
+)
 from ddplint.project_files import mentions_checkpoint_loading, project_files
 from ddplint.source import might_be_distributed
 
 if TYPE_CHECKING:
     from ddplint.context import FileContext
 
-PROJECT_MARKERS = ("pyproject.toml", ".git")
-WHOLE = -1  # in `returned_loader`: the whole return value, not an element of a tuple
-COLLECTIVE = "@collective"  # a site target: a torch.distributed collective
-SAVE = "@save"  # a site target: `torch.save` into a file
-START = "@start"  # a site target: starts or joins a multi-process job
-DOWNLOAD = "@download"  # a site target: a download that writes in place
-LOCAL_RANK_ENV = "@local_rank_env"  # a site target: reads the LOCAL_RANK environment variable
-PROCESS_GROUP = "@process_group"  # a site target: another use of the process group
-RANK_QUERY = "@rank_query"  # a site target: a helper asking the rank (`asks_rank`)
-SET_DEVICE = "@set_device"  # a site target: sets the process's default device (`sets_device`)
-_SEEDS = {
-    "collective": frozenset({COLLECTIVE}),
-    "certain_collective": frozenset({COLLECTIVE}),
-    "saves": frozenset({SAVE}),
-    "unguarded": frozenset({SAVE}),
-    "starts": frozenset({START}),
-    "downloads": frozenset({DOWNLOAD}),
-    "local_rank_env": frozenset({LOCAL_RANK_ENV}),
-    "process_group": frozenset({COLLECTIVE, START, LOCAL_RANK_ENV, PROCESS_GROUP, RANK_QUERY}),
-    "sets_device": frozenset({SET_DEVICE}),
-}
-_SITE_TARGETS = frozenset().union(*_SEEDS.values())
 # Facts that skip the sites a function runs on one rank (or per rank) itself.
 _OWN_GUARD = frozenset({"collective", "certain_collective", "unguarded", "downloads"})
 # Facts that skip the sites a function runs only under some condition (not a mode check).
 _UNCONDITIONAL = frozenset({"certain_collective"})
-# Methods that run when a class is called: constructing an object runs them.
-CONSTRUCTION = ("__init__", "__post_init__")
-# What `with C(...)` runs on entering, summarised per class as `C.__enter__`.
-ENTER = "__enter__"
 # Facts asked of what constructing a class runs (see `Project._reaches`).
 _CLASS_FACTS = frozenset({"process_group", "sets_device"})
 _USES = frozenset({PROCESS_GROUP, RANK_QUERY})
@@ -111,260 +84,6 @@ _MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_C
 _MAY_STRIP_PREFIX = re.compile(r"consume_prefix_in_state_dict_if_present|['\"]module['\".]")
 
 
-# A call of a summarised function: (callee, under a rank guard, under a condition, the
-# flags named for distribution it runs under with their values: `FunctionSummary`).
-Site = tuple[str, bool, bool, tuple[tuple[str, bool], ...]]
-
-
-@dataclass(frozen=True)
-class FunctionSummary:
-    """What one function (all definitions of the name in its module) does; for a class,
-    what calling it does (its `CONSTRUCTION` methods); for `C.__enter__`, what entering
-    an object of the class `C` in a `with` does.
-
-    `sites`: (callee, under a rank guard, under a condition, flags) for each call that may issue a
-    collective or save: `COLLECTIVE`, `SAVE`, a function of the same module (bare name) or
-    an imported qualified name (with a dot); `RANK_QUERY` for a helper asking the rank or
-    world size, `PROCESS_GROUP` for any other use of the process group
-    (`uses_process_group_at`). "Under a rank guard" also holds for a save into
-    a per-rank file; "under a condition" means any test but a mode check
-    (`if dist.is_initialized():`), so the call may not run when the function does. The
-    flags are those named for distribution the call runs under (`cfg.enable_fsdp` false):
-    the project counts a call where its switch is off as guarded. The rest is what the
-    function does by itself."""
-
-    sites: tuple[Site, ...] = ()
-    set_epoch_params: tuple[int, ...] = ()
-    returns_ddp: bool = False
-    returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
-    one_rank_group: bool = False  # it starts a process group of one rank (`one_rank_group`)
-    # What it returns objects of (`return Strategy(args)`): classes of this module by bare
-    # name, else the qualified names called (which are project classes, `Project` decides).
-    returns_made_by: tuple[str, ...] = ()
-    returns_device_module: bool = False  # it returns a device module (`device_module`)
-    returns_rank_test: str = ""  # the `Side` of the rank test every return gives, if any
-    returned_rank: str = ""  # a function named for a rank: the kind it returns (`RankKind`)
-    spawn_factors: tuple[tuple[str, int], ...] = ()  # parameters multiplying its spawn's count
-
-
-@dataclass(frozen=True)
-class ModuleSummary:
-    """What one module offers its importers; computed from its own text only."""
-
-    distributed: bool  # it uses the process group itself (`uses_process_group`)
-    imports: tuple[str, ...]  # qualified names bound by its imports, and modules imported
-    reexports: tuple[tuple[str, str], ...]  # local name -> qualified name, from imports
-    functions: tuple[tuple[str, FunctionSummary], ...]
-    strips_module_prefix: bool = False  # its loading code drops the DDP `module.` prefix
-    loads_checkpoint: bool = False  # its text mentions loading a checkpoint or state dict
-    calls: tuple[str, ...] = ()  # qualified names it calls that may be the project's
-    classes: tuple[str, ...] = ()  # the classes it defines
-    in_test_process: bool = False  # a test module run in one pytest process
-    world_size_globals: tuple[str, ...] = ()  # module globals holding the world size
-    main_only_decorators: tuple[str, ...] = ()  # its decorators that run on rank 0 only
-    switches: tuple[tuple[str, bool | None], ...] = ()  # flags of its job starts (`switches`)
-    flags: tuple[str, ...] = ()  # flags named for distribution it reads (`flags_read`)
-
-    def function(self, name: str) -> FunctionSummary | None:
-        return dict(self.functions).get(name)
-
-
-def set_epoch_parameters(ctx: FileContext, func: cst.FunctionDef) -> tuple[int, ...]:
-    """Positions of the parameters of `func` on which it calls `set_epoch` (the
-    parameter itself or its `.sampler`/`.batch_sampler`)."""
-    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-    offset = 1 if params and params[0] in ("self", "cls") else 0
-    positions: set[int] = set()
-    for call in ctx.calls_within(func):
-        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "set_epoch"):
-            continue
-        receiver = dotted(call.func.value) or ""
-        root = receiver.split(".")[0]
-        if root in params:
-            positions.add(params.index(root) - offset)
-    return tuple(sorted(p for p in positions if p >= 0))
-
-
-def _outward(ctx: FileContext, call: cst.Call) -> str | None:
-    """The qualified name `call` calls when it may be a function or class of another
-    project module (dotted, outside the standard library), else None. A module under the
-    project root is the project's whatever its name."""
-    qualified = ctx.call_name(call)
-    if qualified is None or "." not in qualified.lstrip("."):
-        return None
-    return None if qualified.split(".")[0] in sys.stdlib_module_names else qualified
-
-
-def _object_method(ctx: FileContext, call: cst.Call) -> str | None:
-    """The method `call` runs on an object the value resolver sees made by a class call:
-    `acc.prepare(...)` after `acc = Accelerator()` (`accelerate.Accelerator.prepare`, or
-    the bare method name for a class of this module), `Accelerator().prepare(...)`,
-    `model(x)` after `model = Net()` (`__call__`)."""
-    func = call.func
-    if type(func) is cst.Attribute:
-        receiver, method = func.value, func.attr.value
-    elif type(func) is cst.Name and func.value not in ctx.functions:
-        receiver, method = func, "__call__"
-    else:
-        return None
-    if type(receiver) not in (cst.Name, cst.Attribute, cst.Call) or ctx.call_name(call) is not None:
-        return None
-    for value in ctx.resolver.values(receiver, call):
-        made = value.expr
-        if type(made) is not cst.Call:
-            continue
-        if type(made.func) is cst.Name and made.func.value in ctx.model.classes:
-            return method if method in ctx.functions else None
-        maker = _outward(ctx, made)
-        if maker is not None:
-            return f"{maker}.{method}"
-    return None
-
-
-def _starts_one_rank_group(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """`func` starts a process group (`STARTERS`) with the world size set to one."""
-
-    def starts(call: cst.Call) -> bool:
-        return ctx.call_name(call) in STARTERS
-
-    return any(starts(call) for call in ctx.calls_within(func)) and one_rank_group(
-        ctx, func, starts
-    )
-
-
-def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
-    facts = ctx.facts
-    if facts.is_collective_call(call):
-        return COLLECTIVE
-    if is_checkpoint_save(ctx, call):
-        return SAVE
-    if ctx.call_name(call) in STARTERS:
-        return START
-    if sets_device(ctx, call):
-        return SET_DEVICE
-    if download_message(ctx, call) is not None and not costs_only(ctx, call):
-        return DOWNLOAD
-    func = call.func
-    if isinstance(func, cst.Name) and (
-        func.value in ctx.functions or func.value in ctx.model.classes
-    ):
-        return func.value
-    if (
-        isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Name)
-        and func.value.value in ("self", "cls")
-        and func.attr.value in ctx.functions
-    ):
-        return func.attr.value
-    return _outward(ctx, call)  # a project module if one is found under the root
-
-
-def _runs_once_per_file(ctx: FileContext, call: cst.Call, target: str) -> bool:
-    """The call runs on one rank only (a rank guard), or, for a save, writes a file of its
-    own on each rank (`f"ckpt.rank{rank}.pt"`): no two ranks meet there."""
-    if ctx.facts.rank_guard(call) is not None:
-        return True
-    if target == DOWNLOAD:
-        return in_first_context(ctx, call) or any(mentions_rank(ctx, a.value) for a in call.args)
-    path = save_path(call) if target == SAVE else None
-    return path is not None and per_rank_path(ctx, path, call)
-
-
-def _conditional(ctx: FileContext, call: cst.Call) -> bool:
-    """The call runs only under a condition of its function other than a mode check."""
-    ranks = ctx.domain.ranks
-    return any(not ranks.is_mode_check(c.test) for c in ctx.flow.conditions(call))
-
-
-def _reads_local_rank_env(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """`func` reads `LOCAL_RANK` from the environment: `os.environ["LOCAL_RANK"]`,
-    `os.environ.get("LOCAL_RANK")`, `os.getenv("LOCAL_RANK")`, or an environment read keyed
-    by a loop over names that include it (`for v in ("LOCAL_RANK", "SLURM_LOCALID"): ...`)."""
-    names_it = reads_environ = False
-    for node in ctx.walk(func):
-        if isinstance(node, cst.SimpleString):
-            names_it = names_it or node.raw_value == "LOCAL_RANK"
-            continue
-        if isinstance(node, cst.Subscript):
-            candidate = last_name(node.value) == "environ"
-        elif isinstance(node, cst.Call):
-            candidate = last_name(node.func) in ("get", "getenv")
-        else:
-            continue
-        if candidate:
-            reads_environ = True
-            if environ_key(ctx, node) == "LOCAL_RANK":
-                return True
-    return names_it and reads_environ
-
-
-def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    facts = ctx.facts
-    for node in ctx.walk(func):
-        if (
-            isinstance(node, cst.Return)
-            and node.value is not None
-            and ctx.enclosing_function(node) is func
-            and facts.is_ddp_model(node.value, node)
-        ):
-            return True
-    return False
-
-
-def _returns_made_by(ctx: FileContext, func: cst.FunctionDef) -> set[str]:
-    """`FunctionSummary.returns_made_by` of one definition."""
-    found = set()
-    for returned in ctx.model.returns.get(func, []):
-        if returned.value is None:
-            continue
-        for value in ctx.resolver.values(returned.value, returned):
-            made = value.expr
-            if type(made) is not cst.Call:
-                continue
-            if type(made.func) is cst.Name and made.func.value in ctx.model.classes:
-                found.add(made.func.value)
-            else:
-                found.update(filter(None, [_outward(ctx, made)]))
-    return found
-
-
-def _sites(
-    ctx: FileContext, defs: Iterable[cst.FunctionDef], constructing: bool = False
-) -> tuple[Site, ...]:
-    """The sites of `FunctionSummary` for the functions `defs`; for `constructing` (a
-    class's `CONSTRUCTION` methods) a helper asking the rank is a `RANK_QUERY` only, not
-    a call to follow."""
-    sites: dict[Site, None] = {}
-    for func in defs:
-        for call in ctx.calls_within(func):
-            target = _site_target(ctx, call)
-            flags = _flags(ctx, call)
-            if target is not None and not (constructing and asks_rank(ctx, call)):
-                once = _runs_once_per_file(ctx, call, target)
-                sites[(target, once, _conditional(ctx, call), flags)] = None
-            if target not in _SITE_TARGETS and uses_process_group_at(ctx, call):
-                use = RANK_QUERY if asks_rank(ctx, call) else PROCESS_GROUP
-                sites[(use, False, _conditional(ctx, call), flags)] = None
-        if "LOCAL_RANK" in ctx.source and _reads_local_rank_env(ctx, func):
-            sites[(LOCAL_RANK_ENV, False, False, ())] = None
-    return tuple(sites)
-
-
-def _flags(ctx: FileContext, call: cst.Call) -> tuple[tuple[str, bool], ...]:
-    """The flags named for distribution (`flag_name`) the call runs under, each with the
-    value it has there: the project decides which are its switches."""
-    return tuple(
-        sorted(
-            {
-                (name, value)
-                for condition in ctx.flow.conditions(call)
-                for term, value in condition.terms()
-                if (name := flag_name(term)) is not None
-            }
-        )
-    )
-
-
 def _counts(fact: str, target: str, guarded: bool, conditional: bool) -> bool:
     """Whether a site leads to `fact` (see `Project._reaches`). Asking for the rank or
     the world size only under a condition of the function's own (`if broadcast: ...
@@ -374,188 +93,6 @@ def _counts(fact: str, target: str, guarded: bool, conditional: bool) -> bool:
     if conditional and fact in _UNCONDITIONAL:
         return False
     return not (conditional and fact == "process_group" and target in _USES)
-
-
-def summarize(ctx: FileContext) -> ModuleSummary:
-    """The summary of one parsed module (computed without other modules)."""
-    loaders = returned_loaders(ctx)
-    device_modules = may_hold_device_module(ctx.source)
-    functions: list[tuple[str, FunctionSummary]] = []
-    for name, classes in ctx.model.classes.items():
-        construction = [m for c in classes for n in CONSTRUCTION for m in methods_named(c, n)]
-        sites = _sites(ctx, construction, constructing=True)
-        if sites and name not in ctx.functions:
-            functions.append((name, FunctionSummary(sites=sites)))
-        entering = _sites(ctx, [m for c in classes for m in methods_named(c, ENTER)])
-        if entering:
-            functions.append((f"{name}.{ENTER}", FunctionSummary(sites=entering)))
-    for name, defs in ctx.functions.items():
-        summary = FunctionSummary(
-            sites=_sites(ctx, defs),
-            set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
-            returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
-            returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
-            one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),
-            returns_made_by=tuple(sorted(set().union(*(_returns_made_by(ctx, f) for f in defs)))),
-            returns_device_module=device_modules
-            and any(device_module(ctx, r, r) for f in defs for r in ctx.resolver.returned(f)),
-            returns_rank_test=_returned_rank_test(ctx, defs),
-            returned_rank=_returned_rank(ctx, name, defs),
-            spawn_factors=next(filter(None, (spawn_factors(ctx, f) for f in defs)), ()),
-        )
-        if summary != FunctionSummary():
-            functions.append((name, summary))
-    imports = ctx.imports
-    return ModuleSummary(
-        distributed=uses_process_group(ctx),
-        imports=tuple(sorted({*imports.bindings.values(), *imports.modules})),
-        reexports=tuple(sorted(imports.bindings.items())),
-        functions=tuple(sorted(functions)),
-        strips_module_prefix=strips_module_prefix(ctx),
-        loads_checkpoint=mentions_checkpoint_loading(ctx.source),
-        calls=tuple(sorted(_outward_calls(ctx))),
-        classes=tuple(sorted(ctx.model.classes)),
-        in_test_process=runs_in_test_process(ctx),
-        world_size_globals=world_size_globals(ctx),
-        main_only_decorators=tuple(sorted(ctx.domain.gates.decorators.defined())),
-        switches=job_switches(ctx),
-        flags=flags_read(ctx),
-    )
-
-
-def _returned_rank_test(ctx: FileContext, defs: list[cst.FunctionDef]) -> str:
-    """The side of the rank test every return of `defs` gives (`FunctionSummary`)."""
-    side = ctx.domain.ranks.returned_side(defs)
-    return "" if side is None else side.value
-
-
-def _returned_rank(ctx: FileContext, name: str, defs: list[cst.FunctionDef]) -> str:
-    """For a function named for a rank (`get_local_rank`), the kind of rank it returns."""
-    if name not in RANK_FUNCTIONS:
-        return ""
-    kind = combined(ctx.domain.rank_kinds.returned_kind(f) for f in defs)
-    return kind.value if kind is not None else ""
-
-
-def _outward_calls(ctx: FileContext) -> set[str]:
-    """Qualified names of the functions, classes and methods of other modules the module
-    calls (`ModuleSummary.calls`)."""
-    found = set()
-    for call in ctx.calls:
-        name = _outward(ctx, call) or _object_method(ctx, call)
-        if name is not None and "." in name.lstrip("."):
-            found.add(name)
-    return found
-
-
-class ModuleFinder:
-    """Where an import statement of a project file leads, on disk."""
-
-    def __init__(self) -> None:
-        self._roots: dict[str, str] = {}
-        self._files: dict[str, bool] = {}
-        self._found: dict[tuple[str, str], str | None] = {}
-        self._layouts: dict[str, tuple[PackageDir, ...]] = {}
-
-    def root(self, path: str) -> str:
-        """The project folder of `path`: the nearest folder above it holding a project
-        marker; without one, the current folder if the file lies below it, else the
-        folder holding the file's outermost package (`__init__.py` folders)."""
-        start = os.path.dirname(os.path.abspath(path))
-        if start not in self._roots:
-            self._roots[start] = self._marked_root(start) or self._unmarked_root(start)
-        return self._roots[start]
-
-    @staticmethod
-    def _marked_root(start: str) -> str | None:
-        current = start
-        while True:
-            if any(os.path.exists(os.path.join(current, m)) for m in PROJECT_MARKERS):
-                return current
-            parent = os.path.dirname(current)
-            if parent == current:
-                return None
-            current = parent
-
-    @staticmethod
-    def _unmarked_root(start: str) -> str:
-        cwd = os.getcwd()
-        if start == cwd or start.startswith(cwd + os.sep):
-            return cwd
-        current = start
-        while os.path.isfile(os.path.join(current, "__init__.py")):
-            current = os.path.dirname(current)
-        return current
-
-    def _is_file(self, path: str) -> bool:
-        if path not in self._files:
-            self._files[path] = os.path.isfile(path)
-        return self._files[path]
-
-    def module_path(self, importer: str, module: str) -> str | None:
-        """`_module_path`, remembered."""
-        key = (importer, module)
-        if key not in self._found:
-            self._found[key] = self._module_path(importer, module)
-        return self._found[key]
-
-    def _module_path(self, importer: str, module: str) -> str | None:
-        """The file of `module` as imported from `importer`: relative imports from the
-        importer's package, absolute ones from its folder or any folder above it up to
-        the project root (or the root's `src/`), then from the folders the project's
-        packaging files map packages to (`package_dir={"mae_st": "."}`), then from the
-        root itself when the module's first name is the root folder's (a repository
-        imported as the package it is: `import mae_st.util.misc` inside `mae_st/`). A
-        module found there is the project's, whatever its name (`timm.utils` inside
-        timm's own repository)."""
-        level = len(module) - len(module.lstrip("."))
-        parts = [p for p in module.lstrip(".").split(".") if p]
-        if not level and not parts:
-            return None
-        importer = os.path.abspath(importer)
-        here = os.path.dirname(importer)
-        if level:
-            base = here
-            for _ in range(level - 1):
-                base = os.path.dirname(base)
-            stems = [os.path.join(base, *parts)]
-        else:
-            root = self.root(importer)
-            bases = [here]
-            while bases[-1] != root and bases[-1].startswith(root + os.sep):
-                bases.append(os.path.dirname(bases[-1]))
-            bases.append(os.path.join(root, "src"))
-            stems = [os.path.join(base, *parts) for base in bases]
-        candidates: Iterator[str] = (
-            c for stem in stems for c in (stem + ".py", os.path.join(stem, "__init__.py"))
-        )
-        if not level:  # declared folders are read only when the usual places fail
-            candidates = itertools.chain(candidates, self._declared_candidates(root, parts))
-        return next((c for c in candidates if c != importer and self._is_file(c)), None)
-
-    def _declared_candidates(self, root: str, parts: list[str]) -> Iterator[str]:
-        """Where the module `parts` would be under the package folders the project at
-        `root` declares, then under the root taken as the package named like its folder."""
-        if root not in self._layouts:
-            self._layouts[root] = declared_package_dirs(root)
-        for package, folder in (*self._layouts[root], (os.path.basename(root), root)):
-            names = package.split(".") if package else []
-            if parts[: len(names)] != names:
-                continue
-            rest = parts[len(names) :]
-            if rest:
-                yield os.path.join(folder, *rest) + ".py"
-            yield os.path.join(folder, *rest, "__init__.py")
-
-    def dependencies(self, importer: str, summary: ModuleSummary) -> set[str]:
-        """Files of the project that `summary`'s module (at `importer`) imports from."""
-        found: set[str] = set()
-        for full in summary.imports:
-            for name in {full.rpartition(".")[0], full} - {"", "."}:
-                path = self.module_path(importer, name)
-                if path is not None:
-                    found.add(path)
-        return found
 
 
 class Project:
@@ -759,7 +296,7 @@ class Project:
         """Each site, with project functions as `path::name`; not those in modules that
         cannot hold `text` (`ModuleIndex.lookup_clean`)."""
         for target, guarded, conditional, flags in function.sites:
-            if target in _SITE_TARGETS:
+            if target in SITE_TARGETS:
                 yield target, guarded, conditional, flags
             elif "." not in target:
                 yield f"{path}::{target}", guarded, conditional, flags
@@ -805,7 +342,7 @@ class Project:
         known = self._derived.setdefault(fact, {})
         if node in known:
             return known[node]
-        seeds = _SEEDS[fact]
+        seeds = SEEDS[fact]
         seen = {node}
         todo = [node]
         found, complete = False, True
@@ -831,7 +368,7 @@ class Project:
                 ):
                     continue
                 callee = None
-                if target not in _SITE_TARGETS:
+                if target not in SITE_TARGETS:
                     path, _, name = target.rpartition("::")
                     callee = (path, name)
                 elif target not in seeds:
@@ -897,7 +434,7 @@ class Project:
         (`strategy.setup_distributed()` after `strategy = get_strategy(args)`)."""
         found = self._resolve_call(
             ctx, call, _FACT_TEXT["local_rank_env"]
-        ) or self._lookup_elsewhere(ctx, _object_method(ctx, call))
+        ) or self._lookup_elsewhere(ctx, object_method(ctx, call))
         return self._reaches("local_rank_env", found)
 
     def helper_sets_device(self, ctx: FileContext, call: cst.Call) -> bool:
@@ -1021,7 +558,7 @@ class Project:
 
     def _target(self, path: str, target: str) -> tuple[str, str] | None:
         """(module path, function name) of a site's project callee, else None."""
-        if target in _SITE_TARGETS:
+        if target in SITE_TARGETS:
             return None
         return (path, target) if "." not in target else self._lookup(path, target)
 
@@ -1190,63 +727,10 @@ class Project:
         return self._called_modules[path]
 
 
-def summarize_path(path: str) -> ModuleSummary | None:
-    """The summary of the module at `path`, or None when it cannot be read or parsed."""
-    from ddplint.checker import parse
-
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    return summarize_bytes(path, data, parse)
-
-
-def summarize_bytes(
-    path: str, data: bytes, parse: Callable[[str, bytes], object]
-) -> ModuleSummary | None:
-    from ddplint.context import FileContext
-
-    parsed = parse(path, data)
-    if not isinstance(parsed, tuple):
-        return None
-    try:
-        source, module = parsed
-        return summarize(FileContext(path, source, module))
-    except RecursionError:
-        return None
-
-
-def loaded_elsewhere(path: str, project: Project | None = None) -> bool:
+def loaded_elsewhere(path: str, project: ProjectView | None = None) -> bool:
     """Whether another file of `path`'s project (the tree under its root, whatever files a
     run names) may load a checkpoint: what `path` saves could be read back there."""
     return (project or Project({})).loaded_elsewhere(path)
-
-
-def named_in_other_files(path: str, name: str) -> bool:
-    """Another file under the project root of `path` holds `name` as a word (a text test:
-    it may call or build what `name` names)."""
-    path = os.path.abspath(path)
-    return bool(project_files(ModuleFinder().root(path)).naming(name) - {path})
-
-
-def never_called(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """No code can call `func`: it has no decorator, is no dunder method, its name appears
-    once in its file (the definition) and in no other file under the project root (the
-    entry-point configuration included), and no file fetches its module's attributes by a
-    computed name (`getattr(models, args.model)`). A text test: any mention counts as a
-    possible call, so a common name is never "uncalled"."""
-    name = func.name.value
-    if func.decorators or name.startswith("__") or not os.path.isfile(ctx.path):
-        return False
-    if len(re.findall(rf"\b{re.escape(name)}\b", ctx.source)) != 1:
-        return False
-    path = os.path.abspath(ctx.path)
-    files = project_files(ModuleFinder().root(path))
-    if files.naming(name) - {path}:
-        return False
-    module = os.path.splitext(os.path.basename(path))[0]
-    return not (files.looks_up_by_name(module) or "globals()" in ctx.source)
 
 
 def importers(

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
-from ddplint.import_scan import scanned_bindings, scanned_imports
+from ddplint.project.import_scan import scanned_bindings, scanned_imports
 from ddplint.project_files import project_files
 
 # A dotted chain of names as code writes it (`timm.utils.distribute_bn`), from its head.
