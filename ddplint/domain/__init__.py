@@ -7,7 +7,9 @@ main process only;
 `collectives`: collective calls and collective-issuing functions; `backward`: what reaches
 `backward()`; `loops`: training loops and evaluation code; `versions`: code that runs only
 on an old torch; `project_view`: what they ask of the project's other modules. `Domain`
-bundles them for one file (`domain_of(ctx)`).
+bundles them for one file (`domain_of(ctx)`). The other modules hold the analyses several
+rules or the project share, one concept each (`ddp_facts`: wrapped models and the older
+per-file facts, `facts_of(ctx)`; saves, checkpoints, samplers, devices, processes, ...).
 """
 
 from __future__ import annotations

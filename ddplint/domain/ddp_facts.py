@@ -19,6 +19,7 @@ from ddplint.domain.apis import UNWRAP_FUNCTION as _UNWRAP_FUNCTION
 from ddplint.domain.process_group import uses_process_group
 from ddplint.domain.project_view import project_of
 from ddplint.domain.ranks import last_name, strip_conversion
+from ddplint.names import dotted
 
 if TYPE_CHECKING:
     from ddplint.context import Binding, FileContext
@@ -38,6 +39,7 @@ __all__ = [
     "is_true",
     "keyword",
     "last_name",
+    "may_be_ddp_model",
     "passed_argument",
     "string_value",
     "strip_conversion",
@@ -104,6 +106,22 @@ def environ_key(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
 def facts_of(ctx: FileContext) -> DDPFacts:
     """The DDP facts of `ctx`'s file, built once per file."""
     return ctx.memo(DDPFacts)
+
+
+def may_be_ddp_model(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`facts.is_ddp_model`, plus a name bound to `DDP(model) if distributed else model`."""
+    if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
+        return False  # the instance itself (facts.arguments_for mis-indexes `self`)
+    if facts_of(ctx).is_ddp_model(expr, at):
+        return True
+    name = dotted(expr)
+    binding = facts_of(ctx).reaching_binding(name, at) if name is not None else None
+    if binding is None or binding.kind != "assign" or not isinstance(binding.value, cst.IfExp):
+        return False
+    return any(
+        isinstance(branch, cst.Call) and ctx.call_name(branch) in DDP_CLASSES
+        for branch in (binding.value.body, binding.value.orelse)
+    )
 
 
 class DDPFacts:

@@ -10,8 +10,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.checkpoints import strips_module_prefix
-from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of, keyword
-from ddplint.domain.ddp_models import may_be_ddp_model
+from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of, keyword, may_be_ddp_model
 from ddplint.domain.project_view import project_of
 from ddplint.domain.saves import saved_state_dicts
 from ddplint.names import dotted

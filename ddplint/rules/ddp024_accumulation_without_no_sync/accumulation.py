@@ -9,8 +9,7 @@ import re
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import last_name
-from ddplint.domain.ddp_models import may_be_ddp_model
+from ddplint.domain.ddp_facts import last_name, may_be_ddp_model
 
 _OPTIMIZER_NAME = re.compile(r"optim|^opt(_|$)|^opt\d*$")
 
