@@ -172,3 +172,21 @@ def test_no_lower_layer_imports_a_higher_one() -> None:
     """context imports no domain, project or rule; domain no project, rule or checker; the
     project no rule, checker, runner or CLI (imports inside functions count)."""
     assert not _upward_imports(_graph(ROOT, "ddplint"))
+
+
+def test_no_rule_imports_another_rule() -> None:
+    """A rule package imports only its own modules among the rules: copying one rule folder
+    is all it takes to add a rule."""
+    graph = _graph(ROOT, "ddplint")
+
+    def rule_of(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[2] if len(parts) > 2 and parts[:2] == ["ddplint", "rules"] else None
+
+    crossing = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if rule_of(module) and rule_of(target) and rule_of(target) != rule_of(module)
+    )
+    assert not crossing
