@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import gc
 import os
-import re
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -17,21 +15,17 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from ddplint.context import FileContext
-from ddplint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
+from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
+from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.liveness import Liveness, Livenesses
 from ddplint.noqa import Suppressions
+from ddplint.parsing import file_error, parse
 from ddplint.positions import node_ranges
-from ddplint.project import ModuleFinder, Project
+from ddplint.project.finder import ModuleFinder
+from ddplint.project.queries import Project
 from ddplint.project_files import project_files
 from ddplint.rule import Finding, FixSpec, Rule, all_rules
-from ddplint.source import decode, python_syntax_error, split_lines
-
-PARSE_ERROR_CODE = "DDP999"
-MAX_NESTING = 200
-# A statement shorter than this cannot nest deeper than Python's parser allows (about 3,000
-# levels), so LibCST's native parser, which crashes the process on deeper input, is safe on it.
-LONG_STATEMENT = 2_500
-_BRACKET_OR_BREAK = re.compile(r"[()\[\]{}]|(?<!\\)\n")
+from ddplint.source import split_lines
 
 
 @dataclass
@@ -41,65 +35,6 @@ class FileResult:
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
-
-
-def parse(path: str, data: bytes) -> tuple[str, cst.Module] | Diagnostic:
-    """Decode and parse, or a DDP999 diagnostic saying why not."""
-    decoded = decode(data)
-    if decoded.text is None:
-        return file_error(path, decoded.error or "cannot decode file", 1, 1)
-    too_deep = _too_deeply_nested(decoded.text)
-    if too_deep is not None:
-        return file_error(path, too_deep, 1, 1)
-    try:
-        return decoded.text, cst.parse_module(decoded.text)
-    except cst.ParserSyntaxError as exc:
-        python = python_syntax_error(decoded.text)  # Python's own place and words
-        if python is not None:
-            return file_error(path, f"syntax error: {python.message}", python.row, python.column)
-        message = exc.message.strip().splitlines()[0] if exc.message else "invalid syntax"
-        return file_error(
-            path,
-            f"cannot parse file: Python accepts it, LibCST (ddplint's parser) not: {message}",
-            exc.raw_line,
-            exc.raw_column + 1,
-        )
-    except (RecursionError, MemoryError, ValueError) as exc:
-        return file_error(path, f"cannot parse file: {type(exc).__name__}: {exc}", 1, 1)
-
-
-def _too_deeply_nested(text: str) -> str | None:
-    """Python refuses more than 200 nested brackets and about 3,000 levels of any other nesting
-    (`- - - 1`, `a if b else ...`, `lambda: lambda: ...`); LibCST's native parser crashes the
-    process a little beyond that. Ask Python's own parser when a cheap scan (bracket depth,
-    longest statement) says the file may be that deep."""
-    depth = deepest = longest = 0
-    start = 0
-    for match in _BRACKET_OR_BREAK.finditer(text):
-        token = match.group()
-        if token == "\n":
-            if depth <= 0:
-                longest = max(longest, match.start() - start)
-                start = match.end()
-            continue
-        depth += 1 if token in "([{" else -1
-        deepest = max(deepest, depth)
-    longest = max(longest, len(text) - start)
-    if deepest <= MAX_NESTING and longest < LONG_STATEMENT:
-        return None
-    try:
-        compile(text, "<ddplint>", "exec", ast.PyCF_ONLY_AST)
-    except (RecursionError, MemoryError) as exc:
-        return f"cannot parse file: nested too deeply for Python's parser ({type(exc).__name__})"
-    except (SyntaxError, ValueError) as exc:
-        if deepest > MAX_NESTING:
-            return f"syntax error: {getattr(exc, 'msg', None) or exc}"
-    return None
-
-
-def file_error(path: str, message: str, row: int, column: int) -> Diagnostic:
-    where = Location(max(row, 1), max(column, 1))
-    return Diagnostic(PARSE_ERROR_CODE, message, path, where, where, Severity.ERROR)
 
 
 def check_file(
@@ -147,7 +82,7 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
     wanted = set(codes)
     rules = [cls() for code, cls in all_rules().items() if code in wanted]
     try:
-        distributed = ctx.facts.is_distributed
+        distributed = facts_of(ctx).is_distributed
     except RecursionError:
         return FileResult(path, [file_error(path, "file too deeply nested to analyse", 1, 1)])
     findings: list[tuple[Rule, Finding]] = []

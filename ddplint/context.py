@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TypeVar, cast
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -18,12 +18,8 @@ from libcst._nodes.internal import CodegenState
 from ddplint.engine import Binding, Flow, Frame, Resolver, SemanticModel
 from ddplint.names import dotted
 
-if TYPE_CHECKING:
-    from ddplint.domain import Domain
-    from ddplint.facts import DDPFacts
-    from ddplint.project import Project
-
 Scope = Frame
+T = TypeVar("T")
 _NOTHING = contextlib.nullcontext()
 
 __all__ = ["Binding", "FileContext", "Scope"]
@@ -33,11 +29,13 @@ class FileContext:
     """Everything rules may ask about one file."""
 
     def __init__(
-        self, path: str, source: str, module: cst.Module, project: Project | None = None
+        self, path: str, source: str, module: cst.Module, project: object | None = None
     ) -> None:
         self.path = path
         self.source = source
         self.module = module
+        # The project the file is checked in (`ddplint.domain.project_view.project_of` types
+        # it); the context itself asks nothing of it.
         self.project = project
         model = self.model = SemanticModel(module)
         self.imports = model.imports
@@ -54,18 +52,12 @@ class FileContext:
         self._call_orders: dict[Scope, list[int]] = {}  # source order of each frame's calls
         self._nodes_of: dict[tuple[type[cst.CSTNode], ...], list[cst.CSTNode]] = {}
         self._code: dict[int, str] = {}  # by node id: the module keeps its nodes alive
+        self._memo: dict[Callable[[FileContext], object], object] = {}
 
     @cached_property
     def resolver(self) -> Resolver:
         """What names can hold, which functions a call runs (`ddplint.engine.resolve`)."""
         return Resolver(self.model)
-
-    @cached_property
-    def domain(self) -> Domain:
-        """Rank tests, rank gates, collectives, backward flow (`ddplint.domain`)."""
-        from ddplint.domain import Domain
-
-        return Domain(self.resolver, self.flow, self.project, self)
 
     @cached_property
     def flow(self) -> Flow:
@@ -233,13 +225,16 @@ class FileContext:
     def values_of(self, name: str, at: cst.CSTNode | None = None) -> list[cst.BaseExpression]:
         return [b.value for b in self.bindings_of(name, at) if b.kind not in ("param", "except")]
 
-    # -- DDP knowledge -------------------------------------------------------------------
+    # -- what the layers above learn about the file --------------------------------------
 
-    @cached_property
-    def facts(self) -> DDPFacts:
-        from ddplint.facts import DDPFacts
-
-        return DDPFacts(self)
+    def memo(self, factory: Callable[[FileContext], T]) -> T:
+        """`factory(self)`, computed once for this file and kept: how the domain attaches its
+        per-file answers (`ddplint.domain.domain_of`, `ddplint.domain.ddp_facts.facts_of`)."""
+        try:
+            return cast(T, self._memo[factory])
+        except KeyError:
+            value = self._memo[factory] = factory(self)
+            return value
 
     def names_in(self, node: cst.CSTNode) -> Iterable[str]:
         """Dotted names read anywhere inside `node`."""

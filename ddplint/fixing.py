@@ -12,7 +12,7 @@ from pathlib import Path
 from ddplint.checker import FileResult, check_file
 from ddplint.diagnostics import Diagnostic, Fix
 from ddplint.fixer import applicable, apply_fixes
-from ddplint.project import Project
+from ddplint.project.queries import Project
 from ddplint.source import SourceText, decode, split_lines
 
 MAX_PASSES = 20

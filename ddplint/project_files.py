@@ -11,6 +11,8 @@ import hashlib
 import os
 import re
 
+# A folder holding one of these is a project's root.
+PROJECT_MARKERS = ("pyproject.toml", ".git")
 _SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
 _LOAD_WORDS = ("load_state_dict", "torch.load", "load_checkpoint")
 # Files that may name a function as an entry point (`[project.scripts]`, `console_scripts`).
@@ -96,3 +98,43 @@ class ProjectFiles:
 def project_files(root: str) -> ProjectFiles:
     """The files under `root`, shared by every question of this process about them."""
     return ProjectFiles(root)
+
+
+def project_root(path: str) -> str:
+    """The project folder of `path`: the nearest folder above it holding a project
+    marker; without one, the current folder if the file lies below it, else the
+    folder holding the file's outermost package (`__init__.py` folders)."""
+    return folder_root(os.path.dirname(os.path.abspath(path)))
+
+
+def folder_root(start: str) -> str:
+    """`project_root` of a file in the folder `start` (an absolute path)."""
+    return _marked_root(start) or _unmarked_root(start)
+
+
+def _marked_root(start: str) -> str | None:
+    current = start
+    while True:
+        if any(os.path.exists(os.path.join(current, m)) for m in PROJECT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _unmarked_root(start: str) -> str:
+    cwd = os.getcwd()
+    if start == cwd or start.startswith(cwd + os.sep):
+        return cwd
+    current = start
+    while os.path.isfile(os.path.join(current, "__init__.py")):
+        current = os.path.dirname(current)
+    return current
+
+
+def named_in_other_files(path: str, name: str) -> bool:
+    """Another file under the project root of `path` holds `name` as a word (a text test:
+    it may call or build what `name` names)."""
+    path = os.path.abspath(path)
+    return bool(project_files(project_root(path)).naming(name) - {path})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from collections.abc import Iterator
@@ -77,11 +78,17 @@ def register(cls: type[Rule]) -> type[Rule]:
 
 
 def all_rules() -> dict[str, type[Rule]]:
-    """Every rule, by code, in code order; imports the `ddplint.rules` modules once."""
-    if not _REGISTRY:
-        import ddplint.rules as package
-
-        for info in pkgutil.iter_modules(package.__path__):
-            if not info.name.startswith("_"):
-                importlib.import_module(f"{package.__name__}.{info.name}")
+    """Every rule, by code, in code order."""
+    _import_rule_packages()
     return dict(sorted(_REGISTRY.items()))
+
+
+@functools.cache
+def _import_rule_packages() -> None:
+    """Import every `ddplint.rules` package once (the registry alone cannot tell: importing
+    one rule's own analysis module registers that rule only)."""
+    import ddplint.rules as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{package.__name__}.{info.name}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ddplint.checker import PARSE_ERROR_CODE
+from ddplint.parsing import PARSE_ERROR_CODE
 from ddplint.rule import Rule, all_rules
 
 SECTIONS = (

@@ -20,20 +20,21 @@ from typing import TypeVar
 
 import libcst as cst
 
-from ddplint.analysis.caller_devices import CALLERS_DECIDE
 from ddplint.cache import Cache, key
 from ddplint.checker import (
     FileResult,
     check_context,
     check_file,
-    file_error,
-    parse,
     tree_outside_collector,
 )
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic
-from ddplint.project import ModuleFinder, ModuleSummary, Project, summarize, summarize_bytes
-from ddplint.project import importers as project_importers
+from ddplint.domain.caller_devices import CALLERS_DECIDE
+from ddplint.parsing import file_error, parse
+from ddplint.project.finder import ModuleFinder
+from ddplint.project.queries import Project
+from ddplint.project.queries import importers as project_importers
+from ddplint.project.summaries import ModuleSummary, summarize, summarize_bytes
 from ddplint.project_files import project_files
 from ddplint.source import decode, might_be_distributed
 
@@ -90,7 +91,7 @@ def _first_pass(task: _Task) -> _FirstPass:
         else:
             # A file that imports project modules, that distributed project files may
             # call into, or that reads a flag that may be a switch of the project
-            # (`ddplint.analysis.switches`) is checked once the project is known; so is
+            # (`ddplint.domain.switches`) is checked once the project is known; so is
             # one whose findings may be its callers' question (`CALLERS_DECIDE`).
             if (
                 not summary.distributed

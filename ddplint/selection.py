@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ddplint.checker import PARSE_ERROR_CODE
+from ddplint.parsing import PARSE_ERROR_CODE
 from ddplint.rule import all_rules
 
 

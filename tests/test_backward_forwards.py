@@ -8,6 +8,8 @@ import libcst as cst
 import pytest
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import facts_of
 
 HEAD = """\
 import copy
@@ -30,10 +32,10 @@ LOSS = """\
 
 def _models(source: str) -> list[tuple[str, bool]]:
     ctx = FileContext("t.py", source, cst.parse_module(source))
-    backward = ctx.domain.backward
+    backward = domain_of(ctx).backward
     (site,) = backward.sites
     return [
-        (ctx.code(f.model), ctx.facts.is_plain_model(f.model, f.call))
+        (ctx.code(f.model), facts_of(ctx).is_plain_model(f.model, f.call))
         for f in backward.forwards(site)
     ]
 

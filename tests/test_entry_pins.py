@@ -1,4 +1,4 @@
-"""A script that pins its job to one process at its entry (`ddplint.analysis.entry_pins`,
+"""A script that pins its job to one process at its entry (`ddplint.domain.entry_pins`,
 through `processes.single_process`): an assertion or a raise on the value its job is sized
 by, or on a distributed switch, before the job starts."""
 
@@ -9,8 +9,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ddplint.analysis.processes import single_process
 from ddplint.context import FileContext
+from ddplint.domain.processes import single_process
 
 WORKER = """
 import os

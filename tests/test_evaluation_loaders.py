@@ -9,6 +9,7 @@ import libcst as cst
 import pytest
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.loops import named_for, words
 
 HEADER = """
@@ -28,7 +29,7 @@ def _serves_evaluation(body: str) -> bool:
     ctx, call = _loader(body)
     parent = ctx.parent(call)
     names = [ctx.code(t.target) for t in parent.targets] if isinstance(parent, cst.Assign) else []
-    return ctx.domain.loops.serves_evaluation(call, names, call.args[0].value, [call])
+    return domain_of(ctx).loops.serves_evaluation(call, names, call.args[0].value, [call])
 
 
 @pytest.mark.parametrize(
@@ -126,6 +127,6 @@ def test_loaders_not_known_to_evaluate(body: str) -> None:
 def test_feeds_training_through_a_helper() -> None:
     helper = TRAINING_OR_UNKNOWN["iterated by a loop reaching backward through a helper"]
     ctx, call = _loader(helper)
-    assert ctx.domain.loops.feeds_training([call])
+    assert domain_of(ctx).loops.feeds_training([call])
     ctx, call = _loader(EVALUATION["read after model.eval() in a function that does not train"])
-    assert not ctx.domain.loops.feeds_training([call])
+    assert not domain_of(ctx).loops.feeds_training([call])

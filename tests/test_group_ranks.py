@@ -11,8 +11,8 @@ import libcst as cst
 import pytest
 
 from ddplint.context import FileContext
-from ddplint.domain import Side
-from ddplint.project import summarize
+from ddplint.domain import Side, domain_of
+from ddplint.project.summaries import summarize
 
 HEADER = """
 import numpy as np
@@ -27,7 +27,7 @@ def _side(test: str, prelude: str = "") -> Side | None:
     assert isinstance(statement, cst.SimpleStatementLine)
     assign = statement.body[0]
     assert isinstance(assign, cst.Assign)
-    return ctx.domain.ranks.side(assign.value)
+    return domain_of(ctx).ranks.side(assign.value)
 
 
 @pytest.mark.parametrize(

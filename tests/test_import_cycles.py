@@ -109,21 +109,7 @@ def test_cycle_scan_sees_function_level_and_relative_imports(tmp_path: Path) -> 
     assert _cycles(graph) == [["pkg.a", "pkg.sub.b"]]
 
 
-@pytest.mark.parametrize(
-    "package",
-    [
-        pytest.param(
-            "ddplint",
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="known: ddplint.project summarises modules with analysis/* on a "
-                "FileContext, and context.py types FileContext.project as Project (issue 22's "
-                "project package, importing nothing above domain/, is not built yet)",
-            ),
-        ),
-        "guards",
-    ],
-)
+@pytest.mark.parametrize("package", ["ddplint", "guards"])
 def test_no_import_cycle(package: str) -> None:
     graph = _graph(ROOT, package)
     found = _cycles(graph)
@@ -134,3 +120,73 @@ def test_no_import_cycle(package: str) -> None:
         for group in found
     ]
     assert not found, "import cycles:\n" + "\n".join(described)
+
+
+# ddplint's layers, lowest first: a module may import from its own layer and those below.
+# A module not named here (checker, runner, fixer, CLI, outputs, ...) sits on top.
+_FOUNDATION = ("engine", "names", "positions", "source", "logical_lines", "diagnostics")
+_LAYERS = {
+    "ddplint": 0,  # the package itself: its version
+    **{f"ddplint.{name}": 0 for name in (*_FOUNDATION, "parsing", "project_files")},
+    "ddplint.context": 1,
+    "ddplint.domain": 2,
+    "ddplint.project": 3,
+    "ddplint.rules": 4,
+    "ddplint.rule": 4,
+}
+_TOP = 5
+
+
+def _layer(module: str) -> int:
+    """The layer of `module`: that of its longest named prefix, else the top."""
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        layer = _LAYERS.get(".".join(parts[:end]))
+        if layer is not None and (end == len(parts) or end > 1):
+            return layer
+    return _TOP
+
+
+def _upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if _layer(target) > _layer(module)
+    )
+
+
+def test_layer_scan_sees_function_level_upward_imports(tmp_path: Path) -> None:
+    package = tmp_path / "ddplint"
+    (package / "domain").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "context.py").write_text("def f():\n    from ddplint.domain import facts\n")
+    (package / "domain" / "__init__.py").write_text("from ddplint import context\n")
+    (package / "domain" / "facts.py").write_text("")
+    assert _upward_imports(_graph(tmp_path, "ddplint")) == [
+        "ddplint.context -> ddplint.domain.facts"
+    ]
+
+
+def test_no_lower_layer_imports_a_higher_one() -> None:
+    """context imports no domain, project or rule; domain no project, rule or checker; the
+    project no rule, checker, runner or CLI (imports inside functions count)."""
+    assert not _upward_imports(_graph(ROOT, "ddplint"))
+
+
+def test_no_rule_imports_another_rule() -> None:
+    """A rule package imports only its own modules among the rules: copying one rule folder
+    is all it takes to add a rule."""
+    graph = _graph(ROOT, "ddplint")
+
+    def rule_of(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[2] if len(parts) > 2 and parts[:2] == ["ddplint", "rules"] else None
+
+    crossing = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if rule_of(module) and rule_of(target) and rule_of(target) != rule_of(module)
+    )
+    assert not crossing

@@ -7,8 +7,9 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ddplint.analysis.model_layers import ModelLayers
 from ddplint.context import FileContext
+from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.model_layers import ModelLayers
 
 HEADER = """
 import torch
@@ -22,7 +23,7 @@ from mylib.models import Backbone
 def _free(body: str) -> bool:
     source = HEADER + textwrap.dedent(body)
     ctx = FileContext("t.py", source, cst.parse_module(source))
-    (wrap,) = ctx.facts.ddp_wraps
+    (wrap,) = facts_of(ctx).ddp_wraps
     return ModelLayers(ctx).wraps_buffer_free_model(wrap)
 
 

@@ -1,14 +1,14 @@
 """Code that runs in one process: branches that literals decide never run
 (`ddplint.engine.dead_code`), the off side of a project's own distributed switch
-(`ddplint.analysis.switches`), and workers spawned as one process."""
+(`ddplint.domain.switches`), and workers spawned as one process."""
 
 from __future__ import annotations
 
 import libcst as cst
 import pytest
 
-from ddplint.analysis.one_rank_groups import spawns_one_process
 from ddplint.context import FileContext
+from ddplint.domain.one_rank_groups import spawns_one_process
 from ddplint.engine.dead_code import never_runs
 
 

@@ -8,8 +8,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ddplint.analysis.one_rank_calls import one_rank_guard
 from ddplint.context import FileContext
+from ddplint.rules.ddp021_rank_local_ddp_forward.one_rank_calls import one_rank_guard
 
 HEADER = """
 import torch.distributed as dist

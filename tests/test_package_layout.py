@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ddplint.package_layout import declared_package_dirs
-from ddplint.project import ModuleFinder, Project
+from ddplint.project.finder import ModuleFinder
+from ddplint.project.package_layout import declared_package_dirs
+from ddplint.project.queries import Project
 
 HELPER = (
     "import os\n\ndef init_distributed_mode(args):\n    args.gpu = int(os.environ['LOCAL_RANK'])\n"

@@ -11,7 +11,7 @@ import pytest
 from conftest import LINT_CORPUS, corpus_case_project
 
 from ddplint.context import FileContext
-from ddplint.project import Project
+from ddplint.project.queries import Project
 
 PROJECTS = sorted(
     p.name for p in LINT_CORPUS.iterdir() if p.is_dir() and len(list(p.rglob("*.py"))) > 1
@@ -161,7 +161,7 @@ def test_each_module_is_summarised_once(write, tmp_path):
     read: list[str] = []
 
     def summarize(path: str):
-        from ddplint.project import summarize_path
+        from ddplint.project.summaries import summarize_path
 
         read.append(Path(path).name)
         return summarize_path(path)

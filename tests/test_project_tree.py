@@ -1,7 +1,6 @@
 """The project is the tree under its root: a package named like a library is still the
 project's own, a helper is "sure" to issue a collective only when it does on every call,
-checkpoint loading elsewhere is read from module summaries, and a function no file names
-is never called."""
+and checkpoint loading elsewhere is read from module summaries."""
 
 from __future__ import annotations
 
@@ -9,16 +8,11 @@ from pathlib import Path
 
 import libcst as cst
 
-from ddplint.checker import parse
 from ddplint.context import FileContext
-from ddplint.project import (
-    ModuleFinder,
-    ModuleSummary,
-    Project,
-    loaded_elsewhere,
-    never_called,
-    summarize_path,
-)
+from ddplint.parsing import parse
+from ddplint.project.finder import ModuleFinder
+from ddplint.project.queries import Project, loaded_elsewhere
+from ddplint.project.summaries import ModuleSummary, summarize_path
 from ddplint.project_files import ProjectFiles
 
 HELPERS = """\
@@ -119,45 +113,3 @@ def test_checkpoint_loading_elsewhere_comes_from_the_summaries(write, monkeypatc
     assert read == []  # and no file was read for it
     assert Project({str(main): silent}).loaded_elsewhere(str(main))  # the others from text
     assert sorted(read) == ["evaluate.py"]
-
-
-SCRIPT = """\
-import torch
-
-
-def fetch_weights_from_the_hub():
-    return torch.hub.load("org/repo", "model")
-
-
-def build():
-    return torch.hub.load("org/repo", "other")
-
-
-@register
-def registered():
-    return torch.hub.load("org/repo", "third")
-
-
-build()
-"""
-
-
-def test_a_function_no_file_names_is_never_called(write):
-    write("pyproject.toml", "[project.scripts]\n")
-    main = write("main.py", SCRIPT)
-    ctx = context(main)
-    functions = {f.name.value: f for f in ctx.nodes_of(cst.FunctionDef)}
-    assert never_called(ctx, functions["fetch_weights_from_the_hub"])  # type: ignore[arg-type]
-    assert not never_called(ctx, functions["build"])  # type: ignore[arg-type]
-    assert not never_called(ctx, functions["registered"])  # type: ignore[arg-type]
-    write("notebook_helpers.py", "from main import fetch_weights_from_the_hub\n")
-    Project.load([str(main)])  # a new run reads the tree afresh
-    assert not never_called(ctx, functions["fetch_weights_from_the_hub"])  # type: ignore[arg-type]
-
-
-def test_an_entry_point_in_pyproject_is_a_call(write):
-    write("pyproject.toml", '[project.scripts]\nfetch = "main:fetch_weights_from_the_hub"\n')
-    main = write("main.py", SCRIPT)
-    ctx = context(main)
-    (func,) = [f for f in ctx.nodes_of(cst.FunctionDef) if f.name.value.startswith("fetch")]
-    assert not never_called(ctx, func)  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ import libcst as cst
 import pytest
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 
 HEADER = """
 import functools
@@ -21,7 +22,7 @@ def _gated(decorator: str) -> bool:
     source = HEADER + textwrap.dedent(decorator) + "\n@deco\ndef save():\n    pass\n"
     ctx = FileContext("t.py", source, cst.parse_module(source))
     (func,) = ctx.functions["save"]
-    return ctx.domain.gates.main_only_decorator(func) is not None
+    return domain_of(ctx).gates.main_only_decorator(func) is not None
 
 
 MAIN_ONLY = {

@@ -9,8 +9,9 @@ import libcst as cst
 import pytest
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.rank_kinds import RankKind
-from ddplint.project import Project
+from ddplint.project.queries import Project
 
 HEADER = """\
 import os
@@ -26,7 +27,7 @@ def kind_of_use(body: str) -> RankKind | None:
     source = HEADER + textwrap.dedent(body)
     ctx = FileContext("t.py", source, cst.parse_module(source))
     call = [c for c in ctx.calls if ctx.code(c.func) == "use"][-1]
-    return ctx.domain.rank_kinds.kind(call.args[0].value, call)
+    return domain_of(ctx).rank_kinds.kind(call.args[0].value, call)
 
 
 @pytest.mark.parametrize(
@@ -112,5 +113,5 @@ def test_another_module_helper_returns_decide(write):
     source = main.read_text()
     ctx = FileContext(str(main), source, cst.parse_module(source), project=project)
     first, second = [c for c in ctx.calls if ctx.code(c.func) == "use"]
-    assert ctx.domain.rank_kinds.kind(first.args[0].value, first) is GLOBAL
-    assert ctx.domain.rank_kinds.kind(second.args[0].value, second) is GLOBAL  # by its name
+    assert domain_of(ctx).rank_kinds.kind(first.args[0].value, first) is GLOBAL
+    assert domain_of(ctx).rank_kinds.kind(second.args[0].value, second) is GLOBAL  # by its name

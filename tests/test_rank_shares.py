@@ -12,6 +12,7 @@ import pytest
 
 from ddplint.api import lint_source
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 
 HEADER = """
 import os
@@ -31,7 +32,7 @@ def _depends(loop: str) -> bool:
     assert isinstance(statement, cst.SimpleStatementLine)
     assign = statement.body[0]
     assert isinstance(assign, cst.Assign)
-    return ctx.domain.ranks.depends_on_rank(assign.value)
+    return domain_of(ctx).ranks.depends_on_rank(assign.value)
 
 
 @pytest.mark.parametrize(

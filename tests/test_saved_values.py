@@ -7,8 +7,8 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from ddplint.analysis.saved_values import caches_item, saves_data
 from ddplint.context import FileContext
+from ddplint.domain.saved_values import caches_item, saves_data
 
 
 def saved_object(source: str) -> tuple[FileContext, cst.Call]:

@@ -178,7 +178,7 @@ def check(paths: tuple[Path, ...], **options: object) -> int:
 def rule(code: str) -> int:
     """Explain one rule: what it finds, why, examples, fix safety."""
     from ddplint import rule_docs
-    from ddplint.checker import PARSE_ERROR_CODE
+    from ddplint.parsing import PARSE_ERROR_CODE
     from ddplint.rule import all_rules
 
     wanted = code.strip().upper()

@@ -10,7 +10,6 @@ from pathlib import Path
 import pathspec
 
 from ddplint.cache import Cache
-from ddplint.checker import PARSE_ERROR_CODE
 from ddplint.cli.exit_codes import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 from ddplint.cli.options import CheckOptions
 from ddplint.cli.report import ReportError, report
@@ -19,6 +18,7 @@ from ddplint.diagnostics import Diagnostic
 from ddplint.discovery import DEFAULT_EXCLUDE, Excluder, MissingPathError
 from ddplint.discovery import discover as discover_files
 from ddplint.fixing import FixOutcome, fix_files
+from ddplint.parsing import PARSE_ERROR_CODE
 from ddplint.runner import importers, run
 from ddplint.selection import SelectorError, expand, resolve
 

@@ -7,34 +7,34 @@ main process only;
 `collectives`: collective calls and collective-issuing functions; `backward`: what reaches
 `backward()`; `loops`: training loops and evaluation code; `versions`: code that runs only
 on an old torch; `project_view`: what they ask of the project's other modules. `Domain`
-bundles them for one file (`FileContext.domain`).
+bundles them for one file (`domain_of(ctx)`). The other modules hold the analyses several
+rules or the project share, one concept each (`ddp_facts`: wrapped models and the older
+per-file facts, `facts_of(ctx)`; saves, checkpoints, samplers, devices, processes, ...).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddplint.context import FileContext
 from ddplint.domain.backward import Backward, BackwardSite, Step
 from ddplint.domain.collectives import Collectives
 from ddplint.domain.gates import Gate, Gates
 from ddplint.domain.loops import Loops
+from ddplint.domain.project_view import ProjectView, project_of
 from ddplint.domain.rank_kinds import RankKind, RankKinds
 from ddplint.domain.ranks import Ranks, Side
 from ddplint.domain.versions import OldTorch, TorchVersions
 from ddplint.engine import Flow, Resolver
-
-if TYPE_CHECKING:
-    from ddplint.domain.project_view import ProjectView
 
 
 class Domain:
     """The domain questions about one file."""
 
     def __init__(
-        self, resolver: Resolver, flow: Flow, project: ProjectView | None, context: object
+        self, resolver: Resolver, flow: Flow, project: ProjectView | None, context: FileContext
     ) -> None:
         self.ranks = Ranks(
             resolver,
@@ -55,8 +55,17 @@ class Domain:
         self.versions = TorchVersions(resolver, flow)
 
 
+def domain_of(ctx: FileContext) -> Domain:
+    """The domain questions about `ctx`'s file, built once per file."""
+    return ctx.memo(_domain)
+
+
+def _domain(ctx: FileContext) -> Domain:
+    return Domain(ctx.resolver, ctx.flow, project_of(ctx), ctx)
+
+
 def _world_size_elsewhere(
-    project: ProjectView | None, context: object
+    project: ProjectView | None, context: FileContext
 ) -> Callable[[cst.BaseExpression], bool] | None:
     """Whether an expression reads a world size kept in another project module."""
     if project is None:
@@ -65,7 +74,7 @@ def _world_size_elsewhere(
 
 
 def _rank_test_elsewhere(
-    project: ProjectView | None, context: object
+    project: ProjectView | None, context: FileContext
 ) -> Callable[[cst.Call], Side | None] | None:
     """Which side of a rank test a function of another project module returns."""
     if project is None:
@@ -74,7 +83,7 @@ def _rank_test_elsewhere(
 
 
 def _rank_kind_elsewhere(
-    project: ProjectView | None, context: object
+    project: ProjectView | None, context: FileContext
 ) -> Callable[[cst.Call], RankKind | None] | None:
     """The kind of rank a function of another project module returns, when known."""
     if project is None:
@@ -83,7 +92,7 @@ def _rank_kind_elsewhere(
 
 
 def _decorator_elsewhere(
-    project: ProjectView | None, context: object
+    project: ProjectView | None, context: FileContext
 ) -> Callable[[cst.BaseExpression], bool] | None:
     """Whether a decorator names a main-only decorator of another project module."""
     if project is None:
@@ -92,7 +101,7 @@ def _decorator_elsewhere(
 
 
 def _switch_elsewhere(
-    project: ProjectView | None, context: object
+    project: ProjectView | None, context: FileContext
 ) -> Callable[[cst.BaseExpression], bool | None] | None:
     """The value of a distributed switch of the project under which its job starts."""
     if project is None:
@@ -115,4 +124,5 @@ __all__ = [
     "Side",
     "Step",
     "TorchVersions",
+    "domain_of",
 ]

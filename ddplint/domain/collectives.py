@@ -20,6 +20,7 @@ from ddplint.engine import Flow, Resolver
 from ddplint.names import dotted
 
 if TYPE_CHECKING:
+    from ddplint.context import FileContext
     from ddplint.domain.project_view import ProjectView
 
 _DEFERRING = frozenset({cst.Lambda, cst.ClassDef})
@@ -34,7 +35,7 @@ class Collectives:
         flow: Flow,
         ranks: Ranks,
         project: ProjectView | None,
-        context: object,
+        context: FileContext,
     ) -> None:
         """`context` is the file's `FileContext`, which project look-ups take."""
         self.resolver = resolver

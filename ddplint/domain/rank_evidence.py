@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddplint.domain import domain_of
 from ddplint.domain.apis import MAIN_PROCESS_NAME, RANK_ENV, RANK_FUNCTION
 from ddplint.domain.gates import Gate
+from ddplint.domain.project_view import project_of
 from ddplint.domain.rank_kinds import spawned_functions
 from ddplint.domain.ranks import Ranks, last_name, strip_conversion
 from ddplint.engine import Resolver
@@ -169,9 +171,9 @@ class RankEvidence:
 
 def rank_evidence(ctx: FileContext) -> RankEvidence:
     """The evidence of `ctx`'s rank tests, asking the project about its modules' functions."""
-    project = ctx.project
+    project = project_of(ctx)
 
     def elsewhere(call: cst.Call) -> bool:
         return project is not None and project.returned_rank_test(ctx, call) is not None
 
-    return RankEvidence(ctx.domain.ranks, ctx.resolver, elsewhere)
+    return RankEvidence(domain_of(ctx).ranks, ctx.resolver, elsewhere)

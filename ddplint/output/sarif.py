@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ddplint import __version__, rule_docs
-from ddplint.checker import PARSE_ERROR_CODE
 from ddplint.diagnostics import Diagnostic, Severity
 from ddplint.output.rule_urls import rule_url
+from ddplint.parsing import PARSE_ERROR_CODE
 from ddplint.rule import all_rules
 from ddplint.rule_docs import explanation_text
 

@@ -1,1 +1,3 @@
-"""One module per rule; each registers itself with `ddplint.rule.register`."""
+"""One package per rule, `ddpNNN_<name>/`: its `__init__.py` holds the rule class, which
+registers itself with `ddplint.rule.register`; the analysis only that rule uses lives beside
+it."""

@@ -1,4 +1,4 @@
-"""Which layers a model holds (analysis/model_layers): the BatchNorm answer DDP017 uses."""
+"""Which layers a model holds (`ddplint.domain.model_layers`): the BatchNorm answer DDP017 uses."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ddplint.analysis.model_layers import ModelLayers, handles_batchnorm
 from ddplint.context import FileContext
+from ddplint.domain.model_layers import ModelLayers, handles_batchnorm
 
 HEADER = """\
 import torch

@@ -11,7 +11,7 @@ import libcst as cst
 
 from ddplint.api import lint_source
 from ddplint.context import FileContext
-from ddplint.domain import OldTorch
+from ddplint.domain import OldTorch, domain_of
 
 HEADER = """\
 import os
@@ -40,7 +40,7 @@ def old_torch_of_launch_strings(body: str) -> list[OldTorch | None]:
     source = HEADER + textwrap.dedent(body)
     ctx = FileContext("t.py", source, cst.parse_module(source))
     strings = [n for n in ctx.nodes_of(cst.SimpleString) if "launch" in n.value]
-    return [ctx.domain.versions.old_torch(n) for n in strings]
+    return [domain_of(ctx).versions.old_torch(n) for n in strings]
 
 
 LAUNCH = 'subprocess.run("python -m torch.distributed.launch --use_env train.py", shell=True)'

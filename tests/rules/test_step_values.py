@@ -1,4 +1,4 @@
-"""The values one training step computes (analysis/step_values), built on the domain's one
+"""The values one training step computes (DDP011's step_values), built on the domain's one
 definition of what reaches `backward()`, as DDP011 sees them."""
 
 from __future__ import annotations
@@ -7,9 +7,10 @@ import textwrap
 
 import libcst as cst
 
-from ddplint.analysis.step_values import step_values
 from ddplint.api import lint_source
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
+from ddplint.rules.ddp011_rank_local_skip_before_backward.step_values import step_values
 
 HEADER = """\
 import torch
@@ -22,7 +23,7 @@ def _values(body: str) -> tuple[set[str], str | None]:
     and the code of the statement where the forward starts."""
     source = HEADER + textwrap.dedent(body)
     ctx = FileContext("train.py", source, cst.parse_module(source))
-    [site] = ctx.domain.backward.sites
+    [site] = domain_of(ctx).backward.sites
     region = ctx.enclosing_loop(site.call) or ctx.scope(site.call)
     found = step_values(ctx, region, site.call)
     start = ctx.code(found.start).strip() if found.start is not None else None

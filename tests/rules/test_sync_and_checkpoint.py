@@ -9,7 +9,7 @@ import pytest
 
 from ddplint.api import fix_source, lint_source
 from ddplint.checker import check_file
-from ddplint.project import Project
+from ddplint.project.queries import Project
 
 HEADER = """\
 import io

@@ -1,0 +1,309 @@
+"""DDP knowledge about one file: wrapped models, rank conditions, world size, collectives.
+
+Every question takes the node it is asked at, so that `model = DDP(model)` makes `model`
+a DDP model only from that statement on, and a parameter of a helper inherits what its
+callers in the same file pass to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ddplint.domain import domain_of
+from ddplint.domain.apis import COLLECTIVES, DDP_CLASSES, LOADER_CLASSES, SAMPLER_CLASSES
+from ddplint.domain.apis import UNWRAP_FUNCTION as _UNWRAP_FUNCTION
+from ddplint.domain.process_group import uses_process_group
+from ddplint.domain.project_view import project_of
+from ddplint.domain.ranks import last_name, strip_conversion
+from ddplint.names import dotted
+
+if TYPE_CHECKING:
+    from ddplint.context import Binding, FileContext
+
+# The one table of APIs lives in `ddplint.domain.apis`; these names stay for callers.
+__all__ = [
+    "COLLECTIVES",
+    "DDP_CLASSES",
+    "LOADER_CLASSES",
+    "SAMPLER_CLASSES",
+    "DDPFacts",
+    "argument",
+    "environ_key",
+    "facts_of",
+    "given_argument",
+    "is_false",
+    "is_true",
+    "keyword",
+    "last_name",
+    "may_be_ddp_model",
+    "passed_argument",
+    "string_value",
+    "strip_conversion",
+]
+
+
+def string_value(expr: cst.BaseExpression | None) -> str | None:
+    """The value of a plain string literal (no f-string), else None."""
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(expr, cst.ConcatenatedString):
+        joined = expr.evaluated_value
+        return joined if isinstance(joined, str) else None
+    return None
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    """The `name=` argument of a call, if given."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def passed_argument(call: cst.Call, position: int, name: str) -> cst.Arg | None:
+    """The argument given at `position` or as `name=`."""
+    kw = keyword(call, name)
+    if kw is not None:
+        return kw
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[position] if position < len(positional) else None
+
+
+def given_argument(call: cst.Call, position: int, name: str) -> cst.Arg | None:
+    """`passed_argument`, unless the value passed is `None`."""
+    arg = passed_argument(call, position, name)
+    if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+        return None
+    return arg
+
+
+def argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
+    """The value given at `position` or as `name=`."""
+    arg = passed_argument(call, position, name)
+    return None if arg is None else arg.value
+
+
+def is_true(expr: cst.BaseExpression | None) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def is_false(expr: cst.BaseExpression | None) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def environ_key(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
+    """`"RANK"` for `os.environ["RANK"]`, `os.environ.get("RANK")`, `os.getenv("RANK")`
+    (or a copy of the environment), read right there; `Resolver.environ_key` also
+    follows names."""
+    return ctx.resolver.direct_environ_key(expr, expr)
+
+
+def facts_of(ctx: FileContext) -> DDPFacts:
+    """The DDP facts of `ctx`'s file, built once per file."""
+    return ctx.memo(DDPFacts)
+
+
+def may_be_ddp_model(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`facts.is_ddp_model`, plus a name bound to `DDP(model) if distributed else model`."""
+    if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
+        return False  # the instance itself (facts.arguments_for mis-indexes `self`)
+    if facts_of(ctx).is_ddp_model(expr, at):
+        return True
+    name = dotted(expr)
+    binding = facts_of(ctx).reaching_binding(name, at) if name is not None else None
+    if binding is None or binding.kind != "assign" or not isinstance(binding.value, cst.IfExp):
+        return False
+    return any(
+        isinstance(branch, cst.Call) and ctx.call_name(branch) in DDP_CLASSES
+        for branch in (binding.value.body, binding.value.orelse)
+    )
+
+
+class DDPFacts:
+    """Answers to the DDP questions rules ask, computed lazily and cached per file."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+
+    # -- is this a distributed file at all -------------------------------------------
+
+    @cached_property
+    def is_distributed(self) -> bool:
+        """The file uses the process group itself (`uses_process_group`), or runs on every
+        rank through the project (`Project.runs_distributed`)."""
+        ctx = self.ctx
+        if uses_process_group(ctx):
+            return True
+        project = project_of(ctx)
+        return project is not None and project.runs_distributed(ctx)
+
+    # -- DDP-wrapped models ------------------------------------------------------------
+
+    @cached_property
+    def ddp_wraps(self) -> list[cst.Call]:
+        return list(self.ctx.calls_to(*DDP_CLASSES))
+
+    @cached_property
+    def helper_wraps(self) -> list[cst.Call]:
+        """Calls of helpers (of this file or the project) that return a model they wrapped
+        in DDP (`model = smart_DDP(model)`)."""
+        return [
+            c for c in self.ctx.calls if self._is_ddp_call(c) and not self._is_direct_ddp_call(c)
+        ]
+
+    @cached_property
+    def wrapping_functions(self) -> frozenset[str]:
+        """Functions of this file that return a model they wrapped in DDP."""
+        ctx = self.ctx
+        found = set()
+        for node in ctx.nodes_of(cst.Return):
+            func = ctx.enclosing_function(node)
+            value = node.value  # type: ignore[attr-defined]
+            if func is None or value is None:
+                continue
+            if self._holds(value, node, self._is_direct_ddp_call):
+                found.add(func.name.value)
+        return frozenset(found)
+
+    def is_ddp_model(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
+        """True if `expr` holds a DDP-wrapped model at `at`."""
+        return self._holds(expr, at, self._is_ddp_call)
+
+    def is_plain_model(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """`expr` holds at `at` only modules built in this file by a call that wraps nothing
+        in DDP (`ref = Net()`, not `torch.compile(ddp_model)`), and no DDP wrap of the file
+        takes them: DDP does not average their gradients."""
+        built = [v.expr for v in self.ctx.resolver.values(expr, at) if v.leaf]
+        if not built or not all(self._builds_plain(b, at) for b in built):
+            return False
+        wrapped = {
+            id(v.expr)
+            for w in (*self.ddp_wraps, *self.helper_wraps)
+            if w.args
+            for v in self.ctx.resolver.values(w.args[0].value, w)
+        }
+        return not any(id(b) in wrapped for b in built)
+
+    def _builds_plain(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        ctx = self.ctx
+        if type(expr) is not cst.Call or self._is_ddp_call(expr):
+            return False
+        func = expr.func
+        known = ctx.call_name(expr) is not None or (
+            type(func) is cst.Name and func.value in ctx.model.classes
+        )
+        return known and not any(self.is_ddp_model(a.value, at) for a in expr.args)
+
+    def is_unwrapped_ddp(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
+        """True for `ddp.module`, `getattr(ddp, "module", ddp)`, `unwrap_model(ddp)` and
+        names bound to them."""
+        return self._holds(expr, at, self._is_unwrap_expr)
+
+    def _is_direct_ddp_call(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Call) and self.ctx.call_name(expr) in DDP_CLASSES
+
+    def _is_ddp_call(self, expr: cst.BaseExpression) -> bool:
+        if not isinstance(expr, cst.Call):
+            return False
+        if self._is_direct_ddp_call(expr):
+            return True
+        if isinstance(expr.func, cst.Name) and expr.func.value in self.wrapping_functions:
+            return True
+        project = project_of(self.ctx)
+        return project is not None and project.helper_returns_ddp(self.ctx, expr)
+
+    def _is_unwrap_expr(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
+            return True
+        if isinstance(expr, cst.IfExp):
+            return self._is_unwrap_expr(expr.body) or self._is_unwrap_expr(expr.orelse)
+        if isinstance(expr, cst.Call):
+            func = last_name(expr.func)
+            if func == "getattr" and len(expr.args) >= 2:
+                return string_value(expr.args[1].value) == "module"
+            return func is not None and bool(_UNWRAP_FUNCTION.search(func))
+        return False
+
+    def _holds(
+        self,
+        expr: cst.BaseExpression,
+        at: cst.CSTNode | None,
+        predicate: Callable[[cst.BaseExpression], bool],
+    ) -> bool:
+        """Whether some value `expr` may hold at `at` satisfies `predicate`."""
+        where = expr if at is None else at
+        return any(predicate(v.expr) for v in self.ctx.resolver.values(expr, where))
+
+    def reaching_binding(self, name: str, at: cst.CSTNode) -> Binding | None:
+        """The last binding of `name` that may reach `at` (see `Resolver.reaching`)."""
+        found = self.ctx.resolver.reaching(name, at)
+        return found[-1] if found else None
+
+    def binding_before(self, name: str, at: cst.CSTNode) -> Binding | None:
+        """Like `reaching_binding`, but asked at the statement holding `at`, so that no
+        binding made by that statement counts (`with open(p) as f, wrap(f)`, `(x := f(x))`)."""
+        return self.reaching_binding(name, self.ctx.statement(at))
+
+    def arguments_for(self, param: Binding) -> list[cst.BaseExpression]:
+        """Expressions callers in this file pass for the parameter `param`."""
+        return self.ctx.resolver.arguments_for(param)
+
+    # -- ranks (`ddplint.domain.ranks`, `ddplint.domain.gates`) ---------------------------
+
+    def is_rank_value(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
+        """An expression holding this process's rank (global or local)."""
+        return domain_of(self.ctx).ranks.is_rank_value(expr)
+
+    def is_rank_test(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
+        """A condition whose truth differs between ranks: `rank == 0`,
+        `is_main_process()`, `args.local_rank in (-1, 0)`, `not self.is_master`, ..."""
+        return domain_of(self.ctx).ranks.is_rank_test(expr)
+
+    def rank_guard(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """What makes `node` run on some ranks only (an `if` on a rank test, an earlier
+        `if not main: return`, a `@rank_zero_only` decorator), or None."""
+        gate = domain_of(self.ctx).gates.gate(node)
+        return None if gate is None else gate.node
+
+    # -- world size -----------------------------------------------------------------------
+
+    def is_world_size(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
+        """An expression holding the number of processes (`depth=0`: spelled as one,
+        without following names)."""
+        ranks = domain_of(self.ctx).ranks
+        if depth == 0:
+            return ranks.spells_world_size(expr)
+        return ranks.is_world_size(expr)
+
+    # -- collectives (`ddplint.domain.collectives`) -----------------------------------------
+
+    def is_collective_call(self, call: cst.Call) -> bool:
+        """A direct call of a torch.distributed collective or barrier."""
+        return domain_of(self.ctx).collectives.is_collective(call)
+
+    def functions_reaching(
+        self, reaches: Callable[[cst.Call, Container[str]], bool]
+    ) -> dict[str, cst.Call]:
+        """Functions of this file (by name) holding a call for which `reaches(call, found)`
+        holds, `found` being the functions found so far (so a call of one of them can count);
+        value: the first such call."""
+        ctx = self.ctx
+        found: dict[str, cst.Call] = {}
+        changed = True
+        while changed:
+            changed = False
+            for name, defs in ctx.functions.items():
+                if name in found:
+                    continue
+                for func in defs:
+                    call = next((c for c in ctx.calls_within(func) if reaches(c, found)), None)
+                    if call is not None:
+                        found[name] = call
+                        changed = True
+                        break
+        return found

@@ -1,0 +1,357 @@
+"""Which layers the models of a file hold, from the code that builds them.
+
+A model expression is followed (by the resolver, and through calls that return the module
+itself: `.cuda()`, `.to()`, `torch.compile(model)`) to the calls that construct it. Two
+questions are asked of them:
+- may it hold BatchNorm: a construction builds BatchNorm layers when it constructs one
+  (`nn.BatchNorm2d(...)`), a torchvision model built with them (`resnet50()`), or calls a
+  class or function of this file whose body does, directly or through other classes and
+  functions of the file. A torchvision model chosen at run time
+  (`models.__dict__[args.arch]()`) is reported as such: its layers are not known.
+- certainly buffers: some construction builds BatchNorm layers or is a class of this file
+  that registers a buffer;
+- certainly no buffers: every construction is a class of this file whose construction
+  (`__init__`, the methods and file functions it calls, the file classes it instantiates)
+  registers no buffer and only creates torch layers known to hold none, or a torch
+  container of such layers (`nn.Sequential(...)`); a model from a
+  hub, a string, another module or an unknown layer may have some. DDP re-broadcasts
+  buffers in forward only when the module has some.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Iterator
+from functools import cached_property
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.apis import SAME_MODULE_METHODS
+from ddplint.domain.ddp_facts import argument, keyword, last_name
+from ddplint.engine import Value
+from ddplint.engine.resolve import methods_named
+from ddplint.names import dotted
+
+BATCHNORM_CLASSES = frozenset(
+    f"torch.nn.{prefix}BatchNorm{d}d" for prefix in ("", "Lazy") for d in (1, 2, 3)
+)
+# torchvision classification models built with nn.BatchNorm2d by default.
+_TORCHVISION_BATCHNORM = re.compile(
+    r"^(resnet\d+|resnext\d+_\w+|wide_resnet\d+_\d|densenet\d+|vgg\d+_bn|inception_v3"
+    r"|googlenet|efficientnet_(b\d|v2_[sml])|mobilenet_v2|mobilenet_v3_(large|small)"
+    r"|regnet_[xy]_\w+|mnasnet\d_\d+|shufflenet_v2_x\d_\d)$"
+)
+_SYNC_NAME = re.compile(r"sync_?b(atch_?)?n(orm)?", re.IGNORECASE)
+_BUFFER_FREE_LAYERS = frozenset(
+    f"torch.nn.{name}"
+    for name in (
+        "Module",
+        "Linear",
+        "Bilinear",
+        "Identity",
+        "Embedding",
+        "EmbeddingBag",
+        "LayerNorm",
+        "GroupNorm",
+        "RMSNorm",
+        "Dropout",
+        "Dropout1d",
+        "Dropout2d",
+        "Dropout3d",
+        "GELU",
+        "ReLU",
+        "SiLU",
+        "Tanh",
+        "Sigmoid",
+        "Softmax",
+        "LeakyReLU",
+        "Conv1d",
+        "Conv2d",
+        "Conv3d",
+        "ModuleList",
+        "ModuleDict",
+        "Sequential",
+        "Parameter",
+        "ParameterList",
+        "ParameterDict",
+        "MultiheadAttention",
+        "Flatten",
+    )
+)
+_CONTAINERS = frozenset(
+    f"torch.nn.{name}" for name in ("ModuleList", "ModuleDict", "ParameterList", "ParameterDict")
+)
+_PASS_THROUGH_CALLS = frozenset({"torch.compile"})
+_PLAIN_MODULES = frozenset({"math", "functools", "itertools", "operator", "warnings", "logging"})
+_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
+
+
+def handles_batchnorm(ctx: FileContext) -> bool:
+    """The file uses SyncBatchNorm (or apex's `convert_syncbn_model`), or handles BatchNorm
+    layers by hand (`isinstance(m, nn.BatchNorm2d)`: frozen or replaced)."""
+    for local, full in ctx.imports.bindings.items():
+        if _SYNC_NAME.search(full) or _SYNC_NAME.search(local):
+            return True
+    for call in ctx.calls:
+        func = last_name(call.func)
+        if func is None:
+            continue
+        if _SYNC_NAME.search(func) or func == "convert_sync_batchnorm":
+            return True
+        if (dotted(call.func) or "").endswith("SyncBatchNorm"):
+            return True
+        if (
+            func == "isinstance"
+            and len(call.args) == 2
+            and any(_is_batchnorm_class(ctx, e) for e in _elements(call.args[1].value))
+        ):
+            return True
+    return False
+
+
+def _elements(classes: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(classes, (cst.Tuple, cst.List)):
+        return [e.value for e in classes.elements]
+    return [classes]
+
+
+def _is_batchnorm_class(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    qual = ctx.qualname(expr) or ""
+    if qual in BATCHNORM_CLASSES or qual.startswith(
+        ("torch.nn.BatchNorm", "torch.nn.modules.batchnorm")
+    ):
+        return True
+    return "BatchNorm" in (dotted(expr) or "")
+
+
+class ModelLayers:
+    """What the models of one file are built from: BatchNorm layers, a torchvision model
+    chosen at run time, buffers."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self._free: dict[cst.CSTNode, bool] = {}
+
+    # -- constructions -------------------------------------------------------------------
+
+    def constructions(
+        self, model: cst.BaseExpression, at: cst.CSTNode, depth: int = 3
+    ) -> Iterator[Value]:
+        """Every value the model `model` holds at `at` may be, passed through the calls that
+        return the module itself (those are not among them)."""
+        for value in self.ctx.resolver.values(model, at):
+            inner = self._passed_through(value.expr)
+            if inner is None:
+                yield value
+            elif depth > 0:
+                yield from self.constructions(inner, value.at, depth - 1)
+
+    def _passed_through(self, made: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`m` for `m.cuda()`, `m.to(device)`, `torch.compile(m)`."""
+        if not isinstance(made, cst.Call):
+            return None
+        func = made.func
+        if self.ctx.qualname(func) in _PASS_THROUGH_CALLS:
+            return argument(made, 0, "model")
+        if isinstance(func, cst.Attribute) and func.attr.value in SAME_MODULE_METHODS:
+            return func.value if self.ctx.qualname(func) is None else None
+        return None
+
+    # -- BatchNorm -----------------------------------------------------------------------
+
+    @cached_property
+    def _sources(self) -> set[cst.Call]:
+        """The calls that construct BatchNorm layers."""
+        ctx = self.ctx
+        return {
+            c for c in ctx.calls if ctx.call_name(c) in BATCHNORM_CLASSES or self._torchvision(c)
+        }
+
+    @cached_property
+    def _bearing(self) -> set[str]:
+        """The classes and functions of the file that build BatchNorm layers."""
+        bearing: set[str] = set()
+        frontier = list(self._sources)
+        while frontier:
+            call = frontier.pop()
+            for owner in self._owners(call):
+                if owner not in bearing:
+                    bearing.add(owner)
+                    calls = self.ctx.model.calls_by_name.get(owner, [])
+                    frontier.extend(c for c in calls if isinstance(c.func, cst.Name))
+        return bearing
+
+    @property
+    def builds_batchnorm(self) -> bool:
+        """Some code of the file constructs BatchNorm layers."""
+        return bool(self._sources)
+
+    def has_batchnorm(self, model: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """The model `model` holds at `at` may have been constructed with BatchNorm layers."""
+        return any(
+            isinstance(v.expr, cst.Call) and self._builds_batchnorm(v.expr)
+            for v in self.constructions(model, at)
+        )
+
+    def runtime_architecture(self, model: cst.BaseExpression, at: cst.CSTNode) -> cst.Call | None:
+        """The call that builds `model` as a torchvision model chosen at run time
+        (`models.__dict__[args.arch](...)`, `getattr(models, arch)(...)`,
+        `models.get_model(name)`), if it is one."""
+        for value in self.constructions(model, at):
+            if isinstance(value.expr, cst.Call) and self._runtime_torchvision(value.expr):
+                return value.expr
+        return None
+
+    def _torchvision(self, call: cst.Call) -> bool:
+        name = self.ctx.call_name(call)
+        if name is None or not name.startswith("torchvision.models."):
+            return False
+        if not _TORCHVISION_BATCHNORM.match(name.rpartition(".")[2]):
+            return False
+        norm = keyword(call, "norm_layer")
+        return norm is None or self.ctx.qualname(norm.value) in BATCHNORM_CLASSES
+
+    def _owners(self, node: cst.CSTNode) -> Iterator[str]:
+        """The functions around `node`, up to and including its class."""
+        for ancestor in self.ctx.ancestors(node):
+            if isinstance(ancestor, (cst.ClassDef, cst.FunctionDef)):
+                yield ancestor.name.value
+                if isinstance(ancestor, cst.ClassDef):
+                    return
+
+    def _builds_batchnorm(self, made: cst.Call) -> bool:
+        for node in self.ctx.walk(made):
+            if isinstance(node, cst.Call) and (
+                node in self._sources
+                or (isinstance(node.func, cst.Name) and node.func.value in self._bearing)
+            ):
+                return True
+        return False
+
+    def _runtime_torchvision(self, call: cst.Call) -> bool:
+        ctx, func = self.ctx, call.func
+        if isinstance(func, cst.Subscript):
+            return (ctx.qualname(func.value) or "") == "torchvision.models.__dict__"
+        if isinstance(func, cst.Call) and last_name(func.func) == "getattr" and func.args:
+            return (ctx.qualname(func.args[0].value) or "") == "torchvision.models"
+        return ctx.call_name(call) == "torchvision.models.get_model"
+
+    # -- buffers -------------------------------------------------------------------------
+
+    def wraps_buffer_free_model(self, wrap: cst.Call) -> bool:
+        """Every model the DDP wrap `wrap` may hold is built by a buffer-free class."""
+        model = argument(wrap, 0, "module")
+        return model is not None and self._built_buffer_free(model, wrap)
+
+    def wraps_buffered_model(self, wrap: cst.Call) -> bool:
+        """Some model the DDP wrap `wrap` may hold certainly has buffers: it is built with
+        BatchNorm layers, or by a class of this file that registers a buffer."""
+        model = argument(wrap, 0, "module")
+        if model is None:
+            return False
+        if self.has_batchnorm(model, wrap):
+            return True
+        return any(
+            isinstance(v.expr, cst.Call)
+            and isinstance(v.expr.func, cst.Name)
+            and self._registers_buffer(v.expr.func.value)
+            for v in self.constructions(model, wrap)
+        )
+
+    def _registers_buffer(self, name: str) -> bool:
+        return any(
+            isinstance(n, cst.Call) and last_name(n.func) == "register_buffer"
+            for cls in self.ctx.model.classes.get(name, [])
+            for n in self.ctx.walk(cls)
+        )
+
+    def _built_buffer_free(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        leaves = [v.expr for v in self.constructions(expr, at) if v.leaf]
+        return bool(leaves) and all(self._construction_free(made) for made in leaves)
+
+    def _construction_free(self, made: cst.BaseExpression) -> bool:
+        """`made` builds a buffer-free class of this file, or a buffer-free torch layer or
+        container (`nn.Sequential(nn.Linear(...), nn.GELU())`) of buffer-free parts."""
+        if not isinstance(made, cst.Call):
+            return False
+        if isinstance(made.func, cst.Name) and made.func.value in self.ctx.model.classes:
+            return self._class_free(made.func.value)
+        name = self.ctx.qualname(made.func)
+        if name == "torch.nn.Sequential":  # its parts must be seen: `Sequential(*blocks)` is not
+            return all(
+                not arg.star and arg.keyword is None and self._construction_free(arg.value)
+                for arg in made.args
+            )
+        if name not in _BUFFER_FREE_LAYERS or name in _CONTAINERS:
+            return False
+        return all(
+            self._call_free(node, None)
+            for node in self.ctx.walk(made)
+            if isinstance(node, cst.Call)
+        )
+
+    def _class_free(self, name: str) -> bool:
+        classes = self.ctx.model.classes.get(name, [])
+        return len(classes) == 1 and self._node_free(classes[0])
+
+    def _node_free(self, node: cst.ClassDef | cst.FunctionDef) -> bool:
+        known = self._free.get(node)
+        if known is None:
+            self._free[node] = True  # a recursive construction adds nothing new
+            known = self._free[node] = (
+                self._class_node_free(node)
+                if isinstance(node, cst.ClassDef)
+                else self._calls_free(node, None)
+            )
+        return known
+
+    def _class_node_free(self, cls: cst.ClassDef) -> bool:
+        ctx = self.ctx
+        if any(
+            isinstance(n, cst.Call) and last_name(n.func) == "register_buffer"
+            for n in ctx.walk(cls)
+        ):
+            return False
+        for base in cls.bases:
+            name = ctx.qualname(base.value)
+            if name is not None:
+                if name not in _BUFFER_FREE_LAYERS:
+                    return False
+            elif not (isinstance(base.value, cst.Name) and self._class_free(base.value.value)):
+                return False
+        return all(self._calls_free(init, cls) for init in methods_named(cls, "__init__"))
+
+    def _calls_free(self, root: cst.FunctionDef, cls: cst.ClassDef | None) -> bool:
+        return all(
+            self._call_free(node, cls) for node in self.ctx.walk(root) if isinstance(node, cst.Call)
+        )
+
+    def _call_free(self, call: cst.Call, cls: cst.ClassDef | None) -> bool:
+        """The call, made while constructing the model, adds no buffer."""
+        ctx = self.ctx
+        func = call.func
+        if last_name(func) == "register_buffer":
+            return False
+        name = ctx.qualname(func)
+        if name is not None:
+            if name in _BUFFER_FREE_LAYERS:
+                return True
+            last = name.rpartition(".")[2]
+            if name.startswith("torch.nn.") and last[:1].isupper():
+                return False  # BatchNorm, InstanceNorm, or a layer not known to be free
+            return name.startswith("torch.") or name.partition(".")[0] in _PLAIN_MODULES
+        if isinstance(func, cst.Name):
+            if func.value in ctx.model.classes:
+                return self._class_free(func.value)
+            functions = ctx.model.functions.get(func.value, [])
+            if functions:
+                return all(self._node_free(f) for f in functions)
+            return func.value in _BUILTINS
+        if isinstance(func, cst.Attribute):
+            receiver = func.value
+            if isinstance(receiver, cst.Name) and receiver.value == "self" and cls is not None:
+                return all(self._node_free(m) for m in methods_named(cls, func.attr.value))
+            return True  # `super().__init__()`, `layers.append(...)`: the argument is checked
+        return False

@@ -1,0 +1,105 @@
+"""Out-of-memory handlers: whether an `except` catches an OOM and lets it pass."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.apis import OOM_CLASSES
+from ddplint.domain.ddp_facts import string_value
+
+_BROAD = frozenset({"RuntimeError", "Exception", "BaseException"})
+_OOM_TEXT = ("out of memory", "outofmemory")
+
+
+def handler_types(handler: cst.ExceptHandler) -> list[cst.BaseExpression]:
+    """The exception classes an `except` clause names (none for a bare `except:`)."""
+    kind = handler.type
+    if kind is None:
+        return []
+    if isinstance(kind, cst.Tuple):
+        return [element.value for element in kind.elements]
+    return [kind]
+
+
+def _catches_oom_type(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
+    return any(ctx.qualname(t) in OOM_CLASSES for t in handler_types(handler))
+
+
+def _catches_broad(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    for kind in handler_types(handler):
+        if isinstance(kind, cst.Name) and kind.value in _BROAD and ctx.qualname(kind) is None:
+            return True
+    return False
+
+
+def _is_oom_test(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """A test that picks out an OOM: `"out of memory" in str(e)`, `isinstance(e, OOM)`."""
+    for node in ctx.walk(expr):
+        text = string_value(node) if isinstance(node, cst.BaseExpression) else None
+        if text is not None and any(marker in text.lower() for marker in _OOM_TEXT):
+            return True
+        if isinstance(node, (cst.Name, cst.Attribute)) and ctx.qualname(node) in OOM_CLASSES:
+            return True
+    return False
+
+
+def _negated(expr: cst.BaseExpression) -> bool:
+    """`"out of memory" not in str(e)` or `not ...`: true for errors that are NOT an OOM."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        return not _negated(expr.expression)
+    if isinstance(expr, cst.Comparison):
+        return any(isinstance(c.operator, cst.NotIn) for c in expr.comparisons)
+    return False
+
+
+def _statements(block: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
+    if isinstance(block, cst.IndentedBlock):
+        return list(block.body)
+    if isinstance(block, cst.SimpleStatementSuite):
+        return list(block.body)
+    return []
+
+
+def _stops(ctx: FileContext, statements: Sequence[cst.CSTNode]) -> bool:
+    """Running `statements` ends in a raise or a process exit (`ddplint.engine.flow`)."""
+    return ctx.flow.sequence_leaves(statements, stops_only=True)
+
+
+def oom_path_swallowed(ctx: FileContext, handler: cst.ExceptHandler) -> bool | None:
+    """None if the handler does not handle an OOM; else whether its OOM path goes on
+    without re-raising or exiting."""
+    body = _statements(handler.body)
+    if _catches_oom_type(ctx, handler):
+        return not _stops(ctx, body)
+    if not _catches_broad(ctx, handler):
+        return None
+    return _message_path_swallowed(ctx, body)
+
+
+def _message_path_swallowed(
+    ctx: FileContext, body: Sequence[cst.BaseStatement | cst.BaseSmallStatement]
+) -> bool | None:
+    for index, statement in enumerate(body):
+        if not isinstance(statement, cst.If) or not _is_oom_test(ctx, statement.test):
+            continue
+        if _negated(statement.test):
+            # `if "out of memory" not in str(e): raise` -> the OOM path is what follows.
+            rest = list(body[index + 1 :])
+            if statement.orelse is not None:
+                orelse = statement.orelse
+                rest = ([orelse] if isinstance(orelse, cst.If) else _statements(orelse.body)) + rest
+            return not _stops(ctx, rest)
+        return not _stops(ctx, _statements(statement.body)) and not (
+            _stops(ctx, body[index + 1 :]) and _falls_through(ctx, statement.body)
+        )
+    return None
+
+
+def _falls_through(ctx: FileContext, block: cst.BaseSuite) -> bool:
+    """The block can end without leaving the handler (no return/continue/break/raise)."""
+    return not ctx.flow.leaves(block)

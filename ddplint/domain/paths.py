@@ -1,0 +1,57 @@
+"""File paths, as several rules ask about them: thin views of the engine's value resolver
+(`Resolver.values`, `Resolver.sources`) and the domain's rank values
+(`Ranks.depends_on_rank`)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import domain_of
+
+
+def path_values(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode
+) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+    """Expressions a path may stand for: itself, what its names are bound to (`with
+    open(p) as f` included), and for a parameter what this file's callers pass (or its
+    default)."""
+    return [(v.expr, v.at) for v in ctx.resolver.values(expr, at)]
+
+
+def mentions_rank(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """The expression is computed from the rank somewhere (`f"rank{rank}.pth"`), also
+    through the names and helpers it is built from."""
+    return domain_of(ctx).ranks.depends_on_rank(expr)
+
+
+def per_rank_path(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The file name holds the rank (`f"shard_{rank}.pt"`): an intentional per-rank file."""
+    return domain_of(ctx).ranks.depends_on_rank(path, at)
+
+
+# Files `tempfile` creates under a fresh, unique name on every call.
+_FRESH_FILES = frozenset(
+    {
+        "tempfile.NamedTemporaryFile",
+        "tempfile.TemporaryFile",
+        "tempfile.SpooledTemporaryFile",
+    }
+)
+
+
+def fresh_temporary_file(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The file is one `tempfile` just created for this process under a unique name (`with
+    tempfile.NamedTemporaryFile() as tmp: torch.save(obj, tmp.file)`, `tmp.name`): no other
+    process writes to it."""
+    holder = path.value if isinstance(path, cst.Attribute) else path
+    return any(
+        isinstance(value.expr, cst.Call) and ctx.call_name(value.expr) in _FRESH_FILES
+        for value in ctx.resolver.values(holder, at)
+    )
+
+
+def own_file(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Each process writes a file of its own there: a name built from the rank, or a fresh
+    temporary file."""
+    return per_rank_path(ctx, path, at) or fresh_temporary_file(ctx, path, at)

@@ -1,0 +1,134 @@
+"""Literal devices that are right for the process running them: under a rank check, where
+only one process runs (`if args.distributed: ... else: "cuda:0"`, a single-process test),
+in a function called only from such places (`evaluate()` under `if rank == 0:`), one entry
+of a per-rank table, a single-process default that the code overrides per rank later in
+its scope, or in a Ray actor given GPUs of its own."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.device_literals import cuda_literal
+from ddplint.domain.local_rank_names import LOCAL_RANK_NAME
+from ddplint.domain.processes import runs_in_one_process
+from ddplint.domain.rank_guards import everywhere
+from ddplint.domain.ray_actors import on_own_gpus
+from ddplint.names import dotted
+
+_FAKE_MODE = ".FakeTensorMode"
+
+
+def right_for_its_process(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """The literal device is right where it runs: under a rank check or where only one
+    process runs (`runs_in_one_process`), here or at every call of its function (a few
+    levels up), one entry of a per-rank table, or a single-process default overridden per
+    rank later in its scope, or in a Ray actor on GPUs of its own (`on_own_gpus`)."""
+    return (
+        on_own_gpus(ctx, literal)
+        or everywhere(ctx, literal, lambda at: _one_process_runs(ctx, at))
+        or _default_overridden_per_rank(ctx, literal)
+        or _in_per_rank_table(ctx, literal)
+    )
+
+
+def default_device_is_own(ctx: FileContext, use: cst.CSTNode) -> bool:
+    """A use of the default CUDA device that is right for its process: it runs in one
+    process (`runs_in_one_process`) or in a Ray actor on GPUs of its own, here or at every
+    call of a function used only by calls (a few levels up: a helper that builds a
+    single-process test's expected value), or makes a fake tensor (under
+    `FakeTensorMode`) that takes no GPU memory."""
+
+    def own(at: cst.CSTNode) -> bool:
+        return runs_in_one_process(ctx, at) or on_own_gpus(ctx, at)
+
+    if _fake_tensor(ctx, use) or own(use):
+        return True
+    func = ctx.enclosing_function(use)
+    return func is not None and _only_called(ctx, func) and everywhere(ctx, use, own)
+
+
+def _only_called(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` is used only by calling it: never handed on (`mp.spawn(main_worker, ...)`
+    runs it in every worker, a call site the callers do not show)."""
+    name = func.name.value
+    for node in ctx.nodes_of(cst.Name):
+        if not isinstance(node, cst.Name) or node.value != name or node is func.name:
+            continue
+        parent = ctx.parent(node)
+        if not (isinstance(parent, cst.Call) and parent.func is node):
+            return False
+    return True
+
+
+def _fake_tensor(ctx: FileContext, node: cst.CSTNode) -> bool:
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.With) and any(
+            isinstance(item.item, cst.Call)
+            and (ctx.call_name(item.item) or "").endswith(_FAKE_MODE)
+            for item in ancestor.items
+        ):
+            return True
+    return False
+
+
+def _one_process_runs(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs in one process of the job: some ranks only, or a job of one process."""
+    return facts_of(ctx).rank_guard(node) is not None or runs_in_one_process(ctx, node)
+
+
+def _in_per_rank_table(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """`{0: ...device="cuda:0"..., 1: ...device="cuda:1"...}[rank]`: a table with one entry
+    per rank, the device index equal to the key."""
+    if isinstance(literal, cst.SimpleString):
+        value = literal.evaluated_value
+        index = value.rpartition(":")[2] if isinstance(value, str) else ""
+    else:
+        index = literal.value if isinstance(literal, cst.Integer) else ""
+    for ancestor in ctx.ancestors(literal):
+        if isinstance(ancestor, cst.DictElement) and isinstance(ancestor.key, cst.Integer):
+            return ancestor.key.value == index
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+    return False
+
+
+def _default_overridden_per_rank(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """`device = torch.device("cuda:0" if cuda else "cpu")`, then later in the same scope
+    `device = torch.device("cuda", LOCAL_RANK)` in DDP mode: the literal is only the
+    single-process default (YOLO-style `select_device`)."""
+    statement = None
+    for ancestor in ctx.ancestors(literal):
+        if isinstance(ancestor, cst.Assign):
+            statement = ancestor
+            break
+        # only a device value: the literal, `torch.device(...)` of it, `x if c else y`
+        if isinstance(ancestor, (cst.IfExp, cst.Arg)):
+            continue
+        if isinstance(ancestor, cst.Call) and ctx.call_name(ancestor) == "torch.device":
+            continue
+        return False
+    if statement is None or len(statement.targets) != 1:
+        return False
+    name = dotted(statement.targets[0].target)
+    if name is None:
+        return False
+    scope = ctx.scope(statement)
+    for binding in ctx.bindings.get(name, ()):
+        if (
+            binding.kind == "assign"
+            and binding.scope is scope
+            and binding.statement is not statement
+            and ctx.before(statement, binding.statement)
+            and not any(
+                isinstance(n, cst.BaseExpression) and cuda_literal(n) is not None
+                for n in ctx.walk(binding.value)
+            )
+            and any(
+                LOCAL_RANK_NAME.match(n.rpartition(".")[2].lower())
+                for n in ctx.names_in(binding.value)
+            )
+        ):
+            return True
+    return False

@@ -1,0 +1,414 @@
+"""Whether a file runs as several processes at all: rules about ranks contending (every
+rank saving, every rank downloading) have nothing to say about one process."""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Callable
+from typing import TypeVar, cast
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import domain_of
+from ddplint.domain.apis import PROCESS_STARTERS, SPAWN_FUNCTIONS, STARTERS
+from ddplint.domain.cli_commands import subcommands
+from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of, last_name, string_value
+from ddplint.domain.entry_pins import pins_one_process
+from ddplint.domain.one_rank_groups import (
+    launches_one_process,
+    one_rank_group,
+    plays_one_rank,
+    spawn_factors,
+    spawns_one_process,
+)
+from ddplint.domain.project_view import project_of
+from ddplint.domain.ray_actors import in_single_actor
+from ddplint.domain.switches import turns_switches_off
+from ddplint.domain.test_modules import JOB_WORDS, is_entry_script, shows_job
+from ddplint.engine.resolve import methods_named
+from ddplint.names import dotted
+
+_LAUNCHERS = (
+    "deepspeed.",
+    "accelerate.",
+    "lightning.",
+    "pytorch_lightning.",
+    "horovod.",
+    "mmengine.",
+)
+# Command-line options only a distributed launch sets (`--local_rank`, `--launcher`).
+_LAUNCH_OPTIONS = ("local_rank", "local-rank", "launcher")
+_RANK_CALLS = frozenset({"get_rank", "get_local_rank", "get_world_size"})
+
+
+def _joins_job(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` starts or joins a process group (directly or through a project helper), or
+    asks for a rank or the world size."""
+    if (ctx.call_name(call) or "") in STARTERS:
+        return True
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func)
+    if name in _RANK_CALLS or facts_of(ctx).is_rank_value(call):
+        return True
+    project = project_of(ctx)
+    return project is not None and project.helper_starts_processes(ctx, call)
+
+
+def _multi_process_call(ctx: FileContext, call: cst.Call) -> bool:
+    if _joins_job(ctx, call) or (ctx.call_name(call) or "").startswith(_LAUNCHERS):
+        return True
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func)
+    return name == "add_argument" and any(
+        any(option in (string_value(arg.value) or "") for option in _LAUNCH_OPTIONS)
+        for arg in call.args
+    )
+
+
+def _reads_rank(ctx: FileContext) -> bool:
+    facts = facts_of(ctx)
+    return any(
+        isinstance(node, cst.Subscript) and facts.is_rank_value(node)
+        for node in ctx.nodes_of(cst.Subscript)
+    )
+
+
+def _runs_alone(ctx: FileContext) -> bool:
+    """Nothing in the file starts, joins or asks about a multi-process job: no process
+    group, no spawn, no DDP wrap (direct or through a helper), no rank read."""
+    facts = facts_of(ctx)
+    if facts.ddp_wraps or facts.helper_wraps:
+        return False
+    if any(_multi_process_call(ctx, call) for call in ctx.calls):
+        return False
+    return not _reads_rank(ctx)
+
+
+_T = TypeVar("_T")
+
+
+def _per_file(compute: Callable[[FileContext], _T]) -> Callable[[FileContext], _T]:
+    """`compute(ctx)` computed once per file (kept while its context lives): asked for
+    every node, the answer stays linear in the file."""
+    known: weakref.WeakKeyDictionary[FileContext, _T] = weakref.WeakKeyDictionary()
+
+    @functools.wraps(compute)
+    def once(ctx: FileContext) -> _T:
+        if ctx not in known:
+            known[ctx] = compute(ctx)
+        return known[ctx]
+
+    return once
+
+
+@_per_file
+def single_process(ctx: FileContext) -> bool:
+    """The file runs as one process: an entry script (`__main__`) or a script that hands
+    the project's distributed switch off to its code (`Trainer(use_distributed=False)`,
+    `turns_switches_off`) that starts no multi-process job, a script on
+    `nn.DataParallel` with no ranks, or a script whose entry stops unless its job is one
+    process (`pins_one_process`: `assert args.num_gpus == 1` where the workers set
+    `WORLD_SIZE` from it, `assert not args.distributed`)."""
+    if pins_one_process(ctx, lambda statement: _starts_job(ctx, statement)):
+        return True
+    if not _runs_alone(ctx):
+        return False
+    if is_entry_script(ctx) or turns_switches_off(ctx):
+        return True
+    return any(True for _ in ctx.calls_to("torch.nn.DataParallel"))
+
+
+def _starts_job(ctx: FileContext, statement: cst.CSTNode) -> bool:
+    """`statement` starts, joins or asks about a job, or calls a function of this file
+    that does: where a script's entry stops pinning (`pins_one_process`)."""
+    for call in ctx.walk(statement):
+        if type(call) is not cst.Call:
+            continue
+        if _multi_process_call(ctx, call) or ctx.call_name(call) in PROCESS_STARTERS:
+            return True
+        if any(_reaches_job(ctx, callee, set()) for callee in ctx.resolver.callees(call)):
+            return True
+    return False
+
+
+def _is_test_case(node: cst.ClassDef) -> bool:
+    """A `unittest.TestCase`, also through a project base named like one
+    (`AccelerateTestCase`) unless the name says it runs a job (`MultiProcessTestCase`)."""
+    names = [last_name(base.value) or "" for base in node.bases]
+    return any(name.endswith("TestCase") and not JOB_WORDS.search(name) for name in names)
+
+
+def _pytest_holder(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` sits where pytest collects test functions: at module level, or in a
+    `Test...` class with no base that starts, joins or asks about no job itself."""
+    holder = ctx.parent(func)
+    if holder is ctx.module:
+        return True
+    cls = ctx.parent(holder) if isinstance(holder, cst.IndentedBlock) else None
+    return (
+        isinstance(cls, cst.ClassDef)
+        and not cls.bases
+        and cls.name.value.startswith("Test")
+        and not _joins_in(ctx, cls)
+    )
+
+
+def _joins_in(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` starts, joins or asks about a job of more than one process: a job of one
+    rank (`one_rank_group`, also through a project helper) is one process."""
+    if not any(isinstance(call, cst.Call) and _joins_job(ctx, call) for call in ctx.walk(node)):
+        return False
+    return not _one_rank_job(ctx, node)
+
+
+def _one_rank_job(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` sets the world size to one (directly or through a project helper) and
+    spawns no workers."""
+    project = project_of(ctx)
+    calls = [call for call in ctx.walk(node) if isinstance(call, cst.Call)]
+    if any(ctx.call_name(call) in SPAWN_FUNCTIONS for call in calls):
+        return False
+    if one_rank_group(ctx, node, lambda call: _joins_job(ctx, call)):
+        return True
+    return project is not None and any(
+        project.helper_starts_one_rank_group(ctx, call) for call in calls
+    )
+
+
+def _skipped_when_launched(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`@pytest.mark.skipif("WORLD_SIZE" in os.environ, ...)`: the test runs only outside
+    a distributed launch."""
+    ranks = domain_of(ctx).ranks
+    for decorator in func.decorators:
+        expr = decorator.decorator
+        if (
+            isinstance(expr, cst.Call)
+            and last_name(expr.func) == "skipif"
+            and expr.args
+            and ranks.single_process_when(expr.args[0].value) is False
+        ):
+            return True
+    return False
+
+
+def _single_process_test_function(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """A pytest test function that runs in the one test process: skipped whenever the job
+    is launched distributed, or with no sign of a job in its name, markers, fixtures or
+    body."""
+    if _skipped_when_launched(ctx, func):
+        return True
+    return not shows_job(ctx, func) and not _joins_in(ctx, func)
+
+
+def _plays_one_rank_test(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """A test method that joins no job itself (nor does its class's `setUp`, as
+    `MultiProcessTestCase` spawns there) and stands in for one rank of it (`plays_one_rank`:
+    a single-process sharded-inference test in a multi-process test class)."""
+    holder = ctx.parent(func)
+    cls = ctx.parent(holder) if isinstance(holder, cst.IndentedBlock) else None
+    return (
+        isinstance(cls, cst.ClassDef)
+        and plays_one_rank(ctx, func)
+        and not _reaches_job(ctx, func, set())
+        and not any(_reaches_job(ctx, s, set()) for s in methods_named(cls, "setUp"))
+    )
+
+
+@_per_file
+def single_process_tests(ctx: FileContext) -> list[cst.ClassDef | cst.FunctionDef]:
+    """Tests that run in the one test process, whatever the rest of the file does:
+    `unittest.TestCase` classes (also through a project base like `AccelerateTestCase`)
+    that start, join or ask about no multi-process job (no process group, no spawn, no
+    rank or world size asked in their body; `MultiProcessTestCase` is not one) or only a
+    job of one rank, pytest test functions (at module level or in a `Test...` class) that
+    are skipped under a distributed launch or show no sign of one, and test methods that
+    stand in for one rank of a job (`_plays_one_rank_test`)."""
+    found: list[cst.ClassDef | cst.FunctionDef] = []
+    for node in ctx.nodes_of(cst.ClassDef, cst.FunctionDef):
+        if isinstance(node, cst.ClassDef):
+            if _is_test_case(node) and not _joins_in(ctx, node):
+                found.append(node)
+        elif (
+            isinstance(node, cst.FunctionDef)
+            and node.name.value.startswith("test")
+            and (
+                (_pytest_holder(ctx, node) and _single_process_test_function(ctx, node))
+                or _plays_one_rank_test(ctx, node)
+            )
+        ):
+            found.append(node)
+    return found
+
+
+def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs only when the job is not distributed (`Gates.single_process`: under
+    `if not args.distributed:`, after `if world_size > 1: return`), in a test that runs
+    in the one test process (`single_process_tests`) or a subcommand that runs no job
+    (`lone_subcommands`), in a Ray actor the file makes once (`in_single_actor`), in the
+    parent that launches the workers (`_launching_parents`), is a parameter a test
+    helper gives such tests (`_parametrizes_tests`), in a worker spawned as one process
+    (`_lone_workers`), or in a file that runs as one process (`single_process`)."""
+    if domain_of(ctx).gates.single_process(node) or _in_fake_group(ctx, node):
+        return True
+    if single_process(ctx):
+        return True
+    if _parametrizes_tests(ctx, node) or in_single_actor(ctx, node):
+        return True
+    if ctx.enclosing_function(node) in _launching_parents(ctx) or in_lone_worker(ctx, node):
+        return True
+    return any(
+        ctx.is_inside(node, alone) for alone in (*single_process_tests(ctx), *lone_subcommands(ctx))
+    )
+
+
+@_per_file
+def _launching_parents(ctx: FileContext) -> set[cst.FunctionDef]:
+    """The functions that hand a worker of this file (`_is_worker`) to a launcher
+    (`mp.spawn`, a helper named for the job such as
+    `self._run_multi_process_test(callable=worker)`), never call a worker themselves (as a
+    fallback without spawn) and join no job: they run in the one parent process, building
+    each rank's inputs (rank 1's shard on `cuda:1`)."""
+    found: set[cst.FunctionDef] = set()
+    for func in ctx.nodes_of(cst.FunctionDef):
+        launched = [(call, _launched_workers(ctx, call)) for call in ctx.calls_within(func)]
+        workers = {name for _, names in launched for name in names}
+        if workers and not any(
+            dotted(call.func) in workers or (not names and _joins_job(ctx, call))
+            for call, names in launched
+        ):
+            found.add(cast("cst.FunctionDef", func))
+    return found
+
+
+@_per_file
+def _lone_workers(ctx: FileContext) -> set[cst.FunctionDef]:
+    """The workers of this file that every launch spawns as one process: `mp.spawn(worker,
+    nprocs=world_size)` after `world_size = 1` (`spawns_one_process`), or handed to a
+    launcher a helper makes for one process (`_launcher_factors`); each runs alone,
+    whatever it asks of its group."""
+    alone: set[str] = set()
+    shared: set[str] = set()
+    for call in ctx.calls:
+        names = _launched_workers(ctx, call)
+        (alone if spawns_one_process(ctx, call) else shared).update(names)
+        launcher = call.func
+        factors = _launcher_factors(ctx, launcher) if isinstance(launcher, cst.Call) else ()
+        if factors and isinstance(launcher, cst.Call):
+            one = launches_one_process(ctx, launcher, factors)
+            names = [a.value.value for a in call.args if isinstance(a.value, cst.Name)]
+            (alone if one else shared).update(names)
+    return {f for name in alone - shared for f in ctx.functions.get(name, ())}
+
+
+def _launcher_factors(ctx: FileContext, call: cst.Call) -> tuple[tuple[str, int], ...]:
+    """The spawn factors (`spawn_factors`) of the helper of this file or of the project
+    that `call` calls: it makes a launcher of as many processes as their product
+    (`init_distributed(tp=1, dp=1, pp=1)(worker)`)."""
+    defs = ctx.functions.get(dotted(call.func) or "", ())
+    if defs:
+        return next(filter(None, (spawn_factors(ctx, f) for f in defs)), ())
+    project = project_of(ctx)
+    summary = project.function_called(ctx, call) if project is not None else None
+    return summary.spawn_factors if summary is not None else ()
+
+
+def in_lone_worker(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs in a worker spawned as one process (`_lone_workers`)."""
+    func = ctx.enclosing_function(node)
+    return func is not None and func in _lone_workers(ctx)
+
+
+def _launched_workers(ctx: FileContext, call: cst.Call) -> list[str]:
+    """Names of the workers of this file (`_is_worker`) `call` launches: `mp.spawn`, or a
+    helper named for the job, given the function."""
+    name = ctx.call_name(call)
+    if name not in SPAWN_FUNCTIONS and not JOB_WORDS.search(last_name(call.func) or ""):
+        return []
+    return [
+        arg.value.value
+        for arg in call.args
+        if isinstance(arg.value, cst.Name)
+        and any(_is_worker(ctx, worker) for worker in ctx.functions.get(arg.value.value, ()))
+    ]
+
+
+def _is_worker(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` joins the job or issues a collective itself."""
+    facts = facts_of(ctx)
+    return _reaches_job(ctx, func, set()) or any(
+        facts.is_collective_call(call) for call in ctx.calls_within(func)
+    )
+
+
+@_per_file
+def lone_subcommands(ctx: FileContext) -> list[cst.FunctionDef]:
+    """Subcommands of the script's command line that start, join or ask about no job,
+    where another subcommand does (`fire.Fire({"download": download_datasets, "train":
+    run_training})`): the user runs each as its own process, so they run as one process.
+    None when code at module level joins the job (every command runs in it)."""
+    commands = subcommands(ctx)
+    module_joins = any(
+        _multi_process_call(ctx, call) for call in ctx.calls if ctx.enclosing_function(call) is None
+    )
+    if len(commands) < 2 or module_joins:
+        return []
+    alone = [c for c in commands if not _reaches_job(ctx, c, set())]
+    return alone if len(alone) < len(commands) else []
+
+
+def _reaches_job(ctx: FileContext, func: cst.FunctionDef, seen: set[cst.FunctionDef]) -> bool:
+    """`func`, or a function of this file it calls, starts, joins or asks about a job."""
+    seen.add(func)
+    for call in ctx.calls_within(func):
+        if _multi_process_call(ctx, call) or (ctx.call_name(call) or "") in DDP_CLASSES:
+            return True
+        for callee in ctx.resolver.callees(call):
+            if callee not in seen and _reaches_job(ctx, callee, seen):
+                return True
+    return False
+
+
+_PARAMETRIZE = frozenset({"pytest.param", "pytest.mark.parametrize"})
+
+
+def _parametrizes_tests(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` is a value of a pytest parametrization a helper builds for tests it does
+    not know (`devices.append(pytest.param(torch.device("cuda:0")))` in a `withCUDA`
+    decorator): pytest hands it to tests in the one pytest process. A parametrization
+    written on a test itself is that test's, and the test decides."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.Call) and ctx.call_name(ancestor) in _PARAMETRIZE:
+            func = ctx.enclosing_function(ancestor)
+            return func is not None and not func.name.value.startswith("test")
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return False
+    return False
+
+
+def _in_fake_group(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node`'s function calls `init_process_group("fake", rank=0, world_size=n)` (before
+    or after `node`): one process that only simulates a job of `n` ranks
+    (compile-on-one-rank tracing)."""
+    func = ctx.enclosing_function(node)
+    return func is not None and func in _faking_functions(ctx)
+
+
+@_per_file
+def _faking_functions(ctx: FileContext) -> set[cst.FunctionDef | None]:
+    """The functions that start a fake process group (`_in_fake_group`)."""
+    return {
+        ctx.enclosing_function(call)
+        for call in ctx.calls_to("torch.distributed.init_process_group")
+        if _backend(call) == "fake"
+    }
+
+
+def _backend(call: cst.Call) -> str | None:
+    """The backend a process-group start names (`"nccl"`, `backend="fake"`)."""
+    for index, arg in enumerate(call.args):
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword == "backend" or (keyword is None and index == 0 and not arg.star):
+            return string_value(arg.value)
+    return None

@@ -1,0 +1,71 @@
+"""Rank guards, as several rules ask for them: thin views of `ddplint.domain.gates` (the
+one definition of a rank-gated region) and `ddplint.engine.flow` (the one definition of
+leaving a block); and branches that run only when the job is not distributed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import domain_of
+
+
+def rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
+    """What makes `node` run on some ranks only in its function: an enclosing `if` (or
+    conditional expression) on a rank test, an earlier `if not main: return`, or a
+    `@rank_zero_only` decorator."""
+    gate = domain_of(ctx).gates.gate(node)
+    return None if gate is None else gate.node
+
+
+def call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
+    """Calls in this file that may run the function `func`: those the resolver links to
+    it (`Dataset(...)` for `Dataset.__init__`), and calls of a method of that name on some
+    other object (`tracker.update()`)."""
+    resolver = ctx.resolver
+    cls = ctx.model.enclosing_class(func)
+    method = cls is not None
+    names = [func.name.value]
+    if cls is not None and func.name.value == "__init__":
+        names.append(cls.name.value)
+    return [
+        c
+        for name in names
+        for c in ctx.model.calls_by_name.get(name, [])
+        if func in resolver.callees(c)
+        or (
+            method
+            and isinstance(c.func, cst.Attribute)
+            and isinstance(c.func.value, cst.Name)
+            and ctx.call_name(c) is None
+        )
+    ]
+
+
+def guarded_everywhere(ctx: FileContext, node: cst.CSTNode, depth: int = 3) -> bool:
+    """`node` runs under a rank condition: in its function, or because every call of its
+    function in this file does (a few levels up)."""
+    return everywhere(ctx, node, lambda at: rank_guard(ctx, at) is not None, depth)
+
+
+def everywhere(
+    ctx: FileContext, node: cst.CSTNode, holds: Callable[[cst.CSTNode], bool], depth: int = 3
+) -> bool:
+    """`holds(node)`, or `node`'s function is called in this file and `holds` at every
+    call (a few levels up)."""
+    if holds(node):
+        return True
+    func = ctx.enclosing_function(node)
+    if func is None or depth == 0:
+        return False
+    sites = [s for s in call_sites(ctx, func) if not ctx.is_inside(s, func)]
+    return bool(sites) and all(everywhere(ctx, s, holds, depth - 1) for s in sites)
+
+
+def single_process_branch(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs only when the job is not distributed (`if not args.distributed:`,
+    `if world_size == 1:`, after `if dist.get_world_size() != 1: raise ...`)."""
+    return domain_of(ctx).gates.single_process(node)

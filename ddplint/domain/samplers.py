@@ -1,0 +1,232 @@
+"""DistributedSamplers of a file and the DataLoaders built on them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import cast
+
+import libcst as cst
+
+from ddplint.context import FileContext, Scope
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import LOADER_CLASSES, SAMPLER_CLASSES, argument, is_false, is_true
+from ddplint.names import dotted
+
+# Positions in `DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)`
+# and `DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
+# collate_fn, pin_memory, drop_last)`.
+SAMPLER_SHUFFLE = 3
+SAMPLER_DROP_LAST = 5
+LOADER_SAMPLER = 3
+LOADER_BATCH_SAMPLER = 4
+LOADER_DROP_LAST = 8
+
+
+@dataclass
+class LoaderUse:
+    """A `DataLoader(...)` built on a sampler."""
+
+    call: cst.Call
+    name: str | None
+    via: str  # "sampler", "batch_sampler", or "returned_sampler" (a helper's return value)
+
+
+@dataclass
+class SamplerUse:
+    """A `DistributedSampler(...)` call, the name it is bound to and its loaders."""
+
+    call: cst.Call
+    name: str | None
+    binding_value: cst.BaseExpression | None
+    loaders: list[LoaderUse] = field(default_factory=list)
+
+
+def shuffle_of(call: cst.Call) -> bool | None:
+    """True / False when the sampler's shuffling is known, None when it is computed."""
+    value = argument(call, SAMPLER_SHUFFLE, "shuffle")
+    if value is None or is_true(value):
+        return True
+    if is_false(value):
+        return False
+    return None
+
+
+def bound_name(ctx: FileContext, node: cst.BaseExpression) -> tuple[str | None, cst.BaseExpression]:
+    """The dotted name `node` is assigned to (through `x if c else y`), and the value
+    expression of that assignment."""
+    current: cst.BaseExpression = node
+    parent = ctx.parent(current)
+    while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
+        current = parent
+        parent = ctx.parent(current)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        return dotted(parent.targets[0].target), current
+    if isinstance(parent, cst.AnnAssign):
+        return dotted(parent.target), current
+    return None, current
+
+
+def _refers_to(ctx: FileContext, expr: cst.BaseExpression | None, sampler: SamplerUse) -> bool:
+    if expr is None:
+        return False
+    for node in ctx.walk(expr):
+        if node is sampler.call:
+            return True
+        if (
+            sampler.name is not None
+            and isinstance(node, (cst.Name, cst.Attribute))
+            and dotted(node) == sampler.name
+        ):
+            return True
+    return False
+
+
+def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
+    """Every DistributedSampler of the file with the DataLoaders built on it."""
+    samplers = []
+    for call in ctx.calls_to(*SAMPLER_CLASSES):
+        name, value = bound_name(ctx, call)
+        samplers.append(SamplerUse(call, name, value if name else None))
+    if not samplers:
+        return samplers
+    # `return dataset, train_sampler` in a data helper, the loader built by its caller
+    # (torchvision's `load_data`): the caller's names for the returned sampler.
+    returned = {
+        id(s): returned_names(ctx, s.name, ctx.scope(s.call)) if s.name is not None else []
+        for s in samplers
+    }
+    # Only a sampler without a name, of the module, returned by a helper or of the loader's
+    # own scope can serve a loader: look at those alone (linear in samplers per function).
+    anywhere = set()
+    by_scope: dict[Scope, list[int]] = {}
+    for index, sampler in enumerate(samplers):
+        scope = ctx.scope(sampler.call)
+        by_scope.setdefault(scope, []).append(index)
+        if sampler.name is None or scope is ctx.module or returned[id(sampler)]:
+            anywhere.add(index)
+    for loader in ctx.calls_to(*LOADER_CLASSES):
+        direct = argument(loader, LOADER_SAMPLER, "sampler")
+        batch = argument(loader, LOADER_BATCH_SAMPLER, "batch_sampler")
+        for index in sorted(anywhere.union(by_scope.get(ctx.scope(loader), ()))):
+            sampler = samplers[index]
+            via = None
+            if sampler.name is None or _same_scope_or_module(ctx, sampler.call, loader):
+                if _refers_to(ctx, direct, sampler):
+                    via = "sampler"
+                elif any(_refers_to(ctx, b, sampler) for b in _with_values(ctx, batch, loader)):
+                    via = "batch_sampler"
+            else:
+                for alias, scope in returned[id(sampler)]:
+                    if scope is not ctx.scope(loader):
+                        continue
+                    if direct is not None and dotted(direct) == alias:
+                        via = "returned_sampler"
+                    elif any(dotted(b) == alias for b in _with_values(ctx, batch, loader)):
+                        via = "batch_sampler"
+            if via is not None:
+                loader_name, _ = bound_name(ctx, loader)
+                sampler.loaders.append(LoaderUse(loader, loader_name, via))
+    return samplers
+
+
+def _with_values(
+    ctx: FileContext, expr: cst.BaseExpression | None, at: cst.CSTNode
+) -> list[cst.BaseExpression]:
+    if expr is None:
+        return []
+    name = dotted(expr)
+    return [expr, *(ctx.values_of(name, at) if name else ())]
+
+
+def _same_scope_or_module(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    scope_a = ctx.scope(a)
+    return scope_a is ctx.scope(b) or scope_a is ctx.module
+
+
+def returned_positions(
+    ctx: FileContext, name: str | None, scope: cst.FunctionDef, value: cst.CSTNode | None = None
+) -> set[int | None]:
+    """Where `scope` returns the value of `name` (or the expression `value`): None for the
+    whole return value, an index for an element of a returned tuple."""
+
+    def returned(expr: cst.BaseExpression) -> bool:
+        return expr is value or (name is not None and dotted(expr) == name)
+
+    positions: set[int | None] = set()
+    for found in ctx.nodes_within(scope, cst.Return):
+        node = cast("cst.Return", found)
+        if node.value is not None and ctx.scope(node) is scope:
+            if returned(node.value):
+                positions.add(None)
+            elif isinstance(node.value, cst.Tuple):
+                for index, element in enumerate(node.value.elements):
+                    if returned(element.value):
+                        positions.add(index)
+    return positions
+
+
+def returned_loaders(ctx: FileContext) -> dict[str, set[int | None]]:
+    """Functions of the file returning a DataLoader built on a shuffling training
+    DistributedSampler, with where they return it (see `returned_positions`)."""
+    found: dict[str, set[int | None]] = {}
+    for sampler in distributed_samplers(ctx):
+        if shuffle_of(sampler.call) is not True or is_evaluation_sampler(ctx, sampler):
+            continue
+        for loader in sampler.loaders:
+            scope = ctx.scope(loader.call)
+            if isinstance(scope, cst.FunctionDef):
+                positions = returned_positions(ctx, loader.name, scope, loader.call)
+                if positions:
+                    found.setdefault(scope.name.value, set()).update(positions)
+    return found
+
+
+def returned_names(
+    ctx: FileContext, name: str | None, scope: Scope, value: cst.CSTNode | None = None
+) -> list[tuple[str, Scope]]:
+    """Names bound by callers of `scope` to the value `name` it returns (by position in
+    a returned tuple), or to the expression `value` when it is returned as it stands
+    (`return DataLoader(...)`)."""
+    if not isinstance(scope, cst.FunctionDef):
+        return []
+    positions = returned_positions(ctx, name, scope, value)
+    if not positions:
+        return []
+    found: list[tuple[str, Scope]] = []
+    for call in ctx.calls:
+        if isinstance(call.func, cst.Name) and call.func.value == scope.name.value:
+            found.extend((bound, ctx.scope(call)) for bound in names_bound_to(ctx, call, positions))
+    return found
+
+
+def names_bound_to(ctx: FileContext, call: cst.Call, positions: Iterable[int | None]) -> list[str]:
+    """The names `x = call(...)` / `a, b = call(...)` binds to the return value (None) or
+    to the given elements of a returned tuple."""
+    parent = ctx.parent(call)
+    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+        return []
+    target = parent.targets[0].target
+    found = []
+    for position in positions:
+        if position is None:
+            bound = dotted(target)
+        elif isinstance(target, (cst.Tuple, cst.List)) and position < len(target.elements):
+            bound = dotted(target.elements[position].value)
+        else:
+            bound = None
+        if bound is not None:
+            found.append(bound)
+    return found
+
+
+def is_evaluation_sampler(ctx: FileContext, sampler: SamplerUse) -> bool:
+    """The sampler serves validation or testing (`Loops.serves_evaluation`, from the
+    sampler's, its dataset's and its loaders' names, where it is built and how its loaders
+    are read): its shuffling and padding do not change what the model learns."""
+    dataset = argument(sampler.call, 0, "dataset")
+    names = [sampler.name or "", *(loader.name or "" for loader in sampler.loaders)]
+    if dataset is not None:
+        names.append(dotted(dataset) or "")
+    loaders = [loader.call for loader in sampler.loaders]
+    return domain_of(ctx).loops.serves_evaluation(sampler.call, names, dataset, loaders)

@@ -1,0 +1,115 @@
+"""What a `torch.save` writes: training state (a model, a `state_dict()`, a checkpoint dict)
+or data known as such (a tensor, predictions, scores, a metrics history: a dump or a log that
+no resumed job reads), and saves that cache one data item (a dataset's per-sample file).
+Only positive evidence makes a save data: an unknown value is taken for a checkpoint."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.ddp_facts import facts_of, last_name
+from ddplint.domain.rank_guards import everywhere
+
+# Words of a name that holds data (a batch's tensors, predictions, a metrics log).
+_DATA_WORDS = re.compile(
+    r"(^|_)(scores?|assignments?|predictions?|preds?|outputs?|logits|features?|feats|"
+    r"embeddings?|activations?|history|stats?|statistics|metrics?|results?|losses|"
+    r"accuracies|spec|specs|spectrograms?|mels?|samples?|labels?|targets?)(_|$)",
+    re.IGNORECASE,
+)
+# Words of a name that may hold training state: any of them makes the value unknown.
+_STATE_WORDS = re.compile(
+    r"state|ckpt|checkpoint|model|net|optim|sched|scaler|weight|param|ema|module|snapshot|"
+    r"save|encoder|decoder|backbone|head|layer|prototypes?|centroids?|memory|queue|bank",
+    re.IGNORECASE,
+)
+_STATE_CALLS = re.compile(r"state|ckpt|checkpoint|snapshot", re.IGNORECASE)
+_COPIES = frozenset({"deepcopy", "copy", "dict", "OrderedDict"})
+# Methods that return the same object, moved or copied (`model.cpu()`).
+_SAME_OBJECT = frozenset({"cpu", "cuda", "to", "detach", "clone", "half", "float", "copy"})
+_TENSOR_TYPES = frozenset({"Tensor", "torch.Tensor", "FloatTensor", "torch.FloatTensor"})
+# Methods a torch Dataset runs once per data item.
+_ITEM_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"})
+
+
+def saves_data(ctx: FileContext, obj: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`obj` is known to hold data, not training state: a name of data words (`scores`,
+    `predictions`, `history`, `labels`) or a parameter annotated as a tensor, also moved or
+    copied (`features.cpu()`), with nothing in what it may hold that names state
+    (`state_dict()`, `model`, `optimizer`, `ckpt`)."""
+    obj = _moved(obj)
+    name = last_name(obj) if isinstance(obj, (cst.Name, cst.Attribute)) else None
+    if name is None or _STATE_WORDS.search(name):
+        return False
+    values = ctx.resolver.values(obj, at)
+    if any(_names_state(value.expr) for value in values):
+        return False
+    return bool(_DATA_WORDS.search(name)) or _tensor_parameter(ctx, name, at)
+
+
+def caches_item(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs while a dataset loads one item (`__getitem__`, or a method only it calls,
+    a few levels up): a per-sample file (`<utterance>.spec.pt`), each rank its own samples."""
+    return everywhere(ctx, node, lambda at: _in_item_method(ctx, at))
+
+
+def _in_item_method(ctx: FileContext, node: cst.CSTNode) -> bool:
+    func = ctx.enclosing_function(node)
+    return (
+        func is not None
+        and func.name.value in _ITEM_METHODS
+        and ctx.model.enclosing_class(func) is not None
+    )
+
+
+def _names_state(expr: cst.BaseExpression) -> bool:
+    """`expr` may be training state: a name named for it (`model`, `ckpt`), a call named
+    for it (`get_checkpoint()`, `net.state_dict()`), a copy of one (`deepcopy(model)`,
+    `model.cpu()`), or a container holding one; not the result of another call (`model(x)`
+    is data)."""
+    if isinstance(expr, cst.Dict):
+        return any(
+            not isinstance(e, cst.DictElement) or _names_state(e.value) for e in expr.elements
+        )
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+        return any(
+            isinstance(e, cst.StarredElement) or _names_state(e.value) for e in expr.elements
+        )
+    if isinstance(expr, cst.Call):
+        called = last_name(expr.func) or ""
+        if _STATE_CALLS.search(called):
+            return True
+        origin = _moved(expr)
+        if origin is not expr:
+            return _names_state(origin)
+        return called in _COPIES and any(_names_state(a.value) for a in expr.args)
+    name = last_name(expr)
+    return name is not None and bool(_STATE_WORDS.search(name))
+
+
+def _moved(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The object a chain of moves and copies starts from (`x` of `x.detach().cpu()`)."""
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in _SAME_OBJECT
+    ):
+        expr = expr.func.value
+    return expr
+
+
+def _tensor_parameter(ctx: FileContext, name: str, at: cst.CSTNode) -> bool:
+    """`name` is a parameter of the enclosing function annotated `torch.Tensor`."""
+    binding = facts_of(ctx).reaching_binding(name, at)
+    func = binding.statement if binding is not None and binding.kind == "param" else None
+    if not isinstance(func, cst.FunctionDef):
+        return False
+    params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+    for param in params:
+        if param.name.value == name and param.annotation is not None:
+            annotation = param.annotation.annotation
+            return ctx.code(annotation).strip() in _TENSOR_TYPES
+    return False

@@ -1,0 +1,116 @@
+"""A project's own distributed switch: a flag (`train_config.enable_fsdp`, `use_ddp`) under
+which a module of the project starts its process group or wraps its model, every time
+(`job_switches`; and it calls no project helper that starts one under no condition,
+`Project.switch_named`), and which no module starts one under the other way. Where the
+flag is the other way (`if not train_config.enable_fsdp:`), in any module of the project,
+one process runs.
+
+A flag is known by its last name (`enable_fsdp` in `cfg.enable_fsdp` and
+`self.train_config.enable_fsdp`: the config travels between modules) and must be named
+for distribution (`_NAMED`), so a flag that only happens to enclose the wrap
+(`if cfg.use_peft:`) is no switch."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.apis import DDP_CLASSES, OTHER_DISTRIBUTED_WRAPPERS, STARTERS
+from ddplint.domain.project_view import project_of
+from ddplint.engine.flow import fixed_terms
+
+_NAMED = re.compile(
+    r"distributed|(^|_)dist(_|$)|ddp|fsdp|parallel|multi_?(gpu|node|proc)|launch|slurm"
+    r"|deepspeed|horovod",
+    re.IGNORECASE,
+)
+
+
+def flag_name(term: cst.BaseExpression) -> str | None:
+    """The name of a flag read as a whole test (`cfg.enable_fsdp`, `use_ddp`) when it is
+    named for distribution, else None."""
+    if type(term) is cst.Attribute:
+        name = term.attr.value
+    elif type(term) is cst.Name:
+        name = term.value
+    else:
+        return None
+    return name if _NAMED.search(name) else None
+
+
+def _job_starts() -> frozenset[str]:
+    """The calls that start a job or wrap a model for one."""
+    return STARTERS | DDP_CLASSES | OTHER_DISTRIBUTED_WRAPPERS
+
+
+@functools.cache
+def _job_start_words() -> re.Pattern[str]:
+    words = sorted({name.rsplit(".", 1)[-1] for name in _job_starts()})
+    return re.compile(rf"\b(?:{'|'.join(map(re.escape, words))})\b")
+
+
+def names_a_job_start(text: str) -> bool:
+    """The module's text names a call that starts a job (the last name of each,
+    `init_process_group`, `spawn`, `DistributedDataParallel`, ...): a module that names
+    none has no `job_switches`, so a search for a switch need not parse it."""
+    return _job_start_words().search(text) is not None
+
+
+def job_switches(ctx: FileContext) -> tuple[tuple[str, bool | None], ...]:
+    """For each flag named for distribution that a job start of the module runs under (a
+    process group started by `init_process_group` or `mp.spawn`, a model wrapped in DDP,
+    FSDP, DeepSpeed): the value every start runs under (`if cfg.enable_fsdp:`), or None
+    when some start runs without it or under the other value (`if use_fsdp: FSDP(...)
+    else: DDP(...)`: no switch)."""
+    starts = _job_starts()
+    sites = [
+        {
+            (name, value)
+            for condition in ctx.flow.conditions(call)
+            for term, value in condition.terms()
+            if (name := flag_name(term)) is not None
+        }
+        for call in ctx.calls
+        if ctx.call_name(call) in starts
+    ]
+    found: list[tuple[str, bool | None]] = []
+    for name in sorted({name for terms in sites for name, _ in terms}):
+        values = [{v for n, v in terms if n == name} for terms in sites]
+        every = {v for vs in values for v in vs} if all(len(vs) == 1 for vs in values) else set()
+        found.append((name, every.pop() if len(every) == 1 else None))
+    return tuple(found)
+
+
+def turns_switches_off(ctx: FileContext) -> bool:
+    """The file hands a distributed switch of the project to project code, always off
+    (`Trainer(model, use_distributed=False)`): what it runs through them is one process."""
+    project = project_of(ctx)
+    if project is None:
+        return False
+    found = False
+    for call in ctx.calls:
+        for arg in call.args:
+            name = flag_name(arg.keyword) if arg.keyword is not None else None
+            on = project.switch_named(ctx.path, name) if name is not None else None
+            if on is None:
+                continue
+            if not (type(arg.value) is cst.Name and arg.value.value == str(not on)):
+                return False
+            found = True
+    return found
+
+
+def flags_read(ctx: FileContext) -> tuple[str, ...]:
+    """The flags named for distribution the module tests (`if not cfg.enable_fsdp:`) or
+    passes by keyword (`use_distributed=False`): the switches its findings depend on."""
+    names: set[str] = set()
+    for node in ctx.nodes_of(cst.If, cst.IfExp, cst.While, cst.BooleanOperation):
+        test = node.left if type(node) is cst.BooleanOperation else node.test  # type: ignore[attr-defined]
+        for holds in (True, False):
+            names.update(filter(None, (flag_name(t) for t, _ in fixed_terms(test, holds))))
+    for call in ctx.calls:
+        names.update(filter(None, (flag_name(a.keyword) for a in call.args if a.keyword)))
+    return tuple(sorted(names))

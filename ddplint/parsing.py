@@ -1,0 +1,78 @@
+"""Decode and parse one file once, or say why not in a DDP999 diagnostic: the one parse the
+checker and the project's module summaries share."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import libcst as cst
+
+from ddplint.diagnostics import Diagnostic, Location, Severity
+from ddplint.source import decode, python_syntax_error
+
+PARSE_ERROR_CODE = "DDP999"
+MAX_NESTING = 200
+# A statement shorter than this cannot nest deeper than Python's parser allows (about 3,000
+# levels), so LibCST's native parser, which crashes the process on deeper input, is safe on it.
+LONG_STATEMENT = 2_500
+_BRACKET_OR_BREAK = re.compile(r"[()\[\]{}]|(?<!\\)\n")
+
+
+def parse(path: str, data: bytes) -> tuple[str, cst.Module] | Diagnostic:
+    """Decode and parse, or a DDP999 diagnostic saying why not."""
+    decoded = decode(data)
+    if decoded.text is None:
+        return file_error(path, decoded.error or "cannot decode file", 1, 1)
+    too_deep = _too_deeply_nested(decoded.text)
+    if too_deep is not None:
+        return file_error(path, too_deep, 1, 1)
+    try:
+        return decoded.text, cst.parse_module(decoded.text)
+    except cst.ParserSyntaxError as exc:
+        python = python_syntax_error(decoded.text)  # Python's own place and words
+        if python is not None:
+            return file_error(path, f"syntax error: {python.message}", python.row, python.column)
+        message = exc.message.strip().splitlines()[0] if exc.message else "invalid syntax"
+        return file_error(
+            path,
+            f"cannot parse file: Python accepts it, LibCST (ddplint's parser) not: {message}",
+            exc.raw_line,
+            exc.raw_column + 1,
+        )
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return file_error(path, f"cannot parse file: {type(exc).__name__}: {exc}", 1, 1)
+
+
+def _too_deeply_nested(text: str) -> str | None:
+    """Python refuses more than 200 nested brackets and about 3,000 levels of any other nesting
+    (`- - - 1`, `a if b else ...`, `lambda: lambda: ...`); LibCST's native parser crashes the
+    process a little beyond that. Ask Python's own parser when a cheap scan (bracket depth,
+    longest statement) says the file may be that deep."""
+    depth = deepest = longest = 0
+    start = 0
+    for match in _BRACKET_OR_BREAK.finditer(text):
+        token = match.group()
+        if token == "\n":
+            if depth <= 0:
+                longest = max(longest, match.start() - start)
+                start = match.end()
+            continue
+        depth += 1 if token in "([{" else -1
+        deepest = max(deepest, depth)
+    longest = max(longest, len(text) - start)
+    if deepest <= MAX_NESTING and longest < LONG_STATEMENT:
+        return None
+    try:
+        compile(text, "<ddplint>", "exec", ast.PyCF_ONLY_AST)
+    except (RecursionError, MemoryError) as exc:
+        return f"cannot parse file: nested too deeply for Python's parser ({type(exc).__name__})"
+    except (SyntaxError, ValueError) as exc:
+        if deepest > MAX_NESTING:
+            return f"syntax error: {getattr(exc, 'msg', None) or exc}"
+    return None
+
+
+def file_error(path: str, message: str, row: int, column: int) -> Diagnostic:
+    where = Location(max(row, 1), max(column, 1))
+    return Diagnostic(PARSE_ERROR_CODE, message, path, where, where, Severity.ERROR)

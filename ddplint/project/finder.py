@@ -1,0 +1,102 @@
+"""Where an import statement of a project file leads, on disk."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ddplint.project.package_layout import PackageDir, declared_package_dirs
+from ddplint.project.summaries import ModuleSummary
+from ddplint.project_files import folder_root
+
+if TYPE_CHECKING:
+    pass
+
+
+class ModuleFinder:
+    """Where an import statement of a project file leads, on disk."""
+
+    def __init__(self) -> None:
+        self._roots: dict[str, str] = {}
+        self._files: dict[str, bool] = {}
+        self._found: dict[tuple[str, str], str | None] = {}
+        self._layouts: dict[str, tuple[PackageDir, ...]] = {}
+
+    def root(self, path: str) -> str:
+        """`project_root(path)`, remembered by folder."""
+        start = os.path.dirname(os.path.abspath(path))
+        if start not in self._roots:
+            self._roots[start] = folder_root(start)
+        return self._roots[start]
+
+    def _is_file(self, path: str) -> bool:
+        if path not in self._files:
+            self._files[path] = os.path.isfile(path)
+        return self._files[path]
+
+    def module_path(self, importer: str, module: str) -> str | None:
+        """`_module_path`, remembered."""
+        key = (importer, module)
+        if key not in self._found:
+            self._found[key] = self._module_path(importer, module)
+        return self._found[key]
+
+    def _module_path(self, importer: str, module: str) -> str | None:
+        """The file of `module` as imported from `importer`: relative imports from the
+        importer's package, absolute ones from its folder or any folder above it up to
+        the project root (or the root's `src/`), then from the folders the project's
+        packaging files map packages to (`package_dir={"mae_st": "."}`), then from the
+        root itself when the module's first name is the root folder's (a repository
+        imported as the package it is: `import mae_st.util.misc` inside `mae_st/`). A
+        module found there is the project's, whatever its name (`timm.utils` inside
+        timm's own repository)."""
+        level = len(module) - len(module.lstrip("."))
+        parts = [p for p in module.lstrip(".").split(".") if p]
+        if not level and not parts:
+            return None
+        importer = os.path.abspath(importer)
+        here = os.path.dirname(importer)
+        if level:
+            base = here
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            stems = [os.path.join(base, *parts)]
+        else:
+            root = self.root(importer)
+            bases = [here]
+            while bases[-1] != root and bases[-1].startswith(root + os.sep):
+                bases.append(os.path.dirname(bases[-1]))
+            bases.append(os.path.join(root, "src"))
+            stems = [os.path.join(base, *parts) for base in bases]
+        candidates: Iterator[str] = (
+            c for stem in stems for c in (stem + ".py", os.path.join(stem, "__init__.py"))
+        )
+        if not level:  # declared folders are read only when the usual places fail
+            candidates = itertools.chain(candidates, self._declared_candidates(root, parts))
+        return next((c for c in candidates if c != importer and self._is_file(c)), None)
+
+    def _declared_candidates(self, root: str, parts: list[str]) -> Iterator[str]:
+        """Where the module `parts` would be under the package folders the project at
+        `root` declares, then under the root taken as the package named like its folder."""
+        if root not in self._layouts:
+            self._layouts[root] = declared_package_dirs(root)
+        for package, folder in (*self._layouts[root], (os.path.basename(root), root)):
+            names = package.split(".") if package else []
+            if parts[: len(names)] != names:
+                continue
+            rest = parts[len(names) :]
+            if rest:
+                yield os.path.join(folder, *rest) + ".py"
+            yield os.path.join(folder, *rest, "__init__.py")
+
+    def dependencies(self, importer: str, summary: ModuleSummary) -> set[str]:
+        """Files of the project that `summary`'s module (at `importer`) imports from."""
+        found: set[str] = set()
+        for full in summary.imports:
+            for name in {full.rpartition(".")[0], full} - {"", "."}:
+                path = self.module_path(importer, name)
+                if path is not None:
+                    found.add(path)
+        return found

@@ -1,0 +1,361 @@
+"""The modules of a project that a run's files import, transitively, summarised only when a
+question needs one.
+
+The set of modules is defined as before: the root files a run loads and every project
+module they import (`ModuleFinder.dependencies` of each summary), transitively, each one
+whose summary can be computed. But a summary is computed (a parse) only when asked for,
+or when the membership of some module can only be decided through it. Which modules can
+lead to which is first answered from the text (`scanned_imports`, a superset of the parsed
+imports): a module the text scan does not reach is not a member, without any parse, and a
+search for one that it reaches parses only the modules from which the scan reaches it,
+nearest first.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Generic, Protocol, TypeVar
+
+from ddplint.project.import_scan import scanned_bindings, scanned_imports
+from ddplint.project_files import project_files
+
+# A dotted chain of names as code writes it (`timm.utils.distribute_bn`), from its head.
+_CHAIN = re.compile(r"(?<![\w.])([A-Za-z_]\w*)((?:\s*\.\s*[A-Za-z_]\w*)*)", re.ASCII)
+
+
+class _Summary(Protocol):
+    @property
+    def imports(self) -> tuple[str, ...]: ...
+
+
+class _Scanned:
+    """Stands for a summary in `ModuleFinder.dependencies`: the scanned imports."""
+
+    def __init__(self, imports: Iterable[str]) -> None:
+        self.imports = tuple(sorted(imports))
+
+
+S = TypeVar("S", bound=_Summary)
+
+
+class ModuleIndex(Mapping[str, S], Generic[S]):
+    """Module path -> summary, for the members: `seeded` (given, their imports not
+    followed, as a run that was handed summaries) and the closure of `roots`."""
+
+    def __init__(
+        self,
+        read: Callable[[str], S | None],
+        dependencies: Callable[[str, Any], set[str]],
+        module_path: Callable[[str, str], str | None],
+        root_of: Callable[[str], str],
+        seeded: Mapping[str, S] | None = None,
+    ) -> None:
+        self._read = read
+        self._dependencies = dependencies
+        self._module_path = module_path
+        self._root_of = root_of
+        self._seeded = dict(seeded or {})
+        self._summaries: dict[str, S | None] = dict(self._seeded)
+        self.roots: list[str] = []
+        # Reached from the roots through the parsed imports of members; their own summary
+        # decides whether they are members. `_expanded`: members whose imports are followed.
+        self._reached: set[str] = set(self._seeded)
+        self._expanded: set[str] = set(self._seeded)
+        self._scans: dict[str, frozenset[str]] = {}
+        self._reaching_text: dict[str, dict[tuple[str, str, str], bool]] = {}
+        self._items: dict[str, list[tuple[str, str, str]]] = {}
+        self._names: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+        self._everything = False
+        self.parsed: list[str] = []  # paths summarised, in order (for tests and counts)
+
+    # -- the summaries, each computed once ------------------------------------------------
+
+    def summary(self, path: str) -> S | None:
+        """The summary of any file, member or not (None: it cannot be read or parsed)."""
+        if path not in self._summaries:
+            self.parsed.append(path)
+            self._summaries[path] = self._read(path)
+        return self._summaries[path]
+
+    def known(self, path: str) -> S | None:
+        """The summary of a module already known to be a member, else None (no parse, no
+        search)."""
+        return self._summaries.get(path) if path in self._expanded else None
+
+    def _expand(self, path: str) -> bool:
+        """Follow the imports of a reached module: True when it is a member."""
+        if path in self._expanded:
+            return True
+        summary = self.summary(path)
+        if summary is None:
+            return False
+        self._expanded.add(path)
+        self._reached.update(self._dependencies(path, summary))
+        return True
+
+    def add_roots(self, paths: Iterable[str]) -> bool:
+        """Load `paths` as roots; True when one of them was not a member yet."""
+        new = [p for p in map(os.path.abspath, paths) if p not in self]
+        self.roots.extend(p for p in new if p not in self._reached)
+        self._reached.update(new)
+        if new:
+            self._everything = False
+        return bool(new)
+
+    # -- membership -----------------------------------------------------------------------
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        if path in self._expanded:
+            return True
+        if path in self._reached:
+            return self._expand(path)
+        if self._everything:
+            return False
+        for root in self.roots:  # their imports first: most questions end there
+            self._expand(root)
+            if path in self._reached:
+                return self._expand(path)
+        return self._search(self._reached, path, self._expanded)
+
+    def reaches(self, start: str, target: str) -> bool:
+        """Whether `target` is among the modules `start` imports, transitively, through the
+        imports of members (`Project.closure`)."""
+        start = os.path.abspath(start)
+        if start == target or start not in self:
+            return False
+        return self._search({start}, target, set(), through_members=True)
+
+    def _search(
+        self, reached: set[str], target: str, expanded: set[str], through_members: bool = False
+    ) -> bool:
+        """Follow parsed imports from `reached` (whose members in `expanded` are followed
+        already) until `target` is reached, only through modules from which the text scan
+        reaches it, nearest first. Reaching it from the global roots makes it a member
+        when its own summary can be computed; with `through_members`, reaching it is the
+        answer (a `closure` holds modules that cannot be parsed)."""
+        distance = self._distances_to(target, reached)
+        if target in reached:
+            return through_members or self._expand(target)
+        queue = [(distance[p], p) for p in reached - expanded if p in distance]
+        heapq.heapify(queue)
+        seen = set(reached)
+        while queue:
+            _, path = heapq.heappop(queue)
+            if through_members:
+                if path not in self or path in expanded:
+                    continue
+                expanded.add(path)
+                dependencies = self._dependencies(path, self[path])
+            else:
+                if path in self._expanded or not self._expand(path):
+                    continue
+                dependencies = self._dependencies(path, self._summaries[path])
+            if target in dependencies:
+                return through_members or self._expand(target)
+            for dependency in dependencies - seen:
+                seen.add(dependency)
+                if dependency in distance:
+                    heapq.heappush(queue, (distance[dependency], dependency))
+        return False
+
+    def _scan(self, path: str) -> frozenset[str]:
+        """Files the module at `path` may import, or look a name up in (a superset, from
+        its text): those of `dependencies`, and for a name whose module is no file
+        (`from pkg.ext import f` with `ext` compiled), the package above, where
+        `Project._lookup` looks next."""
+        if path not in self._scans:
+            text = project_files(self._root_of(path)).text(path)
+            imports = set(scanned_imports(text) if text is not None else ())
+            for name in list(imports):
+                module = name.rpartition(".")[0]
+                if module.strip(".") and self._module_path(path, module) is None:
+                    imports.add(module)
+            self._scans[path] = frozenset(self._dependencies(path, _Scanned(imports)))
+        return self._scans[path]
+
+    def holds(self, path: str, text: re.Pattern[str], name: str) -> bool:
+        """The text of `path` matches `text`, or may bind `name` by an import."""
+        source = project_files(self._root_of(path)).text(path) or ""
+        return text.search(source) is not None or name in scanned_bindings(source)
+
+    def scan_closure(self, path: str) -> set[str]:
+        """`path` and the files its text may import, transitively (`_scan`)."""
+        seen = {path}
+        todo = [path]
+        while todo:
+            for dependency in self._scan(todo.pop()) - seen:
+                seen.add(dependency)
+                todo.append(dependency)
+        return seen
+
+    def clean(self, path: str, pattern: re.Pattern[str]) -> bool:
+        """No code of the module at `path`, nor any code it may call in other project
+        modules, lies in a module whose text matches `pattern` (`reaches_text`)."""
+        return not self.reaches_text(("module", path, ""), pattern)
+
+    def lookup_clean(self, importer: str, qualified: str, pattern: re.Pattern[str]) -> bool:
+        """What `Project._lookup(importer, qualified)` may find, and any code that may
+        call, lies in no module whose text matches `pattern`."""
+        return not self.reaches_text(("name", importer, qualified), pattern)
+
+    def reaches_text(self, start: tuple[str, str, str], pattern: re.Pattern[str]) -> bool:
+        """Whether code reachable from `start` may lie in a module whose text matches
+        `pattern`, from the texts alone (a superset of what the parsed summaries say).
+
+        `("module", path, "")`: any code of that module and what it may call: the names
+        its imports bind (`scanned_bindings`) and the dotted chains its text writes
+        through them (`a.b.c.f()` after `import a`), each looked up as
+        `Project._lookup` does. `("name", importer, qualified)`: that look-up: the module
+        the name's module part leads to; when that module does not define the name
+        (`def`/`class`) but imports it, the look-up goes on through its re-export alone,
+        not through the module's other imports (a package's `__init__` re-exporting a
+        hundred names leads only where the one asked is defined); when the module part is
+        no file, the package above, where `_method_lookup` looks (`pkg.Class.method`)."""
+        known = self._reaching_text.setdefault(pattern.pattern, {})
+        if start in known:
+            return known[start]
+        parents: dict[tuple[str, str, str], tuple[str, str, str]] = {}
+        seen = {start}
+        todo = [start]
+        found = False
+        while todo and not found:
+            kind, path, name = todo.pop()
+            earlier = known.get((kind, path, name))
+            if earlier is False:  # nothing it reaches matches
+                continue
+            found = bool(earlier) or (
+                kind == "module" and pattern.search(self._text(path)) is not None
+            )
+            if found:
+                break
+            following = (
+                self._module_items(path) if kind == "module" else self._name_items(path, name)
+            )
+            for item in following:
+                if item not in seen:
+                    seen.add(item)
+                    parents[item] = (kind, path, name)
+                    todo.append(item)
+        if found:  # every item on the way to the one found leads there too
+            item = (kind, path, name)
+            while True:
+                known[item] = True
+                if item not in parents:
+                    break
+                item = parents[item]
+        else:
+            known.update(dict.fromkeys(seen, False))
+        return found
+
+    def _text(self, path: str) -> str:
+        return project_files(self._root_of(path)).text(path) or ""
+
+    def _module_items(self, path: str) -> list[tuple[str, str, str]]:
+        """What code of the module at `path` may look up (`reaches_text`)."""
+        if path not in self._items:
+            text = self._text(path)
+            chains: dict[str, set[tuple[str, ...]]] = {}
+            for match in _CHAIN.finditer(text):
+                parts = tuple(p.strip() for p in match.group(2).split(".") if p.strip())
+                chains.setdefault(match.group(1), set()).add(parts)
+            found: dict[tuple[str, str, str], None] = {}
+            for local, qualifieds in scanned_bindings(text).items():
+                for qualified in qualifieds:
+                    for parts in chains.get(local, {()}):
+                        for end in range(len(parts) + 1):
+                            found["name", path, ".".join([qualified, *parts[:end]])] = None
+            self._items[path] = list(found)
+        return self._items[path]
+
+    def _name_items(self, importer: str, qualified: str) -> list[tuple[str, str, str]]:
+        """Where `Project._lookup(importer, qualified)` may lead (`reaches_text`)."""
+        key = (importer, qualified)
+        if key not in self._names:
+            self._names[key] = self._find_name_items(importer, qualified)
+        return self._names[key]
+
+    def _find_name_items(self, importer: str, qualified: str) -> list[tuple[str, str, str]]:
+        level = len(qualified) - len(qualified.lstrip("."))
+        rest = qualified[level:]
+        if "." in rest:
+            module, _, function = qualified.rpartition(".")
+        elif level:
+            module, function = "." * level, rest
+        else:
+            return []
+        path = self._module_path(importer, module)
+        if path is None:
+            owner, _, cls = module.rpartition(".")
+            above = self._module_path(importer, owner) if owner and cls else None
+            if above is None:
+                return []
+            bound = scanned_bindings(self._text(above)).get(cls, frozenset())
+            return [("module", above, ""), *(("name", above, f"{q}.{function}") for q in bound)]
+        text = self._text(path)
+        items: list[tuple[str, str, str]] = []
+        reexports = scanned_bindings(text).get(function, frozenset())
+        if not reexports or re.search(rf"\b(?:def|class)\s+{re.escape(function)}\b", text):
+            items.append(("module", path, ""))
+        items.extend(("name", path, reexported) for reexported in reexports)
+        return items
+
+    def _distances_to(self, target: str, starts: set[str]) -> dict[str, int]:
+        """For each module the text scan reaches from `starts` and from which it reaches
+        `target`: the fewest imports between them."""
+        forward: dict[str, frozenset[str]] = {}
+        todo = list(starts)
+        seen = set(starts)
+        while todo:
+            path = todo.pop()
+            forward[path] = self._scan(path)
+            for dependency in forward[path] - seen:
+                seen.add(dependency)
+                todo.append(dependency)
+        backward: dict[str, list[str]] = {}
+        for path, dependencies in forward.items():
+            for dependency in dependencies:
+                backward.setdefault(dependency, []).append(path)
+        distance = {target: 0} if target in seen else {}
+        layer = list(distance)
+        while layer:
+            following = []
+            for path in layer:
+                for importer in backward.get(path, ()):
+                    if importer not in distance:
+                        distance[importer] = distance[path] + 1
+                        following.append(importer)
+            layer = following
+        return distance
+
+    # -- the mapping ----------------------------------------------------------------------
+
+    def __getitem__(self, path: str) -> S:
+        if path not in self:
+            raise KeyError(path)
+        summary = self._summaries[path]
+        assert summary is not None
+        return summary
+
+    def _all(self) -> list[str]:
+        """Every member: the whole closure, parsed (for callers that list them)."""
+        while not self._everything:
+            pending = sorted(
+                p
+                for p in self._reached - self._expanded
+                if p not in self._summaries or self._summaries[p] is not None
+            )
+            for path in pending:
+                self._expand(path)
+            self._everything = not pending
+        return [p for p in self._summaries if p in self._expanded]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())

@@ -1,0 +1,760 @@
+"""Facts about the project a checked file belongs to, read from the files on disk.
+
+The project is the tree under the nearest folder holding `pyproject.toml` or `.git`. A
+module's summary says what its functions do that matters to the files importing them
+(issue a collective, save a checkpoint, set a sampler's epoch, return a DDP model); it
+depends on the module's text only, so it is cached by content. Facts that cross modules
+(`utils.save` calls `dist_utils.barrier`) are composed from the summaries of every module a
+file imports, transitively. So `ddplint check main.py` sees what `utils.save_on_master`
+does whether or not `utils.py` was passed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ddplint.domain.project_view import ProjectView
+from ddplint.domain.rank_kinds import RankKind
+from ddplint.domain.ranks import Side
+from ddplint.domain.switches import flag_name, names_a_job_start
+from ddplint.project.finder import ModuleFinder
+from ddplint.project.import_index import import_index
+from ddplint.project.module_index import ModuleIndex
+from ddplint.project.summaries import (
+    ENTER,
+    PROCESS_GROUP,
+    RANK_QUERY,
+    SEEDS,
+    SITE_TARGETS,
+    START,
+    WHOLE,
+    FunctionSummary,
+    ModuleSummary,
+    Site,
+    object_method,
+    summarize_path,
+)
+from ddplint.project_files import mentions_checkpoint_loading, project_files
+from ddplint.source import might_be_distributed
+
+if TYPE_CHECKING:
+    from ddplint.context import FileContext
+
+# Facts that skip the sites a function runs on one rank (or per rank) itself.
+_OWN_GUARD = frozenset({"collective", "certain_collective", "unguarded", "downloads"})
+# Facts that skip the sites a function runs only under some condition (not a mode check).
+_UNCONDITIONAL = frozenset({"certain_collective"})
+# Facts asked of what constructing a class runs (see `Project._reaches`).
+_CLASS_FACTS = frozenset({"process_group", "sets_device"})
+_USES = frozenset({PROCESS_GROUP, RANK_QUERY})
+NOWHERE = ("", "")  # a look-up that ends in modules that cannot hold the fact asked
+# For each fact of `Project._reaches`, text that a module holding a site it starts from
+# contains: `torch.distributed` for a collective; `torch.save`; the job starters
+# (`STARTERS`); a download (`download=True`, the hubs, `from_pretrained`); `LOCAL_RANK`;
+# any use of the process group, asking the rank, world size or main process by name or
+# from the environment (`uses_process_group_at`, `asks_rank`, `RANK_ENV`,
+# `WORLD_SIZE_ENV`); a device setter (`sets_device`). A module whose text and the texts of
+# every module it may import (`ModuleIndex.clean`) hold none of it cannot reach the fact:
+# it is not parsed to answer.
+_STARTS = r"init_process_group|init_device_mesh|spawn|start_processes"
+_FACT_TEXT = {
+    "collective": re.compile("distributed"),
+    "certain_collective": re.compile("distributed"),
+    "saves": re.compile("save"),
+    "unguarded": re.compile("save"),
+    "starts": re.compile(_STARTS),
+    "downloads": re.compile(r"download|from_pretrained|load_dataset|\bhub\b"),
+    "local_rank_env": re.compile("LOCAL_RANK"),
+    "process_group": re.compile(
+        rf"(?i:rank|world_size|distributed|dataparallel)|{_STARTS}|main|master|primary|chief"
+        r"|global_zero|local_zero|SLURM|OMPI|PMI_|MPI_"
+    ),
+    "sets_device": re.compile("set_device|device_index|device_idx|cuda|accelerator"),
+}
+# Text every module holding `FunctionSummary.returned_loader` or `set_epoch_params` contains.
+_MAY_RETURN_LOADER = re.compile("DistributedSampler")
+_MAY_SET_EPOCH = re.compile("set_epoch")
+_MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
+# Text every module that `strips_module_prefix` holds contains.
+_MAY_STRIP_PREFIX = re.compile(r"consume_prefix_in_state_dict_if_present|['\"]module['\".]")
+
+
+def _counts(fact: str, target: str, guarded: bool, conditional: bool) -> bool:
+    """Whether a site leads to `fact` (see `Project._reaches`). Asking for the rank or
+    the world size only under a condition of the function's own (`if broadcast: ...
+    dist.get_rank()`) does not make its callers distributed code."""
+    if guarded and fact in _OWN_GUARD:
+        return False
+    if conditional and fact in _UNCONDITIONAL:
+        return False
+    return not (conditional and fact == "process_group" and target in _USES)
+
+
+class Project:
+    """The summaries of the project modules a run's files import (transitively), and the
+    questions rules ask about calls into them."""
+
+    def __init__(
+        self,
+        summaries: Mapping[str, ModuleSummary],
+        finder: ModuleFinder | None = None,
+        summarize_file: Callable[[str], ModuleSummary | None] | None = None,
+    ) -> None:
+        self.finder = finder or ModuleFinder()
+        self.summaries: ModuleIndex[ModuleSummary] = ModuleIndex(
+            summarize_file or summarize_path,
+            self.finder.dependencies,
+            self.finder.module_path,
+            self.finder.root,
+            {os.path.abspath(p): s for p, s in summaries.items()},
+        )
+        self._derived: dict[str, dict[tuple[str, str], bool]] = {}
+        self._call_graph: dict[tuple[tuple[str, str], str], list[Site] | None] = {}
+        self._searching: set[tuple[str, tuple[str, str]]] = set()
+        self._known_distributed: dict[str, bool] = {}
+        self._called_modules: dict[str, set[str]] = {}
+        self._import_indexes: dict[str, dict[str, frozenset[str]]] = {}
+        self._switches: dict[tuple[str, str], bool | None] = {}
+        self._outside: dict[str, ModuleSummary | None] = {}
+
+    @classmethod
+    def load(
+        cls,
+        paths: Iterable[str],
+        summarize_file: Callable[[str], ModuleSummary | None] | None = None,
+    ) -> Project:
+        """The project of `paths`: their summaries and those of every project module they
+        import, transitively, each read once (`summarize_file` may answer from a cache).
+        The text of the tree under the root is read afresh by each run."""
+        project_files.cache_clear()
+        project = cls({}, ModuleFinder(), summarize_file)
+        project._load(paths)
+        return project
+
+    def _load(self, paths: Iterable[str]) -> None:
+        """Add `paths` and every project module they import, transitively, to the
+        project's modules (each summarised when first asked about)."""
+        if self.summaries.add_roots(paths):
+            self._call_graph.clear()
+            self._derived.clear()
+
+    # -- the modules a file depends on ------------------------------------------------
+
+    def dependencies(self, path: str) -> set[str]:
+        """Project files the module at `path` imports from, directly."""
+        path = os.path.abspath(path)
+        summary = self.summaries.get(path)
+        return set() if summary is None else self.finder.dependencies(path, summary)
+
+    def closure(self, path: str) -> list[str]:
+        """Project files the module at `path` depends on, transitively (not itself)."""
+        path = os.path.abspath(path)
+        seen = {path}
+        todo = [path]
+        while todo:
+            for dependency in self.dependencies(todo.pop()) - seen:
+                seen.add(dependency)
+                todo.append(dependency)
+        return sorted(seen - {path})
+
+    # -- what a call into the project does --------------------------------------------
+
+    def _lookup(
+        self,
+        importer: str,
+        qualified: str,
+        depth: int = 4,
+        text: re.Pattern[str] | None = None,
+        own: re.Pattern[str] | None = None,
+    ) -> tuple[str, str] | None:
+        """(module path, function name) that `qualified`, imported by `importer`, names;
+        following re-exports (`from .dist import save` in a package's `__init__`). A
+        method of a project class (`accelerate.Accelerator.prepare`) is looked up by its
+        name in the module defining the class, as `self.prepare(...)` is. With `text`,
+        `NOWHERE` for a name whose look-up and what it calls cannot reach a module holding
+        `text` (`ModuleIndex.lookup_clean`), without parsing them; with `own`, for a fact
+        of the function alone (`function_called`), `NOWHERE` for a name looked up in a
+        module whose own text lacks `own` and does not import the name (the look-up ends
+        there)."""
+        level = len(qualified) - len(qualified.lstrip("."))
+        rest = qualified[level:]
+        if "." in rest:
+            module, _, function = qualified.rpartition(".")
+        elif level:
+            module, function = "." * level, rest  # `from . import helper`
+        else:
+            return None
+        if text is not None and self.summaries.lookup_clean(importer, qualified, text):
+            return NOWHERE
+        path = self.finder.module_path(importer, module)
+        if own is not None and path is not None and not self.summaries.holds(path, own, function):
+            return NOWHERE
+        summary = self.summaries.get(path) if path is not None else None
+        if path is None or summary is None:
+            return self._method_lookup(importer, module, function, depth, text, own)
+        if summary.function(function) is not None or depth == 0:
+            return path, function
+        reexported = dict(summary.reexports).get(function)
+        if reexported is not None and reexported != qualified:
+            found = self._lookup(path, reexported, depth - 1, text, own)
+            if found is not None:
+                return found
+        return path, function
+
+    def _method_lookup(
+        self,
+        importer: str,
+        owner: str,
+        method: str,
+        depth: int,
+        text: re.Pattern[str] | None,
+        own: re.Pattern[str] | None = None,
+    ) -> tuple[str, str] | None:
+        """`_lookup` of `method` on the class `owner` names (`accelerate.Accelerator`):
+        the module defining the class, through re-exports."""
+        module, _, cls = owner.rpartition(".")
+        path = self.finder.module_path(importer, module) if module else None
+        summary = self.summaries.get(path) if path is not None else None
+        if path is None or summary is None or not cls:
+            return None
+        if cls in summary.classes:
+            return path, method
+        maker = summary.function(cls)
+        if maker is not None and maker.returns_made_by and depth > 0:
+            return self._made_method(path, summary, maker, method, depth - 1, text, own)
+        reexported = dict(summary.reexports).get(cls)
+        if reexported is None or depth == 0:
+            return None
+        return self._lookup(path, f"{reexported}.{method}", depth - 1, text, own)
+
+    def _made_method(
+        self,
+        path: str,
+        summary: ModuleSummary,
+        maker: FunctionSummary,
+        method: str,
+        depth: int,
+        text: re.Pattern[str] | None,
+        own: re.Pattern[str] | None,
+    ) -> tuple[str, str] | None:
+        """`_method_lookup` of `method` on the objects the function `maker` of the module at
+        `path` returns (`get_strategy(args).setup()` where `get_strategy` returns
+        `Strategy(args)`): the method of the first project class among them."""
+        for made in maker.returns_made_by:
+            if "." not in made:
+                found = (path, method) if made in summary.classes else None
+            else:
+                found = self._lookup(path, f"{made}.{method}", depth, text, own)
+            if found is not None:
+                return found
+        return None
+
+    def resolve(self, ctx: FileContext, call: cst.Call) -> tuple[ModuleSummary, str] | None:
+        """The project module and function a call refers to, if it is one of ours."""
+        found = self._resolve_call(ctx, call)
+        return (self.summaries[found[0]], found[1]) if found is not None else None
+
+    def function_called(
+        self, ctx: FileContext, call: cst.Call, text: re.Pattern[str] | None = None
+    ) -> FunctionSummary | None:
+        """The summary of the function of another project module that `call` calls. With
+        `text`, the text every module that has the fact asked contains: None, without a
+        parse, when the call leads to modules that cannot have it (`_lookup`)."""
+        found = self._lookup_elsewhere(ctx, ctx.call_name(call), text, text)
+        if found is None or found == NOWHERE:
+            return None
+        return self.summaries[found[0]].function(found[1])
+
+    def _resolve_call(
+        self, ctx: FileContext, call: cst.Call, text: re.Pattern[str] | None = None
+    ) -> tuple[str, str] | None:
+        return self._lookup_elsewhere(ctx, ctx.call_name(call), text)
+
+    def _lookup_elsewhere(
+        self,
+        ctx: FileContext,
+        qualified: str | None,
+        text: re.Pattern[str] | None = None,
+        own: re.Pattern[str] | None = None,
+    ) -> tuple[str, str] | None:
+        """(path, name) of a qualified name that another project module defines."""
+        if qualified is None or "." not in qualified.lstrip("."):
+            return None
+        found = self._lookup(ctx.path, qualified, text=text, own=own)
+        if found is None or found[0] == os.path.abspath(ctx.path):
+            return None
+        return found
+
+    def _callees(
+        self, path: str, function: FunctionSummary, text: re.Pattern[str]
+    ) -> Iterator[Site]:
+        """Each site, with project functions as `path::name`; not those in modules that
+        cannot hold `text` (`ModuleIndex.lookup_clean`)."""
+        for target, guarded, conditional, flags in function.sites:
+            if target in SITE_TARGETS:
+                yield target, guarded, conditional, flags
+            elif "." not in target:
+                yield f"{path}::{target}", guarded, conditional, flags
+            else:
+                found = self._lookup(path, target, text=text)
+                if found is not None and found != NOWHERE:
+                    yield f"{found[0]}::{found[1]}", guarded, conditional, flags
+
+    def _switched_off(self, node: str, flags: tuple[tuple[str, bool], ...]) -> bool:
+        """A site of the function `node` (`path::name`) runs where a distributed switch
+        of the project is off: in one process, as if guarded."""
+        path = node.rpartition("::")[0]
+        return any(self.switch_named(path, name) is (not value) for name, value in flags)
+
+    def _sites_of(self, node: tuple[str, str], fact: str) -> list[Site] | None:
+        """The sites of the project function `node` (path, name), callees resolved
+        (`_callees`) but for those that cannot lead to `fact`; None when it is no function
+        of a project module."""
+        text = _FACT_TEXT[fact]
+        key = (node, text.pattern)
+        if key not in self._call_graph:
+            path, name = node
+            summary = self.summaries.get(path)
+            function = summary.function(name) if summary is not None else None
+            self._call_graph[key] = (
+                None if function is None else list(self._callees(path, function, text))
+            )
+        return self._call_graph[key]
+
+    def _reaches(self, fact: str, node: tuple[str, str] | None) -> bool:
+        """Whether the project function `node` (path, name) reaches a collective on every
+        rank (`fact` "collective": a collective under a rank condition of the helper's
+        own, as in a zero-first context manager, does not count; "certain_collective": on
+        every call, through calls under no condition but mode checks), saves a file
+        ("saves"), saves one outside a rank guard of its own ("unguarded"), starts a
+        multi-process job ("starts"), reads `LOCAL_RANK` from the environment
+        ("local_rank_env"), or uses the process group in any of these ways or another
+        (`uses_process_group_at`: "process_group"): directly or through other project
+        functions. A search from `node` over the calls that count, each module summarised
+        when the search reaches it."""
+        if node is None or node == NOWHERE:
+            return False
+        known = self._derived.setdefault(fact, {})
+        if node in known:
+            return known[node]
+        seeds = SEEDS[fact]
+        seen = {node}
+        todo = [node]
+        found, complete = False, True
+        self._searching.add((fact, node))
+        while todo and not found:
+            current = todo.pop()
+            if current != node and current in known:
+                found = known[current]
+                if found:
+                    break
+                continue
+            if self.summaries.clean(current[0], _FACT_TEXT[fact]):
+                continue
+            sites = self._sites_of(current, fact)
+            if sites is None:
+                continue
+            made = current[1] in self.summaries[current[0]].classes
+            if fact not in _CLASS_FACTS and made:
+                continue
+            for target, guarded, conditional, flags in sites:
+                if not _counts(fact, target, guarded, conditional) or (
+                    made and target == RANK_QUERY
+                ):
+                    continue
+                callee = None
+                if target not in SITE_TARGETS:
+                    path, _, name = target.rpartition("::")
+                    callee = (path, name)
+                elif target not in seeds:
+                    continue
+                if flags and fact in _OWN_GUARD:
+                    # A switch is looked up only for a call that leads to the fact.
+                    if callee is not None and (fact, callee) in self._searching:
+                        complete = False
+                        continue
+                    if callee is not None and not self._reaches(fact, callee):
+                        continue
+                    if self._switched_off(f"{current[0]}::{current[1]}", flags):
+                        continue
+                    found = True
+                    break
+                if callee is None:
+                    found = True
+                    break
+                if callee not in seen:
+                    seen.add(callee)
+                    todo.append(callee)
+        self._searching.discard((fact, node))
+        if found:
+            known[node] = True
+        elif complete:
+            known.update(dict.fromkeys(seen, False))
+        return found
+
+    def _module_reaches(self, fact: str, path: str) -> bool:
+        """Some function of the module at `path` reaches `fact` (`_reaches`)."""
+        summary = self.summaries.get(path)
+        return summary is not None and any(
+            self._reaches(fact, (path, name)) for name, _ in summary.functions
+        )
+
+    def helper_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
+        found = self._resolve_call(ctx, call, _FACT_TEXT["collective"])
+        return self._reaches("collective", found)
+
+    def helper_surely_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that issues a collective whenever it is called: through calls
+        under no condition but mode checks (`if dist.is_initialized():`), as
+        `Collectives.certain` asks of the functions of a file."""
+        found = self._resolve_call(ctx, call, _FACT_TEXT["certain_collective"])
+        return self._reaches("certain_collective", found)
+
+    def helper_starts_processes(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that initialises the process group or spawns workers
+        (`utils.init_distributed_mode(args)`), directly or through others."""
+        found = self._resolve_call(ctx, call, _FACT_TEXT["starts"])
+        return self._reaches("starts", found)
+
+    def helper_starts_one_rank_group(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that starts a process group of one rank (`init_dist()` setting
+        `WORLD_SIZE` to 1 before `init_process_group`)."""
+        function = self.function_called(ctx, call)
+        return function is not None and function.one_rank_group
+
+    def helper_reads_local_rank(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that reads `LOCAL_RANK` from the environment
+        (`utils.init_distributed_mode(args)` setting `args.gpu`), directly or through others;
+        also a method called on an object a project class or helper made
+        (`strategy.setup_distributed()` after `strategy = get_strategy(args)`)."""
+        found = self._resolve_call(
+            ctx, call, _FACT_TEXT["local_rank_env"]
+        ) or self._lookup_elsewhere(ctx, object_method(ctx, call))
+        return self._reaches("local_rank_env", found)
+
+    def helper_sets_device(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A call of project code of another module that sets the process's default
+        device (`sets_device`), directly or through others: a function, a class whose
+        construction does, or a class entered by `with` whose `__enter__` does."""
+        found = self._resolve_call(ctx, call, _FACT_TEXT["sets_device"])
+        if found is None or self._reaches("sets_device", found):
+            return found is not None
+        entered = (found[0], f"{found[1]}.{ENTER}")
+        return isinstance(ctx.parent(call), cst.WithItem) and self._reaches("sets_device", entered)
+
+    def helper_returns_device_module(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper of another module that returns a device module
+        (`return getattr(torch, device_type)`)."""
+        function = self.function_called(ctx, call)
+        return function is not None and function.returns_device_module
+
+    def helper_downloads(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that downloads in place (`CIFAR10(..., download=True)`) on
+        every rank that calls it, directly or through others."""
+        found = self._resolve_call(ctx, call, _FACT_TEXT["downloads"])
+        return self._reaches("downloads", found)
+
+    def helper_set_epoch_positions(self, ctx: FileContext, call: cst.Call) -> tuple[int, ...]:
+        function = self.function_called(ctx, call, _MAY_SET_EPOCH)
+        return function.set_epoch_params if function is not None else ()
+
+    def helper_saves(self, ctx: FileContext, call: cst.Call) -> str | None:
+        """ "guarded" or "unguarded" for a project helper that saves, else None."""
+        found = self._resolve_call(ctx, call, _FACT_TEXT["saves"])
+        if not self._reaches("saves", found):
+            return None
+        return "unguarded" if self._reaches("unguarded", found) else "guarded"
+
+    def helper_returned_loader(self, ctx: FileContext, call: cst.Call) -> list[int | None]:
+        """Where a project helper returns a DataLoader on a shuffling DistributedSampler
+        (None: the whole return value; an index: an element of a returned tuple)."""
+        function = self.function_called(ctx, call, _MAY_RETURN_LOADER)
+        if function is None:
+            return []
+        return [None if p == WHOLE else p for p in function.returned_loader]
+
+    def helper_returns_ddp(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper that wraps a model in DDP and returns it (`smart_DDP(model)`)."""
+        function = self.function_called(ctx, call, _MAY_RETURN_DDP)
+        return function is not None and function.returns_ddp
+
+    def holds_world_size(self, ctx: FileContext, expr: cst.BaseExpression) -> bool:
+        """`expr` reads a global of a project module that holds the world size
+        (`ext_dist.my_size`, set by `extend_distributed.init_distributed`)."""
+        qualified = ctx.qualname(expr)
+        if qualified is None or "." not in qualified.lstrip("."):
+            return False
+        module, _, name = qualified.rpartition(".")
+        path = self.finder.module_path(ctx.path, module)
+        summary = self.summaries.get(path) if path is not None else None
+        return summary is not None and name in summary.world_size_globals
+
+    def main_only_decorator(self, ctx: FileContext, expr: cst.BaseExpression) -> bool:
+        """`expr` names a decorator of another project module that runs the function it
+        decorates on the main process only (`from utils.dist import main_process`)."""
+        found = self._lookup_elsewhere(ctx, ctx.qualname(expr))
+        if found is None:
+            return False
+        summary = self.summaries.get(found[0])
+        return summary is not None and found[1] in summary.main_only_decorators
+
+    def switch_value(self, ctx: FileContext, term: cst.BaseExpression) -> bool | None:
+        """The value of the flag `term` reads under which the project starts its job, when
+        it is a distributed switch (`ddplint.domain.switches`): modules under the root
+        naming the flag start their job only with that value, none with the other."""
+        name = flag_name(term)
+        return None if name is None else self.switch_named(ctx.path, name)
+
+    def switch_named(self, path: str, name: str) -> bool | None:
+        """`switch_value` of the flag `name` in the project of the file at `path`: the one
+        value its modules' job starts run under (`job_switches`; None, a start without
+        it or under the other value, makes it no switch)."""
+        root = self.finder.root(path)
+        key = (root, name)
+        if key not in self._switches:
+            self._switches[key] = None  # asked again while loading: not known yet
+            tree = project_files(root)
+            files = {
+                file
+                for file in tree.naming(name)
+                if file in self.summaries or names_a_job_start(tree.text(file) or "")
+            } | {os.path.abspath(path)}
+            switching = [
+                (file, value)
+                for file in sorted(files)
+                if file.endswith(".py") and (summary := self._summary(file)) is not None
+                for flag, value in summary.switches
+                if flag == name
+            ]
+            self._load(file for file, _ in switching)
+            values = {value for file, value in switching if not self._starts_always(file)}
+            self._switches[key] = values.pop() if len(values) == 1 else None
+        return self._switches[key]
+
+    def _summary(self, path: str) -> ModuleSummary | None:
+        """The summary of any file, read once and not added to the project's modules."""
+        if path in self.summaries:
+            return self.summaries[path]
+        if path not in self._outside:
+            self._outside[path] = self.summaries.summary(path)
+        return self._outside[path]
+
+    def _starts_always(self, path: str) -> bool:
+        """A function of the module at `path` calls a project helper that starts a job
+        (`init_distributed()`) under no condition: its own starts under a flag do not make
+        the flag a switch."""
+        return any(
+            not conditional
+            and (found := self._target(path, target)) is not None
+            and self._reaches("starts", found)
+            for _, function in self.summaries[path].functions
+            for target, _, conditional, _ in function.sites
+        )
+
+    def _target(self, path: str, target: str) -> tuple[str, str] | None:
+        """(module path, function name) of a site's project callee, else None."""
+        if target in SITE_TARGETS:
+            return None
+        return (path, target) if "." not in target else self._lookup(path, target)
+
+    def returned_rank_test(self, ctx: FileContext, call: cst.Call) -> Side | None:
+        """The side of the rank test that the function of another project module `call`
+        calls returns (`distributed.is_subgroup_main_process()`), if any (`Ranks`)."""
+        function = self.function_called(ctx, call)
+        return Side(function.returns_rank_test) if function and function.returns_rank_test else None
+
+    def returned_rank(self, ctx: FileContext, call: cst.Call) -> RankKind | None:
+        """The kind of rank a function of another project module, named for a rank,
+        returns (`comm.get_local_rank()` returning `dist.get_rank()`), when known."""
+        function = self.function_called(ctx, call)
+        return RankKind(function.returned_rank) if function and function.returned_rank else None
+
+    def imports_prefix_stripper(self, ctx: FileContext) -> bool:
+        """Whether a project module the file imports (transitively) drops the DDP `module.`
+        prefix from checkpoint keys when loading (`utils.load_pretrained_weights`)."""
+        start = os.path.abspath(ctx.path)
+        if start not in self.summaries:
+            return False
+        files = project_files(self.finder.root(start))
+        return any(
+            _MAY_STRIP_PREFIX.search(files.text(path) or "") is not None
+            and self.summaries.reaches(start, path)
+            and path in self.summaries
+            and self.summaries[path].strips_module_prefix
+            for path in files.paths
+            if path != start
+        )
+
+    # -- the whole tree under the root ------------------------------------------------
+
+    def loaded_elsewhere(self, path: str) -> bool:
+        """Whether another file under the project root may load a checkpoint: from its
+        summary where the run has one, else from its text (read once per process)."""
+        path = os.path.abspath(path)
+        if not os.path.isfile(path):  # a source text with no file (the API): no project
+            return False
+        files = project_files(self.finder.root(path))
+        for other in files.paths:
+            if other == path:
+                continue
+            summary = self.summaries.known(other)  # else its text: the same test
+            if summary is not None:
+                loads = summary.loads_checkpoint
+            else:
+                text = files.text(other)
+                loads = text is not None and mentions_checkpoint_loading(text)
+            if loads:
+                return True
+        return False
+
+    # -- which modules run on every rank of a distributed job ------------------------
+
+    def runs_distributed(self, ctx: FileContext) -> bool:
+        """Whether the file runs on every rank of a distributed job through the project
+        (`runs_distributed_at`)."""
+        return self.runs_distributed_at(ctx.path)
+
+    def runs_distributed_at(self, path: str) -> bool:
+        """Whether the module at `path` is distributed code: it uses the process group
+        itself, or calls project code that does (`utils.init_distributed_mode(args)`, a
+        helper returning the rank), or a distributed module of the project calls into it
+        (the loss or dataset module a trainer imports and calls: its code runs on every
+        rank). Importing a package some of whose modules are distributed is not enough
+        (`from apex import amp` in a single-process script), nor is a test module that
+        calls them from tests run in one pytest process. Calls of project classes count
+        as calls of what constructing them runs, calls of methods on objects the value
+        resolver sees made by a project class as calls of those methods
+        (`acc = Accelerator(); acc.prepare(model)`). Every file under the project root
+        counts, whatever files the run names."""
+        path = os.path.abspath(path)
+        if path not in self.summaries:
+            return False
+        return self._distributed(path, frozenset())
+
+    def distributed_callers_call(self, ctx: FileContext, func: cst.FunctionDef) -> bool:
+        """Whether the file is distributed only because distributed modules call into it,
+        and one of them calls `func` by its name: the caller's own analysis sees what that
+        call runs (`helper_downloads` at its call site), so the file need not say it again."""
+        path = os.path.abspath(ctx.path)
+        if path not in self.summaries or self._uses_process_group(path):
+            return False
+        wanted = (path, func.name.value)
+        return any(
+            self._distributed(caller, frozenset())
+            and any(self._lookup(caller, name) == wanted for name in self.summaries[caller].calls)
+            for caller in self._callers(path)
+        )
+
+    def device_callers(self, path: str) -> tuple[str, ...]:
+        """The functions of the module at `path`, when it starts a process group or
+        workers, that other project modules call while a module calling into it sets the
+        process's device (`sets_device`, directly or through project code): helpers that
+        use the current device run on the device their callers chose. Part of the
+        module's cached result, since it depends on the callers."""
+        path = os.path.abspath(path)
+        summary = self.summaries.get(path)
+        if summary is None or not any(
+            target == START for _, function in summary.functions for target, *_ in function.sites
+        ):
+            return ()
+        callers = self._callers(path)
+        if not any(self._module_reaches("sets_device", caller) for caller in callers):
+            return ()
+        called = {
+            self._lookup(caller, name)
+            for caller in callers
+            for name in self.summaries[caller].calls
+        }
+        return tuple(sorted(found[1] for found in called if found is not None and found[0] == path))
+
+    def _uses_process_group(self, path: str) -> bool:
+        """The module uses the process group itself or calls project code that does; not
+        a test module whose tests run in the one pytest process (`runs_in_test_process`):
+        what they call runs there, in one process."""
+        summary = self.summaries[path]
+        if summary.distributed or summary.in_test_process:
+            return summary.distributed
+        return any(
+            self._reaches(
+                "process_group", self._lookup(path, name, text=_FACT_TEXT["process_group"])
+            )
+            for name in summary.calls
+        )
+
+    def _distributed(self, path: str, outer: frozenset[str]) -> bool:
+        """`runs_distributed_at`, asked while the callers in `outer` are being decided
+        (a cycle of calls decides nothing)."""
+        known = self._known_distributed.get(path)
+        if known is not None:
+            return known
+        inner = outer | {path}
+        found = self._uses_process_group(path) or any(
+            self._distributed(caller, inner)
+            for caller in self._callers(path)
+            if caller not in inner
+        )
+        if found or not outer:
+            self._known_distributed[path] = found
+        return found
+
+    def _callers(self, path: str) -> list[str]:
+        """Files under the project root whose calls lead into the module at `path` (read
+        from disk whatever files the run names): among the files whose import statements
+        name the module or a package above it (`import_index`)."""
+        root = self.finder.root(path)
+        if root not in self._import_indexes:
+            self._import_indexes[root] = import_index(root)
+        index = self._import_indexes[root]
+        names = {os.path.splitext(os.path.basename(path))[0]}
+        folder = os.path.dirname(path)
+        while folder.startswith(root + os.sep):
+            names.add(os.path.basename(folder))
+            folder = os.path.dirname(folder)
+        candidates = sorted(set().union(*(index.get(n, ()) for n in names)) - {path})
+        self._load(candidates)
+        return [c for c in candidates if c in self.summaries and path in self._modules_called(c)]
+
+    def _modules_called(self, path: str) -> set[str]:
+        """The project modules whose functions or classes the module at `path` calls."""
+        if path not in self._called_modules:
+            found = {self._lookup(path, name) for name in self.summaries[path].calls}
+            self._called_modules[path] = {f[0] for f in found if f is not None and f[0] != path}
+        return self._called_modules[path]
+
+
+def loaded_elsewhere(path: str, project: ProjectView | None = None) -> bool:
+    """Whether another file of `path`'s project (the tree under its root, whatever files a
+    run names) may load a checkpoint: what `path` saves could be read back there."""
+    return (project or Project({})).loaded_elsewhere(path)
+
+
+def importers(
+    paths: Iterable[str | os.PathLike[str]],
+    summarize_file: Callable[[str], ModuleSummary | None] | None = None,
+) -> list[str]:
+    """The files under the project roots of `paths` that may hold DDP code
+    (`might_be_distributed`) and import one of `paths`, directly or through other project
+    modules (their parsed imports): the files whose findings a change to `paths` may
+    change. The text scan of imports (`ModuleIndex.scan_closure`) picks the candidates;
+    only those are parsed (`summarize_file` may answer from a cache)."""
+    targets = {os.path.abspath(p) for p in paths}
+    finder = ModuleFinder()
+    candidates: set[str] = set()
+    for root in {finder.root(t) for t in targets}:
+        files = project_files(root)
+        candidates.update(
+            p
+            for p in files.paths
+            if p not in targets and might_be_distributed((files.text(p) or "").encode())
+        )
+    scanning: ModuleIndex[ModuleSummary] = ModuleIndex(
+        lambda _: None, finder.dependencies, finder.module_path, finder.root
+    )
+    candidates = {c for c in candidates if targets & scanning.scan_closure(c)}
+    index = Project.load(sorted(candidates), summarize_file).summaries
+    return sorted(c for c in candidates if any(index.reaches(c, t) for t in targets))

@@ -1,0 +1,411 @@
+"""What one module's functions do that matters to the files importing them (issue a
+collective, save a checkpoint, set a sampler's epoch, return a DDP model), read from the
+module alone: a summary depends on its text only, so it is cached by content."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ddplint.domain import domain_of
+from ddplint.domain.apis import STARTERS
+from ddplint.domain.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
+from ddplint.domain.ddp_facts import environ_key, facts_of, last_name
+from ddplint.domain.device_setters import device_module, may_hold_device_module, sets_device
+from ddplint.domain.downloads import costs_only, download_message, in_first_context
+from ddplint.domain.module_globals import world_size_globals
+from ddplint.domain.one_rank_groups import one_rank_group, spawn_factors
+from ddplint.domain.paths import mentions_rank, per_rank_path
+from ddplint.domain.process_group import asks_rank, uses_process_group, uses_process_group_at
+from ddplint.domain.rank_kinds import RANK_FUNCTIONS, combined
+from ddplint.domain.samplers import returned_loaders
+from ddplint.domain.switches import flag_name, flags_read, job_switches
+from ddplint.domain.test_modules import runs_in_test_process
+from ddplint.engine.resolve import methods_named
+from ddplint.names import dotted
+from ddplint.parsing import parse
+from ddplint.project_files import mentions_checkpoint_loading
+
+if TYPE_CHECKING:
+    from ddplint.context import FileContext
+
+WHOLE = -1  # in `returned_loader`: the whole return value, not an element of a tuple
+COLLECTIVE = "@collective"  # a site target: a torch.distributed collective
+SAVE = "@save"  # a site target: `torch.save` into a file
+START = "@start"  # a site target: starts or joins a multi-process job
+DOWNLOAD = "@download"  # a site target: a download that writes in place
+LOCAL_RANK_ENV = "@local_rank_env"  # a site target: reads the LOCAL_RANK environment variable
+PROCESS_GROUP = "@process_group"  # a site target: another use of the process group
+RANK_QUERY = "@rank_query"  # a site target: a helper asking the rank (`asks_rank`)
+SET_DEVICE = "@set_device"  # a site target: sets the process's default device (`sets_device`)
+SEEDS = {
+    "collective": frozenset({COLLECTIVE}),
+    "certain_collective": frozenset({COLLECTIVE}),
+    "saves": frozenset({SAVE}),
+    "unguarded": frozenset({SAVE}),
+    "starts": frozenset({START}),
+    "downloads": frozenset({DOWNLOAD}),
+    "local_rank_env": frozenset({LOCAL_RANK_ENV}),
+    "process_group": frozenset({COLLECTIVE, START, LOCAL_RANK_ENV, PROCESS_GROUP, RANK_QUERY}),
+    "sets_device": frozenset({SET_DEVICE}),
+}
+SITE_TARGETS = frozenset().union(*SEEDS.values())
+# Methods that run when a class is called: constructing an object runs them.
+CONSTRUCTION = ("__init__", "__post_init__")
+# What `with C(...)` runs on entering, summarised per class as `C.__enter__`.
+ENTER = "__enter__"
+
+
+# A call of a summarised function: (callee, under a rank guard, under a condition, the
+# flags named for distribution it runs under with their values: `FunctionSummary`).
+Site = tuple[str, bool, bool, tuple[tuple[str, bool], ...]]
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    """What one function (all definitions of the name in its module) does; for a class,
+    what calling it does (its `CONSTRUCTION` methods); for `C.__enter__`, what entering
+    an object of the class `C` in a `with` does.
+
+    `sites`: (callee, under a rank guard, under a condition, flags) for each call that may issue a
+    collective or save: `COLLECTIVE`, `SAVE`, a function of the same module (bare name) or
+    an imported qualified name (with a dot); `RANK_QUERY` for a helper asking the rank or
+    world size, `PROCESS_GROUP` for any other use of the process group
+    (`uses_process_group_at`). "Under a rank guard" also holds for a save into
+    a per-rank file; "under a condition" means any test but a mode check
+    (`if dist.is_initialized():`), so the call may not run when the function does. The
+    flags are those named for distribution the call runs under (`cfg.enable_fsdp` false):
+    the project counts a call where its switch is off as guarded. The rest is what the
+    function does by itself."""
+
+    sites: tuple[Site, ...] = ()
+    set_epoch_params: tuple[int, ...] = ()
+    returns_ddp: bool = False
+    returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
+    one_rank_group: bool = False  # it starts a process group of one rank (`one_rank_group`)
+    # What it returns objects of (`return Strategy(args)`): classes of this module by bare
+    # name, else the qualified names called (which are project classes, `Project` decides).
+    returns_made_by: tuple[str, ...] = ()
+    returns_device_module: bool = False  # it returns a device module (`device_module`)
+    returns_rank_test: str = ""  # the `Side` of the rank test every return gives, if any
+    returned_rank: str = ""  # a function named for a rank: the kind it returns (`RankKind`)
+    spawn_factors: tuple[tuple[str, int], ...] = ()  # parameters multiplying its spawn's count
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    """What one module offers its importers; computed from its own text only."""
+
+    distributed: bool  # it uses the process group itself (`uses_process_group`)
+    imports: tuple[str, ...]  # qualified names bound by its imports, and modules imported
+    reexports: tuple[tuple[str, str], ...]  # local name -> qualified name, from imports
+    functions: tuple[tuple[str, FunctionSummary], ...]
+    strips_module_prefix: bool = False  # its loading code drops the DDP `module.` prefix
+    loads_checkpoint: bool = False  # its text mentions loading a checkpoint or state dict
+    calls: tuple[str, ...] = ()  # qualified names it calls that may be the project's
+    classes: tuple[str, ...] = ()  # the classes it defines
+    in_test_process: bool = False  # a test module run in one pytest process
+    world_size_globals: tuple[str, ...] = ()  # module globals holding the world size
+    main_only_decorators: tuple[str, ...] = ()  # its decorators that run on rank 0 only
+    switches: tuple[tuple[str, bool | None], ...] = ()  # flags of its job starts (`switches`)
+    flags: tuple[str, ...] = ()  # flags named for distribution it reads (`flags_read`)
+
+    def function(self, name: str) -> FunctionSummary | None:
+        return dict(self.functions).get(name)
+
+
+def set_epoch_parameters(ctx: FileContext, func: cst.FunctionDef) -> tuple[int, ...]:
+    """Positions of the parameters of `func` on which it calls `set_epoch` (the
+    parameter itself or its `.sampler`/`.batch_sampler`)."""
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    offset = 1 if params and params[0] in ("self", "cls") else 0
+    positions: set[int] = set()
+    for call in ctx.calls_within(func):
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "set_epoch"):
+            continue
+        receiver = dotted(call.func.value) or ""
+        root = receiver.split(".")[0]
+        if root in params:
+            positions.add(params.index(root) - offset)
+    return tuple(sorted(p for p in positions if p >= 0))
+
+
+def _outward(ctx: FileContext, call: cst.Call) -> str | None:
+    """The qualified name `call` calls when it may be a function or class of another
+    project module (dotted, outside the standard library), else None. A module under the
+    project root is the project's whatever its name."""
+    qualified = ctx.call_name(call)
+    if qualified is None or "." not in qualified.lstrip("."):
+        return None
+    return None if qualified.split(".")[0] in sys.stdlib_module_names else qualified
+
+
+def object_method(ctx: FileContext, call: cst.Call) -> str | None:
+    """The method `call` runs on an object the value resolver sees made by a class call:
+    `acc.prepare(...)` after `acc = Accelerator()` (`accelerate.Accelerator.prepare`, or
+    the bare method name for a class of this module), `Accelerator().prepare(...)`,
+    `model(x)` after `model = Net()` (`__call__`)."""
+    func = call.func
+    if type(func) is cst.Attribute:
+        receiver, method = func.value, func.attr.value
+    elif type(func) is cst.Name and func.value not in ctx.functions:
+        receiver, method = func, "__call__"
+    else:
+        return None
+    if type(receiver) not in (cst.Name, cst.Attribute, cst.Call) or ctx.call_name(call) is not None:
+        return None
+    for value in ctx.resolver.values(receiver, call):
+        made = value.expr
+        if type(made) is not cst.Call:
+            continue
+        if type(made.func) is cst.Name and made.func.value in ctx.model.classes:
+            return method if method in ctx.functions else None
+        maker = _outward(ctx, made)
+        if maker is not None:
+            return f"{maker}.{method}"
+    return None
+
+
+def _starts_one_rank_group(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` starts a process group (`STARTERS`) with the world size set to one."""
+
+    def starts(call: cst.Call) -> bool:
+        return ctx.call_name(call) in STARTERS
+
+    return any(starts(call) for call in ctx.calls_within(func)) and one_rank_group(
+        ctx, func, starts
+    )
+
+
+def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
+    facts = facts_of(ctx)
+    if facts.is_collective_call(call):
+        return COLLECTIVE
+    if is_checkpoint_save(ctx, call):
+        return SAVE
+    if ctx.call_name(call) in STARTERS:
+        return START
+    if sets_device(ctx, call):
+        return SET_DEVICE
+    if download_message(ctx, call) is not None and not costs_only(ctx, call):
+        return DOWNLOAD
+    func = call.func
+    if isinstance(func, cst.Name) and (
+        func.value in ctx.functions or func.value in ctx.model.classes
+    ):
+        return func.value
+    if (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value in ("self", "cls")
+        and func.attr.value in ctx.functions
+    ):
+        return func.attr.value
+    return _outward(ctx, call)  # a project module if one is found under the root
+
+
+def _runs_once_per_file(ctx: FileContext, call: cst.Call, target: str) -> bool:
+    """The call runs on one rank only (a rank guard), or, for a save, writes a file of its
+    own on each rank (`f"ckpt.rank{rank}.pt"`): no two ranks meet there."""
+    if facts_of(ctx).rank_guard(call) is not None:
+        return True
+    if target == DOWNLOAD:
+        return in_first_context(ctx, call) or any(mentions_rank(ctx, a.value) for a in call.args)
+    path = save_path(call) if target == SAVE else None
+    return path is not None and per_rank_path(ctx, path, call)
+
+
+def _conditional(ctx: FileContext, call: cst.Call) -> bool:
+    """The call runs only under a condition of its function other than a mode check."""
+    ranks = domain_of(ctx).ranks
+    return any(not ranks.is_mode_check(c.test) for c in ctx.flow.conditions(call))
+
+
+def _reads_local_rank_env(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` reads `LOCAL_RANK` from the environment: `os.environ["LOCAL_RANK"]`,
+    `os.environ.get("LOCAL_RANK")`, `os.getenv("LOCAL_RANK")`, or an environment read keyed
+    by a loop over names that include it (`for v in ("LOCAL_RANK", "SLURM_LOCALID"): ...`)."""
+    names_it = reads_environ = False
+    for node in ctx.walk(func):
+        if isinstance(node, cst.SimpleString):
+            names_it = names_it or node.raw_value == "LOCAL_RANK"
+            continue
+        if isinstance(node, cst.Subscript):
+            candidate = last_name(node.value) == "environ"
+        elif isinstance(node, cst.Call):
+            candidate = last_name(node.func) in ("get", "getenv")
+        else:
+            continue
+        if candidate:
+            reads_environ = True
+            if environ_key(ctx, node) == "LOCAL_RANK":
+                return True
+    return names_it and reads_environ
+
+
+def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    facts = facts_of(ctx)
+    for node in ctx.walk(func):
+        if (
+            isinstance(node, cst.Return)
+            and node.value is not None
+            and ctx.enclosing_function(node) is func
+            and facts.is_ddp_model(node.value, node)
+        ):
+            return True
+    return False
+
+
+def _returns_made_by(ctx: FileContext, func: cst.FunctionDef) -> set[str]:
+    """`FunctionSummary.returns_made_by` of one definition."""
+    found = set()
+    for returned in ctx.model.returns.get(func, []):
+        if returned.value is None:
+            continue
+        for value in ctx.resolver.values(returned.value, returned):
+            made = value.expr
+            if type(made) is not cst.Call:
+                continue
+            if type(made.func) is cst.Name and made.func.value in ctx.model.classes:
+                found.add(made.func.value)
+            else:
+                found.update(filter(None, [_outward(ctx, made)]))
+    return found
+
+
+def _sites(
+    ctx: FileContext, defs: Iterable[cst.FunctionDef], constructing: bool = False
+) -> tuple[Site, ...]:
+    """The sites of `FunctionSummary` for the functions `defs`; for `constructing` (a
+    class's `CONSTRUCTION` methods) a helper asking the rank is a `RANK_QUERY` only, not
+    a call to follow."""
+    sites: dict[Site, None] = {}
+    for func in defs:
+        for call in ctx.calls_within(func):
+            target = _site_target(ctx, call)
+            flags = _flags(ctx, call)
+            if target is not None and not (constructing and asks_rank(ctx, call)):
+                once = _runs_once_per_file(ctx, call, target)
+                sites[(target, once, _conditional(ctx, call), flags)] = None
+            if target not in SITE_TARGETS and uses_process_group_at(ctx, call):
+                use = RANK_QUERY if asks_rank(ctx, call) else PROCESS_GROUP
+                sites[(use, False, _conditional(ctx, call), flags)] = None
+        if "LOCAL_RANK" in ctx.source and _reads_local_rank_env(ctx, func):
+            sites[(LOCAL_RANK_ENV, False, False, ())] = None
+    return tuple(sites)
+
+
+def _flags(ctx: FileContext, call: cst.Call) -> tuple[tuple[str, bool], ...]:
+    """The flags named for distribution (`flag_name`) the call runs under, each with the
+    value it has there: the project decides which are its switches."""
+    return tuple(
+        sorted(
+            {
+                (name, value)
+                for condition in ctx.flow.conditions(call)
+                for term, value in condition.terms()
+                if (name := flag_name(term)) is not None
+            }
+        )
+    )
+
+
+def summarize(ctx: FileContext) -> ModuleSummary:
+    """The summary of one parsed module (computed without other modules)."""
+    loaders = returned_loaders(ctx)
+    device_modules = may_hold_device_module(ctx.source)
+    functions: list[tuple[str, FunctionSummary]] = []
+    for name, classes in ctx.model.classes.items():
+        construction = [m for c in classes for n in CONSTRUCTION for m in methods_named(c, n)]
+        sites = _sites(ctx, construction, constructing=True)
+        if sites and name not in ctx.functions:
+            functions.append((name, FunctionSummary(sites=sites)))
+        entering = _sites(ctx, [m for c in classes for m in methods_named(c, ENTER)])
+        if entering:
+            functions.append((f"{name}.{ENTER}", FunctionSummary(sites=entering)))
+    for name, defs in ctx.functions.items():
+        summary = FunctionSummary(
+            sites=_sites(ctx, defs),
+            set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
+            returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
+            returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
+            one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),
+            returns_made_by=tuple(sorted(set().union(*(_returns_made_by(ctx, f) for f in defs)))),
+            returns_device_module=device_modules
+            and any(device_module(ctx, r, r) for f in defs for r in ctx.resolver.returned(f)),
+            returns_rank_test=_returned_rank_test(ctx, defs),
+            returned_rank=_returned_rank(ctx, name, defs),
+            spawn_factors=next(filter(None, (spawn_factors(ctx, f) for f in defs)), ()),
+        )
+        if summary != FunctionSummary():
+            functions.append((name, summary))
+    imports = ctx.imports
+    return ModuleSummary(
+        distributed=uses_process_group(ctx),
+        imports=tuple(sorted({*imports.bindings.values(), *imports.modules})),
+        reexports=tuple(sorted(imports.bindings.items())),
+        functions=tuple(sorted(functions)),
+        strips_module_prefix=strips_module_prefix(ctx),
+        loads_checkpoint=mentions_checkpoint_loading(ctx.source),
+        calls=tuple(sorted(_outward_calls(ctx))),
+        classes=tuple(sorted(ctx.model.classes)),
+        in_test_process=runs_in_test_process(ctx),
+        world_size_globals=world_size_globals(ctx),
+        main_only_decorators=tuple(sorted(domain_of(ctx).gates.decorators.defined())),
+        switches=job_switches(ctx),
+        flags=flags_read(ctx),
+    )
+
+
+def _returned_rank_test(ctx: FileContext, defs: list[cst.FunctionDef]) -> str:
+    """The side of the rank test every return of `defs` gives (`FunctionSummary`)."""
+    side = domain_of(ctx).ranks.returned_side(defs)
+    return "" if side is None else side.value
+
+
+def _returned_rank(ctx: FileContext, name: str, defs: list[cst.FunctionDef]) -> str:
+    """For a function named for a rank (`get_local_rank`), the kind of rank it returns."""
+    if name not in RANK_FUNCTIONS:
+        return ""
+    kind = combined(domain_of(ctx).rank_kinds.returned_kind(f) for f in defs)
+    return kind.value if kind is not None else ""
+
+
+def _outward_calls(ctx: FileContext) -> set[str]:
+    """Qualified names of the functions, classes and methods of other modules the module
+    calls (`ModuleSummary.calls`)."""
+    found = set()
+    for call in ctx.calls:
+        name = _outward(ctx, call) or object_method(ctx, call)
+        if name is not None and "." in name.lstrip("."):
+            found.add(name)
+    return found
+
+
+def summarize_path(path: str) -> ModuleSummary | None:
+    """The summary of the module at `path`, or None when it cannot be read or parsed."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    return summarize_bytes(path, data, parse)
+
+
+def summarize_bytes(
+    path: str, data: bytes, parse: Callable[[str, bytes], object]
+) -> ModuleSummary | None:
+    from ddplint.context import FileContext
+
+    parsed = parse(path, data)
+    if not isinstance(parsed, tuple):
+        return None
+    try:
+        source, module = parsed
+        return summarize(FileContext(path, source, module))
+    except RecursionError:
+        return None

@@ -1,0 +1,213 @@
+"""DDP001: a hard-coded CUDA device (`"cuda:0"`, `.cuda(0)`, `device_ids=[0]`) in a DDP script."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.device_literals import hardcoded_devices
+from ddplint.domain.local_rank_names import LocalRankNames
+from ddplint.domain.per_process_devices import right_for_its_process
+from ddplint.rule import Finding, FixSpec, Rule, register
+
+
+@register
+class HardcodedCudaDevice(Rule):
+    code = "DDP001"
+    name = "hardcoded-cuda-device"
+    severity = Severity.ERROR
+    summary = "Hard-coded CUDA device index in a DDP script: every process picks the same GPU"
+    fixable = Applicability.UNSAFE
+    explanation = """
+## What it does
+Flags a CUDA device index written as a literal in a distributed script: `"cuda:0"` in
+`torch.device(...)`, `.to(...)` or a `device=` argument, `.cuda(0)`,
+`torch.cuda.set_device(0)`, `torch.device("cuda", 0)`, and `device_ids=[0]` /
+`output_device=0` of `DistributedDataParallel`. Device strings built from the local rank
+(`f"cuda:{local_rank}"`, `torch.device("cuda", local_rank)`) are not flagged, nor is a
+script that manages `CUDA_VISIBLE_DEVICES` itself, a literal under a rank check, or one in
+code that runs in one process only: the single-process side of an `if args.distributed:`
+switch (or of `if cfg.distributed_init_method is not None:`), a function that calls
+`init_process_group("fake", ...)` (one process simulating a job), a test that runs in
+the one test process (a `unittest.TestCase` class or a pytest test that joins no job or
+a job of one rank, one skipped under a distributed launch, or a
+test method that stands in for one rank: `ShardingEnv.from_local(world_size=2, rank=0)`),
+a Ray actor (`@ray.remote(num_gpus=1)`: Ray makes its own GPUs visible from index 0) or a
+pytest parametrization a
+test helper builds for such tests, or a command-line subcommand that starts no job
+where another one does (`python main.py benchmark` beside `torchrun main.py train`). A
+function called only from such places (`evaluate()` called under `if rank == 0:`) counts
+as one of them. A device only compared against (`assert get_device() ==
+torch.device("cuda:3")`) is an expected value, not a device any process uses, and a
+value moved to a GPU and straight back to the CPU (`w.to(0).to("cpu")`, as bitsandbytes
+quantization does) leaves nothing there.
+
+## Why is this bad?
+torchrun starts one process per GPU and every process runs the same code. With a literal
+index all processes of a node put their model and tensors on the same GPU: it runs out of
+memory, or NCCL refuses with "Duplicate GPU detected", while the other GPUs stay idle.
+
+## Example
+```python
+local_rank = int(os.environ["LOCAL_RANK"])
+model = Net().to("cuda:0")
+model = DDP(model, device_ids=[0])
+```
+
+## Use instead
+```python
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+model = Net().to(f"cuda:{local_rank}")
+model = DDP(model, device_ids=[local_rank])
+```
+
+## Fix safety
+The fix replaces the literal with the local-rank variable in scope (`"cuda:0"` becomes
+`f"cuda:{local_rank}"`, `.cuda(0)` becomes `.cuda(local_rank)`). It is unsafe: the script
+may restrict each process to one GPU by other means (a scheduler setting
+`CUDA_VISIBLE_DEVICES` per task), in which case index 0 was right. No fix is offered when
+no local-rank variable is in scope.
+
+## References
+- https://pytorch.org/docs/stable/notes/ddp.html
+- https://pytorch.org/tutorials/intermediate/ddp_tutorial.html
+- https://pytorch.org/docs/stable/elastic/run.html
+"""
+    flag = (
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main():
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    model = torch.nn.Linear(10, 10).to("cuda:0")
+    model = DDP(model, device_ids=[local_rank])
+""",
+        """
+import os
+import torch
+import torch.nn as nn
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+model = nn.Linear(10, 10).cuda(local_rank)
+model = nn.parallel.DistributedDataParallel(model, device_ids=[0])
+""",
+        """
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as Wrap
+
+def setup():
+    dist.init_process_group("nccl")
+    device = torch.device("cuda:0")
+    model = torch.nn.Linear(4, 4).cuda(0)
+    return Wrap(model), device
+""",
+    )
+    allow = (
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+LOCAL_RANK = int(os.getenv("LOCAL_RANK", -1))
+
+def main(build_model):
+    device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+    if LOCAL_RANK != -1:
+        torch.cuda.set_device(LOCAL_RANK)
+        device = torch.device("cuda", LOCAL_RANK)
+        dist.init_process_group("nccl")
+    model = build_model().to(device)
+    if LOCAL_RANK != -1:
+        model = DDP(model, device_ids=[LOCAL_RANK])
+""",
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+dist.init_process_group("nccl")
+device = torch.device(f"cuda:{local_rank}")
+model = DDP(torch.nn.Linear(4, 4).to(device), device_ids=[local_rank])
+""",
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+local_rank = int(os.environ["LOCAL_RANK"])
+dist.init_process_group("nccl")
+device = torch.device("cuda", local_rank)
+torch.cuda.set_device(device)
+model = DDP(torch.nn.Linear(4, 4).cuda(local_rank), device_ids=[local_rank])
+""",
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+# SLURM: one task per GPU, each task sees only its own GPU.
+os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["SLURM_LOCALID"]
+dist.init_process_group("nccl")
+model = DDP(torch.nn.Linear(4, 4).to("cuda:0"), device_ids=[0])
+""",
+        """
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+names = {"cuda:0": "first GPU"}
+print(names["cuda:0"])
+x = torch.zeros(3, device="cpu")
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if "CUDA_VISIBLE_DEVICES" in ctx.source:
+            return  # the script gives each process its own GPU itself
+        seen: set[int] = set()
+        local_rank_names = LocalRankNames(ctx)
+        for site in hardcoded_devices(ctx):
+            literal = site.literal
+            if id(literal) in seen:
+                continue
+            seen.add(id(literal))
+            if right_for_its_process(ctx, literal):
+                continue
+            fix = None
+            rank_var = local_rank_names.at(literal)
+            if rank_var is not None:
+                if isinstance(literal, cst.SimpleString):
+                    quote = literal.quote
+                    text = f"f{quote}cuda:{{{rank_var}}}{quote}"
+                else:
+                    text = rank_var
+                fix = FixSpec(
+                    f"Use the local rank `{rank_var}`",
+                    replacements=((literal, text),),
+                    applicability=Applicability.UNSAFE,
+                )
+            yield Finding(
+                literal,
+                f"Hard-coded CUDA device {site.shown}: every process of a node uses the "
+                'same GPU (out of memory, or NCCL "Duplicate GPU detected"); '
+                "use the local rank",
+                fix=fix,
+            )

@@ -1,0 +1,367 @@
+"""DDP002: a shuffling DistributedSampler iterated epoch after epoch without `set_epoch`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext, Scope
+from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.project_view import project_of
+from ddplint.domain.samplers import (
+    SamplerUse,
+    distributed_samplers,
+    is_evaluation_sampler,
+    names_bound_to,
+    shuffle_of,
+)
+from ddplint.engine.resolve import argument
+from ddplint.names import dotted
+from ddplint.rule import Finding, FixSpec, Rule, register
+from ddplint.rules.ddp002_missing_set_epoch.epoch_loops import (
+    EpochLoop,
+    EpochLoops,
+    loader_names,
+    outer_loops,
+)
+
+_SEED = 4  # DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
+
+
+def _visible_in(ctx: FileContext, name: str, binding_node: cst.CSTNode, loop: cst.For) -> bool:
+    scope = ctx.scope(binding_node)
+    if scope is ctx.scope(loop) or scope is ctx.module:
+        return ctx.before(binding_node, loop) or name.startswith("self.")
+    if name.startswith("self."):
+        return isinstance(ctx.scope(loop), cst.FunctionDef)
+    return False
+
+
+def _rebuilt_each_pass(
+    ctx: FileContext, finder: EpochLoops, sampler: SamplerUse, name: str, scope: Scope
+) -> Iterator[cst.For]:
+    """Epoch loops that build `sampler` anew in every pass, over the same dataset with the
+    same seed, iterate a loader `name` built on it, and call no `set_epoch`."""
+    for epoch, _site in finder.epoch_loops(name, scope):
+        if epoch is None or not ctx.is_inside(sampler.call, epoch.loop):
+            continue
+        loops = [epoch.loop, *outer_loops(ctx, epoch.loop)]
+        if any(finder.loop_sets_epoch(loop) for loop in loops):
+            continue
+        dataset = argument(sampler.call, 0, "dataset")
+        seed = argument(sampler.call, _SEED, "seed")
+        if (
+            dataset is not None
+            and isinstance(dataset, (cst.Name, cst.Attribute))
+            and _same_each_pass(ctx, dataset, sampler.call, epoch.loop)
+            and (seed is None or _same_each_pass(ctx, seed, sampler.call, epoch.loop))
+            and not _changed_in(ctx, dotted(dataset), epoch.loop)
+        ):
+            yield epoch.loop
+
+
+def _changed_in(ctx: FileContext, name: str | None, loop: cst.For) -> bool:
+    """A method of the object `name` is called in `loop` (`train_set.resample()`): each
+    pass may read different samples."""
+    return name is None or any(
+        isinstance(call.func, cst.Attribute) and dotted(call.func.value) == name
+        for call in ctx.calls_within(loop)
+    )
+
+
+def _same_each_pass(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, loop: cst.For
+) -> bool:
+    """Nothing `expr` is computed from is bound inside `loop` (the loop variable, a
+    dataset rebuilt each pass)."""
+    for value in ctx.resolver.sources(expr, at):
+        if isinstance(value.expr, cst.Call) and ctx.is_inside(value.expr, loop):
+            return False  # built (or computed by a call) anew in each pass
+        key = dotted(value.expr) if isinstance(value.expr, (cst.Name, cst.Attribute)) else None
+        if key is None:
+            continue
+        if any(ctx.is_inside(b.statement, loop) for b in ctx.resolver.reaching(key, value.at)):
+            return False
+    return True
+
+
+@register
+class MissingSetEpoch(Rule):
+    code = "DDP002"
+    name = "missing-set-epoch"
+    severity = Severity.ERROR
+    summary = "Shuffling DistributedSampler iterated every epoch without set_epoch(epoch)"
+    fixable = Applicability.SAFE
+    explanation = """
+## What it does
+Finds an epoch loop that iterates a DataLoader built on a shuffling `DistributedSampler`
+(`shuffle` defaults to `True`) and never calls `set_epoch` on it: not on the sampler, not
+through `loader.sampler.set_epoch(...)`, and not in a function called from the loop
+(in this file or, when several files are linted together, in a sibling module such as
+`engine.train_one_epoch`). Samplers built with `shuffle=False` (evaluation) are left alone.
+Also flags an epoch loop that builds a new shuffling sampler in every pass, over the same
+dataset and with a seed that does not change from pass to pass, and never calls
+`set_epoch` on it.
+
+## Why is this bad?
+`DistributedSampler` seeds its permutation with `seed + epoch`, and `epoch` only changes
+through `set_epoch`. Without it every epoch visits the samples in the same order on every
+rank: the shuffling you asked for happens once. Training still runs, and the model is
+silently worse. Building a new sampler every epoch does not help: each new one starts at
+epoch 0, with the same seed, so it draws the same permutation as the one before.
+
+## Example
+```python
+sampler = DistributedSampler(train_set)
+loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+for epoch in range(epochs):
+    for x, y in loader:
+        train_step(x, y)
+```
+
+## Use instead
+```python
+for epoch in range(epochs):
+    sampler.set_epoch(epoch)
+    for x, y in loader:
+        train_step(x, y)
+```
+
+## Fix safety
+The fix inserts `sampler.set_epoch(epoch)` (or `loader.sampler.set_epoch(epoch)` when the
+sampler has no name) as the first statement of the epoch loop, using the loop variable.
+It is safe: it only changes the order of samples between epochs, which is the intent of
+`shuffle=True`. No fix is offered when the loop variable is not a plain name or the
+sampler may be `None`/another sampler class at that point, nor when the loop builds a new
+sampler in every pass (`set_epoch` belongs after that construction).
+
+## References
+- https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler
+- https://pytorch.org/tutorials/intermediate/ddp_series_multigpu.html
+"""
+    flag = (
+        """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def main(train_set, model, epochs):
+    dist.init_process_group("nccl")
+    sampler = DistributedSampler(train_set, drop_last=True)
+    loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+    for epoch in range(epochs):
+        for x, y in loader:
+            model(x).sum().backward()
+""",
+        """
+import torch.distributed as dist
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler as DS
+
+def train_one_epoch(model, loader):
+    for batch in loader:
+        model(batch).sum().backward()
+
+def main(ds, model):
+    dist.init_process_group("nccl")
+    loader = DataLoader(ds, batch_size=8, sampler=DS(ds, shuffle=True), drop_last=True)
+    for epoch in range(10):
+        train_one_epoch(model, loader)
+""",
+        """
+import torch
+import torch.distributed as dist
+
+def build(ds):
+    sampler = torch.utils.data.DistributedSampler(ds, drop_last=True)
+    loader = torch.utils.data.DataLoader(ds, batch_size=4, sampler=sampler)
+    return loader, sampler
+
+def main(ds, step):
+    dist.init_process_group("nccl")
+    train_loader, train_sampler = build(ds)
+    for epoch in range(5):
+        for i, batch in enumerate(train_loader):
+            step(batch)
+""",
+        """
+import torch
+import torch.distributed as dist
+
+def load_data(ds, args):
+    if args.distributed:
+        train_sampler = torch.utils.data.distributed.DistributedSampler(ds, drop_last=True)
+    else:
+        train_sampler = torch.utils.data.RandomSampler(ds)
+    return ds, train_sampler
+
+def main(ds, args, step):
+    dist.init_process_group("nccl")
+    dataset, train_sampler = load_data(ds, args)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=4, sampler=train_sampler)
+    for epoch in range(5):
+        for batch in loader:
+            step(batch)
+""",
+        """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def main(train_set, model, epochs):
+    dist.init_process_group("nccl")
+    for epoch in range(epochs):
+        sampler = DistributedSampler(train_set, drop_last=True)
+        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        for x, y in loader:
+            model(x).sum().backward()
+""",
+    )
+    allow = (
+        """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def main(train_set, model, epochs):
+    dist.init_process_group("nccl")
+    sampler = DistributedSampler(train_set, drop_last=True)
+    loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+    for epoch in range(epochs):
+        loader.sampler.set_epoch(epoch)
+        for x, y in loader:
+            model(x).sum().backward()
+""",
+        """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def train_one_epoch(model, loader, epoch):
+    loader.sampler.set_epoch(epoch)
+    for batch in loader:
+        model(batch).sum().backward()
+
+def main(ds, val_ds, model):
+    dist.init_process_group("nccl")
+    loader = DataLoader(ds, batch_size=8, sampler=DistributedSampler(ds), drop_last=True)
+    val_loader = DataLoader(val_ds, sampler=DistributedSampler(val_ds, shuffle=False))
+    for epoch in range(10):
+        train_one_epoch(model, loader, epoch)
+        for batch in val_loader:
+            model(batch)
+""",
+        """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def main(ds, model):
+    dist.init_process_group("nccl")
+    sampler = DistributedSampler(ds, drop_last=True)
+    loader = DataLoader(ds, batch_size=8, sampler=sampler)
+    for x, y in loader:  # a single pass: the first epoch's order is shuffled already
+        model(x).sum().backward()
+""",
+        """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def main(train_set, model, epochs):
+    dist.init_process_group("nccl")
+    for epoch in range(epochs):
+        sampler = DistributedSampler(train_set, seed=epoch, drop_last=True)
+        loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+        for x, y in loader:
+            model(x).sum().backward()
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        finder = EpochLoops(ctx)
+        reported: set[int] = set()
+        for sampler in distributed_samplers(ctx):
+            if shuffle_of(sampler.call) is not True or is_evaluation_sampler(ctx, sampler):
+                continue
+            for name, scope, via, _ in loader_names(ctx, sampler):
+                for epoch in finder.without_set_epoch(name, scope, sampler.call):
+                    if id(epoch.loop) not in reported:
+                        reported.add(id(epoch.loop))
+                        yield self._finding(ctx, sampler, epoch, via)
+                for loop in _rebuilt_each_pass(ctx, finder, sampler, name, scope):
+                    if id(loop) not in reported:
+                        reported.add(id(loop))
+                        yield Finding(
+                            loop,
+                            "Epoch loop builds a new shuffling DistributedSampler in every "
+                            "pass and never calls `set_epoch` on it: each new sampler starts "
+                            "at epoch 0, so every epoch repeats the same sample order; call "
+                            "`set_epoch(epoch)` on it once built, or build it before the loop",
+                        )
+        yield from self._project_loaders(ctx, finder, reported)
+
+    def _project_loaders(
+        self, ctx: FileContext, finder: EpochLoops, reported: set[int]
+    ) -> Iterator[Finding]:
+        """`loader = data.build_loader(...)`, a project helper returning a loader built on
+        a shuffling DistributedSampler, iterated epoch after epoch without `set_epoch`."""
+        project = project_of(ctx)
+        if project is None:
+            return
+        for call in ctx.calls:
+            positions = project.helper_returned_loader(ctx, call)
+            for name in names_bound_to(ctx, call, positions):
+                for epoch in finder.without_set_epoch(name, ctx.scope(call), call):
+                    if id(epoch.loop) in reported:
+                        continue
+                    reported.add(id(epoch.loop))
+                    helper = ctx.code(call.func).strip()
+                    yield self._message(
+                        epoch.loop,
+                        f"{epoch.name}.sampler",
+                        f" (`{helper}()` builds it on one)",
+                    )
+
+    def _finding(
+        self, ctx: FileContext, sampler: SamplerUse, epoch: EpochLoop, via: str
+    ) -> Finding:
+        return self._message(epoch.loop, self._receiver(ctx, sampler, epoch, via))
+
+    @staticmethod
+    def _message(loop: cst.For, receiver: str | None, origin: str = "") -> Finding:
+        if receiver:
+            shown = f"`{receiver}.set_epoch(epoch)`"
+        else:
+            shown = "`set_epoch(epoch)` on the sampler"
+        fix = None
+        if (
+            receiver is not None
+            and isinstance(loop.target, cst.Name)
+            and isinstance(loop.body, cst.IndentedBlock)
+            and loop.body.body
+        ):
+            line = f"{receiver}.set_epoch({loop.target.value})"
+            fix = FixSpec(
+                f"Call `{line}` at the start of each epoch",
+                insertions=((loop.body.body[0], line),),
+                applicability=Applicability.SAFE,
+            )
+        return Finding(
+            loop,
+            f"Epoch loop iterates a shuffling DistributedSampler{origin} without calling "
+            f"{shown}: every epoch repeats the same sample order",
+            fix=fix,
+        )
+
+    def _receiver(
+        self, ctx: FileContext, sampler: SamplerUse, epoch: EpochLoop, via: str
+    ) -> str | None:
+        """What to call `set_epoch` on at the top of the loop, if it is certainly the
+        DistributedSampler there."""
+        value = sampler.binding_value
+        if (
+            sampler.name is not None
+            and value is sampler.call
+            and _visible_in(ctx, sampler.name, sampler.call, epoch.loop)
+        ):
+            return sampler.name
+        inline = sampler.name is None and isinstance(ctx.parent(sampler.call), cst.Arg)
+        if via == "sampler" and (inline or value is sampler.call):
+            return f"{epoch.name}.sampler"
+        return None

@@ -1,0 +1,198 @@
+"""Epoch loops: the outer loops that iterate a loader (or sampler) pass after pass, found
+through the names that hold it, helpers of this file it is passed to and project helpers;
+and whether such a loop calls `set_epoch` (directly, through a function of this file or a
+project helper)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Container, Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.context import FileContext, Scope
+from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.project_view import project_of
+from ddplint.domain.samplers import SamplerUse, returned_names
+from ddplint.names import dotted
+
+# Parents of a name that is not read whole (`loader` in `loader.sampler`) or not read.
+_NOT_WHOLE_READS = frozenset({cst.Attribute, cst.AssignTarget, cst.Param})
+
+
+@dataclass
+class EpochLoop:
+    """An epoch loop and the loader's (or sampler's) name in its scope."""
+
+    loop: cst.For
+    name: str
+    is_sampler: bool
+
+
+def outer_loops(ctx: FileContext, node: cst.CSTNode) -> list[cst.For | cst.While]:
+    """Loops around `node` in the same function, innermost first."""
+    found = []
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            break
+        if isinstance(ancestor, (cst.For, cst.While)):
+            found.append(ancestor)
+    return found
+
+
+def _for_iterating(ctx: FileContext, node: cst.CSTNode) -> cst.For | None:
+    """The `for` statement whose iterable holds `node` (`for b in loader`,
+    `for i, b in enumerate(tqdm(loader))`)."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.For):
+            return ancestor if child is ancestor.iter else None
+        if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return None
+        child = ancestor
+    return None
+
+
+def _param_for(func: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if arg.keyword is not None:
+        names = params + [p.name.value for p in func.params.kwonly_params]
+        return arg.keyword.value if arg.keyword.value in names else None
+    if arg.star:
+        return None
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    index = positional.index(arg)
+    if isinstance(call.func, cst.Attribute) and params and params[0] in ("self", "cls"):
+        index += 1
+    return params[index] if index < len(params) else None
+
+
+def loader_names(ctx: FileContext, sampler: SamplerUse) -> list[tuple[str, Scope, str, bool]]:
+    """The names that hold the loaders built on `sampler` (also where a function of this
+    file returns one): (name, scope, how the loader takes the sampler, is the sampler)."""
+    names: list[tuple[str, Scope, str, bool]] = []
+    for loader in sampler.loaders:
+        scope = ctx.scope(loader.call)
+        if loader.name is not None:
+            names.append((loader.name, scope, loader.via, False))
+        for bound, where in returned_names(ctx, loader.name, scope, loader.call):
+            names.append((bound, where, loader.via, False))
+    return names
+
+
+class EpochLoops:
+    """Epoch loops iterating one loader (or sampler), following helpers of this file and
+    project helpers; and whether each calls `set_epoch`."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self._setters: set[str] | None = None
+        self._reads: dict[str, list[cst.BaseExpression]] | None = None
+        self._reads_by_scope: dict[str, dict[Scope, list[cst.BaseExpression]]] = {}
+
+    @property
+    def setters(self) -> set[str]:
+        """Functions of this file that call `set_epoch`, directly or through another."""
+        if self._setters is None:
+            self._setters = set(facts_of(self.ctx).functions_reaching(self._sets_epoch))
+        return self._setters
+
+    def _sets_epoch(self, call: cst.Call, known: Container[str]) -> bool:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "set_epoch":
+            return True
+        if isinstance(func, cst.Name) and func.value in known:
+            return True
+        project = project_of(self.ctx)
+        return project is not None and bool(project.helper_set_epoch_positions(self.ctx, call))
+
+    def loop_sets_epoch(self, loop: cst.For | cst.While) -> bool:
+        setters = self.setters
+        return any(self._sets_epoch(c, setters) for c in self.ctx.calls_within(loop))
+
+    def epoch_loops(
+        self, name: str, scope: Scope, depth: int = 2
+    ) -> Iterator[tuple[EpochLoop | None, cst.CSTNode]]:
+        """(epoch loop or None, iteration site) for each place `name` is iterated."""
+        ctx = self.ctx
+        for node in self._usages(name, scope):
+            loop = _for_iterating(ctx, node)
+            if loop is not None:
+                outer = ctx.enclosing_loop(loop)
+                yield self._epoch(outer, name), loop
+                continue
+            arg = ctx.parent(node)
+            call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+            if not isinstance(call, cst.Call) or not isinstance(arg, cst.Arg):
+                continue
+            helper = self._helper(call)
+            if helper is not None and depth > 0:
+                param = _param_for(helper, call, arg)
+                if param is None:
+                    continue
+                for inner, site in self.epoch_loops(param, helper, depth - 1):
+                    if inner is not None:
+                        yield inner, site
+                    else:
+                        yield self._epoch(ctx.enclosing_loop(call), name), call
+            elif helper is None and self._project_helper(call):
+                yield self._epoch(ctx.enclosing_loop(call), name), call
+
+    def without_set_epoch(self, name: str, scope: Scope, made: cst.CSTNode) -> Iterator[EpochLoop]:
+        """Epoch loops iterating `name` (seen from `scope`) that do not build it anew each
+        pass (`made`, where the loader or sampler is built, is outside them) and call no
+        `set_epoch`, nor does a loop around them."""
+        ctx = self.ctx
+        for epoch, _site in self.epoch_loops(name, scope):
+            if epoch is None:
+                continue
+            loops = [epoch.loop, *outer_loops(ctx, epoch.loop)]
+            if any(ctx.is_inside(made, outer) for outer in loops):
+                continue
+            if not any(self.loop_sets_epoch(outer) for outer in loops):
+                yield epoch
+
+    def _reads_index(self) -> dict[str, list[cst.BaseExpression]]:
+        """Whole dotted names read in the file (`loader`, `self.loader`; not the `loader`
+        inside `loader.sampler`), indexed once per file."""
+        if self._reads is None:
+            ctx = self.ctx
+            index: dict[str, list[cst.BaseExpression]] = defaultdict(list)
+            for node in ctx.nodes_of(cst.Name, cst.Attribute):
+                parent = ctx.parent(node)
+                if type(parent) in _NOT_WHOLE_READS:  # exact types: no slow ABC misses
+                    continue
+                name = dotted(node)  # type: ignore[arg-type]
+                if name is not None:
+                    index[name].append(node)  # type: ignore[arg-type]
+            self._reads = index
+        return self._reads
+
+    def _usages(self, name: str, scope: Scope) -> Iterator[cst.BaseExpression]:
+        reads = self._reads_index().get(name, [])
+        if name.startswith("self."):
+            return iter(reads)
+        local = self._reads_by_scope.get(name)
+        if local is None:  # grouped once per name, so that asking in every scope stays linear
+            local = self._reads_by_scope[name] = defaultdict(list)
+            for node in reads:
+                local[self.ctx.scope(node)].append(node)
+        return iter(local.get(scope, []))
+
+    def _epoch(self, loop: cst.For | cst.While | None, name: str) -> EpochLoop | None:
+        if isinstance(loop, cst.For):
+            return EpochLoop(loop, name, is_sampler=False)
+        return None
+
+    def _helper(self, call: cst.Call) -> cst.FunctionDef | None:
+        func = call.func
+        if isinstance(func, cst.Name):
+            defs = self.ctx.functions.get(func.value)
+            if defs and len(defs) == 1 and isinstance(self.ctx.scope(defs[0]), cst.Module):
+                return defs[0]
+        return None
+
+    def _project_helper(self, call: cst.Call) -> bool:
+        project = project_of(self.ctx)
+        return project is not None and project.resolve(self.ctx, call) is not None

@@ -1,0 +1,235 @@
+"""DDP005: the loss that reaches backward() is divided by the world size."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
+from ddplint.domain.apis import REDUCTIONS
+from ddplint.domain.ddp_facts import facts_of
+from ddplint.names import dotted
+from ddplint.rule import Finding, Rule, register
+
+_ACCUMULATION = re.compile(r"accum|grad_steps|update_freq|micro", re.IGNORECASE)
+
+
+def _factors(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return [*_factors(expr.left), *_factors(expr.right)]
+    return [expr]
+
+
+def _divides_by_world(ctx: FileContext, divisor: cst.BaseExpression) -> bool:
+    """`world_size`, `dist.get_world_size()`, `int(os.environ["WORLD_SIZE"])`, or
+    `world_size * accum_steps` (the other factors accumulation counts). A name counts only
+    through plain assignments: after `steps //= world_size`, `steps` is a per-rank
+    accumulation count (nanoGPT), not the world size."""
+    is_world_size = domain_of(ctx).ranks.is_world_size
+    factors = _factors(divisor)
+    world = [f for f in factors if is_world_size(f)]
+    others = [f for f in factors if not is_world_size(f)]
+    return bool(world) and all(
+        (name := dotted(f)) is not None and bool(_ACCUMULATION.search(name)) for f in others
+    )
+
+
+def _holds_item(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """A Python number: `.item()`, `.tolist()` of a tensor."""
+    return any(
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("item", "tolist")
+        for node in ctx.walk(expr)
+    )
+
+
+def _divisions(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`loss / world_size` (of a tensor) or `loss /= world_size`."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        return _divides_by_world(ctx, node.right) and not _holds_item(ctx, node.left)
+    return (
+        isinstance(node, cst.AugAssign)
+        and isinstance(node.operator, cst.DivideAssign)
+        and _divides_by_world(ctx, node.value)
+    )
+
+
+def _averages_gradients_by_hand(ctx: FileContext) -> bool:
+    """The script all-reduces `.grad` itself (no DDP averaging): dividing the loss by the
+    world size is then a legitimate way to average."""
+    for call in ctx.calls_to(*REDUCTIONS):
+        for arg in call.args:
+            if any(n.endswith(".grad") or n == "grad" for n in ctx.names_in(arg.value)):
+                return True
+    return False
+
+
+@register
+class LossDividedByWorldSize(Rule):
+    code = "DDP005"
+    name = "loss-divided-by-world-size"
+    severity = Severity.ERROR
+    summary = "Loss divided by the world size before backward(): DDP already averages gradients"
+    explanation = """
+## What it does
+Flags a division by the world size (`dist.get_world_size()`, `os.environ["WORLD_SIZE"]`, or
+a variable holding them) of a value that flows into `.backward()`: `loss / world_size`,
+`loss /= world_size`, `scaler.scale(loss / ws).backward()`, also through a helper of the
+same file that returns the divided loss. Averaging a logged metric after `all_reduce`,
+dividing `.item()` floats, and dividing by the number of accumulation steps are not
+flagged; nor is a script that all-reduces `.grad` by hand, nor a loss computed only from
+plain modules built in the file that no DDP wrap takes (a reference model of a parity test,
+divided so that its gradients match DDP's averaged ones; also through the lists its outputs
+are collected in).
+
+## Why is this bad?
+DistributedDataParallel averages gradients across ranks during `backward()` (it sums them
+and divides by the world size). Dividing the loss by the world size as well divides every
+gradient a second time: the effective learning rate shrinks by a factor of world_size, and
+runs with more GPUs train worse.
+
+## Example
+```python
+loss = criterion(model(x), y) / dist.get_world_size()
+loss.backward()
+```
+
+## Use instead
+```python
+loss = criterion(model(x), y)
+loss.backward()
+```
+
+## Fix safety
+No fix is offered: the author may have tuned the learning rate around the division.
+
+## References
+- https://pytorch.org/docs/stable/notes/ddp.html
+- https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html
+"""
+    flag = (
+        """
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def train_step(model, batch, criterion, optimizer):
+    x, y = batch
+    loss = criterion(model(x), y) / dist.get_world_size()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        """
+import os
+import torch
+import torch.distributed as dist
+
+world_size = int(os.environ["WORLD_SIZE"])
+
+def step(model, x, y, scaler, optimizer):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss /= world_size
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        """
+import torch.distributed as dist
+
+def compute_loss(model, x, y):
+    out = model(x)
+    return (out - y).pow(2).mean() / dist.get_world_size()
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = compute_loss(model, x, y)
+        loss.backward()
+        optimizer.step()
+""",
+    )
+    allow = (
+        """
+import torch
+import torch.distributed as dist
+
+def train(model, loader, optimizer, accum_steps):
+    for i, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.mse_loss(model(x), y) / accum_steps
+        loss.backward()
+        if (i + 1) % accum_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        """
+import torch
+import torch.distributed as dist
+
+def train(model, loader, optimizer):
+    world_size = dist.get_world_size()
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        reduced = loss.detach().clone()
+        dist.all_reduce(reduced)
+        reduced /= world_size
+        avg = loss.item() / world_size
+""",
+        """
+import torch
+import torch.distributed as dist
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x).sub(y).pow(2).mean() / dist.get_world_size()
+        loss.backward()
+        for p in model.parameters():
+            dist.all_reduce(p.grad)
+        optimizer.step()
+""",
+        """
+import os
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+ddp_world_size = int(os.environ["WORLD_SIZE"])
+gradient_accumulation_steps = 40
+gradient_accumulation_steps //= ddp_world_size
+
+def train(model, get_batch, optimizer):
+    for micro_step in range(gradient_accumulation_steps):
+        x, y = get_batch()
+        loss = model(x, y) / gradient_accumulation_steps
+        loss.backward()
+    optimizer.step()
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if _averages_gradients_by_hand(ctx):
+            return
+        reported: set[cst.CSTNode] = set()
+        backward = domain_of(ctx).backward
+        for site in backward.sites:
+            divided = [
+                s.node
+                for s in backward.flow(site)
+                if s.node not in reported and _divisions(ctx, s.node)
+            ]
+            forwards = backward.forwards(site) if divided else []
+            if forwards and all(facts_of(ctx).is_plain_model(f.model, f.call) for f in forwards):
+                continue  # a reference model DDP does not average: dividing matches DDP's
+            for node in dict.fromkeys(divided):
+                reported.add(node)
+                yield Finding(
+                    node,
+                    "Loss divided by the world size before backward(): DDP already "
+                    "averages gradients across ranks, so this shrinks every gradient by a "
+                    "factor of world_size",
+                )

@@ -1,0 +1,169 @@
+"""The `module.` prefix a DDP wrapper adds to its state dict's keys: which saved state
+dicts carry it, whether the project's loading expects it (a round trip), and whether other
+code may rely on it (so that saving `.module.state_dict()` instead changes behaviour)."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.checkpoints import strips_module_prefix
+from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of, keyword, may_be_ddp_model
+from ddplint.domain.project_view import project_of
+from ddplint.domain.saves import saved_state_dicts
+from ddplint.names import dotted
+from ddplint.project.queries import loaded_elsewhere
+
+_LOADER_NAME = re.compile(r"(^|_)(load|resume|restore|restart)(_|$)", re.IGNORECASE)
+
+
+def prefixed_state_dicts(
+    ctx: FileContext, obj: cst.BaseExpression, at: cst.CSTNode
+) -> list[tuple[cst.BaseExpression, cst.Call]]:
+    """(receiver, call) for each `.state_dict()` of a DDP wrapper that `obj` holds at `at`,
+    unless the code tells wrapped from bare models there (`hasattr(model, "module")`)."""
+    found = []
+    seen: set[int] = set()
+    for state_call in saved_state_dicts(ctx, obj, at):
+        if id(state_call) in seen:
+            continue
+        seen.add(id(state_call))
+        receiver = state_call.func.value  # type: ignore[attr-defined]
+        if (
+            may_be_ddp_model(ctx, receiver, state_call)
+            and not facts_of(ctx).is_unwrapped_ddp(receiver, state_call)
+            and not _checks_wrapping(ctx, state_call, receiver)
+        ):
+            found.append((receiver, state_call))
+    return found
+
+
+def wrapped_conditionally(ctx: FileContext, receiver: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Whether the DDP wrap reaching `at` sits under an `if` (the model may be bare)."""
+    name = dotted(receiver)
+    if name is None:
+        return True
+    binding = facts_of(ctx).reaching_binding(name, at)
+    if binding is None or binding.kind != "assign":
+        return True
+    if not (isinstance(binding.value, cst.Call) and ctx.call_name(binding.value) in DDP_CLASSES):
+        return True
+    for ancestor in ctx.ancestors(binding.statement):
+        if isinstance(ancestor, (cst.If, cst.Try, cst.IfExp)):
+            return True
+        if isinstance(ancestor, cst.FunctionDef):
+            break
+    return False
+
+
+def _checks_wrapping(ctx: FileContext, state_call: cst.Call, receiver: cst.BaseExpression) -> bool:
+    """The call sits in a branch of an `if`/`x if c else y` that tells wrapped from bare
+    models (`model.module.state_dict() if hasattr(model, "module") else
+    model.state_dict()`)."""
+    name = dotted(receiver)
+    unwrapped = f"{name}.module" if name else None
+    for ancestor in ctx.ancestors(state_call):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if not isinstance(ancestor, (cst.If, cst.IfExp)):
+            continue
+        parts: list[cst.CSTNode]
+        if isinstance(ancestor, cst.IfExp):
+            parts = [ancestor.test, ancestor.body, ancestor.orelse]
+        else:
+            parts = [ancestor.test, ancestor.body]
+            if ancestor.orelse is not None:
+                parts.append(ancestor.orelse)
+        # The test and the other branch: where the wrapped/bare distinction shows.
+        parts = [p for p in parts if p is ancestor.test or not ctx.is_inside(state_call, p)]
+        for node in (n for part in parts for n in ctx.walk(part)):
+            if isinstance(node, cst.Attribute) and unwrapped and dotted(node) == unwrapped:
+                return True
+            if isinstance(node, cst.Call):
+                called = ctx.call_name(node) or (
+                    node.func.value if isinstance(node.func, cst.Name) else None
+                )
+                if called == "hasattr" and len(node.args) == 2:
+                    value = node.args[1].value
+                    if isinstance(value, cst.SimpleString) and value.evaluated_value == "module":
+                        return True
+                if (
+                    called == "isinstance"
+                    and len(node.args) == 2
+                    and any(
+                        ctx.qualname(n) in DDP_CLASSES
+                        for n in ctx.walk(node.args[1].value)
+                        if isinstance(n, (cst.Name, cst.Attribute))
+                    )
+                ):
+                    return True
+    return False
+
+
+def _loads_into_wrapper(ctx: FileContext) -> bool:
+    """The file loads a checkpoint back into a DDP-wrapped model (a strict
+    `model.load_state_dict(...)` on the wrapper, `restart_from_checkpoint(path,
+    model=ddp_model)`): a resume checkpoint that round-trips with its prefix."""
+    for call in ctx.calls:
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else None
+        if isinstance(func, cst.Name):
+            name = func.value
+        if name == "load_state_dict" and isinstance(func, cst.Attribute):
+            if _loads_loosely(call):
+                continue  # `strict=False` would hide a mismatch: the round trip is unchecked
+            candidates = [func.value]
+        elif name is not None and _LOADER_NAME.search(name):
+            candidates = [a.value for a in call.args]
+        else:
+            continue
+        for model in candidates:
+            if (
+                isinstance(model, (cst.Name, cst.Attribute))
+                and may_be_ddp_model(ctx, model, call)
+                and not facts_of(ctx).is_unwrapped_ddp(model, call)
+            ):
+                return True
+    return False
+
+
+def _loads_loosely(call: cst.Call) -> bool:
+    strict = keyword(call, "strict")
+    return strict is not None and not (
+        isinstance(strict.value, cst.Name) and strict.value.value == "True"
+    )
+
+
+def prefix_round_trips(ctx: FileContext) -> bool:
+    """The project's loading code expects the prefix: this file or a project module it
+    imports strips `module.` when loading, or the file resumes into the wrapper itself."""
+    project = project_of(ctx)
+    return (
+        strips_module_prefix(ctx)
+        or (project is not None and project.imports_prefix_stripper(ctx))
+        or _loads_into_wrapper(ctx)
+    )
+
+
+def may_rely_on_prefixed_keys(ctx: FileContext) -> bool:
+    """Whether anything besides the save may depend on the `module.` prefix, so that
+    changing what is saved is not safe: the file loads a checkpoint (`torch.load`), loads a
+    state dict into anything but a provably bare model (a resume into the wrapper with
+    `strict=False` would silently load nothing after the fix), calls a loading helper
+    (`load_checkpoint(model, path)`, `resume(...)`), or another file of the project (the tree
+    under its root, whatever files the run names) mentions loading a checkpoint."""
+    if next(ctx.calls_to("torch.load"), None) is not None:
+        return True
+    for call in ctx.method_calls("load_state_dict"):
+        receiver = call.func.value  # type: ignore[attr-defined]
+        if not facts_of(ctx).is_unwrapped_ddp(receiver, call):
+            return True
+    for call in ctx.calls:  # `load_checkpoint(model, path)`, `resume(...)`: a loader elsewhere
+        name = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+        if isinstance(call.func, cst.Name):
+            name = call.func.value
+        if name not in (None, "load_state_dict") and _LOADER_NAME.search(name):
+            return True
+    return loaded_elsewhere(ctx.path, project_of(ctx))

@@ -1,0 +1,264 @@
+"""DDP010: a collective or barrier reached under a rank condition."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.domain import Gate, Side, domain_of
+from ddplint.domain.apis import MEMOIZERS
+from ddplint.domain.rank_evidence import rank_evidence
+from ddplint.engine.flow import is_exit_call
+from ddplint.rule import Finding, Rule, register
+
+
+@register
+class CollectiveUnderRankCondition(Rule):
+    code = "DDP010"
+    name = "collective-under-rank-condition"
+    severity = Severity.ERROR
+    summary = "Collective or barrier reached only under a rank condition"
+    explanation = """
+## What it does
+Flags a collective (`all_reduce`, `barrier`, `broadcast`, `all_gather`, `new_group`, ...)
+that runs only on some ranks because it sits under a rank condition (`if rank == 0:`,
+`if is_main_process():`, `if local_rank == 0:`, an earlier `if not main: return`), and the
+call of a helper of this file or of the project that issues one (a save function ending
+in `dist.barrier()`).
+
+## Why is this bad?
+Every rank of the group must issue the same collectives in the same order: they are matched
+by sequence number, not by name or call site. A collective that only rank 0 reaches waits
+forever for the others (a hang until the NCCL watchdog or gloo timeout), or pairs with the
+next, unrelated collective the other ranks issue and corrupts that exchange.
+`dist.new_group` too must be called by every rank, even those not in the new group.
+
+Left alone: a collective after an early exit that raises on the ranks it turns away
+(`if rank == owner and state is None: raise RuntimeError(...)`: those ranks fail, and
+torchrun ends the job when a rank exits with an error: a crash, not a hang; a clean
+`return` or `sys.exit(0)` there is reported), rank-0 work followed by a barrier every rank
+reaches, the rank-0-first pattern
+(`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`, each rank reaching one
+barrier), both branches of an `if`/`else` issuing the collective, collectives on a
+subgroup (`group=`), point-to-point `send`/`recv`, and helpers (of this file or of the
+project) whose collective runs only under a condition of their own that is not a rank test
+(`if sharded_eval: dist.broadcast(...)`): whether that flag is on where only some ranks
+call them is not known statically. A helper that passes a subgroup (`share(x, group=pg)`) is
+reported, naming the group: only its ranks that the test turns away miss the collective.
+The message says when a helper is memoized (`@functools.cache`): a call with arguments it
+has seen does not run its body, and so issues nothing.
+
+## Example
+```python
+if dist.get_rank() == 0:
+    torch.save(model.module.state_dict(), path)
+    dist.barrier()
+```
+
+## Use instead
+```python
+if dist.get_rank() == 0:
+    torch.save(model.module.state_dict(), path)
+dist.barrier()
+```
+
+## Fix safety
+No automatic fix: where the collective belongs depends on what the other ranks must wait for.
+
+## References
+- https://pytorch.org/docs/stable/distributed.html#collective-functions
+- https://pytorch.org/docs/stable/distributed.html#torch.distributed.new_group
+"""
+    flag = (
+        """import torch
+import torch.distributed as dist
+
+def save(model, path):
+    if dist.get_rank() == 0:
+        torch.save(model.module.state_dict(), path)
+        dist.barrier()
+""",
+        """import torch
+import torch.distributed as dist
+
+def save_checkpoint(state, path):
+    torch.save(state, path)
+    dist.barrier()
+
+def train(model, rank, epochs):
+    for epoch in range(epochs):
+        if rank == 0:
+            save_checkpoint({"model": model.module.state_dict()}, "ckpt.pt")
+""",
+        """import torch
+from torch import distributed as D
+
+def evaluate(correct, local_rank):
+    if local_rank == 0:
+        D.all_reduce(correct)
+        print(correct.item())
+""",
+        """import torch.distributed as dist
+
+def is_main_process():
+    return dist.get_rank() == 0
+
+def make_groups():
+    if is_main_process():
+        return dist.new_group(ranks=[0, 1])
+    return None
+""",
+    )
+    allow = (
+        """import torch
+import torch.distributed as dist
+
+def save(model, path):
+    if dist.get_rank() == 0:
+        torch.save(model.module.state_dict(), path)
+    dist.barrier()
+""",
+        """import torch.distributed as dist
+from contextlib import contextmanager
+
+@contextmanager
+def rank_zero_first(local_rank):
+    if local_rank != 0:
+        dist.barrier()
+    yield
+    if local_rank == 0:
+        dist.barrier()
+""",
+        """import torch
+import torch.distributed as dist
+
+def collect(t, rank, world_size):
+    if rank == 0:
+        bucket = [torch.zeros_like(t) for _ in range(world_size)]
+        dist.gather(t, gather_list=bucket, dst=0)
+        return bucket
+    else:
+        dist.gather(t, dst=0)
+        return None
+""",
+        """import torch
+import torch.distributed as dist
+
+def exchange(t, rank):
+    if rank == 0:
+        dist.send(t, dst=1)
+    elif rank == 1:
+        dist.recv(t, src=0)
+    if args.local_rank != -1:
+        dist.barrier()
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        collectives, gates = domain_of(ctx).collectives, domain_of(ctx).gates
+        candidates: list[tuple[cst.Call, str, Gate]] = []
+        groups: dict[tuple[cst.CSTNode, str], list[Gate]] = {}
+        for call in ctx.calls:
+            name = ctx.call_name(call)
+            if collectives.is_collective(call):
+                if name != "torch.distributed.new_group" and collectives.on_subgroup(call):
+                    continue
+                key = name or ""
+            elif collectives.surely_issues(call):
+                key = f"helper:{ctx.code(call.func)}"
+            else:
+                continue
+            gate = gates.gate(call)
+            if gate is not None:
+                candidates.append((call, key, gate))
+                groups.setdefault((ctx.scope(call), key), []).append(gate)
+        evidence = rank_evidence(ctx) if candidates else None
+        for call, key, gate in candidates:
+            if (
+                self._other_ranks_issue(ctx, gate)
+                or _others_raise(ctx, gate)
+                or _paired(gate, groups[ctx.scope(call), key])
+            ):
+                continue
+            assert evidence is not None
+            unproven = not evidence.gate_traced(gate)  # a rank spelled in a name only
+            yield Finding(call, _message(ctx, call, key, gate), unproven=unproven)
+
+    @staticmethod
+    def _other_ranks_issue(ctx: FileContext, gate: Gate) -> bool:
+        """The ranks the gate turns away issue a collective on their own path: the other
+        branch of the `if` (for an early exit, the branch that leaves)."""
+        condition, node = gate.condition, gate.node
+        if condition is None or not isinstance(node, (cst.If, cst.IfExp)):
+            return False
+        other = node.orelse if condition.holds else node.body
+        if other is None:
+            return False
+        issues = domain_of(ctx).collectives.issues
+        return any(isinstance(n, cst.Call) and issues(n) for n in ctx.walk(other))
+
+
+def _others_raise(ctx: FileContext, gate: Gate) -> bool:
+    """The gate is an early exit whose leaving branch raises on the ranks it turns away
+    (`if not ready: raise RuntimeError(...)`): they fail, and torchrun ends every rank when
+    one exits with an error. A crash, not a wait in a collective. A plain exit
+    (`sys.exit(0)`) is no such stop: a rank that ends cleanly leaves the others waiting."""
+    condition, node = gate.condition, gate.node
+    if condition is None or not condition.early_exit or not isinstance(node, cst.If):
+        return False
+    branch = node.orelse if condition.holds else node.body
+    if isinstance(branch, cst.Else):
+        branch = branch.body
+    if not isinstance(branch, cst.IndentedBlock | cst.SimpleStatementSuite):
+        return False
+    flow = ctx.flow
+    exits = any(is_exit_call(n, flow.qualname) for n in ctx.walk(branch))
+    return not exits and flow.leaves(branch, stops_only=True)
+
+
+def _message(ctx: FileContext, call: cst.Call, key: str, gate: Gate) -> str:
+    """What is known: the gate, what a helper issues (unless a cache answers the call), and
+    which ranks never issue it (those of the named subgroup the test turns away, if any)."""
+    collectives = domain_of(ctx).collectives
+    why, inner = "", None
+    if key.startswith("helper:"):
+        inner = collectives.through(call)
+        issued = f"`{ctx.code(inner.func)}()`" if inner else "a collective"
+        cached = ", unless its cache answers the call" if _memoized(ctx, call) else ""
+        why = f" (it issues {issued}{cached})"
+    group = collectives.subgroup(call) or (inner and collectives.subgroup(inner))
+    others = "the other ranks never issue it"
+    if group:
+        others = f"any rank of `{ctx.code(group)}` the test turns away never issues it"
+    where = gate.describe(ctx.code(gate.test).strip())
+    return (
+        f"`{ctx.code(call.func)}()` is reached {where}{why}: {others}; collectives are "
+        "matched by call order, so this hangs or pairs with an unrelated collective later"
+    )
+
+
+def _memoized(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` runs a function of this file under `@functools.cache` / `@lru_cache(...)`: a
+    call with arguments seen before returns the cached result without running the body."""
+    for callee in ctx.resolver.callees(call):
+        for decorator in callee.decorators:
+            expr = decorator.decorator
+            if ctx.qualname(expr.func if isinstance(expr, cst.Call) else expr) in MEMOIZERS:
+                return True
+    return False
+
+
+def _paired(gate: Gate, same_function: list[Gate]) -> bool:
+    """The same collective under a gate on other ranks in the same function: the
+    rank-0-first pattern (`if rank != 0: barrier()` ... `if rank == 0: barrier()`), or a
+    branch on `rank == 1` next to one on `rank == 0`."""
+    for other in same_function:
+        unknown = Side.SOME in (gate.side, other.side)
+        if (unknown and other.node is not gate.node) or (
+            not unknown and other.side is not gate.side
+        ):
+            return True
+    return False

@@ -1,0 +1,278 @@
+"""DDP011: rank-local control flow between the forward and `backward()`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.domain.oom import oom_path_swallowed
+from ddplint.rule import Finding, Rule, register
+from ddplint.rules.ddp011_rank_local_skip_before_backward.rank_local import (
+    catches_rank_local_error,
+    enclosing_handler,
+    rank_local_test,
+)
+from ddplint.rules.ddp011_rank_local_skip_before_backward.step_values import step_values
+
+_SKIPS = (cst.Continue, cst.Break, cst.Return)
+
+
+@register
+class RankLocalSkipBeforeBackward(Rule):
+    code = "DDP011"
+    name = "rank-local-skip-before-backward"
+    severity = Severity.ERROR
+    summary = "Rank-local `continue`/`break`/`return` can skip `backward()` on some ranks"
+    explanation = """
+## What it does
+Flags a `continue`, `break` or `return` between the forward pass and `backward()` taken on a
+condition that can differ between ranks: a test on the loss or the outputs
+(`if torch.isnan(loss): continue`, `if loss.item() > 1e3: break`), or an exception this rank
+caught (`except RuntimeError: continue`).
+
+Left alone: decisions made collectively (the flag is all-reduced first, then tested),
+skips that depend only on values every rank agrees on, such as epoch or step counters,
+skips on what the step is handed rather than computes: its parameters, and what it only
+reads off an object it does not feed (`acts = state.pop_activations()` in a pipeline
+engine, filled by a forward elsewhere on the schedule's terms; a no-argument method that
+runs a forward itself, `loss = trainer.step()`, reads the same and is missed), and
+skips in a branch that needs a parameter value no call passes (`else: return` under
+`if raise_on_error:` in a private method whose every call, in this file and none other,
+keeps `raise_on_error=True`). Handlers that swallow a CUDA out-of-memory error are DDP012's.
+
+## Why is this bad?
+DDP's gradient all-reduce runs inside `backward()`. A rank that skips it leaves the other
+ranks waiting in that all-reduce: the job hangs until the NCCL watchdog or gloo timeout, or,
+when the skipping rank reaches its next `backward()`, its buckets pair with the others'
+previous step and the ranks' step counts drift apart.
+
+## Example
+```python
+for x, y in loader:
+    loss = criterion(model(x), y)
+    if not torch.isfinite(loss):
+        continue
+    loss.backward()
+    optimizer.step()
+```
+
+## Use instead
+```python
+for x, y in loader:
+    loss = criterion(model(x), y)
+    bad = (~torch.isfinite(loss)).float()
+    dist.all_reduce(bad)  # every rank learns whether any rank saw a bad loss
+    if bad.item() > 0:
+        optimizer.zero_grad(set_to_none=True)
+        continue
+    loss.backward()
+    optimizer.step()
+```
+
+## Fix safety
+No automatic fix: the skip decision has to be shared through a collective.
+
+## References
+- https://pytorch.org/docs/stable/notes/ddp.html
+- https://pytorch.org/docs/stable/distributed.html#torch.distributed.all_reduce
+"""
+    flag = (
+        """
+import math
+import torch.distributed as dist
+
+def reduce_dict(d):
+    values = torch.stack([d[k] for k in sorted(d)])
+    dist.all_reduce(values)
+    return dict(zip(sorted(d), values / dist.get_world_size()))
+
+def train_one_epoch(model, criterion, loader, optimizer):
+    for samples, targets in loader:
+        loss_dict = criterion(model(samples), targets)
+        losses = sum(loss_dict.values())
+        loss_dict_reduced = reduce_dict(loss_dict)
+        reduced_total = sum(loss_dict_reduced.values())
+        loss_value = reduced_total.item()
+        if not math.isfinite(losses.item()):
+            continue
+        optimizer.zero_grad()
+        losses.backward()
+        optimizer.step()
+""",
+        """import torch
+import torch.distributed as dist
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        if torch.isnan(loss):
+            continue
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+        """import torch
+import torch.distributed as dist
+
+def train_step(model, batch, optimizer, scaler):
+    with torch.autocast("cuda", dtype=torch.float16):
+        out = model(batch["x"])
+        loss = out.float().mean()
+    if loss.item() > 1e4:
+        return None
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    return loss
+""",
+        """import torch
+import torch.distributed as dist
+
+def train(model, loader, optimizer):
+    for batch in loader:
+        try:
+            loss = model(**batch).loss
+        except ValueError:
+            continue
+        loss.backward()
+        optimizer.step()
+""",
+    )
+    allow = (
+        """
+import math
+import torch.distributed as dist
+
+def reduce_dict(d):
+    values = torch.stack([d[k] for k in sorted(d)])
+    dist.all_reduce(values)
+    return dict(zip(sorted(d), values / dist.get_world_size()))
+
+def train_one_epoch(model, criterion, loader, optimizer):
+    for samples, targets in loader:
+        loss_dict = criterion(model(samples), targets)
+        losses = sum(loss_dict.values())
+        loss_dict_reduced = reduce_dict(loss_dict)
+        reduced_total = sum(loss_dict_reduced.values())
+        loss_value = reduced_total.item()
+        if not math.isfinite(loss_value):
+            continue
+        optimizer.zero_grad()
+        losses.backward()
+        optimizer.step()
+""",
+        """import torch
+import torch.distributed as dist
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        bad = (~torch.isfinite(loss)).float()
+        dist.all_reduce(bad)
+        if bad.item() > 0:
+            optimizer.zero_grad()
+            continue
+        loss.backward()
+        optimizer.step()
+""",
+        """import torch
+import torch.distributed as dist
+
+def train(model, loader, optimizer, max_steps):
+    step = 0
+    for x, y in loader:
+        if step >= max_steps:
+            break
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+        step += 1
+""",
+        """import torch
+import torch.distributed as dist
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x).sum()
+        loss.backward()
+        if not torch.isfinite(loss):
+            optimizer.zero_grad()
+            continue
+        optimizer.step()
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        for backward in ctx.method_calls("backward"):
+            receiver = backward.func.value  # type: ignore[attr-defined]
+            if ctx.qualname(receiver) is not None:  # torch.autograd.backward(...)
+                continue
+            loop = ctx.enclosing_loop(backward)
+            scope = ctx.scope(backward)
+            region = loop if loop is not None else scope
+            if isinstance(region, cst.Module):
+                continue
+            yield from self._check_backward(ctx, backward, region, loop, scope)
+
+    def _check_backward(
+        self,
+        ctx: FileContext,
+        backward: cst.Call,
+        region: cst.CSTNode,
+        loop: cst.CSTNode | None,
+        scope: cst.CSTNode,
+    ) -> Iterator[Finding]:
+        skips = [
+            node
+            for node in ctx.nodes_within(region, *_SKIPS)
+            if ctx.scope(node) is scope
+            and (
+                isinstance(node, cst.Return)
+                or (loop is not None and ctx.enclosing_loop(node) is loop)
+            )
+        ]
+        if not skips:
+            return  # most training loops: nothing to analyse
+        forward = step_values(ctx, region, backward)
+        start = forward.start
+        if start is None:
+            return
+        for node in skips:
+            handler = enclosing_handler(ctx, node, region)
+            if handler is not None:
+                if self._skips_in_handler(ctx, handler, backward, start):
+                    yield Finding(
+                        node,
+                        f"`{ctx.code(node).strip()}` in an exception handler skips "
+                        "`backward()` on the rank that raised: the other ranks wait in DDP's "
+                        "gradient all-reduce (a hang, or step counts that drift apart); "
+                        "re-raise, or agree on the skip with a collective",
+                    )
+                continue
+            if not (ctx.before(start, node) and ctx.before(node, backward)):
+                continue
+            test = rank_local_test(ctx, node, forward.names, region)
+            if test is not None:
+                yield Finding(
+                    node,
+                    f"`{ctx.code(node).strip()}` on `{ctx.code(test).strip()}` (a value only "
+                    "this rank computed) can skip `backward()` on some ranks only: the others "
+                    "wait in DDP's gradient all-reduce (a hang, or step counts that drift apart); "
+                    "all-reduce the decision first",
+                )
+
+    @staticmethod
+    def _skips_in_handler(
+        ctx: FileContext, handler: cst.ExceptHandler, backward: cst.Call, start: cst.CSTNode
+    ) -> bool:
+        """The handler catches what this rank alone raised in the step (not an OOM: that
+        is DDP012's) around the forward or the backward."""
+        if not catches_rank_local_error(handler) or oom_path_swallowed(ctx, handler) is not None:
+            return False
+        try_node = ctx.parent(handler)
+        if not isinstance(try_node, cst.Try):
+            return False
+        return ctx.is_inside(backward, try_node.body) or ctx.is_inside(start, try_node.body)

@@ -1,0 +1,95 @@
+"""Decisions that can differ between ranks: a test on values only this rank computed that
+no collective made common, and an exception handler for an error only this rank raised."""
+
+from __future__ import annotations
+
+from collections.abc import Set
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import domain_of
+from ddplint.domain.oom import handler_types
+from ddplint.names import dotted
+
+# Exceptions every rank meets alike: the end of the data, an interrupt, an exit.
+_RAISED_ALIKE = frozenset({"StopIteration", "KeyboardInterrupt", "SystemExit"})
+
+
+def rank_local_test(
+    ctx: FileContext, node: cst.CSTNode, local: Set[str], region: cst.CSTNode
+) -> cst.BaseExpression | None:
+    """The test of the innermost `if` / `while` around `node` (inside `region`) that reads
+    one of the rank-local names `local` not agreed through a collective before it."""
+    for ancestor in ctx.ancestors(node):
+        if ancestor is region:
+            return None
+        if isinstance(ancestor, (cst.If, cst.While)):
+            if any(
+                isinstance(n, cst.Call) and domain_of(ctx).collectives.issues(n)
+                for n in ctx.walk(ancestor.test)
+            ):
+                continue  # `if any_rank_bad(loss):` decides through a collective
+            names = {n.split(".")[0] for n in ctx.names_in(ancestor.test)}
+            read = names & local
+            if read and not agreed(ctx, read, ancestor, region):
+                return ancestor.test
+    return None
+
+
+def agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.CSTNode) -> bool:
+    """Each of `names` went through a collective (`dist.all_reduce(flag)`) in `region`
+    before `before`, or is computed from a value that did: it is the same on every rank."""
+    if not names:
+        return False
+    reduced: set[str] = set()
+    collectives = domain_of(ctx).collectives
+    for call in ctx.calls_within(region):
+        if not ctx.before(call, before) or not collectives.issues(call):
+            continue
+        parent = ctx.parent(call)
+        if collectives.is_collective(call) or isinstance(parent, cst.Expr):
+            # `dist.all_reduce(flag)` (in place), or a helper whose result is dropped
+            for arg in call.args:
+                reduced.update(ctx.names_in(arg.value))
+        elif isinstance(parent, cst.Assign):
+            # `loss_dict_reduced = utils.reduce_dict(loss_dict)`: the result is reduced,
+            # the argument (`loss_dict`) is still this rank's own
+            for target in parent.targets:
+                reduced.update(ctx.names_in(target.target))
+    if names <= reduced:
+        return True
+    # `flag = reduced_tensor.item()`: a value computed from a reduced tensor.
+    dependencies = domain_of(ctx).backward.dependencies
+    for name in names - reduced:
+        steps = [
+            s
+            for b in ctx.resolver.reaching(name, before)
+            if b.kind == "assign"
+            for s in dependencies(b.value, b.statement)
+        ]
+        if not any(
+            isinstance(s.node, (cst.Name, cst.Attribute)) and dotted(s.node) in reduced
+            for s in steps
+        ):
+            return False
+    return True
+
+
+def enclosing_handler(
+    ctx: FileContext, node: cst.CSTNode, stop: cst.CSTNode
+) -> cst.ExceptHandler | None:
+    """The `except` clause around `node`, below `stop`."""
+    for ancestor in ctx.ancestors(node):
+        if ancestor is stop:
+            return None
+        if isinstance(ancestor, cst.ExceptHandler):
+            return ancestor
+    return None
+
+
+def catches_rank_local_error(handler: cst.ExceptHandler) -> bool:
+    """The handler may catch an error only this rank raised (not `StopIteration`,
+    `KeyboardInterrupt` or `SystemExit`, which every rank meets alike)."""
+    caught = {(dotted(k) or "").rpartition(".")[2] for k in handler_types(handler)}
+    return not caught & _RAISED_ALIKE

@@ -1,0 +1,208 @@
+"""Values one training step computes: the loss a `backward()` call differentiates, what it
+is computed from inside the step (a loop body or a function), and the values derived from
+them before the backward. What the step is handed is not among them: the batch it starts
+from, its parameters, and what it only reads off an object it does not feed (a pipeline
+state holding activations that a forward elsewhere registered)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.context import Binding, FileContext
+from ddplint.domain import domain_of
+from ddplint.names import dotted
+
+# Methods that only move or reshape the batch (`x = x.cuda(non_blocking=True)`).
+_DATA_METHODS = frozenset(
+    {
+        "to",
+        "cuda",
+        "cpu",
+        "float",
+        "half",
+        "bfloat16",
+        "long",
+        "int",
+        "contiguous",
+        "view",
+        "reshape",
+        "squeeze",
+        "unsqueeze",
+        "permute",
+        "pin_memory",
+        "items",
+        "get",
+        "keys",
+        "values",
+        "flatten",
+        "transpose",
+        "clone",
+        "detach",
+    }
+)
+
+
+@dataclass(frozen=True)
+class StepValues:
+    """Names holding results of the step's forward, and the first statement computing one
+    of them (where the forward starts; None when nothing in the step computes the loss)."""
+
+    names: frozenset[str]
+    start: cst.CSTNode | None
+
+
+def step_values(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> StepValues:
+    """The forward results of the step `region` (a loop or a function) that ends in the
+    `backward` call: the names inside the step the differentiated value is computed from
+    (`ddplint.domain.backward`, not following the batch), and names derived from those
+    before the backward (`bad = torch.isnan(loss).any()`)."""
+    site = domain_of(ctx).backward.site_of(backward)
+    if site is None:
+        return StepValues(frozenset(), None)
+    local = _region_bindings(ctx, region)
+    in_step = {id(b) for bindings in local.values() for b in bindings}
+    sources = [
+        b
+        for b in domain_of(ctx).backward.sources(
+            site, stop=frozenset(_handed_in(ctx, region, local))
+        )
+        if id(b) in in_step
+        and b.kind in ("assign", "augassign", "with")
+        and ctx.before(b.statement, backward)
+    ]
+    start = min((b.statement for b in sources), key=ctx.order.__getitem__, default=None)
+
+    def derived(name: str, bindings: list[Binding], found: set[str]) -> bool:
+        return any(
+            b.kind in ("assign", "augassign")
+            and ctx.before(b.statement, backward)
+            and found.intersection(ctx.names_in(b.value))
+            for b in bindings
+        )
+
+    found = _closure({b.target for b in sources}, local, derived)
+    return StepValues(frozenset(found), start)
+
+
+def _closure(
+    start: set[str],
+    local: dict[str, list[Binding]],
+    joins: Callable[[str, list[Binding], set[str]], bool],
+) -> set[str]:
+    """`start`, grown by every name of `local` that `joins` admits given the names found
+    so far, until no more join."""
+    found = set(start)
+    changed = True
+    while changed:
+        changed = False
+        for name, bindings in local.items():
+            if name not in found and joins(name, bindings, found):
+                found.add(name)
+                changed = True
+    return found
+
+
+def _region_bindings(ctx: FileContext, region: cst.CSTNode) -> dict[str, list[Binding]]:
+    """Bindings of plain names whose statement lies inside `region`, by name."""
+    start, end = ctx.order[region], ctx.subtree_end[region]
+    frame = region if isinstance(region, cst.FunctionDef) else ctx.scope(region)
+    local: dict[str, list[Binding]] = {}
+    for name, bindings in ctx.model.bindings_in(frame).items():
+        for binding in bindings:
+            if start <= ctx.order[binding.statement] < end:
+                local.setdefault(name, []).append(binding)
+    return local
+
+
+def _handed_in(ctx: FileContext, region: cst.CSTNode, local: dict[str, list[Binding]]) -> set[str]:
+    """What the step is handed rather than computes: the batch (the targets of the `for`
+    loop of `region`, and names only moved or reshaped from it: `x = x.cuda()`, `images,
+    labels = batch`), and names only read off an object the step is handed and does not
+    feed (`activations = state.pop_activations()`: a forward elsewhere filled `state`)."""
+    data: set[str] = set()
+    if isinstance(region, cst.For):
+        data = {n.value for n in ctx.walk(region.target) if isinstance(n, cst.Name)}
+    fed = _fed_objects(ctx, region)
+
+    def handed(name: str, bindings: list[Binding], data: set[str]) -> bool:
+        if all(
+            b.kind == "assign" and _reads_handed(ctx, b.value, data, local, fed) for b in bindings
+        ):
+            return True
+        return any(_moves_data(ctx, b.value, data, local) for b in bindings) and all(
+            _moves_data(ctx, b.value, data | {name}, local) for b in bindings
+        )
+
+    return _closure(data, local, handed)
+
+
+def _moves_data(
+    ctx: FileContext,
+    value: cst.BaseExpression,
+    data: set[str],
+    local: dict[str, list[Binding]],
+) -> bool:
+    roots = {n.split(".")[0] for n in ctx.names_in(value)}
+    if not roots & data:
+        return False
+    for node in ctx.walk(value):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value in _DATA_METHODS):
+                return False
+    return all(root in data or root not in local for root in roots)
+
+
+def _reads_handed(
+    ctx: FileContext,
+    value: cst.BaseExpression,
+    data: set[str],
+    local: dict[str, list[Binding]],
+    fed: set[str],
+) -> bool:
+    """`value` only reads an object the step is handed (a parameter, a name bound outside
+    the step, the batch) and does not feed: its attributes, its items at constant keys,
+    the results of its methods called with constant arguments (not `self.net()`, perhaps
+    a model's forward)."""
+    node: cst.BaseExpression = value
+    while not isinstance(node, cst.Name):
+        if isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Subscript):
+            if not all(_constant(ctx, s) for s in node.slice):
+                return False
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            receiver = node.func.value
+            if (
+                node.func.attr.value == "forward"
+                or (isinstance(receiver, cst.Name) and receiver.value == "self")
+                or not all(_constant(ctx, a.value) for a in node.args)
+            ):
+                return False
+            node = receiver
+        else:
+            return False
+    root = node.value
+    outside = all(b.kind == "param" for b in local.get(root, []))
+    return (root in data or outside) and root not in fed
+
+
+def _fed_objects(ctx: FileContext, region: cst.CSTNode) -> set[str]:
+    """Names of objects the step hands a value to: called with arguments
+    (`trainer.run(batch)`, `model(x)`), or passed to a call (`fill(state, batch)`)."""
+    fed: set[str] = set()
+    for call in ctx.calls_within(region):
+        root = (dotted(call.func) or "").split(".")[0]
+        if root and not all(_constant(ctx, a.value) for a in call.args):
+            fed.add(root)
+        fed.update(a.value.value for a in call.args if isinstance(a.value, cst.Name))
+    return fed
+
+
+def _constant(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` reads no name (`0`, `"loss"`, `None`)."""
+    return all(name in ("None", "True", "False") for name in ctx.names_in(node))

@@ -1,0 +1,151 @@
+"""DDP012: an out-of-memory error caught and swallowed instead of re-raised."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.domain.oom import oom_path_swallowed
+from ddplint.rule import Finding, Rule, register
+
+
+@register
+class SwallowedOOM(Rule):
+    code = "DDP012"
+    name = "swallowed-oom"
+    severity = Severity.ERROR
+    summary = "Out-of-memory error caught and swallowed: the rank carries on alone"
+    explanation = """
+## What it does
+Flags an `except torch.cuda.OutOfMemoryError` (or `torch.OutOfMemoryError`, or a
+`RuntimeError`/`Exception` handler that singles out an OOM by its message, `"out of memory"
+in str(e)`) whose OOM path carries on (skips the batch, halves the batch size, returns)
+instead of re-raising or exiting.
+
+## Why is this bad?
+Under DDP the rank that hit the OOM skips the rest of the step, including the gradient
+all-reduce inside `backward()` and any collective that follows, while the other ranks are
+already waiting in it. The PyTorch maintainers' advice is that skipping communication after
+an OOM desynchronises the collectives: the job hangs until the NCCL watchdog or gloo timeout,
+or the ranks' collectives pair up wrongly and step counts drift. If the error propagates,
+the process exits and torchrun stops the other workers at once.
+
+## Example
+```python
+for x, y in loader:
+    try:
+        loss = criterion(model(x), y)
+        loss.backward()
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        continue
+```
+
+## Use instead
+```python
+for x, y in loader:
+    try:
+        loss = criterion(model(x), y)
+        loss.backward()
+    except torch.cuda.OutOfMemoryError:
+        print(f"rank {rank}: CUDA OOM at step {step}", flush=True)
+        raise
+```
+
+## Fix safety
+No automatic fix: whether to re-raise or to exit is the author's choice.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.cuda.OutOfMemoryError.html
+- https://pytorch.org/docs/stable/elastic/run.html
+"""
+    flag = (
+        """import torch
+import torch.distributed as dist
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        try:
+            loss = criterion(model(x), y)
+            loss.backward()
+        except torch.cuda.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            continue
+        optimizer.step()
+""",
+        """import torch
+import torch.distributed as dist
+
+def step(model, batch, optimizer):
+    try:
+        model(batch).sum().backward()
+    except RuntimeError as e:
+        if "out of memory" in str(e):
+            print("OOM, skipping batch")
+            optimizer.zero_grad(set_to_none=True)
+            return None
+        raise
+    optimizer.step()
+""",
+        """import torch
+from torch.distributed import init_process_group
+
+def step(model, batch):
+    try:
+        return model(batch).mean()
+    except (torch.OutOfMemoryError, ValueError):
+        torch.cuda.empty_cache()
+        return None
+""",
+    )
+    allow = (
+        """import torch
+import torch.distributed as dist
+
+def step(model, batch, rank):
+    try:
+        model(batch).sum().backward()
+    except torch.cuda.OutOfMemoryError:
+        print(f"rank {rank} ran out of memory", flush=True)
+        raise
+""",
+        """import sys
+import torch
+import torch.distributed as dist
+
+def step(model, batch):
+    try:
+        model(batch).sum().backward()
+    except RuntimeError as err:
+        if "out of memory" not in str(err):
+            raise
+        print(torch.cuda.memory_summary())
+        sys.exit(1)
+""",
+        """import torch
+import torch.distributed as dist
+
+def step(model, batch):
+    try:
+        model(batch).sum().backward()
+    except RuntimeError as err:
+        if "stride" in str(err):
+            return None
+        raise
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        for node in ctx.nodes_of(cst.ExceptHandler):
+            if isinstance(node, cst.ExceptHandler) and oom_path_swallowed(ctx, node):
+                yield Finding(
+                    node,
+                    "CUDA out-of-memory error caught and not re-raised: a rank that runs out "
+                    "of memory here carries on down another path, while any rank that did not "
+                    "goes on to its next collective (the gradient all-reduce, say) and waits "
+                    "there (a hang, or desynchronised collectives); re-raise or exit so "
+                    "torchrun stops the job",
+                )

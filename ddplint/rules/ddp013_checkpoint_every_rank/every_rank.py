@@ -1,0 +1,90 @@
+"""Whether every rank reaches a node, as far as its file shows: no rank gate on the way up
+through the callers of its function, ending at module level or at an entry point (`main`,
+a function handed to `mp.spawn`). A function nobody in the file calls is its callers'
+files' to judge."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import domain_of
+from ddplint.domain.downloads import in_first_context
+from ddplint.domain.processes import in_lone_worker
+from ddplint.domain.rank_guards import call_sites, guarded_everywhere, single_process_branch
+
+_ENTRY_POINTS = frozenset({"main", "train", "run", "worker", "main_worker"})
+
+
+def outside_calls(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
+    """Calls of `func` in this file, its own recursive calls aside."""
+    return [s for s in call_sites(ctx, func) if not ctx.is_inside(s, func)]
+
+
+def is_entry(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` runs though nothing in the file calls it: an entry point by its name
+    (`main`), or one passed around by name (`mp.spawn(main_worker, ...)`)."""
+    name = func.name.value
+    return name in _ENTRY_POINTS or any(
+        node.value == name and _passes_around(ctx, node)
+        for node in ctx.nodes_of(cst.Name)
+        if isinstance(node, cst.Name)
+    )
+
+
+def _passes_around(ctx: FileContext, name: cst.Name) -> bool:
+    """`name` refers to a function without calling it (`mp.spawn(worker, ...)`,
+    `callback=self.save`): not what a call calls (`save(...)`, the attribute of
+    `torch.save(...)`), not the name a definition gives (another class's method of the
+    same name), not the keyword of an argument."""
+    ref: cst.CSTNode = name
+    parent = ctx.parent(name)
+    if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is name:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is name:
+        return False
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        ref, parent = parent, ctx.parent(parent)
+    return not (isinstance(parent, cst.Call) and parent.func is ref)
+
+
+def runs_once(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs on one rank (a rank gate, here or at every call of its function), in a
+    branch that runs without distribution only, one process at a time (zero-first), or in
+    a worker spawned as one process."""
+    return (
+        guarded_everywhere(ctx, node)
+        or single_process_branch(ctx, node)
+        or in_first_context(ctx, node)
+        or in_lone_worker(ctx, node)
+    )
+
+
+def per_rank_arguments(ctx: FileContext, call: cst.Call) -> bool:
+    """An argument is a file name built from the rank: the callee writes per-rank files."""
+    return any(domain_of(ctx).ranks.rank_in_text(arg.value) for arg in call.args)
+
+
+def every_rank_reaches(ctx: FileContext, node: cst.CSTNode, depth: int = 3) -> bool:
+    """`node` runs on every rank: no gate on some path up through its callers (a few
+    levels), which ends at module level or at an entry point."""
+    if runs_once(ctx, node):
+        return False
+    func = ctx.enclosing_function(node)
+    if func is None:
+        return True
+    if depth == 0:
+        return False
+    sites = outside_calls(ctx, func)
+    if not sites:
+        return is_entry(ctx, func)
+    return any(every_rank_reaches(ctx, s, depth - 1) for s in sites)
+
+
+def unguarded_callers(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
+    """The calls of `func` that every rank reaches, passing no per-rank file name."""
+    return [
+        s
+        for s in outside_calls(ctx, func)
+        if not per_rank_arguments(ctx, s) and every_rank_reaches(ctx, s)
+    ]

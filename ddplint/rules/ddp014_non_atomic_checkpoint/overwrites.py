@@ -1,0 +1,355 @@
+"""Whether a save writes over an earlier one: the file it writes (through a file object
+opened for writing, or a list of paths walked by a loop), names that change per save,
+temporary files moved into place, and saves that repeat (in a loop, or in a helper called
+in one) unless the process ends right after them. Values are followed by the engine's
+resolver (`Resolver.sources`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import cast
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import facts_of, last_name, string_value
+from ddplint.domain.rank_guards import call_sites
+from ddplint.engine import Value, argument
+from ddplint.engine.flow import is_exit_call
+from ddplint.names import dotted
+
+_MOVES = frozenset({"os.replace", "os.rename", "shutil.move", "os.link"})
+_COUNTER = re.compile(
+    r"(^|_)(epoch|epochs|ep|step|steps|global_step|iter|iters|iteration|it|idx|index|count|"
+    r"counter|update|updates|time|timestamp|stamp|date|now|uuid|version|tag|nimg|kimg|i|e|n)"
+    r"(_|$)",
+    re.IGNORECASE,
+)
+_UNIQUE_CALLS = re.compile(r"time|now|strftime|uuid|datetime|mkstemp|NamedTemporaryFile")
+_TEMP_TEXT = re.compile(r"tmp|temp|\.part\b|\.partial|~$", re.IGNORECASE)
+_OVERWRITTEN_TEXT = re.compile(r"(^|[^a-z])(last|latest|best)([^a-z]|$)", re.IGNORECASE)
+_MODE = re.compile(r"^[rwxabt+U]+$")  # an `open` mode
+_LEAVING = (cst.Return, cst.Break, cst.Continue)
+_Block = cst.Module | cst.IndentedBlock | cst.SimpleStatementLine
+_REPEATING_OR_DEFERRED = frozenset({cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef})
+_ITEM_DEPTH = 6  # nesting levels `item_loops` follows a path's names through
+
+
+def written_path(
+    ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode
+) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
+    """The path a save into `path` writes and where it is evaluated: the path itself, or
+    for a file object opened for writing on a path (`with open(p, "wb") as f:`,
+    `g_pathmgr.open(p, "wb")`, `Path(p).open("wb")`) that path at the `open` call. None
+    for a file object opened otherwise (appending, unknown mode): the caller manages it."""
+    for value in ctx.resolver.values(path, at):
+        if isinstance(value.expr, cst.Call) and _is_opener(ctx, value.expr):
+            return _opened_for_writing(value.expr)
+    return path, at
+
+
+def _is_opener(ctx: FileContext, call: cst.Call) -> bool:
+    name = ctx.call_name(call) or dotted(call.func) or ""
+    return name in ("open", "io.open") or name.endswith(".open")
+
+
+def _opened_for_writing(call: cst.Call) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
+    """(file path, the call) for `open(p, "wb")` / `manager.open(p, mode="wb")` /
+    `p.open("wb")` with a mode that truncates the file."""
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    mode_given = next((a.value for a in call.args if a.keyword and a.keyword.value == "mode"), None)
+    first = string_value(positional[0]) if positional else None
+    mode: str | None
+    if first is not None and _MODE.match(first) and isinstance(call.func, cst.Attribute):
+        path, mode = call.func.value, first  # `Path(p).open("wb")`
+    elif positional:
+        path = positional[0]
+        mode = string_value(mode_given or (positional[1] if len(positional) > 1 else None))
+    else:
+        return None
+    truncates = mode is not None and _MODE.match(mode) is not None and "w" in mode
+    return (path, call) if truncates else None
+
+
+def walked_paths(
+    ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode
+) -> tuple[cst.For, list[tuple[cst.BaseExpression, cst.CSTNode]]] | None:
+    """`for p in paths: torch.save(state, p)`: the loop and the paths of the list it walks
+    (the elements of a list literal, and what `paths.append(...)` adds before the loop),
+    each with where it is evaluated. None when `path` is no such loop's variable or the
+    list's elements are not all known."""
+    loop = next(
+        (
+            a
+            for a in ctx.ancestors(at)
+            if isinstance(a, cst.For)
+            and isinstance(a.target, cst.Name)
+            and isinstance(path, cst.Name)
+            and a.target.value == path.value
+        ),
+        None,
+    )
+    if loop is None:
+        return None
+    elements: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+    for value in ctx.resolver.values(loop.iter, loop):
+        if isinstance(value.expr, (cst.List, cst.Tuple)):
+            if any(isinstance(e, cst.StarredElement) for e in value.expr.elements):
+                return None
+            elements.extend((e.value, value.at) for e in value.expr.elements)
+        elif value.leaf and not isinstance(value.expr, cst.Name):
+            return None  # a list built elsewhere: its paths are unknown
+    receiver = ctx.code(loop.iter).strip()
+    for call in ctx.method_calls("append", "extend", "insert"):
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        if ctx.code(func.value).strip() != receiver or ctx.scope(call) is not ctx.scope(loop):
+            continue
+        if func.attr.value != "append" or len(call.args) != 1:
+            return None
+        elements.append((call.args[0].value, call))
+    return (loop, elements) if elements else None
+
+
+def path_texts(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
+    """The string pieces of the path and of the names it is built from, one level deep."""
+    texts = []
+    for value in ctx.resolver.sources(path, at, depth=1):
+        for node in ctx.walk(value.expr):
+            text = string_value(node) if isinstance(node, cst.BaseExpression) else None
+            if text is not None:
+                texts.append(text)
+            elif isinstance(node, cst.FormattedStringText):
+                texts.append(node.value)
+    return texts
+
+
+def is_temporary(texts: list[str]) -> bool:
+    """A `.tmp` / `temp` / `.part` path: the file is moved into place afterwards."""
+    return any(_TEMP_TEXT.search(t) for t in texts)
+
+
+def names_overwritten_file(texts: list[str]) -> bool:
+    """A `last.pt` / `latest` / `best.pth`-style file name: overwritten by design."""
+    return any(_OVERWRITTEN_TEXT.search(t.rsplit("/", 1)[-1]) for t in texts)
+
+
+def varies_per_save(
+    ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode, depth: int | None = 3
+) -> bool:
+    """Something the path is built from changes per save: an epoch or step counter, a
+    time stamp, a variable of a loop around the save in its function (a caller's loop:
+    `item_loops`), a number formatted as `{n:06d}` (`depth` levels of names deep:
+    `eval_dir = join(out, str(iteration))`; None: the path expression alone)."""
+    around = _loop_targets(ctx, at)
+    values = ctx.resolver.sources(path, at, depth) if depth is not None else []
+    for value in values or [Value(path, at, True)]:
+        for node in ctx.walk(value.expr):
+            if _counter_format(node):
+                return True
+            if isinstance(node, cst.Call) and _UNIQUE_CALLS.search(dotted(node.func) or ""):
+                return True
+            if isinstance(node, cst.Attribute) and _COUNTER.search(node.attr.value):
+                return True
+            if isinstance(node, cst.Name) and (node.value in around or _COUNTER.search(node.value)):
+                parent = ctx.parent(node)
+                if not (isinstance(parent, cst.Attribute) and parent.value is not node):
+                    return True  # `args.epochs`: the attribute's own name decides, above
+    return False
+
+
+def item_loops(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> set[cst.For]:
+    """The loops whose variable the path is built from, followed further than
+    `varies_per_save` does and through the objects of method calls (`shard_id =
+    match.group(1)` with `match` from `for shard in shards:`; a parameter to what its
+    callers pass in their loops): each round of them writes a file of its own."""
+    loops: set[cst.For] = set()
+    frontier: list[tuple[cst.BaseExpression, cst.CSTNode]] = [(path, at)]
+    seen: set[int] = set()
+    for _ in range(_ITEM_DEPTH):
+        inner: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+        for expr, where in frontier:
+            for value in ctx.resolver.sources(expr, where, 1):
+                if id(value.expr) in seen:
+                    continue
+                seen.add(id(value.expr))
+                if isinstance(value.expr, cst.Name):
+                    loops.update(_loops_over(ctx, value.expr.value, value.at))
+                    inner.append((value.expr, value.at))
+                    inner.extend((a, a) for a in _passed(ctx, value.expr.value, value.at))
+                elif isinstance(value.expr, cst.Attribute):
+                    root: cst.BaseExpression = value.expr
+                    while isinstance(root, cst.Attribute):
+                        root = root.value
+                    inner.append((root, value.at))
+                else:
+                    inner.append((value.expr, value.at))
+        frontier = inner
+    return loops
+
+
+def _passed(ctx: FileContext, name: str, at: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What the calls of its function in this file pass for the parameter `name`, method
+    calls through a class or an object included (`Loader.save_slice(path, key)`)."""
+    binding = facts_of(ctx).reaching_binding(name, at)
+    func = binding.statement if binding is not None and binding.kind == "param" else None
+    if not isinstance(func, cst.FunctionDef):
+        return []
+    names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    index = names.index(name) if name in names else None
+    if index is not None and names[0] in ("self", "cls"):
+        if index == 0:
+            return []  # the object itself, never in the argument list
+        index -= 1
+    passed = (argument(site, index, name) for site in call_sites(ctx, func))
+    return [value for value in passed if value is not None]
+
+
+def _loops_over(ctx: FileContext, name: str, at: cst.CSTNode) -> list[cst.For]:
+    """The `for` loops around `at` in its function whose target binds `name`."""
+    found = []
+    for ancestor in ctx.ancestors(at):
+        if isinstance(ancestor, cst.FunctionDef):
+            break
+        if isinstance(ancestor, cst.For) and any(
+            isinstance(n, cst.Name) and n.value == name for n in ctx.walk(ancestor.target)
+        ):
+            found.append(ancestor)
+    return found
+
+
+def moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> bool:
+    """A later `os.replace(path, ...)` / `Path(path).replace(...)` in the same function."""
+    path_code = ctx.code(path).strip()
+    root = (dotted(path) or "").split(".")[0]
+    for other in ctx.model.calls_by_frame(ctx.scope(call)):
+        if not ctx.before(call, other):
+            continue
+        func = other.func
+        if (ctx.call_name(other) or dotted(func) or "") in _MOVES:
+            subject = other.args[0].value if other.args else None
+        elif isinstance(func, cst.Attribute) and func.attr.value in ("replace", "rename"):
+            subject = func.value if len(other.args) == 1 else None
+        else:
+            continue
+        if subject is not None and (
+            ctx.code(subject).strip() == path_code or (root and root in set(ctx.names_in(subject)))
+        ):
+            return True
+    return False
+
+
+def repeats(
+    ctx: FileContext, node: cst.CSTNode, depth: int = 2, walking: Collection[cst.For] = ()
+) -> bool:
+    """`node` runs more than once per run: inside a loop of its function (but the loops of
+    `walking`, each round of which writes its own path), or in a function called in one.
+    Not when a condition fixes a counter (`if step == save_step:`, or after
+    `if step != save_step: return`), nor when the process ends right after it
+    (`exits_after`), nor past a function that runs a training loop itself: its callers'
+    loops repeat whole runs (hyper-parameter search), not saves within one."""
+    if _at_one_step(ctx, node) or exits_after(ctx, node):
+        return False
+    loop = ctx.enclosing_loop(node)
+    while loop is not None and loop in walking:
+        loop = ctx.enclosing_loop(loop)
+    if loop is not None:
+        return True
+    func = ctx.enclosing_function(node)
+    if func is None or depth == 0 or _trains(ctx, func):
+        return False
+    return any(
+        repeats(ctx, site, depth - 1, walking)
+        for site in call_sites(ctx, func)
+        if not ctx.is_inside(site, func)
+    )
+
+
+def exits_after(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """The process ends right after `node`: a later statement of its block, or of a block
+    around it inside its loop and function, exits on every path (`quit()`, `sys.exit()`,
+    `os._exit()`, `raise SystemExit`) with no `return` / `break` / `continue` between.
+    So `node` runs once per run however often its loop would go round."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        kind = type(ancestor)  # exact types: no slow ABC `isinstance` misses
+        if kind in _REPEATING_OR_DEFERRED:
+            return False
+        if kind is cst.Module or kind is cst.IndentedBlock or kind is cst.SimpleStatementLine:
+            body = list(cast("_Block", ancestor).body)
+            index = next((i for i, s in enumerate(body) if s is child), len(body))
+            for later in body[index + 1 :]:
+                if _exits(ctx, later):
+                    return True
+                if ctx.nodes_within(later, *_LEAVING):
+                    return False
+        child = ancestor
+    return False
+
+
+def _exits(ctx: FileContext, statement: cst.CSTNode) -> bool:
+    """Running `statement` ends the process on every path."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(_exits(ctx, s) for s in statement.body)
+    if isinstance(statement, cst.Raise):
+        raised = statement.exc.func if isinstance(statement.exc, cst.Call) else statement.exc
+        return raised is not None and last_name(raised) == "SystemExit"
+    if isinstance(statement, cst.Expr):
+        return is_exit_call(statement, ctx.qualname)
+    if isinstance(statement, cst.If):
+        orelse = statement.orelse
+        other = orelse.body if isinstance(orelse, cst.Else) else orelse
+        return other is not None and _exits_block(ctx, statement.body) and _exits(ctx, other)
+    if isinstance(statement, cst.With):
+        return _exits_block(ctx, statement.body)
+    if isinstance(statement, cst.IndentedBlock):
+        return _exits_block(ctx, statement)
+    return False
+
+
+def _exits_block(ctx: FileContext, block: cst.BaseSuite) -> bool:
+    return any(_exits(ctx, s) for s in block.body)
+
+
+def _trains(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    loops = domain_of(ctx).loops
+    return any(
+        isinstance(loop, (cst.For, cst.While))
+        and ctx.scope(loop) is func
+        and loops.is_training_loop(loop)
+        for loop in ctx.model.within(func, ctx.nodes_of(cst.For, cst.While))
+    )
+
+
+def _at_one_step(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """A condition `node` runs under fixes a counter to one value (`step == save_step`)."""
+    for condition in ctx.flow.conditions(node):
+        for term, value in condition.terms():
+            if not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
+                continue
+            operator = term.comparisons[0].operator
+            equal = isinstance(operator, cst.Equal) if value else isinstance(operator, cst.NotEqual)
+            sides = (term.left, term.comparisons[0].comparator)
+            if equal and any(_COUNTER.search(last_name(side) or "") for side in sides):
+                return True
+    return False
+
+
+def _loop_targets(ctx: FileContext, node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.For):
+            names.update(n.value for n in ctx.walk(ancestor.target) if isinstance(n, cst.Name))
+        if isinstance(ancestor, cst.FunctionDef):
+            break
+    return names
+
+
+def _counter_format(node: cst.CSTNode) -> bool:
+    """`{step:06d}`: a number formatted as an integer, a counter in a file name."""
+    if not isinstance(node, cst.FormattedStringExpression) or not node.format_spec:
+        return False
+    spec = "".join(p.value for p in node.format_spec if isinstance(p, cst.FormattedStringText))
+    return spec.endswith("d")

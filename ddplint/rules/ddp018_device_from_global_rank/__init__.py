@@ -1,0 +1,150 @@
+"""DDP018: the CUDA device chosen from the global rank instead of the local rank."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.domain.device_ranks import device_kind, single_node_group
+from ddplint.domain.devices import device_arguments
+from ddplint.domain.processes import runs_in_one_process
+from ddplint.domain.rank_kinds import RankKind
+from ddplint.rule import Finding, Rule, register
+
+
+@register
+class DeviceFromGlobalRank(Rule):
+    code = "DDP018"
+    name = "device-from-global-rank"
+    severity = Severity.ERROR
+    # opt-in: first contact (fresh7 + fresh8) 1 true / 1 false / 4 debatable; harm needs 2+ nodes
+    default = False
+    summary = "CUDA device chosen from the global rank instead of the local rank"
+    explanation = """
+## What it does
+Flags a CUDA device chosen from the *global* rank (`dist.get_rank()`,
+`os.environ["RANK"]`, `args.rank`, or a name bound to them): `torch.cuda.set_device(rank)`,
+`torch.device(f"cuda:{rank}")`, `torch.device("cuda", rank)`, `.to(rank)`, `.cuda(rank)`,
+`DDP(model, device_ids=[rank])`.
+
+## Why is this bad?
+The global rank numbers every process of the job; GPU indices restart at 0 on every node.
+On one node both agree, so the script works in testing. On the second node of an 8-GPU job
+the ranks are 8 to 15: `cuda:8` does not exist and CUDA raises "invalid device ordinal"
+(or, with fewer processes than GPUs per node, processes pick the wrong GPU and may share
+one). The local rank (`LOCAL_RANK`, set by torchrun) is the GPU index on the node.
+
+Not flagged: local-rank values (`LOCAL_RANK`, `args.local_rank`, `local_rank`),
+`rank % torch.cuda.device_count()`, the rank parameter of an `mp.spawn` worker, which is
+the process index on one node, and code that runs in one process (a test whose process
+group has one rank: its rank is 0).
+
+## Example
+```python
+rank = dist.get_rank()
+torch.cuda.set_device(rank)
+model = DDP(model.to(rank), device_ids=[rank])
+```
+
+## Use instead
+```python
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+model = DDP(model.to(local_rank), device_ids=[local_rank])
+```
+
+## Fix safety
+No automatic fix: the right local-rank variable depends on the launcher.
+
+## References
+- https://pytorch.org/docs/stable/elastic/run.html (environment variables set by torchrun)
+- https://pytorch.org/tutorials/intermediate/ddp_tutorial.html
+"""
+    flag = (
+        """import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+torch.cuda.set_device(rank)
+model = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[rank])
+""",
+        """import os
+import torch
+import torch.distributed as dist
+
+def main():
+    rank = int(os.environ["RANK"])
+    dist.init_process_group("nccl")
+    device = torch.device(f"cuda:{rank}")
+    return torch.nn.Linear(2, 2).to(device)
+""",
+        """import argparse
+import torch
+import torch.distributed as dist
+from torch import nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--rank", type=int, default=0)
+args = parser.parse_args()
+dist.init_process_group("nccl", rank=args.rank)
+model = nn.parallel.DistributedDataParallel(nn.Linear(2, 2).cuda(args.rank))
+""",
+    )
+    allow = (
+        """import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+model = DDP(torch.nn.Linear(4, 4).cuda(local_rank), device_ids=[local_rank])
+""",
+        """import torch
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+device = rank % torch.cuda.device_count()
+torch.cuda.set_device(device)
+""",
+        """import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def worker(rank, world_size):
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    torch.cuda.set_device(rank)
+    model = DDP(torch.nn.Linear(4, 4).to(rank), device_ids=[rank])
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    world_size = torch.cuda.device_count()
+    mp.spawn(worker, args=(world_size,), nprocs=world_size)
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if any(single_node_group(ctx)):
+            return
+        for call in ctx.calls:
+            if not call.args:
+                continue
+            for value in device_arguments(ctx, call):
+                if device_kind(ctx, value, call) is RankKind.GLOBAL:
+                    if runs_in_one_process(ctx, call):
+                        break
+                    yield Finding(
+                        call,
+                        f"device chosen from the global rank (`{ctx.code(value)}`): right only "
+                        "on a single node; on other nodes the global rank exceeds the GPU "
+                        "count (invalid device ordinal) or names the wrong GPU. Use the local "
+                        "rank (LOCAL_RANK)",
+                    )
+                    break

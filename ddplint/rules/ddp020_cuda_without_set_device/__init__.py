@@ -1,0 +1,228 @@
+"""DDP020: `.cuda()` / `torch.device("cuda")` in a DDP script that never picks the GPU."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.caller_devices import device_of_callers
+from ddplint.domain.ddp_facts import argument, string_value
+from ddplint.domain.local_rank_names import LocalRankNames
+from ddplint.domain.per_process_devices import default_device_is_own
+from ddplint.rule import Finding, FixSpec, Rule, register
+from ddplint.rules.ddp020_cuda_without_set_device.device_picks import (
+    INIT,
+    default_device_uses,
+    device_picks,
+    exclusive_branch,
+    unpicked_init,
+    unset_branch,
+)
+
+
+def _fix(ctx: FileContext) -> FixSpec | None:
+    if ctx.imports.bindings.get("torch") != "torch":
+        return None
+    inits = list(ctx.calls_to(INIT))
+    if len(inits) != 1:
+        return None
+    init = inits[0]
+    local_rank = LocalRankNames(ctx).at(init)
+    line = ctx.parent(ctx.statement(init))
+    if local_rank is None or not isinstance(line, cst.SimpleStatementLine):
+        return None
+    if not isinstance(ctx.parent(line), (cst.IndentedBlock, cst.Module)):
+        return None
+    return FixSpec(
+        f"Call `torch.cuda.set_device({local_rank})` before `init_process_group`",
+        insertions=((line, f"torch.cuda.set_device({local_rank})"),),
+        applicability=Applicability.UNSAFE,
+    )
+
+
+def _gloo_only(ctx: FileContext) -> bool:
+    """Every process group of the file is on gloo (an RPC or CPU-collective script):
+    NCCL's one-GPU-per-rank check never runs."""
+    return all(string_value(argument(init, 0, "backend")) == "gloo" for init in ctx.calls_to(INIT))
+
+
+@register
+class CudaWithoutSetDevice(Rule):
+    code = "DDP020"
+    name = "cuda-without-set-device"
+    severity = Severity.ERROR
+    summary = '`.cuda()` / `torch.device("cuda")` in a DDP script that never sets the device'
+    explanation = """
+## What it does
+In a file that initialises the process group (`init_process_group`) but never chooses a
+GPU per process — no `torch.cuda.set_device(...)` (nor `set_device` on a device module:
+`torch.get_device_module()`, `getattr(torch, kind)`, a helper returning one), no call of
+project code that sets it (a helper, a class whose construction does, a class entered by
+`with` whose `__enter__` does), no device index from a variable
+(`.cuda(local_rank)`, `torch.device("cuda", local_rank)`, `device_ids=[local_rank]`), no
+`CUDA_VISIBLE_DEVICES`, and no local rank handed to a helper of another module that could
+set it — flags `.cuda()` without an index, `torch.device("cuda")`, `.to("cuda")`,
+`device="cuda"`, and a `device = "cuda"` variable used with `.to(device)`. Code that
+runs in one process only is left alone: on the single-process side of an
+`if args.distributed:` switch, in a `unittest.TestCase` class that starts no process group
+(or one of one rank: `WORLD_SIZE` set to 1) and reads no rank, in a pytest test skipped
+under a distributed launch (`skipif("WORLD_SIZE" in os.environ)`) or with no sign of one
+in its name, markers, fixtures or body, or in a Ray actor given GPUs of its own
+(`@ray.remote(num_gpus=1)`), also in a function only such code calls. Fake tensors (under
+`FakeTensorMode`) take no GPU memory. A helper the file never runs itself, called from
+other project modules one of which sets the device (a `comm.py` beside a launcher that
+calls `torch.cuda.set_device`), runs on the device its callers chose.
+
+## Why is this bad?
+`"cuda"` without an index means the *current* device, which is GPU 0 until
+`torch.cuda.set_device` changes it. With one process per GPU and no `set_device`, every
+rank puts its model and batches on GPU 0: the other GPUs stay idle, GPU 0 runs out of
+memory, and NCCL may fail because several ranks use the same GPU. On gloo (RPC demos,
+CPU collectives) there is no NCCL error, but the ranks still share GPU 0; the message
+then says only that.
+
+## Example
+```python
+dist.init_process_group("nccl")
+model = DDP(Net().cuda())
+```
+
+## Use instead
+```python
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+dist.init_process_group("nccl")
+model = DDP(Net().cuda(), device_ids=[local_rank])  # .cuda() now means cuda:local_rank
+```
+
+## Fix safety
+When the function calling `init_process_group` already holds a local-rank variable, the fix
+inserts `torch.cuda.set_device(local_rank)` before that call. It is unsafe: it assumes
+one process per GPU on the node and that the variable is the local rank of this process.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.cuda.set_device.html
+- https://pytorch.org/docs/stable/notes/cuda.html
+- https://pytorch.org/tutorials/intermediate/ddp_tutorial.html
+"""
+    fixable = Applicability.UNSAFE
+    flag = (
+        """import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+local_rank = int(os.environ["LOCAL_RANK"])
+dist.init_process_group("nccl")
+model = DDP(torch.nn.Linear(4, 4).cuda())
+""",
+        """import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main():
+    dist.init_process_group(backend="nccl")
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = DDP(torch.nn.Linear(4, 4).to(device))
+""",
+        """import torch
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+device = "cuda"
+model = torch.nn.Linear(4, 4).to(device)
+loss_sum = torch.zeros(1, device="cuda")
+dist.all_reduce(loss_sum)
+""",
+    )
+    allow = (
+        """import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+dist.init_process_group("nccl")
+model = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[local_rank])
+""",
+        """import argparse
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local-rank", type=int, default=0)
+args = parser.parse_args()
+dist.init_process_group("nccl")
+model = DDP(torch.nn.Linear(4, 4).cuda(args.local_rank), device_ids=[args.local_rank])
+""",
+        """import torch
+import torch.distributed as dist
+
+def evaluate(model, loader):
+    correct = torch.zeros(1).cuda()
+    for x, y in loader:
+        correct += (model(x.cuda()).argmax(1) == y.cuda()).sum()
+    dist.all_reduce(correct)
+    return correct.item()
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if not any(True for _ in ctx.calls_to(INIT)):
+            return
+        uses = [
+            use
+            for use in default_device_uses(ctx)
+            if not default_device_is_own(ctx, use) and not device_of_callers(ctx, use)
+        ]
+        if not uses:
+            return
+        picks = list(device_picks(ctx))
+        if picks:
+            yield from self._unpicked_branch(ctx, uses, picks)
+            return
+        fix = _fix(ctx)
+        harm = (
+            "GPU 0 holds every rank's memory; the other GPUs idle"
+            if _gloo_only(ctx)
+            else "GPU 0 out of memory, or NCCL's duplicate-GPU error; the other GPUs idle"
+        )
+        for node in uses:
+            yield Finding(
+                node,
+                "the default CUDA device is used but this file never calls "
+                f"torch.cuda.set_device(local_rank): every rank lands on GPU 0 ({harm})",
+                fix=fix,
+            )
+
+    @staticmethod
+    def _unpicked_branch(
+        ctx: FileContext, uses: list[cst.CSTNode], picks: list[cst.CSTNode]
+    ) -> Iterator[Finding]:
+        """The uses that can run after an `init_process_group` on a branch that picks no
+        GPU, where another branch picks one; and uses on a distributed branch whose sibling
+        branch sets the device while theirs never does."""
+        found = unpicked_init(ctx, picks)
+        for node in uses:
+            branch: cst.If | None
+            if found is not None and exclusive_branch(ctx, node, found[0]) is None:
+                branch = found[1]
+                what = "initialises the process group without choosing a GPU"
+            else:
+                branch = unset_branch(ctx, node, picks)
+                what = "uses the default CUDA device without choosing a GPU"
+                if branch is None:
+                    continue
+            test = ctx.code(branch.test).strip()
+            yield Finding(
+                node,
+                f"the default CUDA device is used, and one branch of `if {test}:` {what} "
+                "(the other branch calls set_device or passes a device index): on that path "
+                "every rank lands on GPU 0; call torch.cuda.set_device(local_rank) on both "
+                "paths",
+            )

@@ -1,0 +1,295 @@
+"""DDP021: forward through the DDP wrapper on one rank only."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import facts_of, is_false, keyword
+from ddplint.domain.model_layers import ModelLayers
+from ddplint.domain.rank_evidence import RankEvidence, rank_evidence
+from ddplint.names import dotted
+from ddplint.rule import Finding, FixSpec, Rule, register
+from ddplint.rules.ddp021_rank_local_ddp_forward.one_rank_calls import (
+    global_model_site,
+    guarded_site,
+    one_rank_guard,
+    other_branch_calls,
+)
+
+
+@register
+class RankLocalDDPForward(Rule):
+    code = "DDP021"
+    name = "rank-local-ddp-forward"
+    severity = Severity.ERROR
+    summary = "Forward through the DDP wrapper on one rank only (e.g. rank-0 evaluation)"
+    explanation = """\
+## What it does
+Flags a forward call through a `DistributedDataParallel` wrapper (`model(x)`) that only
+some ranks execute: under `if rank == 0:` / `if is_main_process():`, after an
+`if rank != 0: return`, or inside a function (`evaluate(model, loader)`) that this file
+only calls under such a condition with the DDP model, or that reads the module-level DDP
+model and is only called under such a condition (`estimate_loss()` in nanoGPT-style
+scripts).
+
+Left alone: a loop that deals its iterations out by rank (`if i % world_size != rank:
+continue`: every rank runs the body on its share), and a forward with gradients off
+(`torch.no_grad()`) through the wrapper of a model that certainly has no buffers (built
+by a class of this file that registers none and holds only layers without buffers, such
+as `nn.Linear`, `nn.Embedding`, `nn.LayerNorm`, or an `nn.Sequential` of such layers):
+DDP then has nothing to broadcast. With gradients off, the finding is proven only when
+the model certainly has buffers (BatchNorm layers, or a class of this file that registers
+a buffer); a model from a hub or another module, whose buffers this file cannot see, is
+reported as unproven (shown with `--preview`).
+
+## Why is this bad?
+DDP's forward is not purely local. With `broadcast_buffers=True` (the default) and a
+model that has buffers (BatchNorm running statistics, for instance), the forward
+broadcasts the buffers from rank 0: a collective. When only rank 0 runs it, rank 0 waits
+for peers that never join and the job hangs until the NCCL watchdog or gloo timeout, or
+the broadcast pairs with an unrelated collective the other ranks issue later.
+
+## Example
+```python
+if dist.get_rank() == 0:
+    evaluate(model, val_loader)   # evaluate() calls model(x): the DDP wrapper
+```
+
+## Use instead
+```python
+if dist.get_rank() == 0:
+    evaluate(model.module, val_loader)   # the bare model: no collectives
+```
+or run the evaluation on every rank (each on its shard) and `all_reduce` the metrics.
+
+## Fix safety
+For a forward written directly under the rank condition, the fix calls `model.module(...)`
+instead of `model(...)`. It is unsafe: `model` must be the DDP wrapper on every path
+reaching that line. No fix is offered for a forward inside a helper function.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html
+- https://pytorch.org/docs/stable/notes/ddp.html
+"""
+    fixable = Applicability.UNSAFE
+    flag = (
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+dist.init_process_group("nccl")
+model = DDP(build_model().cuda(local_rank), device_ids=[local_rank])
+master_process = dist.get_rank() == 0
+
+@torch.no_grad()
+def estimate_loss(batches):
+    model.eval()
+    losses = [model(x, y).item() for x, y in batches]
+    model.train()
+    return sum(losses) / len(losses)
+
+for it in range(1000):
+    if it % 100 == 0 and master_process:
+        print(estimate_loss(val_batches))
+""",
+        """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def evaluate(net, loader):
+    net.eval()
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (net(x.cuda()).argmax(1) == y.cuda()).sum().item()
+    return correct
+
+def main(model, val_loader, local_rank):
+    model = DDP(model, device_ids=[local_rank])
+    if dist.get_rank() == 0:
+        print(evaluate(model, val_loader))
+""",
+        """\
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+def main(net, batch, local_rank):
+    model = nn.parallel.DistributedDataParallel(net, device_ids=[local_rank])
+    if local_rank == 0:
+        with torch.no_grad():
+            preview = model(batch)
+        print(preview.shape)
+""",
+        """\
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as Wrap
+
+def validate(model, loader):
+    if dist.get_rank() != 0:
+        return None
+    return sum(model(x).sum().item() for x, _ in loader)
+
+def run(net, loader, device):
+    ddp = Wrap(net, device_ids=[device])
+    return validate(ddp, loader)
+""",
+    )
+    allow = (
+        """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def evaluate(net, loader):
+    with torch.no_grad():
+        return sum(net(x).sum().item() for x, _ in loader)
+
+def main(model, val_loader, local_rank):
+    model = DDP(model, device_ids=[local_rank])
+    model_without_ddp = model.module
+    if dist.get_rank() == 0:
+        print(evaluate(model_without_ddp, val_loader))
+        print(evaluate(model.module, val_loader))
+""",
+        """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def evaluate(net, loader, device):
+    total = torch.zeros(2, device=device)
+    with torch.no_grad():
+        for x, y in loader:
+            total[0] += (net(x).argmax(1) == y).sum()
+            total[1] += y.numel()
+    dist.all_reduce(total)
+    return (total[0] / total[1]).item()
+
+def main(model, val_loader, local_rank):
+    model = DDP(model, device_ids=[local_rank])
+    acc = evaluate(model, val_loader, local_rank)
+    if dist.get_rank() == 0:
+        print(f"accuracy {acc:.3f}")
+""",
+        """\
+import copy
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, batch, local_rank):
+    ema = copy.deepcopy(net)
+    model = DDP(net, device_ids=[local_rank])
+    if dist.get_rank() == 0:
+        with torch.no_grad():
+            print(ema(batch).mean())
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        facts = facts_of(ctx)
+        if not facts.ddp_wraps:
+            return
+        if all(is_false(_kw_value(w, "broadcast_buffers")) for w in facts.ddp_wraps):
+            return  # no buffer broadcast in forward: nothing collective to hang on
+        buffers = ModelLayers(ctx)
+        evidence = rank_evidence(ctx)
+        buffer_free = all(buffers.wraps_buffer_free_model(w) for w in facts.ddp_wraps)
+        buffered = any(buffers.wraps_buffered_model(w) for w in facts.ddp_wraps)
+        for call in ctx.calls:
+            func = call.func
+            if not isinstance(func, (cst.Name, cst.Attribute)):
+                continue
+            if isinstance(func, cst.Attribute) and func.attr.value == "module":
+                continue
+            if isinstance(func, cst.Name) and func.value in ctx.functions:
+                continue
+            if ctx.qualname(func) is not None:
+                continue
+            evaluation = domain_of(ctx).loops.is_evaluation(call)
+            if buffer_free and evaluation:
+                continue  # no buffers and no gradients: DDP's forward issues no collective
+            # Under no_grad the forward is collective only when the model has buffers: a model
+            # whose buffers are not known (a class of another module) is not proven to hang.
+            buffers_unknown = evaluation and not buffered
+            guard = one_rank_guard(ctx, call)
+            if guard is not None and other_branch_calls(ctx, guard, call):
+                continue  # `if rank == 0: ... model(x) else: ... model(x)`: every rank runs it
+            if guard is not None and facts.is_ddp_model(func, call):
+                name = ctx.code(func)
+                fix = None
+                if not _is_param(ctx, func, call):
+                    fix = FixSpec(
+                        f"Call `{name}.module(...)`",
+                        replacements=((func, f"{name}.module"),),
+                        applicability=Applicability.UNSAFE,
+                    )
+                yield Finding(
+                    call,
+                    f"forward through the DDP wrapper `{name}` runs on one rank only: DDP's "
+                    "forward broadcasts buffers (a collective) when the model has buffers, "
+                    f"so this can hang; call `{name}.module(...)` instead",
+                    fix=fix,
+                    unproven=buffers_unknown or not _traced(ctx, evidence, call, guard),
+                )
+                continue
+            if guard is None and isinstance(func, cst.Name):
+                site = global_model_site(ctx, func, call)
+                if site is not None:
+                    yield Finding(
+                        call,
+                        f"forward through the DDP wrapper `{func.value}` runs on one rank "
+                        f"only (this function, reading the global DDP model, is only called "
+                        "under a rank condition): DDP's forward broadcasts buffers (a "
+                        "collective) when the model has buffers, so this can hang; call "
+                        f"`{func.value}.module(...)` instead",
+                        unproven=buffers_unknown or not _traced(ctx, evidence, site),
+                    )
+                    continue
+                site = guarded_site(ctx, func, call)
+                if site is not None:
+                    yield Finding(
+                        call,
+                        f"forward through the DDP wrapper `{func.value}` runs on one rank "
+                        f"only (this function is called under a rank condition with the DDP "
+                        "model): DDP's forward broadcasts buffers (a collective) when the "
+                        "model has buffers, so this can hang; pass `model.module` instead",
+                        unproven=buffers_unknown or not _traced(ctx, evidence, site),
+                    )
+
+
+def _traced(
+    ctx: FileContext, evidence: RankEvidence, node: cst.CSTNode, guard: cst.CSTNode | None = None
+) -> bool:
+    """The rank gate of `node` (the one at `guard` when given) tests a traced rank value
+    (`ddplint.domain.rank_evidence`), not only a name; a decorator or an unknown gate is
+    taken as traced."""
+    for gate in domain_of(ctx).gates.gates(node):
+        if guard is None or gate.node is guard:
+            return evidence.gate_traced(gate)
+    return True
+
+
+def _is_param(ctx: FileContext, func: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`func` is a parameter (or not bound here): renaming it to `.module` is unsafe."""
+    name = dotted(func)
+    if name is None:
+        return True
+    binding = facts_of(ctx).reaching_binding(name, at)
+    return binding is None or binding.kind == "param"
+
+
+def _kw_value(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    arg = keyword(call, name)
+    return arg.value if arg is not None else None

@@ -1,0 +1,119 @@
+"""Calls that run on one rank only: under a rank guard whose other branch does not make
+the same call, in a module-level function reading a global that is only called under a
+rank guard, or with an argument passed under a rank guard (a few calls up). A loop that
+deals its iterations out by rank (`if i % world_size != rank: continue`) is not a rank
+guard here: every rank runs the body, each on its share."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import Gate, domain_of
+from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.rank_guards import call_sites
+from ddplint.engine import MAX_DEPTH
+from ddplint.names import dotted
+
+
+def one_rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
+    """What makes `node` run on some ranks only (`DDPFacts.rank_guard`), leaving out the
+    tests that share a loop's iterations among the ranks."""
+    gates = domain_of(ctx).gates
+    found = gates.gate(node)
+    if found is None or found.condition is None:
+        return None if found is None else found.node
+    kept = [g for g in gates.gates(node) if not _shares_loop(ctx, g, node)]
+    if kept:
+        return kept[0].node
+    function = ctx.enclosing_function(node)
+    return None if function is None else gates.main_only_decorator(function)
+
+
+def _shares_loop(ctx: FileContext, gate: Gate, node: cst.CSTNode) -> bool:
+    """The gate compares the rank with a value computed from the variable of a `for` loop
+    around `node` (`i % world_size != rank`, `rank == i`): each rank passes it for some
+    iterations, so every rank runs the guarded code."""
+    test = gate.test
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    ranks = domain_of(ctx).ranks
+    sides = (test.left, test.comparisons[0].comparator)
+    for loop in ctx.ancestors(gate.node):
+        if isinstance(loop, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if not isinstance(loop, cst.For) or not ctx.is_inside(node, loop.body):
+            continue
+        targets = {n.value for n in ctx.walk(loop.target) if isinstance(n, cst.Name)}
+        for value, other in (sides, sides[::-1]):
+            if ranks.is_rank_value(value, gate.node) and targets & {
+                n.value for n in ctx.walk(other) if isinstance(n, cst.Name)
+            }:
+                return True
+    return False
+
+
+def other_branch_calls(ctx: FileContext, guard: cst.CSTNode, call: cst.Call) -> bool:
+    """The other branch of the rank `if` holding `call` calls the same callee."""
+    if not isinstance(guard, cst.If):
+        return False
+    if ctx.is_inside(call, guard.body):
+        other: cst.CSTNode | None = guard.orelse
+    else:
+        other = guard.body
+    name = dotted(call.func)
+    if other is None or name is None:
+        return False
+    return any(isinstance(node, cst.Call) and dotted(node.func) == name for node in ctx.walk(other))
+
+
+def global_model_site(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> cst.Call | None:
+    """`def estimate_loss(): ... model(x)` reading the module-level DDP `model`, with
+    every call of the function under a rank condition (nanoGPT-style scripts)."""
+    facts = facts_of(ctx)
+    func = ctx.scope(at)
+    if not isinstance(func, cst.FunctionDef) or ctx.scope(func) is not ctx.module:
+        return None
+    binding = facts.reaching_binding(name.value, at)
+    if binding is None or binding.kind != "assign" or binding.scope is not ctx.module:
+        return None
+    if not facts.is_ddp_model(name, at):
+        return None
+    sites = call_sites(ctx, func)  # a module-level function: the resolver's links only
+    if not sites:
+        return None
+    for site in sites:
+        guard = one_rank_guard(ctx, site)
+        if guard is None or other_branch_calls(ctx, guard, site):
+            return None
+    return sites[0]
+
+
+def guarded_site(
+    ctx: FileContext, name: cst.Name, at: cst.CSTNode, depth: int = MAX_DEPTH
+) -> cst.Call | None:
+    """A call site, only reached under a rank condition, that passes a DDP model for
+    the parameter `name` of the function holding `at`."""
+    if depth == 0:
+        return None
+    facts = facts_of(ctx)
+    binding = facts.reaching_binding(name.value, at)
+    if binding is None or binding.kind != "param":
+        return None
+    for arg in ctx.resolver.arguments_for(binding):
+        site = ctx.parent(ctx.parent(arg) or arg)
+        if not isinstance(site, cst.Call):
+            continue
+        site_guard = one_rank_guard(ctx, site)
+        if site_guard is not None:
+            if other_branch_calls(ctx, site_guard, site):
+                continue
+            if facts.is_ddp_model(arg, site) and not facts.is_unwrapped_ddp(arg, site):
+                return site
+        elif isinstance(arg, cst.Name):
+            inner = guarded_site(ctx, arg, site, depth - 1)
+            if inner is not None:
+                return inner
+    return None

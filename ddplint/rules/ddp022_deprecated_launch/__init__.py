@@ -1,0 +1,214 @@
+"""DDP022: torch.distributed.launch or a --local_rank argument."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.ddp_facts import facts_of, keyword
+from ddplint.rule import Finding, FixSpec, Rule, register
+from ddplint.rules.ddp022_deprecated_launch.launch import (
+    device_from_environment,
+    is_required,
+    launch_uses,
+    local_rank_arguments,
+    rewritten_command,
+)
+
+_LAUNCH_MESSAGE = "`torch.distributed.launch` is deprecated: use `torchrun`, which sets LOCAL_RANK"
+
+
+@register
+class DeprecatedLaunch(Rule):
+    code = "DDP022"
+    name = "deprecated-distributed-launch"
+    severity = Severity.INFO
+    summary = "torch.distributed.launch / --local_rank argument: deprecated, use torchrun"
+    requires_distributed = False
+    explanation = """\
+## What it does
+Flags uses of the deprecated `torch.distributed.launch` launcher (an import, or a
+`-m torch.distributed.launch` command in a string or argument list) and an argparse
+`--local_rank` / `--local-rank` argument in a script that never reads `LOCAL_RANK` from the
+environment. A use on a branch taken only on a torch older than 1.10, where `torchrun` does
+not exist (`if Version(torch.__version__) >= Version("1.10"): torchrun ... else:
+python -m torch.distributed.launch ...`), is left alone.
+
+## Why is this bad?
+`torch.distributed.launch` is deprecated in favour of `torchrun`. Only the old launcher
+passes `--local-rank=N` to the script; `torchrun` sets the `LOCAL_RANK` environment
+variable instead. Under `torchrun` a `--local_rank` argument keeps its default on every
+rank, so code that picks the GPU from it puts all ranks on the same device. (Scripts
+launched by DeepSpeed, which does pass `--local_rank`, are left alone.)
+
+## Example
+```python
+parser.add_argument("--local_rank", type=int, default=-1)
+```
+
+## Use instead
+```python
+parser.add_argument("--local_rank", type=int, default=int(os.environ.get("LOCAL_RANK", 0)))
+```
+or drop the argument and read `int(os.environ["LOCAL_RANK"])`; launch with
+`torchrun --nproc_per_node=N train.py`.
+
+An argument that the script never reads, or one kept next to a device taken from the
+`LOCAL_RANK` environment variable (read by the script itself or by a project helper it
+calls, such as `utils.init_distributed_mode(args)` in another file, or a method of an object
+a project class or helper made, such as `strategy.setup_distributed()` after
+`strategy = get_strategy(args)`, which copies the argument into LOCAL_RANK when given and
+reads LOCAL_RANK otherwise; also a helper imported by
+the project's installed package name: `import mae_st.util.misc` where setup.py, setup.cfg
+or pyproject.toml maps `mae_st` onto the repository, or the repository folder is itself
+named `mae_st`), is left alone. For a
+`required=True` argument the message says what happens instead: under `torchrun` the
+script stops at argument parsing.
+
+## Fix safety
+Both fixes are unsafe. The argument fix makes the default read `LOCAL_RANK` from the
+environment and keeps the old default as the fallback where the variable is unset
+(`default=-1` becomes `default=int(os.environ.get("LOCAL_RANK", -1))`, so `-1` still means
+"not distributed"). It is offered only for a `type=int` argument with an int literal
+default in a file importing `os`; never for a `required=True` argument (a default would not
+make it optional) or one without a default. A
+command string `python -m torch.distributed.launch --use_env ...` is rewritten to
+`torchrun ...` only when it carries `--use_env` (the script already reads the
+environment) and nothing else needs changing; `torchrun` must be on the `PATH`.
+
+## References
+- https://pytorch.org/docs/stable/elastic/run.html
+- https://pytorch.org/docs/stable/distributed.html#launch-utility
+"""
+    fixable = Applicability.UNSAFE
+    flag = (
+        """\
+import argparse
+import os
+import torch
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=-1)
+args = parser.parse_args()
+torch.cuda.set_device(args.local_rank)
+dist.init_process_group("nccl")
+""",
+        """\
+import subprocess
+import sys
+
+cmd = [sys.executable, "-m", "torch.distributed.launch", "--nproc_per_node=4", "train.py"]
+subprocess.run(cmd, check=True)
+""",
+        """\
+import os
+import torch.distributed.launch
+
+os.system("python -m torch.distributed.launch --use_env --nproc_per_node=8 train.py")
+""",
+    )
+    allow = (
+        """\
+import argparse
+import os
+import torch
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=int(os.environ.get("LOCAL_RANK", 0)))
+args = parser.parse_args()
+torch.cuda.set_device(args.local_rank)
+dist.init_process_group("nccl")
+""",
+        """\
+import subprocess
+
+def launch(n):
+    \"\"\"Runs the job with torchrun (not python -m torch.distributed.launch).\"\"\"
+    subprocess.run(["torchrun", f"--nproc_per_node={n}", "train.py"], check=True)
+""",
+        """\
+import argparse
+import deepspeed
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=-1)
+parser = deepspeed.add_config_arguments(parser)
+args = parser.parse_args()
+deepspeed.init_distributed()
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        for node in launch_uses(ctx):
+            command = rewritten_command(node)
+            fix = None
+            if command is not None and isinstance(node, cst.SimpleString):
+                fix = FixSpec(
+                    "Launch with `torchrun`",
+                    replacements=((node, f"{node.prefix}{node.quote}{command}{node.quote}"),),
+                    applicability=Applicability.UNSAFE,
+                )
+            yield Finding(node, _LAUNCH_MESSAGE, fix=fix)
+        if not facts_of(ctx).is_distributed or _deepspeed(ctx) or device_from_environment(ctx):
+            return  # DeepSpeed passes --local_rank; an environment device makes it a fallback
+        for call in local_rank_arguments(ctx):
+            if is_required(call):
+                message = (
+                    "`--local_rank` is required, but only the deprecated "
+                    "torch.distributed.launch passes it; torchrun sets the LOCAL_RANK "
+                    "environment variable instead, so under torchrun the script stops with "
+                    "'the following arguments are required'"
+                )
+                yield Finding(call, message)
+                continue
+            message = (
+                "`--local_rank` is only passed by the deprecated torch.distributed.launch; "
+                "torchrun sets the LOCAL_RANK environment variable instead, so under "
+                "torchrun this argument keeps its default on every rank"
+            )
+            yield Finding(call, message, fix=self._argument_fix(ctx, call))
+
+    @staticmethod
+    def _argument_fix(ctx: FileContext, call: cst.Call) -> FixSpec | None:
+        """`default=N` -> `default=int(os.environ.get("LOCAL_RANK", N))`: the same value
+        where LOCAL_RANK is unset, the launcher's where it is set. Only for an int literal
+        default of a `type=int` argument in a file importing `os`."""
+        os_name = next((k for k, v in ctx.imports.bindings.items() if v == "os"), None)
+        kind = keyword(call, "type")
+        default = keyword(call, "default")
+        if os_name is None or kind is None or ctx.code(kind.value) != "int" or default is None:
+            return None
+        fallback = _int_literal(default.value)
+        if fallback is None:
+            return None  # None or a computed default: no env fallback keeps its meaning
+        return FixSpec(
+            "Default the argument to the LOCAL_RANK environment variable",
+            replacements=(
+                (default.value, f'int({os_name}.environ.get("LOCAL_RANK", {fallback}))'),
+            ),
+            applicability=Applicability.UNSAFE,
+        )
+
+
+def _int_literal(expr: cst.BaseExpression) -> str | None:
+    """The source of an int literal, signed or not (`0`, `-1`), else None."""
+    if isinstance(expr, cst.Integer):
+        return expr.value
+    if (
+        isinstance(expr, cst.UnaryOperation)
+        and isinstance(expr.operator, cst.Minus)
+        and isinstance(expr.expression, cst.Integer)
+    ):
+        return f"-{expr.expression.value}"
+    return None
+
+
+def _deepspeed(ctx: FileContext) -> bool:
+    bound = ctx.imports.bindings.values()
+    return any(v == "deepspeed" or v.startswith("deepspeed.") for v in bound)

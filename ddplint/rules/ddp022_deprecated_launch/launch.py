@@ -1,0 +1,260 @@
+"""The deprecated launcher `torch.distributed.launch`: where a file uses it (an import, a
+`-m torch.distributed.launch` command in a string or an argument list), and the
+`--local_rank` argument it passes, read by a script that may not read `LOCAL_RANK` from
+the environment."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import environ_key, keyword, last_name
+from ddplint.domain.ddp_facts import string_value as _literal_value
+from ddplint.domain.project_view import project_of
+from ddplint.names import dotted
+
+LAUNCH = "torch.distributed.launch"
+TORCHRUN_SINCE = (1, 10)  # the first torch with `torchrun`
+_LOCAL_RANK_FLAGS = frozenset({"--local_rank", "--local-rank"})
+# `-m torch.distributed.launch` inside a command line.
+_LAUNCH_COMMAND = re.compile(r"(^|\s)-m\s+torch\.distributed\.launch(\s|$)")
+# A whole command simple enough to rewrite: `python -m torch.distributed.launch --use_env ...`
+_REWRITABLE = re.compile(r"^(?:python3?\s+)?-m\s+torch\.distributed\.launch((?:\s+\S+)*)\s*$")
+_USE_ENV = frozenset({"--use_env", "--use-env"})
+_PROSE_CALLS = frozenset(
+    {"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "echo"}
+)
+_ORDERING = frozenset({"sorted", "list", "enumerate"})
+_INSPECTED = (cst.Import, cst.ImportFrom, cst.SimpleString, cst.ConcatenatedString)
+
+
+def string_value(expr: cst.BaseExpression | None) -> str | None:
+    """`facts.string_value`, but None for a literal Python cannot evaluate (a NUL byte
+    in the source): every string of the file is read."""
+    try:
+        return _literal_value(expr)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def launch_uses(ctx: FileContext) -> Iterator[cst.CSTNode]:
+    """Imports of the launcher and strings that run it (not docstrings, help texts or
+    messages, nor a use only on a torch older than `torchrun`: the fallback of
+    `if torch >= 1.10: torchrun ... else: python -m torch.distributed.launch ...`)."""
+    for node in _mentions(ctx):
+        old = domain_of(ctx).versions.old_torch(node)
+        if old is None or not old.before(TORCHRUN_SINCE):
+            yield node
+
+
+def _mentions(ctx: FileContext) -> Iterator[cst.CSTNode]:
+    for node in ctx.nodes_of(*_INSPECTED, cst.FormattedString):
+        if isinstance(node, cst.Import):
+            if any(_is_launch_module(dotted(a.name)) for a in node.names):
+                yield node
+        elif isinstance(node, cst.ImportFrom):
+            if _imports_launch(node):
+                yield node
+        elif not isinstance(node, cst.FormattedString) and isinstance(
+            ctx.parent(node), cst.ConcatenatedString
+        ):
+            continue  # judged as part of the whole string
+        elif _runs_launch(ctx, node) and not _is_docstring(ctx, node) and not _is_prose(ctx, node):
+            yield node
+
+
+def _imports_launch(node: cst.ImportFrom) -> bool:
+    module = dotted(node.module) if node.module is not None else None
+    if node.relative or module is None:
+        return False
+    return _is_launch_module(module) or (
+        module == "torch.distributed"
+        and not isinstance(node.names, cst.ImportStar)
+        and any(dotted(a.name) == "launch" for a in node.names)
+    )
+
+
+def _is_launch_module(module: str | None) -> bool:
+    """`torch.distributed.launch` or a submodule of it, by whole components: not
+    `torch.distributed.launcher` (torchrun's programmatic API, `elastic_launch`)."""
+    return module is not None and (module == LAUNCH or module.startswith(LAUNCH + "."))
+
+
+def _runs_launch(ctx: FileContext, node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.FormattedString):
+        text = "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
+        return bool(_LAUNCH_COMMAND.search(text))
+    value = string_value(node)  # type: ignore[arg-type]
+    if not value or LAUNCH not in value:
+        return False
+    if value.strip() == LAUNCH:  # a bare module name: a command only after "-m"
+        return not isinstance(node, cst.SimpleString) or _after_dash_m(ctx, node)
+    return bool(_LAUNCH_COMMAND.search(value))
+
+
+def _after_dash_m(ctx: FileContext, node: cst.SimpleString) -> bool:
+    """A bare "torch.distributed.launch" element following "-m" in a list/tuple, or passed
+    to runpy."""
+    element = ctx.parent(node)
+    container = ctx.parent(element) if element is not None else None
+    if isinstance(container, (cst.List, cst.Tuple)):
+        values = [e.value for e in container.elements]
+        index = next((i for i, v in enumerate(values) if v is node), None)
+        return index is not None and index > 0 and string_value(values[index - 1]) == "-m"
+    if isinstance(element, cst.Arg):
+        call = ctx.parent(element)
+        return isinstance(call, cst.Call) and ctx.call_name(call) in ("runpy.run_module",)
+    return False
+
+
+def rewritten_command(node: cst.CSTNode) -> str | None:
+    """`torchrun ...` for a plain string `python -m torch.distributed.launch --use_env ...`
+    (the script already reads LOCAL_RANK from the environment), else None."""
+    if not isinstance(node, cst.SimpleString) or "r" in node.prefix.lower():
+        return None
+    value = string_value(node)
+    match = _REWRITABLE.match(value or "")
+    if match is None or node.raw_value != value:
+        return None
+    tokens = match.group(1).split()
+    if not any(t in _USE_ENV for t in tokens):
+        return None
+    return " ".join(["torchrun", *(t for t in tokens if t not in _USE_ENV)])
+
+
+def _is_docstring(ctx: FileContext, node: cst.CSTNode) -> bool:
+    return isinstance(ctx.parent(node), cst.Expr)
+
+
+def _is_prose(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """A string given as `help=` text or to print/logging/warnings: a mention, not a use."""
+    arg = ctx.parent(node)
+    if not isinstance(arg, cst.Arg):
+        return False
+    if arg.keyword is not None and arg.keyword.value in ("help", "description", "epilog"):
+        return True
+    call = ctx.parent(arg)
+    return isinstance(call, cst.Call) and (last_name(call.func) or "") in _PROSE_CALLS
+
+
+def device_from_environment(ctx: FileContext) -> bool:
+    """The file reads `LOCAL_RANK` from the environment, or calls a project helper that
+    does (`utils.init_distributed_mode(args)`): a `--local_rank` argument is a fallback."""
+    for node in ctx.nodes_of(cst.Call, cst.Subscript):
+        if isinstance(node, cst.Subscript):
+            candidate = last_name(node.value) == "environ"
+        elif isinstance(node, cst.Call):
+            candidate = last_name(node.func) in ("get", "getenv")
+        else:
+            continue
+        if candidate and environ_key(ctx, node) == "LOCAL_RANK":
+            return True
+    project = project_of(ctx)
+    return project is not None and any(project.helper_reads_local_rank(ctx, c) for c in ctx.calls)
+
+
+def local_rank_arguments(ctx: FileContext) -> Iterator[cst.Call]:
+    """`parser.add_argument("--local_rank", ...)` calls whose parsed value the file reads;
+    an argument only declared (or overwritten before every read, as an `mp.spawn` worker
+    does with `args.local_rank = index`) is a leftover that cannot misplace a device."""
+    for call in ctx.method_calls("add_argument"):
+        flags = {string_value(a.value) for a in call.args if a.keyword is None}
+        if flags & _LOCAL_RANK_FLAGS and _value_is_read(ctx, _dest(call)):
+            yield call
+
+
+def is_required(call: cst.Call) -> bool:
+    required = keyword(call, "required")
+    return (
+        required is not None
+        and isinstance(required.value, cst.Name)
+        and required.value.value == "True"
+    )
+
+
+def _dest(call: cst.Call) -> str:
+    given = keyword(call, "dest")
+    name = string_value(given.value) if given is not None else None
+    return name or "local_rank"
+
+
+def _value_is_read(ctx: FileContext, dest: str) -> bool:
+    """Whether the file reads the parsed value: `args.local_rank`, `getattr(args,
+    "local_rank")`, the whole namespace handed on (`vars(args)`, `args.__dict__`; a
+    module's `models.__dict__[args.arch]` is not it, nor a loop listing the arguments)."""
+    for node in ctx.nodes_of(cst.Attribute, cst.Call):
+        if isinstance(node, cst.Attribute):
+            if node.attr.value == dest and not _overwritten(ctx, node, dest):
+                return True
+            if node.attr.value == "__dict__" and ctx.qualname(node.value) is None:
+                return True
+        elif isinstance(node, cst.Call):
+            called = last_name(node.func)
+            if called == "vars" and not _iterated(ctx, node):
+                return True
+            if (
+                called == "getattr"
+                and len(node.args) >= 2
+                and string_value(node.args[1].value) == dest
+            ):
+                return True
+    return False
+
+
+def _iterated(ctx: FileContext, namespace: cst.Call) -> bool:
+    """`for name in vars(args):`, `{k: v for k, v in vars(args).items() ...}`: a loop over
+    the arguments (to print or log them), not a use of one argument's value."""
+    source: cst.CSTNode = namespace
+    parent = ctx.parent(source)
+    if isinstance(parent, cst.Attribute) and parent.attr.value in ("items", "keys", "values"):
+        call = ctx.parent(parent)
+        if isinstance(call, cst.Call) and call.func is parent and not call.args:
+            source, parent = call, ctx.parent(call)
+    if isinstance(parent, cst.Arg):  # `sorted(vars(args))`
+        call = ctx.parent(parent)
+        if (
+            isinstance(call, cst.Call)
+            and last_name(call.func) in _ORDERING
+            and parent is call.args[0]
+        ):
+            source, parent = call, ctx.parent(call)
+    return isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is source
+
+
+def _overwritten(ctx: FileContext, node: cst.Attribute, dest: str) -> bool:
+    """`args.local_rank` assigned here, or read after a statement of the same function body
+    that assigns it (`args.local_rank = local_rank` first in a spawned worker): not the
+    parsed value."""
+    if isinstance(ctx.parent(node), cst.AssignTarget):
+        return True
+    func = ctx.enclosing_function(node)
+    base = dotted(node.value)
+    if func is None or base is None or not isinstance(func.body, cst.IndentedBlock):
+        return False
+    holding = {id(a) for a in ctx.ancestors(node)}
+    for statement in func.body.body:
+        if id(statement) in holding:
+            return False
+        if _assigns(statement, base, dest):
+            return True
+    return False
+
+
+def _assigns(statement: cst.BaseStatement, base: str, dest: str) -> bool:
+    """`base.dest = ...` as a whole simple statement."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    return any(
+        isinstance(small, cst.Assign)
+        and any(
+            isinstance(t.target, cst.Attribute)
+            and t.target.attr.value == dest
+            and dotted(t.target.value) == base
+            for t in small.targets
+        )
+        for small in statement.body
+    )

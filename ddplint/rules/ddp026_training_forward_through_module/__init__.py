@@ -1,0 +1,208 @@
+"""DDP026: training forward through `model.module(...)` of a DDP model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import facts_of
+from ddplint.rule import Finding, FixSpec, Rule, register
+from ddplint.rules.ddp026_training_forward_through_module.bare_modules import (
+    holds_bare_module,
+    scope_calls_wrapper,
+)
+
+
+@register
+class TrainingForwardThroughModule(Rule):
+    code = "DDP026"
+    name = "training-forward-through-module"
+    severity = Severity.ERROR
+    summary = "Training forward through `model.module(...)`: backward skips DDP's gradient sync"
+    explanation = """\
+## What it does
+Flags a forward call through the module inside a DDP wrapper (`model.module(x)`, or a name
+bound to it such as `model_without_ddp(x)`, including a helper's parameter that every
+caller in the file passes the bare module for) whose result flows into `.backward()`.
+Evaluation through `.module` (under `no_grad()`, or never reaching `backward()`) is left
+alone.
+
+## Why is this bad?
+DDP all-reduces gradients from hooks that its own `forward()` arms. A forward that bypasses
+the wrapper leaves them unarmed: `backward()` computes only local gradients, each rank
+steps with its own, and the replicas silently drift apart. No error is raised.
+
+## Example
+```python
+model = DDP(net, device_ids=[local_rank])
+loss = criterion(model.module(x), y)
+loss.backward()
+```
+
+## Use instead
+```python
+loss = criterion(model(x), y)
+loss.backward()
+```
+
+## Fix safety
+For `model.module(...)` written out, the fix calls `model(...)` instead. It is unsafe:
+the wrapper's forward now runs (gradient sync, buffer broadcast), which is the point but
+changes behaviour, e.g. under `find_unused_parameters=False` with unused parameters.
+
+## References
+- https://pytorch.org/docs/stable/notes/ddp.html
+- https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html
+"""
+    fixable = Applicability.UNSAFE
+    flag = (
+        """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def train(net, loader, optimizer, local_rank):
+    model = DDP(net, device_ids=[local_rank])
+    for x, y in loader:
+        logits = model.module(x)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+        """\
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+def train_one_epoch(model, loader, optimizer):
+    for x, y in loader:
+        loss = nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+def main(net, loader, optimizer, local_rank):
+    model = nn.parallel.DistributedDataParallel(net, device_ids=[local_rank])
+    model_without_ddp = model.module
+    train_one_epoch(model_without_ddp, loader, optimizer)
+""",
+        """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as Wrap
+
+class Trainer:
+    def __init__(self, net, rank):
+        self.model = Wrap(net, device_ids=[rank])
+
+    def step(self, batch, scaler, optimizer):
+        with torch.autocast("cuda"):
+            loss = self.model.module(batch).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+    )
+    allow = (
+        """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum(model(x).sum().item() for x, _ in loader)
+
+def main(net, loader, val_loader, optimizer, local_rank):
+    model = DDP(net, device_ids=[local_rank])
+    model_without_ddp = model.module
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    if dist.get_rank() == 0:
+        print(evaluate(model_without_ddp, val_loader))
+""",
+        """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, batch, local_rank):
+    model = DDP(net, device_ids=[local_rank])
+    with torch.no_grad():
+        features = model.module.backbone(batch)
+        preview = model.module(batch)
+    return features, preview
+""",
+        """\
+import copy
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def train(net, loader, optimizer, local_rank):
+    model = DDP(net, device_ids=[local_rank])
+    teacher = copy.deepcopy(model.module).eval()
+    for x, y in loader:
+        with torch.no_grad():
+            target = teacher(x)
+        loss = torch.nn.functional.mse_loss(model(x), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if not facts_of(ctx).ddp_wraps:
+            return
+        for call in ctx.calls:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+                target = func.value
+            elif isinstance(func, (cst.Name, cst.Attribute)):
+                target = func
+            else:
+                continue
+            direct = isinstance(target, cst.Attribute) and target.attr.value == "module"
+            if not direct and not isinstance(target, cst.Name):
+                continue
+            if isinstance(target, cst.Name) and (
+                target.value in ctx.functions or ctx.qualname(target)
+            ):
+                continue
+            if not holds_bare_module(ctx, target, call):
+                continue
+            if domain_of(ctx).loops.is_evaluation(call) or not domain_of(ctx).backward.reaches(
+                call
+            ):
+                continue
+            if scope_calls_wrapper(ctx, call):
+                # `model(x) if sync else model.module(x)`: the bare forward skips the
+                # all-reduce on purpose for accumulation micro-steps (like no_sync()).
+                continue
+            fix = None
+            if direct and target is func and isinstance(target, cst.Attribute):
+                fix = FixSpec(
+                    "Call the DDP wrapper instead of its `.module`",
+                    replacements=((func, ctx.code(target.value)),),
+                    applicability=Applicability.UNSAFE,
+                )
+            what = (
+                "the module inside the DDP wrapper" if direct else "the bare module of a DDP model"
+            )
+            yield Finding(
+                call,
+                f"training forward through `{ctx.code(target)}`, {what}: its backward() "
+                "does not all-reduce gradients, so the replicas drift apart; call the DDP "
+                "model itself",
+                fix=fix,
+            )

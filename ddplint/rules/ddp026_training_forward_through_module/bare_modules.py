@@ -1,0 +1,68 @@
+"""The module inside a DDP wrapper: expressions that hold it (`ddp.module`,
+`getattr(ddp, "module")`, `unwrap_model(ddp)`, names and parameters bound to one), and
+functions that call the wrapper itself besides."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.ddp_facts import argument, facts_of, last_name, string_value
+from ddplint.names import dotted
+
+_UNWRAP_FUNCTION = re.compile(r"unwrap|de_?parallel|without_ddp|bare_model")
+
+
+def holds_bare_module(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`expr` may hold the module inside a DDP wrapper at `at`: `ddp.module`,
+    `getattr(ddp, "module")`, `unwrap_model(ddp)`, or a name bound to one of them (the
+    other branches hold a model never wrapped). A parameter must get one from every
+    caller: a helper also given the wrapper may run the bare module on purpose."""
+    name = dotted(expr)
+    reaching = ctx.resolver.reaching(name, at) if name is not None else []
+    if any(b.kind == "param" for b in reaching):
+        passed = [a for b in reaching for a in ctx.resolver.arguments_for(b)]
+        values = ctx.resolver.values
+        return bool(passed) and all(
+            any(_unwraps_ddp(ctx, v.expr, v.at) for v in values(a, a)) for a in passed
+        )
+    return any(_unwraps_ddp(ctx, v.expr, v.at) for v in ctx.resolver.values(expr, at))
+
+
+def scope_calls_wrapper(ctx: FileContext, call: cst.Call) -> bool:
+    """The function holding `call` also calls a DDP model itself (another call)."""
+    facts = facts_of(ctx)
+    scope = ctx.scope(call)
+    for other in ctx.calls_within(scope) if scope is not ctx.module else ():
+        func = other.func
+        if (
+            other is not call
+            and isinstance(func, (cst.Name, cst.Attribute))
+            and ctx.qualname(func) is None
+            and not (isinstance(func, cst.Name) and func.value in ctx.functions)
+            and facts.is_ddp_model(func, other)
+        ):
+            return True
+    return False
+
+
+def _unwraps_ddp(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    facts = facts_of(ctx)
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
+        return facts.is_ddp_model(expr.value, at)
+    if not isinstance(expr, cst.Call):
+        return False
+    func = last_name(expr.func) or ""
+    first = argument(expr, 0, "model")
+    if first is None:
+        return False
+    if func == "getattr":
+        second = argument(expr, 1, "name")
+        return (
+            second is not None
+            and string_value(second) == "module"
+            and facts.is_ddp_model(first, at)
+        )
+    return bool(_UNWRAP_FUNCTION.search(func)) and facts.is_ddp_model(first, at)
