@@ -1,0 +1,89 @@
+"""DDP035 (opt-in): one torch seed on every rank of a job whose sharded loaders augment
+at random; silent when any seed on the way depends on the rank, when the loaders seed
+their workers themselves, or when nothing is drawn at random."""
+
+from __future__ import annotations
+
+import textwrap
+
+from source_rows import line_of, rows
+
+from ddplint.api import lint_source
+from ddplint.rule import all_rules
+
+HEADER = """\
+import random
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+from torchvision import transforms
+"""
+
+LOADER = """
+    augment = transforms.Compose([transforms.RandomResizedCrop(224), transforms.ToTensor()])
+    train_set = dataset_cls(transform=augment)
+    loader = DataLoader(train_set, sampler=DistributedSampler(train_set), num_workers=8)
+"""
+
+
+def script(seeding: str, loader: str = LOADER, extra: str = "") -> str:
+    """A distributed `main` that runs `seeding`, then builds `loader`, after `extra`."""
+    inner = textwrap.indent(textwrap.dedent(seeding).strip("\n"), "    ")
+    return (
+        HEADER
+        + textwrap.dedent(extra)
+        + "\ndef main(args, dataset_cls):\n    dist.init_process_group('nccl')\n"
+        + inner
+        + "\n"
+        + loader.lstrip("\n")
+    )
+
+
+def test_ddp035_is_opt_in():
+    assert all_rules()["DDP035"].default is False
+
+
+def test_ddp035_reports_the_seed_and_says_what_repeats():
+    source = script("torch.manual_seed(args.seed)")
+    assert rows(source, "DDP035") == [line_of(source, "torch.manual_seed")]
+    message = lint_source(source, select=["DDP035"])[0].message
+    assert "worker k of every rank" in message
+    assert "seed + rank" in message
+
+
+def test_ddp035_reports_the_call_of_a_seeding_helper():
+    helper = """
+    def set_seed(seed):
+        random.seed(seed)
+        torch.manual_seed(seed)
+    """
+    source = script("set_seed(42)", extra=helper)
+    assert rows(source, "DDP035") == [line_of(source, "set_seed(42)")]
+
+
+def test_ddp035_a_rank_term_anywhere_on_the_way_silences_it():
+    helper = """
+    def set_seed(seed):
+        torch.manual_seed(seed)
+    """
+    assert rows(script("set_seed(args.seed + dist.get_rank())", extra=helper), "DDP035") == []
+    reseeded = script("torch.manual_seed(0)\ntorch.manual_seed(0 + dist.get_rank())")
+    assert rows(reseeded, "DDP035") == []
+
+
+def test_ddp035_loaders_that_seed_their_workers_are_left_alone():
+    for option in ("worker_init_fn=init_worker", "generator=gen"):
+        loader = LOADER.replace("num_workers=8", f"num_workers=8, {option}")
+        assert rows(script("torch.manual_seed(1)", loader=loader), "DDP035") == [], option
+
+
+def test_ddp035_needs_random_augmentation_and_a_sharded_loader():
+    plain = LOADER.replace("RandomResizedCrop(224)", "Resize(224)")
+    unsharded = LOADER.replace("sampler=DistributedSampler(train_set), ", "")
+    assert rows(script("torch.manual_seed(1)", loader=plain), "DDP035") == []
+    assert rows(script("torch.manual_seed(1)", loader=unsharded), "DDP035") == []
+
+
+def test_ddp035_a_seed_under_a_rank_test_is_not_every_rank():
+    source = script("if dist.get_rank() == 0:\n    torch.manual_seed(1)")
+    assert rows(source, "DDP035") == []
