@@ -19,10 +19,23 @@ import torch.multiprocessing as mp
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 """
+SETUP = """
+
+def setup():
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    return local_rank
+"""
 
 
 def src(body: str) -> str:
     return HEADER + textwrap.dedent(body)
+
+
+def job(body: str) -> str:
+    """`body` after a `setup()` helper that joins the job on this process's GPU."""
+    return HEADER + SETUP + textwrap.dedent(body)
 
 
 def found(source: str, code: str) -> list[tuple[int, bool]]:
@@ -38,9 +51,7 @@ def _lint(source: str, code: str) -> list[Diagnostic]:
 
 RESUME = """
 def main(args):
-    local_rank = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local_rank)
-    dist.init_process_group("nccl")
+    local_rank = setup()
     model = DDP(nn.Linear(4, 4).cuda(), device_ids=[local_rank])
     path = os.path.join(args.out, "last.pth")
     if os.path.exists(path):
@@ -51,7 +62,7 @@ def main(args):
 
 
 def resume(load: str) -> str:
-    return src(RESUME.replace("LOAD", load))
+    return job(RESUME.replace("LOAD", load))
 
 
 def test_ddp033_reports_a_resume_of_the_scripts_own_gpu_checkpoint():
@@ -80,12 +91,10 @@ def test_ddp033_any_map_location_is_fine():
 
 
 def test_ddp033_a_load_under_rank_zero_is_one_process():
-    source = src(
+    source = job(
         """
         def main():
-            local_rank = int(os.environ["LOCAL_RANK"])
-            torch.cuda.set_device(local_rank)
-            dist.init_process_group("nccl")
+            local_rank = setup()
             model = DDP(nn.Linear(4, 4).cuda(), device_ids=[local_rank])
             if dist.get_rank() == 0:
                 torch.save(model.module.state_dict(), "best.pt")
@@ -96,12 +105,10 @@ def test_ddp033_a_load_under_rank_zero_is_one_process():
 
 
 def test_ddp033_state_moved_to_the_cpu_before_saving_is_fine():
-    source = src(
+    source = job(
         """
         def main():
-            local_rank = int(os.environ["LOCAL_RANK"])
-            torch.cuda.set_device(local_rank)
-            dist.init_process_group("nccl")
+            local_rank = setup()
             model = DDP(nn.Linear(4, 4).cuda(), device_ids=[local_rank])
             model.module.load_state_dict(torch.load("w.pt"))
             if dist.get_rank() == 0:
@@ -112,12 +119,10 @@ def test_ddp033_state_moved_to_the_cpu_before_saving_is_fine():
 
 
 def test_ddp033_a_file_of_unknown_origin_is_unproven():
-    source = src(
+    source = job(
         """
         def main(args):
-            local_rank = int(os.environ["LOCAL_RANK"])
-            torch.cuda.set_device(local_rank)
-            dist.init_process_group("nccl")
+            local_rank = setup()
             model = nn.Linear(4, 4)
             state = torch.load(args.pretrained)
             model.load_state_dict(state)
@@ -128,12 +133,10 @@ def test_ddp033_a_file_of_unknown_origin_is_unproven():
 
 
 def test_ddp033_a_data_file_is_not_a_checkpoint():
-    source = src(
+    source = job(
         """
         def main(args):
-            local_rank = int(os.environ["LOCAL_RANK"])
-            torch.cuda.set_device(local_rank)
-            dist.init_process_group("nccl")
+            local_rank = setup()
             features = torch.load(args.features)
             return features.cuda()
         """
@@ -142,12 +145,10 @@ def test_ddp033_a_data_file_is_not_a_checkpoint():
 
 
 def test_ddp033_per_rank_files_and_cpu_jobs_are_left_alone():
-    per_rank = src(
+    per_rank = job(
         """
         def main():
-            local_rank = int(os.environ["LOCAL_RANK"])
-            torch.cuda.set_device(local_rank)
-            dist.init_process_group("nccl")
+            local_rank = setup()
             model = DDP(nn.Linear(4, 4).cuda(), device_ids=[local_rank])
             opt = torch.optim.SGD(model.parameters(), lr=0.1)
             shard = f"opt_{dist.get_rank()}.pt"
