@@ -87,3 +87,26 @@ def test_ddp035_needs_random_augmentation_and_a_sharded_loader():
 def test_ddp035_a_seed_under_a_rank_test_is_not_every_rank():
     source = script("if dist.get_rank() == 0:\n    torch.manual_seed(1)")
     assert rows(source, "DDP035") == []
+
+
+def test_ddp035_a_seed_set_by_the_spawning_parent_never_reaches_the_workers():
+    source = HEADER + textwrap.dedent(
+        """
+        import torch.multiprocessing as mp
+
+        def worker(gpu, args, dataset_cls):
+            dist.init_process_group("nccl", rank=gpu, world_size=4)
+            augment = transforms.Compose([transforms.RandomResizedCrop(224)])
+            train_set = dataset_cls(transform=augment)
+            loader = DataLoader(train_set, sampler=DistributedSampler(train_set), num_workers=8)
+
+        def main(args, dataset_cls):
+            torch.manual_seed(args.seed)
+            mp.spawn(worker, args=(args, dataset_cls), nprocs=4)
+        """
+    )
+    assert rows(source, "DDP035") == []
+    in_worker = source.replace(
+        "    augment = transforms", "    torch.manual_seed(args.seed)\n    augment = transforms"
+    )
+    assert rows(in_worker, "DDP035") == [line_of(in_worker, "    torch.manual_seed(args.seed)")]

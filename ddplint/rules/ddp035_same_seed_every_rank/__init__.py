@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.analysis.every_rank import every_rank_reaches, runs_once
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.apis import PROCESS_CLASSES, SPAWN_FUNCTIONS
 from ddplint.domain.rank_values import differs_by_rank
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
@@ -37,11 +38,13 @@ not depend on the rank, when the same file feeds a DataLoader from a
 random transform, or `random` / `numpy.random` / `torch.rand` in a dataset's
 `__getitem__`).
 
-Left alone: a seed computed from the rank (`seed + rank`, `args.seed + dist.get_rank()`),
-a file that seeds torch again with such a value anywhere, loaders given a
-`worker_init_fn` or a `generator` (they choose their workers' seeds themselves), seeds
-under a rank test or on a one-process path, and files with no random augmentation in
-sight.
+Left alone: a seed set in the process that starts the workers with `mp.spawn` or
+`Process` (in the function that starts them, or under `if __name__ == "__main__":`:
+a spawned worker starts with a fresh generator), a seed computed from the rank
+(`seed + rank`, `args.seed + dist.get_rank()`), a file that seeds torch again with
+such a value anywhere, loaders given a `worker_init_fn` or a `generator` (they
+choose their workers' seeds themselves), seeds under a rank test or on a one-process
+path, and files with no random augmentation in sight.
 
 ## Why is this bad?
 Each time a DataLoader iterator starts, it draws its workers' base seed from the main
@@ -198,6 +201,8 @@ def main(args, dataset_cls):
             site = _seeding_site(ctx, call)
             if site is None or runs_once(ctx, site) or not every_rank_reaches(ctx, site):
                 continue
+            if _in_launching_parent(ctx, site):
+                continue  # spawned workers start with a fresh generator of their own
             yield Finding(
                 site,
                 f"`{ctx.code(site)}` seeds torch the same on every rank: each DataLoader "
@@ -206,6 +211,22 @@ def main(args, dataset_cls):
                 "gets the same random augmentation on every rank (N samples per step share "
                 "one draw on N processes); add the rank to the seed (`seed + rank`)",
             )
+
+
+def _in_launching_parent(ctx: FileContext, site: cst.CSTNode) -> bool:
+    """`site` runs in the process that starts the workers (`mp.spawn`, `Process`), not in
+    them: in a function that starts them, or in the `if __name__ == "__main__":` block of
+    a file that starts them anywhere. A spawned worker imports the module afresh, so the
+    parent's seed never reaches it (module-level code outside that block does)."""
+    starts = list(ctx.calls_to(*SPAWN_FUNCTIONS, *PROCESS_CLASSES))
+    if not starts:
+        return False
+    func = ctx.enclosing_function(site)
+    if func is not None:
+        return any(ctx.enclosing_function(start) is func for start in starts)
+    return any(
+        isinstance(a, cst.If) and "__main__" in ctx.code(a.test) for a in ctx.ancestors(site)
+    )
 
 
 def _seeding_site(ctx: FileContext, call: cst.Call) -> cst.Call | None:
