@@ -266,3 +266,20 @@ def test_ddp034_per_process_values_device_lists_and_one_process_paths_are_fine()
     )
     for body in bodies:
         assert found(src(body), "DDP034") == [], body
+
+
+def test_ddp033_a_full_state_gathered_onto_the_cpu_is_not_proven_gpu_state():
+    source = job(
+        """
+        from torch.distributed.fsdp import FullStateDictConfig
+
+        def main():
+            local_rank = setup()
+            model = DDP(nn.Linear(4, 4).cuda(), device_ids=[local_rank])
+            config = FullStateDictConfig(offload_to_cpu=True, rank0_only=True)
+            model.load_state_dict(torch.load("full.pt"))
+            if dist.get_rank() == 0:
+                torch.save(model.state_dict(), "full.pt")
+        """
+    )
+    assert [unproven for _, unproven in found(source, "DDP033")] == [True]

@@ -28,6 +28,9 @@ class Saved:
 _FILE_NAME = re.compile(r"[^/\\]+\.[A-Za-z0-9]+$")
 # What moves the saved tensors off the GPU (or keeps them off it).
 _OFF_GPU = re.compile(r"\.cpu\(|[\"']cpu[\"']|cpu_offload|\.numpy\(|\.tolist\(")
+# FSDP / DCP full state dicts gathered onto the CPU (`FullStateDictConfig(offload_to_cpu=
+# True)`, `StateDictOptions(cpu_offload=True)`): `.state_dict()` there holds CPU tensors.
+_GATHERED_TO_CPU = re.compile(r"offload_to_cpu\s*=\s*True|cpu_offload\s*=\s*True")
 _STATE = re.compile(r"\.state_dict\(\s*\)")
 _DEPTH = 3
 _BUILTINS = frozenset({"str", "format", "join", "Path", "PurePath", "fspath", "open"})
@@ -120,6 +123,8 @@ def _state_on_gpu(ctx: FileContext, saved: cst.BaseExpression, at: cst.CSTNode) 
     texts = [ctx.code(v.expr) for v in ctx.resolver.values(saved, at, _DEPTH)]
     if any(_OFF_GPU.search(text) for text in texts):
         return False
+    if _GATHERED_TO_CPU.search(ctx.source):
+        return None  # a sharded model's full state, gathered onto the CPU by a config
     return True if any(_STATE.search(text) for text in texts) else None
 
 
