@@ -110,3 +110,18 @@ def test_ddp035_a_seed_set_by_the_spawning_parent_never_reaches_the_workers():
         "    augment = transforms", "    torch.manual_seed(args.seed)\n    augment = transforms"
     )
     assert rows(in_worker, "DDP035") == [line_of(in_worker, "    torch.manual_seed(args.seed)")]
+
+
+def test_ddp035_library_helpers_are_proven_and_other_modules_helpers_unproven():
+    library = "from transformers import set_seed\n" + script("set_seed(args.seed)")
+    per_device = "from accelerate.utils import set_seed\n" + script(
+        "set_seed(args.seed, device_specific=True)"
+    )
+    elsewhere = "import utils\n" + script("utils.fix_random_seeds(args.seed)")
+    with_rank = "import utils\n" + script("utils.random_seed(args.seed, dist.get_rank())")
+    numpy_only = "import numpy as np\n" + script("np.random.seed(0)")
+    assert [d.unproven for d in lint_source(library, select=["DDP035"])] == [False]
+    assert rows(per_device, "DDP035") == []
+    assert [d.unproven for d in lint_source(elsewhere, select=["DDP035"])] == [True]
+    assert rows(with_rank, "DDP035") == []
+    assert rows(numpy_only, "DDP035") == []

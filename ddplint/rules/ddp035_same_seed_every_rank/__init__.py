@@ -11,15 +11,13 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.apis import PROCESS_CLASSES, SPAWN_FUNCTIONS
 from ddplint.domain.rank_values import differs_by_rank
-from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp035_same_seed_every_rank.augmentation import (
     random_augmentation,
     reseeds_workers,
     sharded_loaders,
 )
-
-_SEED_CALLS = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
+from ddplint.rules.ddp035_same_seed_every_rank.seeds import seed_calls
 
 
 @register
@@ -31,12 +29,12 @@ class SameSeedEveryRank(Rule):
     summary = "One torch seed on every rank: each rank's loader workers draw the same augmentations"
     explanation = """
 ## What it does
-Flags `torch.manual_seed(seed)` (directly, or in a helper of the same file such as
-`set_seed(args)`) that every rank of a distributed script runs with a value that does
-not depend on the rank, when the same file feeds a DataLoader from a
-`DistributedSampler` and augments its data at random (a torchvision or albumentations
-random transform, or `random` / `numpy.random` / `torch.rand` in a dataset's
-`__getitem__`).
+Flags `torch.manual_seed(seed)` (directly, in a helper of the same file such as
+`set_seed(args)`, or through `transformers.set_seed` / Lightning's `seed_everything`)
+that every rank of a distributed script runs with a value that does not depend on the
+rank, when the same file feeds a DataLoader from a `DistributedSampler` and augments its
+data at random (a torchvision or albumentations random transform, or `random` /
+`numpy.random` / `torch.rand` in a dataset's `__getitem__`).
 
 Left alone: a seed set in the process that starts the workers with `mp.spawn` or
 `Process` (in the function that starts them, or under `if __name__ == "__main__":`:
@@ -45,6 +43,10 @@ a spawned worker starts with a fresh generator), a seed computed from the rank
 such a value anywhere, loaders given a `worker_init_fn` or a `generator` (they
 choose their workers' seeds themselves), seeds under a rank test or on a one-process
 path, and files with no random augmentation in sight.
+
+A helper of another module named like a seeding function
+(`utils.fix_random_seeds(args.seed)`, `seed_everything(cfg.seed)`) is shown only under
+`--preview`, marked unproven: what it seeds is out of sight.
 
 ## Why is this bad?
 Each time a DataLoader iterator starts, it draws its workers' base seed from the main
@@ -187,30 +189,41 @@ def main(args, dataset_cls):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        seeds = list(ctx.calls_to(*_SEED_CALLS))
+        seeds = seed_calls(ctx)
         if not seeds or reseeds_workers(ctx) or not sharded_loaders(ctx):
             return
         if random_augmentation(ctx) is None:
             return
         ranks = ctx.domain.ranks
-        values = [(call, argument(call, 0, "seed")) for call in seeds]
-        if any(v is None or differs_by_rank(ranks, v, call) for call, v in values):
+        if any(
+            arg.star or differs_by_rank(ranks, arg.value, seed.call)
+            for seed in seeds
+            for arg in seed.call.args
+        ):
             return  # a per-rank seed somewhere on the way (or one out of sight)
-        for call, value in values:
-            assert value is not None
-            site = _seeding_site(ctx, call)
+        for seed in seeds:
+            site = _seeding_site(ctx, seed.call)
             if site is None or runs_once(ctx, site) or not every_rank_reaches(ctx, site):
                 continue
             if _in_launching_parent(ctx, site):
                 continue  # spawned workers start with a fresh generator of their own
-            yield Finding(
-                site,
-                f"`{ctx.code(site)}` seeds torch the same on every rank: each DataLoader "
-                "iterator draws its workers' base seed from this generator, so worker k of "
-                "every rank replays the same random stream and the i-th sample it prepares "
-                "gets the same random augmentation on every rank (N samples per step share "
-                "one draw on N processes); add the rank to the seed (`seed + rank`)",
-            )
+            yield Finding(site, _message(ctx, site, seed.proven), unproven=not seed.proven)
+
+
+def _message(ctx: FileContext, site: cst.Call, proven: bool) -> str:
+    code = ctx.code(site)
+    what = (
+        f"`{code}` seeds torch the same on every rank"
+        if proven
+        else f"if `{ctx.code(site.func)}` seeds torch (its body is out of sight), `{code}` "
+        "seeds it the same on every rank"
+    )
+    return (
+        f"{what}: each DataLoader iterator draws its workers' base seed from this "
+        "generator, so worker k of every rank replays the same random stream and the i-th "
+        "sample it prepares gets the same random augmentation on every rank (N samples per "
+        "step share one draw on N processes); add the rank to the seed (`seed + rank`)"
+    )
 
 
 def _in_launching_parent(ctx: FileContext, site: cst.CSTNode) -> bool:
