@@ -125,3 +125,13 @@ def test_ddp035_library_helpers_are_proven_and_other_modules_helpers_unproven():
     assert [d.unproven for d in lint_source(elsewhere, select=["DDP035"])] == [True]
     assert rows(with_rank, "DDP035") == []
     assert rows(numpy_only, "DDP035") == []
+
+
+def test_ddp035_a_dataset_reseeded_per_sample_is_left_alone():
+    dataset = """
+    class Seeded:
+        def __getitem__(self, index):
+            torch.manual_seed(index)
+            return torch.rand(3)
+    """
+    assert rows(script("torch.manual_seed(0)", extra=dataset), "DDP035") == []

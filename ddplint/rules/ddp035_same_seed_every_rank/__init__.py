@@ -41,8 +41,9 @@ Left alone: a seed set in the process that starts the workers with `mp.spawn` or
 a spawned worker starts with a fresh generator), a seed computed from the rank
 (`seed + rank`, `args.seed + dist.get_rank()`), a file that seeds torch again with
 such a value anywhere, loaders given a `worker_init_fn` or a `generator` (they
-choose their workers' seeds themselves), seeds under a rank test or on a one-process
-path, and files with no random augmentation in sight.
+choose their workers' seeds themselves), a dataset that re-seeds in `__getitem__`,
+seeds under a rank test or on a one-process path, and files with no random
+augmentation in sight.
 
 A helper of another module named like a seeding function
 (`utils.fix_random_seeds(args.seed)`, `seed_everything(cfg.seed)`) is shown only under
@@ -194,6 +195,8 @@ def main(args, dataset_cls):
             return
         if random_augmentation(ctx) is None:
             return
+        if any(_in_sample_method(ctx, seed.call) for seed in seeds):
+            return  # re-seeded per sample: the draws follow the sample, not the worker
         ranks = ctx.domain.ranks
         if any(
             arg.star or differs_by_rank(ranks, arg.value, seed.call)
@@ -224,6 +227,11 @@ def _message(ctx: FileContext, site: cst.Call, proven: bool) -> str:
         "sample it prepares gets the same random augmentation on every rank (N samples per "
         "step share one draw on N processes); add the rank to the seed (`seed + rank`)"
     )
+
+
+def _in_sample_method(ctx: FileContext, call: cst.Call) -> bool:
+    func = ctx.enclosing_function(call)
+    return func is not None and func.name.value == "__getitem__"
 
 
 def _in_launching_parent(ctx: FileContext, site: cst.CSTNode) -> bool:
