@@ -135,3 +135,13 @@ def test_ddp035_a_dataset_reseeded_per_sample_is_left_alone():
             return torch.rand(3)
     """
     assert rows(script("torch.manual_seed(0)", extra=dataset), "DDP035") == []
+
+
+def test_ddp035_a_seed_in_a_training_function_is_reported_where_it_is():
+    trainer = """
+    def train(args, dataset_cls):
+        dist.init_process_group("nccl")
+        torch.manual_seed(args.seed)
+    """ + textwrap.indent(textwrap.dedent(LOADER), "    ")
+    source = HEADER + textwrap.dedent(trainer) + "\ndef main(args):\n    train(args, None)\n"
+    assert rows(source, "DDP035") == [line_of(source, "torch.manual_seed")]

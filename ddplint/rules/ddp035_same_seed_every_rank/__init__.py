@@ -17,7 +17,7 @@ from ddplint.rules.ddp035_same_seed_every_rank.augmentation import (
     reseeds_workers,
     sharded_loaders,
 )
-from ddplint.rules.ddp035_same_seed_every_rank.seeds import seed_calls
+from ddplint.rules.ddp035_same_seed_every_rank.seeds import SeedCall, is_seeding_name, seed_calls
 
 
 @register
@@ -210,16 +210,16 @@ def main(args, dataset_cls):
                 continue
             if _in_launching_parent(ctx, site):
                 continue  # spawned workers start with a fresh generator of their own
-            yield Finding(site, _message(ctx, site, seed.proven), unproven=not seed.proven)
+            yield Finding(site, _message(ctx, site, seed), unproven=not seed.proven)
 
 
-def _message(ctx: FileContext, site: cst.Call, proven: bool) -> str:
+def _message(ctx: FileContext, site: cst.Call, seed: SeedCall) -> str:
     code = ctx.code(site)
     what = (
         f"`{code}` seeds torch the same on every rank"
-        if proven
-        else f"if `{ctx.code(site.func)}` seeds torch (its body is out of sight), `{code}` "
-        "seeds it the same on every rank"
+        if seed.proven
+        else f"if `{ctx.code(seed.call.func)}` seeds torch (its body is out of sight), "
+        f"`{code}` seeds it the same on every rank"
     )
     return (
         f"{what}: each DataLoader iterator draws its workers' base seed from this "
@@ -251,11 +251,11 @@ def _in_launching_parent(ctx: FileContext, site: cst.CSTNode) -> bool:
 
 
 def _seeding_site(ctx: FileContext, call: cst.Call) -> cst.Call | None:
-    """Where the seed is set for the job: the call itself at module level or in a function
-    that is not a seeding helper, else the one call of the helper of this file that holds
-    it (`set_seed(42)`); None for a helper called from several places or none."""
+    """Where the seed is set for the job: the call itself, or, inside a seeding helper of
+    this file (`def set_seed(seed):`), the one call of that helper (`set_seed(42)`); None
+    for such a helper called from several places."""
     func = ctx.enclosing_function(call)
-    if func is None or func.name.value in ("main", "train", "run", "worker", "main_worker"):
+    if func is None or not is_seeding_name(func.name.value):
         return call
     callers = [
         c for c in ctx.calls if func in ctx.resolver.callees(c) and not ctx.is_inside(c, func)

@@ -58,6 +58,12 @@ def seed_calls(ctx: FileContext) -> list[SeedCall]:
     return found
 
 
+def is_seeding_name(name: str) -> bool:
+    """`name` reads as a seeding helper's (`set_seed`, `fix_random_seeds`,
+    `seed_everything`)."""
+    return _HELPER_NAME.fullmatch(name.lstrip("_")) is not None
+
+
 def _named_helper(ctx: FileContext, call: cst.Call, name: str | None) -> bool:
     """A function of another module (or an unknown library) named like a seeding helper;
     the file's own helpers are followed instead."""
@@ -65,7 +71,7 @@ def _named_helper(ctx: FileContext, call: cst.Call, name: str | None) -> bool:
     last = func.attr.value if isinstance(func, cst.Attribute) else None
     if isinstance(func, cst.Name):
         last = func.value
-    if last is None or not _HELPER_NAME.fullmatch(last) or ctx.resolver.callees(call):
+    if last is None or not is_seeding_name(last) or ctx.resolver.callees(call):
         return False
     if isinstance(func, cst.Attribute) and name is None:
         return False  # a method of some object (`env.seed`, `rng.set_seed`)
