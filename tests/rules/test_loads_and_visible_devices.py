@@ -283,3 +283,8 @@ def test_ddp033_a_full_state_gathered_onto_the_cpu_is_not_proven_gpu_state():
         """
     )
     assert [unproven for _, unproven in found(source, "DDP033")] == [True]
+
+
+def test_ddp033_test_modules_are_left_alone():
+    source = resume('torch.load(path)["model"]')
+    assert lint_source(source, path="test_resume.py", select=["DDP033"]) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 
@@ -19,6 +20,7 @@ _LOAD = "torch.load"
 _SHOWN = 48  # the longest saved expression a message quotes
 # The file trains on CUDA: tensors it saves carry a `cuda:<index>` location tag.
 _USES_CUDA = re.compile(r"\.cuda\(|set_device|[\"']nccl[\"']|[\"']cuda\b")
+_TEST_MODULE = re.compile(r"test_\w*\.py$|\w+_test\.py$")  # pytest's file names
 _HARM = (
     "torch restores each tensor onto the GPU it was saved from (cuda:0 for a file rank 0 "
     "wrote), whatever `set_device` says, so every process puts a copy on that one GPU "
@@ -41,13 +43,15 @@ with `torch.save` from a model's or optimizer's `state_dict()` (the same path ex
 or the same file name: `latest.pth`, `ckpt_*.pt`). A load whose file comes from elsewhere
 (`args.resume`, a downloaded pretrained file) and whose result goes to `load_state_dict`
 is shown only under `--preview`, marked unproven: whether that file holds CUDA tensors is
-not in the code.
+not in the code. So is a load in a file that gathers a sharded model's state onto the CPU
+(`FullStateDictConfig(offload_to_cpu=True)`).
 
 Left alone: any `map_location` (`"cpu"`, a device, a variable, a lambda, a dict), loads
 under a rank-0 guard, in a branch or script that runs as one process, in a function no
 code of the file calls, per-rank files (a path built from the rank), saves that move the
 state to the CPU first (`.cpu()`), files that set `CUDA_VISIBLE_DEVICES` (each process may
-see only its own GPU, which is then `cuda:0` in every process), and CPU-only jobs.
+see only its own GPU, which is then `cuda:0` in every process), CPU-only jobs, and test
+modules (`test_*.py`: their scratch checkpoints are not a job's resume).
 
 ## Why is this bad?
 `torch.save` records, for each tensor, the device it lived on (`cuda:0` for the state of
@@ -199,8 +203,8 @@ if __name__ == "__main__":
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if "CUDA_VISIBLE_DEVICES" in ctx.source or not _USES_CUDA.search(ctx.source):
             return
-        if single_process(ctx):
-            return
+        if single_process(ctx) or _TEST_MODULE.match(os.path.basename(ctx.path)):
+            return  # one process; or a test, whose scratch checkpoints nobody resumes from
         for call in ctx.calls_to(_LOAD):
             path = argument(call, 0, "f")
             if path is None or not _no_map_location(call):
