@@ -1,0 +1,249 @@
+"""DDP033: `torch.load` without `map_location` on every rank of a CUDA job."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.analysis.every_rank import every_rank_reaches, runs_once
+from ddplint.analysis.processes import single_process
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.engine.resolve import argument
+from ddplint.rule import Finding, Rule, register
+from ddplint.rules.ddp033_load_without_map_location.provenance import feeds_state, saves_of
+
+_LOAD = "torch.load"
+_SHOWN = 48  # the longest saved expression a message quotes
+# The file trains on CUDA: tensors it saves carry a `cuda:<index>` location tag.
+_USES_CUDA = re.compile(r"\.cuda\(|set_device|[\"']nccl[\"']|[\"']cuda\b")
+_TEST_MODULE = re.compile(r"test_\w*\.py$|\w+_test\.py$")  # pytest's file names
+_HARM = (
+    "torch restores each tensor onto the GPU it was saved from (cuda:0 for a file rank 0 "
+    "wrote), whatever `set_device` says, so every process puts a copy on that one GPU "
+    "and opens a CUDA context there (out of memory with a large model); pass "
+    '`map_location="cpu"` or this process\'s device'
+)
+
+
+@register
+class LoadWithoutMapLocation(Rule):
+    code = "DDP033"
+    name = "load-without-map-location"
+    severity = Severity.WARNING
+    summary = "`torch.load` without `map_location` on every rank: all ranks load onto one GPU"
+    explanation = """
+## What it does
+Flags a `torch.load(...)` without `map_location` (or with `map_location=None`) that every
+rank of a distributed CUDA job runs, when the file it reads is one the same script writes
+with `torch.save` from a model's or optimizer's `state_dict()` (the same path expression,
+or the same file name: `latest.pth`, `ckpt_*.pt`). A load whose file comes from elsewhere
+(`args.resume`, a downloaded pretrained file) and whose result goes to `load_state_dict`
+is shown only under `--preview`, marked unproven: whether that file holds CUDA tensors is
+not in the code. So is a load in a file that gathers a sharded model's state onto the CPU
+(`FullStateDictConfig(offload_to_cpu=True)`).
+
+Left alone: any `map_location` (`"cpu"`, a device, a variable, a lambda, a dict), loads
+under a rank-0 guard, in a branch or script that runs as one process, in a function no
+code of the file calls, per-rank files (a path built from the rank), saves that move the
+state to the CPU first (`.cpu()`), files that set `CUDA_VISIBLE_DEVICES` (each process may
+see only its own GPU, which is then `cuda:0` in every process), CPU-only jobs, and test
+modules (`test_*.py`: their scratch checkpoints are not a job's resume).
+
+## Why is this bad?
+`torch.save` records, for each tensor, the device it lived on (`cuda:0` for the state of
+a model on rank 0's GPU). `torch.load` deserializes every tensor on the CPU and then
+moves it back to that recorded device; `torch.cuda.set_device(local_rank)` does not
+change this. With one process the checkpoint lands on the GPU the model uses. With N
+processes per node, all N load their copy onto GPU 0 at the same moment: GPU 0 holds N
+copies of the checkpoint (8 copies of a 10 GB checkpoint is 80 GB) plus a CUDA context
+for each other process (several hundred MB each, for the whole run), and runs out of
+memory while the other GPUs stay idle.
+
+## Example
+```python
+torch.cuda.set_device(local_rank)
+if dist.get_rank() == 0:
+    torch.save({"model": model.module.state_dict()}, "last.pt")
+...
+state = torch.load("last.pt")
+model.module.load_state_dict(state["model"])
+```
+
+## Use instead
+```python
+state = torch.load("last.pt", map_location="cpu")
+model.module.load_state_dict(state["model"])
+```
+
+## Fix safety
+No fix is offered: code that uses the loaded tensors directly (an EMA copy, an optimizer
+state read by hand) may need them on this process's GPU, which `map_location=device`
+gives and `"cpu"` does not; the choice is the author's.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.load.html
+- https://pytorch.org/tutorials/intermediate/ddp_tutorial.html#save-and-load-checkpoints
+"""
+    flag = (
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main():
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    model = DDP(torch.nn.Linear(8, 8).cuda(), device_ids=[local_rank])
+    if os.path.exists("latest.pth"):
+        model.module.load_state_dict(torch.load("latest.pth"))
+    if dist.get_rank() == 0:
+        torch.save(model.module.state_dict(), "latest.pth")
+""",
+        """
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def worker(gpu, world_size, resume):
+    dist.init_process_group("nccl", rank=gpu, world_size=world_size)
+    torch.cuda.set_device(gpu)
+    model = DDP(torch.nn.Linear(8, 8).cuda(gpu), device_ids=[gpu])
+    optimizer = torch.optim.Adam(model.parameters())
+    if resume:
+        state = torch.load(f"ckpt/step_{resume}.pt", map_location=None)
+        optimizer.load_state_dict(state["optim"])
+    if gpu == 0:
+        torch.save({"optim": optimizer.state_dict()}, f"ckpt/step_{100}.pt")
+
+if __name__ == "__main__":
+    mp.spawn(worker, args=(4, 0), nprocs=4)
+""",
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(args):
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    model = torch.nn.Linear(8, 8).cuda()
+    model.load_state_dict(torch.load(os.path.join(args.out, "model_best.pth")))
+    model = DDP(model, device_ids=[local_rank])
+    if dist.get_rank() == 0:
+        torch.save(model.module.state_dict(), os.path.join(args.out, "model_best.pth"))
+""",
+    )
+    allow = (
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main():
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    model = DDP(torch.nn.Linear(8, 8).cuda(), device_ids=[local_rank])
+    if os.path.exists("latest.pth"):
+        state = torch.load("latest.pth", map_location=lambda storage, loc: storage)
+        model.module.load_state_dict(state)
+    if dist.get_rank() == 0:
+        torch.save(model.module.state_dict(), "latest.pth")
+""",
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main():
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    model = DDP(torch.nn.Linear(8, 8).cuda(), device_ids=[local_rank])
+    if dist.get_rank() == 0:
+        torch.save(model.module.state_dict(), "best.pth")
+        model.module.load_state_dict(torch.load("best.pth"))
+""",
+        """
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main():
+    dist.init_process_group("gloo")
+    model = DDP(torch.nn.Linear(8, 8))
+    model.module.load_state_dict(torch.load("cpu_run.pth"))
+    if dist.get_rank() == 0:
+        torch.save(model.module.state_dict(), "cpu_run.pth")
+""",
+        """
+import torch
+
+def main():
+    model = torch.nn.Linear(8, 8).cuda()
+    model.load_state_dict(torch.load("single.pth"))
+    torch.save(model.state_dict(), "single.pth")
+
+if __name__ == "__main__":
+    main()
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if "CUDA_VISIBLE_DEVICES" in ctx.source or not _USES_CUDA.search(ctx.source):
+            return
+        if single_process(ctx) or _TEST_MODULE.match(os.path.basename(ctx.path)):
+            return  # one process; or a test, whose scratch checkpoints nobody resumes from
+        for call in ctx.calls_to(_LOAD):
+            path = argument(call, 0, "f")
+            if path is None or not _no_map_location(call):
+                continue
+            if ctx.domain.ranks.rank_in_text(path, call):
+                continue  # a per-rank file, saved from this rank's own GPU
+            if runs_once(ctx, call) or not every_rank_reaches(ctx, call):
+                continue
+            saves = saves_of(ctx, call, path)
+            if any(s.state_on_gpu is False for s in saves):
+                continue  # the script moves the state to the CPU before saving it
+            on_gpu = next((s for s in saves if s.state_on_gpu), None)
+            if on_gpu is not None:
+                yield Finding(
+                    call,
+                    "`torch.load` without `map_location` on every rank, of the file this "
+                    f"script writes with `torch.save({_shown(ctx, on_gpu.obj)}, ...)` from CUDA "
+                    f"tensors: {_HARM}",
+                )
+            elif feeds_state(ctx, call):
+                yield Finding(
+                    call,
+                    "`torch.load` without `map_location` on every rank: if the file holds "
+                    f"CUDA tensors, {_HARM}",
+                    unproven=True,
+                )
+
+
+def _shown(ctx: FileContext, expr: cst.BaseExpression) -> str:
+    """`expr` as the message shows it: its code when short, else elided (`{...}`)."""
+    text = ctx.code(expr)
+    if "\n" not in text and len(text) <= _SHOWN:
+        return text
+    return "{...}" if isinstance(expr, cst.Dict) else "..."
+
+
+def _no_map_location(call: cst.Call) -> bool:
+    """`call` passes no `map_location` (or passes None), and no `**kwargs` that may."""
+    if any(arg.star == "**" for arg in call.args):
+        return False
+    where = argument(call, 1, "map_location")
+    return where is None or (isinstance(where, cst.Name) and where.value == "None")

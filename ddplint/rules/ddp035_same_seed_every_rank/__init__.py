@@ -1,0 +1,265 @@
+"""DDP035: one torch seed on every rank of a job whose data loaders augment at random."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.analysis.every_rank import every_rank_reaches, runs_once
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.domain.apis import PROCESS_CLASSES, SPAWN_FUNCTIONS
+from ddplint.domain.rank_values import differs_by_rank
+from ddplint.rule import Finding, Rule, register
+from ddplint.rules.ddp035_same_seed_every_rank.augmentation import (
+    random_augmentation,
+    reseeds_workers,
+    sharded_loaders,
+)
+from ddplint.rules.ddp035_same_seed_every_rank.seeds import SeedCall, is_seeding_name, seed_calls
+
+
+@register
+class SameSeedEveryRank(Rule):
+    code = "DDP035"
+    name = "same-seed-every-rank"
+    severity = Severity.WARNING
+    default = False  # opt-in: whether the repeated draws matter is the author's call
+    summary = "One torch seed on every rank: each rank's loader workers draw the same augmentations"
+    explanation = """
+## What it does
+Flags `torch.manual_seed(seed)` (directly, in a helper of the same file such as
+`set_seed(args)`, or through `transformers.set_seed` / Lightning's `seed_everything`)
+that every rank of a distributed script runs with a value that does not depend on the
+rank, when the same file feeds a DataLoader from a `DistributedSampler` and augments its
+data at random (a torchvision or albumentations random transform, or `random` /
+`numpy.random` / `torch.rand` in a dataset's `__getitem__`).
+
+Left alone: a seed set in the process that starts the workers with `mp.spawn` or
+`Process` (in the function that starts them, or under `if __name__ == "__main__":`:
+a spawned worker starts with a fresh generator), a seed computed from the rank
+(`seed + rank`, `args.seed + dist.get_rank()`), a file that seeds torch again with
+such a value anywhere, loaders given a `worker_init_fn` or a `generator` (they
+choose their workers' seeds themselves), a dataset that re-seeds in `__getitem__`,
+seeds under a rank test or on a one-process path, and files with no random
+augmentation in sight.
+
+A helper of another module named like a seeding function
+(`utils.fix_random_seeds(args.seed)`, `seed_everything(cfg.seed)`) is shown only under
+`--preview`, marked unproven: what it seeds is out of sight.
+
+## Why is this bad?
+Each time a DataLoader iterator starts, it draws its workers' base seed from the main
+process's torch generator; worker k then seeds `random`, NumPy and torch from
+`base_seed + k`. With the same seed on every rank and the same code before the loop,
+every rank draws the same base seed, so worker k of every rank replays the same random
+stream: the i-th sample it prepares gets the same crop, flip and colour jitter on every
+rank. On one process every sample gets its own draw; on N processes the N samples at the
+same position of the N shards share one draw, so a step sees N times fewer distinct
+augmentations than its batch holds. The model's initial weights are not affected (DDP
+copies rank 0's parameters to every rank when it wraps the model).
+
+## Example
+```python
+torch.manual_seed(args.seed)
+sampler = DistributedSampler(train_set)
+loader = DataLoader(train_set, sampler=sampler, num_workers=8)
+```
+
+## Use instead
+```python
+torch.manual_seed(args.seed + dist.get_rank())
+sampler = DistributedSampler(train_set)  # its shuffle seed stays the same on every rank
+loader = DataLoader(train_set, sampler=sampler, num_workers=8)
+```
+
+## Fix safety
+No fix is offered: a per-rank seed changes each rank's random stream (dropout masks
+too), which runs that must reproduce an earlier one may not want.
+
+## References
+- https://pytorch.org/docs/stable/data.html#randomness-in-multi-process-data-loading
+- https://pytorch.org/docs/stable/notes/randomness.html
+"""
+    flag = (
+        """
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+from torchvision import transforms
+
+def main(args, dataset_cls):
+    dist.init_process_group("nccl")
+    torch.manual_seed(args.seed)
+    augment = transforms.Compose([transforms.RandomResizedCrop(224), transforms.ToTensor()])
+    train_set = dataset_cls(transform=augment)
+    loader = DataLoader(train_set, sampler=DistributedSampler(train_set), num_workers=8)
+""",
+        """
+import random
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
+
+class Crops(Dataset):
+    def __init__(self, images):
+        self.images = images
+
+    def __len__(self):
+        return len(self.images)
+
+    def __getitem__(self, i):
+        top = random.randint(0, 32)
+        return self.images[i][:, top:top + 224]
+
+def set_seed(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+def main(images):
+    dist.init_process_group("nccl")
+    set_seed(42)
+    data = Crops(images)
+    sampler = DistributedSampler(data, shuffle=True)
+    return DataLoader(data, batch_size=16, sampler=sampler, num_workers=4)
+""",
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+import torchvision.transforms as T
+
+SEED = 1234
+torch.manual_seed(SEED)
+
+def main(dataset_cls):
+    dist.init_process_group("nccl", rank=int(os.environ["RANK"]))
+    train_set = dataset_cls(T.Compose([T.RandomHorizontalFlip(), T.ToTensor()]))
+    sampler = DistributedSampler(train_set)
+    loader = DataLoader(train_set, batch_size=64, sampler=sampler, num_workers=6)
+""",
+    )
+    allow = (
+        """
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+from torchvision import transforms
+
+def main(args, dataset_cls):
+    dist.init_process_group("nccl")
+    torch.manual_seed(args.seed + dist.get_rank())
+    augment = transforms.Compose([transforms.RandomResizedCrop(224), transforms.ToTensor()])
+    train_set = dataset_cls(transform=augment)
+    loader = DataLoader(train_set, sampler=DistributedSampler(train_set), num_workers=8)
+""",
+        """
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+from torchvision import transforms
+
+def seed_worker(worker_id):
+    torch.manual_seed(torch.initial_seed() + dist.get_rank())
+
+def main(args, dataset_cls):
+    dist.init_process_group("nccl")
+    torch.manual_seed(args.seed)
+    augment = transforms.Compose([transforms.RandomResizedCrop(224), transforms.ToTensor()])
+    train_set = dataset_cls(transform=augment)
+    loader = DataLoader(train_set, sampler=DistributedSampler(train_set), num_workers=8,
+                        worker_init_fn=seed_worker)
+""",
+        """
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+from torchvision import transforms
+
+def main(args, dataset_cls):
+    dist.init_process_group("nccl")
+    torch.manual_seed(args.seed)
+    plain = transforms.Compose([transforms.Resize(256), transforms.ToTensor()])
+    train_set = dataset_cls(transform=plain)
+    loader = DataLoader(train_set, sampler=DistributedSampler(train_set), num_workers=8)
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        seeds = seed_calls(ctx)
+        if not seeds or reseeds_workers(ctx) or not sharded_loaders(ctx):
+            return
+        if random_augmentation(ctx) is None:
+            return
+        if any(_in_sample_method(ctx, seed.call) for seed in seeds):
+            return  # re-seeded per sample: the draws follow the sample, not the worker
+        ranks = ctx.domain.ranks
+        if any(
+            arg.star or differs_by_rank(ranks, arg.value, seed.call)
+            for seed in seeds
+            for arg in seed.call.args
+        ):
+            return  # a per-rank seed somewhere on the way (or one out of sight)
+        for seed in seeds:
+            site = _seeding_site(ctx, seed.call)
+            if site is None or runs_once(ctx, site) or not every_rank_reaches(ctx, site):
+                continue
+            if _in_launching_parent(ctx, site):
+                continue  # spawned workers start with a fresh generator of their own
+            yield Finding(site, _message(ctx, site, seed), unproven=not seed.proven)
+
+
+def _message(ctx: FileContext, site: cst.Call, seed: SeedCall) -> str:
+    code = ctx.code(site)
+    what = (
+        f"`{code}` seeds torch the same on every rank"
+        if seed.proven
+        else f"if `{ctx.code(seed.call.func)}` seeds torch (its body is out of sight), "
+        f"`{code}` seeds it the same on every rank"
+    )
+    return (
+        f"{what}: each DataLoader iterator draws its workers' base seed from this "
+        "generator, so worker k of every rank replays the same random stream and the i-th "
+        "sample it prepares gets the same random augmentation on every rank (N samples per "
+        "step share one draw on N processes); add the rank to the seed (`seed + rank`)"
+    )
+
+
+def _in_sample_method(ctx: FileContext, call: cst.Call) -> bool:
+    func = ctx.enclosing_function(call)
+    return func is not None and func.name.value == "__getitem__"
+
+
+def _in_launching_parent(ctx: FileContext, site: cst.CSTNode) -> bool:
+    """`site` runs in the process that starts the workers (`mp.spawn`, `Process`), not in
+    them: in a function that starts them, or in the `if __name__ == "__main__":` block of
+    a file that starts them anywhere. A spawned worker imports the module afresh, so the
+    parent's seed never reaches it (module-level code outside that block does)."""
+    starts = list(ctx.calls_to(*SPAWN_FUNCTIONS, *PROCESS_CLASSES))
+    if not starts:
+        return False
+    func = ctx.enclosing_function(site)
+    if func is not None:
+        return any(ctx.enclosing_function(start) is func for start in starts)
+    return any(
+        isinstance(a, cst.If) and "__main__" in ctx.code(a.test) for a in ctx.ancestors(site)
+    )
+
+
+def _seeding_site(ctx: FileContext, call: cst.Call) -> cst.Call | None:
+    """Where the seed is set for the job: the call itself, or, inside a seeding helper of
+    this file (`def set_seed(seed):`), the one call of that helper (`set_seed(42)`); None
+    for such a helper called from several places."""
+    func = ctx.enclosing_function(call)
+    if func is None or not is_seeding_name(func.name.value):
+        return call
+    callers = [
+        c for c in ctx.calls if func in ctx.resolver.callees(c) and not ctx.is_inside(c, func)
+    ]
+    if len(callers) == 1:
+        return callers[0]
+    return call if not callers else None

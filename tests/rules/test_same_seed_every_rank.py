@@ -1,0 +1,147 @@
+"""DDP035 (opt-in): one torch seed on every rank of a job whose sharded loaders augment
+at random; silent when any seed on the way depends on the rank, when the loaders seed
+their workers themselves, or when nothing is drawn at random."""
+
+from __future__ import annotations
+
+import textwrap
+
+from source_rows import line_of, rows
+
+from ddplint.api import lint_source
+from ddplint.rule import all_rules
+
+HEADER = """\
+import random
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+from torchvision import transforms
+"""
+
+LOADER = """
+    augment = transforms.Compose([transforms.RandomResizedCrop(224), transforms.ToTensor()])
+    train_set = dataset_cls(transform=augment)
+    loader = DataLoader(train_set, sampler=DistributedSampler(train_set), num_workers=8)
+"""
+
+
+def script(seeding: str, loader: str = LOADER, extra: str = "") -> str:
+    """A distributed `main` that runs `seeding`, then builds `loader`, after `extra`."""
+    inner = textwrap.indent(textwrap.dedent(seeding).strip("\n"), "    ")
+    return (
+        HEADER
+        + textwrap.dedent(extra)
+        + "\ndef main(args, dataset_cls):\n    dist.init_process_group('nccl')\n"
+        + inner
+        + "\n"
+        + loader.lstrip("\n")
+    )
+
+
+def test_ddp035_is_opt_in():
+    assert all_rules()["DDP035"].default is False
+
+
+def test_ddp035_reports_the_seed_and_says_what_repeats():
+    source = script("torch.manual_seed(args.seed)")
+    assert rows(source, "DDP035") == [line_of(source, "torch.manual_seed")]
+    message = lint_source(source, select=["DDP035"])[0].message
+    assert "worker k of every rank" in message
+    assert "seed + rank" in message
+
+
+def test_ddp035_reports_the_call_of_a_seeding_helper():
+    helper = """
+    def set_seed(seed):
+        random.seed(seed)
+        torch.manual_seed(seed)
+    """
+    source = script("set_seed(42)", extra=helper)
+    assert rows(source, "DDP035") == [line_of(source, "set_seed(42)")]
+
+
+def test_ddp035_a_rank_term_anywhere_on_the_way_silences_it():
+    helper = """
+    def set_seed(seed):
+        torch.manual_seed(seed)
+    """
+    assert rows(script("set_seed(args.seed + dist.get_rank())", extra=helper), "DDP035") == []
+    reseeded = script("torch.manual_seed(0)\ntorch.manual_seed(0 + dist.get_rank())")
+    assert rows(reseeded, "DDP035") == []
+
+
+def test_ddp035_loaders_that_seed_their_workers_are_left_alone():
+    for option in ("worker_init_fn=init_worker", "generator=gen"):
+        loader = LOADER.replace("num_workers=8", f"num_workers=8, {option}")
+        assert rows(script("torch.manual_seed(1)", loader=loader), "DDP035") == [], option
+
+
+def test_ddp035_needs_random_augmentation_and_a_sharded_loader():
+    plain = LOADER.replace("RandomResizedCrop(224)", "Resize(224)")
+    unsharded = LOADER.replace("sampler=DistributedSampler(train_set), ", "")
+    assert rows(script("torch.manual_seed(1)", loader=plain), "DDP035") == []
+    assert rows(script("torch.manual_seed(1)", loader=unsharded), "DDP035") == []
+
+
+def test_ddp035_a_seed_under_a_rank_test_is_not_every_rank():
+    source = script("if dist.get_rank() == 0:\n    torch.manual_seed(1)")
+    assert rows(source, "DDP035") == []
+
+
+def test_ddp035_a_seed_set_by_the_spawning_parent_never_reaches_the_workers():
+    source = HEADER + textwrap.dedent(
+        """
+        import torch.multiprocessing as mp
+
+        def worker(gpu, args, dataset_cls):
+            dist.init_process_group("nccl", rank=gpu, world_size=4)
+            augment = transforms.Compose([transforms.RandomResizedCrop(224)])
+            train_set = dataset_cls(transform=augment)
+            loader = DataLoader(train_set, sampler=DistributedSampler(train_set), num_workers=8)
+
+        def main(args, dataset_cls):
+            torch.manual_seed(args.seed)
+            mp.spawn(worker, args=(args, dataset_cls), nprocs=4)
+        """
+    )
+    assert rows(source, "DDP035") == []
+    in_worker = source.replace(
+        "    augment = transforms", "    torch.manual_seed(args.seed)\n    augment = transforms"
+    )
+    assert rows(in_worker, "DDP035") == [line_of(in_worker, "    torch.manual_seed(args.seed)")]
+
+
+def test_ddp035_library_helpers_are_proven_and_other_modules_helpers_unproven():
+    library = "from transformers import set_seed\n" + script("set_seed(args.seed)")
+    per_device = "from accelerate.utils import set_seed\n" + script(
+        "set_seed(args.seed, device_specific=True)"
+    )
+    elsewhere = "import utils\n" + script("utils.fix_random_seeds(args.seed)")
+    with_rank = "import utils\n" + script("utils.random_seed(args.seed, dist.get_rank())")
+    numpy_only = "import numpy as np\n" + script("np.random.seed(0)")
+    assert [d.unproven for d in lint_source(library, select=["DDP035"])] == [False]
+    assert rows(per_device, "DDP035") == []
+    assert [d.unproven for d in lint_source(elsewhere, select=["DDP035"])] == [True]
+    assert rows(with_rank, "DDP035") == []
+    assert rows(numpy_only, "DDP035") == []
+
+
+def test_ddp035_a_dataset_reseeded_per_sample_is_left_alone():
+    dataset = """
+    class Seeded:
+        def __getitem__(self, index):
+            torch.manual_seed(index)
+            return torch.rand(3)
+    """
+    assert rows(script("torch.manual_seed(0)", extra=dataset), "DDP035") == []
+
+
+def test_ddp035_a_seed_in_a_training_function_is_reported_where_it_is():
+    trainer = """
+    def train(args, dataset_cls):
+        dist.init_process_group("nccl")
+        torch.manual_seed(args.seed)
+    """ + textwrap.indent(textwrap.dedent(LOADER), "    ")
+    source = HEADER + textwrap.dedent(trainer) + "\ndef main(args):\n    train(args, None)\n"
+    assert rows(source, "DDP035") == [line_of(source, "torch.manual_seed")]
