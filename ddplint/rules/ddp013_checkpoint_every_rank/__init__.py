@@ -10,13 +10,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.checkpoints import SAVE, is_checkpoint_save, save_path
 from ddplint.domain.ddp_facts import argument
-from ddplint.domain.paths import own_file
-from ddplint.domain.processes import single_process
-from ddplint.domain.project_view import project_of
-from ddplint.domain.saved_values import saves_data
-from ddplint.domain.saves import chooses_writers
-from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp013_checkpoint_every_rank.every_rank import (
+from ddplint.domain.every_rank import (
     every_rank_reaches,
     is_entry,
     outside_calls,
@@ -24,6 +18,12 @@ from ddplint.rules.ddp013_checkpoint_every_rank.every_rank import (
     runs_once,
     unguarded_callers,
 )
+from ddplint.domain.paths import own_file
+from ddplint.domain.processes import single_process
+from ddplint.domain.project_view import project_of
+from ddplint.domain.saved_values import saves_data
+from ddplint.domain.saves import chooses_writers
+from ddplint.rule import Finding, Rule, register
 
 
 @register

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.every_rank import every_rank_reaches, runs_once
-from ddplint.analysis.processes import single_process
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
+from ddplint.domain.every_rank import every_rank_reaches, runs_once
+from ddplint.domain.processes import single_process
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp033_load_without_map_location.provenance import feeds_state, saves_of
@@ -209,7 +210,7 @@ if __name__ == "__main__":
             path = argument(call, 0, "f")
             if path is None or not _no_map_location(call):
                 continue
-            if ctx.domain.ranks.rank_in_text(path, call):
+            if domain_of(ctx).ranks.rank_in_text(path, call):
                 continue  # a per-rank file, saved from this rank's own GPU
             if runs_once(ctx, call) or not every_rank_reaches(ctx, call):
                 continue

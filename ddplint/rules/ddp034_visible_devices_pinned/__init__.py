@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.every_rank import every_rank_reaches, runs_once
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.apis import SPAWN_FUNCTIONS
+from ddplint.domain.every_rank import every_rank_reaches, runs_once
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp034_visible_devices_pinned.pins import Pin, per_process_picks, pins

@@ -6,10 +6,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.analysis.every_rank import every_rank_reaches, runs_once
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_CLASSES, SPAWN_FUNCTIONS
+from ddplint.domain.every_rank import every_rank_reaches, runs_once
 from ddplint.domain.rank_values import differs_by_rank
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp035_same_seed_every_rank.augmentation import (
@@ -197,7 +198,7 @@ def main(args, dataset_cls):
             return
         if any(_in_sample_method(ctx, seed.call) for seed in seeds):
             return  # re-seeded per sample: the draws follow the sample, not the worker
-        ranks = ctx.domain.ranks
+        ranks = domain_of(ctx).ranks
         if any(
             arg.star or differs_by_rank(ranks, arg.value, seed.call)
             for seed in seeds
