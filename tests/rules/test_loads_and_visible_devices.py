@@ -288,3 +288,28 @@ def test_ddp033_a_full_state_gathered_onto_the_cpu_is_not_proven_gpu_state():
 def test_ddp033_test_modules_are_left_alone():
     source = resume('torch.load(path)["model"]')
     assert lint_source(source, path="test_resume.py", select=["DDP033"]) == []
+
+
+def test_scheduler_and_scaler_state_is_no_gpu_evidence():
+    """A scheduler's or GradScaler's state holds no tensors: loading it back is at most
+    unproven; the optimizer's state, saved beside it from the GPU, is proven."""
+    source = job("""
+    def main():
+        local_rank = setup()
+        model = DDP(nn.Linear(4, 4).cuda(), device_ids=[local_rank])
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        sched = torch.optim.lr_scheduler.StepLR(opt, 10)
+        scaler = torch.cuda.amp.GradScaler()
+        sched.load_state_dict(torch.load("scheduler.pt"))
+        scaler.load_state_dict(torch.load("scaler.pt"))
+        opt.load_state_dict(torch.load("optimizer.pt"))
+        if dist.get_rank() == 0:
+            torch.save(sched.state_dict(), "scheduler.pt")
+            torch.save(scaler.state_dict(), "scaler.pt")
+            torch.save(opt.state_dict(), "optimizer.pt")
+    """)
+    assert found(source, "DDP033") == [
+        (line_of(source, 'torch.load("scheduler.pt")'), True),
+        (line_of(source, 'torch.load("scaler.pt")'), True),
+        (line_of(source, 'torch.load("optimizer.pt")'), False),
+    ]

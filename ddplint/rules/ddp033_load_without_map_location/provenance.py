@@ -31,7 +31,10 @@ _OFF_GPU = re.compile(r"\.cpu\(|[\"']cpu[\"']|cpu_offload|\.numpy\(|\.tolist\(")
 # FSDP / DCP full state dicts gathered onto the CPU (`FullStateDictConfig(offload_to_cpu=
 # True)`, `StateDictOptions(cpu_offload=True)`): `.state_dict()` there holds CPU tensors.
 _GATHERED_TO_CPU = re.compile(r"offload_to_cpu\s*=\s*True|cpu_offload\s*=\s*True")
-_STATE = re.compile(r"\.state_dict\(\s*\)")
+_STATE = re.compile(r"([\w.]*)\.state_dict\(\s*\)")
+# State that holds no tensors of the model: a learning-rate scheduler's, a GradScaler's, a
+# sampler's or a loader's `state_dict()` (numbers and lists), whatever device the job uses.
+_TENSORLESS_STATE = re.compile(r"sched|scaler|sampler|loader", re.IGNORECASE)
 _DEPTH = 3
 _BUILTINS = frozenset({"str", "format", "join", "Path", "PurePath", "fspath", "open"})
 _LIBRARIES = ("os.", "pathlib.", "posixpath.", "glob.", "shutil.", "tempfile.", "io.", "fsspec.")
@@ -119,13 +122,15 @@ def written_keys(ctx: FileContext, target: cst.BaseExpression, save: cst.Call) -
 
 def _state_on_gpu(ctx: FileContext, saved: cst.BaseExpression, at: cst.CSTNode) -> bool | None:
     """True: a module's or optimizer's `state_dict()`, kept where it is (on the GPU of a
-    CUDA job); False: moved to the CPU first (`.cpu()`); None: something else."""
+    CUDA job; a scheduler's or scaler's holds no tensors and is no evidence); False: moved
+    to the CPU first (`.cpu()`); None: something else."""
     texts = [ctx.code(v.expr) for v in ctx.resolver.values(saved, at, _DEPTH)]
     if any(_OFF_GPU.search(text) for text in texts):
         return False
     if _GATHERED_TO_CPU.search(ctx.source):
         return None  # a sharded model's full state, gathered onto the CPU by a config
-    return True if any(_STATE.search(text) for text in texts) else None
+    owners = [m.group(1) for text in texts for m in _STATE.finditer(text)]
+    return True if any(not _TENSORLESS_STATE.search(owner) for owner in owners) else None
 
 
 def feeds_state(ctx: FileContext, load: cst.Call) -> bool:
