@@ -7,6 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
+from ddplint.api import lint_source
 from ddplint.context import FileContext
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.model_layers import ModelLayers
@@ -61,9 +62,17 @@ FREE = {
 
         ddp = DDP(Net(), device_ids=[0])
     """,
+    "an nn.Sequential of buffer-free layers": """
+        model = nn.Sequential(nn.Linear(16, 64), nn.GELU(), nn.LayerNorm(64), nn.Linear(64, 1))
+        ddp = DDP(model.cuda(), device_ids=[0])
+    """,
 }
 
 NOT_FREE = {
+    "an nn.Sequential of parts it does not show": """
+        blocks = [nn.Linear(8, 8), nn.BatchNorm1d(8)]
+        ddp = DDP(nn.Sequential(*blocks), device_ids=[0])
+    """,
     "register_buffer": """
         class Net(nn.Module):
             def __init__(self):
@@ -143,3 +152,64 @@ def test_buffer_free_models(body: str) -> None:
 @pytest.mark.parametrize("body", NOT_FREE.values(), ids=NOT_FREE.keys())
 def test_models_that_may_have_buffers(body: str) -> None:
     assert not _free(body)
+
+
+def _buffered(body: str) -> bool:
+    source = HEADER + textwrap.dedent(body)
+    ctx = FileContext("t.py", source, cst.parse_module(source))
+    (wrap,) = facts_of(ctx).ddp_wraps
+    return ModelLayers(ctx).wraps_buffered_model(wrap)
+
+
+BUFFERED = ("register_buffer", "BatchNorm in a submodule of the file", "a torchvision model")
+UNKNOWN = (
+    "a layer of another module",
+    "a base class of another module",
+    "a model of unknown origin",
+)
+
+
+@pytest.mark.parametrize("name", BUFFERED)
+def test_models_certain_to_have_buffers(name: str) -> None:
+    assert _buffered(NOT_FREE[name])
+
+
+@pytest.mark.parametrize("name", UNKNOWN + tuple(FREE))
+def test_models_not_known_to_have_buffers(name: str) -> None:
+    assert not _buffered(NOT_FREE.get(name) or FREE[name])
+
+
+RANK0_FORWARD = """
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from mylib.models import Backbone
+
+
+class Local(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(8)
+
+
+def main(local_rank):
+    dist.init_process_group("nccl")
+    model = DDP(MODEL.cuda(), device_ids=[local_rank])
+    if dist.get_rank() == 0:
+        print(model(torch.randn(4, 8).cuda()))
+
+
+if __name__ == "__main__":
+    main(0)
+"""
+
+
+@pytest.mark.parametrize(
+    ("model", "unproven"), [("Local()", False), ("Backbone()", True)], ids=["buffers", "unknown"]
+)
+def test_rank0_forward_proven_only_with_known_buffers(model: str, unproven: bool) -> None:
+    """With gradients on too, a rank-0 forward through a model whose buffers this file cannot
+    see (a class of another module) is unproven; through one with BatchNorm, proven."""
+    (finding,) = lint_source(RANK0_FORWARD.replace("MODEL", model), select=["DDP021"])
+    assert finding.unproven is unproven

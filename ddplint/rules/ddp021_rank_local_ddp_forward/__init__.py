@@ -42,10 +42,10 @@ continue`: every rank runs the body on its share), and a forward with gradients 
 (`torch.no_grad()`) through the wrapper of a model that certainly has no buffers (built
 by a class of this file that registers none and holds only layers without buffers, such
 as `nn.Linear`, `nn.Embedding`, `nn.LayerNorm`, or an `nn.Sequential` of such layers):
-DDP then has nothing to broadcast. With gradients off, the finding is proven only when
-the model certainly has buffers (BatchNorm layers, or a class of this file that registers
-a buffer); a model from a hub or another module, whose buffers this file cannot see, is
-reported as unproven (shown with `--preview`).
+DDP then has nothing to broadcast. The finding is proven only when the model certainly
+has buffers (BatchNorm layers, or a class of this file that registers a buffer); a model
+from a hub or another module, whose buffers this file cannot see, is reported as unproven
+(shown with `--preview`).
 
 ## Why is this bad?
 DDP's forward is not purely local. With `broadcast_buffers=True` (the default) and a
@@ -220,9 +220,9 @@ def main(net, batch, local_rank):
             evaluation = domain_of(ctx).loops.is_evaluation(call)
             if buffer_free and evaluation:
                 continue  # no buffers and no gradients: DDP's forward issues no collective
-            # Under no_grad the forward is collective only when the model has buffers: a model
-            # whose buffers are not known (a class of another module) is not proven to hang.
-            buffers_unknown = evaluation and not buffered
+            # DDP's forward is collective only when the model has buffers: through a model
+            # whose buffers are not known (a class of another module) it is not proven to hang.
+            buffers_unknown = not buffered
             guard = one_rank_guard(ctx, call)
             if guard is not None and other_branch_calls(ctx, guard, call):
                 continue  # `if rank == 0: ... model(x) else: ... model(x)`: every rank runs it
