@@ -83,8 +83,8 @@ PROBE = textwrap.dedent(
     from torch.nn.parallel import DistributedDataParallel as DDP
     import guards
     guards.install()
-    import guards.collectives as wrappers
-    from guards import ddp, failopen
+    import guards.hooks.collectives as wrappers
+    from guards.hooks import ddp, failopen
 
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     out = {}
@@ -95,7 +95,7 @@ PROBE = textwrap.dedent(
         if kwargs.get("op") == dist.ReduceOp.MAX:
             raise ValueError("the user's own error")
         return original(*args, **kwargs)
-    guarded = wrappers._wrap("all_reduce", counting, guards.runtime.RUNTIME.ledger,
+    guarded = wrappers._wrap("all_reduce", counting, guards.agent.runtime.RUNTIME.ledger,
                              lambda exc: None, lambda: None)
     t = torch.ones(3)
     guarded(t)

@@ -35,8 +35,8 @@ def on_fail(turn_off: Callable[[str], None]) -> None:
 
 
 def _where(exc: BaseException) -> str:
-    """``guards/ledger.py:57``: the innermost frame of the guard's own code in the traceback."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    """``guards/record/ledger.py:57``: the innermost guard frame in the traceback."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # guards/
     found = ""
     for frame in traceback.extract_tb(exc.__traceback__):
         if os.path.abspath(frame.filename).startswith(here + os.sep):
