@@ -194,6 +194,23 @@ def test_sigterm_of_a_forked_child_stays_with_the_child_and_ends_the_parent_prom
     assert result.returncode == -15  # ended by SIGTERM, as without the guard
 
 
+@pytest.mark.timeout(60)
+def test_sigterm_of_a_child_killed_before_its_fork_hooks_ran_stays_with_the_child() -> None:
+    """On a loaded machine a forked child may not run at once: a signal it gets meanwhile must
+    not reach the parent through an inherited wakeup socket."""
+    delayed = "os.register_at_fork(after_in_child=lambda: time.sleep(1.0))\n"
+    code = _FORK_THEN_TERM.replace("from guards", delayed + "from guards", 1)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=50,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert "child 15 fired 0" in result.stdout, result.stdout + result.stderr
+    assert result.returncode == -15
+
+
 # --- torchrun's root cause -------------------------------------------------------------------
 def test_the_failing_ranks_error_file_makes_torchrun_name_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
