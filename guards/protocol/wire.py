@@ -53,33 +53,48 @@ def decoder(tp: Any) -> Decoder:
     """A function that rebuilds a value of type ``tp`` from its ``plain`` form (cached)."""
     found = _DECODERS.get(tp)
     if found is None:
-        found = _DECODERS[tp] = _make(tp)
+        found = _DECODERS[tp] = _make(tp) or _same
     return found
 
 
-def _make(tp: Any) -> Decoder:
+def _same(value: Any) -> Any:
+    return value
+
+
+def _make(tp: Any) -> Decoder | None:
+    """The decoder of ``tp``; None where the plain form is the value (numbers, strings, and
+    lists or mappings of them): the aggregators decode every rank's summary each interval."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (Union, types.UnionType):
         inner = [a for a in args if a is not type(None)]
-        if len(inner) == 1:
-            one = decoder(inner[0])
-            return lambda v: None if v is None else one(v)
-        return lambda v: v  # a union of plain values (int | float)
+        one = _make(inner[0]) if len(inner) == 1 else None
+        if one is None:
+            return None
+        return lambda v: None if v is None else one(v)
     if origin is list:
-        item = decoder(args[0])
-        return lambda v: [item(x) for x in v]
-    if origin is tuple:
-        parts = [decoder(a) for a in args]
-        return lambda v: tuple(d(x) for d, x in zip(parts, v, strict=True))
+        item = _make(args[0])
+        return None if item is None else lambda v: [item(x) for x in v]
     if origin is dict:
-        value = decoder(args[1])
-        return lambda v: {k: value(x) for k, x in v.items()}
+        value = _make(args[1])
+        return None if value is None else lambda v: {k: value(x) for k, x in v.items()}
+    if origin is tuple:
+        parts = [_make(a) or _same for a in args]
+        return lambda v: tuple(d(x) for d, x in zip(parts, v, strict=True))
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return tp
     if isinstance(tp, type) and (dataclasses.is_dataclass(tp) or hasattr(tp, "_fields")):
-        makers = [decoder(hint) for _, hint in _fields(tp)]
-        return lambda v: tp(*(d(x) for d, x in zip(makers, v, strict=True)))
-    return lambda v: v  # int, float, str, bool
+        makers = [_make(hint) for _, hint in _fields(tp)]
+        if not any(makers):
+            return lambda v: tp(*v)
+        pairs = [(i, m) for i, m in enumerate(makers) if m is not None]
+
+        def build(v: list[Any]) -> Any:
+            for i, m in pairs:
+                v[i] = m(v[i])
+            return tp(*v)
+
+        return build
+    return None
 
 
 def encode_summary(summary: Summary) -> str:
