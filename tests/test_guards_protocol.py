@@ -94,6 +94,16 @@ def test_ranks_of_two_protocol_versions_both_find_the_conflict(
     assert "\n" not in line and "install the same guards on every node" in line
 
 
+def test_once_every_rank_joined_one_version_no_rank_looks_for_another() -> None:
+    store = HashStore()
+    ranks = [exchange.Exchange(store, r, 2) for r in range(2)]
+    for ex in ranks:
+        assert ex.claim_version() is None
+        ex.publish(Summary(ex.rank))
+    PrefixStore(exchange.namespace(), store).set(exchange.CONFLICT, "9")
+    assert [ex.conflict() for ex in ranks] == [None, None]  # no store traffic from then on
+
+
 def test_a_guard_from_before_versioned_keys_is_found_and_sees_this_rank_as_off() -> None:
     store = HashStore()
     old = PrefixStore(exchange.namespace(), store)

@@ -102,8 +102,12 @@ class Exchange:
         return None
 
     def conflict(self) -> str | None:
-        """Another version found in this job (checked until every rank of this one joined)."""
+        """Another version found in this job; checked only until every rank has joined this
+        version's keys (then there is none), so that it adds no store traffic afterwards."""
         if len(self._seen) >= self.world_size:
+            return None
+        if self.store.add(JOINED, 0) >= self.world_size:
+            self._seen = set(range(self.world_size))
             return None
         if self.job.check([CONFLICT]):
             other = self.job.get(CONFLICT).decode()
