@@ -1,6 +1,6 @@
 """Parameter hashing of guards on a 100M-parameter model: time and peak temporary memory.
 
-Hashes every parameter the way the guard's parameter check does (``guards.params.hash_all``,
+Hashes every parameter the way the guard's parameter check does (``guards.hooks.params.hash_all``,
 chunked) and, for comparison, the previous whole-tensor hashing, in a fresh process each so the
 peak is the hashing's own. CPU peak: the resident-set high-water mark (VmHWM, reset through
 /proc/self/clear_refs) above the resident size before hashing, with glibc's mmap threshold fixed
@@ -25,8 +25,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from guards.hashing import CHUNK, TEMP_BYTES
-from guards.params import hash_all
+from guards.hooks.params import hash_all
+from guards.record.hashing import CHUNK, TEMP_BYTES
 
 MIB = 1 << 20
 _MULT = 0x9E3779B97F4A7C1

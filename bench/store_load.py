@@ -23,7 +23,18 @@ from typing import Any
 
 import torch.distributed as dist
 
-from guards import config, exchange, verdict
+from guards.agent import config
+from guards.judge import verdict
+from guards.protocol import exchange
+from guards.protocol.messages import (
+    Checkpoint,
+    Digest,
+    Entry,
+    GroupSummary,
+    ModelSummary,
+    State,
+    Summary,
+)
 
 THREADS = 32
 
@@ -63,12 +74,14 @@ class Counting:
         return self._store.add(key, amount)
 
 
-def _summary(rank: int, beat: int) -> dict[str, Any]:
+def _summary(rank: int, beat: int) -> Summary:
     entries = [
-        [s, 1234567890123 + s, "all_reduce float32[1024]", "", "train.py:88"] for s in range(8)
+        Entry(s, 1234567890123 + s, "all_reduce float32[1024]", "", "train.py:88") for s in range(8)
     ]
-    group = {"ranks": None, "n": 8 * beat, "w": None, "e": entries, "c": [[15, 42], [-1, 0]]}
-    return {"r": rank, "st": "run", "hb": beat, "g": {"WORLD": group}, "ps": [[100, 7]]}
+    checkpoints = [Checkpoint(15, 42), Checkpoint(-1, 0)]
+    group = GroupSummary(None, 8 * beat, None, entries, checkpoints)
+    models = {"WORLD#0": ModelSummary([0, 1], [Digest(100, 7)])}
+    return Summary(rank, State.RUN, beat, {"WORLD": group}, models)
 
 
 def simulate(n: int, port: int, intervals: int = 3) -> dict[str, float]:

@@ -30,13 +30,13 @@ def started_by_torchrun(env: Mapping[str, str]) -> bool:
 
 def install() -> None:
     """Start guarding this process (idempotent; a no-op with ``GUARDS_DISABLE=1``)."""
-    from .runtime import RUNTIME
+    from .agent.runtime import RUNTIME
 
     RUNTIME.install()
 
 
 if started_by_torchrun(os.environ):
-    from .config import load as _load
+    from .agent.config import load as _load
 
     if not _load().disabled:
         install()

@@ -19,7 +19,7 @@ def main(argv: list[str]) -> None:
     if argv[0] == "-m" and len(argv) < 2:
         print(USAGE, file=sys.stderr)
         raise SystemExit(2)
-    from .runtime import RUNTIME
+    from .agent.runtime import RUNTIME
 
     RUNTIME.install()
     try:

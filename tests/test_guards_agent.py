@@ -10,23 +10,39 @@ from pathlib import Path
 
 import pytest
 
-from guards import config, report, started_by_torchrun, verdict
+from guards import started_by_torchrun
+from guards.agent import config, report
 from guards.agent.cleanup import descendants
+from guards.judge import verdict
+from guards.protocol.messages import (
+    Blocked,
+    Entry,
+    Exited,
+    Failed,
+    GroupSummary,
+    Mismatch,
+    Ok,
+    Place,
+    State,
+    Stranded,
+    Summary,
+    Wait,
+)
 
-AT_RECV = {"for": 3.0, "dist": 2.5, "call": "recv", "stack": ["train.py:40 in <module>: recv"]}
-AT_BUSY = {"for": 6.0, "dist": 0.0, "call": "", "stack": ["train.py:30 in save: write()"]}
+AT_RECV = Place(3.0, 2.5, "recv", ["train.py:40 in <module>: recv"])
+AT_BUSY = Place(6.0, 0.0, "", ["train.py:30 in save: write()"])
 
 
-def _summary(rank: int, n: int, *, st: str = "run", wait=None, fp=None, at=None) -> dict:
+def _summary(rank: int, n: int, *, st: State = State.RUN, wait=None, fp=None, at=None) -> Summary:
     """A summary of ``n`` matching collectives; ``fp`` replaces the last one's fingerprint."""
-    rows = [[seq, 100 + seq, "all_reduce", "", f"t.py:{seq}"] for seq in range(n)]
+    rows = [Entry(seq, 100 + seq, "all_reduce", "", f"t.py:{seq}") for seq in range(n)]
     if fp is not None:
-        rows[-1][1] = fp
-    group = {"ranks": None, "n": n, "w": wait, "e": rows[-8:], "c": []}
-    return {"r": rank, "st": st, "hb": 1, "g": {"WORLD": group}, "ps": [], "at": at}
+        rows[-1] = rows[-1]._replace(fingerprint=fp)
+    group = GroupSummary(None, n, Wait(*wait) if wait else None, rows[-8:])
+    return Summary(rank, st, 1, {"WORLD": group}, {}, at)
 
 
-def _departure(summaries: dict, *, fresh=None, gone=frozenset()) -> str | dict:
+def _departure(summaries: dict, *, fresh=None, gone=frozenset()) -> str | Stranded:
     fresh = set(summaries) if fresh is None else fresh
     return verdict.departure(summaries, fresh, 1, len(summaries), set(gone), 2.0, 5.0)
 
@@ -34,16 +50,16 @@ def _departure(summaries: dict, *, fresh=None, gone=frozenset()) -> str | dict:
 # --- a rank that finished its script ---------------------------------------------------------
 def test_finished_rank_waits_while_a_peer_makes_recorded_progress_or_waits_in_one() -> None:
     progressing = _summary(0, 3, at=None)  # no "at": it issued a collective within a second
-    assert _departure({0: progressing, 1: _summary(1, 3, st="fin")}) == "wait"
+    assert _departure({0: progressing, 1: _summary(1, 3, st=State.FIN)}) == "wait"
     waiting = _summary(0, 4, wait=[3, 9.0], at=None)
-    assert _departure({0: waiting, 1: _summary(1, 3, st="fin")}) == "wait"
+    assert _departure({0: waiting, 1: _summary(1, 3, st=State.FIN)}) == "wait"
 
 
 def test_finished_rank_ends_the_job_when_every_running_peer_is_blocked_in_an_unseen_call() -> None:
-    found = _departure({0: _summary(0, 1, at=AT_RECV), 1: _summary(1, 1, st="fin")})
-    assert isinstance(found, dict) and found["kind"] == "stranded"
-    assert found["blocked"] == [{"rank": 0, "call": "recv", "stack": AT_RECV["stack"], "for": 2.5}]
-    found["done"][0]["script"] = "train.py"
+    found = _departure({0: _summary(0, 1, at=AT_RECV), 1: _summary(1, 1, st=State.FIN)})
+    assert isinstance(found, Stranded)
+    assert found.blocked == [Blocked(0, "recv", AT_RECV.stack, 2.5)]
+    found.done[0].script = "train.py"
     text = "\n".join(report.describe(found, {}))
     assert "rank 1 finished its script train.py (after 1 on WORLD" in text
     assert "while rank 0 is still running" in text
@@ -52,16 +68,16 @@ def test_finished_rank_ends_the_job_when_every_running_peer_is_blocked_in_an_uns
 
 
 def test_finished_rank_leaves_a_busy_peer_alone_as_without_the_guard() -> None:
-    summaries = {0: _summary(0, 1, at=AT_BUSY), 1: _summary(1, 1, st="fin")}
+    summaries = {0: _summary(0, 1, at=AT_BUSY), 1: _summary(1, 1, st=State.FIN)}
     assert _departure(summaries) == "leave"
     # a peer blocked in recv while another computes may be answered by that one: no verdict
-    three = {0: _summary(0, 1, at=AT_RECV), 1: _summary(1, 1, st="fin"), 2: _summary(2, 1)}
-    three[2]["at"] = AT_BUSY
+    three = {0: _summary(0, 1, at=AT_RECV), 1: _summary(1, 1, st=State.FIN), 2: _summary(2, 1)}
+    three[2].at = AT_BUSY
     assert verdict.departure(three, {0, 1, 2}, 1, 3, set(), 2.0, 5.0) in ("wait", "leave")
 
 
 def test_finished_rank_judges_only_news_published_after_it_finished() -> None:
-    summaries = {0: _summary(0, 1, at=AT_RECV), 1: _summary(1, 1, st="fin")}
+    summaries = {0: _summary(0, 1, at=AT_RECV), 1: _summary(1, 1, st=State.FIN)}
     assert _departure(summaries, fresh={1}) == "wait"
     assert _departure(summaries, fresh={1}, gone={0}) == "leave"  # dead or silent peers
 
@@ -74,7 +90,7 @@ def test_a_mismatch_outranks_a_vanished_process() -> None:
         2: _summary(2, 2, wait=[1, 0.2], fp=3),
     }
     found = verdict.analyze(summaries, 3, 60.0, {0})
-    assert found is not None and found["kind"] == "mismatch"
+    assert isinstance(found, Mismatch)
 
 
 def test_a_dead_process_is_reported_once_someone_needs_it() -> None:
@@ -82,32 +98,28 @@ def test_a_dead_process_is_reported_once_someone_needs_it() -> None:
     assert verdict.analyze(quiet, 2, 60.0, {1}) is None  # nobody waits for it (yet)
     waiting = {0: _summary(0, 3, wait=[2, 0.5]), 1: _summary(1, 2)}
     found = verdict.analyze(waiting, 2, 60.0, {1})
-    assert found is not None and (found["kind"], found["rank"], found["count"]) == (
-        "vanished",
-        1,
-        2,
-    )
+    assert found is not None and (found.kind.value, found.rank, found.count) == ("vanished", 1, 2)
 
 
 def test_os_exit_zero_after_matched_collectives_is_a_clean_finish() -> None:
-    summaries = {0: _summary(0, 4, st="fin"), 1: _summary(1, 4, st="fin")}
-    assert verdict.analyze(summaries, 2, 60.0, {1}) == {"kind": "ok"}
+    summaries = {0: _summary(0, 4, st=State.FIN), 1: _summary(1, 4, st=State.FIN)}
+    assert verdict.analyze(summaries, 2, 60.0, {1}) == Ok()
 
 
 # --- slow ranks --------------------------------------------------------------------------------
 def test_slow_rank_gets_a_warning_with_its_stack_and_no_stop() -> None:
-    at = {"for": 12.0, "dist": 0.0, "call": "", "stack": ["eval.py:9 in evaluate: model(x)"]}
+    at = Place(12.0, 0.0, "", ["eval.py:9 in evaluate: model(x)"])
     summaries = {0: _summary(0, 1, at=at), 1: _summary(1, 2, wait=[1, 12.0])}
     assert verdict.analyze(summaries, 2, 1800.0) is None
     assert verdict.slow(summaries, 2, 20.0) is None
     found = verdict.slow(summaries, 2, 10.0)
-    assert found is not None and found["seq"] == 1
+    assert found is not None and found.seq == 1
     lines = report.warning(found, 1800.0)
     assert lines[0].startswith("[guards] warning: rank 1 waits on WORLD")
     assert "[guards]     eval.py:9 in evaluate: model(x)" in lines
     assert "stops it if the wait reaches 1800 s" in lines[-1]
     hang = verdict.analyze(summaries, 2, 11.0)
-    assert hang is not None and hang["kind"] == "hang"
+    assert hang is not None and hang.kind.value == "hang"
 
 
 # --- configuration and activation --------------------------------------------------------------
@@ -182,6 +194,23 @@ def test_sigterm_of_a_forked_child_stays_with_the_child_and_ends_the_parent_prom
     assert result.returncode == -15  # ended by SIGTERM, as without the guard
 
 
+@pytest.mark.timeout(60)
+def test_sigterm_of_a_child_killed_before_its_fork_hooks_ran_stays_with_the_child() -> None:
+    """On a loaded machine a forked child may not run at once: a signal it gets meanwhile must
+    not reach the parent through an inherited wakeup socket."""
+    delayed = "os.register_at_fork(after_in_child=lambda: time.sleep(1.0))\n"
+    code = _FORK_THEN_TERM.replace("from guards", delayed + "from guards", 1)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=50,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert "child 15 fired 0" in result.stdout, result.stdout + result.stderr
+    assert result.returncode == -15
+
+
 # --- torchrun's root cause -------------------------------------------------------------------
 def test_the_failing_ranks_error_file_makes_torchrun_name_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -208,16 +237,10 @@ def test_a_verdict_about_one_ranks_own_end_names_it_and_the_others_say_they_leav
 ):
     from guards.agent import root_cause
 
-    failed = {
-        "kind": "failed",
-        "rank": 2,
-        "type": "OutOfMemoryError",
-        "message": "x",
-        "site": "t.py:3",
-    }
+    failed = Failed(2, "OutOfMemoryError", "x", "t.py:3")
     assert root_cause.culprit(failed) == 2
-    assert root_cause.culprit({"kind": "exited", "rank": 0, "status": 3, "site": "t.py:4"}) == 0
-    assert root_cause.culprit({"kind": "mismatch", "group": "WORLD", "seq": 1, "sides": []}) is None
+    assert root_cause.culprit(Exited(0, 3, "t.py:4")) == 0
+    assert root_cause.culprit(Mismatch("WORLD", 1, [])) is None
     lines = report.render(failed, {}, 0, None, after=2, torchrun=True)
     assert lines[-1] == (
         "[guards] rank 0 stops after rank 2 has ended, so that torchrun names rank 2 as the root "

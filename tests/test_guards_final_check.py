@@ -12,13 +12,14 @@ from array import array
 
 from torch._C._distributed_c10d import HashStore
 
-from guards import exchange
-from guards.monitor import LEAVE_AFTER, VANISH_GRACE, Monitor
-from guards.params import Check, ModelChecks, ParamChecker
-from guards.runtime import Runtime
+from guards.agent.monitor import LEAVE_AFTER, VANISH_GRACE, Monitor
+from guards.agent.runtime import Runtime
+from guards.hooks.params import Check, ModelChecks, ParamChecker
+from guards.protocol import exchange
+from guards.protocol.messages import Ok, Params, Place, State
 
 MODEL = "WORLD#0"
-BUSY = {"for": LEAVE_AFTER + 1, "dist": 0.0, "call": "", "stack": ["train.py:30 in <module>"]}
+BUSY = Place(LEAVE_AFTER + 1, 0.0, "", ["train.py:30 in <module>"])
 
 
 def _rank(store: HashStore, rank: int) -> Monitor:
@@ -36,7 +37,7 @@ def _finish(mon: Monitor, digest: int) -> None:
     checks = mon.rt.params.models.setdefault(MODEL, ModelChecks([0, 1]))
     names = ("module.0.weight",)
     checks.final = Check(60, digest, names, array("q", [digest]), time.monotonic())
-    mon.rt.state = "fin"
+    mon.rt.state = State.FIN
 
 
 def test_a_rank_leaves_only_after_publishing_its_final_digest() -> None:
@@ -50,8 +51,8 @@ def test_a_rank_leaves_only_after_publishing_its_final_digest() -> None:
     assert not first.ok.is_set(), "left while its peers still read it as running, unchecked"
     first.publish()  # the next tick
     held = first.judge()
-    assert held is not None
-    assert (held["kind"], held["final"], held["sides"]) == ("params", True, [[0], [1]])
+    assert isinstance(held, Params)
+    assert (held.final, held.sides) == (True, [[0], [1]])
 
 
 def test_equal_replicas_still_end_cleanly_one_tick_later() -> None:
@@ -63,7 +64,7 @@ def test_equal_replicas_still_end_cleanly_one_tick_later() -> None:
     _finish(first, 111)
     assert first.judge() is None
     first.publish()
-    assert first.judge() == {"kind": "ok"}
+    assert first.judge() == Ok()
 
 
 def test_the_last_rank_compares_the_final_digest_of_a_rank_that_left() -> None:
@@ -81,5 +82,5 @@ def test_the_last_rank_compares_the_final_digest_of_a_rank_that_left() -> None:
     _finish(last, 222)
     last.publish()
     held = last.judge()
-    assert held is not None
-    assert (held["kind"], held["final"], held["sides"]) == ("params", True, [[0], [1]])
+    assert isinstance(held, Params)
+    assert (held.final, held.sides) == (True, [[0], [1]])

@@ -12,7 +12,15 @@ import torch
 import torch.distributed as dist
 from guards_helpers import REPO, environment
 
-from guards.fingerprint import NONE, OP_CODES, SPECS, describe, extractor, fingerprint, vector
+from guards.record.fingerprint import (
+    NONE,
+    OP_CODES,
+    SPECS,
+    describe,
+    extractor,
+    fingerprint,
+    vector,
+)
 
 # Every public collective called with its default arguments (no process group is needed to
 # fingerprint a call). Defaults such as ``group_src=None`` were once hashed with ``hash(None)``.
@@ -21,8 +29,8 @@ PROBE = textwrap.dedent(
     import json, os, sys
     import torch
     import torch.distributed as dist
-    from guards.fingerprint import OP_CODES, extractor
-    from guards.ledger import GroupLedger
+    from guards.record.fingerprint import OP_CODES, extractor
+    from guards.record.ledger import GroupLedger
 
     junk = [object() for _ in range(int(sys.argv[1]))]  # shift this process's address layout
     t = torch.ones(4, 3)

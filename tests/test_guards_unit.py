@@ -8,22 +8,36 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from guards import config, report, verdict
-from guards.callsite import call_site
-from guards.fingerprint import OP_CODES, describe, extractor
-from guards.hashing import tensor_hash
-from guards.ledger import CHECKPOINT, GroupLedger
+from guards.agent import config, report
+from guards.judge import verdict
+from guards.protocol.messages import (
+    Digest,
+    Entry,
+    Failed,
+    GroupSummary,
+    ModelSummary,
+    Ok,
+    State,
+    Summary,
+    Wait,
+)
+from guards.record.callsite import call_site
+from guards.record.fingerprint import OP_CODES, describe, extractor
+from guards.record.hashing import tensor_hash
+from guards.record.ledger import CHECKPOINT, GroupLedger
 
 
 def _meta(name: str, *args, **kwargs) -> tuple:
     return extractor(name, getattr(dist, name))(args, kwargs, (0, 1))
 
 
-def _summary(rank: int, entries: list, *, n: int | None = None, wait=None, st: str = "run") -> dict:
-    rows = [[seq, fp, op, "", f"train.py:{10 + seq}"] for seq, fp, op in entries]
+def _summary(
+    rank: int, entries: list, *, n: int | None = None, wait=None, st: State = State.RUN
+) -> Summary:
+    rows = [Entry(seq, fp, op, "", f"train.py:{10 + seq}") for seq, fp, op in entries]
     count = n if n is not None else len(entries)
-    group = {"ranks": None, "n": count, "w": wait, "e": rows, "c": []}
-    return {"r": rank, "st": st, "hb": 1, "g": {"WORLD": group}, "ps": []}
+    group = GroupSummary(None, count, Wait(*wait) if wait else None, rows)
+    return Summary(rank, st, 1, {"WORLD": group})
 
 
 # --- fingerprints ---------------------------------------------------------------------------
@@ -42,7 +56,7 @@ def test_fingerprint_is_deterministic_and_separates_ops_shapes_groups() -> None:
     def fp(op: str, meta: tuple, group: str = "WORLD") -> int:
         g = GroupLedger(group, [0, 1])
         g.record(op, OP_CODES[op], meta, "x.py:1")
-        return g.entry(0)[1]
+        return g.entry(0).fingerprint
 
     a = _meta("all_reduce", torch.ones(16))
     assert fp("all_reduce", a) == fp("all_reduce", _meta("all_reduce", torch.zeros(16)))
@@ -69,7 +83,7 @@ def test_ledger_ring_and_checkpoint_digests() -> None:
         g.record("barrier", OP_CODES["barrier"], (), "x.py:1")
     assert g.count == CHECKPOINT * 3
     assert [seq for seq, _ in g.checkpoints()] == [CHECKPOINT * 3 - 1, CHECKPOINT * 2 - 1]
-    assert [e[0] for e in g.last(3)] == [45, 46, 47]
+    assert [e.seq for e in g.last(3)] == [45, 46, 47]
     g.wait_begin(47)
     assert g.oldest_wait()[0] == 47
     g.wait_end(47)
@@ -85,7 +99,7 @@ def test_mismatch_names_each_side_with_its_call_site() -> None:
     s0 = _summary(0, [(0, 1, "all_reduce float32[1]"), (1, 7, "all_reduce float32[16]")])
     s1 = _summary(1, [(0, 1, "all_reduce float32[1]"), (1, 9, "broadcast float32[16]")])
     found = verdict.analyze({0: s0, 1: s1}, 2, 300)
-    assert found["kind"] == "mismatch" and found["seq"] == 1
+    assert found.kind.value == "mismatch" and found.seq == 1
     lines = report.describe(found, {})
     assert "  rank 0 all_reduce float32[16] at train.py:11" in lines
     assert "  rank 1 broadcast float32[16] at train.py:11" in lines
@@ -94,17 +108,17 @@ def test_mismatch_names_each_side_with_its_call_site() -> None:
 def test_majority_side_comes_first_with_many_ranks() -> None:
     summaries = {r: _summary(r, [(0, 5 if r != 2 else 6, "op")]) for r in range(4)}
     found = verdict.analyze(summaries, 4, 300)
-    assert [c["rank"] for c in found["sides"][0]] == [0, 1, 3]
-    assert [c["rank"] for c in found["sides"][1]] == [2]
+    assert [c.rank for c in found.sides[0]] == [0, 1, 3]
+    assert [c.rank for c in found.sides[1]] == [2]
 
 
 def test_finished_rank_while_others_wait_is_reported_at_once() -> None:
     s0 = _summary(0, [(0, 1, "ar"), (1, 1, "ar")], wait=[1, 0.1])
-    s1 = _summary(1, [(0, 1, "ar")], st="fin")
+    s1 = _summary(1, [(0, 1, "ar")], st=State.FIN)
     found = verdict.analyze({0: s0, 1: s1}, 2, 300)
-    assert found["kind"] == "finished"
-    assert found["done"][0]["rank"] == 1 and found["done"][0]["count"] == 1
-    assert found["waiting"][0]["rank"] == 0
+    assert found.kind.value == "finished"
+    assert found.done[0].rank == 1 and found.done[0].count == 1
+    assert found.waiting[0].rank == 0
 
 
 def test_hang_waits_for_the_timeout_then_asks_the_lagging_rank() -> None:
@@ -113,39 +127,39 @@ def test_hang_waits_for_the_timeout_then_asks_the_lagging_rank() -> None:
     assert verdict.analyze({0: young, 1: s1}, 2, 3.0) is None
     old = _summary(0, [(0, 1, "ar"), (1, 2, "barrier")], wait=[1, 3.5])
     found = verdict.analyze({0: old, 1: s1}, 2, 3.0)
-    assert found["kind"] == "hang" and found["reps"] == [1]
+    assert found.kind.value == "hang" and found.reps == [1]
     lines = report.describe(found, {1: ["train.py:40 in main: time.sleep(5)"]})
     assert "    train.py:40 in main: time.sleep(5)" in lines
 
 
 def test_clean_finish_is_ok_and_uneven_finish_is_not() -> None:
-    same = {r: _summary(r, [(0, 1, "ar")], st="fin") for r in range(2)}
-    assert verdict.analyze(same, 2, 300) == {"kind": "ok"}
-    uneven = {0: _summary(0, [(0, 1, "ar")], st="fin"), 1: _summary(1, [], st="fin")}
-    assert verdict.analyze(uneven, 2, 300)["kind"] == "finished"
+    same = {r: _summary(r, [(0, 1, "ar")], st=State.FIN) for r in range(2)}
+    assert verdict.analyze(same, 2, 300) == Ok()
+    uneven = {0: _summary(0, [(0, 1, "ar")], st=State.FIN), 1: _summary(1, [], st=State.FIN)}
+    assert verdict.analyze(uneven, 2, 300).kind.value == "finished"
     assert verdict.analyze({0: same[0]}, 2, 300) is None  # rank 1 not heard from yet
 
 
 def test_ranks_whose_guard_is_off_are_left_out() -> None:
     s0 = _summary(0, [(0, 1, "ar"), (1, 1, "ar")], wait=[1, 999.0])
-    s1 = _summary(1, [], st="off")
+    s1 = _summary(1, [], st=State.OFF)
     assert verdict.analyze({0: s0, 1: s1}, 2, 3.0) is None
 
 
-def _ps(d: list, ranks: list[int], f: list | None = None) -> dict:
-    return {"r": ranks, "d": d, "f": f}
+def _ps(d: list, ranks: list[int], f: list | None = None) -> ModelSummary:
+    return ModelSummary(ranks, [Digest(*x) for x in d], Digest(*f) if f else None)
 
 
 def test_parameter_digests_compared_at_a_common_step() -> None:
     summaries = {r: _summary(r, []) for r in range(3)}
-    summaries[0]["ps"] = {"WORLD#0": _ps([[5, 11], [10, 12]], [0, 1, 2])}
-    summaries[1]["ps"] = {"WORLD#0": _ps([[5, 11], [10, 99]], [0, 1, 2])}
-    summaries[2]["ps"] = {"WORLD#0": _ps([[5, 11]], [0, 1, 2])}
+    summaries[0].models = {"WORLD#0": _ps([[5, 11], [10, 12]], [0, 1, 2])}
+    summaries[1].models = {"WORLD#0": _ps([[5, 11], [10, 99]], [0, 1, 2])}
+    summaries[2].models = {"WORLD#0": _ps([[5, 11]], [0, 1, 2])}
     assert verdict.params(summaries) is None  # step 5 agrees; step 10 not on every rank yet
-    summaries[2]["ps"] = {"WORLD#0": _ps([[5, 11], [10, 12]], [0, 1, 2])}
+    summaries[2].models = {"WORLD#0": _ps([[5, 11], [10, 12]], [0, 1, 2])}
     found = verdict.params(summaries)
-    assert found["step"] == 10 and found["sides"] == [[0, 2], [1]]
-    assert found["model"] == "WORLD#0" and not found["final"]
+    assert found.step == 10 and found.sides == [[0, 2], [1]]
+    assert found.model == "WORLD#0" and not found.final
     details = {
         0: {"module.2.bias": 1, "module.0.weight": 2},
         1: {"module.2.bias": 3, "module.0.weight": 2},
@@ -161,32 +175,32 @@ def test_parameters_compared_only_among_the_replicas_of_each_model() -> None:
     for r in range(4):
         group = "group 1 [0,1]" if r < 2 else "group 2 [2,3]"
         ranks = [0, 1] if r < 2 else [2, 3]
-        summaries[r]["ps"] = {f"{group}#0": _ps([[5, 100 + r // 2]], ranks)}
+        summaries[r].models = {f"{group}#0": _ps([[5, 100 + r // 2]], ranks)}
     assert verdict.params(summaries) is None
-    summaries[3]["ps"]["group 2 [2,3]#0"]["d"] = [[5, 7]]
+    summaries[3].models["group 2 [2,3]#0"].digests = [Digest(5, 7)]
     found = verdict.params(summaries)
-    assert found["model"] == "group 2 [2,3]#0" and found["sides"] == [[2], [3]]
+    assert found.model == "group 2 [2,3]#0" and found.sides == [[2], [3]]
 
 
 def test_processes_without_ddp_models_are_not_compared() -> None:
-    summaries = {r: _summary(r, []) for r in range(2)}  # an ensemble: no "ps" at all
+    summaries = {r: _summary(r, []) for r in range(2)}  # an ensemble: no models at all
     assert verdict.params(summaries) is None
-    summaries[0]["ps"] = {"WORLD#0": _ps([[5, 1]], [0, 1])}  # rank 1 holds no replica yet
+    summaries[0].models = {"WORLD#0": _ps([[5, 1]], [0, 1])}  # rank 1 holds no replica yet
     assert verdict.params(summaries) is None
 
 
 def test_final_digests_are_compared_at_the_end_of_a_short_run() -> None:
-    summaries = {r: _summary(r, [], st="fin") for r in range(2)}
-    summaries[0]["ps"] = {"WORLD#0": _ps([], [0, 1], [60, 5])}
-    summaries[1]["ps"] = {"WORLD#0": _ps([], [0, 1], [60, 6])}
+    summaries = {r: _summary(r, [], st=State.FIN) for r in range(2)}
+    summaries[0].models = {"WORLD#0": _ps([], [0, 1], [60, 5])}
+    summaries[1].models = {"WORLD#0": _ps([], [0, 1], [60, 6])}
     found = verdict.analyze(summaries, 2, 300)
-    assert found["kind"] == "params" and found["final"] and found["step"] == 60
-    summaries[1]["ps"]["WORLD#0"]["f"] = [60, 5]
-    assert verdict.analyze(summaries, 2, 300) == {"kind": "ok"}
+    assert found.kind.value == "params" and found.final and found.step == 60
+    summaries[1].models["WORLD#0"].final = Digest(60, 5)
+    assert verdict.analyze(summaries, 2, 300) == Ok()
 
 
 def test_render_prefixes_every_line() -> None:
-    found = {"kind": "failed", "rank": 1, "type": "ValueError", "message": "x", "site": "t.py:3"}
+    found = Failed(1, "ValueError", "x", "t.py:3")
     lines = report.render(found, {}, 0, "it waits in barrier at t.py:9")
     assert lines[0] == "[guards] rank 1 failed: ValueError: x at t.py:3"
     assert all(x.startswith("[guards] ") for x in lines)
@@ -251,7 +265,7 @@ def test_interval_grows_with_large_jobs_unless_set() -> None:
 
 
 def test_tensor_hash_does_not_depend_on_chunking_or_layout(monkeypatch: pytest.MonkeyPatch) -> None:
-    from guards import hashing
+    from guards.record import hashing
 
     t = torch.randn(37, 11)
     whole = int(tensor_hash(t))
@@ -272,7 +286,7 @@ def test_tensor_hash_never_writes_to_int64_tensors() -> None:
 
 # --- replicas the job makes by hand -------------------------------------------------------------
 def test_a_parameter_whose_gradient_was_all_reduced_is_a_replica_named_after_its_module() -> None:
-    from guards.handmade import REDUCED, HandReplicas
+    from guards.hooks.handmade import REDUCED, HandReplicas
 
     model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU(), torch.nn.Linear(2, 1))
     model(torch.randn(3, 2)).sum().backward()
@@ -290,7 +304,7 @@ def test_a_parameter_whose_gradient_was_all_reduced_is_a_replica_named_after_its
 
 
 def test_a_freed_storage_reused_by_a_gradient_is_not_taken_for_a_reduced_one() -> None:
-    from guards.handmade import REDUCED, HandReplicas
+    from guards.hooks.handmade import REDUCED, HandReplicas
 
     param = torch.nn.Parameter(torch.zeros(4))
     opt = torch.optim.SGD([param], lr=0.1)
@@ -305,8 +319,8 @@ def test_a_freed_storage_reused_by_a_gradient_is_not_taken_for_a_reduced_one() -
 def test_a_hand_made_replica_whose_parameters_are_gone_is_not_hashed_again() -> None:
     """After the script's module is dropped, a final check must not replace the last one with
     the hash of an empty list (the other ranks would seem to differ)."""
-    from guards.handmade import REDUCED
-    from guards.params import ParamChecker
+    from guards.hooks.handmade import REDUCED
+    from guards.hooks.params import ParamChecker
 
     checker = ParamChecker(1)
     model = torch.nn.Linear(2, 1)
@@ -318,8 +332,9 @@ def test_a_hand_made_replica_whose_parameters_are_gone_is_not_hashed_again() -> 
     opt.step()
     checker.on_step(opt)
     checker.finish()
-    final = checker.summary()["WORLD#grads0"]["f"]
-    assert final is not None and final[1] != 0
+    final = checker.models["WORLD#grads0"].final
+    assert final is not None and final.digest != 0
     del model, opt, p
     checker.finish()
-    assert checker.summary()["WORLD#grads0"]["f"] == final
+    again = checker.models["WORLD#grads0"].final
+    assert again is not None and (again.step, again.digest) == (final.step, final.digest)

@@ -15,15 +15,15 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 
 def inject(component: str) -> None:
-    import guards.collectives
-    import guards.ddp
-    import guards.params
+    import guards.hooks.collectives
+    import guards.hooks.ddp
+    import guards.hooks.params
 
     owner, name = {
-        "wrappers": (guards.collectives, "site_of"),
-        "ddp-hook": (guards.ddp, "dtype_code"),
-        "step-hook": (guards.params.ParamChecker, "_models_of"),
-        "hashing": (guards.params, "hash_all"),
+        "wrappers": (guards.hooks.collectives, "site_of"),
+        "ddp-hook": (guards.hooks.ddp, "dtype_code"),
+        "step-hook": (guards.hooks.params.ParamChecker, "_models_of"),
+        "hashing": (guards.hooks.params, "hash_all"),
     }[component]
     original = getattr(owner, name)
     calls = [0]
@@ -40,7 +40,7 @@ def inject(component: str) -> None:
 component, out = sys.argv[1], sys.argv[2]
 dist.init_process_group("gloo")
 rank = dist.get_rank()
-if rank == 1 and "guards.runtime" in sys.modules:
+if rank == 1 and "guards.agent.runtime" in sys.modules:
     inject(component)
 torch.manual_seed(0)
 model = DDP(torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1)))

@@ -8,7 +8,7 @@ import time
 
 import torch
 import torch.distributed as dist
-from guards.runtime import RUNTIME
+from guards.agent.runtime import RUNTIME
 
 print(f"guard installed: {RUNTIME.installed}", flush=True)
 if "RANK" in os.environ:

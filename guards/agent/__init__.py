@@ -1,1 +1,3 @@
-"""The guard's agent side: where the main thread is, how a rank ends (signals, its children)."""
+"""Layer 4, agent: the process's guard (install, finish, failure paths), the monitor thread, its
+reports, and how a rank ends (signals, its children, torchrun's root cause). Imports any layer
+below; nothing below imports it."""

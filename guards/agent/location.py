@@ -10,11 +10,11 @@ import sys
 import threading
 import time
 import types
-from typing import Any
 
 import torch
 
-from ..callsite import is_internal, site_of
+from ..protocol.messages import Place
+from ..record.callsite import is_internal, site_of
 
 IDLE = 1.0  # seconds without a recorded collective before the location is published
 _STDLIB = os.path.dirname(os.__file__) + os.sep
@@ -65,10 +65,9 @@ class Whereabouts:
         self._call: tuple[int, int] | None = None
         self._call_since = self._since
 
-    def update(self, count: int, waiting: bool) -> dict[str, Any] | None:
-        """``None`` while the rank issues or waits in recorded collectives; else
-        ``{"for": idle s, "dist": s inside one unrecorded communication call, "call": its name,
-        "stack": user stack}``."""
+    def update(self, count: int, waiting: bool) -> Place | None:
+        """``None`` while the rank issues or waits in recorded collectives; else where the main
+        thread is, and how long it has sat there."""
         now = time.monotonic()
         if waiting or count != self._count:
             self._count, self._since, self._call = count, now, None
@@ -86,9 +85,4 @@ class Whereabouts:
             if key != self._call:
                 self._call, self._call_since = key, now
             inside = now - self._call_since
-        return {
-            "for": round(idle, 1),
-            "dist": round(inside, 1),
-            "call": call,
-            "stack": main_stack(),
-        }
+        return Place(round(idle, 1), round(inside, 1), call, main_stack())

@@ -22,14 +22,15 @@ import os
 import time
 from typing import Any
 
-CULPRITS = ("failed", "exited", "vanished")  # verdicts about one rank's own end
+from ..protocol.messages import Exited, Failed, Vanished, Verdict
+
 TERM_WAIT = 3.0  # seconds a survivor waits for torchrun's SIGTERM once the failing rank is gone
 
 
-def culprit(verdict: dict[str, Any]) -> int | None:
+def culprit(verdict: Verdict) -> int | None:
     """The rank whose own failure or exit the verdict reports, if any."""
-    if verdict.get("kind") in CULPRITS and isinstance(verdict.get("rank"), int):
-        return int(verdict["rank"])
+    if isinstance(verdict, (Failed, Exited, Vanished)):
+        return verdict.rank
     return None
 
 

@@ -34,10 +34,8 @@ def _terminate() -> None:
 
 
 def _plain_child() -> None:
-    """A forked child (a DataLoader worker) gets SIGTERM's default back and no wakeup socket:
-    its signals must never reach the parent's watcher."""
+    """A forked child (a DataLoader worker) gets SIGTERM's default back."""
     with contextlib.suppress(Exception):
-        signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
@@ -54,7 +52,6 @@ class TermHandler:
     def install(self) -> None:
         """Install on the main thread; without a wakeup socket the handler alone is used."""
         signal.signal(signal.SIGTERM, self._handler)
-        os.register_at_fork(after_in_child=_plain_child)
         reader, writer = socket.socketpair()
         writer.setblocking(False)
         try:
@@ -69,7 +66,22 @@ class TermHandler:
             writer.close()
             return
         self._reader, self._writer = reader, writer
+        # a forked child never holds the wakeup socket: a signal it gets before its at-fork
+        # hooks have run (a child not scheduled at once) must not reach the parent's watcher
+        os.register_at_fork(
+            before=self._detach, after_in_parent=self._attach, after_in_child=_plain_child
+        )
         threading.Thread(target=self._watch, name="guards-sigterm", daemon=True).start()
+
+    def _detach(self) -> None:
+        with contextlib.suppress(ValueError):  # a fork from another thread keeps the socket
+            signal.set_wakeup_fd(-1)
+
+    def _attach(self) -> None:
+        writer = self._writer
+        if writer is not None:
+            with contextlib.suppress(ValueError):
+                signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
 
     def _handler(self, signum: int, frame: types.FrameType | None) -> None:
         self.fire()

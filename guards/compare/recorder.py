@@ -24,9 +24,9 @@ from typing import IO, Any, NamedTuple
 import torch
 from torch.nn.modules.batchnorm import SyncBatchNorm, _BatchNorm
 
+from ..hooks.failopen import fail_open
 from . import records
 from .digests import call_digests, to_ints
-from .failopen import fail_open
 from .norms import gradients, split_norms, step_norms, to_floats
 
 FLUSH_EVERY = 256

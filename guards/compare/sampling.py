@@ -22,7 +22,7 @@ from torch.utils.data import (
     SequentialSampler,
 )
 
-from .failopen import fail_open
+from ..hooks.failopen import fail_open
 from .recorder import Recorder
 
 _SKIP_DIRS = (

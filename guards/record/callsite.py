@@ -10,7 +10,7 @@ import torch
 
 _INTERNAL_DIRS = (
     os.path.dirname(torch.__file__) + os.sep,
-    os.path.dirname(os.path.abspath(__file__)) + os.sep,
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,  # guards/
 )
 # Keyed by id(): hashing a code object hashes its contents. Each value keeps its code object
 # alive, so an id is never reused for another code object while cached.

@@ -29,11 +29,11 @@ from torch._C._distributed_c10d import GradBucket
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+from ..record.callsite import call_site, site_of, user_frame
+from ..record.fingerprint import OP_CODES, dtype_code
+from ..record.ledger import Ledger, roll
 from . import failopen
-from .callsite import call_site, site_of, user_frame
 from .collectives import quiet
-from .fingerprint import OP_CODES, dtype_code
-from .ledger import Ledger, roll
 
 _OP = OP_CODES["ddp_bucket"]
 _MASK63 = (1 << 63) - 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch.distributed as dist
 
@@ -15,8 +15,17 @@ CHECKPOINT = 16
 FINGERPRINT_CACHE = 4096
 _FNV_PRIME = 0x100000001B3
 _MASK63 = (1 << 63) - 1
-# An entry: (seq, fingerprint, rolling digest, op name, meta, call site)
-Entry = tuple[int, int, int, str, Meta, str]
+
+
+class Entry(NamedTuple):
+    """One recorded collective."""
+
+    seq: int
+    fingerprint: int
+    digest: int  # rolling digest of the group's sequence up to this one
+    op: str
+    meta: Meta
+    site: str
 
 
 def roll(digest: int, fp: int) -> int:
@@ -75,7 +84,7 @@ class GroupLedger:
         """Append a fingerprinted collective (hot path: local memory only); return its seq."""
         seq = self.count
         digest = ((self.digest ^ fp) * _FNV_PRIME) & _MASK63  # roll(), inlined: the hot path
-        self.ring[seq % RING] = (seq, fp, digest, op, meta, site)
+        self.ring[seq % RING] = Entry(seq, fp, digest, op, meta, site)
         self.count = seq + 1
         self.digest = digest
         return seq
@@ -100,7 +109,7 @@ class GroupLedger:
         if seq < 0:
             return None
         found = self.ring[seq % RING]
-        return found if found is not None and found[0] == seq else None
+        return found if found is not None and found.seq == seq else None
 
     def last(self, k: int) -> list[Entry]:
         """The last ``k`` entries, oldest first."""
@@ -144,7 +153,7 @@ class GroupLedger:
         for seq in (top, top - CHECKPOINT):
             entry = self.entry(seq)
             if entry is not None:
-                out.append((seq, entry[2]))
+                out.append((seq, entry.digest))
         return out
 
 

@@ -3,7 +3,23 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, TextIO
+from typing import TextIO
+
+from ..protocol.exchange import Detail
+from ..protocol.messages import (
+    Call,
+    Diverged,
+    Exited,
+    Failed,
+    Finished,
+    Hang,
+    Mismatch,
+    Params,
+    Slow,
+    Stranded,
+    Vanished,
+    Verdict,
+)
 
 PREFIX = "[guards]"
 EXIT_STATUS = 70
@@ -25,26 +41,26 @@ def ranks_text(ranks: list[int]) -> str:
     return "ranks " + ", ".join(map(str, ranks))
 
 
-def call_text(call: dict[str, Any]) -> str:
+def call_text(call: Call) -> str:
     """``all_reduce float32[16] at train.py:10 (src=0)``."""
-    extra = f" ({call['extra']})" if call.get("extra") else ""
-    return f"{call['op']} at {call['site']}{extra}"
+    extra = f" ({call.extra})" if call.extra else ""
+    return f"{call.op} at {call.site}{extra}"
 
 
-def _sides(sides: list[list[dict[str, Any]]]) -> list[str]:
+def _sides(sides: list[list[Call]]) -> list[str]:
     out: list[str] = []
     for side in sides:
         if len(side) <= _LIST_AT_MOST:
-            out.extend(f"  rank {c['rank']} {call_text(c)}" for c in side)
+            out.extend(f"  rank {c.rank} {call_text(c)}" for c in side)
         else:
-            out.append(f"  {ranks_text([c['rank'] for c in side])} {call_text(side[0])}")
+            out.append(f"  {ranks_text([c.rank for c in side])} {call_text(side[0])}")
     return out
 
 
-def _waiters(waiting: list[dict[str, Any]]) -> list[str]:
+def _waiters(waiting: list[Call]) -> list[str]:
     shown = waiting[:_LIST_AT_MOST]
     out = [
-        f"  rank {w['rank']} waits in {call_text(w)} (collective #{w['seq'] + 1}, {w['age']:.1f} s)"
+        f"  rank {w.rank} waits in {call_text(w)} (collective #{w.seq + 1}, {w.age or 0.0:.1f} s)"
         for w in shown
     ]
     if len(waiting) > len(shown):
@@ -52,9 +68,9 @@ def _waiters(waiting: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _params(verdict: dict[str, Any], details: dict[int, Any]) -> list[str]:
-    sides: list[list[int]] = verdict["sides"]
-    out = [f"parameters or buffers differ across ranks after optimizer step {verdict['step']}:"]
+def _params(verdict: Params, details: dict[int, Detail]) -> list[str]:
+    sides = verdict.sides
+    out = [f"parameters or buffers differ across ranks after optimizer step {verdict.step}:"]
     base = details.get(sides[0][0])
     if not isinstance(base, dict):
         return [*out, "  " + "; ".join(ranks_text(s) for s in sides) + " hold different values"]
@@ -84,24 +100,24 @@ _HIDDEN_CALLS = {
 }
 
 
-def _stranded(verdict: dict[str, Any]) -> list[str]:
-    blocked = verdict["blocked"]
+def _stranded(verdict: Stranded) -> list[str]:
+    blocked = verdict.blocked
     out = []
-    for d in verdict["done"]:
-        counts = ", ".join(f"{n} on {g}" for g, n in d["counts"].items()) or "no collectives"
-        last = f", last: {call_text(d['last'])}" if d.get("last") else ""
+    for d in verdict.done:
+        counts = ", ".join(f"{n} on {g}" for g, n in d.counts.items()) or "no collectives"
+        last = f", last: {call_text(d.last)}" if d.last else ""
         out.append(
-            f"rank {d['rank']} finished its script {d.get('script', '')} (after {counts}{last}) "
-            f"while {ranks_text([b['rank'] for b in blocked])} "
+            f"rank {d.rank} finished its script {d.script} (after {counts}{last}) "
+            f"while {ranks_text([b.rank for b in blocked])} "
             f"{'is' if len(blocked) == 1 else 'are'} still running:"
         )
     for b in blocked:
-        stack = b["stack"]
-        out.append(f"  rank {b['rank']} is at {stack[-1] if stack else 'an unknown line'}")
+        stack = b.stack
+        out.append(f"  rank {b.rank} is at {stack[-1] if stack else 'an unknown line'}")
         out.extend(f"    called from {line}" for line in stack[-3:-1][::-1])
-        call = _HIDDEN_CALLS.get(b["call"], f"torch's {b['call']}")
+        call = _HIDDEN_CALLS.get(b.call, f"torch's {b.call}")
         out.append(
-            f"    blocked for {b['for']:.1f} s inside {call}, a communication call the guard "
+            f"    blocked for {b.seconds:.1f} s inside {call}, a communication call the guard "
             "does not record"
         )
     out.append(
@@ -112,22 +128,22 @@ def _stranded(verdict: dict[str, Any]) -> list[str]:
     return out
 
 
-def warning(verdict: dict[str, Any], timeout: float) -> list[str]:
+def warning(verdict: Slow, timeout: float) -> list[str]:
     """The lines of a ``slow`` warning: the job goes on."""
-    group = verdict["group"]
-    waiting = verdict["waiting"]
+    group = verdict.group
+    waiting = verdict.waiting
     out = [
-        f"warning: {ranks_text([w['rank'] for w in waiting])} "
+        f"warning: {ranks_text([w.rank for w in waiting])} "
         f"{'waits' if len(waiting) == 1 else 'wait'} on {group} for a peer that has not reached "
         "the collective yet:",
         *_waiters(waiting),
     ]
-    for lag in verdict["lagging"]:
+    for lag in verdict.lagging:
         out.append(
-            f"  rank {lag['rank']} has issued {lag['count']} collectives on {group} "
+            f"  rank {lag.rank} has issued {lag.count} collectives on {group} "
             f"(last: {call_text(lag)}); it is now at:"
         )
-        stack = lag.get("stack") or ["(not published: it is issuing collectives on other groups)"]
+        stack = lag.stack or ["(not published: it is issuing collectives on other groups)"]
         out.extend(f"    {line}" for line in stack)
     out.append(
         f"  the job goes on; the guard stops it if the wait reaches {timeout:g} s "
@@ -136,90 +152,91 @@ def warning(verdict: dict[str, Any], timeout: float) -> list[str]:
     return [f"{PREFIX} {line}" for line in out]
 
 
-def describe(verdict: dict[str, Any], details: dict[int, Any]) -> list[str]:
+def _finished(verdict: Finished) -> list[str]:
+    group = verdict.group
+    out = [
+        f"rank {d.rank} finished after {d.count} collectives on {group} (last: {call_text(d)})"
+        for d in verdict.done
+    ]
+    out.extend(f"  rank {a.rank} issued {a.count} (last: {call_text(a)})" for a in verdict.ahead)
+    if verdict.waiting:
+        out.append("while other ranks wait for it:")
+    out.extend(_waiters(verdict.waiting))
+    out.append(
+        "every rank must issue the same number of collectives: give every rank the same "
+        "number of batches (DistributedSampler, drop_last, or the Join context manager)"
+    )
+    return out
+
+
+def _hang(verdict: Hang, details: dict[int, Detail]) -> list[str]:
+    group = verdict.group
+    out = [
+        f"hang on {group}: a rank waits more than {verdict.timeout:g} s "
+        "(GUARDS_HANG_TIMEOUT) in a collective that a peer has not reached",
+        *_waiters(verdict.waiting),
+    ]
+    for lag in verdict.lagging:
+        out.append(
+            f"  rank {lag.rank} has issued {lag.count} collectives on {group} "
+            f"(last: {call_text(lag)}); it is now at:"
+        )
+        stack = details.get(lag.rank)
+        if isinstance(stack, list) and stack:
+            out.extend(f"    {line}" for line in stack)
+        else:
+            out.append("    (no answer: the process is stuck holding the GIL, or gone)")
+    return out
+
+
+def describe(verdict: Verdict, details: dict[int, Detail]) -> list[str]:
     """The body of a report (without the prefix)."""
-    kind = verdict["kind"]
-    group = verdict.get("group", "WORLD")
-    if kind == "mismatch":
+    if isinstance(verdict, Diverged):
         return [
-            f"collective mismatch on {group} at collective #{verdict['seq'] + 1}: "
+            f"collective sequences on {verdict.group} diverged before collective "
+            f"#{verdict.seq + 2}; latest calls:",
+            *_sides(verdict.sides),
+        ]
+    if isinstance(verdict, Mismatch):
+        return [
+            f"collective mismatch on {verdict.group} at collective #{verdict.seq + 1}: "
             "ranks issued different collectives at the same position",
-            *_sides(verdict["sides"]),
+            *_sides(verdict.sides),
             "collectives are matched by position, not by name: every rank must issue the same "
             "collectives, with the same shapes, in the same order",
         ]
-    if kind == "diverged":
+    if isinstance(verdict, Finished):
+        return _finished(verdict)
+    if isinstance(verdict, Hang):
+        return _hang(verdict, details)
+    if isinstance(verdict, Vanished):
+        where = f" (last: {call_text(verdict.last)})" if verdict.last else ""
         return [
-            f"collective sequences on {group} diverged before collective #{verdict['seq'] + 2}; "
-            "latest calls:",
-            *_sides(verdict["sides"]),
-        ]
-    if kind == "finished":
-        out = []
-        for d in verdict["done"]:
-            out.append(
-                f"rank {d['rank']} finished after {d['count']} collectives on {group} "
-                f"(last: {call_text(d)})"
-            )
-        out.extend(
-            f"  rank {a['rank']} issued {a['count']} (last: {call_text(a)})"
-            for a in verdict.get("ahead", [])
-        )
-        if verdict["waiting"]:
-            out.append("while other ranks wait for it:")
-        out.extend(_waiters(verdict["waiting"]))
-        out.append(
-            "every rank must issue the same number of collectives: give every rank the same "
-            "number of batches (DistributedSampler, drop_last, or the Join context manager)"
-        )
-        return out
-    if kind == "hang":
-        out = [
-            f"hang on {group}: a rank waits more than {verdict['timeout']:g} s "
-            "(GUARDS_HANG_TIMEOUT) in a collective that a peer has not reached",
-            *_waiters(verdict["waiting"]),
-        ]
-        for lag in verdict["lagging"]:
-            out.append(
-                f"  rank {lag['rank']} has issued {lag['count']} collectives on {group} "
-                f"(last: {call_text(lag)}); it is now at:"
-            )
-            stack = details.get(lag["rank"])
-            if isinstance(stack, list) and stack:
-                out.extend(f"    {line}" for line in stack)
-            else:
-                out.append("    (no answer: the process is stuck holding the GIL, or gone)")
-        return out
-    if kind == "vanished":
-        last = verdict.get("last")
-        where = f" (last: {call_text(last)})" if last else ""
-        return [
-            f"rank {verdict['rank']} vanished: its process ended without finishing its script "
-            f"after {verdict['count']} collectives on {group} as last published{where}",
+            f"rank {verdict.rank} vanished: its process ended without finishing its script "
+            f"after {verdict.count} collectives on {verdict.group} as last published{where}",
             "  it was killed (SIGKILL, the OOM killer) or aborted by the backend: see that "
             "rank's own stderr",
         ]
-    if kind == "stranded":
+    if isinstance(verdict, Stranded):
         return _stranded(verdict)
-    if kind == "failed":
+    if isinstance(verdict, Failed):
         return [
-            f"rank {verdict['rank']} failed: {verdict['type']}: {verdict['message']} "
-            f"at {verdict['site']}",
-            *("  " + line for line in verdict.get("memory", [])),
+            f"rank {verdict.rank} failed: {verdict.type}: {verdict.message} at {verdict.site}",
+            *("  " + line for line in verdict.memory),
         ]
-    if kind == "exited":
+    if isinstance(verdict, Exited):
         return [
-            f"rank {verdict['rank']} exited with status {verdict['status']} at {verdict['site']} "
+            f"rank {verdict.rank} exited with status {verdict.status} at {verdict.site} "
             "while the job was running"
         ]
-    if kind == "params":
+    if isinstance(verdict, Params):
         return _params(verdict, details)
-    return [f"internal verdict {kind}"]
+    return [f"internal verdict {verdict.kind.value}"]
 
 
 def render(
-    verdict: dict[str, Any],
-    details: dict[int, Any],
+    verdict: Verdict,
+    details: dict[int, Detail],
     rank: int,
     here: str | None,
     status: int = EXIT_STATUS,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import socket
@@ -15,13 +16,34 @@ from typing import Any, Protocol
 
 from torch._C._distributed_c10d import Store
 
-from . import config, exchange, report, verdict
-from .agent import root_cause
-from .agent.location import Whereabouts, main_frame, main_stack, user_code
-from .callsite import site_of
-from .fingerprint import describe
-from .ledger import GroupLedger, Ledger
-from .params import ParamChecker
+from ..hooks.params import ModelChecks, ParamChecker
+from ..judge import verdict
+from ..protocol import exchange
+from ..protocol.exchange import Detail
+from ..protocol.messages import (
+    Call,
+    Checkpoint,
+    Digest,
+    Entry,
+    Exited,
+    Failed,
+    GroupSummary,
+    Hang,
+    ModelSummary,
+    Ok,
+    Params,
+    Place,
+    State,
+    Stranded,
+    Summary,
+    Verdict,
+    Wait,
+)
+from ..record.callsite import site_of
+from ..record.fingerprint import describe
+from ..record.ledger import GroupLedger, Ledger
+from . import config, report, root_cause
+from .location import Whereabouts, main_frame, main_stack, user_code
 
 WINDOW = 8
 ACK_WAIT = 2.0
@@ -49,11 +71,11 @@ def _alive(pid: int) -> bool:
 
 
 class Host(Protocol):
-    """What the monitor reads and calls of this process's guard (`guards.runtime.Runtime`)."""
+    """What the monitor reads and calls of this process's guard (`guards.agent.runtime.Runtime`)."""
 
     rank: int
     world_size: int
-    state: str
+    state: State
     terminating: bool
     config: config.Config
     ledger: Ledger
@@ -86,7 +108,7 @@ class Monitor(threading.Thread):
         self.beat = 0
         self.ticks = 0
         self.dead: dict[int, float] = {}  # rank -> when its process was found gone
-        self._at: dict[str, Any] | None = None
+        self._at: Place | None = None
         self._whereabouts = Whereabouts()
         self._words: dict[tuple[Any, ...], tuple[str, str]] = {}
         self._peers: dict[int, tuple[int, int] | None] = {}
@@ -102,6 +124,7 @@ class Monitor(threading.Thread):
     def run(self) -> None:
         try:
             self.ex = exchange.Exchange(self._connect(), self.rt.rank, self.rt.world_size)
+            other = self.ex.claim_version()
             local = int(os.environ.get("LOCAL_RANK", self.rt.rank))
             self.ex.register_local(self._host, local)
             self.connected.set()
@@ -110,7 +133,9 @@ class Monitor(threading.Thread):
             self.rt.disable(f"cannot reach the c10d store ({type(exc).__name__}: {exc})")
             return
         try:
-            while not self.ok.is_set() and self.rt.state != "off":
+            if other is not None:
+                self.rt.disable(exchange.version_conflict(self.ex.version, other))
+            while not self.ok.is_set() and self.rt.state is not State.OFF:
                 self.tick()
                 self.wake.wait(self.interval)
                 self.wake.clear()
@@ -134,6 +159,10 @@ class Monitor(threading.Thread):
     def tick(self) -> None:
         ex = self.ex
         assert ex is not None
+        other = ex.conflict()
+        if other is not None:
+            self.rt.disable(exchange.version_conflict(ex.version, other))
+            return
         self._at = self._whereabouts.update(*self._progress())
         self.publish()
         held = ex.verdict()
@@ -159,7 +188,7 @@ class Monitor(threading.Thread):
     def _judges(self) -> bool:
         """Aggregators judge; so does a finished rank, a rank that saw a peer die, and a waiting
         rank once no aggregator is left running."""
-        if self._aggregator or self.rt.state == "fin" or self.dead:
+        if self._aggregator or self.rt.state is State.FIN or self.dead:
             return True
         now = time.monotonic()
         if now - self._orphan_check < ORPHAN_CHECK or not self._progress()[1]:
@@ -169,11 +198,11 @@ class Monitor(threading.Thread):
         assert ex is not None
         for r in exchange.aggregators(self.rt.world_size):
             s = ex.read_one(r)
-            if r not in self.dead and (s is None or s.get("st") == "run"):
+            if r not in self.dead and (s is None or s.state is State.RUN):
                 return False
         return True
 
-    def judge(self) -> dict[str, Any] | None:
+    def judge(self) -> Verdict | None:
         """Read every summary and propose what is found; return the verdict that holds."""
         ex = self.ex
         assert ex is not None
@@ -187,11 +216,12 @@ class Monitor(threading.Thread):
             self.warn_if_slow(summaries)
         # leave only once peers can see this rank finished, its final digests included: a
         # summary taken just before the script ended may be the last one they ever read
-        if summaries.get(self.rt.rank, {}).get("st") == "fin":
+        mine = summaries.get(self.rt.rank)
+        if mine is not None and mine.state is State.FIN:
             if self._finished_beats is None:
-                self._finished_beats = {r: s.get("hb", -1) for r, s in summaries.items()}
+                self._finished_beats = {r: s.beat for r, s in summaries.items()}
             # judged on what peers published after this rank finished, never on older news
-            fresh = {r for r, s in summaries.items() if s.get("hb") != self._finished_beats.get(r)}
+            fresh = {r for r, s in summaries.items() if s.beat != self._finished_beats.get(r)}
             decision = verdict.departure(
                 summaries,
                 fresh,
@@ -201,30 +231,30 @@ class Monitor(threading.Thread):
                 STRANDED_AFTER,
                 LEAVE_AFTER,
             )
-            if decision == "leave":
+            if decision == verdict.LEAVE:
                 self.leaving = True
                 self.ok.set()
-            elif isinstance(decision, dict):
-                for done in decision["done"]:
-                    done["script"] = os.path.basename(sys.argv[0]) if sys.argv else ""
+            elif isinstance(decision, Stranded):
+                for done in decision.done:
+                    done.script = os.path.basename(sys.argv[0]) if sys.argv else ""
                 return ex.propose(decision)
         return None
 
-    def _silent(self, summaries: dict[int, Any], now: float) -> set[int]:
+    def _silent(self, summaries: dict[int, Summary], now: float) -> set[int]:
         out = set()
         for r, s in summaries.items():
             beat, since = self._beats.get(r, (-1, now))
-            if s.get("hb") != beat:
-                self._beats[r] = (s.get("hb", -1), now)
+            if s.beat != beat:
+                self._beats[r] = (s.beat, now)
             elif now - since > SILENT:
                 out.add(r)
         return out
 
-    def warn_if_slow(self, summaries: dict[int, Any]) -> None:
+    def warn_if_slow(self, summaries: dict[int, Summary]) -> None:
         found = verdict.slow(summaries, self.rt.world_size, self.rt.config.hang_warn)
         if found is None:
             return
-        key = f"{found['group']}/{found['seq']}"
+        key = f"{found.group}/{found.seq}"
         if key in self._warned:
             return
         self._warned.add(key)
@@ -243,28 +273,37 @@ class Monitor(threading.Thread):
             self._words[key] = words
         return words
 
-    def _group_summary(self, g: GroupLedger) -> dict[str, Any]:
+    def _group_summary(self, g: GroupLedger) -> GroupSummary:
         wait = g.oldest_wait()
-        return {
-            "ranks": None if g.name == "WORLD" else g.ranks,
-            "n": g.count,
-            "w": [wait[0], round(wait[1], 2)] if wait else None,
-            "e": [
-                [s, fp, *self._words_of(op, meta), site]
-                for s, fp, _, op, meta, site in g.last(WINDOW)
+        return GroupSummary(
+            None if g.name == "WORLD" else g.ranks,
+            g.count,
+            Wait(wait[0], round(wait[1], 2)) if wait else None,
+            [
+                Entry(e.seq, e.fingerprint, *self._words_of(e.op, e.meta), e.site)
+                for e in g.last(WINDOW)
             ],
-            "c": g.checkpoints(),
-        }
+            [Checkpoint(seq, digest) for seq, digest in g.checkpoints()],
+        )
 
-    def summary(self) -> dict[str, Any]:
-        return {
-            "r": self.rt.rank,
-            "st": self.rt.state,
-            "hb": self.beat,
-            "g": {g.name: self._group_summary(g) for g in self.rt.ledger.all()},
-            "ps": self.rt.params.summary(),
-            "at": self._at,
-        }
+    @staticmethod
+    def _model_summary(checks: ModelChecks) -> ModelSummary:
+        final = checks.final
+        return ModelSummary(
+            checks.ranks,
+            [Digest(c.step, c.digest) for c in checks.published()],
+            Digest(final.step, final.digest) if final is not None else None,
+        )
+
+    def summary(self) -> Summary:
+        return Summary(
+            self.rt.rank,
+            self.rt.state,
+            self.beat,
+            {g.name: self._group_summary(g) for g in self.rt.ledger.all()},
+            {k: self._model_summary(c) for k, c in list(self.rt.params.models.items())},
+            self._at,
+        )
 
     def here(self) -> str:
         """Where this rank is: the collective it waits in, or its current line."""
@@ -272,10 +311,10 @@ class Monitor(threading.Thread):
             wait = g.oldest_wait()
             entry = g.entry(wait[0]) if wait else None
             if entry is not None:
-                op, extra = self._words_of(entry[3], entry[4])
-                call = report.call_text({"op": op, "extra": extra, "site": entry[5]})
-                return f"it waits in {call} (collective #{entry[0] + 1} on {g.name})"
-        if self.rt.state == "fin":
+                op, extra = self._words_of(entry.op, entry.meta)
+                call = report.call_text(Call(self.rt.rank, entry.seq, op, extra, entry.site))
+                return f"it waits in {call} (collective #{entry.seq + 1} on {g.name})"
+        if self.rt.state is State.FIN:
             return "it has finished its script"
         frame = main_frame()
         while frame is not None and not user_code(frame.f_code):
@@ -302,12 +341,11 @@ class Monitor(threading.Thread):
             self.dead[rank] = time.monotonic()
 
     # --- reporting ----------------------------------------------------------------------------
-    def handle(self, held: dict[str, Any]) -> None:
-        kind = held["kind"]
-        if kind == "ok":
+    def handle(self, held: Verdict) -> None:
+        if isinstance(held, Ok):
             self.ok.set()
             return
-        if kind in ("failed", "exited") and held["rank"] == self.rt.rank:
+        if isinstance(held, (Failed, Exited)) and held.rank == self.rt.rank:
             return  # the main thread reports its own failure
         self.reporting.set()
         culprit = root_cause.culprit(held)
@@ -341,16 +379,16 @@ class Monitor(threading.Thread):
         if gone and root_cause.under_torchrun():
             time.sleep(root_cause.TERM_WAIT)  # torchrun's SIGTERM ends the process meanwhile
 
-    def collect_and_render(self, held: dict[str, Any], after: int | None = None) -> list[str]:
+    def collect_and_render(self, held: Verdict, after: int | None = None) -> list[str]:
         ex = self.ex
         assert ex is not None
-        reps = held.get("reps", [])
+        reps = held.reps if isinstance(held, (Hang, Params)) else []
         if self.rt.rank in reps:
-            if held["kind"] == "params":
-                ex.put_detail(self.rt.params.details(held))
+            if isinstance(held, Params):
+                ex.put_detail(self.rt.params.details(held.model, held.step, held.final))
             else:
                 ex.put_detail(main_stack())
-        details: dict[int, Any] = {}
+        details: dict[int, Detail] = {}
         deadline = time.monotonic() + DETAIL_WAIT
         while reps and time.monotonic() < deadline:
             for r in reps:
@@ -364,7 +402,7 @@ class Monitor(threading.Thread):
         here, torchrun = self.here(), root_cause.under_torchrun()
         return report.render(held, details, self.rt.rank, here, after=after, torchrun=torchrun)
 
-    def finish_report(self, held: dict[str, Any], lines: list[str], status: int) -> None:
+    def finish_report(self, held: Verdict, lines: list[str], status: int) -> None:
         report.stream().write("\n".join(lines) + "\n")
         report.stream().flush()
         self.printed.set()
@@ -373,12 +411,13 @@ class Monitor(threading.Thread):
             directory.mkdir(parents=True, exist_ok=True)
             ledger = {
                 g.name: [
-                    {"seq": s, "op": self._words_of(op, meta)[0], "site": site}
-                    for s, _, _, op, meta, site in g.last(32)
+                    {"seq": e.seq, "op": self._words_of(e.op, e.meta)[0], "site": e.site}
+                    for e in g.last(32)
                 ]
                 for g in self.rt.ledger.all()
             }
-            body = {"rank": self.rt.rank, "status": status, "verdict": held, "lines": lines}
+            found = {"kind": held.kind.value, **dataclasses.asdict(held)}
+            body = {"rank": self.rt.rank, "status": status, "verdict": found, "lines": lines}
             body["ledger"] = ledger
             path = directory / f"rank{self.rt.rank}.json"
             path.write_text(json.dumps(body, indent=1))

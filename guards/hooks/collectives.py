@@ -11,11 +11,11 @@ from typing import Any
 import torch.distributed as dist
 from torch.distributed import distributed_c10d
 
+from ..record.callsite import is_internal, site_of, user_frame
+from ..record.fingerprint import OP_CODES, SPECS, argument, extractor
+from ..record.ledger import GroupLedger, Ledger
 from . import failopen
-from .callsite import is_internal, site_of, user_frame
-from .fingerprint import OP_CODES, SPECS, argument, extractor
 from .handmade import REDUCED
-from .ledger import GroupLedger, Ledger
 
 _local = threading.local()
 _originals: dict[str, Callable[..., Any]] = {}

@@ -29,10 +29,10 @@ from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
+from ..record.hashing import hashable, tensor_hash
+from ..record.ledger import roll
 from . import ddp, failopen
 from .handmade import HandReplicas
-from .hashing import hashable, tensor_hash
-from .ledger import roll
 
 PUBLISHED = 4  # digests per model in a summary
 KEEP_SECONDS = 120.0  # per-tensor hashes kept for the report
@@ -107,13 +107,9 @@ class ModelChecks:
         ):
             size -= 8 * len(self.recent.popleft().hashes)
 
-    def summary(self) -> dict[str, Any]:
-        final = self.final
-        return {
-            "r": self.ranks,
-            "d": [[c.step, c.digest] for c in list(self.recent)[-PUBLISHED:]],
-            "f": [final.step, final.digest] if final is not None else None,
-        }
+    def published(self) -> list[Check]:
+        """The latest checks, as peers compare them."""
+        return list(self.recent)[-PUBLISHED:]
 
     def find(self, step: int, final: bool) -> Check | None:
         if final:
@@ -235,16 +231,12 @@ class ParamChecker:
         if self.every:
             self.check(final=True)
 
-    def summary(self) -> dict[str, dict[str, Any]]:
-        """``{model key: {"r": replica ranks, "d": [[step, digest], ...], "f": final}}``."""
-        return {key: checks.summary() for key, checks in list(self.models.items())}
-
-    def details(self, verdict: dict[str, Any]) -> dict[str, int] | None:
-        """Per-tensor hashes of the check a ``params`` verdict names."""
-        checks = self.models.get(str(verdict.get("model")))
+    def details(self, model: str, step: int, final: bool) -> dict[str, int] | None:
+        """Per-tensor hashes of a model's check after ``step`` (or its final one)."""
+        checks = self.models.get(model)
         if checks is None:
             return None
-        check = checks.find(int(verdict.get("step", -1)), bool(verdict.get("final")))
+        check = checks.find(step, final)
         if check is None:
             return None
         return dict(zip(check.names, check.hashes, strict=True))

@@ -18,14 +18,16 @@ import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d
 
-from . import collectives, config, ddp, exchange, failopen, report
-from .agent import root_cause
-from .agent.cleanup import kill_children
-from .agent.signals import TermHandler
-from .callsite import is_internal, site_of, traceback_site, user_frame
-from .ledger import Ledger
+from ..hooks import collectives, ddp, failopen
+from ..hooks.params import ParamChecker
+from ..protocol import exchange
+from ..protocol.messages import Exited, Failed, State
+from ..record.callsite import is_internal, site_of, traceback_site, user_frame
+from ..record.ledger import Ledger
+from . import config, report, root_cause
+from .cleanup import kill_children
 from .monitor import Monitor
-from .params import ParamChecker
+from .signals import TermHandler
 
 CONNECT_TIMEOUT = 5.0
 EXPLAIN_WAIT = 2.0
@@ -80,7 +82,7 @@ class Runtime:
         self.monitor: Monitor | None = None
         self.rank = -1
         self.world_size = 0
-        self.state = "run"
+        self.state = State.RUN
         self.installed = False
         self.terminating = False
         self._pid = os.getpid()
@@ -142,7 +144,7 @@ class Runtime:
                 if timeout is None:
                     timeout = distributed_c10d._get_default_timeout(dist.get_backend())
                 self._pg_timeout = float(timeout.total_seconds())
-            if self.monitor is None and self.state != "off":
+            if self.monitor is None and self.state is not State.OFF:
                 self._start_from_group()
             return result
 
@@ -174,7 +176,7 @@ class Runtime:
 
     def _active(self) -> Monitor | None:
         mon = self.monitor
-        if mon is None or self.state == "off" or not mon.connected.is_set() or mon.ex is None:
+        if mon is None or self.state is State.OFF or not mon.connected.is_set() or mon.ex is None:
             return None
         return mon
 
@@ -193,7 +195,7 @@ class Runtime:
             if self._warned:
                 return
             self._warned = True
-            self.state = "off"
+            self.state = State.OFF
         with contextlib.suppress(Exception):
             report.stream().write(f"{report.PREFIX} disabled: {reason}\n")
             report.stream().flush()
@@ -274,21 +276,15 @@ class Runtime:
         mon = self._connected()
         if mon is None or mon.ex is None:
             return
-        self.state = "failed"
+        self.state = State.FAILED
         message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
-        record = {
-            "kind": "failed",
-            "rank": self.rank,
-            "type": type(exc).__name__,
-            "message": message,
-            "site": traceback_site(tb),
-            "memory": memory_lines(exc),
-        }
+        site = traceback_site(tb)
+        record = Failed(self.rank, type(exc).__name__, message, site, memory_lines(exc))
         stack = "".join(traceback.format_exception(type(exc), exc, user_traceback(tb)))
         self._own_verdict(mon, record, 1, (f"{type(exc).__name__}: {exc}", stack, when))
 
     def _own_verdict(
-        self, mon: Monitor, record: dict[str, Any], status: int, error: tuple[str, str, float]
+        self, mon: Monitor, record: Failed | Exited, status: int, error: tuple[str, str, float]
     ) -> None:
         """Propose this rank's own failure; when it holds, report it and write torchrun's error
         file (``error``: message, call stack, time) so that torchrun names this rank."""
@@ -297,7 +293,7 @@ class Runtime:
             held = mon.ex.propose(record)
         except Exception:
             return
-        if held.get("rank") == self.rank and held.get("kind") == record["kind"]:
+        if type(held) is type(record) and getattr(held, "rank", None) == self.rank:
             lines = report.render(held, {}, self.rank, None, status)
             root_cause.write_error_file(error[0], error[1] + "\n".join(lines), error[2])
             mon.finish_report(held, lines, status)
@@ -313,23 +309,18 @@ class Runtime:
             return
         self._finished = True
         mon = self.monitor
-        if mon is None or self.state in ("off", "failed"):
+        if mon is None or self.state in (State.OFF, State.FAILED):
             return
         mon = self._connected()
         if mon is None:
             return
         if status:
             when = time.time()
-            record = {
-                "kind": "exited",
-                "rank": self.rank,
-                "status": status,
-                "site": traceback_site(sys.exc_info()[2]),
-            }
+            record = Exited(self.rank, status, traceback_site(sys.exc_info()[2]))
             self._own_verdict(mon, record, status, (f"SystemExit: {status}", "", when))
             return
         self.params.finish()
-        self.state = "fin"
+        self.state = State.FIN
         mon.poke()
         while not mon.ok.is_set() and not mon.stopped.is_set():
             mon.ok.wait(0.1)
@@ -344,11 +335,10 @@ class Runtime:
         if mon is not None and os.getpid() == self._pid and not self._finished:
             self._finished = True
             if status == 0:
-                self.state = "fin"
+                self.state = State.FIN
                 target: Any = mon.publish
             else:
-                record = {"kind": "exited", "rank": self.rank, "status": status}
-                record["site"] = site_of(user_frame(0))
+                record = Exited(self.rank, status, site_of(user_frame(0)))
                 target = functools.partial(mon.ex.propose, record) if mon.ex else mon.publish
             t = threading.Thread(target=target, daemon=True)
             t.start()

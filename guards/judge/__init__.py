@@ -1,0 +1,2 @@
+"""Layer 3, judge: pure functions from every rank's summary to a verdict. Imports only
+``protocol``."""
