@@ -765,3 +765,24 @@ def test_ddp007_unconditional_no_sync_is_wrong_even_under_an_if():
         """
     )
     assert rows(source, "DDP007") == [line_of(source, "clip_grad_norm_")]
+
+
+def test_ddp006_unproven_when_the_model_may_be_fsdp():
+    """DDP on one path and FSDP on another: FSDP's full state dict has no `module.` prefix,
+    and which path saves is not known, so the finding is unproven; DDP alone is proven."""
+    body = """
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+    def main(rank, only_eval, model):
+        if only_eval:
+            wrapped = DDP(model, device_ids=[rank])
+        else:
+            wrapped = WRAP_ELSE
+        states = wrapped.state_dict()
+        if rank == 0 and not only_eval:
+            torch.save(states, "checkpoint.pt")
+    """
+    for other, unproven in (("FSDP(model, device_id=rank)", True), ("DDP(model)", False)):
+        source = src(body.replace("WRAP_ELSE", other))
+        (finding,) = lint_source(source, select=["DDP006"])
+        assert finding.unproven is unproven

@@ -11,6 +11,7 @@ from ddplint.domain.saves import save_sites
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp006_state_dict_without_module.module_prefix import (
+    may_be_prefix_free_wrapper,
     may_rely_on_prefixed_keys,
     prefix_round_trips,
     prefixed_state_dicts,
@@ -35,7 +36,8 @@ never wrapped are left alone, and so are checkpoints whose prefix round-trips: t
 a project module it imports strips the prefix when loading
 (`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`), or the file
 resumes the checkpoint into the wrapper (a strict `model.load_state_dict(...)` on the DDP model,
-`load_checkpoint(path, model=ddp_model)`).
+`load_checkpoint(path, model=ddp_model)`). A model that is DDP on one path and FSDP on
+another (whose full state dict has no prefix) is reported as unproven (`--preview`).
 
 ## Why is this bad?
 The wrapper registers the model as its submodule `module`, so every key of its state dict
@@ -198,4 +200,5 @@ def main(model, ema, local_rank):
                 f"Saving the state_dict() of the DDP-wrapped model {names}: every key gains "
                 f"the `module.` prefix and loading into a bare model fails; save {advice}",
                 fix=fix,
+                unproven=any(may_be_prefix_free_wrapper(ctx, r, a) for r, a in offending),
             )

@@ -40,6 +40,23 @@ def prefixed_state_dicts(
     return found
 
 
+# Wrappers whose full state dict carries no `module.` prefix (FSDP's state-dict hooks strip
+# their own wrapper names).
+_PREFIX_FREE_WRAPPERS = frozenset({"torch.distributed.fsdp.FullyShardedDataParallel"})
+
+
+def may_be_prefix_free_wrapper(
+    ctx: FileContext, receiver: cst.BaseExpression, at: cst.CSTNode
+) -> bool:
+    """The model `receiver` holds at `at` may also be an FSDP wrapper (DDP on one path, FSDP
+    on another): its state dict then has no `module.` prefix, and which path saves is not
+    known."""
+    return any(
+        isinstance(v.expr, cst.Call) and ctx.call_name(v.expr) in _PREFIX_FREE_WRAPPERS
+        for v in ctx.resolver.values(receiver, at)
+    )
+
+
 def wrapped_conditionally(ctx: FileContext, receiver: cst.BaseExpression, at: cst.CSTNode) -> bool:
     """Whether the DDP wrap reaching `at` sits under an `if` (the model may be bare)."""
     name = dotted(receiver)
