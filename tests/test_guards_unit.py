@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 import warnings
 
 import pytest
@@ -9,6 +11,7 @@ import torch
 import torch.distributed as dist
 
 from guards.agent import config, report
+from guards.agent import runtime as runtime_module
 from guards.judge import verdict
 from guards.protocol.messages import (
     Digest,
@@ -338,3 +341,34 @@ def test_a_hand_made_replica_whose_parameters_are_gone_is_not_hashed_again() -> 
     checker.finish()
     again = checker.models["WORLD#grads0"].final
     assert again is not None and (again.step, again.digest) == (final.step, final.digest)
+
+
+class _UndecidedMonitor:
+    """A connected monitor that never decides (the os_exit_zero stall seen under load)."""
+
+    def __init__(self) -> None:
+        self.ok, self.stopped = threading.Event(), threading.Event()
+        self.reporting, self.connected = threading.Event(), threading.Event()
+        self.connected.set()
+        self.ex = object()
+        self.halted = False
+
+    def poke(self) -> None:
+        pass
+
+    def halt(self, timeout: float = 2.0) -> None:
+        self.halted = True
+        self.ok.set()
+
+
+def test_a_finished_rank_never_waits_past_the_finish_limit(monkeypatch) -> None:
+    """The guard never holds a job that ended: a finished rank whose monitor does not decide
+    leaves after FINISH_LIMIT, stopping the monitor first (no store call cut at exit)."""
+    monkeypatch.setattr(runtime_module, "FINISH_LIMIT", 0.3)
+    rt = runtime_module.Runtime()
+    mon = _UndecidedMonitor()
+    rt.monitor = mon  # type: ignore[assignment]
+    started = time.monotonic()
+    rt.finish(0)
+    assert time.monotonic() - started < 5
+    assert mon.halted

@@ -32,6 +32,10 @@ from .signals import TermHandler
 CONNECT_TIMEOUT = 5.0
 EXPLAIN_WAIT = 2.0
 FINAL_PUBLISH = 0.5  # seconds os._exit may wait for this rank's last summary
+# seconds a finished rank waits at most for its peers' end: well past the monitor's own
+# decision (a silent peer 15 s, an idle one 5 s), so that the guard never holds a job that
+# ended; a peer that left by os._exit under heavy load was once not decided on (session 10)
+FINISH_LIMIT = 45.0
 _real_exit = os._exit
 _DIST_WORDS = ("gloo", "nccl", "connection", "timed out", "timeout", "peer", "c10d")
 
@@ -322,7 +326,13 @@ class Runtime:
         self.params.finish()
         self.state = State.FIN
         mon.poke()
+        deadline = time.monotonic() + FINISH_LIMIT
         while not mon.ok.is_set() and not mon.stopped.is_set():
+            if time.monotonic() > deadline and not mon.reporting.is_set():
+                # the monitor decides within SILENT + LEAVE_AFTER seconds; past the limit this
+                # rank leaves as it would without the guard (the final check is lost, no more)
+                mon.halt()
+                return
             mon.ok.wait(0.1)
         if mon.reporting.is_set():
             time.sleep(DETAIL_AND_ACKS)  # the monitor reports and ends the process
