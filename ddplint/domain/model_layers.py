@@ -262,8 +262,12 @@ class ModelLayers:
 
     def _registers_buffer(self, name: str) -> bool:
         return any(
+            self._class_registers_buffer(cls) for cls in self.ctx.model.classes.get(name, [])
+        )
+
+    def _class_registers_buffer(self, cls: cst.ClassDef) -> bool:
+        return any(
             isinstance(n, cst.Call) and last_name(n.func) == "register_buffer"
-            for cls in self.ctx.model.classes.get(name, [])
             for n in self.ctx.walk(cls)
         )
 
@@ -309,10 +313,7 @@ class ModelLayers:
 
     def _class_node_free(self, cls: cst.ClassDef) -> bool:
         ctx = self.ctx
-        if any(
-            isinstance(n, cst.Call) and last_name(n.func) == "register_buffer"
-            for n in ctx.walk(cls)
-        ):
+        if self._class_registers_buffer(cls):
             return False
         for base in cls.bases:
             name = ctx.qualname(base.value)
