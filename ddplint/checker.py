@@ -16,6 +16,7 @@ from libcst.metadata import CodeRange
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
+from ddplint.domain.archived_code import archive_mark
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.liveness import Liveness, Livenesses
 from ddplint.noqa import Suppressions
@@ -23,7 +24,7 @@ from ddplint.parsing import file_error, parse
 from ddplint.positions import node_ranges
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.queries import Project
-from ddplint.project_files import project_files
+from ddplint.project_files import project_files, project_root
 from ddplint.rule import Finding, FixSpec, Rule, all_rules
 from ddplint.source import split_lines
 
@@ -120,8 +121,15 @@ def livenesses(ctx: FileContext) -> Livenesses:
     """Whether the statements of `ctx` can run (`ddplint.domain.liveness`): a finding in
     code that never runs is dropped, one in code that may not run is unproven."""
     module = os.path.splitext(os.path.basename(ctx.path))[0]
+    archived = os.path.isfile(ctx.path) and archive_mark(ctx.path, project_root(ctx.path))
     return Livenesses(
-        ctx.model, ctx.resolver, ctx.flow, ctx.source, _named_elsewhere(ctx.path), module
+        ctx.model,
+        ctx.resolver,
+        ctx.flow,
+        ctx.source,
+        _named_elsewhere(ctx.path),
+        module,
+        archived=bool(archived),
     )
 
 

@@ -137,12 +137,12 @@ def test_pyproject_configuration(cli, write, tmp_path, monkeypatch):
 
 
 def test_explicit_file_is_checked_even_when_excluded(cli, write, tmp_path, monkeypatch):
-    write("pyproject.toml", '[tool.ddplint]\nexclude = ["legacy"]\n')
-    write("legacy/train.py", DIVIDED_LOSS)
+    write("pyproject.toml", '[tool.ddplint]\nexclude = ["vendored"]\n')
+    write("vendored/train.py", DIVIDED_LOSS)
     monkeypatch.chdir(tmp_path)
     assert cli("check", "--no-cache", "--select", "DDP005", ".").code == 0
-    assert cli("check", "--no-cache", "--select", "DDP005", "legacy/train.py").code == 1
-    forced = cli("check", "--no-cache", "--select", "DDP005", "--force-exclude", "legacy/train.py")
+    assert cli("check", "--no-cache", "--select", "DDP005", "vendored/train.py").code == 1
+    forced = cli("check", "--no-cache", "--select", "DDP005", "--force-exclude", "vendored/train.py")
     assert forced.code == 0
 
 

@@ -171,15 +171,15 @@ def test_invalid_pyproject_of_another_tool_is_skipped(cli, write, tmp_path, monk
 def test_exclude_replaces_the_default_exclusions(cli, write, tmp_path, monkeypatch, configured):
     write("dist/helpers.py", DIVIDED_LOSS)
     write("build/gen.py", DIVIDED_LOSS)
-    write("legacy/old.py", DIVIDED_LOSS)
+    write("vendored/helpers2.py", DIVIDED_LOSS)
     monkeypatch.chdir(tmp_path)
     default = cli("check", "--no-cache", "--select", "DDP005", "--output-format", "json", ".")
-    assert [Path(d["filename"]).parent.name for d in default.json()] == ["legacy"]
+    assert [Path(d["filename"]).parent.name for d in default.json()] == ["vendored"]
     if configured:
-        write("pyproject.toml", '[tool.ddplint]\nexclude = ["legacy"]\n')
+        write("pyproject.toml", '[tool.ddplint]\nexclude = ["vendored"]\n')
         args: tuple[str, ...] = ()
     else:
-        args = ("--exclude", "legacy")
+        args = ("--exclude", "vendored")
     replaced = cli(
         "check", "--no-cache", "--select", "DDP005", "--output-format", "json", *args, "."
     )

@@ -38,7 +38,7 @@ def main(epochs=15):
     train_set = TensorDataset(torch.randn(1600, 8), torch.randint(0, 2, (1600,)))
     val_set = TensorDataset(torch.randn(400, 8), torch.randint(0, 2, (400,)))
     train_sampler = DistributedSampler(train_set, drop_last=True)
-    val_sampler = DistributedSampler(val_set, shuffle=False)  # expect: DDP003
+    val_sampler = DistributedSampler(val_set, shuffle=False)  # expect-preview: DDP003
     train_loader = DataLoader(train_set, batch_size=32, sampler=train_sampler)
     val_loader = DataLoader(val_set, batch_size=32, sampler=val_sampler)
     model = DDP(nn.Linear(8, 2).cuda(local_rank), device_ids=[local_rank])

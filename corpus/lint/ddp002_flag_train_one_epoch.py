@@ -39,7 +39,7 @@ def main(epochs=20):
     train_loader = DataLoader(train_set, batch_size=64, drop_last=True,
                               sampler=DistributedSampler(train_set, shuffle=True))
     val_loader = DataLoader(val_set, batch_size=64,
-                            sampler=DistributedSampler(val_set, shuffle=False))  # expect: DDP003
+                            sampler=DistributedSampler(val_set, shuffle=False))  # expect-preview: DDP003
     model = DDP(nn.Linear(10, 3).cuda(local_rank), device_ids=[local_rank])
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     for epoch in range(epochs):  # expect: DDP002

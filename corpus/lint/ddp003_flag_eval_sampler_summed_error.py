@@ -29,7 +29,7 @@ def main(epochs=10):
     train_set = TensorDataset(torch.randn(5001, 8), torch.randn(5001, 1))
     test_set = TensorDataset(torch.randn(501, 8), torch.randn(501, 1))
     train_sampler = DistributedSampler(train_set, drop_last=True)
-    test_sampler = DistributedSampler(test_set, shuffle=False)  # expect: DDP003
+    test_sampler = DistributedSampler(test_set, shuffle=False)  # expect-preview: DDP003
     train_loader = DataLoader(train_set, batch_size=100, sampler=train_sampler)
     test_loader = DataLoader(test_set, batch_size=100, sampler=test_sampler)
     model = DDP(nn.Linear(8, 1).cuda(local_rank), device_ids=[local_rank])

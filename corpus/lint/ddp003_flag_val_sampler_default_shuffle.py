@@ -29,7 +29,7 @@ def main(epochs=20, dist_eval=True):
     dataset_train = TensorDataset(torch.randn(10000, 48), torch.randint(0, 10, (10000,)))
     dataset_val = TensorDataset(torch.randn(1003, 48), torch.randint(0, 10, (1003,)))
     sampler_train = DistributedSampler(dataset_train, shuffle=True, drop_last=True)
-    sampler_val = DistributedSampler(dataset_val)  # expect: DDP003
+    sampler_val = DistributedSampler(dataset_val)  # expect-preview: DDP003
     data_loader_train = DataLoader(dataset_train, batch_size=128, sampler=sampler_train, num_workers=4)
     data_loader_val = DataLoader(dataset_val, batch_size=256, sampler=sampler_val, num_workers=4)
     model = DDP(nn.Linear(48, 10).cuda(local_rank), device_ids=[local_rank])

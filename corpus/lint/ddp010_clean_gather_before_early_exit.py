@@ -49,7 +49,7 @@ def main(epochs=2):
     data = TensorDataset(torch.randn(512, 8), torch.randint(0, 4, (512,)))
     sampler = DistributedSampler(data, shuffle=True, drop_last=True)
     loader = DataLoader(data, batch_size=16, sampler=sampler, num_workers=2)
-    val_loader = DataLoader(data, batch_size=64, sampler=DistributedSampler(data, shuffle=False))  # expect: DDP003
+    val_loader = DataLoader(data, batch_size=64, sampler=DistributedSampler(data, shuffle=False))  # expect-preview: DDP003
     model = DDP(nn.Linear(8, 4).cuda(local_rank), device_ids=[local_rank])
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for epoch in range(epochs):

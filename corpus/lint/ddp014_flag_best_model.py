@@ -41,7 +41,7 @@ def main():
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     sampler = DistributedSampler(train_set, drop_last=True)
     loader = DataLoader(train_set, batch_size=64, sampler=sampler)
-    val_loader = DataLoader(val_set, batch_size=128, sampler=DistributedSampler(val_set, shuffle=False))  # expect: DDP003
+    val_loader = DataLoader(val_set, batch_size=128, sampler=DistributedSampler(val_set, shuffle=False))  # expect-preview: DDP003
     tracker = Tracker("runs/forecast")
     for epoch in range(25):
         sampler.set_epoch(epoch)

@@ -23,7 +23,7 @@ def main():
     data = TensorDataset(torch.randn(8192, 32), torch.randint(0, 4, (8192,)))
     val = TensorDataset(torch.randn(1024, 32), torch.randint(0, 4, (1024,)))
     sampler = DistributedSampler(data, num_replicas=world_size, rank=rank, drop_last=True)
-    val_sampler = DistributedSampler(val, num_replicas=dist.get_world_size(),  # expect: DDP003
+    val_sampler = DistributedSampler(val, num_replicas=dist.get_world_size(),  # expect-preview: DDP003
                                      rank=dist.get_rank(), shuffle=False)
     loader = DataLoader(data, batch_size=64, sampler=sampler)
     val_loader = DataLoader(val, batch_size=128, sampler=val_sampler)

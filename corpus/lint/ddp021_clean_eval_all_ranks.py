@@ -38,7 +38,7 @@ def main():
 
     sampler = DistributedSampler(train_set, shuffle=True, drop_last=True)
     loader = DataLoader(train_set, batch_size=64, sampler=sampler)
-    val_loader = DataLoader(val_set, batch_size=256, sampler=DistributedSampler(val_set, shuffle=False))  # expect: DDP003
+    val_loader = DataLoader(val_set, batch_size=256, sampler=DistributedSampler(val_set, shuffle=False))  # expect-preview: DDP003
 
     for epoch in range(10):
         sampler.set_epoch(epoch)

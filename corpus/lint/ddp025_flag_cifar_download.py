@@ -37,7 +37,7 @@ def main():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     sampler = DistributedSampler(train_set, shuffle=True, drop_last=True)
     loader = DataLoader(train_set, batch_size=128, sampler=sampler, num_workers=4)
-    test_loader = DataLoader(test_set, batch_size=256, sampler=DistributedSampler(test_set, shuffle=False))  # expect: DDP003
+    test_loader = DataLoader(test_set, batch_size=256, sampler=DistributedSampler(test_set, shuffle=False))  # expect-preview: DDP003
 
     for epoch in range(args.epochs):
         sampler.set_epoch(epoch)

@@ -28,7 +28,7 @@ def main(seed=7):
     if rank == 0:
         print("shard sizes", shard_sizes(train_set, world, seed))
     train_sampler = DistributedSampler(train_set, seed=seed, drop_last=True)
-    val_sampler = DistributedSampler(val_set, shuffle=False, seed=seed + rank)  # expect: DDP003
+    val_sampler = DistributedSampler(val_set, shuffle=False, seed=seed + rank)  # expect-preview: DDP003
     train_loader = DataLoader(train_set, batch_size=30, sampler=train_sampler)
     val_loader = DataLoader(val_set, batch_size=50, sampler=val_sampler)
     model = DDP(nn.Linear(8, 1).cuda(local_rank), device_ids=[local_rank])

@@ -33,7 +33,7 @@ def main():
     val_set = TensorDataset(torch.randn(800, 16), torch.randint(0, 2, (800,)))
     sampler = DistributedSampler(train_set, drop_last=True)
     train_loader = DataLoader(train_set, batch_size=40, sampler=sampler)
-    val_loader = DataLoader(val_set, batch_size=80, sampler=DistributedSampler(val_set, shuffle=False))  # expect: DDP003
+    val_loader = DataLoader(val_set, batch_size=80, sampler=DistributedSampler(val_set, shuffle=False))  # expect-preview: DDP003
     model = DDP(nn.Linear(16, 2).to(device), device_ids=[local_rank])
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     for epoch in range(6):

@@ -6,7 +6,9 @@ parameter that always holds its default (a private function whose every call is 
 none passing it); or a function no code names (not in its file outside its own definition
 and functions that never run themselves, not in another file of the project, not in the
 entry-point configuration) in a module that is a script (`if __name__ == "__main__":`).
-`UNKNOWN`: a function no code names in a module that is not a script, when it is private
+`UNKNOWN`: every statement of archived code (a file in an `old/` or `backup/` folder of the
+project, or a `train_old.py` copy: `ddplint.domain.archived_code`), and a function no code
+names in a module that is not a script, when it is private
 (`_name`) or its module is a helper that other files of the project import: a notebook or
 a user may still call it. A public function of a module no project file imports is what
 the module exports to its users, an entry point: live.
@@ -73,9 +75,13 @@ class Livenesses:
         source: str,
         named_elsewhere: Callable[[str], bool] | None,
         module_name: str = "",
+        archived: bool = False,
     ) -> None:
-        """`module_name`: the file's module name, to ask whether other files import it."""
+        """`module_name`: the file's module name, to ask whether other files import it;
+        `archived`: the file is archived code (`ddplint.domain.archived_code`), so none
+        of it is known to run."""
         self.module_name = module_name
+        self.archived = archived
         self.model = model
         self.resolver = resolver
         self.flow = flow
@@ -89,7 +95,10 @@ class Livenesses:
         """Whether `node` can run: NEVER, UNKNOWN, or LIVE."""
         if never_runs(self.flow, self.resolver, node) or self._needs_unpassed_argument(node):
             return Liveness.NEVER
-        return _all_of([self.function(f) for f in self._functions_around(node)])
+        states = [self.function(f) for f in self._functions_around(node)]
+        if self.archived:
+            states.append(Liveness.UNKNOWN)
+        return _all_of(states)
 
     def _functions_around(self, node: cst.CSTNode) -> list[cst.FunctionDef]:
         parents = self.model.parents

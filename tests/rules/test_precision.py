@@ -44,6 +44,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
 
 
 def project(tmp_path: Path, files: dict[str, str]) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
     for name, text in files.items():
         (tmp_path / name).write_text(textwrap.dedent(text), encoding="utf-8")
@@ -157,6 +158,30 @@ def test_finding_in_an_uncalled_helper_of_an_imported_module_is_unproven(tmp_pat
 def test_public_function_of_a_module_nothing_imports_is_an_entry_point(tmp_path, capsys):
     root = project(tmp_path, {"steps.py": DIVIDED.format(name="step")})
     _, out = run(capsys, root / "steps.py")
+    assert "DDP005" in out and "[preview]" not in out
+
+
+@pytest.mark.parametrize(
+    "archived",
+    ["old/train.py", "scripts/backup/train.py", "legacy_v1/train.py", "train_old.py"],
+)
+def test_finding_in_archived_code_is_unproven(tmp_path, capsys, archived):
+    """A script the project keeps in an `old/` or `backup/` folder, or as `train_old.py`
+    beside the live one, is not known to run: its findings are unproven."""
+    script = DIVIDED.format(name="step")
+    root = project(tmp_path, {"train.py": script})
+    (root / archived).parent.mkdir(parents=True, exist_ok=True)
+    (root / archived).write_text(script, encoding="utf-8")
+    _, out = run(capsys, root)
+    assert out.count("DDP005") == 1 and "train.py:5:" in out
+    assert "1 more unproven finding hidden" in out
+    _, out = run(capsys, "--preview", root / archived)
+    assert out.count("DDP005 [preview]") == 1
+
+
+def test_project_inside_a_folder_named_old_is_not_archived(tmp_path, capsys):
+    root = project(tmp_path / "old", {"train.py": DIVIDED.format(name="step")})
+    _, out = run(capsys, root / "train.py")
     assert "DDP005" in out and "[preview]" not in out
 
 

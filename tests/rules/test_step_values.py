@@ -144,3 +144,31 @@ def test_the_size_of_a_models_output_is_the_steps():
     """
     assert _values(body)[0] == {"detections"}
     assert _ddp011(body) == [4]
+
+
+def _ddp011_unproven(body: str) -> list[bool]:
+    source = HEADER + textwrap.dedent(body)
+    return [d.unproven for d in lint_source(source, select=["DDP011"])]
+
+
+NAN_SKIP = """\
+{build}
+for x in loader:
+    loss = model(x).sum()
+    if torch.isnan(loss):
+        continue
+    loss.backward()
+"""
+
+
+def test_skip_is_proven_only_on_a_step_through_a_ddp_model():
+    """The hang needs DDP's gradient all-reduce inside the skipped backward: proven when the
+    step runs a DDP-wrapped model, unproven when the model comes from out of sight or is a
+    temporary one built without DDP (a batch-size probe)."""
+    wrapped = "model = torch.nn.parallel.DistributedDataParallel(Net().cuda())"
+    assert _ddp011_unproven(NAN_SKIP.format(build=wrapped)) == [False]
+    handed = wrapped + "\ndef loss_of(m, x):\n    return m(x).sum()\n"
+    probe = NAN_SKIP.format(build=handed).replace("model(x).sum()", "loss_of(model, x)")
+    assert _ddp011_unproven(probe) == [False]
+    assert _ddp011_unproven(NAN_SKIP.format(build="model = build(ddp=False)")) == [True]
+    assert _ddp011_unproven(NAN_SKIP.format(build="model = Net()")) == [True]

@@ -82,7 +82,7 @@ def main():
     model = DDP(model, device_ids=[local_rank], output_device=local_rank)
 
     train_shards = DistributedSampler(train_ds, shuffle=True, seed=1234, drop_last=True)
-    eval_sampler = DistributedSampler(eval_ds, shuffle=False)  # expect: DDP003
+    eval_sampler = DistributedSampler(eval_ds, shuffle=False)  # expect-preview: DDP003
     train_loader = DataLoader(
         train_ds,
         batch_size=args.per_device_batch_size,

@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.ddp_facts import may_be_ddp_model
 from ddplint.domain.oom import oom_path_swallowed
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp011_rank_local_skip_before_backward.rank_local import (
@@ -42,6 +43,11 @@ runs a forward itself, `loss = trainer.step()`, reads the same and is missed), a
 skips in a branch that needs a parameter value no call passes (`else: return` under
 `if raise_on_error:` in a private method whose every call, in this file and none other,
 keeps `raise_on_error=True`). Handlers that swallow a CUDA out-of-memory error are DDP012's.
+
+Proven, and reported by default, when the step runs a DDP-wrapped model in sight (called
+before the backward, or handed to a call there). When the model comes from out of sight, or
+is a temporary one built without DDP (a batch-size probe), the finding is unproven (shown
+under `--preview`): without DDP's all-reduce in that backward there is nothing to skip.
 
 ## Why is this bad?
 DDP's gradient all-reduce runs inside `backward()`. A rank that skips it leaves the other
@@ -240,6 +246,7 @@ def train(model, loader, optimizer):
         start = forward.start
         if start is None:
             return
+        unproven = not _steps_ddp_model(ctx, region, backward)
         for node in skips:
             handler = enclosing_handler(ctx, node, region)
             if handler is not None:
@@ -250,6 +257,7 @@ def train(model, loader, optimizer):
                         "`backward()` on the rank that raised: the other ranks wait in DDP's "
                         "gradient all-reduce (a hang, or step counts that drift apart); "
                         "re-raise, or agree on the skip with a collective",
+                        unproven=unproven,
                     )
                 continue
             if not (ctx.before(start, node) and ctx.before(node, backward)):
@@ -262,6 +270,7 @@ def train(model, loader, optimizer):
                     "this rank computed) can skip `backward()` on some ranks only: the others "
                     "wait in DDP's gradient all-reduce (a hang, or step counts that drift apart); "
                     "all-reduce the decision first",
+                    unproven=unproven,
                 )
 
     @staticmethod
@@ -276,3 +285,18 @@ def train(model, loader, optimizer):
         if not isinstance(try_node, cst.Try):
             return False
         return ctx.is_inside(backward, try_node.body) or ctx.is_inside(start, try_node.body)
+
+
+def _steps_ddp_model(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> bool:
+    """Whether the step that ends in `backward` is proven to run a DDP-wrapped model: one
+    is called before the backward (`model(x)`) or handed to a call there
+    (`loss = compute_loss(model, batch)`). A step whose model is built without DDP (a
+    batch-size probe on a temporary model) or comes from out of sight has no gradient
+    all-reduce in sight to skip: its findings are unproven."""
+    for call in ctx.calls_within(region):
+        if not ctx.before(call, backward):
+            continue
+        candidates = [call.func, *(arg.value for arg in call.args)]
+        if any(may_be_ddp_model(ctx, expr, call) for expr in candidates):
+            return True
+    return False

@@ -48,6 +48,11 @@ by the name of what is saved, when nothing it holds names a model, optimizer or
 `state_dict()`), a dataset's per-sample cache, and a file per item of a loop that runs
 once per run (a conversion writing each tensor or shard to its own file).
 
+Proven, and reported by default: a save that repeats in sight (a loop of its function, or
+a helper called in a loop of the same file). Unproven, shown under `--preview`: a
+`last`/`best` name written once as far as ddplint sees (a final export, a branch that only
+some caller may take, or a helper whose callers are in other files).
+
 ## Why is this bad?
 `torch.save` opens the target, truncates it and writes the new checkpoint into it. A crash,
 preemption or full disk while it writes leaves a truncated file in place of the last good
@@ -169,21 +174,27 @@ def broadcast_state(model, epochs):
             if varies_per_save(ctx, path, at, depth=None if named else 3):
                 continue
             loops = item_loops(ctx, path, at) | ({walked[0]} if walked is not None else set())
-            if not (named or repeats(ctx, call, walking=loops)):
+            repeated = repeats(ctx, call, walking=loops)
+            if not (named or repeated):
                 continue
             shown = ctx.code(path).strip()
             if len(shown) > 40:
                 shown = shown[:37] + "..."
-            if any(file_name_varies(ctx, v) for v in values) and not named:
+            name_unknown = not (named or loops) and any(file_name_varies(ctx, v) for v in values)
+            if name_unknown:
                 what = (
                     "a checkpoint path a later save may write again (ddplint cannot tell "
                     "whether its name changes between saves)"
                 )
             else:
                 what = "a checkpoint path every save overwrites"
+            # Proven: a save that repeats in sight. A `last`/`best` name written once in
+            # sight (a final export, a branch no caller may take) rests on its name alone:
+            # unproven.
             yield Finding(
                 call,
                 f"`torch.save` writes straight onto `{shown}`, {what}: a crash or preemption "
                 "mid-write leaves a truncated file where the last good checkpoint was; save "
                 "to a temporary file, then `os.replace()` it onto the final path",
+                unproven=not repeated,
             )
