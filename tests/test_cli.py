@@ -142,7 +142,9 @@ def test_explicit_file_is_checked_even_when_excluded(cli, write, tmp_path, monke
     monkeypatch.chdir(tmp_path)
     assert cli("check", "--no-cache", "--select", "DDP005", ".").code == 0
     assert cli("check", "--no-cache", "--select", "DDP005", "vendored/train.py").code == 1
-    forced = cli("check", "--no-cache", "--select", "DDP005", "--force-exclude", "vendored/train.py")
+    forced = cli(
+        "check", "--no-cache", "--select", "DDP005", "--force-exclude", "vendored/train.py"
+    )
     assert forced.code == 0
 
 
