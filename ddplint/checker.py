@@ -18,6 +18,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
 from ddplint.domain.archived_code import archive_mark
 from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.launch_commands import launched_as_one_process
 from ddplint.domain.liveness import Liveness, Livenesses
 from ddplint.noqa import Suppressions
 from ddplint.parsing import file_error, parse
@@ -121,7 +122,12 @@ def livenesses(ctx: FileContext) -> Livenesses:
     """Whether the statements of `ctx` can run (`ddplint.domain.liveness`): a finding in
     code that never runs is dropped, one in code that may not run is unproven."""
     module = os.path.splitext(os.path.basename(ctx.path))[0]
-    archived = os.path.isfile(ctx.path) and archive_mark(ctx.path, project_root(ctx.path))
+    set_aside = False
+    if os.path.isfile(ctx.path):
+        root = project_root(ctx.path)
+        set_aside = archive_mark(ctx.path, root) is not None or launched_as_one_process(
+            ctx.path, root
+        )
     return Livenesses(
         ctx.model,
         ctx.resolver,
@@ -129,7 +135,7 @@ def livenesses(ctx: FileContext) -> Livenesses:
         ctx.source,
         _named_elsewhere(ctx.path),
         module,
-        archived=bool(archived),
+        set_aside=set_aside,
     )
 
 

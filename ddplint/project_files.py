@@ -19,6 +19,9 @@ _LOAD_WORDS = ("load_state_dict", "torch.load", "load_checkpoint")
 _ENTRY_POINT_FILES = ("pyproject.toml", "setup.cfg")
 # Files at the root that say where the project's packages live (`package_layout`).
 _LAYOUT_FILES = (*_ENTRY_POINT_FILES, "setup.py")
+# Files that may hold the commands starting the project's scripts (`launch_commands`).
+_COMMAND_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".md", ".rst")
+_COMMAND_NAMES = frozenset({"Makefile", "makefile"})
 
 
 def mentions_checkpoint_loading(text: str) -> bool:
@@ -32,6 +35,7 @@ class ProjectFiles:
     def __init__(self, root: str) -> None:
         self.root = root
         self._paths: list[str] | None = None
+        self._command_paths: list[str] = []
         self._texts: dict[str, str | None] = {}
         self._named: dict[str, frozenset[str]] = {}
         self._digest: str | None = None
@@ -46,8 +50,20 @@ class ProjectFiles:
                     d for d in subfolders if d[0] != "." and d not in _SKIPPED_FOLDERS
                 )
                 found.extend(os.path.join(folder, f) for f in sorted(files) if f.endswith(".py"))
+                self._command_paths.extend(
+                    os.path.join(folder, f)
+                    for f in sorted(files)
+                    if f.endswith(_COMMAND_SUFFIXES) or f in _COMMAND_NAMES
+                )
             self._paths = found
         return self._paths
+
+    @property
+    def command_paths(self) -> list[str]:
+        """Absolute paths of the shell scripts, Makefiles and READMEs under the root: where
+        a project writes the commands that start its scripts."""
+        _ = self.paths  # one walk lists both
+        return self._command_paths
 
     def text(self, path: str) -> str | None:
         """The text of a file (undecodable bytes replaced), None when it cannot be read."""
@@ -60,12 +76,13 @@ class ProjectFiles:
         return self._texts[path]
 
     def digest(self) -> str:
-        """A digest of every file a check may read under the root (the Python files and
-        the packaging files, by path and content): what a cached result depends on besides
-        the checked file itself."""
+        """A digest of every file a check may read under the root (the Python files, the
+        launch commands and the packaging files, by path and content): what a cached
+        result depends on besides the checked file itself."""
         if self._digest is None:
             state = hashlib.sha256(self.root.encode("utf-8", "surrogateescape"))
-            for path in [*self.paths, *(os.path.join(self.root, f) for f in _LAYOUT_FILES)]:
+            layout = (os.path.join(self.root, f) for f in _LAYOUT_FILES)
+            for path in [*self.paths, *self.command_paths, *layout]:
                 text = self.text(path)
                 state.update(f"\0{path}\0".encode("utf-8", "surrogateescape"))
                 state.update(b"-" if text is None else text.encode("utf-8", "surrogateescape"))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -127,8 +128,11 @@ def materialise(repo: Repo, mirror_root: Path, cache_root: Path) -> Path | None:
     imported as the package it is (`import mae_st.util.misc`) resolves by that name."""
     clone = repo.github.split("/")[1]
     target = cache_root / "clones" / f"{repo.name}-{repo.commit[:12]}" / clone
-    if (target / ".complete").exists():
+    marker = target / ".complete"
+    if marker.exists() and marker.read_text().split() == [repo.commit, EXTRACTION]:
         return target
+    if target.exists():  # extracted by an older `wanted`: extract again
+        shutil.rmtree(target)
     git_dir = find_git_dir(mirror_root, repo.github)
     if git_dir is None:
         clone = (
@@ -148,14 +152,27 @@ def materialise(repo: Repo, mirror_root: Path, cache_root: Path) -> Path | None:
         print(f"skip {repo.name}: {git_dir} lacks {repo.commit}; fetch it again", file=sys.stderr)
         return None
     extract(git_dir, repo.commit, target)
-    (target / ".complete").write_text(repo.commit + "\n")
+    marker.write_text(f"{repo.commit} {EXTRACTION}\n")
     return target
 
 
+# What `wanted` extracts, versioned: a change re-extracts the cached clones.
+EXTRACTION = "2"
+# Files that hold the commands starting the project's scripts (ddplint reads them to tell
+# how a script is launched).
+_COMMAND_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".md", ".rst")
+
+
 def wanted(path: str) -> bool:
-    """Python sources and the files that steer ddplint's file discovery and configuration."""
+    """Python sources, the files that steer ddplint's file discovery and configuration,
+    and the shell scripts, Makefiles and READMEs that launch the project's scripts."""
     name = path.rsplit("/", 1)[-1]
-    return path.endswith(".py") or name in (".gitignore", "pyproject.toml", "setup.cfg")
+    return path.endswith((".py", *_COMMAND_SUFFIXES)) or name in (
+        ".gitignore",
+        "pyproject.toml",
+        "setup.cfg",
+        "Makefile",
+    )
 
 
 def extract(git_dir: Path, commit: str, target: Path) -> None:

@@ -122,7 +122,9 @@ def file_name_varies(ctx: FileContext, path: cst.BaseExpression) -> bool:
     return False
 
 
-_PREFIX_TESTS = frozenset({"replace", "removeprefix", "startswith", "lstrip", "len"})
+_PREFIX_TESTS = frozenset(
+    {"replace", "removeprefix", "startswith", "lstrip", "len", "split", "partition", "sub"}
+)
 
 
 def _names_module_prefix(expr: cst.BaseExpression) -> bool:
@@ -130,13 +132,15 @@ def _names_module_prefix(expr: cst.BaseExpression) -> bool:
     if not isinstance(expr, cst.SimpleString):
         return False
     value = expr.raw_value  # not evaluated: any file of the project is read here
+    value = value.removeprefix("^").replace("\\.", ".")  # a pattern: `re.sub(r"^module\.", ...)`
     return value == "module" or value.startswith("module.")
 
 
 def strips_module_prefix(ctx: FileContext) -> bool:
     """The module drops the DDP wrapper's `module.` prefix from checkpoint keys when loading
     (`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`,
-    `k.startswith("module")` with `k[len("module."):]`)."""
+    `k.startswith("module")` with `k[len("module."):]`, `k.split("module.")[1]`,
+    a `re.sub` of a `^module.` pattern)."""
     for call in ctx.calls:
         func = call.func
         name = func.attr.value if isinstance(func, cst.Attribute) else None

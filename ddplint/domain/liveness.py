@@ -6,9 +6,12 @@ parameter that always holds its default (a private function whose every call is 
 none passing it); or a function no code names (not in its file outside its own definition
 and functions that never run themselves, not in another file of the project, not in the
 entry-point configuration) in a module that is a script (`if __name__ == "__main__":`).
-`UNKNOWN`: every statement of archived code (a file in an `old/` or `backup/` folder of the
-project, or a `train_old.py` copy: `ddplint.domain.archived_code`), and a function no code
-names in a module that is not a script, when it is private
+`UNKNOWN`: every statement of a file set aside (archived code in an `old/` or `backup/`
+folder of the project or a `train_old.py` copy: `ddplint.domain.archived_code`; a script
+whose project's own commands launch it only as one process:
+`ddplint.domain.launch_commands`), a branch taken only on a torch older than 1.10
+(`ddplint.domain.versions`), and a function no code names in a module that is not a
+script, when it is private
 (`_name`) or its module is a helper that other files of the project import: a notebook or
 a user may still call it. A public function of a module no project file imports is what
 the module exports to its users, an entry point: live.
@@ -30,6 +33,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from ddplint.domain.versions import TORCHRUN_SINCE, TorchVersions
 from ddplint.engine import Condition, Flow, Resolver, SemanticModel
 from ddplint.engine.dead_code import never_runs
 
@@ -75,13 +79,14 @@ class Livenesses:
         source: str,
         named_elsewhere: Callable[[str], bool] | None,
         module_name: str = "",
-        archived: bool = False,
+        set_aside: bool = False,
     ) -> None:
         """`module_name`: the file's module name, to ask whether other files import it;
-        `archived`: the file is archived code (`ddplint.domain.archived_code`), so none
-        of it is known to run."""
+        `set_aside`: none of the file is known to run in a distributed job: it is archived
+        code (`ddplint.domain.archived_code`), or a script its project launches only as
+        one process (`ddplint.domain.launch_commands`)."""
         self.module_name = module_name
-        self.archived = archived
+        self.set_aside = set_aside
         self.model = model
         self.resolver = resolver
         self.flow = flow
@@ -96,9 +101,19 @@ class Livenesses:
         if never_runs(self.flow, self.resolver, node) or self._needs_unpassed_argument(node):
             return Liveness.NEVER
         states = [self.function(f) for f in self._functions_around(node)]
-        if self.archived:
+        if self.set_aside or self._only_on_old_torch(node):
             states.append(Liveness.UNKNOWN)
         return _all_of(states)
+
+    def _only_on_old_torch(self, node: cst.CSTNode) -> bool:
+        """`node` runs only on a torch older than 1.10, the first with `torchrun`: a
+        fallback for versions no DDP job of today uses."""
+        old = self._versions.old_torch(node)
+        return old is not None and old.before(TORCHRUN_SINCE)
+
+    @cached_property
+    def _versions(self) -> TorchVersions:
+        return TorchVersions(self.resolver, self.flow)
 
     def _functions_around(self, node: cst.CSTNode) -> list[cst.FunctionDef]:
         parents = self.model.parents

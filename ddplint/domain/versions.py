@@ -16,6 +16,8 @@ from ddplint.domain.ranks import last_name
 from ddplint.engine import Flow, Resolver
 
 Version = tuple[int, ...]
+# The first torch with `torchrun` (1.10): the oldest a DDP job of today runs on.
+TORCHRUN_SINCE: Version = (1, 10)
 TORCH_VERSION_NAMES = frozenset({"torch.__version__", "torch.version.__version__"})
 # Calls that turn a version string into something comparable (`packaging.version.parse`,
 # `Version`, `LooseVersion`, `parse_version`, mmcv's `digit_version`).

@@ -636,6 +636,8 @@ def test_ddp006_unwrapped_or_never_wrapped_models_are_fine(saved):
     [
         "consume_prefix_in_state_dict_if_present(state, 'module.')",
         "state = {k.replace('module.', ''): v for k, v in state.items()}",
+        "state = {k.split('module.')[1]: v for k, v in state.items()}",
+        "state = {re.sub(r'^module\\.', '', k): v for k, v in state.items()}",
     ],
 )
 def test_ddp006_script_that_strips_the_prefix_on_load_is_left_alone(loader):

@@ -185,6 +185,30 @@ def test_project_inside_a_folder_named_old_is_not_archived(tmp_path, capsys):
     assert "DDP005" in out and "[preview]" not in out
 
 
+OLD_TORCH_FALLBACK = """\
+import torch
+import torch.distributed as dist
+
+
+def step(model, x):
+    if torch.__version__ >= "{version}":
+        loss = model(x).sum()
+    else:
+        loss = model(x).sum() / dist.get_world_size()
+    loss.backward()
+"""
+
+
+@pytest.mark.parametrize(("version", "unproven"), [("1.4", True), ("2.1", False)])
+def test_branch_only_an_old_torch_takes_is_unproven(tmp_path, capsys, version, unproven):
+    """A fallback for a torch older than 1.10 (the first with torchrun) runs on no DDP job
+    of today; a branch for a torch before 2.1 still may."""
+    root = project(tmp_path, {"steps.py": OLD_TORCH_FALLBACK.format(version=version)})
+    _, out = run(capsys, "--preview", root / "steps.py")
+    assert out.count("DDP005") == 1
+    assert ("DDP005 [preview]" in out) is unproven
+
+
 def test_spawned_rank_is_a_traced_rank(tmp_path, capsys):
     spawned = """\
     import torch.distributed as dist

@@ -15,10 +15,10 @@ from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import environ_key, keyword, last_name
 from ddplint.domain.ddp_facts import string_value as _literal_value
 from ddplint.domain.project_view import project_of
+from ddplint.domain.versions import TORCHRUN_SINCE
 from ddplint.names import dotted
 
 LAUNCH = "torch.distributed.launch"
-TORCHRUN_SINCE = (1, 10)  # the first torch with `torchrun`
 _LOCAL_RANK_FLAGS = frozenset({"--local_rank", "--local-rank"})
 # `-m torch.distributed.launch` inside a command line.
 _LAUNCH_COMMAND = re.compile(r"(^|\s)-m\s+torch\.distributed\.launch(\s|$)")

@@ -1,0 +1,156 @@
+"""How a project starts its scripts, read from the commands in its shell scripts, Makefiles
+and READMEs (`ProjectFiles.command_paths`).
+
+One question is answered: does the project launch a script only as one process? It does
+when the script's distributed mode hangs on a `--local_rank` argument (its own, or one an
+options module of the project defines) that keeps -1 (the convention for "not
+distributed": its default, or the value every command passes), at
+least one command of the project runs the script, and every such command is a plain
+interpreter call (`python train.py ...`, `CUDA_VISIBLE_DEVICES=0 python -u train.py`) with
+no launcher (`torchrun`, `torch.distributed.launch`, deepspeed, accelerate, mpirun, srun,
+a `--nproc_per_node` or `--gpus` option) and no rank of its own. The script must start no
+processes itself (`mp.spawn`, `Process`, a `launch(...)` helper, a subprocess), and no
+launcher command of the project may name its script through a variable (it might be this
+one). Then the DDP harm of a finding in the script needs a launch its project does not
+use: the checker reports the finding as unproven. Anything less certain answers no."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ddplint.project_files import project_files
+
+_LAUNCHER = re.compile(
+    r"torchrun|torch\.distributed\.(launch|run)|\bdeepspeed\b|\baccelerate\b|\bmpirun\b"
+    r"|\bmpiexec\b|\bsrun\b|horovodrun|colossalai|\blaunch(er)?\b|\blightning\b"
+    r"|--nproc[_-]per[_-]node|--nnodes|--num[_-]gpus|--gpus\b|--world[_-]size|\bspawn\b",
+    re.IGNORECASE,
+)
+_INTERPRETER = re.compile(r"(^|[\s;&|(`'\"])python[\d.]*\s")
+_SCRIPT = re.compile(r"[\w./~${}-]*\.py\b")
+_MODULE = re.compile(r"\s-m\s+([A-Za-z_][\w.]*)")
+_RANK_PASSED = re.compile(r"--local[_-]rank[\s=]+(-?\d+)")
+_LOCAL_RANK_ARGUMENT = re.compile(r"add_argument\(\s*['\"]--local[_-]rank['\"]")
+_DEFAULT_NOT_DISTRIBUTED = re.compile(
+    r"add_argument\(\s*['\"]--local[_-]rank['\"][^)]*?\bdefault\s*=\s*-1\b"
+)
+_STARTS_PROCESSES = re.compile(
+    r"\b(spawn|start_processes|Process|Popen|launch)\s*\(|\bsubprocess\.|\bos\.system\("
+)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One command that runs a script: as one plain process, and whether it passes
+    `--local_rank -1` (and no other rank)."""
+
+    plain: bool
+    passes_minus_one: bool
+
+
+@dataclass
+class _Commands:
+    """The project's commands that run each of its scripts."""
+
+    by_script: dict[str, list[_Run]] = field(default_factory=lambda: defaultdict(list))
+    launches_unknown_script: bool = False
+
+
+def launched_as_one_process(path: str, root: str) -> bool:
+    """Whether the project at `root` launches the script `path` only as one process (see
+    the module docstring); False whenever that is not certain."""
+    script = os.path.abspath(path)
+    text = project_files(root).text(script)
+    if text is None or "local_rank" not in text or _STARTS_PROCESSES.search(text):
+        return False
+    if _LOCAL_RANK_ARGUMENT.search(text):
+        defaults_to_minus_one = bool(_DEFAULT_NOT_DISTRIBUTED.search(text))
+    else:  # an options module of the project defines it (`tools/finetuning_argparse.py`)
+        defined = _local_rank_definitions(root)
+        if not defined:
+            return False
+        defaults_to_minus_one = all(defined)
+    commands = _commands(root)
+    runs = commands.by_script.get(script)
+    if not runs or commands.launches_unknown_script or not all(r.plain for r in runs):
+        return False
+    return defaults_to_minus_one or all(r.passes_minus_one for r in runs)
+
+
+@functools.cache
+def _local_rank_definitions(root: str) -> tuple[bool, ...]:
+    """For each `--local_rank` argument the project's files define, whether its default
+    is -1."""
+    files = project_files(root)
+    found: list[bool] = []
+    for path in files.paths:
+        text = files.text(path) or ""
+        if "local" not in text:
+            continue
+        for match in _LOCAL_RANK_ARGUMENT.finditer(text):
+            found.append(bool(_DEFAULT_NOT_DISTRIBUTED.match(text, match.start())))
+    return tuple(found)
+
+
+@functools.cache
+def _commands(root: str) -> _Commands:
+    """Every command of the project at `root` that runs one of its Python files."""
+    files = project_files(root)
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for script in files.paths:
+        by_name[os.path.basename(script)].append(script)
+    found = _Commands()
+    for command_file in files.command_paths:
+        for line in _lines(files.text(command_file) or ""):
+            launcher = bool(_LAUNCHER.search(line))
+            if not launcher and not _INTERPRETER.search(line):
+                continue
+            ranks = [int(v) for v in _RANK_PASSED.findall(line)]
+            run = _Run(
+                plain=not launcher and all(r < 0 for r in ranks), passes_minus_one=ranks == [-1]
+            )
+            tokens = [*_SCRIPT.findall(line), *_modules_run(line)]
+            named = [s for t in tokens for s in _scripts_named(t, command_file, root, by_name)]
+            for script in named:
+                found.by_script[script].append(run)
+            if launcher and not named and "$" in line:
+                found.launches_unknown_script = True  # `torchrun ... $SCRIPT`: maybe any
+    return found
+
+
+def _modules_run(line: str) -> list[str]:
+    """The files of the modules a command runs with `-m` (`-m pkg.train` runs
+    `pkg/train.py`), the launchers' own modules left out."""
+    return [
+        module.replace(".", "/") + ".py"
+        for module in _MODULE.findall(line)
+        if not module.startswith("torch.")
+    ]
+
+
+def _lines(text: str) -> list[str]:
+    """The text's lines, a line continued with a backslash joined to the next."""
+    return text.replace("\\\r\n", " ").replace("\\\n", " ").splitlines()
+
+
+def _scripts_named(
+    token: str, command_file: str, root: str, by_name: dict[str, list[str]]
+) -> list[str]:
+    """The project files a script token of a command may name: a path with folders names
+    the files it is a trailing part of; a bare file name, the file of that name beside the
+    command file or at the root (where commands are run from)."""
+    parts = [p for p in token.strip("'\"").split("/") if p not in ("", ".", "~")]
+    while any("$" in p or "{" in p for p in parts):  # `$ROOT/tools/train.py`: the rest
+        parts = parts[1:]
+    if not parts:
+        return []
+    candidates = by_name.get(parts[-1], [])
+    if len(parts) == 1:
+        beside = {os.path.dirname(command_file), root}
+        return [c for c in candidates if os.path.dirname(c) in beside]
+    tail = os.sep + os.path.join(*parts)
+    return [c for c in candidates if c.endswith(tail)]

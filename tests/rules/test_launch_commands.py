@@ -1,0 +1,124 @@
+"""How a project launches its scripts (`ddplint.domain.launch_commands`): a script whose
+distributed mode hangs on a `--local_rank` that keeps -1, and that every command of its
+project runs as one plain process, has its findings reported as unproven; any launcher,
+rank or doubt keeps them proven."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ddplint.cli import main
+
+TRAIN = """\
+import argparse
+import torch
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default={default})
+args = parser.parse_args()
+if args.local_rank != -1:
+    dist.init_process_group("nccl")
+
+
+def step(model, x):
+    loss = model(x).sum() / dist.get_world_size()
+    loss.backward()
+"""
+
+
+def run(capsys: pytest.CaptureFixture[str], root: Path) -> str:
+    main(["check", "--no-cache", "--select", "DDP005", str(root / "train.py")])
+    return capsys.readouterr().out
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    return tmp_path
+
+
+ONE_PROCESS = {
+    "shell script beside the root": {"run.sh": "python train.py --lr 0.1\n"},
+    "shell script in scripts/": {
+        "scripts/run.sh": "CUDA_VISIBLE_DEVICES=0 python -u train.py \\\n  --lr 0.1\n"
+    },
+    "path under a variable": {"run.sh": "python $ROOT/train.py\n"},
+    "README": {"README.md": "Train with\n\n```\npython train.py --epochs 3\n```\n"},
+}
+
+
+@pytest.mark.parametrize("commands", ONE_PROCESS.values(), ids=ONE_PROCESS.keys())
+def test_script_launched_only_as_one_process_is_unproven(tmp_path, capsys, commands):
+    root = project(tmp_path, {"train.py": TRAIN.format(default=-1), **commands})
+    assert "1 more unproven finding hidden" in run(capsys, root)
+
+
+def test_local_rank_defined_in_an_options_module(tmp_path, capsys):
+    options = 'def add(parser):\n    parser.add_argument("--local_rank", type=int, default=-1)\n'
+    train = TRAIN.format(default=-1).replace(
+        'parser.add_argument("--local_rank", type=int, default=-1)', "options.add(parser)"
+    )
+    root = project(
+        tmp_path,
+        {
+            "options.py": options,
+            "train.py": "import options\n" + train,
+            "run.sh": "python train.py\n",
+        },
+    )
+    assert "1 more unproven finding hidden" in run(capsys, root)
+
+
+def test_commands_passing_minus_one_make_any_default_one_process(tmp_path, capsys):
+    root = project(
+        tmp_path,
+        {"train.py": TRAIN.format(default=0), "run.sh": "python train.py --local_rank -1\n"},
+    )
+    assert "1 more unproven finding hidden" in run(capsys, root)
+
+
+PROVEN = {
+    "no command": ({}, -1),
+    "torchrun": ({"run.sh": "torchrun --nproc_per_node=8 train.py\n"}, -1),
+    "old launcher": (
+        {"run.sh": "python -m torch.distributed.launch --nproc_per_node 4 train.py\n"},
+        -1,
+    ),
+    "one of two commands launches": (
+        {"run.sh": "python train.py\n", "README.md": "    torchrun --nproc_per_node 2 train.py\n"},
+        -1,
+    ),
+    "a rank passed": ({"run.sh": "python train.py --local_rank 0\n"}, -1),
+    "default not -1": ({"run.sh": "python train.py\n"}, 0),
+    "a launcher runs a script named by a variable": (
+        {"run.sh": "python train.py\n", "multi.sh": "torchrun --nproc_per_node 2 $SCRIPT\n"},
+        -1,
+    ),
+    "a launcher runs a module": (
+        {"run.sh": "python train.py\n", "multi.sh": "torchrun --nproc_per_node 2 -m train\n"},
+        -1,
+    ),
+}
+
+
+@pytest.mark.parametrize(("commands", "default"), PROVEN.values(), ids=PROVEN.keys())
+def test_any_launcher_or_doubt_keeps_the_finding_proven(tmp_path, capsys, commands, default):
+    root = project(tmp_path, {"train.py": TRAIN.format(default=default), **commands})
+    out = run(capsys, root)
+    assert "DDP005" in out and "unproven" not in out
+
+
+def test_a_script_that_starts_its_own_processes_is_not_one_process(tmp_path, capsys):
+    train = (
+        TRAIN.format(default=-1)
+        + "\n\nimport torch.multiprocessing as mp\nmp.spawn(step, nprocs=2)\n"
+    )
+    root = project(tmp_path, {"train.py": train, "run.sh": "python train.py\n"})
+    out = run(capsys, root)
+    assert "DDP005" in out and "unproven" not in out
