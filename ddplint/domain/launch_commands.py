@@ -35,6 +35,11 @@ _SCRIPT = re.compile(r"[\w./~${}-]*\.py\b")
 _MODULE = re.compile(r"\s-m\s+([A-Za-z_][\w.]*)")
 _RANK_PASSED = re.compile(r"--local[_-]rank[\s=]+(-?\d+)")
 _LOCAL_RANK_ARGUMENT = re.compile(r"add_argument\(\s*['\"]--local[_-]rank['\"]")
+# A `--local_rank` option written into a command (`f"--local_rank={rank}"`,
+# `cmd += ["--local_rank", str(i)]`), and one a shell command takes from a variable.
+_LOCAL_RANK_STRING = re.compile(r"['\"]--local[_-]rank(=|['\"]\s*,\s*str\()")
+_LOCAL_RANK_FROM_VARIABLE = re.compile(r"--local[_-]rank[\s=]+['\"]?\$")
+_BACKGROUND = re.compile(r"(?<!&)&\s*(done\b.*)?$")
 _DEFAULT_NOT_DISTRIBUTED = re.compile(
     r"add_argument\(\s*['\"]--local[_-]rank['\"][^)]*?\bdefault\s*=\s*-1\b"
 )
@@ -110,8 +115,12 @@ def _commands(root: str) -> _Commands:
             if not launcher and not _INTERPRETER.search(line):
                 continue
             ranks = [int(v) for v in _RANK_PASSED.findall(line)]
+            # A rank from a variable, or a command sent to the background (`... &` in a
+            # loop), may start one process per rank.
+            several = bool(_LOCAL_RANK_FROM_VARIABLE.search(line) or _BACKGROUND.search(line))
             run = _Run(
-                plain=not launcher and all(r < 0 for r in ranks), passes_minus_one=ranks == [-1]
+                plain=not (launcher or several) and all(r < 0 for r in ranks),
+                passes_minus_one=ranks == [-1],
             )
             tokens = [*_SCRIPT.findall(line), *_modules_run(line)]
             named = [s for t in tokens for s in _scripts_named(t, command_file, root, by_name)]
@@ -154,3 +163,19 @@ def _scripts_named(
         return [c for c in candidates if os.path.dirname(c) in beside]
     tail = os.sep + os.path.join(*parts)
     return [c for c in candidates if c.endswith(tail)]
+
+
+@functools.cache
+def passes_local_rank_itself(root: str) -> bool:
+    """Whether the project at `root` starts its workers with a `--local_rank` of its own: a
+    launcher module that writes the option into each worker's command (a copy of the old
+    `torch.distributed.launch`), or a shell loop passing `--local_rank=$i`. Then the option
+    has a value under the project's own launch, whatever torchrun would do."""
+    files = project_files(root)
+    for path in files.paths:
+        text = files.text(path) or ""
+        if _LOCAL_RANK_STRING.search(text):
+            return True
+    return any(
+        _LOCAL_RANK_FROM_VARIABLE.search(files.text(path) or "") for path in files.command_paths
+    )

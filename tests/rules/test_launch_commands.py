@@ -122,3 +122,52 @@ def test_a_script_that_starts_its_own_processes_is_not_one_process(tmp_path, cap
     root = project(tmp_path, {"train.py": train, "run.sh": "python train.py\n"})
     out = run(capsys, root)
     assert "DDP005" in out and "unproven" not in out
+
+
+DDP022_TRAIN = """\
+import argparse
+import torch
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=0)
+args = parser.parse_args()
+torch.cuda.set_device(args.local_rank)
+dist.init_process_group("nccl")
+"""
+
+OWN_LAUNCHER = """\
+import subprocess
+import sys
+
+procs = []
+for local_rank in range(int(sys.argv[1])):
+    cmd = [sys.executable, "train.py", "--local_rank={}".format(local_rank)]
+    procs.append(subprocess.Popen(cmd))
+"""
+
+
+@pytest.mark.parametrize(
+    "launch",
+    [
+        {"launch.py": OWN_LAUNCHER},
+        {"run.sh": "for i in 0 1 2 3; do\n  python train.py --local_rank=$i &\ndone\nwait\n"},
+    ],
+    ids=["launcher module", "shell loop"],
+)
+def test_local_rank_the_project_passes_itself_is_unproven_for_ddp022(tmp_path, capsys, launch):
+    """The project starts each worker with its own `--local_rank`: torchrun, under which the
+    argument would keep its default, is a launch it does not use."""
+    root = project(tmp_path, {"train.py": DDP022_TRAIN, **launch})
+    main(["check", "--no-cache", "--select", "DDP022", str(root / "train.py")])
+    out = capsys.readouterr().out
+    assert "1 more unproven finding hidden" in out
+    main(["check", "--no-cache", "--select", "DDP022", str(root)])
+    assert "1 more unproven finding hidden" in capsys.readouterr().out
+
+
+def test_local_rank_only_the_old_launcher_passes_is_reported(tmp_path, capsys):
+    root = project(tmp_path, {"train.py": DDP022_TRAIN, "run.sh": "python train.py\n"})
+    main(["check", "--no-cache", "--select", "DDP022", str(root / "train.py")])
+    out = capsys.readouterr().out
+    assert "DDP022" in out and "unproven" not in out

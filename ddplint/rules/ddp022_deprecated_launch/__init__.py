@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import libcst as cst
@@ -9,6 +10,8 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.ddp_facts import facts_of, keyword
+from ddplint.domain.launch_commands import passes_local_rank_itself
+from ddplint.project_files import project_root
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp022_deprecated_launch.launch import (
     device_from_environment,
@@ -42,7 +45,9 @@ python -m torch.distributed.launch ...`), is left alone.
 passes `--local-rank=N` to the script; `torchrun` sets the `LOCAL_RANK` environment
 variable instead. Under `torchrun` a `--local_rank` argument keeps its default on every
 rank, so code that picks the GPU from it puts all ranks on the same device. (Scripts
-launched by DeepSpeed, which does pass `--local_rank`, are left alone.)
+launched by DeepSpeed, which does pass `--local_rank`, are left alone; in a project whose
+own launcher writes `--local_rank=N` into each worker's command, or whose shell scripts
+pass `--local_rank=$i`, the finding is unproven: torchrun is a launch it does not use.)
 
 ## Example
 ```python
@@ -157,6 +162,8 @@ deepspeed.init_distributed()
             yield Finding(node, _LAUNCH_MESSAGE, fix=fix)
         if not facts_of(ctx).is_distributed or _deepspeed(ctx) or device_from_environment(ctx):
             return  # DeepSpeed passes --local_rank; an environment device makes it a fallback
+        # The project's own launcher passes the option: torchrun is a launch it does not use.
+        unproven = os.path.isfile(ctx.path) and passes_local_rank_itself(project_root(ctx.path))
         for call in local_rank_arguments(ctx):
             if is_required(call):
                 message = (
@@ -165,14 +172,14 @@ deepspeed.init_distributed()
                     "environment variable instead, so under torchrun the script stops with "
                     "'the following arguments are required'"
                 )
-                yield Finding(call, message)
+                yield Finding(call, message, unproven=unproven)
                 continue
             message = (
                 "`--local_rank` is only passed by the deprecated torch.distributed.launch; "
                 "torchrun sets the LOCAL_RANK environment variable instead, so under "
                 "torchrun this argument keeps its default on every rank"
             )
-            yield Finding(call, message, fix=self._argument_fix(ctx, call))
+            yield Finding(call, message, fix=self._argument_fix(ctx, call), unproven=unproven)
 
     @staticmethod
     def _argument_fix(ctx: FileContext, call: cst.Call) -> FixSpec | None:
