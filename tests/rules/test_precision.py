@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ddplint.api import lint_source
 from ddplint.cli import main
 
 NAME_ONLY = """\
@@ -320,3 +321,32 @@ def test_loader_over_a_dataset_from_another_module_is_unproven(tmp_path, capsys)
     assert "DDP009" not in out and "1 more unproven finding hidden" in out
     _, out = run(capsys, "--preview", root / "train.py")
     assert ":17:14: DDP009 [preview]" in out
+
+
+PEEK_OR_TRAIN = """\
+import torch
+import torch.distributed as dist
+import torchvision
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+
+dist.init_process_group("nccl")
+model = DDP(torch.nn.Linear(8, 2).cuda())
+data = torchvision.datasets.FakeData(size=64, transform=torchvision.transforms.ToTensor())
+loader = DataLoader(data, batch_size=8, shuffle=True)
+for images, labels in loader:
+    {body}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "unproven"),
+    [
+        ("model(images.flatten(1)).sum().backward()", False),
+        ("print(images.shape)\n    break", True),
+    ],
+    ids=["training loop", "one-batch peek"],
+)
+def test_unsharded_loader_is_proven_only_where_it_feeds_a_backward(body, unproven):
+    [finding] = lint_source(PEEK_OR_TRAIN.format(body=body), select=["DDP009"])
+    assert finding.unproven is unproven

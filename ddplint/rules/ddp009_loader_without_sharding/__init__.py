@@ -48,6 +48,11 @@ loaders
 (`shuffle=False`, built under `torch.no_grad()` or in an eval function, named
 `val`/`test`/`eval`).
 
+Proven, and reported by default, when a loop over the loader runs `backward()` in sight.
+A loader that is only shuffled, or whose dataset comes from code out of sight (which may
+shard it itself), is reported as unproven (shown under `--preview`): it may serve a
+one-batch peek or a trainer elsewhere.
+
 ## Why is this bad?
 DDP does not split the data: each process iterates whatever its loader yields. Without a
 `DistributedSampler` every rank walks the whole dataset, so one "epoch" processes the data
@@ -193,11 +198,8 @@ def build(net, files, local_rank):
                 or rank_guard(ctx, call) is not None  # one rank reads it: nothing duplicated
             ):
                 continue
-            training = (
-                is_true(shuffle)
-                or sampler is not None
-                or domain_of(ctx).loops.feeds_training([call])
-            )
+            trains = domain_of(ctx).loops.feeds_training([call])
+            training = trains or is_true(shuffle) or sampler is not None
             if not training or dataset is None:
                 continue
             sharding = sharding or Sharding(ctx)
@@ -209,7 +211,9 @@ def build(net, files, local_rank):
                 "script: every rank iterates the whole dataset, so each epoch processes the "
                 "data world-size times; pass `sampler=DistributedSampler(dataset)` (and call "
                 "`set_epoch` every epoch)",
-                unproven=_out_of_sight(ctx, dataset, call),
+                # Proven only when a loop over the loader runs the backward in sight; a
+                # shuffled loader may as well serve a one-batch peek or code out of sight.
+                unproven=not trains or _out_of_sight(ctx, dataset, call),
             )
 
 
