@@ -235,9 +235,36 @@ class DDPFacts:
         at: cst.CSTNode | None,
         predicate: Callable[[cst.BaseExpression], bool],
     ) -> bool:
-        """Whether some value `expr` may hold at `at` satisfies `predicate`."""
+        """Whether some value `expr` may hold at `at` satisfies `predicate`: one bound
+        where a test holds does not reach a use where the same test fails (`if
+        args.distributed: model = DDP(model)`, then `else: torch.save(model...)` under a
+        later `if args.distributed:`)."""
         where = expr if at is None else at
-        return any(predicate(v.expr) for v in self.ctx.resolver.values(expr, where))
+        return any(
+            predicate(v.expr) and not self._opposite_branches(v.at, where)
+            for v in self.ctx.resolver.values(expr, where)
+        )
+
+    def _opposite_branches(self, bound: cst.CSTNode, used: cst.CSTNode) -> bool:
+        """`bound` runs only where a flag (a name or attribute, which no call can change
+        between) holds one way, and `used` only where it holds the other."""
+        flow = self.ctx.flow
+        if self.ctx.scope(bound) is not self.ctx.scope(used):
+            return False
+        fixed = {
+            (self.ctx.code(term).strip(), holds)
+            for condition in flow.conditions(bound)
+            if not condition.early_exit
+            for term, holds in condition.terms()
+            if isinstance(term, (cst.Name, cst.Attribute))
+        }
+        return any(
+            (self.ctx.code(term).strip(), not holds) in fixed
+            for condition in flow.conditions(used)
+            if not condition.early_exit
+            for term, holds in condition.terms()
+            if isinstance(term, (cst.Name, cst.Attribute))
+        )
 
     def reaching_binding(self, name: str, at: cst.CSTNode) -> Binding | None:
         """The last binding of `name` that may reach `at` (see `Resolver.reaching`)."""

@@ -788,3 +788,21 @@ def test_ddp006_unproven_when_the_model_may_be_fsdp():
         source = src(body.replace("WRAP_ELSE", other))
         (finding,) = lint_source(source, select=["DDP006"])
         assert finding.unproven is unproven
+
+
+def test_ddp006_save_on_the_branch_where_the_model_was_never_wrapped_is_fine():
+    """The same flag decides the wrap and the save: its `else` saves the bare model."""
+    source = src(
+        """
+        def main(args, net):
+            model = net
+            if args.distributed:
+                dist.init_process_group("nccl")
+                model = DDP(model)
+            if args.distributed:
+                torch.save(model.state_dict(), "wrapped.pt")
+            else:
+                torch.save(model.state_dict(), "bare.pt")
+        """
+    )
+    assert rows(source, "DDP006") == [line_of(source, '"wrapped.pt"')]
