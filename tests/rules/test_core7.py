@@ -806,3 +806,21 @@ def test_ddp006_save_on_the_branch_where_the_model_was_never_wrapped_is_fine():
         """
     )
     assert rows(source, "DDP006") == [line_of(source, '"wrapped.pt"')]
+
+
+@pytest.mark.parametrize(("epochs", "reported"), [("1", False), ("5", True), ("args.epochs", True)])
+def test_ddp002_an_epoch_loop_that_runs_once_repeats_no_order(epochs, reported):
+    source = src(
+        f"""
+        num_epochs = {epochs}
+
+        def main(args, dataset):
+            dist.init_process_group("nccl")
+            sampler = DistributedSampler(dataset, shuffle=True)
+            loader = DataLoader(dataset, sampler=sampler)
+            for epoch in range(num_epochs):
+                for batch in loader:
+                    pass
+        """
+    )
+    assert bool(rows(source, "DDP002")) is reported

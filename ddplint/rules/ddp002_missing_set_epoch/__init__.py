@@ -99,7 +99,9 @@ Finds an epoch loop that iterates a DataLoader built on a shuffling `Distributed
 (`shuffle` defaults to `True`) and never calls `set_epoch` on it: not on the sampler, not
 through `loader.sampler.set_epoch(...)`, and not in a function called from the loop
 (in this file or, when several files are linted together, in a sibling module such as
-`engine.train_one_epoch`). Samplers built with `shuffle=False` (evaluation) are left alone.
+`engine.train_one_epoch`). Samplers built with `shuffle=False` (evaluation) are left alone,
+and so is an epoch loop that goes round at most once (`range(num_epochs)` with
+`num_epochs = 1`): no second epoch repeats an order.
 Also flags an epoch loop that builds a new shuffling sampler in every pass, over the same
 dataset and with a seed that does not change from pass to pass, and never calls
 `set_epoch` on it.
@@ -274,6 +276,11 @@ def main(train_set, model, epochs):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        for finding in self._findings(ctx):
+            if not _runs_once(ctx, finding.node):
+                yield finding
+
+    def _findings(self, ctx: FileContext) -> Iterator[Finding]:
         finder = EpochLoops(ctx)
         reported: set[int] = set()
         for sampler in distributed_samplers(ctx):
@@ -365,3 +372,23 @@ def main(train_set, model, epochs):
         if via == "sampler" and (inline or value is sampler.call):
             return f"{epoch.name}.sampler"
         return None
+
+
+def _runs_once(ctx: FileContext, loop: cst.CSTNode) -> bool:
+    """The epoch loop goes round at most once (`for epoch in range(num_epochs)` with
+    `num_epochs = 1`): no second epoch repeats an order."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+        return False
+    func = loop.iter.func
+    if not (isinstance(func, cst.Name) and func.value == "range") or not loop.iter.args:
+        return False
+    if len(loop.iter.args) > 2:
+        return False
+    bounds = []
+    for arg in loop.iter.args:
+        values = [v.expr for v in ctx.resolver.values(arg.value, loop) if v.leaf]
+        if not values or not all(isinstance(v, cst.Integer) for v in values):
+            return False
+        bounds.append([int(v.value) for v in values if isinstance(v, cst.Integer)])
+    start = bounds[0] if len(bounds) == 2 else [0]
+    return max(bounds[-1]) - min(start) <= 1
