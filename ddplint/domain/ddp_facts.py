@@ -19,6 +19,7 @@ from ddplint.domain.apis import UNWRAP_FUNCTION as _UNWRAP_FUNCTION
 from ddplint.domain.process_group import uses_process_group
 from ddplint.domain.project_view import project_of
 from ddplint.domain.ranks import last_name, strip_conversion
+from ddplint.engine import Value
 from ddplint.names import dotted
 
 if TYPE_CHECKING:
@@ -240,9 +241,42 @@ class DDPFacts:
         args.distributed: model = DDP(model)`, then `else: torch.save(model...)` under a
         later `if args.distributed:`)."""
         where = expr if at is None else at
+        values = self.ctx.resolver.values(expr, where)
         return any(
-            predicate(v.expr) and not self._opposite_branches(v.at, where)
-            for v in self.ctx.resolver.values(expr, where)
+            predicate(v.expr)
+            and not self._opposite_branches(v.at, where)
+            and not self._ruled_out_by_arguments(v, values)
+            for v in values
+        )
+
+    def _ruled_out_by_arguments(self, value: Value, values: list[Value]) -> bool:
+        """`value` is bound in a function under a test on one of its flags (`if ddp: model
+        = DDP(model)`), and every call of that function this value was reached through
+        passes the flag the other way (`self._build_model(ddp=False)`), by argument or
+        by the parameter's default."""
+        ctx = self.ctx
+        func = ctx.enclosing_function(value.at)
+        if func is None:
+            return False
+        flags = [
+            (term.value, holds)
+            for condition in ctx.flow.conditions(value.at)
+            if not condition.early_exit
+            for term, holds in condition.terms()
+            if type(term) is cst.Name
+        ]
+        parameters = [p.name.value for p in (*func.params.params, *func.params.kwonly_params)]
+        flags = [(name, holds) for name, holds in flags if name in parameters]
+        calls = [
+            v.expr
+            for v in values
+            if type(v.expr) is cst.Call and func in ctx.resolver.callees(v.expr)
+        ]
+        if not flags or not calls:
+            return False
+        return all(
+            any(_passed_flag(func, call, name) is (not holds) for name, holds in flags)
+            for call in calls
         )
 
     def _opposite_branches(self, bound: cst.CSTNode, used: cst.CSTNode) -> bool:
@@ -334,3 +368,25 @@ class DDPFacts:
                         changed = True
                         break
         return found
+
+
+def _passed_flag(func: cst.FunctionDef, call: cst.Call, name: str) -> bool | None:
+    """The truth of what `call` passes to `func`'s parameter `name` (its default when the
+    call passes nothing), when that is a literal True/False/None or number; else None."""
+    params = [*func.params.params, *func.params.kwonly_params]
+    index = next(i for i, p in enumerate(params) if p.name.value == name)
+    is_method = bool(params) and params[0].name.value in ("self", "cls")
+    position = index - (1 if is_method and isinstance(call.func, cst.Attribute) else 0)
+    if any(arg.star for arg in call.args):
+        return None
+    positional = [a for a in call.args if a.keyword is None]
+    passed = next((a.value for a in call.args if a.keyword and a.keyword.value == name), None)
+    if passed is None and 0 <= position < len(positional) and index < len(func.params.params):
+        passed = positional[position].value
+    if passed is None:
+        passed = params[index].default
+    if type(passed) is cst.Name and passed.value in ("True", "False", "None"):
+        return passed.value == "True"
+    if type(passed) is cst.Integer:
+        return int(passed.value, 0) != 0
+    return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
 
 from ddplint.api import lint_source
 from ddplint.context import FileContext
@@ -172,3 +173,33 @@ def test_skip_is_proven_only_on_a_step_through_a_ddp_model():
     assert _ddp011_unproven(probe) == [False]
     assert _ddp011_unproven(NAN_SKIP.format(build="model = build(ddp=False)")) == [True]
     assert _ddp011_unproven(NAN_SKIP.format(build="model = Net()")) == [True]
+
+
+BUILT_BY_FLAG = """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Exp:
+    def _build_model(self, ddp=True):
+        model = Net().cuda()
+        if ddp:
+            model = DDP(model)
+        return model
+
+    def probe(self, loader):
+        model_tmp = self._build_model({passed})
+        for x in loader:
+            loss = model_tmp(x).sum()
+            if torch.isnan(loss):
+                break
+            loss.backward()
+"""
+
+
+@pytest.mark.parametrize(
+    ("passed", "unproven"), [("ddp=False", True), ("False", True), ("", False), ("ddp=True", False)]
+)
+def test_a_builder_called_with_its_wrap_flag_off_returns_no_ddp_model(passed, unproven):
+    """`self._build_model(ddp=False)` takes the branch without the wrap: the batch-size
+    probe on that temporary model is not proven to skip a DDP all-reduce."""
+    assert _ddp011_unproven(BUILT_BY_FLAG.format(passed=passed)) == [unproven]
