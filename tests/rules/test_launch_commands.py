@@ -171,3 +171,40 @@ def test_local_rank_only_the_old_launcher_passes_is_reported(tmp_path, capsys):
     main(["check", "--no-cache", "--select", "DDP022", str(root / "train.py")])
     out = capsys.readouterr().out
     assert "DDP022" in out and "unproven" not in out
+
+
+SELF_LAUNCHER = """\
+import argparse
+import torch
+import torch.distributed as dist
+from torch.multiprocessing import Process
+
+
+def worker(rank, size, args):
+    torch.cuda.set_device(args.local_rank)
+    dist.init_process_group("nccl", rank=rank, world_size=size)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local_rank", type=int, default=0)
+    args = parser.parse_args()
+    processes = []
+    for rank in range(4):
+        {assignment}
+        p = Process(target=worker, args=(rank, 4, args))
+        p.start()
+        processes.append(p)
+"""
+
+
+@pytest.mark.parametrize(
+    ("assignment", "reported"), [("args.local_rank = rank", False), ("pass", True)]
+)
+def test_a_script_that_sets_local_rank_for_each_worker_it_starts(
+    tmp_path, capsys, assignment, reported
+):
+    """The script is its own launcher: each worker gets the value its loop set."""
+    root = project(tmp_path, {"train.py": SELF_LAUNCHER.format(assignment=assignment)})
+    main(["check", "--no-cache", "--select", "DDP022", "--preview", str(root / "train.py")])
+    assert ("DDP022" in capsys.readouterr().out) is reported

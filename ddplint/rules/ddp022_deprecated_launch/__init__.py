@@ -61,7 +61,9 @@ parser.add_argument("--local_rank", type=int, default=int(os.environ.get("LOCAL_
 or drop the argument and read `int(os.environ["LOCAL_RANK"])`; launch with
 `torchrun --nproc_per_node=N train.py`.
 
-An argument that the script never reads, or one kept next to a device taken from the
+An argument that the script never reads (a script that is its own launcher and sets
+`args.local_rank = rank` in the loop that starts each worker `Process` never reads the
+parsed value), or one kept next to a device taken from the
 `LOCAL_RANK` environment variable (read by the script itself or by a project helper it
 calls, such as `utils.init_distributed_mode(args)` in another file, or a method of an object
 a project class or helper made, such as `strategy.setup_distributed()` after

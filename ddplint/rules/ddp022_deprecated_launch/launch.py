@@ -12,6 +12,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
+from ddplint.domain.apis import PROCESS_STARTERS
 from ddplint.domain.ddp_facts import environ_key, keyword, last_name
 from ddplint.domain.ddp_facts import string_value as _literal_value
 from ddplint.domain.project_view import project_of
@@ -185,7 +186,11 @@ def _dest(call: cst.Call) -> str:
 def _value_is_read(ctx: FileContext, dest: str) -> bool:
     """Whether the file reads the parsed value: `args.local_rank`, `getattr(args,
     "local_rank")`, the whole namespace handed on (`vars(args)`, `args.__dict__`; a
-    module's `models.__dict__[args.arch]` is not it, nor a loop listing the arguments)."""
+    module's `models.__dict__[args.arch]` is not it, nor a loop listing the arguments).
+    A script that is its own launcher, setting the value for each worker it starts
+    (`args.local_rank = rank` in the loop that starts a `Process`), never reads it."""
+    if _set_per_started_worker(ctx, dest):
+        return False
     for node in ctx.nodes_of(cst.Attribute, cst.Call):
         if isinstance(node, cst.Attribute):
             if node.attr.value == dest and not _overwritten(ctx, node, dest):
@@ -202,6 +207,21 @@ def _value_is_read(ctx: FileContext, dest: str) -> bool:
                 and string_value(node.args[1].value) == dest
             ):
                 return True
+    return False
+
+
+def _set_per_started_worker(ctx: FileContext, dest: str) -> bool:
+    """`x.dest = ...` inside a loop that also starts a process (`Process(...)`,
+    `mp.spawn`): each worker gets the value the loop set, not the parsed one."""
+    for target in ctx.nodes_of(cst.AssignTarget):
+        assigned = target.target  # type: ignore[attr-defined]
+        if not (isinstance(assigned, cst.Attribute) and assigned.attr.value == dest):
+            continue
+        loop = ctx.enclosing_loop(target)
+        if loop is not None and any(
+            ctx.call_name(call) in PROCESS_STARTERS for call in ctx.calls_within(loop)
+        ):
+            return True
     return False
 
 
