@@ -576,3 +576,26 @@ def test_ddp008_fix_first_argument_keeps_its_comment():
     assert (
         fixed == HEADER + "loader = DataLoader(\n    # legacy\n    dataset=ds,\n    sampler=s,\n)\n"
     )
+
+
+def test_ddp014_a_counter_named_last_epoch_names_no_last_file():
+    """`self.last_epoch` is read from `state["last_epoch"]`: a dictionary key, not a piece
+    of the path; each save writes a name of its own."""
+    body = """\
+    class Solver:
+        def resume(self, path):
+            state = torch.load(path, map_location="cpu")
+            self.last_epoch = state["last_epoch"]
+
+        def save(self, model):
+            path = os.path.join("ckpt", "{}e.pth".format(str(self.last_epoch).zfill(6)))
+            torch.save(model.state_dict(), path)
+            path = os.path.join("ckpt", "last.pth")
+            torch.save(model.state_dict(), path)
+
+        def train(self, model):
+            for epoch in range(10):
+                self.last_epoch = epoch
+                self.save(model)
+    """
+    assert lint(body, "DDP014") == [10]

@@ -114,10 +114,19 @@ def walked_paths(
 
 
 def path_texts(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
-    """The string pieces of the path and of the names it is built from, one level deep."""
+    """The string pieces of the path and of the names it is built from, one level deep.
+    A subscript's key is no piece of a path (`state["last_epoch"]` holds a number)."""
     texts = []
     for value in ctx.resolver.sources(path, at, depth=1):
+        keys = {
+            id(n)
+            for sub in ctx.walk(value.expr)
+            if isinstance(sub, cst.SubscriptElement)
+            for n in ctx.walk(sub)
+        }
         for node in ctx.walk(value.expr):
+            if id(node) in keys:
+                continue
             text = string_value(node) if isinstance(node, cst.BaseExpression) else None
             if text is not None:
                 texts.append(text)
