@@ -157,3 +157,31 @@ def test_ddp005_leaves_metric_averaged_after_all_reduce():
         return shown.item()
     """
     assert rows(body, "DDP005") == []
+
+
+@pytest.mark.parametrize(
+    ("test", "call", "unproven"),
+    [
+        ("dist.get_rank() == 0", "tree_reduce(stats)", False),
+        ("dist.get_rank(reduction_group) == 0", "tree_reduce(stats)", True),
+        ("dist.get_rank() == 0", "tree_reduce(stats, tree_group)", True),
+        ("dist.get_rank() == 0", 'tree_reduce(stats, mesh.get_group("tree"))', True),
+    ],
+)
+def test_ddp010_when_group_membership_decides_the_finding_is_unproven(test, call, unproven):
+    """The roots of one group may be exactly the members of the group the helper reduces
+    over (a tree reduction across groups): the code does not show how the groups were
+    built, so the hang is not proven."""
+    body = f"""\
+    def tree_reduce(stats, group=None):
+        dist.all_reduce(stats, group=group)
+        return stats
+
+    def reduce_all(stats, reduction_group, tree_group, mesh):
+        if {test}:
+            stats = {call}
+        return stats
+    """
+    source = HEADER + textwrap.dedent(body)
+    [finding] = lint_source(source, select=["DDP010"])
+    assert finding.unproven is unproven

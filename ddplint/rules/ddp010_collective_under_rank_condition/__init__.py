@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -13,6 +14,10 @@ from ddplint.domain.apis import MEMOIZERS
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.engine.flow import is_exit_call
 from ddplint.rule import Finding, Rule, register
+
+# An argument that is a process group: `group`, `tree_group`, `mesh.get_group("tree")`,
+# `process_group`, `pg`.
+_GROUP_ARGUMENT = re.compile(r"(?i)group\b|\bpg\b|get_group\(|new_group\(")
 
 
 @register
@@ -46,8 +51,11 @@ barrier), both branches of an `if`/`else` issuing the collective, collectives on
 subgroup (`group=`), point-to-point `send`/`recv`, and helpers (of this file or of the
 project) whose collective runs only under a condition of their own that is not a rank test
 (`if sharded_eval: dist.broadcast(...)`): whether that flag is on where only some ranks
-call them is not known statically. A helper that passes a subgroup (`share(x, group=pg)`) is
-reported, naming the group: only its ranks that the test turns away miss the collective.
+call them is not known statically. A helper handed a process group (`share(x, group=pg)`,
+`binary_reduce(stats, mesh.get_group("tree"))`), and a test on a rank within a group
+(`if dist.get_rank(reduction_group) == 0:`), are reported as unproven (`--preview`): the
+roots of one group may be exactly the members of the group the helper reduces over (a tree
+reduction across groups), and the code does not show how the groups were built.
 The message says when a helper is memoized (`@functools.cache`): a call with arguments it
 has seen does not run its body, and so issues nothing.
 
@@ -184,7 +192,10 @@ def exchange(t, rank):
             ):
                 continue
             assert evidence is not None
-            unproven = not evidence.gate_traced(gate)  # a rank spelled in a name only
+            unproven = (
+                not evidence.gate_traced(gate)  # a rank spelled in a name only
+                or _group_membership_decides(ctx, call, gate)
+            )
             yield Finding(call, _message(ctx, call, key, gate), unproven=unproven)
 
     @staticmethod
@@ -262,3 +273,18 @@ def _paired(gate: Gate, same_function: list[Gate]) -> bool:
         ):
             return True
     return False
+
+
+def _group_membership_decides(ctx: FileContext, call: cst.Call, gate: Gate) -> bool:
+    """The gate tests a rank within a process group (`dist.get_rank(group) == 0`), or the
+    helper issuing the collective is handed a process group (`binary_reduce(stats,
+    mesh.get_group("tree"))`): whether every member of the collective's group passes the
+    test depends on how the groups were built (the roots of one group may be exactly the
+    members of another), which the code does not show."""
+    ranks = domain_of(ctx).ranks
+    condition = gate.condition
+    if condition is not None:
+        for node in ctx.walk(condition.test):
+            if isinstance(node, cst.BaseExpression) and ranks.is_group_rank(node, gate.node):
+                return True
+    return any(_GROUP_ARGUMENT.search(ctx.code(arg.value)) for arg in call.args)
