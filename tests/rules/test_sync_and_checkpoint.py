@@ -599,3 +599,16 @@ def test_ddp014_a_counter_named_last_epoch_names_no_last_file():
                 self.save(model)
     """
     assert lint(body, "DDP014") == [10]
+
+
+@pytest.mark.parametrize(
+    ("writer", "reported"), [("write_and_rename", False), ("open_output", True)]
+)
+def test_ddp014_a_context_manager_named_for_an_atomic_write(writer, reported):
+    body = f"""\
+    def save_every_epoch(model, epochs, path):
+        for epoch in range(epochs):
+            with {writer}(path) as tmp:
+                torch.save(model.state_dict(), tmp)
+    """
+    assert bool(lint(body, "DDP014")) is reported

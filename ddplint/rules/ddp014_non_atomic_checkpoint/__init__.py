@@ -9,6 +9,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain.checkpoints import SAVE, file_name_varies, is_buffer, save_path, saves_state
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp014_non_atomic_checkpoint.overwrites import (
+    from_atomic_writer,
     is_temporary,
     item_loops,
     moved_after,
@@ -36,17 +37,18 @@ or a `last.pt` / `best.pt`-style name. A save into a file object opened for writ
 opened; a loop over a list of paths (`for p in paths:`) by the paths of the list.
 
 Left alone: a save to a temporary path moved into place afterwards (`os.replace`,
-`os.rename`, `shutil.move`, `Path.replace`), per-save unique paths (an f-string holding the
-epoch or step, also through the names and folders it is built from), saves into an
-in-memory buffer, file objects opened to append or with an unknown mode, and saves that
-happen once per run: at one configured step (`if step == save_step:`, or after
+`os.rename`, `shutil.move`, `Path.replace`, or a context manager named for it: `with
+write_and_rename(path) as tmp:`, `with atomic_write(path) as f:`), per-save unique paths (an
+f-string holding the epoch or step, also through the names and folders it is built from),
+saves into an in-memory buffer, file objects opened to append or with an unknown mode, and
+saves that happen once per run: at one configured step (`if step == save_step:`, or after
 `if step != save_step: return`), right before the process exits (`quit()`, `sys.exit()`,
 `raise SystemExit` after the save, with no way round the loop in between), or outside the
 training loop of a function that a hyper-parameter search calls once per run. Also left
-alone: files that hold no training state (a tensor dump, predictions, a metrics history,
-by the name of what is saved, when nothing it holds names a model, optimizer or
-`state_dict()`), a dataset's per-sample cache, and a file per item of a loop that runs
-once per run (a conversion writing each tensor or shard to its own file).
+alone: files that hold no training state (a tensor dump, predictions, a metrics history, by
+the name of what is saved, when nothing it holds names a model, optimizer or
+`state_dict()`), a dataset's per-sample cache, and a file per item of a loop that runs once
+per run (a conversion writing each tensor or shard to its own file).
 
 Proven, and reported by default: a save that repeats in sight (a loop of its function, or
 a helper called in a loop of the same file). Unproven, shown under `--preview`: a
@@ -154,6 +156,8 @@ def broadcast_state(model, epochs):
             path = save_path(call)
             if path is None or is_buffer(ctx, path, call) or not saves_state(ctx, call):
                 continue
+            if from_atomic_writer(ctx, path, call):
+                continue  # `with write_and_rename(final) as tmp:` renames it into place
             written = written_path(ctx, path, call)
             if written is None:
                 continue  # a file object the caller opened otherwise

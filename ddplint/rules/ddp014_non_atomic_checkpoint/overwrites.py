@@ -28,6 +28,8 @@ _COUNTER = re.compile(
     re.IGNORECASE,
 )
 _UNIQUE_CALLS = re.compile(r"time|now|strftime|uuid|datetime|mkstemp|NamedTemporaryFile")
+# A context manager that yields a temporary path and renames it into place on exit.
+_ATOMIC_WRITER = re.compile(r"(?i)rename|atomic|replace|temp|tmp")
 _TEMP_TEXT = re.compile(r"tmp|temp|\.part\b|\.partial|~$", re.IGNORECASE)
 _OVERWRITTEN_TEXT = re.compile(r"(^|[^a-z])(last|latest|best)([^a-z]|$)", re.IGNORECASE)
 _MODE = re.compile(r"^[rwxabt+U]+$")  # an `open` mode
@@ -133,6 +135,21 @@ def path_texts(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> l
             elif isinstance(node, cst.FormattedStringText):
                 texts.append(node.value)
     return texts
+
+
+def from_atomic_writer(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`with write_and_rename(final) as tmp: torch.save(state, tmp)`: the path is what a
+    context manager named for an atomic write yields (a temporary file it renames onto
+    the final path on exit)."""
+    if not isinstance(path, cst.Name):
+        return False
+    for binding in ctx.resolver.reaching(path.value, at):
+        value = binding.value
+        if binding.kind == "with" and isinstance(value, cst.Call):
+            name = last_name(value.func) or ""
+            if _ATOMIC_WRITER.search(name):
+                return True
+    return False
 
 
 def is_temporary(texts: list[str]) -> bool:
