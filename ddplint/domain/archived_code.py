@@ -41,7 +41,10 @@ _WORD_BREAK = re.compile(r"[_\-. ]+")
 def archive_mark(path: str, root: str) -> str | None:
     """The folder or file name that marks `path` as archived code of the project at
     `root` (`"old"` for `<root>/old/train.py`), or None when nothing does."""
-    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    try:
+        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    except ValueError:  # another drive (Windows): not below the root
+        return None
     parts = relative.split(os.sep)
     if parts[0] == os.pardir:
         return None

@@ -389,6 +389,6 @@ def _runs_once(ctx: FileContext, loop: cst.CSTNode) -> bool:
         values = [v.expr for v in ctx.resolver.values(arg.value, loop) if v.leaf]
         if not values or not all(isinstance(v, cst.Integer) for v in values):
             return False
-        bounds.append([int(v.value) for v in values if isinstance(v, cst.Integer)])
+        bounds.append([int(v.value, 0) for v in values if isinstance(v, cst.Integer)])
     start = bounds[0] if len(bounds) == 2 else [0]
     return max(bounds[-1]) - min(start) <= 1
