@@ -87,6 +87,19 @@ def test_a_finished_rank_stops_waiting_for_a_peer_never_heard_of(monkeypatch) ->
     assert first.ok.is_set() and first.leaving
 
 
+def test_peers_do_not_wait_for_the_acknowledgement_of_a_rank_whose_guard_is_off(
+    monkeypatch,
+) -> None:
+    store = HashStore()
+    first, last = _rank(store, 0), _rank(store, 1)
+    last.rt.disable("injected")  # e.g. an internal error of the guard on rank 1
+    slept: list[float] = []
+    monkeypatch.setattr(monitor_module.time, "sleep", slept.append)
+    monkeypatch.setattr(monitor_module, "ACK_WAIT", 0.2)
+    first.wait_acks()
+    assert slept == [], "waited for an acknowledgement that never comes"
+
+
 def test_a_summary_taken_before_the_script_ended_never_overwrites_the_last_one() -> None:
     """The monitor thread takes a summary (running) while the script ends and publishes its
     end from another thread: peers must read the end, not the older summary."""

@@ -105,6 +105,7 @@ class Monitor(threading.Thread):
         self.ok = threading.Event()  # the run ended cleanly for this rank: it may leave
         self.stopped = threading.Event()
         self.leaving = False  # left without the others (no acknowledgements to wait for)
+        self.acked = False  # this rank acknowledged the verdict
         self.beat = 0
         self.ticks = 0
         self.dead: dict[int, float] = {}  # rank -> when its process was found gone
@@ -432,13 +433,20 @@ class Monitor(threading.Thread):
             path.write_text(json.dumps(body, indent=1))
 
     def wait_acks(self) -> None:
-        """Acknowledge the verdict; wait (briefly) until every live rank has read it."""
+        """Acknowledge the verdict; wait (briefly) until every rank that can has read it: not
+        a rank whose process is gone, nor one whose guard is off (it never reads verdicts)."""
         ex = self.ex
         if ex is None:
             return
         with contextlib.suppress(Exception):
             ex.ack()
-            want = self.rt.world_size - len(self.dead)
+            self.acked = True
+            gone = [r for r in self.dead if not _off(ex.read_one(r))]
+            want = self.rt.world_size - len(gone)
             deadline = time.monotonic() + ACK_WAIT
-            while time.monotonic() < deadline and ex.acks() < want:
+            while time.monotonic() < deadline and ex.acks() + ex.offs() < want:
                 time.sleep(0.05)
+
+
+def _off(summary: Summary | None) -> bool:
+    return summary is not None and summary.state is State.OFF

@@ -208,6 +208,8 @@ class Runtime:
         if mon is not None and mon.ex is not None:
             with contextlib.suppress(Exception):
                 mon.publish()
+                if not mon.acked:
+                    mon.ex.turn_off()  # peers waiting for acknowledgements stop counting it
 
     def disable_after_failure(self, reason: str) -> None:
         """`disable`, after an error of guard code on a user thread (`failopen.fail`)."""
