@@ -365,7 +365,11 @@ class Runtime:
         """Publish this rank's end, once its monitor is connected: a rank that left before its
         monitor first published is, to its peers, neither finished nor gone (it never
         registered its process), and a finished peer would wait for it."""
-        if not mon.connected.wait(FINAL_PUBLISH) or mon.ex is None:
+        deadline = time.monotonic() + FINAL_PUBLISH
+        while not mon.connected.wait(0.05):
+            if mon.stopped.is_set() or time.monotonic() > deadline:
+                return  # the store is out of reach
+        if mon.ex is None:
             return
         if status == 0:
             mon.publish()
