@@ -105,6 +105,7 @@ class Monitor(threading.Thread):
         self.ok = threading.Event()  # the run ended cleanly for this rank: it may leave
         self.stopped = threading.Event()
         self.leaving = False  # left without the others (no acknowledgements to wait for)
+        self.acked = False  # this rank acknowledged the verdict
         self.beat = 0
         self.ticks = 0
         self.dead: dict[int, float] = {}  # rank -> when its process was found gone
@@ -117,6 +118,7 @@ class Monitor(threading.Thread):
         self._warned: set[str] = set()
         self._finished_beats: dict[int, int] | None = None
         self._orphan_check = 0.0
+        self._publishing = threading.RLock()
         self._aggregator = runtime.rank in exchange.aggregators(runtime.world_size)
         self.interval = config.interval_for(runtime.config, runtime.world_size)
 
@@ -175,10 +177,14 @@ class Monitor(threading.Thread):
         self.ticks += 1
 
     def publish(self) -> None:
+        """Publish this rank's summary. One at a time, from any thread: a summary taken before
+        the script ended never overwrites the one taken after (peers would read a rank that
+        left by ``os._exit`` as still inside its last collective)."""
         ex = self.ex
         assert ex is not None
-        self.beat += 1
-        ex.publish(self.summary())
+        with self._publishing:
+            self.beat += 1
+            ex.publish(self.summary())
 
     # --- judging ------------------------------------------------------------------------------
     def _progress(self) -> tuple[int, bool]:
@@ -241,11 +247,15 @@ class Monitor(threading.Thread):
         return None
 
     def _silent(self, summaries: dict[int, Summary], now: float) -> set[int]:
+        """Peers whose summary has not changed for SILENT s; a peer that never published one
+        counts from the first look (its process may have ended unseen)."""
         out = set()
-        for r, s in summaries.items():
-            beat, since = self._beats.get(r, (-1, now))
-            if s.beat != beat:
-                self._beats[r] = (s.beat, now)
+        for r in range(self.rt.world_size):
+            s = summaries.get(r)
+            beat = s.beat if s is not None else -1
+            seen, since = self._beats.setdefault(r, (beat, now))
+            if beat != seen:
+                self._beats[r] = (beat, now)
             elif now - since > SILENT:
                 out.add(r)
         return out
@@ -423,13 +433,20 @@ class Monitor(threading.Thread):
             path.write_text(json.dumps(body, indent=1))
 
     def wait_acks(self) -> None:
-        """Acknowledge the verdict; wait (briefly) until every live rank has read it."""
+        """Acknowledge the verdict; wait (briefly) until every rank that can has read it: not
+        a rank whose process is gone, nor one whose guard is off (it never reads verdicts)."""
         ex = self.ex
         if ex is None:
             return
         with contextlib.suppress(Exception):
             ex.ack()
-            want = self.rt.world_size - len(self.dead)
+            self.acked = True
+            gone = [r for r in self.dead if not _off(ex.read_one(r))]
+            want = self.rt.world_size - len(gone)
             deadline = time.monotonic() + ACK_WAIT
-            while time.monotonic() < deadline and ex.acks() < want:
+            while time.monotonic() < deadline and ex.acks() + ex.offs() < want:
                 time.sleep(0.05)
+
+
+def _off(summary: Summary | None) -> bool:
+    return summary is not None and summary.state is State.OFF

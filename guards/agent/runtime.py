@@ -31,7 +31,8 @@ from .signals import TermHandler
 
 CONNECT_TIMEOUT = 5.0
 EXPLAIN_WAIT = 2.0
-FINAL_PUBLISH = 0.5  # seconds os._exit may wait for this rank's last summary
+# seconds os._exit may wait for this rank's last summary, its monitor's connection included
+FINAL_PUBLISH = 2.0
 # seconds a finished rank waits at most for its peers' end: well past the monitor's own
 # decision (a silent peer 15 s, an idle one 5 s), so that the guard never holds a job that
 # ended; a peer that left by os._exit under heavy load was once not decided on (session 10)
@@ -206,7 +207,9 @@ class Runtime:
         mon = self.monitor
         if mon is not None and mon.ex is not None:
             with contextlib.suppress(Exception):
-                mon.ex.publish(mon.summary())
+                mon.publish()
+                if not mon.acked:
+                    mon.ex.turn_off()  # peers waiting for acknowledgements stop counting it
 
     def disable_after_failure(self, reason: str) -> None:
         """`disable`, after an error of guard code on a user thread (`failopen.fail`)."""
@@ -340,20 +343,38 @@ class Runtime:
             mon.wait_acks()
 
     def _os_exit(self, status: int) -> NoReturn:
-        """``os._exit`` of this process: publish the outcome first (bounded), then leave."""
-        mon = self._active()
-        if mon is not None and os.getpid() == self._pid and not self._finished:
+        """``os._exit`` of this process: tell the peers how it ends first (bounded), then leave."""
+        mon = self.monitor
+        if (
+            mon is not None
+            and self.state is not State.OFF
+            and os.getpid() == self._pid
+            and not self._finished
+        ):
             self._finished = True
+            site = site_of(user_frame(0))
             if status == 0:
                 self.state = State.FIN
-                target: Any = mon.publish
-            else:
-                record = Exited(self.rank, status, site_of(user_frame(0)))
-                target = functools.partial(mon.ex.propose, record) if mon.ex else mon.publish
-            t = threading.Thread(target=target, daemon=True)
+            t = threading.Thread(target=self._last_news, args=(mon, status, site), daemon=True)
             t.start()
             t.join(FINAL_PUBLISH)
         _real_exit(status)
+
+    @staticmethod
+    def _last_news(mon: Monitor, status: int, site: str) -> None:
+        """Publish this rank's end, once its monitor is connected: a rank that left before its
+        monitor first published is, to its peers, neither finished nor gone (it never
+        registered its process), and a finished peer would wait for it."""
+        deadline = time.monotonic() + FINAL_PUBLISH
+        while not mon.connected.wait(0.05):
+            if mon.stopped.is_set() or time.monotonic() > deadline:
+                return  # the store is out of reach
+        if mon.ex is None:
+            return
+        if status == 0:
+            mon.publish()
+        else:
+            mon.ex.propose(Exited(mon.rt.rank, status, site))
 
     def _last_words(self, deadline: float) -> None:
         """SIGTERM: let the monitor judge once more and print a report it finds, until

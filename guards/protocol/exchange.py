@@ -25,6 +25,7 @@ from .messages import Summary, Verdict
 
 VERDICT = "verdict"
 ACKS = "acks"
+OFF = "off"  # how many ranks turned their guard off (they never acknowledge a verdict)
 JOINED = "joined"
 VERSION_KEY = "version"
 CONFLICT = "conflict"
@@ -173,6 +174,12 @@ class Exchange:
 
     def acks(self) -> int:
         return self.store.add(ACKS, 0)
+
+    def turn_off(self) -> None:
+        self.store.add(OFF, 1)
+
+    def offs(self) -> int:
+        return self.store.add(OFF, 0)
 
     def register_local(self, host: str, local_rank: int) -> None:
         self.store.set(f"l/{host}/{local_rank}", wire.encode([self.rank, os.getpid()]))
