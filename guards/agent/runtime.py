@@ -35,7 +35,8 @@ EXPLAIN_WAIT = 2.0
 FINAL_PUBLISH = 2.0
 # seconds a finished rank waits at most for its peers' end: well past the monitor's own
 # decision (a silent peer 15 s, an idle one 5 s), so that the guard never holds a job that
-# ended; a peer that left by os._exit under heavy load was once not decided on (session 10)
+# ended (a backstop: a peer that left by os._exit before its monitor connected used to stay
+# undecided; it now publishes its end, or counts as silent)
 FINISH_LIMIT = 45.0
 _real_exit = os._exit
 _DIST_WORDS = ("gloo", "nccl", "connection", "timed out", "timeout", "peer", "c10d")
