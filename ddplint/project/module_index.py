@@ -39,6 +39,9 @@ class _Scanned:
 
 
 S = TypeVar("S", bound=_Summary)
+# A look-up `lookup_ends` follows: ("name", importer, qualified name) or
+# ("method", importer, "owner\0method").
+_Step = tuple[str, str, str]
 
 
 class ModuleIndex(Mapping[str, S], Generic[S]):
@@ -68,6 +71,7 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         self._reaching_text: dict[str, dict[tuple[str, str, str], bool]] = {}
         self._items: dict[str, list[tuple[str, str, str]]] = {}
         self._names: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+        self._ends: dict[_Step, frozenset[str]] = {}
         self._everything = False
         self.parsed: list[str] = []  # paths summarised, in order (for tests and counts)
 
@@ -303,6 +307,68 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
             items.append(("module", path, ""))
         items.extend(("name", path, reexported) for reexported in reexports)
         return items
+
+    def lookup_ends(self, importer: str, qualified: str) -> frozenset[str]:
+        """The modules where `Project._lookup(importer, qualified)` may end, from the texts
+        alone (a superset, no parse): the module the name's module part leads to, the
+        modules its re-exports lead to, and the ones the look-up of a method on a class
+        (`_method_lookup`, `_made_method`) may reach, as if every module could fail to
+        parse (the method look-up is tried then too)."""
+        key = ("name", importer, qualified)
+        if key not in self._ends:
+            found: set[str] = set()
+            seen = {key}
+            todo = [key]
+            while todo:
+                kind, path, name = todo.pop()
+                end, following = (
+                    self._name_step(path, name) if kind == "name" else self._method_step(path, name)
+                )
+                if end is not None:
+                    found.add(end)
+                for item in following:
+                    if item not in seen:
+                        seen.add(item)
+                        todo.append(item)
+            self._ends[key] = frozenset(found)
+        return self._ends[key]
+
+    def _name_step(self, importer: str, qualified: str) -> tuple[str | None, list[_Step]]:
+        """`lookup_ends` of one `_lookup`: where it may end, and the look-ups it may make."""
+        level = len(qualified) - len(qualified.lstrip("."))
+        rest = qualified[level:]
+        if "." in rest:
+            module, _, function = qualified.rpartition(".")
+        elif level:
+            module, function = "." * level, rest
+        else:
+            return None, []
+        following: list[_Step] = [("method", importer, f"{module}\0{function}")]
+        path = self._module_path(importer, module)
+        if path is not None:
+            bound = scanned_bindings(self._text(path)).get(function, frozenset())
+            following.extend(("name", path, reexported) for reexported in bound)
+        return path, following
+
+    def _method_step(self, importer: str, spec: str) -> tuple[str | None, list[_Step]]:
+        """`lookup_ends` of one `_method_lookup` of `method` on the class `owner` names."""
+        owner, _, method = spec.partition("\0")
+        module, _, cls = owner.rpartition(".")
+        path = self._module_path(importer, module) if module else None
+        if path is None or not cls:
+            return None, []
+        text = self._text(path)
+        following: list[_Step] = [
+            ("name", path, f"{reexported}.{method}")
+            for reexported in scanned_bindings(text).get(cls, frozenset())
+        ]
+        if re.search(rf"\b(?:def|class)\s+{re.escape(cls)}\b", text):
+            # `_made_method`: what a function `cls` of the module returns objects of, a
+            # name the module's code may call (`_module_items`).
+            following.extend(
+                ("name", path, f"{made}.{method}") for _, _, made in self._module_items(path)
+            )
+        return path, following
 
     def _distances_to(self, target: str, starts: set[str]) -> dict[str, int]:
         """For each module the text scan reaches from `starts` and from which it reaches

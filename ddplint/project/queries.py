@@ -80,8 +80,16 @@ _FACT_TEXT = {
 _MAY_RETURN_LOADER = re.compile("DistributedSampler")
 _MAY_SET_EPOCH = re.compile("set_epoch")
 _MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
-# Text every module that `strips_module_prefix` holds contains.
-_MAY_STRIP_PREFIX = re.compile(r"consume_prefix_in_state_dict_if_present|['\"]module['\".]")
+# Text every module that `strips_module_prefix` holds contains: the function's name, or a
+# call of a prefix test whose first argument is the literal `"module"` or `"module.…"`
+# (before it: spaces, continuations, comments, brackets, a star or a keyword).
+_GAP = r"(?:\s|\\|#[^\n]*)*"
+_MAY_STRIP_PREFIX = re.compile(
+    r"consume_prefix_in_state_dict_if_present"
+    rf"|\b(?:replace|removeprefix|startswith|lstrip|len){_GAP}\("
+    r"(?:\s|\\|#[^\n]*|\(|\*|[A-Za-z_]\w*\s*=)*"
+    r"[rRbBuU]{0,2}['\"]module(?:\.|['\"])"
+)
 
 
 def _counts(fact: str, target: str, guarded: bool, conditional: bool) -> bool:
@@ -117,7 +125,7 @@ class Project:
         self._call_graph: dict[tuple[tuple[str, str], str], list[Site] | None] = {}
         self._searching: set[tuple[str, tuple[str, str]]] = set()
         self._known_distributed: dict[str, bool] = {}
-        self._called_modules: dict[str, set[str]] = {}
+        self._calls_into_known: dict[tuple[str, str], bool] = {}
         self._import_indexes: dict[str, dict[str, frozenset[str]]] = {}
         self._switches: dict[tuple[str, str], bool | None] = {}
         self._outside: dict[str, ModuleSummary | None] = {}
@@ -519,10 +527,9 @@ class Project:
         if key not in self._switches:
             self._switches[key] = None  # asked again while loading: not known yet
             tree = project_files(root)
+            # A module naming no job start has no `job_switches`: not parsed to answer.
             files = {
-                file
-                for file in tree.naming(name)
-                if file in self.summaries or names_a_job_start(tree.text(file) or "")
+                file for file in tree.naming(name) if names_a_job_start(tree.text(file) or "")
             } | {os.path.abspath(path)}
             switching = [
                 (file, value)
@@ -646,7 +653,11 @@ class Project:
         wanted = (path, func.name.value)
         return any(
             self._distributed(caller, frozenset())
-            and any(self._lookup(caller, name) == wanted for name in self.summaries[caller].calls)
+            and any(
+                path in self.summaries.lookup_ends(caller, name)
+                and self._lookup(caller, name) == wanted
+                for name in self.summaries[caller].calls
+            )
             for caller in self._callers(path)
         )
 
@@ -669,6 +680,7 @@ class Project:
             self._lookup(caller, name)
             for caller in callers
             for name in self.summaries[caller].calls
+            if path in self.summaries.lookup_ends(caller, name)
         }
         return tuple(sorted(found[1] for found in called if found is not None and found[0] == path))
 
@@ -717,14 +729,21 @@ class Project:
             folder = os.path.dirname(folder)
         candidates = sorted(set().union(*(index.get(n, ()) for n in names)) - {path})
         self._load(candidates)
-        return [c for c in candidates if c in self.summaries and path in self._modules_called(c)]
+        return [c for c in candidates if c in self.summaries and self._calls_into(c, path)]
 
-    def _modules_called(self, path: str) -> set[str]:
-        """The project modules whose functions or classes the module at `path` calls."""
-        if path not in self._called_modules:
-            found = {self._lookup(path, name) for name in self.summaries[path].calls}
-            self._called_modules[path] = {f[0] for f in found if f is not None and f[0] != path}
-        return self._called_modules[path]
+    def _calls_into(self, caller: str, path: str) -> bool:
+        """The module at `caller` calls a function or class of the module at `path` (another
+        module): only the calls whose look-up may end there (`ModuleIndex.lookup_ends`, from
+        the texts) are looked up, so modules no such look-up passes are not parsed."""
+        key = (caller, path)
+        if key not in self._calls_into_known:
+            self._calls_into_known[key] = any(
+                path in self.summaries.lookup_ends(caller, name)
+                and (found := self._lookup(caller, name)) is not None
+                and found[0] == path
+                for name in self.summaries[caller].calls
+            )
+        return self._calls_into_known[key]
 
 
 def loaded_elsewhere(path: str, project: ProjectView | None = None) -> bool:

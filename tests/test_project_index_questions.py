@@ -1,0 +1,127 @@
+"""Questions about a module's callers and about checkpoint loading parse only the modules
+whose text can change the answer (`ModuleIndex.lookup_ends`, the prefix-stripping text
+test): counted through the parser, never timed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ddplint import runner
+from ddplint.cache import Cache
+
+TRAIN = """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import loss
+import models
+
+
+def main():
+    dist.init_process_group("nccl")
+    model = DDP(models.Net(16))
+    for step in range(10):
+        out = model(torch.randn(4, 16))
+        value = loss.scaled(out, dist.get_world_size())
+        value.backward()
+
+
+if __name__ == "__main__":
+    main()
+"""
+LOSS = """\
+import torch
+
+
+def scaled(out, world_size):
+    weight = torch.ones(1, device="cuda:0")
+    return (out * weight).sum() / world_size
+"""
+MODELS = """\
+import torch
+import torch.nn as nn
+
+# Parameter names as the wrapper writes them: "module.weight", "module.bias".
+PREFIXED = ("module.weight", "module.bias")
+
+
+class Net(nn.Linear):
+    def __init__(self, width):
+        super().__init__(width, width)
+"""
+LOADER = """\
+
+
+def load(model, path):
+    state = {k.replace("module.", ""): v for k, v in torch.load(path).items()}
+    model.load_state_dict(state)
+"""
+MAIN = """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import models
+
+
+def main():
+    dist.init_process_group("nccl")
+    model = DDP(models.Net(16))
+    if dist.get_rank() == 0:
+        torch.save(model.state_dict(), "model.pt")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _run(
+    files: dict[str, str],
+    passed: list[str],
+    codes: set[str],
+    root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[list[str], list[tuple[str, str, int]]]:
+    (root / "pyproject.toml").write_text("")
+    for name, text in files.items():
+        (root / name).write_text(text)
+    parsed: list[str] = []
+    parse: Callable[..., object] = runner.parse
+
+    def counting(path: str, data: bytes) -> object:
+        parsed.append(Path(path).name)
+        return parse(path, data)
+
+    monkeypatch.setattr(runner, "parse", counting)
+    monkeypatch.chdir(root)
+    result = runner.run([root / p for p in passed], lambda _: codes, Cache(None), jobs=1)
+    return sorted(parsed), [(Path(d.path).name, d.code, d.start.row) for d in result.diagnostics]
+
+
+def test_callers_are_found_without_parsing_what_they_call_elsewhere(tmp_path, monkeypatch):
+    """loss.py runs on every rank because train.py calls it; deciding so looks up only
+    train.py's calls that may lead into loss.py, not `models.Net`."""
+    files = {"train.py": TRAIN, "loss.py": LOSS, "models.py": MODELS}
+    parsed, findings = _run(files, ["train.py", "loss.py"], {"DDP001"}, tmp_path, monkeypatch)
+    assert findings == [("loss.py", "DDP001", 5)]
+    assert parsed == ["loss.py", "train.py"]
+
+
+def test_a_module_that_only_mentions_the_prefix_is_not_parsed(tmp_path, monkeypatch):
+    """A `"module."` string that no prefix test receives cannot strip the prefix."""
+    files = {"main.py": MAIN, "models.py": MODELS}
+    parsed, findings = _run(files, ["main.py"], {"DDP006"}, tmp_path, monkeypatch)
+    assert findings == [("main.py", "DDP006", 12)]
+    assert parsed == ["main.py"]
+
+
+def test_a_module_that_strips_the_prefix_is_parsed(tmp_path, monkeypatch):
+    files = {"main.py": MAIN, "models.py": MODELS + LOADER}
+    parsed, findings = _run(files, ["main.py"], {"DDP006"}, tmp_path, monkeypatch)
+    assert findings == []
+    assert parsed == ["main.py", "models.py"]
