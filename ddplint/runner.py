@@ -224,9 +224,9 @@ def run(
             pending.append(task)
         else:
             summaries.known[task.absolute] = summary
-    # Fewer files than a pool needs are read in this process: keep the trees of those that
-    # step 3 checks instead of parsing them again (fewer than MIN_FILES_FOR_POOL at once).
-    keep: dict[str, object] = {"keep_parses": len(pending) < MIN_FILES_FOR_POOL}
+    # Files read in this process (one job, or fewer than a pool needs): keep the trees of
+    # those that step 3 checks instead of parsing them again.
+    keep: dict[str, object] = {"keep_parses": jobs <= 1 or len(pending) < MIN_FILES_FOR_POOL}
     kept: dict[_Task, tuple[str, cst.Module]] = {}
     for task, done in zip(pending, _map(_first_pass_worker, pending, keep, jobs), strict=True):
         if done.parsed is not None:
