@@ -10,13 +10,11 @@ known, so that `main.py` sees what `utils.save_on_master` does in any run.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
 
 import libcst as cst
 
@@ -30,6 +28,7 @@ from ddplint.checker import (
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic
 from ddplint.domain.caller_devices import CALLERS_DECIDE
+from ddplint.keeping_pool import KeepingPool
 from ddplint.parsing import file_error, parse
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.queries import Project
@@ -66,7 +65,8 @@ class _Task:
 class _FirstPass:
     summary: ModuleSummary | None
     result: FileResult | None  # None: imports project modules, check once they are known
-    parsed: tuple[str, cst.Module] | None = None  # kept for the second pass, in-process only
+    parsed: tuple[str, cst.Module] | None = None  # for the second pass, in that process
+    kept: bool = False  # `parsed` was kept by the worker (`KeepingPool`)
 
 
 def display_path(path: Path) -> str:
@@ -98,29 +98,25 @@ def _first_pass(task: _Task) -> _FirstPass:
                 or summary.flags
                 or ModuleFinder().dependencies(task.absolute, summary)
             ):
-                kept = parsed if _worker_state.get("keep_parses") else None
-                return _FirstPass(summary, None, kept)
+                return _FirstPass(summary, None, parsed)
             result = check_context(ctx, task.codes)
             if any(d.code in CALLERS_DECIDE for d in result.diagnostics):
-                kept = parsed if _worker_state.get("keep_parses") else None
-                return _FirstPass(summary, None, kept)
+                return _FirstPass(summary, None, parsed)
             return _FirstPass(summary, result)
     return _FirstPass(None, check_file(task.path, task.data, task.codes))
 
 
-_worker_state: dict[str, object] = {}
+def _first_kept(task: _Task) -> tuple[_FirstPass, tuple[str, cst.Module] | None]:
+    """`_first_pass` in a worker: the tree stays there (`KeepingPool`)."""
+    done = _first_pass(task)
+    return replace(done, parsed=None, kept=done.parsed is not None), done.parsed
 
 
-def _init_worker(state: dict[str, object]) -> None:
-    _worker_state.update(state)
-
-
-def _first_pass_worker(task: _Task) -> _FirstPass:
-    return _first_pass(task)
-
-
-def _second_pass_worker(task: _Task) -> FileResult:
-    return check_file(task.path, task.data, task.codes, _worker_state["project"])  # type: ignore[arg-type]
+def _second(task: _Task, parsed: tuple[str, cst.Module] | None, project: Project) -> FileResult:
+    """The check of a file once the project is known, on its kept tree if there is one."""
+    if parsed is None:
+        return check_file(task.path, task.data, task.codes, project)
+    return _check_parsed(task, parsed, project)
 
 
 def _check_parsed(task: _Task, parsed: tuple[str, cst.Module], project: Project) -> FileResult:
@@ -133,26 +129,6 @@ def _check_parsed(task: _Task, parsed: tuple[str, cst.Module], project: Project)
         else:
             return check_context(ctx, task.codes)
     return check_file(task.path, task.data, task.codes, project)
-
-
-_Result = TypeVar("_Result")
-
-
-def _map(
-    function: Callable[[_Task], _Result],
-    tasks: Sequence[_Task],
-    state: dict[str, object],
-    jobs: int,
-) -> list[_Result]:
-    if jobs <= 1 or len(tasks) < MIN_FILES_FOR_POOL:
-        _init_worker(state)
-        return [function(task) for task in tasks]
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    workers = min(jobs, len(tasks))
-    with ProcessPoolExecutor(workers, context, _init_worker, (state,)) as pool:
-        chunk = max(1, len(tasks) // (workers * 4))
-        return list(pool.map(function, tasks, chunksize=chunk))
 
 
 class _Summaries:
@@ -224,45 +200,52 @@ def run(
             pending.append(task)
         else:
             summaries.known[task.absolute] = summary
-    # Files read in this process (one job, or fewer than a pool needs): keep the trees of
-    # those that step 3 checks instead of parsing them again.
-    keep: dict[str, object] = {"keep_parses": jobs <= 1 or len(pending) < MIN_FILES_FOR_POOL}
-    kept: dict[_Task, tuple[str, cst.Module]] = {}
-    for task, done in zip(pending, _map(_first_pass_worker, pending, keep, jobs), strict=True):
-        if done.parsed is not None:
-            kept[task] = done.parsed
-        summaries.known[task.absolute] = done.summary
-        if done.summary is not None:
-            cache.put(_summary_key(task.absolute, task.data), done.summary)
-        if done.result is not None:
-            results[task] = done.result
-    outcome.parsed += len(pending)
-    # 2. The project: every module the files import, transitively, from the disk.
-    project = Project.load([t.absolute for t in tasks], summaries)
-    outcome.project = project
-    # 3. The other files, with what their imports do; results cached by their own text
-    #    and the summaries of every project module they depend on.
-    second: list[tuple[_Task, str]] = []
-    for task in tasks:
-        entry = _result_key(task, project)
-        result = results.get(task)
-        if result is not None:
-            cache.put(entry, result)
+    pool: KeepingPool[_Task, _FirstPass, FileResult] | None = None
+    if jobs > 1 and len(tasks) >= MIN_FILES_FOR_POOL:
+        pool = KeepingPool(min(jobs, len(tasks)), _first_kept, _second)
+    with pool or nullcontext():
+        if pool is None:
+            firsts = [_first_pass(task) for task in pending]
         else:
-            result = cache.get(entry)
-            if result is None:
-                second.append((task, entry))
-                continue
-            outcome.cached += 1
-        _collect(outcome, result)
-    todo = [task for task, _ in second if task not in kept]
-    checked = iter(_map(_second_pass_worker, todo, {"project": project}, jobs))
-    for task, entry in second:
-        tree = kept.pop(task, None)
-        result = next(checked) if tree is None else _check_parsed(task, tree, project)
+            firsts = pool.first(pending, [len(task.data) for task in pending])
+        kept: dict[_Task, tuple[str, cst.Module] | None] = {}  # None: kept by a worker
+        for task, done in zip(pending, firsts, strict=True):
+            if done.parsed is not None or done.kept:
+                kept[task] = done.parsed
+            summaries.known[task.absolute] = done.summary
+            if done.summary is not None:
+                cache.put(_summary_key(task.absolute, task.data), done.summary)
+            if done.result is not None:
+                results[task] = done.result
+        outcome.parsed += len(pending)
+        # 2. The project: every module the files import, transitively, from the disk.
+        project = Project.load([t.absolute for t in tasks], summaries)
+        outcome.project = project
+        # 3. The other files, with what their imports do; results cached by their own
+        #    text and the summaries of every project module they depend on. Each is
+        #    checked on its tree from step 1 where there is one (in the worker holding it).
+        second: list[tuple[_Task, str]] = []
+        for task in tasks:
+            entry = _result_key(task, project)
+            result = results.get(task)
+            if result is not None:
+                cache.put(entry, result)
+            else:
+                result = cache.get(entry)
+                if result is None:
+                    second.append((task, entry))
+                    continue
+                outcome.cached += 1
+            _collect(outcome, result)
+        if pool is None:
+            checked = [_second(task, kept.get(task), project) for task, _ in second]
+        else:
+            index = {task: i for i, task in enumerate(pending)}
+            checked = pool.second(project, [(index.get(task), task) for task, _ in second])
+    for (_, entry), result in zip(second, checked, strict=True):
         cache.put(entry, result)
         _collect(outcome, result)
-    outcome.parsed += len(todo)
+    outcome.parsed += sum(task not in kept for task, _ in second)
     outcome.diagnostics.sort(key=lambda d: d.sort_key)
     return outcome
 
