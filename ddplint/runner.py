@@ -4,15 +4,19 @@ reuse cached results of unchanged files.
 Files that import no module of their project are checked in the same pass that
 summarises them (one parse). Files that import one are checked once the summaries of every
 project module they import (transitively, read from the disk whether passed or not) are
-known, so that `main.py` sees what `utils.save_on_master` does in any run.
+known, so that `main.py` sees what `utils.save_on_master` does in any run. Either check
+uses the file's one parse: with several jobs, the worker that summarised a file keeps its
+tree and checks it (`KeepingPool`), and the workers share the summaries of other modules
+through the cache (a scratch folder with `--no-cache`).
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import tempfile
 from collections.abc import Callable, Iterable
-from contextlib import nullcontext
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -189,9 +193,23 @@ def run(
         problem = decode(data).error
         if problem is not None:
             outcome.diagnostics.append(file_error(shown, problem, 1, 1))
+    with ExitStack() as stack:
+        return _check(tasks, cache, jobs, outcome, stack)
+
+
+def _check(
+    tasks: list[_Task], cache: Cache, jobs: int, outcome: RunResult, stack: ExitStack
+) -> RunResult:
+    """`run` of the files that may hold DDP code; `stack` ends the pool and scratch files."""
+    pool: KeepingPool[_Task, _FirstPass, FileResult] | None = None
+    shared = cache
+    if jobs > 1 and len(tasks) >= MIN_FILES_FOR_POOL:
+        pool = stack.enter_context(KeepingPool(min(jobs, len(tasks)), _first_kept, _second))
+        if cache.folder is None:  # the workers share what they summarise through a folder
+            shared = Cache(Path(stack.enter_context(tempfile.TemporaryDirectory())))
     # 1. Summaries of the files passed; files importing no project module are checked in
     #    the same pass.
-    summaries = _Summaries(cache, outcome)
+    summaries = _Summaries(shared, outcome)
     results: dict[_Task, FileResult] = {}
     pending: list[_Task] = []
     for task in tasks:
@@ -200,48 +218,44 @@ def run(
             pending.append(task)
         else:
             summaries.known[task.absolute] = summary
-    pool: KeepingPool[_Task, _FirstPass, FileResult] | None = None
-    if jobs > 1 and len(tasks) >= MIN_FILES_FOR_POOL:
-        pool = KeepingPool(min(jobs, len(tasks)), _first_kept, _second)
-    with pool or nullcontext():
-        if pool is None:
-            firsts = [_first_pass(task) for task in pending]
+    if pool is None:
+        firsts = [_first_pass(task) for task in pending]
+    else:
+        firsts = pool.first(pending, [len(task.data) for task in pending])
+    kept: dict[_Task, tuple[str, cst.Module] | None] = {}  # None: kept by a worker
+    for task, done in zip(pending, firsts, strict=True):
+        if done.parsed is not None or done.kept:
+            kept[task] = done.parsed
+        summaries.known[task.absolute] = done.summary
+        if done.summary is not None:
+            cache.put(_summary_key(task.absolute, task.data), done.summary)
+        if done.result is not None:
+            results[task] = done.result
+    outcome.parsed += len(pending)
+    # 2. The project: every module the files import, transitively, from the disk.
+    project = Project.load([t.absolute for t in tasks], summaries)
+    outcome.project = project
+    # 3. The other files, with what their imports do; results cached by their own
+    #    text and the summaries of every project module they depend on. Each is
+    #    checked on its tree from step 1 where there is one (in the worker holding it).
+    second: list[tuple[_Task, str]] = []
+    for task in tasks:
+        entry = _result_key(task, project)
+        result = results.get(task)
+        if result is not None:
+            cache.put(entry, result)
         else:
-            firsts = pool.first(pending, [len(task.data) for task in pending])
-        kept: dict[_Task, tuple[str, cst.Module] | None] = {}  # None: kept by a worker
-        for task, done in zip(pending, firsts, strict=True):
-            if done.parsed is not None or done.kept:
-                kept[task] = done.parsed
-            summaries.known[task.absolute] = done.summary
-            if done.summary is not None:
-                cache.put(_summary_key(task.absolute, task.data), done.summary)
-            if done.result is not None:
-                results[task] = done.result
-        outcome.parsed += len(pending)
-        # 2. The project: every module the files import, transitively, from the disk.
-        project = Project.load([t.absolute for t in tasks], summaries)
-        outcome.project = project
-        # 3. The other files, with what their imports do; results cached by their own
-        #    text and the summaries of every project module they depend on. Each is
-        #    checked on its tree from step 1 where there is one (in the worker holding it).
-        second: list[tuple[_Task, str]] = []
-        for task in tasks:
-            entry = _result_key(task, project)
-            result = results.get(task)
-            if result is not None:
-                cache.put(entry, result)
-            else:
-                result = cache.get(entry)
-                if result is None:
-                    second.append((task, entry))
-                    continue
-                outcome.cached += 1
-            _collect(outcome, result)
-        if pool is None:
-            checked = [_second(task, kept.get(task), project) for task, _ in second]
-        else:
-            index = {task: i for i, task in enumerate(pending)}
-            checked = pool.second(project, [(index.get(task), task) for task, _ in second])
+            result = cache.get(entry)
+            if result is None:
+                second.append((task, entry))
+                continue
+            outcome.cached += 1
+        _collect(outcome, result)
+    if pool is None:
+        checked = [_second(task, kept.get(task), project) for task, _ in second]
+    else:
+        index = {task: i for i, task in enumerate(pending)}
+        checked = pool.second(project, [(index.get(task), task) for task, _ in second])
     for (_, entry), result in zip(second, checked, strict=True):
         cache.put(entry, result)
         _collect(outcome, result)

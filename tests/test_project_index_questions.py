@@ -125,3 +125,57 @@ def test_a_module_that_strips_the_prefix_is_parsed(tmp_path, monkeypatch):
     parsed, findings = _run(files, ["main.py"], {"DDP006"}, tmp_path, monkeypatch)
     assert findings == []
     assert parsed == ["main.py", "models.py"]
+
+
+GATED = """\
+import torch.distributed as dist
+
+import data
+import loss
+
+
+def main(args):
+    dist.init_process_group("nccl")
+    if dist.get_rank() == 0:
+        data.make_loader(args.distributed)
+    loss.scaled(1.0, dist.get_world_size())
+
+
+if __name__ == "__main__":
+    main(None)
+"""
+DATA = """\
+import torch
+
+
+def make_loader(distributed):
+    options = {"shuffle": not distributed, "pin_memory": torch.cuda.is_available()}
+    return options
+
+
+def main():
+    print(make_loader(False))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_words_that_only_look_distributed_do_not_parse_a_module(tmp_path, monkeypatch):
+    """data.py names `distributed` (a parameter) and `main`, but no name for
+    `torch.distributed` and no main-process helper: whether the gated call
+    issues a collective, and whether loss.py runs on every rank, need no parse of it."""
+    loss = LOSS.replace("import torch\n", "import torch\n\nimport data\n").replace(
+        "    return", "    data.main()\n    return"
+    )
+    files = {"train.py": GATED, "data.py": DATA, "loss.py": loss}
+    codes = {"DDP001", "DDP010"}
+    parsed, findings = _run(files, ["train.py", "loss.py"], codes, tmp_path, monkeypatch)
+    assert findings == [("loss.py", "DDP001", 7)]
+    assert parsed == ["loss.py", "train.py"]
+    dist = DATA.replace("import torch\n", "import torch\nimport torch.distributed as dist\n")
+    files["data.py"] = dist.replace("    return options", "    dist.barrier()\n    return options")
+    parsed, findings = _run(files, ["train.py", "loss.py"], codes, tmp_path, monkeypatch)
+    assert ("train.py", "DDP010", 10) in findings
+    assert "data.py" in parsed

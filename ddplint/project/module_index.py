@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 from ddplint.project.import_scan import scanned_bindings, scanned_imports
+from ddplint.project.text_tests import TextTest
 from ddplint.project_files import project_files
 
 # A dotted chain of names as code writes it (`timm.utils.distribute_bn`), from its head.
@@ -39,6 +40,7 @@ class _Scanned:
 
 
 S = TypeVar("S", bound=_Summary)
+_DEFINED = re.compile(r"\b(?:def|class)\s+(\w+)")
 # A look-up `lookup_ends` follows: ("name", importer, qualified name) or
 # ("method", importer, "owner\0method").
 _Step = tuple[str, str, str]
@@ -72,6 +74,8 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         self._items: dict[str, list[tuple[str, str, str]]] = {}
         self._names: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
         self._ends: dict[_Step, frozenset[str]] = {}
+        self._bound: dict[str, dict[str, frozenset[str]]] = {}
+        self._definitions: dict[str, frozenset[str]] = {}
         self._everything = False
         self.parsed: list[str] = []  # paths summarised, in order (for tests and counts)
 
@@ -182,10 +186,9 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
             self._scans[path] = frozenset(self._dependencies(path, _Scanned(imports)))
         return self._scans[path]
 
-    def holds(self, path: str, text: re.Pattern[str], name: str) -> bool:
+    def holds(self, path: str, text: TextTest, name: str) -> bool:
         """The text of `path` matches `text`, or may bind `name` by an import."""
-        source = project_files(self._root_of(path)).text(path) or ""
-        return text.search(source) is not None or name in scanned_bindings(source)
+        return text.search(self._text(path)) is not None or name in self._bindings(path)
 
     def scan_closure(self, path: str) -> set[str]:
         """`path` and the files its text may import, transitively (`_scan`)."""
@@ -197,17 +200,17 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
                 todo.append(dependency)
         return seen
 
-    def clean(self, path: str, pattern: re.Pattern[str]) -> bool:
+    def clean(self, path: str, pattern: TextTest) -> bool:
         """No code of the module at `path`, nor any code it may call in other project
         modules, lies in a module whose text matches `pattern` (`reaches_text`)."""
         return not self.reaches_text(("module", path, ""), pattern)
 
-    def lookup_clean(self, importer: str, qualified: str, pattern: re.Pattern[str]) -> bool:
+    def lookup_clean(self, importer: str, qualified: str, pattern: TextTest) -> bool:
         """What `Project._lookup(importer, qualified)` may find, and any code that may
         call, lies in no module whose text matches `pattern`."""
         return not self.reaches_text(("name", importer, qualified), pattern)
 
-    def reaches_text(self, start: tuple[str, str, str], pattern: re.Pattern[str]) -> bool:
+    def reaches_text(self, start: tuple[str, str, str], pattern: TextTest) -> bool:
         """Whether code reachable from `start` may lie in a module whose text matches
         `pattern`, from the texts alone (a superset of what the parsed summaries say).
 
@@ -268,7 +271,7 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
                 parts = tuple(p.strip() for p in match.group(2).split(".") if p.strip())
                 chains.setdefault(match.group(1), set()).add(parts)
             found: dict[tuple[str, str, str], None] = {}
-            for local, qualifieds in scanned_bindings(text).items():
+            for local, qualifieds in self._bindings(path).items():
                 for qualified in qualifieds:
                     for parts in chains.get(local, {()}):
                         for end in range(len(parts) + 1):
@@ -298,12 +301,11 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
             above = self._module_path(importer, owner) if owner and cls else None
             if above is None:
                 return []
-            bound = scanned_bindings(self._text(above)).get(cls, frozenset())
+            bound = self._bindings(above).get(cls, frozenset())
             return [("module", above, ""), *(("name", above, f"{q}.{function}") for q in bound)]
-        text = self._text(path)
         items: list[tuple[str, str, str]] = []
-        reexports = scanned_bindings(text).get(function, frozenset())
-        if not reexports or re.search(rf"\b(?:def|class)\s+{re.escape(function)}\b", text):
+        reexports = self._bindings(path).get(function, frozenset())
+        if not reexports or function in self._defined(path):
             items.append(("module", path, ""))
         items.extend(("name", path, reexported) for reexported in reexports)
         return items
@@ -346,7 +348,7 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         following: list[_Step] = [("method", importer, f"{module}\0{function}")]
         path = self._module_path(importer, module)
         if path is not None:
-            bound = scanned_bindings(self._text(path)).get(function, frozenset())
+            bound = self._bindings(path).get(function, frozenset())
             following.extend(("name", path, reexported) for reexported in bound)
         return path, following
 
@@ -357,18 +359,30 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         path = self._module_path(importer, module) if module else None
         if path is None or not cls:
             return None, []
-        text = self._text(path)
         following: list[_Step] = [
             ("name", path, f"{reexported}.{method}")
-            for reexported in scanned_bindings(text).get(cls, frozenset())
+            for reexported in self._bindings(path).get(cls, frozenset())
         ]
-        if re.search(rf"\b(?:def|class)\s+{re.escape(cls)}\b", text):
+        if cls in self._defined(path):
             # `_made_method`: what a function `cls` of the module returns objects of, a
             # name the module's code may call (`_module_items`).
             following.extend(
                 ("name", path, f"{made}.{method}") for _, _, made in self._module_items(path)
             )
         return path, following
+
+    def _bindings(self, path: str) -> dict[str, frozenset[str]]:
+        """`scanned_bindings` of the module at `path`, read once."""
+        if path not in self._bound:
+            self._bound[path] = scanned_bindings(self._text(path))
+        return self._bound[path]
+
+    def _defined(self, path: str) -> frozenset[str]:
+        """The names the module at `path` writes after `def` or `class` (a superset of the
+        functions and classes it defines)."""
+        if path not in self._definitions:
+            self._definitions[path] = frozenset(_DEFINED.findall(self._text(path)))
+        return self._definitions[path]
 
     def _distances_to(self, target: str, starts: set[str]) -> dict[str, int]:
         """For each module the text scan reaches from `starts` and from which it reaches

@@ -39,6 +39,7 @@ from ddplint.project.summaries import (
     object_method,
     summarize_path,
 )
+from ddplint.project.text_tests import AnyOf, NamesTorchDistributed, TextTest
 from ddplint.project_files import mentions_checkpoint_loading, project_files
 from ddplint.source import might_be_distributed
 
@@ -54,25 +55,37 @@ _CLASS_FACTS = frozenset({"process_group", "sets_device"})
 _USES = frozenset({PROCESS_GROUP, RANK_QUERY})
 NOWHERE = ("", "")  # a look-up that ends in modules that cannot hold the fact asked
 # For each fact of `Project._reaches`, text that a module holding a site it starts from
-# contains: `torch.distributed` for a collective; `torch.save`; the job starters
-# (`STARTERS`); a download (`download=True`, the hubs, `from_pretrained`); `LOCAL_RANK`;
-# any use of the process group, asking the rank, world size or main process by name or
-# from the environment (`uses_process_group_at`, `asks_rank`, `RANK_ENV`,
-# `WORLD_SIZE_ENV`); a device setter (`sets_device`). A module whose text and the texts of
-# every module it may import (`ModuleIndex.clean`) hold none of it cannot reach the fact:
-# it is not parsed to answer.
+# contains: a name for `torch.distributed` for a collective (`NamesTorchDistributed`);
+# `torch.save`; the job starters (`STARTERS`); a download (`download=True`, the hubs,
+# `from_pretrained`); `LOCAL_RANK`; any use of the process group, asking the rank, world
+# size or main process by name or from the environment (`uses_process_group_at`,
+# `asks_rank`, `RANK_ENV`, `WORLD_SIZE_ENV`); a device setter (`sets_device`). A module
+# whose text and the texts of every module it may import (`ModuleIndex.clean`) hold none
+# of it cannot reach the fact: it is not parsed to answer.
 _STARTS = r"init_process_group|init_device_mesh|spawn|start_processes"
-_FACT_TEXT = {
-    "collective": re.compile("distributed"),
-    "certain_collective": re.compile("distributed"),
+# A whole name `MAIN_PROCESS_NAME` matches with an underscore (`asks_rank`); the names
+# with `rank` or `zero` in them are found by those words.
+_MAIN = r"(?:main|master|primary|chief)"
+_GROUP = r"(?:(?:global|world|dist|distributed|ddp|dp|data_parallel)_)"
+_ROLE = r"(?:_process|_proc|_rank|_worker)"
+_MAIN_PROCESS = (
+    rf"\b(?:is_{_GROUP}?{_MAIN}{_ROLE}?|{_GROUP}{_MAIN}{_ROLE}?|{_MAIN}{_ROLE}"
+    rf"|is_local_(?:main|master)(?:_process)?)\b"
+)
+_FACT_TEXT: dict[str, TextTest] = {
+    "collective": NamesTorchDistributed(),
+    "certain_collective": NamesTorchDistributed(),
     "saves": re.compile("save"),
     "unguarded": re.compile("save"),
     "starts": re.compile(_STARTS),
     "downloads": re.compile(r"download|from_pretrained|load_dataset|\bhub\b"),
     "local_rank_env": re.compile("LOCAL_RANK"),
-    "process_group": re.compile(
-        rf"(?i:rank|world_size|distributed|dataparallel)|{_STARTS}|main|master|primary|chief"
-        r"|global_zero|local_zero|SLURM|OMPI|PMI_|MPI_"
+    "process_group": AnyOf(
+        NamesTorchDistributed(),  # the other `DISTRIBUTED_APIS`: DDP, DistributedSampler
+        re.compile(
+            rf"(?i:rank|world_size|dataparallel)|DistributedSampler|{_STARTS}|{_MAIN_PROCESS}"
+            r"|global_zero|local_zero|SLURM|OMPI|PMI_|MPI_"
+        ),
     ),
     "sets_device": re.compile("set_device|device_index|device_idx|cuda|accelerator"),
 }
@@ -177,8 +190,8 @@ class Project:
         importer: str,
         qualified: str,
         depth: int = 4,
-        text: re.Pattern[str] | None = None,
-        own: re.Pattern[str] | None = None,
+        text: TextTest | None = None,
+        own: TextTest | None = None,
     ) -> tuple[str, str] | None:
         """(module path, function name) that `qualified`, imported by `importer`, names;
         following re-exports (`from .dist import save` in a package's `__init__`). A
@@ -220,8 +233,8 @@ class Project:
         owner: str,
         method: str,
         depth: int,
-        text: re.Pattern[str] | None,
-        own: re.Pattern[str] | None = None,
+        text: TextTest | None,
+        own: TextTest | None = None,
     ) -> tuple[str, str] | None:
         """`_lookup` of `method` on the class `owner` names (`accelerate.Accelerator`):
         the module defining the class, through re-exports."""
@@ -247,8 +260,8 @@ class Project:
         maker: FunctionSummary,
         method: str,
         depth: int,
-        text: re.Pattern[str] | None,
-        own: re.Pattern[str] | None,
+        text: TextTest | None,
+        own: TextTest | None,
     ) -> tuple[str, str] | None:
         """`_method_lookup` of `method` on the objects the function `maker` of the module at
         `path` returns (`get_strategy(args).setup()` where `get_strategy` returns
@@ -268,7 +281,7 @@ class Project:
         return (self.summaries[found[0]], found[1]) if found is not None else None
 
     def function_called(
-        self, ctx: FileContext, call: cst.Call, text: re.Pattern[str] | None = None
+        self, ctx: FileContext, call: cst.Call, text: TextTest | None = None
     ) -> FunctionSummary | None:
         """The summary of the function of another project module that `call` calls. With
         `text`, the text every module that has the fact asked contains: None, without a
@@ -279,7 +292,7 @@ class Project:
         return self.summaries[found[0]].function(found[1])
 
     def _resolve_call(
-        self, ctx: FileContext, call: cst.Call, text: re.Pattern[str] | None = None
+        self, ctx: FileContext, call: cst.Call, text: TextTest | None = None
     ) -> tuple[str, str] | None:
         return self._lookup_elsewhere(ctx, ctx.call_name(call), text)
 
@@ -287,8 +300,8 @@ class Project:
         self,
         ctx: FileContext,
         qualified: str | None,
-        text: re.Pattern[str] | None = None,
-        own: re.Pattern[str] | None = None,
+        text: TextTest | None = None,
+        own: TextTest | None = None,
     ) -> tuple[str, str] | None:
         """(path, name) of a qualified name that another project module defines."""
         if qualified is None or "." not in qualified.lstrip("."):
@@ -298,9 +311,7 @@ class Project:
             return None
         return found
 
-    def _callees(
-        self, path: str, function: FunctionSummary, text: re.Pattern[str]
-    ) -> Iterator[Site]:
+    def _callees(self, path: str, function: FunctionSummary, text: TextTest) -> Iterator[Site]:
         """Each site, with project functions as `path::name`; not those in modules that
         cannot hold `text` (`ModuleIndex.lookup_clean`)."""
         for target, guarded, conditional, flags in function.sites:
