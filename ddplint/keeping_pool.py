@@ -27,7 +27,13 @@ Second = Callable[[Any, Any, Any], Any]  # (task, kept or None, state) -> result
 def _serve(connection: Connection, first: First, second: Second) -> None:
     """A worker's loop: ("first", items), then ("second", state, items), then None."""
     kept: dict[int, Any] = {}
-    while (message := connection.recv()) is not None:
+    while True:
+        try:
+            message = connection.recv()
+        except EOFError:  # the main process ended
+            return
+        if message is None:
+            return
         try:
             if message[0] == "first":
                 answers = []
@@ -126,7 +132,10 @@ class KeepingPool(Generic[Task, Answer, Result]):
             connection.send(message)
         replies: list[tuple[int, Any]] = []
         for connection in self._connections:
-            status, payload = connection.recv()
+            try:
+                status, payload = connection.recv()
+            except (EOFError, OSError) as exc:
+                raise RuntimeError("a ddplint worker process ended unexpectedly") from exc
             if status != "ok":
                 raise RuntimeError(f"a ddplint worker failed:\n{payload}")
             replies.extend(payload)
