@@ -27,6 +27,17 @@ from ddplint.project_files import project_files
 _CHAIN = re.compile(r"(?<![\w.])([A-Za-z_]\w*)((?:\s*\.\s*[A-Za-z_]\w*)*)", re.ASCII)
 
 
+def _module_and_name(qualified: str) -> tuple[str, str] | None:
+    """The module part and the name `Project._lookup` splits `qualified` into (`.helper`
+    for `from . import helper`), None for a bare name."""
+    level = len(qualified) - len(qualified.lstrip("."))
+    rest = qualified[level:]
+    if "." in rest:
+        module, _, name = qualified.rpartition(".")
+        return module, name
+    return ("." * level, rest) if level else None
+
+
 class _Summary(Protocol):
     @property
     def imports(self) -> tuple[str, ...]: ...
@@ -287,14 +298,10 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         return self._names[key]
 
     def _find_name_items(self, importer: str, qualified: str) -> list[tuple[str, str, str]]:
-        level = len(qualified) - len(qualified.lstrip("."))
-        rest = qualified[level:]
-        if "." in rest:
-            module, _, function = qualified.rpartition(".")
-        elif level:
-            module, function = "." * level, rest
-        else:
+        split = _module_and_name(qualified)
+        if split is None:
             return []
+        module, function = split
         path = self._module_path(importer, module)
         if path is None:
             owner, _, cls = module.rpartition(".")
@@ -337,14 +344,10 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
 
     def _name_step(self, importer: str, qualified: str) -> tuple[str | None, list[_Step]]:
         """`lookup_ends` of one `_lookup`: where it may end, and the look-ups it may make."""
-        level = len(qualified) - len(qualified.lstrip("."))
-        rest = qualified[level:]
-        if "." in rest:
-            module, _, function = qualified.rpartition(".")
-        elif level:
-            module, function = "." * level, rest
-        else:
+        split = _module_and_name(qualified)
+        if split is None:
             return None, []
+        module, function = split
         following: list[_Step] = [("method", importer, f"{module}\0{function}")]
         path = self._module_path(importer, module)
         if path is not None:
