@@ -12,6 +12,7 @@ through the cache (a scratch folder with `--no-cache`).
 
 from __future__ import annotations
 
+import copy
 import gc
 import os
 import tempfile
@@ -19,8 +20,6 @@ from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-import libcst as cst
 
 from ddplint.cache import Cache, key
 from ddplint.checker import (
@@ -69,7 +68,7 @@ class _Task:
 class _FirstPass:
     summary: ModuleSummary | None
     result: FileResult | None  # None: imports project modules, check once they are known
-    parsed: tuple[str, cst.Module] | None = None  # for the second pass, in that process
+    parsed: FileContext | None = None  # its parse, for the second pass, in that process
     kept: bool = False  # `parsed` was kept by the worker (`KeepingPool`)
 
 
@@ -102,37 +101,37 @@ def _first_pass(task: _Task) -> _FirstPass:
                 or summary.flags
                 or ModuleFinder().dependencies(task.absolute, summary)
             ):
-                return _FirstPass(summary, None, parsed)
+                return _FirstPass(summary, None, _for_project(ctx, None))
             result = check_context(ctx, task.codes)
             if any(d.code in CALLERS_DECIDE for d in result.diagnostics):
-                return _FirstPass(summary, None, parsed)
+                return _FirstPass(summary, None, _for_project(ctx, None))
             return _FirstPass(summary, result)
     return _FirstPass(None, check_file(task.path, task.data, task.codes))
 
 
-def _first_kept(task: _Task) -> tuple[_FirstPass, tuple[str, cst.Module] | None]:
-    """`_first_pass` in a worker: the tree stays there (`KeepingPool`)."""
+def _for_project(ctx: FileContext, project: Project | None) -> FileContext:
+    """A context of `ctx`'s parse for a check in `project`: the engine's answers (the
+    semantic model, what the resolver and the flow remembered, qualified names), which
+    depend on the file alone, are shared; the domain's (`FileContext.memo`), which may ask
+    the project, start afresh."""
+    fresh = copy.copy(ctx)
+    fresh.project = project
+    fresh._memo = {}  # the one per-file store that may hold answers asked of the project
+    return fresh
+
+
+def _first_kept(task: _Task) -> tuple[_FirstPass, FileContext | None]:
+    """`_first_pass` in a worker: the parse stays there (`KeepingPool`)."""
     done = _first_pass(task)
     return replace(done, parsed=None, kept=done.parsed is not None), done.parsed
 
 
-def _second(task: _Task, parsed: tuple[str, cst.Module] | None, project: Project) -> FileResult:
-    """The check of a file once the project is known, on its kept tree if there is one."""
+def _second(task: _Task, parsed: FileContext | None, project: Project) -> FileResult:
+    """The check of a file once the project is known, on its kept parse if there is one."""
     if parsed is None:
         return check_file(task.path, task.data, task.codes, project)
-    return _check_parsed(task, parsed, project)
-
-
-def _check_parsed(task: _Task, parsed: tuple[str, cst.Module], project: Project) -> FileResult:
-    """`check_file` on a parse kept from the first pass."""
     with tree_outside_collector():
-        try:
-            ctx = FileContext(task.path, *parsed, project)
-        except RecursionError:
-            pass
-        else:
-            return check_context(ctx, task.codes)
-    return check_file(task.path, task.data, task.codes, project)
+        return check_context(_for_project(parsed, project), task.codes)
 
 
 class _Summaries:
@@ -222,7 +221,7 @@ def _check(
         firsts = [_first_pass(task) for task in pending]
     else:
         firsts = pool.first(pending, [len(task.data) for task in pending])
-    kept: dict[_Task, tuple[str, cst.Module] | None] = {}  # None: kept by a worker
+    kept: dict[_Task, FileContext | None] = {}  # None: kept by a worker
     for task, done in zip(pending, firsts, strict=True):
         if done.parsed is not None or done.kept:
             kept[task] = done.parsed
