@@ -14,7 +14,8 @@ each round, each a subprocess (interpreter start-up included), with its peak mem
 * ruff (`ruff check --no-cache`) on the same targets.
 
 With `--before DIR` (a checkout of an older ddplint) its ddplint runs too, in the same
-rounds, for a before/after comparison. Usage:
+rounds, for a before/after comparison. Each version's package is byte-compiled first, as an
+installed one is (with `PYTHONDONTWRITEBYTECODE` set, every run would compile it again). Usage:
 
     .venv/bin/python bench/bench_project.py --repo /work/timm
     .venv/bin/python bench/bench_project.py --repo /work/timm --before /tmp/old --repeat 3
@@ -84,6 +85,16 @@ def main() -> int:
     versions = {"after": dict(os.environ)}
     if args.before is not None:
         versions["before"] = {**os.environ, "PYTHONPATH": str(args.before.resolve())}
+    for env in versions.values():  # bytecode as an installed package has it (pip compiles;
+        # `PYTHONDONTWRITEBYTECODE` would otherwise make every run compile ddplint again)
+        package = subprocess.run(
+            [python, "-c", "import ddplint, os; print(os.path.dirname(ddplint.__file__))"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        subprocess.run([python, "-m", "compileall", "-q", package], env=env, check=True)
     scratch = Path(tempfile.mkdtemp(prefix="ddplint-bench-"))
     repo = scratch / args.repo.name
     shutil.copytree(args.repo, repo, ignore=shutil.ignore_patterns(".ddplint_cache", ".git"))
