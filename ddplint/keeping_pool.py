@@ -42,14 +42,18 @@ def _serve(connection: Connection, first: First, second: Second) -> None:
                     if keep is not None:
                         kept[index] = keep
                     answers.append((index, answer))
-                connection.send(("ok", answers))
+                reply: tuple[str, Any] = ("ok", answers)
             else:
                 _, state, items = message
                 results = [(i, second(task, kept.pop(i, None), state)) for i, task in items]
                 kept.clear()
-                connection.send(("ok", results))
+                reply = ("ok", results)
         except Exception:  # handed to the main process, which raises it
-            connection.send(("error", traceback.format_exc()))
+            reply = ("error", traceback.format_exc())
+        try:
+            connection.send(reply)
+        except OSError:  # the main process ended while this one was busy
+            return
 
 
 class KeepingPool(Generic[Task, Answer, Result]):
