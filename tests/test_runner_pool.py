@@ -13,6 +13,7 @@ import pytest
 
 from ddplint import checker, runner
 from ddplint.cache import Cache
+from ddplint.keeping_pool import KeepingPool
 
 UTILS = """\
 import torch.distributed as dist
@@ -75,3 +76,26 @@ def test_workers_parse_each_file_once_and_find_the_same(tmp_path, monkeypatch):
     assert sorted(parsed) == sorted(f.name for f in files)
     assert sorted((tmp_path / "alone.log").read_text().split()) == sorted(parsed)
     assert not [p for p in multiprocessing.active_children() if p.pid != os.getpid()]
+
+
+def _first_failing(task: int) -> tuple[int, None]:
+    if task == 3:
+        raise ValueError("task three")
+    return task, None
+
+
+def _second_unused(task: int, kept: object, state: object) -> int:
+    return task
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="test functions need fork"
+)
+def test_a_failure_in_a_worker_is_raised_and_no_worker_is_left():
+    with (
+        pytest.raises(RuntimeError, match="task three"),
+        KeepingPool(2, _first_failing, _second_unused) as pool,
+    ):
+        pool.first(list(range(6)), [1] * 6)
+    assert not multiprocessing.active_children()
