@@ -102,11 +102,26 @@ def _first_pass(task: _Task) -> _FirstPass:
                 or ModuleFinder().dependencies(task.absolute, summary)
             ):
                 return _FirstPass(summary, None, _for_project(ctx, None))
-            result = check_context(ctx, task.codes)
-            if any(d.code in CALLERS_DECIDE for d in result.diagnostics):
+            result = _check_unless_callers_decide(ctx, task.codes)
+            if result is None:
                 return _FirstPass(summary, None, _for_project(ctx, None))
             return _FirstPass(summary, result)
     return _FirstPass(None, check_file(task.path, task.data, task.codes))
+
+
+def _check_unless_callers_decide(ctx: FileContext, codes: tuple[str, ...]) -> FileResult | None:
+    """`check_context(ctx, codes)`, or None when a rule whose findings the file's callers
+    decide (`CALLERS_DECIDE`) reports one: the file is then checked once the project is
+    known. Those rules run first, so that such a file is not checked twice in full."""
+    deciding = [code for code in codes if code in CALLERS_DECIDE]
+    if deciding:
+        first = check_context(ctx, deciding)
+        if first.diagnostics:
+            return None
+        if not first.internal_errors:  # nothing to add: the other rules alone
+            return check_context(ctx, [code for code in codes if code not in CALLERS_DECIDE])
+    result = check_context(ctx, codes)
+    return None if any(d.code in CALLERS_DECIDE for d in result.diagnostics) else result
 
 
 def _for_project(ctx: FileContext, project: Project | None) -> FileContext:
