@@ -7,7 +7,8 @@ most rules find something, then times, alternating in one process for `--repeat`
 (the order flipped every round, each step run once untimed first):
 
 * the floor: `libcst.parse_module` of the file;
-* `ddplint.checker.check_file` of the file with every rule (its own parse included).
+* ddplint with every rule as `ddplint check --no-cache --jobs 1 FILE` runs it
+  (`ddplint.runner.run`: its own parse, the project layer included).
 
 It prints the median CPU time of each (the process's own CPU seconds: on a shared machine
 the wall clock also counts the time other processes hold the cores), the median of the
@@ -18,13 +19,17 @@ per-round ratios with their range, the same ratio in wall-clock time, the peak R
     .venv/bin/python bench/bench_large_file.py --lines 2500 5000 10000 20000 --repeat 5
 
 With several sizes it also prints the growth of ddplint's time from one size to the
-next (2.00 per doubling is linear).
+next (2.00 per doubling is linear). With `--before DIR` (a checkout of an older ddplint)
+both run, each round one process per version, the versions alternating:
+
+    .venv/bin/python bench/bench_large_file.py --lines 50000 --repeat 3 --before /tmp/old
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -146,11 +151,15 @@ libcst.parse_module(open(sys.argv[1], encoding="utf-8").read())
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
+# What `ddplint check --no-cache --jobs 1 FILE` runs: the runner, with the project layer.
 LINT = """
 import sys, resource
-from ddplint.checker import check_file
+from pathlib import Path
+from ddplint.cache import Cache
 from ddplint.rule import all_rules
-result = check_file(sys.argv[1], open(sys.argv[1], "rb").read(), list(all_rules()))
+from ddplint.runner import run
+codes = set(all_rules())
+result = run([Path(sys.argv[1])], lambda _: codes, Cache(None), jobs=1)
 assert not result.internal_errors, result.internal_errors
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(result.diagnostics))
 """
@@ -159,13 +168,17 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(result.diagnostics
 # in machine load hits both alike; each is run once untimed first (imports, first calls).
 ALTERNATE = """
 import gc, sys, time, libcst
-from ddplint.checker import check_file
+from pathlib import Path
+from ddplint.cache import Cache
 from ddplint.rule import all_rules
+from ddplint.runner import run
 path, rounds = sys.argv[1], int(sys.argv[2])
-data = open(path, "rb").read()
-text = data.decode("utf-8")
-codes = list(all_rules())
-steps = {"parse": lambda: libcst.parse_module(text), "lint": lambda: check_file(path, data, codes)}
+text = open(path, "rb").read().decode("utf-8")
+codes = set(all_rules())
+steps = {
+    "parse": lambda: libcst.parse_module(text),
+    "lint": lambda: run([Path(path)], lambda _: codes, Cache(None), jobs=1),
+}
 for step in steps.values():
     step()
 for index in range(rounds):
@@ -180,36 +193,58 @@ for index in range(rounds):
 """
 
 
-def _run(script: str, *args: object) -> list[list[float]]:
+def _run(script: str, *args: object, env: dict[str, str] | None = None) -> list[list[float]]:
     out = subprocess.run(
-        [sys.executable, "-c", script, *map(str, args)], check=True, capture_output=True, text=True
+        [sys.executable, "-c", script, *map(str, args)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
     ).stdout
     return [[float(v) for v in line.split()] for line in out.splitlines()]
 
 
-def _measure(lines: int, rounds: int) -> dict[str, float]:
-    """Medians over `rounds` same-process rounds of the parse floor and ddplint, the median
-    of the per-round ratios (with their range), and each one's peak RSS in its own process."""
+def _measure(
+    lines: int, rounds: int, versions: dict[str, dict[str, str]]
+) -> list[dict[str, float]]:
+    """For each version (environment), medians over `rounds` rounds of the parse floor and
+    ddplint, the median of the per-round ratios (with their range), and each one's peak RSS
+    in its own process. One version: the rounds alternate in one process; several: each
+    round is a process per version, the versions alternating, their order flipped."""
     with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "pyproject.toml").write_text("")  # its own project: the root is here
         path = Path(tmp) / "big_train.py"
         text = generate(lines)
         path.write_text(text, encoding="utf-8")
-        times = _run(ALTERNATE, path, rounds)
+        times: dict[str, list[list[float]]] = {v: [] for v in versions}
+        if len(versions) == 1:
+            (name, env), *_ = versions.items()
+            times[name] = _run(ALTERNATE, path, rounds, env=env)
+        for index in range(rounds if len(versions) > 1 else 0):
+            for name in sorted(versions, reverse=bool(index % 2)):
+                times[name] += _run(ALTERNATE, path, 1, env=versions[name])
         parse_rss = _run(PARSE, path)[0][0]
-        lint_rss, findings = _run(LINT, path)[0]
-    ratios = [lint / parse for parse, lint, _, _ in times]
-    return {
-        "lines": text.count("\n"),
-        "parse_s": statistics.median(t[0] for t in times),
-        "lint_s": statistics.median(t[1] for t in times),
-        "ratio": statistics.median(ratios),
-        "ratio_min": min(ratios),
-        "ratio_max": max(ratios),
-        "wall_ratio": statistics.median(lint / parse for _, _, parse, lint in times),
-        "parse_rss_mib": parse_rss / 1024,
-        "lint_rss_mib": lint_rss / 1024,
-        "findings": findings,
-    }
+        figures = []
+        for name, env in versions.items():
+            lint_rss, findings = _run(LINT, path, env=env)[0]
+            ratios = [lint / parse for parse, lint, _, _ in times[name]]
+            figures.append(
+                {
+                    "lines": text.count("\n"),
+                    "parse_s": statistics.median(t[0] for t in times[name]),
+                    "lint_s": statistics.median(t[1] for t in times[name]),
+                    "ratio": statistics.median(ratios),
+                    "ratio_min": min(ratios),
+                    "ratio_max": max(ratios),
+                    "wall_ratio": statistics.median(
+                        lint / parse for _, _, parse, lint in times[name]
+                    ),
+                    "parse_rss_mib": parse_rss / 1024,
+                    "lint_rss_mib": lint_rss / 1024,
+                    "findings": findings,
+                }
+            )
+    return figures
 
 
 def main() -> None:
@@ -217,32 +252,37 @@ def main() -> None:
     parser.add_argument("--lines", type=int, nargs="+", default=[50_000], help="file sizes")
     parser.add_argument("--repeat", type=int, default=5, help="alternating rounds per size")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument("--before", type=Path, help="an older ddplint checkout to compare")
     args = parser.parse_args()
+    versions = {"after": dict(os.environ)}
+    if args.before is not None:
+        versions["before"] = {**os.environ, "PYTHONPATH": str(args.before.resolve())}
     print(
-        f"{args.repeat} same-process rounds per size: median CPU seconds of the process, median "
+        f"{args.repeat} rounds per size: median CPU seconds of the process, median "
         "of the per-round ratios (min-max), the same ratio in wall-clock time; growth: "
         "ddplint's CPU time over the previous size's"
     )
     print(
-        f"{'lines':>7} {'parse s':>8} {'ddplint s':>9} {'ratio':>6} {'min-max':>11} "
+        f"{'version':>7} {'lines':>7} {'parse s':>8} {'ddplint s':>9} {'ratio':>6} {'min-max':>11} "
         f"{'wall':>6} {'growth':>7} {'parse MiB':>9} {'ddplint MiB':>11} {'findings':>8}"
     )
-    figures: list[dict[str, float]] = []
+    figures: dict[str, list[dict[str, float]]] = {v: [] for v in versions}
     for lines in args.lines:
-        row = _measure(lines, args.repeat)
-        growth = ""
-        if figures:
-            size = row["lines"] / figures[-1]["lines"]
-            growth = f"{row['lint_s'] / figures[-1]['lint_s']:.2f}/{size:.0f}x"
-        figures.append(row)
-        spread = f"{row['ratio_min']:.2f}-{row['ratio_max']:.2f}"
-        print(
-            f"{row['lines']:7.0f} {row['parse_s']:8.2f} {row['lint_s']:9.2f} "
-            f"{row['ratio']:5.2f}x {spread:>11} {row['wall_ratio']:5.2f}x {growth:>7} "
-            f"{row['parse_rss_mib']:9.0f} "
-            f"{row['lint_rss_mib']:11.0f} {row['findings']:8.0f}",
-            flush=True,
-        )
+        for version, row in zip(versions, _measure(lines, args.repeat, versions), strict=True):
+            earlier = figures[version]
+            growth = ""
+            if earlier:
+                size = row["lines"] / earlier[-1]["lines"]
+                growth = f"{row['lint_s'] / earlier[-1]['lint_s']:.2f}/{size:.0f}x"
+            earlier.append(row)
+            spread = f"{row['ratio_min']:.2f}-{row['ratio_max']:.2f}"
+            print(
+                f"{version:>7} {row['lines']:7.0f} {row['parse_s']:8.2f} {row['lint_s']:9.2f} "
+                f"{row['ratio']:5.2f}x {spread:>11} {row['wall_ratio']:5.2f}x {growth:>7} "
+                f"{row['parse_rss_mib']:9.0f} "
+                f"{row['lint_rss_mib']:11.0f} {row['findings']:8.0f}",
+                flush=True,
+            )
     if args.json is not None:
         args.json.write_text(json.dumps(figures, indent=2))
 

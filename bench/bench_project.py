@@ -14,7 +14,8 @@ each round, each a subprocess (interpreter start-up included), with its peak mem
 * ruff (`ruff check --no-cache`) on the same targets.
 
 With `--before DIR` (a checkout of an older ddplint) its ddplint runs too, in the same
-rounds, for a before/after comparison. Usage:
+rounds, for a before/after comparison. Each version's package is byte-compiled first, as an
+installed one is (with `PYTHONDONTWRITEBYTECODE` set, every run would compile it again). Usage:
 
     .venv/bin/python bench/bench_project.py --repo /work/timm
     .venv/bin/python bench/bench_project.py --repo /work/timm --before /tmp/old --repeat 3
@@ -32,13 +33,16 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# Runs a command and prints its wall time and the peak memory of its process tree.
+# Runs a command and prints its wall time, the peak memory of its largest process and the
+# CPU seconds of its process tree (on a shared machine the wall clock also counts the time
+# other processes hold the cores; CPU seconds do not, but they add up the workers).
 _MEASURE = """\
 import resource, subprocess, sys, time
 start = time.perf_counter()
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 took = time.perf_counter() - start
-print(took, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(took, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
 """
 _PARSE_ALL = """\
 import os, sys, libcst
@@ -55,8 +59,8 @@ for folder, subfolders, files in os.walk("."):
 _PARSE_ONE = "import sys, libcst; libcst.parse_module(open(sys.argv[1], 'rb').read())"
 
 
-def measure(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
-    """(seconds, peak MiB) of one run of `command`."""
+def measure(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
+    """(seconds, peak MiB, CPU seconds) of one run of `command`."""
     out = subprocess.run(
         [sys.executable, "-c", _MEASURE, *command],
         cwd=cwd,
@@ -65,7 +69,7 @@ def measure(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, 
         text=True,
         check=True,
     ).stdout.split()
-    return float(out[0]), int(out[1]) / 1024
+    return float(out[0]), int(out[1]) / 1024, float(out[2])
 
 
 def main() -> int:
@@ -81,6 +85,16 @@ def main() -> int:
     versions = {"after": dict(os.environ)}
     if args.before is not None:
         versions["before"] = {**os.environ, "PYTHONPATH": str(args.before.resolve())}
+    for env in versions.values():  # bytecode as an installed package has it (pip compiles;
+        # `PYTHONDONTWRITEBYTECODE` would otherwise make every run compile ddplint again)
+        package = subprocess.run(
+            [python, "-c", "import ddplint, os; print(os.path.dirname(ddplint.__file__))"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        subprocess.run([python, "-m", "compileall", "-q", package], env=env, check=True)
     scratch = Path(tempfile.mkdtemp(prefix="ddplint-bench-"))
     repo = scratch / args.repo.name
     shutil.copytree(args.repo, repo, ignore=shutil.ignore_patterns(".ddplint_cache", ".git"))
@@ -95,7 +109,9 @@ def main() -> int:
             ("floor: python + libcst + parse", [python, "-c", _PARSE_ONE, args.file], ""),
             ("ruff", [ruff, "check", "--no-cache", "--exit-zero", "-q", args.file], ""),
         ],
-        f"{args.file}, warm cache": [],
+        f"{args.file}, warm cache": [
+            ("floor: python + libcst + parse", [python, "-c", _PARSE_ONE, args.file], ""),
+        ],
         f"pre-commit on {args.helper} (--check-importers), no cache": [],
         f"pre-commit on {args.helper} (--check-importers), warm cache": [],
     }
@@ -131,7 +147,7 @@ def main() -> int:
                 [*ddplint, "--check-importers", args.helper], cwd=repo, env=env, capture_output=True
             )
         shutil.move(repo / ".ddplint_cache", caches[version])
-    results: dict[str, dict[str, list[tuple[float, float]]]] = {c: {} for c in cases}
+    results: dict[str, dict[str, list[tuple[float, float, float]]]] = {c: {} for c in cases}
     for _ in range(args.repeat):
         for case, commands in cases.items():
             for label, command, version in commands:
@@ -142,15 +158,20 @@ def main() -> int:
                 results[case].setdefault(label, []).append(measure(command, repo, env))
     shutil.rmtree(scratch, ignore_errors=True)
     for case, rows in results.items():
-        print(f"\n{case} (median of {args.repeat})")
-        floor = next(
-            (statistics.median(t for t, _ in r) for k, r in rows.items() if "floor" in k), None
-        )
+        print(f"\n{case} (median of {args.repeat}; wall, peak memory, CPU of the process tree)")
+        floors = [r for k, r in rows.items() if "floor" in k]
+        floor = statistics.median(t for t, _, _ in floors[0]) if floors else None
+        floor_cpu = statistics.median(c for _, _, c in floors[0]) if floors else None
         for label, runs in rows.items():
-            took = statistics.median(t for t, _ in runs)
-            memory = max(m for _, m in runs)
+            took = statistics.median(t for t, _, _ in runs)
+            memory = max(m for _, m, _ in runs)
+            cpu = statistics.median(c for _, _, c in runs)
             ratio = f"{took / floor:5.2f}x floor" if floor else ""
-            print(f"  {label:44} {took:7.2f} s  {memory:6.0f} MiB  {ratio}")
+            cpu_ratio = f"{cpu / floor_cpu:5.2f}x floor" if floor_cpu else ""
+            print(
+                f"  {label:44} {took:7.2f} s  {memory:6.0f} MiB  {ratio:12}"
+                f"  CPU {cpu:6.2f} s {cpu_ratio}"
+            )
     return 0
 
 

@@ -40,14 +40,18 @@ def key(*parts: str | bytes) -> str:
 
 
 class Cache:
-    """A folder of pickled entries; unreadable entries count as misses."""
+    """A folder of pickled entries; unreadable entries count as misses. Without a folder
+    (`--no-cache`) the entries live in this object only, for one run: what a step of it
+    learnt (the summaries `--check-importers` reads to find the importers) is not
+    computed again by the next, and nothing outlives the run."""
 
     def __init__(self, root: Path | None) -> None:
         self.folder = root / CACHE_DIR / __version__ if root is not None else None
+        self._memory: dict[str, Any] = {}
 
     def get(self, entry: str) -> Any | None:
         if self.folder is None:
-            return None
+            return self._memory.get(entry)
         try:
             with open(self.folder / entry[:2] / entry, "rb") as handle:
                 return pickle.load(handle)
@@ -56,6 +60,7 @@ class Cache:
 
     def put(self, entry: str, value: Any) -> None:
         if self.folder is None:
+            self._memory[entry] = value
             return
         folder = self.folder / entry[:2]
         try:

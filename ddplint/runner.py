@@ -4,21 +4,22 @@ reuse cached results of unchanged files.
 Files that import no module of their project are checked in the same pass that
 summarises them (one parse). Files that import one are checked once the summaries of every
 project module they import (transitively, read from the disk whether passed or not) are
-known, so that `main.py` sees what `utils.save_on_master` does in any run.
+known, so that `main.py` sees what `utils.save_on_master` does in any run. Either check
+uses the file's one parse: with several jobs, the worker that summarised a file keeps its
+tree and checks it (`KeepingPool`), and the workers share the summaries of other modules
+through the cache (a scratch folder with `--no-cache`).
 """
 
 from __future__ import annotations
 
+import copy
 import gc
-import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+import tempfile
+from collections.abc import Callable, Iterable
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
-
-import libcst as cst
 
 from ddplint.cache import Cache, key
 from ddplint.checker import (
@@ -30,6 +31,7 @@ from ddplint.checker import (
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic
 from ddplint.domain.caller_devices import CALLERS_DECIDE
+from ddplint.keeping_pool import KeepingPool
 from ddplint.parsing import file_error, parse
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.queries import Project
@@ -66,7 +68,8 @@ class _Task:
 class _FirstPass:
     summary: ModuleSummary | None
     result: FileResult | None  # None: imports project modules, check once they are known
-    parsed: tuple[str, cst.Module] | None = None  # kept for the second pass, in-process only
+    parsed: FileContext | None = None  # its parse, for the second pass, in that process
+    kept: bool = False  # `parsed` was kept by the worker (`KeepingPool`)
 
 
 def display_path(path: Path) -> str:
@@ -98,61 +101,52 @@ def _first_pass(task: _Task) -> _FirstPass:
                 or summary.flags
                 or ModuleFinder().dependencies(task.absolute, summary)
             ):
-                kept = parsed if _worker_state.get("keep_parses") else None
-                return _FirstPass(summary, None, kept)
-            result = check_context(ctx, task.codes)
-            if any(d.code in CALLERS_DECIDE for d in result.diagnostics):
-                kept = parsed if _worker_state.get("keep_parses") else None
-                return _FirstPass(summary, None, kept)
+                return _FirstPass(summary, None, _for_project(ctx, None))
+            result = _check_unless_callers_decide(ctx, task.codes)
+            if result is None:
+                return _FirstPass(summary, None, _for_project(ctx, None))
             return _FirstPass(summary, result)
     return _FirstPass(None, check_file(task.path, task.data, task.codes))
 
 
-_worker_state: dict[str, object] = {}
+def _check_unless_callers_decide(ctx: FileContext, codes: tuple[str, ...]) -> FileResult | None:
+    """`check_context(ctx, codes)`, or None when a rule whose findings the file's callers
+    decide (`CALLERS_DECIDE`) reports one: the file is then checked once the project is
+    known. Those rules run first, so that such a file is not checked twice in full."""
+    deciding = [code for code in codes if code in CALLERS_DECIDE]
+    if deciding:
+        first = check_context(ctx, deciding)
+        if first.diagnostics:
+            return None
+        if not first.internal_errors:  # nothing to add: the other rules alone
+            return check_context(ctx, [code for code in codes if code not in CALLERS_DECIDE])
+    result = check_context(ctx, codes)
+    return None if any(d.code in CALLERS_DECIDE for d in result.diagnostics) else result
 
 
-def _init_worker(state: dict[str, object]) -> None:
-    _worker_state.update(state)
+def _for_project(ctx: FileContext, project: Project | None) -> FileContext:
+    """A context of `ctx`'s parse for a check in `project`: the engine's answers (the
+    semantic model, what the resolver and the flow remembered, qualified names), which
+    depend on the file alone, are shared; the domain's (`FileContext.memo`), which may ask
+    the project, start afresh."""
+    fresh = copy.copy(ctx)
+    fresh.project = project
+    fresh._memo = {}  # the one per-file store that may hold answers asked of the project
+    return fresh
 
 
-def _first_pass_worker(task: _Task) -> _FirstPass:
-    return _first_pass(task)
+def _first_kept(task: _Task) -> tuple[_FirstPass, FileContext | None]:
+    """`_first_pass` in a worker: the parse stays there (`KeepingPool`)."""
+    done = _first_pass(task)
+    return replace(done, parsed=None, kept=done.parsed is not None), done.parsed
 
 
-def _second_pass_worker(task: _Task) -> FileResult:
-    return check_file(task.path, task.data, task.codes, _worker_state["project"])  # type: ignore[arg-type]
-
-
-def _check_parsed(task: _Task, parsed: tuple[str, cst.Module], project: Project) -> FileResult:
-    """`check_file` on a parse kept from the first pass."""
+def _second(task: _Task, parsed: FileContext | None, project: Project) -> FileResult:
+    """The check of a file once the project is known, on its kept parse if there is one."""
+    if parsed is None:
+        return check_file(task.path, task.data, task.codes, project)
     with tree_outside_collector():
-        try:
-            ctx = FileContext(task.path, *parsed, project)
-        except RecursionError:
-            pass
-        else:
-            return check_context(ctx, task.codes)
-    return check_file(task.path, task.data, task.codes, project)
-
-
-_Result = TypeVar("_Result")
-
-
-def _map(
-    function: Callable[[_Task], _Result],
-    tasks: Sequence[_Task],
-    state: dict[str, object],
-    jobs: int,
-) -> list[_Result]:
-    if jobs <= 1 or len(tasks) < MIN_FILES_FOR_POOL:
-        _init_worker(state)
-        return [function(task) for task in tasks]
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    workers = min(jobs, len(tasks))
-    with ProcessPoolExecutor(workers, context, _init_worker, (state,)) as pool:
-        chunk = max(1, len(tasks) // (workers * 4))
-        return list(pool.map(function, tasks, chunksize=chunk))
+        return check_context(_for_project(parsed, project), task.codes)
 
 
 class _Summaries:
@@ -213,9 +207,23 @@ def run(
         problem = decode(data).error
         if problem is not None:
             outcome.diagnostics.append(file_error(shown, problem, 1, 1))
+    with ExitStack() as stack:
+        return _check(tasks, cache, jobs, outcome, stack)
+
+
+def _check(
+    tasks: list[_Task], cache: Cache, jobs: int, outcome: RunResult, stack: ExitStack
+) -> RunResult:
+    """`run` of the files that may hold DDP code; `stack` ends the pool and scratch files."""
+    pool: KeepingPool[_Task, _FirstPass, FileResult] | None = None
+    shared = cache
+    if jobs > 1 and len(tasks) >= MIN_FILES_FOR_POOL:
+        pool = stack.enter_context(KeepingPool(min(jobs, len(tasks)), _first_kept, _second))
+        if cache.folder is None:  # the workers share what they summarise through a folder
+            shared = Cache(Path(stack.enter_context(tempfile.TemporaryDirectory())))
     # 1. Summaries of the files passed; files importing no project module are checked in
     #    the same pass.
-    summaries = _Summaries(cache, outcome)
+    summaries = _Summaries(shared, outcome)
     results: dict[_Task, FileResult] = {}
     pending: list[_Task] = []
     for task in tasks:
@@ -224,12 +232,13 @@ def run(
             pending.append(task)
         else:
             summaries.known[task.absolute] = summary
-    # Fewer files than a pool needs are read in this process: keep the trees of those that
-    # step 3 checks instead of parsing them again (fewer than MIN_FILES_FOR_POOL at once).
-    keep: dict[str, object] = {"keep_parses": len(pending) < MIN_FILES_FOR_POOL}
-    kept: dict[_Task, tuple[str, cst.Module]] = {}
-    for task, done in zip(pending, _map(_first_pass_worker, pending, keep, jobs), strict=True):
-        if done.parsed is not None:
+    if pool is None:
+        firsts = [_first_pass(task) for task in pending]
+    else:
+        firsts = pool.first(pending, [len(task.data) for task in pending])
+    kept: dict[_Task, FileContext | None] = {}  # None: kept by a worker
+    for task, done in zip(pending, firsts, strict=True):
+        if done.parsed is not None or done.kept:
             kept[task] = done.parsed
         summaries.known[task.absolute] = done.summary
         if done.summary is not None:
@@ -240,8 +249,9 @@ def run(
     # 2. The project: every module the files import, transitively, from the disk.
     project = Project.load([t.absolute for t in tasks], summaries)
     outcome.project = project
-    # 3. The other files, with what their imports do; results cached by their own text
-    #    and the summaries of every project module they depend on.
+    # 3. The other files, with what their imports do; results cached by their own
+    #    text and the summaries of every project module they depend on. Each is
+    #    checked on its tree from step 1 where there is one (in the worker holding it).
     second: list[tuple[_Task, str]] = []
     for task in tasks:
         entry = _result_key(task, project)
@@ -255,14 +265,15 @@ def run(
                 continue
             outcome.cached += 1
         _collect(outcome, result)
-    todo = [task for task, _ in second if task not in kept]
-    checked = iter(_map(_second_pass_worker, todo, {"project": project}, jobs))
-    for task, entry in second:
-        tree = kept.pop(task, None)
-        result = next(checked) if tree is None else _check_parsed(task, tree, project)
+    if pool is None:
+        checked = [_second(task, kept.get(task), project) for task, _ in second]
+    else:
+        index = {task: i for i, task in enumerate(pending)}
+        checked = pool.second(project, [(index.get(task), task) for task, _ in second])
+    for (_, entry), result in zip(second, checked, strict=True):
         cache.put(entry, result)
         _collect(outcome, result)
-    outcome.parsed += len(todo)
+    outcome.parsed += sum(task not in kept for task, _ in second)
     outcome.diagnostics.sort(key=lambda d: d.sort_key)
     return outcome
 

@@ -66,7 +66,14 @@ class Block(nn.Linear):
 """
 
 
-def _run(files: dict[str, str], root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list, list]:
+def _run(
+    files: dict[str, str],
+    root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    passed: tuple[str, ...] = ("train.py",),
+    codes: frozenset[str] = frozenset({"DDP010"}),
+) -> tuple[list[str], list[tuple[str, str, int]]]:
+    """Check `passed` in a project of `files`: the files parsed, and the findings."""
     (root / "pyproject.toml").write_text("")
     for name, text in files.items():
         (root / name).write_text(text)
@@ -79,7 +86,7 @@ def _run(files: dict[str, str], root: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setattr(runner, "parse", counting)
     monkeypatch.chdir(root)
-    result = runner.run([root / "train.py"], lambda _: {"DDP010"}, Cache(None), jobs=1)
+    result = runner.run([root / p for p in passed], lambda _: set(codes), Cache(None), jobs=1)
     return sorted(parsed), [(Path(d.path).name, d.code, d.start.row) for d in result.diagnostics]
 
 
@@ -103,3 +110,153 @@ def test_a_module_that_may_matter_is_parsed(tmp_path, monkeypatch):
     parsed, findings = _run(files, tmp_path, monkeypatch)
     assert findings == [("train.py", "DDP010", 16)]
     assert "models.py" in parsed
+
+
+# Questions about a module's callers, checkpoint loading and the process group parse only
+# the modules whose text can change the answer (`ModuleIndex.lookup_ends`, `text_tests`).
+CALLER = """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import loss
+import models
+
+
+def main():
+    dist.init_process_group("nccl")
+    model = DDP(models.Net(16))
+    for step in range(10):
+        out = model(torch.randn(4, 16))
+        value = loss.scaled(out, dist.get_world_size())
+        value.backward()
+
+
+if __name__ == "__main__":
+    main()
+"""
+LOSS = """\
+import torch
+
+
+def scaled(out, world_size):
+    weight = torch.ones(1, device="cuda:0")
+    return (out * weight).sum() / world_size
+"""
+LAYERED = """\
+import torch
+import torch.nn as nn
+
+# Parameter names as the wrapper writes them: "module.weight", "module.bias".
+PREFIXED = ("module.weight", "module.bias")
+
+
+class Net(nn.Linear):
+    def __init__(self, width):
+        super().__init__(width, width)
+"""
+LOADER = """\
+
+
+def load(model, path):
+    state = {k.replace("module.", ""): v for k, v in torch.load(path).items()}
+    model.load_state_dict(state)
+"""
+MAIN = """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import models
+
+
+def main():
+    dist.init_process_group("nccl")
+    model = DDP(models.Net(16))
+    if dist.get_rank() == 0:
+        torch.save(model.state_dict(), "model.pt")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_callers_are_found_without_parsing_what_they_call_elsewhere(tmp_path, monkeypatch):
+    """loss.py runs on every rank because train.py calls it; deciding so looks up only
+    train.py's calls that may lead into loss.py, not `models.Net`."""
+    files = {"train.py": CALLER, "loss.py": LOSS, "models.py": LAYERED}
+    parsed, findings = _run(
+        files, tmp_path, monkeypatch, ("train.py", "loss.py"), frozenset({"DDP001"})
+    )
+    assert findings == [("loss.py", "DDP001", 5)]
+    assert parsed == ["loss.py", "train.py"]
+
+
+def test_a_module_that_only_mentions_the_prefix_is_not_parsed(tmp_path, monkeypatch):
+    """A `"module."` string that no prefix test receives cannot strip the prefix."""
+    files = {"main.py": MAIN, "models.py": LAYERED}
+    parsed, findings = _run(files, tmp_path, monkeypatch, ("main.py",), frozenset({"DDP006"}))
+    assert findings == [("main.py", "DDP006", 12)]
+    assert parsed == ["main.py"]
+
+
+def test_a_module_that_strips_the_prefix_is_parsed(tmp_path, monkeypatch):
+    files = {"main.py": MAIN, "models.py": LAYERED + LOADER}
+    parsed, findings = _run(files, tmp_path, monkeypatch, ("main.py",), frozenset({"DDP006"}))
+    assert findings == []
+    assert parsed == ["main.py", "models.py"]
+
+
+GATED = """\
+import torch.distributed as dist
+
+import data
+import loss
+
+
+def main(args):
+    dist.init_process_group("nccl")
+    if dist.get_rank() == 0:
+        data.make_loader(args.distributed)
+    loss.scaled(1.0, dist.get_world_size())
+
+
+if __name__ == "__main__":
+    main(None)
+"""
+DATA = """\
+import torch
+
+
+def make_loader(distributed):
+    options = {"shuffle": not distributed, "pin_memory": torch.cuda.is_available()}
+    return options
+
+
+def main():
+    print(make_loader(False))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_words_that_only_look_distributed_do_not_parse_a_module(tmp_path, monkeypatch):
+    """data.py names `distributed` (a parameter) and `main`, but no name for
+    `torch.distributed` and no main-process helper: whether the gated call
+    issues a collective, and whether loss.py runs on every rank, need no parse of it."""
+    loss = LOSS.replace("import torch\n", "import torch\n\nimport data\n").replace(
+        "    return", "    data.main()\n    return"
+    )
+    files = {"train.py": GATED, "data.py": DATA, "loss.py": loss}
+    codes = frozenset({"DDP001", "DDP010"})
+    parsed, findings = _run(files, tmp_path, monkeypatch, ("train.py", "loss.py"), codes)
+    assert findings == [("loss.py", "DDP001", 7)]
+    assert parsed == ["loss.py", "train.py"]
+    dist = DATA.replace("import torch\n", "import torch\nimport torch.distributed as dist\n")
+    files["data.py"] = dist.replace("    return options", "    dist.barrier()\n    return options")
+    parsed, findings = _run(files, tmp_path, monkeypatch, ("train.py", "loss.py"), codes)
+    assert ("train.py", "DDP010", 10) in findings
+    assert "data.py" in parsed

@@ -8,7 +8,6 @@ not import the project, which builds on the domain. The context holds the projec
 
 from __future__ import annotations
 
-import re
 from typing import Protocol, cast
 
 import libcst as cst
@@ -16,6 +15,17 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
+
+
+class TextTest(Protocol):
+    """A test of a module's text that says, without a parse, that it cannot hold a fact:
+    `search(text)` is not None when it may; `pattern` names the test. A compiled pattern
+    is one (`ddplint.project.text_tests`)."""
+
+    @property
+    def pattern(self) -> str: ...
+
+    def search(self, text: str, /) -> object | None: ...
 
 
 class CalledFunction(Protocol):
@@ -67,7 +77,7 @@ class ProjectView(Protocol):
     def resolve(self, ctx: FileContext, call: cst.Call) -> object | None: ...
 
     def function_called(
-        self, ctx: FileContext, call: cst.Call, text: re.Pattern[str] | None = None
+        self, ctx: FileContext, call: cst.Call, text: TextTest | None = None
     ) -> CalledFunction | None: ...
 
     def imports_prefix_stripper(self, ctx: FileContext) -> bool: ...

@@ -20,10 +20,22 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 from ddplint.project.import_scan import scanned_bindings, scanned_imports
+from ddplint.project.text_tests import TextTest
 from ddplint.project_files import project_files
 
 # A dotted chain of names as code writes it (`timm.utils.distribute_bn`), from its head.
 _CHAIN = re.compile(r"(?<![\w.])([A-Za-z_]\w*)((?:\s*\.\s*[A-Za-z_]\w*)*)", re.ASCII)
+
+
+def _module_and_name(qualified: str) -> tuple[str, str] | None:
+    """The module part and the name `Project._lookup` splits `qualified` into (`.helper`
+    for `from . import helper`), None for a bare name."""
+    level = len(qualified) - len(qualified.lstrip("."))
+    rest = qualified[level:]
+    if "." in rest:
+        module, _, name = qualified.rpartition(".")
+        return module, name
+    return ("." * level, rest) if level else None
 
 
 class _Summary(Protocol):
@@ -39,6 +51,10 @@ class _Scanned:
 
 
 S = TypeVar("S", bound=_Summary)
+_DEFINED = re.compile(r"\b(?:def|class)\s+(\w+)")
+# A look-up `lookup_ends` follows: ("name", importer, qualified name) or
+# ("method", importer, "owner\0method").
+_Step = tuple[str, str, str]
 
 
 class ModuleIndex(Mapping[str, S], Generic[S]):
@@ -68,6 +84,9 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         self._reaching_text: dict[str, dict[tuple[str, str, str], bool]] = {}
         self._items: dict[str, list[tuple[str, str, str]]] = {}
         self._names: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+        self._ends: dict[_Step, frozenset[str]] = {}
+        self._bound: dict[str, dict[str, frozenset[str]]] = {}
+        self._definitions: dict[str, frozenset[str]] = {}
         self._everything = False
         self.parsed: list[str] = []  # paths summarised, in order (for tests and counts)
 
@@ -178,10 +197,9 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
             self._scans[path] = frozenset(self._dependencies(path, _Scanned(imports)))
         return self._scans[path]
 
-    def holds(self, path: str, text: re.Pattern[str], name: str) -> bool:
+    def holds(self, path: str, text: TextTest, name: str) -> bool:
         """The text of `path` matches `text`, or may bind `name` by an import."""
-        source = project_files(self._root_of(path)).text(path) or ""
-        return text.search(source) is not None or name in scanned_bindings(source)
+        return text.search(self._text(path)) is not None or name in self._bindings(path)
 
     def scan_closure(self, path: str) -> set[str]:
         """`path` and the files its text may import, transitively (`_scan`)."""
@@ -193,17 +211,17 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
                 todo.append(dependency)
         return seen
 
-    def clean(self, path: str, pattern: re.Pattern[str]) -> bool:
+    def clean(self, path: str, pattern: TextTest) -> bool:
         """No code of the module at `path`, nor any code it may call in other project
         modules, lies in a module whose text matches `pattern` (`reaches_text`)."""
         return not self.reaches_text(("module", path, ""), pattern)
 
-    def lookup_clean(self, importer: str, qualified: str, pattern: re.Pattern[str]) -> bool:
+    def lookup_clean(self, importer: str, qualified: str, pattern: TextTest) -> bool:
         """What `Project._lookup(importer, qualified)` may find, and any code that may
         call, lies in no module whose text matches `pattern`."""
         return not self.reaches_text(("name", importer, qualified), pattern)
 
-    def reaches_text(self, start: tuple[str, str, str], pattern: re.Pattern[str]) -> bool:
+    def reaches_text(self, start: tuple[str, str, str], pattern: TextTest) -> bool:
         """Whether code reachable from `start` may lie in a module whose text matches
         `pattern`, from the texts alone (a superset of what the parsed summaries say).
 
@@ -264,7 +282,7 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
                 parts = tuple(p.strip() for p in match.group(2).split(".") if p.strip())
                 chains.setdefault(match.group(1), set()).add(parts)
             found: dict[tuple[str, str, str], None] = {}
-            for local, qualifieds in scanned_bindings(text).items():
+            for local, qualifieds in self._bindings(path).items():
                 for qualified in qualifieds:
                     for parts in chains.get(local, {()}):
                         for end in range(len(parts) + 1):
@@ -280,29 +298,94 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         return self._names[key]
 
     def _find_name_items(self, importer: str, qualified: str) -> list[tuple[str, str, str]]:
-        level = len(qualified) - len(qualified.lstrip("."))
-        rest = qualified[level:]
-        if "." in rest:
-            module, _, function = qualified.rpartition(".")
-        elif level:
-            module, function = "." * level, rest
-        else:
+        split = _module_and_name(qualified)
+        if split is None:
             return []
+        module, function = split
         path = self._module_path(importer, module)
         if path is None:
             owner, _, cls = module.rpartition(".")
             above = self._module_path(importer, owner) if owner and cls else None
             if above is None:
                 return []
-            bound = scanned_bindings(self._text(above)).get(cls, frozenset())
+            bound = self._bindings(above).get(cls, frozenset())
             return [("module", above, ""), *(("name", above, f"{q}.{function}") for q in bound)]
-        text = self._text(path)
         items: list[tuple[str, str, str]] = []
-        reexports = scanned_bindings(text).get(function, frozenset())
-        if not reexports or re.search(rf"\b(?:def|class)\s+{re.escape(function)}\b", text):
+        reexports = self._bindings(path).get(function, frozenset())
+        if not reexports or function in self._defined(path):
             items.append(("module", path, ""))
         items.extend(("name", path, reexported) for reexported in reexports)
         return items
+
+    def lookup_ends(self, importer: str, qualified: str) -> frozenset[str]:
+        """The modules where `Project._lookup(importer, qualified)` may end, from the texts
+        alone (a superset, no parse): the module the name's module part leads to, the
+        modules its re-exports lead to, and the ones the look-up of a method on a class
+        (`_method_lookup`, `_made_method`) may reach, as if every module could fail to
+        parse (the method look-up is tried then too)."""
+        key = ("name", importer, qualified)
+        if key not in self._ends:
+            found: set[str] = set()
+            seen = {key}
+            todo = [key]
+            while todo:
+                kind, path, name = todo.pop()
+                end, following = (
+                    self._name_step(path, name) if kind == "name" else self._method_step(path, name)
+                )
+                if end is not None:
+                    found.add(end)
+                for item in following:
+                    if item not in seen:
+                        seen.add(item)
+                        todo.append(item)
+            self._ends[key] = frozenset(found)
+        return self._ends[key]
+
+    def _name_step(self, importer: str, qualified: str) -> tuple[str | None, list[_Step]]:
+        """`lookup_ends` of one `_lookup`: where it may end, and the look-ups it may make."""
+        split = _module_and_name(qualified)
+        if split is None:
+            return None, []
+        module, function = split
+        following: list[_Step] = [("method", importer, f"{module}\0{function}")]
+        path = self._module_path(importer, module)
+        if path is not None:
+            bound = self._bindings(path).get(function, frozenset())
+            following.extend(("name", path, reexported) for reexported in bound)
+        return path, following
+
+    def _method_step(self, importer: str, spec: str) -> tuple[str | None, list[_Step]]:
+        """`lookup_ends` of one `_method_lookup` of `method` on the class `owner` names."""
+        owner, _, method = spec.partition("\0")
+        module, _, cls = owner.rpartition(".")
+        path = self._module_path(importer, module) if module else None
+        if path is None or not cls:
+            return None, []
+        following: list[_Step] = [
+            ("name", path, f"{reexported}.{method}")
+            for reexported in self._bindings(path).get(cls, frozenset())
+        ]
+        if cls in self._defined(path):
+            # `_made_method`: what a function `cls` of the module returns objects of, a
+            # name the module's code may call (`_module_items`).
+            following.extend(
+                ("name", path, f"{made}.{method}") for _, _, made in self._module_items(path)
+            )
+        return path, following
+
+    def _bindings(self, path: str) -> dict[str, frozenset[str]]:
+        """`scanned_bindings` of the module at `path`, read once."""
+        if path not in self._bound:
+            self._bound[path] = scanned_bindings(self._text(path))
+        return self._bound[path]
+
+    def _defined(self, path: str) -> frozenset[str]:
+        """The names the module at `path` writes after `def` or `class` (a superset of the
+        functions and classes it defines)."""
+        if path not in self._definitions:
+            self._definitions[path] = frozenset(_DEFINED.findall(self._text(path)))
+        return self._definitions[path]
 
     def _distances_to(self, target: str, starts: set[str]) -> dict[str, int]:
         """For each module the text scan reaches from `starts` and from which it reaches

@@ -39,6 +39,7 @@ from ddplint.project.summaries import (
     object_method,
     summarize_path,
 )
+from ddplint.project.text_tests import AnyOf, NamesTorchDistributed, TextTest
 from ddplint.project_files import mentions_checkpoint_loading, project_files
 from ddplint.source import might_be_distributed
 
@@ -54,25 +55,37 @@ _CLASS_FACTS = frozenset({"process_group", "sets_device"})
 _USES = frozenset({PROCESS_GROUP, RANK_QUERY})
 NOWHERE = ("", "")  # a look-up that ends in modules that cannot hold the fact asked
 # For each fact of `Project._reaches`, text that a module holding a site it starts from
-# contains: `torch.distributed` for a collective; `torch.save`; the job starters
-# (`STARTERS`); a download (`download=True`, the hubs, `from_pretrained`); `LOCAL_RANK`;
-# any use of the process group, asking the rank, world size or main process by name or
-# from the environment (`uses_process_group_at`, `asks_rank`, `RANK_ENV`,
-# `WORLD_SIZE_ENV`); a device setter (`sets_device`). A module whose text and the texts of
-# every module it may import (`ModuleIndex.clean`) hold none of it cannot reach the fact:
-# it is not parsed to answer.
+# contains: a name for `torch.distributed` for a collective (`NamesTorchDistributed`);
+# `torch.save`; the job starters (`STARTERS`); a download (`download=True`, the hubs,
+# `from_pretrained`); `LOCAL_RANK`; any use of the process group, asking the rank, world
+# size or main process by name or from the environment (`uses_process_group_at`,
+# `asks_rank`, `RANK_ENV`, `WORLD_SIZE_ENV`); a device setter (`sets_device`). A module
+# whose text and the texts of every module it may import (`ModuleIndex.clean`) hold none
+# of it cannot reach the fact: it is not parsed to answer.
 _STARTS = r"init_process_group|init_device_mesh|spawn|start_processes"
-_FACT_TEXT = {
-    "collective": re.compile("distributed"),
-    "certain_collective": re.compile("distributed"),
+# A whole name `MAIN_PROCESS_NAME` matches with an underscore (`asks_rank`); the names
+# with `rank` or `zero` in them are found by those words.
+_MAIN = r"(?:main|master|primary|chief)"
+_GROUP = r"(?:(?:global|world|dist|distributed|ddp|dp|data_parallel)_)"
+_ROLE = r"(?:_process|_proc|_rank|_worker)"
+_MAIN_PROCESS = (
+    rf"\b(?:is_{_GROUP}?{_MAIN}{_ROLE}?|{_GROUP}{_MAIN}{_ROLE}?|{_MAIN}{_ROLE}"
+    rf"|is_local_(?:main|master)(?:_process)?)\b"
+)
+_FACT_TEXT: dict[str, TextTest] = {
+    "collective": NamesTorchDistributed(),
+    "certain_collective": NamesTorchDistributed(),
     "saves": re.compile("save"),
     "unguarded": re.compile("save"),
     "starts": re.compile(_STARTS),
     "downloads": re.compile(r"download|from_pretrained|load_dataset|\bhub\b"),
     "local_rank_env": re.compile("LOCAL_RANK"),
-    "process_group": re.compile(
-        rf"(?i:rank|world_size|distributed|dataparallel)|{_STARTS}|main|master|primary|chief"
-        r"|global_zero|local_zero|SLURM|OMPI|PMI_|MPI_"
+    "process_group": AnyOf(
+        NamesTorchDistributed(),  # the other `DISTRIBUTED_APIS`: DDP, DistributedSampler
+        re.compile(
+            rf"(?i:rank|world_size|dataparallel)|DistributedSampler|{_STARTS}|{_MAIN_PROCESS}"
+            r"|global_zero|local_zero|SLURM|OMPI|PMI_|MPI_"
+        ),
     ),
     "sets_device": re.compile("set_device|device_index|device_idx|cuda|accelerator"),
 }
@@ -80,8 +93,16 @@ _FACT_TEXT = {
 _MAY_RETURN_LOADER = re.compile("DistributedSampler")
 _MAY_SET_EPOCH = re.compile("set_epoch")
 _MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
-# Text every module that `strips_module_prefix` holds contains.
-_MAY_STRIP_PREFIX = re.compile(r"consume_prefix_in_state_dict_if_present|['\"]module['\".]")
+# Text every module that `strips_module_prefix` holds contains: the function's name, or a
+# call of a prefix test whose first argument is the literal `"module"` or `"module.…"`
+# (before it: spaces, continuations, comments, brackets, a star or a keyword).
+_GAP = r"(?:\s|\\|#[^\n]*)*"
+_MAY_STRIP_PREFIX = re.compile(
+    r"consume_prefix_in_state_dict_if_present"
+    rf"|\b(?:replace|removeprefix|startswith|lstrip|len){_GAP}\("
+    r"(?:\s|\\|#[^\n]*|\(|\*|[A-Za-z_]\w*\s*=)*"
+    r"[rRbBuU]{0,2}['\"]module(?:\.|['\"])"
+)
 
 
 def _counts(fact: str, target: str, guarded: bool, conditional: bool) -> bool:
@@ -117,7 +138,7 @@ class Project:
         self._call_graph: dict[tuple[tuple[str, str], str], list[Site] | None] = {}
         self._searching: set[tuple[str, tuple[str, str]]] = set()
         self._known_distributed: dict[str, bool] = {}
-        self._called_modules: dict[str, set[str]] = {}
+        self._calls_into_known: dict[tuple[str, str], bool] = {}
         self._import_indexes: dict[str, dict[str, frozenset[str]]] = {}
         self._switches: dict[tuple[str, str], bool | None] = {}
         self._outside: dict[str, ModuleSummary | None] = {}
@@ -169,8 +190,8 @@ class Project:
         importer: str,
         qualified: str,
         depth: int = 4,
-        text: re.Pattern[str] | None = None,
-        own: re.Pattern[str] | None = None,
+        text: TextTest | None = None,
+        own: TextTest | None = None,
     ) -> tuple[str, str] | None:
         """(module path, function name) that `qualified`, imported by `importer`, names;
         following re-exports (`from .dist import save` in a package's `__init__`). A
@@ -212,8 +233,8 @@ class Project:
         owner: str,
         method: str,
         depth: int,
-        text: re.Pattern[str] | None,
-        own: re.Pattern[str] | None = None,
+        text: TextTest | None,
+        own: TextTest | None = None,
     ) -> tuple[str, str] | None:
         """`_lookup` of `method` on the class `owner` names (`accelerate.Accelerator`):
         the module defining the class, through re-exports."""
@@ -239,8 +260,8 @@ class Project:
         maker: FunctionSummary,
         method: str,
         depth: int,
-        text: re.Pattern[str] | None,
-        own: re.Pattern[str] | None,
+        text: TextTest | None,
+        own: TextTest | None,
     ) -> tuple[str, str] | None:
         """`_method_lookup` of `method` on the objects the function `maker` of the module at
         `path` returns (`get_strategy(args).setup()` where `get_strategy` returns
@@ -260,7 +281,7 @@ class Project:
         return (self.summaries[found[0]], found[1]) if found is not None else None
 
     def function_called(
-        self, ctx: FileContext, call: cst.Call, text: re.Pattern[str] | None = None
+        self, ctx: FileContext, call: cst.Call, text: TextTest | None = None
     ) -> FunctionSummary | None:
         """The summary of the function of another project module that `call` calls. With
         `text`, the text every module that has the fact asked contains: None, without a
@@ -271,7 +292,7 @@ class Project:
         return self.summaries[found[0]].function(found[1])
 
     def _resolve_call(
-        self, ctx: FileContext, call: cst.Call, text: re.Pattern[str] | None = None
+        self, ctx: FileContext, call: cst.Call, text: TextTest | None = None
     ) -> tuple[str, str] | None:
         return self._lookup_elsewhere(ctx, ctx.call_name(call), text)
 
@@ -279,8 +300,8 @@ class Project:
         self,
         ctx: FileContext,
         qualified: str | None,
-        text: re.Pattern[str] | None = None,
-        own: re.Pattern[str] | None = None,
+        text: TextTest | None = None,
+        own: TextTest | None = None,
     ) -> tuple[str, str] | None:
         """(path, name) of a qualified name that another project module defines."""
         if qualified is None or "." not in qualified.lstrip("."):
@@ -290,9 +311,7 @@ class Project:
             return None
         return found
 
-    def _callees(
-        self, path: str, function: FunctionSummary, text: re.Pattern[str]
-    ) -> Iterator[Site]:
+    def _callees(self, path: str, function: FunctionSummary, text: TextTest) -> Iterator[Site]:
         """Each site, with project functions as `path::name`; not those in modules that
         cannot hold `text` (`ModuleIndex.lookup_clean`)."""
         for target, guarded, conditional, flags in function.sites:
@@ -519,10 +538,9 @@ class Project:
         if key not in self._switches:
             self._switches[key] = None  # asked again while loading: not known yet
             tree = project_files(root)
+            # A module naming no job start has no `job_switches`: not parsed to answer.
             files = {
-                file
-                for file in tree.naming(name)
-                if file in self.summaries or names_a_job_start(tree.text(file) or "")
+                file for file in tree.naming(name) if names_a_job_start(tree.text(file) or "")
             } | {os.path.abspath(path)}
             switching = [
                 (file, value)
@@ -646,7 +664,11 @@ class Project:
         wanted = (path, func.name.value)
         return any(
             self._distributed(caller, frozenset())
-            and any(self._lookup(caller, name) == wanted for name in self.summaries[caller].calls)
+            and any(
+                path in self.summaries.lookup_ends(caller, name)
+                and self._lookup(caller, name) == wanted
+                for name in self.summaries[caller].calls
+            )
             for caller in self._callers(path)
         )
 
@@ -669,6 +691,7 @@ class Project:
             self._lookup(caller, name)
             for caller in callers
             for name in self.summaries[caller].calls
+            if path in self.summaries.lookup_ends(caller, name)
         }
         return tuple(sorted(found[1] for found in called if found is not None and found[0] == path))
 
@@ -717,14 +740,21 @@ class Project:
             folder = os.path.dirname(folder)
         candidates = sorted(set().union(*(index.get(n, ()) for n in names)) - {path})
         self._load(candidates)
-        return [c for c in candidates if c in self.summaries and path in self._modules_called(c)]
+        return [c for c in candidates if c in self.summaries and self._calls_into(c, path)]
 
-    def _modules_called(self, path: str) -> set[str]:
-        """The project modules whose functions or classes the module at `path` calls."""
-        if path not in self._called_modules:
-            found = {self._lookup(path, name) for name in self.summaries[path].calls}
-            self._called_modules[path] = {f[0] for f in found if f is not None and f[0] != path}
-        return self._called_modules[path]
+    def _calls_into(self, caller: str, path: str) -> bool:
+        """The module at `caller` calls a function or class of the module at `path` (another
+        module): only the calls whose look-up may end there (`ModuleIndex.lookup_ends`, from
+        the texts) are looked up, so modules no such look-up passes are not parsed."""
+        key = (caller, path)
+        if key not in self._calls_into_known:
+            self._calls_into_known[key] = any(
+                path in self.summaries.lookup_ends(caller, name)
+                and (found := self._lookup(caller, name)) is not None
+                and found[0] == path
+                for name in self.summaries[caller].calls
+            )
+        return self._calls_into_known[key]
 
 
 def loaded_elsewhere(path: str, project: ProjectView | None = None) -> bool:

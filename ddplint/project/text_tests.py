@@ -1,0 +1,53 @@
+"""Tests of a module's text that say, without a parse, that it cannot hold a fact.
+
+`ModuleIndex.reaches_text` asks each module's text one question (`TextTest`): a compiled
+pattern, or an object with the same two members where a pattern cannot say it exactly.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ddplint.domain.project_view import TextTest
+from ddplint.project.import_scan import scanned_bindings, scanned_imports
+
+__all__ = ["NamesTorchDistributed", "TextTest"]
+
+
+# Between the parts of a dotted name: spaces, line continuations, a comment or a closing
+# bracket (`(torch).distributed`, `(torch  # c` newline `.distributed)`).
+_GAP = r"(?:[\s\\)]|#[^\n]*)*"
+
+
+class NamesTorchDistributed:
+    """The module may resolve a name to `torch.distributed.…` (`ImportMap.resolve`, whose
+    names every collective is, `SYNC_COLLECTIVES`): an import names `torch.distributed`
+    (`import torch.distributed as dist`, `from torch import distributed`), or a name bound
+    to `torch` is followed by `.distributed` (`import torch as th` ... `th.distributed`).
+    Text that only looks like either counts too (a superset)."""
+
+    pattern = "@names torch.distributed"
+
+    def search(self, text: str) -> bool | None:
+        if "distributed" not in text:
+            return None
+        imports = scanned_imports(text)
+        if any(n == "torch.distributed" or n.startswith("torch.distributed.") for n in imports):
+            return True
+        for local, qualifieds in scanned_bindings(text).items():
+            if "torch" in qualifieds and re.search(
+                rf"(?<![\w.]){re.escape(local)}{_GAP}\.{_GAP}distributed\b", text
+            ):
+                return True
+        return None
+
+
+class AnyOf:
+    """Any of `tests` may hold."""
+
+    def __init__(self, *tests: TextTest) -> None:
+        self.tests = tests
+        self.pattern = " or ".join(f"({test.pattern})" for test in tests)
+
+    def search(self, text: str) -> bool | None:
+        return True if any(t.search(text) is not None for t in self.tests) else None
