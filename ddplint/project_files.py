@@ -22,6 +22,7 @@ _LAYOUT_FILES = (*_ENTRY_POINT_FILES, "setup.py")
 # Files that may hold the commands starting the project's scripts (`launch_commands`).
 _COMMAND_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".md", ".rst")
 _COMMAND_NAMES = frozenset({"Makefile", "makefile"})
+_WORD = re.compile(r"\w+")
 
 
 def mentions_checkpoint_loading(text: str) -> bool:
@@ -38,6 +39,7 @@ class ProjectFiles:
         self._command_paths: list[str] = []
         self._texts: dict[str, str | None] = {}
         self._named: dict[str, frozenset[str]] = {}
+        self._words: dict[str, frozenset[str]] = {}
         self._digest: str | None = None
 
     @property
@@ -103,12 +105,25 @@ class ProjectFiles:
         """The files under the root (Python files and the entry-point configuration at the
         root) whose text holds `name` as a word."""
         if name not in self._named:
-            word = re.compile(rf"\b{re.escape(name)}\b")
             candidates = [*self.paths, *(os.path.join(self.root, f) for f in _ENTRY_POINT_FILES)]
-            self._named[name] = frozenset(
-                p for p in candidates if (text := self.text(p)) is not None and word.search(text)
-            )
+            if _WORD.fullmatch(name):  # a word: look it up in each file's words, read once
+                found = frozenset(p for p in candidates if name in self._words_of(p))
+            else:
+                word = re.compile(rf"\b{re.escape(name)}\b")
+                found = frozenset(
+                    p
+                    for p in candidates
+                    if (text := self.text(p)) is not None and word.search(text)
+                )
+            self._named[name] = found
         return self._named[name]
+
+    def _words_of(self, path: str) -> frozenset[str]:
+        """The words of a file's text (runs of word characters), listed once: asking for
+        each of a large file's thousand function names costs one pass, not a thousand."""
+        if path not in self._words:
+            self._words[path] = frozenset(_WORD.findall(self.text(path) or ""))
+        return self._words[path]
 
 
 @functools.cache
