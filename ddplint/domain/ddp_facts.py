@@ -258,15 +258,8 @@ class DDPFacts:
         func = ctx.enclosing_function(value.at)
         if func is None:
             return False
-        flags = [
-            (term.value, holds)
-            for condition in ctx.flow.conditions(value.at)
-            if not condition.early_exit
-            for term, holds in condition.terms()
-            if type(term) is cst.Name
-        ]
         parameters = [p.name.value for p in (*func.params.params, *func.params.kwonly_params)]
-        flags = [(name, holds) for name, holds in flags if name in parameters]
+        flags = [(name, holds) for name, holds in self._flags(value.at) if name in parameters]
         calls = [
             v.expr
             for v in values
@@ -275,30 +268,45 @@ class DDPFacts:
         if not flags or not calls:
             return False
         return all(
-            any(_passed_flag(func, call, name) is (not holds) for name, holds in flags)
+            any(self._passed_flag(func, call, name) is (not holds) for name, holds in flags)
             for call in calls
         )
+
+    def _passed_flag(self, func: cst.FunctionDef, call: cst.Call, name: str) -> bool | None:
+        """The truth of what `call` passes to `func`'s parameter `name` (its default when
+        the call passes nothing), when that is a literal True/False/None or number; else
+        None (also for a call with `*args` or `**kwargs`, which may pass it)."""
+        if any(arg.star for arg in call.args):
+            return None
+        passed = self.ctx.resolver.passed(call, func, name)
+        if passed is None:
+            params = func.params
+            every = (*params.posonly_params, *params.params, *params.kwonly_params)
+            passed = next(p.default for p in every if p.name.value == name)
+        if type(passed) is cst.Name and passed.value in ("True", "False", "None"):
+            return passed.value == "True"
+        if type(passed) is cst.Integer:
+            return int(passed.value, 0) != 0
+        return None
 
     def _opposite_branches(self, bound: cst.CSTNode, used: cst.CSTNode) -> bool:
         """`bound` runs only where a flag (a name or attribute, which no call can change
         between) holds one way, and `used` only where it holds the other."""
-        flow = self.ctx.flow
         if self.ctx.scope(bound) is not self.ctx.scope(used):
             return False
-        fixed = {
+        fixed = self._flags(bound)
+        return any((flag, not holds) in fixed for flag, holds in self._flags(used))
+
+    def _flags(self, node: cst.CSTNode) -> set[tuple[str, bool]]:
+        """The flags (names and attributes, by their code) that the enclosing branches of
+        `node` fix, each with the value it holds there; early exits left out."""
+        return {
             (self.ctx.code(term).strip(), holds)
-            for condition in flow.conditions(bound)
+            for condition in self.ctx.flow.conditions(node)
             if not condition.early_exit
             for term, holds in condition.terms()
             if isinstance(term, (cst.Name, cst.Attribute))
         }
-        return any(
-            (self.ctx.code(term).strip(), not holds) in fixed
-            for condition in flow.conditions(used)
-            if not condition.early_exit
-            for term, holds in condition.terms()
-            if isinstance(term, (cst.Name, cst.Attribute))
-        )
 
     def reaching_binding(self, name: str, at: cst.CSTNode) -> Binding | None:
         """The last binding of `name` that may reach `at` (see `Resolver.reaching`)."""
@@ -368,25 +376,3 @@ class DDPFacts:
                         changed = True
                         break
         return found
-
-
-def _passed_flag(func: cst.FunctionDef, call: cst.Call, name: str) -> bool | None:
-    """The truth of what `call` passes to `func`'s parameter `name` (its default when the
-    call passes nothing), when that is a literal True/False/None or number; else None."""
-    params = [*func.params.params, *func.params.kwonly_params]
-    index = next(i for i, p in enumerate(params) if p.name.value == name)
-    is_method = bool(params) and params[0].name.value in ("self", "cls")
-    position = index - (1 if is_method and isinstance(call.func, cst.Attribute) else 0)
-    if any(arg.star for arg in call.args):
-        return None
-    positional = [a for a in call.args if a.keyword is None]
-    passed = next((a.value for a in call.args if a.keyword and a.keyword.value == name), None)
-    if passed is None and 0 <= position < len(positional) and index < len(func.params.params):
-        passed = positional[position].value
-    if passed is None:
-        passed = params[index].default
-    if type(passed) is cst.Name and passed.value in ("True", "False", "None"):
-        return passed.value == "True"
-    if type(passed) is cst.Integer:
-        return int(passed.value, 0) != 0
-    return None

@@ -26,6 +26,7 @@ _COMPREHENSION_KINDS = frozenset(COMPREHENSIONS)
 _KILLING = frozenset({"assign", "for", "with", "param", "except"})
 _PARTIAL = frozenset({"functools.partial", "partial"})
 _ENVIRON_READS = frozenset({"os.environ.get", "os.getenv"})
+_NEVER_PASSED = -1  # `Resolver._position` of a parameter no call passes
 
 
 @dataclass(frozen=True)
@@ -498,20 +499,9 @@ class Resolver:
         func = param.owner
         if not isinstance(func, cst.FunctionDef):
             return []
-        params = func.params
-        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
-        index: int | None = None
-        if param.target in positional:
-            index = positional.index(param.target)
-            if self.model.enclosing_class(func) is not None and positional[0] in (
-                "self",
-                "cls",
-            ):
-                if index == 0:
-                    return []  # `self` is never in the argument list
-                index -= 1
-        elif not any(p.name.value == param.target for p in params.kwonly_params):
-            return []  # `*args` / `**kwargs`
+        index = self._position(func, param.target)
+        if index == _NEVER_PASSED:
+            return []
         names = [func.name.value]
         if func.name.value == "__init__":
             cls = self.model.enclosing_class(func)
@@ -525,6 +515,26 @@ class Resolver:
                     if value is not None:
                         found.append(value)
         return found
+
+    def passed(self, call: cst.Call, func: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
+        """What `call` of `func` passes for its parameter `name`, by keyword or at its
+        position; None when it passes nothing for it."""
+        index = self._position(func, name)
+        return None if index == _NEVER_PASSED else argument(call, index, name)
+
+    def _position(self, func: cst.FunctionDef, name: str) -> int | None:
+        """Where a call passes `func`'s parameter `name` among its positional arguments
+        (a method's `self` or `cls` not counted); None for a keyword-only parameter;
+        `_NEVER_PASSED` for `self` itself, `*args` and `**kwargs`."""
+        params = func.params
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        if name not in positional:
+            keyword_only = any(p.name.value == name for p in params.kwonly_params)
+            return None if keyword_only else _NEVER_PASSED
+        index = positional.index(name)
+        if self.model.enclosing_class(func) is not None and positional[0] in ("self", "cls"):
+            return _NEVER_PASSED if index == 0 else index - 1
+        return index
 
     def returned(self, func: cst.FunctionDef) -> list[cst.BaseExpression]:
         """The expressions `func` returns."""
