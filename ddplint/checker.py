@@ -25,7 +25,7 @@ from ddplint.parsing import file_error, parse
 from ddplint.positions import node_ranges
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.queries import Project
-from ddplint.project_files import project_files, project_root
+from ddplint.project_files import project_files
 from ddplint.rule import Finding, FixSpec, Rule, all_rules
 from ddplint.source import split_lines
 
@@ -122,31 +122,26 @@ def livenesses(ctx: FileContext) -> Livenesses:
     """Whether the statements of `ctx` can run (`ddplint.domain.liveness`): a finding in
     code that never runs is dropped, one in code that may not run is unproven."""
     module = os.path.splitext(os.path.basename(ctx.path))[0]
-    set_aside = False
-    if os.path.isfile(ctx.path):
-        root = project_root(ctx.path)
-        set_aside = archive_mark(ctx.path, root) is not None or launched_as_one_process(
-            ctx.path, root
-        )
+    if not os.path.isfile(ctx.path):  # a snippet: what calls it is out of sight
+        return Livenesses(ctx.model, ctx.resolver, ctx.flow, ctx.source, None, module)
+    root = ModuleFinder().root(ctx.path)
+    set_aside = archive_mark(ctx.path, root) is not None or launched_as_one_process(ctx.path, root)
     return Livenesses(
         ctx.model,
         ctx.resolver,
         ctx.flow,
         ctx.source,
-        _named_elsewhere(ctx.path),
+        _named_elsewhere(ctx.path, root),
         module,
         set_aside=set_aside,
     )
 
 
-def _named_elsewhere(path: str) -> Callable[[str], bool] | None:
-    """Whether another file of the project of `path` (or its entry-point configuration)
-    names a word, or fetches the attributes of `path`'s module by a computed name; None
-    when `path` is no file on disk (a snippet: what calls it is out of sight)."""
-    if not os.path.isfile(path):
-        return None
+def _named_elsewhere(path: str, root: str) -> Callable[[str], bool]:
+    """Whether another file of the project at `root` (or its entry-point configuration)
+    names a word, or fetches the attributes of `path`'s module by a computed name."""
     absolute = os.path.abspath(path)
-    files = project_files(ModuleFinder().root(absolute))
+    files = project_files(root)
     module = os.path.splitext(os.path.basename(absolute))[0]
 
     def named(name: str) -> bool:
