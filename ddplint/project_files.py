@@ -25,6 +25,12 @@ _COMMAND_NAMES = frozenset({"Makefile", "makefile"})
 _WORD = re.compile(r"\w+")
 
 
+def is_command_file(name: str) -> bool:
+    """A file name a project writes the commands starting its scripts in: a shell script,
+    a Makefile, a README."""
+    return name.endswith(_COMMAND_SUFFIXES) or name in _COMMAND_NAMES
+
+
 def mentions_checkpoint_loading(text: str) -> bool:
     """The module's text mentions loading a checkpoint or a state dict."""
     return any(word in text for word in _LOAD_WORDS)
@@ -53,9 +59,7 @@ class ProjectFiles:
                 )
                 found.extend(os.path.join(folder, f) for f in sorted(files) if f.endswith(".py"))
                 self._command_paths.extend(
-                    os.path.join(folder, f)
-                    for f in sorted(files)
-                    if f.endswith(_COMMAND_SUFFIXES) or f in _COMMAND_NAMES
+                    os.path.join(folder, f) for f in sorted(files) if is_command_file(f)
                 )
             self._paths = found
         return self._paths

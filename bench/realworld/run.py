@@ -32,6 +32,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from ddplint.project_files import is_command_file
+
 HERE = Path(__file__).resolve().parent
 VERDICTS = ("true", "false", "debatable")
 HANG_CLASS = ("DDP010", "DDP011", "DDP012", "DDP021")
@@ -157,21 +159,18 @@ def materialise(repo: Repo, mirror_root: Path, cache_root: Path) -> Path | None:
 
 
 # What `wanted` extracts, versioned: a change re-extracts the cached clones.
-EXTRACTION = "2"
-# Files that hold the commands starting the project's scripts (ddplint reads them to tell
-# how a script is launched).
-_COMMAND_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".md", ".rst")
+EXTRACTION = "3"
 
 
 def wanted(path: str) -> bool:
     """Python sources, the files that steer ddplint's file discovery and configuration,
-    and the shell scripts, Makefiles and READMEs that launch the project's scripts."""
+    and the shell scripts, Makefiles and READMEs that launch the project's scripts (the
+    files ddplint reads to tell how a script is launched: `is_command_file`)."""
     name = path.rsplit("/", 1)[-1]
-    return path.endswith((".py", *_COMMAND_SUFFIXES)) or name in (
-        ".gitignore",
-        "pyproject.toml",
-        "setup.cfg",
-        "Makefile",
+    return (
+        path.endswith(".py")
+        or name in (".gitignore", "pyproject.toml", "setup.cfg")
+        or is_command_file(name)
     )
 
 
