@@ -180,15 +180,19 @@ print("still alive")
 """
 
 
-@pytest.mark.timeout(60)
-def test_sigterm_of_a_forked_child_stays_with_the_child_and_ends_the_parent_promptly() -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", _FORK_THEN_TERM],
+def _run_script(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         timeout=50,
         cwd=Path(__file__).resolve().parents[1],
     )
+
+
+@pytest.mark.timeout(60)
+def test_sigterm_of_a_forked_child_stays_with_the_child_and_ends_the_parent_promptly() -> None:
+    result = _run_script(_FORK_THEN_TERM)
     assert "child 15 fired 0" in result.stdout, result.stdout + result.stderr
     assert "still alive" not in result.stdout
     assert result.returncode == -15  # ended by SIGTERM, as without the guard
@@ -199,14 +203,7 @@ def test_sigterm_of_a_child_killed_before_its_fork_hooks_ran_stays_with_the_chil
     """On a loaded machine a forked child may not run at once: a signal it gets meanwhile must
     not reach the parent through an inherited wakeup socket."""
     delayed = "os.register_at_fork(after_in_child=lambda: time.sleep(1.0))\n"
-    code = _FORK_THEN_TERM.replace("from guards", delayed + "from guards", 1)
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=50,
-        cwd=Path(__file__).resolve().parents[1],
-    )
+    result = _run_script(_FORK_THEN_TERM.replace("from guards", delayed + "from guards", 1))
     assert "child 15 fired 0" in result.stdout, result.stdout + result.stderr
     assert result.returncode == -15
 

@@ -380,9 +380,9 @@ def _runs_once(ctx: FileContext, loop: cst.CSTNode) -> bool:
     if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
         return False
     func = loop.iter.func
-    if not (isinstance(func, cst.Name) and func.value == "range") or not loop.iter.args:
+    if not (isinstance(func, cst.Name) and func.value == "range"):
         return False
-    if len(loop.iter.args) > 2:
+    if not 1 <= len(loop.iter.args) <= 2:
         return False
     bounds = []
     for arg in loop.iter.args:
