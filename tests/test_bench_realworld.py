@@ -140,3 +140,10 @@ def test_every_set_named_in_repos_toml_gets_its_own_row_in_file_order(tmp_path: 
     assert list(table) == ["tuned", "holdout2", "holdout", "all"]
     assert table["holdout2"]["repos"] == "2" and table["holdout2"]["precision"] == "0.500"
     assert table["holdout"]["findings"] == "1" and table["all"]["findings"] == "4"
+
+
+def test_a_file_ddplint_could_not_check_is_counted_apart_from_findings() -> None:
+    shown = realworld.Finding("r", "a.py", "DDP001", 1, "x", "m")
+    hidden = realworld.Finding("r", "a.py", "DDP010", 2, "y", "m", unproven=True)
+    unparsed = realworld.Finding("r", "py2.py", "DDP999", 1, "print 'x'", "syntax error")
+    assert [realworld.part_of(f) for f in (shown, hidden, unparsed)] == [0, 1, 2]

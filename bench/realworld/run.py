@@ -37,6 +37,7 @@ from ddplint.project_files import is_command_file
 HERE = Path(__file__).resolve().parent
 VERDICTS = ("true", "false", "debatable")
 HANG_CLASS = ("DDP010", "DDP011", "DDP012", "DDP021")
+NOT_CHECKED = "DDP999"
 
 
 @dataclass(frozen=True)
@@ -252,6 +253,15 @@ def collect(repo: Repo, root: Path, ddplint: list[str], extra: list[str]) -> lis
         unproven = bool(raw.get("unproven", False))
         findings.append(Finding(repo.name, rel, raw["code"], row, text, raw["message"], unproven))
     return findings
+
+
+def part_of(finding: Finding) -> int:
+    """Which table a finding is counted in: 0 the default run's findings, 1 those it hides
+    as unproven, 2 files ddplint could not check (a Python 2 file, a syntax error): a report
+    about the file, not a claim about DDP, so it is counted in no precision."""
+    if finding.code == NOT_CHECKED:
+        return 2
+    return 1 if finding.unproven else 0
 
 
 def match(
@@ -508,14 +518,19 @@ def main(argv: list[str] | None = None) -> int:
     paired, unmatched = match(findings, verdicts)
     print(f"ddplint over {len(checked)} of {len(repos)} repositories: {len(findings)} findings")
     unjudged = 0
-    for title, unproven in (("", False), ("Unproven findings (shown only with --preview)", True)):
-        kept = [i for i, f in enumerate(findings) if f.unproven == unproven]
-        if unproven and not kept:
+    titles = (
+        "",
+        "Unproven findings (shown only with --preview)",
+        f"Files ddplint could not check ({NOT_CHECKED}; not counted as findings)",
+    )
+    for part_index, title in enumerate(titles):
+        kept = [i for i, f in enumerate(findings) if part_of(f) == part_index]
+        if title and not kept:
             continue
         if title:
             print(f"\n=== {title}: {len(kept)} ===")
         part = {j: paired[i] for j, i in enumerate(kept) if i in paired}
-        lost = [] if unproven else unmatched
+        lost = [] if title else unmatched
         unjudged += report([findings[i] for i in kept], part, lost, checked)
     if args.write_stubs:
         write_stubs(args.write_stubs, findings, paired)
