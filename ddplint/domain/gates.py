@@ -113,6 +113,16 @@ class Gates:
                         sides.add(value != on)
         return sides == {True}
 
+    def opens_to_every_rank(self, gate: Gate) -> bool:
+        """Where the gate lets its node run, its test is a disjunction with a term that is
+        not a rank test (`if use_fsdp or rank == 0:`, after an early exit on
+        `not use_fsdp and not is_rank0`): where that term holds, every rank runs the node."""
+        condition = gate.condition
+        if condition is None:
+            return False
+        terms = _disjuncts(condition.test, condition.holds)
+        return any(self.ranks.side(term, condition.gate) is None for term, _ in terms)
+
     def _in_body(self, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
         return self.resolver.model.is_inside(node, func.body)
 
