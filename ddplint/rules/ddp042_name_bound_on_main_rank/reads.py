@@ -79,7 +79,7 @@ def bound_otherwise(ctx: FileContext) -> set[tuple[cst.CSTNode, str]]:
         if isinstance(node, cst.ImportStar):
             found.add((frame, "*"))
         elif isinstance(node, cst.ImportAlias):
-            bound = node.asname.name if node.asname else node.name
+            bound: cst.BaseExpression = node.asname.name if node.asname else node.name
             while isinstance(bound, cst.Attribute):
                 bound = bound.value
             if isinstance(bound, cst.Name):
