@@ -36,7 +36,7 @@ from ddplint.project_files import is_command_file
 
 HERE = Path(__file__).resolve().parent
 VERDICTS = ("true", "false", "debatable")
-HANG_CLASS = ("DDP010", "DDP011", "DDP012", "DDP021")
+HANG_CLASS = ("DDP010", "DDP011", "DDP012", "DDP021", "DDP043")
 NOT_CHECKED = "DDP999"
 
 
@@ -371,7 +371,7 @@ def report(
         hang.update(per_rule.get(code, Counter()))
     strict = precision(hang["true"], hang["false"] + hang["debatable"])
     print(
-        f"\nHang class (DDP010/011/012/021): {hang['findings']} findings, "
+        f"\nHang class ({'/'.join(HANG_CLASS)}): {hang['findings']} findings, "
         f"precision {precision(hang['true'], hang['false'])}, strict {strict}"
     )
     print_table(

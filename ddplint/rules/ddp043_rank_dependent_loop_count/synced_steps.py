@@ -1,0 +1,58 @@
+"""Whether each pass of a loop issues a collective: a `torch.distributed` collective (or a
+helper that issues one), or a backward through a DDP model, whose gradient all-reduce is
+one."""
+
+from __future__ import annotations
+
+import enum
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import may_be_ddp_model
+
+
+class Synced(enum.Enum):
+    YES = "yes"
+    NO = "no"
+    UNKNOWN = "unknown"  # a DDP model is handed to a function out of sight
+
+
+GRADIENT_SYNC = "DDP's gradient all-reduce"
+
+
+def synced_steps(ctx: FileContext, loop: cst.For) -> tuple[Synced, str]:
+    """YES where a pass of `loop` issues a collective in sight: a collective call or a helper
+    issuing one, a backward after a forward through a DDP model, or a function of this file
+    handed the DDP model that runs backward; UNKNOWN where a DDP model goes to a function
+    out of sight; NO otherwise. With it, what the pass issues, for the message."""
+    collectives = domain_of(ctx).collectives
+    calls = ctx.calls_within(loop.body)
+    for call in calls:
+        if collectives.issues(call):
+            return Synced.YES, f"`{ctx.code(call.func)}()`"
+    backward = any(_is_backward(call) for call in calls)
+    unknown = False
+    for call in calls:
+        candidates = (call.func, *(a.value for a in call.args))
+        models = [e for e in candidates if may_be_ddp_model(ctx, e, call)]
+        if not models:
+            continue
+        if backward and models[0] is call.func:
+            return Synced.YES, GRADIENT_SYNC  # `model(x)` ... `loss.backward()`
+        callees = ctx.resolver.callees(call)
+        if any(_runs_backward(ctx, f) for f in callees):
+            return Synced.YES, GRADIENT_SYNC
+        if not callees and ctx.call_name(call) is None:
+            unknown = True
+    return (Synced.UNKNOWN if unknown else Synced.NO), GRADIENT_SYNC
+
+
+def _is_backward(call: cst.Call) -> bool:
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value == "backward"
+
+
+def _runs_backward(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    return any(_is_backward(call) for call in ctx.calls_within(func))
