@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
+from ddplint.domain.command_line import same_on_every_rank
 from ddplint.domain.every_rank import every_rank_reaches
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.domain.rank_guards import guarded_everywhere
@@ -37,10 +38,12 @@ assignment that can reach the read sits under a test that only the main rank pas
 assignment and the read must be in the same function (or both at module level).
 
 Left alone: a variable bound before the test as well (`writer = None`), bound in the `else`
-branch, a read under the same test, a read inside `try` that catches `NameError`, and a
-branch that runs only when the job is not distributed. Where the test spells the rank only
-in a name the analysis cannot follow, or the function's callers are out of sight, the
-finding is shown only under `--preview`, marked unproven.
+branch, a read under the same test or under a test of a value bound under a rank test
+(`if run is not None:`), a read inside `try` that catches `NameError`, and a branch that
+runs only when the job is not distributed. Where the test spells the rank only in a name
+the analysis cannot follow, the function's callers are out of sight, or the read sits under
+a condition other than command-line options (`if args.resume:`), the finding is shown only
+under `--preview`, marked unproven.
 
 ## Why is this bad?
 On one process the main rank is the only rank, so the script works. With N processes the
@@ -211,7 +214,9 @@ def main():
                 f"`{read.value}` is bound only on the main rank (assigned {where}) "
                 "but read here on every rank: with more than one process the other ranks "
                 f"raise {_error(frame)} here",
-                unproven=bool(tests) or not traced or not every_rank_reaches(ctx, read),
+                unproven=not traced
+                or not every_rank_reaches(ctx, read)
+                or not all(same_on_every_rank(ctx, test, read) for test in tests),
             )
 
 
