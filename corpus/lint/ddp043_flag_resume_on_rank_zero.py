@@ -40,8 +40,8 @@ def main():
     start_epoch = 0
     if dist.get_rank() == 0 and args.resume:
         checkpoint = torch.load(args.resume, map_location="cpu")
-        model.module.load_state_dict(checkpoint["model"])
-        optimizer.load_state_dict(checkpoint["optimizer"])
+        model.module.load_state_dict(checkpoint["model"])  # expect: DDP044
+        optimizer.load_state_dict(checkpoint["optimizer"])  # expect: DDP044
         start_epoch = checkpoint["epoch"] + 1
 
     data = TensorDataset(torch.randn(64, 3, 32, 32), torch.rand(64, 1, 32, 32))

@@ -12,9 +12,9 @@ from ddplint.domain import domain_of
 from ddplint.domain.every_rank import every_rank_reaches
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.domain.rank_guards import guarded_everywhere
+from ddplint.domain.synced_calls import Synced, synced_calls
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp043_rank_dependent_loop_count.overrides import Override, rank_overrides
-from ddplint.rules.ddp043_rank_dependent_loop_count.synced_steps import Synced, synced_steps
 
 
 @register
@@ -196,7 +196,7 @@ def main(args):
                 continue
             if guarded_everywhere(ctx, loop):
                 continue
-            synced, issued = synced_steps(ctx, loop)
+            synced, issued = synced_calls(ctx, ctx.calls_within(loop.body))
             if synced is Synced.NO:
                 continue
             evidence = evidence or rank_evidence(ctx)

@@ -1,6 +1,6 @@
-"""Whether each pass of a loop issues a collective: a `torch.distributed` collective (or a
-helper that issues one), or a backward through a DDP model, whose gradient all-reduce is
-one."""
+"""One answer to "do these calls issue a collective on every pass": a `torch.distributed`
+collective (or a helper that issues one), or a backward after a forward through a DDP
+model, whose gradient all-reduce is one."""
 
 from __future__ import annotations
 
@@ -22,15 +22,17 @@ class Synced(enum.Enum):
 GRADIENT_SYNC = "DDP's gradient all-reduce"
 
 
-def synced_steps(ctx: FileContext, loop: cst.For) -> tuple[Synced, str]:
-    """YES where a pass of `loop` issues a collective in sight: a collective call or a helper
-    issuing one, a backward after a forward through a DDP model, or a function of this file
-    handed the DDP model that runs backward; UNKNOWN where a DDP model goes to a function
-    out of sight; NO otherwise. With it, what the pass issues, for the message."""
+def synced_calls(
+    ctx: FileContext, calls: list[cst.Call], training_only: bool = False
+) -> tuple[Synced, str]:
+    """YES where `calls` (a loop's body, what runs after a statement) issue a collective in
+    sight: a collective call or a helper issuing one, a backward after a forward through a
+    DDP model, or a function of this file handed the DDP model that runs backward; UNKNOWN
+    where a DDP model goes to a function out of sight; NO otherwise. With it, what they
+    issue, for a message. `training_only` counts DDP training steps only."""
     collectives = domain_of(ctx).collectives
-    calls = ctx.calls_within(loop.body)
     for call in calls:
-        if collectives.issues(call):
+        if not training_only and collectives.issues(call):
             return Synced.YES, f"`{ctx.code(call.func)}()`"
     backward = any(_is_backward(call) for call in calls)
     unknown = False

@@ -1,0 +1,83 @@
+"""What a `load_state_dict` call loads into (a DDP model, an optimizer or scheduler), the
+calls that run after it, and whether those make the ranks equal again."""
+
+from __future__ import annotations
+
+import enum
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import domain_of
+from ddplint.domain.apis import DDP_CLASSES
+from ddplint.domain.ddp_facts import may_be_ddp_model
+from ddplint.names import dotted
+
+_SCHEDULERS = "torch.optim.lr_scheduler."
+_RESYNC = ("broadcast", "sync_params", "sync_module_states")
+
+
+class LoadedState(enum.Enum):
+    MODEL = "model"  # a DDP model or its `.module`
+    OPTIMIZER = "optimizer"
+    SCHEDULER = "scheduler"  # a learning-rate scheduler
+
+
+def loaded_state(ctx: FileContext, call: cst.Call) -> LoadedState | None:
+    """What `x.load_state_dict(...)` loads into, where the model proves it."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    receiver = func.value
+    inner = receiver.value if isinstance(receiver, cst.Attribute) and _module_of(receiver) else None
+    if may_be_ddp_model(ctx, receiver, call) or (
+        inner is not None and may_be_ddp_model(ctx, inner, call)
+    ):
+        return LoadedState.MODEL
+    loops = domain_of(ctx).loops
+    for value in ctx.resolver.values(receiver, call):
+        built = value.expr
+        if not isinstance(built, cst.Call):
+            continue
+        if (ctx.call_name(built) or "").startswith(_SCHEDULERS):
+            return LoadedState.SCHEDULER
+        if loops.is_optimizer_class(built):
+            return LoadedState.OPTIMIZER
+    return None
+
+
+def _module_of(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "module"
+
+
+def runs_after(ctx: FileContext, call: cst.Call) -> list[cst.Call]:
+    """The calls of `call`'s function that may run after it: later in the source, and
+    anywhere in a loop around it (the next pass)."""
+    frame = ctx.scope(call)
+    loops: list[cst.CSTNode] = []
+    loop = ctx.enclosing_loop(call)
+    while loop is not None:
+        loops.append(loop)
+        loop = ctx.enclosing_loop(loop)
+    return [
+        c
+        for c in ctx.calls_within(frame)
+        if c is not call
+        and (ctx.before(call, c) or any(ctx.is_inside(c, outer) for outer in loops))
+    ]
+
+
+def synced_again(ctx: FileContext, after: list[cst.Call]) -> bool:
+    """A later call makes the ranks equal again: a new DDP wrap (it broadcasts rank 0's
+    state), or a broadcast of the state (`dist.broadcast`, a helper of the file named for
+    one or issuing one, `sync_module_states`)."""
+    collectives = domain_of(ctx).collectives
+    for later in after:
+        if ctx.call_name(later) in DDP_CLASSES:
+            return True
+        inner = collectives.through(later)
+        for named in (later, inner):
+            callee = (dotted(named.func) or "").rpartition(".")[2] if named else ""
+            if any(part in callee for part in _RESYNC):
+                return True
+    return False
