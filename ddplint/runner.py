@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import gc
 import os
-import tempfile
 from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ddplint.cache import Cache, key
 from ddplint.checker import (
@@ -30,7 +30,6 @@ from ddplint.checker import (
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic
 from ddplint.domain.caller_devices import CALLERS_DECIDE
-from ddplint.keeping_pool import KeepingPool
 from ddplint.parsing import file_error, parse
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.queries import Project
@@ -38,6 +37,9 @@ from ddplint.project.queries import importers as project_importers
 from ddplint.project.summaries import ModuleSummary, module_head, summarize, summarize_bytes
 from ddplint.project_files import project_files
 from ddplint.source import decode, might_be_distributed
+
+if TYPE_CHECKING:
+    from ddplint.keeping_pool import KeepingPool
 
 MIN_FILES_FOR_POOL = 8
 
@@ -227,6 +229,10 @@ def _check(
     pool: KeepingPool[_Task, _FirstPass, FileResult] | None = None
     shared = cache
     if jobs > 1 and len(todo) >= MIN_FILES_FOR_POOL:
+        import tempfile  # here: a run of one process imports no multiprocessing
+
+        from ddplint.keeping_pool import KeepingPool
+
         pool = stack.enter_context(KeepingPool(min(jobs, len(todo)), _first_kept, _second))
         if cache.folder is None:  # the workers share what they summarise through a folder
             shared = Cache(Path(stack.enter_context(tempfile.TemporaryDirectory())))
