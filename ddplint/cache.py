@@ -10,8 +10,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import pickle
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +50,8 @@ class Cache:
     def get(self, entry: str) -> Any | None:
         if self.folder is None:
             return self._memory.get(entry)
+        import pickle  # here: a run without a cache folder imports neither
+
         try:
             with open(self.folder / entry[:2] / entry, "rb") as handle:
                 return pickle.load(handle)
@@ -62,6 +62,9 @@ class Cache:
         if self.folder is None:
             self._memory[entry] = value
             return
+        import pickle
+        import tempfile
+
         folder = self.folder / entry[:2]
         try:
             folder.mkdir(parents=True, exist_ok=True)

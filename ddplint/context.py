@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import copy
 from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from typing import TypeVar, cast
@@ -226,6 +227,16 @@ class FileContext:
         return [b.value for b in self.bindings_of(name, at) if b.kind not in ("param", "except")]
 
     # -- what the layers above learn about the file --------------------------------------
+
+    def for_project(self, project: object | None) -> FileContext:
+        """This file's context for a check in `project`: the engine's answers (the semantic
+        model, what the resolver and the flow remembered, qualified names), which depend on
+        the file alone, are shared; the domain's (`memo`), which may ask the project, start
+        afresh."""
+        fresh = copy.copy(self)
+        fresh.project = project
+        fresh._memo = {}
+        return fresh
 
     def memo(self, factory: Callable[[FileContext], T]) -> T:
         """`factory(self)`, computed once for this file and kept: how the domain attaches its

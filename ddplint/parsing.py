@@ -49,6 +49,25 @@ def _too_deeply_nested(text: str) -> str | None:
     (`- - - 1`, `a if b else ...`, `lambda: lambda: ...`); LibCST's native parser crashes the
     process a little beyond that. Ask Python's own parser when a cheap scan (bracket depth,
     longest statement) says the file may be that deep."""
+    if _shallow(text):
+        return None
+    deepest, longest = nesting(text)
+    if deepest <= MAX_NESTING and longest < LONG_STATEMENT:
+        return None
+    try:
+        compile(text, "<ddplint>", "exec", ast.PyCF_ONLY_AST)
+    except (RecursionError, MemoryError) as exc:
+        return f"cannot parse file: nested too deeply for Python's parser ({type(exc).__name__})"
+    except (SyntaxError, ValueError) as exc:
+        if deepest > MAX_NESTING:
+            return f"syntax error: {getattr(exc, 'msg', None) or exc}"
+    return None
+
+
+def nesting(text: str) -> tuple[int, int]:
+    """The deepest bracket nesting of `text` and the length of its longest statement (text
+    between line breaks outside brackets; a break escaped by a backslash does not count),
+    by a scan that reads brackets in strings and comments too."""
     depth = deepest = longest = 0
     start = 0
     for match in _BRACKET_OR_BREAK.finditer(text):
@@ -60,17 +79,28 @@ def _too_deeply_nested(text: str) -> str | None:
             continue
         depth += 1 if token in "([{" else -1
         deepest = max(deepest, depth)
-    longest = max(longest, len(text) - start)
-    if deepest <= MAX_NESTING and longest < LONG_STATEMENT:
-        return None
-    try:
-        compile(text, "<ddplint>", "exec", ast.PyCF_ONLY_AST)
-    except (RecursionError, MemoryError) as exc:
-        return f"cannot parse file: nested too deeply for Python's parser ({type(exc).__name__})"
-    except (SyntaxError, ValueError) as exc:
-        if deepest > MAX_NESTING:
-            return f"syntax error: {getattr(exc, 'msg', None) or exc}"
-    return None
+    return deepest, max(longest, len(text) - start)
+
+
+def _shallow(text: str) -> bool:
+    """`nesting(text)` is within `MAX_NESTING` and `LONG_STATEMENT`, told a line at a time
+    (a line's deepest point is at most its starting depth plus its opening brackets) in
+    less than half `nesting`'s time; False where `nesting` must decide."""
+    depth = start = offset = 0
+    lines = text.split("\n")
+    last = len(lines) - 1
+    for index, line in enumerate(lines):
+        opening = line.count("(") + line.count("[") + line.count("{")
+        if depth + opening > MAX_NESTING:
+            return False
+        depth += opening - line.count(")") - line.count("]") - line.count("}")
+        end = offset + len(line)  # where the line's newline is
+        offset = end + 1
+        if index < last and depth <= 0 and not line.endswith("\\"):
+            if end - start >= LONG_STATEMENT:
+                return False
+            start = offset
+    return len(text) - start < LONG_STATEMENT
 
 
 def file_error(path: str, message: str, row: int, column: int) -> Diagnostic:

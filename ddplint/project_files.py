@@ -23,6 +23,9 @@ _LAYOUT_FILES = (*_ENTRY_POINT_FILES, "setup.py")
 _COMMAND_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".md", ".rst")
 _COMMAND_NAMES = frozenset({"Makefile", "makefile"})
 _WORD = re.compile(r"\w+")
+# After this many names asked of one tree, listing each file's words once (`_words_of`) costs
+# less than searching every file for each further name.
+_WORD_INDEX_AFTER = 16
 
 
 def is_command_file(name: str) -> bool:
@@ -110,14 +113,14 @@ class ProjectFiles:
         root) whose text holds `name` as a word."""
         if name not in self._named:
             candidates = [*self.paths, *(os.path.join(self.root, f) for f in _ENTRY_POINT_FILES)]
-            if _WORD.fullmatch(name):  # a word: look it up in each file's words, read once
+            if _WORD.fullmatch(name) and len(self._named) >= _WORD_INDEX_AFTER:
                 found = frozenset(p for p in candidates if name in self._words_of(p))
-            else:
+            else:  # few names so far: search the texts holding it (`\b`: what `\w+` splits)
                 word = re.compile(rf"\b{re.escape(name)}\b")
                 found = frozenset(
                     p
                     for p in candidates
-                    if (text := self.text(p)) is not None and word.search(text)
+                    if (text := self.text(p)) is not None and name in text and word.search(text)
                 )
             self._named[name] = found
         return self._named[name]

@@ -12,14 +12,13 @@ through the cache (a scratch folder with `--no-cache`).
 
 from __future__ import annotations
 
-import copy
 import gc
 import os
-import tempfile
 from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ddplint.cache import Cache, key
 from ddplint.checker import (
@@ -31,14 +30,16 @@ from ddplint.checker import (
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic
 from ddplint.domain.caller_devices import CALLERS_DECIDE
-from ddplint.keeping_pool import KeepingPool
 from ddplint.parsing import file_error, parse
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.queries import Project
 from ddplint.project.queries import importers as project_importers
-from ddplint.project.summaries import ModuleSummary, summarize, summarize_bytes
+from ddplint.project.summaries import ModuleSummary, module_head, summarize, summarize_bytes
 from ddplint.project_files import project_files
 from ddplint.source import decode, might_be_distributed
+
+if TYPE_CHECKING:
+    from ddplint.keeping_pool import KeepingPool
 
 MIN_FILES_FOR_POOL = 8
 
@@ -70,6 +71,7 @@ class _FirstPass:
     result: FileResult | None  # None: imports project modules, check once they are known
     parsed: FileContext | None = None  # its parse, for the second pass, in that process
     kept: bool = False  # `parsed` was kept by the worker (`KeepingPool`)
+    summarised: bool = True  # False: not summarised (`_first_pass`), `summary` is None
 
 
 def display_path(path: Path) -> str:
@@ -80,7 +82,10 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def _first_pass(task: _Task) -> _FirstPass:
+def _first_pass(task: _Task, summarise: bool = True) -> _FirstPass:
+    """Parse the file, summarise it, and check it unless it must wait for the project.
+    Without `summarise`, a file checked here is not summarised (`_FirstPass.summarised`):
+    its summary is computed only if the project asks for it (`_Summaries`)."""
     parsed = parse(task.path, task.data)
     if not isinstance(parsed, tuple):
         return _FirstPass(None, FileResult(task.path, [parsed]))
@@ -88,24 +93,30 @@ def _first_pass(task: _Task) -> _FirstPass:
     with tree_outside_collector():
         try:
             ctx = FileContext(task.path, source, module)
-            summary = summarize(ctx)
-        except RecursionError:
-            pass
-        else:
+            head = module_head(ctx)
             # A file that imports project modules, that distributed project files may
             # call into, or that reads a flag that may be a switch of the project
             # (`ddplint.domain.switches`) is checked once the project is known; so is
             # one whose findings may be its callers' question (`CALLERS_DECIDE`).
-            if (
-                not summary.distributed
-                or summary.flags
-                or ModuleFinder().dependencies(task.absolute, summary)
-            ):
-                return _FirstPass(summary, None, _for_project(ctx, None))
+            waits = bool(
+                not head.distributed
+                or head.flags
+                or ModuleFinder().dependencies(task.absolute, head)
+            )
+            summary = summarize(ctx, head) if waits or summarise else None
+        except RecursionError:
+            pass
+        else:
+            if waits:
+                return _FirstPass(summary, None, ctx.for_project(None))
             result = _check_unless_callers_decide(ctx, task.codes)
-            if result is None:
-                return _FirstPass(summary, None, _for_project(ctx, None))
-            return _FirstPass(summary, result)
+            if result is not None:
+                return _FirstPass(summary, result, summarised=summary is not None)
+            try:
+                summary = summary or summarize(ctx, head)
+            except RecursionError:
+                return _FirstPass(None, check_file(task.path, task.data, task.codes))
+            return _FirstPass(summary, None, ctx.for_project(None))
     return _FirstPass(None, check_file(task.path, task.data, task.codes))
 
 
@@ -124,17 +135,6 @@ def _check_unless_callers_decide(ctx: FileContext, codes: tuple[str, ...]) -> Fi
     return None if any(d.code in CALLERS_DECIDE for d in result.diagnostics) else result
 
 
-def _for_project(ctx: FileContext, project: Project | None) -> FileContext:
-    """A context of `ctx`'s parse for a check in `project`: the engine's answers (the
-    semantic model, what the resolver and the flow remembered, qualified names), which
-    depend on the file alone, are shared; the domain's (`FileContext.memo`), which may ask
-    the project, start afresh."""
-    fresh = copy.copy(ctx)
-    fresh.project = project
-    fresh._memo = {}  # the one per-file store that may hold answers asked of the project
-    return fresh
-
-
 def _first_kept(task: _Task) -> tuple[_FirstPass, FileContext | None]:
     """`_first_pass` in a worker: the parse stays there (`KeepingPool`)."""
     done = _first_pass(task)
@@ -146,7 +146,7 @@ def _second(task: _Task, parsed: FileContext | None, project: Project) -> FileRe
     if parsed is None:
         return check_file(task.path, task.data, task.codes, project)
     with tree_outside_collector():
-        return check_context(_for_project(parsed, project), task.codes)
+        return check_context(parsed.for_project(project), task.codes)
 
 
 class _Summaries:
@@ -174,8 +174,10 @@ class _Summaries:
             self.outcome.summarised += 1
             summary = summarize_bytes(path, data, parse)
             # Asked while a file is checked, where no automatic collection runs
-            # (`tree_outside_collector`): free the module's tree and index now.
-            gc.collect()
+            # (`tree_outside_collector`): free the module's tree and index now. They are
+            # among the youngest objects: a young collection finds them at half the
+            # cost of a full one, which would scan the checked file's analysis again.
+            gc.collect(1)
             if summary is not None:
                 self.cache.put(entry, summary)
         return summary
@@ -215,65 +217,82 @@ def _check(
     tasks: list[_Task], cache: Cache, jobs: int, outcome: RunResult, stack: ExitStack
 ) -> RunResult:
     """`run` of the files that may hold DDP code; `stack` ends the pool and scratch files."""
+    # 0. Results of unchanged files under an unchanged project, read first: such a file is
+    #    neither parsed nor summarised (its summary is read only if another file asks).
+    project_files.cache_clear()  # the text under each root is read afresh by each run
+    finder = ModuleFinder()
+    entries = {task: _result_key(task, finder.root(task.absolute)) for task in tasks}
+    results: dict[_Task, FileResult] = {}
+    for task in tasks:
+        result = cache.get(entries[task])
+        if result is not None:
+            results[task] = result
+    todo = [task for task in tasks if task not in results]
     pool: KeepingPool[_Task, _FirstPass, FileResult] | None = None
     shared = cache
-    if jobs > 1 and len(tasks) >= MIN_FILES_FOR_POOL:
-        pool = stack.enter_context(KeepingPool(min(jobs, len(tasks)), _first_kept, _second))
+    if jobs > 1 and len(todo) >= MIN_FILES_FOR_POOL:
+        import tempfile  # here: a run of one process imports no multiprocessing
+
+        from ddplint.keeping_pool import KeepingPool
+
+        pool = stack.enter_context(KeepingPool(min(jobs, len(todo)), _first_kept, _second))
         if cache.folder is None:  # the workers share what they summarise through a folder
             shared = Cache(Path(stack.enter_context(tempfile.TemporaryDirectory())))
-    # 1. Summaries of the files passed; files importing no project module are checked in
-    #    the same pass.
+    # 1. Summaries of the other files passed; files importing no project module are
+    #    checked in the same pass. The one file a run checks is summarised only if it
+    #    waits for the project (no other file checked asks for its summary).
     summaries = _Summaries(shared, outcome)
-    results: dict[_Task, FileResult] = {}
     pending: list[_Task] = []
-    for task in tasks:
+    for task in todo:
         summary = cache.get(_summary_key(task.absolute, task.data))
         if summary is None:
             pending.append(task)
         else:
             summaries.known[task.absolute] = summary
     if pool is None:
-        firsts = [_first_pass(task) for task in pending]
+        alone = len(todo) == 1
+        firsts = [_first_pass(task, summarise=not alone) for task in pending]
     else:
         firsts = pool.first(pending, [len(task.data) for task in pending])
     kept: dict[_Task, FileContext | None] = {}  # None: kept by a worker
+    fresh: dict[_Task, FileResult] = {}
     for task, done in zip(pending, firsts, strict=True):
         if done.parsed is not None or done.kept:
             kept[task] = done.parsed
-        summaries.known[task.absolute] = done.summary
+        if done.summarised:
+            summaries.known[task.absolute] = done.summary
         if done.summary is not None:
             cache.put(_summary_key(task.absolute, task.data), done.summary)
         if done.result is not None:
-            results[task] = done.result
+            fresh[task] = done.result
     outcome.parsed += len(pending)
     # 2. The project: every module the files import, transitively, from the disk.
-    project = Project.load([t.absolute for t in tasks], summaries)
+    project = Project.load([t.absolute for t in tasks], summaries, read_afresh=False)
     outcome.project = project
     # 3. The other files, with what their imports do; results cached by their own
-    #    text and the summaries of every project module they depend on. Each is
-    #    checked on its tree from step 1 where there is one (in the worker holding it).
-    second: list[tuple[_Task, str]] = []
+    #    text and the text of every file under their project root. Each is checked on
+    #    its tree from step 1 where there is one (in the worker holding it).
+    second: list[_Task] = []
     for task in tasks:
-        entry = _result_key(task, project)
-        result = results.get(task)
+        result = fresh.get(task)
         if result is not None:
-            cache.put(entry, result)
-        else:
-            result = cache.get(entry)
-            if result is None:
-                second.append((task, entry))
-                continue
+            cache.put(entries[task], result)
+        elif task in results:
+            result = results[task]
             outcome.cached += 1
+        else:
+            second.append(task)
+            continue
         _collect(outcome, result)
     if pool is None:
-        checked = [_second(task, kept.get(task), project) for task, _ in second]
+        checked = [_second(task, kept.get(task), project) for task in second]
     else:
         index = {task: i for i, task in enumerate(pending)}
-        checked = pool.second(project, [(index.get(task), task) for task, _ in second])
-    for (_, entry), result in zip(second, checked, strict=True):
-        cache.put(entry, result)
+        checked = pool.second(project, [(index.get(task), task) for task in second])
+    for task, result in zip(second, checked, strict=True):
+        cache.put(entries[task], result)
         _collect(outcome, result)
-    outcome.parsed += sum(task not in kept for task, _ in second)
+    outcome.parsed += sum(task not in kept for task in second)
     outcome.diagnostics.sort(key=lambda d: d.sort_key)
     return outcome
 
@@ -290,13 +309,13 @@ def _summary_key(path: str, data: bytes) -> str:
     return key("summary", os.path.abspath(path), data)
 
 
-def _result_key(task: _Task, project: Project) -> str:
+def _result_key(task: _Task, root: str) -> str:
     """A file's result depends on its text and, through the project layer, on any other
     file under its project root (what its imports do, who calls it, which files load
     checkpoints or name its functions): keyed by the digest of them all, so an edit,
     rename or deletion anywhere in the project, or a move of the root, is never answered
     from an older entry."""
-    digest = project_files(project.finder.root(task.absolute)).digest()
+    digest = project_files(root).digest()
     return key("result", task.path, task.absolute, ",".join(task.codes), task.data, digest)
 
 

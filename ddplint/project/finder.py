@@ -5,14 +5,18 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ddplint.project.package_layout import PackageDir, declared_package_dirs
-from ddplint.project.summaries import ModuleSummary
 from ddplint.project_files import folder_root
 
-if TYPE_CHECKING:
-    pass
+
+class Imports(Protocol):
+    """What `ModuleFinder.dependencies` reads of a module: the qualified names its imports
+    bind and the modules they import (a `ModuleSummary`, or its `ModuleHead`)."""
+
+    @property
+    def imports(self) -> tuple[str, ...]: ...
 
 
 class ModuleFinder:
@@ -91,7 +95,7 @@ class ModuleFinder:
                 yield os.path.join(folder, *rest) + ".py"
             yield os.path.join(folder, *rest, "__init__.py")
 
-    def dependencies(self, importer: str, summary: ModuleSummary) -> set[str]:
+    def dependencies(self, importer: str, summary: Imports) -> set[str]:
         """Files of the project that `summary`'s module (at `importer`) imports from."""
         found: set[str] = set()
         for full in summary.imports:

@@ -16,10 +16,14 @@ import re
 
 _CONTINUED = re.compile(r"\\\r?\n")
 _COMMENT_IN_PARENS = re.compile(r"#[^\n]*")
+# `from` and `import` not after a name or a dot. Each pattern starts with its keyword, the
+# test of the character before it following (`(?<=(?<![\w.])from)`): a pattern led by a
+# literal is searched for that literal first, many times faster than one led by the test.
 _FROM = re.compile(
-    r"(?<![\w.])from\s+(\.*[\w.]*)\s+import\s*(\((?:[^)#]|#[^\n]*)*\)?|[^\n;]*)", re.ASCII
+    r"from(?<=(?<![\w.])from)\s+(\.*[\w.]*)\s+import\s*(\((?:[^)#]|#[^\n]*)*\)?|[^\n;]*)",
+    re.ASCII,
 )
-_IMPORT = re.compile(r"(?<![\w.])import\s+([^\n;]*)", re.ASCII)
+_IMPORT = re.compile(r"import(?<=(?<![\w.])import)\s+([^\n;]*)", re.ASCII)
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*", re.ASCII)
 
 

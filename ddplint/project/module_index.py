@@ -38,6 +38,18 @@ def _module_and_name(qualified: str) -> tuple[str, str] | None:
     return ("." * level, rest) if level else None
 
 
+def _chains(text: str, heads: Iterable[str]) -> dict[str, set[tuple[str, ...]]]:
+    """The dotted chains `text` writes from each of `heads` (`_CHAIN`'s matches whose
+    first name is one of them): the names after the head, each chain once."""
+    wanted = set(heads)
+    chains: dict[str, set[tuple[str, ...]]] = {}
+    for head, rest in set(_CHAIN.findall(text)):
+        if head in wanted:
+            parts = tuple(p.strip() for p in rest.split(".") if p.strip())
+            chains.setdefault(head, set()).add(parts)
+    return chains
+
+
 class _Summary(Protocol):
     @property
     def imports(self) -> tuple[str, ...]: ...
@@ -276,13 +288,10 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
     def _module_items(self, path: str) -> list[tuple[str, str, str]]:
         """What code of the module at `path` may look up (`reaches_text`)."""
         if path not in self._items:
-            text = self._text(path)
-            chains: dict[str, set[tuple[str, ...]]] = {}
-            for match in _CHAIN.finditer(text):
-                parts = tuple(p.strip() for p in match.group(2).split(".") if p.strip())
-                chains.setdefault(match.group(1), set()).add(parts)
+            bindings = self._bindings(path)
+            chains = _chains(self._text(path), bindings)
             found: dict[tuple[str, str, str], None] = {}
-            for local, qualifieds in self._bindings(path).items():
+            for local, qualifieds in bindings.items():
                 for qualified in qualifieds:
                     for parts in chains.get(local, {()}):
                         for end in range(len(parts) + 1):

@@ -148,11 +148,14 @@ class Project:
         cls,
         paths: Iterable[str],
         summarize_file: Callable[[str], ModuleSummary | None] | None = None,
+        read_afresh: bool = True,
     ) -> Project:
         """The project of `paths`: their summaries and those of every project module they
         import, transitively, each read once (`summarize_file` may answer from a cache).
-        The text of the tree under the root is read afresh by each run."""
-        project_files.cache_clear()
+        The text of the tree under the root is read afresh (`read_afresh`: here, else by
+        the caller, once for its whole run)."""
+        if read_afresh:
+            project_files.cache_clear()
         project = cls({}, ModuleFinder(), summarize_file)
         project._load(paths)
         return project

@@ -118,6 +118,27 @@ class ModuleSummary:
         return dict(self.functions).get(name)
 
 
+@dataclass(frozen=True)
+class ModuleHead:
+    """The part of a module's summary a run decides its passes by (`ddplint.runner`):
+    whether it uses the process group, what it imports, which flags it reads. A fraction
+    of the summary's cost."""
+
+    distributed: bool  # `ModuleSummary.distributed`
+    imports: tuple[str, ...]  # `ModuleSummary.imports`
+    flags: tuple[str, ...]  # `ModuleSummary.flags`
+
+
+def module_head(ctx: FileContext) -> ModuleHead:
+    """The `ModuleHead` of one parsed module."""
+    imports = ctx.imports
+    return ModuleHead(
+        distributed=uses_process_group(ctx),
+        imports=tuple(sorted({*imports.bindings.values(), *imports.modules})),
+        flags=flags_read(ctx),
+    )
+
+
 def set_epoch_parameters(ctx: FileContext, func: cst.FunctionDef) -> tuple[int, ...]:
     """Positions of the parameters of `func` on which it calls `set_epoch` (the
     parameter itself or its `.sampler`/`.batch_sampler`)."""
@@ -314,8 +335,10 @@ def _flags(ctx: FileContext, call: cst.Call) -> tuple[tuple[str, bool], ...]:
     )
 
 
-def summarize(ctx: FileContext) -> ModuleSummary:
-    """The summary of one parsed module (computed without other modules)."""
+def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary:
+    """The summary of one parsed module (computed without other modules); `head`, its
+    `module_head` when known already."""
+    head = head or module_head(ctx)
     loaders = returned_loaders(ctx)
     device_modules = may_hold_device_module(ctx.source)
     functions: list[tuple[str, FunctionSummary]] = []
@@ -343,11 +366,10 @@ def summarize(ctx: FileContext) -> ModuleSummary:
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
-    imports = ctx.imports
     return ModuleSummary(
-        distributed=uses_process_group(ctx),
-        imports=tuple(sorted({*imports.bindings.values(), *imports.modules})),
-        reexports=tuple(sorted(imports.bindings.items())),
+        distributed=head.distributed,
+        imports=head.imports,
+        reexports=tuple(sorted(ctx.imports.bindings.items())),
         functions=tuple(sorted(functions)),
         strips_module_prefix=strips_module_prefix(ctx),
         loads_checkpoint=mentions_checkpoint_loading(ctx.source),
@@ -357,7 +379,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
         world_size_globals=world_size_globals(ctx),
         main_only_decorators=tuple(sorted(domain_of(ctx).gates.decorators.defined())),
         switches=job_switches(ctx),
-        flags=flags_read(ctx),
+        flags=head.flags,
     )
 
 
