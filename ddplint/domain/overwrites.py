@@ -1,4 +1,4 @@
-"""Whether a save writes over an earlier one: the file it writes (through a file object
+"""Whether a checkpoint write overwrites an earlier one: the file it writes (through a file object
 opened for writing, or a list of paths walked by a loop), names that change per save,
 temporary files moved into place, and saves that repeat (in a loop, or in a helper called
 in one) unless the process ends right after them. Values are followed by the engine's
@@ -276,7 +276,7 @@ def repeats(
     `if step != save_step: return`), nor when the process ends right after it
     (`exits_after`), nor past a function that runs a training loop itself: its callers'
     loops repeat whole runs (hyper-parameter search), not saves within one."""
-    if _at_one_step(ctx, node) or exits_after(ctx, node):
+    if at_one_step(ctx, node) or exits_after(ctx, node):
         return False
     loop = ctx.enclosing_loop(node)
     while loop is not None and loop in walking:
@@ -349,7 +349,7 @@ def _trains(ctx: FileContext, func: cst.FunctionDef) -> bool:
     )
 
 
-def _at_one_step(ctx: FileContext, node: cst.CSTNode) -> bool:
+def at_one_step(ctx: FileContext, node: cst.CSTNode) -> bool:
     """A condition `node` runs under fixes a counter to one value (`step == save_step`)."""
     for condition in ctx.flow.conditions(node):
         for term, value in condition.terms():

@@ -1,0 +1,190 @@
+"""Checkpoint writes: `torch.save` into a file, and a copy of a file a `torch.save` of the
+same function has just written (`shutil.copyfile(filename, "model_best.pth")`), which
+rewrites its target in place just the same. For a function, the writes whose path does not
+change within it (`helper_writes`), so that its callers in other modules can tell whether
+their calls overwrite one file; and whether a file reads a written file back
+(`reads_back`): the run resumes from it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.checkpoints import SAVE, is_buffer, save_path, saves_state
+from ddplint.domain.overwrites import (
+    at_one_step,
+    exits_after,
+    from_atomic_writer,
+    is_temporary,
+    moved_after,
+    path_texts,
+    varies_per_save,
+    written_path,
+)
+from ddplint.domain.written_files import HelperWrite
+from ddplint.engine import argument
+from ddplint.names import dotted
+
+COPIES = frozenset({"shutil.copy", "shutil.copyfile", "shutil.copy2"})
+# A call that reads a checkpoint back: `torch.load`, a helper named for loading or resuming.
+_READER = re.compile(r"(?i)load|resume|restore|recover")
+_EXTENSION = re.compile(r"^\.?[A-Za-z0-9]{1,5}$")  # `.pt`, `pth`: no name of its own
+
+
+@dataclass(frozen=True)
+class Write:
+    """A checkpoint write: the call, the path it writes, how (`verb`, for messages), and
+    for a copy the save it copies."""
+
+    call: cst.Call
+    path: cst.BaseExpression
+    verb: str
+    copied: cst.Call | None = None
+
+
+def writes(ctx: FileContext) -> Iterator[Write]:
+    """The `torch.save` calls into a file that may hold training state, and the copies of
+    the files they write (`COPIES`) made after them in the same function."""
+    saves = []
+    for call in ctx.calls_to(SAVE):
+        path = save_path(call)
+        if path is None or is_buffer(ctx, path, call) or not saves_state(ctx, call):
+            continue
+        saves.append((call, path))
+        yield Write(call, path, "`torch.save`")
+    if not saves:
+        return
+    for copy in ctx.calls_to(*COPIES):
+        source, target = argument(copy, 0, "src"), argument(copy, 1, "dst")
+        if source is None or target is None:
+            continue
+        copied = next((s for s, p in saves if _same_file(ctx, p, s, source, copy)), None)
+        if copied is not None:
+            name = (ctx.call_name(copy) or "shutil.copy").rpartition(".")[2]
+            yield Write(copy, target, f"`shutil.{name}`", copied)
+
+
+def _same_file(
+    ctx: FileContext,
+    saved: cst.BaseExpression,
+    save: cst.Call,
+    source: cst.BaseExpression,
+    copy: cst.Call,
+) -> bool:
+    """The copy's source is the path the save wrote, earlier in the same function."""
+    if ctx.scope(save) is not ctx.scope(copy) or not ctx.before(save, copy):
+        return False
+    return ctx.code(saved).strip() == ctx.code(source).strip() or (
+        dotted(saved) is not None and dotted(saved) == dotted(source)
+    )
+
+
+def overwritten(ctx: FileContext, write: Write) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
+    """The path `write` writes and where it is evaluated, when nothing in sight makes it a
+    fresh or temporary file (a counter or time stamp in it, a rename into place, an atomic
+    writer); None otherwise."""
+    if from_atomic_writer(ctx, write.path, write.call):
+        return None
+    written = written_path(ctx, write.path, write.call)
+    if written is None:
+        return None
+    path, at = written
+    if is_temporary(path_texts(ctx, path, at)) or moved_after(ctx, write.call, path):
+        return None
+    return None if varies_per_save(ctx, path, at) else (path, at)
+
+
+def helper_writes(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperWrite, ...]:
+    """The writes of `func` (not in a loop of its own, not at one configured step, not
+    right before the process exits) whose path does not change within it: what a caller
+    writes over each time it calls `func` with the same arguments."""
+    names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    offset = 1 if names and names[0] in ("self", "cls") else 0
+    positions = {name: index - offset for index, name in enumerate(names)}
+    positions.update((p.name.value, -1) for p in func.params.kwonly_params)
+    found = []
+    for write in writes(ctx):
+        call = write.call
+        if ctx.scope(call) is not func or ctx.enclosing_loop(call) is not None:
+            continue
+        if at_one_step(ctx, call) or exits_after(ctx, call):
+            continue
+        target = overwritten(ctx, write)
+        if target is None:
+            continue
+        path, at = target
+        built_from = {
+            node.value
+            for value in ctx.resolver.sources(path, at, 3)
+            for node in ctx.walk(value.expr)
+            if isinstance(node, cst.Name) and node.value in positions
+        }
+        saved = argument(write.copied or call, 0, "obj")
+        saved_param = (
+            (saved.value, positions[saved.value])
+            if isinstance(saved, cst.Name) and saved.value in positions
+            else None
+        )
+        requires = tuple(
+            (term.value, positions[term.value], _false_default(func, term.value))
+            for condition in ctx.flow.conditions(call)
+            for term, value in condition.terms()
+            if value and isinstance(term, cst.Name) and term.value in positions
+        )
+        found.append(
+            HelperWrite(
+                verb=write.verb,
+                shown=ctx.code(write.path).strip(),
+                path_params=tuple(sorted((n, positions[n]) for n in built_from)),
+                saved_param=saved_param,
+                texts=tuple(path_texts(ctx, path, at)),
+                requires=requires,
+            )
+        )
+    return tuple(found)
+
+
+def _false_default(func: cst.FunctionDef, name: str) -> bool:
+    """The parameter `name` of `func` defaults to a false literal (`False`, `None`, `0`)."""
+    params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+    default = next((p.default for p in params if p.name.value == name), None)
+    return is_false_literal(default)
+
+
+def is_false_literal(expr: cst.BaseExpression | None) -> bool:
+    """`False`, `None` or `0`."""
+    if isinstance(expr, cst.Name):
+        return expr.value in ("False", "None")
+    return isinstance(expr, cst.Integer) and expr.value == "0"
+
+
+def file_names(texts: list[str] | tuple[str, ...]) -> set[str]:
+    """The pieces of a path's text that name its file (`checkpoint.pth.tar`, `last_ckpt`),
+    not its folders nor a bare extension (`.pt`)."""
+    names = set()
+    for text in texts:
+        tail = text.rsplit("/", 1)[-1].strip()
+        if len(tail) >= 3 and not _EXTENSION.match(tail):
+            names.add(tail)
+    return names
+
+
+def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
+    """A call of this file that reads a checkpoint back (`torch.load`, a `load_checkpoint`
+    or `resume` helper) from a path whose text holds one of the file names `names`: the
+    run resumes from the file written."""
+    if not names:
+        return None
+    for call in ctx.calls:
+        name = ctx.call_name(call) or dotted(call.func) or ""
+        if not _READER.search(name.rpartition(".")[2]):
+            continue
+        for arg in call.args:
+            texts = path_texts(ctx, arg.value, call)
+            if any(n in t for t in texts for n in names):
+                return call
+    return None
