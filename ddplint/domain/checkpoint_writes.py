@@ -188,3 +188,28 @@ def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
             if any(n in t for t in texts for n in names):
                 return call
     return None
+
+
+_VERBS = re.compile(r"(?i)save|write|dump|store|load|read|restore|recover")
+
+
+def read_back_by_twin(
+    ctx: FileContext, writer: cst.Call, paths: list[cst.BaseExpression]
+) -> cst.Call | None:
+    """A call of this file to the reading twin of the saving helper `writer` calls
+    (`load_resume_state` for `save_resume_state`, `load_checkpoint` for
+    `save_checkpoint`) that passes the same path arguments (`paths`, the arguments the
+    write's path is built from; none: both use the helpers' own default file)."""
+    written = ctx.call_name(writer) or dotted(writer.func) or ""
+    stem = _VERBS.sub("", written.rpartition(".")[2])
+    if stem == written.rpartition(".")[2] or len(stem.strip("_")) < 3:
+        return None
+    wanted = {ctx.code(p).strip() for p in paths}
+    for call in ctx.calls:
+        name = (ctx.call_name(call) or dotted(call.func) or "").rpartition(".")[2]
+        if call is writer or _VERBS.sub("", name) != stem or not _READER.search(name):
+            continue
+        passed = {ctx.code(a.value).strip() for a in call.args}
+        if wanted <= passed:
+            return call
+    return None

@@ -12,6 +12,7 @@ from ddplint.domain.checkpoint_writes import (
     Write,
     file_names,
     is_false_literal,
+    read_back_by_twin,
     reads_back,
     writes,
 )
@@ -220,7 +221,7 @@ def broadcast_state(model, epochs):
         if write.copied is not None:
             # A copy: proven only where the run reads the file back to resume from it.
             resumed = repeated and reads_back(ctx, file_names(texts)) is not None
-            return Finding(call, _message(write.verb, shown, resumed), unproven=not resumed)
+            return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=not resumed)
         if name_unknown:
             what = (
                 "a checkpoint path a later save may write again (ddplint cannot tell "
@@ -253,12 +254,12 @@ def _shown(code: str) -> str:
 
 def _message(verb: str, shown: str, resumed: bool) -> str:
     what = (
-        "the checkpoint this script reads back to resume from"
+        "the checkpoint file this script reads back to resume from"
         if resumed
         else "a checkpoint path every call overwrites"
     )
     how = "copy" if "shutil" in verb else "save"
-    return f"{verb} writes straight onto `{shown}`, {what}: {_HARM.format(how)}"
+    return f"{verb} writes straight onto {shown}, {what}: {_HARM.format(how)}"
 
 
 def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Finding | None:
@@ -275,7 +276,7 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
         if is_false_literal(passed) or (passed is None and false_default):
             return None  # `save_checkpoint(state, False, ...)`: the write never runs
     texts = list(helper.texts)
-    shown = _shown(helper.shown)
+    paths = []
     for name, position in helper.path_params:
         passed = argument(call, position if position >= 0 else None, name)
         if passed is None:
@@ -286,13 +287,16 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
         if item_loops(ctx, passed, call):
             return None  # a file per item of a loop
         texts += passed_texts
-        shown = _shown(ctx.code(passed))
+        paths.append(passed)
     if is_temporary(texts) or not repeats(ctx, call):
         return None
     names = file_names(texts)
-    resumed = reads_back(ctx, names) is not None
+    resumed = reads_back(ctx, names) is not None or read_back_by_twin(ctx, call, paths) is not None
+    shown = f"`{_shown(helper.shown)}`"
     if len(names) == 1:
-        shown = next(iter(names))  # `checkpoint.pth` of `join(out_dir, filename)`
+        shown = f"`{next(iter(names))}`"  # `checkpoint.pth` of `join(out_dir, filename)`
+    elif paths:
+        shown += " (from " + ", ".join(f"`{_shown(ctx.code(p))}`" for p in paths) + ")"
     callee = _shown(ctx.code(call.func))
     return Finding(
         call,
