@@ -27,6 +27,12 @@ _COUNTER = re.compile(
     r"(_|$)",
     re.IGNORECASE,
 )
+# The counters of steps alone (`_COUNTER` without tags, versions and time stamps).
+_STEP_COUNTER = re.compile(
+    r"(^|_)(epoch|epochs|ep|step|steps|global_step|iter|iters|iteration|it|idx|index|count|"
+    r"counter|update|updates|nimg|kimg|i|e|n)(_|$)",
+    re.IGNORECASE,
+)
 _UNIQUE_CALLS = re.compile(r"time|now|strftime|uuid|datetime|mkstemp|NamedTemporaryFile")
 # A context manager that yields a temporary path and renames it into place on exit.
 _ATOMIC_WRITER = re.compile(r"(?i)rename|atomic|replace|temp|tmp")
@@ -168,21 +174,39 @@ def varies_per_save(
     """Something the path is built from changes per save: an epoch or step counter, a
     time stamp, a variable of a loop around the save in its function (a caller's loop:
     `item_loops`), a number formatted as `{n:06d}` (`depth` levels of names deep:
-    `eval_dir = join(out, str(iteration))`; None: the path expression alone)."""
+    `eval_dir = join(out, str(iteration))`; None: the path expression alone, or the
+    expressions a name holding it is bound to: `path = join(out, f"best_{epoch}.pt")`)."""
     around = _loop_targets(ctx, at)
-    values = ctx.resolver.sources(path, at, depth) if depth is not None else []
-    for value in values or [Value(path, at, True)]:
-        for node in ctx.walk(value.expr):
-            if _counter_format(node):
-                return True
-            if isinstance(node, cst.Call) and _UNIQUE_CALLS.search(dotted(node.func) or ""):
-                return True
-            if isinstance(node, cst.Attribute) and _COUNTER.search(node.attr.value):
-                return True
-            if isinstance(node, cst.Name) and (node.value in around or _COUNTER.search(node.value)):
-                parent = ctx.parent(node)
-                if not (isinstance(parent, cst.Attribute) and parent.value is not node):
-                    return True  # `args.epochs`: the attribute's own name decides, above
+    if depth is not None:
+        values = ctx.resolver.sources(path, at, depth)
+    elif isinstance(path, cst.Name):
+        # What the name is bound to: only a counter of steps varies there (a run tag
+        # or version stays the same within a run).
+        bound = [v for v in ctx.resolver.values(path, at) if v.expr is not path]
+        if any(_varies_in(ctx, v.expr, around, _STEP_COUNTER) for v in bound):
+            return True
+        values = []
+    else:
+        values = []
+    return any(
+        _varies_in(ctx, value.expr, around, _COUNTER) for value in values or [Value(path, at, True)]
+    )
+
+
+def _varies_in(
+    ctx: FileContext, expr: cst.BaseExpression, around: set[str], counter: re.Pattern[str]
+) -> bool:
+    for node in ctx.walk(expr):
+        if _counter_format(node):
+            return True
+        if isinstance(node, cst.Call) and _UNIQUE_CALLS.search(dotted(node.func) or ""):
+            return True
+        if isinstance(node, cst.Attribute) and counter.search(node.attr.value):
+            return True
+        if isinstance(node, cst.Name) and (node.value in around or counter.search(node.value)):
+            parent = ctx.parent(node)
+            if not (isinstance(parent, cst.Attribute) and parent.value is not node):
+                return True  # `args.epochs`: the attribute's own name decides, above
     return False
 
 
