@@ -117,6 +117,7 @@ def helper_writes(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperWrite,
         if target is None:
             continue
         path, at = target
+        texts = path_texts(ctx, path, at)
         built_from = {
             node.value
             for value in ctx.resolver.sources(path, at, 3)
@@ -141,7 +142,7 @@ def helper_writes(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperWrite,
                 shown=ctx.code(write.path).strip(),
                 path_params=tuple(sorted((n, positions[n]) for n in built_from)),
                 saved_param=saved_param,
-                texts=tuple(path_texts(ctx, path, at)),
+                texts=tuple(texts),
                 requires=requires,
             )
         )
@@ -199,7 +200,9 @@ def read_back_by_twin(
     """A call of this file to the reading twin of the saving helper `writer` calls
     (`load_resume_state` for `save_resume_state`, `load_checkpoint` for
     `save_checkpoint`) that passes the same path arguments (`paths`, the arguments the
-    write's path is built from; none: both use the helpers' own default file)."""
+    write's path is built from; none: no evidence)."""
+    if not paths:
+        return None  # the helpers' own default files: which one each reads is unknown
     written = ctx.call_name(writer) or dotted(writer.func) or ""
     stem = _VERBS.sub("", written.rpartition(".")[2])
     if stem == written.rpartition(".")[2] or len(stem.strip("_")) < 3:

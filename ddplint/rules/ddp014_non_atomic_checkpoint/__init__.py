@@ -276,7 +276,7 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
         if is_false_literal(passed) or (passed is None and false_default):
             return None  # `save_checkpoint(state, False, ...)`: the write never runs
     texts = list(helper.texts)
-    paths = []
+    paths, passed_names = [], []
     for name, position in helper.path_params:
         passed = argument(call, position if position >= 0 else None, name)
         if passed is None:
@@ -288,12 +288,17 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
             return None  # a file per item of a loop
         texts += passed_texts
         paths.append(passed)
+        passed_names.append(name)
     if is_temporary(texts) or not repeats(ctx, call):
         return None
     names = file_names(texts)
     resumed = reads_back(ctx, names) is not None or read_back_by_twin(ctx, call, paths) is not None
+    if not resumed and names_overwritten_file(list(helper.texts)):
+        return None  # a `best.pth` of the helper's own: its module reports the save
     shown = f"`{_shown(helper.shown)}`"
-    if len(names) == 1:
+    if len(paths) == 1 and passed_names == [helper.shown]:
+        shown = f"`{_shown(ctx.code(paths[0]))}`"  # `save(model, path)`: the path passed
+    elif len(names) == 1:
         shown = f"`{next(iter(names))}`"  # `checkpoint.pth` of `join(out_dir, filename)`
     elif paths:
         shown += " (from " + ", ".join(f"`{_shown(ctx.code(p))}`" for p in paths) + ")"
