@@ -1,6 +1,7 @@
-"""What a project function writes over on every call: the record a module's summary keeps
-of each checkpoint write whose path does not change within the function, so that the files
-calling it can tell whether their calls overwrite one file (`checkpoint_writes`)."""
+"""What a project function writes over on every call and what it loads: the records a
+module's summary keeps of each checkpoint write whose path does not change within the
+function (`checkpoint_writes`) and of each `torch.load` of a file its caller names without
+a `map_location` (`state_loads`), so that the files calling it can judge them."""
 
 from __future__ import annotations
 
@@ -22,3 +23,15 @@ class HelperWrite:
     saved_param: tuple[str, int] | None
     texts: tuple[str, ...]
     requires: tuple[tuple[str, int, bool], ...] = ()
+
+
+@dataclass(frozen=True)
+class HelperLoad:
+    """One `torch.load` of a function without a `map_location` (`map_param`: or with the
+    parameter that passes one, None by default), of the file its parameter `path_param`
+    names (name, position among a call's arguments), and whether what it loads goes to a
+    `load_state_dict` (`feeds_state`)."""
+
+    path_param: tuple[str, int]
+    map_param: tuple[str, int] | None
+    feeds_state: bool

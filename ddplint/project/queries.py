@@ -22,7 +22,7 @@ from ddplint.domain.project_view import ProjectView
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
 from ddplint.domain.switches import flag_name, names_a_job_start
-from ddplint.domain.written_files import HelperWrite
+from ddplint.domain.written_files import HelperLoad, HelperWrite
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.import_index import import_index
 from ddplint.project.module_index import ModuleIndex
@@ -94,6 +94,7 @@ _FACT_TEXT: dict[str, TextTest] = {
 _MAY_RETURN_LOADER = re.compile("DistributedSampler")
 _MAY_SET_EPOCH = re.compile("set_epoch")
 _MAY_SAVE = re.compile("save")  # `FunctionSummary.writes`: a `torch.save` in sight
+_MAY_LOAD = re.compile("load")  # `FunctionSummary.loads`: a `torch.load` in sight
 _MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
 # Text every module that `strips_module_prefix` holds contains: the function's name, or a
 # call of a prefix test whose first argument is the literal `"module"` or `"module.…"`
@@ -496,6 +497,12 @@ class Project:
         whose path does not change within it (`checkpoint_writes.helper_writes`)."""
         function = self.function_called(ctx, call, _MAY_SAVE)
         return function.writes if function is not None else ()
+
+    def helper_loads(self, ctx: FileContext, call: cst.Call) -> tuple[HelperLoad, ...]:
+        """The `torch.load` calls without a `map_location` of the project helper of another
+        module that `call` calls, of a file the call names (`state_loads.helper_loads`)."""
+        function = self.function_called(ctx, call, _MAY_LOAD)
+        return function.loads if function is not None else ()
 
     def helper_returned_loader(self, ctx: FileContext, call: cst.Call) -> list[int | None]:
         """Where a project helper returns a DataLoader on a shuffling DistributedSampler

@@ -131,33 +131,3 @@ def _state_on_gpu(ctx: FileContext, saved: cst.BaseExpression, at: cst.CSTNode) 
         return None  # a sharded model's full state, gathered onto the CPU by a config
     owners = [m.group(1) for text in texts for m in _STATE.finditer(text)]
     return True if any(not _TENSORLESS_STATE.search(owner) for owner in owners) else None
-
-
-def feeds_state(ctx: FileContext, load: cst.Call) -> bool:
-    """What `load` returns reaches a `.load_state_dict(...)` of its function: passed
-    straight in, or through the name it is assigned to."""
-    names: set[str] = set()
-    for ancestor in ctx.ancestors(load):
-        if isinstance(ancestor, cst.Call) and _is_state_load(ancestor):
-            return True
-        if isinstance(ancestor, cst.Assign):
-            names = {t.target.value for t in ancestor.targets if isinstance(t.target, cst.Name)}
-            break
-        if isinstance(ancestor, (cst.SimpleStatementLine, cst.FunctionDef)):
-            break
-    if not names:
-        return False
-    scope = ctx.scope(load)
-    for call in ctx.method_calls("load_state_dict"):
-        if (
-            ctx.scope(call) is scope
-            and ctx.before(load, call)
-            and names & {n for arg in call.args for n in ctx.names_in(arg.value)}
-        ):
-            return True
-    return False
-
-
-def _is_state_load(call: cst.Call) -> bool:
-    func = call.func
-    return isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict"
