@@ -244,7 +244,8 @@ def _through_helper(ctx: FileContext, call: cst.Call, load: HelperLoad) -> Findi
     if path is None:
         return None
     callee = ctx.code(call.func).strip()
-    return _judged(ctx, call, path, f"`{callee}(...)` runs `torch.load`", load.feeds_state)
+    feeds = load.feeds_state or feeds_state(ctx, call)  # restored there, or by the caller
+    return _judged(ctx, call, path, f"`{callee}(...)` runs `torch.load`", feeds)
 
 
 def _judged(
