@@ -216,3 +216,50 @@ def read_back_by_twin(
         if wanted <= passed:
             return call
     return None
+
+
+_LISTINGS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir"})
+_LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})
+_FORMAT_FIELD = re.compile(r"%[-0-9.]*[dsif]|\{[^}]*\}|[0-9]+")
+
+
+def _listing(ctx: FileContext, call: cst.Call) -> bool:
+    name = ctx.call_name(call) or ""
+    func = call.func
+    return name in _LISTINGS or (
+        isinstance(func, cst.Attribute) and func.attr.value in _LISTING_METHODS and not name
+    )
+
+
+def resumed_from_newest(ctx: FileContext, texts: list[str]) -> cst.Call | None:
+    """The file lists the checkpoint folder for files named like the written path's pieces
+    (`texts`: `checkpoint_` and `.pth` of `f"checkpoint_{epoch}.pth"`, against the pattern
+    `checkpoint_*.pth`) and loads one of them (`torch.load(sorted(files)[-1])`, a
+    `load_checkpoint`/`resume` call): a restart resumes from the newest file by itself.
+    The listing call, or None."""
+    pieces = {
+        piece
+        for text in texts
+        for piece in _FORMAT_FIELD.split(text.rsplit("/", 1)[-1])
+        if len(piece.strip("._-")) >= 4
+    }
+    if not pieces:
+        return None
+    listings = [
+        call
+        for call in ctx.calls
+        if _listing(ctx, call)
+        and any(p in t for a in call.args for t in path_texts(ctx, a.value, call) for p in pieces)
+    ]
+    if not listings:
+        return None
+    wanted = {id(call) for call in listings}
+    for call in ctx.calls:
+        name = ctx.call_name(call) or dotted(call.func) or ""
+        if not _READER.search(name.rpartition(".")[2]) or not call.args:
+            continue
+        for value in ctx.resolver.sources(call.args[0].value, call, 4):
+            found = next((n for n in ctx.walk(value.expr) if id(n) in wanted), None)
+            if isinstance(found, cst.Call):
+                return found
+    return None

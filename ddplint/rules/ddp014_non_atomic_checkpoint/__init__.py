@@ -14,6 +14,7 @@ from ddplint.domain.checkpoint_writes import (
     is_false_literal,
     read_back_by_twin,
     reads_back,
+    resumed_from_newest,
     writes,
 )
 from ddplint.domain.checkpoints import SAVE, file_name_varies
@@ -211,7 +212,7 @@ def broadcast_state(model, epochs):
         # A `latest` / `best` name is overwritten whatever its folder or run tag holds:
         # only the path expression itself may vary (`f"best_{epoch}.pt"`).
         if varies_per_save(ctx, path, at, depth=None if named else 3):
-            return None
+            return _newest(ctx, call, write.verb, ctx.code(path), texts)
         loops = item_loops(ctx, path, at) | ({walked[0]} if walked is not None else set())
         repeated = repeats(ctx, call, walking=loops)
         if not (named or repeated):
@@ -262,6 +263,24 @@ def _message(verb: str, shown: str, resumed: bool) -> str:
     return f"{verb} writes straight onto {shown}, {what}: {_HARM.format(how)}"
 
 
+def _newest(
+    ctx: FileContext, call: cst.Call, verb: str, path: str, texts: list[str]
+) -> Finding | None:
+    """A write under a name that changes per save, in a script that resumes from the
+    newest file of that name by itself: the truncated file of a crash is the one loaded."""
+    listing = resumed_from_newest(ctx, texts)
+    if listing is None or not repeats(ctx, call):
+        return None
+    how = "copy" if "shutil" in verb else "save"
+    return Finding(
+        call,
+        f"{verb} writes each checkpoint straight onto its final name `{_shown(path)}`, and "
+        f"this script resumes from the newest such file by itself (`{_shown(ctx.code(listing))}`"
+        "): a crash or preemption mid-write leaves a truncated newest file that the next "
+        f"start loads; {how} to a temporary file, then `os.replace()` it onto the final path",
+    )
+
+
 def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Finding | None:
     """`call` runs a helper of another module that writes `helper`'s path: a finding when
     the call repeats in sight and nothing it passes makes the path change per call."""
@@ -282,8 +301,11 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
         if passed is None:
             continue  # its default, part of `helper.texts`
         passed_texts = path_texts(ctx, passed, call)
-        if is_temporary(passed_texts) or varies_per_save(ctx, passed, call):
+        if is_temporary(passed_texts):
             return None
+        if varies_per_save(ctx, passed, call):
+            callee = f"`{_shown(ctx.code(call.func))}(...)` ({helper.verb} inside it)"
+            return _newest(ctx, call, callee, ctx.code(passed), [*helper.texts, *passed_texts])
         if item_loops(ctx, passed, call):
             return None  # a file per item of a loop
         texts += passed_texts
