@@ -125,11 +125,15 @@ def helper_writes(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperWrite,
             if isinstance(node, cst.Name) and node.value in positions
         }
         saved = argument(write.copied or call, 0, "obj")
-        saved_param = (
-            (saved.value, positions[saved.value])
-            if isinstance(saved, cst.Name) and saved.value in positions
-            else None
-        )
+        holders = [
+            node.value
+            for node in (ctx.walk(saved) if saved is not None else [])
+            if isinstance(node, cst.Name)
+            and node.value in positions
+            and node.value not in ("self", "cls")
+        ]
+        # The parameter the saved object comes from (`model` of `model.state_dict()`).
+        saved_param = (holders[0], positions[holders[0]]) if holders else None
         requires = tuple(
             (term.value, positions[term.value], _false_default(func, term.value))
             for condition in ctx.flow.conditions(call)

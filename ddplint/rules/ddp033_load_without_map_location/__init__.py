@@ -18,7 +18,10 @@ from ddplint.domain.state_loads import feeds_state
 from ddplint.domain.written_files import HelperLoad
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp033_load_without_map_location.provenance import saves_of
+from ddplint.rules.ddp033_load_without_map_location.provenance import (
+    helper_saves_off_gpu,
+    saves_of,
+)
 
 _LOAD = "torch.load"
 _SHOWN = 48  # the longest saved expression a message quotes
@@ -265,6 +268,9 @@ def _judged(
     saves = saves_of(ctx, call, path)
     if any(s.state_on_gpu is False for s in saves):
         return None  # the script moves the state to the CPU before saving it
+    project = project_of(ctx)
+    if project is not None and helper_saves_off_gpu(ctx, call, path, project):
+        return None  # the same, through a saving helper of another module
     on_gpu = next((s for s in saves if s.state_on_gpu), None)
     if on_gpu is not None:
         return Finding(

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.project_view import ProjectView
 from ddplint.engine.resolve import argument
 
 SAVE = "torch.save"
@@ -131,3 +132,30 @@ def _state_on_gpu(ctx: FileContext, saved: cst.BaseExpression, at: cst.CSTNode) 
         return None  # a sharded model's full state, gathered onto the CPU by a config
     owners = [m.group(1) for text in texts for m in _STATE.finditer(text)]
     return True if any(not _TENSORLESS_STATE.search(owner) for owner in owners) else None
+
+
+def helper_saves_off_gpu(
+    ctx: FileContext, load: cst.Call, path: cst.BaseExpression, project: ProjectView
+) -> bool:
+    """A saving helper of another module, called in this file on the file `load` reads
+    (`save_model(model.to("cpu"), path)`), is handed state moved to the CPU first."""
+    wanted = path_keys(ctx, path, load)
+    if not wanted:
+        return False
+    for call in ctx.calls:
+        if not call.args or any(a.star for a in call.args):
+            continue
+        for write in project.helper_writes(ctx, call):
+            if write.saved_param is None:
+                continue
+            targets = [
+                argument(call, position if position >= 0 else None, name)
+                for name, position in write.path_params
+            ]
+            if not any(t is not None and path_keys(ctx, t, call) & wanted for t in targets):
+                continue
+            name, position = write.saved_param
+            saved = argument(call, position if position >= 0 else None, name)
+            if saved is not None and _OFF_GPU.search(ctx.code(saved)):
+                return True
+    return False

@@ -40,7 +40,8 @@ _STATEFUL = frozenset(
 _STATEFUL_THIRD_PARTY = re.compile(r"Adam|Lamb|LAMB|Lion|Adafactor|Novograd|RMS")
 _COUNTER_KEY = re.compile(
     r"(?i)^(start_|last_|cur_|current_)?"
-    r"(epoch|epochs|step|steps|global_step|iter|iters|iteration|it|n_iter|num_updates|updates)$"
+    r"(epoch|epochs|step|steps|global_step|iter|iters|iteration|it|n_iter|num_updates|updates)"
+    r"(_start)?$"
 )
 _START_NAME = re.compile(r"(?i)start|begin|first|init|resume|last|current|cur_")
 _RESUME_FLAG = re.compile(r"(?i)resume|restore|continue|auto_resume|recover")
