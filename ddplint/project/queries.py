@@ -495,13 +495,30 @@ class Project:
     def helper_writes(self, ctx: FileContext, call: cst.Call) -> tuple[HelperWrite, ...]:
         """The checkpoint writes of the project helper of another module that `call` calls
         whose path does not change within it (`checkpoint_writes.helper_writes`)."""
-        function = self.function_called(ctx, call, _MAY_SAVE)
+        function = self.function_called(ctx, call, _MAY_SAVE) or self._method_called(
+            ctx, call, _MAY_SAVE
+        )
         return function.writes if function is not None else ()
+
+    def _method_called(
+        self, ctx: FileContext, call: cst.Call, text: TextTest
+    ) -> FunctionSummary | None:
+        """The summary of the method of a project class of another module that `call` runs
+        on an object the class made (`trainer.save(...)` after `trainer = Trainer(cfg)`)."""
+        if ctx.call_name(call) is not None:
+            return None
+        qualified = object_method(ctx, call)
+        found = self._lookup_elsewhere(ctx, qualified, text, text)
+        if found is None or found == NOWHERE:
+            return None
+        return self.summaries[found[0]].function(found[1])
 
     def helper_loads(self, ctx: FileContext, call: cst.Call) -> tuple[HelperLoad, ...]:
         """The `torch.load` calls without a `map_location` of the project helper of another
         module that `call` calls, of a file the call names (`state_loads.helper_loads`)."""
-        function = self.function_called(ctx, call, _MAY_LOAD)
+        function = self.function_called(ctx, call, _MAY_LOAD) or self._method_called(
+            ctx, call, _MAY_LOAD
+        )
         return function.loads if function is not None else ()
 
     def helper_returned_loader(self, ctx: FileContext, call: cst.Call) -> list[int | None]:
