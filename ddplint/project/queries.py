@@ -504,8 +504,10 @@ class Project:
         self, ctx: FileContext, call: cst.Call, text: TextTest
     ) -> FunctionSummary | None:
         """The summary of the method of a project class of another module that `call` runs
-        on an object the class made (`trainer.save(...)` after `trainer = Trainer(cfg)`)."""
-        if ctx.call_name(call) is not None:
+        on an object the class made (`trainer.save(...)` after `trainer = Trainer(cfg)`).
+        Not a call of the object itself (`callback(...)`): a module's summary merges the
+        methods of one name, and most of its classes may define `__call__`."""
+        if ctx.call_name(call) is not None or not isinstance(call.func, cst.Attribute):
             return None
         qualified = object_method(ctx, call)
         found = self._lookup_elsewhere(ctx, qualified, text, text)
