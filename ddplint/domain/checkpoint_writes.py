@@ -98,14 +98,21 @@ def overwritten(ctx: FileContext, write: Write) -> tuple[cst.BaseExpression, cst
     return None if varies_per_save(ctx, path, at) else (path, at)
 
 
-def helper_writes(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperWrite, ...]:
-    """The writes of `func` (not in a loop of its own, not at one configured step, not
-    right before the process exits) whose path does not change within it: what a caller
-    writes over each time it calls `func` with the same arguments."""
+def parameter_positions(func: cst.FunctionDef) -> dict[str, int]:
+    """Each parameter of `func` with its position among a call's arguments (`self` and
+    `cls` not counted; -1 for `self`/`cls` and keyword-only ones)."""
     names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     offset = 1 if names and names[0] in ("self", "cls") else 0
     positions = {name: index - offset for index, name in enumerate(names)}
     positions.update((p.name.value, -1) for p in func.params.kwonly_params)
+    return positions
+
+
+def helper_writes(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperWrite, ...]:
+    """The writes of `func` (not in a loop of its own, not at one configured step, not
+    right before the process exits) whose path does not change within it: what a caller
+    writes over each time it calls `func` with the same arguments."""
+    positions = parameter_positions(func)
     found = []
     for write in writes(ctx):
         call = write.call

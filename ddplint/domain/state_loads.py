@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.checkpoint_writes import parameter_positions
 from ddplint.domain.written_files import HelperLoad
 from ddplint.engine import argument
 
@@ -47,10 +48,7 @@ def _is_state_load(call: cst.Call) -> bool:
 def helper_loads(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperLoad, ...]:
     """The `torch.load` calls of `func` that read a file a parameter names, with no
     `map_location` or one a parameter passes (None by default: `map_location=None`)."""
-    names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-    offset = 1 if names and names[0] in ("self", "cls") else 0
-    positions = {name: index - offset for index, name in enumerate(names)}
-    positions.update((p.name.value, -1) for p in func.params.kwonly_params)
+    positions = parameter_positions(func)
     defaults = {
         p.name.value: p.default
         for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
