@@ -33,6 +33,7 @@ COPIES = frozenset({"shutil.copy", "shutil.copyfile", "shutil.copy2"})
 # A call that reads a checkpoint back: `torch.load`, a helper named for loading or resuming.
 _READER = re.compile(r"(?i)load|resume|restore|recover")
 _EXTENSION = re.compile(r"^\.?[A-Za-z0-9]{1,5}$")  # `.pt`, `pth`: no name of its own
+_HAS_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 
 
 @dataclass(frozen=True)
@@ -175,14 +176,22 @@ def is_false_literal(expr: cst.BaseExpression | None) -> bool:
 
 
 def file_names(texts: list[str] | tuple[str, ...]) -> set[str]:
-    """The pieces of a path's text that name its file (`checkpoint.pth.tar`, `last_ckpt`),
-    not its folders nor a bare extension (`.pt`)."""
+    """The pieces of a path's text that name its file (`checkpoint.pth.tar`; `last_ckpt`
+    of `model_name + ".pt"` when no piece has an extension), not a bare extension (`.pt`)
+    nor, beside a file name, a folder (`weights`)."""
     names = set()
     for text in texts:
         tail = text.rsplit("/", 1)[-1].strip()
         if len(tail) >= 3 and not _EXTENSION.match(tail):
             names.add(tail)
-    return names
+    with_extension = {n for n in names if _HAS_EXTENSION.search(n)}
+    return with_extension or names
+
+
+def _names_file(text: str, name: str) -> bool:
+    """The last component of `text` is the file `name`, or `name` plus an extension."""
+    tail = text.rsplit("/", 1)[-1].strip()
+    return tail == name or (tail.startswith(name + ".") and "." not in name)
 
 
 def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
@@ -197,7 +206,7 @@ def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
             continue
         for arg in call.args:
             texts = path_texts(ctx, arg.value, call)
-            if any(n in t for t in texts for n in names):
+            if any(_names_file(t, n) for t in texts for n in names):
                 return call
     return None
 
