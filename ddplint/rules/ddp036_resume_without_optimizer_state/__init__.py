@@ -12,6 +12,7 @@ from ddplint.rules.ddp036_resume_without_optimizer_state.resume import (
     resumes,
     saves_optimizer_state,
     stateful_optimizers,
+    trains_with,
 )
 
 
@@ -212,10 +213,13 @@ def train(model, loader, args):
         saved = saves_optimizer_state(ctx)
         if saved:
             return  # the optimizer's state is saved: its restore is likely out of sight
-        kinds = sorted({o.kind for o in optimizers})
-        memory = optimizers[0].memory if len(kinds) == 1 else "state"
-        shown = ", ".join(f"`{k}`" for k in kinds)
         for resume in resumes(ctx):
+            used = [o for o in optimizers if trains_with(ctx, o, resume.load)]
+            if not used:
+                continue
+            kinds = sorted({o.kind for o in used})
+            memory = used[0].memory if len(kinds) == 1 else "state"
+            shown = ", ".join(f"`{k}`" for k in kinds)
             counter = (
                 f" and `{ctx.code(resume.counter).strip()}`" if resume.counter is not None else ""
             )

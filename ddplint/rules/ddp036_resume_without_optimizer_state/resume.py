@@ -232,3 +232,13 @@ def _under_resume_flag(ctx: FileContext, load: cst.Call) -> bool:
             if value and _RESUME_FLAG.search(dotted(term) or ""):
                 return True
     return False
+
+
+def trains_with(ctx: FileContext, optimizer: Optimizer, load: cst.Call) -> bool:
+    """The optimizer is built where the load's resume applies: in the same function, in
+    the same class (a trainer's `__init__` and its `resume`), or either at module level."""
+    made, loaded = ctx.enclosing_function(optimizer.call), ctx.enclosing_function(load)
+    if made is None or loaded is None or made is loaded:
+        return True
+    owner = ctx.model.enclosing_class(made)
+    return owner is not None and owner is ctx.model.enclosing_class(loaded)
