@@ -52,8 +52,12 @@ or a `last.pt` / `best.pt`-style name. A save into a file object opened for writ
 opened; a loop over a list of paths (`for p in paths:`) by the paths of the list. A copy
 of a file a `torch.save` of the same function has just written (`shutil.copyfile(path,
 "current.pth")`) rewrites its target in place too. A call, repeated in sight, of a helper
-of another project module that writes such a path (`utils.save_checkpoint(state, out)`)
-is reported at the call, with the arguments it passes deciding the path.
+of another project module that writes such a path (`utils.save_checkpoint(state, out)`,
+or `keeper.save(state, path)` on an object a project class made) is reported at the call,
+with the arguments it passes deciding the path. A file name that changes per save is
+reported too when the script resumes from the newest file of that name by itself
+(`sorted(glob("epoch_*.pt"))[-1]` handed to a load): the file a crash truncates is the one
+the next start loads.
 
 Left alone: a save to a temporary path moved into place afterwards (`os.replace`,
 `os.rename`, `shutil.move`, `Path.replace`, or a context manager named for it: `with
