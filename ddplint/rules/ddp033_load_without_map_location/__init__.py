@@ -20,6 +20,7 @@ from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp033_load_without_map_location.provenance import (
     helper_saves_off_gpu,
+    same_format_saves,
     saves_of,
 )
 
@@ -47,9 +48,11 @@ class LoadWithoutMapLocation(Rule):
 Flags a `torch.load(...)` without `map_location` (or with `map_location=None`) that every
 rank of a distributed CUDA job runs, when the file it reads is one the same script writes
 with `torch.save` from a model's or optimizer's `state_dict()` (the same path expression,
-or the same file name: `latest.pth`, `ckpt_*.pt`). A load whose file comes from elsewhere
-(`args.resume`, a downloaded pretrained file) and whose result goes to `load_state_dict`
-is shown only under `--preview`, marked unproven: whether that file holds CUDA tensors is
+or the same file name: `latest.pth`, `ckpt_*.pt`), or a checkpoint in the format it
+writes so (a dict literal holding every key, two at least, read from the loaded
+result: `ckpt["model"]`, `ckpt["optimizer"]`: a resume of its own checkpoint from
+`--resume`). A load whose file comes from elsewhere (a downloaded pretrained file) and
+whose result goes to `load_state_dict` is shown only under `--preview`, marked unproven: whether that file holds CUDA tensors is
 not in the code. So is a load in a file that gathers a sharded model's state onto the CPU
 (`FullStateDictConfig(offload_to_cpu=True)`). A helper of another project module that
 loads the file its caller names (`utils.load_checkpoint(path, model)`, `read_pkl(path,
@@ -266,6 +269,10 @@ def _judged(
     if runs_once(ctx, call) or not every_rank_reaches(ctx, call):
         return None
     saves = saves_of(ctx, call, path)
+    written = "the file this script writes"
+    if not saves:
+        saves = same_format_saves(ctx, call)
+        written = "a checkpoint of the format this script writes"  # a resume of its own
     if any(s.state_on_gpu is False for s in saves):
         return None  # the script moves the state to the CPU before saving it
     project = project_of(ctx)
@@ -275,9 +282,8 @@ def _judged(
     if on_gpu is not None:
         return Finding(
             call,
-            f"{what} without `map_location` on every rank, of the file this "
-            f"script writes with `torch.save({_shown(ctx, on_gpu.obj)}, ...)` from CUDA "
-            f"tensors: {_HARM}",
+            f"{what} without `map_location` on every rank, of {written} with "
+            f"`torch.save({_shown(ctx, on_gpu.obj)}, ...)` from CUDA tensors: {_HARM}",
         )
     if feeds if feeds is not None else feeds_state(ctx, call):
         return Finding(

@@ -159,3 +159,58 @@ def helper_saves_off_gpu(
             if saved is not None and _OFF_GPU.search(ctx.code(saved)):
                 return True
     return False
+
+
+def same_format_saves(ctx: FileContext, load: cst.Call) -> list[Saved]:
+    """The `torch.save` calls of this file that write a checkpoint in the format `load`'s
+    result is read in: a dict literal holding every key read from it (`ckpt["model"]`,
+    `ckpt["optimizer"]`, at least two), so the loaded file is one of this script's own
+    checkpoints (a resume from a path given on the command line)."""
+    read = _keys_read(ctx, load)
+    if len(read) < 2:
+        return []
+    found = []
+    for save in ctx.calls_to(SAVE):
+        saved = argument(save, 0, "obj")
+        if saved is None:
+            continue
+        written: set[str] = set()
+        for value in ctx.resolver.values(saved, save, _DEPTH):
+            if isinstance(value.expr, cst.Dict):
+                written |= {
+                    k
+                    for e in value.expr.elements
+                    if isinstance(e, cst.DictElement) and (k := _literal_key(e.key)) is not None
+                }
+        if read <= written:
+            found.append(Saved(save, saved, _state_on_gpu(ctx, saved, save)))
+    return found
+
+
+def _keys_read(ctx: FileContext, load: cst.Call) -> set[str]:
+    """The string keys read by subscript from the name `load`'s result is bound to, in its
+    function after it (`ckpt["model"]`)."""
+    statement = ctx.statement(load)
+    if not (isinstance(statement, cst.Assign) and statement.value is load):
+        return set()
+    names = {t.target.value for t in statement.targets if isinstance(t.target, cst.Name)}
+    scope = ctx.scope(load)
+    keys = set()
+    for node in ctx.nodes_of(cst.Subscript):
+        if (
+            isinstance(node, cst.Subscript)
+            and isinstance(node.value, cst.Name)
+            and node.value.value in names
+            and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Index)
+            and ctx.scope(node) is scope
+            and ctx.before(load, node)
+        ):
+            key = _literal_key(node.slice[0].slice.value)
+            if key is not None:
+                keys.add(key)
+    return keys
+
+
+def _literal_key(expr: cst.BaseExpression | None) -> str | None:
+    return expr.raw_value if isinstance(expr, cst.SimpleString) else None
