@@ -14,7 +14,7 @@ def save_checkpoint(ckpt_dir, epoch, model, optimizer):
     if dist.get_rank() != 0:
         return
     state = {"net": model.module.state_dict(), "opt": optimizer.state_dict(), "epoch": epoch}
-    save(state, f"{ckpt_dir}/epoch_{epoch:03d}.pt")
+    save(state, f"{ckpt_dir}/epoch_{epoch:03d}.pt")  # expect: DDP014
 
 
 def resume(ckpt_dir, model, optimizer):

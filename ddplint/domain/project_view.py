@@ -15,6 +15,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
+from ddplint.domain.written_files import HelperLoad, HelperWrite
 
 
 class TextTest(Protocol):
@@ -69,6 +70,10 @@ class ProjectView(Protocol):
     def helper_set_epoch_positions(self, ctx: FileContext, call: cst.Call) -> tuple[int, ...]: ...
 
     def helper_saves(self, ctx: FileContext, call: cst.Call) -> str | None: ...
+
+    def helper_writes(self, ctx: FileContext, call: cst.Call) -> tuple[HelperWrite, ...]: ...
+
+    def helper_loads(self, ctx: FileContext, call: cst.Call) -> tuple[HelperLoad, ...]: ...
 
     def helper_returned_loader(self, ctx: FileContext, call: cst.Call) -> list[int | None]: ...
 

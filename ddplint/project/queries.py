@@ -22,6 +22,7 @@ from ddplint.domain.project_view import ProjectView
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
 from ddplint.domain.switches import flag_name, names_a_job_start
+from ddplint.domain.written_files import HelperLoad, HelperWrite
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.import_index import import_index
 from ddplint.project.module_index import ModuleIndex
@@ -92,6 +93,8 @@ _FACT_TEXT: dict[str, TextTest] = {
 # Text every module holding `FunctionSummary.returned_loader` or `set_epoch_params` contains.
 _MAY_RETURN_LOADER = re.compile("DistributedSampler")
 _MAY_SET_EPOCH = re.compile("set_epoch")
+_MAY_SAVE = re.compile("save")  # `FunctionSummary.writes`: a `torch.save` in sight
+_MAY_LOAD = re.compile("load")  # `FunctionSummary.loads`: a `torch.load` in sight
 _MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
 # Text every module that `strips_module_prefix` holds contains: the function's name, or a
 # call of a prefix test whose first argument is the literal `"module"` or `"module.…"`
@@ -491,6 +494,37 @@ class Project:
         if not self._reaches("saves", found):
             return None
         return "unguarded" if self._reaches("unguarded", found) else "guarded"
+
+    def helper_writes(self, ctx: FileContext, call: cst.Call) -> tuple[HelperWrite, ...]:
+        """The checkpoint writes of the project helper of another module that `call` calls
+        whose path does not change within it (`checkpoint_writes.helper_writes`)."""
+        function = self.function_called(ctx, call, _MAY_SAVE) or self._method_called(
+            ctx, call, _MAY_SAVE
+        )
+        return function.writes if function is not None else ()
+
+    def _method_called(
+        self, ctx: FileContext, call: cst.Call, text: TextTest
+    ) -> FunctionSummary | None:
+        """The summary of the method of a project class of another module that `call` runs
+        on an object the class made (`trainer.save(...)` after `trainer = Trainer(cfg)`).
+        Not a call of the object itself (`callback(...)`): a module's summary merges the
+        methods of one name, and most of its classes may define `__call__`."""
+        if ctx.call_name(call) is not None or not isinstance(call.func, cst.Attribute):
+            return None
+        qualified = object_method(ctx, call)
+        found = self._lookup_elsewhere(ctx, qualified, text, text)
+        if found is None or found == NOWHERE:
+            return None
+        return self.summaries[found[0]].function(found[1])
+
+    def helper_loads(self, ctx: FileContext, call: cst.Call) -> tuple[HelperLoad, ...]:
+        """The `torch.load` calls without a `map_location` of the project helper of another
+        module that `call` calls, of a file the call names (`state_loads.helper_loads`)."""
+        function = self.function_called(ctx, call, _MAY_LOAD) or self._method_called(
+            ctx, call, _MAY_LOAD
+        )
+        return function.loads if function is not None else ()
 
     def helper_returned_loader(self, ctx: FileContext, call: cst.Call) -> list[int | None]:
         """Where a project helper returns a DataLoader on a shuffling DistributedSampler

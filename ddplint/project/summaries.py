@@ -13,6 +13,7 @@ import libcst as cst
 
 from ddplint.domain import domain_of
 from ddplint.domain.apis import STARTERS
+from ddplint.domain.checkpoint_writes import helper_writes
 from ddplint.domain.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
 from ddplint.domain.ddp_facts import environ_key, facts_of, last_name
 from ddplint.domain.device_setters import device_module, may_hold_device_module, sets_device
@@ -23,8 +24,10 @@ from ddplint.domain.paths import mentions_rank, per_rank_path
 from ddplint.domain.process_group import asks_rank, uses_process_group, uses_process_group_at
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, combined
 from ddplint.domain.samplers import returned_loaders
+from ddplint.domain.state_loads import helper_loads
 from ddplint.domain.switches import flag_name, flags_read, job_switches
 from ddplint.domain.test_modules import runs_in_test_process
+from ddplint.domain.written_files import HelperLoad, HelperWrite
 from ddplint.engine.resolve import methods_named
 from ddplint.names import dotted
 from ddplint.parsing import parse
@@ -94,6 +97,8 @@ class FunctionSummary:
     returns_rank_test: str = ""  # the `Side` of the rank test every return gives, if any
     returned_rank: str = ""  # a function named for a rank: the kind it returns (`RankKind`)
     spawn_factors: tuple[tuple[str, int], ...] = ()  # parameters multiplying its spawn's count
+    writes: tuple[HelperWrite, ...] = ()  # checkpoint writes its callers repeat (`helper_writes`)
+    loads: tuple[HelperLoad, ...] = ()  # loads of a file the caller names (`helper_loads`)
 
 
 @dataclass(frozen=True)
@@ -341,6 +346,8 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
     head = head or module_head(ctx)
     loaders = returned_loaders(ctx)
     device_modules = may_hold_device_module(ctx.source)
+    saving = "save" in ctx.source
+    loading = "torch" in ctx.source and "load" in ctx.source
     functions: list[tuple[str, FunctionSummary]] = []
     for name, classes in ctx.model.classes.items():
         construction = [m for c in classes for n in CONSTRUCTION for m in methods_named(c, n)]
@@ -363,6 +370,8 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
             returns_rank_test=_returned_rank_test(ctx, defs),
             returned_rank=_returned_rank(ctx, name, defs),
             spawn_factors=next(filter(None, (spawn_factors(ctx, f) for f in defs)), ()),
+            writes=tuple(w for f in defs for w in helper_writes(ctx, f)) if saving else (),
+            loads=tuple(x for f in defs for x in helper_loads(ctx, f)) if loading else (),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))

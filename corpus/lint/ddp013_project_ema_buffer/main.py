@@ -19,7 +19,7 @@ def main(resume=None, epochs=5, out_dir="output"):
     net = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 2)).cuda(local_rank)
     ema = copy.deepcopy(net)
     if resume:
-        checkpoint = torch.load(resume, map_location="cpu")
+        checkpoint = torch.load(resume, map_location="cpu")  # expect-preview: DDP036
         net.load_state_dict(checkpoint["model"])
         utils.load_ema_weights(ema, checkpoint["model_ema"])
     model = DDP(net, device_ids=[local_rank])

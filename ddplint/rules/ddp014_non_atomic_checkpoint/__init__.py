@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.domain.checkpoints import SAVE, file_name_varies, is_buffer, save_path, saves_state
-from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp014_non_atomic_checkpoint.overwrites import (
+from ddplint.domain.checkpoint_writes import (
+    Write,
+    file_names,
+    is_false_literal,
+    read_back_by_twin,
+    reads_back,
+    resumed_from_newest,
+    writes,
+)
+from ddplint.domain.checkpoints import SAVE, file_name_varies
+from ddplint.domain.overwrites import (
     from_atomic_writer,
     is_temporary,
     item_loops,
@@ -20,6 +30,11 @@ from ddplint.rules.ddp014_non_atomic_checkpoint.overwrites import (
     walked_paths,
     written_path,
 )
+from ddplint.domain.project_view import project_of
+from ddplint.domain.saved_values import saves_data
+from ddplint.domain.written_files import HelperWrite
+from ddplint.engine import argument
+from ddplint.rule import Finding, Rule, register
 
 
 @register
@@ -34,7 +49,15 @@ Flags a `torch.save(...)` that writes straight onto the final path of a checkpoi
 overwritten: the same path saved repeatedly (in a loop, or by a helper called in a loop)
 or a `last.pt` / `best.pt`-style name. A save into a file object opened for writing
 (`with open(path, "wb") as f:`, a path manager's `open(path, "wb")`) is judged by the path
-opened; a loop over a list of paths (`for p in paths:`) by the paths of the list.
+opened; a loop over a list of paths (`for p in paths:`) by the paths of the list. A copy
+of a file a `torch.save` of the same function has just written (`shutil.copyfile(path,
+"current.pth")`) rewrites its target in place too. A call, repeated in sight, of a helper
+of another project module that writes such a path (`utils.save_checkpoint(state, out)`,
+or `keeper.save(state, path)` on an object a project class made) is reported at the call,
+with the arguments it passes deciding the path. A file name that changes per save is
+reported too when the script resumes from the newest file of that name by itself
+(`sorted(glob("epoch_*.pt"))[-1]` handed to a load): the file a crash truncates is the one
+the next start loads.
 
 Left alone: a save to a temporary path moved into place afterwards (`os.replace`,
 `os.rename`, `shutil.move`, `Path.replace`, or a context manager named for it: `with
@@ -51,9 +74,13 @@ the name of what is saved, when nothing it holds names a model, optimizer or
 per run (a conversion writing each tensor or shard to its own file).
 
 Proven, and reported by default: a save that repeats in sight (a loop of its function, or
-a helper called in a loop of the same file). Unproven, shown under `--preview`: a
-`last`/`best` name written once as far as ddplint sees (a final export, a branch that only
-some caller may take, or a helper whose callers are in other files).
+a helper called in a loop of the same file); a copy, or a helper of another module called
+in a loop, when the file written is one the script reads back to resume from (a
+`torch.load` or `load_checkpoint` / `resume` call of the same file names it). Unproven,
+shown under `--preview`: a `last`/`best` name written once as far as ddplint sees (a final
+export, a branch that only some caller may take, or a helper whose callers are in other
+files), and a repeated copy or helper write of a file nothing in sight resumes from (a
+`model_best` copy: losing it costs the best weights, not the run).
 
 ## Why is this bad?
 `torch.save` opens the target, truncates it and writes the new checkpoint into it. A crash,
@@ -152,53 +179,158 @@ def broadcast_state(model, epochs):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        for call in ctx.calls_to(SAVE):
-            path = save_path(call)
-            if path is None or is_buffer(ctx, path, call) or not saves_state(ctx, call):
+        for write in writes(ctx):
+            finding = self._own_write(ctx, write)
+            if finding is not None:
+                yield finding
+        project = project_of(ctx)
+        if project is None:
+            return
+        for call in ctx.calls:
+            if not call.args or ctx.call_name(call) in _NOT_HELPERS:
                 continue
-            if from_atomic_writer(ctx, path, call):
-                continue  # `with write_and_rename(final) as tmp:` renames it into place
-            written = written_path(ctx, path, call)
-            if written is None:
-                continue  # a file object the caller opened otherwise
-            path, at = written
-            walked = walked_paths(ctx, path, at)
-            if walked is not None:  # `for p in paths:`: the first path no save changes
-                path, at = next(
-                    ((p, where) for p, where in walked[1] if not varies_per_save(ctx, p, where)),
-                    (path, at),
-                )
-            values = [v.expr for v in ctx.resolver.values(path, at)]
-            texts = path_texts(ctx, path, at)
-            if is_temporary(texts) or moved_after(ctx, call, path):
-                continue
-            named = names_overwritten_file(texts)
-            # A `latest` / `best` name is overwritten whatever its folder or run tag holds:
-            # only the path expression itself may vary (`f"best_{epoch}.pt"`).
-            if varies_per_save(ctx, path, at, depth=None if named else 3):
-                continue
-            loops = item_loops(ctx, path, at) | ({walked[0]} if walked is not None else set())
-            repeated = repeats(ctx, call, walking=loops)
-            if not (named or repeated):
-                continue
-            shown = ctx.code(path).strip()
-            if len(shown) > 40:
-                shown = shown[:37] + "..."
-            name_unknown = not (named or loops) and any(file_name_varies(ctx, v) for v in values)
-            if name_unknown:
-                what = (
-                    "a checkpoint path a later save may write again (ddplint cannot tell "
-                    "whether its name changes between saves)"
-                )
-            else:
-                what = "a checkpoint path every save overwrites"
-            # Proven: a save that repeats in sight. A `last`/`best` name written once in
-            # sight (a final export, a branch no caller may take) rests on its name alone:
-            # unproven.
-            yield Finding(
-                call,
-                f"`torch.save` writes straight onto `{shown}`, {what}: a crash or preemption "
-                "mid-write leaves a truncated file where the last good checkpoint was; save "
-                "to a temporary file, then `os.replace()` it onto the final path",
-                unproven=not repeated,
+            found = [_helper_write(ctx, call, h) for h in project.helper_writes(ctx, call)]
+            # One finding a call: a proven one first (a save onto the file resumed from).
+            yield from sorted(filter(None, found), key=lambda f: f.unproven)[:1]
+
+    def _own_write(self, ctx: FileContext, write: Write) -> Finding | None:
+        """A `torch.save` of this file, or a copy of the file one writes."""
+        call, path = write.call, write.path
+        if from_atomic_writer(ctx, path, call):
+            return None  # `with write_and_rename(final) as tmp:` renames it into place
+        written = written_path(ctx, path, call)
+        if written is None:
+            return None  # a file object the caller opened otherwise
+        path, at = written
+        walked = walked_paths(ctx, path, at)
+        if walked is not None:  # `for p in paths:`: the first path no save changes
+            path, at = next(
+                ((p, where) for p, where in walked[1] if not varies_per_save(ctx, p, where)),
+                (path, at),
             )
+        values = [v.expr for v in ctx.resolver.values(path, at)]
+        texts = path_texts(ctx, path, at)
+        if is_temporary(texts) or moved_after(ctx, call, path):
+            return None
+        named = names_overwritten_file(texts)
+        # A `latest` / `best` name is overwritten whatever its folder or run tag holds:
+        # only the path expression itself may vary (`f"best_{epoch}.pt"`).
+        if varies_per_save(ctx, path, at, depth=None if named else 3):
+            return _newest(ctx, call, write.verb, ctx.code(path), texts)
+        loops = item_loops(ctx, path, at) | ({walked[0]} if walked is not None else set())
+        repeated = repeats(ctx, call, walking=loops)
+        if not (named or repeated):
+            return None
+        shown = _shown(ctx.code(path))
+        name_unknown = not (named or loops) and any(file_name_varies(ctx, v) for v in values)
+        if write.copied is not None:
+            # A copy: proven only where the run reads the file back to resume from it.
+            resumed = repeated and reads_back(ctx, file_names(texts)) is not None
+            return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=not resumed)
+        if name_unknown:
+            what = (
+                "a checkpoint path a later save may write again (ddplint cannot tell "
+                "whether its name changes between saves)"
+            )
+        else:
+            what = "a checkpoint path every save overwrites"
+        # Proven: a save that repeats in sight. A `last`/`best` name written once in
+        # sight (a final export, a branch no caller may take) rests on its name alone:
+        # unproven.
+        return Finding(
+            call,
+            f"`torch.save` writes straight onto `{shown}`, {what}: {_HARM.format('save')}",
+            unproven=not repeated,
+        )
+
+
+# Library calls that never reach a project helper's saves.
+_NOT_HELPERS = frozenset({SAVE, "torch.load", "print"})
+_HARM = (
+    "a crash or preemption mid-write leaves a truncated file where the last good checkpoint "
+    "was; {} to a temporary file, then `os.replace()` it onto the final path"
+)
+
+
+def _shown(code: str) -> str:
+    shown = code.strip()
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+def _message(verb: str, shown: str, resumed: bool) -> str:
+    what = (
+        "the checkpoint file this script reads back to resume from"
+        if resumed
+        else "a checkpoint path every call overwrites"
+    )
+    how = "copy" if "shutil" in verb else "save"
+    return f"{verb} writes straight onto {shown}, {what}: {_HARM.format(how)}"
+
+
+def _newest(
+    ctx: FileContext, call: cst.Call, verb: str, path: str, texts: list[str]
+) -> Finding | None:
+    """A write under a name that changes per save, in a script that resumes from the
+    newest file of that name by itself: the truncated file of a crash is the one loaded."""
+    listing = resumed_from_newest(ctx, texts)
+    if listing is None or not repeats(ctx, call):
+        return None
+    how = "copy" if "shutil" in verb else "save"
+    return Finding(
+        call,
+        f"{verb} writes each checkpoint straight onto its final name `{_shown(path)}`, and "
+        f"this script resumes from the newest such file by itself (`{_shown(ctx.code(listing))}`"
+        "): a crash or preemption mid-write leaves a truncated newest file that the next "
+        f"start loads; {how} to a temporary file, then `os.replace()` it onto the final path",
+    )
+
+
+def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Finding | None:
+    """`call` runs a helper of another module that writes `helper`'s path: a finding when
+    the call repeats in sight and nothing it passes makes the path change per call."""
+    if any(arg.star for arg in call.args):
+        return None
+    if helper.saved_param is not None:
+        saved = argument(call, helper.saved_param[1], helper.saved_param[0])
+        if saved is not None and saves_data(ctx, saved, call):
+            return None
+    for name, position, false_default in helper.requires:
+        passed = argument(call, position if position >= 0 else None, name)
+        if is_false_literal(passed) or (passed is None and false_default):
+            return None  # `save_checkpoint(state, False, ...)`: the write never runs
+    texts = list(helper.texts)
+    paths, passed_names = [], []
+    for name, position in helper.path_params:
+        passed = argument(call, position if position >= 0 else None, name)
+        if passed is None:
+            continue  # its default, part of `helper.texts`
+        passed_texts = path_texts(ctx, passed, call)
+        if is_temporary(passed_texts):
+            return None
+        if varies_per_save(ctx, passed, call):
+            callee = f"`{_shown(ctx.code(call.func))}(...)` ({helper.verb} inside it)"
+            return _newest(ctx, call, callee, ctx.code(passed), [*helper.texts, *passed_texts])
+        if item_loops(ctx, passed, call):
+            return None  # a file per item of a loop
+        texts += passed_texts
+        paths.append(passed)
+        passed_names.append(name)
+    if is_temporary(texts) or not repeats(ctx, call):
+        return None
+    names = file_names(texts)
+    resumed = reads_back(ctx, names) is not None or read_back_by_twin(ctx, call, paths) is not None
+    if not resumed and names_overwritten_file(list(helper.texts)):
+        return None  # a `best.pth` of the helper's own: its module reports the save
+    shown = f"`{_shown(helper.shown)}`"
+    if len(paths) == 1 and passed_names == [helper.shown]:
+        shown = f"`{_shown(ctx.code(paths[0]))}`"  # `save(model, path)`: the path passed
+    elif len(names) == 1:
+        shown = f"`{next(iter(names))}`"  # `checkpoint.pth` of `join(out_dir, filename)`
+    elif paths:
+        shown += " (from " + ", ".join(f"`{_shown(ctx.code(p))}`" for p in paths) + ")"
+    callee = _shown(ctx.code(call.func))
+    return Finding(
+        call,
+        _message(f"`{callee}(...)` ({helper.verb} inside it)", shown, resumed),
+        unproven=not resumed,
+    )

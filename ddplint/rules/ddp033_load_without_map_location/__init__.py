@@ -13,9 +13,16 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.every_rank import every_rank_reaches, runs_once
 from ddplint.domain.processes import single_process
+from ddplint.domain.project_view import project_of
+from ddplint.domain.state_loads import feeds_state
+from ddplint.domain.written_files import HelperLoad
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp033_load_without_map_location.provenance import feeds_state, saves_of
+from ddplint.rules.ddp033_load_without_map_location.provenance import (
+    helper_saves_off_gpu,
+    same_format_saves,
+    saves_of,
+)
 
 _LOAD = "torch.load"
 _SHOWN = 48  # the longest saved expression a message quotes
@@ -41,11 +48,15 @@ class LoadWithoutMapLocation(Rule):
 Flags a `torch.load(...)` without `map_location` (or with `map_location=None`) that every
 rank of a distributed CUDA job runs, when the file it reads is one the same script writes
 with `torch.save` from a model's or optimizer's `state_dict()` (the same path expression,
-or the same file name: `latest.pth`, `ckpt_*.pt`). A load whose file comes from elsewhere
-(`args.resume`, a downloaded pretrained file) and whose result goes to `load_state_dict`
-is shown only under `--preview`, marked unproven: whether that file holds CUDA tensors is
+or the same file name: `latest.pth`, `ckpt_*.pt`), or a checkpoint in the format it
+writes so (a dict literal holding every key, two at least, read from the loaded
+result: `ckpt["model"]`, `ckpt["optimizer"]`: a resume of its own checkpoint from
+`--resume`). A load whose file comes from elsewhere (a downloaded pretrained file) and
+whose result goes to `load_state_dict` is shown only under `--preview`, marked unproven: whether that file holds CUDA tensors is
 not in the code. So is a load in a file that gathers a sharded model's state onto the CPU
-(`FullStateDictConfig(offload_to_cpu=True)`).
+(`FullStateDictConfig(offload_to_cpu=True)`). A helper of another project module that
+loads the file its caller names (`utils.load_checkpoint(path, model)`, `read_pkl(path,
+map_location=None)`) is judged at the call the same way, from the caller's file.
 
 Left alone: any `map_location` (`"cpu"`, a device, a variable, a lambda, a dict), loads
 under a rank-0 guard, in a branch or script that runs as one process, in a function no
@@ -210,28 +221,77 @@ if __name__ == "__main__":
             path = argument(call, 0, "f")
             if path is None or not _no_map_location(call):
                 continue
-            if domain_of(ctx).ranks.rank_in_text(path, call):
-                continue  # a per-rank file, saved from this rank's own GPU
-            if runs_once(ctx, call) or not every_rank_reaches(ctx, call):
+            finding = _judged(ctx, call, path, "`torch.load`")
+            if finding is not None:
+                yield finding
+        project = project_of(ctx)
+        if project is None:
+            return
+        for call in ctx.calls:
+            if not call.args or any(a.star for a in call.args) or ctx.call_name(call) == _LOAD:
                 continue
-            saves = saves_of(ctx, call, path)
-            if any(s.state_on_gpu is False for s in saves):
-                continue  # the script moves the state to the CPU before saving it
-            on_gpu = next((s for s in saves if s.state_on_gpu), None)
-            if on_gpu is not None:
-                yield Finding(
-                    call,
-                    "`torch.load` without `map_location` on every rank, of the file this "
-                    f"script writes with `torch.save({_shown(ctx, on_gpu.obj)}, ...)` from CUDA "
-                    f"tensors: {_HARM}",
-                )
-            elif feeds_state(ctx, call):
-                yield Finding(
-                    call,
-                    "`torch.load` without `map_location` on every rank: if the file holds "
-                    f"CUDA tensors, {_HARM}",
-                    unproven=True,
-                )
+            for load in project.helper_loads(ctx, call):
+                finding = _through_helper(ctx, call, load)
+                if finding is not None:
+                    yield finding
+                    break
+
+
+def _through_helper(ctx: FileContext, call: cst.Call, load: HelperLoad) -> Finding | None:
+    """`call` runs a helper of another module whose `torch.load` reads the file the call
+    names with no `map_location` (or with the one the call leaves at None)."""
+    if load.map_param is not None:
+        name, position = load.map_param
+        where = argument(call, position if position >= 0 else None, name)
+        if where is not None and not (isinstance(where, cst.Name) and where.value == "None"):
+            return None
+    name, position = load.path_param
+    path = argument(call, position if position >= 0 else None, name)
+    if path is None:
+        return None
+    callee = ctx.code(call.func).strip()
+    feeds = load.feeds_state or feeds_state(ctx, call)  # restored there, or by the caller
+    return _judged(ctx, call, path, f"`{callee}(...)` runs `torch.load`", feeds)
+
+
+def _judged(
+    ctx: FileContext,
+    call: cst.Call,
+    path: cst.BaseExpression,
+    what: str,
+    feeds: bool | None = None,
+) -> Finding | None:
+    """A finding for a load of `path` at `call` (`what` it is, for the message) without
+    `map_location`: proven when this file writes the file from CUDA state, unproven when
+    only the loaded state goes to `load_state_dict` (`feeds`; None: ask the load)."""
+    if domain_of(ctx).ranks.rank_in_text(path, call):
+        return None  # a per-rank file, saved from this rank's own GPU
+    if runs_once(ctx, call) or not every_rank_reaches(ctx, call):
+        return None
+    saves = saves_of(ctx, call, path)
+    written = "the file this script writes"
+    if not saves:
+        saves = same_format_saves(ctx, call)
+        written = "a checkpoint of the format this script writes"  # a resume of its own
+    if any(s.state_on_gpu is False for s in saves):
+        return None  # the script moves the state to the CPU before saving it
+    project = project_of(ctx)
+    if project is not None and helper_saves_off_gpu(ctx, call, path, project):
+        return None  # the same, through a saving helper of another module
+    on_gpu = next((s for s in saves if s.state_on_gpu), None)
+    if on_gpu is not None:
+        return Finding(
+            call,
+            f"{what} without `map_location` on every rank, of {written} with "
+            f"`torch.save({_shown(ctx, on_gpu.obj)}, ...)` from CUDA tensors: {_HARM}",
+        )
+    if feeds if feeds is not None else feeds_state(ctx, call):
+        return Finding(
+            call,
+            f"{what} without `map_location` on every rank: if the file holds CUDA tensors, {_HARM}",
+            unproven=True,
+        )
+    return None
 
 
 def _shown(ctx: FileContext, expr: cst.BaseExpression) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.project_view import ProjectView
 from ddplint.engine.resolve import argument
 
 SAVE = "torch.save"
@@ -133,31 +134,83 @@ def _state_on_gpu(ctx: FileContext, saved: cst.BaseExpression, at: cst.CSTNode) 
     return True if any(not _TENSORLESS_STATE.search(owner) for owner in owners) else None
 
 
-def feeds_state(ctx: FileContext, load: cst.Call) -> bool:
-    """What `load` returns reaches a `.load_state_dict(...)` of its function: passed
-    straight in, or through the name it is assigned to."""
-    names: set[str] = set()
-    for ancestor in ctx.ancestors(load):
-        if isinstance(ancestor, cst.Call) and _is_state_load(ancestor):
-            return True
-        if isinstance(ancestor, cst.Assign):
-            names = {t.target.value for t in ancestor.targets if isinstance(t.target, cst.Name)}
-            break
-        if isinstance(ancestor, (cst.SimpleStatementLine, cst.FunctionDef)):
-            break
-    if not names:
+def helper_saves_off_gpu(
+    ctx: FileContext, load: cst.Call, path: cst.BaseExpression, project: ProjectView
+) -> bool:
+    """A saving helper of another module, called in this file on the file `load` reads
+    (`save_model(model.to("cpu"), path)`), is handed state moved to the CPU first."""
+    wanted = path_keys(ctx, path, load)
+    if not wanted:
         return False
-    scope = ctx.scope(load)
-    for call in ctx.method_calls("load_state_dict"):
-        if (
-            ctx.scope(call) is scope
-            and ctx.before(load, call)
-            and names & {n for arg in call.args for n in ctx.names_in(arg.value)}
-        ):
-            return True
+    for call in ctx.calls:
+        if not call.args or any(a.star for a in call.args):
+            continue
+        for write in project.helper_writes(ctx, call):
+            if write.saved_param is None:
+                continue
+            targets = [
+                argument(call, position if position >= 0 else None, name)
+                for name, position in write.path_params
+            ]
+            if not any(t is not None and path_keys(ctx, t, call) & wanted for t in targets):
+                continue
+            name, position = write.saved_param
+            saved = argument(call, position if position >= 0 else None, name)
+            if saved is not None and _OFF_GPU.search(ctx.code(saved)):
+                return True
     return False
 
 
-def _is_state_load(call: cst.Call) -> bool:
-    func = call.func
-    return isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict"
+def same_format_saves(ctx: FileContext, load: cst.Call) -> list[Saved]:
+    """The `torch.save` calls of this file that write a checkpoint in the format `load`'s
+    result is read in: a dict literal holding every key read from it (`ckpt["model"]`,
+    `ckpt["optimizer"]`, at least two), so the loaded file is one of this script's own
+    checkpoints (a resume from a path given on the command line)."""
+    read = _keys_read(ctx, load)
+    if len(read) < 2:
+        return []
+    found = []
+    for save in ctx.calls_to(SAVE):
+        saved = argument(save, 0, "obj")
+        if saved is None:
+            continue
+        written: set[str] = set()
+        for value in ctx.resolver.values(saved, save, _DEPTH):
+            if isinstance(value.expr, cst.Dict):
+                written |= {
+                    k
+                    for e in value.expr.elements
+                    if isinstance(e, cst.DictElement) and (k := _literal_key(e.key)) is not None
+                }
+        if read <= written:
+            found.append(Saved(save, saved, _state_on_gpu(ctx, saved, save)))
+    return found
+
+
+def _keys_read(ctx: FileContext, load: cst.Call) -> set[str]:
+    """The string keys read by subscript from the name `load`'s result is bound to, in its
+    function after it (`ckpt["model"]`)."""
+    statement = ctx.statement(load)
+    if not (isinstance(statement, cst.Assign) and statement.value is load):
+        return set()
+    names = {t.target.value for t in statement.targets if isinstance(t.target, cst.Name)}
+    scope = ctx.scope(load)
+    keys = set()
+    for node in ctx.nodes_of(cst.Subscript):
+        if (
+            isinstance(node, cst.Subscript)
+            and isinstance(node.value, cst.Name)
+            and node.value.value in names
+            and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Index)
+            and ctx.scope(node) is scope
+            and ctx.before(load, node)
+        ):
+            key = _literal_key(node.slice[0].slice.value)
+            if key is not None:
+                keys.add(key)
+    return keys
+
+
+def _literal_key(expr: cst.BaseExpression | None) -> str | None:
+    return expr.raw_value if isinstance(expr, cst.SimpleString) else None

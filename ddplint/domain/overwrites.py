@@ -1,4 +1,4 @@
-"""Whether a save writes over an earlier one: the file it writes (through a file object
+"""Whether a checkpoint write overwrites an earlier one: the file it writes (through a file object
 opened for writing, or a list of paths walked by a loop), names that change per save,
 temporary files moved into place, and saves that repeat (in a loop, or in a helper called
 in one) unless the process ends right after them. Values are followed by the engine's
@@ -25,6 +25,12 @@ _COUNTER = re.compile(
     r"(^|_)(epoch|epochs|ep|step|steps|global_step|iter|iters|iteration|it|idx|index|count|"
     r"counter|update|updates|time|timestamp|stamp|date|now|uuid|version|tag|nimg|kimg|i|e|n)"
     r"(_|$)",
+    re.IGNORECASE,
+)
+# The counters of steps alone (`_COUNTER` without tags, versions and time stamps).
+_STEP_COUNTER = re.compile(
+    r"(^|_)(epoch|epochs|ep|step|steps|global_step|iter|iters|iteration|it|idx|index|count|"
+    r"counter|update|updates|nimg|kimg|i|e|n)(_|$)",
     re.IGNORECASE,
 )
 _UNIQUE_CALLS = re.compile(r"time|now|strftime|uuid|datetime|mkstemp|NamedTemporaryFile")
@@ -168,21 +174,39 @@ def varies_per_save(
     """Something the path is built from changes per save: an epoch or step counter, a
     time stamp, a variable of a loop around the save in its function (a caller's loop:
     `item_loops`), a number formatted as `{n:06d}` (`depth` levels of names deep:
-    `eval_dir = join(out, str(iteration))`; None: the path expression alone)."""
+    `eval_dir = join(out, str(iteration))`; None: the path expression alone, or the
+    expressions a name holding it is bound to: `path = join(out, f"best_{epoch}.pt")`)."""
     around = _loop_targets(ctx, at)
-    values = ctx.resolver.sources(path, at, depth) if depth is not None else []
-    for value in values or [Value(path, at, True)]:
-        for node in ctx.walk(value.expr):
-            if _counter_format(node):
-                return True
-            if isinstance(node, cst.Call) and _UNIQUE_CALLS.search(dotted(node.func) or ""):
-                return True
-            if isinstance(node, cst.Attribute) and _COUNTER.search(node.attr.value):
-                return True
-            if isinstance(node, cst.Name) and (node.value in around or _COUNTER.search(node.value)):
-                parent = ctx.parent(node)
-                if not (isinstance(parent, cst.Attribute) and parent.value is not node):
-                    return True  # `args.epochs`: the attribute's own name decides, above
+    if depth is not None:
+        values = ctx.resolver.sources(path, at, depth)
+    elif isinstance(path, cst.Name):
+        # What the name is bound to: only a counter of steps varies there (a run tag
+        # or version stays the same within a run).
+        bound = [v for v in ctx.resolver.values(path, at) if v.expr is not path]
+        if any(_varies_in(ctx, v.expr, around, _STEP_COUNTER) for v in bound):
+            return True
+        values = []
+    else:
+        values = []
+    return any(
+        _varies_in(ctx, value.expr, around, _COUNTER) for value in values or [Value(path, at, True)]
+    )
+
+
+def _varies_in(
+    ctx: FileContext, expr: cst.BaseExpression, around: set[str], counter: re.Pattern[str]
+) -> bool:
+    for node in ctx.walk(expr):
+        if _counter_format(node):
+            return True
+        if isinstance(node, cst.Call) and _UNIQUE_CALLS.search(dotted(node.func) or ""):
+            return True
+        if isinstance(node, cst.Attribute) and counter.search(node.attr.value):
+            return True
+        if isinstance(node, cst.Name) and (node.value in around or counter.search(node.value)):
+            parent = ctx.parent(node)
+            if not (isinstance(parent, cst.Attribute) and parent.value is not node):
+                return True  # `args.epochs`: the attribute's own name decides, above
     return False
 
 
@@ -276,7 +300,7 @@ def repeats(
     `if step != save_step: return`), nor when the process ends right after it
     (`exits_after`), nor past a function that runs a training loop itself: its callers'
     loops repeat whole runs (hyper-parameter search), not saves within one."""
-    if _at_one_step(ctx, node) or exits_after(ctx, node):
+    if at_one_step(ctx, node) or exits_after(ctx, node):
         return False
     loop = ctx.enclosing_loop(node)
     while loop is not None and loop in walking:
@@ -349,7 +373,7 @@ def _trains(ctx: FileContext, func: cst.FunctionDef) -> bool:
     )
 
 
-def _at_one_step(ctx: FileContext, node: cst.CSTNode) -> bool:
+def at_one_step(ctx: FileContext, node: cst.CSTNode) -> bool:
     """A condition `node` runs under fixes a counter to one value (`step == save_step`)."""
     for condition in ctx.flow.conditions(node):
         for term, value in condition.terms():

@@ -1,0 +1,285 @@
+"""Checkpoint writes: `torch.save` into a file, and a copy of a file a `torch.save` of the
+same function has just written (`shutil.copyfile(filename, "model_best.pth")`), which
+rewrites its target in place just the same. For a function, the writes whose path does not
+change within it (`helper_writes`), so that its callers in other modules can tell whether
+their calls overwrite one file; and whether a file reads a written file back
+(`reads_back`): the run resumes from it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.checkpoints import SAVE, is_buffer, save_path, saves_state
+from ddplint.domain.overwrites import (
+    at_one_step,
+    exits_after,
+    from_atomic_writer,
+    is_temporary,
+    moved_after,
+    path_texts,
+    varies_per_save,
+    written_path,
+)
+from ddplint.domain.written_files import HelperWrite
+from ddplint.engine import argument
+from ddplint.names import dotted
+
+COPIES = frozenset({"shutil.copy", "shutil.copyfile", "shutil.copy2"})
+# A call that reads a checkpoint back: `torch.load`, a helper named for loading or resuming.
+_READER = re.compile(r"(?i)load|resume|restore|recover")
+_EXTENSION = re.compile(r"^\.?[A-Za-z0-9]{1,5}$")  # `.pt`, `pth`: no name of its own
+_HAS_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+
+
+@dataclass(frozen=True)
+class Write:
+    """A checkpoint write: the call, the path it writes, how (`verb`, for messages), and
+    for a copy the save it copies."""
+
+    call: cst.Call
+    path: cst.BaseExpression
+    verb: str
+    copied: cst.Call | None = None
+
+
+def writes(ctx: FileContext) -> Iterator[Write]:
+    """The `torch.save` calls into a file that may hold training state, and the copies of
+    the files they write (`COPIES`) made after them in the same function."""
+    saves = []
+    for call in ctx.calls_to(SAVE):
+        path = save_path(call)
+        if path is None or is_buffer(ctx, path, call) or not saves_state(ctx, call):
+            continue
+        saves.append((call, path))
+        yield Write(call, path, "`torch.save`")
+    if not saves:
+        return
+    for copy in ctx.calls_to(*COPIES):
+        source, target = argument(copy, 0, "src"), argument(copy, 1, "dst")
+        if source is None or target is None:
+            continue
+        copied = next((s for s, p in saves if _same_file(ctx, p, s, source, copy)), None)
+        if copied is not None:
+            name = (ctx.call_name(copy) or "shutil.copy").rpartition(".")[2]
+            yield Write(copy, target, f"`shutil.{name}`", copied)
+
+
+def _same_file(
+    ctx: FileContext,
+    saved: cst.BaseExpression,
+    save: cst.Call,
+    source: cst.BaseExpression,
+    copy: cst.Call,
+) -> bool:
+    """The copy's source is the path the save wrote, earlier in the same function."""
+    if ctx.scope(save) is not ctx.scope(copy) or not ctx.before(save, copy):
+        return False
+    return ctx.code(saved).strip() == ctx.code(source).strip() or (
+        dotted(saved) is not None and dotted(saved) == dotted(source)
+    )
+
+
+def overwritten(ctx: FileContext, write: Write) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
+    """The path `write` writes and where it is evaluated, when nothing in sight makes it a
+    fresh or temporary file (a counter or time stamp in it, a rename into place, an atomic
+    writer); None otherwise."""
+    if from_atomic_writer(ctx, write.path, write.call):
+        return None
+    written = written_path(ctx, write.path, write.call)
+    if written is None:
+        return None
+    path, at = written
+    if is_temporary(path_texts(ctx, path, at)) or moved_after(ctx, write.call, path):
+        return None
+    return None if varies_per_save(ctx, path, at) else (path, at)
+
+
+def parameter_positions(func: cst.FunctionDef) -> dict[str, int]:
+    """Each parameter of `func` with its position among a call's arguments (`self` and
+    `cls` not counted; -1 for `self`/`cls` and keyword-only ones)."""
+    names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    offset = 1 if names and names[0] in ("self", "cls") else 0
+    positions = {name: index - offset for index, name in enumerate(names)}
+    positions.update((p.name.value, -1) for p in func.params.kwonly_params)
+    return positions
+
+
+def helper_writes(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperWrite, ...]:
+    """The writes of `func` (not in a loop of its own, not at one configured step, not
+    right before the process exits) whose path does not change within it: what a caller
+    writes over each time it calls `func` with the same arguments."""
+    positions = parameter_positions(func)
+    found = []
+    for write in writes(ctx):
+        call = write.call
+        if ctx.scope(call) is not func or ctx.enclosing_loop(call) is not None:
+            continue
+        if at_one_step(ctx, call) or exits_after(ctx, call):
+            continue
+        target = overwritten(ctx, write)
+        if target is None:
+            continue
+        path, at = target
+        texts = path_texts(ctx, path, at)
+        built_from = {
+            node.value
+            for value in ctx.resolver.sources(path, at, 3)
+            for node in ctx.walk(value.expr)
+            if isinstance(node, cst.Name) and node.value in positions
+        }
+        saved = argument(write.copied or call, 0, "obj")
+        holders = [
+            node.value
+            for node in (ctx.walk(saved) if saved is not None else [])
+            if isinstance(node, cst.Name)
+            and node.value in positions
+            and node.value not in ("self", "cls")
+        ]
+        # The parameter the saved object comes from (`model` of `model.state_dict()`).
+        saved_param = (holders[0], positions[holders[0]]) if holders else None
+        requires = tuple(
+            (term.value, positions[term.value], _false_default(func, term.value))
+            for condition in ctx.flow.conditions(call)
+            for term, value in condition.terms()
+            if value and isinstance(term, cst.Name) and term.value in positions
+        )
+        found.append(
+            HelperWrite(
+                verb=write.verb,
+                shown=ctx.code(write.path).strip(),
+                path_params=tuple(sorted((n, positions[n]) for n in built_from)),
+                saved_param=saved_param,
+                texts=tuple(texts),
+                requires=requires,
+            )
+        )
+    return tuple(found)
+
+
+def _false_default(func: cst.FunctionDef, name: str) -> bool:
+    """The parameter `name` of `func` defaults to a false literal (`False`, `None`, `0`)."""
+    params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+    default = next((p.default for p in params if p.name.value == name), None)
+    return is_false_literal(default)
+
+
+def is_false_literal(expr: cst.BaseExpression | None) -> bool:
+    """`False`, `None` or `0`."""
+    if isinstance(expr, cst.Name):
+        return expr.value in ("False", "None")
+    return isinstance(expr, cst.Integer) and expr.value == "0"
+
+
+def file_names(texts: list[str] | tuple[str, ...]) -> set[str]:
+    """The pieces of a path's text that name its file (`checkpoint.pth.tar`; `last_ckpt`
+    of `model_name + ".pt"` when no piece has an extension), not a bare extension (`.pt`)
+    nor, beside a file name, a folder (`weights`)."""
+    names = set()
+    for text in texts:
+        tail = text.rsplit("/", 1)[-1].strip()
+        if len(tail) >= 3 and not _EXTENSION.match(tail):
+            names.add(tail)
+    with_extension = {n for n in names if _HAS_EXTENSION.search(n)}
+    return with_extension or names
+
+
+def _names_file(text: str, name: str) -> bool:
+    """The last component of `text` is the file `name`, or `name` plus an extension."""
+    tail = text.rsplit("/", 1)[-1].strip()
+    return tail == name or (tail.startswith(name + ".") and "." not in name)
+
+
+def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
+    """A call of this file that reads a checkpoint back (`torch.load`, a `load_checkpoint`
+    or `resume` helper) from a path whose text holds one of the file names `names`: the
+    run resumes from the file written."""
+    if not names:
+        return None
+    for call in ctx.calls:
+        name = ctx.call_name(call) or dotted(call.func) or ""
+        if not _READER.search(name.rpartition(".")[2]):
+            continue
+        for arg in call.args:
+            texts = path_texts(ctx, arg.value, call)
+            if any(_names_file(t, n) for t in texts for n in names):
+                return call
+    return None
+
+
+_VERBS = re.compile(r"(?i)save|write|dump|store|load|read|restore|recover")
+
+
+def read_back_by_twin(
+    ctx: FileContext, writer: cst.Call, paths: list[cst.BaseExpression]
+) -> cst.Call | None:
+    """A call of this file to the reading twin of the saving helper `writer` calls
+    (`load_resume_state` for `save_resume_state`, `load_checkpoint` for
+    `save_checkpoint`) that passes the same path arguments (`paths`, the arguments the
+    write's path is built from; none: no evidence)."""
+    if not paths:
+        return None  # the helpers' own default files: which one each reads is unknown
+    written = ctx.call_name(writer) or dotted(writer.func) or ""
+    stem = _VERBS.sub("", written.rpartition(".")[2])
+    if stem == written.rpartition(".")[2] or len(stem.strip("_")) < 3:
+        return None
+    wanted = {ctx.code(p).strip() for p in paths}
+    for call in ctx.calls:
+        name = (ctx.call_name(call) or dotted(call.func) or "").rpartition(".")[2]
+        if call is writer or _VERBS.sub("", name) != stem or not _READER.search(name):
+            continue
+        passed = {ctx.code(a.value).strip() for a in call.args}
+        if wanted <= passed:
+            return call
+    return None
+
+
+_LISTINGS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir"})
+_LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})
+_FORMAT_FIELD = re.compile(r"%[-0-9.]*[dsif]|\{[^}]*\}|[0-9]+")
+
+
+def _listing(ctx: FileContext, call: cst.Call) -> bool:
+    name = ctx.call_name(call) or ""
+    func = call.func
+    return name in _LISTINGS or (
+        isinstance(func, cst.Attribute) and func.attr.value in _LISTING_METHODS and not name
+    )
+
+
+def resumed_from_newest(ctx: FileContext, texts: list[str]) -> cst.Call | None:
+    """The file lists the checkpoint folder for files named like the written path's pieces
+    (`texts`: `checkpoint_` and `.pth` of `f"checkpoint_{epoch}.pth"`, against the pattern
+    `checkpoint_*.pth`) and loads one of them (`torch.load(sorted(files)[-1])`, a
+    `load_checkpoint`/`resume` call): a restart resumes from the newest file by itself.
+    The listing call, or None."""
+    pieces = {
+        piece
+        for text in texts
+        for piece in _FORMAT_FIELD.split(text.rsplit("/", 1)[-1])
+        if len(piece.strip("._-")) >= 4
+    }
+    if not pieces:
+        return None
+    listings = [
+        call
+        for call in ctx.calls
+        if _listing(ctx, call)
+        and any(p in t for a in call.args for t in path_texts(ctx, a.value, call) for p in pieces)
+    ]
+    if not listings:
+        return None
+    wanted = {id(call) for call in listings}
+    for call in ctx.calls:
+        name = ctx.call_name(call) or dotted(call.func) or ""
+        if not _READER.search(name.rpartition(".")[2]) or not call.args:
+            continue
+        for value in ctx.resolver.sources(call.args[0].value, call, 4):
+            found = next((n for n in ctx.walk(value.expr) if id(n) in wanted), None)
+            if isinstance(found, cst.Call):
+                return found
+    return None

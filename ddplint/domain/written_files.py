@@ -1,0 +1,37 @@
+"""What a project function writes over on every call and what it loads: the records a
+module's summary keeps of each checkpoint write whose path does not change within the
+function (`checkpoint_writes`) and of each `torch.load` of a file its caller names without
+a `map_location` (`state_loads`), so that the files calling it can judge them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class HelperWrite:
+    """One checkpoint write of a function: how (`verb`: "`torch.save`",
+    "`shutil.copyfile`"), the path as written there (`shown`), the parameters the path is
+    built from and the one the saved object comes from (name, position among a call's
+    arguments; -1 for a keyword-only one), the string pieces of the path (`texts`:
+    `checkpoint.pth.tar`, `.pt`), and the parameters that must be true for the write to
+    run (`if is_best:`), each with whether its default is false (`is_best=False`)."""
+
+    verb: str
+    shown: str
+    path_params: tuple[tuple[str, int], ...]
+    saved_param: tuple[str, int] | None
+    texts: tuple[str, ...]
+    requires: tuple[tuple[str, int, bool], ...] = ()
+
+
+@dataclass(frozen=True)
+class HelperLoad:
+    """One `torch.load` of a function without a `map_location` (`map_param`: or with the
+    parameter that passes one, None by default), of the file its parameter `path_param`
+    names (name, position among a call's arguments), and whether what it loads goes to a
+    `load_state_dict` (`feeds_state`)."""
+
+    path_param: tuple[str, int]
+    map_param: tuple[str, int] | None
+    feeds_state: bool

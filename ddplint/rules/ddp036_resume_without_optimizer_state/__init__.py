@@ -1,0 +1,234 @@
+"""DDP036: a resume that restores the model but not the optimizer's state."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.rule import Finding, Rule, register
+from ddplint.rules.ddp036_resume_without_optimizer_state.resume import (
+    restores_optimizer,
+    resumes,
+    saves_optimizer_state,
+    stateful_optimizers,
+    trains_with,
+)
+
+
+@register
+class ResumeWithoutOptimizerState(Rule):
+    code = "DDP036"
+    name = "resume-without-optimizer-state"
+    severity = Severity.INFO
+    summary = "Resume restores the model but not the optimizer's state: the resumed run diverges"
+    explanation = """
+## What it does
+Flags a `torch.load` of a checkpoint the script resumes from (a start epoch or step is read
+from it: `start_epoch = ckpt["epoch"] + 1`; or a resume flag chooses it: `if args.resume:`)
+whose result restores the model (`load_state_dict`), in a file that trains with an
+optimizer that keeps state between steps (Adam, AdamW, RMSprop, SGD with momentum...),
+when nothing in the file restores that optimizer's state (no `optimizer.load_state_dict`,
+no optimizer handed to a `load_checkpoint`/`resume` call).
+
+Proven, and reported by default: the start counter is read from the checkpoint and the
+checkpoints the file saves hold no optimizer state (so nothing anywhere can restore it).
+Unproven, shown under `--preview`: the file saves no checkpoint itself (another module
+might save and restore the optimizer), or only a resume flag marks the load as a resume.
+
+Left alone: loads of pretrained weights to fine-tune from (no counter read, no resume
+flag), plain SGD without momentum (it keeps no state), optimizers built by helpers, and
+files that save the optimizer's state (its restore is likely out of sight).
+
+## Why is this bad?
+Adam's moment estimates, SGD's momentum buffers and the like are part of the training
+state: the resumed run starts them from zero at the restored epoch, so its first steps
+differ from those the uninterrupted run would take (with Adam, large steps from fresh
+second-moment estimates; with momentum, lost velocity), and the result depends on where
+the job happened to be preempted. With many processes, preemption and restarts are
+common: a resume must restore the whole training state.
+
+## Example
+```python
+ckpt = torch.load(args.resume, map_location="cpu")
+model.module.load_state_dict(ckpt["model"])
+start_epoch = ckpt["epoch"] + 1
+...
+torch.save({"model": model.module.state_dict(), "epoch": epoch}, path)
+```
+
+## Use instead
+```python
+ckpt = torch.load(args.resume, map_location="cpu")
+model.module.load_state_dict(ckpt["model"])
+optimizer.load_state_dict(ckpt["optimizer"])
+start_epoch = ckpt["epoch"] + 1
+...
+state = {"model": model.module.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}
+torch.save(state, path)
+```
+
+## Fix safety
+No automatic fix: the checkpoint must hold the optimizer's state first.
+
+## References
+- https://pytorch.org/tutorials/recipes/recipes/saving_and_loading_a_general_checkpoint.html
+- https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.load_state_dict.html
+"""
+    flag = (
+        """import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(args, net, loader):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    model = DDP(net.cuda(local_rank), device_ids=[local_rank])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    start_epoch = 0
+    if os.path.exists(args.ckpt):
+        ckpt = torch.load(args.ckpt, map_location="cpu")
+        model.module.load_state_dict(ckpt["model"])
+        start_epoch = ckpt["epoch"] + 1
+    for epoch in range(start_epoch, args.epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if dist.get_rank() == 0:
+            torch.save({"model": model.module.state_dict(), "epoch": epoch}, args.ckpt)
+""",
+        """import torch
+import torch.distributed as dist
+
+class Trainer:
+    def __init__(self, model, loader, cfg):
+        self.model, self.loader, self.cfg = model, loader, cfg
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        self.start_iter = 0
+
+    def resume(self, path):
+        checkpoint = torch.load(path, map_location="cpu")
+        self.model.module.load_state_dict(checkpoint["state_dict"])
+        self.start_iter = checkpoint["iteration"]
+
+    def train(self):
+        for it, (x, y) in enumerate(self.loader, self.start_iter):
+            loss = torch.nn.functional.cross_entropy(self.model(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            if it % 1000 == 0 and dist.get_rank() == 0:
+                state = {"state_dict": self.model.module.state_dict(), "iteration": it}
+                torch.save(state, f"{self.cfg.out}/model_{it:07d}.pth")
+""",
+        """import torch
+import torch.distributed as dist
+
+def run(model, loader, args):
+    optimizer = torch.optim.RMSprop(model.parameters(), lr=1e-4)
+    step = 0
+    if args.resume:
+        state = torch.load(args.resume, map_location="cpu")
+        model.module.load_state_dict(state["weights"])
+        step = state.get("step", 0)
+    for x, y in loader:
+        loss = torch.nn.functional.l1_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        step += 1
+    if dist.get_rank() == 0:
+        torch.save({"weights": model.module.state_dict(), "step": step}, args.out)
+""",
+    )
+    allow = (
+        """import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(args, net, loader):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    model = DDP(net.cuda(local_rank), device_ids=[local_rank])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    start_epoch = 0
+    if os.path.exists(args.ckpt):
+        ckpt = torch.load(args.ckpt, map_location="cpu")
+        model.module.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        start_epoch = ckpt["epoch"] + 1
+    for epoch in range(start_epoch, args.epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if dist.get_rank() == 0:
+            state = {"model": model.module.state_dict(), "optimizer": optimizer.state_dict()}
+            torch.save({**state, "epoch": epoch}, args.ckpt)
+""",
+        """import os
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(args, net, loader):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    net.load_state_dict(torch.load(args.pretrained, map_location="cpu")["model"])
+    model = DDP(net.cuda(local_rank), device_ids=[local_rank])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+""",
+        """import torch
+import torch.distributed as dist
+
+def train(model, loader, args):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    start_epoch = 0
+    if args.resume:
+        ckpt = torch.load(args.resume, map_location="cpu")
+        model.module.load_state_dict(ckpt["model"])
+        start_epoch = ckpt["epoch"] + 1
+    for epoch in range(start_epoch, args.epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if dist.get_rank() == 0:
+            torch.save({"model": model.module.state_dict(), "epoch": epoch}, args.out)
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        optimizers = stateful_optimizers(ctx)
+        if not optimizers or restores_optimizer(ctx, optimizers):
+            return
+        saved = saves_optimizer_state(ctx)
+        if saved:
+            return  # the optimizer's state is saved: its restore is likely out of sight
+        for resume in resumes(ctx):
+            used = [o for o in optimizers if trains_with(ctx, o, resume.load)]
+            if not used:
+                continue
+            kinds = sorted({o.kind for o in used})
+            memory = used[0].memory if len(kinds) == 1 else "state"
+            shown = ", ".join(f"`{k}`" for k in kinds)
+            counter = (
+                f" and `{ctx.code(resume.counter).strip()}`" if resume.counter is not None else ""
+            )
+            name = sorted(resume.names)[0]
+            yield Finding(
+                resume.load,
+                f"resuming from `{name}` restores the model{counter} but not the optimizer: "
+                f"the {shown} {memory} restart from zero, so the resumed run diverges from "
+                "the uninterrupted one; save `optimizer.state_dict()` in the checkpoint and "
+                "load it back on resume",
+                unproven=saved is None or resume.counter is None,
+            )
