@@ -34,12 +34,21 @@ class LoaderUse:
 
 @dataclass
 class SamplerUse:
-    """A `DistributedSampler(...)` call, the name it is bound to and its loaders."""
+    """A `DistributedSampler(...)` call, the name it is bound to and its loaders. A sampler
+    that a function of this file returns as it builds it (`return DistributedSampler(ds,
+    shuffle=shuffle)`) has one use per call of that function (`factory`, the call `site`),
+    named and linked to loaders where that call is."""
 
     call: cst.Call
     name: str | None
     binding_value: cst.BaseExpression | None
     loaders: list[LoaderUse] = field(default_factory=list)
+    factory: tuple[cst.FunctionDef, cst.Call] | None = None
+
+    @property
+    def site(self) -> cst.Call:
+        """Where the sampler is obtained: the factory's call, or the sampler's own."""
+        return self.factory[1] if self.factory is not None else self.call
 
 
 def shuffle_of(call: cst.Call) -> bool | None:
@@ -67,11 +76,48 @@ def bound_name(ctx: FileContext, node: cst.BaseExpression) -> tuple[str | None, 
     return None, current
 
 
+def shuffles(ctx: FileContext, sampler: SamplerUse) -> bool | None:
+    """`shuffle_of`, the factory's parameter read as what its call passes (or its
+    default) where the sampler comes from a factory."""
+    known = shuffle_of(sampler.call)
+    value = argument(sampler.call, SAMPLER_SHUFFLE, "shuffle")
+    if known is not None or sampler.factory is None or not isinstance(value, cst.Name):
+        return known
+    func, site = sampler.factory
+    params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+    param = next((p for p in params if p.name.value == value.value), None)
+    if param is None:
+        return None
+    passed = ctx.resolver.passed(site, func, value.value) or param.default
+    if passed is None:
+        return None
+    leaves = [v.expr for v in ctx.resolver.values(passed, site) if v.leaf]
+    if leaves and all(is_true(leaf) for leaf in leaves):
+        return True
+    if leaves and all(is_false(leaf) for leaf in leaves):
+        return False
+    return None
+
+
+def _factory_uses(ctx: FileContext, call: cst.Call) -> list[SamplerUse]:
+    """One use per call of the function of this file that returns `call` as built."""
+    parent = ctx.parent(call)
+    func = ctx.scope(call)
+    if not isinstance(parent, cst.Return) or not isinstance(func, cst.FunctionDef):
+        return []
+    uses = []
+    for site in ctx.model.calls_by_name.get(func.name.value, ()):
+        if func in ctx.resolver.callees(site):
+            name, value = bound_name(ctx, site)
+            uses.append(SamplerUse(call, name, value if name else None, factory=(func, site)))
+    return uses
+
+
 def _refers_to(ctx: FileContext, expr: cst.BaseExpression | None, sampler: SamplerUse) -> bool:
     if expr is None:
         return False
     for node in ctx.walk(expr):
-        if node is sampler.call:
+        if node is sampler.site:
             return True
         if (
             sampler.name is not None
@@ -86,6 +132,10 @@ def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
     """Every DistributedSampler of the file with the DataLoaders built on it."""
     samplers = []
     for call in ctx.calls_to(*SAMPLER_CLASSES):
+        factory_uses = _factory_uses(ctx, call)
+        if factory_uses:
+            samplers.extend(factory_uses)
+            continue
         name, value = bound_name(ctx, call)
         samplers.append(SamplerUse(call, name, value if name else None))
     if not samplers:
@@ -93,7 +143,7 @@ def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
     # `return dataset, train_sampler` in a data helper, the loader built by its caller
     # (torchvision's `load_data`): the caller's names for the returned sampler.
     returned = {
-        id(s): returned_names(ctx, s.name, ctx.scope(s.call)) if s.name is not None else []
+        id(s): returned_names(ctx, s.name, ctx.scope(s.site)) if s.name is not None else []
         for s in samplers
     }
     # Only a sampler without a name, of the module, returned by a helper or of the loader's
@@ -101,7 +151,7 @@ def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
     anywhere = set()
     by_scope: dict[Scope, list[int]] = {}
     for index, sampler in enumerate(samplers):
-        scope = ctx.scope(sampler.call)
+        scope = ctx.scope(sampler.site)
         by_scope.setdefault(scope, []).append(index)
         if sampler.name is None or scope is ctx.module or returned[id(sampler)]:
             anywhere.add(index)
@@ -111,7 +161,7 @@ def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
         for index in sorted(anywhere.union(by_scope.get(ctx.scope(loader), ()))):
             sampler = samplers[index]
             via = None
-            if sampler.name is None or _same_scope_or_module(ctx, sampler.call, loader):
+            if sampler.name is None or _same_scope_or_module(ctx, sampler.site, loader):
                 if _refers_to(ctx, direct, sampler):
                     via = "sampler"
                 elif any(_refers_to(ctx, b, sampler) for b in _with_values(ctx, batch, loader)):
