@@ -69,6 +69,9 @@ def bound_name(ctx: FileContext, node: cst.BaseExpression) -> tuple[str | None, 
     while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
         current = parent
         parent = ctx.parent(current)
+    if isinstance(parent, cst.Element):  # `sampler, shuffle = DistributedSampler(ds), False`
+        values = ctx.parent(parent)
+        return _unpacked_name(ctx, parent), values if isinstance(values, cst.Tuple) else current
     if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
         return dotted(parent.targets[0].target), current
     if isinstance(parent, cst.AnnAssign):
@@ -111,6 +114,22 @@ def _factory_uses(ctx: FileContext, call: cst.Call) -> list[SamplerUse]:
             name, value = bound_name(ctx, site)
             uses.append(SamplerUse(call, name, value if name else None, factory=(func, site)))
     return uses
+
+
+def _unpacked_name(ctx: FileContext, element: cst.Element) -> str | None:
+    """The name a tuple assignment binds to `element` of its value tuple."""
+    values = ctx.parent(element)
+    assign = ctx.parent(values) if isinstance(values, cst.Tuple) else None
+    if not isinstance(values, cst.Tuple) or not isinstance(assign, cst.Assign):
+        return None
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Tuple):
+        return None
+    targets = assign.targets[0].target.elements
+    if len(targets) != len(values.elements) or any(
+        isinstance(e, cst.StarredElement) for e in targets
+    ):
+        return None
+    return dotted(targets[values.elements.index(element)].value)
 
 
 def _refers_to(ctx: FileContext, expr: cst.BaseExpression | None, sampler: SamplerUse) -> bool:

@@ -75,7 +75,8 @@ def _param_for(func: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | Non
         return None
     positional = [a for a in call.args if a.keyword is None and not a.star]
     index = positional.index(arg)
-    if isinstance(call.func, cst.Attribute) and params and params[0] in ("self", "cls"):
+    bound = isinstance(call.func, cst.Attribute) or func.name.value == "__init__"
+    if bound and params and params[0] in ("self", "cls"):
         index += 1
     return params[index] if index < len(params) else None
 
@@ -117,6 +118,8 @@ class EpochLoops:
             return True
         if isinstance(func, cst.Name) and func.value in known:
             return True
+        if _on_self(func) and isinstance(func, cst.Attribute) and func.attr.value in known:
+            return True  # `self.train_epoch(epoch)`, a method that sets it
         project = project_of(self.ctx)
         return project is not None and bool(project.helper_set_epoch_positions(self.ctx, call))
 
@@ -141,8 +144,16 @@ class EpochLoops:
                     yield from found
                     continue
             loop = _for_iterating(ctx, node)
-            if loop is not None:
-                yield self._epoch(ctx.enclosing_loop(loop), name), loop
+            if loop is None:
+                continue
+            outer = ctx.enclosing_loop(loop)
+            if outer is None and name.startswith("self.") and depth > 0:
+                # `for b in self.loader` in a method the epoch loop calls
+                callers = list(self._method_callers(loop, name))
+                if callers:
+                    yield from callers
+                    continue
+            yield self._epoch(outer, name), loop
 
     def _through_call(
         self, call: cst.Call, arg: cst.Arg, name: str, depth: int
@@ -155,6 +166,12 @@ class EpochLoops:
         endless = self._endless_read(call)
         if endless is not None:
             yield (EpochLoop(call, name, is_sampler=False) if endless else None), call
+            return
+        init = self._constructor(call)
+        if init is not None:
+            param = _param_for(init, call, arg) if depth > 0 else None
+            for attribute in _stored_as(ctx, init, param):
+                yield from self.epoch_loops(attribute, init, depth - 1)
             return
         helper = self._helper(call)
         if helper is not None:
@@ -251,9 +268,58 @@ class EpochLoops:
                 return defs[0]
         return None
 
+    def _method_callers(
+        self, loop: cst.For, name: str
+    ) -> Iterator[tuple[EpochLoop | None, cst.CSTNode]]:
+        """Calls `self.method(...)` of the method holding `loop`, each with the loop
+        around it (the epoch loop of a trainer class)."""
+        ctx = self.ctx
+        method = ctx.model.frame(loop)
+        if not isinstance(method, cst.FunctionDef):
+            return
+        for call in ctx.model.calls_by_name.get(method.name.value, ()):
+            if _on_self(call.func) and method in ctx.resolver.callees(call):
+                yield self._epoch(ctx.enclosing_loop(call), name), call
+
+    def _constructor(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The `__init__` of a class of this file that `Cls(...)` runs."""
+        if not isinstance(call.func, cst.Name):
+            return None
+        found = [f for f in self.ctx.resolver.callees(call) if f.name.value == "__init__"]
+        return found[0] if len(found) == 1 else None
+
     def _project_helper(self, call: cst.Call) -> bool:
         project = project_of(self.ctx)
         return project is not None and project.resolve(self.ctx, call) is not None
+
+
+def _on_self(func: cst.BaseExpression) -> bool:
+    """`self.<method>`."""
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value == "self"
+    )
+
+
+def _stored_as(ctx: FileContext, init: cst.FunctionDef, param: str | None) -> list[str]:
+    """The attributes `__init__` stores its parameter in as it stands (`self.loader =
+    loader`)."""
+    if param is None:
+        return []
+    found = []
+    for node in ctx.nodes_within(init, cst.Assign):
+        if (
+            isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == param
+            and len(node.targets) == 1
+            and ctx.scope(node) is init
+        ):
+            target = dotted(node.targets[0].target)
+            if target is not None and target.startswith("self."):
+                found.append(target)
+    return found
 
 
 def _wraps(ctx: FileContext, call: cst.Call) -> bool:
