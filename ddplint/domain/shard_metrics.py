@@ -78,6 +78,32 @@ def shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
             yield ShardLoop(node, frame, loaders, counts)
 
 
+def evaluation_shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
+    """`shard_loops` that evaluate (under `no_grad`, or after `model.eval()`) and do
+    not train."""
+    loops = domain_of(ctx).loops
+    for shard in shard_loops(ctx):
+        if loops.is_training_loop(shard.loop):
+            continue
+        if loops.is_evaluation(shard.loop) or loops.in_eval_mode(shard.loop):
+            yield shard
+
+
+def returned_counts(ctx: FileContext, shard: ShardLoop, counts: list[cst.AugAssign]) -> list[str]:
+    """The counts the function of `shard` returns (names, in order of its returns)."""
+    func = shard.frame
+    if not isinstance(func, cst.FunctionDef):
+        return []
+    return [
+        count
+        for found in ctx.nodes_within(func, cst.Return)
+        if isinstance(found, cst.Return)
+        and found.value is not None
+        and ctx.scope(found) is func
+        and (count := counted(ctx, found.value, found, counts)) is not None
+    ]
+
+
 def iterated_loaders(ctx: FileContext, loop: cst.For, sharded: set[cst.Call]) -> list[cst.Call]:
     """The sharded loaders `loop` iterates, when every value its iterable may hold is
     one; else []."""
@@ -118,12 +144,13 @@ def returned_by(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> 
 
 def combines(ctx: FileContext, frame: Scope) -> bool:
     """Code of `frame` issues a collective or calls a helper named for combining ranks."""
-    collectives = domain_of(ctx).collectives
-    for call in ctx.model.calls_by_frame(frame):
-        name = (dotted(call.func) or "").rpartition(".")[2]
-        if _COMBINES.search(name) or collectives.issues(call):
-            return True
-    return False
+    return any(combines_call(ctx, call) for call in ctx.model.calls_by_frame(frame))
+
+
+def combines_call(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` issues a collective or calls a helper named for combining ranks."""
+    name = (dotted(call.func) or "").rpartition(".")[2]
+    return bool(_COMBINES.search(name)) or domain_of(ctx).collectives.issues(call)
 
 
 def escapes(ctx: FileContext, node: cst.CSTNode, frame: Scope) -> bool:

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.domain import domain_of
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp038_metric_from_one_shard.uses import MetricUse, shard_metric_uses
 
@@ -197,9 +196,8 @@ def main(model, val_set, device):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        loops = domain_of(ctx).loops
         seen: set[int] = set()
-        for use in shard_metric_uses(ctx, loops):
+        for use in shard_metric_uses(ctx):
             statement = ctx.statement(use.node)
             if id(statement) in seen:
                 continue

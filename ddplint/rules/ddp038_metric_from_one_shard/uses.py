@@ -11,15 +11,15 @@ import libcst as cst
 
 from ddplint.context import FileContext, Scope
 from ddplint.domain import domain_of
-from ddplint.domain.loops import Loops
 from ddplint.domain.shard_metrics import (
     ShardLoop,
     callers,
     combines,
     counted,
     division,
+    evaluation_shard_loops,
     returned_by,
-    shard_loops,
+    returned_counts,
     whole_dataset,
 )
 from ddplint.names import dotted
@@ -41,14 +41,10 @@ class MetricUse:
     via: str | None = None
 
 
-def shard_metric_uses(ctx: FileContext, loops: Loops) -> Iterator[MetricUse]:
+def shard_metric_uses(ctx: FileContext) -> Iterator[MetricUse]:
     """Uses of the counts of every evaluation loop over a sharded loader."""
-    for shard in shard_loops(ctx):
+    for shard in evaluation_shard_loops(ctx):
         loop = shard.loop
-        if loops.is_training_loop(loop):
-            continue
-        if not (loops.is_evaluation(loop) or loops.in_eval_mode(loop)):
-            continue
         counts = [c for c in shard.counts if not _divided_by_whole_dataset(ctx, shard, c)]
         if not counts:
             continue
@@ -65,17 +61,8 @@ def _caller_uses(
     """Uses in the callers of this file of what the evaluation function returns, when it
     returns a count and no caller combines values."""
     func = shard.frame
-    if not isinstance(func, cst.FunctionDef):
-        return
-    returned = [
-        count
-        for found in ctx.nodes_within(func, cst.Return)
-        if isinstance(found, cst.Return)
-        and found.value is not None
-        and ctx.scope(found) is func
-        and (count := counted(ctx, found.value, found, counts)) is not None
-    ]
-    if not returned:
+    returned = returned_counts(ctx, shard, counts)
+    if not returned or not isinstance(func, cst.FunctionDef):
         return
     sites = callers(ctx, func)
     if any(combines(ctx, ctx.scope(site)) for site in sites):
