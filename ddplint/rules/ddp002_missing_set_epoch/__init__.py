@@ -8,6 +8,8 @@ import libcst as cst
 
 from ddplint.context import FileContext, Scope
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.ddp_facts import is_false
+from ddplint.domain.loops import named_for
 from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import (
     SamplerUse,
@@ -323,7 +325,11 @@ def main(train_set, model, epochs):
             return
         for call in ctx.calls:
             positions = project.helper_returned_loader(ctx, call)
+            if not positions or _asks_for_evaluation(call):
+                continue
             for name in names_bound_to(ctx, call, positions):
+                if named_for([name]) == "evaluation":
+                    continue  # `test_set, test_loader, _ = build_dataloader(...)`
                 for epoch in finder.without_set_epoch(name, ctx.scope(call), call):
                     if id(epoch.loop) in reported:
                         continue
@@ -401,6 +407,18 @@ def main(train_set, model, epochs):
         if via == "sampler" and (inline or value is sampler.call):
             return f"{epoch.name}.sampler"
         return None
+
+
+def _asks_for_evaluation(call: cst.Call) -> bool:
+    """The helper is told to build an evaluation loader: a keyword named for training or
+    shuffling passed a literal `False` (`build_dataloader(..., training=False)`)."""
+    for arg in call.args:
+        if arg.keyword is None or not is_false(arg.value):
+            continue
+        words = set(arg.keyword.value.lower().split("_"))
+        if words & {"train", "training", "shuffle"}:
+            return True
+    return False
 
 
 def _endless_message(call: cst.Call, origin: str) -> str:

@@ -188,7 +188,10 @@ class EpochLoops:
         elif site_loop is None and _wraps(ctx, call) and depth > 0:
             bound, _ = bound_name(ctx, call)
             if bound is not None and "." not in bound:
-                yield from self.epoch_loops(bound, ctx.scope(call), depth - 1)
+                for inner, site in self.epoch_loops(bound, ctx.scope(call), depth - 1):
+                    # the wrapper (`it = tqdm(loader)`) has no sampler: name the loader
+                    wrapped = inner and EpochLoop(inner.loop, name, inner.is_sampler)
+                    yield wrapped, site
 
     def without_set_epoch(self, name: str, scope: Scope, made: cst.CSTNode) -> Iterator[EpochLoop]:
         """Epoch loops iterating `name` (seen from `scope`) that do not build it anew each
