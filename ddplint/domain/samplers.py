@@ -11,6 +11,7 @@ import libcst as cst
 from ddplint.context import FileContext, Scope
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import LOADER_CLASSES, SAMPLER_CLASSES, argument, is_false, is_true
+from ddplint.domain.project_view import project_of
 from ddplint.names import dotted
 
 # Positions in `DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)`
@@ -44,6 +45,14 @@ class SamplerUse:
     binding_value: cst.BaseExpression | None
     loaders: list[LoaderUse] = field(default_factory=list)
     factory: tuple[cst.FunctionDef, cst.Call] | None = None
+    # `call` is a project function's that returns a DistributedSampler as built: how it
+    # shuffles (`factory_shuffle`); its arguments are not the sampler's.
+    made_by: str | None = None
+
+    @property
+    def arguments_known(self) -> bool:
+        """`call`'s arguments are the sampler's own (not a project factory's)."""
+        return self.made_by is None
 
     @property
     def site(self) -> cst.Call:
@@ -82,6 +91,8 @@ def bound_name(ctx: FileContext, node: cst.BaseExpression) -> tuple[str | None, 
 def shuffles(ctx: FileContext, sampler: SamplerUse) -> bool | None:
     """`shuffle_of`, the factory's parameter read as what its call passes (or its
     default) where the sampler comes from a factory."""
+    if sampler.made_by is not None:
+        return _project_shuffle(ctx, sampler.call, sampler.made_by)
     known = shuffle_of(sampler.call)
     value = argument(sampler.call, SAMPLER_SHUFFLE, "shuffle")
     if known is not None or sampler.factory is None or not isinstance(value, cst.Name):
@@ -100,6 +111,75 @@ def shuffles(ctx: FileContext, sampler: SamplerUse) -> bool | None:
     if leaves and all(is_false(leaf) for leaf in leaves):
         return False
     return None
+
+
+def factory_shuffle(ctx: FileContext, func: cst.FunctionDef) -> str:
+    """How a function that returns `DistributedSampler(...)` as built shuffles: "true",
+    "false", "param:<i>:<name>:<default>" (its parameter at position i, default
+    "true"/"false"/"" when none or unknown), "unknown"; "" when it returns no sampler."""
+    found = ""
+    for ret in ctx.nodes_within(func, cst.Return):
+        value = ret.value if isinstance(ret, cst.Return) else None
+        if not isinstance(value, cst.Call) or ctx.scope(ret) is not func:
+            continue
+        if ctx.call_name(value) not in SAMPLER_CLASSES:
+            continue
+        found = _shuffle_text(func, value)
+    return found
+
+
+def _shuffle_text(func: cst.FunctionDef, call: cst.Call) -> str:
+    known = shuffle_of(call)
+    if known is not None:
+        return str(known).lower()
+    value = argument(call, SAMPLER_SHUFFLE, "shuffle")
+    params = [*func.params.posonly_params, *func.params.params]
+    for index, param in enumerate(params):
+        if isinstance(value, cst.Name) and param.name.value == value.value:
+            default = param.default
+            shown = (
+                ""
+                if default is None
+                else ("true" if is_true(default) else "false" if is_false(default) else "")
+            )
+            return f"param:{index}:{param.name.value}:{shown}"
+    return "unknown"
+
+
+def _project_shuffle(ctx: FileContext, call: cst.Call, made_by: str) -> bool | None:
+    if made_by in ("true", "false"):
+        return made_by == "true"
+    if not made_by.startswith("param:"):
+        return None
+    _, index, name, default = made_by.split(":", 3)
+    passed = argument(call, int(index), name)
+    if passed is None:
+        return {"true": True, "false": False}.get(default)
+    leaves = [v.expr for v in ctx.resolver.values(passed, call) if v.leaf]
+    if leaves and all(is_true(leaf) for leaf in leaves):
+        return True
+    if leaves and all(is_false(leaf) for leaf in leaves):
+        return False
+    return None
+
+
+def _project_uses(ctx: FileContext) -> list[SamplerUse]:
+    """Calls of project functions named for a sampler (`make_data_sampler(ds, shuffle,
+    distributed)`) whose summary says they return a DistributedSampler as built."""
+    project = project_of(ctx)
+    if project is None:
+        return []
+    uses = []
+    for call in ctx.calls:
+        name = (dotted(call.func) or "").rpartition(".")[2].lower()
+        if "sampler" not in name or ctx.call_name(call) in SAMPLER_CLASSES:
+            continue
+        summary = project.function_called(ctx, call)
+        shuffle = summary.sampler_shuffle if summary is not None else ""
+        if shuffle:
+            bound, value = bound_name(ctx, call)
+            uses.append(SamplerUse(call, bound, value if bound else None, made_by=shuffle))
+    return uses
 
 
 def _factory_uses(ctx: FileContext, call: cst.Call) -> list[SamplerUse]:
@@ -157,6 +237,7 @@ def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
             continue
         name, value = bound_name(ctx, call)
         samplers.append(SamplerUse(call, name, value if name else None))
+    samplers.extend(_project_uses(ctx))
     if not samplers:
         return samplers
     # `return dataset, train_sampler` in a data helper, the loader built by its caller

@@ -49,6 +49,8 @@ def sharded_loaders(ctx: FileContext) -> set[cst.Call]:
     ranks = domain_of(ctx).ranks
     for sampler in distributed_samplers(ctx):
         replicas = argument(sampler.call, _REPLICAS, "num_replicas")
+        if not sampler.arguments_known:
+            replicas = None  # a project factory's arguments: it splits by default
         if replicas is None or ranks.is_world_size(replicas, sampler.call):
             sharded.update(loader.call for loader in sampler.loaders)
     return sharded

@@ -22,7 +22,7 @@ from ddplint.domain.one_rank_groups import one_rank_group, spawn_factors
 from ddplint.domain.paths import mentions_rank, per_rank_path
 from ddplint.domain.process_group import asks_rank, uses_process_group, uses_process_group_at
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, combined
-from ddplint.domain.samplers import returned_loaders
+from ddplint.domain.samplers import factory_shuffle, returned_loaders
 from ddplint.domain.switches import flag_name, flags_read, job_switches
 from ddplint.domain.test_modules import runs_in_test_process
 from ddplint.engine.resolve import methods_named
@@ -94,6 +94,8 @@ class FunctionSummary:
     returns_rank_test: str = ""  # the `Side` of the rank test every return gives, if any
     returned_rank: str = ""  # a function named for a rank: the kind it returns (`RankKind`)
     spawn_factors: tuple[tuple[str, int], ...] = ()  # parameters multiplying its spawn's count
+    # It returns a DistributedSampler as built (`samplers.factory_shuffle`): "" when not.
+    sampler_shuffle: str = ""
 
 
 @dataclass(frozen=True)
@@ -340,6 +342,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             returns_rank_test=_returned_rank_test(ctx, defs),
             returned_rank=_returned_rank(ctx, name, defs),
             spawn_factors=next(filter(None, (spawn_factors(ctx, f) for f in defs)), ()),
+            sampler_shuffle=factory_shuffle(ctx, defs[0]) if len(defs) == 1 else "",
         )
         if summary != FunctionSummary():
             functions.append((name, summary))

@@ -46,7 +46,7 @@ def _rebuilt_each_pass(
     """Epoch loops that build `sampler` anew in every pass, over the same dataset with the
     same seed, iterate a loader `name` built on it, and call no `set_epoch`."""
     for epoch, _site in finder.epoch_loops(name, scope):
-        if epoch is None or not isinstance(epoch.loop, cst.For):
+        if epoch is None or not isinstance(epoch.loop, cst.For) or not sampler.arguments_known:
             continue
         if not ctx.is_inside(sampler.call, epoch.loop):
             continue
@@ -395,7 +395,9 @@ def main(train_set, model, epochs):
         self, ctx: FileContext, sampler: SamplerUse, epoch: EpochLoop, via: str
     ) -> str | None:
         """What to call `set_epoch` on at the top of the loop, if it is certainly the
-        DistributedSampler there."""
+        DistributedSampler there (not a factory's result, which may be another sampler)."""
+        if sampler.factory is not None or not sampler.arguments_known:
+            return None
         value = sampler.binding_value
         if (
             sampler.name is not None
