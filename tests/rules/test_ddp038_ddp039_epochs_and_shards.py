@@ -245,3 +245,50 @@ def main(model, opt, train_loader, val_set, limit):
 """
     )
     assert rows(source, "DDP039") == []
+
+
+def test_ddp038_a_guard_against_an_empty_shard_or_a_logarithm_is_no_use_as_the_result():
+    source = src(
+        """
+import math
+
+def main(model, val_set):
+    dist.init_process_group("nccl")
+    loader = DataLoader(val_set, sampler=DistributedSampler(val_set, shuffle=False))
+    nll = seen = 0
+    with torch.no_grad():
+        for x, y in loader:
+            nll += model(x).sum().item()
+            seen += len(y)
+    mean = nll / seen if seen > 0 else 0.0
+    perplexity = math.log(mean)
+    return perplexity
+"""
+    )
+    assert rows(source, "DDP038") == []
+
+
+def test_ddp039_a_counter_broadcast_from_rank_zero_is_the_same_everywhere():
+    source = src(
+        EVALUATE
+        + """
+def main(model, opt, train_loader, val_set):
+    dist.init_process_group("nccl")
+    val_loader = DataLoader(val_set, sampler=DistributedSampler(val_set, shuffle=False))
+    best, bad = float("inf"), torch.zeros(1)
+    for epoch in range(100):
+        for x, y in train_loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+        loss = evaluate(model, val_loader)
+        if loss < best:
+            best, bad = loss, torch.zeros(1)
+        else:
+            bad += 1
+        dist.broadcast(bad, src=0)
+        if bad.item() >= 5:
+            break
+"""
+    )
+    assert rows(source, "DDP039") == []

@@ -30,6 +30,10 @@ _LOGGERS = frozenset(
 )
 
 
+# Modules whose `log` is a logarithm.
+_NOT_LOGGERS = frozenset({"math", "numpy", "torch", "scipy", "jax"})
+
+
 @dataclass
 class MetricUse:
     """A use of a shard count: the node, what it does with it, the count's name, and the
@@ -85,9 +89,10 @@ def _uses(
         if not (ctx.before(after, node) or ctx.is_inside(after, node)):
             continue
         if isinstance(node, cst.Comparison):
-            yield node, "compare", node.left
-            for target in node.comparisons:
-                yield node, "compare", target.comparator
+            if _ranks_values(node):
+                yield node, "compare", node.left
+                for target in node.comparisons:
+                    yield node, "compare", target.comparator
         elif isinstance(node, cst.Call):
             kind = _call_kind(ctx, node)
             if kind is None or (kind == "log" and _names_the_rank(ctx, node)):
@@ -107,6 +112,16 @@ def _names_the_rank(ctx: FileContext, call: cst.Call) -> bool:
     )
 
 
+def _ranks_values(comparison: cst.Comparison) -> bool:
+    """An ordering comparison (`loss < best`, `acc >= target`), not a guard against an
+    empty count (`total > 0`) or an identity test."""
+    ordering = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
+    operands = [comparison.left, *(t.comparator for t in comparison.comparisons)]
+    if any(isinstance(o, cst.Integer) and int(o.value, 0) == 0 for o in operands):
+        return False
+    return all(isinstance(t.operator, ordering) for t in comparison.comparisons)
+
+
 def _call_kind(ctx: FileContext, call: cst.Call) -> str | None:
     func = call.func
     if isinstance(func, cst.Name):
@@ -114,6 +129,8 @@ def _call_kind(ctx: FileContext, call: cst.Call) -> str | None:
     if not isinstance(func, cst.Attribute):
         return None
     method = func.attr.value
+    if (ctx.call_name(call) or "").partition(".")[0] in _NOT_LOGGERS:
+        return None  # `math.log(x)`, `torch.log(t)`
     if method == "step" and call.args:
         receiver = (dotted(func.value) or "").rpartition(".")[2].lower()
         return "scheduler" if "sched" in receiver or "plateau" in receiver else None

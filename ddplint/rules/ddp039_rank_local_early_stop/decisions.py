@@ -69,8 +69,13 @@ class ShardValues:
     def _reduced_in_place(self, sources: list[Value], at: cst.CSTNode) -> bool:
         """A name the value comes from is handed to a combining call in the function
         (`dist.all_reduce(t)`, `dist.broadcast(stop, 0)`)."""
-        ctx = self.ctx
         names = {v.expr.value for v in sources if isinstance(v.expr, cst.Name)}
+        return any(self.handed_to_combining_call(name, at) for name in names)
+
+    def handed_to_combining_call(self, name: str, at: cst.CSTNode) -> bool:
+        """`name` is an argument of a combining call in the function of `at`."""
+        ctx = self.ctx
+        names = {name}
         frame = ctx.model.frame(at)
         for call in ctx.model.calls_by_frame(frame):
             if combines_call(ctx, call) and any(
@@ -126,6 +131,8 @@ def _counter(
     for node in ctx.walk(test):
         if not isinstance(node, cst.Name):
             continue
+        if values.handed_to_combining_call(node.value, at):
+            continue  # `dist.broadcast(bad, 0)`: every rank holds rank 0's counter
         for binding in ctx.resolver.reaching(node.value, at):
             for condition in ctx.flow.conditions(binding.statement):
                 found = values.per_rank(condition.test, condition.gate)
