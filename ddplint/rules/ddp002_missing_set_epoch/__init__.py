@@ -113,8 +113,12 @@ Loaders read pass after pass with no epoch counter in sight count too: a `while`
 around the iteration, an endless generator (`while True: for batch in loader: yield
 batch`), `itertools.cycle(loader)`, or `iter(loader)` made anew inside a loop; these are
 reported only when nothing in the file calls `set_epoch`. A sampler that a small factory
-of the file returns as built (`return DistributedSampler(ds, shuffle=shuffle)`) is
-followed to each call of the factory, with the `shuffle` that call passes.
+(of the file, or a function of another project module named for a sampler) returns as
+built (`return DistributedSampler(ds, shuffle=shuffle)`) is followed to each call of the
+factory, with the `shuffle` that call passes. A loader handed to a class of the file and
+stored on `self` is followed into the methods reading it, and from them to the loop that
+calls them. A project helper's loader bound to a name for evaluation (`test_loader`), or
+built with `training=False` / `shuffle=False`, is not a training loader.
 
 ## Why is this bad?
 `DistributedSampler` seeds its permutation with `seed + epoch`, and `epoch` only changes
