@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -40,6 +40,7 @@ class ShardLoop:
     frame: Scope
     loaders: list[cst.Call]
     counts: list[cst.AugAssign]
+    meters: list[str] = field(default_factory=list)  # `top1.update(...)` of a local meter
 
 
 def sharded_loaders(ctx: FileContext) -> set[cst.Call]:
@@ -76,8 +77,64 @@ def shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
             and isinstance(statement.target, cst.Name)
             and ctx.scope(statement) is frame
         ]
-        if counts and not combines(ctx, frame):
-            yield ShardLoop(node, frame, loaders, counts)
+        meters = _meters(ctx, node, frame)
+        if (counts or meters) and not combines(ctx, frame):
+            yield ShardLoop(node, frame, loaders, counts, meters)
+
+
+def _meters(ctx: FileContext, loop: cst.For, frame: Scope) -> list[str]:
+    """Local names updated in `loop` (`top1.update(acc, n)`) that hold an instance of a
+    class of this file built before the loop, none of whose methods combines ranks (a
+    hand-written `AverageMeter`; not a torchmetrics metric, which syncs itself)."""
+    found = []
+    for call in ctx.calls_within(loop.body):
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "update"
+            and isinstance(func.value, cst.Name)
+            and ctx.scope(call) is frame
+        ):
+            continue
+        name = func.value.value
+        bindings = ctx.resolver.reaching(name, loop)
+        if bindings and all(_local_meter(ctx, b.statement, loop) for b in bindings):
+            found.append(name)
+    return found
+
+
+def _local_meter(ctx: FileContext, statement: cst.CSTNode, loop: cst.For) -> bool:
+    if not isinstance(statement, cst.Assign) or not ctx.before(statement, loop):
+        return False
+    made = statement.value
+    if not isinstance(made, cst.Call) or not isinstance(made.func, cst.Name):
+        return False
+    classes = ctx.model.classes.get(made.func.value, [])
+    if len(classes) != 1 or made.func.value in ctx.functions:
+        return False
+    methods = [m for m in ctx.nodes_within(classes[0], cst.FunctionDef)]
+    return not any(isinstance(m, cst.FunctionDef) and combines(ctx, m) for m in methods)
+
+
+def metered(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, meters: list[str]
+) -> str | None:
+    """The meter (`top1`) whose reading (`top1.avg`, `top1.get()`) `expr` is computed
+    from, if any."""
+    if not meters:
+        return None
+    for value in ctx.resolver.sources(expr, at, depth=3):
+        node = value.expr
+        if isinstance(node, cst.Call):
+            node = node.func
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value in meters
+            and node.attr.value != "update"
+        ):
+            return node.value.value
+    return None
 
 
 def evaluation_shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
@@ -102,7 +159,11 @@ def returned_counts(ctx: FileContext, shard: ShardLoop, counts: list[cst.AugAssi
         if isinstance(found, cst.Return)
         and found.value is not None
         and ctx.scope(found) is func
-        and (count := counted(ctx, found.value, found, counts)) is not None
+        and (
+            count := counted(ctx, found.value, found, counts)
+            or metered(ctx, found.value, found, shard.meters)
+        )
+        is not None
     ]
 
 

@@ -18,6 +18,7 @@ from ddplint.domain.shard_metrics import (
     counted,
     division,
     evaluation_shard_loops,
+    metered,
     returned_by,
     returned_counts,
     whole_dataset,
@@ -50,10 +51,10 @@ def shard_metric_uses(ctx: FileContext) -> Iterator[MetricUse]:
     for shard in evaluation_shard_loops(ctx):
         loop = shard.loop
         counts = [c for c in shard.counts if not _divided_by_whole_dataset(ctx, shard, c)]
-        if not counts:
+        if not counts and not shard.meters:
             continue
         for node, kind, expr in _uses(ctx, shard.frame, loop):
-            count = counted(ctx, expr, node, counts)
+            count = counted(ctx, expr, node, counts) or metered(ctx, expr, node, shard.meters)
             if count is not None:
                 yield MetricUse(node, kind, count)
         yield from _caller_uses(ctx, shard, counts)

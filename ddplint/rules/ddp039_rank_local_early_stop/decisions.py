@@ -16,6 +16,7 @@ from ddplint.domain.shard_metrics import (
     combines_call,
     counted,
     evaluation_shard_loops,
+    metered,
     returned_by,
     returned_counts,
 )
@@ -40,16 +41,18 @@ class ShardValues:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
         self.counts: list[cst.AugAssign] = []
+        self.meters: list[str] = []
         self.functions: set[str] = set()
         for shard in evaluation_shard_loops(ctx):
             self.counts.extend(shard.counts)
+            self.meters.extend(shard.meters)
             if returned_counts(ctx, shard, shard.counts) and isinstance(
                 shard.frame, cst.FunctionDef
             ):
                 self.functions.add(shard.frame.name.value)
 
     def __bool__(self) -> bool:
-        return bool(self.counts)
+        return bool(self.counts or self.meters)
 
     def per_rank(self, expr: cst.BaseExpression, at: cst.CSTNode) -> str | None:
         """What shard value `expr` is computed from (a count's name, `f()`), when no
@@ -60,7 +63,7 @@ class ShardValues:
             return None
         if self._reduced_in_place(sources, at):
             return None
-        count = counted(ctx, expr, at, self.counts)
+        count = counted(ctx, expr, at, self.counts) or metered(ctx, expr, at, self.meters)
         if count is not None:
             return f"`{count}`"
         called = returned_by(ctx, expr, at) & self.functions
