@@ -27,7 +27,8 @@ class MetricFromOneShard(Rule):
 ## What it does
 Finds an evaluation loop (under `torch.no_grad()` / `inference_mode()`, or after
 `model.eval()`) over a DataLoader built on a `DistributedSampler` that accumulates a
-value (`correct += ...`, `val_loss += ...`) which nothing combines across ranks (no
+value (`correct += ...`, `val_loss += ...`, or `top1.update(...)` of a meter class of the
+file none of whose methods combines ranks) which nothing combines across ranks (no
 collective, no helper named for one: `all_reduce`, `all_gather`, `reduce_tensor`,
 `gather_for_metrics`, `synchronize_between_processes`, ...), and reports where that value
 is used as the result: compared (to pick the best checkpoint, or to stop), given to a
