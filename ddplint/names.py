@@ -31,6 +31,10 @@ _CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
 )
 
 
+# Packages a star import of a project module is taken to bring in under their own name.
+_STAR_ROOTS = frozenset({"torch"})
+
+
 @functools.lru_cache(maxsize=4096)
 def canonical(name: str) -> str:
     """Map a dotted name to the spelling the rules compare against."""
@@ -66,6 +70,7 @@ class ImportMap:
     def __init__(self) -> None:
         self.bindings: dict[str, str] = {}
         self.modules: set[str] = set()  # every module named by an import statement
+        self.star = False  # a `from m import *` may bind any name
         self._resolved: dict[cst.BaseExpression, str | None] = {}
 
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
@@ -85,6 +90,7 @@ class ImportMap:
         module = "." * len(node.relative) + _module_name(node.module)
         self.modules.add(module)
         if isinstance(node.names, cst.ImportStar):
+            self.star = True
             return
         for alias in node.names:
             name = dotted(alias.name) or ""
@@ -109,6 +115,8 @@ class ImportMap:
             return None
         head, _, rest = text.partition(".")
         base = self.bindings.get(head)
+        if base is None and head in _STAR_ROOTS and self.star:
+            base = head  # `torch.x` where `torch` comes in with a `from config import *`
         if base is None:
             return None
         return canonical(f"{base}.{rest}" if rest else base)

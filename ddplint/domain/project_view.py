@@ -35,6 +35,9 @@ class CalledFunction(Protocol):
     @property
     def spawn_factors(self) -> tuple[tuple[str, int], ...]: ...
 
+    @property
+    def sampler_shuffle(self) -> str: ...
+
 
 class ProjectView(Protocol):
     """The project look-ups of the domain and the rules."""

@@ -11,6 +11,7 @@ import libcst as cst
 from ddplint.context import FileContext, Scope
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import LOADER_CLASSES, SAMPLER_CLASSES, argument, is_false, is_true
+from ddplint.domain.project_view import project_of
 from ddplint.names import dotted
 
 # Positions in `DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)`
@@ -34,12 +35,29 @@ class LoaderUse:
 
 @dataclass
 class SamplerUse:
-    """A `DistributedSampler(...)` call, the name it is bound to and its loaders."""
+    """A `DistributedSampler(...)` call, the name it is bound to and its loaders. A sampler
+    that a function of this file returns as it builds it (`return DistributedSampler(ds,
+    shuffle=shuffle)`) has one use per call of that function (`factory`, the call `site`),
+    named and linked to loaders where that call is."""
 
     call: cst.Call
     name: str | None
     binding_value: cst.BaseExpression | None
     loaders: list[LoaderUse] = field(default_factory=list)
+    factory: tuple[cst.FunctionDef, cst.Call] | None = None
+    # `call` is a project function's that returns a DistributedSampler as built: how it
+    # shuffles (`factory_shuffle`); its arguments are not the sampler's.
+    made_by: str | None = None
+
+    @property
+    def arguments_known(self) -> bool:
+        """`call`'s arguments are the sampler's own (not a project factory's)."""
+        return self.made_by is None
+
+    @property
+    def site(self) -> cst.Call:
+        """Where the sampler is obtained: the factory's call, or the sampler's own."""
+        return self.factory[1] if self.factory is not None else self.call
 
 
 def shuffle_of(call: cst.Call) -> bool | None:
@@ -60,6 +78,9 @@ def bound_name(ctx: FileContext, node: cst.BaseExpression) -> tuple[str | None, 
     while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
         current = parent
         parent = ctx.parent(current)
+    if isinstance(parent, cst.Element):  # `sampler, shuffle = DistributedSampler(ds), False`
+        values = ctx.parent(parent)
+        return _unpacked_name(ctx, parent), values if isinstance(values, cst.Tuple) else current
     if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
         return dotted(parent.targets[0].target), current
     if isinstance(parent, cst.AnnAssign):
@@ -67,11 +88,135 @@ def bound_name(ctx: FileContext, node: cst.BaseExpression) -> tuple[str | None, 
     return None, current
 
 
+def shuffles(ctx: FileContext, sampler: SamplerUse) -> bool | None:
+    """`shuffle_of`, the factory's parameter read as what its call passes (or its
+    default) where the sampler comes from a factory."""
+    if sampler.made_by is not None:
+        return _project_shuffle(ctx, sampler.call, sampler.made_by)
+    known = shuffle_of(sampler.call)
+    value = argument(sampler.call, SAMPLER_SHUFFLE, "shuffle")
+    if known is not None or sampler.factory is None or not isinstance(value, cst.Name):
+        return known
+    func, site = sampler.factory
+    params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+    param = next((p for p in params if p.name.value == value.value), None)
+    if param is None:
+        return None
+    passed = ctx.resolver.passed(site, func, value.value) or param.default
+    if passed is None:
+        return None
+    leaves = [v.expr for v in ctx.resolver.values(passed, site) if v.leaf]
+    if leaves and all(is_true(leaf) for leaf in leaves):
+        return True
+    if leaves and all(is_false(leaf) for leaf in leaves):
+        return False
+    return None
+
+
+def factory_shuffle(ctx: FileContext, func: cst.FunctionDef) -> str:
+    """How a function that returns `DistributedSampler(...)` as built shuffles: "true",
+    "false", "param:<i>:<name>:<default>" (its parameter at position i, default
+    "true"/"false"/"" when none or unknown), "unknown"; "" when it returns no sampler."""
+    found = ""
+    for ret in ctx.nodes_within(func, cst.Return):
+        value = ret.value if isinstance(ret, cst.Return) else None
+        if not isinstance(value, cst.Call) or ctx.scope(ret) is not func:
+            continue
+        if ctx.call_name(value) not in SAMPLER_CLASSES:
+            continue
+        found = _shuffle_text(func, value)
+    return found
+
+
+def _shuffle_text(func: cst.FunctionDef, call: cst.Call) -> str:
+    known = shuffle_of(call)
+    if known is not None:
+        return str(known).lower()
+    value = argument(call, SAMPLER_SHUFFLE, "shuffle")
+    params = [*func.params.posonly_params, *func.params.params]
+    for index, param in enumerate(params):
+        if isinstance(value, cst.Name) and param.name.value == value.value:
+            default = param.default
+            shown = (
+                ""
+                if default is None
+                else ("true" if is_true(default) else "false" if is_false(default) else "")
+            )
+            return f"param:{index}:{param.name.value}:{shown}"
+    return "unknown"
+
+
+def _project_shuffle(ctx: FileContext, call: cst.Call, made_by: str) -> bool | None:
+    if made_by in ("true", "false"):
+        return made_by == "true"
+    if not made_by.startswith("param:"):
+        return None
+    _, index, name, default = made_by.split(":", 3)
+    passed = argument(call, int(index), name)
+    if passed is None:
+        return {"true": True, "false": False}.get(default)
+    leaves = [v.expr for v in ctx.resolver.values(passed, call) if v.leaf]
+    if leaves and all(is_true(leaf) for leaf in leaves):
+        return True
+    if leaves and all(is_false(leaf) for leaf in leaves):
+        return False
+    return None
+
+
+def _project_uses(ctx: FileContext) -> list[SamplerUse]:
+    """Calls of project functions named for a sampler (`make_data_sampler(ds, shuffle,
+    distributed)`) whose summary says they return a DistributedSampler as built."""
+    project = project_of(ctx)
+    if project is None:
+        return []
+    uses = []
+    for call in ctx.calls:
+        name = (dotted(call.func) or "").rpartition(".")[2].lower()
+        if "sampler" not in name or ctx.call_name(call) in SAMPLER_CLASSES:
+            continue
+        summary = project.function_called(ctx, call)
+        shuffle = summary.sampler_shuffle if summary is not None else ""
+        if shuffle:
+            bound, value = bound_name(ctx, call)
+            uses.append(SamplerUse(call, bound, value if bound else None, made_by=shuffle))
+    return uses
+
+
+def _factory_uses(ctx: FileContext, call: cst.Call) -> list[SamplerUse]:
+    """One use per call of the function of this file that returns `call` as built."""
+    parent = ctx.parent(call)
+    func = ctx.scope(call)
+    if not isinstance(parent, cst.Return) or not isinstance(func, cst.FunctionDef):
+        return []
+    uses = []
+    for site in ctx.model.calls_by_name.get(func.name.value, ()):
+        if func in ctx.resolver.callees(site):
+            name, value = bound_name(ctx, site)
+            uses.append(SamplerUse(call, name, value if name else None, factory=(func, site)))
+    return uses
+
+
+def _unpacked_name(ctx: FileContext, element: cst.Element) -> str | None:
+    """The name a tuple assignment binds to `element` of its value tuple."""
+    values = ctx.parent(element)
+    assign = ctx.parent(values) if isinstance(values, cst.Tuple) else None
+    if not isinstance(values, cst.Tuple) or not isinstance(assign, cst.Assign):
+        return None
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Tuple):
+        return None
+    targets = assign.targets[0].target.elements
+    if len(targets) != len(values.elements) or any(
+        isinstance(e, cst.StarredElement) for e in targets
+    ):
+        return None
+    return dotted(targets[values.elements.index(element)].value)
+
+
 def _refers_to(ctx: FileContext, expr: cst.BaseExpression | None, sampler: SamplerUse) -> bool:
     if expr is None:
         return False
     for node in ctx.walk(expr):
-        if node is sampler.call:
+        if node is sampler.site:
             return True
         if (
             sampler.name is not None
@@ -86,14 +231,19 @@ def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
     """Every DistributedSampler of the file with the DataLoaders built on it."""
     samplers = []
     for call in ctx.calls_to(*SAMPLER_CLASSES):
+        factory_uses = _factory_uses(ctx, call)
+        if factory_uses:
+            samplers.extend(factory_uses)
+            continue
         name, value = bound_name(ctx, call)
         samplers.append(SamplerUse(call, name, value if name else None))
+    samplers.extend(_project_uses(ctx))
     if not samplers:
         return samplers
     # `return dataset, train_sampler` in a data helper, the loader built by its caller
     # (torchvision's `load_data`): the caller's names for the returned sampler.
     returned = {
-        id(s): returned_names(ctx, s.name, ctx.scope(s.call)) if s.name is not None else []
+        id(s): returned_names(ctx, s.name, ctx.scope(s.site)) if s.name is not None else []
         for s in samplers
     }
     # Only a sampler without a name, of the module, returned by a helper or of the loader's
@@ -101,7 +251,7 @@ def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
     anywhere = set()
     by_scope: dict[Scope, list[int]] = {}
     for index, sampler in enumerate(samplers):
-        scope = ctx.scope(sampler.call)
+        scope = ctx.scope(sampler.site)
         by_scope.setdefault(scope, []).append(index)
         if sampler.name is None or scope is ctx.module or returned[id(sampler)]:
             anywhere.add(index)
@@ -111,7 +261,7 @@ def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
         for index in sorted(anywhere.union(by_scope.get(ctx.scope(loader), ()))):
             sampler = samplers[index]
             via = None
-            if sampler.name is None or _same_scope_or_module(ctx, sampler.call, loader):
+            if sampler.name is None or _same_scope_or_module(ctx, sampler.site, loader):
                 if _refers_to(ctx, direct, sampler):
                     via = "sampler"
                 elif any(_refers_to(ctx, b, sampler) for b in _with_values(ctx, batch, loader)):

@@ -23,7 +23,7 @@ from ddplint.domain.one_rank_groups import one_rank_group, spawn_factors
 from ddplint.domain.paths import mentions_rank, per_rank_path
 from ddplint.domain.process_group import asks_rank, uses_process_group, uses_process_group_at
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, combined
-from ddplint.domain.samplers import returned_loaders
+from ddplint.domain.samplers import factory_shuffle, returned_loaders
 from ddplint.domain.state_loads import helper_loads
 from ddplint.domain.switches import flag_name, flags_read, job_switches
 from ddplint.domain.test_modules import runs_in_test_process
@@ -99,6 +99,8 @@ class FunctionSummary:
     spawn_factors: tuple[tuple[str, int], ...] = ()  # parameters multiplying its spawn's count
     writes: tuple[HelperWrite, ...] = ()  # checkpoint writes its callers repeat (`helper_writes`)
     loads: tuple[HelperLoad, ...] = ()  # loads of a file the caller names (`helper_loads`)
+    # It returns a DistributedSampler as built (`samplers.factory_shuffle`): "" when not.
+    sampler_shuffle: str = ""
 
 
 @dataclass(frozen=True)
@@ -372,6 +374,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
             spawn_factors=next(filter(None, (spawn_factors(ctx, f) for f in defs)), ()),
             writes=tuple(w for f in defs for w in helper_writes(ctx, f)) if saving else (),
             loads=tuple(x for f in defs for x in helper_loads(ctx, f)) if loading else (),
+            sampler_shuffle=factory_shuffle(ctx, defs[0]) if len(defs) == 1 else "",
         )
         if summary != FunctionSummary():
             functions.append((name, summary))

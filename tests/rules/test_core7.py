@@ -237,7 +237,7 @@ def test_ddp002_any_way_of_setting_the_epoch_is_accepted(sets_epoch):
     assert rows(source, "DDP002") == []
 
 
-def test_ddp002_eval_sampler_single_pass_and_while_loops_are_left_alone():
+def test_ddp002_eval_sampler_and_single_pass_are_left_alone():
     source = src(
         """
         def main(ds, val_ds, steps):
@@ -249,13 +249,26 @@ def test_ddp002_eval_sampler_single_pass_and_while_loops_are_left_alone():
                     evaluate(x)
             for x in loader:
                 step(x)
-            step_count = 0
-            while step_count < steps:
-                for x in loader:
-                    step_count += 1
         """
     )
     assert rows(source, "DDP002") == []
+
+
+def test_ddp002_a_while_loop_of_passes_is_an_epoch_loop_unless_the_file_sets_epochs():
+    body = """
+        def main(ds, steps):
+            dist.init_process_group("nccl")
+            sampler = DistributedSampler(ds, drop_last=True)
+            loader = DataLoader(ds, sampler=sampler)
+            step_count = 0
+            while step_count < steps:
+                {sets}
+                for x in loader:
+                    step_count += 1
+        """
+    assert rows(src(body.format(sets="pass")), "DDP002") == [14]
+    counted = body.format(sets="sampler.set_epoch(step_count // len(loader))")
+    assert rows(src(counted), "DDP002") == []
 
 
 def test_ddp002_set_epoch_in_an_outer_loop_covers_inner_repeat_loops():

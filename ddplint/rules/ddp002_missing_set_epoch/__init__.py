@@ -8,13 +8,15 @@ import libcst as cst
 
 from ddplint.context import FileContext, Scope
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.ddp_facts import is_false
+from ddplint.domain.loops import named_for
 from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import (
     SamplerUse,
     distributed_samplers,
     is_evaluation_sampler,
     names_bound_to,
-    shuffle_of,
+    shuffles,
 )
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
@@ -29,7 +31,7 @@ from ddplint.rules.ddp002_missing_set_epoch.epoch_loops import (
 _SEED = 4  # DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
 
 
-def _visible_in(ctx: FileContext, name: str, binding_node: cst.CSTNode, loop: cst.For) -> bool:
+def _visible_in(ctx: FileContext, name: str, binding_node: cst.CSTNode, loop: cst.CSTNode) -> bool:
     scope = ctx.scope(binding_node)
     if scope is ctx.scope(loop) or scope is ctx.module:
         return ctx.before(binding_node, loop) or name.startswith("self.")
@@ -44,7 +46,9 @@ def _rebuilt_each_pass(
     """Epoch loops that build `sampler` anew in every pass, over the same dataset with the
     same seed, iterate a loader `name` built on it, and call no `set_epoch`."""
     for epoch, _site in finder.epoch_loops(name, scope):
-        if epoch is None or not ctx.is_inside(sampler.call, epoch.loop):
+        if epoch is None or not isinstance(epoch.loop, cst.For) or not sampler.arguments_known:
+            continue
+        if not ctx.is_inside(sampler.call, epoch.loop):
             continue
         loops = [epoch.loop, *outer_loops(ctx, epoch.loop)]
         if any(finder.loop_sets_epoch(loop) for loop in loops):
@@ -105,6 +109,16 @@ and so is an epoch loop that goes round at most once (`range(num_epochs)` with
 Also flags an epoch loop that builds a new shuffling sampler in every pass, over the same
 dataset and with a seed that does not change from pass to pass, and never calls
 `set_epoch` on it.
+Loaders read pass after pass with no epoch counter in sight count too: a `while` loop
+around the iteration, an endless generator (`while True: for batch in loader: yield
+batch`), `itertools.cycle(loader)`, or `iter(loader)` made anew inside a loop; these are
+reported only when nothing in the file calls `set_epoch`. A sampler that a small factory
+(of the file, or a function of another project module named for a sampler) returns as
+built (`return DistributedSampler(ds, shuffle=shuffle)`) is followed to each call of the
+factory, with the `shuffle` that call passes. A loader handed to a class of the file and
+stored on `self` is followed into the methods reading it, and from them to the loop that
+calls them. A project helper's loader bound to a name for evaluation (`test_loader`), or
+built with `training=False` / `shuffle=False`, is not a training loader.
 
 ## Why is this bad?
 `DistributedSampler` seeds its permutation with `seed + epoch`, and `epoch` only changes
@@ -112,6 +126,8 @@ through `set_epoch`. Without it every epoch visits the samples in the same order
 rank: the shuffling you asked for happens once. Training still runs, and the model is
 silently worse. Building a new sampler every epoch does not help: each new one starts at
 epoch 0, with the same seed, so it draws the same permutation as the one before.
+`itertools.cycle` is worse still: it saves the batches of its first pass and replays
+them, so the order (and each batch's random augmentation) repeats even with `set_epoch`.
 
 ## Example
 ```python
@@ -284,7 +300,7 @@ def main(train_set, model, epochs):
         finder = EpochLoops(ctx)
         reported: set[int] = set()
         for sampler in distributed_samplers(ctx):
-            if shuffle_of(sampler.call) is not True or is_evaluation_sampler(ctx, sampler):
+            if shuffles(ctx, sampler) is not True or is_evaluation_sampler(ctx, sampler):
                 continue
             for name, scope, via, _ in loader_names(ctx, sampler):
                 for epoch in finder.without_set_epoch(name, scope, sampler.call):
@@ -313,13 +329,18 @@ def main(train_set, model, epochs):
             return
         for call in ctx.calls:
             positions = project.helper_returned_loader(ctx, call)
+            if not positions or _asks_for_evaluation(call):
+                continue
             for name in names_bound_to(ctx, call, positions):
+                if named_for([name]) == "evaluation":
+                    continue  # `test_set, test_loader, _ = build_dataloader(...)`
                 for epoch in finder.without_set_epoch(name, ctx.scope(call), call):
                     if id(epoch.loop) in reported:
                         continue
                     reported.add(id(epoch.loop))
                     helper = ctx.code(call.func).strip()
                     yield self._message(
+                        ctx,
                         epoch.loop,
                         f"{epoch.name}.sampler",
                         f" (`{helper}()` builds it on one)",
@@ -328,14 +349,32 @@ def main(train_set, model, epochs):
     def _finding(
         self, ctx: FileContext, sampler: SamplerUse, epoch: EpochLoop, via: str
     ) -> Finding:
-        return self._message(epoch.loop, self._receiver(ctx, sampler, epoch, via))
+        return self._message(ctx, epoch.loop, self._receiver(ctx, sampler, epoch, via))
 
     @staticmethod
-    def _message(loop: cst.For, receiver: str | None, origin: str = "") -> Finding:
+    def _message(
+        ctx: FileContext,
+        loop: cst.For | cst.While | cst.Call,
+        receiver: str | None,
+        origin: str = "",
+    ) -> Finding:
         if receiver:
             shown = f"`{receiver}.set_epoch(epoch)`"
         else:
             shown = "`set_epoch(epoch)` on the sampler"
+        if isinstance(loop, cst.Call):
+            return Finding(loop, _endless_message(loop, origin))
+        if isinstance(loop, cst.While):
+            frame = ctx.model.frame(loop)
+            what = "Loop"
+            if isinstance(frame, cst.FunctionDef) and ctx.nodes_within(frame, cst.Yield):
+                what = f"Endless generator `{frame.name.value}()`"
+            return Finding(
+                loop,
+                f"{what} iterates a shuffling DistributedSampler{origin} pass after pass and "
+                "nothing in this file calls `set_epoch` on it: every pass repeats the same "
+                "sample order; count the passes and call `set_epoch(n)` at the start of each",
+            )
         fix = None
         if (
             receiver is not None
@@ -360,7 +399,9 @@ def main(train_set, model, epochs):
         self, ctx: FileContext, sampler: SamplerUse, epoch: EpochLoop, via: str
     ) -> str | None:
         """What to call `set_epoch` on at the top of the loop, if it is certainly the
-        DistributedSampler there."""
+        DistributedSampler there (not a factory's result, which may be another sampler)."""
+        if sampler.factory is not None or not sampler.arguments_known:
+            return None
         value = sampler.binding_value
         if (
             sampler.name is not None
@@ -372,6 +413,33 @@ def main(train_set, model, epochs):
         if via == "sampler" and (inline or value is sampler.call):
             return f"{epoch.name}.sampler"
         return None
+
+
+def _asks_for_evaluation(call: cst.Call) -> bool:
+    """The helper is told to build an evaluation loader: a keyword named for training or
+    shuffling passed a literal `False` (`build_dataloader(..., training=False)`)."""
+    for arg in call.args:
+        if arg.keyword is None or not is_false(arg.value):
+            continue
+        words = set(arg.keyword.value.lower().split("_"))
+        if words & {"train", "training", "shuffle"}:
+            return True
+    return False
+
+
+def _endless_message(call: cst.Call, origin: str) -> str:
+    if isinstance(call.func, cst.Name) and call.func.value == "iter":
+        return (
+            f"`iter()` restarts a loader on a shuffling DistributedSampler{origin} in every "
+            "pass of this loop and nothing in this file calls `set_epoch` on it: every "
+            "pass repeats the same sample order; call `set_epoch(n)` before each restart"
+        )
+    return (
+        f"`cycle()` reads a loader on a shuffling DistributedSampler{origin} endlessly: "
+        "it replays the batches of its first pass, so every pass repeats the same order "
+        "(and `set_epoch` cannot change it); loop over the loader and call `set_epoch(n)` "
+        "at the start of each pass"
+    )
 
 
 def _runs_once(ctx: FileContext, loop: cst.CSTNode) -> bool:

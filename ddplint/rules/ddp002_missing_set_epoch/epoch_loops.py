@@ -1,6 +1,8 @@
 """Epoch loops: the outer loops that iterate a loader (or sampler) pass after pass, found
-through the names that hold it, helpers of this file it is passed to and project helpers;
-and whether such a loop calls `set_epoch` (directly, through a function of this file or a
+through the names that hold it, helpers of this file it is passed to and project helpers
+(an endless generator, `while True: for batch in loader: yield batch`, is one); the
+endless reads (`itertools.cycle(loader)`, `iter(loader)` made anew inside a loop); and
+whether such a loop calls `set_epoch` (directly, through a function of this file or a
 project helper)."""
 
 from __future__ import annotations
@@ -14,20 +16,30 @@ import libcst as cst
 from ddplint.context import FileContext, Scope
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.project_view import project_of
-from ddplint.domain.samplers import SamplerUse, returned_names
+from ddplint.domain.samplers import SamplerUse, bound_name, returned_names
 from ddplint.names import dotted
 
+_CYCLE = "itertools.cycle"
+# Calls that wrap an iterable and iterate it when they are iterated.
+_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"})
+_BUILTIN_WRAPPERS = frozenset({"enumerate"})
 # Parents of a name that is not read whole (`loader` in `loader.sampler`) or not read.
 _NOT_WHOLE_READS = frozenset({cst.Attribute, cst.AssignTarget, cst.Param})
 
 
 @dataclass
 class EpochLoop:
-    """An epoch loop and the loader's (or sampler's) name in its scope."""
+    """An epoch loop and the loader's (or sampler's) name in its scope. `loop` is a `for`
+    or `while` statement, or a call that reads the loader endlessly: `itertools.cycle(...)`
+    or `iter(...)` made anew in each pass of a loop."""
 
-    loop: cst.For
+    loop: cst.For | cst.While | cst.Call
     name: str
     is_sampler: bool
+
+    @property
+    def is_for(self) -> bool:
+        return isinstance(self.loop, cst.For)
 
 
 def outer_loops(ctx: FileContext, node: cst.CSTNode) -> list[cst.For | cst.While]:
@@ -63,7 +75,8 @@ def _param_for(func: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | Non
         return None
     positional = [a for a in call.args if a.keyword is None and not a.star]
     index = positional.index(arg)
-    if isinstance(call.func, cst.Attribute) and params and params[0] in ("self", "cls"):
+    bound = isinstance(call.func, cst.Attribute) or func.name.value == "__init__"
+    if bound and params and params[0] in ("self", "cls"):
         index += 1
     return params[index] if index < len(params) else None
 
@@ -90,6 +103,7 @@ class EpochLoops:
         self._setters: set[str] | None = None
         self._reads: dict[str, list[cst.BaseExpression]] | None = None
         self._reads_by_scope: dict[str, dict[Scope, list[cst.BaseExpression]]] = {}
+        self._file_sets_epoch: bool | None = None
 
     @property
     def setters(self) -> set[str]:
@@ -104,45 +118,87 @@ class EpochLoops:
             return True
         if isinstance(func, cst.Name) and func.value in known:
             return True
+        if _on_self(func) and isinstance(func, cst.Attribute) and func.attr.value in known:
+            return True  # `self.train_epoch(epoch)`, a method that sets it
         project = project_of(self.ctx)
         return project is not None and bool(project.helper_set_epoch_positions(self.ctx, call))
 
-    def loop_sets_epoch(self, loop: cst.For | cst.While) -> bool:
+    def loop_sets_epoch(self, loop: cst.CSTNode) -> bool:
         setters = self.setters
         return any(self._sets_epoch(c, setters) for c in self.ctx.calls_within(loop))
 
     def epoch_loops(
         self, name: str, scope: Scope, depth: int = 2
     ) -> Iterator[tuple[EpochLoop | None, cst.CSTNode]]:
-        """(epoch loop or None, iteration site) for each place `name` is iterated."""
+        """(epoch loop or None, iteration site) for each place `name` is iterated: by a
+        `for`, through a helper of this file it is passed to (`for b in gen(loader)`
+        included), a project helper, an endless read, or a local name a wrapper binds
+        (`it = tqdm(loader)`)."""
         ctx = self.ctx
         for node in self._usages(name, scope):
-            loop = _for_iterating(ctx, node)
-            if loop is not None:
-                outer = ctx.enclosing_loop(loop)
-                yield self._epoch(outer, name), loop
-                continue
             arg = ctx.parent(node)
             call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
-            if not isinstance(call, cst.Call) or not isinstance(arg, cst.Arg):
-                continue
-            helper = self._helper(call)
-            if helper is not None and depth > 0:
-                param = _param_for(helper, call, arg)
-                if param is None:
+            if isinstance(call, cst.Call) and isinstance(arg, cst.Arg):
+                found = list(self._through_call(call, arg, name, depth))
+                if found:
+                    yield from found
                     continue
-                for inner, site in self.epoch_loops(param, helper, depth - 1):
-                    if inner is not None:
-                        yield inner, site
-                    else:
-                        yield self._epoch(ctx.enclosing_loop(call), name), call
-            elif helper is None and self._project_helper(call):
-                yield self._epoch(ctx.enclosing_loop(call), name), call
+            loop = _for_iterating(ctx, node)
+            if loop is None:
+                continue
+            outer = ctx.enclosing_loop(loop)
+            if outer is None and name.startswith("self.") and depth > 0:
+                # `for b in self.loader` in a method the epoch loop calls
+                callers = list(self._method_callers(loop, name))
+                if callers:
+                    yield from callers
+                    continue
+            yield self._epoch(outer, name), loop
+
+    def _through_call(
+        self, call: cst.Call, arg: cst.Arg, name: str, depth: int
+    ) -> Iterator[tuple[EpochLoop | None, cst.CSTNode]]:
+        """What iterating `name` through the call it is passed to (`arg`) gives; nothing
+        for a call that is not a helper, an endless read or a wrapper."""
+        ctx = self.ctx
+        site_loop = _for_iterating(ctx, call)
+        around = ctx.enclosing_loop(site_loop if site_loop is not None else call)
+        endless = self._endless_read(call)
+        if endless is not None:
+            yield (EpochLoop(call, name, is_sampler=False) if endless else None), call
+            return
+        init = self._constructor(call)
+        if init is not None:
+            param = _param_for(init, call, arg) if depth > 0 else None
+            for attribute in _stored_as(ctx, init, param):
+                yield from self.epoch_loops(attribute, init, depth - 1)
+            return
+        helper = self._helper(call)
+        if helper is not None:
+            param = _param_for(helper, call, arg) if depth > 0 else None
+            if param is None:
+                return
+            for inner, site in self.epoch_loops(param, helper, depth - 1):
+                if inner is not None:
+                    yield inner, site
+                else:
+                    yield self._epoch(around, name), call
+        elif self._project_helper(call):
+            yield self._epoch(around, name), call
+        elif site_loop is None and _wraps(ctx, call) and depth > 0:
+            bound, _ = bound_name(ctx, call)
+            if bound is not None and "." not in bound:
+                for inner, site in self.epoch_loops(bound, ctx.scope(call), depth - 1):
+                    # the wrapper (`it = tqdm(loader)`) has no sampler: name the loader
+                    wrapped = inner and EpochLoop(inner.loop, name, inner.is_sampler)
+                    yield wrapped, site
 
     def without_set_epoch(self, name: str, scope: Scope, made: cst.CSTNode) -> Iterator[EpochLoop]:
         """Epoch loops iterating `name` (seen from `scope`) that do not build it anew each
         pass (`made`, where the loader or sampler is built, is outside them) and call no
-        `set_epoch`, nor does a loop around them."""
+        `set_epoch`, nor does a loop around them. A `while` loop or an endless read (whose
+        passes no epoch counter names) counts only where the file calls no `set_epoch` at
+        all."""
         ctx = self.ctx
         for epoch, _site in self.epoch_loops(name, scope):
             if epoch is None:
@@ -150,8 +206,30 @@ class EpochLoops:
             loops = [epoch.loop, *outer_loops(ctx, epoch.loop)]
             if any(ctx.is_inside(made, outer) for outer in loops):
                 continue
+            if not epoch.is_for and self.file_sets_epoch:
+                continue
             if not any(self.loop_sets_epoch(outer) for outer in loops):
                 yield epoch
+
+    @property
+    def file_sets_epoch(self) -> bool:
+        """Some call of the file sets a sampler's epoch (directly or through a helper)."""
+        if self._file_sets_epoch is None:
+            setters = self.setters
+            self._file_sets_epoch = any(self._sets_epoch(c, setters) for c in self.ctx.calls)
+        return self._file_sets_epoch
+
+    def _endless_read(self, call: cst.Call) -> bool | None:
+        """True when `call` reads its argument pass after pass: `itertools.cycle(x)`, or
+        `iter(x)` inside a loop of its function (made anew each pass); False for `iter(x)`
+        outside any loop (one pass); None for any other call."""
+        ctx = self.ctx
+        if ctx.call_name(call) == _CYCLE:
+            return True
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "iter" and "iter" not in ctx.functions:
+            return ctx.enclosing_loop(call) is not None
+        return None
 
     def _reads_index(self) -> dict[str, list[cst.BaseExpression]]:
         """Whole dotted names read in the file (`loader`, `self.loader`; not the `loader`
@@ -181,7 +259,7 @@ class EpochLoops:
         return iter(local.get(scope, []))
 
     def _epoch(self, loop: cst.For | cst.While | None, name: str) -> EpochLoop | None:
-        if isinstance(loop, cst.For):
+        if isinstance(loop, cst.For) or (isinstance(loop, cst.While) and not _runs_once(loop)):
             return EpochLoop(loop, name, is_sampler=False)
         return None
 
@@ -193,6 +271,74 @@ class EpochLoops:
                 return defs[0]
         return None
 
+    def _method_callers(
+        self, loop: cst.For, name: str
+    ) -> Iterator[tuple[EpochLoop | None, cst.CSTNode]]:
+        """Calls `self.method(...)` of the method holding `loop`, each with the loop
+        around it (the epoch loop of a trainer class)."""
+        ctx = self.ctx
+        method = ctx.model.frame(loop)
+        if not isinstance(method, cst.FunctionDef):
+            return
+        for call in ctx.model.calls_by_name.get(method.name.value, ()):
+            if _on_self(call.func) and method in ctx.resolver.callees(call):
+                yield self._epoch(ctx.enclosing_loop(call), name), call
+
+    def _constructor(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The `__init__` of a class of this file that `Cls(...)` runs."""
+        if not isinstance(call.func, cst.Name):
+            return None
+        found = [f for f in self.ctx.resolver.callees(call) if f.name.value == "__init__"]
+        return found[0] if len(found) == 1 else None
+
     def _project_helper(self, call: cst.Call) -> bool:
         project = project_of(self.ctx)
         return project is not None and project.resolve(self.ctx, call) is not None
+
+
+def _on_self(func: cst.BaseExpression) -> bool:
+    """`self.<method>`."""
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value == "self"
+    )
+
+
+def _stored_as(ctx: FileContext, init: cst.FunctionDef, param: str | None) -> list[str]:
+    """The attributes `__init__` stores its parameter in as it stands (`self.loader =
+    loader`)."""
+    if param is None:
+        return []
+    found = []
+    for node in ctx.nodes_within(init, cst.Assign):
+        if (
+            isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == param
+            and len(node.targets) == 1
+            and ctx.scope(node) is init
+        ):
+            target = dotted(node.targets[0].target)
+            if target is not None and target.startswith("self."):
+                found.append(target)
+    return found
+
+
+def _wraps(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` wraps its iterable (`tqdm(loader)`, `enumerate(loader)`)."""
+    func = call.func
+    if isinstance(func, cst.Name) and func.value in _BUILTIN_WRAPPERS:
+        return func.value not in ctx.functions
+    return ctx.call_name(call) in _WRAPPERS
+
+
+def _runs_once(loop: cst.While) -> bool:
+    """The `while` body ends in a `break` at its top level (a retry loop): one pass."""
+    body = loop.body
+    if not isinstance(body, cst.IndentedBlock) or not body.body:
+        return False
+    last = body.body[-1]
+    return isinstance(last, cst.SimpleStatementLine) and any(
+        isinstance(s, cst.Break) for s in last.body
+    )

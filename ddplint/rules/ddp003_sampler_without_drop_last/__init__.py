@@ -304,6 +304,8 @@ def evaluate(model, val_set):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for sampler in distributed_samplers(ctx):
+            if sampler.factory is not None or not sampler.arguments_known:
+                continue  # reported where the sampler call is written
             if not _pads(sampler.call) or not _evaluation(ctx, sampler):
                 continue
             for loader in sampler.loaders:

@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.context import FileContext, Scope
+from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.domain import domain_of
-from ddplint.domain.samplers import distributed_samplers
-from ddplint.domain.value_leaves import deciding_leaves
-from ddplint.engine.resolve import argument
-from ddplint.names import dotted
-from ddplint.rule import Finding, Rule, register
-
-# Calls wrapping the loader in the `for` (`enumerate(loader)`, `tqdm(loader, ...)`).
-_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "track"})
-# Helpers whose name says they combine the ranks' values (`reduce_tensor`, `all_gather`,
-# `accelerator.gather_for_metrics`, `synchronize_between_processes`, `sync_dist`); not
-# `torch.cuda.synchronize()`.
-_COMBINES = re.compile(
-    r"reduce|gather|all_?sum|between_processes|sync_(dist|across|metric|states?)",
-    re.IGNORECASE,
+from ddplint.domain.shard_metrics import (
+    ShardLoop,
+    callers_keep_it,
+    counted,
+    division,
+    escapes,
+    shard_loops,
+    whole_dataset,
 )
-_REPLICAS = 1  # DistributedSampler(dataset, num_replicas, ...)
+from ddplint.rule import Finding, Rule, register
 
 
 @register
@@ -173,67 +165,25 @@ def main(model, train_set, test_set):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        sharded: set[cst.Call] = set()
-        ranks = domain_of(ctx).ranks
-        for sampler in distributed_samplers(ctx):
-            replicas = argument(sampler.call, _REPLICAS, "num_replicas")
-            if replicas is None or ranks.is_world_size(replicas, sampler.call):
-                sharded.update(loader.call for loader in sampler.loaders)
-        if not sharded:
-            return
-        for node in ctx.nodes_of(cst.For):
-            loop = node
-            assert isinstance(loop, cst.For)
-            loaders = self._iterated_loaders(ctx, loop, sharded)
-            if loaders:
-                yield from self._divisions(ctx, loop, loaders)
+        for shard in shard_loops(ctx):
+            yield from self._divisions(ctx, shard)
 
-    @staticmethod
-    def _iterated_loaders(
-        ctx: FileContext, loop: cst.For, sharded: set[cst.Call]
-    ) -> list[cst.Call]:
-        """The sharded loaders `loop` iterates, when every value its iterable may hold is
-        one; else []."""
-        iterable = loop.iter
-        while (
-            isinstance(iterable, cst.Call)
-            and iterable.args
-            and (dotted(iterable.func) or "").rpartition(".")[2] in _WRAPPERS
-        ):
-            iterable = iterable.args[0].value
-        leaves = [v.expr for v in deciding_leaves(ctx.resolver, iterable, loop)]
-        if not leaves or not all(isinstance(v, cst.Call) and v in sharded for v in leaves):
-            return []
-        return [v for v in leaves if isinstance(v, cst.Call)]
-
-    def _divisions(
-        self, ctx: FileContext, loop: cst.For, loaders: list[cst.Call]
-    ) -> Iterator[Finding]:
-        frame = ctx.scope(loop)
-        counts = [
-            node
-            for node in ctx.nodes_within(loop.body, cst.AugAssign)
-            if isinstance(node, cst.AugAssign)
-            and isinstance(node.operator, cst.AddAssign)
-            and isinstance(node.target, cst.Name)
-            and ctx.scope(node) is frame
-        ]
-        if not counts or _combines(ctx, frame):
-            return
+    def _divisions(self, ctx: FileContext, shard: ShardLoop) -> Iterator[Finding]:
+        loop, frame, loaders, counts = shard.loop, shard.frame, shard.loaders, shard.counts
         for node in ctx.nodes_within(frame, cst.BinaryOperation, cst.AugAssign):
             if ctx.scope(node) is not frame or not ctx.before(loop, node):
                 continue
             if ctx.is_inside(node, loop):
                 continue
-            parts = _division(node)
+            parts = division(node)
             if parts is None:
                 continue
             numerator, denominator = parts
-            count = _counted(ctx, numerator, node, counts)
-            if count is None or not _whole_dataset(ctx, denominator, node, loaders):
+            count = counted(ctx, numerator, node, counts)
+            if count is None or not whole_dataset(ctx, denominator, node, loaders):
                 continue
-            if _escapes(ctx, node, frame) and not (
-                isinstance(frame, cst.FunctionDef) and _callers_keep_it(ctx, frame)
+            if escapes(ctx, node, frame) and not (
+                isinstance(frame, cst.FunctionDef) and callers_keep_it(ctx, frame)
             ):
                 continue
             yield Finding(
@@ -244,111 +194,3 @@ def main(model, train_set, test_set):
                 "divides by all of them, so with 8 processes the value reads about 1/8 of "
                 "the true one; all_reduce the count (and the number of samples) first",
             )
-
-
-def _division(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
-    """(numerator, denominator) of `a / b` or `a /= b`."""
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
-        return node.left, node.right
-    if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.DivideAssign):
-        return node.target, node.value
-    return None
-
-
-def _counted(
-    ctx: FileContext, numerator: cst.BaseExpression, at: cst.CSTNode, counts: list[cst.AugAssign]
-) -> str | None:
-    """The name of the loop's count that `numerator` is computed from, if any."""
-    for value in ctx.resolver.sources(numerator, at, depth=3):
-        if not isinstance(value.expr, cst.Name):
-            continue
-        for binding in ctx.resolver.reaching(value.expr.value, value.at):
-            if binding.kind == "augassign" and binding.statement in counts:
-                return value.expr.value
-    return None
-
-
-def _whole_dataset(
-    ctx: FileContext, denominator: cst.BaseExpression, at: cst.CSTNode, loaders: list[cst.Call]
-) -> bool:
-    """`denominator` is `len(...)` of the dataset of one of `loaders`: `len(loader.dataset)`,
-    or `len(x)` where `x` holds the dataset the loader was built on."""
-    datasets = {
-        _identity(ctx, v.expr, v.at)
-        for loader in loaders
-        if (dataset := argument(loader, 0, "dataset")) is not None
-        for v in deciding_leaves(ctx.resolver, dataset, loader)
-    }
-    for value in ctx.resolver.values(denominator, at):
-        sized = value.expr
-        if not (
-            isinstance(sized, cst.Call)
-            and isinstance(sized.func, cst.Name)
-            and sized.func.value == "len"
-            and len(sized.args) == 1
-        ):
-            continue
-        measured = sized.args[0].value
-        if isinstance(measured, cst.Attribute) and measured.attr.value == "dataset":
-            held = [v.expr for v in deciding_leaves(ctx.resolver, measured.value, value.at)]
-            if held and all(h in loaders for h in held):
-                return True
-        held_ids = [
-            _identity(ctx, v.expr, v.at) for v in deciding_leaves(ctx.resolver, measured, value.at)
-        ]
-        if held_ids and all(h in datasets for h in held_ids):
-            return True
-    return False
-
-
-def _identity(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> object:
-    """What a value the resolver could not follow further is: the expression itself, or
-    for a name, the bindings it reads (a parameter no caller passes is the same dataset
-    wherever the function reads it)."""
-    if isinstance(expr, (cst.Name, cst.Attribute)):
-        key = dotted(expr)
-        bindings = ctx.resolver.reaching(key, at) if key is not None else []
-        if bindings:
-            return tuple(sorted(id(b) for b in bindings))
-    return id(expr)
-
-
-def _combines(ctx: FileContext, frame: Scope) -> bool:
-    """Code of `frame` issues a collective or calls a helper named for combining ranks."""
-    collectives = domain_of(ctx).collectives
-    for call in ctx.model.calls_by_frame(frame):
-        name = (dotted(call.func) or "").rpartition(".")[2]
-        if _COMBINES.search(name) or collectives.issues(call):
-            return True
-    return False
-
-
-def _escapes(ctx: FileContext, division: cst.CSTNode, frame: Scope) -> bool:
-    """The result leaves the function: the division, or the name it is assigned to, is
-    part of a returned value."""
-    if not isinstance(frame, cst.FunctionDef):
-        return False
-    statement = ctx.statement(division)
-    names: set[str] = set()
-    if isinstance(statement, cst.Assign):
-        names = {n for t in statement.targets if (n := dotted(t.target)) is not None}
-    elif isinstance(statement, cst.AugAssign):
-        names = {n for n in [dotted(statement.target)] if n is not None}
-    for found in ctx.nodes_within(frame, cst.Return):
-        returned = found.value if isinstance(found, cst.Return) else None
-        if returned is None or ctx.scope(found) is not frame:
-            continue
-        if ctx.is_inside(division, returned) or names & set(ctx.names_in(returned)):
-            return True
-    return False
-
-
-def _callers_keep_it(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """`func` is called in this file, and none of the functions calling it combines the
-    ranks' values (which could sum the returned fractions into the right one)."""
-    callers = [
-        call
-        for call in ctx.model.calls_by_name.get(func.name.value, [])
-        if func in ctx.resolver.callees(call)
-    ]
-    return bool(callers) and not any(_combines(ctx, ctx.scope(call)) for call in callers)

@@ -1,0 +1,306 @@
+"""Values counted over one rank's shard: a loop over a DataLoader built on a
+`DistributedSampler` (each rank reads its own 1/N of the dataset) that accumulates
+(`correct += ...`, `val_loss += ...`) in a function where nothing combines the ranks'
+values (no collective, no helper named for one), and the uses of those values after the
+loop, in the function or, where it returns them, in its callers of this file that do not
+combine them either."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ddplint.context import FileContext, Scope
+from ddplint.domain import domain_of
+from ddplint.domain.samplers import distributed_samplers
+from ddplint.domain.value_leaves import deciding_leaves
+from ddplint.engine.resolve import argument
+from ddplint.names import dotted
+
+# Calls wrapping the loader in the `for` (`enumerate(loader)`, `tqdm(loader, ...)`).
+_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "track"})
+# Helpers whose name says they combine the ranks' values (`reduce_tensor`, `all_gather`,
+# `accelerator.gather_for_metrics`, `synchronize_between_processes`, `sync_dist`); not
+# `torch.cuda.synchronize()`, nor the `ReduceLROnPlateau` scheduler.
+_COMBINES = re.compile(
+    r"reduce(?!lronplateau)|gather|all_?sum|between_processes|sync_(dist|across|metric|states?)",
+    re.IGNORECASE,
+)
+_REPLICAS = 1  # DistributedSampler(dataset, num_replicas, ...)
+
+
+@dataclass
+class ShardLoop:
+    """A loop over sharded loaders, its function and the counts it accumulates."""
+
+    loop: cst.For
+    frame: Scope
+    loaders: list[cst.Call]
+    counts: list[cst.AugAssign]
+    meters: list[str] = field(default_factory=list)  # `top1.update(...)` of a local meter
+
+
+def sharded_loaders(ctx: FileContext) -> set[cst.Call]:
+    """DataLoaders built on a DistributedSampler that splits the data over every rank
+    (`num_replicas` left out or the world size)."""
+    sharded: set[cst.Call] = set()
+    ranks = domain_of(ctx).ranks
+    for sampler in distributed_samplers(ctx):
+        replicas = argument(sampler.call, _REPLICAS, "num_replicas")
+        if not sampler.arguments_known:
+            replicas = None  # a project factory's arguments: it splits by default
+        if replicas is None or ranks.is_world_size(replicas, sampler.call):
+            sharded.update(loader.call for loader in sampler.loaders)
+    return sharded
+
+
+def shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
+    """Loops over sharded loaders that accumulate counts, in a function where nothing
+    combines the ranks' values."""
+    sharded = sharded_loaders(ctx)
+    if not sharded:
+        return
+    for node in ctx.nodes_of(cst.For):
+        assert isinstance(node, cst.For)
+        loaders = iterated_loaders(ctx, node, sharded)
+        if not loaders:
+            continue
+        frame = ctx.scope(node)
+        counts = [
+            statement
+            for statement in ctx.nodes_within(node.body, cst.AugAssign)
+            if isinstance(statement, cst.AugAssign)
+            and isinstance(statement.operator, cst.AddAssign)
+            and isinstance(statement.target, cst.Name)
+            and ctx.scope(statement) is frame
+        ]
+        meters = _meters(ctx, node, frame)
+        if (counts or meters) and not combines(ctx, frame):
+            yield ShardLoop(node, frame, loaders, counts, meters)
+
+
+def _meters(ctx: FileContext, loop: cst.For, frame: Scope) -> list[str]:
+    """Local names updated in `loop` (`top1.update(acc, n)`) that hold an instance of a
+    class of this file built before the loop, none of whose methods combines ranks (a
+    hand-written `AverageMeter`; not a torchmetrics metric, which syncs itself)."""
+    found = []
+    for call in ctx.calls_within(loop.body):
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "update"
+            and isinstance(func.value, cst.Name)
+            and ctx.scope(call) is frame
+        ):
+            continue
+        name = func.value.value
+        bindings = ctx.resolver.reaching(name, loop)
+        if bindings and all(_local_meter(ctx, b.statement, loop) for b in bindings):
+            found.append(name)
+    return found
+
+
+def _local_meter(ctx: FileContext, statement: cst.CSTNode, loop: cst.For) -> bool:
+    if not isinstance(statement, cst.Assign) or not ctx.before(statement, loop):
+        return False
+    made = statement.value
+    if not isinstance(made, cst.Call) or not isinstance(made.func, cst.Name):
+        return False
+    classes = ctx.model.classes.get(made.func.value, [])
+    if len(classes) != 1 or made.func.value in ctx.functions:
+        return False
+    methods = [m for m in ctx.nodes_within(classes[0], cst.FunctionDef)]
+    return not any(isinstance(m, cst.FunctionDef) and combines(ctx, m) for m in methods)
+
+
+def metered(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, meters: list[str]
+) -> str | None:
+    """The meter (`top1`) whose reading (`top1.avg`, `top1.get()`) `expr` is computed
+    from, if any."""
+    if not meters:
+        return None
+    for value in ctx.resolver.sources(expr, at, depth=3):
+        node = value.expr
+        if isinstance(node, cst.Call):
+            node = node.func
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value in meters
+            and node.attr.value != "update"
+        ):
+            return node.value.value
+    return None
+
+
+def evaluation_shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
+    """`shard_loops` that evaluate (under `no_grad`, or after `model.eval()`) and do
+    not train."""
+    loops = domain_of(ctx).loops
+    for shard in shard_loops(ctx):
+        if loops.is_training_loop(shard.loop):
+            continue
+        if loops.is_evaluation(shard.loop) or loops.in_eval_mode(shard.loop):
+            yield shard
+
+
+def returned_counts(ctx: FileContext, shard: ShardLoop, counts: list[cst.AugAssign]) -> list[str]:
+    """The counts the function of `shard` returns (names, in order of its returns)."""
+    func = shard.frame
+    if not isinstance(func, cst.FunctionDef):
+        return []
+    return [
+        count
+        for found in ctx.nodes_within(func, cst.Return)
+        if isinstance(found, cst.Return)
+        and found.value is not None
+        and ctx.scope(found) is func
+        and (
+            count := counted(ctx, found.value, found, counts)
+            or metered(ctx, found.value, found, shard.meters)
+        )
+        is not None
+    ]
+
+
+def iterated_loaders(ctx: FileContext, loop: cst.For, sharded: set[cst.Call]) -> list[cst.Call]:
+    """The sharded loaders `loop` iterates, when every value its iterable may hold is
+    one; else []."""
+    iterable = loop.iter
+    while (
+        isinstance(iterable, cst.Call)
+        and iterable.args
+        and (dotted(iterable.func) or "").rpartition(".")[2] in _WRAPPERS
+    ):
+        iterable = iterable.args[0].value
+    leaves = [v.expr for v in deciding_leaves(ctx.resolver, iterable, loop)]
+    if not leaves or not all(isinstance(v, cst.Call) and v in sharded for v in leaves):
+        return []
+    return [v for v in leaves if isinstance(v, cst.Call)]
+
+
+def counted(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, counts: list[cst.AugAssign]
+) -> str | None:
+    """The name of the loop's count that `expr` is computed from, if any."""
+    for value in ctx.resolver.sources(expr, at, depth=3):
+        if not isinstance(value.expr, cst.Name):
+            continue
+        for binding in ctx.resolver.reaching(value.expr.value, value.at):
+            if binding.kind == "augassign" and binding.statement in counts:
+                return value.expr.value
+    return None
+
+
+def returned_by(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> set[str]:
+    """Names of this file's functions whose call `expr` is computed from."""
+    found: set[str] = set()
+    for value in ctx.resolver.sources(expr, at, depth=3):
+        if isinstance(value.expr, cst.Call):
+            found.update(f.name.value for f in ctx.resolver.callees(value.expr))
+    return found
+
+
+def combines(ctx: FileContext, frame: Scope) -> bool:
+    """Code of `frame` issues a collective or calls a helper named for combining ranks."""
+    return any(combines_call(ctx, call) for call in ctx.model.calls_by_frame(frame))
+
+
+def combines_call(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` issues a collective or calls a helper named for combining ranks."""
+    name = (dotted(call.func) or "").rpartition(".")[2]
+    return bool(_COMBINES.search(name)) or domain_of(ctx).collectives.issues(call)
+
+
+def escapes(ctx: FileContext, node: cst.CSTNode, frame: Scope) -> bool:
+    """The value of `node` leaves the function: it, or the name its statement assigns,
+    is part of a returned value."""
+    if not isinstance(frame, cst.FunctionDef):
+        return False
+    statement = ctx.statement(node)
+    names: set[str] = set()
+    if isinstance(statement, cst.Assign):
+        names = {n for t in statement.targets if (n := dotted(t.target)) is not None}
+    elif isinstance(statement, cst.AugAssign):
+        names = {n for n in [dotted(statement.target)] if n is not None}
+    for found in ctx.nodes_within(frame, cst.Return):
+        returned = found.value if isinstance(found, cst.Return) else None
+        if returned is None or ctx.scope(found) is not frame:
+            continue
+        if ctx.is_inside(node, returned) or names & set(ctx.names_in(returned)):
+            return True
+    return False
+
+
+def callers(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
+    """The calls of this file that run `func`."""
+    return [
+        call
+        for call in ctx.model.calls_by_name.get(func.name.value, [])
+        if func in ctx.resolver.callees(call)
+    ]
+
+
+def callers_keep_it(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` is called in this file, and none of the functions calling it combines the
+    ranks' values (which could sum the returned fractions into the right one)."""
+    found = callers(ctx, func)
+    return bool(found) and not any(combines(ctx, ctx.scope(call)) for call in found)
+
+
+def division(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(numerator, denominator) of `a / b` or `a /= b`."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        return node.left, node.right
+    if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.DivideAssign):
+        return node.target, node.value
+    return None
+
+
+def whole_dataset(
+    ctx: FileContext, denominator: cst.BaseExpression, at: cst.CSTNode, loaders: list[cst.Call]
+) -> bool:
+    """`denominator` is `len(...)` of the dataset of one of `loaders`: `len(loader.dataset)`,
+    or `len(x)` where `x` holds the dataset the loader was built on."""
+    datasets = {
+        _identity(ctx, v.expr, v.at)
+        for loader in loaders
+        if (dataset := argument(loader, 0, "dataset")) is not None
+        for v in deciding_leaves(ctx.resolver, dataset, loader)
+    }
+    for value in ctx.resolver.values(denominator, at):
+        sized = value.expr
+        if not (
+            isinstance(sized, cst.Call)
+            and isinstance(sized.func, cst.Name)
+            and sized.func.value == "len"
+            and len(sized.args) == 1
+        ):
+            continue
+        measured = sized.args[0].value
+        if isinstance(measured, cst.Attribute) and measured.attr.value == "dataset":
+            held = [v.expr for v in deciding_leaves(ctx.resolver, measured.value, value.at)]
+            if held and all(h in loaders for h in held):
+                return True
+        held_ids = [
+            _identity(ctx, v.expr, v.at) for v in deciding_leaves(ctx.resolver, measured, value.at)
+        ]
+        if held_ids and all(h in datasets for h in held_ids):
+            return True
+    return False
+
+
+def _identity(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> object:
+    """What a value the resolver could not follow further is: the expression itself, or
+    for a name, the bindings it reads (a parameter no caller passes is the same dataset
+    wherever the function reads it)."""
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        key = dotted(expr)
+        bindings = ctx.resolver.reaching(key, at) if key is not None else []
+        if bindings:
+            return tuple(sorted(id(b) for b in bindings))
+    return id(expr)
