@@ -90,6 +90,8 @@ class ProjectView(Protocol):
 
     def device_callers(self, path: str) -> tuple[str, ...]: ...
 
+    def closure(self, path: str) -> list[str]: ...
+
 
 def project_of(ctx: FileContext) -> ProjectView | None:
     """The project `ctx`'s file is checked in, None when it is checked alone (the checker

@@ -1,0 +1,74 @@
+"""What an argparse parser of one file accepts of the local rank a launcher passes: the
+spellings of its `--local_rank` options, whether one is required, and whether the file
+parses the whole command line strictly (`parser.parse_args()`, which exits on an option it
+does not know)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.ddp_facts import keyword, string_value
+
+LOCAL_RANK_FLAGS = frozenset({"--local_rank", "--local-rank"})
+_PARSERS = frozenset({"argparse.ArgumentParser"})
+
+
+def local_rank_options(ctx: FileContext) -> Iterator[tuple[cst.Call, frozenset[str]]]:
+    """Each `add_argument` call declaring a local-rank option (also through an alias:
+    `arg = parser.add_argument; arg("--local_rank", ...)`), with the spellings it
+    declares."""
+    for call in ctx.calls:
+        flags = frozenset(string_value(a.value) or "" for a in call.args if a.keyword is None)
+        if flags & LOCAL_RANK_FLAGS and _adds_argument(ctx, call):
+            yield call, flags & LOCAL_RANK_FLAGS
+
+
+def _adds_argument(ctx: FileContext, call: cst.Call) -> bool:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value == "add_argument"
+    return isinstance(func, cst.Name) and any(
+        isinstance(v.expr, cst.Attribute) and v.expr.attr.value == "add_argument"
+        for v in ctx.resolver.values(func, call)
+    )
+
+
+def is_required(call: cst.Call) -> bool:
+    required = keyword(call, "required")
+    return (
+        required is not None
+        and isinstance(required.value, cst.Name)
+        and (required.value.value == "True")
+    )
+
+
+def strict_parse(ctx: FileContext) -> cst.Call | None:
+    """The file's `parser.parse_args()` of the whole command line, for a parser the file
+    builds with `argparse.ArgumentParser`; None when the file also parses leniently
+    (`parse_known_args`, `parse_intermixed_args`, an `argparse.REMAINDER` argument), passes
+    its own list, or builds no parser."""
+    if not any(ctx.call_name(c) in _PARSERS for c in ctx.calls):
+        return None
+    if any(ctx.method_calls("parse_known_args", "parse_known_intermixed_args")):
+        return None
+    if any(_takes_the_rest(ctx, call) for call in ctx.method_calls("add_argument")):
+        return None
+    found = None
+    for call in ctx.method_calls("parse_args"):
+        if call.args and not _none(call.args[0].value):
+            return None  # a list of its own (`parse_args(sys.argv[2:])`): not the launch's
+        found = found or call
+    return found
+
+
+def _takes_the_rest(ctx: FileContext, call: cst.Call) -> bool:
+    """`add_argument(..., nargs=argparse.REMAINDER)`: the rest of the line, options too."""
+    nargs = keyword(call, "nargs")
+    return nargs is not None and ctx.qualname(nargs.value) == "argparse.REMAINDER"
+
+
+def _none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"

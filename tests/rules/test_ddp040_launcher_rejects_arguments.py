@@ -1,0 +1,78 @@
+"""DDP040: a parser that rejects what the project's own launch command passes makes every
+process exit at start; the command decides (`--use_env`, torchrun, a DeepSpeed launch)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ddplint.cli import main
+
+TRAIN = """\
+import argparse
+import os
+import torch
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int, default=1)
+{option}
+args = parser.{parse}()
+local_rank = int(os.environ.get("LOCAL_RANK", 0))
+torch.cuda.set_device(local_rank)
+dist.init_process_group("nccl")
+"""
+UNDERSCORE = 'parser.add_argument("--local_rank", type=int, default=0)'
+
+
+def findings(tmp_path: Path, capsys, files: dict[str, str], preview: bool = False) -> list[dict]:
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    extra = ["--preview"] if preview else []
+    args = ["check", "--no-cache", "--exit-zero", "--output-format", "json", *extra]
+    main([*args, "--select", "DDP040", str(tmp_path)])
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [(UNDERSCORE, "knows only `--local_rank`"), ("", "declares neither")],
+    ids=["underscore only", "no option"],
+)
+def test_old_launcher_in_a_shell_script_is_an_error(tmp_path, capsys, option, message):
+    train = TRAIN.format(option=option, parse="parse_args")
+    run = "python -m torch.distributed.launch --nproc_per_node=2 train.py --epochs 3\n"
+    (found,) = findings(tmp_path, capsys, {"train.py": train, "run.sh": run})
+    assert found["code"] == "DDP040" and "`run.sh` starts this script" in found["message"]
+    assert message in found["message"] and not found["unproven"]
+
+
+@pytest.mark.parametrize(
+    ("run", "parse"),
+    [
+        (
+            "python -m torch.distributed.launch --use_env --nproc_per_node=2 train.py\n",
+            "parse_args",
+        ),
+        ("torchrun --nproc_per_node=2 train.py\n", "parse_args"),
+        ("python -m torch.distributed.launch --nproc_per_node=2 train.py\n", "parse_known_args"),
+    ],
+    ids=["use_env", "torchrun", "lenient parse"],
+)
+def test_launches_the_parser_accepts_are_clean(tmp_path, capsys, run, parse):
+    train = TRAIN.format(option=UNDERSCORE, parse=parse)
+    assert findings(tmp_path, capsys, {"train.py": train, "run.sh": run}) == []
+
+
+def test_required_option_is_unproven_where_the_project_passes_it_itself(tmp_path, capsys):
+    train = TRAIN.format(
+        option='parser.add_argument("--local_rank", type=int, required=True)', parse="parse_args"
+    )
+    run = "for i in 0 1; do\n  python train.py --local_rank=$i &\ndone\nwait\n"
+    files = {"train.py": train, "run.sh": run}
+    assert findings(tmp_path, capsys, files) == []
+    (found,) = findings(tmp_path, capsys, files, preview=True)
+    assert found["unproven"] and "is required" in found["message"]
