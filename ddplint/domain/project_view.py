@@ -92,6 +92,10 @@ class ProjectView(Protocol):
 
     def closure(self, path: str) -> list[str]: ...
 
+    def helper_seeds_alike(self, ctx: FileContext, call: cst.Call) -> bool: ...
+
+    def pipeline_draws(self, path: str) -> tuple[bool, bool]: ...
+
 
 def project_of(ctx: FileContext) -> ProjectView | None:
     """The project `ctx`'s file is checked in, None when it is checked alone (the checker

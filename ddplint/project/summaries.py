@@ -21,6 +21,7 @@ from ddplint.domain.module_globals import world_size_globals
 from ddplint.domain.one_rank_groups import one_rank_group, spawn_factors
 from ddplint.domain.paths import mentions_rank, per_rank_path
 from ddplint.domain.process_group import asks_rank, uses_process_group, uses_process_group_at
+from ddplint.domain.random_draws import random_augmentation, reseeds_workers, seeds_alike
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, combined
 from ddplint.domain.samplers import returned_loaders
 from ddplint.domain.switches import flag_name, flags_read, job_switches
@@ -94,6 +95,7 @@ class FunctionSummary:
     returns_rank_test: str = ""  # the `Side` of the rank test every return gives, if any
     returned_rank: str = ""  # a function named for a rank: the kind it returns (`RankKind`)
     spawn_factors: tuple[tuple[str, int], ...] = ()  # parameters multiplying its spawn's count
+    seeds_alike: bool = False  # it seeds torch with a value not from the rank (`seeds_alike`)
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,8 @@ class ModuleSummary:
     main_only_decorators: tuple[str, ...] = ()  # its decorators that run on rank 0 only
     switches: tuple[tuple[str, bool | None], ...] = ()  # flags of its job starts (`switches`)
     flags: tuple[str, ...] = ()  # flags named for distribution it reads (`flags_read`)
+    draws_at_random: bool = False  # a random transform or sample draw (`random_augmentation`)
+    reseeds_workers: bool = False  # a loader of it seeds its own workers (`reseeds_workers`)
 
     def function(self, name: str) -> FunctionSummary | None:
         return dict(self.functions).get(name)
@@ -340,6 +344,7 @@ def summarize(ctx: FileContext) -> ModuleSummary:
             returns_rank_test=_returned_rank_test(ctx, defs),
             returned_rank=_returned_rank(ctx, name, defs),
             spawn_factors=next(filter(None, (spawn_factors(ctx, f) for f in defs)), ()),
+            seeds_alike=any(seeds_alike(ctx, f) for f in defs),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -358,6 +363,8 @@ def summarize(ctx: FileContext) -> ModuleSummary:
         main_only_decorators=tuple(sorted(domain_of(ctx).gates.decorators.defined())),
         switches=job_switches(ctx),
         flags=flags_read(ctx),
+        draws_at_random=random_augmentation(ctx) is not None,
+        reseeds_workers=reseeds_workers(ctx),
     )
 
 
