@@ -26,6 +26,10 @@ LIBRARY_SEEDS = frozenset(
         "pytorch_lightning.seed_everything",
     }
 )
+_HELPER_NAME = re.compile(
+    r"(set|fix|init|setup)_?(random_|global_|all_)?seeds?|seed_?everything|seed_all|"
+    r"set_random_seed|random_seed"
+)
 _TRANSFORM_MODULES = ("torchvision.transforms.", "albumentations.")
 _RANDOM_TRANSFORM = re.compile(
     r"Random\w*|RandAugment|AutoAugment|TrivialAugmentWide|AugMix|ColorJitter|"
@@ -33,6 +37,12 @@ _RANDOM_TRANSFORM = re.compile(
 )
 _RANDOM_CALLS = ("random.", "numpy.random.", "torch.rand", "torch.randint", "torch.randn")
 _SAMPLE_METHOD = "__getitem__"
+
+
+def is_seeding_name(name: str) -> bool:
+    """`name` reads as a seeding helper's (`set_seed`, `fix_random_seeds`,
+    `seed_everything`)."""
+    return _HELPER_NAME.fullmatch(name.lstrip("_")) is not None
 
 
 def seeds_torch(ctx: FileContext, call: cst.Call) -> bool:

@@ -9,14 +9,20 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
-from ddplint.domain.apis import PROCESS_CLASSES, SPAWN_FUNCTIONS
+from ddplint.domain.apis import PROCESS_CLASSES
 from ddplint.domain.every_rank import every_rank_reaches, runs_once
 from ddplint.domain.project_view import project_of
-from ddplint.domain.random_draws import random_augmentation, reseeds_workers, step_draw
+from ddplint.domain.random_draws import (
+    is_seeding_name,
+    random_augmentation,
+    reseeds_workers,
+    step_draw,
+)
 from ddplint.domain.rank_values import differs_by_rank
+from ddplint.domain.spawned_workers import in_main_block, index_parameter, spawns
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp035_same_seed_every_rank.augmentation import sharded_loaders
-from ddplint.rules.ddp035_same_seed_every_rank.seeds import SeedCall, is_seeding_name, seed_calls
+from ddplint.rules.ddp035_same_seed_every_rank.seeds import SeedCall, seed_calls
 
 
 @register
@@ -208,7 +214,9 @@ def main(args, dataset_cls):
             return  # re-seeded per sample: the draws follow the sample, not the worker
         ranks = domain_of(ctx).ranks
         if any(
-            arg.star or differs_by_rank(ranks, arg.value, seed.call)
+            arg.star
+            or differs_by_rank(ranks, arg.value, seed.call)
+            or _spawn_index(ctx, arg.value, seed.call)
             for seed in seeds
             for arg in seed.call.args
         ):
@@ -282,15 +290,21 @@ def _in_launching_parent(ctx: FileContext, site: cst.CSTNode) -> bool:
     them: in a function that starts them, or in the `if __name__ == "__main__":` block of
     a file that starts them anywhere. A spawned worker imports the module afresh, so the
     parent's seed never reaches it (module-level code outside that block does)."""
-    starts = list(ctx.calls_to(*SPAWN_FUNCTIONS, *PROCESS_CLASSES))
+    starts = [*spawns(ctx), *ctx.calls_to(*PROCESS_CLASSES)]
     if not starts:
         return False
     func = ctx.enclosing_function(site)
     if func is not None:
         return any(ctx.enclosing_function(start) is func for start in starts)
-    return any(
-        isinstance(a, cst.If) and "__main__" in ctx.code(a.test) for a in ctx.ancestors(site)
-    )
+    return in_main_block(ctx, site)
+
+
+def _spawn_index(ctx: FileContext, arg: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`arg` names the process index of the spawned worker it is in (`seed + gpu` in
+    `def main_worker(gpu, ...)`): a rank, whatever its name."""
+    func = ctx.enclosing_function(at)
+    index = index_parameter(ctx, func) if func is not None else None
+    return index is not None and index in ctx.names_in(arg)
 
 
 def _seeding_sites(ctx: FileContext, call: cst.Call) -> list[cst.Call]:

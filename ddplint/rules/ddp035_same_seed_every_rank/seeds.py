@@ -6,19 +6,14 @@ name."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.project_view import project_of
-from ddplint.domain.random_draws import LIBRARY_SEEDS, seeds_torch
+from ddplint.domain.random_draws import LIBRARY_SEEDS, is_seeding_name, seeds_torch
 
-_HELPER_NAME = re.compile(
-    r"(set|fix|init|setup)_?(random_|global_|all_)?seeds?|seed_?everything|seed_all|"
-    r"set_random_seed|random_seed"
-)
 # Frameworks whose seeding functions do not touch torch's generator.
 _OTHER_FRAMEWORKS = ("numpy.", "random.", "tensorflow.", "jax.", "paddle.", "mindspore.")
 
@@ -46,12 +41,6 @@ def seed_calls(ctx: FileContext) -> list[SeedCall]:
         elif _named_helper(ctx, call, ctx.call_name(call)):
             found.append(SeedCall(call, False))
     return found
-
-
-def is_seeding_name(name: str) -> bool:
-    """`name` reads as a seeding helper's (`set_seed`, `fix_random_seeds`,
-    `seed_everything`)."""
-    return _HELPER_NAME.fullmatch(name.lstrip("_")) is not None
 
 
 def _named_helper(ctx: FileContext, call: cst.Call, name: str | None) -> bool:
