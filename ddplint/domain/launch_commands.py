@@ -187,6 +187,7 @@ def passes_local_rank_itself(root: str) -> bool:
 # option (`--local_rank=N`; `--local-rank=N` from torch 2.0), unless given `--use_env`.
 _DEPRECATED_LAUNCH = re.compile(r"(^|\s)-m\s+torch\.distributed\.launch(?=\s|$)")
 _USE_ENV = re.compile(r"--use[_-]env\b")
+_ENVIRONMENT_LAUNCH = re.compile(r"(^|\s)(torchrun|-m\s+torch\.distributed\.run)(?=\s|$)")
 _OWN_OPTION_LAUNCHERS = re.compile(r"\bdeepspeed\b")
 
 
@@ -194,25 +195,51 @@ def option_launches(root: str) -> dict[str, str]:
     """The scripts of the project at `root` that one of its commands starts with
     `python -m torch.distributed.launch` without `--use_env` (the launcher then passes the
     local rank as an option), each with the command file naming it first."""
-    return dict(_option_launches(root))
+    return dict(_launches(root)[0])
+
+
+def environment_launches(root: str) -> dict[str, str]:
+    """The scripts of the project at `root` that one of its commands starts with a
+    launcher passing the local rank only in the environment (`torchrun`,
+    `python -m torch.distributed.run`, `torch.distributed.launch --use_env`), each with the
+    command file naming it first."""
+    return dict(_launches(root)[1])
 
 
 @functools.cache
-def _option_launches(root: str) -> tuple[tuple[str, str], ...]:
+def _launches(root: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     files = project_files(root)
     by_name: dict[str, list[str]] = defaultdict(list)
     for script in files.paths:
         by_name[os.path.basename(script)].append(script)
-    found: dict[str, str] = {}
+    option: dict[str, str] = {}
+    environment: dict[str, str] = {}
     for command_file in files.command_paths:
-        for line in _lines(files.text(command_file) or ""):
+        lines = _lines(files.text(command_file) or "")
+        for index, line in enumerate(lines):
             match = _DEPRECATED_LAUNCH.search(line)
-            if match is None or _USE_ENV.search(line):
-                continue
-            tokens = _SCRIPT.findall(line[match.end() :])
+            found = option if match is not None and not _USE_ENV.search(line) else environment
+            if match is None:
+                match = _ENVIRONMENT_LAUNCH.search(line)
+                if match is None:
+                    continue
+            tokens = _SCRIPT.findall(line[match.end() :]) or _script_below(lines, index)
             for script in _scripts_named(tokens[0], command_file, root, by_name) if tokens else []:
                 found.setdefault(script, command_file)
-    return tuple(found.items())
+    return tuple(option.items()), tuple(environment.items())
+
+
+def _script_below(lines: list[str], index: int) -> list[str]:
+    """The script a README's launcher line runs when the line names none: the first one
+    on the next lines of the same code block (a command laid out over several lines
+    without continuations)."""
+    for line in lines[index + 1 : index + 6]:
+        if line.strip().startswith("```"):
+            return []
+        found = _SCRIPT.findall(line)
+        if found:
+            return found[:1]
+    return []
 
 
 @functools.cache

@@ -76,3 +76,41 @@ def test_required_option_is_unproven_where_the_project_passes_it_itself(tmp_path
     assert findings(tmp_path, capsys, files) == []
     (found,) = findings(tmp_path, capsys, files, preview=True)
     assert found["unproven"] and "is required" in found["message"]
+
+
+OPTION_ONLY = """\
+import argparse
+import torch
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=-1)
+args = parser.parse_args()
+if args.local_rank != -1:
+    torch.cuda.set_device(args.local_rank)
+    dist.init_process_group("nccl")
+"""
+
+
+def test_torchrun_leaves_an_option_only_rank_at_its_default(tmp_path, capsys):
+    run = "torchrun --nproc_per_node=4 train.py\n"
+    (found,) = findings(tmp_path, capsys, {"train.py": OPTION_ONLY, "run.sh": run})
+    assert "`run.sh` starts this script with torchrun" in found["message"]
+    assert "keeps its default (-1) in every process" in found["message"]
+
+
+def test_torchrun_with_a_rank_from_the_environment_is_clean(tmp_path, capsys):
+    train = OPTION_ONLY.replace("default=-1", 'default=int(os.environ.get("LOCAL_RANK", -1))')
+    train = "import os\n" + train
+    run = "torchrun --nproc_per_node=4 train.py\n"
+    assert findings(tmp_path, capsys, {"train.py": train, "run.sh": run}) == []
+
+
+def test_a_readme_command_laid_out_over_lines_names_its_script(tmp_path, capsys):
+    readme = (
+        "## Train\n```sh\npython -m torch.distributed.launch --nproc_per_node=4\n"
+        "  train.py --epochs 3\n```\n"
+    )
+    train = TRAIN.format(option=UNDERSCORE, parse="parse_args")
+    (found,) = findings(tmp_path, capsys, {"train.py": train, "README.md": readme})
+    assert "`README.md` starts this script" in found["message"]

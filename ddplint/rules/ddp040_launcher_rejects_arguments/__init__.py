@@ -10,13 +10,21 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.domain.launch_commands import launches_with_own_option, option_launches
+from ddplint.domain.apis import PROCESS_STARTERS
+from ddplint.domain.launch_commands import (
+    environment_launches,
+    launches_with_own_option,
+    option_launches,
+)
 from ddplint.domain.project_view import project_of
 from ddplint.project_files import project_files, project_root
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp040_launcher_rejects_arguments.parser import (
+    default_of,
+    destination,
     is_required,
     local_rank_options,
+    read_as_parsed,
     strict_parse,
 )
 
@@ -45,7 +53,13 @@ Flags an argparse parser that cannot parse the command line a launcher gives it:
 - a script started that way whose parser declares no local-rank option at all (the
   `add_argument("--local_rank", ...)` line commented out): the launcher passes
   `--local_rank=N` (before torch 2.0) or `--local-rank=N` (from 2.0), which it rejects on
-  every torch version.
+  every torch version;
+- a script the project's commands start with `torchrun` (or `torch.distributed.run`)
+  that takes its local rank only from a `--local_rank` option (neither it nor a project
+  module it imports names `LOCAL_RANK`): the option keeps its default in every process.
+
+A command in a README may span lines without continuations inside a code block: the
+script named on the next lines of the block is the one launched.
 
 Left alone: parsers that parse leniently (`parse_known_args`, an `argparse.REMAINDER`
 argument, an explicit argument list), files of a DeepSpeed job (DeepSpeed's launcher
@@ -56,7 +70,9 @@ workers with a `--local_rank=N` of its own (its own launcher module, a shell loo
 ## Why is this bad?
 `parser.parse_args()` exits with status 2 ("the following arguments are required",
 "unrecognized arguments: --local-rank=0") on every process before any training starts: the
-launch documented by the project, or the standard one, does not run at all.
+launch documented by the project, or the standard one, does not run at all. Under
+`torchrun`, an option-only local rank is the same default in every process, so the
+processes do not take their own GPU and rank.
 
 ## Example
 ```python
@@ -167,6 +183,7 @@ torch.cuda.set_device(local_rank)
                 yield Finding(call, _required_message(flags), unproven=own)
         if root is None or own:
             return
+        yield from _environment_launch(ctx, root, options)
         command = _launch_reaching(ctx, root, options)
         parse = strict_parse(ctx)
         if command is None or parse is None:
@@ -177,6 +194,40 @@ torch.cuda.set_device(local_rank)
                 yield Finding(call, _underscore_message(shown))
         if not options and not _declared_in_closure(ctx, root):
             yield Finding(parse, _undeclared_message(shown))
+
+
+def _environment_launch(
+    ctx: FileContext, root: str, options: list[tuple[cst.Call, frozenset[str]]]
+) -> Iterator[Finding]:
+    """The project starts this script with torchrun, which passes no `--local_rank`, and
+    the script takes its local rank from the option alone: it keeps its default."""
+    path = os.path.abspath(ctx.path)
+    command = environment_launches(root).get(path)
+    if command is None or any(ctx.calls_to(*PROCESS_STARTERS)) or _sees_local_rank(ctx, root):
+        return
+    for call, flags in options:
+        default = default_of(call)
+        if is_required(call) or not read_as_parsed(ctx, destination(call, flags)):
+            continue
+        value = ctx.code(default) if default is not None else "None"
+        yield Finding(
+            call,
+            f"`{os.path.relpath(command, root)}` starts this script with torchrun, which "
+            "passes no `--local_rank` option (it sets the LOCAL_RANK environment variable), "
+            "and the script reads the local rank from this option only: it keeps its default "
+            f"({value}) in every process instead of 0..N-1; read LOCAL_RANK from the "
+            "environment",
+        )
+
+
+def _sees_local_rank(ctx: FileContext, root: str) -> bool:
+    """The script, or a module of the project it imports, names LOCAL_RANK (maybe reading
+    it from the environment). Without a project view the file imports none."""
+    project = project_of(ctx)
+    files = project_files(root)
+    path = os.path.abspath(ctx.path)
+    others = project.closure(path) if project is not None else []
+    return any("LOCAL_RANK" in (files.text(p) or "") for p in [path, *others])
 
 
 def _required_message(flags: frozenset[str]) -> str:

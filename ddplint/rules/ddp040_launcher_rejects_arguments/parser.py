@@ -72,3 +72,31 @@ def _takes_the_rest(ctx: FileContext, call: cst.Call) -> bool:
 
 def _none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def default_of(call: cst.Call) -> cst.BaseExpression | None:
+    """The `default=` of an `add_argument` call (None: argparse's None)."""
+    given = keyword(call, "default")
+    return given.value if given is not None else None
+
+
+def read_as_parsed(ctx: FileContext, dest: str) -> bool:
+    """The file reads `<namespace>.<dest>` and never assigns it (an assignment, such as
+    `args.local_rank = int(os.environ["LOCAL_RANK"])` or a spawned worker's index,
+    replaces the parsed value)."""
+    read = False
+    for node in ctx.nodes_of(cst.Attribute):
+        if not isinstance(node, cst.Attribute) or node.attr.value != dest:
+            continue
+        if isinstance(ctx.parent(node), cst.AssignTarget):
+            return False
+        read = True
+    return read
+
+
+def destination(call: cst.Call, flags: frozenset[str]) -> str:
+    """The namespace attribute an option is stored in (`dest=`, else its first flag)."""
+    given = keyword(call, "dest")
+    name = string_value(given.value) if given is not None else None
+    first = next((string_value(a.value) for a in call.args if a.keyword is None), None)
+    return name or (first or sorted(flags)[0]).lstrip("-").replace("-", "_")
