@@ -10,12 +10,14 @@ SCRIPT = """\
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from torch.utils.data import DataLoader, DistributedSampler
 
 def worker(gpu, args):
     dist.init_process_group("nccl", rank=gpu, world_size=args.gpus)
-{worker_seed}    for _ in range(args.steps):
-        noise = torch.randn(8, device=f"cuda:{{gpu}}")
-        noise.sum().backward()
+{worker_seed}    loader = DataLoader(args.data, batch_size=8, sampler=DistributedSampler(args.data))
+    for x in loader:
+        noise = torch.randn_like(x)
+        (x + noise).sum().backward()
 
 def main(args):
 {parent_seed}    mp.spawn(worker, nprocs=args.gpus, args=(args,))

@@ -152,9 +152,12 @@ import os
 import torch
 import torch.distributed as dist
 
-def train(model, loader, optimizer, seed):
+from torch.utils.data import DataLoader, DistributedSampler
+
+def train(model, data, optimizer, seed):
     dist.init_process_group("nccl")
     torch.manual_seed(seed)
+    loader = DataLoader(data, batch_size=32, sampler=DistributedSampler(data))
     for x in loader:
         noise = {draw}
         loss = (model(x + noise) - noise).pow(2).mean()
@@ -179,3 +182,16 @@ def test_ddp035_step_draws_from_an_own_generator_or_out_of_step_are_left_alone()
         "        optimizer.step()\n    " + rank_zero.replace("\n    ", "\n        "),
     )
     assert lint_source(apart, select=["DDP035"]) == []
+
+
+def test_ddp035_step_draws_with_no_sharded_data_are_left_alone():
+    """Synthetic batches drawn in the step (a toy or tensor-parallel example) are the data
+    itself: no loader proves the ranks' batches differ."""
+    source = (
+        STEP.format(draw="torch.randn_like(x)", extra="")
+        .replace(
+            "    loader = DataLoader(data, batch_size=32, sampler=DistributedSampler(data))\n", ""
+        )
+        .replace("for x in loader:", "for x in data:")
+    )
+    assert lint_source(source, select=["DDP035"]) == []

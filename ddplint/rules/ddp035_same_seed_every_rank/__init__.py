@@ -38,11 +38,12 @@ Flags `torch.manual_seed(seed)` (directly, in a helper of the same file such as
 `set_seed(args)`, in a project helper of another module whose body does, such as
 `utils.set_seed(args.seed)`, or through `transformers.set_seed` / Lightning's
 `seed_everything`) that every rank of a distributed script runs with a value that does
-not depend on the rank, when the ranks then draw from that generator in step:
-- the file feeds a DataLoader from a `DistributedSampler` (its own, or one a project
-  helper returns) and its data pipeline augments at random (a torchvision or
-  albumentations random transform, or `random` / `numpy.random` / `torch.rand` in a
-  dataset's `__getitem__`, in the file or a project module it imports); or
+not depend on the rank, when the file feeds a DataLoader from a `DistributedSampler` (its
+own, or one a project helper returns: the ranks' batches differ) and the ranks then draw
+from that generator in step:
+- its data pipeline augments at random (a torchvision or albumentations random
+  transform, or `random` / `numpy.random` / `torch.rand` in a dataset's `__getitem__`, in
+  the file or a project module it imports); or
 - its training step draws from torch's generator itself (`torch.randn_like(x)` noise,
   `torch.randint(...)` timesteps, `z.normal_()` latents in the training loop, or in a
   step function that runs `backward()`), and no draw of the file runs on some ranks only.
@@ -50,7 +51,8 @@ not depend on the rank, when the ranks then draw from that generator in step:
 Left alone: a seed set in the process that starts the workers with `mp.spawn` or
 `Process` (in the function that starts them, or under `if __name__ == "__main__":`:
 a spawned worker starts with a fresh generator), a seed computed from the rank
-(`seed + rank`, `args.seed + dist.get_rank()`), a file that seeds torch again with
+(`seed + rank`, `args.seed + dist.get_rank()`, the index `mp.spawn` passes its worker,
+`seed += self.rank` on some path of the seeding helper), a file that seeds torch again with
 such a value anywhere, loaders given a `worker_init_fn` or a `generator` (they
 choose their workers' seeds themselves), a dataset that re-seeds in `__getitem__`,
 seeds under a rank test or on a one-process path, and files with no random
@@ -207,6 +209,8 @@ def main(args, dataset_cls):
         seeds = seed_calls(ctx)
         if not seeds:
             return
+        if not _shards_data(ctx):
+            return  # the ranks' batches are not proven different: nothing is shared
         step = step_draw(ctx)
         if step is None and not _pipeline_draws(ctx):
             return
@@ -217,6 +221,7 @@ def main(args, dataset_cls):
             arg.star
             or differs_by_rank(ranks, arg.value, seed.call)
             or _spawn_index(ctx, arg.value, seed.call)
+            or _offset_by_rank(ctx, arg.value, seed.call)
             for seed in seeds
             for arg in seed.call.args
         ):
@@ -242,7 +247,7 @@ def _pipeline_draws(ctx: FileContext) -> bool:
         return False
     project = project_of(ctx)
     draws, reseeded = project.pipeline_draws(ctx.path) if project is not None else (False, False)
-    if reseeded or not _shards_data(ctx):
+    if reseeded:
         return False
     return draws or random_augmentation(ctx) is not None
 
@@ -297,6 +302,24 @@ def _in_launching_parent(ctx: FileContext, site: cst.CSTNode) -> bool:
     if func is not None:
         return any(ctx.enclosing_function(start) is func for start in starts)
     return in_main_block(ctx, site)
+
+
+def _offset_by_rank(ctx: FileContext, arg: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The seed's name is changed by a rank-dependent value in its function, on some path
+    (`if not global_seeding: seed += self.rank`): the seed is not proven alike."""
+    func = ctx.enclosing_function(at)
+    if func is None or not isinstance(arg, cst.Name):
+        return False
+    ranks = domain_of(ctx).ranks
+    for node in ctx.nodes_within(func, cst.AugAssign):
+        if (
+            isinstance(node, cst.AugAssign)
+            and isinstance(node.target, cst.Name)
+            and node.target.value == arg.value
+            and differs_by_rank(ranks, node.value, node)
+        ):
+            return True
+    return False
 
 
 def _spawn_index(ctx: FileContext, arg: cst.BaseExpression, at: cst.CSTNode) -> bool:
