@@ -114,3 +114,13 @@ def test_a_readme_command_laid_out_over_lines_names_its_script(tmp_path, capsys)
     train = TRAIN.format(option=UNDERSCORE, parse="parse_args")
     (found,) = findings(tmp_path, capsys, {"train.py": train, "README.md": readme})
     assert "`README.md` starts this script" in found["message"]
+
+
+def test_an_option_declared_for_old_torch_only_is_left_alone(tmp_path, capsys):
+    option = (
+        "if int(torch.__version__.split('.')[0]) == 1:\n"
+        '    parser.add_argument("--local_rank", type=int, required=True)'
+    )
+    train = TRAIN.format(option=option, parse="parse_args")
+    run = "python -m torch.distributed.launch --nproc_per_node=2 train.py\n"
+    assert findings(tmp_path, capsys, {"train.py": train, "run.sh": run}) == []

@@ -20,6 +20,7 @@ from ddplint.domain.project_view import project_of
 from ddplint.project_files import project_files, project_root
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp040_launcher_rejects_arguments.parser import (
+    declared_on_some_paths,
     default_of,
     destination,
     is_required,
@@ -61,7 +62,8 @@ Flags an argparse parser that cannot parse the command line a launcher gives it:
 A command in a README may span lines without continuations inside a code block: the
 script named on the next lines of the block is the one launched.
 
-Left alone: parsers that parse leniently (`parse_known_args`, an `argparse.REMAINDER`
+Left alone: an option declared only under a condition (`if PYTORCH_MAJOR_VERSION == 1:`),
+parsers that parse leniently (`parse_known_args`, an `argparse.REMAINDER`
 argument, an explicit argument list), files of a DeepSpeed job (DeepSpeed's launcher
 passes `--local_rank=N`), and commands given `--use_env`. In a project that starts its
 workers with a `--local_rank=N` of its own (its own launcher module, a shell loop passing
@@ -178,6 +180,8 @@ torch.cuda.set_device(local_rank)
         root = project_root(ctx.path) if real else None
         own = root is not None and launches_with_own_option(root)
         options = list(local_rank_options(ctx))
+        if any(declared_on_some_paths(ctx, call) for call, _ in options):
+            return  # an option declared on some paths only: what the launch meets is unknown
         for call, flags in options:
             if is_required(call):
                 yield Finding(call, _required_message(flags), unproven=own)

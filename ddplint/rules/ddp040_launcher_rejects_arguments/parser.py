@@ -26,6 +26,12 @@ def local_rank_options(ctx: FileContext) -> Iterator[tuple[cst.Call, frozenset[s
             yield call, flags & LOCAL_RANK_FLAGS
 
 
+def declared_on_some_paths(ctx: FileContext, call: cst.Call) -> bool:
+    """The option is declared under a condition other than `__name__ == "__main__"` (only
+    on torch 1.x, only for one launcher): not proven to be what the launch meets."""
+    return any("__main__" not in ctx.code(c.test) for c in ctx.flow.conditions(call))
+
+
 def _adds_argument(ctx: FileContext, call: cst.Call) -> bool:
     func = call.func
     if isinstance(func, cst.Attribute):
