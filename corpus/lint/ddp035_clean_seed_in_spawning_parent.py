@@ -32,7 +32,7 @@ def main():
     parser.add_argument("--epochs", type=int, default=90)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    torch.manual_seed(args.seed)
+    torch.manual_seed(args.seed)  # expect: DDP041
     ngpus = torch.cuda.device_count()
     mp.spawn(main_worker, nprocs=ngpus, args=(ngpus, args))
 

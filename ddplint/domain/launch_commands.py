@@ -1,7 +1,9 @@
 """How a project starts its scripts, read from the commands in its shell scripts, Makefiles
 and READMEs (`ProjectFiles.command_paths`).
 
-One question is answered: does the project launch a script only as one process? It does
+Which scripts does the project start with `torch.distributed.launch` passing the local rank
+as an option (`option_launches`)? And does the project launch a script only as one
+process? It does
 when the script's distributed mode hangs on a `--local_rank` argument (its own, or one an
 options module of the project defines) that keeps -1 (the convention for "not
 distributed": its default, or the value every command passes), at
@@ -178,4 +180,73 @@ def passes_local_rank_itself(root: str) -> bool:
             return True
     return any(
         _LOCAL_RANK_FROM_VARIABLE.search(files.text(path) or "") for path in files.command_paths
+    )
+
+
+# `-m torch.distributed.launch` in a command: the launcher that passes the local rank as an
+# option (`--local_rank=N`; `--local-rank=N` from torch 2.0), unless given `--use_env`.
+_DEPRECATED_LAUNCH = re.compile(r"(^|\s)-m\s+torch\.distributed\.launch(?=\s|$)")
+_USE_ENV = re.compile(r"--use[_-]env\b")
+_ENVIRONMENT_LAUNCH = re.compile(r"(^|\s)(torchrun|-m\s+torch\.distributed\.run)(?=\s|$)")
+_OWN_OPTION_LAUNCHERS = re.compile(r"\bdeepspeed\b")
+
+
+def option_launches(root: str) -> dict[str, str]:
+    """The scripts of the project at `root` that one of its commands starts with
+    `python -m torch.distributed.launch` without `--use_env` (the launcher then passes the
+    local rank as an option), each with the command file naming it first."""
+    return dict(_launches(root)[0])
+
+
+def environment_launches(root: str) -> dict[str, str]:
+    """The scripts of the project at `root` that one of its commands starts with a
+    launcher passing the local rank only in the environment (`torchrun`,
+    `python -m torch.distributed.run`, `torch.distributed.launch --use_env`), each with the
+    command file naming it first."""
+    return dict(_launches(root)[1])
+
+
+@functools.cache
+def _launches(root: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    files = project_files(root)
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for script in files.paths:
+        by_name[os.path.basename(script)].append(script)
+    option: dict[str, str] = {}
+    environment: dict[str, str] = {}
+    for command_file in files.command_paths:
+        lines = _lines(files.text(command_file) or "")
+        for index, line in enumerate(lines):
+            match = _DEPRECATED_LAUNCH.search(line)
+            found = option if match is not None and not _USE_ENV.search(line) else environment
+            if match is None:
+                match = _ENVIRONMENT_LAUNCH.search(line)
+                if match is None:
+                    continue
+            tokens = _SCRIPT.findall(line[match.end() :]) or _script_below(lines, index)
+            for script in _scripts_named(tokens[0], command_file, root, by_name) if tokens else []:
+                found.setdefault(script, command_file)
+    return tuple(option.items()), tuple(environment.items())
+
+
+def _script_below(lines: list[str], index: int) -> list[str]:
+    """The script a README's launcher line runs when the line names none: the first one
+    on the next lines of the same code block (a command laid out over several lines
+    without continuations)."""
+    for line in lines[index + 1 : index + 6]:
+        if line.strip().startswith("```"):
+            return []
+        found = _SCRIPT.findall(line)
+        if found:
+            return found[:1]
+    return []
+
+
+@functools.cache
+def launches_with_own_option(root: str) -> bool:
+    """The project at `root` passes `--local_rank` to its workers itself
+    (`passes_local_rank_itself`) or launches with DeepSpeed, which passes `--local_rank=N`."""
+    files = project_files(root)
+    return passes_local_rank_itself(root) or any(
+        _OWN_OPTION_LAUNCHERS.search(files.text(path) or "") for path in files.command_paths
     )

@@ -95,6 +95,7 @@ _MAY_RETURN_LOADER = re.compile("DistributedSampler")
 _MAY_SET_EPOCH = re.compile("set_epoch")
 _MAY_SAVE = re.compile("save")  # `FunctionSummary.writes`: a `torch.save` in sight
 _MAY_LOAD = re.compile("load")  # `FunctionSummary.loads`: a `torch.load` in sight
+_MAY_SEED = re.compile("seed")  # `FunctionSummary.seeds_alike`: `manual_seed`, `set_seed`
 _MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
 # Text every module that `strips_module_prefix` holds contains: the function's name, or a
 # call of a prefix test whose first argument is the literal `"module"` or `"module.…"`
@@ -533,6 +534,22 @@ class Project:
         if function is None:
             return []
         return [None if p == WHOLE else p for p in function.returned_loader]
+
+    def helper_seeds_alike(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper of another module that seeds torch with a value not taken from
+        the rank (`def set_seed(seed): torch.manual_seed(seed)`)."""
+        function = self.function_called(ctx, call, _MAY_SEED)
+        return function is not None and function.seeds_alike
+
+    def pipeline_draws(self, path: str) -> tuple[bool, bool]:
+        """For the modules the module at `path` imports, transitively: whether one draws at
+        random for a data pipeline (`ModuleSummary.draws_at_random`), and whether one
+        seeds its loaders' workers itself (`reseeds_workers`)."""
+        summaries = [self.summaries.get(p) for p in self.closure(path)]
+        return (
+            any(s is not None and s.draws_at_random for s in summaries),
+            any(s is not None and s.reseeds_workers for s in summaries),
+        )
 
     def helper_returns_ddp(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that wraps a model in DDP and returns it (`smart_DDP(model)`)."""

@@ -22,6 +22,7 @@ from ddplint.domain.module_globals import world_size_globals
 from ddplint.domain.one_rank_groups import one_rank_group, spawn_factors
 from ddplint.domain.paths import mentions_rank, per_rank_path
 from ddplint.domain.process_group import asks_rank, uses_process_group, uses_process_group_at
+from ddplint.domain.random_draws import random_augmentation, reseeds_workers, seeds_alike
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, combined
 from ddplint.domain.samplers import factory_shuffle, returned_loaders
 from ddplint.domain.state_loads import helper_loads
@@ -101,6 +102,7 @@ class FunctionSummary:
     loads: tuple[HelperLoad, ...] = ()  # loads of a file the caller names (`helper_loads`)
     # It returns a DistributedSampler as built (`samplers.factory_shuffle`): "" when not.
     sampler_shuffle: str = ""
+    seeds_alike: bool = False  # it seeds torch with a value not from the rank (`seeds_alike`)
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,8 @@ class ModuleSummary:
     main_only_decorators: tuple[str, ...] = ()  # its decorators that run on rank 0 only
     switches: tuple[tuple[str, bool | None], ...] = ()  # flags of its job starts (`switches`)
     flags: tuple[str, ...] = ()  # flags named for distribution it reads (`flags_read`)
+    draws_at_random: bool = False  # a random transform or sample draw (`random_augmentation`)
+    reseeds_workers: bool = False  # a loader of it seeds its own workers (`reseeds_workers`)
 
     def function(self, name: str) -> FunctionSummary | None:
         return dict(self.functions).get(name)
@@ -375,6 +379,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
             writes=tuple(w for f in defs for w in helper_writes(ctx, f)) if saving else (),
             loads=tuple(x for f in defs for x in helper_loads(ctx, f)) if loading else (),
             sampler_shuffle=factory_shuffle(ctx, defs[0]) if len(defs) == 1 else "",
+            seeds_alike=any(seeds_alike(ctx, f) for f in defs),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -392,6 +397,8 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         main_only_decorators=tuple(sorted(domain_of(ctx).gates.decorators.defined())),
         switches=job_switches(ctx),
         flags=head.flags,
+        draws_at_random=random_augmentation(ctx) is not None,
+        reseeds_workers=reseeds_workers(ctx),
     )
 
 

@@ -39,15 +39,15 @@ def script(seeding: str, loader: str = LOADER, extra: str = "") -> str:
     )
 
 
-def test_ddp035_is_opt_in():
-    assert all_rules()["DDP035"].default is False
+def test_ddp035_is_in_the_default_set():
+    assert all_rules()["DDP035"].default is True
 
 
 def test_ddp035_reports_the_seed_and_says_what_repeats():
     source = script("torch.manual_seed(args.seed)")
     assert rows(source, "DDP035") == [line_of(source, "torch.manual_seed")]
     message = lint_source(source, select=["DDP035"])[0].message
-    assert "worker k of every rank" in message
+    assert "every rank replays the same random stream" in message
     assert "seed + rank" in message
 
 
@@ -145,3 +145,53 @@ def test_ddp035_a_seed_in_a_training_function_is_reported_where_it_is():
     """ + textwrap.indent(textwrap.dedent(LOADER), "    ")
     source = HEADER + textwrap.dedent(trainer) + "\ndef main(args):\n    train(args, None)\n"
     assert rows(source, "DDP035") == [line_of(source, "torch.manual_seed")]
+
+
+STEP = """\
+import os
+import torch
+import torch.distributed as dist
+
+from torch.utils.data import DataLoader, DistributedSampler
+
+def train(model, data, optimizer, seed):
+    dist.init_process_group("nccl")
+    torch.manual_seed(seed)
+    loader = DataLoader(data, batch_size=32, sampler=DistributedSampler(data))
+    for x in loader:
+        noise = {draw}
+        loss = (model(x + noise) - noise).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+{extra}"""
+
+
+def test_ddp035_a_training_step_drawing_from_the_shared_seed_is_reported():
+    source = STEP.format(draw="torch.randn_like(x)", extra="")
+    (finding,) = lint_source(source, select=["DDP035"])
+    assert "every training step draws from it (`torch.randn_like(x)`)" in finding.message
+
+
+def test_ddp035_step_draws_from_an_own_generator_or_out_of_step_are_left_alone():
+    own = STEP.format(draw="torch.randn(x.shape, generator=gen)", extra="")
+    assert lint_source(own, select=["DDP035"]) == []
+    rank_zero = "    if dist.get_rank() == 0:\n        preview = torch.randn(4, 8)\n"
+    apart = STEP.format(draw="torch.randn_like(x)", extra="").replace(
+        "        optimizer.step()\n",
+        "        optimizer.step()\n    " + rank_zero.replace("\n    ", "\n        "),
+    )
+    assert lint_source(apart, select=["DDP035"]) == []
+
+
+def test_ddp035_step_draws_with_no_sharded_data_are_left_alone():
+    """Synthetic batches drawn in the step (a toy or tensor-parallel example) are the data
+    itself: no loader proves the ranks' batches differ."""
+    source = (
+        STEP.format(draw="torch.randn_like(x)", extra="")
+        .replace(
+            "    loader = DataLoader(data, batch_size=32, sampler=DistributedSampler(data))\n", ""
+        )
+        .replace("for x in loader:", "for x in data:")
+    )
+    assert lint_source(source, select=["DDP035"]) == []

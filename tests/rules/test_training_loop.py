@@ -173,7 +173,6 @@ def test_ddp022_local_rank_default_is_kept_as_the_fallback():
     [
         'parser.add_argument("--local-rank", type=int)\n',
         'parser.add_argument("--local_rank", type=int, default=None)\n',
-        'parser.add_argument("--local_rank", type=int, required=True)\n',
     ],
 )
 def test_ddp022_no_fix_that_would_change_the_default(argument):
@@ -181,10 +180,11 @@ def test_ddp022_no_fix_that_would_change_the_default(argument):
     assert diagnostic.fix is None
 
 
-def test_ddp022_required_argument_message_says_the_script_stops():
+def test_required_argument_is_ddp040s_error_that_says_the_script_stops():
     source = ARGPARSE + 'parser.add_argument("--local_rank", type=int, required=True)\n' + READS
-    (diagnostic,) = lint_source(source, select=["DDP022"])
-    assert "required" in diagnostic.message and "default" not in diagnostic.message
+    assert not lint_source(source, select=["DDP022"])
+    (diagnostic,) = lint_source(source, select=["DDP040"])
+    assert "required" in diagnostic.message and "exits at argument parsing" in diagnostic.message
 
 
 def test_ddp022_leftover_argument_nothing_reads_is_clean():

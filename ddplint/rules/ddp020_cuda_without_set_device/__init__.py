@@ -9,7 +9,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.caller_devices import device_of_callers
-from ddplint.domain.ddp_facts import argument, string_value
+from ddplint.domain.ddp_facts import argument, keyword, string_value
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.domain.per_process_devices import default_device_is_own
 from ddplint.rule import Finding, FixSpec, Rule, register
@@ -18,8 +18,10 @@ from ddplint.rules.ddp020_cuda_without_set_device.device_picks import (
     default_device_uses,
     device_picks,
     exclusive_branch,
+    per_call_only,
     unpicked_init,
     unset_branch,
+    wrapped_with_device_ids,
 )
 
 
@@ -75,6 +77,11 @@ in its name, markers, fixtures or body, or in a Ray actor given GPUs of its own
 `FakeTensorMode`) take no GPU memory. A helper the file never runs itself, called from
 other project modules one of which sets the device (a `comm.py` beside a launcher that
 calls `torch.cuda.set_device`), runs on the device its callers chose.
+
+Where the file names a device only for single calls (`device_ids=[gpu_id]`, `.cuda(rank)`
+for the batches) and never sets the process's device, a model moved with `.cuda()` and
+then wrapped in `DDP(model, device_ids=[...])` is flagged too: the index given to DDP does
+not move the model, which sits on GPU 0 in every process.
 
 ## Why is this bad?
 `"cuda"` without an index means the *current* device, which is GPU 0 until
@@ -183,6 +190,8 @@ def evaluate(model, loader):
         if not uses:
             return
         picks = list(device_picks(ctx))
+        if picks and per_call_only(ctx, picks):
+            yield from _wrapped_on_default_device(ctx, uses)
         if picks:
             yield from self._unpicked_branch(ctx, uses, picks)
             return
@@ -226,3 +235,24 @@ def evaluate(model, loader):
                 "every rank lands on GPU 0; call torch.cuda.set_device(local_rank) on both "
                 "paths",
             )
+
+
+def _wrapped_on_default_device(ctx: FileContext, uses: list[cst.CSTNode]) -> Iterator[Finding]:
+    """`model.cuda()` wrapped in `DDP(model, device_ids=[...])` where nothing sets the
+    process's device: the module sits on GPU 0 in every process, whatever `device_ids`
+    says."""
+    for use in uses:
+        wrap = wrapped_with_device_ids(ctx, use)
+        if wrap is None:
+            continue
+        ids = keyword(wrap, "device_ids")
+        shown = ctx.code(ids.value) if ids is not None else "[...]"
+        yield Finding(
+            use,
+            f"`{ctx.code(use)}` puts the model on the current CUDA device, which is GPU 0 "
+            "in every process (this file never calls torch.cuda.set_device), while DDP is "
+            f"given device_ids={shown}: every rank's copy sits on GPU 0 (NCCL's "
+            "duplicate-GPU error, or a device mismatch in DDP); call "
+            "torch.cuda.set_device(local_rank) first, or move the model with "
+            "`.cuda(local_rank)`",
+        )

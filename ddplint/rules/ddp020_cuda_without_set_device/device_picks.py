@@ -13,6 +13,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
+from ddplint.domain.apis import DDP_CLASSES
 from ddplint.domain.ddp_facts import argument, facts_of, keyword, string_value
 from ddplint.domain.device_ranks import device_kind
 from ddplint.domain.device_setters import reaches_set_device, sets_device
@@ -131,6 +132,25 @@ def _passes_index(ctx: FileContext, pick: cst.CSTNode) -> bool:
     if not isinstance(pick, cst.Call) or sets_device(ctx, pick):
         return False
     return any(True for _ in device_arguments(ctx, pick))
+
+
+def per_call_only(ctx: FileContext, picks: list[cst.CSTNode]) -> bool:
+    """Every pick names a device for one call (`device_ids=[rank]`, `.cuda(args.gpu)`):
+    none sets the process's default device (`set_device`, `CUDA_VISIBLE_DEVICES`, a
+    setup helper)."""
+    return all(_passes_index(ctx, pick) for pick in picks)
+
+
+def wrapped_with_device_ids(ctx: FileContext, use: cst.CSTNode) -> cst.Call | None:
+    """The `DDP(model, device_ids=[...])` call whose module `use` (`model.cuda()`) put on
+    the default device, if any."""
+    for wrap in ctx.calls_to(*DDP_CLASSES):
+        module = argument(wrap, 0, "module")
+        if module is None or keyword(wrap, "device_ids") is None:
+            continue
+        if any(v.expr is use for v in ctx.resolver.values(module, wrap)):
+            return wrap
+    return None
 
 
 def unpicked_init(ctx: FileContext, picks: list[cst.CSTNode]) -> tuple[cst.Call, cst.If] | None:

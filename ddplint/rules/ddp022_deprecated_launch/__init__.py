@@ -71,9 +71,8 @@ a project class or helper made, such as `strategy.setup_distributed()` after
 reads LOCAL_RANK otherwise; also a helper imported by
 the project's installed package name: `import mae_st.util.misc` where setup.py, setup.cfg
 or pyproject.toml maps `mae_st` onto the repository, or the repository folder is itself
-named `mae_st`), is left alone. For a
-`required=True` argument the message says what happens instead: under `torchrun` the
-script stops at argument parsing.
+named `mae_st`), is left alone. A `required=True` argument is DDP040's: under `torchrun`
+the script stops at argument parsing.
 
 ## Fix safety
 Both fixes are unsafe. The argument fix makes the default read `LOCAL_RANK` from the
@@ -168,14 +167,7 @@ deepspeed.init_distributed()
         unproven = os.path.isfile(ctx.path) and passes_local_rank_itself(project_root(ctx.path))
         for call in local_rank_arguments(ctx):
             if is_required(call):
-                message = (
-                    "`--local_rank` is required, but only the deprecated "
-                    "torch.distributed.launch passes it; torchrun sets the LOCAL_RANK "
-                    "environment variable instead, so under torchrun the script stops with "
-                    "'the following arguments are required'"
-                )
-                yield Finding(call, message, unproven=unproven)
-                continue
+                continue  # the run fails: DDP040 reports it
             message = (
                 "`--local_rank` is only passed by the deprecated torch.distributed.launch; "
                 "torchrun sets the LOCAL_RANK environment variable instead, so under "

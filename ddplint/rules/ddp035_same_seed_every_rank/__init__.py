@@ -9,16 +9,20 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
-from ddplint.domain.apis import PROCESS_CLASSES, SPAWN_FUNCTIONS
+from ddplint.domain.apis import PROCESS_CLASSES
 from ddplint.domain.every_rank import every_rank_reaches, runs_once
-from ddplint.domain.rank_values import differs_by_rank
-from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp035_same_seed_every_rank.augmentation import (
+from ddplint.domain.project_view import project_of
+from ddplint.domain.random_draws import (
+    is_seeding_name,
     random_augmentation,
     reseeds_workers,
-    sharded_loaders,
+    step_draw,
 )
-from ddplint.rules.ddp035_same_seed_every_rank.seeds import SeedCall, is_seeding_name, seed_calls
+from ddplint.domain.rank_values import differs_by_rank
+from ddplint.domain.spawned_workers import in_main_block, index_parameter, spawns
+from ddplint.rule import Finding, Rule, register
+from ddplint.rules.ddp035_same_seed_every_rank.augmentation import sharded_loaders
+from ddplint.rules.ddp035_same_seed_every_rank.seeds import SeedCall, seed_calls
 
 
 @register
@@ -26,21 +30,29 @@ class SameSeedEveryRank(Rule):
     code = "DDP035"
     name = "same-seed-every-rank"
     severity = Severity.WARNING
-    default = False  # opt-in: whether the repeated draws matter is the author's call
-    summary = "One torch seed on every rank: each rank's loader workers draw the same augmentations"
+    default = True
+    summary = "One torch seed on every rank: every rank draws the same augmentations or noise"
     explanation = """
 ## What it does
 Flags `torch.manual_seed(seed)` (directly, in a helper of the same file such as
-`set_seed(args)`, or through `transformers.set_seed` / Lightning's `seed_everything`)
-that every rank of a distributed script runs with a value that does not depend on the
-rank, when the same file feeds a DataLoader from a `DistributedSampler` and augments its
-data at random (a torchvision or albumentations random transform, or `random` /
-`numpy.random` / `torch.rand` in a dataset's `__getitem__`).
+`set_seed(args)`, in a project helper of another module whose body does, such as
+`utils.set_seed(args.seed)`, or through `transformers.set_seed` / Lightning's
+`seed_everything`) that every rank of a distributed script runs with a value that does
+not depend on the rank, when the file feeds a DataLoader from a `DistributedSampler` (its
+own, or one a project helper returns: the ranks' batches differ) and the ranks then draw
+from that generator in step:
+- its data pipeline augments at random (a torchvision or albumentations random
+  transform, or `random` / `numpy.random` / `torch.rand` in a dataset's `__getitem__`, in
+  the file or a project module it imports); or
+- its training step draws from torch's generator itself (`torch.randn_like(x)` noise,
+  `torch.randint(...)` timesteps, `z.normal_()` latents in the training loop, or in a
+  step function that runs `backward()`), and no draw of the file runs on some ranks only.
 
 Left alone: a seed set in the process that starts the workers with `mp.spawn` or
 `Process` (in the function that starts them, or under `if __name__ == "__main__":`:
 a spawned worker starts with a fresh generator), a seed computed from the rank
-(`seed + rank`, `args.seed + dist.get_rank()`), a file that seeds torch again with
+(`seed + rank`, `args.seed + dist.get_rank()`, the index `mp.spawn` passes its worker,
+`seed += self.rank` on some path of the seeding helper), a file that seeds torch again with
 such a value anywhere, loaders given a `worker_init_fn` or a `generator` (they
 choose their workers' seeds themselves), a dataset that re-seeds in `__getitem__`,
 seeds under a rank test or on a one-process path, and files with no random
@@ -58,8 +70,11 @@ every rank draws the same base seed, so worker k of every rank replays the same 
 stream: the i-th sample it prepares gets the same crop, flip and colour jitter on every
 rank. On one process every sample gets its own draw; on N processes the N samples at the
 same position of the N shards share one draw, so a step sees N times fewer distinct
-augmentations than its batch holds. The model's initial weights are not affected (DDP
-copies rank 0's parameters to every rank when it wraps the model).
+augmentations than its batch holds. Draws in the training step itself (diffusion noise
+and timesteps, GAN latents, GPU augmentation) are the same on every rank at each step
+in the same way. The model's initial weights are not affected (DDP copies rank 0's
+parameters to every rank when it wraps the model), so a shared seed is needed only where
+nothing random is drawn per step.
 
 ## Example
 ```python
@@ -192,29 +207,61 @@ def main(args, dataset_cls):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         seeds = seed_calls(ctx)
-        if not seeds or reseeds_workers(ctx) or not sharded_loaders(ctx):
+        if not seeds:
             return
-        if random_augmentation(ctx) is None:
+        if not _shards_data(ctx):
+            return  # the ranks' batches are not proven different: nothing is shared
+        step = step_draw(ctx)
+        if step is None and not _pipeline_draws(ctx):
             return
         if any(_in_sample_method(ctx, seed.call) for seed in seeds):
             return  # re-seeded per sample: the draws follow the sample, not the worker
         ranks = domain_of(ctx).ranks
         if any(
-            arg.star or differs_by_rank(ranks, arg.value, seed.call)
+            arg.star
+            or differs_by_rank(ranks, arg.value, seed.call)
+            or _spawn_index(ctx, arg.value, seed.call)
+            or _offset_by_rank(ctx, arg.value, seed.call)
             for seed in seeds
             for arg in seed.call.args
         ):
             return  # a per-rank seed somewhere on the way (or one out of sight)
+        reported: set[int] = set()
         for seed in seeds:
-            site = _seeding_site(ctx, seed.call)
-            if site is None or runs_once(ctx, site) or not every_rank_reaches(ctx, site):
-                continue
-            if _in_launching_parent(ctx, site):
-                continue  # spawned workers start with a fresh generator of their own
-            yield Finding(site, _message(ctx, site, seed), unproven=not seed.proven)
+            for site in _seeding_sites(ctx, seed.call):
+                if runs_once(ctx, site) or not every_rank_reaches(ctx, site):
+                    continue
+                if _in_launching_parent(ctx, site):
+                    continue  # spawned workers start with a fresh generator of their own
+                if id(site) not in reported:
+                    reported.add(id(site))
+                    message = _message(ctx, site, seed, step)
+                    yield Finding(site, message, unproven=not seed.proven)
 
 
-def _message(ctx: FileContext, site: cst.Call, seed: SeedCall) -> str:
+def _pipeline_draws(ctx: FileContext) -> bool:
+    """The file's sharded loaders prepare their samples with random draws (a random
+    transform or a draw in a dataset's `__getitem__`, in this file or a module it imports)
+    and no loader seeds its workers itself."""
+    if reseeds_workers(ctx):
+        return False
+    project = project_of(ctx)
+    draws, reseeded = project.pipeline_draws(ctx.path) if project is not None else (False, False)
+    if reseeded:
+        return False
+    return draws or random_augmentation(ctx) is not None
+
+
+def _shards_data(ctx: FileContext) -> bool:
+    """A DataLoader of the file draws from a DistributedSampler, or a project helper the
+    file calls returns one (`helper_returned_loader`)."""
+    if sharded_loaders(ctx):
+        return True
+    project = project_of(ctx)
+    return project is not None and any(project.helper_returned_loader(ctx, c) for c in ctx.calls)
+
+
+def _message(ctx: FileContext, site: cst.Call, seed: SeedCall, step: cst.Call | None) -> str:
     code = ctx.code(site)
     what = (
         f"`{code}` seeds torch the same on every rank"
@@ -222,11 +269,19 @@ def _message(ctx: FileContext, site: cst.Call, seed: SeedCall) -> str:
         else f"if `{ctx.code(seed.call.func)}` seeds torch (its body is out of sight), "
         f"`{code}` seeds it the same on every rank"
     )
+    if step is not None:
+        return (
+            f"{what}, and every training step draws from it (`{ctx.code(step)}`): "
+            "each rank draws the same values at the same step, so the N processes "
+            "apply one draw to N different batches where one process would draw N times; "
+            "add the rank to the seed (`seed + rank`)"
+        )
     return (
         f"{what}: each DataLoader iterator draws its workers' base seed from this "
-        "generator, so worker k of every rank replays the same random stream and the i-th "
-        "sample it prepares gets the same random augmentation on every rank (N samples per "
-        "step share one draw on N processes); add the rank to the seed (`seed + rank`)"
+        "generator (a loader without workers draws from it directly), so every rank replays "
+        "the same random stream and the i-th sample each rank prepares gets the same random "
+        "augmentation (N samples per step share one draw on N processes); add the rank to "
+        "the seed (`seed + rank`)"
     )
 
 
@@ -240,27 +295,49 @@ def _in_launching_parent(ctx: FileContext, site: cst.CSTNode) -> bool:
     them: in a function that starts them, or in the `if __name__ == "__main__":` block of
     a file that starts them anywhere. A spawned worker imports the module afresh, so the
     parent's seed never reaches it (module-level code outside that block does)."""
-    starts = list(ctx.calls_to(*SPAWN_FUNCTIONS, *PROCESS_CLASSES))
+    starts = [*spawns(ctx), *ctx.calls_to(*PROCESS_CLASSES)]
     if not starts:
         return False
     func = ctx.enclosing_function(site)
     if func is not None:
         return any(ctx.enclosing_function(start) is func for start in starts)
-    return any(
-        isinstance(a, cst.If) and "__main__" in ctx.code(a.test) for a in ctx.ancestors(site)
-    )
+    return in_main_block(ctx, site)
 
 
-def _seeding_site(ctx: FileContext, call: cst.Call) -> cst.Call | None:
+def _offset_by_rank(ctx: FileContext, arg: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The seed's name is changed by a rank-dependent value in its function, on some path
+    (`if not global_seeding: seed += self.rank`): the seed is not proven alike."""
+    func = ctx.enclosing_function(at)
+    if func is None or not isinstance(arg, cst.Name):
+        return False
+    ranks = domain_of(ctx).ranks
+    for node in ctx.nodes_within(func, cst.AugAssign):
+        if (
+            isinstance(node, cst.AugAssign)
+            and isinstance(node.target, cst.Name)
+            and node.target.value == arg.value
+            and differs_by_rank(ranks, node.value, node)
+        ):
+            return True
+    return False
+
+
+def _spawn_index(ctx: FileContext, arg: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`arg` names the process index of the spawned worker it is in (`seed + gpu` in
+    `def main_worker(gpu, ...)`): a rank, whatever its name."""
+    func = ctx.enclosing_function(at)
+    index = index_parameter(ctx, func) if func is not None else None
+    return index is not None and index in ctx.names_in(arg)
+
+
+def _seeding_sites(ctx: FileContext, call: cst.Call) -> list[cst.Call]:
     """Where the seed is set for the job: the call itself, or, inside a seeding helper of
-    this file (`def set_seed(seed):`), the one call of that helper (`set_seed(42)`); None
-    for such a helper called from several places."""
+    this file (`def set_seed(seed):`), the calls of that helper (`set_seed(42)`), in
+    source order."""
     func = ctx.enclosing_function(call)
     if func is None or not is_seeding_name(func.name.value):
-        return call
+        return [call]
     callers = [
         c for c in ctx.calls if func in ctx.resolver.callees(c) and not ctx.is_inside(c, func)
     ]
-    if len(callers) == 1:
-        return callers[0]
-    return call if not callers else None
+    return callers or [call]

@@ -1,35 +1,19 @@
 """Where a script seeds torch's generator: `torch.manual_seed`, library helpers known to
-call it (`transformers.set_seed`, Lightning's `seed_everything`), and helpers of other
-modules whose name says they seed (`utils.fix_random_seeds(args.seed)`): those are a
-guess, resting on a name."""
+call it (`transformers.set_seed`, Lightning's `seed_everything`), project helpers of other
+modules whose body does (`utils.set_seed(args.seed)`, from the project's summaries), and
+helpers of unknown modules whose name says they seed: those are a guess, resting on a
+name."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.engine.resolve import argument
+from ddplint.domain.project_view import project_of
+from ddplint.domain.random_draws import LIBRARY_SEEDS, is_seeding_name, seeds_torch
 
-TORCH_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
-# Library helpers that seed torch with the value given, the same on every process.
-_LIBRARY_SEEDS = frozenset(
-    {
-        "transformers.set_seed",
-        "transformers.trainer_utils.set_seed",
-        "accelerate.utils.set_seed",
-        "lightning.seed_everything",
-        "lightning.fabric.seed_everything",
-        "lightning.pytorch.seed_everything",
-        "pytorch_lightning.seed_everything",
-    }
-)
-_HELPER_NAME = re.compile(
-    r"(set|fix|init|setup)_?(random_|global_|all_)?seeds?|seed_?everything|seed_all|"
-    r"set_random_seed|random_seed"
-)
 # Frameworks whose seeding functions do not touch torch's generator.
 _OTHER_FRAMEWORKS = ("numpy.", "random.", "tensorflow.", "jax.", "paddle.", "mindspore.")
 
@@ -44,24 +28,19 @@ class SeedCall:
 
 def seed_calls(ctx: FileContext) -> list[SeedCall]:
     """The calls of the file that seed torch's generator (see the module docstring)."""
+    project = project_of(ctx)
     found = []
     for call in ctx.calls:
-        name = ctx.call_name(call)
-        if name in TORCH_SEEDS:
+        read = project is not None and project.resolve(ctx, call) is not None
+        if seeds_torch(ctx, call) or (
+            read and project is not None and project.helper_seeds_alike(ctx, call)
+        ):
             found.append(SeedCall(call, True))
-        elif name in _LIBRARY_SEEDS:
-            specific = argument(call, 1, "device_specific")
-            if specific is None or (isinstance(specific, cst.Name) and specific.value == "False"):
-                found.append(SeedCall(call, True))
-        elif _named_helper(ctx, call, name):
+        elif read:
+            continue  # a project helper whose body was read: it seeds per rank, or not torch
+        elif _named_helper(ctx, call, ctx.call_name(call)):
             found.append(SeedCall(call, False))
     return found
-
-
-def is_seeding_name(name: str) -> bool:
-    """`name` reads as a seeding helper's (`set_seed`, `fix_random_seeds`,
-    `seed_everything`)."""
-    return _HELPER_NAME.fullmatch(name.lstrip("_")) is not None
 
 
 def _named_helper(ctx: FileContext, call: cst.Call, name: str | None) -> bool:
@@ -75,4 +54,6 @@ def _named_helper(ctx: FileContext, call: cst.Call, name: str | None) -> bool:
         return False
     if isinstance(func, cst.Attribute) and name is None:
         return False  # a method of some object (`env.seed`, `rng.set_seed`)
+    if name in LIBRARY_SEEDS:
+        return False  # read by `seeds_torch`: per device, not the same on every rank
     return name is None or not name.startswith(_OTHER_FRAMEWORKS)

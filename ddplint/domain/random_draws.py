@@ -1,0 +1,156 @@
+"""Where code seeds torch's generator, and where a data pipeline draws at random: the
+facts that decide whether the ranks of a job repeat each other's random draws."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import domain_of
+from ddplint.domain.apis import LOADER_CLASSES
+from ddplint.domain.rank_values import differs_by_rank
+from ddplint.engine.resolve import argument
+
+TORCH_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
+# Library helpers that seed torch with the value given, the same on every process.
+LIBRARY_SEEDS = frozenset(
+    {
+        "transformers.set_seed",
+        "transformers.trainer_utils.set_seed",
+        "accelerate.utils.set_seed",
+        "lightning.seed_everything",
+        "lightning.fabric.seed_everything",
+        "lightning.pytorch.seed_everything",
+        "pytorch_lightning.seed_everything",
+    }
+)
+_HELPER_NAME = re.compile(
+    r"(set|fix|init|setup)_?(random_|global_|all_)?seeds?|seed_?everything|seed_all|"
+    r"set_random_seed|random_seed"
+)
+_TRANSFORM_MODULES = ("torchvision.transforms.", "albumentations.")
+_RANDOM_TRANSFORM = re.compile(
+    r"Random\w*|RandAugment|AutoAugment|TrivialAugmentWide|AugMix|ColorJitter|"
+    r"HorizontalFlip|VerticalFlip|ShiftScaleRotate|ElasticTransform|GaussNoise"
+)
+_RANDOM_CALLS = ("random.", "numpy.random.", "torch.rand", "torch.randint", "torch.randn")
+_SAMPLE_METHOD = "__getitem__"
+
+
+def is_seeding_name(name: str) -> bool:
+    """`name` reads as a seeding helper's (`set_seed`, `fix_random_seeds`,
+    `seed_everything`)."""
+    return _HELPER_NAME.fullmatch(name.lstrip("_")) is not None
+
+
+def seeds_torch(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` seeds torch's global generator with its argument (`torch.manual_seed`, a
+    library helper such as `transformers.set_seed` not asked for a per-device seed)."""
+    name = ctx.call_name(call)
+    if name in TORCH_SEEDS:
+        return True
+    if name not in LIBRARY_SEEDS:
+        return False
+    specific = argument(call, 1, "device_specific")
+    return specific is None or (isinstance(specific, cst.Name) and specific.value == "False")
+
+
+def seeds_alike(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` seeds torch with a value that does not depend on the rank, and with no
+    rank-dependent value anywhere (`def set_seed(seed): torch.manual_seed(seed)`)."""
+    ranks = domain_of(ctx).ranks
+    seeds = [c for c in ctx.calls_within(func) if seeds_torch(ctx, c)]
+    return bool(seeds) and not any(
+        a.star or differs_by_rank(ranks, a.value, c) for c in seeds for a in c.args
+    )
+
+
+def random_augmentation(ctx: FileContext) -> cst.CSTNode | None:
+    """A random transform built in this file (torchvision, albumentations), or a random
+    draw in a dataset's `__getitem__`; None when the file shows neither."""
+    for call in ctx.calls:
+        name = ctx.call_name(call) or ""
+        if name.startswith(_TRANSFORM_MODULES) and _RANDOM_TRANSFORM.fullmatch(
+            name.rsplit(".", 1)[-1]
+        ):
+            return call
+    for func in ctx.functions.get(_SAMPLE_METHOD, []):
+        for call in ctx.calls_within(func):
+            if (ctx.call_name(call) or "").startswith(_RANDOM_CALLS):
+                return call
+    return None
+
+
+def reseeds_workers(ctx: FileContext) -> bool:
+    """A loader of the file seeds its workers itself (`worker_init_fn=`, `generator=`)."""
+    return any(
+        argument(loader, None, "worker_init_fn") is not None
+        or argument(loader, None, "generator") is not None
+        for loader in ctx.calls_to(*LOADER_CLASSES)
+    )
+
+
+# torch's functions and tensor methods that draw from its generators.
+_TORCH_DRAWS = frozenset(
+    {
+        "torch.rand",
+        "torch.randn",
+        "torch.randint",
+        "torch.randperm",
+        "torch.rand_like",
+        "torch.randn_like",
+        "torch.randint_like",
+        "torch.normal",
+        "torch.bernoulli",
+        "torch.multinomial",
+    }
+)
+_DRAWING_METHODS = frozenset({"normal_", "uniform_", "bernoulli_", "random_", "exponential_"})
+
+
+def draws_from_torch(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` draws from torch's default generator (`torch.randn_like(x)`,
+    `noise.normal_()`), not from a generator of its own (`generator=g`)."""
+    if argument(call, None, "generator") is not None:
+        return False
+    name = ctx.call_name(call)
+    if name is not None:
+        return name in _TORCH_DRAWS
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value in _DRAWING_METHODS
+
+
+def step_draw(ctx: FileContext) -> cst.Call | None:
+    """A draw from torch's generator that every rank makes at each training step: in the
+    body of a training loop, or in a step function that runs `backward()` itself outside
+    any loop, on every rank and not for evaluation. None as well when any draw of the file
+    runs on some ranks only: the ranks' streams then part ways."""
+    domain = domain_of(ctx)
+    found = None
+    for call in ctx.calls:
+        if not draws_from_torch(ctx, call):
+            continue
+        if domain.gates.gate(call) is not None:
+            return None  # one rank draws more: the streams are no longer in step
+        if found is None and _in_step(ctx, call) and not domain.loops.is_evaluation(call):
+            found = call
+    return found
+
+
+def _in_step(ctx: FileContext, call: cst.Call) -> bool:
+    loops = domain_of(ctx).loops
+    loop = ctx.enclosing_loop(call)
+    while loop is not None:
+        if loops.is_training_loop(loop):
+            return True
+        loop = ctx.enclosing_loop(loop)
+    func = ctx.enclosing_function(call)
+    if func is None:
+        return False
+    backward = domain_of(ctx).backward
+    return any(
+        ctx.enclosing_function(site.call) is func and ctx.enclosing_loop(site.call) is None
+        for site in backward.sites
+    )

@@ -1,0 +1,108 @@
+"""What an argparse parser of one file accepts of the local rank a launcher passes: the
+spellings of its `--local_rank` options, whether one is required, and whether the file
+parses the whole command line strictly (`parser.parse_args()`, which exits on an option it
+does not know)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.ddp_facts import keyword, string_value
+
+LOCAL_RANK_FLAGS = frozenset({"--local_rank", "--local-rank"})
+_PARSERS = frozenset({"argparse.ArgumentParser"})
+
+
+def local_rank_options(ctx: FileContext) -> Iterator[tuple[cst.Call, frozenset[str]]]:
+    """Each `add_argument` call declaring a local-rank option (also through an alias:
+    `arg = parser.add_argument; arg("--local_rank", ...)`), with the spellings it
+    declares."""
+    for call in ctx.calls:
+        flags = frozenset(string_value(a.value) or "" for a in call.args if a.keyword is None)
+        if flags & LOCAL_RANK_FLAGS and _adds_argument(ctx, call):
+            yield call, flags & LOCAL_RANK_FLAGS
+
+
+def declared_on_some_paths(ctx: FileContext, call: cst.Call) -> bool:
+    """The option is declared under a condition other than `__name__ == "__main__"` (only
+    on torch 1.x, only for one launcher): not proven to be what the launch meets."""
+    return any("__main__" not in ctx.code(c.test) for c in ctx.flow.conditions(call))
+
+
+def _adds_argument(ctx: FileContext, call: cst.Call) -> bool:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value == "add_argument"
+    return isinstance(func, cst.Name) and any(
+        isinstance(v.expr, cst.Attribute) and v.expr.attr.value == "add_argument"
+        for v in ctx.resolver.values(func, call)
+    )
+
+
+def is_required(call: cst.Call) -> bool:
+    required = keyword(call, "required")
+    return (
+        required is not None
+        and isinstance(required.value, cst.Name)
+        and (required.value.value == "True")
+    )
+
+
+def strict_parse(ctx: FileContext) -> cst.Call | None:
+    """The file's `parser.parse_args()` of the whole command line, for a parser the file
+    builds with `argparse.ArgumentParser`; None when the file also parses leniently
+    (`parse_known_args`, `parse_intermixed_args`, an `argparse.REMAINDER` argument), passes
+    its own list, or builds no parser."""
+    if not any(ctx.call_name(c) in _PARSERS for c in ctx.calls):
+        return None
+    if any(ctx.method_calls("parse_known_args", "parse_known_intermixed_args")):
+        return None
+    if any(_takes_the_rest(ctx, call) for call in ctx.method_calls("add_argument")):
+        return None
+    found = None
+    for call in ctx.method_calls("parse_args"):
+        if call.args and not _none(call.args[0].value):
+            return None  # a list of its own (`parse_args(sys.argv[2:])`): not the launch's
+        found = found or call
+    return found
+
+
+def _takes_the_rest(ctx: FileContext, call: cst.Call) -> bool:
+    """`add_argument(..., nargs=argparse.REMAINDER)`: the rest of the line, options too."""
+    nargs = keyword(call, "nargs")
+    return nargs is not None and ctx.qualname(nargs.value) == "argparse.REMAINDER"
+
+
+def _none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def default_of(call: cst.Call) -> cst.BaseExpression | None:
+    """The `default=` of an `add_argument` call (None: argparse's None)."""
+    given = keyword(call, "default")
+    return given.value if given is not None else None
+
+
+def read_as_parsed(ctx: FileContext, dest: str) -> bool:
+    """The file reads `<namespace>.<dest>` and never assigns it (an assignment, such as
+    `args.local_rank = int(os.environ["LOCAL_RANK"])` or a spawned worker's index,
+    replaces the parsed value)."""
+    read = False
+    for node in ctx.nodes_of(cst.Attribute):
+        if not isinstance(node, cst.Attribute) or node.attr.value != dest:
+            continue
+        if isinstance(ctx.parent(node), cst.AssignTarget):
+            return False
+        read = True
+    return read
+
+
+def destination(call: cst.Call, flags: frozenset[str]) -> str:
+    """The namespace attribute an option is stored in (`dest=`, else its first flag)."""
+    given = keyword(call, "dest")
+    name = string_value(given.value) if given is not None else None
+    first = next((string_value(a.value) for a in call.args if a.keyword is None), None)
+    return name or (first or sorted(flags)[0]).lstrip("-").replace("-", "_")
