@@ -33,7 +33,7 @@ def main():
     model = DDP(Head().cuda(), device_ids=[local_rank])
     optimizer = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9)
     if dist.get_rank() == 0 and args.resume:
-        state = torch.load(args.resume, map_location="cpu")
+        state = torch.load(args.resume, map_location="cpu")  # expect-preview: DDP036
         model.module.load_state_dict(state["model"])  # expect: DDP044
     data = TensorDataset(torch.randn(96, 3, 16, 16), torch.randint(0, 5, (96,)))
     sampler = DistributedSampler(data)
