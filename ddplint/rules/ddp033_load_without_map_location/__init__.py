@@ -52,8 +52,9 @@ or the same file name: `latest.pth`, `ckpt_*.pt`), or a checkpoint in the format
 writes so (a dict literal holding every key, two at least, read from the loaded
 result: `ckpt["model"]`, `ckpt["optimizer"]`: a resume of its own checkpoint from
 `--resume`). A load whose file comes from elsewhere (a downloaded pretrained file) and
-whose result goes to `load_state_dict` is shown only under `--preview`, marked unproven: whether that file holds CUDA tensors is
-not in the code. So is a load in a file that gathers a sharded model's state onto the CPU
+whose result goes to `load_state_dict` is shown only under `--preview`, marked
+unproven: whether that file holds CUDA tensors is not in the code. So is a load in a
+file that gathers a sharded model's state onto the CPU
 (`FullStateDictConfig(offload_to_cpu=True)`). A helper of another project module that
 loads the file its caller names (`utils.load_checkpoint(path, model)`, `read_pkl(path,
 map_location=None)`) is judged at the call the same way, from the caller's file.
