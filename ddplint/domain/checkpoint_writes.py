@@ -49,7 +49,8 @@ class Write:
 
 def writes(ctx: FileContext) -> Iterator[Write]:
     """The `torch.save` calls into a file that may hold training state, and the copies of
-    the files they write (`COPIES`) made after them in the same function."""
+    the files they write (`COPIES`) made after them in the same function onto a path that
+    names a file (`model_best.pth`, not a folder)."""
     saves = []
     for call in ctx.calls_to(SAVE):
         path = save_path(call)
@@ -64,6 +65,9 @@ def writes(ctx: FileContext) -> Iterator[Write]:
         if source is None or target is None:
             continue
         copied = next((s for s, p in saves if _same_file(ctx, p, s, source, copy)), None)
+        names = file_names(path_texts(ctx, target, copy))
+        if not any(_HAS_EXTENSION.search(n) for n in names):
+            continue  # into a folder (`shutil.copy(path, backup_dir)`), or a name unseen
         if copied is not None:
             name = (ctx.call_name(copy) or "shutil.copy").rpartition(".")[2]
             yield Write(copy, target, f"`shutil.{name}`", copied)
