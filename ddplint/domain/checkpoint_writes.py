@@ -3,7 +3,8 @@ same function has just written (`shutil.copyfile(filename, "model_best.pth")`), 
 rewrites its target in place just the same. For a function, the writes whose path does not
 change within it (`helper_writes`), so that its callers in other modules can tell whether
 their calls overwrite one file; and whether a file reads a written file back
-(`reads_back`): the run resumes from it."""
+(`reads_back`, `read_back_by_twin`) or the newest file of its name (`resumed_from_newest`):
+the run resumes from it."""
 
 from __future__ import annotations
 
