@@ -198,3 +198,47 @@ if __name__ == "__main__":
 def test_loading_helper_without_map_location(cli, write, project, passed, expected):
     train = write("train.py", LOADS.format(passed=passed))
     assert findings(cli, train, "--select", "DDP033", "--preview") == expected
+
+
+def test_resume_judged_by_the_optimizers_of_its_own_function(cli, write, project):
+    """An Adam of another function (a probe trained elsewhere in the file) says nothing
+    about the plain-SGD resume."""
+    source = RESUME_MODEL_ONLY.format(optimizer="SGD(model.parameters(), lr=0.1)", restore="pass")
+    source += "\n\ndef probe(head):\n    return torch.optim.Adam(head.parameters())\n"
+    train = write("train.py", source)
+    assert findings(cli, train, "--select", "DDP036", "--preview") == []
+
+
+COPY_INTO_FOLDER = """\
+import os
+import shutil
+
+import torch
+import torch.distributed as dist
+
+
+def save(state, out, backup, epoch):
+    path = os.path.join(out, f"ep{epoch}.pth")
+    torch.save(state, path)
+    shutil.copy(path, backup)
+    shutil.copy(path, os.path.join(out, "current.pth"))
+
+
+def main(model, epochs, out):
+    dist.init_process_group("nccl")
+    if os.path.exists(os.path.join(out, "current.pth")):
+        model.load_state_dict(torch.load(os.path.join(out, "current.pth"), map_location="cpu"))
+    for epoch in range(epochs):
+        if dist.get_rank() == 0:
+            save(model.state_dict(), out, "backup", epoch)
+
+
+if __name__ == "__main__":
+    main(None, 3, "out")
+"""
+
+
+def test_copy_onto_the_resume_file_not_into_a_folder(cli, write, project):
+    train = write("train.py", COPY_INTO_FOLDER)
+    row = line_of(train, '"current.pth"))')
+    assert findings(cli, train, "--select", "DDP014", "--preview") == [(row, "DDP014", False)]

@@ -3,7 +3,8 @@ same function has just written (`shutil.copyfile(filename, "model_best.pth")`), 
 rewrites its target in place just the same. For a function, the writes whose path does not
 change within it (`helper_writes`), so that its callers in other modules can tell whether
 their calls overwrite one file; and whether a file reads a written file back
-(`reads_back`): the run resumes from it."""
+(`reads_back`, `read_back_by_twin`) or the newest file of its name (`resumed_from_newest`):
+the run resumes from it."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ class Write:
 
 def writes(ctx: FileContext) -> Iterator[Write]:
     """The `torch.save` calls into a file that may hold training state, and the copies of
-    the files they write (`COPIES`) made after them in the same function."""
+    the files they write (`COPIES`) made after them in the same function onto a path that
+    names a file (`model_best.pth`, not a folder)."""
     saves = []
     for call in ctx.calls_to(SAVE):
         path = save_path(call)
@@ -64,6 +66,9 @@ def writes(ctx: FileContext) -> Iterator[Write]:
         if source is None or target is None:
             continue
         copied = next((s for s, p in saves if _same_file(ctx, p, s, source, copy)), None)
+        names = file_names(path_texts(ctx, target, copy))
+        if not any(_HAS_EXTENSION.search(n) for n in names):
+            continue  # into a folder (`shutil.copy(path, backup_dir)`), or a name unseen
         if copied is not None:
             name = (ctx.call_name(copy) or "shutil.copy").rpartition(".")[2]
             yield Write(copy, target, f"`shutil.{name}`", copied)

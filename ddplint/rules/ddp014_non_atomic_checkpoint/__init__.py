@@ -245,7 +245,7 @@ def broadcast_state(model, epochs):
 
 
 # Library calls that never reach a project helper's saves.
-_NOT_HELPERS = frozenset({SAVE, "torch.load", "print"})
+_NOT_HELPERS = frozenset({SAVE, "torch.load"})
 _HARM = (
     "a crash or preemption mid-write leaves a truncated file where the last good checkpoint "
     "was; {} to a temporary file, then `os.replace()` it onto the final path"
@@ -291,7 +291,8 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     if any(arg.star for arg in call.args):
         return None
     if helper.saved_param is not None:
-        saved = argument(call, helper.saved_param[1], helper.saved_param[0])
+        name, position = helper.saved_param
+        saved = argument(call, position if position >= 0 else None, name)
         if saved is not None and saves_data(ctx, saved, call):
             return None
     for name, position, false_default in helper.requires:

@@ -48,16 +48,16 @@ class LoadWithoutMapLocation(Rule):
 Flags a `torch.load(...)` without `map_location` (or with `map_location=None`) that every
 rank of a distributed CUDA job runs, when the file it reads is one the same script writes
 with `torch.save` from a model's or optimizer's `state_dict()` (the same path expression,
-or the same file name: `latest.pth`, `ckpt_*.pt`), or a checkpoint in the format it writes
-so (a dict literal holding every key, two at least, read from the loaded result:
-`ckpt["model"]`, `ckpt["optimizer"]`: a resume of its own checkpoint from `--resume`). A
-load whose file comes from elsewhere (a downloaded pretrained file) and whose result goes
-to `load_state_dict` is shown only under `--preview`, marked unproven: whether that file
-holds CUDA tensors is not in the code. So is a load in a file that gathers a sharded
-model's state onto the CPU (`FullStateDictConfig(offload_to_cpu=True)`). A helper of
-another project module that loads the file its caller names (`utils.load_checkpoint(path,
-model)`, `read_pkl(path, map_location=None)`) is judged at the call the same way, from the
-caller's file.
+or the same file name: `latest.pth`, `ckpt_*.pt`), or a checkpoint in the format it
+writes so (a dict literal holding every key, two at least, read from the loaded
+result: `ckpt["model"]`, `ckpt["optimizer"]`: a resume of its own checkpoint from
+`--resume`). A load whose file comes from elsewhere (a downloaded pretrained file) and
+whose result goes to `load_state_dict` is shown only under `--preview`, marked
+unproven: whether that file holds CUDA tensors is not in the code. So is a load in a
+file that gathers a sharded model's state onto the CPU
+(`FullStateDictConfig(offload_to_cpu=True)`). A helper of another project module that
+loads the file its caller names (`utils.load_checkpoint(path, model)`, `read_pkl(path,
+map_location=None)`) is judged at the call the same way, from the caller's file.
 
 Left alone: any `map_location` (`"cpu"`, a device, a variable, a lambda, a dict), loads
 under a rank-0 guard, in a branch or script that runs as one process, in a function no
