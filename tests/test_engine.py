@@ -177,6 +177,59 @@ def test_loop_carried_binding_reaches_past_a_binding_in_a_branch():
     ]
 
 
+def test_an_if_binding_in_every_branch_replaces_what_came_before_and_the_loop_carried():
+    model, resolver, _ = build(
+        """\
+        def f(batches, fsdp, amp):
+            loss = None
+            for x in batches:
+                if fsdp:
+                    loss = a(x)
+                elif amp:
+                    with ctx():
+                        loss = b(x)
+                else:
+                    loss = c(x)
+                step(loss)
+                loss = loss / 8
+        """
+    )
+    reached = resolver.reaching("loss", find(model, cst.Call, "step(loss)"))
+    assert sorted(code(model, b.value) for b in reached) == ["a(x)", "b(x)", "c(x)"]
+
+
+def test_an_if_without_else_or_under_a_condition_replaces_nothing():
+    model, resolver, _ = build(
+        """\
+        def f(batches, fsdp, warm):
+            for x in batches:
+                if warm:
+                    if fsdp:
+                        loss = a(x)
+                    else:
+                        loss = b(x)
+                step(loss)
+                if fsdp:
+                    loss = c(x)
+                step(loss)
+                loss = loss / 8
+        """
+    )
+    first, second = [n for n in model.calls if code(model, n) == "step(loss)"]
+    assert sorted(code(model, b.value) for b in resolver.reaching("loss", first)) == [
+        "a(x)",
+        "b(x)",
+        "c(x)",
+        "loss / 8",
+    ]
+    assert sorted(code(model, b.value) for b in resolver.reaching("loss", second)) == [
+        "a(x)",
+        "b(x)",
+        "c(x)",
+        "loss / 8",
+    ]
+
+
 def test_values_through_unpacking_attributes_dicts_returns_and_conditional_expressions():
     model, resolver, _ = build(
         """\

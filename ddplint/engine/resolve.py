@@ -24,6 +24,7 @@ MAX_DEPTH = 6
 _STORED = frozenset({cst.Name, cst.Attribute, cst.Subscript})
 _COMPREHENSION_KINDS = frozenset(COMPREHENSIONS)
 _KILLING = frozenset({"assign", "for", "with", "param", "except"})
+_FRAME_KINDS = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)
 _PARTIAL = frozenset({"functools.partial", "partial"})
 _ENVIRON_READS = frozenset({"os.environ.get", "os.getenv"})
 _NEVER_PASSED = -1  # `Resolver._position` of a parameter no call passes
@@ -141,18 +142,29 @@ class Resolver:
     def _flowing(self, local: list[Binding], at: cst.CSTNode) -> list[Binding]:
         model = self.model
         found: list[Binding] = []
-        killer: Binding | None = None
+        killer: cst.CSTNode | None = None  # the statement after which nothing older reaches
+        covering = self._covering_if(local, at)
         for binding in reversed(local):
             if not self._precedes(binding, at):
                 continue
+            if (
+                covering is not None
+                and model.before(binding.statement, covering)
+                and not model.is_inside(binding.statement, covering)
+            ):
+                killer = covering  # bound before an `if` that rebinds it in every branch
+                break
             found.append(binding)
             if binding.kind in _KILLING and (
                 binding.branch is None or model.is_inside(at, binding.branch)
             ):
-                killer = binding
+                killer = binding.statement
                 break
+        if killer is None:
+            killer = covering
         # Bound later in a loop around `at`: the next iteration sees it, unless a binding
-        # that every pass of the loop makes before `at` replaces it first.
+        # (or an `if` binding it in every branch) that every pass of the loop makes before
+        # `at` replaces it first.
         for binding in local:
             loop = binding.loop
             if (
@@ -160,11 +172,48 @@ class Resolver:
                 and binding not in found
                 and not self._precedes(binding, at)
                 and model.is_inside(at, loop)
-                and (killer is None or not model.is_inside(killer.statement, loop))
+                and (killer is None or not model.is_inside(killer, loop))
             ):
                 found.append(binding)
         found.sort(key=lambda b: model.order[b.statement])
         return found
+
+    def _covering_if(self, local: list[Binding], at: cst.CSTNode) -> cst.If | None:
+        """The last `if` before `at`, on every path to it, whose every branch (`else`
+        included, `elif`s followed) binds the key outright: nothing bound before it
+        reaches `at` (`if fsdp: loss = a(x) else: loss = b(x)`)."""
+        model = self.model
+        killing = {
+            id(b.branch): b
+            for b in local
+            if b.kind in _KILLING and b.branch is not None and self._precedes(b, at)
+        }
+        best: cst.If | None = None
+        for binding in killing.values():
+            statement = model.parents.get(binding.branch) if binding.branch else None
+            while isinstance(statement, cst.If):  # an `elif`: from the `if` opening the chain
+                outer = model.parents.get(statement)
+                if not (isinstance(outer, cst.If) and outer.orelse is statement):
+                    break
+                statement = outer
+            if not isinstance(statement, cst.If) or model.is_inside(at, statement):
+                continue
+            if not model.before(statement, at) or not self._binds_every_branch(statement, killing):
+                continue
+            branch = _enclosing_branch(model, statement)
+            if branch is not None and not model.is_inside(at, branch):
+                continue
+            if best is None or model.before(best, statement):
+                best = statement
+        return best
+
+    def _binds_every_branch(self, statement: cst.If, killing: dict[int, Binding]) -> bool:
+        if id(statement.body) not in killing:
+            return False
+        orelse = statement.orelse
+        if isinstance(orelse, cst.If):
+            return self._binds_every_branch(orelse, killing)
+        return orelse is not None and id(orelse) in killing
 
     # -- values ------------------------------------------------------------------------------
 
@@ -583,3 +632,29 @@ def _names_below(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         if isinstance(current, cst.Attribute):
             yield current
         stack.extend(current.children)
+
+
+def _enclosing_branch(model: SemanticModel, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The innermost conditional block around `node` in its frame (as `Binding.branch`
+    names them: an `if`/`else` branch, a loop body, a `try` body or handler, a `case`, a
+    conditional expression's branch, the right side of `and`/`or`); None at frame level."""
+    child, parent = node, model.parents.get(node)
+    while parent is not None and not isinstance(parent, _FRAME_KINDS):
+        if isinstance(parent, cst.MatchCase):
+            return parent
+        if _conditional_child(parent, child):
+            return child
+        child, parent = parent, model.parents.get(parent)
+    return None
+
+
+def _conditional_child(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
+    if isinstance(parent, cst.If | cst.IfExp):
+        return child is parent.body or child is parent.orelse
+    if isinstance(parent, cst.For | cst.While):
+        return child is parent.body or child is parent.orelse
+    if isinstance(parent, cst.Try | cst.TryStar):
+        return child is parent.body or child is parent.orelse or child in parent.handlers
+    if isinstance(parent, cst.BooleanOperation):
+        return child is parent.right
+    return False

@@ -194,6 +194,25 @@ def train(model, loader, optimizer):
         optimizer.step()
 """,
         """
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def train(model, loader, optimizer, cfg):
+    model = DDP(model)
+    for x in loader:
+        if cfg.use_fsdp:
+            loss = model(x).mean()
+        else:
+            with torch.autocast("cuda"):
+                loss = model(x).mean()
+        loss.backward()
+        optimizer.step()
+        dist.all_reduce(loss)
+        loss = loss / cfg.world_size
+        print(f"loss {loss.item():.4f}")
+""",
+        """
 import os
 import torch
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -232,4 +251,8 @@ def train(model, get_batch, optimizer):
                     "Loss divided by the world size before backward(): DDP already "
                     "averages gradients across ranks, so this shrinks every gradient by a "
                     "factor of world_size",
+                    # After the backward in the source: it reaches the next pass's backward
+                    # only if that pass does not compute the loss anew, which a branch the
+                    # analysis cannot follow decides (a logged average, usually).
+                    unproven=ctx.before(site.call, node),
                 )
