@@ -504,6 +504,12 @@ class Project:
         function = self.function_called(ctx, call, _MAY_SEED)
         return function is not None and function.seeds_alike
 
+    def text_closure(self, path: str) -> set[str]:
+        """Project files the module at `path` may import, transitively, read from their
+        text without a parse (`ModuleIndex.scan_closure`), not itself."""
+        path = os.path.abspath(path)
+        return self.summaries.scan_closure(path) - {path}
+
     def pipeline_draws(self, path: str) -> tuple[bool, bool]:
         """For the modules the module at `path` imports, transitively: whether one draws at
         random for a data pipeline (`ModuleSummary.draws_at_random`), and whether one
