@@ -92,7 +92,13 @@ _FACT_TEXT: dict[str, TextTest] = {
 # Text every module holding `FunctionSummary.returned_loader` or `set_epoch_params` contains.
 _MAY_RETURN_LOADER = re.compile("DistributedSampler")
 _MAY_SET_EPOCH = re.compile("set_epoch")
-_MAY_SEED = re.compile("seed")  # `FunctionSummary.seeds_alike`: `manual_seed`, `set_seed`
+_MAY_SEED = re.compile("seed")
+# Text every module with `draws_at_random` or `reseeds_workers` contains: a random
+# transform or draw, `worker_init_fn=` or `generator=`.
+_MAY_DRAW = re.compile(
+    r"(?i:random)|Augment|ColorJitter|Flip|GaussNoise|ShiftScaleRotate|ElasticTransform"
+    r"|worker_init_fn|generator"
+)  # `FunctionSummary.seeds_alike`: `manual_seed`, `set_seed`
 _MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
 # Text every module that `strips_module_prefix` holds contains: the function's name, or a
 # call of a prefix test whose first argument is the literal `"module"` or `"module.…"`
@@ -514,7 +520,11 @@ class Project:
         """For the modules the module at `path` imports, transitively: whether one draws at
         random for a data pipeline (`ModuleSummary.draws_at_random`), and whether one
         seeds its loaders' workers itself (`reseeds_workers`)."""
-        summaries = [self.summaries.get(p) for p in self.closure(path)]
+        summaries = [
+            self.summaries.get(p)
+            for p in sorted(self.text_closure(path))
+            if self.summaries.holds(p, _MAY_DRAW, "")
+        ]
         return (
             any(s is not None and s.draws_at_random for s in summaries),
             any(s is not None and s.reseeds_workers for s in summaries),
