@@ -234,8 +234,8 @@ def _script_below(lines: list[str], index: int) -> list[str]:
     on the next lines of the same code block (a command laid out over several lines
     without continuations)."""
     for line in lines[index + 1 : index + 6]:
-        if line.strip().startswith("```"):
-            return []
+        if line.strip().startswith("```") or _INTERPRETER.search(line) or _LAUNCHER.search(line):
+            return []  # the block ends, or another command starts
         found = _SCRIPT.findall(line)
         if found:
             return found[:1]

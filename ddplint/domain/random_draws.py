@@ -37,6 +37,19 @@ _RANDOM_TRANSFORM = re.compile(
 )
 _RANDOM_CALLS = ("random.", "numpy.random.", "torch.rand", "torch.randint", "torch.randn")
 _SAMPLE_METHOD = "__getitem__"
+# Seeds and generators of their own: no draw from the process's generators.
+_NOT_DRAWS = frozenset(
+    {
+        "random.seed",
+        "random.Random",
+        "random.SystemRandom",
+        "numpy.random.seed",
+        "numpy.random.default_rng",
+        "numpy.random.RandomState",
+        "numpy.random.Generator",
+        "numpy.random.SeedSequence",
+    }
+)
 
 
 def is_seeding_name(name: str) -> bool:
@@ -78,9 +91,19 @@ def random_augmentation(ctx: FileContext) -> cst.CSTNode | None:
             return call
     for func in ctx.functions.get(_SAMPLE_METHOD, []):
         for call in ctx.calls_within(func):
-            if (ctx.call_name(call) or "").startswith(_RANDOM_CALLS):
+            if _draws_from_a_global_generator(ctx, call):
                 return call
     return None
+
+
+def _draws_from_a_global_generator(ctx: FileContext, call: cst.Call) -> bool:
+    """`random.randint(...)`, `np.random.rand(...)`, `torch.rand(...)`: a draw from the
+    process's generators, not from one of the call's own (`generator=g`), and neither a
+    seed nor a new generator (`np.random.default_rng(seed + idx)`)."""
+    name = ctx.call_name(call) or ""
+    if not name.startswith(_RANDOM_CALLS) or name in _NOT_DRAWS:
+        return False
+    return argument(call, None, "generator") is None
 
 
 def reseeds_workers(ctx: FileContext) -> bool:

@@ -96,6 +96,12 @@ _MAY_SET_EPOCH = re.compile("set_epoch")
 _MAY_SAVE = re.compile("save")  # `FunctionSummary.writes`: a `torch.save` in sight
 _MAY_LOAD = re.compile("load")  # `FunctionSummary.loads`: a `torch.load` in sight
 _MAY_SEED = re.compile("seed")  # `FunctionSummary.seeds_alike`: `manual_seed`, `set_seed`
+# Text every module with `draws_at_random` or `reseeds_workers` contains: a random
+# transform or draw, `worker_init_fn=` or `generator=`.
+_MAY_DRAW = re.compile(
+    r"(?i:random)|Augment|ColorJitter|Flip|GaussNoise|ShiftScaleRotate|ElasticTransform"
+    r"|worker_init_fn|generator"
+)
 _MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
 # Text every module that `strips_module_prefix` holds contains: the function's name, or a
 # call of a prefix test whose first argument is the literal `"module"` or `"module.…"`
@@ -541,11 +547,21 @@ class Project:
         function = self.function_called(ctx, call, _MAY_SEED)
         return function is not None and function.seeds_alike
 
+    def text_closure(self, path: str) -> set[str]:
+        """Project files the module at `path` may import, transitively, read from their
+        text without a parse (`ModuleIndex.scan_closure`), not itself."""
+        path = os.path.abspath(path)
+        return self.summaries.scan_closure(path) - {path}
+
     def pipeline_draws(self, path: str) -> tuple[bool, bool]:
         """For the modules the module at `path` imports, transitively: whether one draws at
         random for a data pipeline (`ModuleSummary.draws_at_random`), and whether one
         seeds its loaders' workers itself (`reseeds_workers`)."""
-        summaries = [self.summaries.get(p) for p in self.closure(path)]
+        summaries = [
+            self.summaries.get(p)
+            for p in sorted(self.text_closure(path))
+            if self.summaries.holds(p, _MAY_DRAW, "")
+        ]
         return (
             any(s is not None and s.draws_at_random for s in summaries),
             any(s is not None and s.reseeds_workers for s in summaries),

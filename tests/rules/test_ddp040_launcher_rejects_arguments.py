@@ -124,3 +124,9 @@ def test_an_option_declared_for_old_torch_only_is_left_alone(tmp_path, capsys):
     train = TRAIN.format(option=option, parse="parse_args")
     run = "python -m torch.distributed.launch --nproc_per_node=2 train.py\n"
     assert findings(tmp_path, capsys, {"train.py": train, "run.sh": run}) == []
+
+
+def test_a_readme_launch_line_naming_no_script_does_not_borrow_the_next_command(tmp_path, capsys):
+    readme = "```sh\npython -m torch.distributed.launch --help\npython train.py --epochs 3\n```\n"
+    train = TRAIN.format(option=UNDERSCORE, parse="parse_args")
+    assert findings(tmp_path, capsys, {"train.py": train, "README.md": readme}) == []

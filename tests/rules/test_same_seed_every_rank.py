@@ -195,3 +195,25 @@ def test_ddp035_step_draws_with_no_sharded_data_are_left_alone():
         .replace("for x in loader:", "for x in data:")
     )
     assert lint_source(source, select=["DDP035"]) == []
+
+
+def test_ddp035_a_dataset_drawing_from_its_own_generators_is_left_alone():
+    """Samples drawn from a generator made per index (`torch.Generator().manual_seed(seed
+    + idx)`, `np.random.default_rng(...)`) do not come from the seeded process stream."""
+    dataset = """
+    class Tokens(torch.utils.data.Dataset):
+        def __len__(self):
+            return 1000
+
+        def __getitem__(self, idx):
+            generator = torch.Generator().manual_seed(1234 + idx)
+            return torch.randint(0, 50257, (512,), generator=generator)
+    """
+    loader = """
+    train_set = Tokens()
+    loader = DataLoader(train_set, sampler=DistributedSampler(train_set), num_workers=8)
+    """
+    source = script("torch.manual_seed(args.seed)", loader=loader, extra=dataset)
+    assert lint_source(source, select=["DDP035"]) == []
+    drawn = source.replace(", generator=generator", "")
+    assert len(lint_source(drawn, select=["DDP035"])) == 1

@@ -242,14 +242,17 @@ def main(args, dataset_cls):
 def _pipeline_draws(ctx: FileContext) -> bool:
     """The file's sharded loaders prepare their samples with random draws (a random
     transform or a draw in a dataset's `__getitem__`, in this file or a module it imports)
-    and no loader seeds its workers itself."""
+    and no loader seeds its workers itself. The imported modules are read only when the
+    file itself does not show both the loader and its draws."""
     if reseeds_workers(ctx):
         return False
+    if sharded_loaders(ctx) and random_augmentation(ctx) is not None:
+        return True  # the loader, its draws and its seeding are all in sight here
     project = project_of(ctx)
-    draws, reseeded = project.pipeline_draws(ctx.path) if project is not None else (False, False)
-    if reseeded:
+    if project is None:
         return False
-    return draws or random_augmentation(ctx) is not None
+    draws, reseeded = project.pipeline_draws(ctx.path)
+    return draws and not reseeded
 
 
 def _shards_data(ctx: FileContext) -> bool:

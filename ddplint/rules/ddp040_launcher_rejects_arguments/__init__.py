@@ -230,7 +230,7 @@ def _sees_local_rank(ctx: FileContext, root: str) -> bool:
     project = project_of(ctx)
     files = project_files(root)
     path = os.path.abspath(ctx.path)
-    others = project.closure(path) if project is not None else []
+    others = project.text_closure(path) if project is not None else set()
     return any("LOCAL_RANK" in (files.text(p) or "") for p in [path, *others])
 
 
@@ -283,7 +283,7 @@ def _launch_reaching(
     if not options or project is None:
         return None
     for script, command in sorted(launches.items()):
-        if path in project.closure(script):
+        if path in project.text_closure(script):
             return command
     return None
 
@@ -295,7 +295,7 @@ def _declared_in_closure(ctx: FileContext, root: str) -> bool:
     project = project_of(ctx)
     files = project_files(root)
     path = os.path.abspath(ctx.path)
-    others = project.closure(path) if project is not None else files.paths
+    others = project.text_closure(path) if project is not None else files.paths
     return any(_DECLARED.search(files.text(p) or "") for p in others if p != path)
 
 

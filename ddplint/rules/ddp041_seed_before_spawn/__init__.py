@@ -45,8 +45,9 @@ at module level seeds either.
 `mp.spawn` starts every worker in a fresh Python interpreter (the "spawn" start method):
 each one imports the script again and runs the worker function, with generators seeded
 from the operating system. A seed set in the parent reaches none of them, so the
-multi-process run is unseeded: two runs with the same `--seed` differ, while the
-one-process run (the same code without `mp.spawn`) is reproducible.
+multi-process run is unseeded: two runs with the same `--seed` differ, while a
+one-process path of the same script (the worker function called directly, without
+`mp.spawn`) is reproducible.
 
 ## Example
 ```python
@@ -189,8 +190,8 @@ def _message(ctx: FileContext, seed: cst.Call) -> str:
     return (
         f"`{ctx.code(seed)}` runs in the process that starts the workers with mp.spawn, "
         "which starts each worker in a fresh interpreter: no worker sees this seed, so the "
-        "multi-process run is unseeded (two runs with the same seed differ) while the "
-        "one-process run is seeded; seed inside the worker function"
+        "workers run unseeded (two runs with the same seed differ); seed inside the worker "
+        "function"
     )
 
 
