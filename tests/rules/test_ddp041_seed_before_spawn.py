@@ -51,3 +51,11 @@ def test_a_worker_seeded_alike_is_ddp035s_when_its_step_draws():
     worker_seed = "    torch.manual_seed(args.seed)\n"
     source = SCRIPT.format(worker_seed=worker_seed, parent_seed="")
     assert codes(source) == [("DDP035", "torch.manual_seed(args.seed)")]
+
+
+def test_a_worker_calling_a_seeding_helper_out_of_sight_is_left_alone():
+    worker_seed = "    utils.set_random_seed(args.seed + gpu)\n"
+    source = "import utils\n" + SCRIPT.format(
+        worker_seed=worker_seed, parent_seed="    torch.manual_seed(args.seed)\n"
+    )
+    assert [c for c, _ in codes(source)] == []

@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.ddp_facts import last_name
 from ddplint.domain.project_view import project_of
 from ddplint.domain.random_draws import is_seeding_name, seeds_torch
 from ddplint.domain.spawned_workers import in_main_block, in_starting_process, spawns, worker
@@ -230,8 +231,8 @@ def _called(ctx: FileContext, func: cst.FunctionDef | None) -> bool:
 
 
 def _seeds_within(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """The worker seeds a generator itself, or through functions of this file it calls
-    (or a project helper that seeds torch)."""
+    """The worker seeds a generator itself, or through functions of this file it calls, a
+    project helper that seeds torch, or any helper named like a seeding one."""
     project = project_of(ctx)
     seen = {func}
     todo = [func]
@@ -241,6 +242,8 @@ def _seeds_within(ctx: FileContext, func: cst.FunctionDef) -> bool:
                 return True
             if project is not None and project.helper_seeds_alike(ctx, call):
                 return True
+            if is_seeding_name(last_name(call.func) or ""):
+                return True  # a seeding helper out of sight may seed the worker
             for callee in ctx.resolver.callees(call):
                 if isinstance(callee, cst.FunctionDef) and callee not in seen:
                     seen.add(callee)
