@@ -60,7 +60,9 @@ augmentation in sight.
 
 A helper of another module named like a seeding function
 (`utils.fix_random_seeds(args.seed)`, `seed_everything(cfg.seed)`) is shown only under
-`--preview`, marked unproven: what it seeds is out of sight.
+`--preview`, marked unproven: what it seeds is out of sight. So is a file whose random
+draws are only in the text of a project module it imports (whether its loader uses them is
+out of sight).
 
 ## Why is this bad?
 Each time a DataLoader iterator starts, it draws its workers' base seed from the main
@@ -212,7 +214,8 @@ def main(args, dataset_cls):
         if not _shards_data(ctx):
             return  # the ranks' batches are not proven different: nothing is shared
         step = step_draw(ctx)
-        if step is None and not _pipeline_draws(ctx):
+        pipeline = _pipeline_draws(ctx) if step is None else True
+        if pipeline is False:
             return
         if any(_in_sample_method(ctx, seed.call) for seed in seeds):
             return  # re-seeded per sample: the draws follow the sample, not the worker
@@ -236,14 +239,19 @@ def main(args, dataset_cls):
                 if id(site) not in reported:
                     reported.add(id(site))
                     message = _message(ctx, site, seed, step)
-                    yield Finding(site, message, unproven=not seed.proven)
+                    # Draws seen only in the text of an imported module: whether the
+                    # file's loader uses them is out of sight.
+                    unproven = not seed.proven or pipeline is None
+                    yield Finding(site, message, unproven=unproven)
 
 
-def _pipeline_draws(ctx: FileContext) -> bool:
-    """The file's sharded loaders prepare their samples with random draws (a random
-    transform or a draw in a dataset's `__getitem__`, in this file or a module it imports)
-    and no loader seeds its workers itself. The imported modules are read only when the
-    file itself does not show both the loader and its draws."""
+def _pipeline_draws(ctx: FileContext) -> bool | None:
+    """True where the file's sharded loaders prepare their samples with random draws in
+    sight (a random transform or a draw in a dataset's `__getitem__` of this file) and no
+    loader seeds its workers itself; None where such draws are only in the modules it
+    imports (their text shows them, not that this file's loader uses them); False
+    otherwise. The imported modules are read only when the file itself does not show both
+    the loader and its draws."""
     if reseeds_workers(ctx):
         return False
     if sharded_loaders(ctx) and random_augmentation(ctx) is not None:
@@ -252,7 +260,7 @@ def _pipeline_draws(ctx: FileContext) -> bool:
     if project is None:
         return False
     draws, reseeded = project.pipeline_draws(ctx.path)
-    return draws and not reseeded
+    return None if draws and not reseeded else False
 
 
 def _shards_data(ctx: FileContext) -> bool:
