@@ -31,15 +31,17 @@ def seed_calls(ctx: FileContext) -> list[SeedCall]:
     project = project_of(ctx)
     found = []
     for call in ctx.calls:
-        read = project is not None and project.resolve(ctx, call) is not None
+        # `helper_seeds_alike` reads only modules whose text can seed; the unfiltered
+        # look-up runs only for a call named like a seeding helper.
         if seeds_torch(ctx, call) or (
-            read and project is not None and project.helper_seeds_alike(ctx, call)
+            project is not None and project.helper_seeds_alike(ctx, call)
         ):
             found.append(SeedCall(call, True))
-        elif read:
-            continue  # a project helper whose body was read: it seeds per rank, or not torch
-        elif _named_helper(ctx, call, ctx.call_name(call)):
+        elif not _named_helper(ctx, call, ctx.call_name(call)):
+            continue
+        elif project is None or project.resolve(ctx, call) is None:
             found.append(SeedCall(call, False))
+        # else: a project helper whose body was read: it seeds per rank, or not torch
     return found
 
 
