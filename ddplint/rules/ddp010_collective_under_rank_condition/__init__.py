@@ -47,7 +47,9 @@ torchrun ends the job when a rank exits with an error: a crash, not a hang; a cl
 `return` or `sys.exit(0)` there is reported), rank-0 work followed by a barrier every rank
 reaches, the rank-0-first pattern
 (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`, each rank reaching one
-barrier), both branches of an `if`/`else` issuing the collective, collectives on a
+barrier), its early-return form (`if rank != 0: dist.barrier(); return` with the same
+barrier after the `if`, which only rank 0 reaches), both branches of an `if`/`else` issuing
+the collective, collectives on a
 subgroup (`group=`), point-to-point `send`/`recv`, and helpers (of this file or of the
 project) whose collective runs only under a condition of their own that is not a rank test
 (`if sharded_eval: dist.broadcast(...)`): whether that flag is on where only some ranks
@@ -121,6 +123,20 @@ def make_groups():
 """,
     )
     allow = (
+        """
+import numpy as np
+import torch.distributed as dist
+
+def gather_on_main(parts, world_size):
+    np.save(f"part_{dist.get_rank()}.npy", parts)
+    dist.barrier()
+    if dist.get_rank() != 0:
+        dist.barrier()
+        return None
+    merged = np.concatenate([np.load(f"part_{i}.npy") for i in range(world_size)])
+    dist.barrier()
+    return merged
+""",
         """import torch
 import torch.distributed as dist
 
@@ -169,6 +185,7 @@ def exchange(t, rank):
         collectives, gates = domain_of(ctx).collectives, domain_of(ctx).gates
         candidates: list[tuple[cst.Call, str, Gate]] = []
         groups: dict[tuple[cst.CSTNode, str], list[Gate]] = {}
+        issued: dict[tuple[cst.CSTNode, str], list[cst.Call]] = {}
         for call in ctx.calls:
             name = ctx.call_name(call)
             if collectives.is_collective(call):
@@ -180,6 +197,7 @@ def exchange(t, rank):
             else:
                 continue
             gate = gates.gate(call)
+            issued.setdefault((ctx.scope(call), key), []).append(call)
             if gate is not None:
                 candidates.append((call, key, gate))
                 groups.setdefault((ctx.scope(call), key), []).append(gate)
@@ -189,6 +207,7 @@ def exchange(t, rank):
                 self._other_ranks_issue(ctx, gate)
                 or _others_raise(ctx, gate)
                 or _paired(gate, groups[ctx.scope(call), key])
+                or _matched_after_leaving(ctx, call, gate, issued[ctx.scope(call), key])
             ):
                 continue
             assert evidence is not None
@@ -260,6 +279,26 @@ def _memoized(ctx: FileContext, call: cst.Call) -> bool:
             if ctx.qualname(expr.func if isinstance(expr, cst.Call) else expr) in MEMOIZERS:
                 return True
     return False
+
+
+def _matched_after_leaving(
+    ctx: FileContext, call: cst.Call, gate: Gate, same_function: list[cst.Call]
+) -> bool:
+    """The branch holding the collective leaves the function (`if not is_main: barrier();
+    return`) and the same collective follows the `if` in the function, where only the
+    ranks the test turned away arrive: each rank issues it once, the pairs match."""
+    condition, node = gate.condition, gate.node
+    if condition is None or condition.early_exit or not isinstance(node, cst.If):
+        return False
+    branch = node.body if condition.holds else node.orelse
+    if branch is None or not ctx.is_inside(call, branch) or not ctx.flow.leaves(branch):
+        return False
+    if any(isinstance(n, cst.Continue | cst.Break) for n in ctx.walk(branch)):
+        return False  # it leaves a loop pass, not the function
+    return any(
+        other is not call and not ctx.is_inside(other, node) and ctx.before(node, other)
+        for other in same_function
+    )
 
 
 def _paired(gate: Gate, same_function: list[Gate]) -> bool:
