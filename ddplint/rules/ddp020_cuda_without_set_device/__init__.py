@@ -10,6 +10,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.caller_devices import device_of_callers
 from ddplint.domain.ddp_facts import argument, keyword, string_value
+from ddplint.domain.every_rank import outside_calls
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.domain.per_process_devices import default_device_is_own
 from ddplint.rule import Finding, FixSpec, Rule, register
@@ -207,6 +208,7 @@ def evaluate(model, loader):
                 "the default CUDA device is used but this file never calls "
                 f"torch.cuda.set_device(local_rank): every rank lands on GPU 0 ({harm})",
                 fix=fix,
+                unproven=_runs_in_a_callback(ctx, node),
             )
 
     @staticmethod
@@ -235,6 +237,18 @@ def evaluate(model, loader):
                 "every rank lands on GPU 0; call torch.cuda.set_device(local_rank) on both "
                 "paths",
             )
+
+
+def _runs_in_a_callback(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs in a nested function the file never calls, only hands over (a
+    training-step callback returned to a trainer library): the caller, which may have set
+    the device, is out of sight."""
+    func = ctx.enclosing_function(node)
+    return (
+        func is not None
+        and isinstance(ctx.scope(func), cst.FunctionDef)
+        and not outside_calls(ctx, func)
+    )
 
 
 def _wrapped_on_default_device(ctx: FileContext, uses: list[cst.CSTNode]) -> Iterator[Finding]:
