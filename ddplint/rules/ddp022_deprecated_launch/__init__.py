@@ -11,11 +11,11 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.ddp_facts import facts_of, keyword
 from ddplint.domain.launch_commands import passes_local_rank_itself
+from ddplint.domain.local_rank_option import imports_deepspeed, is_required
 from ddplint.project_files import project_root
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp022_deprecated_launch.launch import (
     device_from_environment,
-    is_required,
     launch_uses,
     local_rank_arguments,
     rewritten_command,
@@ -161,7 +161,8 @@ deepspeed.init_distributed()
                     applicability=Applicability.UNSAFE,
                 )
             yield Finding(node, _LAUNCH_MESSAGE, fix=fix)
-        if not facts_of(ctx).is_distributed or _deepspeed(ctx) or device_from_environment(ctx):
+        distributed = facts_of(ctx).is_distributed
+        if not distributed or imports_deepspeed(ctx) or device_from_environment(ctx):
             return  # DeepSpeed passes --local_rank; an environment device makes it a fallback
         # The project's own launcher passes the option: torchrun is a launch it does not use.
         unproven = os.path.isfile(ctx.path) and passes_local_rank_itself(project_root(ctx.path))
@@ -208,8 +209,3 @@ def _int_literal(expr: cst.BaseExpression) -> str | None:
     ):
         return f"-{expr.expression.value}"
     return None
-
-
-def _deepspeed(ctx: FileContext) -> bool:
-    bound = ctx.imports.bindings.values()
-    return any(v == "deepspeed" or v.startswith("deepspeed.") for v in bound)

@@ -168,15 +168,6 @@ def local_rank_arguments(ctx: FileContext) -> Iterator[cst.Call]:
             yield call
 
 
-def is_required(call: cst.Call) -> bool:
-    required = keyword(call, "required")
-    return (
-        required is not None
-        and isinstance(required.value, cst.Name)
-        and required.value.value == "True"
-    )
-
-
 def _dest(call: cst.Call) -> str:
     given = keyword(call, "dest")
     name = string_value(given.value) if given is not None else None

@@ -16,6 +16,7 @@ from ddplint.domain.launch_commands import (
     launches_with_own_option,
     option_launches,
 )
+from ddplint.domain.local_rank_option import imports_deepspeed, is_required
 from ddplint.domain.project_view import project_of
 from ddplint.project_files import project_files, project_root
 from ddplint.rule import Finding, Rule, register
@@ -23,7 +24,6 @@ from ddplint.rules.ddp040_launcher_rejects_arguments.parser import (
     declared_on_some_paths,
     default_of,
     destination,
-    is_required,
     local_rank_options,
     read_as_parsed,
     strict_parse,
@@ -174,7 +174,7 @@ torch.cuda.set_device(local_rank)
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if _deepspeed(ctx):
+        if imports_deepspeed(ctx):
             return  # DeepSpeed's launcher passes --local_rank=N
         real = os.path.isfile(ctx.path)
         root = project_root(ctx.path) if real else None
@@ -297,8 +297,3 @@ def _declared_in_closure(ctx: FileContext, root: str) -> bool:
     path = os.path.abspath(ctx.path)
     others = project.text_closure(path) if project is not None else files.paths
     return any(_DECLARED.search(files.text(p) or "") for p in others if p != path)
-
-
-def _deepspeed(ctx: FileContext) -> bool:
-    bound = ctx.imports.bindings.values()
-    return any(v == "deepspeed" or v.startswith("deepspeed.") for v in bound)

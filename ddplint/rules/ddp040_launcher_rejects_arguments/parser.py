@@ -42,15 +42,6 @@ def _adds_argument(ctx: FileContext, call: cst.Call) -> bool:
     )
 
 
-def is_required(call: cst.Call) -> bool:
-    required = keyword(call, "required")
-    return (
-        required is not None
-        and isinstance(required.value, cst.Name)
-        and (required.value.value == "True")
-    )
-
-
 def strict_parse(ctx: FileContext) -> cst.Call | None:
     """The file's `parser.parse_args()` of the whole command line, for a parser the file
     builds with `argparse.ArgumentParser`; None when the file also parses leniently
