@@ -106,6 +106,10 @@ class Loops:
             self._training = found
         return self._training
 
+    def runs_backward(self, func: cst.FunctionDef) -> bool:
+        """`func` runs `backward()`, directly or through functions of this file it calls."""
+        return func in self._training_functions()
+
     def is_training_loop(self, loop: Loop) -> bool:
         """The loop body reaches `backward()`."""
         calls = self.model.within(loop.body, self.model.calls)

@@ -30,11 +30,11 @@ def synced_calls(
     DDP model, or a function of this file handed the DDP model that runs backward; UNKNOWN
     where a DDP model goes to a function out of sight; NO otherwise. With it, what they
     issue, for a message. `training_only` counts DDP training steps only."""
-    collectives = domain_of(ctx).collectives
+    domain = domain_of(ctx)
     for call in calls:
-        if not training_only and collectives.issues(call):
+        if not training_only and domain.collectives.issues(call):
             return Synced.YES, f"`{ctx.code(call.func)}()`"
-    backward = any(_is_backward(call) for call in calls)
+    backward = any(domain.backward.site_of(call) is not None for call in calls)
     unknown = False
     for call in calls:
         candidates = (call.func, *(a.value for a in call.args))
@@ -44,17 +44,8 @@ def synced_calls(
         if backward and models[0] is call.func:
             return Synced.YES, GRADIENT_SYNC  # `model(x)` ... `loss.backward()`
         callees = ctx.resolver.callees(call)
-        if any(_runs_backward(ctx, f) for f in callees):
+        if any(domain.loops.runs_backward(f) for f in callees):
             return Synced.YES, GRADIENT_SYNC
         if not callees and ctx.call_name(call) is None:
             unknown = True
     return (Synced.UNKNOWN if unknown else Synced.NO), GRADIENT_SYNC
-
-
-def _is_backward(call: cst.Call) -> bool:
-    func = call.func
-    return isinstance(func, cst.Attribute) and func.attr.value == "backward"
-
-
-def _runs_backward(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    return any(_is_backward(call) for call in ctx.calls_within(func))
