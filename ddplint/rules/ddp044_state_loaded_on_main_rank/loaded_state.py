@@ -29,11 +29,14 @@ def loaded_state(ctx: FileContext, call: cst.Call) -> LoadedState | None:
     if not isinstance(func, cst.Attribute):
         return None
     receiver = func.value
-    inner = receiver.value if isinstance(receiver, cst.Attribute) and _module_of(receiver) else None
-    if may_be_ddp_model(ctx, receiver, call) or (
-        inner is not None and may_be_ddp_model(ctx, inner, call)
-    ):
+    if may_be_ddp_model(ctx, receiver, call):
         return LoadedState.MODEL
+    if (
+        isinstance(receiver, cst.Attribute)
+        and receiver.attr.value == "module"
+        and may_be_ddp_model(ctx, receiver.value, call)
+    ):
+        return LoadedState.MODEL  # `model.module.load_state_dict(...)`
     loops = domain_of(ctx).loops
     for value in ctx.resolver.values(receiver, call):
         built = value.expr
@@ -44,10 +47,6 @@ def loaded_state(ctx: FileContext, call: cst.Call) -> LoadedState | None:
         if loops.is_optimizer_class(built):
             return LoadedState.OPTIMIZER
     return None
-
-
-def _module_of(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Attribute) and expr.attr.value == "module"
 
 
 def runs_after(ctx: FileContext, call: cst.Call) -> list[cst.Call]:
