@@ -19,6 +19,7 @@ from ddplint.rules.ddp042_name_bound_on_main_rank.reads import (
     bound_otherwise,
     caught_name_error,
     conditions_since,
+    in_lambda,
     rank_correlated,
     reads_of_names,
 )
@@ -189,13 +190,16 @@ def main():
             frame, owner = model.frame(read), model.owner(read)
             if not reaching or any(b.scope is not frame or b.owner is not owner for b in reaching):
                 continue
-            if {(frame, read.value), (frame, "*")} & others or caught_name_error(ctx, read):
+            if {(frame, read.value), (frame, "*")} & others:
                 continue
             binding_gates = [gates.gate(b.statement) for b in reaching]
             if any(
                 g is None or g.side is not Side.MAIN or gates.opens_to_every_rank(g)
                 for g in binding_gates
             ):
+                continue
+            # Walks up the tree: asked only of the few reads left.
+            if in_lambda(ctx, read) or caught_name_error(ctx, read):
                 continue
             if gates.gate(read) is not None or gates.single_process(read):
                 continue

@@ -31,15 +31,13 @@ _INTROSPECTION = frozenset({"locals", "vars", "globals", "exec", "eval"})
 
 def reads_of_names(ctx: FileContext) -> list[cst.Name]:
     """Every `Name` that reads a variable: not a target, a definition's name, an
-    attribute after a dot or a keyword argument's keyword; not in a lambda (its parameters
-    and the time it runs are its own)."""
-    return [
-        n
-        for n in ctx.nodes_of(cst.Name)
-        if isinstance(n, cst.Name)
-        and _reads(ctx, n)
-        and not any(isinstance(a, cst.Lambda) for a in ctx.ancestors(n))
-    ]
+    attribute after a dot or a keyword argument's keyword."""
+    return [n for n in ctx.nodes_of(cst.Name) if isinstance(n, cst.Name) and _reads(ctx, n)]
+
+
+def in_lambda(ctx: FileContext, read: cst.Name) -> bool:
+    """`read` is in a lambda: its parameters and the time it runs are its own."""
+    return any(isinstance(a, cst.Lambda) for a in ctx.ancestors(read))
 
 
 def _reads(ctx: FileContext, name: cst.Name) -> bool:
