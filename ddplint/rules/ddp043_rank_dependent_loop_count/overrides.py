@@ -33,13 +33,13 @@ def rank_overrides(ctx: FileContext, loop: cst.For) -> list[Override]:
     ):
         return []
     gates, resolver = domain_of(ctx).gates, ctx.resolver
+    frame = resolver.model.frame(loop)
     found: list[Override] = []
     for arg in iterable.args:
         for node in ctx.walk(arg.value):
             if not isinstance(node, cst.Name):
                 continue
             reaching = resolver.reaching(node.value, loop)
-            frame = resolver.model.frame(loop)
             if len(reaching) < 2 or any(b.scope is not frame for b in reaching):
                 continue
             binding_gates = [gates.gate(b.statement) for b in reaching]
