@@ -189,17 +189,38 @@ def varies_per_save(
     else:
         values = []
     return any(
-        _varies_in(ctx, value.expr, around, _COUNTER) for value in values or [Value(path, at, True)]
+        _varies_in(ctx, value.expr, around, _COUNTER)
+        if not _once_per_round(ctx, value.at, at)
+        else _varies_in(ctx, value.expr, around, _STEP_COUNTER, stamps=False)
+        for value in values or [Value(path, at, True)]
     )
 
 
+def _once_per_round(ctx: FileContext, value_at: cst.CSTNode, at: cst.CSTNode) -> bool:
+    """A value evaluated at `value_at` is the same for every save at `at` within one run of
+    the save's innermost loop: evaluated at module level (once per process), or in the
+    save's function outside that loop (`run = f"{name}-{now():%H%M%S}"` before the epoch
+    loop: a time stamp of the run, not of the save)."""
+    scope = ctx.scope(value_at)
+    if scope is ctx.module:
+        return True
+    loop = ctx.enclosing_loop(at)
+    return loop is not None and scope is ctx.scope(at) and not ctx.is_inside(value_at, loop)
+
+
 def _varies_in(
-    ctx: FileContext, expr: cst.BaseExpression, around: set[str], counter: re.Pattern[str]
+    ctx: FileContext,
+    expr: cst.BaseExpression,
+    around: set[str],
+    counter: re.Pattern[str],
+    stamps: bool = True,
 ) -> bool:
+    """Something in `expr` changes per save: a counter, a loop variable around the save,
+    a number formatted as an integer, or (`stamps`) a time stamp or unique id."""
     for node in ctx.walk(expr):
         if _counter_format(node):
             return True
-        if isinstance(node, cst.Call) and _UNIQUE_CALLS.search(dotted(node.func) or ""):
+        if stamps and isinstance(node, cst.Call) and _UNIQUE_CALLS.search(dotted(node.func) or ""):
             return True
         if isinstance(node, cst.Attribute) and counter.search(node.attr.value):
             return True
