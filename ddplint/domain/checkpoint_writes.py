@@ -23,9 +23,11 @@ from ddplint.domain.overwrites import (
     is_temporary,
     moved_after,
     path_texts,
+    sources,
     varies_per_save,
     written_path,
 )
+from ddplint.domain.project_view import project_of
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine import argument
 from ddplint.names import dotted
@@ -89,19 +91,65 @@ def _same_file(
     )
 
 
-def overwritten(ctx: FileContext, write: Write) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
+def overwritten(
+    ctx: FileContext, write: Write, skip: cst.CSTNode | None = None
+) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
     """The path `write` writes and where it is evaluated, when nothing in sight makes it a
     fresh or temporary file (a counter or time stamp in it, a rename into place, an atomic
-    writer); None otherwise."""
+    writer; `skip`: not counting the values computed inside that node); None otherwise."""
     if from_atomic_writer(ctx, write.path, write.call):
         return None
     written = written_path(ctx, write.path, write.call)
     if written is None:
         return None
     path, at = written
-    if is_temporary(path_texts(ctx, path, at)) or moved_after(ctx, write.call, path):
+    if is_temporary(path_texts(ctx, path, at, skip)) or moved_after(ctx, write.call, path):
         return None
-    return None if varies_per_save(ctx, path, at) else (path, at)
+    return None if varies_per_save(ctx, path, at, skip=skip) else (path, at)
+
+
+def _fallbacks(
+    ctx: FileContext, func: cst.FunctionDef, write: Write
+) -> Iterator[tuple[str, cst.If]]:
+    """The parameters of `func` defaulting to None that, when a caller leaves them out,
+    get a value of `func`'s own before `write`, and only then (`if filename is None:
+    filename = f"ckpt_{epoch}.pth"`), each with that `if`."""
+    params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+    for param in params:
+        if not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+            continue
+        name = param.name.value
+        bindings = ctx.resolver.reaching(name, write.call)
+        others = [b for b in bindings if b.kind != "param"]
+        if not others or len(others) == len(bindings):
+            continue
+        tests = {id(i): i for b in others if (i := _fallback_if(ctx, b.statement, name))}
+        if len(tests) == 1 and all(_fallback_if(ctx, b.statement, name) for b in others):
+            yield name, next(iter(tests.values()))
+
+
+def _fallback_if(ctx: FileContext, statement: cst.CSTNode, name: str) -> cst.If | None:
+    """The `if name is None:` / `if not name:` whose body holds `statement`."""
+    for ancestor in ctx.ancestors(statement):
+        if isinstance(ancestor, cst.FunctionDef):
+            return None
+        if isinstance(ancestor, cst.If) and ctx.is_inside(statement, ancestor.body):
+            test = ancestor.test
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test = test.expression
+                return ancestor if isinstance(test, cst.Name) and test.value == name else None
+            if (
+                isinstance(test, cst.Comparison)
+                and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Is)
+                and isinstance(test.left, cst.Name)
+                and test.left.value == name
+                and isinstance(test.comparisons[0].comparator, cst.Name)
+                and test.comparisons[0].comparator.value == "None"
+            ):
+                return ancestor
+            return None
+    return None
 
 
 def parameter_positions(func: cst.FunctionDef) -> dict[str, int]:
@@ -126,14 +174,22 @@ def helper_writes(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperWrite,
             continue
         if at_one_step(ctx, call) or exits_after(ctx, call):
             continue
-        target = overwritten(ctx, write)
+        target, fallback, skip = overwritten(ctx, write), None, None
+        if target is None:
+            # `if filename is None: filename = f"ckpt_{epoch}.pth"`: a caller passing the
+            # file name overwrites it each call.
+            for name, branch in _fallbacks(ctx, func, write):
+                target = overwritten(ctx, write, branch)
+                if target is not None:
+                    fallback, skip = (name, positions[name]), branch
+                    break
         if target is None:
             continue
         path, at = target
-        texts = path_texts(ctx, path, at)
+        texts = path_texts(ctx, path, at, skip)
         built_from = {
             node.value
-            for value in ctx.resolver.sources(path, at, 3)
+            for value in sources(ctx, path, at, 3, skip)
             for node in ctx.walk(value.expr)
             if isinstance(node, cst.Name) and node.value in positions
         }
@@ -161,6 +217,7 @@ def helper_writes(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperWrite,
                 saved_param=saved_param,
                 texts=tuple(texts),
                 requires=requires,
+                fallback=fallback,
             )
         )
     return tuple(found)
@@ -212,6 +269,24 @@ def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
         for arg in call.args:
             texts = path_texts(ctx, arg.value, call)
             if any(_names_file(t, n) for t in texts for n in names):
+                return call
+    return None
+
+
+def read_back_by_helper(ctx: FileContext, names: set[str]) -> cst.Call | None:
+    """A call of this file to a project helper of another module named for reading back
+    (`resume_if_possible(args.checkpoint_dir, model)`) whose `torch.load` reads a file it
+    names itself, one of `names` (`join(checkpoint_dir, "checkpoint.pth")`): the run
+    resumes from the file written."""
+    project = project_of(ctx)
+    if project is None or not names:
+        return None
+    for call in ctx.calls:
+        name = ctx.call_name(call) or dotted(call.func) or ""
+        if not _READER.search(name.rpartition(".")[2]) or name == "torch.load":
+            continue
+        for load in project.helper_loads(ctx, call):
+            if any(_names_file(t, n) for t in load.texts for n in names):
                 return call
     return None
 

@@ -121,11 +121,14 @@ def walked_paths(
     return (loop, elements) if elements else None
 
 
-def path_texts(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
-    """The string pieces of the path and of the names it is built from, one level deep.
-    A subscript's key is no piece of a path (`state["last_epoch"]` holds a number)."""
+def path_texts(
+    ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode, skip: cst.CSTNode | None = None
+) -> list[str]:
+    """The string pieces of the path and of the names it is built from, one level deep
+    (`skip`: not through values computed inside that node, `sources`). A subscript's key
+    is no piece of a path (`state["last_epoch"]` holds a number)."""
     texts = []
-    for value in ctx.resolver.sources(path, at, depth=1):
+    for value in sources(ctx, path, at, 1, skip):
         keys = {
             id(n)
             for sub in ctx.walk(value.expr)
@@ -168,17 +171,67 @@ def names_overwritten_file(texts: list[str]) -> bool:
     return any(_OVERWRITTEN_TEXT.search(t.rsplit("/", 1)[-1]) for t in texts)
 
 
+def sources(
+    ctx: FileContext,
+    expr: cst.BaseExpression,
+    at: cst.CSTNode,
+    depth: int,
+    skip: cst.CSTNode | None = None,
+) -> list[Value]:
+    """`Resolver.sources`, not through the values computed inside `skip` (the fallback
+    `if filename is None: filename = f"ckpt_{epoch}.pth"` a caller passing `filename`
+    never runs)."""
+    if skip is None:
+        return ctx.resolver.sources(expr, at, depth)
+    found: list[Value] = []
+    seen: set[int] = set()
+    frontier = [(expr, at)]
+    for level in range(depth + 1):
+        inner: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+        for start, where in frontier:
+            for value in ctx.resolver.values(start, where):
+                if id(value.expr) in seen or ctx.is_inside(value.at, skip):
+                    continue
+                seen.add(id(value.expr))
+                found.append(value)
+                if level < depth:
+                    inner.extend((part, value.at) for part in _parts(ctx, value.expr))
+        frontier = inner
+    return found
+
+
+def _parts(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The sub-expressions of `expr` a value is followed from (`Resolver.sources`): names
+    (not an attribute's, nor an argument's keyword), attribute chains, subscripts, calls."""
+    parts: list[cst.BaseExpression] = []
+    for node in ctx.walk(expr)[1:]:
+        if isinstance(node, cst.Name):
+            parent = ctx.parent(node)
+            if isinstance(parent, cst.Attribute) or (
+                isinstance(parent, cst.Arg) and parent.keyword is node
+            ):
+                continue
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+            parts.append(node)
+    return parts
+
+
 def varies_per_save(
-    ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode, depth: int | None = 3
+    ctx: FileContext,
+    path: cst.BaseExpression,
+    at: cst.CSTNode,
+    depth: int | None = 3,
+    skip: cst.CSTNode | None = None,
 ) -> bool:
     """Something the path is built from changes per save: an epoch or step counter, a
     time stamp, a variable of a loop around the save in its function (a caller's loop:
     `item_loops`), a number formatted as `{n:06d}` (`depth` levels of names deep:
     `eval_dir = join(out, str(iteration))`; None: the path expression alone, or the
-    expressions a name holding it is bound to: `path = join(out, f"best_{epoch}.pt")`)."""
+    expressions a name holding it is bound to: `path = join(out, f"best_{epoch}.pt")`;
+    `skip`: not through the values computed inside that node, `sources`)."""
     around = _loop_targets(ctx, at)
     if depth is not None:
-        values = ctx.resolver.sources(path, at, depth)
+        values = sources(ctx, path, at, depth, skip)
     elif isinstance(path, cst.Name):
         # What the name is bound to: only a counter of steps varies there (a run tag
         # or version stays the same within a run).

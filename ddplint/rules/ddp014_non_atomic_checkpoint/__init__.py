@@ -12,6 +12,7 @@ from ddplint.domain.checkpoint_writes import (
     Write,
     file_names,
     is_false_literal,
+    read_back_by_helper,
     read_back_by_twin,
     reads_back,
     resumed_from_newest,
@@ -295,6 +296,10 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
         saved = argument(call, position if position >= 0 else None, name)
         if saved is not None and saves_data(ctx, saved, call):
             return None
+    if helper.fallback is not None:
+        name, position = helper.fallback
+        if argument(call, position if position >= 0 else None, name) is None:
+            return None  # left out: the helper names a fresh file per call
     for name, position, false_default in helper.requires:
         passed = argument(call, position if position >= 0 else None, name)
         if is_false_literal(passed) or (passed is None and false_default):
@@ -319,7 +324,11 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     if is_temporary(texts) or not repeats(ctx, call):
         return None
     names = file_names(texts)
-    resumed = reads_back(ctx, names) is not None or read_back_by_twin(ctx, call, paths) is not None
+    resumed = (
+        reads_back(ctx, names) is not None
+        or read_back_by_twin(ctx, call, paths) is not None
+        or read_back_by_helper(ctx, names) is not None
+    )
     if not resumed and names_overwritten_file(list(helper.texts)):
         return None  # a `best.pth` of the helper's own: its module reports the save
     shown = f"`{_shown(helper.shown)}`"
