@@ -122,13 +122,17 @@ def walked_paths(
 
 
 def path_texts(
-    ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode, skip: cst.CSTNode | None = None
+    ctx: FileContext,
+    path: cst.BaseExpression,
+    at: cst.CSTNode,
+    skip: cst.CSTNode | None = None,
+    within: cst.FunctionDef | None = None,
 ) -> list[str]:
     """The string pieces of the path and of the names it is built from, one level deep
-    (`skip`: not through values computed inside that node, `sources`). A subscript's key
+    (`skip`, `within`: as `sources`). A subscript's key
     is no piece of a path (`state["last_epoch"]` holds a number)."""
     texts = []
-    for value in sources(ctx, path, at, 1, skip):
+    for value in sources(ctx, path, at, 1, skip, within):
         keys = {
             id(n)
             for sub in ctx.walk(value.expr)
@@ -177,11 +181,14 @@ def sources(
     at: cst.CSTNode,
     depth: int,
     skip: cst.CSTNode | None = None,
+    within: cst.FunctionDef | None = None,
 ) -> list[Value]:
     """`Resolver.sources`, not through the values computed inside `skip` (the fallback
     `if filename is None: filename = f"ckpt_{epoch}.pth"` a caller passing `filename`
-    never runs)."""
-    if skip is None:
+    never runs), nor (`within`) through those computed outside that function but at
+    module level (what the function's callers in this file pass: `within` is the function
+    as any caller runs it)."""
+    if skip is None and within is None:
         return ctx.resolver.sources(expr, at, depth)
     found: list[Value] = []
     seen: set[int] = set()
@@ -190,7 +197,7 @@ def sources(
         inner: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
         for start, where in frontier:
             for value in ctx.resolver.values(start, where):
-                if id(value.expr) in seen or ctx.is_inside(value.at, skip):
+                if id(value.expr) in seen or _left_out(ctx, value.at, skip, within):
                     continue
                 seen.add(id(value.expr))
                 found.append(value)
@@ -198,6 +205,17 @@ def sources(
                     inner.extend((part, value.at) for part in _parts(ctx, value.expr))
         frontier = inner
     return found
+
+
+def _left_out(
+    ctx: FileContext,
+    at: cst.CSTNode,
+    skip: cst.CSTNode | None,
+    within: cst.FunctionDef | None,
+) -> bool:
+    if skip is not None and ctx.is_inside(at, skip):
+        return True
+    return within is not None and not ctx.is_inside(at, within) and ctx.scope(at) is not ctx.module
 
 
 def _parts(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -222,16 +240,17 @@ def varies_per_save(
     at: cst.CSTNode,
     depth: int | None = 3,
     skip: cst.CSTNode | None = None,
+    within: cst.FunctionDef | None = None,
 ) -> bool:
     """Something the path is built from changes per save: an epoch or step counter, a
     time stamp, a variable of a loop around the save in its function (a caller's loop:
     `item_loops`), a number formatted as `{n:06d}` (`depth` levels of names deep:
     `eval_dir = join(out, str(iteration))`; None: the path expression alone, or the
     expressions a name holding it is bound to: `path = join(out, f"best_{epoch}.pt")`;
-    `skip`: not through the values computed inside that node, `sources`)."""
+    `skip`, `within`: as `sources`)."""
     around = _loop_targets(ctx, at)
     if depth is not None:
-        values = sources(ctx, path, at, depth, skip)
+        values = sources(ctx, path, at, depth, skip, within)
     elif isinstance(path, cst.Name):
         # What the name is bound to: only a counter of steps varies there (a run tag
         # or version stays the same within a run).
