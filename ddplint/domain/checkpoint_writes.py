@@ -23,9 +23,11 @@ from ddplint.domain.overwrites import (
     is_temporary,
     moved_after,
     path_texts,
+    sources,
     varies_per_save,
     written_path,
 )
+from ddplint.domain.project_view import project_of
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine import argument
 from ddplint.names import dotted
@@ -89,19 +91,68 @@ def _same_file(
     )
 
 
-def overwritten(ctx: FileContext, write: Write) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
+def overwritten(
+    ctx: FileContext,
+    write: Write,
+    skip: cst.CSTNode | None = None,
+    within: cst.FunctionDef | None = None,
+) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
     """The path `write` writes and where it is evaluated, when nothing in sight makes it a
     fresh or temporary file (a counter or time stamp in it, a rename into place, an atomic
-    writer); None otherwise."""
+    writer; `skip`, `within`: as `overwrites.sources`); None otherwise."""
     if from_atomic_writer(ctx, write.path, write.call):
         return None
     written = written_path(ctx, write.path, write.call)
     if written is None:
         return None
     path, at = written
-    if is_temporary(path_texts(ctx, path, at)) or moved_after(ctx, write.call, path):
+    if is_temporary(path_texts(ctx, path, at, skip, within)) or moved_after(ctx, write.call, path):
         return None
-    return None if varies_per_save(ctx, path, at) else (path, at)
+    return None if varies_per_save(ctx, path, at, skip=skip, within=within) else (path, at)
+
+
+def _fallbacks(
+    ctx: FileContext, func: cst.FunctionDef, write: Write
+) -> Iterator[tuple[str, cst.If]]:
+    """The parameters of `func` defaulting to None that, when a caller leaves them out,
+    get a value of `func`'s own before `write`, and only then (`if filename is None:
+    filename = f"ckpt_{epoch}.pth"`), each with that `if`."""
+    params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+    for param in params:
+        if not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+            continue
+        name = param.name.value
+        bindings = ctx.resolver.reaching(name, write.call)
+        others = [b for b in bindings if b.kind != "param"]
+        if not others or len(others) == len(bindings):
+            continue
+        tests = {id(i): i for b in others if (i := _fallback_if(ctx, b.statement, name))}
+        if len(tests) == 1 and all(_fallback_if(ctx, b.statement, name) for b in others):
+            yield name, next(iter(tests.values()))
+
+
+def _fallback_if(ctx: FileContext, statement: cst.CSTNode, name: str) -> cst.If | None:
+    """The `if name is None:` / `if not name:` whose body holds `statement`."""
+    for ancestor in ctx.ancestors(statement):
+        if isinstance(ancestor, cst.FunctionDef):
+            return None
+        if isinstance(ancestor, cst.If) and ctx.is_inside(statement, ancestor.body):
+            test = ancestor.test
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test = test.expression
+                return ancestor if isinstance(test, cst.Name) and test.value == name else None
+            if (
+                isinstance(test, cst.Comparison)
+                and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Is)
+                and isinstance(test.left, cst.Name)
+                and test.left.value == name
+                and isinstance(test.comparisons[0].comparator, cst.Name)
+                and test.comparisons[0].comparator.value == "None"
+            ):
+                return ancestor
+            return None
+    return None
 
 
 def parameter_positions(func: cst.FunctionDef) -> dict[str, int]:
@@ -114,56 +165,154 @@ def parameter_positions(func: cst.FunctionDef) -> dict[str, int]:
     return positions
 
 
-def helper_writes(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperWrite, ...]:
+def helper_writes(
+    ctx: FileContext, func: cst.FunctionDef, depth: int = 1, inner: bool = False
+) -> tuple[HelperWrite, ...]:
     """The writes of `func` (not in a loop of its own, not at one configured step, not
     right before the process exits) whose path does not change within it: what a caller
-    writes over each time it calls `func` with the same arguments."""
+    writes over each time it calls `func` with the same arguments. Also, `depth` calls
+    deep, those of the functions of this module it calls so (`save_latest(dir)` running
+    `self.save_checkpoint(join(dir, "latest.pth"))`)."""
     positions = parameter_positions(func)
+    # Inside another function of the module: its path as any caller's arguments make it,
+    # not as this module's own calls do.
+    within = func if inner else None
     found = []
-    for write in writes(ctx):
+    all_writes = list(writes(ctx))
+    for write in all_writes:
         call = write.call
-        if ctx.scope(call) is not func or ctx.enclosing_loop(call) is not None:
+        if ctx.scope(call) is not func or not _once_per_call(ctx, call):
             continue
-        if at_one_step(ctx, call) or exits_after(ctx, call):
-            continue
-        target = overwritten(ctx, write)
+        target, fallback, skip = overwritten(ctx, write, within=within), None, None
+        if target is None:
+            # `if filename is None: filename = f"ckpt_{epoch}.pth"`: a caller passing the
+            # file name overwrites it each call.
+            for name, branch in _fallbacks(ctx, func, write):
+                target = overwritten(ctx, write, branch, within)
+                if target is not None:
+                    fallback, skip = (name, positions[name]), branch
+                    break
         if target is None:
             continue
         path, at = target
-        texts = path_texts(ctx, path, at)
-        built_from = {
-            node.value
-            for value in ctx.resolver.sources(path, at, 3)
-            for node in ctx.walk(value.expr)
-            if isinstance(node, cst.Name) and node.value in positions
-        }
         saved = argument(write.copied or call, 0, "obj")
-        holders = [
-            node.value
-            for node in (ctx.walk(saved) if saved is not None else [])
-            if isinstance(node, cst.Name)
-            and node.value in positions
-            and node.value not in ("self", "cls")
-        ]
-        # The parameter the saved object comes from (`model` of `model.state_dict()`).
-        saved_param = (holders[0], positions[holders[0]]) if holders else None
-        requires = tuple(
-            (term.value, positions[term.value], _false_default(func, term.value))
-            for condition in ctx.flow.conditions(call)
-            for term, value in condition.terms()
-            if value and isinstance(term, cst.Name) and term.value in positions
-        )
         found.append(
             HelperWrite(
                 verb=write.verb,
                 shown=ctx.code(write.path).strip(),
-                path_params=tuple(sorted((n, positions[n]) for n in built_from)),
-                saved_param=saved_param,
-                texts=tuple(texts),
-                requires=requires,
+                path_params=_params_in(ctx, path, at, positions, skip, within),
+                saved_param=_saved_param(ctx, saved, positions),
+                texts=tuple(path_texts(ctx, path, at, skip, within)),
+                requires=_requires(ctx, call, func, positions),
+                fallback=fallback,
             )
         )
+    writers = {ctx.scope(w.call) for w in all_writes} - {func}
+    if depth > 0 and writers:
+        for call in ctx.model.calls_by_frame(func):
+            callees = [c for c in ctx.resolver.callees(call) if c in writers]
+            if not callees or not _once_per_call(ctx, call):
+                continue
+            for called in (w for c in callees for w in helper_writes(ctx, c, depth - 1, True)):
+                composed = _composed(ctx, call, func, called, positions)
+                if composed is not None:
+                    found.append(composed)
     return tuple(found)
+
+
+def _once_per_call(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` runs once each time its function runs, as far as a repeat goes: not in a
+    loop of its own, not at one configured step, not right before the process exits."""
+    return ctx.enclosing_loop(call) is None and not (
+        at_one_step(ctx, call) or exits_after(ctx, call)
+    )
+
+
+def _params_in(
+    ctx: FileContext,
+    path: cst.BaseExpression,
+    at: cst.CSTNode,
+    positions: dict[str, int],
+    skip: cst.CSTNode | None = None,
+    within: cst.FunctionDef | None = None,
+) -> tuple[tuple[str, int], ...]:
+    """The parameters (of `positions`) the path is built from."""
+    built_from = {
+        node.value
+        for value in sources(ctx, path, at, 3, skip, within)
+        for node in ctx.walk(value.expr)
+        if isinstance(node, cst.Name) and node.value in positions
+    }
+    return tuple(sorted((n, positions[n]) for n in built_from))
+
+
+def _saved_param(
+    ctx: FileContext, saved: cst.BaseExpression | None, positions: dict[str, int]
+) -> tuple[str, int] | None:
+    """The parameter the saved object comes from (`model` of `model.state_dict()`)."""
+    holders = [
+        node.value
+        for node in (ctx.walk(saved) if saved is not None else [])
+        if isinstance(node, cst.Name)
+        and node.value in positions
+        and node.value not in ("self", "cls")
+    ]
+    return (holders[0], positions[holders[0]]) if holders else None
+
+
+def _requires(
+    ctx: FileContext, call: cst.Call, func: cst.FunctionDef, positions: dict[str, int]
+) -> tuple[tuple[str, int, bool], ...]:
+    """The parameters that must be true for `call` to run (`if is_best:`)."""
+    return tuple(
+        (term.value, positions[term.value], _false_default(func, term.value))
+        for condition in ctx.flow.conditions(call)
+        for term, value in condition.terms()
+        if value and isinstance(term, cst.Name) and term.value in positions
+    )
+
+
+def _composed(
+    ctx: FileContext,
+    call: cst.Call,
+    func: cst.FunctionDef,
+    inner: HelperWrite,
+    positions: dict[str, int],
+) -> HelperWrite | None:
+    """The write `inner` of the function `call` runs, as a write of `func`: the arguments
+    `call` passes decide its path, the parameters of `func` they are built from are its
+    own; None when the call leaves the write out or passes a path that changes per call."""
+
+    def passed(param: tuple[str, int]) -> cst.BaseExpression | None:
+        return argument(call, param[1] if param[1] >= 0 else None, param[0])
+
+    if inner.fallback is not None and passed(inner.fallback) is None:
+        return None
+    for name, position, false_default in inner.requires:
+        value = passed((name, position))
+        if is_false_literal(value) or (value is None and false_default):
+            return None
+    texts, shown = list(inner.texts), inner.shown
+    params: set[tuple[str, int]] = set()
+    for param in inner.path_params:
+        value = passed(param)
+        if value is None:
+            continue
+        value_texts = path_texts(ctx, value, call)
+        if is_temporary(value_texts) or varies_per_save(ctx, value, call):
+            return None
+        texts += value_texts
+        params.update(_params_in(ctx, value, call, positions))
+        shown = ctx.code(value).strip()
+    saved = passed(inner.saved_param) if inner.saved_param is not None else None
+    return HelperWrite(
+        verb=inner.verb,
+        shown=shown,
+        path_params=tuple(sorted(params)),
+        saved_param=_saved_param(ctx, saved, positions),
+        texts=tuple(texts),
+        requires=_requires(ctx, call, func, positions),
+    )
 
 
 def _false_default(func: cst.FunctionDef, name: str) -> bool:
@@ -212,6 +361,24 @@ def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
         for arg in call.args:
             texts = path_texts(ctx, arg.value, call)
             if any(_names_file(t, n) for t in texts for n in names):
+                return call
+    return None
+
+
+def read_back_by_helper(ctx: FileContext, names: set[str]) -> cst.Call | None:
+    """A call of this file to a project helper of another module named for reading back
+    (`resume_if_possible(args.checkpoint_dir, model)`) whose `torch.load` reads a file it
+    names itself, one of `names` (`join(checkpoint_dir, "checkpoint.pth")`): the run
+    resumes from the file written."""
+    project = project_of(ctx)
+    if project is None or not names:
+        return None
+    for call in ctx.calls:
+        name = ctx.call_name(call) or dotted(call.func) or ""
+        if not _READER.search(name.rpartition(".")[2]) or name == "torch.load":
+            continue
+        for load in project.helper_loads(ctx, call):
+            if any(_names_file(t, n) for t in load.texts for n in names):
                 return call
     return None
 

@@ -121,11 +121,18 @@ def walked_paths(
     return (loop, elements) if elements else None
 
 
-def path_texts(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
-    """The string pieces of the path and of the names it is built from, one level deep.
-    A subscript's key is no piece of a path (`state["last_epoch"]` holds a number)."""
+def path_texts(
+    ctx: FileContext,
+    path: cst.BaseExpression,
+    at: cst.CSTNode,
+    skip: cst.CSTNode | None = None,
+    within: cst.FunctionDef | None = None,
+) -> list[str]:
+    """The string pieces of the path and of the names it is built from, one level deep
+    (`skip`, `within`: as `sources`). A subscript's key
+    is no piece of a path (`state["last_epoch"]` holds a number)."""
     texts = []
-    for value in ctx.resolver.sources(path, at, depth=1):
+    for value in sources(ctx, path, at, 1, skip, within):
         keys = {
             id(n)
             for sub in ctx.walk(value.expr)
@@ -168,17 +175,82 @@ def names_overwritten_file(texts: list[str]) -> bool:
     return any(_OVERWRITTEN_TEXT.search(t.rsplit("/", 1)[-1]) for t in texts)
 
 
+def sources(
+    ctx: FileContext,
+    expr: cst.BaseExpression,
+    at: cst.CSTNode,
+    depth: int,
+    skip: cst.CSTNode | None = None,
+    within: cst.FunctionDef | None = None,
+) -> list[Value]:
+    """`Resolver.sources`, not through the values computed inside `skip` (the fallback
+    `if filename is None: filename = f"ckpt_{epoch}.pth"` a caller passing `filename`
+    never runs), nor (`within`) through those computed outside that function but at
+    module level (what the function's callers in this file pass: `within` is the function
+    as any caller runs it)."""
+    if skip is None and within is None:
+        return ctx.resolver.sources(expr, at, depth)
+    found: list[Value] = []
+    seen: set[int] = set()
+    frontier = [(expr, at)]
+    for level in range(depth + 1):
+        inner: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+        for start, where in frontier:
+            for value in ctx.resolver.values(start, where):
+                if id(value.expr) in seen or _left_out(ctx, value.at, skip, within):
+                    continue
+                seen.add(id(value.expr))
+                found.append(value)
+                if level < depth:
+                    inner.extend((part, value.at) for part in _parts(ctx, value.expr))
+        frontier = inner
+    return found
+
+
+def _left_out(
+    ctx: FileContext,
+    at: cst.CSTNode,
+    skip: cst.CSTNode | None,
+    within: cst.FunctionDef | None,
+) -> bool:
+    if skip is not None and ctx.is_inside(at, skip):
+        return True
+    return within is not None and not ctx.is_inside(at, within) and ctx.scope(at) is not ctx.module
+
+
+def _parts(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The sub-expressions of `expr` a value is followed from (`Resolver.sources`): names
+    (not an attribute's, nor an argument's keyword), attribute chains, subscripts, calls."""
+    parts: list[cst.BaseExpression] = []
+    for node in ctx.walk(expr)[1:]:
+        if isinstance(node, cst.Name):
+            parent = ctx.parent(node)
+            if isinstance(parent, cst.Attribute) or (
+                isinstance(parent, cst.Arg) and parent.keyword is node
+            ):
+                continue
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+            parts.append(node)
+    return parts
+
+
 def varies_per_save(
-    ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode, depth: int | None = 3
+    ctx: FileContext,
+    path: cst.BaseExpression,
+    at: cst.CSTNode,
+    depth: int | None = 3,
+    skip: cst.CSTNode | None = None,
+    within: cst.FunctionDef | None = None,
 ) -> bool:
     """Something the path is built from changes per save: an epoch or step counter, a
     time stamp, a variable of a loop around the save in its function (a caller's loop:
     `item_loops`), a number formatted as `{n:06d}` (`depth` levels of names deep:
     `eval_dir = join(out, str(iteration))`; None: the path expression alone, or the
-    expressions a name holding it is bound to: `path = join(out, f"best_{epoch}.pt")`)."""
+    expressions a name holding it is bound to: `path = join(out, f"best_{epoch}.pt")`;
+    `skip`, `within`: as `sources`)."""
     around = _loop_targets(ctx, at)
     if depth is not None:
-        values = ctx.resolver.sources(path, at, depth)
+        values = sources(ctx, path, at, depth, skip, within)
     elif isinstance(path, cst.Name):
         # What the name is bound to: only a counter of steps varies there (a run tag
         # or version stays the same within a run).
@@ -189,17 +261,38 @@ def varies_per_save(
     else:
         values = []
     return any(
-        _varies_in(ctx, value.expr, around, _COUNTER) for value in values or [Value(path, at, True)]
+        _varies_in(ctx, value.expr, around, _COUNTER)
+        if not _once_per_round(ctx, value.at, at)
+        else _varies_in(ctx, value.expr, around, _STEP_COUNTER, stamps=False)
+        for value in values or [Value(path, at, True)]
     )
 
 
+def _once_per_round(ctx: FileContext, value_at: cst.CSTNode, at: cst.CSTNode) -> bool:
+    """A value evaluated at `value_at` is the same for every save at `at` within one run of
+    the save's innermost loop: evaluated at module level (once per process), or in the
+    save's function outside that loop (`run = f"{name}-{now():%H%M%S}"` before the epoch
+    loop: a time stamp of the run, not of the save)."""
+    scope = ctx.scope(value_at)
+    if scope is ctx.module:
+        return True
+    loop = ctx.enclosing_loop(at)
+    return loop is not None and scope is ctx.scope(at) and not ctx.is_inside(value_at, loop)
+
+
 def _varies_in(
-    ctx: FileContext, expr: cst.BaseExpression, around: set[str], counter: re.Pattern[str]
+    ctx: FileContext,
+    expr: cst.BaseExpression,
+    around: set[str],
+    counter: re.Pattern[str],
+    stamps: bool = True,
 ) -> bool:
+    """Something in `expr` changes per save: a counter, a loop variable around the save,
+    a number formatted as an integer, or (`stamps`) a time stamp or unique id."""
     for node in ctx.walk(expr):
         if _counter_format(node):
             return True
-        if isinstance(node, cst.Call) and _UNIQUE_CALLS.search(dotted(node.func) or ""):
+        if stamps and isinstance(node, cst.Call) and _UNIQUE_CALLS.search(dotted(node.func) or ""):
             return True
         if isinstance(node, cst.Attribute) and counter.search(node.attr.value):
             return True

@@ -9,6 +9,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.checkpoint_writes import parameter_positions
+from ddplint.domain.overwrites import path_texts
 from ddplint.domain.written_files import HelperLoad
 from ddplint.engine import argument
 
@@ -47,7 +48,8 @@ def _is_state_load(call: cst.Call) -> bool:
 
 def helper_loads(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperLoad, ...]:
     """The `torch.load` calls of `func` that read a file a parameter names, with no
-    `map_location` or one a parameter passes (None by default: `map_location=None`)."""
+    `map_location` or one a parameter passes (None by default: `map_location=None`); and
+    those of a file whose name `func` gives itself (`HelperLoad.texts`)."""
     positions = parameter_positions(func)
     defaults = {
         p.name.value: p.default
@@ -58,7 +60,12 @@ def helper_loads(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperLoad, .
         if ctx.scope(load) is not func or any(a.star == "**" for a in load.args):
             continue
         path = argument(load, 0, "f")
+        if path is None:
+            continue
         if not isinstance(path, cst.Name) or path.value not in positions:
+            texts = tuple(path_texts(ctx, path, load))
+            if any("." in t.rsplit("/", 1)[-1] for t in texts):  # a file it names itself
+                found.append(HelperLoad(("", -1), None, feeds_state(ctx, load), texts))
             continue
         where = argument(load, 1, "map_location")
         map_param = None

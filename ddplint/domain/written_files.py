@@ -15,7 +15,9 @@ class HelperWrite:
     built from and the one the saved object comes from (name, position among a call's
     arguments; -1 for a keyword-only one), the string pieces of the path (`texts`:
     `checkpoint.pth.tar`, `.pt`), and the parameters that must be true for the write to
-    run (`if is_best:`), each with whether its default is false (`is_best=False`)."""
+    run (`if is_best:`), each with whether its default is false (`is_best=False`); and
+    the parameter a call must pass for the path to stay the same (`fallback`: left out,
+    `if filename is None: filename = f"ckpt_{epoch}.pth"` names a fresh file per call)."""
 
     verb: str
     shown: str
@@ -23,6 +25,7 @@ class HelperWrite:
     saved_param: tuple[str, int] | None
     texts: tuple[str, ...]
     requires: tuple[tuple[str, int, bool], ...] = ()
+    fallback: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -30,8 +33,12 @@ class HelperLoad:
     """One `torch.load` of a function without a `map_location` (`map_param`: or with the
     parameter that passes one, None by default), of the file its parameter `path_param`
     names (name, position among a call's arguments), and whether what it loads goes to a
-    `load_state_dict` (`feeds_state`)."""
+    `load_state_dict` (`feeds_state`). Or (`texts`) a load of a file the function names
+    itself, by the string pieces of its path (`checkpoint.pth` of
+    `join(checkpoint_dir, "checkpoint.pth")`), whatever its `map_location`: a caller of
+    the function resumes from that file."""
 
     path_param: tuple[str, int]
     map_param: tuple[str, int] | None
     feeds_state: bool
+    texts: tuple[str, ...] = ()

@@ -12,6 +12,7 @@ from ddplint.domain.checkpoint_writes import (
     Write,
     file_names,
     is_false_literal,
+    read_back_by_helper,
     read_back_by_twin,
     reads_back,
     resumed_from_newest,
@@ -54,15 +55,21 @@ of a file a `torch.save` of the same function has just written (`shutil.copyfile
 "current.pth")`) rewrites its target in place too. A call, repeated in sight, of a helper
 of another project module that writes such a path (`utils.save_checkpoint(state, out)`,
 or `keeper.save(state, path)` on an object a project class made) is reported at the call,
-with the arguments it passes deciding the path. A file name that changes per save is
-reported too when the script resumes from the newest file of that name by itself
+with the arguments it passes deciding the path: a file name the helper picks itself only
+when none is passed (`if filename is None: filename = f"ckpt_{epoch}.pth"`) is the
+caller's when it passes one, and a helper that names the file and hands it to another
+function of its module (`self.save_checkpoint(join(out, "checkpoint.pth"))`) writes it.
+A file name that changes per save is reported too when the script resumes from the newest
+file of that name by itself
 (`sorted(glob("epoch_*.pt"))[-1]` handed to a load): the file a crash truncates is the one
 the next start loads.
 
 Left alone: a save to a temporary path moved into place afterwards (`os.replace`,
 `os.rename`, `shutil.move`, `Path.replace`, or a context manager named for it: `with
 write_and_rename(path) as tmp:`, `with atomic_write(path) as f:`), per-save unique paths (an
-f-string holding the epoch or step, also through the names and folders it is built from),
+f-string holding the epoch or step, also through the names and folders it is built from,
+or a time stamp taken at each save; a run folder stamped once, before the loop, is one
+folder for every save),
 saves into an in-memory buffer, file objects opened to append or with an unknown mode, and
 saves that happen once per run: at one configured step (`if step == save_step:`, or after
 `if step != save_step: return`), right before the process exits (`quit()`, `sys.exit()`,
@@ -76,7 +83,9 @@ per run (a conversion writing each tensor or shard to its own file).
 Proven, and reported by default: a save that repeats in sight (a loop of its function, or
 a helper called in a loop of the same file); a copy, or a helper of another module called
 in a loop, when the file written is one the script reads back to resume from (a
-`torch.load` or `load_checkpoint` / `resume` call of the same file names it). Unproven,
+`torch.load` or `load_checkpoint` / `resume` call of the same file names it, or a resume
+helper of another module loads a file of that name: `resume_if_possible(out)` reading
+`join(out, "checkpoint.pth")`). Unproven,
 shown under `--preview`: a `last`/`best` name written once as far as ddplint sees (a final
 export, a branch that only some caller may take, or a helper whose callers are in other
 files), and a repeated copy or helper write of a file nothing in sight resumes from (a
@@ -295,6 +304,10 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
         saved = argument(call, position if position >= 0 else None, name)
         if saved is not None and saves_data(ctx, saved, call):
             return None
+    if helper.fallback is not None:
+        name, position = helper.fallback
+        if argument(call, position if position >= 0 else None, name) is None:
+            return None  # left out: the helper names a fresh file per call
     for name, position, false_default in helper.requires:
         passed = argument(call, position if position >= 0 else None, name)
         if is_false_literal(passed) or (passed is None and false_default):
@@ -319,7 +332,11 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     if is_temporary(texts) or not repeats(ctx, call):
         return None
     names = file_names(texts)
-    resumed = reads_back(ctx, names) is not None or read_back_by_twin(ctx, call, paths) is not None
+    resumed = (
+        reads_back(ctx, names) is not None
+        or read_back_by_twin(ctx, call, paths) is not None
+        or read_back_by_helper(ctx, names) is not None
+    )
     if not resumed and names_overwritten_file(list(helper.texts)):
         return None  # a `best.pth` of the helper's own: its module reports the save
     shown = f"`{_shown(helper.shown)}`"
