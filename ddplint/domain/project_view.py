@@ -39,6 +39,19 @@ class CalledFunction(Protocol):
     def sampler_shuffle(self) -> str: ...
 
 
+class ResolvedModule(Protocol):
+    """What the domain reads of the summary of the module a call resolves to."""
+
+    @property
+    def classes(self) -> tuple[str, ...]: ...
+
+    @property
+    def draws_at_random(self) -> bool: ...
+
+    @property
+    def reseeds_workers(self) -> bool: ...
+
+
 class ProjectView(Protocol):
     """The project look-ups of the domain and the rules."""
 
@@ -82,7 +95,7 @@ class ProjectView(Protocol):
 
     def helper_returns_ddp(self, ctx: FileContext, call: cst.Call) -> bool: ...
 
-    def resolve(self, ctx: FileContext, call: cst.Call) -> object | None: ...
+    def resolve(self, ctx: FileContext, call: cst.Call) -> tuple[ResolvedModule, str] | None: ...
 
     def function_called(
         self, ctx: FileContext, call: cst.Call, text: TextTest | None = None

@@ -82,7 +82,7 @@ def seeds_alike(ctx: FileContext, func: cst.FunctionDef) -> bool:
 
 def random_augmentation(ctx: FileContext) -> cst.CSTNode | None:
     """A random transform built in this file (torchvision, albumentations), or a random
-    draw in a dataset's `__getitem__`; None when the file shows neither."""
+    draw in a dataset's `__getitem__` (`sample_draw`); None when the file shows neither."""
     for call in ctx.calls:
         name = ctx.call_name(call) or ""
         if name.startswith(_TRANSFORM_MODULES) and _RANDOM_TRANSFORM.fullmatch(
@@ -90,9 +90,28 @@ def random_augmentation(ctx: FileContext) -> cst.CSTNode | None:
         ):
             return call
     for func in ctx.functions.get(_SAMPLE_METHOD, []):
-        for call in ctx.calls_within(func):
-            if _draws_from_a_global_generator(ctx, call):
-                return call
+        found = sample_draw(ctx, func)
+        if found is not None:
+            return found
+    return None
+
+
+def sample_draw(ctx: FileContext, method: cst.FunctionDef) -> cst.Call | None:
+    """A draw from the process's generators in `method` (a dataset's `__getitem__`) or in
+    a function of this file it calls (`img = random_crop(img)`, `self.augment(img)`)."""
+    for call in ctx.calls_within(method):
+        if _draws_from_a_global_generator(ctx, call):
+            return call
+    for call in ctx.calls_within(method):
+        for helper in ctx.resolver.callees(call):
+            if helper is method:
+                continue
+            found = next(
+                (c for c in ctx.calls_within(helper) if _draws_from_a_global_generator(ctx, c)),
+                None,
+            )
+            if found is not None:
+                return found
     return None
 
 

@@ -65,6 +65,24 @@ def _rebuilt_each_pass(
             yield epoch.loop
 
 
+def _other_samplers(
+    ctx: FileContext,
+    samplers: list[SamplerUse],
+    sampler: SamplerUse,
+    names: list[tuple[str, Scope, str, bool]],
+) -> frozenset[str]:
+    """The names that hold only other samplers of the file (`self.aux_sampler`,
+    `aux_loader.sampler`): a `set_epoch` on one of them leaves `sampler`'s epoch as it is."""
+    own = {sampler.name, *(f"{name}.sampler" for name, *_ in names)}
+    found: set[str] = set()
+    for other in samplers:
+        if other is sampler or other.call is sampler.call:
+            continue
+        found.add(other.name or "")
+        found.update(f"{name}.sampler" for name, *_ in loader_names(ctx, other))
+    return frozenset(found - own - {""})
+
+
 def _changed_in(ctx: FileContext, name: str | None, loop: cst.For) -> bool:
     """A method of the object `name` is called in `loop` (`train_set.resample()`): each
     pass may read different samples."""
@@ -299,11 +317,14 @@ def main(train_set, model, epochs):
     def _findings(self, ctx: FileContext) -> Iterator[Finding]:
         finder = EpochLoops(ctx)
         reported: set[int] = set()
-        for sampler in distributed_samplers(ctx):
+        samplers = distributed_samplers(ctx)
+        for sampler in samplers:
             if shuffles(ctx, sampler) is not True or is_evaluation_sampler(ctx, sampler):
                 continue
-            for name, scope, via, _ in loader_names(ctx, sampler):
-                for epoch in finder.without_set_epoch(name, scope, sampler.call):
+            names = loader_names(ctx, sampler)
+            others = _other_samplers(ctx, samplers, sampler, names)
+            for name, scope, via, _ in names:
+                for epoch in finder.without_set_epoch(name, scope, sampler.call, others):
                     if id(epoch.loop) not in reported:
                         reported.add(id(epoch.loop))
                         yield self._finding(ctx, sampler, epoch, via)

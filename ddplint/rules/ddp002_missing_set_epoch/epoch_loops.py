@@ -100,22 +100,31 @@ class EpochLoops:
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self._setters: set[str] | None = None
+        self._setters: dict[frozenset[str], set[str]] = {}
         self._reads: dict[str, list[cst.BaseExpression]] | None = None
         self._reads_by_scope: dict[str, dict[Scope, list[cst.BaseExpression]]] = {}
         self._file_sets_epoch: bool | None = None
 
-    @property
-    def setters(self) -> set[str]:
-        """Functions of this file that call `set_epoch`, directly or through another."""
-        if self._setters is None:
-            self._setters = set(facts_of(self.ctx).functions_reaching(self._sets_epoch))
-        return self._setters
+    def setters(self, others: frozenset[str] = frozenset()) -> set[str]:
+        """Functions of this file that call `set_epoch`, directly or through another, on
+        something other than the samplers named in `others`."""
+        if others not in self._setters:
 
-    def _sets_epoch(self, call: cst.Call, known: Container[str]) -> bool:
+            def sets_epoch(call: cst.Call, known: Container[str]) -> bool:
+                return self._sets_epoch(call, known, others)
+
+            found = facts_of(self.ctx).functions_reaching(sets_epoch)
+            self._setters[others] = set(found)
+        return self._setters[others]
+
+    def _sets_epoch(
+        self, call: cst.Call, known: Container[str], others: frozenset[str] = frozenset()
+    ) -> bool:
+        """`call` sets an epoch, unless only on one of the samplers named in `others`
+        (`self.aux_sampler.set_epoch(...)`: another loader's)."""
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "set_epoch":
-            return True
+            return dotted(func.value) not in others
         if isinstance(func, cst.Name) and func.value in known:
             return True
         if _on_self(func) and isinstance(func, cst.Attribute) and func.attr.value in known:
@@ -123,9 +132,11 @@ class EpochLoops:
         project = project_of(self.ctx)
         return project is not None and bool(project.helper_set_epoch_positions(self.ctx, call))
 
-    def loop_sets_epoch(self, loop: cst.CSTNode) -> bool:
-        setters = self.setters
-        return any(self._sets_epoch(c, setters) for c in self.ctx.calls_within(loop))
+    def loop_sets_epoch(self, loop: cst.CSTNode, others: frozenset[str] = frozenset()) -> bool:
+        """`loop` calls `set_epoch` (directly or through a function), not only on the
+        samplers named in `others`."""
+        setters = self.setters(others)
+        return any(self._sets_epoch(c, setters, others) for c in self.ctx.calls_within(loop))
 
     def epoch_loops(
         self, name: str, scope: Scope, depth: int = 2
@@ -193,12 +204,14 @@ class EpochLoops:
                     wrapped = inner and EpochLoop(inner.loop, name, inner.is_sampler)
                     yield wrapped, site
 
-    def without_set_epoch(self, name: str, scope: Scope, made: cst.CSTNode) -> Iterator[EpochLoop]:
+    def without_set_epoch(
+        self, name: str, scope: Scope, made: cst.CSTNode, others: frozenset[str] = frozenset()
+    ) -> Iterator[EpochLoop]:
         """Epoch loops iterating `name` (seen from `scope`) that do not build it anew each
         pass (`made`, where the loader or sampler is built, is outside them) and call no
-        `set_epoch`, nor does a loop around them. A `while` loop or an endless read (whose
-        passes no epoch counter names) counts only where the file calls no `set_epoch` at
-        all."""
+        `set_epoch` (but on the other samplers named in `others`), nor does a loop around
+        them. A `while` loop or an endless read (whose passes no epoch counter names)
+        counts only where the file calls no `set_epoch` at all."""
         ctx = self.ctx
         for epoch, _site in self.epoch_loops(name, scope):
             if epoch is None:
@@ -208,14 +221,14 @@ class EpochLoops:
                 continue
             if not epoch.is_for and self.file_sets_epoch:
                 continue
-            if not any(self.loop_sets_epoch(outer) for outer in loops):
+            if not any(self.loop_sets_epoch(outer, others) for outer in loops):
                 yield epoch
 
     @property
     def file_sets_epoch(self) -> bool:
         """Some call of the file sets a sampler's epoch (directly or through a helper)."""
         if self._file_sets_epoch is None:
-            setters = self.setters
+            setters = self.setters()
             self._file_sets_epoch = any(self._sets_epoch(c, setters) for c in self.ctx.calls)
         return self._file_sets_epoch
 

@@ -10,6 +10,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_CLASSES
+from ddplint.domain.ddp_facts import is_true
 from ddplint.domain.every_rank import every_rank_reaches, runs_once
 from ddplint.domain.project_view import project_of
 from ddplint.domain.random_draws import (
@@ -20,9 +21,14 @@ from ddplint.domain.random_draws import (
 )
 from ddplint.domain.rank_values import differs_by_rank
 from ddplint.domain.spawned_workers import in_main_block, index_parameter, spawns
+from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp035_same_seed_every_rank.augmentation import sharded_loaders
+from ddplint.rules.ddp035_same_seed_every_rank.augmentation import (
+    dataset_module_draws,
+    sharded_loaders,
+)
 from ddplint.rules.ddp035_same_seed_every_rank.seeds import SeedCall, seed_calls
+from ddplint.rules.ddp035_same_seed_every_rank.worker_seeds import worker_seeds
 
 
 @register
@@ -42,11 +48,19 @@ not depend on the rank, when the file feeds a DataLoader from a `DistributedSamp
 own, or one a project helper returns: the ranks' batches differ) and the ranks then draw
 from that generator in step:
 - its data pipeline augments at random (a torchvision or albumentations random
-  transform, or `random` / `numpy.random` / `torch.rand` in a dataset's `__getitem__`, in
-  the file or a project module it imports); or
+  transform, or `random` / `numpy.random` / `torch.rand` in a dataset's `__getitem__` or
+  a function of its module that it calls, in the file or a project module it imports); or
 - its training step draws from torch's generator itself (`torch.randn_like(x)` noise,
   `torch.randint(...)` timesteps, `z.normal_()` latents in the training loop, or in a
   step function that runs `backward()`), and no draw of the file runs on some ranks only.
+
+Also flags a `worker_init_fn` of such a loader that re-seeds the worker's generators
+(`np.random.seed`, `random.seed`, `torch.manual_seed`, `imgaug.seed`, a `set_seed`
+helper) from the worker index and values alike on every rank (`worker_id`,
+`get_worker_info().id + cfg.seed`), with no rank and no per-process seed
+(`torch.initial_seed()`, `get_worker_info().seed`). It is proven where the sampler is
+torch's and the draws are in sight (the file, or the module of the loader's dataset
+class); otherwise it is shown under `--preview` only.
 
 Left alone: a seed set in the process that starts the workers with `mp.spawn` or
 `Process` (in the function that starts them, or under `if __name__ == "__main__":`:
@@ -62,7 +76,9 @@ A helper of another module named like a seeding function
 (`utils.fix_random_seeds(args.seed)`, `seed_everything(cfg.seed)`) is shown only under
 `--preview`, marked unproven: what it seeds is out of sight. So is a file whose random
 draws are only in the text of a project module it imports (whether its loader uses them is
-out of sight).
+out of sight), unless the sharded loader's dataset is an object of a class that module
+defines (`Vimeo90K_Train_Dataset(...)` from a `datasets` module whose `__getitem__`, or a
+function of it that it calls, draws).
 
 ## Why is this bad?
 Each time a DataLoader iterator starts, it draws its workers' base seed from the main
@@ -72,7 +88,10 @@ every rank draws the same base seed, so worker k of every rank replays the same 
 stream: the i-th sample it prepares gets the same crop, flip and colour jitter on every
 rank. On one process every sample gets its own draw; on N processes the N samples at the
 same position of the N shards share one draw, so a step sees N times fewer distinct
-augmentations than its batch holds. Draws in the training step itself (diffusion noise
+augmentations than its batch holds. A `worker_init_fn` seeding from the worker index
+alone does the same for the generators it seeds, whatever torch's seed: worker k of every
+rank starts from one seed, and (unless `persistent_workers=True`) the workers started
+afresh each epoch replay it every epoch. Draws in the training step itself (diffusion noise
 and timesteps, GAN latents, GPU augmentation) are the same on every rank at each step
 in the same way. The model's initial weights are not affected (DDP copies rank 0's
 parameters to every rank when it wraps the model), so a shared seed is needed only where
@@ -208,6 +227,7 @@ def main(args, dataset_cls):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        yield from _worker_findings(ctx)
         seeds = seed_calls(ctx)
         if not seeds:
             return
@@ -245,6 +265,37 @@ def main(args, dataset_cls):
                     yield Finding(site, message, unproven=unproven)
 
 
+def _worker_findings(ctx: FileContext) -> Iterator[Finding]:
+    """`worker_init_fn`s of sharded loaders seeding from the worker index alone; proven
+    where the sampler is torch's and the file, or the module of the loader's dataset
+    class, draws at random; shown under `--preview` otherwise."""
+    reported: set[int] = set()
+    for seed in worker_seeds(ctx):
+        if id(seed.function) in reported:
+            continue  # one finding per function: its first seeding call
+        # Without a draw in sight, the seeding itself says the pipeline draws from NumPy
+        # or `random`: shown under --preview.
+        proven = seed.sampler_known and (
+            random_augmentation(ctx) is not None or dataset_module_draws(ctx, [seed.loader])
+        )
+        reported.add(id(seed.function))
+        persistent = argument(seed.loader, None, "persistent_workers")
+        again = (
+            ""
+            if persistent is not None and is_true(persistent)
+            else ", and the workers started afresh each epoch replay the same stream"
+        )
+        yield Finding(
+            seed.call,
+            f"`{ctx.code(seed.call)}` in `{seed.function.name.value}` seeds each DataLoader "
+            "worker from its worker index, with nothing that differs by rank: worker k of every "
+            "rank gets the same seed, so the k-th workers of the N ranks draw the same random "
+            f"augmentation for the samples at the same positions of their shards{again}; "
+            "add the rank to the seed",
+            unproven=not proven,
+        )
+
+
 def _pipeline_draws(ctx: FileContext) -> bool | None:
     """True where the file's sharded loaders prepare their samples with random draws in
     sight (a random transform or a draw in a dataset's `__getitem__` of this file) and no
@@ -254,8 +305,11 @@ def _pipeline_draws(ctx: FileContext) -> bool | None:
     the loader and its draws."""
     if reseeds_workers(ctx):
         return False
-    if sharded_loaders(ctx) and random_augmentation(ctx) is not None:
+    loaders = sharded_loaders(ctx)
+    if loaders and random_augmentation(ctx) is not None:
         return True  # the loader, its draws and its seeding are all in sight here
+    if dataset_module_draws(ctx, loaders):
+        return True  # the loader's dataset class comes from a module that draws
     project = project_of(ctx)
     if project is None:
         return False

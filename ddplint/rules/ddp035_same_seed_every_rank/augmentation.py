@@ -6,14 +6,18 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.apis import LOADER_CLASSES, SAMPLER_CLASSES
+from ddplint.domain.loops import named_for
+from ddplint.domain.project_view import project_of
 from ddplint.engine.resolve import argument
+
+_SAMPLER, _DATASET = 3, 0  # DataLoader(dataset, batch_size, shuffle, sampler, ...)
 
 
 def sharded_loaders(ctx: FileContext) -> list[cst.Call]:
     """DataLoaders given a DistributedSampler built in this file (`sampler=` naming one)."""
     found = []
     for loader in ctx.calls_to(*LOADER_CLASSES):
-        sampler = argument(loader, 2, "sampler")
+        sampler = argument(loader, _SAMPLER, "sampler")
         if sampler is None:
             continue
         values = ctx.resolver.values(sampler, loader)
@@ -23,3 +27,30 @@ def sharded_loaders(ctx: FileContext) -> list[cst.Call]:
         ):
             found.append(loader)
     return found
+
+
+def dataset_module_draws(ctx: FileContext, loaders: list[cst.Call]) -> bool:
+    """The dataset of one of `loaders` is an object of a class of another project module
+    that draws at random for its samples (a draw in a `__getitem__`, or a random transform:
+    `ModuleSummary.draws_at_random`) and seeds no loader's workers itself. The summary says
+    it of the module, not of the class: a class named for evaluation (`Vimeo90K_Test_Dataset`)
+    is taken not to be the one that draws."""
+    project = project_of(ctx)
+    if project is None:
+        return False
+    for loader in loaders:
+        dataset = argument(loader, _DATASET, "dataset")
+        if dataset is None:
+            continue
+        for value in ctx.resolver.values(dataset, loader):
+            if not isinstance(value.expr, cst.Call):
+                continue
+            found = project.resolve(ctx, value.expr)
+            if found is None:
+                continue
+            module, name = found
+            if name not in module.classes or named_for([name]) == "evaluation":
+                continue
+            if module.draws_at_random and not module.reseeds_workers:
+                return True
+    return False
