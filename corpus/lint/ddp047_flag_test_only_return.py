@@ -35,7 +35,7 @@ def record_lr(model, loader, optimizer, device, steps=100):
             break
         for group in optimizer.param_groups:
             group["lr"] = 1e-6 * 1.1**step
-        loss = model(images.to(device), targets.to(device))  # expect-preview: DDP021
+        loss = model(images.to(device), targets.to(device))  # expect: DDP021
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
