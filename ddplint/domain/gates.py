@@ -123,6 +123,20 @@ class Gates:
         terms = _disjuncts(condition.test, condition.holds)
         return any(self.ranks.side(term, condition.gate) is None for term, _ in terms)
 
+    def keeps_out(self, gate: Gate) -> bool:
+        """In a distributed run, the gate keeps its node from some ranks whatever the other
+        terms of its test hold: no disjunct is a flag that lets every rank past (after
+        `if rank == 0 and args.test_only: return`, every rank runs on where the flag is
+        off; `if rank == 0 or not args.distributed:` still keeps the others out of a
+        distributed run)."""
+        condition = gate.condition
+        if condition is None:
+            return True
+        return not any(
+            self.ranks.side(term, condition.gate) is None and not self.ranks.is_mode_check(term)
+            for term, _ in _disjuncts(condition.test, condition.holds)
+        )
+
     def _in_body(self, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
         return self.resolver.model.is_inside(node, func.body)
 

@@ -8,15 +8,21 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.domain.ddp_facts import may_be_ddp_model
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_steps import steps_ddp_model
 from ddplint.domain.oom import oom_path_swallowed
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp011_rank_local_skip_before_backward.rank_local import (
+    batch_content_test,
     catches_rank_local_error,
     enclosing_handler,
     rank_local_test,
 )
-from ddplint.rules.ddp011_rank_local_skip_before_backward.step_values import step_values
+from ddplint.rules.ddp011_rank_local_skip_before_backward.step_values import (
+    batch_names,
+    moves_batch,
+    step_values,
+)
 
 _SKIPS = (cst.Continue, cst.Break, cst.Return)
 
@@ -29,14 +35,18 @@ class RankLocalSkipBeforeBackward(Rule):
     summary = "Rank-local `continue`/`break`/`return` can skip `backward()` on some ranks"
     explanation = """
 ## What it does
-Flags a `continue`, `break` or `return` between the forward pass and `backward()` taken on a
-condition that can differ between ranks: a test on the loss or the outputs
-(`if torch.isnan(loss): continue`, `if loss.item() > 1e3: break`), or an exception this rank
-caught (`except RuntimeError: continue`).
+Flags a `continue`, `break` or `return` before `backward()` taken on a condition that can
+differ between ranks: a test on the loss or the outputs (`if torch.isnan(loss): continue`,
+`if loss.item() > 1e3: break`), an exception this rank caught (`except RuntimeError:
+continue`), or, in a loop over a loader that moves its batch to a device, a test on what
+this rank's batch holds (`if any(len(t) < 1 for t in targets): continue`, `if batch is
+None: continue`): each rank reads its own shard.
 
 Left alone: decisions made collectively (the flag is all-reduced first, then tested),
 skips that depend only on values every rank agrees on, such as epoch or step counters,
-skips on what the step is handed rather than computes: its parameters, and what it only
+skips on the batch's shape (`len(images)`, `x.size(0) < 2`, `x.numel() == 0`: a
+`DistributedSampler` gives every rank the same sample count, and the transforms fix the
+sizes), skips on what the step is handed rather than computes: its parameters, and what it only
 reads off an object it does not feed (`acts = state.pop_activations()` in a pipeline
 engine, filled by a forward elsewhere on the schedule's terms; a no-argument method that
 runs a forward itself, `loss = trainer.step()`, reads the same and is missed), and
@@ -45,8 +55,10 @@ skips in a branch that needs a parameter value no call passes (`else: return` un
 keeps `raise_on_error=True`). Handlers that swallow a CUDA out-of-memory error are DDP012's.
 
 Proven, and reported by default, when the step runs a DDP-wrapped model in sight (called
-before the backward, or handed to a call there). When the model comes from out of sight, or
-is a temporary one built without DDP (a batch-size probe), the finding is unproven (shown
+before the backward, or handed to a call there), or when the pass the rank skips issues a
+collective whenever it runs (`reduce_loss_dict(loss_dict)` ending in `dist.all_reduce`).
+When the model comes from out of sight, or is a temporary one built without DDP (a
+batch-size probe), and nothing skipped issues a collective, the finding is unproven (shown
 under `--preview`): without DDP's all-reduce in that backward there is nothing to skip.
 
 ## Why is this bad?
@@ -246,11 +258,13 @@ def train(model, loader, optimizer):
         start = forward.start
         if start is None:
             return
-        unproven = not _steps_ddp_model(ctx, region, backward)
+        ddp_step = steps_ddp_model(ctx, region, backward)
+        batch = _loader_batch(ctx, loop)
         for node in skips:
             handler = enclosing_handler(ctx, node, region)
             if handler is not None:
                 if self._skips_in_handler(ctx, handler, backward, start):
+                    unproven = not ddp_step and skipped_collective(ctx, node, region) is None
                     yield Finding(
                         node,
                         f"`{ctx.code(node).strip()}` in an exception handler skips "
@@ -260,18 +274,27 @@ def train(model, loader, optimizer):
                         unproven=unproven,
                     )
                 continue
-            if not (ctx.before(start, node) and ctx.before(node, backward)):
+            if not ctx.before(node, backward):
                 continue
-            test = rank_local_test(ctx, node, forward.names, region)
-            if test is not None:
-                yield Finding(
-                    node,
-                    f"`{ctx.code(node).strip()}` on `{ctx.code(test).strip()}` (a value only "
-                    "this rank computed) can skip `backward()` on some ranks only: the others "
-                    "wait in DDP's gradient all-reduce (a hang, or step counts that drift apart); "
-                    "all-reduce the decision first",
-                    unproven=unproven,
-                )
+            test, what = None, "a value only this rank computed"
+            if ctx.before(start, node):
+                test = rank_local_test(ctx, node, forward.names, region)
+            if test is None and batch:
+                test = batch_content_test(ctx, node, batch, region)
+                what = "what this rank's own batch holds"
+            if test is None:
+                continue
+            waits = "DDP's gradient all-reduce"
+            collective = None if ddp_step else skipped_collective(ctx, node, region)
+            if collective is not None:
+                waits = f"`{ctx.code(collective.func).strip()}()`, which issues a collective"
+            yield Finding(
+                node,
+                f"`{ctx.code(node).strip()}` on `{ctx.code(test).strip()}` ({what}) can "
+                f"skip `backward()` on some ranks only: the others wait in {waits} (a hang, "
+                "or step counts that drift apart); all-reduce the decision first",
+                unproven=not ddp_step and collective is None,
+            )
 
     @staticmethod
     def _skips_in_handler(
@@ -287,16 +310,27 @@ def train(model, loader, optimizer):
         return ctx.is_inside(backward, try_node.body) or ctx.is_inside(start, try_node.body)
 
 
-def _steps_ddp_model(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> bool:
-    """Whether the step that ends in `backward` is proven to run a DDP-wrapped model: one
-    is called before the backward (`model(x)`) or handed to a call there
-    (`loss = compute_loss(model, batch)`). A step whose model is built without DDP (a
-    batch-size probe on a temporary model) or comes from out of sight has no gradient
-    all-reduce in sight to skip: its findings are unproven."""
-    for call in ctx.calls_within(region):
-        if not ctx.before(call, backward):
-            continue
-        candidates = [call.func, *(arg.value for arg in call.args)]
-        if any(may_be_ddp_model(ctx, expr, call) for expr in candidates):
-            return True
-    return False
+def _loader_batch(ctx: FileContext, loop: cst.CSTNode | None) -> frozenset[str]:
+    """The batch names of a `for` loop that moves its batch to a device (it iterates a
+    loader), else none."""
+    if not isinstance(loop, cst.For):
+        return frozenset()
+    batch = batch_names(ctx, loop)
+    return batch if moves_batch(ctx, loop, batch) else frozenset()
+
+
+def skipped_collective(ctx: FileContext, skip: cst.CSTNode, region: cst.CSTNode) -> cst.Call | None:
+    """A call after `skip` in its pass of `region` that issues a collective whenever it
+    runs (`dist.all_reduce(...)`, `reduce_loss_dict(...)`), under no rank gate: the ranks
+    that do not skip issue it, the skipping rank does not."""
+    body = region.body if isinstance(region, (cst.For, cst.While, cst.FunctionDef)) else region
+    domain = domain_of(ctx)
+    for call in ctx.calls_within(body):
+        if (
+            ctx.before(skip, call)
+            and domain.collectives.surely_issues(call)
+            and not domain.collectives.on_subgroup(call)
+            and domain.gates.gate(call) is None
+        ):
+            return call
+    return None

@@ -37,6 +37,98 @@ def rank_local_test(
     return None
 
 
+def batch_content_test(
+    ctx: FileContext, node: cst.CSTNode, batch: Set[str], region: cst.CSTNode
+) -> cst.BaseExpression | None:
+    """The test of the innermost `if` / `while` around `node` (inside `region`) that reads
+    what the batch holds (`any(len(t) < 1 for t in targets)`, `batch is None`,
+    `mask.sum() == 0`, what one sample holds): each rank reads its own shard, so the test
+    can differ between ranks. The batch's shape (`len(images)`, `x.size(0)`,
+    `x.numel() == 0`) is not read as content: a `DistributedSampler` gives every rank the
+    same sample count, and the transforms fix the sizes."""
+    for ancestor in ctx.ancestors(node):
+        if ancestor is region:
+            return None
+        if isinstance(ancestor, (cst.If, cst.While)) and _reads_content(ctx, ancestor.test, batch):
+            return ancestor.test
+    return None
+
+
+def _reads_content(ctx: FileContext, test: cst.BaseExpression, batch: Set[str]) -> bool:
+    elements: set[str] = set()
+    for comp in ctx.walk(test):
+        if isinstance(comp, cst.CompFor) and _root(comp.iter) in batch:
+            elements.update(n.value for n in ctx.walk(comp.target) if isinstance(n, cst.Name))
+    for name in ctx.walk(test):
+        if not isinstance(name, cst.Name):
+            continue
+        if name.value in elements:
+            return True
+        if name.value not in batch or _iterated(ctx, name):
+            continue
+        if not _shape_read(ctx, _field(ctx, name)):
+            return True
+    return False
+
+
+def _root(expr: cst.BaseExpression) -> str | None:
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _iterated(ctx: FileContext, name: cst.Name) -> bool:
+    """`name` is what a comprehension iterates (`for t in targets`): its elements are
+    judged where they are read."""
+    parent = ctx.parent(name)
+    return isinstance(parent, cst.CompFor) and parent.iter is name
+
+
+def _field(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
+    """`batch["images"]`, `batch.images` for the name `batch`: a field of the batch, read
+    through string keys and attributes (not `batch[0]`, one sample of a list)."""
+    node: cst.BaseExpression = name
+    while True:
+        parent = ctx.parent(node)
+        keyed = (
+            isinstance(parent, cst.Subscript)
+            and len(parent.slice) == 1
+            and isinstance(parent.slice[0].slice, cst.Index)
+            and isinstance(parent.slice[0].slice.value, cst.SimpleString)
+        )
+        named = (
+            isinstance(parent, cst.Attribute)
+            and parent.attr.value not in ("shape", "size")
+            and not isinstance(ctx.parent(parent), cst.Call)
+        )
+        if not (keyed or named) or getattr(parent, "value", None) is not node:
+            return node
+        assert isinstance(parent, (cst.Subscript, cst.Attribute))
+        node = parent
+
+
+def _shape_read(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """`len(node)`, `node.shape...`, `node.ndim`, `node.size(...)`, `node.numel()`,
+    `node.dim()`: the batch's shape, which the loader fixes (the sample count a
+    `DistributedSampler` gives every rank alike, the size its transforms give)."""
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(parent)
+        return (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value == "len"
+            and len(call.args) == 1
+        )
+    if not isinstance(parent, cst.Attribute) or parent.value is not node:
+        return False
+    if parent.attr.value in ("shape", "ndim"):
+        return True
+    return parent.attr.value in ("size", "numel", "dim") and isinstance(
+        ctx.parent(parent), cst.Call
+    )
+
+
 def agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.CSTNode) -> bool:
     """Each of `names` went through a collective (`dist.all_reduce(flag)`) in `region`
     before `before`, or is computed from a value that did: it is the same on every rank."""

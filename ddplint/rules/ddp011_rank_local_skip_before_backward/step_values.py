@@ -117,6 +117,54 @@ def _region_bindings(ctx: FileContext, region: cst.CSTNode) -> dict[str, list[Bi
     return local
 
 
+def batch_names(ctx: FileContext, loop: cst.For) -> frozenset[str]:
+    """The names holding the batch a `for` loop over a loader hands each pass: its targets
+    (not the index of `enumerate(...)`), and names only moved or reshaped from them
+    (`images = images.to(device)`)."""
+    target: cst.BaseExpression = loop.target
+    it = loop.iter
+    if (
+        isinstance(it, cst.Call)
+        and isinstance(it.func, cst.Name)
+        and it.func.value == "enumerate"
+        and isinstance(target, cst.Tuple)
+        and len(target.elements) == 2
+    ):
+        target = target.elements[1].value
+    data = {n.value for n in ctx.walk(target) if isinstance(n, cst.Name)}
+    local = _region_bindings(ctx, loop)
+
+    def moved(name: str, bindings: list[Binding], found: set[str]) -> bool:
+        return all(_moves_data(ctx, b.value, found | {name}, local) for b in bindings)
+
+    return frozenset(_closure(data, local, moved))
+
+
+def moves_batch(ctx: FileContext, loop: cst.For, batch: frozenset[str]) -> bool:
+    """The loop moves its batch to a device (`images.to(device)`, `x.cuda()`, `{k:
+    v.to(device) for k, v in batch.items()}`): it iterates data, not a list of settings."""
+    elements = set(batch)
+    for comp in ctx.nodes_within(loop.body, cst.CompFor):
+        assert isinstance(comp, cst.CompFor)
+        if _root(comp.iter) in batch:
+            elements.update(n.value for n in ctx.walk(comp.target) if isinstance(n, cst.Name))
+    for call in ctx.calls_within(loop.body):
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("to", "cuda")
+            and _root(func.value) in elements
+        ):
+            return True
+    return False
+
+
+def _root(expr: cst.BaseExpression) -> str | None:
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
 def _handed_in(ctx: FileContext, region: cst.CSTNode, local: dict[str, list[Binding]]) -> set[str]:
     """What the step is handed rather than computes: the batch (the targets of the `for`
     loop of `region`, and names only moved or reshaped from it: `x = x.cuda()`, `images,

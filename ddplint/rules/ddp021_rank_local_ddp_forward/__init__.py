@@ -11,6 +11,7 @@ from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import facts_of, is_false, keyword
 from ddplint.domain.model_layers import ModelLayers
+from ddplint.domain.no_sync import controls_sync, unsynced_block
 from ddplint.domain.rank_evidence import RankEvidence, rank_evidence
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
@@ -43,8 +44,11 @@ continue`: every rank runs the body on its share), and a forward with gradients 
 by a class of this file that registers none and holds only layers without buffers, such
 as `nn.Linear`, `nn.Embedding`, `nn.LayerNorm`, or an `nn.Sequential` of such layers):
 DDP then has nothing to broadcast. The finding is proven only when the model certainly
-has buffers (BatchNorm layers, or a class of this file that registers a buffer); a model
-from a hub or another module, whose buffers this file cannot see, is reported as unproven
+has buffers (BatchNorm layers, or a class of this file that registers a buffer), or when
+the forward's output reaches `backward()` with DDP's gradient synchronisation on (rank 0
+alone running training steps through the wrapper, an LR finder say: DDP's backward
+all-reduces the gradients whatever the buffers); a model from a hub or another module,
+whose buffers this file cannot see, evaluated without a backward, is reported as unproven
 (shown with `--preview`).
 
 ## Why is this bad?
@@ -221,8 +225,10 @@ def main(net, batch, local_rank):
             if buffer_free and evaluation:
                 continue  # no buffers and no gradients: DDP's forward issues no collective
             # DDP's forward is collective only when the model has buffers: through a model
-            # whose buffers are not known (a class of another module) it is not proven to hang.
-            buffers_unknown = not buffered
+            # whose buffers are not known (a class of another module) it is not proven to
+            # hang, unless its output reaches a backward (the gradient all-reduce).
+            trains = _synced_training_forward(ctx, call)
+            buffers_unknown = not buffered and not trains
             guard = one_rank_guard(ctx, call)
             if guard is not None and other_branch_calls(ctx, guard, call):
                 continue  # `if rank == 0: ... model(x) else: ... model(x)`: every rank runs it
@@ -237,9 +243,8 @@ def main(net, batch, local_rank):
                     )
                 yield Finding(
                     call,
-                    f"forward through the DDP wrapper `{name}` runs on one rank only: DDP's "
-                    "forward broadcasts buffers (a collective) when the model has buffers, "
-                    f"so this can hang; call `{name}.module(...)` instead",
+                    f"forward through the DDP wrapper `{name}` runs on one rank only: "
+                    f"{_harm(trains)}; call `{name}.module(...)` instead",
                     fix=fix,
                     unproven=buffers_unknown or not _traced(ctx, evidence, call, guard),
                 )
@@ -251,8 +256,7 @@ def main(net, batch, local_rank):
                         call,
                         f"forward through the DDP wrapper `{func.value}` runs on one rank "
                         f"only (this function, reading the global DDP model, is only called "
-                        "under a rank condition): DDP's forward broadcasts buffers (a "
-                        "collective) when the model has buffers, so this can hang; call "
+                        f"under a rank condition): {_harm(trains)}; call "
                         f"`{func.value}.module(...)` instead",
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
@@ -263,10 +267,33 @@ def main(net, batch, local_rank):
                         call,
                         f"forward through the DDP wrapper `{func.value}` runs on one rank "
                         f"only (this function is called under a rank condition with the DDP "
-                        "model): DDP's forward broadcasts buffers (a collective) when the "
-                        "model has buffers, so this can hang; pass `model.module` instead",
+                        f"model): {_harm(trains)}; pass `model.module` instead",
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
+
+
+def _synced_training_forward(ctx: FileContext, call: cst.Call) -> bool:
+    """The forward's output reaches `backward()`, with DDP's gradient synchronisation on
+    (not in a `no_sync()` block, in a function that does not control it)."""
+    return (
+        domain_of(ctx).backward.reaches(call)
+        and unsynced_block(ctx, call) is None
+        and not controls_sync(ctx, ctx.scope(call))
+    )
+
+
+def _harm(trains: bool) -> str:
+    """What the rank-local forward issues that the other ranks do not."""
+    if trains:
+        return (
+            "its output reaches `backward()`, and DDP's backward all-reduces the gradients "
+            "(a collective the other ranks do not issue here), so this hangs or pairs with "
+            "an unrelated collective of theirs"
+        )
+    return (
+        "DDP's forward broadcasts buffers (a collective) when the model has buffers, so "
+        "this can hang"
+    )
 
 
 def _traced(

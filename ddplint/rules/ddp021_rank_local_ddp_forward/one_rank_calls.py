@@ -18,12 +18,13 @@ from ddplint.names import dotted
 
 def one_rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
     """What makes `node` run on some ranks only (`DDPFacts.rank_guard`), leaving out the
-    tests that share a loop's iterations among the ranks."""
+    tests that share a loop's iterations among the ranks and the gates every rank passes
+    where a flag of their test is off (`Gates.keeps_out`)."""
     gates = domain_of(ctx).gates
     found = gates.gate(node)
     if found is None or found.condition is None:
         return None if found is None else found.node
-    kept = [g for g in gates.gates(node) if not _shares_loop(ctx, g, node)]
+    kept = [g for g in gates.gates(node) if gates.keeps_out(g) and not _shares_loop(ctx, g, node)]
     if kept:
         return kept[0].node
     function = ctx.enclosing_function(node)

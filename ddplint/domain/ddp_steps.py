@@ -1,0 +1,44 @@
+"""Whether a training step runs a DDP-wrapped model in sight: the gradient all-reduce that
+DDP issues inside `backward()` (from C++, never through `torch.distributed`) is then part
+of the step, and every rank must reach that `backward()` the same number of times."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import may_be_ddp_model
+
+
+def steps_ddp_model(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> bool:
+    """Whether the step `region` (a loop or a function) that ends in `backward` is proven
+    to run a DDP-wrapped model: one is called before the backward (`model(x)`) or handed
+    to a call there (`loss = compute_loss(model, batch)`). A step whose model is built
+    without DDP (a batch-size probe on a temporary model) or comes from out of sight has
+    no gradient all-reduce in sight."""
+    for call in ctx.calls_within(region):
+        if not ctx.before(call, backward):
+            continue
+        candidates = [call.func, *(arg.value for arg in call.args)]
+        if any(may_be_ddp_model(ctx, expr, call) for expr in candidates):
+            return True
+    return False
+
+
+def trains_ddp_model(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` runs a function of this file that reaches `backward()` (`fit_one_epoch(model,
+    loader, ...)`), and hands it a DDP-wrapped model."""
+    loops = domain_of(ctx).loops
+    if not any(loops.runs_backward(f) for f in ctx.resolver.callees(call)):
+        return False
+    return any(may_be_ddp_model(ctx, arg.value, call) for arg in call.args)
+
+
+def ddp_backward(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` is a `backward()` whose step (its loop, else its function) runs a DDP model
+    in sight."""
+    if domain_of(ctx).backward.site_of(call) is None:
+        return False
+    region = ctx.enclosing_loop(call) or ctx.enclosing_function(call)
+    return region is not None and steps_ddp_model(ctx, region, call)

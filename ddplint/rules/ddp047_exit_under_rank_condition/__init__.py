@@ -1,0 +1,294 @@
+"""DDP047: a `break` / `return` that only some ranks take, while the others go on to
+collectives."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.domain import Gate, domain_of
+from ddplint.domain.processes import in_lone_worker
+from ddplint.domain.rank_evidence import rank_evidence
+from ddplint.domain.rank_guards import everywhere, single_process_branch
+from ddplint.engine.flow import fixed_terms
+from ddplint.rule import Finding, Rule, register
+from ddplint.rules.ddp047_exit_under_rank_condition.continuation import (
+    Work,
+    left_region,
+    others_work,
+    rank_gates,
+)
+
+
+@register
+class ExitUnderRankCondition(Rule):
+    code = "DDP047"
+    name = "exit-under-rank-condition"
+    severity = Severity.ERROR
+    summary = "`break`/`return` under a rank condition while the other ranks go on to collectives"
+    explanation = """
+## What it does
+Flags a `break` or `return` taken only under a rank condition (`if rank == 0:`,
+`if rank == 0 and args.test_only:`) when the ranks it turns away go on to collectives the
+leaving ranks never issue: the next pass of the loop a `break` leaves, or the rest of the
+function a `return` leaves, reaches the DDP constructor (it broadcasts rank 0's
+parameters), a `backward()` through a DDP-wrapped model in sight (DDP's gradient
+all-reduce), a call of this file's training function handed the DDP model, or, in a
+loop's next pass, a collective (`dist.all_reduce`, a helper that always issues one).
+
+Left alone: exits whose other branch leaves too (`if rank == 0: ...; break` / `else:
+break`), exits after which the other ranks leave on the same flag (`if args.test_only:
+return`), code that runs on one rank anyway (every call of its function is rank-gated, a
+branch only a non-distributed run takes), and collectives written after the `if` of a
+`return` (DDP010 reports those). A gate whose rank is only spelled in a name
+(`if self.is_master:`) makes the finding unproven (`--preview`).
+
+## Why is this bad?
+Collectives are matched by call order across the ranks of the group. When rank 0 leaves
+the epoch loop on its own early-stopping decision, or returns from `main` after a
+`--test-only` evaluation, the other ranks start the next step and wait in DDP's gradient
+all-reduce (or its constructor's broadcast) for a rank that is not coming: the job hangs
+until the NCCL watchdog or gloo timeout, and torchrun does not end it, since the rank that
+left exits cleanly.
+
+## Example
+```python
+for epoch in range(epochs):
+    train_one_epoch(model, loader, optimizer)
+    if rank == 0:
+        val_loss = evaluate(model.module, val_loader)
+        if stopper.early_stop(val_loss):
+            break
+```
+
+## Use instead
+```python
+for epoch in range(epochs):
+    train_one_epoch(model, loader, optimizer)
+    stop = torch.zeros(1, device=device)
+    if rank == 0:
+        val_loss = evaluate(model.module, val_loader)
+        stop.fill_(float(stopper.early_stop(val_loss)))
+    dist.broadcast(stop, src=0)  # every rank takes rank 0's decision
+    if stop.item():
+        break
+```
+
+## Fix safety
+No automatic fix: the decision has to be shared through a collective, or the exit moved
+out of the rank condition.
+
+## References
+- https://pytorch.org/docs/stable/distributed.html#collective-functions
+- https://pytorch.org/docs/stable/notes/ddp.html
+"""
+    flag = (
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def fit_one_epoch(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+def main(net, loader, val_loss_of, epochs):
+    rank = int(os.environ["RANK"])
+    dist.init_process_group("nccl")
+    model = DDP(net.cuda(), device_ids=[int(os.environ["LOCAL_RANK"])])
+    optimizer = torch.optim.Adam(model.parameters())
+    best = float("inf")
+    for epoch in range(epochs):
+        fit_one_epoch(model, loader, optimizer)
+        if rank == 0:
+            val_loss = val_loss_of(model.module)
+            if val_loss > best:
+                break
+            best = val_loss
+""",
+        """
+import argparse
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(args, net, val_loader, train_loader):
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    if rank == 0 and args.test_only:
+        print(sum(net(x).sum().item() for x in val_loader))
+        return
+    model = DDP(net.cuda(), device_ids=[torch.cuda.current_device()])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in train_loader:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+""",
+        """
+import time
+import torch
+import torch.distributed as dist
+
+def train(model, loader, optimizer, deadline):
+    dist.init_process_group("nccl")
+    for step, batch in enumerate(loader):
+        loss = model(batch).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        dist.all_reduce(loss.detach())
+        if dist.get_rank() == 0 and time.time() > deadline:
+            break
+""",
+    )
+    allow = (
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, loader, val_loss_of, epochs):
+    rank = int(os.environ["RANK"])
+    dist.init_process_group("nccl")
+    model = DDP(net.cuda(), device_ids=[int(os.environ["LOCAL_RANK"])])
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            model(x, y).backward()
+            optimizer.step()
+        stop = torch.zeros(1, device="cuda")
+        if rank == 0:
+            stop.fill_(float(val_loss_of(model.module) > 1.0))
+        dist.broadcast(stop, src=0)
+        if stop.item():
+            break
+""",
+        """
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(args, net, val_loader, train_loader):
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    if args.test_only:
+        if rank == 0:
+            print(sum(net(x).sum().item() for x in val_loader))
+        return
+    model = DDP(net.cuda(), device_ids=[torch.cuda.current_device()])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in train_loader:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+    if rank == 0:
+        torch.save(model.module.state_dict(), "final.pt")
+        return
+""",
+        """
+import time
+import torch
+import torch.distributed as dist
+
+def train(model, loader, optimizer, deadline, preview_batches, save_grid):
+    dist.init_process_group("nccl")
+    for step, batch in enumerate(loader):
+        loss = model(batch).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if dist.get_rank() == 0 and step % 100 == 0:
+            for i, images in enumerate(preview_batches):
+                if i >= 4:
+                    break
+                save_grid(images, f"step{step}_{i}.png")
+        stop = torch.tensor([float(time.time() > deadline)], device=loss.device)
+        dist.all_reduce(stop, op=dist.ReduceOp.MAX)
+        if stop.item():
+            break
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        gates = domain_of(ctx).gates
+        evidence = None
+        for node in ctx.nodes_of(cst.Break, cst.Return):
+            assert isinstance(node, (cst.Break, cst.Return))
+            gate = gates.gate(node)
+            if gate is None or not _decides(ctx, node, gate):
+                continue
+            region = left_region(ctx, node)
+            if region is None or not ctx.is_inside(gate.node, region):
+                continue  # the whole loop (function) runs under the gate
+            work = others_work(ctx, node, gate, region)
+            if work is None or _others_leave_too(ctx, gate, work):
+                continue
+            evidence = evidence or rank_evidence(ctx)
+            yield Finding(
+                node,
+                _message(ctx, node, gate, region, work),
+                unproven=not evidence.gate_traced(gate),
+            )
+
+
+def _decides(ctx: FileContext, node: cst.Break | cst.Return, gate: Gate) -> bool:
+    """The gate is a branch around the exit (not an earlier early exit, nor a decorator),
+    its other branch does not leave as well, and the code does not run on one process
+    anyway (every call of its function rank-gated, a non-distributed branch)."""
+    condition = gate.condition
+    if condition is None or condition.early_exit or not isinstance(gate.node, cst.If):
+        return False
+    other = gate.node.orelse if condition.holds else gate.node.body
+    if other is not None and ctx.flow.leaves(other):
+        return False
+    if single_process_branch(ctx, gate.node) or in_lone_worker(ctx, gate.node):
+        return False
+    return not everywhere(ctx, gate.node, lambda at: bool(rank_gates(ctx, at)))
+
+
+def _others_leave_too(ctx: FileContext, gate: Gate, work: Work) -> bool:
+    """Where the gate lets the exit be taken, the other ranks do not reach the work
+    either: a condition of the work fixes a term of the gate's test the other way
+    (`if args.test_only: return` after `if rank == 0 and args.test_only: return`)."""
+    condition = gate.condition
+    assert condition is not None
+    code = ctx.code
+    exit_terms = {code(t).strip(): v for t, v in fixed_terms(condition.test, condition.holds)}
+    for other in ctx.flow.conditions(work.call):
+        if other.gate is gate.node:
+            continue
+        for term, value in other.terms():
+            if exit_terms.get(code(term).strip()) == (not value):
+                return True
+    return False
+
+
+def _message(
+    ctx: FileContext, node: cst.Break | cst.Return, gate: Gate, region: cst.CSTNode, work: Work
+) -> str:
+    where = gate.describe(ctx.code(gate.test).strip())
+    if isinstance(region, cst.FunctionDef):
+        leaves = f"`return` ends `{region.name.value}()` {where}"
+        then = "go on to"
+    else:
+        leaves = f"`break` leaves the loop {where}"
+        then = "start its next pass and reach"
+    call = ctx.code(work.call).strip()
+    if len(call) > 60:
+        call = f"{ctx.code(work.call.func).strip()}(...)"
+    return (
+        f"{leaves}; the ranks it turns away {then} `{call}` ({work.issues}), which the "
+        "ranks that left never match: the others wait there (a hang until the collective "
+        "timeout) or pair it with an unrelated collective; take the exit on every rank "
+        "(broadcast the decision first) or leave only after the collectives"
+    )

@@ -1,0 +1,102 @@
+"""What the ranks a rank-gated exit turns away go on to do: the collectives they issue
+after the exit, which the ranks that left never match. A `break` leaves its loop: the
+others run its next pass. A `return` leaves its function: the others run the rest of it,
+and the next passes of the loops around the exit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import Gate, domain_of
+from ddplint.domain.apis import DDP_CLASSES
+from ddplint.domain.ddp_steps import ddp_backward, trains_ddp_model
+
+
+@dataclass(frozen=True)
+class Work:
+    """A call the other ranks reach after the exit, and what it issues (for messages)."""
+
+    call: cst.Call
+    issues: str
+
+
+def left_region(ctx: FileContext, exit_node: cst.Break | cst.Return) -> cst.CSTNode | None:
+    """The loop a `break` leaves, the function a `return` leaves (None at module level)."""
+    if isinstance(exit_node, cst.Break):
+        return ctx.enclosing_loop(exit_node)
+    return ctx.enclosing_function(exit_node)
+
+
+def others_work(
+    ctx: FileContext, exit_node: cst.Break | cst.Return, gate: Gate, region: cst.CSTNode
+) -> Work | None:
+    """The first call issuing a collective that the ranks the gate turns away reach after
+    `exit_node` (which leaves `region`), under no rank gate but this one. A collective
+    written after the gate in the same function is DDP010's (it reports what is reached
+    after an early exit on a rank test): only those of a loop's next pass count here."""
+    gates = domain_of(ctx).gates
+    candidates: list[tuple[cst.Call, bool]] = []  # (call, next pass of a loop)
+    if isinstance(region, cst.For | cst.While):
+        candidates = [(c, True) for c in ctx.calls_within(region.body)]
+    else:
+        after = ctx.subtree_end[gate.node]
+        candidates = [(c, False) for c in ctx.calls_within(region) if ctx.order[c] >= after]
+        for loop in _loops_around(ctx, exit_node, region):
+            candidates.extend((c, True) for c in ctx.calls_within(loop.body))
+    seen: set[int] = set()
+    for call, next_pass in sorted(candidates, key=lambda c: ctx.order[c[0]]):
+        if id(call) in seen or ctx.is_inside(call, gate.node):
+            continue
+        seen.add(id(call))
+        if any(g.node is not gate.node for g in rank_gates(ctx, call)) or gates.single_process(
+            call
+        ):
+            continue
+        issues = _issues(ctx, call, explicit=next_pass)
+        if issues is not None:
+            return Work(call, issues)
+    return None
+
+
+def rank_gates(ctx: FileContext, node: cst.CSTNode) -> list[Gate]:
+    """The rank gates of `node` that keep it from some ranks whatever the other terms of
+    their tests hold: not an earlier exit on `rank == 0 and args.test_only`, past which
+    every rank runs where the flag is off."""
+    gates = domain_of(ctx).gates
+    return [g for g in gates.gates(node) if gates.keeps_out(g)]
+
+
+def _loops_around(
+    ctx: FileContext, node: cst.CSTNode, function: cst.CSTNode
+) -> list[cst.For | cst.While]:
+    found: list[cst.For | cst.While] = []
+    for ancestor in ctx.ancestors(node):
+        if ancestor is function:
+            break
+        if isinstance(ancestor, cst.For | cst.While):
+            found.append(ancestor)
+    return found
+
+
+def _issues(ctx: FileContext, call: cst.Call, explicit: bool) -> str | None:
+    """What `call` issues on every rank that reaches it, worded for a message; None when
+    it is not proven to issue a collective. Explicit collectives (and helpers that always
+    issue one) count only when `explicit`."""
+    if ctx.call_name(call) in DDP_CLASSES:
+        return "its constructor broadcasts rank 0's parameters and buffers to every rank"
+    if ddp_backward(ctx, call):
+        return "DDP's gradient all-reduce runs inside it"
+    if trains_ddp_model(ctx, call):
+        return "it runs `backward()` through the DDP model: DDP's gradient all-reduce"
+    collectives = domain_of(ctx).collectives
+    if not explicit or not collectives.surely_issues(call):
+        return None
+    if collectives.is_collective(call):
+        return None if collectives.on_subgroup(call) else "a collective"
+    inner = collectives.through(call)
+    if inner is None:
+        return "it issues a collective"
+    return f"it issues `{ctx.code(inner.func)}()`"
