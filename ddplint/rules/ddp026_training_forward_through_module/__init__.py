@@ -27,9 +27,11 @@ class TrainingForwardThroughModule(Rule):
 ## What it does
 Flags a forward call through the module inside a DDP wrapper (`model.module(x)`, or a name
 bound to it such as `model_without_ddp(x)`, including a helper's parameter that every
-caller in the file passes the bare module for) whose result flows into `.backward()`.
-Evaluation through `.module` (under `no_grad()`, or never reaching `backward()`) is left
-alone.
+caller in the file passes the bare module for) whose result flows into `.backward()`;
+also a method of the inner module that computes with it (`model.module.compute_loss(x, y)`,
+`model.module.backbone(x)`; not nn.Module's own `parameters()`, `state_dict()`, ...), when
+the function never calls the wrapper itself. Evaluation through `.module` (under
+`no_grad()`, or never reaching `backward()`) is left alone.
 
 ## Why is this bad?
 DDP all-reduces gradients from hooks that its own `forward()` arms. A forward that bypasses
@@ -166,8 +168,8 @@ def train(net, loader, optimizer, local_rank):
             return
         for call in ctx.calls:
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "forward":
-                target = func.value
+            if isinstance(func, cst.Attribute) and _through_module(func):
+                target = func.value  # `model.module.forward(x)`, `model.module.compute_loss(x)`
             elif isinstance(func, (cst.Name, cst.Attribute)):
                 target = func
             else:
@@ -190,6 +192,16 @@ def train(net, loader, optimizer, local_rank):
                 # all-reduce on purpose for accumulation micro-steps (like no_sync()).
                 continue
             fix = None
+            if direct and target is not func and isinstance(func, cst.Attribute):
+                yield Finding(
+                    call,
+                    f"training loss computed by `{ctx.code(func)}(...)`, a method of the module "
+                    "inside the DDP wrapper: the wrapper's forward never runs, so DDP does not "
+                    "prepare its gradient all-reduce and backward() leaves each replica's "
+                    "gradients local (the replicas drift apart); call it through the wrapper's "
+                    "forward (have `forward` compute the loss)",
+                )
+                continue
             if direct and target is func and isinstance(target, cst.Attribute):
                 fix = FixSpec(
                     "Call the DDP wrapper instead of its `.module`",
@@ -206,3 +218,54 @@ def train(net, loader, optimizer, local_rank):
                 "model itself",
                 fix=fix,
             )
+
+
+# nn.Module methods that run no forward computation of the model (parameters, state,
+# modes, moves): a call of one through `.module` is no bypass of the wrapper's forward.
+_MODULE_API = frozenset(
+    {
+        "parameters",
+        "named_parameters",
+        "buffers",
+        "named_buffers",
+        "children",
+        "named_children",
+        "modules",
+        "named_modules",
+        "state_dict",
+        "load_state_dict",
+        "get_parameter",
+        "get_submodule",
+        "get_buffer",
+        "to",
+        "cuda",
+        "cpu",
+        "half",
+        "float",
+        "double",
+        "bfloat16",
+        "type",
+        "train",
+        "eval",
+        "requires_grad_",
+        "zero_grad",
+        "apply",
+        "register_buffer",
+        "register_forward_hook",
+        "register_forward_pre_hook",
+        "register_full_backward_hook",
+    }
+)
+
+
+def _through_module(func: cst.Attribute) -> bool:
+    """`x.module.forward` or `x.module.<method>` that computes with the model (not one of
+    nn.Module's own parameter, state or mode methods)."""
+    if func.attr.value == "forward":
+        return True
+    inner = func.value
+    return (
+        isinstance(inner, cst.Attribute)
+        and inner.attr.value == "module"
+        and func.attr.value not in _MODULE_API
+    )
