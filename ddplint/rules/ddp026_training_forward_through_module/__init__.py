@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain import domain_of
+from ddplint.domain.backward import Step
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp026_training_forward_through_module.bare_modules import (
@@ -193,6 +194,9 @@ def train(net, loader, optimizer, local_rank):
                 continue
             fix = None
             if direct and target is not func and isinstance(func, cst.Attribute):
+                inputs = _method_inputs(ctx, call)
+                if inputs == "wrapper":
+                    continue  # `model.module.loss(model(x), y)`: the wrapper's forward ran
                 yield Finding(
                     call,
                     f"training loss computed by `{ctx.code(func)}(...)`, a method of the module "
@@ -200,6 +204,7 @@ def train(net, loader, optimizer, local_rank):
                     "prepare its gradient all-reduce and backward() leaves each replica's "
                     "gradients local (the replicas drift apart); call it through the wrapper's "
                     "forward (have `forward` compute the loss)",
+                    unproven=inputs == "parameter",
                 )
                 continue
             if direct and target is func and isinstance(target, cst.Attribute):
@@ -269,3 +274,29 @@ def _through_module(func: cst.Attribute) -> bool:
         and inner.attr.value == "module"
         and func.attr.value not in _MODULE_API
     )
+
+
+def _method_inputs(ctx: FileContext, call: cst.Call) -> str | None:
+    """Where the arguments of a method called through `.module` come from: "wrapper" when
+    one is computed by a forward of a DDP model (the wrapper ran, the method only scores
+    its output), "parameter" when one is a parameter of the function (its caller may have
+    run the wrapper), else None."""
+    facts = facts_of(ctx)
+    backward = domain_of(ctx).backward
+    from_parameter = False
+    for arg in call.args:
+        value = arg.value
+        if isinstance(value, cst.Name) and any(
+            b.kind == "param" for b in ctx.resolver.reaching(value.value, call)
+        ):
+            from_parameter = True
+        for step in [Step(value, call), *backward.dependencies(value, call)]:
+            for node in ctx.walk(step.node):
+                if (
+                    isinstance(node, cst.Call)
+                    and isinstance(node.func, (cst.Name, cst.Attribute))
+                    and ctx.qualname(node.func) is None
+                    and facts.is_ddp_model(node.func, step.at)
+                ):
+                    return "wrapper"
+    return "parameter" if from_parameter else None
