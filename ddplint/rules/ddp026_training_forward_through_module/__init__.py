@@ -193,7 +193,8 @@ def train(net, loader, optimizer, local_rank):
                 # all-reduce on purpose for accumulation micro-steps (like no_sync()).
                 continue
             fix = None
-            if direct and target is not func and isinstance(func, cst.Attribute):
+            method = isinstance(func, cst.Attribute) and func.attr.value != "forward"
+            if direct and target is not func and method:
                 inputs = _method_inputs(ctx, call)
                 if inputs == "wrapper":
                     continue  # `model.module.loss(model(x), y)`: the wrapper's forward ran
