@@ -231,11 +231,15 @@ def _launches(root: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, 
 
 def _script_below(lines: list[str], index: int) -> list[str]:
     """The script a README's launcher line runs when the line names none: the first one
-    on the next lines of the same code block (a command laid out over several lines
-    without continuations)."""
-    for line in lines[index + 1 : index + 6]:
-        if line.strip().startswith("```") or _INTERPRETER.search(line) or _LAUNCHER.search(line):
-            return []  # the block ends, or another command starts
+    on the next lines of the same code block or inline code span (a command laid out over
+    several lines without continuations). A line of options only (`--nnodes=$N`) goes on
+    with the command; another launcher or interpreter call starts a new one."""
+    for line in lines[index + 1 : index + 10]:
+        stripped = line.strip().lstrip("`").strip()
+        if line.strip().startswith("```") or not stripped:
+            return []  # the block or the paragraph ends
+        if not stripped.startswith("-") and (_INTERPRETER.search(line) or _LAUNCHER.search(line)):
+            return []  # another command starts
         found = _SCRIPT.findall(line)
         if found:
             return found[:1]

@@ -4,10 +4,34 @@ rejects the launch) both read."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import keyword
+from ddplint.domain.ddp_facts import keyword, string_value
+
+LOCAL_RANK_FLAGS = frozenset({"--local_rank", "--local-rank"})
+
+
+def local_rank_options(ctx: FileContext) -> Iterator[tuple[cst.Call, frozenset[str]]]:
+    """Each `add_argument` call declaring a local-rank option (also through an alias:
+    `arg = parser.add_argument; arg("--local_rank", ...)`), with the spellings it
+    declares."""
+    for call in ctx.calls:
+        flags = frozenset(string_value(a.value) or "" for a in call.args if a.keyword is None)
+        if flags & LOCAL_RANK_FLAGS and _adds_argument(ctx, call):
+            yield call, flags & LOCAL_RANK_FLAGS
+
+
+def _adds_argument(ctx: FileContext, call: cst.Call) -> bool:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value == "add_argument"
+    return isinstance(func, cst.Name) and any(
+        isinstance(v.expr, cst.Attribute) and v.expr.attr.value == "add_argument"
+        for v in ctx.resolver.values(func, call)
+    )
 
 
 def is_required(call: cst.Call) -> bool:

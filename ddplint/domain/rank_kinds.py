@@ -119,8 +119,37 @@ class RankKinds:
                 return RankKind.LOCAL
             return _FOLLOW  # a helper of this file: what it returns
         if isinstance(expr, (cst.Name, cst.Attribute)):
-            return RankKind.LOCAL if LOCAL_RANK_NAME.match(last_name(expr) or "") else _FOLLOW
+            if not LOCAL_RANK_NAME.match(last_name(expr) or ""):
+                return _FOLLOW
+            return RankKind.GLOBAL if self._holds_global_only(expr, at, depth) else RankKind.LOCAL
         return _FOLLOW if isinstance(expr, (cst.IfExp, cst.Subscript)) else None
+
+    def _holds_global_only(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
+        """A name for the local rank that holds only the global rank as torch or the
+        environment gives it (`local_rank = dist.get_rank()`, `self.local_rank = local_rank`
+        after it): the value, not the name, decides."""
+        if depth < 0:
+            return False
+        values = [
+            v
+            for v in self.resolver.values(expr, at, 1)
+            if v.expr is not expr and not _is_constant(v.expr)
+        ]
+        return bool(values) and all(self._global_source(v.expr, v.at, depth) for v in values)
+
+    def _global_source(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
+        expr = strip_conversion(expr, ("int", "str"))
+        if isinstance(expr, cst.Call):
+            qualified = self.resolver.model.imports.resolve(expr.func)
+            return qualified == "torch.distributed.get_rank" and not expr.args
+        if self.resolver.direct_environ_key(expr, expr) in GLOBAL_RANK_ENV:
+            return True
+        named = isinstance(expr, (cst.Name, cst.Attribute))
+        return (
+            named
+            and LOCAL_RANK_NAME.match(last_name(expr) or "") is not None
+            and (self._holds_global_only(expr, at, depth - 1))
+        )
 
     def returned_kind(self, func: cst.FunctionDef, depth: int = 5) -> RankKind | None:
         """The kind of rank `func` returns, its constant returns (`return 0` when no

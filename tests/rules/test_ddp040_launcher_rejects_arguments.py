@@ -130,3 +130,14 @@ def test_a_readme_launch_line_naming_no_script_does_not_borrow_the_next_command(
     readme = "```sh\npython -m torch.distributed.launch --help\npython train.py --epochs 3\n```\n"
     train = TRAIN.format(option=UNDERSCORE, parse="parse_args")
     assert findings(tmp_path, capsys, {"train.py": train, "README.md": readme}) == []
+
+
+def test_an_inline_readme_command_with_option_lines_names_its_script(tmp_path, capsys):
+    readme = (
+        "- Train: `python3 -m torch.distributed.launch \n  --nnodes=$HOST_NUM \n"
+        "  --nproc_per_node $HOST_GPU_NUM \n  --master_port 8081 \n"
+        "  train.py --epochs 3`\n"
+    )
+    train = TRAIN.format(option=UNDERSCORE, parse="parse_args")
+    (found,) = findings(tmp_path, capsys, {"train.py": train, "README.md": readme})
+    assert "`README.md` starts this script" in found["message"]

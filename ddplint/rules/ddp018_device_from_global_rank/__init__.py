@@ -9,7 +9,8 @@ from ddplint.diagnostics import Severity
 from ddplint.domain.device_ranks import device_kind, single_node_group
 from ddplint.domain.devices import device_arguments
 from ddplint.domain.processes import runs_in_one_process
-from ddplint.domain.rank_kinds import RankKind
+from ddplint.domain.rank_kinds import LOCAL_RANK_NAME, RankKind
+from ddplint.domain.ranks import last_name
 from ddplint.rule import Finding, Rule, register
 
 
@@ -34,6 +35,9 @@ On one node both agree, so the script works in testing. On the second node of an
 the ranks are 8 to 15: `cuda:8` does not exist and CUDA raises "invalid device ordinal"
 (or, with fewer processes than GPUs per node, processes pick the wrong GPU and may share
 one). The local rank (`LOCAL_RANK`, set by torchrun) is the GPU index on the node.
+
+A name for the local rank that holds the global rank (`local_rank = dist.get_rank()`,
+or `os.environ["RANK"]`) is the global rank: the value decides, not the name.
 
 Not flagged: local-rank values (`LOCAL_RANK`, `args.local_rank`, `local_rank`),
 `rank % torch.cuda.device_count()`, the rank parameter of an `mp.spawn` worker, which is
@@ -140,10 +144,12 @@ if __name__ == "__main__":
                 if device_kind(ctx, value, call) is RankKind.GLOBAL:
                     if runs_in_one_process(ctx, call):
                         break
+                    named = LOCAL_RANK_NAME.match(last_name(value) or "") is not None
+                    held = ", which holds the global rank despite its name" if named else ""
                     yield Finding(
                         call,
-                        f"device chosen from the global rank (`{ctx.code(value)}`): right only "
-                        "on a single node; on other nodes the global rank exceeds the GPU "
+                        f"device chosen from the global rank (`{ctx.code(value)}`{held}): right "
+                        "only on a single node; on other nodes the global rank exceeds the GPU "
                         "count (invalid device ordinal) or names the wrong GPU. Use the local "
                         "rank (LOCAL_RANK)",
                     )

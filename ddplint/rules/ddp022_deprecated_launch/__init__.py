@@ -18,6 +18,7 @@ from ddplint.rules.ddp022_deprecated_launch.launch import (
     device_from_environment,
     launch_uses,
     local_rank_arguments,
+    options_read_elsewhere,
     rewritten_command,
 )
 
@@ -36,7 +37,10 @@ class DeprecatedLaunch(Rule):
 Flags uses of the deprecated `torch.distributed.launch` launcher (an import, or a
 `-m torch.distributed.launch` command in a string or argument list) and an argparse
 `--local_rank` / `--local-rank` argument in a script that never reads `LOCAL_RANK` from the
-environment. A use on a branch taken only on a torch older than 1.10, where `torchrun` does
+environment (also declared through an alias, `arg = parser.add_argument`, or in an options
+module whose value a project script importing it reads as `args.local_rank` while neither
+reads LOCAL_RANK; copying the option into `os.environ["LOCAL_RANK"]` is no use of it). A
+use on a branch taken only on a torch older than 1.10, where `torchrun` does
 not exist (`if Version(torch.__version__) >= Version("1.10"): torchrun ... else:
 python -m torch.distributed.launch ...`), is left alone.
 
@@ -173,6 +177,16 @@ deepspeed.init_distributed()
                 "`--local_rank` is only passed by the deprecated torch.distributed.launch; "
                 "torchrun sets the LOCAL_RANK environment variable instead, so under "
                 "torchrun this argument keeps its default on every rank"
+            )
+            yield Finding(call, message, fix=self._argument_fix(ctx, call), unproven=unproven)
+        for call, reader in options_read_elsewhere(ctx):
+            if is_required(call):
+                continue
+            message = (
+                "`--local_rank` is only passed by the deprecated torch.distributed.launch; "
+                "torchrun sets the LOCAL_RANK environment variable instead, so under "
+                f"torchrun this argument keeps its default on every rank, and `{reader}` "
+                "reads it as the local rank"
             )
             yield Finding(call, message, fix=self._argument_fix(ctx, call), unproven=unproven)
 

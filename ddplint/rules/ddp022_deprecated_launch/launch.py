@@ -5,6 +5,7 @@ the environment."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 
@@ -15,12 +16,14 @@ from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_STARTERS
 from ddplint.domain.ddp_facts import environ_key, keyword, last_name
 from ddplint.domain.ddp_facts import string_value as _literal_value
+from ddplint.domain.local_rank_option import local_rank_options
 from ddplint.domain.project_view import project_of
 from ddplint.domain.versions import TORCHRUN_SINCE
 from ddplint.names import dotted
+from ddplint.project.queries import Project
+from ddplint.project_files import project_files, project_root
 
 LAUNCH = "torch.distributed.launch"
-_LOCAL_RANK_FLAGS = frozenset({"--local_rank", "--local-rank"})
 # `-m torch.distributed.launch` inside a command line.
 _LAUNCH_COMMAND = re.compile(r"(^|\s)-m\s+torch\.distributed\.launch(\s|$)")
 # A whole command simple enough to rewrite: `python -m torch.distributed.launch --use_env ...`
@@ -147,7 +150,8 @@ def device_from_environment(ctx: FileContext) -> bool:
     does (`utils.init_distributed_mode(args)`): a `--local_rank` argument is a fallback."""
     for node in ctx.nodes_of(cst.Call, cst.Subscript):
         if isinstance(node, cst.Subscript):
-            candidate = last_name(node.value) == "environ"
+            # `os.environ["LOCAL_RANK"] = str(args.local_rank)` writes it, reads nothing
+            candidate = last_name(node.value) == "environ" and not _written(ctx, node)
         elif isinstance(node, cst.Call):
             candidate = last_name(node.func) in ("get", "getenv")
         else:
@@ -162,10 +166,47 @@ def local_rank_arguments(ctx: FileContext) -> Iterator[cst.Call]:
     """`parser.add_argument("--local_rank", ...)` calls whose parsed value the file reads;
     an argument only declared (or overwritten before every read, as an `mp.spawn` worker
     does with `args.local_rank = index`) is a leftover that cannot misplace a device."""
-    for call in ctx.method_calls("add_argument"):
-        flags = {string_value(a.value) for a in call.args if a.keyword is None}
-        if flags & _LOCAL_RANK_FLAGS and _value_is_read(ctx, _dest(call)):
+    for call, _ in local_rank_options(ctx):
+        if _value_is_read(ctx, _dest(call)):
             yield call
+
+
+def options_read_elsewhere(ctx: FileContext) -> Iterator[tuple[cst.Call, str]]:
+    """`parser.add_argument("--local_rank", ...)` calls of an options module that does not
+    read the value itself, each with a project script importing the module (its text
+    import closure) that reads `<namespace>.local_rank` and takes the local rank from
+    nowhere else: it neither reads LOCAL_RANK from the environment (itself or in a module
+    it imports) nor assigns the attribute."""
+    if not os.path.isfile(ctx.path):
+        return
+    # the text closures only: a file checked without a project view parses nothing more
+    project = project_of(ctx) or Project({})
+    unread = [call for call, _ in local_rank_options(ctx) if not _value_is_read(ctx, _dest(call))]
+    if not unread:
+        return
+    path = os.path.abspath(ctx.path)
+    files = project_files(project_root(path))
+    for call in unread:
+        dest = _dest(call)
+        read = re.compile(rf"\.{re.escape(dest)}\b(?!\s*=(?!=))")
+        assigned = re.compile(rf"\.{re.escape(dest)}\s*=(?!=)")
+        for other in sorted(files.naming(dest) - {path}):
+            text = files.text(other) or ""
+            if not read.search(text) or assigned.search(text):
+                continue
+            closure = project.text_closure(other)
+            if path in closure and not any(
+                _ENVIRONMENT_READ.search(files.text(p) or "") for p in [other, *closure]
+            ):
+                yield call, os.path.relpath(other, files.root)
+                break
+
+
+# LOCAL_RANK read from the environment in a module's text (a write is no read).
+_ENVIRONMENT_READ = re.compile(
+    r"(environ\.get|getenv)\(\s*['\"]LOCAL_RANK"
+    r"|environ\[\s*['\"]LOCAL_RANK['\"]\s*\](?!\s*=(?!=))"
+)
 
 
 def _dest(call: cst.Call) -> str:
@@ -184,7 +225,11 @@ def _value_is_read(ctx: FileContext, dest: str) -> bool:
         return False
     for node in ctx.nodes_of(cst.Attribute, cst.Call):
         if isinstance(node, cst.Attribute):
-            if node.attr.value == dest and not _overwritten(ctx, node, dest):
+            if (
+                node.attr.value == dest
+                and not _overwritten(ctx, node, dest)
+                and not _copied_to_environment(ctx, node)
+            ):
                 return True
             if node.attr.value == "__dict__" and ctx.qualname(node.value) is None:
                 return True
@@ -198,6 +243,26 @@ def _value_is_read(ctx: FileContext, dest: str) -> bool:
                 and string_value(node.args[1].value) == dest
             ):
                 return True
+    return False
+
+
+def _written(ctx: FileContext, node: cst.Subscript) -> bool:
+    return isinstance(ctx.parent(node), cst.AssignTarget)
+
+
+def _copied_to_environment(ctx: FileContext, node: cst.Attribute) -> bool:
+    """`os.environ["LOCAL_RANK"] = str(args.local_rank)`: the value handed to whatever
+    reads the environment later (which torchrun sets anyway), not used here."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.Assign):
+            return any(
+                isinstance(t.target, cst.Subscript)
+                and last_name(t.target.value) == "environ"
+                and ctx.resolver.direct_environ_key(t.target, t.target) == "LOCAL_RANK"
+                for t in ancestor.targets
+            )
+        if isinstance(ancestor, cst.BaseStatement):
+            return False
     return False
 
 

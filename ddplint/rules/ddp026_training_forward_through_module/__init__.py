@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain import domain_of
+from ddplint.domain.backward import Step
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp026_training_forward_through_module.bare_modules import (
@@ -27,9 +28,11 @@ class TrainingForwardThroughModule(Rule):
 ## What it does
 Flags a forward call through the module inside a DDP wrapper (`model.module(x)`, or a name
 bound to it such as `model_without_ddp(x)`, including a helper's parameter that every
-caller in the file passes the bare module for) whose result flows into `.backward()`.
-Evaluation through `.module` (under `no_grad()`, or never reaching `backward()`) is left
-alone.
+caller in the file passes the bare module for) whose result flows into `.backward()`;
+also a method of the inner module that computes with it (`model.module.compute_loss(x, y)`,
+`model.module.backbone(x)`; not nn.Module's own `parameters()`, `state_dict()`, ...), when
+the function never calls the wrapper itself. Evaluation through `.module` (under
+`no_grad()`, or never reaching `backward()`) is left alone.
 
 ## Why is this bad?
 DDP all-reduces gradients from hooks that its own `forward()` arms. A forward that bypasses
@@ -166,8 +169,8 @@ def train(net, loader, optimizer, local_rank):
             return
         for call in ctx.calls:
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "forward":
-                target = func.value
+            if isinstance(func, cst.Attribute) and _through_module(func):
+                target = func.value  # `model.module.forward(x)`, `model.module.compute_loss(x)`
             elif isinstance(func, (cst.Name, cst.Attribute)):
                 target = func
             else:
@@ -190,6 +193,21 @@ def train(net, loader, optimizer, local_rank):
                 # all-reduce on purpose for accumulation micro-steps (like no_sync()).
                 continue
             fix = None
+            method = isinstance(func, cst.Attribute) and func.attr.value != "forward"
+            if direct and target is not func and method:
+                inputs = _method_inputs(ctx, call)
+                if inputs == "wrapper":
+                    continue  # `model.module.loss(model(x), y)`: the wrapper's forward ran
+                yield Finding(
+                    call,
+                    f"training loss computed by `{ctx.code(func)}(...)`, a method of the module "
+                    "inside the DDP wrapper: the wrapper's forward never runs, so DDP does not "
+                    "prepare its gradient all-reduce and backward() leaves each replica's "
+                    "gradients local (the replicas drift apart); call it through the wrapper's "
+                    "forward (have `forward` compute the loss)",
+                    unproven=inputs == "parameter",
+                )
+                continue
             if direct and target is func and isinstance(target, cst.Attribute):
                 fix = FixSpec(
                     "Call the DDP wrapper instead of its `.module`",
@@ -206,3 +224,80 @@ def train(net, loader, optimizer, local_rank):
                 "model itself",
                 fix=fix,
             )
+
+
+# nn.Module methods that run no forward computation of the model (parameters, state,
+# modes, moves): a call of one through `.module` is no bypass of the wrapper's forward.
+_MODULE_API = frozenset(
+    {
+        "parameters",
+        "named_parameters",
+        "buffers",
+        "named_buffers",
+        "children",
+        "named_children",
+        "modules",
+        "named_modules",
+        "state_dict",
+        "load_state_dict",
+        "get_parameter",
+        "get_submodule",
+        "get_buffer",
+        "to",
+        "cuda",
+        "cpu",
+        "half",
+        "float",
+        "double",
+        "bfloat16",
+        "type",
+        "train",
+        "eval",
+        "requires_grad_",
+        "zero_grad",
+        "apply",
+        "register_buffer",
+        "register_forward_hook",
+        "register_forward_pre_hook",
+        "register_full_backward_hook",
+    }
+)
+
+
+def _through_module(func: cst.Attribute) -> bool:
+    """`x.module.forward` or `x.module.<method>` that computes with the model (not one of
+    nn.Module's own parameter, state or mode methods)."""
+    if func.attr.value == "forward":
+        return True
+    inner = func.value
+    return (
+        isinstance(inner, cst.Attribute)
+        and inner.attr.value == "module"
+        and func.attr.value not in _MODULE_API
+    )
+
+
+def _method_inputs(ctx: FileContext, call: cst.Call) -> str | None:
+    """Where the arguments of a method called through `.module` come from: "wrapper" when
+    one is computed by a forward of a DDP model (the wrapper ran, the method only scores
+    its output), "parameter" when one is a parameter of the function (its caller may have
+    run the wrapper), else None."""
+    facts = facts_of(ctx)
+    backward = domain_of(ctx).backward
+    from_parameter = False
+    for arg in call.args:
+        value = arg.value
+        if isinstance(value, cst.Name) and any(
+            b.kind == "param" for b in ctx.resolver.reaching(value.value, call)
+        ):
+            from_parameter = True
+        for step in [Step(value, call), *backward.dependencies(value, call)]:
+            for node in ctx.walk(step.node):
+                if (
+                    isinstance(node, cst.Call)
+                    and isinstance(node.func, (cst.Name, cst.Attribute))
+                    and ctx.qualname(node.func) is None
+                    and facts.is_ddp_model(node.func, step.at)
+                ):
+                    return "wrapper"
+    return "parameter" if from_parameter else None

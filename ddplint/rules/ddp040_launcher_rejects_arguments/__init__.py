@@ -16,7 +16,7 @@ from ddplint.domain.launch_commands import (
     launches_with_own_option,
     option_launches,
 )
-from ddplint.domain.local_rank_option import imports_deepspeed, is_required
+from ddplint.domain.local_rank_option import imports_deepspeed, is_required, local_rank_options
 from ddplint.domain.project_view import project_of
 from ddplint.project_files import project_files, project_root
 from ddplint.rule import Finding, Rule, register
@@ -24,7 +24,6 @@ from ddplint.rules.ddp040_launcher_rejects_arguments.parser import (
     declared_on_some_paths,
     default_of,
     destination,
-    local_rank_options,
     read_as_parsed,
     strict_parse,
 )

@@ -5,41 +5,18 @@ does not know)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.ddp_facts import keyword, string_value
 
-LOCAL_RANK_FLAGS = frozenset({"--local_rank", "--local-rank"})
 _PARSERS = frozenset({"argparse.ArgumentParser"})
-
-
-def local_rank_options(ctx: FileContext) -> Iterator[tuple[cst.Call, frozenset[str]]]:
-    """Each `add_argument` call declaring a local-rank option (also through an alias:
-    `arg = parser.add_argument; arg("--local_rank", ...)`), with the spellings it
-    declares."""
-    for call in ctx.calls:
-        flags = frozenset(string_value(a.value) or "" for a in call.args if a.keyword is None)
-        if flags & LOCAL_RANK_FLAGS and _adds_argument(ctx, call):
-            yield call, flags & LOCAL_RANK_FLAGS
 
 
 def declared_on_some_paths(ctx: FileContext, call: cst.Call) -> bool:
     """The option is declared under a condition other than `__name__ == "__main__"` (only
     on torch 1.x, only for one launcher): not proven to be what the launch meets."""
     return any("__main__" not in ctx.code(c.test) for c in ctx.flow.conditions(call))
-
-
-def _adds_argument(ctx: FileContext, call: cst.Call) -> bool:
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value == "add_argument"
-    return isinstance(func, cst.Name) and any(
-        isinstance(v.expr, cst.Attribute) and v.expr.attr.value == "add_argument"
-        for v in ctx.resolver.values(func, call)
-    )
 
 
 def strict_parse(ctx: FileContext) -> cst.Call | None:
@@ -92,8 +69,9 @@ def read_as_parsed(ctx: FileContext, dest: str) -> bool:
 
 
 def destination(call: cst.Call, flags: frozenset[str]) -> str:
-    """The namespace attribute an option is stored in (`dest=`, else its first flag)."""
+    """The namespace attribute an option is stored in (`dest=`, else its first long flag)."""
     given = keyword(call, "dest")
     name = string_value(given.value) if given is not None else None
-    first = next((string_value(a.value) for a in call.args if a.keyword is None), None)
+    names = [string_value(a.value) or "" for a in call.args if a.keyword is None]
+    first = next((n for n in names if n.startswith("--")), None)  # `-k` is a short alias
     return name or (first or sorted(flags)[0]).lstrip("-").replace("-", "_")

@@ -1,0 +1,251 @@
+"""DDP045: a training script that shards its data across processes but never wraps the
+model in DDP nor synchronises gradients."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
+from ddplint.domain.apis import DDP_CLASSES, OTHER_DISTRIBUTED_WRAPPERS, SAMPLER_CLASSES
+from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.processes import runs_in_one_process
+from ddplint.rule import Finding, Rule, register
+from ddplint.rules.ddp045_model_never_wrapped.evidence import wrap_mentions
+
+
+@register
+class ModelNeverWrapped(Rule):
+    code = "DDP045"
+    name = "model-never-wrapped"
+    severity = Severity.ERROR
+    summary = "Data sharded across processes, but the model is never wrapped in DDP"
+    explanation = """\
+## What it does
+Flags the training `backward()` of a script (a module with an `if __name__ == "__main__":`
+block) that runs distributed, builds a `DistributedSampler` and an optimizer, and trains,
+when neither the script nor any project module it imports (read from their text) mentions
+a data-parallel wrapper (`DistributedDataParallel`, FSDP, DeepSpeed, Horovod, Accelerate,
+Lightning, `ZeroRedundancyOptimizer`, a comm hook, pipeline or RPC parallelism) or a
+collective given the model's gradients or parameters (`dist.all_reduce(p.grad)`). A
+mention only in an imported module makes the finding unproven (shown under `--preview`);
+one in the script itself silences it. Code that runs only when the job is not distributed
+is left alone.
+
+## Why is this bad?
+Every process builds its own model, computes gradients on its own shard (the sampler gives
+each process 1/N of the data) and steps its own optimizer: nothing averages the gradients,
+so the N copies drift apart. What rank 0 saves or evaluates was trained on 1/N of the
+data; the run is N independent trainings, not one trained N times faster. No error is
+raised.
+
+## Example
+```python
+dist.init_process_group("nccl")
+model = build_model().cuda(local_rank)
+optimizer = torch.optim.AdamW(model.parameters())
+loader = DataLoader(train_set, sampler=DistributedSampler(train_set), batch_size=32)
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+```
+
+## Use instead
+```python
+model = DDP(build_model().cuda(local_rank), device_ids=[local_rank])
+```
+
+## Fix safety
+No fix is offered: where the wrap belongs (before the optimizer or not, with which
+`find_unused_parameters`) is the author's choice.
+
+## References
+- https://pytorch.org/docs/stable/notes/ddp.html
+- https://pytorch.org/tutorials/intermediate/ddp_tutorial.html
+"""
+    flag = (
+        """\
+import os
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def main(train_set, build_model):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    model = build_model().cuda(local_rank)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    sampler = DistributedSampler(train_set, shuffle=True, drop_last=True)
+    loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+    for epoch in range(10):
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+if __name__ == "__main__":
+    main(None, None)
+""",
+        """\
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+if __name__ == "__main__":
+    dist.init_process_group("gloo")
+    dataset = torch.utils.data.TensorDataset(torch.randn(64, 4), torch.randn(64, 1))
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    sampler = DistributedSampler(dataset, drop_last=True)
+    train(model, DataLoader(dataset, batch_size=8, sampler=sampler), optimizer)
+""",
+        """\
+import os
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+class Trainer:
+    def __init__(self, model, dataset):
+        self.model = model
+        self.optimizer = torch.optim.Adam(model.parameters())
+        self.loader = DataLoader(dataset, batch_size=8, sampler=DistributedSampler(dataset))
+
+    def fit(self):
+        for x, y in self.loader:
+            self.optimizer.zero_grad()
+            torch.nn.functional.mse_loss(self.model(x), y).backward()
+            self.optimizer.step()
+
+if __name__ == "__main__":
+    dist.init_process_group("nccl")
+    Trainer(torch.nn.Linear(4, 1).cuda(int(os.environ["LOCAL_RANK"])), None).fit()
+""",
+    )
+    allow = (
+        """\
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler
+
+def main(train_set, build_model):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    model = DDP(build_model().cuda(local_rank), device_ids=[local_rank])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    sampler = DistributedSampler(train_set, shuffle=True, drop_last=True)
+    loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+    for epoch in range(10):
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+if __name__ == "__main__":
+    main(None, None)
+""",
+        """\
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def average_gradients(model):
+    for p in model.parameters():
+        dist.all_reduce(p.grad, op=dist.ReduceOp.SUM)
+        p.grad /= dist.get_world_size()
+
+def main(train_set, model):
+    dist.init_process_group("gloo")
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    sampler = DistributedSampler(train_set, drop_last=True)
+    for x, y in DataLoader(train_set, batch_size=32, sampler=sampler):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        average_gradients(model)
+        optimizer.step()
+
+if __name__ == "__main__":
+    main(None, None)
+""",
+        """\
+import torch
+import torch.distributed as dist
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+from torch.utils.data import DataLoader, DistributedSampler
+
+if __name__ == "__main__":
+    dist.init_process_group("nccl")
+    dataset = torch.utils.data.TensorDataset(torch.randn(64, 4), torch.randn(64, 1))
+    model = FSDP(torch.nn.Linear(4, 1).cuda())
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(dataset, batch_size=8, sampler=DistributedSampler(dataset))
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+        optimizer.step()
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if not _trains_sharded_script(ctx):
+            return
+        here, elsewhere = wrap_mentions(ctx)
+        if here:
+            return
+        domain = domain_of(ctx)
+        for site in domain.backward.sites:
+            call = site.call
+            if domain.loops.is_evaluation(call) or runs_in_one_process(ctx, call):
+                continue
+            yield Finding(
+                call,
+                "this script shards its data across processes (DistributedSampler) but "
+                "never wraps the model in DistributedDataParallel (nor FSDP) and never "
+                "all-reduces gradients: each of the N processes steps its own copy of the "
+                "model on its 1/N of the data and the copies drift apart (rank 0's model "
+                "saw only its shard); wrap the model in DDP before training",
+                unproven=elsewhere,
+            )
+            return
+
+
+def _trains_sharded_script(ctx: FileContext) -> bool:
+    """A script (a `__main__` block) of a distributed job that builds a
+    DistributedSampler and an optimizer, wraps nothing itself (no DDP, FSDP, DeepSpeed or
+    Horovod call, no project helper returning a DDP model), and calls backward()."""
+    facts = facts_of(ctx)
+    if not facts.is_distributed or facts.helper_wraps or not any(ctx.calls_to(*SAMPLER_CLASSES)):
+        return False
+    if any(ctx.calls_to(*DDP_CLASSES, *OTHER_DISTRIBUTED_WRAPPERS)):
+        return False
+    loops = domain_of(ctx).loops
+    if not any(loops.is_optimizer_class(call) for call in ctx.calls):
+        return False
+    return _is_script(ctx) and bool(domain_of(ctx).backward.sites)
+
+
+def _is_script(ctx: FileContext) -> bool:
+    return any(
+        isinstance(statement, cst.If) and "__main__" in ctx.code(statement.test)
+        for statement in ctx.module.body
+    )

@@ -1,0 +1,47 @@
+"""What the text of a training script and of the project modules it imports says about
+gradient synchronisation: whether anything there may wrap a model for data parallelism
+(DDP, FSDP, DeepSpeed, Horovod, Accelerate, Lightning, ...) or synchronise a model's
+gradients or parameters by hand (`dist.all_reduce(p.grad)`). A mention counts: these
+tests err towards "may", so that a finding rests on their absence."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ddplint.context import FileContext
+from ddplint.domain.project_view import project_of
+from ddplint.project.queries import Project
+from ddplint.project_files import project_files, project_root
+
+# Anything that may wrap a model or its optimizer for multi-process data parallelism, or
+# split a model over processes (pipelines, RPC), where no DDP wrapper is expected.
+_WRAPS = re.compile(
+    r"DistributedDataParallel|FullyShardedDataParallel|fully_shard|\bDDP\b|\bFSDP\b"
+    r"|deepspeed|\baccelerate\b|Accelerator\b|horovod|\bhvd\b|DistributedOptimizer"
+    r"|lightning|colossalai|fairscale|ZeroRedundancyOptimizer|register_comm_hook"
+    r"|distributed\.pipelining|distributed\.rpc|\bPipe\(|DataParallel|\.prepare\("
+)
+# A collective given something of the model: gradients, parameters, weights, a state dict.
+_SYNCS = re.compile(
+    r"(all_reduce|allreduce|reduce_scatter|broadcast|all_gather|\breduce)\w*\("
+    r"(?:[^()\n]|\([^()\n]*\))*(grad|param|weight|\.data\b|state_dict|model)",
+    re.IGNORECASE,
+)
+
+
+def wrap_mentions(ctx: FileContext) -> tuple[bool, bool]:
+    """Whether the file's text, and whether the text of a project module it may import
+    (transitively), mentions a data-parallel wrapper or a collective on the model."""
+    files = project_files(project_root(ctx.path)) if os.path.isfile(ctx.path) else None
+    here = _mentions(ctx.source)
+    if files is None:
+        return here, False
+    path = os.path.abspath(ctx.path)
+    project = project_of(ctx) or Project({})  # text closures only: nothing more is parsed
+    elsewhere = any(_mentions(files.text(p) or "") for p in project.text_closure(path))
+    return here, elsewhere
+
+
+def _mentions(text: str) -> bool:
+    return bool(_WRAPS.search(text) or _SYNCS.search(text))

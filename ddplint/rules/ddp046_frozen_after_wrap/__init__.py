@@ -1,0 +1,240 @@
+"""DDP046: parameters frozen (`requires_grad = False`) after the model was wrapped in DDP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import argument, facts_of, is_false, keyword
+from ddplint.domain.processes import runs_in_one_process
+from ddplint.rule import Finding, Rule, register
+from ddplint.rules.ddp046_frozen_after_wrap.freezes import freezes
+
+
+@register
+class FrozenAfterWrap(Rule):
+    code = "DDP046"
+    name = "frozen-after-wrap"
+    severity = Severity.ERROR
+    summary = "Parameters frozen after the DDP wrap: the reducer still waits for their gradients"
+    explanation = """\
+## What it does
+Flags `p.requires_grad = False` (in a loop over a module's `parameters()`) and
+`module.requires_grad_(False)` on the model a DDP wrapper of the same function already
+holds (the wrapper, its `.module`, or the module passed to it), after the wrap, when the
+wrap does not pass `find_unused_parameters=True` and the file trains (calls `backward()`).
+A freeze on the other branch of the `if` that wraps, and code that runs only when the job
+is not distributed, are left alone.
+
+## Why is this bad?
+DDP records at construction which parameters need gradients and builds its all-reduce
+buckets from them. Parameters frozen afterwards never produce a gradient, so their buckets
+never become ready: the first backward ends with the reduction unfinished, and the next
+forward raises "Expected to have finished reduction in the prior iteration before starting
+a new one". (Unfreezing after the wrap is the opposite mistake: the parameters DDP left out
+are never averaged.)
+
+## Example
+```python
+model = DDP(model, device_ids=[local_rank])
+for p in model.module.encoder.parameters():
+    p.requires_grad = False
+```
+
+## Use instead
+```python
+for p in model.encoder.parameters():
+    p.requires_grad = False
+model = DDP(model, device_ids=[local_rank])
+```
+or pass `find_unused_parameters=True` when the frozen set changes during training.
+
+## Fix safety
+No fix is offered: moving the wrap may move the optimizer's construction with it.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html
+- https://pytorch.org/docs/stable/notes/ddp.html
+"""
+    flag = (
+        """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, loader, local_rank):
+    model = DDP(net.cuda(local_rank), device_ids=[local_rank])
+    for p in model.module.backbone.parameters():
+        p.requires_grad = False
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+""",
+        """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, loader, local_rank):
+    model = DDP(net.cuda(local_rank), device_ids=[local_rank])
+    net.backbone.requires_grad_(False)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+""",
+        """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, loader, local_rank, freeze):
+    model = DDP(net.cuda(local_rank), device_ids=[local_rank])
+    if freeze:
+        for name, p in model.named_parameters():
+            if "encoder" in name:
+                p.requires_grad = False
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+""",
+    )
+    allow = (
+        """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, loader, local_rank):
+    for p in net.backbone.parameters():
+        p.requires_grad = False
+    model = DDP(net.cuda(local_rank), device_ids=[local_rank])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+""",
+        """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, loader, local_rank):
+    model = DDP(net.cuda(local_rank), device_ids=[local_rank], find_unused_parameters=True)
+    for p in model.module.backbone.parameters():
+        p.requires_grad = False
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+""",
+        """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, loader, local_rank, distributed):
+    if distributed:
+        model = DDP(net.cuda(local_rank), device_ids=[local_rank])
+    else:
+        model = net.cuda()
+        for p in model.backbone.parameters():
+            p.requires_grad = False
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+""",
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        facts = facts_of(ctx)
+        if not facts.ddp_wraps or not domain_of(ctx).backward.sites:
+            return
+        for freeze in freezes(ctx):
+            wrap = _earlier_wrap(ctx, freeze.node, freeze.module)
+            if wrap is None or runs_in_one_process(ctx, freeze.node):
+                continue
+            yield Finding(
+                freeze.node,
+                f"parameters of `{ctx.code(freeze.module)}` frozen after the model was wrapped "
+                f"in `{ctx.code(wrap.func)}(...)` without find_unused_parameters=True: DDP "
+                "still waits for their gradients, so the first backward leaves its reduction "
+                "unfinished and the next iteration fails with 'Expected to have finished "
+                "reduction in the prior iteration'; freeze before wrapping",
+            )
+
+
+def _earlier_wrap(
+    ctx: FileContext, node: cst.CSTNode, module: cst.BaseExpression
+) -> cst.Call | None:
+    """The DDP wrap of `node`'s function, before it and on a path that reaches it (not on
+    the other branch of an `if`), that holds the frozen module: the wrapper, its
+    `.module`, or the module it was given; None if a later wrap replaces it or the wrap
+    may pass over unused parameters."""
+    facts = facts_of(ctx)
+    root = _root(module)
+    function = ctx.enclosing_function(node)
+    found = None
+    for wrap in facts.ddp_wraps:
+        if ctx.enclosing_function(wrap) is not function:
+            continue
+        if not ctx.before(wrap, node):
+            return None  # a wrap after the freeze: the model is wrapped again
+        if _exclusive(ctx, wrap, node) or not _holds(ctx, root, node, wrap):
+            continue
+        unused = keyword(wrap, "find_unused_parameters")
+        if unused is not None and not is_false(unused.value):
+            return None
+        found = wrap
+    return found
+
+
+def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`model.module` of `model.module.encoder.blocks`: the chain up to its `.module`, or
+    its first name."""
+    current = expr
+    while isinstance(current, (cst.Attribute, cst.Subscript)):
+        if isinstance(current, cst.Attribute) and current.attr.value == "module":
+            return current
+        current = current.value
+    return current
+
+
+def _holds(ctx: FileContext, root: cst.BaseExpression, at: cst.CSTNode, wrap: cst.Call) -> bool:
+    facts = facts_of(ctx)
+    if isinstance(root, cst.Attribute):  # `x.module`
+        return facts.is_ddp_model(root.value, at)
+    if not isinstance(root, cst.Name):
+        return False
+    if facts.is_ddp_model(root, at):
+        return True
+    given = argument(wrap, 0, "module")
+    while isinstance(given, cst.Call) and isinstance(given.func, cst.Attribute):
+        given = given.func.value  # `net.cuda(local_rank)`, `net.to(device)`
+    if isinstance(given, cst.Name) and given.value == root.value:
+        here = {id(b) for b in ctx.resolver.reaching(root.value, at)}
+        there = {id(b) for b in ctx.resolver.reaching(root.value, wrap)}
+        return bool(here) and here == there
+    values = ctx.resolver.values(root, at)
+    return any(
+        isinstance(v.expr, cst.Attribute)
+        and v.expr.attr.value == "module"
+        and facts.is_ddp_model(v.expr.value, v.at)
+        for v in values
+    )
+
+
+def _exclusive(ctx: FileContext, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    """`first` and `second` lie on different branches of one `if`."""
+    for ancestor in ctx.ancestors(first):
+        if isinstance(ancestor, cst.If) and ctx.is_inside(second, ancestor):
+            in_body = ctx.is_inside(first, ancestor.body)
+            return in_body != ctx.is_inside(second, ancestor.body)
+    return False
