@@ -7,6 +7,7 @@ spawned and called directly (DDP033)."""
 from __future__ import annotations
 
 import pytest
+from test_recall_ckpt_resume import findings
 
 IO = """\
 import os
@@ -77,14 +78,6 @@ def main(net, loader, out, epochs):
 if __name__ == "__main__":
     main(None, [], "out", 10)
 """
-
-
-def findings(cli, path, *extra: str) -> list[tuple[int, str, bool]]:
-    result = cli("check", "--exit-zero", "--output-format", "json", *extra, path)
-    assert result.code == 0, result.err
-    return sorted(
-        (d["location"]["row"], d["code"], d.get("unproven", False)) for d in result.json()
-    )
 
 
 SAVE_ROW = 25
