@@ -36,10 +36,10 @@ starts no processes itself) when the world size given is a number the script fix
 literal (`world_size=4`) or a command-line option with a numeric default
 (`parser.add_argument("--world_size", default=4, type=int)`) that the file never
 overwrites (from `WORLD_SIZE`, say). Not flagged: a default of `-1` (torch then reads
-`WORLD_SIZE`), a size read from the environment or the launcher, scripts that start
-their own workers (`mp.spawn`, `Process`: they size the job themselves), a rendezvous
-other than `env://` (`tcp://`, `file://`), and a rank given from anything but the
-environment.
+`WORLD_SIZE`), a group of one process (deliberate, for a library that needs one), a
+size read from the environment or the launcher, scripts that start their own workers
+(`mp.spawn`, `Process`: they size the job themselves), a rendezvous other than
+`env://` (`tcp://`, `file://`), and a rank given from anything but the environment.
 
 ## Why is this bad?
 Given `world_size`, the `env://` rendezvous ignores the `WORLD_SIZE` the launcher sets.
@@ -167,17 +167,18 @@ dist.init_process_group("nccl", world_size=args.world_size)
         ctx: FileContext, size: cst.BaseExpression, at: cst.CSTNode
     ) -> tuple[int, cst.BaseExpression | None] | None:
         """(the number, the option read or None for a literal) when every value `size`
-        may hold is that one number fixed by the script; None otherwise."""
+        may hold is that one number fixed by the script; None otherwise, and for 1 (a
+        group of one process, made for a library that needs one, is deliberate)."""
         leaves = deciding_leaves(ctx.resolver, size, at)
         if len(leaves) != 1:
             return None
         read = strip_conversion(leaves[0].expr)
         number = int_literal(read)
         if number is not None:
-            return (number, None) if number > 0 else None
+            return (number, None) if number > 1 else None
         default = option_default(ctx, read, leaves[0].at)
         number = int_literal(strip_conversion(default)) if default is not None else None
-        return (number, read) if number is not None and number > 0 else None
+        return (number, read) if number is not None and number > 1 else None
 
     @staticmethod
     def _message(
@@ -193,7 +194,7 @@ dist.init_process_group("nccl", world_size=args.world_size)
                 f"(default {number}), not from the launcher's WORLD_SIZE"
             )
             unless = f" without `{flag}`"
-        more = f"ranks {number} and up" if number > 1 else "every rank but 0"
+        more = f"ranks {number} and up"
         return (
             f"{where}: launched on any other number of processes{unless}, it fails at "
             f"start (with fewer, the ranks wait for the missing ones until the rendezvous "
