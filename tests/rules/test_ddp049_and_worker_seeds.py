@@ -30,7 +30,7 @@ def ddp049(source: str) -> list[str]:
 def test_an_option_default_is_named_with_its_flag_and_number():
     (message,) = ddp049(INIT.format(default=4, url="env://", extra=""))
     assert "`--world-size` (default 4)" in message
-    assert "ranks 4 and up fail at once" in message
+    assert "ranks 4 and up are out of range" in message
 
 
 @pytest.mark.parametrize(

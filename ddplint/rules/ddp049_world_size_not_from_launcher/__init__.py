@@ -49,8 +49,9 @@ group takes its size from the launcher.
 Given `world_size`, the `env://` rendezvous ignores the `WORLD_SIZE` the launcher sets.
 Launched on another number of processes without the matching option, the job does not
 start: with fewer processes, each waits for the missing ranks until the rendezvous
-timeout (tens of minutes), then fails; with more, the ranks past the default fail at
-once ("rank < size") and the launcher stops the others. The script runs only on the
+timeout (tens of minutes), then fails; with more, the ranks past the default are out of
+range and fail (gloo: "rank < size" at the rendezvous; NCCL: at the first collective, the
+DDP wrap's) and the launcher stops the others. The script runs only on the
 process count its default names. A sampler told a fixed number of replicas shards the
 data for that many processes: on fewer, part of the data is never read; on more, the
 extra ranks fail ("Invalid rank").
@@ -234,6 +235,7 @@ dist.init_process_group("nccl", world_size=args.world_size)
         return (
             f"{where}: launched on any other number of processes{unless}, it fails at "
             f"start (with fewer, the ranks wait for the missing ones until the rendezvous "
-            f"timeout; with more, {more} fail at once and the launcher stops the others); "
+            f"timeout; with more, {more} are out of range and fail, and the launcher stops "
+            "the others); "
             "leave `world_size` out so that `env://` reads WORLD_SIZE"
         )
