@@ -97,3 +97,10 @@ def test_a_worker_seed_that_differs_by_rank_is_left_alone(seed):
     )
     source = source.replace("import random\n", "import random\nimport torch\n")
     assert ddp035(source) == []
+
+
+def test_a_lambda_worker_init_fn_is_read_like_a_function():
+    source = WORKERS.format(
+        sampler="DistributedSampler", seed="worker_id", draw="np.random.rand()", more=""
+    ).replace("worker_init_fn=init_worker", "worker_init_fn=lambda k: random.seed(k + 1)")
+    assert ddp035(source) == [("random.seed(k + 1)", False)]
