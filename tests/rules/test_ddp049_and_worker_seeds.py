@@ -30,7 +30,7 @@ def ddp049(source: str) -> list[str]:
 def test_an_option_default_is_named_with_its_flag_and_number():
     (message,) = ddp049(INIT.format(default=4, url="env://", extra=""))
     assert "`--world-size` (default 4)" in message
-    assert "ranks 4 and up fail at once" in message
+    assert "ranks 4 and up are out of range" in message
 
 
 @pytest.mark.parametrize(
@@ -97,3 +97,10 @@ def test_a_worker_seed_that_differs_by_rank_is_left_alone(seed):
     )
     source = source.replace("import random\n", "import random\nimport torch\n")
     assert ddp035(source) == []
+
+
+def test_a_lambda_worker_init_fn_is_read_like_a_function():
+    source = WORKERS.format(
+        sampler="DistributedSampler", seed="worker_id", draw="np.random.rand()", more=""
+    ).replace("worker_init_fn=init_worker", "worker_init_fn=lambda k: random.seed(k + 1)")
+    assert ddp035(source) == [("random.seed(k + 1)", False)]

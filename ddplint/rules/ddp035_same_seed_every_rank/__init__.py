@@ -285,9 +285,15 @@ def _worker_findings(ctx: FileContext) -> Iterator[Finding]:
             if persistent is not None and is_true(persistent)
             else ", and the workers started afresh each epoch replay the same stream"
         )
+        function = seed.function
+        where = (
+            f"`{function.name.value}`"
+            if isinstance(function, cst.FunctionDef)
+            else "the `worker_init_fn` lambda"
+        )
         yield Finding(
             seed.call,
-            f"`{ctx.code(seed.call)}` in `{seed.function.name.value}` seeds each DataLoader "
+            f"`{ctx.code(seed.call)}` in {where} seeds each DataLoader "
             "worker from its worker index, with nothing that differs by rank: worker k of every "
             "rank gets the same seed, so the k-th workers of the N ranks draw the same random "
             f"augmentation for the samples at the same positions of their shards{again}; "

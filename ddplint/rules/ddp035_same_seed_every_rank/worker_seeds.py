@@ -39,7 +39,7 @@ class WorkerSeed:
 
     call: cst.Call
     loader: cst.Call
-    function: cst.FunctionDef
+    function: cst.FunctionDef | cst.Lambda
     sampler_known: bool  # torch's DistributedSampler, not a class only named like it
 
 
@@ -61,8 +61,10 @@ def worker_seeds(ctx: FileContext) -> Iterator[WorkerSeed]:
                 yield WorkerSeed(call, loader, func, sharded)
 
 
-def _function(ctx: FileContext, expr: cst.BaseExpression) -> cst.FunctionDef | None:
-    """The module-level function of this file that `expr` names."""
+def _function(ctx: FileContext, expr: cst.BaseExpression) -> cst.FunctionDef | cst.Lambda | None:
+    """The lambda `expr` is, or the module-level function of this file it names."""
+    if isinstance(expr, cst.Lambda):
+        return expr
     if not isinstance(expr, cst.Name):
         return None
     defs = ctx.functions.get(expr.value, [])
@@ -123,7 +125,7 @@ def _seeds(ctx: FileContext, call: cst.Call) -> bool:
     return last is not None and is_seeding_name(last)
 
 
-def _by_worker_index(ctx: FileContext, call: cst.Call, func: cst.FunctionDef) -> bool:
+def _by_worker_index(ctx: FileContext, call: cst.Call, func: cst.FunctionDef | cst.Lambda) -> bool:
     """The seed holds the worker index (`func`'s first parameter, or `.id` of
     `get_worker_info()`) and otherwise only values alike on every rank."""
     params = func.params.params

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.domain.apis import PROCESS_CLASSES
+from ddplint.domain.apis import PROCESS_CLASSES, SAMPLER_CLASSES
 from ddplint.domain.option_defaults import option_default, option_flag
 from ddplint.domain.ranks import int_literal, strip_conversion
 from ddplint.domain.spawned_workers import spawns
@@ -20,6 +20,7 @@ _INIT = "torch.distributed.init_process_group"
 # init_process_group(backend, init_method, timeout, world_size, rank, store, group_name, ...)
 _INIT_METHOD, _WORLD_SIZE, _RANK = 1, 3, 4
 _ENV = "env://"
+_REPLICAS = 1  # DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
 
 
 @register
@@ -36,18 +37,24 @@ starts no processes itself) when the world size given is a number the script fix
 literal (`world_size=4`) or a command-line option with a numeric default
 (`parser.add_argument("--world_size", default=4, type=int)`) that the file never
 overwrites (from `WORLD_SIZE`, say). Not flagged: a default of `-1` (torch then reads
-`WORLD_SIZE`), a size read from the environment or the launcher, scripts that start
-their own workers (`mp.spawn`, `Process`: they size the job themselves), a rendezvous
-other than `env://` (`tcp://`, `file://`), and a rank given from anything but the
-environment.
+`WORLD_SIZE`), a group of one process (deliberate, for a library that needs one), a
+size read from the environment or the launcher, scripts that start their own workers
+(`mp.spawn`, `Process`: they size the job themselves), a rendezvous other than
+`env://` (`tcp://`, `file://`), and a rank given from anything but the environment.
+
+The same for `DistributedSampler(num_replicas=...)` so fixed in a script whose process
+group takes its size from the launcher.
 
 ## Why is this bad?
 Given `world_size`, the `env://` rendezvous ignores the `WORLD_SIZE` the launcher sets.
 Launched on another number of processes without the matching option, the job does not
 start: with fewer processes, each waits for the missing ranks until the rendezvous
-timeout (tens of minutes), then fails; with more, the ranks past the default fail at
-once ("rank < size") and the launcher stops the others. The script runs only on the
-process count its default names.
+timeout (tens of minutes), then fails; with more, the ranks past the default are out of
+range and fail (gloo: "rank < size" at the rendezvous; NCCL: at the first collective, the
+DDP wrap's) and the launcher stops the others. The script runs only on the
+process count its default names. A sampler told a fixed number of replicas shards the
+data for that many processes: on fewer, part of the data is never read; on more, the
+extra ranks fail ("Invalid rank").
 
 ## Example
 ```python
@@ -142,13 +149,24 @@ dist.init_process_group("nccl", world_size=args.world_size)
         inits = list(ctx.calls_to(_INIT))
         if not inits or spawns(ctx) or any(ctx.calls_to(*PROCESS_CLASSES)):
             return
+        launcher_sized = False
         for call in inits:
+            if not self._env_rendezvous(ctx, call):
+                continue
             size = argument(call, _WORLD_SIZE, "world_size")
-            if size is None or not self._env_rendezvous(ctx, call):
+            if size is None or ctx.resolver.environ_key(size, call) == "WORLD_SIZE":
+                launcher_sized = True
                 continue
             fixed = self._fixed_size(ctx, size, call)
             if fixed is not None:
                 yield Finding(size, self._message(ctx, size, *fixed))
+        if not launcher_sized:
+            return
+        for sampler in ctx.calls_to(*SAMPLER_CLASSES):
+            replicas = argument(sampler, _REPLICAS, "num_replicas")
+            fixed = self._fixed_size(ctx, replicas, sampler) if replicas is not None else None
+            if replicas is not None and fixed is not None:
+                yield Finding(replicas, self._sampler_message(ctx, replicas, *fixed))
 
     @staticmethod
     def _env_rendezvous(ctx: FileContext, call: cst.Call) -> bool:
@@ -167,17 +185,37 @@ dist.init_process_group("nccl", world_size=args.world_size)
         ctx: FileContext, size: cst.BaseExpression, at: cst.CSTNode
     ) -> tuple[int, cst.BaseExpression | None] | None:
         """(the number, the option read or None for a literal) when every value `size`
-        may hold is that one number fixed by the script; None otherwise."""
+        may hold is that one number fixed by the script; None otherwise, and for 1 (a
+        group of one process, made for a library that needs one, is deliberate)."""
         leaves = deciding_leaves(ctx.resolver, size, at)
         if len(leaves) != 1:
             return None
         read = strip_conversion(leaves[0].expr)
         number = int_literal(read)
         if number is not None:
-            return (number, None) if number > 0 else None
+            return (number, None) if number > 1 else None
         default = option_default(ctx, read, leaves[0].at)
         number = int_literal(strip_conversion(default)) if default is not None else None
-        return (number, read) if number is not None and number > 0 else None
+        return (number, read) if number is not None and number > 1 else None
+
+    @staticmethod
+    def _sampler_message(
+        ctx: FileContext,
+        replicas: cst.BaseExpression,
+        number: int,
+        option: cst.BaseExpression | None,
+    ) -> str:
+        flag = option_flag(ctx, option, option) or ctx.code(option) if option is not None else ""
+        source = f"`{flag}` (default {number})" if option is not None else str(number)
+        unless = f" without `{flag}`" if option is not None else ""
+        return (
+            f"`num_replicas={ctx.code(replicas)}` splits the data into {source} shards, "
+            "while the process group takes its size from the launcher: launched on another "
+            f"number of processes{unless}, the shards do not match the ranks (on "
+            f"{number // 2} processes only {number // 2} of the {number} shards are read each "
+            f"epoch; on more than {number}, ranks {number} and up fail building the sampler); "
+            "leave `num_replicas` out so that the sampler asks the process group"
+        )
 
     @staticmethod
     def _message(
@@ -193,10 +231,11 @@ dist.init_process_group("nccl", world_size=args.world_size)
                 f"(default {number}), not from the launcher's WORLD_SIZE"
             )
             unless = f" without `{flag}`"
-        more = f"ranks {number} and up" if number > 1 else "every rank but 0"
+        more = f"ranks {number} and up"
         return (
             f"{where}: launched on any other number of processes{unless}, it fails at "
             f"start (with fewer, the ranks wait for the missing ones until the rendezvous "
-            f"timeout; with more, {more} fail at once and the launcher stops the others); "
+            f"timeout; with more, {more} are out of range and fail, and the launcher stops "
+            "the others); "
             "leave `world_size` out so that `env://` reads WORLD_SIZE"
         )
