@@ -12,6 +12,9 @@ from ddplint.domain import domain_of
 from ddplint.domain.oom import handler_types
 from ddplint.names import dotted
 
+# What a loader fixes alike on every rank: the batch's shape, type and device.
+_SHAPE_METHODS = frozenset({"size", "numel", "dim"})
+_SHAPE_ATTRIBUTES = _SHAPE_METHODS | {"shape", "ndim", "dtype", "device"}
 # Exceptions every rank meets alike: the end of the data, an interrupt, an exit.
 _RAISED_ALIKE = frozenset({"StopIteration", "KeyboardInterrupt", "SystemExit"})
 
@@ -98,7 +101,7 @@ def _field(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
         )
         named = (
             isinstance(parent, cst.Attribute)
-            and parent.attr.value not in ("shape", "size")
+            and parent.attr.value not in _SHAPE_ATTRIBUTES
             and not isinstance(ctx.parent(parent), cst.Call)
         )
         if not (keyed or named) or getattr(parent, "value", None) is not node:
@@ -108,10 +111,15 @@ def _field(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
 
 
 def _shape_read(ctx: FileContext, node: cst.BaseExpression) -> bool:
-    """`len(node)`, `node.shape...`, `node.ndim`, `node.size(...)`, `node.numel()`,
-    `node.dim()`: the batch's shape, which the loader fixes (the sample count a
-    `DistributedSampler` gives every rank alike, the size its transforms give)."""
+    """`len(node)`, `node.shape...`, `node.ndim`, `node.dtype`, `node.size(...)`,
+    `node.numel()`, `node.dim()`, `"key" in node`: the batch's shape and structure, which
+    the loader fixes (the sample count a `DistributedSampler` gives every rank alike, the
+    size its transforms give, the keys of its collate function)."""
     parent = ctx.parent(node)
+    if isinstance(parent, cst.ComparisonTarget) and isinstance(
+        parent.operator, (cst.In, cst.NotIn)
+    ):
+        return True  # `"labels" in batch`: the keys the collate function gives every batch
     if isinstance(parent, cst.Arg):
         call = ctx.parent(parent)
         return (
@@ -122,11 +130,9 @@ def _shape_read(ctx: FileContext, node: cst.BaseExpression) -> bool:
         )
     if not isinstance(parent, cst.Attribute) or parent.value is not node:
         return False
-    if parent.attr.value in ("shape", "ndim"):
+    if parent.attr.value in _SHAPE_ATTRIBUTES - _SHAPE_METHODS:
         return True
-    return parent.attr.value in ("size", "numel", "dim") and isinstance(
-        ctx.parent(parent), cst.Call
-    )
+    return parent.attr.value in _SHAPE_METHODS and isinstance(ctx.parent(parent), cst.Call)
 
 
 def agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.CSTNode) -> bool:
