@@ -82,3 +82,19 @@ def test_loop_over_settings_is_left_alone():
             optimizer.step()
     """
     assert findings(body) == []
+
+
+def test_a_collate_field_tested_as_it_is_is_unproven():
+    body = """\
+    def do_train(model, loader, optimizer, device):
+        for item in loader:
+            if item["batch_size"] == 0:
+                continue
+            images = item["images"].to(device)
+            loss = model(images).sum()
+            reduce_losses({"loss": loss})
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    """
+    assert findings(body) == [(4, True)]

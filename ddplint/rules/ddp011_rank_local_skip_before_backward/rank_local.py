@@ -4,6 +4,7 @@ no collective made common, and an exception handler for an error only this rank 
 from __future__ import annotations
 
 from collections.abc import Set
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -40,9 +41,19 @@ def rank_local_test(
     return None
 
 
+@dataclass(frozen=True)
+class BatchTest:
+    """A test on what the batch holds; `opaque` when it reads a field of the batch as a
+    value of its own (`batch["n_valid"] == 0`): what that field means is the collate
+    function's (a count, perhaps), out of sight."""
+
+    test: cst.BaseExpression
+    opaque: bool
+
+
 def batch_content_test(
     ctx: FileContext, node: cst.CSTNode, batch: Set[str], region: cst.CSTNode
-) -> cst.BaseExpression | None:
+) -> BatchTest | None:
     """The test of the innermost `if` / `while` around `node` (inside `region`) that reads
     what the batch holds (`any(len(t) < 1 for t in targets)`, `batch is None`,
     `mask.sum() == 0`, what one sample holds): each rank reads its own shard, so the test
@@ -52,26 +63,46 @@ def batch_content_test(
     for ancestor in ctx.ancestors(node):
         if ancestor is region:
             return None
-        if isinstance(ancestor, (cst.If, cst.While)) and _reads_content(ctx, ancestor.test, batch):
-            return ancestor.test
+        if isinstance(ancestor, (cst.If, cst.While)):
+            read = _reads_content(ctx, ancestor.test, batch)
+            if read is not None:
+                return BatchTest(ancestor.test, opaque=read)
     return None
 
 
-def _reads_content(ctx: FileContext, test: cst.BaseExpression, batch: Set[str]) -> bool:
+def _reads_content(ctx: FileContext, test: cst.BaseExpression, batch: Set[str]) -> bool | None:
+    """None when `test` reads nothing the batch holds; else whether every such read is
+    opaque (a field compared or tested as it is)."""
     elements: set[str] = set()
     for comp in ctx.walk(test):
         if isinstance(comp, cst.CompFor) and _root(comp.iter) in batch:
             elements.update(n.value for n in ctx.walk(comp.target) if isinstance(n, cst.Name))
+    found: bool | None = None
     for name in ctx.walk(test):
         if not isinstance(name, cst.Name):
             continue
         if name.value in elements:
-            return True
+            return False
         if name.value not in batch or _iterated(ctx, name):
             continue
-        if not _shape_read(ctx, _field(ctx, name)):
-            return True
-    return False
+        field = _field(ctx, name)
+        if _shape_read(ctx, field):
+            continue
+        if not _opaque(ctx, field):
+            return False
+        found = True
+    return found
+
+
+def _opaque(ctx: FileContext, field: cst.BaseExpression) -> bool:
+    """`field` is an operand of a comparison other than `is`, of `not`/`and`/`or`, or the
+    whole test: read as a value the collate function chose, not computed from samples."""
+    parent = ctx.parent(field)
+    if isinstance(parent, cst.ComparisonTarget):
+        return not isinstance(parent.operator, (cst.Is, cst.IsNot))
+    if isinstance(parent, cst.Comparison):
+        return not all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in parent.comparisons)
+    return isinstance(parent, (cst.UnaryOperation, cst.BooleanOperation, cst.If, cst.While))
 
 
 def _root(expr: cst.BaseExpression) -> str | None:
