@@ -50,3 +50,24 @@ def test_message_names_the_flag_and_the_exit():
     assert "`agree(...)`" in finding.message
     assert "`stop` keeps this rank's own value" in finding.message
     assert "`break` on `stop`" in finding.message
+
+
+def test_helper_reducing_a_part_of_its_argument_in_place_is_left_alone():
+    source = """\
+import torch
+import torch.distributed as dist
+
+def sync_meter(meter):
+    dist.all_reduce(meter.total)
+    return meter.total.item()
+
+def train(model, loader, optimizer, meter):
+    for batch in loader:
+        model(batch).mean().backward()
+        optimizer.step()
+        meter = meter.update(batch)
+        sync_meter(meter)
+        if meter.total.item() > 100:
+            break
+"""
+    assert lint_source(source, select=["DDP048"]) == []

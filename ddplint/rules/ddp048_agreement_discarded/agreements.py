@@ -86,13 +86,19 @@ def _returns_value(ctx: FileContext, func: cst.FunctionDef) -> bool:
 
 
 def _reduced_in_place(ctx: FileContext, func: cst.FunctionDef, param: str) -> bool:
-    """A collective in `func` is handed the parameter itself (`dist.all_reduce(flag)`)."""
+    """A collective in `func` is handed the parameter or a part of it
+    (`dist.all_reduce(flag)`, `dist.all_reduce(meter.total)`): it is combined in place."""
     collectives = domain_of(ctx).collectives
     return any(
-        collectives.issues(inner)
-        and any(isinstance(arg.value, cst.Name) and arg.value.value == param for arg in inner.args)
+        collectives.issues(inner) and any(_root(arg.value) == param for arg in inner.args)
         for inner in ctx.calls_within(func)
     )
+
+
+def _root(expr: cst.BaseExpression) -> str | None:
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _exits_on(
