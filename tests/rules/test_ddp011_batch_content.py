@@ -60,6 +60,16 @@ def test_batch_shape_and_step_skips_are_left_alone():
         assert findings(LOOP.format(test=test)) == [], test
 
 
+def test_index_under_a_progress_bar_is_left_alone():
+    body = LOOP.replace("enumerate(loader)", "tqdm(enumerate(loader), total=len(loader))")
+    assert findings(body.format(test="step < 10")) == []
+
+
+def test_batch_structure_is_left_alone():
+    for test in ('"masks" not in targets', "images.dtype != torch.float32"):
+        assert findings(LOOP.format(test=test)) == [], test
+
+
 def test_loop_over_settings_is_left_alone():
     body = """\
     def train(model, loaders, optimizer, enabled):
@@ -72,3 +82,19 @@ def test_loop_over_settings_is_left_alone():
             optimizer.step()
     """
     assert findings(body) == []
+
+
+def test_a_collate_field_tested_as_it_is_is_unproven():
+    body = """\
+    def do_train(model, loader, optimizer, device):
+        for item in loader:
+            if item["batch_size"] == 0:
+                continue
+            images = item["images"].to(device)
+            loss = model(images).sum()
+            reduce_losses({"loss": loss})
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    """
+    assert findings(body) == [(4, True)]

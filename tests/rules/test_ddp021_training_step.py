@@ -45,3 +45,10 @@ def test_training_step_under_no_sync_rests_on_the_buffers():
     )
     assert (row, unproven) == (10, True)
     assert "broadcasts buffers" in message
+
+
+def test_backward_under_a_condition_of_its_own_rests_on_the_buffers():
+    ((row, unproven, _),) = findings(
+        "loss = model(x).sum()\n        if args.train:\n            loss.backward()"
+    )
+    assert (row, unproven) == (9, True)

@@ -152,3 +152,21 @@ def test_rank_spelled_only_in_a_name_is_unproven():
                     break
     """
     assert findings(body) == [(7, True)]
+
+
+def test_flag_set_out_of_sight_is_unproven():
+    body = """\
+    def train(net, loader, callbacks):
+        dist.init_process_group("nccl")
+        model = DDP(net.cuda(), device_ids=[int(os.environ["LOCAL_RANK"])])
+        optimizer = torch.optim.Adam(model.parameters())
+        for x, y in loader:
+            loss = model(x, y)
+            loss.backward()
+            optimizer.step()
+            if dist.get_rank() == 0:
+                callbacks.run("on_batch_end", model)
+                if callbacks.stop_training:
+                    return
+    """
+    assert findings(body) == [(12, True)]

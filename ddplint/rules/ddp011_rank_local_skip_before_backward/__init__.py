@@ -40,7 +40,8 @@ differ between ranks: a test on the loss or the outputs (`if torch.isnan(loss): 
 `if loss.item() > 1e3: break`), an exception this rank caught (`except RuntimeError:
 continue`), or, in a loop over a loader that moves its batch to a device, a test on what
 this rank's batch holds (`if any(len(t) < 1 for t in targets): continue`, `if batch is
-None: continue`): each rank reads its own shard.
+None: continue`): each rank reads its own shard. A field of the batch tested as it is
+(`if batch["size"] == 0:`) is unproven: what it holds is the collate function's choice.
 
 Left alone: decisions made collectively (the flag is all-reduced first, then tested),
 skips that depend only on values every rank agrees on, such as epoch or step counters,
@@ -276,11 +277,13 @@ def train(model, loader, optimizer):
                 continue
             if not ctx.before(node, backward):
                 continue
-            test, what = None, "a value only this rank computed"
+            test, what, opaque = None, "a value only this rank computed", False
             if ctx.before(start, node):
                 test = rank_local_test(ctx, node, forward.names, region)
             if test is None and batch:
-                test = batch_content_test(ctx, node, batch, region)
+                read = batch_content_test(ctx, node, batch, region)
+                if read is not None:
+                    test, opaque = read.test, read.opaque
                 what = "what this rank's own batch holds"
             if test is None:
                 continue
@@ -293,7 +296,7 @@ def train(model, loader, optimizer):
                 f"`{ctx.code(node).strip()}` on `{ctx.code(test).strip()}` ({what}) can "
                 f"skip `backward()` on some ranks only: the others wait in {waits} (a hang, "
                 "or step counts that drift apart); all-reduce the decision first",
-                unproven=not ddp_step and collective is None,
+                unproven=opaque or (not ddp_step and collective is None),
             )
 
     @staticmethod

@@ -4,6 +4,7 @@ no collective made common, and an exception handler for an error only this rank 
 from __future__ import annotations
 
 from collections.abc import Set
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -12,6 +13,9 @@ from ddplint.domain import domain_of
 from ddplint.domain.oom import handler_types
 from ddplint.names import dotted
 
+# What a loader fixes alike on every rank: the batch's shape, type and device.
+_SHAPE_METHODS = frozenset({"size", "numel", "dim"})
+_SHAPE_ATTRIBUTES = _SHAPE_METHODS | {"shape", "ndim", "dtype", "device"}
 # Exceptions every rank meets alike: the end of the data, an interrupt, an exit.
 _RAISED_ALIKE = frozenset({"StopIteration", "KeyboardInterrupt", "SystemExit"})
 
@@ -37,9 +41,19 @@ def rank_local_test(
     return None
 
 
+@dataclass(frozen=True)
+class BatchTest:
+    """A test on what the batch holds; `opaque` when it reads a field of the batch as a
+    value of its own (`batch["n_valid"] == 0`): what that field means is the collate
+    function's (a count, perhaps), out of sight."""
+
+    test: cst.BaseExpression
+    opaque: bool
+
+
 def batch_content_test(
     ctx: FileContext, node: cst.CSTNode, batch: Set[str], region: cst.CSTNode
-) -> cst.BaseExpression | None:
+) -> BatchTest | None:
     """The test of the innermost `if` / `while` around `node` (inside `region`) that reads
     what the batch holds (`any(len(t) < 1 for t in targets)`, `batch is None`,
     `mask.sum() == 0`, what one sample holds): each rank reads its own shard, so the test
@@ -49,26 +63,46 @@ def batch_content_test(
     for ancestor in ctx.ancestors(node):
         if ancestor is region:
             return None
-        if isinstance(ancestor, (cst.If, cst.While)) and _reads_content(ctx, ancestor.test, batch):
-            return ancestor.test
+        if isinstance(ancestor, (cst.If, cst.While)):
+            read = _reads_content(ctx, ancestor.test, batch)
+            if read is not None:
+                return BatchTest(ancestor.test, opaque=read)
     return None
 
 
-def _reads_content(ctx: FileContext, test: cst.BaseExpression, batch: Set[str]) -> bool:
+def _reads_content(ctx: FileContext, test: cst.BaseExpression, batch: Set[str]) -> bool | None:
+    """None when `test` reads nothing the batch holds; else whether every such read is
+    opaque (a field compared or tested as it is)."""
     elements: set[str] = set()
     for comp in ctx.walk(test):
         if isinstance(comp, cst.CompFor) and _root(comp.iter) in batch:
             elements.update(n.value for n in ctx.walk(comp.target) if isinstance(n, cst.Name))
+    found: bool | None = None
     for name in ctx.walk(test):
         if not isinstance(name, cst.Name):
             continue
         if name.value in elements:
-            return True
+            return False
         if name.value not in batch or _iterated(ctx, name):
             continue
-        if not _shape_read(ctx, _field(ctx, name)):
-            return True
-    return False
+        field = _field(ctx, name)
+        if _shape_read(ctx, field):
+            continue
+        if not _opaque(ctx, field):
+            return False
+        found = True
+    return found
+
+
+def _opaque(ctx: FileContext, field: cst.BaseExpression) -> bool:
+    """`field` is an operand of a comparison other than `is`, of `not`/`and`/`or`, or the
+    whole test: read as a value the collate function chose, not computed from samples."""
+    parent = ctx.parent(field)
+    if isinstance(parent, cst.ComparisonTarget):
+        return not isinstance(parent.operator, (cst.Is, cst.IsNot))
+    if isinstance(parent, cst.Comparison):
+        return not all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in parent.comparisons)
+    return isinstance(parent, (cst.UnaryOperation, cst.BooleanOperation, cst.If, cst.While))
 
 
 def _root(expr: cst.BaseExpression) -> str | None:
@@ -98,7 +132,7 @@ def _field(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
         )
         named = (
             isinstance(parent, cst.Attribute)
-            and parent.attr.value not in ("shape", "size")
+            and parent.attr.value not in _SHAPE_ATTRIBUTES
             and not isinstance(ctx.parent(parent), cst.Call)
         )
         if not (keyed or named) or getattr(parent, "value", None) is not node:
@@ -108,10 +142,15 @@ def _field(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
 
 
 def _shape_read(ctx: FileContext, node: cst.BaseExpression) -> bool:
-    """`len(node)`, `node.shape...`, `node.ndim`, `node.size(...)`, `node.numel()`,
-    `node.dim()`: the batch's shape, which the loader fixes (the sample count a
-    `DistributedSampler` gives every rank alike, the size its transforms give)."""
+    """`len(node)`, `node.shape...`, `node.ndim`, `node.dtype`, `node.size(...)`,
+    `node.numel()`, `node.dim()`, `"key" in node`: the batch's shape and structure, which
+    the loader fixes (the sample count a `DistributedSampler` gives every rank alike, the
+    size its transforms give, the keys of its collate function)."""
     parent = ctx.parent(node)
+    if isinstance(parent, cst.ComparisonTarget) and isinstance(
+        parent.operator, (cst.In, cst.NotIn)
+    ):
+        return True  # `"labels" in batch`: the keys the collate function gives every batch
     if isinstance(parent, cst.Arg):
         call = ctx.parent(parent)
         return (
@@ -122,11 +161,9 @@ def _shape_read(ctx: FileContext, node: cst.BaseExpression) -> bool:
         )
     if not isinstance(parent, cst.Attribute) or parent.value is not node:
         return False
-    if parent.attr.value in ("shape", "ndim"):
+    if parent.attr.value in _SHAPE_ATTRIBUTES - _SHAPE_METHODS:
         return True
-    return parent.attr.value in ("size", "numel", "dim") and isinstance(
-        ctx.parent(parent), cst.Call
-    )
+    return parent.attr.value in _SHAPE_METHODS and isinstance(ctx.parent(parent), cst.Call)
 
 
 def agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.CSTNode) -> bool:

@@ -119,10 +119,18 @@ def _region_bindings(ctx: FileContext, region: cst.CSTNode) -> dict[str, list[Bi
 
 def batch_names(ctx: FileContext, loop: cst.For) -> frozenset[str]:
     """The names holding the batch a `for` loop over a loader hands each pass: its targets
-    (not the index of `enumerate(...)`), and names only moved or reshaped from them
+    (not the index of `enumerate(...)`, also inside `tqdm(enumerate(...))`), and names
+    only moved or reshaped from them
     (`images = images.to(device)`)."""
     target: cst.BaseExpression = loop.target
     it = loop.iter
+    while (
+        isinstance(it, cst.Call)
+        and it.args
+        and isinstance(it.args[0].value, cst.Call)
+        and not (isinstance(it.func, cst.Name) and it.func.value == "enumerate")
+    ):
+        it = it.args[0].value  # `tqdm(enumerate(loader), total=n)`
     if (
         isinstance(it, cst.Call)
         and isinstance(it.func, cst.Name)

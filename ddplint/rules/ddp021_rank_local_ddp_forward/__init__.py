@@ -273,13 +273,22 @@ def main(net, batch, local_rank):
 
 
 def _synced_training_forward(ctx: FileContext, call: cst.Call) -> bool:
-    """The forward's output reaches `backward()`, with DDP's gradient synchronisation on
-    (not in a `no_sync()` block, in a function that does not control it)."""
-    return (
-        domain_of(ctx).backward.reaches(call)
-        and unsynced_block(ctx, call) is None
-        and not controls_sync(ctx, ctx.scope(call))
-    )
+    """The forward's output reaches a `backward()` that runs wherever the forward does (no
+    condition of its own: not `if split == "train":` in a step shared with validation),
+    with DDP's gradient synchronisation on (not in a `no_sync()` block, in a function
+    that does not control it)."""
+    if unsynced_block(ctx, call) is not None or controls_sync(ctx, ctx.scope(call)):
+        return False
+    backward = domain_of(ctx).backward
+    around = {id(c.gate) for c in ctx.flow.conditions(call)}
+    for site in backward.sites:
+        if not ctx.is_inside(call, site.call) and not any(
+            ctx.is_inside(call, step.node) for step in backward.flow(site, dependencies=True)
+        ):
+            continue
+        if all(id(c.gate) in around for c in ctx.flow.conditions(site.call)):
+            return True
+    return False
 
 
 def _harm(trains: bool) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.context import FileContext
+from ddplint.context import Binding, FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import Gate, domain_of
 from ddplint.domain.processes import in_lone_worker
@@ -44,7 +44,9 @@ break`), exits after which the other ranks leave on the same flag (`if args.test
 return`), code that runs on one rank anyway (every call of its function is rank-gated, a
 branch only a non-distributed run takes), and collectives written after the `if` of a
 `return` (DDP010 reports those). A gate whose rank is only spelled in a name
-(`if self.is_master:`) makes the finding unproven (`--preview`).
+(`if self.is_master:`) makes the finding unproven (`--preview`), and so does an exit that
+also waits on a flag set out of sight (`if callbacks.stop_training:`, an attribute of a
+parameter or of an object of another module that this file never assigns).
 
 ## Why is this bad?
 Collectives are matched by call order across the ranks of the group. When rank 0 leaves
@@ -237,7 +239,7 @@ def train(model, loader, optimizer, deadline, preview_batches, save_grid):
             yield Finding(
                 node,
                 _message(ctx, node, gate, region, work),
-                unproven=not evidence.gate_traced(gate),
+                unproven=not evidence.gate_traced(gate) or _flag_out_of_sight(ctx, node, gate),
             )
 
 
@@ -254,6 +256,41 @@ def _decides(ctx: FileContext, node: cst.Break | cst.Return, gate: Gate) -> bool
     if single_process_branch(ctx, gate.node) or in_lone_worker(ctx, gate.node):
         return False
     return not everywhere(ctx, gate.node, lambda at: bool(rank_gates(ctx, at)))
+
+
+def _flag_out_of_sight(ctx: FileContext, node: cst.Break | cst.Return, gate: Gate) -> bool:
+    """Besides the rank gate, the exit waits on a flag set out of sight: a test that is
+    only an attribute (`if callbacks.stop_training:`) of a parameter or of an object built
+    by a call this file does not define, and that this file never assigns. Whether
+    anything ever sets it is not known here."""
+    for condition in ctx.flow.conditions(node):
+        if condition.gate is gate.node:
+            continue
+        test = condition.test
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        if not (isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name)):
+            continue
+        owner = test.value.value
+        key = f"{owner}.{test.attr.value}"
+        if any(
+            isinstance(t, cst.AssignTarget) and ctx.code(t.target).strip() == key
+            for t in ctx.nodes_of(cst.AssignTarget)
+        ):
+            continue
+        bindings = ctx.resolver.reaching(owner, condition.gate)
+        if bindings and all(_built_out_of_sight(ctx, b) for b in bindings):
+            return True
+    return False
+
+
+def _built_out_of_sight(ctx: FileContext, binding: Binding) -> bool:
+    if binding.kind == "param":
+        return True
+    value = binding.value
+    return (
+        binding.kind == "assign" and isinstance(value, cst.Call) and not ctx.resolver.callees(value)
+    )
 
 
 def _others_leave_too(ctx: FileContext, gate: Gate, work: Work) -> bool:
