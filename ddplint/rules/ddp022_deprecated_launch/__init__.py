@@ -179,7 +179,7 @@ deepspeed.init_distributed()
                 "torchrun this argument keeps its default on every rank"
             )
             yield Finding(call, message, fix=self._argument_fix(ctx, call), unproven=unproven)
-        for call, reader in options_read_elsewhere(ctx):
+        for call, reader, alone in options_read_elsewhere(ctx):
             if is_required(call):
                 continue
             message = (
@@ -188,7 +188,10 @@ deepspeed.init_distributed()
                 f"torchrun this argument keeps its default on every rank, and `{reader}` "
                 "reads it as the local rank"
             )
-            yield Finding(call, message, fix=self._argument_fix(ctx, call), unproven=unproven)
+            # a reader the project starts only as one process: torchrun is a launch it
+            # does not use
+            fix = self._argument_fix(ctx, call)
+            yield Finding(call, message, fix=fix, unproven=unproven or alone)
 
     @staticmethod
     def _argument_fix(ctx: FileContext, call: cst.Call) -> FixSpec | None:

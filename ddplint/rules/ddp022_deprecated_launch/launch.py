@@ -16,6 +16,7 @@ from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_STARTERS
 from ddplint.domain.ddp_facts import environ_key, keyword, last_name
 from ddplint.domain.ddp_facts import string_value as _literal_value
+from ddplint.domain.launch_commands import launched_as_one_process
 from ddplint.domain.local_rank_option import local_rank_options
 from ddplint.domain.project_view import project_of
 from ddplint.domain.versions import TORCHRUN_SINCE
@@ -171,12 +172,14 @@ def local_rank_arguments(ctx: FileContext) -> Iterator[cst.Call]:
             yield call
 
 
-def options_read_elsewhere(ctx: FileContext) -> Iterator[tuple[cst.Call, str]]:
+def options_read_elsewhere(ctx: FileContext) -> Iterator[tuple[cst.Call, str, bool]]:
     """`parser.add_argument("--local_rank", ...)` calls of an options module that does not
     read the value itself, each with a project script importing the module (its text
     import closure) that reads `<namespace>.local_rank` and takes the local rank from
-    nowhere else: it neither reads LOCAL_RANK from the environment (itself or in a module
-    it imports) nor assigns the attribute."""
+    nowhere else: neither it nor a module it imports reads LOCAL_RANK from the
+    environment, assigns the attribute (`params.local_rank = int(os.environ[...])`) or
+    declares a local-rank option of its own; and whether the project launches that script
+    only as one process (`launched_as_one_process`)."""
     if not os.path.isfile(ctx.path):
         return
     # the text closures only: a file checked without a project view parses nothing more
@@ -189,19 +192,23 @@ def options_read_elsewhere(ctx: FileContext) -> Iterator[tuple[cst.Call, str]]:
     for call in unread:
         dest = _dest(call)
         read = re.compile(rf"\.{re.escape(dest)}\b(?!\s*=(?!=))")
-        assigned = re.compile(rf"\.{re.escape(dest)}\s*=(?!=)")
+        elsewhere = re.compile(
+            rf"\.{re.escape(dest)}\s*=(?!=)|{_ENVIRONMENT_READ.pattern}|{_DECLARED.pattern}"
+        )
         for other in sorted(files.naming(dest) - {path}):
-            text = files.text(other) or ""
-            if not read.search(text) or assigned.search(text):
+            if not read.search(files.text(other) or ""):
                 continue
-            closure = project.text_closure(other)
-            if path in closure and not any(
-                _ENVIRONMENT_READ.search(files.text(p) or "") for p in [other, *closure]
+            closure = project.text_closure(other) - {path}
+            if path in project.text_closure(other) and not any(
+                elsewhere.search(files.text(p) or "") for p in [other, *closure]
             ):
-                yield call, os.path.relpath(other, files.root)
+                alone = launched_as_one_process(other, files.root)
+                yield call, os.path.relpath(other, files.root), alone
                 break
 
 
+# A local-rank option declared in a module's text.
+_DECLARED = re.compile(r"add_argument\(\s*['\"]--local[_-]rank['\"]")
 # LOCAL_RANK read from the environment in a module's text (a write is no read).
 _ENVIRONMENT_READ = re.compile(
     r"(environ\.get|getenv)\(\s*['\"]LOCAL_RANK"

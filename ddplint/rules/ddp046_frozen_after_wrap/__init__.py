@@ -27,7 +27,10 @@ Flags `p.requires_grad = False` (in a loop over a module's `parameters()`) and
 `module.requires_grad_(False)` on the model a DDP wrapper of the same function already
 holds (the wrapper, its `.module`, or the module passed to it), after the wrap, when the
 wrap does not pass `find_unused_parameters=True` and the file trains (calls `backward()`).
-A freeze on the other branch of the `if` that wraps, and code that runs only when the job
+Only part of the model frozen counts (a submodule, or parameters picked by a test in the
+loop): with every parameter frozen (a GAN's discriminator during the generator step, a
+DINO teacher) no gradient hook fires and DDP expects nothing. A freeze on the other branch
+of the `if` that wraps, and code that runs only when the job
 is not distributed, are left alone.
 
 ## Why is this bad?
@@ -158,6 +161,8 @@ def main(net, loader, local_rank, distributed):
         if not facts.ddp_wraps or not domain_of(ctx).backward.sites:
             return
         for freeze in freezes(ctx):
+            if not freeze.partial:
+                continue  # the whole model (a GAN's discriminator, a DINO teacher): no hook fires
             wrap = _earlier_wrap(ctx, freeze.node, freeze.module)
             if wrap is None or runs_in_one_process(ctx, freeze.node):
                 continue

@@ -17,10 +17,13 @@ _PARAMETER_LISTS = frozenset({"parameters", "named_parameters"})
 
 @dataclass(frozen=True)
 class Freeze:
-    """A statement that stops gradients (`node`) of the parameters of `module`."""
+    """A statement that stops gradients (`node`) of the parameters of `module`; `partial`
+    when it freezes part of a model: a submodule (`model.module.encoder`, `net.backbone`)
+    or parameters a test in the loop picks (`if "embed" in name:`)."""
 
     node: cst.CSTNode
     module: cst.BaseExpression
+    partial: bool
 
 
 def freezes(ctx: FileContext) -> Iterator[Freeze]:
@@ -33,7 +36,8 @@ def freezes(ctx: FileContext) -> Iterator[Freeze]:
             if isinstance(assigned, cst.Attribute) and assigned.attr.value == "requires_grad":
                 module = _iterated_module(ctx, assigned.value, node)
                 if module is not None:
-                    yield Freeze(node, module)
+                    picked = _picked_in_loop(ctx, node)
+                    yield Freeze(node, module, picked or _submodule(module))
     for call in ctx.method_calls("requires_grad_"):
         func = call.func
         if (
@@ -42,7 +46,7 @@ def freezes(ctx: FileContext) -> Iterator[Freeze]:
             and is_false(call.args[0].value)
             and _iterated_module(ctx, func.value, call) is None
         ):
-            yield Freeze(call, func.value)
+            yield Freeze(call, func.value, _submodule(func.value))
 
 
 def _iterated_module(
@@ -65,3 +69,24 @@ def _iterated_module(
     ):
         return None
     return iterated.func.value
+
+
+def _submodule(module: cst.BaseExpression) -> bool:
+    """`model.module.encoder`, `net.backbone`, `model.layers[0]`: a part of the model, not
+    the model (`model`, `model.module`, `self.model`)."""
+    if isinstance(module, cst.Subscript):
+        return True
+    if not isinstance(module, cst.Attribute) or module.attr.value == "module":
+        return False
+    inner = module.value  # `self.model`: the model an object holds
+    return not (isinstance(inner, cst.Name) and inner.value == "self")
+
+
+def _picked_in_loop(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """An `if` between `node` and its loop: only some parameters are frozen."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.For):
+            return False
+        if isinstance(ancestor, cst.If):
+            return True
+    return False
