@@ -26,6 +26,7 @@ class ModuleFinder:
         self._roots: dict[str, str] = {}
         self._files: dict[str, bool] = {}
         self._found: dict[tuple[str, str], str | None] = {}
+        self._near: dict[tuple[str, str], str | None] = {}  # (folder, module): first file
         self._layouts: dict[str, tuple[PackageDir, ...]] = {}
 
     def root(self, path: str) -> str:
@@ -41,13 +42,22 @@ class ModuleFinder:
         return self._files[path]
 
     def module_path(self, importer: str, module: str) -> str | None:
-        """`_module_path`, remembered."""
+        """`_module_path`, remembered. The places looked in depend on the importer's folder
+        only: the first file found there is remembered by folder, for every module of the
+        folder that imports the same name (the importer itself is never the answer)."""
         key = (importer, module)
         if key not in self._found:
-            self._found[key] = self._module_path(importer, module)
+            here = os.path.dirname(os.path.abspath(importer))
+            near = (here, module)
+            if near not in self._near:
+                self._near[near] = self._module_path(importer, module, skip=False)
+            found = self._near[near]
+            if found is not None and found == os.path.abspath(importer):
+                found = self._module_path(importer, module)
+            self._found[key] = found
         return self._found[key]
 
-    def _module_path(self, importer: str, module: str) -> str | None:
+    def _module_path(self, importer: str, module: str, skip: bool = True) -> str | None:
         """The file of `module` as imported from `importer`: relative imports from the
         importer's package, absolute ones from its folder or any folder above it up to
         the project root (or the root's `src/`), then from the folders the project's
@@ -55,7 +65,7 @@ class ModuleFinder:
         root itself when the module's first name is the root folder's (a repository
         imported as the package it is: `import mae_st.util.misc` inside `mae_st/`). A
         module found there is the project's, whatever its name (`timm.utils` inside
-        timm's own repository)."""
+        timm's own repository). Without `skip`, the importer itself may be the answer."""
         level = len(module) - len(module.lstrip("."))
         parts = [p for p in module.lstrip(".").split(".") if p]
         if not level and not parts:
@@ -79,7 +89,9 @@ class ModuleFinder:
         )
         if not level:  # declared folders are read only when the usual places fail
             candidates = itertools.chain(candidates, self._declared_candidates(root, parts))
-        return next((c for c in candidates if c != importer and self._is_file(c)), None)
+        return next(
+            (c for c in candidates if (c != importer or not skip) and self._is_file(c)), None
+        )
 
     def _declared_candidates(self, root: str, parts: list[str]) -> Iterator[str]:
         """Where the module `parts` would be under the package folders the project at
