@@ -25,6 +25,7 @@ class ModuleFinder:
     def __init__(self) -> None:
         self._roots: dict[str, str] = {}
         self._files: dict[str, bool] = {}
+        self._entries: dict[str, bool] = {}
         self._found: dict[tuple[str, str], str | None] = {}
         self._near: dict[tuple[str, str], str | None] = {}  # (folder, module): first file
         self._layouts: dict[str, tuple[PackageDir, ...]] = {}
@@ -40,6 +41,15 @@ class ModuleFinder:
         if path not in self._files:
             self._files[path] = os.path.isfile(path)
         return self._files[path]
+
+    def _may_hold(self, base: str, parts: list[str]) -> bool:
+        """The folder `base` has an entry named for the module's first name (`parts[0]` or
+        `parts[0].py`): no file of the module can lie below it otherwise. One look-up per
+        folder and first name (`torch`, `os`) instead of one per module and place."""
+        path = os.path.join(base, parts[0])
+        if path not in self._entries:
+            self._entries[path] = os.path.exists(path) or os.path.exists(path + ".py")
+        return self._entries[path]
 
     def module_path(self, importer: str, module: str) -> str | None:
         """`_module_path`, remembered. The places looked in depend on the importer's folder
@@ -83,7 +93,7 @@ class ModuleFinder:
             while bases[-1] != root and bases[-1].startswith(root + os.sep):
                 bases.append(os.path.dirname(bases[-1]))
             bases.append(os.path.join(root, "src"))
-            stems = [os.path.join(base, *parts) for base in bases]
+            stems = [os.path.join(base, *parts) for base in bases if self._may_hold(base, parts)]
         candidates: Iterator[str] = (
             c for stem in stems for c in (stem + ".py", os.path.join(stem, "__init__.py"))
         )
@@ -103,6 +113,8 @@ class ModuleFinder:
             if parts[: len(names)] != names:
                 continue
             rest = parts[len(names) :]
+            if rest and not self._may_hold(folder, rest):
+                continue
             if rest:
                 yield os.path.join(folder, *rest) + ".py"
             yield os.path.join(folder, *rest, "__init__.py")
