@@ -6,7 +6,6 @@ are not computed here: the checker resolves them only for nodes that end up repo
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import copy
 from collections.abc import Callable, Iterable, Iterator
@@ -17,6 +16,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from ddplint.engine import Binding, Flow, Frame, Resolver, SemanticModel
+from ddplint.engine.node_table import NodeTable
 from ddplint.names import dotted
 
 Scope = Frame
@@ -40,20 +40,33 @@ class FileContext:
         self.project = project
         model = self.model = SemanticModel(module)
         self.imports = model.imports
-        self.parents = model.parents
         self.nodes = model.nodes
-        self.order = model.order
-        self.subtree_end = model.subtree_end
-        self.scope_of_node = model.frame_of
         self.calls = model.calls
         self.by_type = model.by_type
         self.functions = model.functions
         self.bindings = model.bindings
-        self._qualnames: dict[cst.CSTNode, str | None] = {}
-        self._call_orders: dict[Scope, list[int]] = {}  # source order of each frame's calls
+        # By node id, each entry keeping its node (a node hashes through a Python method).
+        self._qualnames: dict[int, tuple[cst.BaseExpression, str | None]] = {}
         self._nodes_of: dict[tuple[type[cst.CSTNode], ...], list[cst.CSTNode]] = {}
         self._code: dict[int, str] = {}  # by node id: the module keeps its nodes alive
         self._memo: dict[Callable[[FileContext], object], object] = {}
+
+    # The model's tables by node (`NodeTable`), for rules that read them directly.
+    @property
+    def parents(self) -> NodeTable[cst.CSTNode]:
+        return self.model.parents
+
+    @property
+    def order(self) -> NodeTable[int]:
+        return self.model.order
+
+    @property
+    def subtree_end(self) -> NodeTable[int]:
+        return self.model.subtree_end
+
+    @property
+    def scope_of_node(self) -> NodeTable[Frame]:
+        return self.model.frame_of
 
     @cached_property
     def resolver(self) -> Resolver:
@@ -69,11 +82,12 @@ class FileContext:
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         """Canonical qualified name of an imported Name/Attribute chain, else None."""
-        try:
-            return self._qualnames[node]
-        except KeyError:
-            name = self._qualnames[node] = self.imports.resolve(node)
-            return name
+        entry = self._qualnames.get(id(node))
+        if entry is not None and entry[0] is node:
+            return entry[1]
+        name = self.imports.resolve(node)
+        self._qualnames[id(node)] = (node, name)
+        return name
 
     def call_name(self, call: cst.Call) -> str | None:
         """Qualified name of the called function, e.g. `torch.distributed.all_reduce`."""
@@ -84,7 +98,7 @@ class FileContext:
         index = self._calls_by_qualname
         found = [call for name in set(qualnames) for call in index.get(name, ())]
         if len(qualnames) > 1:
-            found.sort(key=self.order.__getitem__)
+            found.sort(key=self.model.position)
         return iter(found)
 
     @cached_property
@@ -102,7 +116,7 @@ class FileContext:
         found = self._nodes_of.get(kinds)
         if found is None:
             found = [n for kind in kinds for n in self.by_type.get(kind, [])]
-            found = self._nodes_of[kinds] = sorted(found, key=self.order.__getitem__)
+            found = self._nodes_of[kinds] = sorted(found, key=self.model.position)
         return found
 
     def nodes_within(self, root: cst.CSTNode, *kinds: type[cst.CSTNode]) -> list[cst.CSTNode]:
@@ -120,24 +134,21 @@ class FileContext:
             if type(call.func) is cst.Attribute
         ]
         if len(methods) > 1:
-            found.sort(key=self.order.__getitem__)
+            found.sort(key=self.model.position)
         return iter(found)
 
     # -- tree ----------------------------------------------------------------------------
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.parents.get(node)
+        return self.model.parent(node)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         """Parents of `node`, innermost first."""
-        current = self.parents.get(node)
-        while current is not None:
-            yield current
-            current = self.parents.get(current)
+        return self.model.ancestors(node)
 
     def scope(self, node: cst.CSTNode) -> Scope:
         """The function (or the module) whose body holds `node`."""
-        return self.scope_of_node.get(node, self.module)
+        return self.model.frame(node)
 
     def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         """The function whose body holds `node`; None at module level."""
@@ -162,12 +173,11 @@ class FileContext:
 
     def before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
         """True if `first` starts before `second` in the source."""
-        return self.order[first] < self.order[second]
+        return self.model.before(first, second)
 
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         """True if `node` is `container` or lies below it."""
-        start = self.order[container]
-        return start <= self.order[node] < self.subtree_end[container]
+        return self.model.is_inside(node, container)
 
     def walk(self, root: cst.CSTNode) -> list[cst.CSTNode]:
         """`root` and every node below it, in source order."""
@@ -177,12 +187,7 @@ class FileContext:
         """Calls inside `root`, not entering nested function definitions."""
         scope = root if isinstance(root, cst.FunctionDef) else self.scope(root)
         calls = self.model.calls_by_frame(scope)
-        orders = self._call_orders.get(scope)
-        if orders is None:
-            orders = self._call_orders[scope] = [self.order[c] for c in calls]
-        first = bisect.bisect_left(orders, self.order[root])
-        last = bisect.bisect_left(orders, self.subtree_end[root])
-        return calls[first:last]
+        return self.model.within(root, calls) if calls else []
 
     def code(self, node: cst.CSTNode) -> str:
         """Source text of a node (normalised by LibCST's code generation), generated once."""

@@ -98,7 +98,7 @@ def _clause_spans(
             if type(unit) in _DEFINITIONS and unit.decorators:  # type: ignore[attr-defined]
                 head = unit.decorators[0]  # type: ignore[attr-defined]
             offset = lines.starts[first_line[id(head)] - 1 - _lines_above(unit)]
-            parent = model.parents.get(unit)
+            parent = model.parent(unit)
             state.start(unit, offset, inside, _indents(model, parent, indents))
             try:
                 if type(unit) is cst.If and type(parent) is cst.If and parent.orelse is unit:
@@ -118,9 +118,9 @@ def _clause_spans(
 def _clause(model: SemanticModel, node: cst.CSTNode) -> cst.CSTNode:
     """The innermost clause holding `node` (`node` itself if it is one)."""
     clause: cst.CSTNode | None = node
-    parents = model.parents
+    parent = model.parent
     while clause is not None and type(clause) not in _CLAUSE_KINDS:
-        clause = parents.get(clause)
+        clause = parent(clause)
     if clause is None:
         raise _Mismatch
     return clause
@@ -129,12 +129,12 @@ def _clause(model: SemanticModel, node: cst.CSTNode) -> cst.CSTNode:
 def _line_order(model: SemanticModel) -> Callable[[cst.CSTNode], tuple[int, int]]:
     """Sort key putting clauses in the order of their lines: a decorated definition's own
     line comes after its decorators."""
-    order = model.order
+    position = model.position
 
     def key(node: cst.CSTNode) -> tuple[int, int]:
         if isinstance(node, _DEFINITIONS) and node.decorators:
-            return order[node.decorators[-1]], 1
-        return order[node], 0
+            return position(node.decorators[-1]), 1
+        return position(node), 0
 
     return key
 
@@ -159,7 +159,7 @@ def _indents(
         return []
     indents = known.get(id(node))
     if indents is None:
-        indents = _indents(model, model.parents.get(node), known)
+        indents = _indents(model, model.parent(node), known)
         if type(node) is cst.IndentedBlock or type(node) is cst.Match:
             own = node.indent
             indents = [*indents, model.module.default_indent if own is None else own]
@@ -186,7 +186,7 @@ def _module_spans(model: SemanticModel, wanted: list[cst.CSTNode]) -> _CountingS
     last = -1
     for node in wanted:
         top = node
-        while (parent := model.parents.get(top)) is not None and parent is not module:
+        while (parent := model.parent(top)) is not None and parent is not module:
             top = parent
         last = max(last, top_level.get(id(top), len(top_level)))
     state = _CountingState(module, wanted)

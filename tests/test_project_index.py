@@ -260,3 +260,91 @@ def test_words_that_only_look_distributed_do_not_parse_a_module(tmp_path, monkey
     parsed, findings = _run(files, tmp_path, monkeypatch, ("train.py", "loss.py"), codes)
     assert ("train.py", "DDP010", 10) in findings
     assert "data.py" in parsed
+
+
+# A helper's own facts (the files it loads or writes) are asked only of modules whose text
+# can hold them: a call that resolves to `torch.load` or `torch.save` spells the word `load`
+# or `save` whole and names `torch` (`queries._calling`).
+LOADING = """\
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import ckpt
+
+
+def main():
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    model = DDP(torch.nn.Linear(8, 8).cuda(), device_ids=[local_rank])
+    if os.path.exists("latest.pth"):
+        ckpt.restore(model.module, "latest.pth")
+    if dist.get_rank() == 0:
+        torch.save(model.module.state_dict(), "latest.pth")
+"""
+LOADS = """\
+import torch
+
+
+def restore(model, path):
+    model.load_state_dict(torch.load(path))
+"""
+# Words that contain `load` but no call of `torch.load`.
+LOADS_NOTHING = """\
+import torch
+
+
+class Frozen(torch.nn.Module):
+    def _load_from_state_dict(self, *args):
+        pass
+
+
+def restore(model, path):
+    model.load_state_dict(torch.zeros(1), strict=False)
+"""
+
+SAVING = """\
+import torch.distributed as dist
+
+import ckpt
+
+
+def main():
+    dist.init_process_group("nccl")
+    for epoch in range(3):
+        if dist.get_rank() == 0:
+            ckpt.write({"epoch": epoch}, "last.pt")
+"""
+# `save` as a word, but no `torch`: no call here can resolve to `torch.save`.
+SAVES_WITH_PICKLE = """\
+import pickle
+
+
+def write(state, path):
+    # save the state with pickle
+    with open(path, "wb") as handle:
+        pickle.dump(state, handle)
+"""
+
+
+def test_a_helper_that_loads_is_parsed(tmp_path, monkeypatch):
+    files = {"train.py": LOADING, "ckpt.py": LOADS}
+    parsed, findings = _run(files, tmp_path, monkeypatch, codes=frozenset({"DDP033"}))
+    assert findings == [("train.py", "DDP033", 15)]
+    assert parsed == ["ckpt.py", "train.py"]
+
+
+def test_a_helper_whose_words_only_contain_load_is_not_parsed(tmp_path, monkeypatch):
+    files = {"train.py": LOADING, "ckpt.py": LOADS_NOTHING}
+    parsed, findings = _run(files, tmp_path, monkeypatch, codes=frozenset({"DDP033"}))
+    assert findings == []
+    assert parsed == ["train.py"]
+
+
+def test_a_helper_that_cannot_call_torch_save_is_not_parsed(tmp_path, monkeypatch):
+    files = {"train.py": SAVING, "ckpt.py": SAVES_WITH_PICKLE}
+    parsed, findings = _run(files, tmp_path, monkeypatch, codes=frozenset({"DDP014"}))
+    assert findings == []
+    assert parsed == ["train.py"]

@@ -73,7 +73,8 @@ class Flow:
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
         self._leaves: dict[tuple[cst.CSTNode, bool], bool] = {}
-        self._conditions: dict[cst.CSTNode, list[Condition]] = {}
+        # By node identity, each entry keeping its node (see `Resolver`).
+        self._conditions: dict[int, tuple[cst.CSTNode, list[Condition]]] = {}
         self._block_exits: dict[cst.CSTNode, _BlockExits] = {}
 
     def qualname(self, expr: cst.BaseExpression) -> str | None:
@@ -132,10 +133,10 @@ class Flow:
         module), innermost first: enclosing branches, and earlier sibling `if`s with a
         branch that leaves (`if rank != 0: return` makes what follows run where
         `rank != 0` is false)."""
-        known = self._conditions.get(node)
-        if known is None:
-            known = self._conditions[node] = self._find_conditions(node)
-        return list(known)
+        entry = self._conditions.get(id(node))
+        if entry is None or entry[0] is not node:
+            entry = self._conditions[id(node)] = (node, self._find_conditions(node))
+        return list(entry[1])
 
     def _find_conditions(self, node: cst.CSTNode) -> list[Condition]:
         found: list[Condition] = []
@@ -171,7 +172,7 @@ class Flow:
             exits = self._block_exits[block] = self._exits_of(block)
         members, starts, conditions = exits
         if id(child) in members:
-            count = bisect.bisect_left(starts, self.model.order[child])
+            count = bisect.bisect_left(starts, self.model.position(child))
         else:  # not one of its statements: every exit of the block
             count = len(conditions)
         return conditions[count - 1 :: -1] if count else []  # innermost (latest) first
@@ -179,7 +180,7 @@ class Flow:
     def _exits_of(self, block: cst.CSTNode) -> _BlockExits:
         """The statements of `block`, and the `if` statements among them with a branch
         that leaves, as their source order and their conditions (built once per block)."""
-        order = self.model.order
+        position = self.model.position
         starts: list[int] = []
         conditions: list[Condition] = []
         body = block.body if isinstance(block, cst.Module) else statements(block)
@@ -187,7 +188,7 @@ class Flow:
             if type(statement) is cst.If:
                 condition = self._exit_condition(statement)
                 if condition is not None:
-                    starts.append(order[statement])
+                    starts.append(position(statement))
                     conditions.append(condition)
         return {id(statement) for statement in body}, starts, conditions
 

@@ -15,10 +15,12 @@ import operator
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeVar, cast
 
 import libcst as cst
 
+from ddplint.engine.node_table import NodeTable
 from ddplint.engine.tree import children
 from ddplint.names import ImportMap, dotted
 
@@ -102,11 +104,13 @@ class SemanticModel:
     def __init__(self, module: cst.Module) -> None:
         self.module = module
         self.imports = ImportMap()
-        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         self.nodes: list[cst.CSTNode] = []
-        self.order: dict[cst.CSTNode, int] = {}
-        self.subtree_end: dict[cst.CSTNode, int] = {}
-        self.frame_of: dict[cst.CSTNode, Frame] = {}
+        # By node identity (`NodeTable`): `id(node)` -> pre-order position, and per position
+        # the parent's position (-1 for the module), the end of the subtree and the frame.
+        self._at: dict[int, int] = {}
+        self._parent_at: list[int] = []
+        self._ends: list[int] = []
+        self._frames: list[Frame] = []
         self.calls: list[cst.Call] = []
         self.by_type: dict[type[cst.CSTNode], list[cst.CSTNode]] = defaultdict(list)
         self.functions: dict[str, list[cst.FunctionDef]] = defaultdict(list)
@@ -160,29 +164,72 @@ class SemanticModel:
                     grouped.setdefault(binding.scope, {}).setdefault(name, []).append(binding)
         return grouped.get(frame, {})
 
+    # -- the tables by node (`NodeTable`): read-only mappings, built when first asked ----
+
+    @cached_property
+    def order(self) -> NodeTable[int]:
+        """Node -> its pre-order position."""
+        return NodeTable(self._at, self.nodes, range(len(self.nodes)))
+
+    @cached_property
+    def subtree_end(self) -> NodeTable[int]:
+        """Node -> the position after the last node below it."""
+        return NodeTable(self._at, self.nodes, self._ends)
+
+    @cached_property
+    def parents(self) -> NodeTable[cst.CSTNode]:
+        """Node -> its parent (the module has none)."""
+        nodes = self.nodes
+        return NodeTable(self._at, nodes, [None, *map(nodes.__getitem__, self._parent_at[1:])])
+
+    @cached_property
+    def frame_of(self) -> NodeTable[Frame]:
+        """Node -> the function (or the module) whose frame runs it."""
+        return NodeTable(self._at, self.nodes, self._frames)
+
+    def position(self, node: cst.CSTNode) -> int:
+        """The pre-order position of a node of the module (KeyError for another)."""
+        return self._at[id(node)]
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The parent of `node`; None for the module and for nodes of another tree."""
+        at = self._at.get(id(node))
+        if at is None:
+            return None
+        above = self._parent_at[at]
+        return self.nodes[above] if above >= 0 else None
+
     def frame(self, node: cst.CSTNode) -> Frame:
         """The function (or the module) whose frame runs `node`."""
-        return self.frame_of.get(node, self.module)
+        at = self._at.get(id(node))
+        return self.module if at is None else self._frames[at]
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         """Parents of `node`, innermost first."""
-        current = self.parents.get(node)
-        while current is not None:
-            yield current
-            current = self.parents.get(current)
+        at = self._at.get(id(node))
+        if at is None:
+            return
+        nodes, parent_at = self.nodes, self._parent_at
+        at = parent_at[at]
+        while at >= 0:
+            yield nodes[at]
+            at = parent_at[at]
 
     def walk(self, root: cst.CSTNode) -> list[cst.CSTNode]:
         """`root` and every node below it, in source order."""
-        return self.nodes[self.order[root] : self.subtree_end[root]]
+        at = self._at[id(root)]
+        return self.nodes[at : self._ends[at]]
 
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         """`node` is `container` or lies below it."""
-        start = self.order[container]
-        return start <= self.order[node] < self.subtree_end[container]
+        index = self._at
+        start = index[id(container)]
+        return start <= index[id(node)] < self._ends[start]
 
     def before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
         """`first` starts before `second` in the source."""
-        return self.order[first] < self.order[second]
+        index = self._at
+        return index[id(first)] < index[id(second)]
 
     def within(self, root: cst.CSTNode, nodes: list[N]) -> list[N]:
         """The part of `nodes` (nodes of this module in source order, a list that is not
@@ -190,39 +237,47 @@ class SemanticModel:
         instead of a scan, so asking for every loop or function stays linear."""
         known = self._orders.get(id(nodes))
         if known is None or known[0] is not nodes:
-            known = self._orders[id(nodes)] = (nodes, [self.order[n] for n in nodes])
+            index = self._at
+            known = self._orders[id(nodes)] = (nodes, [index[id(n)] for n in nodes])
         orders = known[1]
-        first = bisect.bisect_left(orders, self.order[root])
-        return nodes[first : bisect.bisect_left(orders, self.subtree_end[root], first)]
+        at = self._at[id(root)]
+        first = bisect.bisect_left(orders, at)
+        return nodes[first : bisect.bisect_left(orders, self._ends[at], first)]
 
     def owner(self, node: cst.CSTNode) -> ScopeNode:
         """The precise scope a name read at `node` is looked up in first: the innermost
         function, lambda, comprehension or class body that evaluates it (decorators,
         defaults, annotations and class bases belong to the scope around the definition)."""
-        parents = self.parents
+        nodes, parent_at = self.nodes, self._parent_at
+        at = self._at.get(id(node))
+        if at is None:
+            return self.module
         child: cst.CSTNode = node
         first_iterable = False  # the first iterable of a comprehension runs outside it
-        ancestor = parents.get(node)
-        while ancestor is not None:
+        at = parent_at[at]
+        while at >= 0:
+            ancestor = nodes[at]
             kind = type(ancestor)
             if kind in _SCOPE_KINDS and not first_iterable and _evaluated_inside(ancestor, child):
                 return cast("ScopeNode", ancestor)
+            above = parent_at[at]
             first_iterable = (
                 kind is cst.CompFor
                 and child is cast("cst.CompFor", ancestor).iter
-                and type(parents.get(ancestor)) in _COMPREHENSION_KINDS
+                and above >= 0
+                and type(nodes[above]) in _COMPREHENSION_KINDS
             )
             child = ancestor
-            ancestor = parents.get(ancestor)
+            at = above
         return self.module
 
     def enclosing_class(self, frame: Frame) -> cst.ClassDef | None:
         """The class a method is defined in directly."""
         if isinstance(frame, cst.Module):
             return None
-        parent = self.parents.get(frame)
+        parent = self.parent(frame)
         if isinstance(parent, cst.IndentedBlock):
-            holder = self.parents.get(parent)
+            holder = self.parent(parent)
             if isinstance(holder, cst.ClassDef):
                 return holder
         return None
@@ -257,13 +312,13 @@ class SemanticModel:
                 placed = visit(self, node, where)
                 stack.extend([(c, index, w) for c, w in reversed(placed)])
         count = len(nodes)
-        self.order.update(zip(nodes, range(count), strict=True))
-        self.frame_of.update(zip(nodes, frames, strict=True))
-        self.parents.update(zip(nodes[1:], map(nodes.__getitem__, parent_at[1:]), strict=True))
+        self._at = dict(zip(map(id, nodes), range(count), strict=True))
+        self._frames = frames
+        self._parent_at = parent_at
         sizes = [1] * count
         for index in range(count - 1, 0, -1):
             sizes[parent_at[index]] += sizes[index]
-        self.subtree_end.update(zip(nodes, map(operator.add, range(count), sizes), strict=True))
+        self._ends = list(map(operator.add, range(count), sizes))
 
     def bind(
         self,

@@ -62,9 +62,13 @@ class Resolver:
 
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
-        self._callees: dict[cst.Call, list[cst.FunctionDef]] = {}
-        self._reaching: dict[tuple[str, cst.CSTNode], list[Binding]] = {}
-        self._values: dict[tuple[cst.BaseExpression, cst.CSTNode, int], list[Value]] = {}
+        # Answers by node identity (a node hashes through a Python method): each entry
+        # keeps its nodes, so that no other node can take their ids while it is kept.
+        self._callees: dict[int, tuple[cst.Call, list[cst.FunctionDef]]] = {}
+        self._reaching: dict[tuple[str, int], tuple[cst.CSTNode, list[Binding]]] = {}
+        self._values: dict[
+            tuple[int, int, int], tuple[cst.BaseExpression, cst.CSTNode, list[Value]]
+        ] = {}
         self._pending = 0  # callee look-ups under way (their partial answers are not kept)
 
     # -- bindings ----------------------------------------------------------------------------
@@ -73,10 +77,10 @@ class Resolver:
         """Bindings of `key` that may hold its value when `at` runs: in the innermost scope
         that binds it (LEGB; class bodies are not seen from inside their methods), the
         last binding on every path to `at`, and those made later in a loop around `at`."""
-        known = self._reaching.get((key, at))
-        if known is None:
-            known = self._reaching[key, at] = self._find_reaching(key, at)
-        return list(known)
+        entry = self._reaching.get((key, id(at)))
+        if entry is None or entry[0] is not at:
+            entry = self._reaching[key, id(at)] = (at, self._find_reaching(key, at))
+        return list(entry[1])
 
     def _find_reaching(self, key: str, at: cst.CSTNode) -> list[Binding]:
         model = self.model
@@ -175,7 +179,7 @@ class Resolver:
                 and (killer is None or not model.is_inside(killer, loop))
             ):
                 found.append(binding)
-        found.sort(key=lambda b: model.order[b.statement])
+        found.sort(key=lambda b: model.position(b.statement))
         return found
 
     def _covering_if(self, local: list[Binding], at: cst.CSTNode) -> cst.If | None:
@@ -190,9 +194,9 @@ class Resolver:
         }
         best: cst.If | None = None
         for binding in killing.values():
-            statement = model.parents.get(binding.branch) if binding.branch else None
+            statement = model.parent(binding.branch) if binding.branch else None
             while isinstance(statement, cst.If):  # an `elif`: from the `if` opening the chain
-                outer = model.parents.get(statement)
+                outer = model.parent(statement)
                 if not (isinstance(outer, cst.If) and outer.orelse is statement):
                     break
                 statement = outer
@@ -228,11 +232,12 @@ class Resolver:
             found: list[Value] = []
             self._follow(expr, at, depth, found, set())
             return found
-        known = self._values.get((expr, at, depth))
-        if known is None:
-            known = []
-            self._follow(expr, at, depth, known, set())
-            self._values[expr, at, depth] = known
+        entry = self._values.get((id(expr), id(at), depth))
+        if entry is not None and entry[0] is expr and entry[1] is at:
+            return list(entry[2])
+        known: list[Value] = []
+        self._follow(expr, at, depth, known, set())
+        self._values[id(expr), id(at), depth] = (expr, at, known)
         return list(known)
 
     def _follow(
@@ -338,9 +343,9 @@ class Resolver:
         chains (as a whole), subscripts and calls; not the parts of an attribute chain, nor
         the keywords of arguments."""
         model = self.model
-        for node in model.nodes[model.order[expr] + 1 : model.subtree_end[expr]]:
+        for node in model.walk(expr)[1:]:
             if isinstance(node, cst.Name):
-                parent = model.parents.get(node)
+                parent = model.parent(node)
                 if isinstance(parent, cst.Attribute) or (
                     isinstance(parent, cst.Arg) and parent.keyword is node
                 ):
@@ -465,14 +470,16 @@ class Resolver:
         bound to it or to `functools.partial(f, ...)`), `self.f(...)` for a method of the
         enclosing class, `Cls(...)` for `Cls.__init__`. Decorated functions count as
         themselves (decorators are assumed to wrap, as `functools.wraps` does)."""
-        known = self._callees.get(call)
-        if known is None:
-            self._callees[call] = []  # asked again while being worked out: no callee
-            self._pending += 1
-            try:
-                known = self._callees[call] = self._find_callees(call.func, call, depth)
-            finally:
-                self._pending -= 1
+        entry = self._callees.get(id(call))
+        if entry is not None and entry[0] is call:
+            return entry[1]
+        self._callees[id(call)] = (call, [])  # asked again while being worked out: no callee
+        self._pending += 1
+        try:
+            known = self._find_callees(call.func, call, depth)
+            self._callees[id(call)] = (call, known)
+        finally:
+            self._pending -= 1
         return known
 
     def _find_callees(
@@ -638,13 +645,13 @@ def _enclosing_branch(model: SemanticModel, node: cst.CSTNode) -> cst.CSTNode | 
     """The innermost conditional block around `node` in its frame (as `Binding.branch`
     names them: an `if`/`else` branch, a loop body, a `try` body or handler, a `case`, a
     conditional expression's branch, the right side of `and`/`or`); None at frame level."""
-    child, parent = node, model.parents.get(node)
+    child, parent = node, model.parent(node)
     while parent is not None and not isinstance(parent, _FRAME_KINDS):
         if isinstance(parent, cst.MatchCase):
             return parent
         if _conditional_child(parent, child):
             return child
-        child, parent = parent, model.parents.get(parent)
+        child, parent = parent, model.parent(parent)
     return None
 
 

@@ -55,7 +55,9 @@ def scanned_bindings(text: str) -> dict[str, frozenset[str]]:
     return dict(_scan(text)[1])
 
 
-@functools.lru_cache(maxsize=64)
+# One entry per module text: a one-file run of timm scans its 273 imported modules, then asks
+# the bindings of many of them again (`ModuleIndex`, `NamesTorchDistributed`).
+@functools.lru_cache(maxsize=1024)
 def _scan(text: str) -> tuple[frozenset[str], tuple[tuple[str, frozenset[str]], ...]]:
     text = _CONTINUED.sub(" ", text)
     found: set[str] = set()

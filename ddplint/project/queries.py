@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddplint.domain.checkpoints import SAVE
 from ddplint.domain.project_view import ProjectView
+from ddplint.domain.random_draws import LIBRARY_SEEDS, TORCH_SEEDS
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
+from ddplint.domain.state_loads import LOAD
 from ddplint.domain.switches import flag_name, names_a_job_start
 from ddplint.domain.written_files import HelperLoad, HelperWrite
 from ddplint.project.finder import ModuleFinder
@@ -40,7 +43,7 @@ from ddplint.project.summaries import (
     object_method,
     summarize_path,
 )
-from ddplint.project.text_tests import AnyOf, NamesTorchDistributed, TextTest
+from ddplint.project.text_tests import AllOf, AnyOf, NamesTorchDistributed, TextTest
 from ddplint.project_files import mentions_checkpoint_loading, project_files
 from ddplint.source import might_be_distributed
 
@@ -93,9 +96,22 @@ _FACT_TEXT: dict[str, TextTest] = {
 # Text every module holding `FunctionSummary.returned_loader` or `set_epoch_params` contains.
 _MAY_RETURN_LOADER = re.compile("DistributedSampler")
 _MAY_SET_EPOCH = re.compile("set_epoch")
-_MAY_SAVE = re.compile("save")  # `FunctionSummary.writes`: a `torch.save` in sight
-_MAY_LOAD = re.compile("load")  # `FunctionSummary.loads`: a `torch.load` in sight
-_MAY_SEED = re.compile("seed")  # `FunctionSummary.seeds_alike`: `manual_seed`, `set_seed`
+
+
+def _calling(*qualified: str) -> TextTest:
+    """Text every module holding a call resolving to one of the `qualified` names contains
+    (`ImportMap.resolve`): the last name as a whole word (an import or a dotted name spells
+    it: `from torch import save as s`, `torch.serialization.save`), and the first name
+    (`torch.save` after a star import takes `torch` from the text too)."""
+    last = "|".join(sorted({re.escape(name.rpartition(".")[2]) for name in qualified}))
+    first = "|".join(sorted({re.escape(name.partition(".")[0]) for name in qualified}))
+    return AllOf(re.compile(rf"\b(?:{last})\b"), re.compile(first))
+
+
+_MAY_SAVE = _calling(SAVE)  # `FunctionSummary.writes`: `torch.save` (`writes`)
+_MAY_LOAD = _calling(LOAD)  # `FunctionSummary.loads`: `torch.load` (`helper_loads`)
+# `FunctionSummary.seeds_alike`: `torch.manual_seed`, `set_seed` (`seeds_torch`)
+_MAY_SEED = _calling(*TORCH_SEEDS, *LIBRARY_SEEDS)
 # Text every module with `draws_at_random` or `reseeds_workers` contains: a random
 # transform or draw, `worker_init_fn=` or `generator=`.
 _MAY_DRAW = re.compile(

@@ -11,7 +11,7 @@ import re
 from ddplint.domain.project_view import TextTest
 from ddplint.project.import_scan import scanned_bindings, scanned_imports
 
-__all__ = ["NamesTorchDistributed", "TextTest"]
+__all__ = ["AllOf", "AnyOf", "NamesTorchDistributed", "TextTest"]
 
 
 # Between the parts of a dotted name: spaces, line continuations, a comment or a closing
@@ -51,3 +51,14 @@ class AnyOf:
 
     def search(self, text: str) -> bool | None:
         return True if any(t.search(text) is not None for t in self.tests) else None
+
+
+class AllOf:
+    """Every one of `tests` holds."""
+
+    def __init__(self, *tests: TextTest) -> None:
+        self.tests = tests
+        self.pattern = " and ".join(f"({test.pattern})" for test in tests)
+
+    def search(self, text: str) -> bool | None:
+        return True if all(t.search(text) is not None for t in self.tests) else None
