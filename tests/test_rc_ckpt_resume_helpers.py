@@ -1,8 +1,7 @@
 """The resume file rewritten in place, through the CLI on small projects: a saving helper
 whose file name is passed by the caller (and defaults to a fresh per-epoch name), the
 resume read in a helper of another module, a helper that hands the file to another
-function of its module, a run folder named by the start time (DDP014); and a worker both
-spawned and called directly (DDP033)."""
+function of its module, a run folder named by the start time (DDP014)."""
 
 from __future__ import annotations
 
@@ -150,46 +149,3 @@ def test_time_stamp_of_the_run_is_not_of_the_save(cli, write, tmp_path, save, ex
     write("pyproject.toml", "[project]\nname = 'demo'\n")
     train = write("train.py", STAMPED.format(save=save))
     assert [row for row, _, _ in findings(cli, train, "--select", "DDP014")] == expected
-
-
-SPAWNED = """\
-import os
-
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
-from torch.nn.parallel import DistributedDataParallel as DDP
-
-
-def main_worker(gpu, args):
-    dist.init_process_group("nccl", world_size=args.gpus, rank=gpu)
-    torch.cuda.set_device(gpu)
-    model = DDP(torch.nn.Linear(8, 8).cuda(gpu), device_ids=[gpu])
-    if os.path.exists("checkpoint.pth"):
-        model.module.load_state_dict(torch.load("checkpoint.pth"))
-    if gpu == 0:
-        torch.save(model.module.state_dict(), "checkpoint.pth.tmp")
-        os.replace("checkpoint.pth.tmp", "checkpoint.pth")
-
-
-def main(args):
-    if args.multiprocessing_distributed:
-        mp.spawn(main_worker, nprocs={nprocs}, args=(args,))
-    else:
-        main_worker(0, args)
-
-
-if __name__ == "__main__":
-    main(None)
-"""
-
-
-@pytest.mark.parametrize(
-    ("nprocs", "expected"),
-    # One spawned process: the worker never runs beside another.
-    [("args.gpus", [14]), ("1", [])],
-)
-def test_worker_spawned_and_called_directly(cli, write, tmp_path, nprocs, expected):
-    write("pyproject.toml", "[project]\nname = 'demo'\n")
-    train = write("train.py", SPAWNED.format(nprocs=nprocs))
-    assert [row for row, _, _ in findings(cli, train, "--select", "DDP033")] == expected

@@ -9,11 +9,9 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
-from ddplint.domain.apis import SPAWN_FUNCTIONS
 from ddplint.domain.downloads import in_first_context
 from ddplint.domain.processes import in_lone_worker
 from ddplint.domain.rank_guards import call_sites, guarded_everywhere, single_process_branch
-from ddplint.domain.spawned_workers import worker
 
 _ENTRY_POINTS = frozenset({"main", "train", "run", "worker", "main_worker"})
 
@@ -80,13 +78,7 @@ def every_rank_reaches(ctx: FileContext, node: cst.CSTNode, depth: int = 3) -> b
     sites = outside_calls(ctx, func)
     if not sites:
         return is_entry(ctx, func)
-    return any(every_rank_reaches(ctx, s, depth - 1) for s in sites) or _spawned(ctx, func)
-
-
-def _spawned(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """`mp.spawn(func, ...)` in this file: each worker runs `func`, whatever its direct
-    calls (`else: main_worker(...)`, the one-process path) say."""
-    return any(worker(ctx, spawn) is func for spawn in ctx.calls_to(*SPAWN_FUNCTIONS))
+    return any(every_rank_reaches(ctx, s, depth - 1) for s in sites)
 
 
 def unguarded_callers(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
