@@ -15,12 +15,16 @@ from ddplint.project.queries import Project
 from ddplint.project_files import project_files, project_root
 
 # Anything that may wrap a model or its optimizer for multi-process data parallelism, or
-# split a model over processes (pipelines, RPC), where no DDP wrapper is expected.
+# split a model over processes (tensor or pipeline parallelism, RPC), where no DDP wrapper
+# is expected.
 _WRAPS = re.compile(
     r"DistributedDataParallel|FullyShardedDataParallel|fully_shard|\bDDP\b|\bFSDP\b"
     r"|deepspeed|\baccelerate\b|Accelerator\b|horovod|\bhvd\b|DistributedOptimizer"
     r"|lightning|colossalai|fairscale|ZeroRedundancyOptimizer|register_comm_hook"
     r"|distributed\.pipelining|distributed\.rpc|\bPipe\(|DataParallel|\.prepare\("
+    # tensor, pipeline and composable parallelism: a model split or replicated otherwise
+    r"|parallelize_module|distributed\.tensor|device_mesh|DeviceMesh|DTensor"
+    r"|distribute_tensor|distributed\._composable"
 )
 # A collective given something of the model: gradients, parameters, weights, a state dict.
 _SYNCS = re.compile(
