@@ -160,7 +160,7 @@ class Livenesses:
             return Liveness.LIVE
         if states:
             return _any_of(states)
-        if self._is_script():
+        if self._is_script:
             return Liveness.NEVER
         if name.startswith("_") or self._imported_elsewhere():
             return Liveness.UNKNOWN
@@ -203,6 +203,7 @@ class Livenesses:
             )
         return re.search(rf"\b{re.escape(name)}\b", self._strings) is not None
 
+    @cached_property
     def _is_script(self) -> bool:
         """The module runs as a program: it has an `if __name__ == "__main__":` block."""
         for statement in self.model.module.body:
