@@ -11,6 +11,7 @@ import libcst as cst
 from ddplint.context import FileContext, Scope
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import LOADER_CLASSES, SAMPLER_CLASSES, argument, is_false, is_true
+from ddplint.domain.loader_classes import constructions, loader_classes
 from ddplint.domain.project_view import project_of
 from ddplint.names import dotted
 
@@ -30,7 +31,9 @@ class LoaderUse:
 
     call: cst.Call
     name: str | None
-    via: str  # "sampler", "batch_sampler", or "returned_sampler" (a helper's return value)
+    # "sampler", "batch_sampler", "returned_sampler" (a helper's return value), or
+    # "subclass" (`call` constructs a DataLoader subclass that builds the sampler itself)
+    via: str
 
 
 @dataclass
@@ -122,7 +125,7 @@ def factory_shuffle(ctx: FileContext, func: cst.FunctionDef) -> str:
         value = ret.value if isinstance(ret, cst.Return) else None
         if not isinstance(value, cst.Call) or ctx.scope(ret) is not func:
             continue
-        if ctx.call_name(value) not in SAMPLER_CLASSES:
+        if not is_sampler_call(ctx, value):
             continue
         found = _shuffle_text(func, value)
     return found
@@ -227,10 +230,68 @@ def _refers_to(ctx: FileContext, expr: cst.BaseExpression | None, sampler: Sampl
     return False
 
 
+def sampler_calls(ctx: FileContext) -> list[cst.Call]:
+    """Calls that build a DistributedSampler: of the class itself, or of a name the file
+    binds to it on the distributed path (`sampler_cls = RandomSampler if args.local_rank
+    == -1 else DistributedSampler`, then `sampler_cls(train_set)`), in source order."""
+    direct = list(ctx.calls_to(*SAMPLER_CLASSES))
+    if not _sampler_aliases(ctx):
+        return direct
+    found = [call for call in ctx.calls if _alias_call(ctx, call)]
+    return sorted([*direct, *found], key=ctx.model.position)
+
+
+def is_sampler_call(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """`expr` builds a DistributedSampler (see `sampler_calls`)."""
+    if not isinstance(expr, cst.Call):
+        return False
+    return ctx.call_name(expr) in SAMPLER_CLASSES or _alias_call(ctx, expr)
+
+
+def is_alias_call(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` builds a DistributedSampler through a name that holds another class on some
+    path (`sampler_cls(train_set)`): the loader's sampler may lack `set_epoch` there."""
+    return ctx.call_name(call) not in SAMPLER_CLASSES and _alias_call(ctx, call)
+
+
+def _alias_call(ctx: FileContext, call: cst.Call) -> bool:
+    func = call.func
+    return (
+        isinstance(func, cst.Name)
+        and func.value in _sampler_aliases(ctx)
+        and any(
+            _names_sampler_class(ctx, v.expr) for v in ctx.resolver.values(func, call) if v.leaf
+        )
+    )
+
+
+def _sampler_aliases(ctx: FileContext) -> frozenset[str]:
+    """Names the file assigns an expression naming the DistributedSampler class without
+    calling it (`sampler_cls = DistributedSampler`, or one branch of a conditional)."""
+    return ctx.memo(_find_aliases)
+
+
+def _find_aliases(ctx: FileContext) -> frozenset[str]:
+    found: set[str] = set()
+    for node in ctx.nodes_of(cst.Assign):
+        assert isinstance(node, cst.Assign)
+        value = node.value
+        branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            continue
+        if any(_names_sampler_class(ctx, branch) for branch in branches):
+            found.add(node.targets[0].target.value)
+    return frozenset(found)
+
+
+def _names_sampler_class(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.Name, cst.Attribute)) and ctx.qualname(expr) in SAMPLER_CLASSES
+
+
 def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
     """Every DistributedSampler of the file with the DataLoaders built on it."""
     samplers = []
-    for call in ctx.calls_to(*SAMPLER_CLASSES):
+    for call in sampler_calls(ctx):
         factory_uses = _factory_uses(ctx, call)
         if factory_uses:
             samplers.extend(factory_uses)
@@ -277,7 +338,27 @@ def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
             if via is not None:
                 loader_name, _ = bound_name(ctx, loader)
                 sampler.loaders.append(LoaderUse(loader, loader_name, via))
+    _link_loader_classes(ctx, samplers)
     return samplers
+
+
+def _link_loader_classes(ctx: FileContext, samplers: list[SamplerUse]) -> None:
+    """A DataLoader subclass of the file handing a sampler of its `__init__` to
+    `super().__init__(...)`: each construction that builds that sampler is a loader on it."""
+    for loader_class in loader_classes(ctx):
+        base = loader_class.base_call
+        direct = argument(base, LOADER_SAMPLER, "sampler")
+        batch = argument(base, LOADER_BATCH_SAMPLER, "batch_sampler")
+        for sampler in samplers:
+            if ctx.scope(sampler.site) is not loader_class.init:
+                continue
+            if not _refers_to(ctx, direct, sampler) and not any(
+                _refers_to(ctx, b, sampler) for b in _with_values(ctx, batch, base)
+            ):
+                continue
+            for site in constructions(ctx, loader_class, sampler.site):
+                loader_name, _ = bound_name(ctx, site)
+                sampler.loaders.append(LoaderUse(site, loader_name, "subclass"))
 
 
 def _with_values(

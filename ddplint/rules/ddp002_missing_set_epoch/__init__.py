@@ -14,6 +14,7 @@ from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import (
     SamplerUse,
     distributed_samplers,
+    is_alias_call,
     is_evaluation_sampler,
     names_bound_to,
     shuffles,
@@ -423,6 +424,8 @@ def main(train_set, model, epochs):
         DistributedSampler there (not a factory's result, which may be another sampler)."""
         if sampler.factory is not None or not sampler.arguments_known:
             return None
+        if is_alias_call(ctx, sampler.call):
+            return None  # another sampler class, without `set_epoch`, on some path
         value = sampler.binding_value
         if (
             sampler.name is not None

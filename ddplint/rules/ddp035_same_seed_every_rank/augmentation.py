@@ -5,9 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.apis import LOADER_CLASSES, SAMPLER_CLASSES
+from ddplint.domain.apis import LOADER_CLASSES
 from ddplint.domain.loops import named_for
 from ddplint.domain.project_view import project_of
+from ddplint.domain.samplers import is_sampler_call
 from ddplint.engine.resolve import argument
 
 _SAMPLER, _DATASET = 3, 0  # DataLoader(dataset, batch_size, shuffle, sampler, ...)
@@ -21,10 +22,7 @@ def sharded_loaders(ctx: FileContext) -> list[cst.Call]:
         if sampler is None:
             continue
         values = ctx.resolver.values(sampler, loader)
-        if any(
-            isinstance(v.expr, cst.Call) and ctx.call_name(v.expr) in SAMPLER_CLASSES
-            for v in values
-        ):
+        if any(is_sampler_call(ctx, v.expr) for v in values):
             found.append(loader)
     return found
 
