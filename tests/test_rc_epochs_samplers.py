@@ -72,3 +72,38 @@ def test_loader_subclass_building_its_sampler_is_a_loader_on_it():
 
 def test_loader_subclass_told_not_to_build_the_sampler_is_silent():
     assert codes(SUBCLASS.replace("{train}", "False")) == []
+
+
+HELPER = textwrap.dedent(
+    """
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader, DistributedSampler
+
+    def build_loader(dataset, batch_size):
+        sampler = DistributedSampler(dataset)
+        return DataLoader(dataset, batch_size=batch_size, sampler=sampler, drop_last=True)
+
+    def main(dataset, stages, step, epochs):
+        dist.init_process_group("nccl")
+        for epoch in range(epochs):
+            loader = build_loader({given}, 32)
+            for batch in loader:
+                step(batch)
+    """
+)
+
+
+def test_loader_rebuilt_each_epoch_by_a_helper_says_so_and_offers_no_fix():
+    source = HELPER.replace("{given}", "dataset")
+    found = lint_source(source, select=["DDP002"])
+    assert [d.code for d in found] == ["DDP002"]
+    assert "new shuffling DistributedSampler in every pass (through `build_loader()`)" in (
+        found[0].message
+    )
+    # `loader.sampler.set_epoch(epoch)` at the top of the loop would read the loader
+    # before this pass builds it
+    assert fix_source(source, select=["DDP002"]) == source
+
+
+def test_loader_rebuilt_each_epoch_from_that_epochs_data_is_silent():
+    assert codes(HELPER.replace("{given}", "stages[epoch]")) == []

@@ -418,16 +418,68 @@ def returned_names(
 ) -> list[tuple[str, Scope]]:
     """Names bound by callers of `scope` to the value `name` it returns (by position in
     a returned tuple), or to the expression `value` when it is returned as it stands
-    (`return DataLoader(...)`)."""
+    (`return DataLoader(...)`); for a generator, the names a `for` over its call binds to
+    what it yields (see `returned_bindings`)."""
+    return [(bound, where) for bound, where, _ in returned_bindings(ctx, name, scope, value)]
+
+
+def returned_bindings(
+    ctx: FileContext, name: str | None, scope: Scope, value: cst.CSTNode | None = None
+) -> list[tuple[str, Scope, cst.Call]]:
+    """`returned_names`, each with the call of `scope` that binds it: `x = helper(...)`,
+    or `for _, _, loader in helper(...):` where `scope` yields the value."""
     if not isinstance(scope, cst.FunctionDef):
         return []
     positions = returned_positions(ctx, name, scope, value)
-    if not positions:
+    yielded = _yielded_positions(ctx, name, scope, value)
+    if not positions and not yielded:
         return []
-    found: list[tuple[str, Scope]] = []
-    for call in ctx.calls:
-        if isinstance(call.func, cst.Name) and call.func.value == scope.name.value:
-            found.extend((bound, ctx.scope(call)) for bound in names_bound_to(ctx, call, positions))
+    found: list[tuple[str, Scope, cst.Call]] = []
+    for call in ctx.model.calls_by_name.get(scope.name.value, ()):
+        if not isinstance(call.func, cst.Name):
+            continue
+        where = ctx.scope(call)
+        found.extend((bound, where, call) for bound in names_bound_to(ctx, call, positions))
+        found.extend((bound, where, call) for bound in _names_iterated(ctx, call, yielded))
+    return found
+
+
+def _yielded_positions(
+    ctx: FileContext, name: str | None, scope: cst.FunctionDef, value: cst.CSTNode | None
+) -> set[int | None]:
+    """Where the generator `scope` yields the value of `name` (or the expression
+    `value`): None for the whole yielded value, an index for an element of a tuple."""
+
+    def held(expr: cst.BaseExpression) -> bool:
+        return expr is value or (name is not None and dotted(expr) == name)
+
+    positions: set[int | None] = set()
+    for found in ctx.nodes_within(scope, cst.Yield):
+        node = cast("cst.Yield", found)
+        if not isinstance(node.value, cst.BaseExpression) or ctx.scope(node) is not scope:
+            continue
+        if held(node.value):
+            positions.add(None)
+        elif isinstance(node.value, cst.Tuple):
+            positions.update(i for i, e in enumerate(node.value.elements) if held(e.value))
+    return positions
+
+
+def _names_iterated(ctx: FileContext, call: cst.Call, positions: set[int | None]) -> list[str]:
+    """The names `for target in call(...)` binds to each yielded value (None) or to the
+    given elements of a yielded tuple."""
+    loop = ctx.parent(call)
+    if not positions or not isinstance(loop, cst.For) or loop.iter is not call:
+        return []
+    found = []
+    for position in positions:
+        target: cst.BaseExpression | None = loop.target
+        if position is not None:
+            elements = target.elements if isinstance(target, (cst.Tuple, cst.List)) else ()
+            target = elements[position].value if position < len(elements) else None
+        bound = dotted(target) if target is not None else None
+        if bound is not None:
+            found.append(bound)
     return found
 
 

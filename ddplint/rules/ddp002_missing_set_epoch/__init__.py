@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ddplint.context import FileContext, Scope
+from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.ddp_facts import is_false
 from ddplint.domain.loops import named_for
@@ -25,6 +25,7 @@ from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp002_missing_set_epoch.epoch_loops import (
     EpochLoop,
     EpochLoops,
+    LoaderName,
     loader_names,
     outer_loops,
 )
@@ -42,16 +43,19 @@ def _visible_in(ctx: FileContext, name: str, binding_node: cst.CSTNode, loop: cs
 
 
 def _rebuilt_each_pass(
-    ctx: FileContext, finder: EpochLoops, sampler: SamplerUse, name: str, scope: Scope
+    ctx: FileContext, finder: EpochLoops, sampler: SamplerUse, held: LoaderName
 ) -> Iterator[cst.For]:
-    """Epoch loops that build `sampler` anew in every pass, over the same dataset with the
-    same seed, iterate a loader `name` built on it, and call no `set_epoch`."""
-    for epoch, _site in finder.epoch_loops(name, scope):
+    """Epoch loops that build `sampler` anew in every pass (themselves, or through the
+    function of this file whose call in their body returns or yields the loader), over the
+    same dataset with the same seed, iterate the loader `held` names, and call no
+    `set_epoch`."""
+    for epoch, _site in finder.epoch_loops(held.name, held.scope):
         if epoch is None or not isinstance(epoch.loop, cst.For) or not sampler.arguments_known:
             continue
-        if not ctx.is_inside(sampler.call, epoch.loop):
-            continue
         loops = [epoch.loop, *outer_loops(ctx, epoch.loop)]
+        rebuilding = _rebuilding_loop(ctx, sampler, held, loops)
+        if rebuilding is None:
+            continue
         if any(finder.loop_sets_epoch(loop) for loop in loops):
             continue
         dataset = argument(sampler.call, 0, "dataset")
@@ -59,28 +63,74 @@ def _rebuilt_each_pass(
         if (
             dataset is not None
             and isinstance(dataset, (cst.Name, cst.Attribute))
-            and _same_each_pass(ctx, dataset, sampler.call, epoch.loop)
-            and (seed is None or _same_each_pass(ctx, seed, sampler.call, epoch.loop))
-            and not _changed_in(ctx, dotted(dataset), epoch.loop)
+            and _same_each_pass(ctx, dataset, sampler.call, rebuilding)
+            and (seed is None or _same_each_pass(ctx, seed, sampler.call, rebuilding))
+            and not _changed_in(ctx, dotted(dataset), rebuilding)
+            and (
+                not _built_by_helper(ctx, sampler, held)
+                or _same_arguments(ctx, held.made, rebuilding)
+            )
         ):
-            yield epoch.loop
+            yield rebuilding
+
+
+def _rebuilding_loop(
+    ctx: FileContext, sampler: SamplerUse, held: LoaderName, loops: list[cst.For | cst.While]
+) -> cst.For | None:
+    """The innermost of `loops` whose passes each build the sampler anew: the sampler's
+    call is in it, or the helper call that makes the loader is in its body (not in its
+    iterable: `for _, _, loader in get_loaders(files)` reads one call's loaders)."""
+    helper = _built_by_helper(ctx, sampler, held)
+    for loop in loops:
+        if not isinstance(loop, cst.For):
+            continue
+        if ctx.is_inside(sampler.call, loop):
+            return loop
+        if helper and ctx.is_inside(held.made, loop.body):
+            return loop
+    return None
+
+
+def _built_by_helper(ctx: FileContext, sampler: SamplerUse, held: LoaderName) -> bool:
+    """The loader `held` names comes from a call of the function of this file that builds
+    the sampler itself: each call makes a new one."""
+    scope = ctx.scope(sampler.call)
+    return held.made is not sampler.call and scope in ctx.resolver.callees(held.made)
+
+
+def _rebound_in(ctx: FileContext, held: LoaderName, loop: cst.CSTNode) -> bool:
+    """`loop` binds `held`'s name by another statement than the one that makes it (`loader =
+    build_loader(stage_set)` in each pass): the loader it iterates is not that one."""
+    own = ctx.statement(held.made)
+    for node in ctx.nodes_within(loop, cst.Assign):
+        if not isinstance(node, cst.Assign) or node is own or ctx.scope(node) is not held.scope:
+            continue
+        if any(dotted(target.target) == held.name for target in node.targets):
+            return True
+    return False
+
+
+def _same_arguments(ctx: FileContext, made: cst.Call, loop: cst.For) -> bool:
+    """The helper call that builds the sampler is given the same values in every pass of
+    `loop` (`get_loaders(train_files, args)`; not `build_loader(stages[epoch])`)."""
+    return all(not arg.star and _same_each_pass(ctx, arg.value, made, loop) for arg in made.args)
 
 
 def _other_samplers(
     ctx: FileContext,
     samplers: list[SamplerUse],
     sampler: SamplerUse,
-    names: list[tuple[str, Scope, str, bool]],
+    names: list[LoaderName],
 ) -> frozenset[str]:
     """The names that hold only other samplers of the file (`self.aux_sampler`,
     `aux_loader.sampler`): a `set_epoch` on one of them leaves `sampler`'s epoch as it is."""
-    own = {sampler.name, *(f"{name}.sampler" for name, *_ in names)}
+    own = {sampler.name, *(f"{held.name}.sampler" for held in names)}
     found: set[str] = set()
     for other in samplers:
         if other is sampler or other.call is sampler.call:
             continue
         found.add(other.name or "")
-        found.update(f"{name}.sampler" for name, *_ in loader_names(ctx, other))
+        found.update(f"{held.name}.sampler" for held in loader_names(ctx, other))
     return frozenset(found - own - {""})
 
 
@@ -324,18 +374,25 @@ def main(train_set, model, epochs):
                 continue
             names = loader_names(ctx, sampler)
             others = _other_samplers(ctx, samplers, sampler, names)
-            for name, scope, via, _ in names:
-                for epoch in finder.without_set_epoch(name, scope, sampler.call, others):
+            for held in names:
+                made = held.made if _built_by_helper(ctx, sampler, held) else sampler.call
+                for epoch in finder.without_set_epoch(held.name, held.scope, made, others):
+                    if _rebound_in(ctx, held, epoch.loop):
+                        continue  # the loop reads a loader bound elsewhere in it
                     if id(epoch.loop) not in reported:
                         reported.add(id(epoch.loop))
-                        yield self._finding(ctx, sampler, epoch, via)
-                for loop in _rebuilt_each_pass(ctx, finder, sampler, name, scope):
+                        yield self._finding(ctx, sampler, epoch, held.via)
+                for loop in _rebuilt_each_pass(ctx, finder, sampler, held):
                     if id(loop) not in reported:
                         reported.add(id(loop))
+                        through = ""
+                        if _built_by_helper(ctx, sampler, held):
+                            through = f" (through `{ctx.code(held.made.func).strip()}()`)"
                         yield Finding(
                             loop,
                             "Epoch loop builds a new shuffling DistributedSampler in every "
-                            "pass and never calls `set_epoch` on it: each new sampler starts "
+                            f"pass{through} and never calls `set_epoch` on it: each new "
+                            "sampler starts "
                             "at epoch 0, so every epoch repeats the same sample order; call "
                             "`set_epoch(epoch)` on it once built, or build it before the loop",
                         )

@@ -16,7 +16,7 @@ import libcst as cst
 from ddplint.context import FileContext, Scope
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.project_view import project_of
-from ddplint.domain.samplers import SamplerUse, bound_name, returned_names
+from ddplint.domain.samplers import SamplerUse, bound_name, returned_bindings
 from ddplint.names import dotted
 
 _CYCLE = "itertools.cycle"
@@ -81,16 +81,28 @@ def _param_for(func: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | Non
     return params[index] if index < len(params) else None
 
 
-def loader_names(ctx: FileContext, sampler: SamplerUse) -> list[tuple[str, Scope, str, bool]]:
+@dataclass(frozen=True)
+class LoaderName:
+    """A name that holds a loader built on a sampler: in `scope`, bound where `made` runs
+    (the loader's own call, or the call of the function of this file that returns or
+    yields it); `via`: how the loader takes the sampler."""
+
+    name: str
+    scope: Scope
+    via: str
+    made: cst.Call
+
+
+def loader_names(ctx: FileContext, sampler: SamplerUse) -> list[LoaderName]:
     """The names that hold the loaders built on `sampler` (also where a function of this
-    file returns one): (name, scope, how the loader takes the sampler, is the sampler)."""
-    names: list[tuple[str, Scope, str, bool]] = []
+    file returns or yields one)."""
+    names: list[LoaderName] = []
     for loader in sampler.loaders:
         scope = ctx.scope(loader.call)
         if loader.name is not None:
-            names.append((loader.name, scope, loader.via, False))
-        for bound, where in returned_names(ctx, loader.name, scope, loader.call):
-            names.append((bound, where, loader.via, False))
+            names.append(LoaderName(loader.name, scope, loader.via, loader.call))
+        for bound, where, site in returned_bindings(ctx, loader.name, scope, loader.call):
+            names.append(LoaderName(bound, where, loader.via, site))
     return names
 
 
