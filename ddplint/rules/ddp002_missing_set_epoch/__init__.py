@@ -177,7 +177,14 @@ and so is an epoch loop that goes round at most once (`range(num_epochs)` with
 `num_epochs = 1`): no second epoch repeats an order.
 Also flags an epoch loop that builds a new shuffling sampler in every pass, over the same
 dataset and with a seed that does not change from pass to pass, and never calls
-`set_epoch` on it.
+`set_epoch` on it: in the loop itself, or through a function of the file that the loop
+calls with the same arguments each pass and that returns (or, a generator, yields) a
+loader on a sampler it builds (`for _, _, loader in get_loaders(files):`).
+A sampler whose class a name picks on the distributed path (`sampler_cls =
+DistributedSampler if distributed else RandomSampler`) counts, and so does a DataLoader
+subclass of the file that builds the sampler in its `__init__` and hands it to
+`super().__init__(...)`, at each construction that does not pass a flag of `__init__`
+the way that skips the sampler (`TrainLoader(root, train=False)`).
 Loaders read pass after pass with no epoch counter in sight count too: a `while` loop
 around the iteration, an endless generator (`while True: for batch in loader: yield
 batch`), `itertools.cycle(loader)`, or `iter(loader)` made anew inside a loop; these are
@@ -220,8 +227,9 @@ The fix inserts `sampler.set_epoch(epoch)` (or `loader.sampler.set_epoch(epoch)`
 sampler has no name) as the first statement of the epoch loop, using the loop variable.
 It is safe: it only changes the order of samples between epochs, which is the intent of
 `shuffle=True`. No fix is offered when the loop variable is not a plain name or the
-sampler may be `None`/another sampler class at that point, nor when the loop builds a new
-sampler in every pass (`set_epoch` belongs after that construction).
+sampler may be `None`/another sampler class at that point (a class picked by a
+conditional, a DataLoader subclass), nor when the loop builds a new sampler in every pass
+(`set_epoch` belongs after that construction).
 
 ## References
 - https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler

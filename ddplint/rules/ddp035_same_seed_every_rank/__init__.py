@@ -45,7 +45,8 @@ Flags `torch.manual_seed(seed)` (directly, in a helper of the same file such as
 `utils.set_seed(args.seed)`, or through `transformers.set_seed` / Lightning's
 `seed_everything`) that every rank of a distributed script runs with a value that does
 not depend on the rank, when the file feeds a DataLoader from a `DistributedSampler` (its
-own, or one a project helper returns: the ranks' batches differ) and the ranks then draw
+own, one a name picks on the distributed path (`sampler_cls(train_set)`), or one a
+project helper returns: the ranks' batches differ) and the ranks then draw
 from that generator in step:
 - its data pipeline augments at random (a torchvision or albumentations random
   transform, or `random` / `numpy.random` / `torch.rand` in a dataset's `__getitem__` or
