@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ddplint.context import FileContext, Scope
+from ddplint.context import Binding, FileContext, Scope
 from ddplint.domain import domain_of
 from ddplint.domain.samplers import distributed_samplers
 from ddplint.domain.value_leaves import deciding_leaves
@@ -41,6 +41,8 @@ class ShardLoop:
     loaders: list[cst.Call]
     counts: list[cst.AugAssign]
     meters: list[str] = field(default_factory=list)  # `top1.update(...)` of a local meter
+    # `preds = []` before the loop, `preds.append(...)` in it: the rank's results collected
+    collected: list[cst.Assign] = field(default_factory=list)
 
 
 def sharded_loaders(ctx: FileContext) -> set[cst.Call]:
@@ -78,8 +80,83 @@ def shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
             and ctx.scope(statement) is frame
         ]
         meters = _meters(ctx, node, frame)
-        if (counts or meters) and not combines(ctx, frame):
-            yield ShardLoop(node, frame, loaders, counts, meters)
+        collected = _collected(ctx, node, frame)
+        if (counts or meters or collected) and not combines(ctx, frame):
+            yield ShardLoop(node, frame, loaders, counts, meters, collected)
+
+
+def _collected(ctx: FileContext, loop: cst.For, frame: Scope) -> list[cst.Assign]:
+    """The empty lists made before `loop` in its function (`preds = []`) that it appends
+    to (`preds.append(out)`, `preds.extend(...)`): the results of this rank's shard."""
+    found: list[cst.Assign] = []
+    for call in ctx.calls_within(loop.body):
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("append", "extend")
+            and isinstance(func.value, cst.Name)
+            and ctx.scope(call) is frame
+        ):
+            continue
+        bindings = ctx.resolver.reaching(func.value.value, loop)
+        if bindings and all(_empty_list_before(ctx, b, loop) for b in bindings):
+            found.extend(
+                b.statement
+                for b in bindings
+                if isinstance(b.statement, cst.Assign) and b.statement not in found
+            )
+    return found
+
+
+def _empty_list_before(ctx: FileContext, binding: Binding, loop: cst.For) -> bool:
+    """`binding` assigns an empty list (`preds = []`, `preds, trues = [], []`) before `loop`."""
+    value: cst.BaseExpression | None = binding.value
+    if binding.index is not None:
+        elements = value.elements if isinstance(value, cst.Tuple) else ()
+        value = elements[binding.index].value if binding.index < len(elements) else None
+    return (
+        binding.kind == "assign"
+        and isinstance(binding.statement, cst.Assign)
+        and isinstance(value, cst.List)
+        and not value.elements
+        and ctx.before(binding.statement, loop)
+    )
+
+
+def collected_from(
+    ctx: FileContext,
+    expr: cst.BaseExpression,
+    at: cst.CSTNode,
+    collected: list[cst.Assign],
+    depth: int = 2,
+) -> str | None:
+    """The list of the loop's results (see `ShardLoop.collected`) that `expr` is computed
+    from, if any (`mae, mse = metric(np.concatenate(preds), trues)`: `preds`; a value
+    unpacked from a call is computed from the call's arguments)."""
+    if not collected:
+        return None
+    for value in ctx.resolver.sources(expr, at, depth=4):
+        if not isinstance(value.expr, cst.Name) or _measured(ctx, value.expr):
+            continue
+        for binding in ctx.resolver.reaching(value.expr.value, value.at):
+            if binding.statement in collected:
+                return value.expr.value
+            call = binding.value
+            if depth > 0 and binding.index is not None and isinstance(call, cst.Call):
+                for arg in call.args:
+                    found = collected_from(ctx, arg.value, binding.statement, collected, depth - 1)
+                    if found is not None:
+                        return found
+    return None
+
+
+def _measured(ctx: FileContext, name: cst.Name) -> bool:
+    """`len(preds)`: how many results this rank holds, not a metric of them."""
+    arg = ctx.parent(name)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return (
+        isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "len"
+    )
 
 
 def _meters(ctx: FileContext, loop: cst.For, frame: Scope) -> list[str]:

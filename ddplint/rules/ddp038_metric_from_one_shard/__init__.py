@@ -27,8 +27,10 @@ class MetricFromOneShard(Rule):
 ## What it does
 Finds an evaluation loop (under `torch.no_grad()` / `inference_mode()`, or after
 `model.eval()`) over a DataLoader built on a `DistributedSampler` that accumulates a
-value (`correct += ...`, `val_loss += ...`, or `top1.update(...)` of a meter class of the
-file none of whose methods combines ranks) which nothing combines across ranks (no
+value (`correct += ...`, `val_loss += ...`, `top1.update(...)` of a meter class of the
+file none of whose methods combines ranks, or results collected into a list made empty
+before the loop, `preds.append(...)`, and a metric computed from them; `len(preds)` is
+not one) which nothing combines across ranks (no
 collective, no helper named for one: `all_reduce`, `all_gather`, `reduce_tensor`,
 `gather_for_metrics`, `synchronize_between_processes`, ...), and reports where that value
 is used as the result: compared (to pick the best checkpoint, or to stop), given to a
@@ -208,8 +210,9 @@ def main(model, val_set, device):
     @staticmethod
     def _message(use: MetricUse) -> str:
         via = f" (returned by `{use.via}()`)" if use.via else ""
+        held = "collects the results of" if use.collected else "is accumulated over"
         return (
-            f"`{use.count}`{via} is accumulated over this rank's shard only (its loader has "
+            f"`{use.count}`{via} {held} this rank's shard only (its loader has "
             "a DistributedSampler: about 1/N of the evaluation set with N processes) and "
             f"nothing all-reduces or gathers it: {_ROLES[use.kind]}; all_reduce the sums "
             "and counts (or gather the results) first"

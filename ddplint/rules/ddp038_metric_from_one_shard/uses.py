@@ -14,6 +14,7 @@ from ddplint.domain import domain_of
 from ddplint.domain.shard_metrics import (
     ShardLoop,
     callers,
+    collected_from,
     combines,
     counted,
     division,
@@ -44,6 +45,7 @@ class MetricUse:
     kind: str  # "compare", "scheduler" or "log"
     count: str
     via: str | None = None
+    collected: bool = False  # a list of the shard's results, not a running count
 
 
 def shard_metric_uses(ctx: FileContext) -> Iterator[MetricUse]:
@@ -51,12 +53,16 @@ def shard_metric_uses(ctx: FileContext) -> Iterator[MetricUse]:
     for shard in evaluation_shard_loops(ctx):
         loop = shard.loop
         counts = [c for c in shard.counts if not _divided_by_whole_dataset(ctx, shard, c)]
-        if not counts and not shard.meters:
+        if not counts and not shard.meters and not shard.collected:
             continue
         for node, kind, expr in _uses(ctx, shard.frame, loop):
             count = counted(ctx, expr, node, counts) or metered(ctx, expr, node, shard.meters)
             if count is not None:
                 yield MetricUse(node, kind, count)
+                continue
+            results = collected_from(ctx, expr, node, shard.collected)
+            if results is not None:
+                yield MetricUse(node, kind, results, collected=True)
         yield from _caller_uses(ctx, shard, counts)
 
 
