@@ -23,7 +23,7 @@ from ddplint.domain.overwrites import (
     is_temporary,
     moved_after,
     path_texts,
-    sources,
+    scoped,
     varies_per_save,
     written_path,
 )
@@ -99,7 +99,7 @@ def overwritten(
 ) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
     """The path `write` writes and where it is evaluated, when nothing in sight makes it a
     fresh or temporary file (a counter or time stamp in it, a rename into place, an atomic
-    writer; `skip`, `within`: as `overwrites.sources`); None otherwise."""
+    writer; `skip`, `within`: as `overwrites.scoped`); None otherwise."""
     if from_atomic_writer(ctx, write.path, write.call):
         return None
     written = written_path(ctx, write.path, write.call)
@@ -239,7 +239,7 @@ def _params_in(
     """The parameters (of `positions`) the path is built from."""
     built_from = {
         node.value
-        for value in sources(ctx, path, at, 3, skip, within)
+        for value in ctx.resolver.sources(path, at, 3, scoped(ctx, skip, within))
         for node in ctx.walk(value.expr)
         if isinstance(node, cst.Name) and node.value in positions
     }

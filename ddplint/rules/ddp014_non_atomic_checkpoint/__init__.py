@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.call_values import per_call
 from ddplint.domain.checkpoint_writes import (
     Write,
     file_names,
@@ -27,6 +28,7 @@ from ddplint.domain.overwrites import (
     names_overwritten_file,
     path_texts,
     repeats,
+    repeats_in_call,
     varies_per_save,
     walked_paths,
     written_path,
@@ -217,40 +219,95 @@ def broadcast_state(model, epochs):
                 ((p, where) for p, where in walked[1] if not varies_per_save(ctx, p, where)),
                 (path, at),
             )
-        values = [v.expr for v in ctx.resolver.values(path, at)]
-        texts = path_texts(ctx, path, at)
-        if is_temporary(texts) or moved_after(ctx, call, path):
+        if is_temporary(path_texts(ctx, path, at)) or moved_after(ctx, call, path):
             return None
-        named = names_overwritten_file(texts)
-        # A `latest` / `best` name is overwritten whatever its folder or run tag holds:
-        # only the path expression itself may vary (`f"best_{epoch}.pt"`).
-        if varies_per_save(ctx, path, at, depth=None if named else 3):
-            return _newest(ctx, call, write.verb, ctx.code(path), texts)
-        loops = item_loops(ctx, path, at) | ({walked[0]} if walked is not None else set())
+        loops = {walked[0]} if walked is not None else set()
+        calls = per_call(ctx, path, at)
+        if calls is None:
+            return _judged(ctx, write, path, at, [(path, at)], loops, None)
+        # A path built from its function's parameters: each call in sight writes the
+        # path its own arguments make (`save(model, f"ckpt-{step}")` in one place and
+        # `save(model, "last")` once at the end are two different judgements).
+        func, sites = calls
+        found = [
+            _judged(ctx, write, path, at, [(path, at), *site.bound], loops, (func, site.site))
+            for site in sites
+        ]
+        return min(filter(None, found), key=lambda f: f.unproven, default=None)
+
+
+def _judged(
+    ctx: FileContext,
+    write: Write,
+    path: cst.BaseExpression,
+    at: cst.CSTNode,
+    parts: list[tuple[cst.BaseExpression, cst.CSTNode]],
+    loops: set[cst.For],
+    caller: tuple[cst.FunctionDef, cst.Call] | None,
+) -> Finding | None:
+    """`write` onto `path` with the value made of `parts` (the path, and what one call of
+    its function binds to the parameters it is built from: `caller`; or the path as any
+    caller makes it)."""
+    call = write.call
+    within = caller[0] if caller is not None else None
+    texts = [
+        t
+        for i, (expr, where) in enumerate(parts)
+        for t in path_texts(ctx, expr, where, within=within if i == 0 else None)
+    ]
+    if is_temporary(texts):
+        return None
+    named = names_overwritten_file(texts)
+    # A `latest` / `best` name is overwritten whatever its folder or run tag holds:
+    # only the path expression itself may vary (`f"best_{epoch}.pt"`).
+    depth = None if named else 3
+    if any(
+        varies_per_save(ctx, expr, where, depth, within=within if i == 0 else None, passed=i > 0)
+        for i, (expr, where) in enumerate(parts)
+    ):
+        return _newest(ctx, call, write.verb, ctx.code(path), texts)
+    for i, (expr, where) in enumerate(parts):
+        found = item_loops(ctx, expr, where)
+        if i == 0 and within is not None:  # its callers' loops: what each call passes
+            found = {loop for loop in found if ctx.is_inside(loop, within)}
+        loops = loops | found
+    if caller is None:
         repeated = repeats(ctx, call, walking=loops)
-        if not (named or repeated):
-            return None
-        shown = _shown(ctx.code(path))
-        name_unknown = not (named or loops) and any(file_name_varies(ctx, v) for v in values)
-        if write.copied is not None:
-            # A copy: proven only where the run reads the file back to resume from it.
-            resumed = repeated and reads_back(ctx, file_names(texts)) is not None
-            return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=not resumed)
-        if name_unknown:
-            what = (
-                "a checkpoint path a later save may write again (ddplint cannot tell "
-                "whether its name changes between saves)"
-            )
-        else:
-            what = "a checkpoint path every save overwrites"
-        # Proven: a save that repeats in sight. A `last`/`best` name written once in
-        # sight (a final export, a branch no caller may take) rests on its name alone:
-        # unproven.
-        return Finding(
-            call,
-            f"`torch.save` writes straight onto `{shown}`, {what}: {_HARM.format('save')}",
-            unproven=not repeated,
+    else:
+        repeated = repeats_in_call(ctx, call, caller[1], walking=loops)
+    if not (named or repeated):
+        return None
+    shown = _shown(ctx.code(path))
+    values = [v.expr for expr, where in parts for v in ctx.resolver.values(expr, where)]
+    name_unknown = not (named or loops) and any(file_name_varies(ctx, v) for v in values)
+    if write.copied is not None:
+        # A copy: proven only where the run reads the file back to resume from it.
+        resumed = repeated and reads_back(ctx, file_names(texts)) is not None
+        return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=not resumed)
+    if not repeated:
+        what = (
+            "a `last`/`best`-style checkpoint name, overwritten whenever it is saved again "
+            "(ddplint sees one save per run)"
         )
+    elif name_unknown:
+        what = (
+            "a checkpoint path a later save may write again (ddplint cannot tell "
+            "whether its name changes between saves)"
+        )
+    else:
+        what = "a checkpoint path every save overwrites"
+    # Proven: a save that repeats in sight. A `last`/`best` name written once in
+    # sight (a final export, a branch no caller may take) rests on its name alone:
+    # unproven.
+    if caller is not None:  # the call whose arguments make the path
+        shown += f"` (through `{_shown(ctx.code(caller[1]))}`)"
+    else:
+        shown += "`"
+    return Finding(
+        call,
+        f"`torch.save` writes straight onto `{shown}, {what}: {_HARM.format('save')}",
+        unproven=not repeated,
+    )
 
 
 # Library calls that never reach a project helper's saves.
