@@ -62,7 +62,7 @@ def per_call(
             continue
         if any(arg.star for arg in site.args):
             return None
-        bound = []
+        bound: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
         for name in used:
             passed = ctx.resolver.passed(site, func, name)
             default = params[name].default
