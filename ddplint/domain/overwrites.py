@@ -223,12 +223,57 @@ def varies_per_save(
         values = []
     else:
         values = []
+    if depth is None and _named_piece_varies(ctx, path, at, around, scoped(ctx, skip, within)):
+        return True
     return any(
         _varies_in(ctx, value.expr, around, _COUNTER)
         if not _once_per_round(ctx, value.at, at)
         else _varies_in(ctx, value.expr, around, _STEP_COUNTER, stamps=False)
         for value in values or [Value(path, at, True)]
     )
+
+
+def _named_piece_varies(
+    ctx: FileContext,
+    path: cst.BaseExpression,
+    at: cst.CSTNode,
+    around: set[str],
+    keep: Callable[[Value], bool] | None,
+) -> bool:
+    """The piece of the path that holds its `last` / `best` name holds a counter of steps
+    too (`"best-{}".format(state["epoch"])`, `f"best_{epoch}"`): each save names its own
+    folder or file."""
+    for value in ctx.resolver.sources(path, at, 3, keep):
+        for node in ctx.walk(value.expr):
+            text = string_value(node) if isinstance(node, cst.BaseExpression) else None
+            if isinstance(node, cst.FormattedStringText):
+                text = node.value
+            if text is None or not _OVERWRITTEN_TEXT.search(text):
+                continue
+            piece = _piece(ctx, node, value.expr)
+            if piece is not node and _varies_in(ctx, piece, around, _STEP_COUNTER, False):
+                return True
+    return False
+
+
+def _piece(ctx: FileContext, node: cst.CSTNode, top: cst.BaseExpression) -> cst.CSTNode:
+    """The expression a string literal is part of up to a path separator: its f-string, a
+    concatenation, a `"...".format(...)` call; not a call it is an argument of."""
+    piece = node
+    for parent in ctx.ancestors(node):
+        if (
+            isinstance(
+                parent, (cst.FormattedString, cst.BinaryOperation, cst.FormattedStringExpression)
+            )
+            or (isinstance(parent, cst.Attribute) and parent.value is piece)
+            or (isinstance(parent, cst.Call) and parent.func is piece)
+        ):
+            piece = parent
+        elif not isinstance(parent, cst.FormattedStringText):
+            break
+        if parent is top:
+            break
+    return piece
 
 
 def _once_per_round(ctx: FileContext, value_at: cst.CSTNode, at: cst.CSTNode) -> bool:
@@ -245,7 +290,7 @@ def _once_per_round(ctx: FileContext, value_at: cst.CSTNode, at: cst.CSTNode) ->
 
 def _varies_in(
     ctx: FileContext,
-    expr: cst.BaseExpression,
+    expr: cst.CSTNode,
     around: set[str],
     counter: re.Pattern[str],
     stamps: bool = True,
@@ -259,6 +304,10 @@ def _varies_in(
             return True
         if isinstance(node, cst.Attribute) and counter.search(node.attr.value):
             return True
+        if isinstance(node, cst.SubscriptElement) and isinstance(node.slice, cst.Index):
+            key = string_value(node.slice.value)
+            if key is not None and counter.search(key):
+                return True  # `state["epoch"]`
         if isinstance(node, cst.Name) and (node.value in around or counter.search(node.value)):
             parent = ctx.parent(node)
             if not (isinstance(parent, cst.Attribute) and parent.value is not node):

@@ -250,11 +250,14 @@ def _judged(
     caller makes it)."""
     call = write.call
     within = caller[0] if caller is not None else None
-    texts = [
-        t
-        for i, (expr, where) in enumerate(parts)
-        for t in path_texts(ctx, expr, where, within=within if i == 0 else None)
-    ]
+    texts = [t for expr, where in parts[1:] for t in path_texts(ctx, expr, where)]
+    texts += path_texts(ctx, path, at, within=within)
+    if within is not None:  # the defaults of its parameters: `parts` holds what the call binds
+        params = within.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            for piece in path_texts(ctx, param.default, within) if param.default else ():
+                if piece in texts:
+                    texts.remove(piece)
     if is_temporary(texts):
         return None
     named = names_overwritten_file(texts)
@@ -369,7 +372,9 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
         passed = argument(call, position if position >= 0 else None, name)
         if is_false_literal(passed) or (passed is None and false_default):
             return None  # `save_checkpoint(state, False, ...)`: the write never runs
-    texts = list(helper.texts)
+    texts = helper.texts_passing(
+        *(n for n, i in helper.path_params if argument(call, i if i >= 0 else None, n) is not None)
+    )
     paths, passed_names = [], []
     for name, position in helper.path_params:
         passed = argument(call, position if position >= 0 else None, name)
