@@ -1,5 +1,5 @@
 """A save helper called from two places, each with a folder of its own: a step-stamped
-folder every `save_every` steps, and a final folder once before the function returns.
+folder every `save_every` steps, and a `last` folder named by its score once before the function returns.
 No two calls write the same path."""
 import os
 
@@ -37,7 +37,7 @@ def fit(out_root, total_steps, save_every):
             step += 1
             if step == total_steps:
                 if dist.get_rank() == 0:
-                    write_snapshot(net, opt, os.path.join(out_root, "final-" + str(round(loss.item(), 3))))
+                    write_snapshot(net, opt, os.path.join(out_root, "snap-last-" + str(round(loss.item(), 3))))
                 return
             if dist.get_rank() == 0 and step % save_every == 0:
                 write_snapshot(net, opt, os.path.join(out_root, "snap-" + str(step)))

@@ -243,6 +243,58 @@ def _named_piece_varies(
     """The piece of the path that holds its `last` / `best` name holds a counter of steps
     too (`"best-{}".format(state["epoch"])`, `f"best_{epoch}"`): each save names its own
     folder or file."""
+    return any(
+        _varies_in(ctx, piece, around, _STEP_COUNTER, False)
+        for piece in _named_pieces(ctx, path, at, keep)
+    )
+
+
+def named_piece_computed(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The piece of the path that holds its `last` / `best` name holds a computed value
+    (`"checkpoints-last-" + str(acc)`): written once, it names a file of this run only."""
+    return any(
+        isinstance(n, (cst.Name, cst.Call))
+        for piece in _named_pieces(ctx, path, at, None)
+        for part in _last_component(piece)
+        for n in ctx.walk(part)
+    )
+
+
+def _last_component(piece: cst.CSTNode) -> list[cst.CSTNode]:
+    """The parts of an f-string or a concatenation after its last `/` (`f"{out}/best_{x}"`:
+    `best_`, `{x}`); the piece itself otherwise."""
+    if isinstance(piece, cst.FormattedString):
+        parts: list[cst.CSTNode] = list(piece.parts)
+    elif isinstance(piece, cst.BinaryOperation) and isinstance(piece.operator, cst.Add):
+        parts, stack = [], [cast("cst.BaseExpression", piece)]
+        while stack:  # the operands, left to right
+            node = stack.pop()
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+                stack += [node.right, node.left]
+            else:
+                parts.append(node)
+    else:
+        return [piece]
+    tail: list[cst.CSTNode] = []
+    for part in parts:
+        text = part.value if isinstance(part, cst.FormattedStringText) else None
+        if isinstance(part, cst.BaseExpression):
+            text = string_value(part)
+        if text is not None and "/" in text:
+            tail = []
+        else:
+            tail.append(part)
+    return tail
+
+
+def _named_pieces(
+    ctx: FileContext,
+    path: cst.BaseExpression,
+    at: cst.CSTNode,
+    keep: Callable[[Value], bool] | None,
+) -> list[cst.CSTNode]:
+    """The pieces (`_piece`) of the path that hold a `last` / `best` name and more."""
+    pieces = []
     for value in ctx.resolver.sources(path, at, 3, keep):
         for node in ctx.walk(value.expr):
             text = string_value(node) if isinstance(node, cst.BaseExpression) else None
@@ -251,9 +303,9 @@ def _named_piece_varies(
             if text is None or not _OVERWRITTEN_TEXT.search(text):
                 continue
             piece = _piece(ctx, node, value.expr)
-            if piece is not node and _varies_in(ctx, piece, around, _STEP_COUNTER, False):
-                return True
-    return False
+            if piece is not node:
+                pieces.append(piece)
+    return pieces
 
 
 def _piece(ctx: FileContext, node: cst.CSTNode, top: cst.BaseExpression) -> cst.CSTNode:

@@ -25,6 +25,7 @@ from ddplint.domain.overwrites import (
     is_temporary,
     item_loops,
     moved_after,
+    named_piece_computed,
     names_overwritten_file,
     path_texts,
     repeats,
@@ -229,8 +230,9 @@ def broadcast_state(model, epochs):
         # path its own arguments make (`save(model, f"ckpt-{step}")` in one place and
         # `save(model, "last")` once at the end are two different judgements).
         func, sites = calls
+        many = len(sites) > 1
         found = [
-            _judged(ctx, write, path, at, [(path, at), *site.bound], loops, (func, site.site))
+            _judged(ctx, write, path, at, [(path, at), *site.bound], loops, (func, site.site, many))
             for site in sites
         ]
         return min(filter(None, found), key=lambda f: f.unproven, default=None)
@@ -243,11 +245,11 @@ def _judged(
     at: cst.CSTNode,
     parts: list[tuple[cst.BaseExpression, cst.CSTNode]],
     loops: set[cst.For],
-    caller: tuple[cst.FunctionDef, cst.Call] | None,
+    caller: tuple[cst.FunctionDef, cst.Call, bool] | None,
 ) -> Finding | None:
     """`write` onto `path` with the value made of `parts` (the path, and what one call of
-    its function binds to the parameters it is built from: `caller`; or the path as any
-    caller makes it)."""
+    its function binds to the parameters it is built from: `caller`, with whether the
+    message names that call; or the path as any caller makes it)."""
     call = write.call
     within = caller[0] if caller is not None else None
     texts = [t for expr, where in parts[1:] for t in path_texts(ctx, expr, where)]
@@ -280,6 +282,8 @@ def _judged(
         repeated = repeats_in_call(ctx, call, caller[1], walking=loops)
     if not (named or repeated):
         return None
+    if not repeated and any(named_piece_computed(ctx, expr, where) for expr, where in parts):
+        return None  # `"checkpoints-last-" + str(acc)` written once: this run's own file
     shown = _shown(ctx.code(path))
     values = [v.expr for expr, where in parts for v in ctx.resolver.values(expr, where)]
     name_unknown = not (named or loops) and any(file_name_varies(ctx, v) for v in values)
@@ -302,7 +306,7 @@ def _judged(
     # Proven: a save that repeats in sight. A `last`/`best` name written once in
     # sight (a final export, a branch no caller may take) rests on its name alone:
     # unproven.
-    if caller is not None:  # the call whose arguments make the path
+    if caller is not None and caller[2]:  # the call (of several) whose arguments make it
         shown += f"` (through `{_shown(ctx.code(caller[1]))}`)"
     else:
         shown += "`"
