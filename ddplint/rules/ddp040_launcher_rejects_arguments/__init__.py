@@ -18,6 +18,7 @@ from ddplint.domain.launch_commands import (
 )
 from ddplint.domain.local_rank_option import imports_deepspeed, is_required, local_rank_options
 from ddplint.domain.project_view import project_of
+from ddplint.domain.versions import TORCH_2, Version, pinned_torch
 from ddplint.project_files import project_files, project_root
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp040_launcher_rejects_arguments.parser import (
@@ -192,9 +193,12 @@ torch.cuda.set_device(local_rank)
         if command is None or parse is None:
             return
         shown = os.path.relpath(command, root)
+        pinned = pinned_torch(root, ctx.path)
         for call, flags in options:
             if not is_required(call) and "--local-rank" not in flags:
-                yield Finding(call, _underscore_message(shown))
+                if pinned is not None and pinned < TORCH_2:
+                    continue  # the launcher of the torch the project pins passes --local_rank
+                yield Finding(call, _underscore_message(shown, pinned))
         if not options and not _declared_in_closure(ctx, root):
             yield Finding(parse, _undeclared_message(shown))
 
@@ -249,10 +253,15 @@ def _required_message(flags: frozenset[str]) -> str:
     )
 
 
-def _underscore_message(command: str) -> str:
+def _underscore_message(command: str, pinned: Version | None) -> str:
+    installed = (
+        "the project pins no torch version"
+        if pinned is None
+        else "the project's torch pins allow such a release"
+    )
     return (
         f"`{command}` starts this script with torch.distributed.launch without `--use_env`, "
-        "which from torch 2.0 on passes `--local-rank=N`; this parser knows only "
+        f"which from torch 2.0 on ({installed}) passes `--local-rank=N`; this parser knows only "
         "`--local_rank`, so every process exits with 'unrecognized arguments' before "
         'training starts; declare both spellings (`add_argument("--local-rank", '
         '"--local_rank", ...)`) or launch with torchrun'
