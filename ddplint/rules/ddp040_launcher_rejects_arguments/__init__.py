@@ -182,9 +182,15 @@ torch.cuda.set_device(local_rank)
         options = list(local_rank_options(ctx))
         if any(declared_on_some_paths(ctx, call) for call, _ in options):
             return  # an option declared on some paths only: what the launch meets is unknown
+        # The project starts this script with torch.distributed.launch itself: torchrun is
+        # a launch it does not use, and that launcher passes `--local_rank` before torch 2.0.
+        launched = root is not None and os.path.abspath(ctx.path) in option_launches(root)
+        pinned = pinned_torch(root, ctx.path) if root is not None else None
         for call, flags in options:
             if is_required(call):
-                yield Finding(call, _required_message(flags), unproven=own)
+                if launched and pinned is not None and pinned < TORCH_2:
+                    continue
+                yield Finding(call, _required_message(flags), unproven=own or launched)
         if root is None or own:
             return
         yield from _environment_launch(ctx, root, options)
@@ -193,7 +199,6 @@ torch.cuda.set_device(local_rank)
         if command is None or parse is None:
             return
         shown = os.path.relpath(command, root)
-        pinned = pinned_torch(root, ctx.path)
         for call, flags in options:
             if not is_required(call) and "--local-rank" not in flags:
                 if pinned is not None and pinned < TORCH_2:
