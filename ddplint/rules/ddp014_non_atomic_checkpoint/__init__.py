@@ -62,6 +62,11 @@ with the arguments it passes deciding the path: a file name the helper picks its
 when none is passed (`if filename is None: filename = f"ckpt_{epoch}.pth"`) is the
 caller's when it passes one, and a helper that names the file and hands it to another
 function of its module (`self.save_checkpoint(join(out, "checkpoint.pth"))`) writes it.
+A save helper of this file whose path is built from its parameters is judged once per call
+in sight, with that call's arguments: `save(model, f"ckpt-{step}")` in the loop and
+`save(model, "final-" + str(acc))` once at the end write different files, and neither is
+reported; a `last` / `best` name whose own piece holds a step counter (`"best-{}".format(
+epoch)`) names a file per save.
 A file name that changes per save is reported too when the script resumes from the newest
 file of that name by itself
 (`sorted(glob("epoch_*.pt"))[-1]` handed to a load): the file a crash truncates is the one
@@ -74,7 +79,8 @@ f-string holding the epoch or step, also through the names and folders it is bui
 or a time stamp taken at each save; a run folder stamped once, before the loop, is one
 folder for every save),
 saves into an in-memory buffer, file objects opened to append or with an unknown mode, and
-saves that happen once per run: at one configured step (`if step == save_step:`, or after
+saves that happen once per run or per call (followed by a `return`, or by the `break` of a
+retry loop): at one configured step (`if step == save_step:`, or after
 `if step != save_step: return`), right before the process exits (`quit()`, `sys.exit()`,
 `raise SystemExit` after the save, with no way round the loop in between), or outside the
 training loop of a function that a hyper-parameter search calls once per run. Also left

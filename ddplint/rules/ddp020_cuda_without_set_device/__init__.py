@@ -85,6 +85,10 @@ in its name, markers, fixtures or body, or in a Ray actor given GPUs of its own
 other project modules one of which sets the device (a `comm.py` beside a launcher that
 calls `torch.cuda.set_device`), runs on the device its callers chose.
 
+A `.cuda()` that cannot place anything is left alone: on an object of a class of this file
+that is no `nn.Module` and has no `.cuda()` (it raises AttributeError), or on a name bound
+only in the other branch of an `if` (UnboundLocalError). On an object of a class of another
+project module, whether it is an `nn.Module` is out of sight: unproven (`--preview`).
 Where the file names a device only for single calls (`device_ids=[gpu_id]`, `.cuda(rank)`
 for the batches) and never sets the process's device, a model moved with `.cuda()` and
 then wrapped in `DDP(model, device_ids=[...])` is flagged too: the index given to DDP does

@@ -62,6 +62,13 @@ Flags an argparse parser that cannot parse the command line a launcher gives it:
 A command in a README may span lines without continuations inside a code block: the
 script named on the next lines of the block is the one launched.
 
+The torch the project pins decides what `torch.distributed.launch` passes: a pin older than
+2.0 in the packaging files at its root, or in a README or shell script of the script's
+folder or a folder above it (`pip install torch==1.8.1`, `pytorch=1.11`, `torch<2.0`), means
+`--local_rank=N`, which an underscore-only parser accepts: not reported, nor a required
+option in a script the project starts with that launcher (unproven where no pin is found:
+the message says the project pins no torch version).
+
 Left alone: an option declared only under a condition (`if PYTORCH_MAJOR_VERSION == 1:`),
 parsers that parse leniently (`parse_known_args`, an `argparse.REMAINDER`
 argument, an explicit argument list), files of a DeepSpeed job (DeepSpeed's launcher
