@@ -23,7 +23,7 @@ from ddplint.domain.overwrites import (
     is_temporary,
     moved_after,
     path_texts,
-    sources,
+    scoped,
     varies_per_save,
     written_path,
 )
@@ -99,7 +99,7 @@ def overwritten(
 ) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
     """The path `write` writes and where it is evaluated, when nothing in sight makes it a
     fresh or temporary file (a counter or time stamp in it, a rename into place, an atomic
-    writer; `skip`, `within`: as `overwrites.sources`); None otherwise."""
+    writer; `skip`, `within`: as `overwrites.scoped`); None otherwise."""
     if from_atomic_writer(ctx, write.path, write.call):
         return None
     written = written_path(ctx, write.path, write.call)
@@ -196,15 +196,17 @@ def helper_writes(
             continue
         path, at = target
         saved = argument(write.copied or call, 0, "obj")
+        path_params = _params_in(ctx, path, at, positions, skip, within)
         found.append(
             HelperWrite(
                 verb=write.verb,
                 shown=ctx.code(write.path).strip(),
-                path_params=_params_in(ctx, path, at, positions, skip, within),
+                path_params=path_params,
                 saved_param=_saved_param(ctx, saved, positions),
                 texts=tuple(path_texts(ctx, path, at, skip, within)),
                 requires=_requires(ctx, call, func, positions),
                 fallback=fallback,
+                defaults=_default_texts(ctx, func, path_params),
             )
         )
     writers = {ctx.scope(w.call) for w in all_writes} - {func}
@@ -228,6 +230,19 @@ def _once_per_call(ctx: FileContext, call: cst.Call) -> bool:
     )
 
 
+def _default_texts(
+    ctx: FileContext, func: cst.FunctionDef, params: tuple[tuple[str, int], ...]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The string pieces of the default of each of `params` (`filename="checkpoint.pth"`)."""
+    every = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+    defaults = {p.name.value: p.default for p in every if p.default is not None}
+    return tuple(
+        (name, tuple(path_texts(ctx, defaults[name], func)))
+        for name, _ in params
+        if name in defaults
+    )
+
+
 def _params_in(
     ctx: FileContext,
     path: cst.BaseExpression,
@@ -239,7 +254,7 @@ def _params_in(
     """The parameters (of `positions`) the path is built from."""
     built_from = {
         node.value
-        for value in sources(ctx, path, at, 3, skip, within)
+        for value in ctx.resolver.sources(path, at, 3, scoped(ctx, skip, within))
         for node in ctx.walk(value.expr)
         if isinstance(node, cst.Name) and node.value in positions
     }
@@ -292,7 +307,8 @@ def _composed(
         value = passed((name, position))
         if is_false_literal(value) or (value is None and false_default):
             return None
-    texts, shown = list(inner.texts), inner.shown
+    shown = inner.shown
+    texts = inner.texts_passing(*(p[0] for p in inner.path_params if passed(p) is not None))
     params: set[tuple[str, int]] = set()
     for param in inner.path_params:
         value = passed(param)

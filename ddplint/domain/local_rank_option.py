@@ -35,13 +35,23 @@ def _adds_argument(ctx: FileContext, call: cst.Call) -> bool:
 
 
 def is_required(call: cst.Call) -> bool:
-    """`add_argument(..., required=True)`."""
+    """`add_argument(..., required=True)`, or with any other value argparse takes as true
+    (`required=int`, `required=1`)."""
     required = keyword(call, "required")
-    return (
-        required is not None
-        and isinstance(required.value, cst.Name)
-        and required.value.value == "True"
-    )
+    if required is None:
+        return False
+    value = required.value
+    if isinstance(value, cst.Name):
+        return value.value == "True" or value.value in _TRUE_BUILTINS
+    if isinstance(value, cst.Integer):
+        return int(value.value, 0) != 0
+    if isinstance(value, cst.SimpleString):
+        return value.evaluated_value not in ("", b"")
+    return False
+
+
+# Builtin classes: always true as a value (`required=int`).
+_TRUE_BUILTINS = frozenset({"int", "str", "float", "bool", "list", "dict", "tuple", "set"})
 
 
 def imports_deepspeed(ctx: FileContext) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.apis import OOM_CLASSES
 from ddplint.domain.ddp_facts import string_value
 
@@ -72,32 +73,56 @@ def _stops(ctx: FileContext, statements: Sequence[cst.CSTNode]) -> bool:
 
 def oom_path_swallowed(ctx: FileContext, handler: cst.ExceptHandler) -> bool | None:
     """None if the handler does not handle an OOM; else whether its OOM path goes on
-    without re-raising or exiting."""
+    without re-raising or exiting in a distributed job (a path that carries on only where
+    the job is not distributed, after `if dist.is_initialized(): raise`, swallows
+    nothing under DDP)."""
     body = _statements(handler.body)
+    path: Sequence[cst.CSTNode] = body
     if _catches_oom_type(ctx, handler):
-        return not _stops(ctx, body)
-    if not _catches_broad(ctx, handler):
+        swallowed: bool | None = not _stops(ctx, body)
+    elif not _catches_broad(ctx, handler):
         return None
-    return _message_path_swallowed(ctx, body)
+    else:
+        swallowed, path = _message_path_swallowed(ctx, body)
+    if swallowed and path and domain_of(ctx).gates.single_process(_last(path[-1])):
+        return False
+    return swallowed
+
+
+def _last(statement: cst.CSTNode) -> cst.CSTNode:
+    """The innermost last statement of `statement` (the end of the path through it)."""
+    while True:
+        if isinstance(statement, cst.SimpleStatementLine) and statement.body:
+            return statement.body[-1]
+        if isinstance(statement, cst.If) and statement.orelse is None:
+            inner = _statements(statement.body)
+            if not inner:
+                return statement
+            statement = inner[-1]
+            continue
+        return statement
 
 
 def _message_path_swallowed(
     ctx: FileContext, body: Sequence[cst.BaseStatement | cst.BaseSmallStatement]
-) -> bool | None:
+) -> tuple[bool | None, Sequence[cst.CSTNode]]:
+    """Whether the OOM path a message test picks out goes on, and that path's statements."""
     for index, statement in enumerate(body):
         if not isinstance(statement, cst.If) or not _is_oom_test(ctx, statement.test):
             continue
         if _negated(statement.test):
             # `if "out of memory" not in str(e): raise` -> the OOM path is what follows.
-            rest = list(body[index + 1 :])
+            rest: list[cst.CSTNode] = list(body[index + 1 :])
             if statement.orelse is not None:
                 orelse = statement.orelse
                 rest = ([orelse] if isinstance(orelse, cst.If) else _statements(orelse.body)) + rest
-            return not _stops(ctx, rest)
-        return not _stops(ctx, _statements(statement.body)) and not (
+            return not _stops(ctx, rest), rest
+        path = _statements(statement.body)
+        swallowed = not _stops(ctx, path) and not (
             _stops(ctx, body[index + 1 :]) and _falls_through(ctx, statement.body)
         )
-    return None
+        return swallowed, path
+    return None, ()
 
 
 def _falls_through(ctx: FileContext, block: cst.BaseSuite) -> bool:

@@ -7,7 +7,7 @@ resolver (`Resolver.sources`)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import cast
 
 import libcst as cst
@@ -129,10 +129,10 @@ def path_texts(
     within: cst.FunctionDef | None = None,
 ) -> list[str]:
     """The string pieces of the path and of the names it is built from, one level deep
-    (`skip`, `within`: as `sources`). A subscript's key
+    (`skip`, `within`: as `scoped`). A subscript's key
     is no piece of a path (`state["last_epoch"]` holds a number)."""
     texts = []
-    for value in sources(ctx, path, at, 1, skip, within):
+    for value in ctx.resolver.sources(path, at, 1, scoped(ctx, skip, within)):
         keys = {
             id(n)
             for sub in ctx.walk(value.expr)
@@ -175,63 +175,24 @@ def names_overwritten_file(texts: list[str]) -> bool:
     return any(_OVERWRITTEN_TEXT.search(t.rsplit("/", 1)[-1]) for t in texts)
 
 
-def sources(
-    ctx: FileContext,
-    expr: cst.BaseExpression,
-    at: cst.CSTNode,
-    depth: int,
-    skip: cst.CSTNode | None = None,
-    within: cst.FunctionDef | None = None,
-) -> list[Value]:
-    """`Resolver.sources`, not through the values computed inside `skip` (the fallback
-    `if filename is None: filename = f"ckpt_{epoch}.pth"` a caller passing `filename`
-    never runs), nor (`within`) through those computed outside that function but at
-    module level (what the function's callers in this file pass: `within` is the function
-    as any caller runs it)."""
+def scoped(
+    ctx: FileContext, skip: cst.CSTNode | None = None, within: cst.FunctionDef | None = None
+) -> Callable[[Value], bool] | None:
+    """A filter for `Resolver.sources`: not through the values computed inside `skip` (the
+    fallback `if filename is None: filename = f"ckpt_{epoch}.pth"` a caller passing
+    `filename` never runs), nor (`within`) through those computed outside that function
+    but at module level (what the function's callers in this file pass: `within` is the
+    function as any caller runs it). None: no filter."""
     if skip is None and within is None:
-        return ctx.resolver.sources(expr, at, depth)
-    found: list[Value] = []
-    seen: set[int] = set()
-    frontier = [(expr, at)]
-    for level in range(depth + 1):
-        inner: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
-        for start, where in frontier:
-            for value in ctx.resolver.values(start, where):
-                if id(value.expr) in seen or _left_out(ctx, value.at, skip, within):
-                    continue
-                seen.add(id(value.expr))
-                found.append(value)
-                if level < depth:
-                    inner.extend((part, value.at) for part in _parts(ctx, value.expr))
-        frontier = inner
-    return found
+        return None
 
+    def keep(value: Value) -> bool:
+        at = value.at
+        if skip is not None and ctx.is_inside(at, skip):
+            return False
+        return within is None or ctx.is_inside(at, within) or ctx.scope(at) is ctx.module
 
-def _left_out(
-    ctx: FileContext,
-    at: cst.CSTNode,
-    skip: cst.CSTNode | None,
-    within: cst.FunctionDef | None,
-) -> bool:
-    if skip is not None and ctx.is_inside(at, skip):
-        return True
-    return within is not None and not ctx.is_inside(at, within) and ctx.scope(at) is not ctx.module
-
-
-def _parts(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The sub-expressions of `expr` a value is followed from (`Resolver.sources`): names
-    (not an attribute's, nor an argument's keyword), attribute chains, subscripts, calls."""
-    parts: list[cst.BaseExpression] = []
-    for node in ctx.walk(expr)[1:]:
-        if isinstance(node, cst.Name):
-            parent = ctx.parent(node)
-            if isinstance(parent, cst.Attribute) or (
-                isinstance(parent, cst.Arg) and parent.keyword is node
-            ):
-                continue
-        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
-            parts.append(node)
-    return parts
+    return keep
 
 
 def varies_per_save(
@@ -241,16 +202,18 @@ def varies_per_save(
     depth: int | None = 3,
     skip: cst.CSTNode | None = None,
     within: cst.FunctionDef | None = None,
+    passed: bool = False,
 ) -> bool:
     """Something the path is built from changes per save: an epoch or step counter, a
     time stamp, a variable of a loop around the save in its function (a caller's loop:
     `item_loops`), a number formatted as `{n:06d}` (`depth` levels of names deep:
     `eval_dir = join(out, str(iteration))`; None: the path expression alone, or the
     expressions a name holding it is bound to: `path = join(out, f"best_{epoch}.pt")`;
-    `skip`, `within`: as `sources`)."""
-    around = _loop_targets(ctx, at)
+    `skip`, `within`: as `scoped`). `passed`: `path` is what a call of the save's
+    function passes at `at`, whose loops are a caller's."""
+    around = set() if passed else _loop_targets(ctx, at)
     if depth is not None:
-        values = sources(ctx, path, at, depth, skip, within)
+        values = ctx.resolver.sources(path, at, depth, scoped(ctx, skip, within))
     elif isinstance(path, cst.Name):
         # What the name is bound to: only a counter of steps varies there (a run tag
         # or version stays the same within a run).
@@ -260,12 +223,109 @@ def varies_per_save(
         values = []
     else:
         values = []
+    if depth is None and _named_piece_varies(ctx, path, at, around, scoped(ctx, skip, within)):
+        return True
     return any(
         _varies_in(ctx, value.expr, around, _COUNTER)
         if not _once_per_round(ctx, value.at, at)
         else _varies_in(ctx, value.expr, around, _STEP_COUNTER, stamps=False)
         for value in values or [Value(path, at, True)]
     )
+
+
+def _named_piece_varies(
+    ctx: FileContext,
+    path: cst.BaseExpression,
+    at: cst.CSTNode,
+    around: set[str],
+    keep: Callable[[Value], bool] | None,
+) -> bool:
+    """The piece of the path that holds its `last` / `best` name holds a counter of steps
+    too (`"best-{}".format(state["epoch"])`, `f"best_{epoch}"`): each save names its own
+    folder or file."""
+    return any(
+        _varies_in(ctx, piece, around, _STEP_COUNTER, False)
+        for piece in _named_pieces(ctx, path, at, keep)
+    )
+
+
+def named_piece_computed(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The piece of the path that holds its `last` / `best` name holds a computed value
+    (`"checkpoints-last-" + str(acc)`): written once, it names a file of this run only."""
+    return any(
+        isinstance(n, (cst.Name, cst.Call))
+        for piece in _named_pieces(ctx, path, at, None)
+        for part in _last_component(piece)
+        for n in ctx.walk(part)
+    )
+
+
+def _last_component(piece: cst.CSTNode) -> list[cst.CSTNode]:
+    """The parts of an f-string or a concatenation after its last `/` (`f"{out}/best_{x}"`:
+    `best_`, `{x}`); the piece itself otherwise."""
+    if isinstance(piece, cst.FormattedString):
+        parts: list[cst.CSTNode] = list(piece.parts)
+    elif isinstance(piece, cst.BinaryOperation) and isinstance(piece.operator, cst.Add):
+        parts, stack = [], [cast("cst.BaseExpression", piece)]
+        while stack:  # the operands, left to right
+            node = stack.pop()
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+                stack += [node.right, node.left]
+            else:
+                parts.append(node)
+    else:
+        return [piece]
+    tail: list[cst.CSTNode] = []
+    for part in parts:
+        text = part.value if isinstance(part, cst.FormattedStringText) else None
+        if isinstance(part, cst.BaseExpression):
+            text = string_value(part)
+        if text is not None and "/" in text:
+            tail = []
+        else:
+            tail.append(part)
+    return tail
+
+
+def _named_pieces(
+    ctx: FileContext,
+    path: cst.BaseExpression,
+    at: cst.CSTNode,
+    keep: Callable[[Value], bool] | None,
+) -> list[cst.CSTNode]:
+    """The pieces (`_piece`) of the path that hold a `last` / `best` name and more."""
+    pieces = []
+    for value in ctx.resolver.sources(path, at, 3, keep):
+        for node in ctx.walk(value.expr):
+            text = string_value(node) if isinstance(node, cst.BaseExpression) else None
+            if isinstance(node, cst.FormattedStringText):
+                text = node.value
+            if text is None or not _OVERWRITTEN_TEXT.search(text):
+                continue
+            piece = _piece(ctx, node, value.expr)
+            if piece is not node:
+                pieces.append(piece)
+    return pieces
+
+
+def _piece(ctx: FileContext, node: cst.CSTNode, top: cst.BaseExpression) -> cst.CSTNode:
+    """The expression a string literal is part of up to a path separator: its f-string, a
+    concatenation, a `"...".format(...)` call; not a call it is an argument of."""
+    piece = node
+    for parent in ctx.ancestors(node):
+        if (
+            isinstance(
+                parent, (cst.FormattedString, cst.BinaryOperation, cst.FormattedStringExpression)
+            )
+            or (isinstance(parent, cst.Attribute) and parent.value is piece)
+            or (isinstance(parent, cst.Call) and parent.func is piece)
+        ):
+            piece = parent
+        elif not isinstance(parent, cst.FormattedStringText):
+            break
+        if parent is top:
+            break
+    return piece
 
 
 def _once_per_round(ctx: FileContext, value_at: cst.CSTNode, at: cst.CSTNode) -> bool:
@@ -282,7 +342,7 @@ def _once_per_round(ctx: FileContext, value_at: cst.CSTNode, at: cst.CSTNode) ->
 
 def _varies_in(
     ctx: FileContext,
-    expr: cst.BaseExpression,
+    expr: cst.CSTNode,
     around: set[str],
     counter: re.Pattern[str],
     stamps: bool = True,
@@ -296,6 +356,10 @@ def _varies_in(
             return True
         if isinstance(node, cst.Attribute) and counter.search(node.attr.value):
             return True
+        if isinstance(node, cst.SubscriptElement) and isinstance(node.slice, cst.Index):
+            key = string_value(node.slice.value)
+            if key is not None and counter.search(key):
+                return True  # `state["epoch"]`
         if isinstance(node, cst.Name) and (node.value in around or counter.search(node.value)):
             parent = ctx.parent(node)
             if not (isinstance(parent, cst.Attribute) and parent.value is not node):
@@ -395,10 +459,7 @@ def repeats(
     loops repeat whole runs (hyper-parameter search), not saves within one."""
     if at_one_step(ctx, node) or exits_after(ctx, node):
         return False
-    loop = ctx.enclosing_loop(node)
-    while loop is not None and loop in walking:
-        loop = ctx.enclosing_loop(loop)
-    if loop is not None:
+    if _repeats_in_function(ctx, node, walking):
         return True
     func = ctx.enclosing_function(node)
     if func is None or depth == 0 or _trains(ctx, func):
@@ -410,11 +471,42 @@ def repeats(
     )
 
 
-def exits_after(ctx: FileContext, node: cst.CSTNode) -> bool:
+def repeats_in_call(
+    ctx: FileContext, node: cst.CSTNode, site: cst.Call, walking: Collection[cst.For] = ()
+) -> bool:
+    """`node` runs more than once per run when its function is called at `site` (as
+    `repeats`, through that one call of its function)."""
+    if at_one_step(ctx, node) or exits_after(ctx, node):
+        return False
+    if _repeats_in_function(ctx, node, walking):
+        return True
+    func = ctx.enclosing_function(node)
+    return func is not None and not _trains(ctx, func) and repeats(ctx, site, 1, walking)
+
+
+def _repeats_in_function(ctx: FileContext, node: cst.CSTNode, walking: Collection[cst.For]) -> bool:
+    """A loop of its function around `node` (but those of `walking`) runs it again: not
+    when its function returns right after it (`save(...); return`), nor the loop that a
+    `break` right after it leaves (a retry loop: `try: save(...); break`)."""
+    if exits_after(ctx, node, (cst.Return,)):
+        return False
+    loop = ctx.enclosing_loop(node)
+    if loop is not None and exits_after(ctx, node, (cst.Break,)):
+        loop = ctx.enclosing_loop(loop)
+    while loop is not None and loop in walking:
+        loop = ctx.enclosing_loop(loop)
+    return loop is not None
+
+
+def exits_after(
+    ctx: FileContext, node: cst.CSTNode, leaving: tuple[type[cst.CSTNode], ...] = ()
+) -> bool:
     """The process ends right after `node`: a later statement of its block, or of a block
     around it inside its loop and function, exits on every path (`quit()`, `sys.exit()`,
     `os._exit()`, `raise SystemExit`) with no `return` / `break` / `continue` between.
-    So `node` runs once per run however often its loop would go round."""
+    So `node` runs once per run however often its loop would go round. `leaving`: or a
+    statement of these kinds follows (`cst.Return`: `node` runs once per call of its
+    function; `cst.Break`: once per run of its innermost loop)."""
     child = node
     for ancestor in ctx.ancestors(node):
         kind = type(ancestor)  # exact types: no slow ABC `isinstance` misses
@@ -424,7 +516,7 @@ def exits_after(ctx: FileContext, node: cst.CSTNode) -> bool:
             body = list(cast("_Block", ancestor).body)
             index = next((i for i, s in enumerate(body) if s is child), len(body))
             for later in body[index + 1 :]:
-                if _exits(ctx, later):
+                if _exits(ctx, later, leaving):
                     return True
                 if ctx.nodes_within(later, *_LEAVING):
                     return False
@@ -432,10 +524,15 @@ def exits_after(ctx: FileContext, node: cst.CSTNode) -> bool:
     return False
 
 
-def _exits(ctx: FileContext, statement: cst.CSTNode) -> bool:
-    """Running `statement` ends the process on every path."""
+def _exits(
+    ctx: FileContext, statement: cst.CSTNode, leaving: tuple[type[cst.CSTNode], ...] = ()
+) -> bool:
+    """Running `statement` ends the process (or runs a statement of `leaving`) on every
+    path."""
     if isinstance(statement, cst.SimpleStatementLine):
-        return any(_exits(ctx, s) for s in statement.body)
+        return any(_exits(ctx, s, leaving) for s in statement.body)
+    if isinstance(statement, leaving):
+        return True
     if isinstance(statement, cst.Raise):
         raised = statement.exc.func if isinstance(statement.exc, cst.Call) else statement.exc
         return raised is not None and last_name(raised) == "SystemExit"
@@ -444,16 +541,22 @@ def _exits(ctx: FileContext, statement: cst.CSTNode) -> bool:
     if isinstance(statement, cst.If):
         orelse = statement.orelse
         other = orelse.body if isinstance(orelse, cst.Else) else orelse
-        return other is not None and _exits_block(ctx, statement.body) and _exits(ctx, other)
+        return (
+            other is not None
+            and _exits_block(ctx, statement.body, leaving)
+            and _exits(ctx, other, leaving)
+        )
     if isinstance(statement, cst.With):
-        return _exits_block(ctx, statement.body)
+        return _exits_block(ctx, statement.body, leaving)
     if isinstance(statement, cst.IndentedBlock):
-        return _exits_block(ctx, statement)
+        return _exits_block(ctx, statement, leaving)
     return False
 
 
-def _exits_block(ctx: FileContext, block: cst.BaseSuite) -> bool:
-    return any(_exits(ctx, s) for s in block.body)
+def _exits_block(
+    ctx: FileContext, block: cst.BaseSuite, leaving: tuple[type[cst.CSTNode], ...]
+) -> bool:
+    return any(_exits(ctx, s, leaving) for s in block.body)
 
 
 def _trains(ctx: FileContext, func: cst.FunctionDef) -> bool:

@@ -7,6 +7,7 @@ a string comparison of versions would compute."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ import libcst as cst
 
 from ddplint.domain.ranks import last_name
 from ddplint.engine import Flow, Resolver
+from ddplint.project_files import project_files
 
 Version = tuple[int, ...]
 # The first torch with `torchrun` (1.10): the oldest a DDP job of today runs on.
@@ -149,3 +151,54 @@ def _release(numbers: list[int]) -> Version:
     while len(numbers) > 1 and numbers[-1] == 0:
         numbers.pop()
     return tuple(numbers)
+
+
+# `torch==1.8.1+cu102`, `torch<2.0`, `torch~=1.13`, conda's `pytorch=1.11.0`: a pin that bounds
+# the torch a project installs from above (`torch>=1.8` bounds nothing).
+_PIN = re.compile(
+    r"(?<![\w.-])(?:py)?torch\s*(==|<=|<|~=|=)\s*v?(\d+(?:\.\d+)*)(?![\w.]*\s*[,;]\s*[<>])",
+    re.IGNORECASE,
+)
+# Where a project pins what it installs: packaging files at its root; the commands of its
+# READMEs and shell scripts (`pip install torch==1.8.1`).
+_PIN_FILES = ("setup.py", "setup.cfg", "pyproject.toml")
+TORCH_2: Version = (2,)
+
+
+def pinned_torch(root: str, script: str) -> Version | None:
+    """The newest torch the pins of the project allow for `script` (`torch==1.8.1` in a
+    README: `(1, 8, 1)`), read from the files of its folder and the folders above it up to
+    `root` (a subproject's own pins, not a sibling's); None when nothing there bounds it.
+    Where several pins are named, the newest counts."""
+    files = project_files(root)
+    folders = _folders_up(os.path.dirname(os.path.abspath(script)), os.path.abspath(root))
+    texts = [files.text(os.path.join(root, name)) for name in _PIN_FILES]
+    texts += [
+        files.text(p) for p in files.command_paths if os.path.dirname(os.path.abspath(p)) in folders
+    ]
+    pins = [
+        _pin_bound(operator, number)
+        for text in texts
+        if text is not None and "torch" in text.lower()
+        for operator, number in _PIN.findall(text)
+    ]
+    return max(pins) if pins else None
+
+
+def _pin_bound(operator: str, number: str) -> Version:
+    """The newest release a pin allows, as far as a launcher's behaviour goes: `<2.0`
+    allows 1.x (`(1, 99)`), `~=1.13` allows 1.13.x and `==`/`<=` the version itself."""
+    version = _release([int(n) for n in number.split(".")])
+    if operator == "<":
+        major = version[0] - 1 if len(version) == 1 or version[1:] == (0,) else version[0]
+        return (major, 99)
+    return version
+
+
+def _folders_up(folder: str, root: str) -> set[str]:
+    """`folder` and the folders above it up to `root`."""
+    found = {folder}
+    while folder != root and folder.startswith(root + os.sep):
+        folder = os.path.dirname(folder)
+        found.add(folder)
+    return found

@@ -26,6 +26,20 @@ class HelperWrite:
     texts: tuple[str, ...]
     requires: tuple[tuple[str, int, bool], ...] = ()
     fallback: tuple[str, int] | None = None
+    # The pieces of `texts` each path parameter's default gives (a call passing the
+    # parameter replaces them with its own: `filename="checkpoint"`).
+    defaults: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def texts_passing(self, *names: str) -> list[str]:
+        """`texts` without the pieces of the defaults of the parameters `names` (those a
+        call passes)."""
+        texts = list(self.texts)
+        for param, pieces in self.defaults:
+            if param in names:
+                for piece in pieces:
+                    if piece in texts:
+                        texts.remove(piece)
+        return texts
 
 
 @dataclass(frozen=True)

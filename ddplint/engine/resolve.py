@@ -5,7 +5,7 @@ for a parameter. One depth limit, `MAX_DEPTH`, bounds every chain it follows.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
@@ -318,10 +318,17 @@ class Resolver:
             if any(_is_property(d.decorator) for d in method.decorators)
         ]
 
-    def sources(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 4) -> list[Value]:
+    def sources(
+        self,
+        expr: cst.BaseExpression,
+        at: cst.CSTNode,
+        depth: int = 4,
+        keep: Callable[[Value], bool] | None = None,
+    ) -> list[Value]:
         """Every expression the value of `expr` is computed from: its values (`values`),
         the sub-expressions of each, and their values in turn, `depth` levels of nesting
-        deep (`os.path.join(out, name)` with `name = f"ckpt_{rank}.pt"`: `rank`)."""
+        deep (`os.path.join(out, name)` with `name = f"ckpt_{rank}.pt"`: `rank`). With
+        `keep`, a value it rejects is left out and not followed further."""
         found: list[Value] = []
         seen: set[int] = set()
         frontier = [(expr, at)]
@@ -329,7 +336,7 @@ class Resolver:
             inner: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
             for start, where in frontier:
                 for value in self.values(start, where):
-                    if id(value.expr) in seen:
+                    if id(value.expr) in seen or (keep is not None and not keep(value)):
                         continue
                     seen.add(id(value.expr))
                     found.append(value)

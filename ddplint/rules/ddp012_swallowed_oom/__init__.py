@@ -23,7 +23,9 @@ class SwallowedOOM(Rule):
 Flags an `except torch.cuda.OutOfMemoryError` (or `torch.OutOfMemoryError`, or a
 `RuntimeError`/`Exception` handler that singles out an OOM by its message, `"out of memory"
 in str(e)`) whose OOM path carries on (skips the batch, halves the batch size, returns)
-instead of re-raising or exiting.
+instead of re-raising or exiting. A path that carries on only where the job is not
+distributed (after `if dist.is_initialized(): raise`) swallows nothing under DDP and is
+left alone.
 
 ## Why is this bad?
 Under DDP the rank that hit the OOM skips the rest of the step, including the gradient

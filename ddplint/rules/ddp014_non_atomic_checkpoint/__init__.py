@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.call_values import per_call
 from ddplint.domain.checkpoint_writes import (
     Write,
     file_names,
@@ -24,9 +25,11 @@ from ddplint.domain.overwrites import (
     is_temporary,
     item_loops,
     moved_after,
+    named_piece_computed,
     names_overwritten_file,
     path_texts,
     repeats,
+    repeats_in_call,
     varies_per_save,
     walked_paths,
     written_path,
@@ -59,6 +62,11 @@ with the arguments it passes deciding the path: a file name the helper picks its
 when none is passed (`if filename is None: filename = f"ckpt_{epoch}.pth"`) is the
 caller's when it passes one, and a helper that names the file and hands it to another
 function of its module (`self.save_checkpoint(join(out, "checkpoint.pth"))`) writes it.
+A save helper of this file whose path is built from its parameters is judged once per call
+in sight, with that call's arguments: `save(model, f"ckpt-{step}")` in the loop and
+`save(model, "final-" + str(acc))` once at the end write different files, and neither is
+reported; a `last` / `best` name whose own piece holds a step counter (`"best-{}".format(
+epoch)`) names a file per save.
 A file name that changes per save is reported too when the script resumes from the newest
 file of that name by itself
 (`sorted(glob("epoch_*.pt"))[-1]` handed to a load): the file a crash truncates is the one
@@ -71,7 +79,8 @@ f-string holding the epoch or step, also through the names and folders it is bui
 or a time stamp taken at each save; a run folder stamped once, before the loop, is one
 folder for every save),
 saves into an in-memory buffer, file objects opened to append or with an unknown mode, and
-saves that happen once per run: at one configured step (`if step == save_step:`, or after
+saves that happen once per run or per call (followed by a `return`, or by the `break` of a
+retry loop): at one configured step (`if step == save_step:`, or after
 `if step != save_step: return`), right before the process exits (`quit()`, `sys.exit()`,
 `raise SystemExit` after the save, with no way round the loop in between), or outside the
 training loop of a function that a hyper-parameter search calls once per run. Also left
@@ -217,40 +226,101 @@ def broadcast_state(model, epochs):
                 ((p, where) for p, where in walked[1] if not varies_per_save(ctx, p, where)),
                 (path, at),
             )
-        values = [v.expr for v in ctx.resolver.values(path, at)]
-        texts = path_texts(ctx, path, at)
-        if is_temporary(texts) or moved_after(ctx, call, path):
+        if is_temporary(path_texts(ctx, path, at)) or moved_after(ctx, call, path):
             return None
-        named = names_overwritten_file(texts)
-        # A `latest` / `best` name is overwritten whatever its folder or run tag holds:
-        # only the path expression itself may vary (`f"best_{epoch}.pt"`).
-        if varies_per_save(ctx, path, at, depth=None if named else 3):
-            return _newest(ctx, call, write.verb, ctx.code(path), texts)
-        loops = item_loops(ctx, path, at) | ({walked[0]} if walked is not None else set())
+        loops = {walked[0]} if walked is not None else set()
+        calls = per_call(ctx, path, at)
+        if calls is None:
+            return _judged(ctx, write, path, at, [(path, at)], loops, None)
+        # A path built from its function's parameters: each call in sight writes the
+        # path its own arguments make (`save(model, f"ckpt-{step}")` in one place and
+        # `save(model, "last")` once at the end are two different judgements).
+        func, sites = calls
+        many = len(sites) > 1
+        found = [
+            _judged(ctx, write, path, at, [(path, at), *site.bound], loops, (func, site.site, many))
+            for site in sites
+        ]
+        return min(filter(None, found), key=lambda f: f.unproven, default=None)
+
+
+def _judged(
+    ctx: FileContext,
+    write: Write,
+    path: cst.BaseExpression,
+    at: cst.CSTNode,
+    parts: list[tuple[cst.BaseExpression, cst.CSTNode]],
+    loops: set[cst.For],
+    caller: tuple[cst.FunctionDef, cst.Call, bool] | None,
+) -> Finding | None:
+    """`write` onto `path` with the value made of `parts` (the path, and what one call of
+    its function binds to the parameters it is built from: `caller`, with whether the
+    message names that call; or the path as any caller makes it)."""
+    call = write.call
+    within = caller[0] if caller is not None else None
+    texts = [t for expr, where in parts[1:] for t in path_texts(ctx, expr, where)]
+    texts += path_texts(ctx, path, at, within=within)
+    if within is not None:  # the defaults of its parameters: `parts` holds what the call binds
+        params = within.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            for piece in path_texts(ctx, param.default, within) if param.default else ():
+                if piece in texts:
+                    texts.remove(piece)
+    if is_temporary(texts):
+        return None
+    named = names_overwritten_file(texts)
+    # A `latest` / `best` name is overwritten whatever its folder or run tag holds:
+    # only the path expression itself may vary (`f"best_{epoch}.pt"`).
+    depth = None if named else 3
+    if any(
+        varies_per_save(ctx, expr, where, depth, within=within if i == 0 else None, passed=i > 0)
+        for i, (expr, where) in enumerate(parts)
+    ):
+        return _newest(ctx, call, write.verb, ctx.code(path), texts)
+    for i, (expr, where) in enumerate(parts):
+        found = item_loops(ctx, expr, where)
+        if i == 0 and within is not None:  # its callers' loops: what each call passes
+            found = {loop for loop in found if ctx.is_inside(loop, within)}
+        loops = loops | found
+    if caller is None:
         repeated = repeats(ctx, call, walking=loops)
-        if not (named or repeated):
-            return None
-        shown = _shown(ctx.code(path))
-        name_unknown = not (named or loops) and any(file_name_varies(ctx, v) for v in values)
-        if write.copied is not None:
-            # A copy: proven only where the run reads the file back to resume from it.
-            resumed = repeated and reads_back(ctx, file_names(texts)) is not None
-            return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=not resumed)
-        if name_unknown:
-            what = (
-                "a checkpoint path a later save may write again (ddplint cannot tell "
-                "whether its name changes between saves)"
-            )
-        else:
-            what = "a checkpoint path every save overwrites"
-        # Proven: a save that repeats in sight. A `last`/`best` name written once in
-        # sight (a final export, a branch no caller may take) rests on its name alone:
-        # unproven.
-        return Finding(
-            call,
-            f"`torch.save` writes straight onto `{shown}`, {what}: {_HARM.format('save')}",
-            unproven=not repeated,
+    else:
+        repeated = repeats_in_call(ctx, call, caller[1], walking=loops)
+    if not (named or repeated):
+        return None
+    if not repeated and any(named_piece_computed(ctx, expr, where) for expr, where in parts):
+        return None  # `"checkpoints-last-" + str(acc)` written once: this run's own file
+    shown = _shown(ctx.code(path))
+    values = [v.expr for expr, where in parts for v in ctx.resolver.values(expr, where)]
+    name_unknown = not (named or loops) and any(file_name_varies(ctx, v) for v in values)
+    if write.copied is not None:
+        # A copy: proven only where the run reads the file back to resume from it.
+        resumed = repeated and reads_back(ctx, file_names(texts)) is not None
+        return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=not resumed)
+    if not repeated:
+        what = (
+            "a `last`/`best`-style checkpoint name, overwritten whenever it is saved again "
+            "(ddplint sees one save per run)"
         )
+    elif name_unknown:
+        what = (
+            "a checkpoint path a later save may write again (ddplint cannot tell "
+            "whether its name changes between saves)"
+        )
+    else:
+        what = "a checkpoint path every save overwrites"
+    # Proven: a save that repeats in sight. A `last`/`best` name written once in
+    # sight (a final export, a branch no caller may take) rests on its name alone:
+    # unproven.
+    if caller is not None and caller[2]:  # the call (of several) whose arguments make it
+        shown += f"` (through `{_shown(ctx.code(caller[1]))}`)"
+    else:
+        shown += "`"
+    return Finding(
+        call,
+        f"`torch.save` writes straight onto `{shown}, {what}: {_HARM.format('save')}",
+        unproven=not repeated,
+    )
 
 
 # Library calls that never reach a project helper's saves.
@@ -312,7 +382,9 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
         passed = argument(call, position if position >= 0 else None, name)
         if is_false_literal(passed) or (passed is None and false_default):
             return None  # `save_checkpoint(state, False, ...)`: the write never runs
-    texts = list(helper.texts)
+    texts = helper.texts_passing(
+        *(n for n, i in helper.path_params if argument(call, i if i >= 0 else None, n) is not None)
+    )
     paths, passed_names = [], []
     for name, position in helper.path_params:
         passed = argument(call, position if position >= 0 else None, name)

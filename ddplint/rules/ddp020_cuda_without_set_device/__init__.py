@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import libcst as cst
@@ -13,12 +14,17 @@ from ddplint.domain.ddp_facts import argument, keyword, string_value
 from ddplint.domain.every_rank import outside_calls
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.domain.per_process_devices import default_device_is_own
+from ddplint.domain.receivers import (
+    exclusive_branch,
+    is_module,
+    made_by_project_class,
+    never_bound,
+)
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp020_cuda_without_set_device.device_picks import (
     INIT,
     default_device_uses,
     device_picks,
-    exclusive_branch,
     per_call_only,
     unpicked_init,
     unset_branch,
@@ -79,6 +85,10 @@ in its name, markers, fixtures or body, or in a Ray actor given GPUs of its own
 other project modules one of which sets the device (a `comm.py` beside a launcher that
 calls `torch.cuda.set_device`), runs on the device its callers chose.
 
+A `.cuda()` that cannot place anything is left alone: on an object of a class of this file
+that is no `nn.Module` and has no `.cuda()` (it raises AttributeError), or on a name bound
+only in the other branch of an `if` (UnboundLocalError). On an object of a class of another
+project module, whether it is an `nn.Module` is out of sight: unproven (`--preview`).
 Where the file names a device only for single calls (`device_ids=[gpu_id]`, `.cuda(rank)`
 for the batches) and never sets the process's device, a model moved with `.cuda()` and
 then wrapped in `DDP(model, device_ids=[...])` is flagged too: the index given to DDP does
@@ -181,12 +191,20 @@ def evaluate(model, loader):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        for finding in self._check(ctx):
+            if not finding.unproven and _receiver_out_of_sight(ctx, finding.node):
+                finding = dataclasses.replace(finding, unproven=True)
+            yield finding
+
+    def _check(self, ctx: FileContext) -> Iterator[Finding]:
         if not any(True for _ in ctx.calls_to(INIT)):
             return
         uses = [
             use
             for use in default_device_uses(ctx)
-            if not default_device_is_own(ctx, use) and not device_of_callers(ctx, use)
+            if not default_device_is_own(ctx, use)
+            and not device_of_callers(ctx, use)
+            and not _never_runs(ctx, use)
         ]
         if not uses:
             return
@@ -237,6 +255,34 @@ def evaluate(model, loader):
                 "every rank lands on GPU 0; call torch.cuda.set_device(local_rank) on both "
                 "paths",
             )
+
+
+def _receiver(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """`model` of `model.cuda()` / `model.to(...)`."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.value
+    return None
+
+
+def _never_runs(ctx: FileContext, use: cst.CSTNode) -> bool:
+    """`model.cuda()` that raises before it places anything: `model` is never bound on
+    that path, or is an object of a class of this file that is no `nn.Module` and has no
+    `.cuda()` (AttributeError)."""
+    receiver = _receiver(use)
+    if receiver is None:
+        return False
+    return never_bound(ctx, receiver, use) or is_module(ctx, receiver, use) is False
+
+
+def _receiver_out_of_sight(ctx: FileContext, use: cst.CSTNode) -> bool:
+    """The object moved is made by a class of another project module: whether it is an
+    `nn.Module` (or has a `.cuda()` at all) is out of sight."""
+    receiver = _receiver(use)
+    return (
+        receiver is not None
+        and is_module(ctx, receiver, use) is None
+        and made_by_project_class(ctx, receiver, use)
+    )
 
 
 def _runs_in_a_callback(ctx: FileContext, node: cst.CSTNode) -> bool:

@@ -20,6 +20,7 @@ from ddplint.domain.device_setters import reaches_set_device, sets_device
 from ddplint.domain.devices import device_arguments
 from ddplint.domain.rank_guards import single_process_branch
 from ddplint.domain.rank_kinds import LOCAL_RANK_NAME, RankKind
+from ddplint.domain.receivers import exclusive_branch
 from ddplint.names import dotted
 
 INIT = "torch.distributed.init_process_group"
@@ -86,19 +87,6 @@ def device_picks(ctx: FileContext) -> Iterator[cst.CSTNode]:
     for node in ctx.nodes_of(cst.SimpleString):
         if isinstance(node, cst.SimpleString) and "CUDA_VISIBLE_DEVICES" in node.value:
             yield node
-
-
-def exclusive_branch(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> cst.If | None:
-    """The `if` of which `a` and `b` lie in different branches (never both run), if any."""
-    for ancestor in ctx.ancestors(a):
-        if not isinstance(ancestor, cst.If) or ancestor.orelse is None:
-            continue
-        in_body = ctx.is_inside(a, ancestor.body)
-        if in_body == ctx.is_inside(b, ancestor.body):
-            continue
-        if ctx.is_inside(b, ancestor) and not ctx.is_inside(b, ancestor.test):
-            return ancestor
-    return None
 
 
 def unset_branch(ctx: FileContext, use: cst.CSTNode, picks: list[cst.CSTNode]) -> cst.If | None:

@@ -18,6 +18,7 @@ from ddplint.domain.launch_commands import (
 )
 from ddplint.domain.local_rank_option import imports_deepspeed, is_required, local_rank_options
 from ddplint.domain.project_view import project_of
+from ddplint.domain.versions import TORCH_2, Version, pinned_torch
 from ddplint.project_files import project_files, project_root
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp040_launcher_rejects_arguments.parser import (
@@ -60,6 +61,13 @@ Flags an argparse parser that cannot parse the command line a launcher gives it:
 
 A command in a README may span lines without continuations inside a code block: the
 script named on the next lines of the block is the one launched.
+
+The torch the project pins decides what `torch.distributed.launch` passes: a pin older than
+2.0 in the packaging files at its root, or in a README or shell script of the script's
+folder or a folder above it (`pip install torch==1.8.1`, `pytorch=1.11`, `torch<2.0`), means
+`--local_rank=N`, which an underscore-only parser accepts: not reported, nor a required
+option in a script the project starts with that launcher (unproven where no pin is found:
+the message says the project pins no torch version).
 
 Left alone: an option declared only under a condition (`if PYTORCH_MAJOR_VERSION == 1:`),
 parsers that parse leniently (`parse_known_args`, an `argparse.REMAINDER`
@@ -181,9 +189,15 @@ torch.cuda.set_device(local_rank)
         options = list(local_rank_options(ctx))
         if any(declared_on_some_paths(ctx, call) for call, _ in options):
             return  # an option declared on some paths only: what the launch meets is unknown
+        # The project starts this script with torch.distributed.launch itself: torchrun is
+        # a launch it does not use, and that launcher passes `--local_rank` before torch 2.0.
+        launched = root is not None and os.path.abspath(ctx.path) in option_launches(root)
+        pinned = pinned_torch(root, ctx.path) if root is not None else None
         for call, flags in options:
             if is_required(call):
-                yield Finding(call, _required_message(flags), unproven=own)
+                if launched and pinned is not None and pinned < TORCH_2:
+                    continue
+                yield Finding(call, _required_message(flags), unproven=own or launched)
         if root is None or own:
             return
         yield from _environment_launch(ctx, root, options)
@@ -194,7 +208,9 @@ torch.cuda.set_device(local_rank)
         shown = os.path.relpath(command, root)
         for call, flags in options:
             if not is_required(call) and "--local-rank" not in flags:
-                yield Finding(call, _underscore_message(shown))
+                if pinned is not None and pinned < TORCH_2:
+                    continue  # the launcher of the torch the project pins passes --local_rank
+                yield Finding(call, _underscore_message(shown, pinned))
         if not options and not _declared_in_closure(ctx, root):
             yield Finding(parse, _undeclared_message(shown))
 
@@ -249,10 +265,15 @@ def _required_message(flags: frozenset[str]) -> str:
     )
 
 
-def _underscore_message(command: str) -> str:
+def _underscore_message(command: str, pinned: Version | None) -> str:
+    installed = (
+        "the project pins no torch version"
+        if pinned is None
+        else "the project's torch pins allow such a release"
+    )
     return (
         f"`{command}` starts this script with torch.distributed.launch without `--use_env`, "
-        "which from torch 2.0 on passes `--local-rank=N`; this parser knows only "
+        f"which from torch 2.0 on ({installed}) passes `--local-rank=N`; this parser knows only "
         "`--local_rank`, so every process exits with 'unrecognized arguments' before "
         'training starts; declare both spellings (`add_argument("--local-rank", '
         '"--local_rank", ...)`) or launch with torchrun'

@@ -1,0 +1,76 @@
+"""DDP040: the torch a project pins decides what torch.distributed.launch passes: before
+2.0 it passes `--local_rank`, which an underscore-only parser accepts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ddplint.cli import main
+
+TRAIN = """\
+import argparse
+import os
+import torch
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=0)
+args = parser.parse_args()
+torch.cuda.set_device(args.local_rank)
+dist.init_process_group("nccl")
+"""
+RUN = "python -m torch.distributed.launch --nproc_per_node=2 train.py\n"
+
+
+def findings(tmp_path: Path, capsys, files: dict[str, str]) -> list[dict]:
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    args = ["check", "--no-cache", "--exit-zero", "--output-format", "json", "--preview"]
+    main([*args, "--select", "DDP040", str(tmp_path)])
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(
+    "readme",
+    [
+        "pip install torch==1.8.1+cu102 torchvision==0.9.1+cu102\n",
+        "conda install pytorch=1.11.0 -c pytorch\n",
+        "pip install 'torch<2.0'\n",
+    ],
+    ids=["pip pin", "conda pin", "upper bound"],
+)
+def test_a_pin_below_torch_2_leaves_the_underscore_option_alone(tmp_path, capsys, readme):
+    files = {"train.py": TRAIN, "run.sh": RUN, "README.md": readme}
+    assert findings(tmp_path, capsys, files) == []
+
+
+def test_the_message_says_whether_the_project_pins_torch(tmp_path, capsys):
+    (found,) = findings(tmp_path, capsys, {"train.py": TRAIN, "run.sh": RUN})
+    assert "the project pins no torch version" in found["message"]
+
+
+def test_a_pin_of_torch_2_keeps_the_finding(tmp_path, capsys):
+    files = {"train.py": TRAIN, "run.sh": RUN, "README.md": "pip install torch==2.1.0\n"}
+    (found,) = findings(tmp_path, capsys, files)
+    assert "pins allow such a release" in found["message"]
+
+
+def test_a_sibling_subprojects_pin_does_not_count(tmp_path, capsys):
+    files = {
+        "app/train.py": TRAIN,
+        "app/run.sh": "python -m torch.distributed.launch --nproc_per_node=2 train.py\n",
+        "other/README.md": "pip install torch==1.6.0\n",
+    }
+    (found,) = findings(tmp_path, capsys, files)
+    assert "pins no torch version" in found["message"]
+
+
+def test_required_given_any_true_value_is_required(tmp_path, capsys):
+    train = TRAIN.replace('type=int, default=0)', "required=int)")
+    (found,) = findings(tmp_path, capsys, {"train.py": train})
+    assert "`--local_rank` is required" in found["message"]
