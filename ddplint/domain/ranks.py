@@ -34,6 +34,8 @@ from ddplint.engine import Resolver
 
 GROUP_NAME = re.compile(r"(^|_)(sub)?(group|pg)s?(_|$)")
 CPU_ONLY_FLAG = re.compile(r"^(no_(cuda|gpu)|(use_|force_)?cpu(_only)?)$")
+# A flag turning on a wrapper that needs a process group (`enable_fsdp`, `use_deepspeed`).
+_SHARDING_FLAG = re.compile(r"(^|_)(fsdp|deepspeed)(_|$)", re.IGNORECASE)
 
 
 class Side(enum.Enum):
@@ -273,9 +275,16 @@ class Ranks:
     def _single_or_cpu(self, test: cst.BooleanOperation) -> bool | None:
         """`local_rank == -1 or args.no_cuda` (the pre-torchrun HF/NVIDIA switch): not
         distributed, or on the CPU, where these scripts join no process group. True when
-        one term is a single-process test and the others are too or are CPU-only flags."""
+        one term is a single-process test and the others are too or are CPU-only flags;
+        False when one term means the job is distributed and the others do too or are
+        flags of a sharded wrapper (`cfg.enable_fsdp or cfg.enable_ddp`)."""
         terms = [test.left, test.right]
         whens = [self.single_process_when(t) for t in terms]
+        if False in whens and all(
+            w is False or (w is None and _SHARDING_FLAG.search(last_name(t) or "") is not None)
+            for t, w in zip(terms, whens, strict=True)
+        ):
+            return False  # `enable_fsdp or enable_ddp`: either way the job is distributed
         if True not in whens:
             return None
         if all(w is True or _cpu_only_flag(t) for t, w in zip(terms, whens, strict=True)):
