@@ -34,8 +34,11 @@ from ddplint.engine import Resolver
 
 GROUP_NAME = re.compile(r"(^|_)(sub)?(group|pg)s?(_|$)")
 CPU_ONLY_FLAG = re.compile(r"^(no_(cuda|gpu)|(use_|force_)?cpu(_only)?)$")
-# A flag turning on a wrapper that needs a process group (`enable_fsdp`, `use_deepspeed`).
-_SHARDING_FLAG = re.compile(r"(^|_)(fsdp|deepspeed)(_|$)", re.IGNORECASE)
+# A flag named for running distributed (`enable_fsdp`, `use_ddp`, `FLAGS.parallel`).
+_DISTRIBUTED_SWITCH = re.compile(
+    r"^(use_|is_|enable_|do_|run_)?(parallel|distributed|dist|ddp|fsdp|deepspeed|multi_?gpu)$",
+    re.IGNORECASE,
+)
 
 
 class Side(enum.Enum):
@@ -244,6 +247,8 @@ class Ranks:
             return None if inner is None else not inner
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
             return self._single_or_cpu(test)
+        if isinstance(test, cst.BooleanOperation):
+            return self._distributed_and(test)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             target = test.comparisons[0]
             number = int_literal(target.comparator)
@@ -281,7 +286,7 @@ class Ranks:
         terms = [test.left, test.right]
         whens = [self.single_process_when(t) for t in terms]
         if False in whens and all(
-            w is False or (w is None and _SHARDING_FLAG.search(last_name(t) or "") is not None)
+            w is False or (w is None and _DISTRIBUTED_SWITCH.match(last_name(t) or "") is not None)
             for t, w in zip(terms, whens, strict=True)
         ):
             return False  # `enable_fsdp or enable_ddp`: either way the job is distributed
@@ -289,6 +294,19 @@ class Ranks:
             return None
         if all(w is True or _cpu_only_flag(t) for t, w in zip(terms, whens, strict=True)):
             return True
+        return None
+
+    def _distributed_and(self, test: cst.BooleanOperation) -> bool | None:
+        """`args.parallel and world_size > 1`: False (the job is distributed where it
+        holds) when one term says so and the others do too or are flags named for it; its
+        `else` is the project's single-process run."""
+        terms = [test.left, test.right]
+        whens = [self.single_process_when(t) for t in terms]
+        if False in whens and all(
+            w is False or (w is None and _DISTRIBUTED_SWITCH.match(last_name(t) or "") is not None)
+            for t, w in zip(terms, whens, strict=True)
+        ):
+            return False
         return None
 
     def _launcher_variable_set(self, test: cst.Comparison) -> bool | None:

@@ -24,6 +24,7 @@ assumes only some ranks run it asks `one_rank` the same way.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -37,48 +38,70 @@ from ddplint.domain.runner_kinds import Runner, Runners
 _ENTRY_POINTS = frozenset({"main", "train", "run", "worker", "main_worker"})
 # What a test runner calls: tests, and the fixtures of `unittest.TestCase`.
 _TEST = re.compile(r"^(test|setUp|tearDown)")
+_MAIN_WORD = re.compile(r"(^|_)(master|main|chief|primary|leader)(_|$)|rank_?(0|zero)", re.I)
 _JOINS = frozenset(
     {"torch.distributed.init_process_group", "torch.distributed.device_mesh.init_device_mesh"}
 )
+# A rule's own reason a node runs on one rank at a time (`runners`).
+Exempt = Callable[[FileContext, cst.CSTNode], bool]
 DEPTH = 6  # calls followed up, in this file and into other modules together
 
 __all__ = ["Runner", "Runners", "every_rank", "one_rank", "runners"]
 
 
-def runners(ctx: FileContext, node: cst.CSTNode, depth: int = DEPTH) -> Runners:
-    """The answers along every path to `node` (see the module's docstring)."""
+def runners(
+    ctx: FileContext, node: cst.CSTNode, depth: int = DEPTH, exempt: Exempt | None = None
+) -> Runners:
+    """The answers along every path to `node` (see the module's docstring). `exempt` is a
+    rule's own reason that a node, or a call on the way up, runs on one rank at a time
+    (a save in a rank-0-first context): `ONE_RANK` there."""
+    if exempt is not None and exempt(ctx, node):
+        return frozenset({Runner.ONE_RANK})
     here = _here(ctx, node)
-    if here is not None:
+    if here is not None and here is not Runner.UNKNOWN:
         return frozenset({here})
     func = ctx.enclosing_function(node)
-    if func is None:
-        return frozenset({Runner.EVERY_RANK})
-    return function_runners(ctx, func, depth)
+    found = (
+        frozenset({Runner.EVERY_RANK})
+        if func is None
+        else function_runners(ctx, func, depth, exempt)
+    )
+    if here is Runner.UNKNOWN and Runner.EVERY_RANK in found:
+        # under a flag named for the main process whose value is not traced: where every
+        # rank reaches it, whether all of them pass is not known
+        return (found - {Runner.EVERY_RANK}) | {Runner.UNKNOWN}
+    return found
 
 
-def function_runners(ctx: FileContext, func: cst.FunctionDef, depth: int = DEPTH) -> Runners:
+def function_runners(
+    ctx: FileContext, func: cst.FunctionDef, depth: int = DEPTH, exempt: Exempt | None = None
+) -> Runners:
     """Who runs the body of `func`: the answers at its calls (`runners`)."""
     if depth <= 0:
         return frozenset({Runner.UNKNOWN})
     known = ctx.memo(_known)
-    key = (id(func), depth)
+    key = (id(func), depth, exempt)
     if key not in known:
         known[key] = (func, frozenset({Runner.UNKNOWN}))  # a cycle of calls decides nothing
-        known[key] = (func, _function_runners(ctx, func, depth))
+        known[key] = (func, _function_runners(ctx, func, depth, exempt))
     return known[key][1]
 
 
-def _known(ctx: FileContext) -> dict[tuple[int, int], tuple[cst.FunctionDef, Runners]]:
+def _known(
+    ctx: FileContext,
+) -> dict[tuple[int, int, Exempt | None], tuple[cst.FunctionDef, Runners]]:
     """`function_runners` by function and depth, each entry keeping its function."""
     return {}
 
 
-def _function_runners(ctx: FileContext, func: cst.FunctionDef, depth: int) -> Runners:
+def _function_runners(
+    ctx: FileContext, func: cst.FunctionDef, depth: int, exempt: Exempt | None
+) -> Runners:
     sites = outside_calls(ctx, func)
     if sites:
         found: set[Runner] = set()
         for site in sites:
-            found |= runners(ctx, site, depth - 1)
+            found |= runners(ctx, site, depth - 1, exempt)
         if passed_around(ctx, func):
             found.add(Runner.EVERY_RANK)
         return frozenset(found)
@@ -107,10 +130,10 @@ def _joins_job(ctx: FileContext, func: cst.FunctionDef) -> bool:
     )
 
 
-def every_rank(ctx: FileContext, node: cst.CSTNode) -> bool | None:
+def every_rank(ctx: FileContext, node: cst.CSTNode, exempt: Exempt | None = None) -> bool | None:
     """True when some path to `node` runs on every rank, None when none is proven but
     some path is out of sight, False when every path runs on some ranks or one process."""
-    return _answer(runners(ctx, node), Runner.EVERY_RANK)
+    return _answer(runners(ctx, node, exempt=exempt), Runner.EVERY_RANK)
 
 
 def one_rank(ctx: FileContext, node: cst.CSTNode) -> bool | None:
@@ -132,10 +155,27 @@ def _here(ctx: FileContext, node: cst.CSTNode) -> Runner | None:
     gates = domain_of(ctx).gates
     if any(gates.keeps_out(g) for g in gates.gates(node)):
         return Runner.ONE_RANK
-    gate = gates.gate(node)
-    if gate is not None and gate.condition is None:
-        return Runner.ONE_RANK  # a main-only decorator, here or on an enclosing `def`
+    gate = gates.gate(node)  # also a main-only decorator, or the gate of an enclosing `def`
+    if gate is not None and gates.keeps_out(gate):
+        return Runner.ONE_RANK
+    if any(_named_for_main(c.test) for c in ctx.flow.conditions(node)):
+        return Runner.UNKNOWN
     return None
+
+
+def _named_for_main(test: cst.BaseExpression) -> bool:
+    """A flag read as a whole test whose name says "main process" in words the rank
+    tests do not take as proof (`args.is_master_node`: the master node holds several
+    processes), its value out of sight."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if isinstance(test, cst.Attribute):
+        name = test.attr.value
+    elif isinstance(test, cst.Name):
+        name = test.value
+    else:
+        return False
+    return _MAIN_WORD.search(name) is not None
 
 
 def call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:

@@ -50,9 +50,10 @@ def callers_run(
     call it: a module-level function by its name, a method of a module-level class on an
     object made by the class (`loss = BoxLoss(); loss(x)`), `__init__` by calling the
     class; None when there are none."""
-    name = _looked_up_as(ctx, func)
-    if name is None:
+    found_as = _looked_up_as(ctx, func)
+    if found_as is None:
         return None
+    name, owner = found_as
     state = _STATE.setdefault(project, _Callers())
     path = os.path.abspath(ctx.path)
     key = (path, name)
@@ -61,7 +62,7 @@ def callers_run(
     state.deciding.add(key)
     try:
         found: set[Runner] = set()
-        for caller, names in _calling(project, path, name):
+        for caller, names in _calling(project, path, name, owner):
             other = _context(project, state, caller)
             if other is None:
                 found.add(Runner.UNKNOWN)
@@ -74,27 +75,33 @@ def callers_run(
         state.deciding.discard(key)
 
 
-def _looked_up_as(ctx: FileContext, func: cst.FunctionDef) -> str | None:
-    """The name `Project._lookup` gives `func` in its module: its own, or its class's for
-    what constructing it runs; None for a function nested in another."""
-    scope = ctx.scope(func)
-    if scope is ctx.module:
-        return func.name.value
-    if not isinstance(scope, cst.ClassDef) or ctx.scope(scope) is not ctx.module:
+def _looked_up_as(ctx: FileContext, func: cst.FunctionDef) -> tuple[str, str] | None:
+    """The name `Project._lookup` gives `func` in its module (its own, or its class's for
+    what constructing it runs) and, for another method, its class; None for a function
+    nested in another."""
+    if ctx.parent(func) is ctx.module:
+        return func.name.value, ""
+    cls = ctx.model.enclosing_class(func)
+    if cls is None or ctx.parent(func) is not cls.body or ctx.parent(cls) is not ctx.module:
         return None
-    return scope.name.value if func.name.value in CONSTRUCTION else func.name.value
+    if func.name.value in CONSTRUCTION:
+        return cls.name.value, ""
+    return func.name.value, cls.name.value
 
 
-def _calling(project: Project, path: str, name: str) -> list[tuple[str, frozenset[str]]]:
-    """The modules that call `name` of the module at `path`, each with the qualified
-    names its calls use for it."""
+def _calling(
+    project: Project, path: str, name: str, owner: str
+) -> list[tuple[str, frozenset[str]]]:
+    """The modules that call `name` of the module at `path` (a method of the class
+    `owner` when one is given), each with the qualified names its calls use for it."""
     wanted = (path, name)
     found = []
     for caller in project._callers(path):
         names = frozenset(
             qualified
             for qualified in project.summaries[caller].calls
-            if path in project.summaries.lookup_ends(caller, qualified)
+            if (not owner or qualified.split(".")[-2:-1] == [owner])
+            and path in project.summaries.lookup_ends(caller, qualified)
             and project._lookup(caller, qualified) == wanted
         )
         if names:
