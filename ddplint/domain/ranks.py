@@ -356,6 +356,8 @@ class Ranks:
         name = last_name(test)
         if name is None:
             return None
+        if isinstance(test, cst.Name) and self._names_function(test):
+            return None  # `if is_main_process:` tests a function object: always true
         if MAIN_PROCESS_NAME.match(name):
             return Side.MAIN
         for value in self.resolver.values(test, at):
@@ -364,6 +366,18 @@ class Ranks:
                 if side is not None:
                     return side
         return None
+
+    def _names_function(self, name: cst.Name) -> bool:
+        """`name` is a function defined in this file, or one of another project module
+        that returns a rank test, and nothing else binds it."""
+        model = self.resolver.model
+        if model.bindings.get(name.value):
+            return False
+        if name.value in model.functions:
+            return True
+        if model.imports.resolve(name) is None or self._returned_elsewhere is None:
+            return False
+        return self._returned_elsewhere(cst.Call(func=name)) is not None
 
     def _returned_side(self, call: cst.Call) -> Side | None:
         """A call of a project function whose every return value is a rank test: one of
