@@ -33,6 +33,10 @@ def device():
     if comm.size > 1:
         return torch.device("cuda", dist.get_rank() % torch.cuda.device_count())
     return torch.device("cuda:0")
+
+
+def main(model):
+    return model.to(device())
 """
 
 

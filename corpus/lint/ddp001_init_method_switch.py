@@ -27,5 +27,5 @@ def call_main(cfg, main):
 
 def build_layer(config, layer):
     if config.init_method is None:
-        layer.weight.data = layer.weight.data.to("cuda:0")  # expect: DDP001
+        layer.weight.data = layer.weight.data.to("cuda:0")  # expect-preview: DDP001
     return layer

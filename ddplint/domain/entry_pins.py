@@ -23,6 +23,7 @@ from ddplint.domain.apis import PROCESS_CLASSES, SPAWN_FUNCTIONS
 from ddplint.domain.ddp_facts import keyword
 from ddplint.domain.one_rank_groups import is_one, sets_world_size
 from ddplint.domain.ranks import strip_conversion
+from ddplint.domain.scripts import main_blocks
 from ddplint.engine.flow import fixed_terms, statements
 from ddplint.engine.resolve import argument
 
@@ -49,9 +50,8 @@ def pins_one_process(ctx: FileContext, starts: StartsJob) -> bool:
 
 def _pins(ctx: FileContext, starts: StartsJob) -> Iterator[tuple[cst.BaseExpression, bool]]:
     """The terms the entry fixes, each with the value it must have to go on."""
-    for statement in ctx.module.body:
-        if type(statement) is cst.If and "__main__" in ctx.code(statement.test):
-            yield from _pins_in(ctx, statements(statement.body), starts, depth=2)
+    for block in main_blocks(ctx.module):
+        yield from _pins_in(ctx, statements(block.body), starts, depth=2)
 
 
 def _pins_in(

@@ -11,41 +11,10 @@ from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.downloads import in_first_context
 from ddplint.domain.processes import in_lone_worker
-from ddplint.domain.rank_guards import call_sites, guarded_everywhere, single_process_branch
+from ddplint.domain.rank_guards import guarded_everywhere, single_process_branch
+from ddplint.domain.runners import is_entry, outside_calls
 
-_ENTRY_POINTS = frozenset({"main", "train", "run", "worker", "main_worker"})
-
-
-def outside_calls(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
-    """Calls of `func` in this file, its own recursive calls aside."""
-    return [s for s in call_sites(ctx, func) if not ctx.is_inside(s, func)]
-
-
-def is_entry(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """`func` runs though nothing in the file calls it: an entry point by its name
-    (`main`), or one passed around by name (`mp.spawn(main_worker, ...)`)."""
-    name = func.name.value
-    return name in _ENTRY_POINTS or any(
-        node.value == name and _passes_around(ctx, node)
-        for node in ctx.nodes_of(cst.Name)
-        if isinstance(node, cst.Name)
-    )
-
-
-def _passes_around(ctx: FileContext, name: cst.Name) -> bool:
-    """`name` refers to a function without calling it (`mp.spawn(worker, ...)`,
-    `callback=self.save`): not what a call calls (`save(...)`, the attribute of
-    `torch.save(...)`), not the name a definition gives (another class's method of the
-    same name), not the keyword of an argument."""
-    ref: cst.CSTNode = name
-    parent = ctx.parent(name)
-    if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is name:
-        return False
-    if isinstance(parent, cst.Arg) and parent.keyword is name:
-        return False
-    if isinstance(parent, cst.Attribute) and parent.attr is name:
-        ref, parent = parent, ctx.parent(parent)
-    return not (isinstance(parent, cst.Call) and parent.func is ref)
+__all__ = ["every_rank_reaches", "is_entry", "outside_calls", "runs_once", "unguarded_callers"]
 
 
 def runs_once(ctx: FileContext, node: cst.CSTNode) -> bool:

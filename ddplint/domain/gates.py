@@ -106,8 +106,12 @@ class Gates:
             when = self.ranks.single_process_when(condition.test)
             if when is not None:
                 sides.add(when == condition.holds)
-            elif self._switch is not None:
-                for term, value in condition.terms():
+                continue
+            for term, value in condition.terms():
+                when = self.ranks.single_process_when(term)
+                if when is not None:  # `local_rank == -1 and args.evaluate` holding
+                    sides.add(when == value)
+                elif self._switch is not None:
                     on = self._switch(term)
                     if on is not None:
                         sides.add(value != on)

@@ -33,6 +33,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from ddplint.domain.scripts import is_script
 from ddplint.domain.versions import TORCHRUN_SINCE, TorchVersions
 from ddplint.engine import Condition, Flow, Resolver, SemanticModel
 from ddplint.engine.dead_code import never_runs
@@ -205,13 +206,8 @@ class Livenesses:
 
     @cached_property
     def _is_script(self) -> bool:
-        """The module runs as a program: it has an `if __name__ == "__main__":` block."""
-        for statement in self.model.module.body:
-            if isinstance(statement, cst.If) and "__main__" in self.model.module.code_for_node(
-                statement.test
-            ):
-                return True
-        return False
+        """The module runs as a program (`ddplint.domain.scripts.is_script`)."""
+        return is_script(self.model.module)
 
     # -- parameters that keep their default ---------------------------------------------
 

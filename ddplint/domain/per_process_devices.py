@@ -9,28 +9,32 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.device_literals import cuda_literal
 from ddplint.domain.local_rank_names import LOCAL_RANK_NAME
 from ddplint.domain.processes import runs_in_one_process
 from ddplint.domain.rank_guards import everywhere
 from ddplint.domain.ray_actors import on_own_gpus
+from ddplint.domain.runners import every_rank
 from ddplint.names import dotted
 
 _FAKE_MODE = ".FakeTensorMode"
 
 
-def right_for_its_process(ctx: FileContext, literal: cst.CSTNode) -> bool:
-    """The literal device is right where it runs: under a rank check or where only one
-    process runs (`runs_in_one_process`), here or at every call of its function (a few
-    levels up), one entry of a per-rank table, or a single-process default overridden per
-    rank later in its scope, or in a Ray actor on GPUs of its own (`on_own_gpus`)."""
-    return (
+def right_for_its_process(ctx: FileContext, literal: cst.CSTNode) -> bool | None:
+    """The literal device is right where it runs: one entry of a per-rank table, a
+    single-process default overridden per rank later in its scope, in a Ray actor on GPUs
+    of its own (`on_own_gpus`), or where no path runs it on every rank
+    (`ddplint.domain.runners.every_rank`: under a rank check, where only one process runs,
+    here or where its function is called, in this module or another); None when no path
+    is proven to run it on every rank but some path is out of sight."""
+    if (
         on_own_gpus(ctx, literal)
-        or everywhere(ctx, literal, lambda at: _one_process_runs(ctx, at))
         or _default_overridden_per_rank(ctx, literal)
         or _in_per_rank_table(ctx, literal)
-    )
+    ):
+        return True
+    where = every_rank(ctx, literal)
+    return None if where is None else not where
 
 
 def default_device_is_own(ctx: FileContext, use: cst.CSTNode) -> bool:
@@ -71,11 +75,6 @@ def _fake_tensor(ctx: FileContext, node: cst.CSTNode) -> bool:
         ):
             return True
     return False
-
-
-def _one_process_runs(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """`node` runs in one process of the job: some ranks only, or a job of one process."""
-    return facts_of(ctx).rank_guard(node) is not None or runs_in_one_process(ctx, node)
 
 
 def _in_per_rank_table(ctx: FileContext, literal: cst.CSTNode) -> bool:

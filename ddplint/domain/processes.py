@@ -25,8 +25,9 @@ from ddplint.domain.one_rank_groups import (
 )
 from ddplint.domain.project_view import project_of
 from ddplint.domain.ray_actors import in_single_actor
+from ddplint.domain.scripts import is_script
 from ddplint.domain.switches import turns_switches_off
-from ddplint.domain.test_modules import JOB_WORDS, is_entry_script, shows_job
+from ddplint.domain.test_modules import JOB_WORDS, shows_job
 from ddplint.engine.resolve import methods_named
 from ddplint.names import dotted
 
@@ -115,7 +116,7 @@ def single_process(ctx: FileContext) -> bool:
         return True
     if not _runs_alone(ctx):
         return False
-    if is_entry_script(ctx) or turns_switches_off(ctx):
+    if is_script(ctx.module) or turns_switches_off(ctx):
         return True
     return any(True for _ in ctx.calls_to("torch.nn.DataParallel"))
 

@@ -15,6 +15,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
+from ddplint.domain.runner_kinds import Runners
 from ddplint.domain.written_files import HelperLoad, HelperWrite
 
 
@@ -110,6 +111,11 @@ class ProjectView(Protocol):
     def distributed_callers_call(self, ctx: FileContext, func: cst.FunctionDef) -> bool: ...
 
     def device_callers(self, path: str) -> tuple[str, ...]: ...
+
+    def callers_run(self, ctx: FileContext, func: cst.FunctionDef, depth: int) -> Runners | None:
+        """Who runs `func` where the other project modules call it
+        (`ddplint.domain.runners`); None when none is seen to."""
+        ...
 
     def closure(self, path: str) -> list[str]: ...
 

@@ -11,6 +11,9 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
+from ddplint.domain.runners import call_sites
+
+__all__ = ["call_sites", "everywhere", "guarded_everywhere", "rank_guard", "single_process_branch"]
 
 
 def rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
@@ -19,30 +22,6 @@ def rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
     `@rank_zero_only` decorator."""
     gate = domain_of(ctx).gates.gate(node)
     return None if gate is None else gate.node
-
-
-def call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
-    """Calls in this file that may run the function `func`: those the resolver links to
-    it (`Dataset(...)` for `Dataset.__init__`), and calls of a method of that name on some
-    other object (`tracker.update()`)."""
-    resolver = ctx.resolver
-    cls = ctx.model.enclosing_class(func)
-    method = cls is not None
-    names = [func.name.value]
-    if cls is not None and func.name.value == "__init__":
-        names.append(cls.name.value)
-    return [
-        c
-        for name in names
-        for c in ctx.model.calls_by_name.get(name, [])
-        if func in resolver.callees(c)
-        or (
-            method
-            and isinstance(c.func, cst.Attribute)
-            and isinstance(c.func.value, cst.Name)
-            and ctx.call_name(c) is None
-        )
-    ]
 
 
 def guarded_everywhere(ctx: FileContext, node: cst.CSTNode, depth: int = 3) -> bool:

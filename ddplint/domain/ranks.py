@@ -34,6 +34,11 @@ from ddplint.engine import Resolver
 
 GROUP_NAME = re.compile(r"(^|_)(sub)?(group|pg)s?(_|$)")
 CPU_ONLY_FLAG = re.compile(r"^(no_(cuda|gpu)|(use_|force_)?cpu(_only)?)$")
+# A flag named for running distributed (`enable_fsdp`, `use_ddp`, `FLAGS.parallel`).
+_DISTRIBUTED_SWITCH = re.compile(
+    r"^(use_|is_|enable_|do_|run_)?(parallel|distributed|dist|ddp|fsdp|deepspeed|multi_?gpu)$",
+    re.IGNORECASE,
+)
 
 
 class Side(enum.Enum):
@@ -242,6 +247,8 @@ class Ranks:
             return None if inner is None else not inner
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
             return self._single_or_cpu(test)
+        if isinstance(test, cst.BooleanOperation):
+            return self._distributed_and(test)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             target = test.comparisons[0]
             number = int_literal(target.comparator)
@@ -273,13 +280,33 @@ class Ranks:
     def _single_or_cpu(self, test: cst.BooleanOperation) -> bool | None:
         """`local_rank == -1 or args.no_cuda` (the pre-torchrun HF/NVIDIA switch): not
         distributed, or on the CPU, where these scripts join no process group. True when
-        one term is a single-process test and the others are too or are CPU-only flags."""
+        one term is a single-process test and the others are too or are CPU-only flags;
+        False when one term means the job is distributed and the others do too or are
+        flags of a sharded wrapper (`cfg.enable_fsdp or cfg.enable_ddp`)."""
         terms = [test.left, test.right]
         whens = [self.single_process_when(t) for t in terms]
+        if False in whens and all(
+            w is False or (w is None and _DISTRIBUTED_SWITCH.match(last_name(t) or "") is not None)
+            for t, w in zip(terms, whens, strict=True)
+        ):
+            return False  # `enable_fsdp or enable_ddp`: either way the job is distributed
         if True not in whens:
             return None
         if all(w is True or _cpu_only_flag(t) for t, w in zip(terms, whens, strict=True)):
             return True
+        return None
+
+    def _distributed_and(self, test: cst.BooleanOperation) -> bool | None:
+        """`args.parallel and world_size > 1`: False (the job is distributed where it
+        holds) when one term says so and the others do too or are flags named for it; its
+        `else` is the project's single-process run."""
+        terms = [test.left, test.right]
+        whens = [self.single_process_when(t) for t in terms]
+        if False in whens and all(
+            w is False or (w is None and _DISTRIBUTED_SWITCH.match(last_name(t) or "") is not None)
+            for t, w in zip(terms, whens, strict=True)
+        ):
+            return False
         return None
 
     def _launcher_variable_set(self, test: cst.Comparison) -> bool | None:
@@ -329,6 +356,8 @@ class Ranks:
         name = last_name(test)
         if name is None:
             return None
+        if isinstance(test, cst.Name) and self._names_function(test):
+            return None  # `if is_main_process:` tests a function object: always true
         if MAIN_PROCESS_NAME.match(name):
             return Side.MAIN
         for value in self.resolver.values(test, at):
@@ -337,6 +366,18 @@ class Ranks:
                 if side is not None:
                     return side
         return None
+
+    def _names_function(self, name: cst.Name) -> bool:
+        """`name` is a function defined in this file, or one of another project module
+        that returns a rank test, and nothing else binds it."""
+        model = self.resolver.model
+        if model.bindings.get(name.value):
+            return False
+        if name.value in model.functions:
+            return True
+        if model.imports.resolve(name) is None or self._returned_elsewhere is None:
+            return False
+        return self._returned_elsewhere(cst.Call(func=name)) is not None
 
     def _returned_side(self, call: cst.Call) -> Side | None:
         """A call of a project function whose every return value is a rank test: one of

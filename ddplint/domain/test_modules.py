@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddplint.domain.ranks import last_name
+from ddplint.domain.scripts import is_script
 
 if TYPE_CHECKING:
     from ddplint.context import FileContext
@@ -22,14 +23,6 @@ JOB_WORDS = re.compile(
     re.IGNORECASE,
 )
 _TEST_FILE = re.compile(r"^test_\w*\.py$|^\w+_test\.py$")
-
-
-def is_entry_script(ctx: FileContext) -> bool:
-    """The module has an `if __name__ == "__main__":` block."""
-    for statement in ctx.module.body:
-        if isinstance(statement, cst.If) and "__main__" in ctx.code(statement.test):
-            return True
-    return False
 
 
 def shows_job(ctx: FileContext, func: cst.FunctionDef) -> bool:
@@ -45,7 +38,7 @@ def runs_in_test_process(ctx: FileContext) -> bool:
     """The module is a pytest test module (`test_*.py`, `*_test.py`, no `__main__` block)
     none of whose tests (functions `test*`, methods `test*` of its classes, with the
     class's name and decorators) shows a sign of a multi-process job (`shows_job`)."""
-    if not _TEST_FILE.match(os.path.basename(ctx.path)) or is_entry_script(ctx):
+    if not _TEST_FILE.match(os.path.basename(ctx.path)) or is_script(ctx.module):
         return False
     for statement in ctx.module.body:
         if isinstance(statement, cst.FunctionDef) and statement.name.value.startswith("test"):

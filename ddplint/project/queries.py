@@ -23,9 +23,11 @@ from ddplint.domain.project_view import ProjectView
 from ddplint.domain.random_draws import LIBRARY_SEEDS, TORCH_SEEDS
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
+from ddplint.domain.runner_kinds import Runners
 from ddplint.domain.state_loads import LOAD
 from ddplint.domain.switches import flag_name, names_a_job_start
 from ddplint.domain.written_files import HelperLoad, HelperWrite
+from ddplint.project.callers import callers_run
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.import_index import import_index
 from ddplint.project.module_index import ModuleIndex
@@ -780,6 +782,10 @@ class Project:
             if path in self.summaries.lookup_ends(caller, name)
         }
         return tuple(sorted(found[1] for found in called if found is not None and found[0] == path))
+
+    def callers_run(self, ctx: FileContext, func: cst.FunctionDef, depth: int) -> Runners | None:
+        """Who runs `func` where other project modules call it (`callers.callers_run`)."""
+        return callers_run(self, ctx, func, depth)
 
     def _uses_process_group(self, path: str) -> bool:
         """The module uses the process group itself or calls project code that does; not

@@ -189,7 +189,8 @@ x = torch.zeros(3, device="cpu")
             if id(literal) in seen:
                 continue
             seen.add(id(literal))
-            if right_for_its_process(ctx, literal):
+            right = right_for_its_process(ctx, literal)
+            if right:
                 continue
             fix = None
             rank_var = local_rank_names.at(literal)
@@ -210,4 +211,5 @@ x = torch.zeros(3, device="cpu")
                 'same GPU (out of memory, or NCCL "Duplicate GPU detected"); '
                 "use the local rank",
                 fix=fix,
+                unproven=right is None,
             )

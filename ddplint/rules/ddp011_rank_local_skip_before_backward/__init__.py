@@ -232,7 +232,7 @@ def train(model, loader, optimizer):
             loop = ctx.enclosing_loop(backward)
             scope = ctx.scope(backward)
             region = loop if loop is not None else scope
-            if isinstance(region, cst.Module):
+            if isinstance(region, cst.Module) or _in_autograd_function(ctx, backward):
                 continue
             yield from self._check_backward(ctx, backward, region, loop, scope)
 
@@ -337,3 +337,15 @@ def skipped_collective(ctx: FileContext, skip: cst.CSTNode, region: cst.CSTNode)
         ):
             return call
     return None
+
+
+def _in_autograd_function(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` is in a method of a custom `torch.autograd.Function`: a `backward()` there
+    differentiates a local graph of the op (a derivative computed in its forward, a
+    penalty's gradient in its backward), not the training step's loss, and a `return`
+    there ends the op, not the step."""
+    func = ctx.enclosing_function(node)
+    cls = None if func is None else ctx.model.enclosing_class(func)
+    return cls is not None and any(
+        ctx.qualname(base.value) == "torch.autograd.Function" for base in cls.bases
+    )

@@ -10,17 +10,12 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.checkpoints import SAVE, is_checkpoint_save, save_path
 from ddplint.domain.ddp_facts import argument
-from ddplint.domain.every_rank import (
-    every_rank_reaches,
-    is_entry,
-    outside_calls,
-    per_rank_arguments,
-    runs_once,
-    unguarded_callers,
-)
+from ddplint.domain.downloads import in_first_context
+from ddplint.domain.every_rank import per_rank_arguments
 from ddplint.domain.paths import own_file
 from ddplint.domain.processes import single_process
 from ddplint.domain.project_view import project_of
+from ddplint.domain.runners import every_rank, is_entry, outside_calls
 from ddplint.domain.saved_values import saves_data
 from ddplint.domain.saves import chooses_writers
 from ddplint.rule import Finding, Rule, register
@@ -165,14 +160,17 @@ def save_shard(model, out_dir):
                 project is not None
                 and project.helper_saves(ctx, call) == "unguarded"
                 and not chooses_writers(ctx, call)
-                and every_rank_reaches(ctx, call)
                 and not per_rank_arguments(ctx, call)
             ):
+                where = every_rank(ctx, call, in_first_context)
+                if where is False:
+                    continue
                 yield Finding(
                     call,
                     f"`{ctx.code(call.func)}()` saves a checkpoint without a rank guard "
                     "and is called here on every rank: all processes write the same file "
                     "(contention, and a possibly corrupt file); call it on rank 0 only",
+                    unproven=where is None,
                 )
 
     def _check_save(
@@ -181,18 +179,22 @@ def save_shard(model, out_dir):
         path = save_path(call)
         if path is None or any(a.star for a in call.args) or not is_checkpoint_save(ctx, call):
             return
-        if own_file(ctx, path, call) or runs_once(ctx, call):
+        if own_file(ctx, path, call):
+            return
+        where = every_rank(ctx, call, in_first_context)
+        if where is False:
             return
         # A data file (`saves_data`) contends all the same; the message names what it is.
         saved = argument(call, 0, "obj")
         data = saved is not None and saves_data(ctx, saved, call)
         what, file = ("a file", "file") if data else ("a checkpoint", "checkpoint file")
         func = ctx.enclosing_function(call)
-        unguarded = unguarded_callers(ctx, func) if func is not None else []
+        unguarded = _unguarded_callers(ctx, func) if func is not None else []
         if (
             func is None
             or (not outside_calls(ctx, func) and is_entry(ctx, func))
-            or any(isinstance(ctx.scope(site), cst.Module) for site in unguarded)
+            or any(isinstance(ctx.scope(site), cst.Module) for site, _ in unguarded)
+            or not unguarded
         ):
             # At module level, in an entry point, or in a function `main` runs: the save.
             yield Finding(
@@ -200,9 +202,10 @@ def save_shard(model, out_dir):
                 f"`torch.save` runs on every rank: all processes write the same {file} (N "
                 "times the I/O; concurrent writers can leave a corrupt file); save on "
                 "rank 0 only (`if dist.get_rank() == 0:`)",
+                unproven=where is None or _path_from_callers(ctx, func, path),
             )
             return
-        for site in unguarded:
+        for site, proven in unguarded:
             if id(site) not in reported:
                 reported.add(id(site))
                 yield Finding(
@@ -211,4 +214,30 @@ def save_shard(model, out_dir):
                     f"`{func.name.value}`) and is called here on every rank: all processes "
                     "write the same file (contention, and a possibly corrupt file); call it on "
                     "rank 0 only",
+                    unproven=not proven or where is None,
                 )
+
+
+def _unguarded_callers(ctx: FileContext, func: cst.FunctionDef) -> list[tuple[cst.Call, bool]]:
+    """The calls of `func` in this file that may run on every rank, passing no per-rank
+    file name, each with whether every rank is proven to reach it."""
+    found = []
+    for site in outside_calls(ctx, func):
+        if per_rank_arguments(ctx, site):
+            continue
+        where = every_rank(ctx, site, in_first_context)
+        if where is not False:
+            out_of_sight = _path_from_callers(ctx, ctx.enclosing_function(site), site)
+            found.append((site, where is True and not out_of_sight))
+    return found
+
+
+def _path_from_callers(ctx: FileContext, func: cst.FunctionDef | None, path: cst.CSTNode) -> bool:
+    """The file name (`path`, or the arguments of a call that saves) comes from a
+    parameter of a function no call in this file shows (not an entry point such as
+    `main`): its callers may pass a name of each rank's own."""
+    if func is None or is_entry(ctx, func) or outside_calls(ctx, func):
+        return False
+    params = func.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    return any(name.split(".")[0] in names for name in ctx.names_in(path))

@@ -11,7 +11,8 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain import Gate, domain_of
 from ddplint.domain.ddp_facts import facts_of
-from ddplint.domain.rank_guards import call_sites
+from ddplint.domain.processes import runs_in_one_process
+from ddplint.domain.runners import call_sites
 from ddplint.engine import MAX_DEPTH
 from ddplint.names import dotted
 
@@ -19,7 +20,10 @@ from ddplint.names import dotted
 def one_rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
     """What makes `node` run on some ranks only (`DDPFacts.rank_guard`), leaving out the
     tests that share a loop's iterations among the ranks and the gates every rank passes
-    where a flag of their test is off (`Gates.keeps_out`)."""
+    where a flag of their test is off (`Gates.keeps_out`); None where only one process
+    runs it, the job not being distributed (`runs_in_one_process`)."""
+    if runs_in_one_process(ctx, node):
+        return None  # `if local_rank == -1:` inside `if local_rank in [-1, 0]:`
     gates = domain_of(ctx).gates
     found = gates.gate(node)
     if found is None or found.condition is None:

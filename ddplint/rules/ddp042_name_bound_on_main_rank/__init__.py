@@ -10,10 +10,9 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.command_line import same_on_every_rank
-from ddplint.domain.every_rank import every_rank_reaches
 from ddplint.domain.rank_evidence import rank_evidence
-from ddplint.domain.rank_guards import guarded_everywhere
 from ddplint.domain.ranks import Side
+from ddplint.domain.runners import every_rank
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp042_name_bound_on_main_rank.reads import (
     bound_otherwise,
@@ -203,8 +202,9 @@ def main():
                 continue
             if gates.gate(read) is not None or gates.single_process(read):
                 continue
-            if guarded_everywhere(ctx, read):
-                continue
+            reached = every_rank(ctx, read)
+            if reached is False:
+                continue  # every call of its function runs on one rank or in one process
             tests = conditions_since(ctx, read, [b.statement for b in reaching])
             if any(rank_correlated(ctx, test, read) for test in tests):
                 continue
@@ -219,7 +219,7 @@ def main():
                 "but read here on every rank: with more than one process the other ranks "
                 f"raise {_error(frame)} here",
                 unproven=not traced
-                or not every_rank_reaches(ctx, read)
+                or reached is None
                 or not all(same_on_every_rank(ctx, test, read) for test in tests),
             )
 

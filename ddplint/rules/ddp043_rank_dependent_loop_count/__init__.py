@@ -9,9 +9,8 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
-from ddplint.domain.every_rank import every_rank_reaches
 from ddplint.domain.rank_evidence import rank_evidence
-from ddplint.domain.rank_guards import guarded_everywhere
+from ddplint.domain.runners import every_rank
 from ddplint.domain.synced_calls import Synced, synced_calls
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp043_rank_dependent_loop_count.overrides import Override, rank_overrides
@@ -194,8 +193,9 @@ def main(args):
             overrides = rank_overrides(ctx, loop)
             if not overrides or gates.gate(loop) is not None or gates.single_process(loop):
                 continue
-            if guarded_everywhere(ctx, loop):
-                continue
+            where = every_rank(ctx, loop)
+            if where is False:
+                continue  # every call of its function runs on one rank or in one process
             synced, issued = synced_calls(ctx, ctx.calls_within(loop.body))
             if synced is Synced.NO:
                 continue
@@ -204,9 +204,7 @@ def main(args):
             yield Finding(
                 loop.iter,
                 _message(ctx, loop, overrides[0], issued),
-                unproven=synced is Synced.UNKNOWN
-                or not traced
-                or not every_rank_reaches(ctx, loop),
+                unproven=synced is Synced.UNKNOWN or not traced or where is None,
             )
 
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.apis import DDP_CLASSES, OTHER_DISTRIBUTED_WRAPPERS, SAMPLER_CLASSES
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.processes import runs_in_one_process
+from ddplint.domain.scripts import is_script
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp045_model_never_wrapped.evidence import wrap_mentions
 
@@ -241,11 +240,4 @@ def _trains_sharded_script(ctx: FileContext) -> bool:
     loops = domain_of(ctx).loops
     if not any(loops.is_optimizer_class(call) for call in ctx.calls):
         return False
-    return _is_script(ctx) and bool(domain_of(ctx).backward.sites)
-
-
-def _is_script(ctx: FileContext) -> bool:
-    return any(
-        isinstance(statement, cst.If) and "__main__" in ctx.code(statement.test)
-        for statement in ctx.module.body
-    )
+    return is_script(ctx.module) and bool(domain_of(ctx).backward.sites)

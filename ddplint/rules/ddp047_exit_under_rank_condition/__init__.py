@@ -12,14 +12,13 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import Gate, domain_of
 from ddplint.domain.processes import in_lone_worker
 from ddplint.domain.rank_evidence import rank_evidence
-from ddplint.domain.rank_guards import everywhere, single_process_branch
+from ddplint.domain.runners import Runner, runners
 from ddplint.engine.flow import fixed_terms
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp047_exit_under_rank_condition.continuation import (
     Work,
     left_region,
     others_work,
-    rank_gates,
 )
 
 
@@ -246,16 +245,18 @@ def train(model, loader, optimizer, deadline, preview_batches, save_grid):
 def _decides(ctx: FileContext, node: cst.Break | cst.Return, gate: Gate) -> bool:
     """The gate is a branch around the exit (not an earlier early exit, nor a decorator),
     its other branch does not leave as well, and the code does not run on one process
-    anyway (every call of its function rank-gated, a non-distributed branch)."""
+    anyway (`ddplint.domain.runners`: every call of its function rank-gated, here or in
+    another module, a non-distributed branch)."""
     condition = gate.condition
     if condition is None or condition.early_exit or not isinstance(gate.node, cst.If):
         return False
     other = gate.node.orelse if condition.holds else gate.node.body
     if other is not None and ctx.flow.leaves(other):
         return False
-    if single_process_branch(ctx, gate.node) or in_lone_worker(ctx, gate.node):
+    if in_lone_worker(ctx, gate.node):
         return False
-    return not everywhere(ctx, gate.node, lambda at: bool(rank_gates(ctx, at)))
+    found = runners(ctx, gate.node)
+    return Runner.EVERY_RANK in found or Runner.UNKNOWN in found
 
 
 def _flag_out_of_sight(ctx: FileContext, node: cst.Break | cst.Return, gate: Gate) -> bool:

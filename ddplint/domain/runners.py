@@ -1,0 +1,240 @@
+"""Which processes of a job run a node: the one answer to "does every rank run this?" and
+"does only one rank run this?".
+
+A node runs on
+- `ONE_PROCESS` when the job is not distributed there: a branch taken only without
+  distribution (`else` of `if args.distributed:`), a file that runs as one process, a
+  worker spawned alone (`ddplint.domain.processes.runs_in_one_process`);
+- `ONE_RANK` (some ranks only) under a rank gate of its function (`Gates.gate`: an
+  enclosing rank test, an earlier `if not main: return`, a main-only decorator) that
+  keeps the other ranks out (`Gates.keeps_out`);
+- otherwise where the calls of its function run: at module level or in an entry point
+  (`main`, a function handed to `mp.spawn`) on `EVERY_RANK`; through the callers of its
+  function in this file, else in the other modules of the project (asked lazily, only
+  when a rule's finding depends on it: `ProjectView.callers_run`);
+- `UNKNOWN` where the callers are out of sight (no project, a method called on an
+  object of another module, too many levels up).
+
+A node reached along several paths has several answers: `runners` gives the set. A rule
+that assumes every rank runs the node reports when `every_rank` is True (proven), marks
+its finding unproven when it is None, and stays silent when it is False; a rule that
+assumes only some ranks run it asks `one_rank` the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.processes import runs_in_one_process
+from ddplint.domain.project_view import project_of
+from ddplint.domain.runner_kinds import Runner, Runners
+
+_ENTRY_POINTS = frozenset({"main", "train", "run", "worker", "main_worker"})
+# What a test runner calls: tests, and the fixtures of `unittest.TestCase`.
+_TEST = re.compile(r"^(test|setUp|tearDown)")
+_MAIN_WORD = re.compile(r"(^|_)(master|main|chief|primary|leader)(_|$)|rank_?(0|zero)", re.I)
+_JOINS = frozenset(
+    {"torch.distributed.init_process_group", "torch.distributed.device_mesh.init_device_mesh"}
+)
+# A rule's own reason a node runs on one rank at a time (`runners`).
+Exempt = Callable[[FileContext, cst.CSTNode], bool]
+DEPTH = 6  # calls followed up, in this file and into other modules together
+
+__all__ = ["Runner", "Runners", "every_rank", "one_rank", "runners"]
+
+
+def runners(
+    ctx: FileContext, node: cst.CSTNode, depth: int = DEPTH, exempt: Exempt | None = None
+) -> Runners:
+    """The answers along every path to `node` (see the module's docstring). `exempt` is a
+    rule's own reason that a node, or a call on the way up, runs on one rank at a time
+    (a save in a rank-0-first context): `ONE_RANK` there."""
+    if exempt is not None and exempt(ctx, node):
+        return frozenset({Runner.ONE_RANK})
+    here = _here(ctx, node)
+    if here is not None and here is not Runner.UNKNOWN:
+        return frozenset({here})
+    func = ctx.enclosing_function(node)
+    found = (
+        frozenset({Runner.EVERY_RANK})
+        if func is None
+        else function_runners(ctx, func, depth, exempt)
+    )
+    if here is Runner.UNKNOWN and Runner.EVERY_RANK in found:
+        # under a flag named for the main process whose value is not traced: where every
+        # rank reaches it, whether all of them pass is not known
+        return (found - {Runner.EVERY_RANK}) | {Runner.UNKNOWN}
+    return found
+
+
+def function_runners(
+    ctx: FileContext, func: cst.FunctionDef, depth: int = DEPTH, exempt: Exempt | None = None
+) -> Runners:
+    """Who runs the body of `func`: the answers at its calls (`runners`)."""
+    if depth <= 0:
+        return frozenset({Runner.UNKNOWN})
+    known = ctx.memo(_known)
+    key = (id(func), depth, exempt)
+    if key not in known:
+        known[key] = (func, frozenset({Runner.UNKNOWN}))  # a cycle of calls decides nothing
+        known[key] = (func, _function_runners(ctx, func, depth, exempt))
+    return known[key][1]
+
+
+def _known(
+    ctx: FileContext,
+) -> dict[tuple[int, int, Exempt | None], tuple[cst.FunctionDef, Runners]]:
+    """`function_runners` by function and depth, each entry keeping its function."""
+    return {}
+
+
+def _function_runners(
+    ctx: FileContext, func: cst.FunctionDef, depth: int, exempt: Exempt | None
+) -> Runners:
+    sites = outside_calls(ctx, func)
+    if sites:
+        found: set[Runner] = set()
+        for site in sites:
+            found |= runners(ctx, site, depth - 1, exempt)
+        if passed_around(ctx, func):
+            found.add(Runner.EVERY_RANK)
+        return frozenset(found)
+    if passed_around(ctx, func):
+        return frozenset({Runner.EVERY_RANK})
+    project = project_of(ctx)
+    elsewhere = None if project is None else project.callers_run(ctx, func, depth - 1)
+    if elsewhere:
+        return elsewhere
+    if func.name.value in _ENTRY_POINTS or _TEST.match(func.name.value) or _joins_job(ctx, func):
+        return frozenset({Runner.EVERY_RANK})
+    return frozenset({Runner.UNKNOWN})
+
+
+def _joins_job(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` joins the process group, wraps a model in DDP or issues a collective outside
+    a rank gate: whatever calls it, every rank of the job must run it."""
+    facts = facts_of(ctx)
+    gates = domain_of(ctx).gates
+    wraps = {id(w) for w in facts.ddp_wraps}
+    return any(
+        (id(call) in wraps or ctx.call_name(call) in _JOINS or facts.is_collective_call(call))
+        and ctx.enclosing_function(call) is func
+        and gates.gate(call) is None
+        for call in ctx.calls_within(func)
+    )
+
+
+def every_rank(ctx: FileContext, node: cst.CSTNode, exempt: Exempt | None = None) -> bool | None:
+    """True when some path to `node` runs on every rank, None when none is proven but
+    some path is out of sight, False when every path runs on some ranks or one process."""
+    return _answer(runners(ctx, node, exempt=exempt), Runner.EVERY_RANK)
+
+
+def one_rank(ctx: FileContext, node: cst.CSTNode) -> bool | None:
+    """True when some path to `node` runs on some ranks only (a rank gate), None when none
+    is proven but some path is out of sight, False otherwise."""
+    return _answer(runners(ctx, node), Runner.ONE_RANK)
+
+
+def _answer(found: Runners, wanted: Runner) -> bool | None:
+    if wanted in found:
+        return True
+    return None if Runner.UNKNOWN in found else False
+
+
+def _here(ctx: FileContext, node: cst.CSTNode) -> Runner | None:
+    """What `node`'s own function says: one process, some ranks, or nothing."""
+    if runs_in_one_process(ctx, node):
+        return Runner.ONE_PROCESS
+    gates = domain_of(ctx).gates
+    if any(gates.keeps_out(g) for g in gates.gates(node)):
+        return Runner.ONE_RANK
+    gate = gates.gate(node)  # also a main-only decorator, or the gate of an enclosing `def`
+    if gate is not None and gates.keeps_out(gate):
+        return Runner.ONE_RANK
+    if any(_named_for_main(c.test) for c in ctx.flow.conditions(node)):
+        return Runner.UNKNOWN
+    return None
+
+
+def _named_for_main(test: cst.BaseExpression) -> bool:
+    """A flag read as a whole test whose name says "main process" in words the rank
+    tests do not take as proof (`args.is_master_node`: the master node holds several
+    processes), its value out of sight."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if isinstance(test, cst.Attribute):
+        name = test.attr.value
+    elif isinstance(test, cst.Name):
+        name = test.value
+    else:
+        return False
+    return _MAIN_WORD.search(name) is not None
+
+
+def call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
+    """Calls in this file that may run the function `func`: those the resolver links to
+    it (`Dataset(...)` for `Dataset.__init__`), and calls of a method of that name on some
+    other object (`tracker.update()`)."""
+    resolver = ctx.resolver
+    cls = ctx.model.enclosing_class(func)
+    method = cls is not None
+    names = [func.name.value]
+    if cls is not None and func.name.value == "__init__":
+        names.append(cls.name.value)
+    return [
+        c
+        for name in names
+        for c in ctx.model.calls_by_name.get(name, [])
+        if func in resolver.callees(c)
+        or (
+            method
+            and isinstance(c.func, cst.Attribute)
+            and isinstance(c.func.value, cst.Name)
+            and ctx.call_name(c) is None
+        )
+    ]
+
+
+def outside_calls(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
+    """Calls of `func` in this file, its own recursive calls aside."""
+    return [s for s in call_sites(ctx, func) if not ctx.is_inside(s, func)]
+
+
+def is_entry(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` runs though nothing in the file calls it: an entry point by its name
+    (`main`), or one passed around by name (`mp.spawn(main_worker, ...)`)."""
+    return func.name.value in _ENTRY_POINTS or passed_around(ctx, func)
+
+
+def passed_around(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` is handed on by name somewhere in the file (`mp.spawn(worker, ...)`,
+    `callback=self.save`): it runs where the receiver calls it."""
+    name = func.name.value
+    return any(
+        node.value == name and _passes_around(ctx, node)
+        for node in ctx.nodes_of(cst.Name)
+        if isinstance(node, cst.Name)
+    )
+
+
+def _passes_around(ctx: FileContext, name: cst.Name) -> bool:
+    """`name` refers to a function without calling it (`mp.spawn(worker, ...)`,
+    `callback=self.save`): not what a call calls (`save(...)`, the attribute of
+    `torch.save(...)`), not the name a definition gives (another class's method of the
+    same name), not the keyword of an argument."""
+    ref: cst.CSTNode = name
+    parent = ctx.parent(name)
+    if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is name:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is name:
+        return False
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        ref, parent = parent, ctx.parent(parent)
+    return not (isinstance(parent, cst.Call) and parent.func is ref)

@@ -1,0 +1,123 @@
+"""Who runs a function where the other modules of its project call it: the calls of
+`utils.get_fid` in `train.py` under `if args.rank == 0:`, and in `test.py`, a script of
+one process. Asked lazily (`ddplint.domain.runners`, only when a finding depends on it):
+each calling module is parsed once per project, and only when its summary calls the
+function."""
+
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Protocol
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.runner_kinds import Runner, Runners
+from ddplint.domain.runners import runners
+from ddplint.parsing import parse
+from ddplint.project.module_index import ModuleIndex
+from ddplint.project.summaries import CONSTRUCTION, ModuleSummary, object_method
+
+
+class Project(Protocol):
+    """What of `ddplint.project.Project` the look-up reads (it is passed in, not imported:
+    the project module builds on this one)."""
+
+    @property
+    def summaries(self) -> ModuleIndex[ModuleSummary]: ...
+
+    def _callers(self, path: str) -> list[str]: ...
+
+    def _lookup(self, importer: str, qualified: str) -> tuple[str, str] | None: ...
+
+
+class _Callers:
+    """What one project has parsed and decided for `callers_run`."""
+
+    def __init__(self) -> None:
+        self.contexts: dict[str, FileContext | None] = {}
+        self.deciding: set[tuple[str, str]] = set()
+
+
+_STATE: weakref.WeakKeyDictionary[Project, _Callers] = weakref.WeakKeyDictionary()
+
+
+def callers_run(
+    project: Project, ctx: FileContext, func: cst.FunctionDef, depth: int
+) -> Runners | None:
+    """The answers of `runners` at the calls of `func` in the other project modules that
+    call it: a module-level function by its name, a method of a module-level class on an
+    object made by the class (`loss = BoxLoss(); loss(x)`), `__init__` by calling the
+    class; None when there are none."""
+    found_as = _looked_up_as(ctx, func)
+    if found_as is None:
+        return None
+    name, owner = found_as
+    state = _STATE.setdefault(project, _Callers())
+    path = os.path.abspath(ctx.path)
+    key = (path, name)
+    if key in state.deciding:
+        return frozenset({Runner.UNKNOWN})  # a cycle of calls decides nothing
+    state.deciding.add(key)
+    try:
+        found: set[Runner] = set()
+        for caller, names in _calling(project, path, name, owner):
+            other = _context(project, state, caller)
+            if other is None:
+                found.add(Runner.UNKNOWN)
+                continue
+            for call in other.calls:
+                if other.call_name(call) in names or object_method(other, call) in names:
+                    found |= runners(other, call, depth)
+        return frozenset(found) or None
+    finally:
+        state.deciding.discard(key)
+
+
+def _looked_up_as(ctx: FileContext, func: cst.FunctionDef) -> tuple[str, str] | None:
+    """The name `Project._lookup` gives `func` in its module (its own, or its class's for
+    what constructing it runs) and, for another method, its class; None for a function
+    nested in another."""
+    if ctx.parent(func) is ctx.module:
+        return func.name.value, ""
+    cls = ctx.model.enclosing_class(func)
+    if cls is None or ctx.parent(func) is not cls.body or ctx.parent(cls) is not ctx.module:
+        return None
+    if func.name.value in CONSTRUCTION:
+        return cls.name.value, ""
+    return func.name.value, cls.name.value
+
+
+def _calling(
+    project: Project, path: str, name: str, owner: str
+) -> list[tuple[str, frozenset[str]]]:
+    """The modules that call `name` of the module at `path` (a method of the class
+    `owner` when one is given), each with the qualified names its calls use for it."""
+    wanted = (path, name)
+    found = []
+    for caller in project._callers(path):
+        names = frozenset(
+            qualified
+            for qualified in project.summaries[caller].calls
+            if (not owner or qualified.split(".")[-2:-1] == [owner])
+            and path in project.summaries.lookup_ends(caller, qualified)
+            and project._lookup(caller, qualified) == wanted
+        )
+        if names:
+            found.append((caller, names))
+    return found
+
+
+def _context(project: Project, state: _Callers, path: str) -> FileContext | None:
+    """The parsed module at `path`, checked in `project`; None when it cannot be read."""
+    if path not in state.contexts:
+        try:
+            with open(path, "rb") as handle:
+                parsed = parse(path, handle.read())
+        except OSError:
+            parsed = None
+        state.contexts[path] = (
+            FileContext(path, parsed[0], parsed[1], project) if isinstance(parsed, tuple) else None
+        )
+    return state.contexts[path]
