@@ -20,7 +20,11 @@ _DEPTH = 3
 
 def every_rank_runs(ctx: FileContext, node: cst.CSTNode) -> bool | None:
     """True: every rank runs `node`; False: one rank, or one process; None: unknown."""
-    if runs_in_one_process(ctx, node) or one_rank_first(ctx, node):
+    if runs_in_one_process(ctx, node):
+        return False
+    func = ctx.enclosing_function(node)
+    # A spawned worker's own one-process fallback call does not make it run once.
+    if not (func is not None and _spawned(ctx, func)) and one_rank_first(ctx, node):
         return False
     return _reaches(ctx, node, _DEPTH)
 
