@@ -13,7 +13,7 @@ from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.processes import runs_in_one_process
 from ddplint.domain.scripts import is_script
 from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp045_model_never_wrapped.evidence import wrap_mentions
+from ddplint.rules.ddp045_model_never_wrapped.evidence import syncs_by_hand, wrap_mentions
 
 
 @register
@@ -32,7 +32,9 @@ Lightning, `ZeroRedundancyOptimizer`, a comm hook, pipeline or RPC parallelism) 
 collective given the model's gradients or parameters (`dist.all_reduce(p.grad)`). A
 mention only in an imported module makes the finding unproven (shown under `--preview`);
 one in the script itself silences it. Code that runs only when the job is not distributed
-is left alone.
+is left alone. Also flags, in any distributed module, a wrapper dropped as soon as it is
+made (`DistributedDataParallel(model, ...).module`): reported at the wrap, unless the
+file hands the model's gradients or parameters to a collective itself.
 
 ## Why is this bad?
 Every process builds its own model, computes gradients on its own shard (the sampler gives
@@ -206,6 +208,7 @@ if __name__ == "__main__":
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        yield from _discarded_wrappers(ctx)
         if not _trains_sharded_script(ctx):
             return
         here, elsewhere = wrap_mentions(ctx)
@@ -226,6 +229,28 @@ if __name__ == "__main__":
                 unproven=elsewhere,
             )
             return
+
+
+def _discarded_wrappers(ctx: FileContext) -> Iterator[Finding]:
+    """`DistributedDataParallel(model, ...).module`: the wrapper is dropped as soon as it is
+    made, so no forward runs through it and its reducer never all-reduces a gradient (the
+    constructor's one broadcast of rank 0's weights is all it does)."""
+    if syncs_by_hand(ctx):
+        return
+    for call in ctx.calls_to(*DDP_CLASSES):
+        parent = ctx.parent(call)
+        if not (isinstance(parent, cst.Attribute) and parent.attr.value == "module"):
+            continue
+        if runs_in_one_process(ctx, call):
+            continue
+        yield Finding(
+            call,
+            "the DDP wrapper is dropped as soon as it is made (`DistributedDataParallel(...)"
+            ".module` keeps the inner model): no forward runs through it, so no gradient is "
+            "ever all-reduced; each of the N processes steps its own copy with its own "
+            "gradients, and the copies drift apart where their data differ; train through "
+            "the wrapper and use `.module` only to save or evaluate",
+        )
 
 
 def _trains_sharded_script(ctx: FileContext) -> bool:

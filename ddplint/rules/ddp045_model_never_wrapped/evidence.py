@@ -49,3 +49,9 @@ def wrap_mentions(ctx: FileContext) -> tuple[bool, bool]:
 
 def _mentions(text: str) -> bool:
     return bool(_WRAPS.search(text) or _SYNCS.search(text))
+
+
+def syncs_by_hand(ctx: FileContext) -> bool:
+    """The file's text may hand the model's gradients or parameters to a collective
+    (`dist.all_reduce(p.grad)`)."""
+    return bool(_SYNCS.search(ctx.source))
