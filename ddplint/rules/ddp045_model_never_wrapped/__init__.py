@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
