@@ -71,6 +71,6 @@ def test_a_sibling_subprojects_pin_does_not_count(tmp_path, capsys):
 
 
 def test_required_given_any_true_value_is_required(tmp_path, capsys):
-    train = TRAIN.replace('type=int, default=0)', "required=int)")
+    train = TRAIN.replace("type=int, default=0)", "required=int)")
     (found,) = findings(tmp_path, capsys, {"train.py": train})
     assert "`--local_rank` is required" in found["message"]
