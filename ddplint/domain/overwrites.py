@@ -250,14 +250,21 @@ def _named_piece_varies(
 
 
 def named_piece_computed(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """The piece of the path that holds its `last` / `best` name holds a computed value
-    (`"checkpoints-last-" + str(acc)`): written once, it names a file of this run only."""
+    """The piece of the path that holds its `last` / `best` name holds a value computed by
+    a call (`"checkpoints-last-" + str(acc)`): written once, it names a file of this run
+    only. A setting read as it is (`f"last_{args.model_type}.ckpt"`) is no such value."""
     return any(
-        isinstance(n, (cst.Name, cst.Call))
+        isinstance(n, cst.Call) and not _formats_literal(n)
         for piece in _named_pieces(ctx, path, at, None)
         for part in _last_component(piece)
         for n in ctx.walk(part)
     )
+
+
+def _formats_literal(call: cst.Call) -> bool:
+    """`"last_{}".format(...)`: the string's own formatting, no computed value."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and string_value(func.value) is not None
 
 
 def _last_component(piece: cst.CSTNode) -> list[cst.CSTNode]:

@@ -66,8 +66,8 @@ The torch the project pins decides what `torch.distributed.launch` passes: a pin
 2.0 in the packaging files at its root, or in a README or shell script of the script's
 folder or a folder above it (`pip install torch==1.8.1`, `pytorch=1.11`, `torch<2.0`), means
 `--local_rank=N`, which an underscore-only parser accepts: not reported, nor a required
-option in a script the project starts with that launcher (unproven where no pin is found:
-the message says the project pins no torch version).
+option in a script the project starts with that launcher. Where no pin is found, the
+message says so.
 
 Left alone: an option declared only under a condition (`if PYTORCH_MAJOR_VERSION == 1:`),
 parsers that parse leniently (`parse_known_args`, an `argparse.REMAINDER`
@@ -189,15 +189,15 @@ torch.cuda.set_device(local_rank)
         options = list(local_rank_options(ctx))
         if any(declared_on_some_paths(ctx, call) for call, _ in options):
             return  # an option declared on some paths only: what the launch meets is unknown
-        # The project starts this script with torch.distributed.launch itself: torchrun is
-        # a launch it does not use, and that launcher passes `--local_rank` before torch 2.0.
+        # The project starts this script with torch.distributed.launch itself, which passes
+        # `--local_rank` before torch 2.0.
         launched = root is not None and os.path.abspath(ctx.path) in option_launches(root)
         pinned = pinned_torch(root, ctx.path) if root is not None else None
         for call, flags in options:
             if is_required(call):
                 if launched and pinned is not None and pinned < TORCH_2:
                     continue
-                yield Finding(call, _required_message(flags), unproven=own or launched)
+                yield Finding(call, _required_message(flags), unproven=own)
         if root is None or own:
             return
         yield from _environment_launch(ctx, root, options)
