@@ -121,12 +121,14 @@ _MAY_DRAW = re.compile(
 _MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
 # Text every module that `strips_module_prefix` holds contains: the function's name, or a
 # call of a prefix test whose first argument is the literal `"module"` or `"module.…"`
-# (before it: spaces, continuations, comments, brackets, a star or a keyword).
-_GAP = r"(?:\s|\\|#[^\n]*)*"
+# (before it: spaces, continuations, comments, brackets, a star or a keyword). Each comment
+# is matched whole but the last, as in `text_tests._GAP` (no exponential backtracking).
+_LAST_COMMENT = r"(?:#[^\n]*)?"
+_GAP = rf"(?:\s|\\|#[^\n]*\n)*{_LAST_COMMENT}"
 _MAY_STRIP_PREFIX = re.compile(
     r"consume_prefix_in_state_dict_if_present"
     rf"|\b(?:replace|removeprefix|startswith|lstrip|len){_GAP}\("
-    r"(?:\s|\\|#[^\n]*|\(|\*|[A-Za-z_]\w*\s*=)*"
+    rf"(?:\s|\\|#[^\n]*\n|\(|\*|[A-Za-z_]\w*\s*=)*{_LAST_COMMENT}"
     r"[rRbBuU]{0,2}['\"]module(?:\.|['\"])"
 )
 
