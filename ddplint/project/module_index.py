@@ -99,6 +99,7 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         self._ends: dict[_Step, frozenset[str]] = {}
         self._bound: dict[str, dict[str, frozenset[str]]] = {}
         self._definitions: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._matched: dict[tuple[str, str], bool] = {}
         self._everything = False
         self.parsed: list[str] = []  # paths summarised, in order (for tests and counts)
 
@@ -211,7 +212,15 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
 
     def holds(self, path: str, text: TextTest, name: str) -> bool:
         """The text of `path` matches `text`, or may bind `name` by an import."""
-        return text.search(self._text(path)) is not None or name in self._bindings(path)
+        return self.matches(path, text) or name in self._bindings(path)
+
+    def matches(self, path: str, text: TextTest) -> bool:
+        """The text of the module at `path` matches `text`: searched once per module and
+        test (a test is asked of the same module by every look-up passing it)."""
+        key = (text.pattern, path)
+        if key not in self._matched:
+            self._matched[key] = text.search(self._text(path)) is not None
+        return self._matched[key]
 
     def scan_closure(self, path: str) -> set[str]:
         """`path` and the files its text may import, transitively (`_scan`)."""
@@ -258,9 +267,7 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
             earlier = known.get((kind, path, name))
             if earlier is False:  # nothing it reaches matches
                 continue
-            found = bool(earlier) or (
-                kind == "module" and pattern.search(self._text(path)) is not None
-            )
+            found = bool(earlier) or (kind == "module" and self.matches(path, pattern))
             if found:
                 break
             following = (

@@ -690,7 +690,7 @@ class Project:
             return False
         files = project_files(self.finder.root(start))
         return any(
-            _MAY_STRIP_PREFIX.search(files.text(path) or "") is not None
+            self.summaries.matches(path, _MAY_STRIP_PREFIX)
             and self.summaries.reaches(start, path)
             and path in self.summaries
             and self.summaries[path].strips_module_prefix
