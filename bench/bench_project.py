@@ -15,10 +15,15 @@ each round, each a subprocess (interpreter start-up included), with its peak mem
 
 With `--before DIR` (a checkout of an older ddplint) its ddplint runs too, in the same
 rounds, for a before/after comparison. Each version's package is byte-compiled first, as an
-installed one is (with `PYTHONDONTWRITEBYTECODE` set, every run would compile it again). Usage:
+installed one is (with `PYTHONDONTWRITEBYTECODE` set, every run would compile it again).
+`--only TEXT` keeps the cases whose title holds `TEXT` (`--only "no cache" --jobs 1` where
+one run takes minutes); `--timeout S` stops a run after `S` seconds (a version that does
+not finish), counted at the time it ran and noted beside the figure. Usage:
 
     .venv/bin/python bench/bench_project.py --repo /work/timm
     .venv/bin/python bench/bench_project.py --repo /work/timm --before /tmp/old --repeat 3
+    .venv/bin/python bench/bench_project.py --repo LoRA --only "no cache" --jobs 1 \
+        --timeout 900 --file examples/NLG/src/gpt2_ft.py --before /tmp/old --repeat 1
 """
 
 from __future__ import annotations
@@ -37,12 +42,20 @@ HERE = Path(__file__).resolve().parent
 # CPU seconds of its process tree (on a shared machine the wall clock also counts the time
 # other processes hold the cores; CPU seconds do not, but they add up the workers).
 _MEASURE = """\
-import resource, subprocess, sys, time
+import os, resource, signal, subprocess, sys, time
 start = time.perf_counter()
-subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+child = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+try:
+    child.wait(timeout=float(sys.argv[1]) or None)
+    finished = 1
+except subprocess.TimeoutExpired:
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+    finished = 0
 took = time.perf_counter() - start
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(took, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
+print(took, usage.ru_maxrss, usage.ru_utime + usage.ru_stime, finished)
 """
 _PARSE_ALL = """\
 import os, sys, libcst
@@ -59,17 +72,20 @@ for folder, subfolders, files in os.walk("."):
 _PARSE_ONE = "import sys, libcst; libcst.parse_module(open(sys.argv[1], 'rb').read())"
 
 
-def measure(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
-    """(seconds, peak MiB, CPU seconds) of one run of `command`."""
+def measure(
+    command: list[str], cwd: Path, env: dict[str, str], timeout: float
+) -> tuple[float, float, float, bool]:
+    """(seconds, peak MiB, CPU seconds, finished) of one run of `command`, stopped after
+    `timeout` seconds (0: never)."""
     out = subprocess.run(
-        [sys.executable, "-c", _MEASURE, *command],
+        [sys.executable, "-c", _MEASURE, str(timeout), *command],
         cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
-    return float(out[0]), int(out[1]) / 1024, float(out[2])
+    return float(out[0]), int(out[1]) / 1024, float(out[2]), out[3] == "1"
 
 
 def main() -> int:
@@ -79,6 +95,9 @@ def main() -> int:
     parser.add_argument("--helper", default="timm/utils/distributed.py")
     parser.add_argument("--before", type=Path, help="an older ddplint checkout to compare")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--jobs", default="1,2", help="worker counts of the whole-repository run")
+    parser.add_argument("--only", default="", help="keep the cases whose title holds this")
+    parser.add_argument("--timeout", type=float, default=0, help="seconds per run (0: none)")
     args = parser.parse_args()
     python = sys.executable
     ruff = shutil.which("ruff", path=str(Path(python).parent)) or "ruff"
@@ -117,8 +136,8 @@ def main() -> int:
     }
     for version in versions:
         cases["whole repository, no cache"] += [
-            (f"ddplint {version} --jobs 1", [*ddplint, "--no-cache", "--jobs", "1", "."], version),
-            (f"ddplint {version} --jobs 2", [*ddplint, "--no-cache", "--jobs", "2", "."], version),
+            (f"ddplint {version} --jobs {n}", [*ddplint, "--no-cache", "--jobs", n, "."], version)
+            for n in args.jobs.split(",")
         ]
         cases["whole repository, warm cache"].append(
             (f"ddplint {version}", [*ddplint, "."], version)
@@ -137,8 +156,10 @@ def main() -> int:
             cases[f"pre-commit on {args.helper} (--check-importers), warm cache"].append(
                 (f"ddplint {version}", importers, version)
             )
+    cases = {case: commands for case, commands in cases.items() if args.only in case}
     caches = {}
-    for version, env in versions.items():  # each version's own cache, filled once
+    warm = any("warm" in case for case in cases)
+    for version, env in versions.items() if warm else ():  # each version's cache, filled once
         caches[version] = scratch / f"cache-{version}"
         shutil.rmtree(repo / ".ddplint_cache", ignore_errors=True)
         subprocess.run([*ddplint, "."], cwd=repo, env=env, capture_output=True)
@@ -147,7 +168,7 @@ def main() -> int:
                 [*ddplint, "--check-importers", args.helper], cwd=repo, env=env, capture_output=True
             )
         shutil.move(repo / ".ddplint_cache", caches[version])
-    results: dict[str, dict[str, list[tuple[float, float, float]]]] = {c: {} for c in cases}
+    results: dict[str, dict[str, list[tuple[float, float, float, bool]]]] = {c: {} for c in cases}
     for _ in range(args.repeat):
         for case, commands in cases.items():
             for label, command, version in commands:
@@ -155,22 +176,25 @@ def main() -> int:
                 shutil.rmtree(repo / ".ddplint_cache", ignore_errors=True)
                 if version and "warm" in case:
                     shutil.copytree(caches[version], repo / ".ddplint_cache")
-                results[case].setdefault(label, []).append(measure(command, repo, env))
+                run = measure(command, repo, env, args.timeout)
+                results[case].setdefault(label, []).append(run)
     shutil.rmtree(scratch, ignore_errors=True)
     for case, rows in results.items():
         print(f"\n{case} (median of {args.repeat}; wall, peak memory, CPU of the process tree)")
         floors = [r for k, r in rows.items() if "floor" in k]
-        floor = statistics.median(t for t, _, _ in floors[0]) if floors else None
-        floor_cpu = statistics.median(c for _, _, c in floors[0]) if floors else None
+        floor = statistics.median(t for t, *_ in floors[0]) if floors else None
+        floor_cpu = statistics.median(c for _, _, c, _ in floors[0]) if floors else None
         for label, runs in rows.items():
-            took = statistics.median(t for t, _, _ in runs)
-            memory = max(m for _, m, _ in runs)
-            cpu = statistics.median(c for _, _, c in runs)
+            took = statistics.median(t for t, *_ in runs)
+            memory = max(m for _, m, _, _ in runs)
+            cpu = statistics.median(c for _, _, c, _ in runs)
             ratio = f"{took / floor:5.2f}x floor" if floor else ""
             cpu_ratio = f"{cpu / floor_cpu:5.2f}x floor" if floor_cpu else ""
+            stopped = sum(not done for *_, done in runs)
+            note = f"  ({stopped} of {len(runs)} stopped at {args.timeout:g} s)" if stopped else ""
             print(
                 f"  {label:44} {took:7.2f} s  {memory:6.0f} MiB  {ratio:12}"
-                f"  CPU {cpu:6.2f} s {cpu_ratio}"
+                f"  CPU {cpu:6.2f} s {cpu_ratio}{note}"
             )
     return 0
 

@@ -63,9 +63,9 @@ class _Scanned:
 
 
 S = TypeVar("S", bound=_Summary)
-_DEFINED = re.compile(r"\b(?:def|class)\s+(\w+)")
-# A look-up `lookup_ends` follows: ("name", importer, qualified name) or
-# ("method", importer, "owner\0method").
+_DEFINED = re.compile(r"\b(def|class)\s+(\w+)")
+# A look-up `lookup_ends` follows: ("name", importer, qualified name),
+# ("method", importer, "owner\0method") or ("made", module path, method).
 _Step = tuple[str, str, str]
 
 
@@ -98,7 +98,8 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         self._names: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
         self._ends: dict[_Step, frozenset[str]] = {}
         self._bound: dict[str, dict[str, frozenset[str]]] = {}
-        self._definitions: dict[str, frozenset[str]] = {}
+        self._definitions: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._matched: dict[tuple[str, str], bool] = {}
         self._everything = False
         self.parsed: list[str] = []  # paths summarised, in order (for tests and counts)
 
@@ -211,7 +212,15 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
 
     def holds(self, path: str, text: TextTest, name: str) -> bool:
         """The text of `path` matches `text`, or may bind `name` by an import."""
-        return text.search(self._text(path)) is not None or name in self._bindings(path)
+        return self.matches(path, text) or name in self._bindings(path)
+
+    def matches(self, path: str, text: TextTest) -> bool:
+        """The text of the module at `path` matches `text`: searched once per module and
+        test (a test is asked of the same module by every look-up passing it)."""
+        key = (text.pattern, path)
+        if key not in self._matched:
+            self._matched[key] = text.search(self._text(path)) is not None
+        return self._matched[key]
 
     def scan_closure(self, path: str) -> set[str]:
         """`path` and the files its text may import, transitively (`_scan`)."""
@@ -258,9 +267,7 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
             earlier = known.get((kind, path, name))
             if earlier is False:  # nothing it reaches matches
                 continue
-            found = bool(earlier) or (
-                kind == "module" and pattern.search(self._text(path)) is not None
-            )
+            found = bool(earlier) or (kind == "module" and self.matches(path, pattern))
             if found:
                 break
             following = (
@@ -331,25 +338,67 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         alone (a superset, no parse): the module the name's module part leads to, the
         modules its re-exports lead to, and the ones the look-up of a method on a class
         (`_method_lookup`, `_made_method`) may reach, as if every module could fail to
-        parse (the method look-up is tried then too)."""
-        key = ("name", importer, qualified)
+        parse (the method look-up is tried then too).
+
+        Each look-up it passes through is answered once for the whole run (`_ends`): the
+        look-ups form a graph whose cycles (`a` re-exporting from `b`, `b` from `a`) are
+        its strongly connected components, each of which ends where any of its members
+        may; they are found in one depth-first pass (Tarjan's), which answers every
+        look-up it meets, so no later question walks them again."""
+        key: _Step = ("name", importer, qualified)
         if key not in self._ends:
-            found: set[str] = set()
-            seen = {key}
-            todo = [key]
-            while todo:
-                kind, path, name = todo.pop()
-                end, following = (
-                    self._name_step(path, name) if kind == "name" else self._method_step(path, name)
-                )
-                if end is not None:
-                    found.add(end)
-                for item in following:
-                    if item not in seen:
-                        seen.add(item)
-                        todo.append(item)
-            self._ends[key] = frozenset(found)
+            self._answer_ends(key)
         return self._ends[key]
+
+    def _step(self, item: _Step) -> tuple[str | None, list[_Step]]:
+        kind, path, name = item
+        if kind == "name":
+            return self._name_step(path, name)
+        return self._method_step(path, name) if kind == "method" else self._made_step(path, name)
+
+    def _answer_ends(self, start: _Step) -> None:
+        """Fill `_ends` for `start` and every look-up it reaches that has no answer yet."""
+        order: dict[_Step, int] = {start: 0}
+        low = {start: 0}
+        steps = {start: self._step(start)}
+        component: list[_Step] = [start]
+        open_items = {start}
+        todo: list[tuple[_Step, Iterator[_Step]]] = [(start, iter(steps[start][1]))]
+        while todo:
+            item, following = todo[-1]
+            for nxt in following:
+                if nxt in self._ends:
+                    continue
+                if nxt not in order:
+                    order[nxt] = low[nxt] = len(order)
+                    steps[nxt] = self._step(nxt)
+                    component.append(nxt)
+                    open_items.add(nxt)
+                    todo.append((nxt, iter(steps[nxt][1])))
+                    break
+                if nxt in open_items:
+                    low[item] = min(low[item], order[nxt])
+            else:
+                todo.pop()
+                if todo:
+                    parent = todo[-1][0]
+                    low[parent] = min(low[parent], low[item])
+                if low[item] == order[item]:
+                    members = [component.pop()]
+                    while members[-1] != item:
+                        members.append(component.pop())
+                    open_items.difference_update(members)
+                    ends: set[str] = set()
+                    for member in members:
+                        end, nexts = steps[member]
+                        if end is not None:
+                            ends.add(end)
+                        for other in nexts:
+                            if other in self._ends:
+                                ends.update(self._ends[other])
+                    answer = frozenset(ends)
+                    for member in members:
+                        self._ends[member] = answer
 
     def _name_step(self, importer: str, qualified: str) -> tuple[str | None, list[_Step]]:
         """`lookup_ends` of one `_lookup`: where it may end, and the look-ups it may make."""
@@ -375,13 +424,17 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
             ("name", path, f"{reexported}.{method}")
             for reexported in self._bindings(path).get(cls, frozenset())
         ]
-        if cls in self._defined(path):
-            # `_made_method`: what a function `cls` of the module returns objects of, a
-            # name the module's code may call (`_module_items`).
-            following.extend(
-                ("name", path, f"{made}.{method}") for _, _, made in self._module_items(path)
-            )
+        if cls in self._defined(path, "def"):
+            # `_made_method`, for a function `cls` (a class of the module ends the look-up
+            # at the module: `_method_lookup`).
+            following.append(("made", path, method))
         return path, following
+
+    def _made_step(self, path: str, method: str) -> tuple[None, list[_Step]]:
+        """`lookup_ends` of `_made_method` of `method` in the module at `path`: on what a
+        function of the module returns objects of, any name its code may call
+        (`_module_items`). One step for every class of the module that has it."""
+        return None, [("name", path, f"{made}.{method}") for _, _, made in self._module_items(path)]
 
     def _bindings(self, path: str) -> dict[str, frozenset[str]]:
         """`scanned_bindings` of the module at `path`, read once."""
@@ -389,12 +442,16 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
             self._bound[path] = scanned_bindings(self._text(path))
         return self._bound[path]
 
-    def _defined(self, path: str) -> frozenset[str]:
+    def _defined(self, path: str, keyword: str = "") -> frozenset[str]:
         """The names the module at `path` writes after `def` or `class` (a superset of the
-        functions and classes it defines)."""
+        functions and classes it defines); with `keyword` "def", after `def` only."""
         if path not in self._definitions:
-            self._definitions[path] = frozenset(_DEFINED.findall(self._text(path)))
-        return self._definitions[path]
+            found = _DEFINED.findall(self._text(path))
+            self._definitions[path] = (
+                frozenset(name for _, name in found),
+                frozenset(name for word, name in found if word == "def"),
+            )
+        return self._definitions[path][keyword == "def"]
 
     def _distances_to(self, target: str, starts: set[str]) -> dict[str, int]:
         """For each module the text scan reaches from `starts` and from which it reaches

@@ -123,12 +123,14 @@ _MAY_DRAW = re.compile(
 _MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
 # Text every module that `strips_module_prefix` holds contains: the function's name, or a
 # call of a prefix test whose first argument is the literal `"module"` or `"module.…"`
-# (before it: spaces, continuations, comments, brackets, a star or a keyword).
-_GAP = r"(?:\s|\\|#[^\n]*)*"
+# (before it: spaces, continuations, comments, brackets, a star or a keyword). Each comment
+# is matched whole but the last, as in `text_tests._GAP` (no exponential backtracking).
+_LAST_COMMENT = r"(?:#[^\n]*)?"
+_GAP = rf"(?:\s|\\|#[^\n]*\n)*{_LAST_COMMENT}"
 _MAY_STRIP_PREFIX = re.compile(
     r"consume_prefix_in_state_dict_if_present"
     rf"|\b(?:replace|removeprefix|startswith|lstrip|len){_GAP}\("
-    r"(?:\s|\\|#[^\n]*|\(|\*|[A-Za-z_]\w*\s*=)*"
+    rf"(?:\s|\\|#[^\n]*\n|\(|\*|[A-Za-z_]\w*\s*=)*{_LAST_COMMENT}"
     r"[rRbBuU]{0,2}['\"]module(?:\.|['\"])"
 )
 
@@ -166,7 +168,9 @@ class Project:
         self._call_graph: dict[tuple[tuple[str, str], str], list[Site] | None] = {}
         self._searching: set[tuple[str, tuple[str, str]]] = set()
         self._known_distributed: dict[str, bool] = {}
+        self._callers_known: dict[str, list[str]] = {}
         self._calls_into_known: dict[tuple[str, str], bool] = {}
+        self._call_ends: dict[str, dict[str, list[str]]] = {}
         self._import_indexes: dict[str, dict[str, frozenset[str]]] = {}
         self._switches: dict[tuple[str, str], bool | None] = {}
         self._outside: dict[str, ModuleSummary | None] = {}
@@ -688,7 +692,7 @@ class Project:
             return False
         files = project_files(self.finder.root(start))
         return any(
-            _MAY_STRIP_PREFIX.search(files.text(path) or "") is not None
+            self.summaries.matches(path, _MAY_STRIP_PREFIX)
             and self.summaries.reaches(start, path)
             and path in self.summaries
             and self.summaries[path].strips_module_prefix
@@ -740,7 +744,7 @@ class Project:
         path = os.path.abspath(path)
         if path not in self.summaries:
             return False
-        return self._distributed(path, frozenset())
+        return self._distributed(path)
 
     def distributed_callers_call(self, ctx: FileContext, func: cst.FunctionDef) -> bool:
         """Whether the file is distributed only because distributed modules call into it,
@@ -751,12 +755,8 @@ class Project:
             return False
         wanted = (path, func.name.value)
         return any(
-            self._distributed(caller, frozenset())
-            and any(
-                path in self.summaries.lookup_ends(caller, name)
-                and self._lookup(caller, name) == wanted
-                for name in self.summaries[caller].calls
-            )
+            self._distributed(caller)
+            and any(self._lookup(caller, name) == wanted for name in self._names_into(caller, path))
             for caller in self._callers(path)
         )
 
@@ -778,8 +778,7 @@ class Project:
         called = {
             self._lookup(caller, name)
             for caller in callers
-            for name in self.summaries[caller].calls
-            if path in self.summaries.lookup_ends(caller, name)
+            for name in self._names_into(caller, path)
         }
         return tuple(sorted(found[1] for found in called if found is not None and found[0] == path))
 
@@ -801,26 +800,45 @@ class Project:
             for name in summary.calls
         )
 
-    def _distributed(self, path: str, outer: frozenset[str]) -> bool:
-        """`runs_distributed_at`, asked while the callers in `outer` are being decided
-        (a cycle of calls decides nothing)."""
-        known = self._known_distributed.get(path)
-        if known is not None:
-            return known
-        inner = outer | {path}
-        found = self._uses_process_group(path) or any(
-            self._distributed(caller, inner)
-            for caller in self._callers(path)
-            if caller not in inner
-        )
-        if found or not outer:
-            self._known_distributed[path] = found
-        return found
+    def _distributed(self, path: str) -> bool:
+        """`runs_distributed_at` of a member: whether a module using the process group
+        (`_uses_process_group`) is `path` or calls into it, through any chain of callers
+        (`_callers`). One search, depth first as the callers are listed: each module is
+        asked once, so a cycle of calls is decided once; when none is found, none of the
+        modules searched can reach one, and each is known not to be distributed."""
+        known = self._known_distributed
+        if path in known:
+            return known[path]
+        seen = {path}
+        stack: list[tuple[str, Iterator[str]]] = []
+        current: str | None = path
+        while True:
+            if current is not None:
+                found = known.get(current)
+                if found is None and self._uses_process_group(current):
+                    found = True
+                if found:  # every module on the way calls into this one
+                    known.update(dict.fromkeys([m for m, _ in stack], True))
+                    known[current] = True
+                    return True
+                if found is None:  # known False: no module calling into it is distributed
+                    stack.append((current, iter(self._callers(current))))
+            if not stack:
+                break
+            current = next((c for c in stack[-1][1] if c not in seen), None)
+            if current is None:
+                stack.pop()
+            else:
+                seen.add(current)
+        known.update(dict.fromkeys(seen, False))
+        return False
 
     def _callers(self, path: str) -> list[str]:
         """Files under the project root whose calls lead into the module at `path` (read
         from disk whatever files the run names): among the files whose import statements
         name the module or a package above it (`import_index`)."""
+        if path in self._callers_known:
+            return self._callers_known[path]
         root = self.finder.root(path)
         if root not in self._import_indexes:
             self._import_indexes[root] = import_index(root)
@@ -832,21 +850,33 @@ class Project:
             folder = os.path.dirname(folder)
         candidates = sorted(set().union(*(index.get(n, ()) for n in names)) - {path})
         self._load(candidates)
-        return [c for c in candidates if c in self.summaries and self._calls_into(c, path)]
+        callers = [c for c in candidates if c in self.summaries and self._calls_into(c, path)]
+        self._callers_known[path] = callers
+        return callers
 
     def _calls_into(self, caller: str, path: str) -> bool:
         """The module at `caller` calls a function or class of the module at `path` (another
-        module): only the calls whose look-up may end there (`ModuleIndex.lookup_ends`, from
-        the texts) are looked up, so modules no such look-up passes are not parsed."""
+        module): only the calls whose look-up may end there (`_names_into`) are looked up,
+        so modules no such look-up passes are not parsed."""
         key = (caller, path)
         if key not in self._calls_into_known:
             self._calls_into_known[key] = any(
-                path in self.summaries.lookup_ends(caller, name)
-                and (found := self._lookup(caller, name)) is not None
-                and found[0] == path
-                for name in self.summaries[caller].calls
+                (found := self._lookup(caller, name)) is not None and found[0] == path
+                for name in self._names_into(caller, path)
             )
         return self._calls_into_known[key]
+
+    def _names_into(self, caller: str, path: str) -> list[str]:
+        """The names the member `caller` calls whose look-up may end in the module at `path`
+        (`ModuleIndex.lookup_ends`, from the texts), in the order of its calls: the
+        caller's calls are indexed by where they may end once, not once per module asked."""
+        if caller not in self._call_ends:
+            ends: dict[str, list[str]] = {}
+            for name in self.summaries[caller].calls:
+                for end in self.summaries.lookup_ends(caller, name):
+                    ends.setdefault(end, []).append(name)
+            self._call_ends[caller] = ends
+        return self._call_ends[caller].get(path, [])
 
 
 def loaded_elsewhere(path: str, project: ProjectView | None = None) -> bool:

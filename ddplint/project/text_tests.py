@@ -15,8 +15,10 @@ __all__ = ["AllOf", "AnyOf", "NamesTorchDistributed", "TextTest"]
 
 
 # Between the parts of a dotted name: spaces, line continuations, a comment or a closing
-# bracket (`(torch).distributed`, `(torch  # c` newline `.distributed)`).
-_GAP = r"(?:[\s\\)]|#[^\n]*)*"
+# bracket (`(torch).distributed`, `(torch  # c` newline `.distributed)`). A comment is
+# matched whole, through its newline, and only the last one may stop short: written
+# `(?:…|#[^\n]*)*`, a row of `#` splits in exponentially many ways before a search fails.
+_GAP = r"(?:[\s\\)]|#[^\n]*\n)*(?:#[^\n]*)?"
 
 
 class NamesTorchDistributed:
