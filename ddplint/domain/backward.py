@@ -236,7 +236,11 @@ class Backward:
                     self._trace(binding.value, statement, depth, trace)
             elif binding.kind == "assign":
                 value = binding.value
-                if binding.index is not None and isinstance(value, (cst.Tuple, cst.List)):
+                if (
+                    binding.index is not None
+                    and isinstance(value, (cst.Tuple, cst.List))
+                    and binding.index < len(value.elements)
+                ):  # not `a, b = (*pair,)`: fewer elements than targets
                     value = value.elements[binding.index].value
                 trace.bindings.append(binding)
                 self._trace(value, statement, depth, trace)
