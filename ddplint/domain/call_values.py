@@ -29,9 +29,10 @@ def per_call(
 ) -> tuple[cst.FunctionDef, list[Call]] | None:
     """The function around `at` and, for each of its calls in this file (outside itself),
     what that call binds to the parameters `expr` is built from (`depth` levels of names
-    deep). None when `expr` is built from no parameter, or no call of the function is in
-    sight, or a call's binding cannot be told (`f(*args)`, a parameter with no default
-    left out): then every caller's values are what the value may hold."""
+    deep; a parameter read only through its fields, `opt.save_dir`, does not count). None
+    when `expr` is built from no such parameter, or no call of the function is in sight,
+    or a call's binding cannot be told (`f(*args)`, a parameter with no default left
+    out): then every caller's values are what the value may hold."""
     func = ctx.enclosing_function(at)
     if func is None:
         return None
@@ -77,9 +78,14 @@ def per_call(
 
 
 def _attribute_name(ctx: FileContext, name: cst.Name) -> bool:
-    """`x.name` or `f(name=...)`: a name that is no variable."""
+    """`x.name` or `f(name=...)`: a name that is no variable; or `name.x`: an object
+    the value reads a field of (`opt.save_dir`), which a call's argument (`opt`) does not
+    show; a method called on it (`key.encode()`) uses its value."""
     parent = ctx.parent(name)
-    return (isinstance(parent, cst.Attribute) and parent.attr is name) or (
+    if isinstance(parent, cst.Attribute) and parent.value is name:
+        call = ctx.parent(parent)
+        return not (isinstance(call, cst.Call) and call.func is parent)  # `key.encode()`: used
+    return isinstance(parent, cst.Attribute) or (
         isinstance(parent, cst.Arg) and parent.keyword is name
     )
 

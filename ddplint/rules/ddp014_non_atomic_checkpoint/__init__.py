@@ -313,7 +313,7 @@ def _judged(
     # sight (a final export, a branch no caller may take) rests on its name alone:
     # unproven.
     if caller is not None and caller[2]:  # the call (of several) whose arguments make it
-        shown += f"` (through `{_shown(ctx.code(caller[1]))}`)"
+        shown += f"` (through `{_shown(' '.join(ctx.code(caller[1]).split()))}`)"
     else:
         shown += "`"
     return Finding(
