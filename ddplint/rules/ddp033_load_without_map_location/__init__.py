@@ -11,10 +11,11 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
+from ddplint.domain.downloads import one_rank_first
 from ddplint.domain.processes import single_process
 from ddplint.domain.project_view import project_of
+from ddplint.domain.runners import every_rank
 from ddplint.domain.state_loads import feeds_state
-from ddplint.domain.writers import every_rank_runs
 from ddplint.domain.written_files import HelperLoad
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
@@ -269,8 +270,8 @@ def _judged(
     only the loaded state goes to `load_state_dict` (`feeds`; None: ask the load)."""
     if domain_of(ctx).ranks.rank_in_text(path, call):
         return None  # a per-rank file, saved from this rank's own GPU
-    every_rank = every_rank_runs(ctx, call)
-    if every_rank is False:
+    runs_everywhere = every_rank(ctx, call, one_rank_first)
+    if runs_everywhere is False:
         return None
     saves = saves_of(ctx, call, path)
     written = "the file this script writes"
@@ -288,7 +289,7 @@ def _judged(
             call,
             f"{what} without `map_location` on every rank, of {written} with "
             f"`torch.save({_shown(ctx, on_gpu.obj)}, ...)` from CUDA tensors: {_HARM}",
-            unproven=every_rank is None,  # callers out of sight may run it on one rank
+            unproven=runs_everywhere is None,  # callers out of sight may run it on one rank
         )
     if feeds if feeds is not None else feeds_state(ctx, call):
         return Finding(

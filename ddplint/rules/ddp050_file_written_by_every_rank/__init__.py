@@ -6,9 +6,10 @@ from collections.abc import Iterator
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.downloads import one_rank_first
 from ddplint.domain.file_writes import FileWrite, file_writes, shared_file, shown_path
+from ddplint.domain.runners import every_rank
 from ddplint.domain.samplers import distributed_samplers
-from ddplint.domain.writers import every_rank_runs
 from ddplint.rule import Finding, Rule, register
 
 
@@ -158,7 +159,7 @@ def _judged(ctx: FileContext, write: FileWrite, sharded: bool) -> Finding | None
     if not (write.logs or sharded):
         return None  # every rank computes the same: the same bytes, written N times
     shared = shared_file(ctx, write.path, write.call)
-    runs = every_rank_runs(ctx, write.call) if shared is not False else False
+    runs = every_rank(ctx, write.call, one_rank_first) if shared is not False else False
     if shared is False or runs is False:
         return None
     file = shown_path(ctx, write.path, write.call)

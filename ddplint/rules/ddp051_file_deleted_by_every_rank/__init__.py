@@ -8,8 +8,9 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.downloads import one_rank_first
 from ddplint.domain.file_writes import file_writes, shared_file, shown_path
-from ddplint.domain.writers import every_rank_runs
+from ddplint.domain.runners import every_rank
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
@@ -138,7 +139,7 @@ if __name__ == "__main__":
             if not write.deletes or _absorbed(ctx, write.call):
                 continue
             shared = shared_file(ctx, write.path, write.call, write.folder)
-            runs = every_rank_runs(ctx, write.call) if shared is not False else False
+            runs = every_rank(ctx, write.call, one_rank_first) if shared is not False else False
             if shared is False or runs is False:
                 continue
             file = shown_path(ctx, write.path, write.call, write.folder)
