@@ -18,6 +18,7 @@ class FileWrittenByEveryRank(Rule):
     code = "DDP050"
     name = "file-written-by-every-rank"
     severity = Severity.WARNING
+    default = False  # opt-in until judged at first contact (session 14: unjudged on the tuned sets)
     summary = "Every rank truncates and rewrites the same file (a log, a results file, a cache)"
     explanation = """
 ## What it does

@@ -23,6 +23,7 @@ class FileDeletedByEveryRank(Rule):
     code = "DDP051"
     name = "file-deleted-by-every-rank"
     severity = Severity.WARNING
+    default = False  # opt-in until judged at first contact (session 14: unjudged on the tuned sets)
     summary = "Every rank deletes the same file: the ranks that come second raise FileNotFoundError"
     explanation = """
 ## What it does
