@@ -577,9 +577,15 @@ def _trains(ctx: FileContext, func: cst.FunctionDef) -> bool:
 
 
 def at_one_step(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """A condition `node` runs under fixes a counter to one value (`step == save_step`)."""
+    """A condition `node` runs under fixes a counter to one value (`step == save_step`),
+    or picks the rounds of a loop around it by the loop's own variable (`for swa in
+    stages: if swa: save(a) else: save(b)`, `if stage == "final":`): one round per value,
+    not a save the loop repeats."""
+    targets = _loop_targets(ctx, node)
     for condition in ctx.flow.conditions(node):
         for term, value in condition.terms():
+            if _picks_round(term, value, targets):
+                return True
             if not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
                 continue
             operator = term.comparisons[0].operator
@@ -588,6 +594,23 @@ def at_one_step(ctx: FileContext, node: cst.CSTNode) -> bool:
             if equal and any(_COUNTER.search(last_name(side) or "") for side in sides):
                 return True
     return False
+
+
+def _picks_round(term: cst.BaseExpression, holds: bool, targets: set[str]) -> bool:
+    """`term` is a loop variable tested whole (`if swa:`, not a counter such as `if epoch:`)
+    or compared equal to a literal (`stage == "final"`, `swa is True`)."""
+    if isinstance(term, cst.Name):
+        return term.value in targets and not _COUNTER.search(term.value)
+    if not holds or not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
+        return False
+    if not isinstance(term.comparisons[0].operator, (cst.Equal, cst.Is)):
+        return False
+    sides = (term.left, term.comparisons[0].comparator)
+    return any(isinstance(side, cst.Name) and side.value in targets for side in sides) and any(
+        isinstance(side, (cst.SimpleString, cst.Integer))
+        or (isinstance(side, cst.Name) and side.value in ("True", "False", "None"))
+        for side in sides
+    )
 
 
 def _loop_targets(ctx: FileContext, node: cst.CSTNode) -> set[str]:
