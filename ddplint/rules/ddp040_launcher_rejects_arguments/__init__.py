@@ -266,14 +266,11 @@ def _required_message(flags: frozenset[str]) -> str:
 
 
 def _underscore_message(command: str, pinned: Version | None) -> str:
-    installed = (
-        "the project pins no torch version"
-        if pinned is None
-        else "the project's torch pins allow such a release"
-    )
+    # No pin found is no proof of none (requirements files are not read): say nothing then.
+    installed = "" if pinned is None else " (the project's torch pins allow such a release)"
     return (
         f"`{command}` starts this script with torch.distributed.launch without `--use_env`, "
-        f"which from torch 2.0 on ({installed}) passes `--local-rank=N`; this parser knows only "
+        f"which from torch 2.0 on{installed} passes `--local-rank=N`; this parser knows only "
         "`--local_rank`, so every process exits with 'unrecognized arguments' before "
         'training starts; declare both spellings (`add_argument("--local-rank", '
         '"--local_rank", ...)`) or launch with torchrun'
