@@ -11,7 +11,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
-from ddplint.domain.runners import call_sites
+from ddplint.domain.runners import call_sites, spawned
 
 __all__ = ["call_sites", "everywhere", "guarded_everywhere", "rank_guard", "single_process_branch"]
 
@@ -34,11 +34,12 @@ def everywhere(
     ctx: FileContext, node: cst.CSTNode, holds: Callable[[cst.CSTNode], bool], depth: int = 3
 ) -> bool:
     """`holds(node)`, or `node`'s function is called in this file and `holds` at every
-    call (a few levels up)."""
+    call (a few levels up). A worker handed to `mp.spawn` runs in the workers too, where
+    no call of this file shows: its direct calls (a one-process fallback) do not decide."""
     if holds(node):
         return True
     func = ctx.enclosing_function(node)
-    if func is None or depth == 0:
+    if func is None or depth == 0 or spawned(ctx, func):
         return False
     sites = [s for s in call_sites(ctx, func) if not ctx.is_inside(s, func)]
     return bool(sites) and all(everywhere(ctx, s, holds, depth - 1) for s in sites)

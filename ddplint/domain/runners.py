@@ -30,10 +30,12 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
+from ddplint.domain.apis import PROCESS_STARTERS, SPAWN_FUNCTIONS
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.processes import runs_in_one_process
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runner_kinds import Runner, Runners
+from ddplint.engine import argument
 
 _ENTRY_POINTS = frozenset({"main", "train", "run", "worker", "main_worker"})
 # What a test runner calls: tests, and the fixtures of `unittest.TestCase`.
@@ -61,11 +63,12 @@ def runners(
     if here is not None and here is not Runner.UNKNOWN:
         return frozenset({here})
     func = ctx.enclosing_function(node)
-    found = (
-        frozenset({Runner.EVERY_RANK})
-        if func is None
-        else function_runners(ctx, func, depth, exempt)
-    )
+    if func is None:
+        found: Runners = frozenset({Runner.EVERY_RANK})
+    elif spawned(ctx, func):
+        found = _spawned_runners(ctx, node, func)
+    else:
+        found = function_runners(ctx, func, depth, exempt)
     if here is Runner.UNKNOWN and Runner.EVERY_RANK in found:
         # under a flag named for the main process whose value is not traced: where every
         # rank reaches it, whether all of them pass is not known
@@ -114,6 +117,61 @@ def _function_runners(
     if func.name.value in _ENTRY_POINTS or _TEST.match(func.name.value) or _joins_job(ctx, func):
         return frozenset({Runner.EVERY_RANK})
     return frozenset({Runner.UNKNOWN})
+
+
+def spawned(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` is the target of `mp.spawn(func, ...)` / `Process(target=func)`: each worker
+    runs it."""
+    name = func.name.value
+    for call in ctx.calls:
+        starter = ctx.call_name(call)
+        if starter not in PROCESS_STARTERS:
+            continue
+        spawns = starter in SPAWN_FUNCTIONS
+        target = argument(call, 0 if spawns else None, "fn" if spawns else "target")
+        if isinstance(target, cst.Name) and target.value == name:
+            return True
+    return False
+
+
+def _spawned_runners(ctx: FileContext, node: cst.CSTNode, func: cst.FunctionDef) -> Runners:
+    """Who runs `node` in a spawned worker `func`: every rank, unless a test on the worker's
+    index (`args.gpu = gpu` ... `if args.gpu is None:`) keeps the spawned workers out; the
+    script's direct calls of `func` are its one-process (or one-per-node) fallback, whose
+    process count is not known: UNKNOWN."""
+    found: set[Runner] = set()
+    if not _index_is_none(ctx, node, func):
+        found.add(Runner.EVERY_RANK)
+    if outside_calls(ctx, func) or not found:
+        found.add(Runner.UNKNOWN)
+    return frozenset(found)
+
+
+def _index_is_none(ctx: FileContext, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
+    """`node` runs only where a value of `func`'s first parameter (the process index
+    `mp.spawn` passes: an int, never None) is None."""
+    params = [*func.params.posonly_params, *func.params.params]
+    if not params:
+        return False
+    index = params[0].name.value
+    for condition in ctx.flow.conditions(node):
+        for term, holds in condition.terms():
+            if not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
+                continue
+            operator = term.comparisons[0].operator
+            if not (isinstance(operator, cst.Is) if holds else isinstance(operator, cst.IsNot)):
+                continue
+            right = term.comparisons[0].comparator
+            if not (isinstance(right, cst.Name) and right.value == "None"):
+                continue
+            if any(
+                isinstance(v.expr, cst.Name)
+                and v.expr.value == index
+                and ctx.enclosing_function(v.expr) is func
+                for v in ctx.resolver.values(term.left, node)
+            ):
+                return True
+    return False
 
 
 def _joins_job(ctx: FileContext, func: cst.FunctionDef) -> bool:
