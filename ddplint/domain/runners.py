@@ -35,6 +35,7 @@ from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.processes import runs_in_one_process
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runner_kinds import Runner, Runners
+from ddplint.domain.spawned_workers import index_parameter
 from ddplint.engine import argument
 
 _ENTRY_POINTS = frozenset({"main", "train", "run", "worker", "main_worker"})
@@ -123,11 +124,8 @@ def spawned(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """`func` is the target of `mp.spawn(func, ...)` / `Process(target=func)`: each worker
     runs it."""
     name = func.name.value
-    for call in ctx.calls:
-        starter = ctx.call_name(call)
-        if starter not in PROCESS_STARTERS:
-            continue
-        spawns = starter in SPAWN_FUNCTIONS
+    for call in ctx.calls_to(*PROCESS_STARTERS):
+        spawns = ctx.call_name(call) in SPAWN_FUNCTIONS
         target = argument(call, 0 if spawns else None, "fn" if spawns else "target")
         if isinstance(target, cst.Name) and target.value == name:
             return True
@@ -148,12 +146,11 @@ def _spawned_runners(ctx: FileContext, node: cst.CSTNode, func: cst.FunctionDef)
 
 
 def _index_is_none(ctx: FileContext, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
-    """`node` runs only where a value of `func`'s first parameter (the process index
-    `mp.spawn` passes: an int, never None) is None."""
-    params = [*func.params.posonly_params, *func.params.params]
-    if not params:
+    """`node` runs only where a value of `func`'s process index (`index_parameter`: the
+    first parameter, which `mp.spawn` fills with an int, never None) is None."""
+    index = index_parameter(ctx, func)
+    if index is None:
         return False
-    index = params[0].name.value
     for condition in ctx.flow.conditions(node):
         for term, holds in condition.terms():
             if not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
