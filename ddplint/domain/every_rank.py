@@ -14,7 +14,7 @@ from ddplint.domain.processes import in_lone_worker
 from ddplint.domain.rank_guards import guarded_everywhere, single_process_branch
 from ddplint.domain.runners import is_entry, outside_calls
 
-__all__ = ["every_rank_reaches", "is_entry", "outside_calls", "runs_once", "unguarded_callers"]
+__all__ = ["every_rank_reaches", "per_rank_arguments", "runs_once"]
 
 
 def runs_once(ctx: FileContext, node: cst.CSTNode) -> bool:
@@ -48,12 +48,3 @@ def every_rank_reaches(ctx: FileContext, node: cst.CSTNode, depth: int = 3) -> b
     if not sites:
         return is_entry(ctx, func)
     return any(every_rank_reaches(ctx, s, depth - 1) for s in sites)
-
-
-def unguarded_callers(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
-    """The calls of `func` that every rank reaches, passing no per-rank file name."""
-    return [
-        s
-        for s in outside_calls(ctx, func)
-        if not per_rank_arguments(ctx, s) and every_rank_reaches(ctx, s)
-    ]

@@ -11,7 +11,6 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.caller_devices import device_of_callers
 from ddplint.domain.ddp_facts import argument, keyword, string_value
-from ddplint.domain.every_rank import outside_calls
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.domain.per_process_devices import default_device_is_own
 from ddplint.domain.receivers import (
@@ -20,6 +19,7 @@ from ddplint.domain.receivers import (
     made_by_project_class,
     never_bound,
 )
+from ddplint.domain.runners import outside_calls
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp020_cuda_without_set_device.device_picks import (
     INIT,
