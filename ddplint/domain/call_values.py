@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.rank_guards import call_sites
+from ddplint.domain.runners import call_sites
 from ddplint.engine import Value
 
 

@@ -19,7 +19,7 @@ from ddplint.domain.ddp_facts import (
     last_name,
     string_value,
 )
-from ddplint.domain.rank_guards import everywhere
+from ddplint.domain.runners import holds_at_every_call
 from ddplint.names import dotted
 from ddplint.project_files import named_in_other_files
 
@@ -188,7 +188,9 @@ def one_rank_first(ctx: FileContext, node: cst.CSTNode) -> bool:
     `if rank != 0: barrier()` (or a rank-0 download and a barrier), or in the parent process
     before it starts the workers with `mp.spawn`; for the construction of a class kept in
     module-level tables, at every read of the tables (`_registered_first`)."""
-    return everywhere(ctx, node, lambda at: _first_here(ctx, at)) or _registered_first(ctx, node)
+    return holds_at_every_call(ctx, node, lambda at: _first_here(ctx, at)) or _registered_first(
+        ctx, node
+    )
 
 
 def _registered_first(ctx: FileContext, node: cst.CSTNode) -> bool:
@@ -206,7 +208,8 @@ def _registered_first(ctx: FileContext, node: cst.CSTNode) -> bool:
     if not tables or None in tables or _named_elsewhere(ctx.path, cls.name.value):
         return False
     return all(
-        _membership_test(ctx, read) or everywhere(ctx, read, lambda at: _first_here(ctx, at))
+        _membership_test(ctx, read)
+        or holds_at_every_call(ctx, read, lambda at: _first_here(ctx, at))
         for read in names
         if read.value in tables
         and _table_holding(ctx, read) is None

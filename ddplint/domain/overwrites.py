@@ -15,7 +15,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import facts_of, last_name, string_value
-from ddplint.domain.rank_guards import call_sites
+from ddplint.domain.runners import call_sites
 from ddplint.engine import Value, argument
 from ddplint.engine.flow import is_exit_call
 from ddplint.names import dotted

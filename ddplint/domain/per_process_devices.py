@@ -12,9 +12,8 @@ from ddplint.context import FileContext
 from ddplint.domain.device_literals import cuda_literal
 from ddplint.domain.local_rank_names import LOCAL_RANK_NAME
 from ddplint.domain.processes import runs_in_one_process
-from ddplint.domain.rank_guards import everywhere
 from ddplint.domain.ray_actors import on_own_gpus
-from ddplint.domain.runners import every_rank
+from ddplint.domain.runners import every_rank, holds_at_every_call
 from ddplint.names import dotted
 
 _FAKE_MODE = ".FakeTensorMode"
@@ -50,7 +49,7 @@ def default_device_is_own(ctx: FileContext, use: cst.CSTNode) -> bool:
     if _fake_tensor(ctx, use) or own(use):
         return True
     func = ctx.enclosing_function(use)
-    return func is not None and _only_called(ctx, func) and everywhere(ctx, use, own)
+    return func is not None and _only_called(ctx, func) and holds_at_every_call(ctx, use, own)
 
 
 def _only_called(ctx: FileContext, func: cst.FunctionDef) -> bool:

@@ -188,6 +188,11 @@ class Ranks:
             for v in self.resolver.sources(expr, where, depth=2)
         )
 
+    def rank_in_arguments(self, call: cst.Call) -> bool:
+        """An argument of `call` is a file name built from the rank (`rank_in_text`): the
+        callee writes per-rank files."""
+        return any(self.rank_in_text(arg.value) for arg in call.args)
+
     def spells_world_size(self, expr: cst.BaseExpression) -> bool:
         """`expr` itself is the world size (`world_size`, `dist.get_world_size()`,
         `int(os.environ["WORLD_SIZE"])`), without following names."""

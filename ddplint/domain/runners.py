@@ -49,7 +49,7 @@ _JOINS = frozenset(
 Exempt = Callable[[FileContext, cst.CSTNode], bool]
 DEPTH = 6  # calls followed up, in this file and into other modules together
 
-__all__ = ["Runner", "Runners", "every_rank", "one_rank", "runners"]
+__all__ = ["Runner", "Runners", "every_rank", "holds_at_every_call", "one_rank", "runners"]
 
 
 def runners(
@@ -231,6 +231,22 @@ def _named_for_main(test: cst.BaseExpression) -> bool:
     else:
         return False
     return _MAIN_WORD.search(name) is not None
+
+
+def holds_at_every_call(
+    ctx: FileContext, node: cst.CSTNode, holds: Callable[[cst.CSTNode], bool], depth: int = 3
+) -> bool:
+    """`holds(node)`, or `node`'s function is called in this file and `holds` at every
+    call (a few levels up): a rule's own reason, proven on every path in this file. A
+    worker handed to `mp.spawn` runs in the workers too, where no call of this file shows:
+    its direct calls (a one-process fallback) do not decide."""
+    if holds(node):
+        return True
+    func = ctx.enclosing_function(node)
+    if func is None or depth == 0 or spawned(ctx, func):
+        return False
+    sites = outside_calls(ctx, func)
+    return bool(sites) and all(holds_at_every_call(ctx, s, holds, depth - 1) for s in sites)
 
 
 def call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:

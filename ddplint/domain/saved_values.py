@@ -11,7 +11,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.ddp_facts import facts_of, last_name
-from ddplint.domain.rank_guards import everywhere
+from ddplint.domain.runners import holds_at_every_call
 
 # Words of a name that holds data (a batch's tensors, predictions, a metrics log).
 _DATA_WORDS = re.compile(
@@ -53,7 +53,7 @@ def saves_data(ctx: FileContext, obj: cst.BaseExpression, at: cst.CSTNode) -> bo
 def caches_item(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs while a dataset loads one item (`__getitem__`, or a method only it calls,
     a few levels up): a per-sample file (`<utterance>.spec.pt`), each rank its own samples."""
-    return everywhere(ctx, node, lambda at: _in_item_method(ctx, at))
+    return holds_at_every_call(ctx, node, lambda at: _in_item_method(ctx, at))
 
 
 def _in_item_method(ctx: FileContext, node: cst.CSTNode) -> bool:

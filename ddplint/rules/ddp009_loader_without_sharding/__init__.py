@@ -18,7 +18,6 @@ from ddplint.domain.ddp_facts import (
     is_true,
 )
 from ddplint.domain.project_view import project_of
-from ddplint.domain.rank_guards import rank_guard, single_process_branch
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp009_loader_without_sharding.loader_sharding import (
     Sharding,
@@ -194,8 +193,9 @@ def build(net, files, local_rank):
             dataset = argument(call, 0, "dataset")
             if (
                 serves_evaluation(ctx, call, dataset)
-                or single_process_branch(ctx, call)
-                or rank_guard(ctx, call) is not None  # one rank reads it: nothing duplicated
+                or domain_of(ctx).gates.single_process(call)
+                # one rank reads it: nothing duplicated
+                or domain_of(ctx).gates.gate(call) is not None
             ):
                 continue
             trains = domain_of(ctx).loops.feeds_training([call])

@@ -8,10 +8,10 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
 from ddplint.domain.checkpoints import SAVE, is_checkpoint_save, save_path
 from ddplint.domain.ddp_facts import argument
 from ddplint.domain.downloads import in_first_context
-from ddplint.domain.every_rank import per_rank_arguments
 from ddplint.domain.paths import own_file
 from ddplint.domain.processes import single_process
 from ddplint.domain.project_view import project_of
@@ -160,7 +160,7 @@ def save_shard(model, out_dir):
                 project is not None
                 and project.helper_saves(ctx, call) == "unguarded"
                 and not chooses_writers(ctx, call)
-                and not per_rank_arguments(ctx, call)
+                and not domain_of(ctx).ranks.rank_in_arguments(call)
             ):
                 where = every_rank(ctx, call, in_first_context)
                 if where is False:
@@ -223,7 +223,7 @@ def _unguarded_callers(ctx: FileContext, func: cst.FunctionDef) -> list[tuple[cs
     file name, each with whether every rank is proven to reach it."""
     found = []
     for site in outside_calls(ctx, func):
-        if per_rank_arguments(ctx, site):
+        if domain_of(ctx).ranks.rank_in_arguments(site):
             continue
         where = every_rank(ctx, site, in_first_context)
         if where is not False:

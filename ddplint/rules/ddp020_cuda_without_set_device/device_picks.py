@@ -18,7 +18,6 @@ from ddplint.domain.ddp_facts import argument, facts_of, keyword, string_value
 from ddplint.domain.device_ranks import device_kind
 from ddplint.domain.device_setters import reaches_set_device, sets_device
 from ddplint.domain.devices import device_arguments
-from ddplint.domain.rank_guards import single_process_branch
 from ddplint.domain.rank_kinds import LOCAL_RANK_NAME, RankKind
 from ddplint.domain.receivers import exclusive_branch
 from ddplint.names import dotted
@@ -98,7 +97,7 @@ def unset_branch(ctx: FileContext, use: cst.CSTNode, picks: list[cst.CSTNode]) -
     if not setters or len(setters) != len(others):
         return None
     branches = [exclusive_branch(ctx, setter, use) for setter in setters]
-    if any(branch is None for branch in branches) or single_process_branch(ctx, use):
+    if any(branch is None for branch in branches) or domain_of(ctx).gates.single_process(use):
         return None
     return branches[0]
 

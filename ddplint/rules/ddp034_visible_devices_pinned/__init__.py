@@ -10,8 +10,8 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.apis import SPAWN_FUNCTIONS
-from ddplint.domain.every_rank import every_rank_reaches, runs_once
 from ddplint.domain.rank_evidence import rank_evidence
+from ddplint.domain.runners import every_rank
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp034_visible_devices_pinned.pins import Pin, per_process_picks, pins
 
@@ -167,7 +167,7 @@ def main():
         picks = list(per_process_picks(ctx, evidence))
         spawns_visible = _spawns_per_visible_gpu(ctx)
         for pin in found:
-            if runs_once(ctx, pin.node) or not every_rank_reaches(ctx, pin.node):
+            if every_rank(ctx, pin.node) is not True:
                 continue
             if _after_cuda_use(ctx, pin.node):
                 continue  # the driver has read the variable already: no effect

@@ -11,7 +11,6 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_CLASSES
 from ddplint.domain.ddp_facts import is_true
-from ddplint.domain.every_rank import every_rank_reaches, runs_once
 from ddplint.domain.project_view import project_of
 from ddplint.domain.random_draws import (
     is_seeding_name,
@@ -20,6 +19,7 @@ from ddplint.domain.random_draws import (
     step_draw,
 )
 from ddplint.domain.rank_values import differs_by_rank
+from ddplint.domain.runners import every_rank
 from ddplint.domain.spawned_workers import in_main_block, index_parameter, spawns
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
@@ -253,7 +253,7 @@ def main(args, dataset_cls):
         reported: set[int] = set()
         for seed in seeds:
             for site in _seeding_sites(ctx, seed.call):
-                if runs_once(ctx, site) or not every_rank_reaches(ctx, site):
+                if every_rank(ctx, site) is not True:
                     continue
                 if _in_launching_parent(ctx, site):
                     continue  # spawned workers start with a fresh generator of their own
