@@ -262,6 +262,31 @@ def test_values_through_unpacking_attributes_dicts_returns_and_conditional_expre
     assert 'int(os.environ["LOCAL_RANK"])' in texts("self.gpu_id")
 
 
+def test_a_returned_tuple_element_is_followed_where_the_callee_returns_it():
+    model, resolver, _ = build(
+        """\
+        def build(flag):
+            model = Net()
+            if flag:
+                model = DDP(model)
+                return model, 1
+            return model, 2
+
+        def main():
+            model = Plain()
+            wrapped, step = build(True)
+            use(wrapped)
+        """
+    )
+
+    def texts(expr_code: str) -> list[str]:
+        call = find(model, cst.Call, f"use({expr_code})")
+        return [code(model, v.expr) for v in resolver.values(call.args[0].value, call) if v.leaf]
+
+    # the callee's own `model` at each `return`, not the caller's `model = Plain()`
+    assert sorted(texts("wrapped")) == ["DDP(model)", "Net()"]
+
+
 def test_sources_reach_through_names_helpers_and_file_handles():
     model, resolver, _ = build(
         """\

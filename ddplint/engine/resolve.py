@@ -5,7 +5,7 @@ for a parameter. One depth limit, `MAX_DEPTH`, bounds every chain it follows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -285,9 +285,10 @@ class Resolver:
         bindings = self.reaching(key, at) if key is not None else []
         for binding in bindings:
             if binding.kind == "assign":
-                value = self._element(binding.value, binding.index, binding.statement)
-                if value is not None:
-                    self._follow(value, binding.statement, depth - 1, found, seen)
+                for value, read_at in self._element(
+                    binding.value, binding.index, binding.statement
+                ):
+                    self._follow(value, read_at, depth - 1, found, seen)
             elif binding.kind == "with":  # `with open(path) as f`: what entering gives
                 self._follow(binding.value, binding.statement, depth - 1, found, seen)
             elif binding.kind == "param":
@@ -362,22 +363,24 @@ class Resolver:
 
     def _element(
         self, value: cst.BaseExpression, index: int | None, at: cst.CSTNode
-    ) -> cst.BaseExpression | None:
-        """Element `index` of an unpacked value (None when it cannot be told)."""
+    ) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+        """Element `index` of an unpacked value, each with where to read it: a callee's
+        returned element where it returns it (`return model, opt`), not at the caller's
+        statement; none when it cannot be told."""
         if index is None:
-            return value
+            return [(value, at)]
         if isinstance(value, (cst.Tuple, cst.List)):
-            elements = value.elements
-            if index < len(elements) and not isinstance(elements[index], cst.StarredElement):
-                return elements[index].value
-            return None
+            if _unstarred(value.elements, index):
+                return [(value.elements[index].value, at)]
+            return []
+        found: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
         if isinstance(value, cst.Call):
             for func in self.callees(value):
                 for returned in self.model.returns.get(func, []):
                     inner = returned.value
-                    if isinstance(inner, cst.Tuple) and index < len(inner.elements):
-                        return inner.elements[index].value
-        return None
+                    if isinstance(inner, cst.Tuple) and _unstarred(inner.elements, index):
+                        found.append((inner.elements[index].value, returned))
+        return found
 
     def _dict_entry(
         self, expr: cst.Subscript, at: cst.CSTNode, depth: int
@@ -672,3 +675,11 @@ def _conditional_child(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
     if isinstance(parent, cst.BooleanOperation):
         return child is parent.right
     return False
+
+
+def _unstarred(elements: Sequence[cst.BaseElement], index: int) -> bool:
+    """Element `index` of a tuple or list display is there and no starred element before
+    it (or it) shifts the positions: `a, *rest = ...` unpacks by position only up to it."""
+    return index < len(elements) and not any(
+        isinstance(e, cst.StarredElement) for e in elements[: index + 1]
+    )
