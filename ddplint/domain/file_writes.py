@@ -13,12 +13,12 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.ddp_facts import string_value
+from ddplint.domain.opened_files import is_opener, opened_for_writing, truncates
 from ddplint.domain.overwrites import path_texts
 from ddplint.domain.paths import own_file
 from ddplint.engine import argument
 from ddplint.names import dotted
 
-_OPENS = frozenset({"open", "io.open", "codecs.open"})
 _ARRAY_SAVES = frozenset({"numpy.save", "numpy.savez", "numpy.savez_compressed", "numpy.savetxt"})
 _REMOVALS = frozenset({"os.remove", "os.unlink", "shutil.rmtree"})
 _PATH_CLASSES = frozenset({"pathlib.Path", "pathlib.PosixPath", "Path"})
@@ -54,15 +54,18 @@ def file_writes(ctx: FileContext) -> Iterator[FileWrite]:
 
 
 def _write(ctx: FileContext, call: cst.Call) -> FileWrite | None:
+    if is_opener(ctx, call):
+        opened = opened_for_writing(ctx, call)
+        if opened is None:
+            return None
+        return FileWrite(call, opened[0], f"opens {{file}} with mode `{opened[1]}`")
     name = ctx.call_name(call) or dotted(call.func) or ""
-    if name in _OPENS and name not in ctx.functions:
-        return _opened(call, argument(call, 0, "file"), argument(call, 1, "mode"), "opens")
     if name == "logging.FileHandler":
         mode = argument(call, 1, "mode")
-        return _opened(call, argument(call, 0, "filename"), mode, "logs to", logs=True)
+        return _logs(call, argument(call, 0, "filename"), mode)
     if name == "logging.basicConfig":
         path = argument(call, None, "filename")
-        return _opened(call, path, argument(call, None, "filemode"), "logs to", logs=True)
+        return _logs(call, path, argument(call, None, "filemode"))
     if name in _ARRAY_SAVES:
         path = argument(call, 0, "file")
         return None if path is None else FileWrite(call, path, f"writes {{file}} with `{name}`")
@@ -75,18 +78,14 @@ def _write(ctx: FileContext, call: cst.Call) -> FileWrite | None:
     return _path_method(ctx, call)
 
 
-def _opened(
-    call: cst.Call,
-    path: cst.BaseExpression | None,
-    mode: cst.BaseExpression | None,
-    verb: str,
-    logs: bool = False,
+def _logs(
+    call: cst.Call, path: cst.BaseExpression | None, mode: cst.BaseExpression | None
 ) -> FileWrite | None:
-    """A file opened for writing from its start (mode `w`, `wb`, `w+`)."""
+    """A log file opened for writing from its start (`filemode="w"`; `truncates`)."""
     text = string_value(mode) if mode is not None else None
-    if path is None or text is None or "w" not in text:
+    if path is None or not truncates(text):
         return None
-    return FileWrite(call, path, f"{verb} {{file}} with mode `{text}`", logs=logs)
+    return FileWrite(call, path, f"logs to {{file}} with mode `{text}`", logs=True)
 
 
 def _tolerates_missing(call: cst.Call) -> bool:
@@ -96,18 +95,16 @@ def _tolerates_missing(call: cst.Call) -> bool:
 
 
 def _path_method(ctx: FileContext, call: cst.Call) -> FileWrite | None:
-    """`Path(...).write_text(...)`, `.write_bytes(...)`, `.open("w")`, `.unlink()` on a
-    value the resolver shows to be a `pathlib.Path`."""
+    """`Path(...).write_text(...)`, `.write_bytes(...)`, `.unlink()` on a value the
+    resolver shows to be a `pathlib.Path`."""
     func = call.func
     if not isinstance(func, cst.Attribute):
         return None
     method = func.attr.value
-    if method not in ("write_text", "write_bytes", "open", "unlink"):
+    if method not in ("write_text", "write_bytes", "unlink"):
         return None
     if not _is_path(ctx, func.value, call):
         return None
-    if method == "open":
-        return _opened(call, func.value, argument(call, 0, "mode"), "opens")
     if method == "unlink":
         missing = argument(call, 0, "missing_ok")
         if isinstance(missing, cst.Name) and missing.value == "True":

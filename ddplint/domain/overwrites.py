@@ -15,6 +15,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import facts_of, last_name, string_value
+from ddplint.domain.opened_files import is_opener, opened_for_writing
 from ddplint.domain.runners import call_sites
 from ddplint.engine import Value, argument
 from ddplint.engine.flow import is_exit_call
@@ -38,7 +39,6 @@ _UNIQUE_CALLS = re.compile(r"time|now|strftime|uuid|datetime|mkstemp|NamedTempor
 _ATOMIC_WRITER = re.compile(r"(?i)rename|atomic|replace|temp|tmp")
 _TEMP_TEXT = re.compile(r"tmp|temp|\.part\b|\.partial|~$", re.IGNORECASE)
 _OVERWRITTEN_TEXT = re.compile(r"(^|[^a-z])(last|latest|best)([^a-z]|$)", re.IGNORECASE)
-_MODE = re.compile(r"^[rwxabt+U]+$")  # an `open` mode
 _LEAVING = (cst.Return, cst.Break, cst.Continue)
 _Block = cst.Module | cst.IndentedBlock | cst.SimpleStatementLine
 _REPEATING_OR_DEFERRED = frozenset({cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef})
@@ -53,32 +53,10 @@ def written_path(
     `g_pathmgr.open(p, "wb")`, `Path(p).open("wb")`) that path at the `open` call. None
     for a file object opened otherwise (appending, unknown mode): the caller manages it."""
     for value in ctx.resolver.values(path, at):
-        if isinstance(value.expr, cst.Call) and _is_opener(ctx, value.expr):
-            return _opened_for_writing(value.expr)
+        if isinstance(value.expr, cst.Call) and is_opener(ctx, value.expr):
+            opened = opened_for_writing(ctx, value.expr)
+            return None if opened is None else (opened[0], value.expr)
     return path, at
-
-
-def _is_opener(ctx: FileContext, call: cst.Call) -> bool:
-    name = ctx.call_name(call) or dotted(call.func) or ""
-    return name in ("open", "io.open") or name.endswith(".open")
-
-
-def _opened_for_writing(call: cst.Call) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
-    """(file path, the call) for `open(p, "wb")` / `manager.open(p, mode="wb")` /
-    `p.open("wb")` with a mode that truncates the file."""
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    mode_given = next((a.value for a in call.args if a.keyword and a.keyword.value == "mode"), None)
-    first = string_value(positional[0]) if positional else None
-    mode: str | None
-    if first is not None and _MODE.match(first) and isinstance(call.func, cst.Attribute):
-        path, mode = call.func.value, first  # `Path(p).open("wb")`
-    elif positional:
-        path = positional[0]
-        mode = string_value(mode_given or (positional[1] if len(positional) > 1 else None))
-    else:
-        return None
-    truncates = mode is not None and _MODE.match(mode) is not None and "w" in mode
-    return (path, call) if truncates else None
 
 
 def walked_paths(

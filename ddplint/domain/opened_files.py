@@ -1,0 +1,59 @@
+"""Which file a call opens for writing from its start: the one answer for the rules on
+files every rank writes (`ddplint.domain.file_writes`) and on what a save writes into
+(`ddplint.domain.overwrites.written_path`)."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.ddp_facts import string_value
+from ddplint.engine import argument
+from ddplint.names import dotted
+
+_OPENS = frozenset({"open", "io.open", "codecs.open"})
+_MODE = re.compile(r"^[rwxabt+U]+$")  # an `open` mode
+
+
+def is_opener(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` opens a file: `open(...)` (not a function of this file of that name),
+    `io.open`, `codecs.open`, or an `open` method (`Path(p).open(...)`, a file manager's
+    `g_pathmgr.open(p, ...)`, `gzip.open(p, ...)`)."""
+    name = ctx.call_name(call) or dotted(call.func) or ""
+    if name in _OPENS:
+        return name not in ctx.functions
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "open"
+
+
+def opened_for_writing(ctx: FileContext, call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
+    """(the path, the mode) of a call that opens a file with a mode that truncates it
+    (`w`, `wb`, `w+`): `open(p, "w")`, `open(p, mode="wb")`, `Path(p).open("wb")`,
+    `manager.open(p, "wb")`; None for another call or mode, or a mode not written out."""
+    if not is_opener(ctx, call):
+        return None
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    first = string_value(positional[0]) if positional else None
+    method = (ctx.call_name(call) or dotted(call.func)) not in _OPENS
+    path: cst.BaseExpression | None
+    if method and isinstance(call.func, cst.Attribute) and (not positional or _is_mode(first)):
+        path, mode = call.func.value, first  # `Path(p).open("wb")`, `Path(p).open(mode="w")`
+        if not positional:
+            mode = string_value(argument(call, None, "mode"))
+    else:
+        path, mode = argument(call, 0, "file"), string_value(argument(call, 1, "mode"))
+    if path is None:
+        return None
+    if mode is None or not truncates(mode):
+        return None
+    return path, mode
+
+
+def truncates(mode: str | None) -> bool:
+    """An `open` mode that empties the file first (`w`, `wb`, `w+`)."""
+    return _is_mode(mode) and "w" in (mode or "")
+
+
+def _is_mode(text: str | None) -> bool:
+    return text is not None and _MODE.match(text) is not None
