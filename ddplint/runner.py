@@ -268,6 +268,7 @@ def _check(
     outcome.parsed += len(pending)
     # 2. The project: every module the files import, transitively, from the disk.
     project = Project.load([t.absolute for t in tasks], summaries, read_afresh=False)
+    project.share_parses({t.absolute: ctx for t, ctx in kept.items() if ctx is not None})
     outcome.project = project
     # 3. The other files, with what their imports do; results cached by their own
     #    text and the text of every file under their project root. Each is checked on

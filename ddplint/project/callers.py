@@ -27,9 +27,11 @@ class Project(Protocol):
     @property
     def summaries(self) -> ModuleIndex[ModuleSummary]: ...
 
-    def _callers(self, path: str) -> list[str]: ...
+    def callers_of(self, path: str) -> list[str]: ...
 
-    def _lookup(self, importer: str, qualified: str) -> tuple[str, str] | None: ...
+    def function_at(self, importer: str, qualified: str) -> tuple[str, str] | None: ...
+
+    def parse_of(self, path: str) -> FileContext | None: ...
 
 
 class _Callers:
@@ -76,7 +78,7 @@ def callers_run(
 
 
 def _looked_up_as(ctx: FileContext, func: cst.FunctionDef) -> tuple[str, str] | None:
-    """The name `Project._lookup` gives `func` in its module (its own, or its class's for
+    """The name `Project.function_at` gives `func` in its module (its own, or its class's for
     what constructing it runs) and, for another method, its class; None for a function
     nested in another."""
     if ctx.parent(func) is ctx.module:
@@ -96,13 +98,13 @@ def _calling(
     `owner` when one is given), each with the qualified names its calls use for it."""
     wanted = (path, name)
     found = []
-    for caller in project._callers(path):
+    for caller in project.callers_of(path):
         names = frozenset(
             qualified
             for qualified in project.summaries[caller].calls
             if (not owner or qualified.split(".")[-2:-1] == [owner])
             and path in project.summaries.lookup_ends(caller, qualified)
-            and project._lookup(caller, qualified) == wanted
+            and project.function_at(caller, qualified) == wanted
         )
         if names:
             found.append((caller, names))
@@ -110,8 +112,13 @@ def _calling(
 
 
 def _context(project: Project, state: _Callers, path: str) -> FileContext | None:
-    """The parsed module at `path`, checked in `project`; None when it cannot be read."""
+    """The parsed module at `path`, checked in `project`: the run's own parse when it
+    checks the module (`Project.parse_of`); None when it cannot be read."""
     if path not in state.contexts:
+        kept = project.parse_of(path)
+        if kept is not None:
+            state.contexts[path] = kept.for_project(project)
+            return state.contexts[path]
         try:
             with open(path, "rb") as handle:
                 parsed = parse(path, handle.read())

@@ -174,6 +174,7 @@ class Project:
         self._import_indexes: dict[str, dict[str, frozenset[str]]] = {}
         self._switches: dict[tuple[str, str], bool | None] = {}
         self._outside: dict[str, ModuleSummary | None] = {}
+        self._parses: dict[str, FileContext] = {}
 
     @classmethod
     def load(
@@ -785,6 +786,25 @@ class Project:
     def callers_run(self, ctx: FileContext, func: cst.FunctionDef, depth: int) -> Runners | None:
         """Who runs `func` where other project modules call it (`callers.callers_run`)."""
         return callers_run(self, ctx, func, depth)
+
+    # -- what `callers.callers_run` reads (`callers.Project`) ---------------------------
+
+    def callers_of(self, path: str) -> list[str]:
+        """The modules whose calls lead into the module at `path` (`_callers`)."""
+        return self._callers(path)
+
+    def function_at(self, importer: str, qualified: str) -> tuple[str, str] | None:
+        """(module path, function name) that `qualified` names in `importer` (`_lookup`)."""
+        return self._lookup(importer, qualified)
+
+    def share_parses(self, parses: Mapping[str, FileContext]) -> None:
+        """The run's parses of the files it checks, by absolute path (`parse_of`)."""
+        self._parses.update(parses)
+
+    def parse_of(self, path: str) -> FileContext | None:
+        """The run's parse of the module at `path` when the run checks it and kept it: a
+        module another module's question reads is not parsed a second time."""
+        return self._parses.get(path)
 
     def _uses_process_group(self, path: str) -> bool:
         """The module uses the process group itself or calls project code that does; not
