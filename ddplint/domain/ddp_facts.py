@@ -333,12 +333,6 @@ class DDPFacts:
         `is_main_process()`, `args.local_rank in (-1, 0)`, `not self.is_master`, ..."""
         return domain_of(self.ctx).ranks.is_rank_test(expr)
 
-    def rank_guard(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        """What makes `node` run on some ranks only (an `if` on a rank test, an earlier
-        `if not main: return`, a `@rank_zero_only` decorator), or None."""
-        gate = domain_of(self.ctx).gates.gate(node)
-        return None if gate is None else gate.node
-
     # -- world size -----------------------------------------------------------------------
 
     def is_world_size(self, expr: cst.BaseExpression, depth: int = 3) -> bool:

@@ -12,7 +12,6 @@ from ddplint.domain import domain_of
 from ddplint.domain.apis import STARTERS
 from ddplint.domain.ddp_facts import (
     argument,
-    facts_of,
     is_false,
     is_true,
     keyword,
@@ -257,8 +256,8 @@ def _spawning_script(ctx: FileContext) -> bool:
 
 
 def _first_here(ctx: FileContext, node: cst.CSTNode) -> bool:
-    facts = facts_of(ctx)
-    if facts.rank_guard(node) is not None or in_first_context(ctx, node):
+    gates = domain_of(ctx).gates
+    if gates.gate(node) is not None or in_first_context(ctx, node):
         return True
     calls = ctx.calls_within(ctx.scope(node))
     if any(ctx.call_name(c) in _SPAWN and ctx.before(node, c) for c in calls):
@@ -273,8 +272,8 @@ def _first_here(ctx: FileContext, node: cst.CSTNode) -> bool:
         # a library's own barrier counts here (`idist.barrier()`, dispatched at run time)
         if collectives.issues(call) or last_name(call.func) == "barrier":
             # `if rank != 0: barrier()` before, or rank 0 downloaded, then a barrier
-            if guarded_download or facts.rank_guard(call) is not None:
+            if guarded_download or gates.gate(call) is not None:
                 return True
-        elif download_message(ctx, call) is not None and facts.rank_guard(call) is not None:
+        elif download_message(ctx, call) is not None and gates.gate(call) is not None:
             guarded_download = True
     return False

@@ -257,7 +257,7 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
         return True
     if _parametrizes_tests(ctx, node) or in_single_actor(ctx, node):
         return True
-    if ctx.enclosing_function(node) in _launching_parents(ctx) or in_lone_worker(ctx, node):
+    if ctx.enclosing_function(node) in _launching_parents(ctx) or _in_lone_worker(ctx, node):
         return True
     return any(
         ctx.is_inside(node, alone) for alone in (*single_process_tests(ctx), *lone_subcommands(ctx))
@@ -315,7 +315,7 @@ def _launcher_factors(ctx: FileContext, call: cst.Call) -> tuple[tuple[str, int]
     return summary.spawn_factors if summary is not None else ()
 
 
-def in_lone_worker(ctx: FileContext, node: cst.CSTNode) -> bool:
+def _in_lone_worker(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs in a worker spawned as one process (`_lone_workers`)."""
     func = ctx.enclosing_function(node)
     return func is not None and func in _lone_workers(ctx)

@@ -18,7 +18,7 @@ from ddplint.names import dotted
 
 
 def one_rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
-    """What makes `node` run on some ranks only (`DDPFacts.rank_guard`), leaving out the
+    """What makes `node` run on some ranks only (`Gates.gate`), leaving out the
     tests that share a loop's iterations among the ranks and the gates every rank passes
     where a flag of their test is off (`Gates.keeps_out`); None where only one process
     runs it, the job not being distributed (`runs_in_one_process`)."""

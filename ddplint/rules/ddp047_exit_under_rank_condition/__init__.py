@@ -10,7 +10,6 @@ import libcst as cst
 from ddplint.context import Binding, FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import Gate, domain_of
-from ddplint.domain.processes import in_lone_worker
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.domain.runners import Runner, runners
 from ddplint.engine.flow import fixed_terms
@@ -252,8 +251,6 @@ def _decides(ctx: FileContext, node: cst.Break | cst.Return, gate: Gate) -> bool
         return False
     other = gate.node.orelse if condition.holds else gate.node.body
     if other is not None and ctx.flow.leaves(other):
-        return False
-    if in_lone_worker(ctx, gate.node):
         return False
     found = runners(ctx, gate.node)
     return Runner.EVERY_RANK in found or Runner.UNKNOWN in found
