@@ -20,7 +20,6 @@ from ddplint.domain.process_group import uses_process_group
 from ddplint.domain.project_view import project_of
 from ddplint.domain.ranks import last_name, strip_conversion
 from ddplint.engine import Value
-from ddplint.names import dotted
 
 if TYPE_CHECKING:
     from ddplint.context import Binding, FileContext
@@ -40,7 +39,6 @@ __all__ = [
     "is_true",
     "keyword",
     "last_name",
-    "may_be_ddp_model",
     "passed_argument",
     "string_value",
     "strip_conversion",
@@ -109,22 +107,6 @@ def facts_of(ctx: FileContext) -> DDPFacts:
     return ctx.memo(DDPFacts)
 
 
-def may_be_ddp_model(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """`facts.is_ddp_model`, plus a name bound to `DDP(model) if distributed else model`."""
-    if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
-        return False  # the instance itself (facts.arguments_for mis-indexes `self`)
-    if facts_of(ctx).is_ddp_model(expr, at):
-        return True
-    name = dotted(expr)
-    binding = facts_of(ctx).reaching_binding(name, at) if name is not None else None
-    if binding is None or binding.kind != "assign" or not isinstance(binding.value, cst.IfExp):
-        return False
-    return any(
-        isinstance(branch, cst.Call) and ctx.call_name(branch) in DDP_CLASSES
-        for branch in (binding.value.body, binding.value.orelse)
-    )
-
-
 class DDPFacts:
     """Answers to the DDP questions rules ask, computed lazily and cached per file."""
 
@@ -172,7 +154,10 @@ class DDPFacts:
         return frozenset(found)
 
     def is_ddp_model(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
-        """True if `expr` holds a DDP-wrapped model at `at`."""
+        """True if `expr` may hold a DDP-wrapped model at `at` (`model = DDP(net) if
+        distributed else net` may); never the instance itself (`self`, `cls`)."""
+        if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
+            return False
         return self._holds(expr, at, self._is_ddp_call)
 
     def is_plain_model(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
-from ddplint.domain.ddp_facts import may_be_ddp_model
+from ddplint.domain.ddp_facts import facts_of
 
 
 def steps_ddp_model(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> bool:
@@ -21,7 +21,7 @@ def steps_ddp_model(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -
         if not ctx.before(call, backward):
             continue
         candidates = [call.func, *(arg.value for arg in call.args)]
-        if any(may_be_ddp_model(ctx, expr, call) for expr in candidates):
+        if any(facts_of(ctx).is_ddp_model(expr, call) for expr in candidates):
             return True
     return False
 
@@ -32,7 +32,7 @@ def trains_ddp_model(ctx: FileContext, call: cst.Call) -> bool:
     loops = domain_of(ctx).loops
     if not any(loops.runs_backward(f) for f in ctx.resolver.callees(call)):
         return False
-    return any(may_be_ddp_model(ctx, arg.value, call) for arg in call.args)
+    return any(facts_of(ctx).is_ddp_model(arg.value, call) for arg in call.args)
 
 
 def ddp_backward(ctx: FileContext, call: cst.Call) -> bool:

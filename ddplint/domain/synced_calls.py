@@ -10,7 +10,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
-from ddplint.domain.ddp_facts import may_be_ddp_model
+from ddplint.domain.ddp_facts import facts_of
 
 
 class Synced(enum.Enum):
@@ -38,7 +38,7 @@ def synced_calls(
     unknown = False
     for call in calls:
         candidates = (call.func, *(a.value for a in call.args))
-        models = [e for e in candidates if may_be_ddp_model(ctx, e, call)]
+        models = [e for e in candidates if facts_of(ctx).is_ddp_model(e, call)]
         if not models:
             continue
         if backward and models[0] is call.func:

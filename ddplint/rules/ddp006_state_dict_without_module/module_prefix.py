@@ -10,7 +10,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.checkpoints import strips_module_prefix
-from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of, keyword, may_be_ddp_model
+from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of, keyword
 from ddplint.domain.project_view import project_of
 from ddplint.domain.saves import saved_state_dicts
 from ddplint.names import dotted
@@ -32,7 +32,7 @@ def prefixed_state_dicts(
         seen.add(id(state_call))
         receiver = state_call.func.value  # type: ignore[attr-defined]
         if (
-            may_be_ddp_model(ctx, receiver, state_call)
+            facts_of(ctx).is_ddp_model(receiver, state_call)
             and not facts_of(ctx).is_unwrapped_ddp(receiver, state_call)
             and not _checks_wrapping(ctx, state_call, receiver)
         ):
@@ -139,7 +139,7 @@ def _loads_into_wrapper(ctx: FileContext) -> bool:
         for model in candidates:
             if (
                 isinstance(model, (cst.Name, cst.Attribute))
-                and may_be_ddp_model(ctx, model, call)
+                and facts_of(ctx).is_ddp_model(model, call)
                 and not facts_of(ctx).is_unwrapped_ddp(model, call)
             ):
                 return True

@@ -9,7 +9,7 @@ import re
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import last_name, may_be_ddp_model
+from ddplint.domain.ddp_facts import facts_of, last_name
 
 _OPTIMIZER_NAME = re.compile(r"optim|^opt(_|$)|^opt\d*$")
 
@@ -87,7 +87,7 @@ def in_model_context(ctx: FileContext, node: cst.CSTNode, loop: cst.CSTNode) -> 
             exprs = [a.value for a in call.args]
             if receiver is not None:
                 exprs.append(receiver)
-            if any(may_be_ddp_model(ctx, e, call) for e in exprs):
+            if any(facts_of(ctx).is_ddp_model(e, call) for e in exprs):
                 return True
     return False
 
@@ -123,11 +123,12 @@ def forwards_ddp(ctx: FileContext, loop: cst.CSTNode) -> bool:
         if isinstance(func, (cst.Name, cst.Attribute)) and ctx.qualname(func) is None:
             if isinstance(func, cst.Name) and func.value in ctx.functions:
                 continue
-            if may_be_ddp_model(ctx, func, call):
+            if facts_of(ctx).is_ddp_model(func, call):
                 return True
         # `loss = compute_loss(model, batch)`: a helper running the DDP forward
         if any(
-            isinstance(a.value, (cst.Name, cst.Attribute)) and may_be_ddp_model(ctx, a.value, call)
+            isinstance(a.value, (cst.Name, cst.Attribute))
+            and facts_of(ctx).is_ddp_model(a.value, call)
             for a in call.args
         ):
             return True

@@ -10,7 +10,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.apis import DDP_CLASSES
-from ddplint.domain.ddp_facts import may_be_ddp_model
+from ddplint.domain.ddp_facts import facts_of
 from ddplint.names import dotted
 
 _SCHEDULERS = "torch.optim.lr_scheduler."
@@ -29,12 +29,12 @@ def loaded_state(ctx: FileContext, call: cst.Call) -> LoadedState | None:
     if not isinstance(func, cst.Attribute):
         return None
     receiver = func.value
-    if may_be_ddp_model(ctx, receiver, call):
+    if facts_of(ctx).is_ddp_model(receiver, call):
         return LoadedState.MODEL
     if (
         isinstance(receiver, cst.Attribute)
         and receiver.attr.value == "module"
-        and may_be_ddp_model(ctx, receiver.value, call)
+        and facts_of(ctx).is_ddp_model(receiver.value, call)
     ):
         return LoadedState.MODEL  # `model.module.load_state_dict(...)`
     loops = domain_of(ctx).loops
