@@ -10,9 +10,8 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.downloads import costs_only, download_message, one_rank_first
 from ddplint.domain.paths import mentions_rank
-from ddplint.domain.processes import single_process
+from ddplint.domain.processes import runs_in_one_process, single_process
 from ddplint.domain.project_view import project_of
-from ddplint.domain.runners import every_rank
 from ddplint.rule import Finding, Rule, register
 
 
@@ -201,13 +200,15 @@ def build(root, rank):
 
 
 def _runs_once_or_nowhere(ctx: FileContext, call: cst.Call) -> bool:
-    """No path to the call runs it on every rank at once (`runners.every_rank` is False:
-    one rank downloads first, by a rank guard, a zero-first context, a barrier order or the
-    parent before `mp.spawn`, here or at every call of the function; or it runs in one
-    process), or each rank downloads into its own folder (`root / str(rank)`). Code
-    nothing calls is left to the checker (`ddplint.domain.liveness`)."""
-    return every_rank(ctx, call, one_rank_first) is False or any(
-        mentions_rank(ctx, arg.value) for arg in call.args
+    """One rank downloads first (a rank guard, a zero-first context, a barrier order, the
+    parent before `mp.spawn`, here or at every call of the function), each rank into its own
+    folder (`root / str(rank)`), the call runs in one process (the single-process side of a
+    switch, a single-process test). Code nothing calls is left to the checker
+    (`ddplint.domain.liveness`)."""
+    return (
+        one_rank_first(ctx, call)
+        or runs_in_one_process(ctx, call)
+        or any(mentions_rank(ctx, arg.value) for arg in call.args)
     )
 
 
