@@ -49,7 +49,15 @@ _JOINS = frozenset(
 Exempt = Callable[[FileContext, cst.CSTNode], bool]
 DEPTH = 6  # calls followed up, in this file and into other modules together
 
-__all__ = ["Runner", "Runners", "every_rank", "holds_at_every_call", "one_rank", "runners"]
+__all__ = [
+    "Runner",
+    "Runners",
+    "every_rank",
+    "holds_at_every_call",
+    "one_process",
+    "one_rank",
+    "runners",
+]
 
 
 def runners(
@@ -195,6 +203,12 @@ def one_rank(ctx: FileContext, node: cst.CSTNode) -> bool | None:
     """True when some path to `node` runs on some ranks only (a rank gate), None when none
     is proven but some path is out of sight, False otherwise."""
     return _answer(runners(ctx, node), Runner.ONE_RANK)
+
+
+def one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Every path to `node` runs it where the job is not distributed (`ONE_PROCESS`): a
+    rule about ranks meeting has nothing to say there."""
+    return runners(ctx, node) == frozenset({Runner.ONE_PROCESS})
 
 
 def _answer(found: Runners, wanted: Runner) -> bool | None:

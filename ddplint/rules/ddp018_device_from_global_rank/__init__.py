@@ -8,9 +8,9 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.device_ranks import device_kind, single_node_group
 from ddplint.domain.devices import device_arguments
-from ddplint.domain.processes import runs_in_one_process
 from ddplint.domain.rank_kinds import LOCAL_RANK_NAME, RankKind
 from ddplint.domain.ranks import last_name
+from ddplint.domain.runners import one_process
 from ddplint.rule import Finding, Rule, register
 
 
@@ -142,7 +142,7 @@ if __name__ == "__main__":
                 continue
             for value in device_arguments(ctx, call):
                 if device_kind(ctx, value, call) is RankKind.GLOBAL:
-                    if runs_in_one_process(ctx, call):
+                    if one_process(ctx, call):
                         break
                     named = LOCAL_RANK_NAME.match(last_name(value) or "") is not None
                     held = ", which holds the global rank despite its name" if named else ""

@@ -12,7 +12,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.apis import DDP_CLASSES, OTHER_DISTRIBUTED_WRAPPERS, SAMPLER_CLASSES
 from ddplint.domain.ddp_facts import facts_of
-from ddplint.domain.processes import runs_in_one_process
+from ddplint.domain.runners import one_process
 from ddplint.domain.scripts import is_script
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp045_model_never_wrapped.evidence import syncs_by_hand, wrap_mentions
@@ -219,7 +219,7 @@ if __name__ == "__main__":
         domain = domain_of(ctx)
         for site in domain.backward.sites:
             call = site.call
-            if domain.loops.is_evaluation(call) or runs_in_one_process(ctx, call):
+            if domain.loops.is_evaluation(call) or one_process(ctx, call):
                 continue
             yield Finding(
                 call,
@@ -243,7 +243,7 @@ def _discarded_wrappers(ctx: FileContext) -> Iterator[Finding]:
         parent = ctx.parent(call)
         if not (isinstance(parent, cst.Attribute) and parent.attr.value == "module"):
             continue
-        if runs_in_one_process(ctx, call):
+        if one_process(ctx, call):
             continue
         yield Finding(
             call,

@@ -10,7 +10,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import argument, facts_of, is_false, keyword
-from ddplint.domain.processes import runs_in_one_process
+from ddplint.domain.runners import one_process
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp046_frozen_after_wrap.freezes import freezes
 
@@ -164,7 +164,7 @@ def main(net, loader, local_rank, distributed):
             if not freeze.partial:
                 continue  # the whole model (a GAN's discriminator, a DINO teacher): no hook fires
             wrap = _earlier_wrap(ctx, freeze.node, freeze.module)
-            if wrap is None or runs_in_one_process(ctx, freeze.node):
+            if wrap is None or one_process(ctx, freeze.node):
                 continue
             yield Finding(
                 freeze.node,
