@@ -15,6 +15,7 @@ import libcst as cst
 
 from ddplint.context import Binding, FileContext, Scope
 from ddplint.domain import domain_of
+from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import distributed_samplers
 from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import argument
@@ -30,6 +31,11 @@ _COMBINES = re.compile(
     re.IGNORECASE,
 )
 _REPLICAS = 1  # DistributedSampler(dataset, num_replicas, ...)
+# Collectives that wait or set up, and carry no value across ranks (a broadcast does: one
+# rank's decision made every rank's).
+_NOT_COMBINING = frozenset(
+    f"torch.distributed.{name}" for name in ("barrier", "monitored_barrier", "new_group")
+)
 
 
 @dataclass
@@ -246,7 +252,7 @@ def returned_counts(ctx: FileContext, shard: ShardLoop, counts: list[cst.AugAssi
 
 def iterated_loaders(ctx: FileContext, loop: cst.For, sharded: set[cst.Call]) -> list[cst.Call]:
     """The sharded loaders `loop` iterates, when every value its iterable may hold is
-    one; else []."""
+    one, or a loader built where the job runs in one process; else []."""
     iterable = loop.iter
     while (
         isinstance(iterable, cst.Call)
@@ -255,9 +261,20 @@ def iterated_loaders(ctx: FileContext, loop: cst.For, sharded: set[cst.Call]) ->
     ):
         iterable = iterable.args[0].value
     leaves = [v.expr for v in deciding_leaves(ctx.resolver, iterable, loop)]
-    if not leaves or not all(isinstance(v, cst.Call) and v in sharded for v in leaves):
+    found = [v for v in leaves if isinstance(v, cst.Call) and v in sharded]
+    if not found or not all(v in found or _one_process_loader(ctx, v) for v in leaves):
         return []
-    return [v for v in leaves if isinstance(v, cst.Call)]
+    return found
+
+
+def _one_process_loader(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """`expr` builds a DataLoader where the job is not distributed (the `else` of `if
+    args.distributed:`): with one process there is no shard to miss."""
+    return (
+        isinstance(expr, cst.Call)
+        and (dotted(expr.func) or "").rpartition(".")[2] == "DataLoader"
+        and domain_of(ctx).gates.single_process(expr)
+    )
 
 
 def counted(
@@ -288,9 +305,23 @@ def combines(ctx: FileContext, frame: Scope) -> bool:
 
 
 def combines_call(ctx: FileContext, call: cst.Call) -> bool:
-    """`call` issues a collective or calls a helper named for combining ranks."""
+    """`call` issues a collective or calls a helper named for combining ranks; not a
+    barrier, nor a helper of another module that starts the process group
+    (`init_distributed_mode(args)`, whose barrier combines nothing)."""
     name = (dotted(call.func) or "").rpartition(".")[2]
-    return bool(_COMBINES.search(name)) or domain_of(ctx).collectives.issues(call)
+    if _COMBINES.search(name):
+        return True
+    collectives = domain_of(ctx).collectives
+    if collectives.is_collective(call):
+        return collectives.qualname(call) not in _NOT_COMBINING
+    if not collectives.issues(call):
+        return False
+    project = project_of(ctx)
+    return (
+        project is None
+        or bool(ctx.resolver.callees(call))
+        or not project.helper_starts_processes(ctx, call)
+    )
 
 
 def escapes(ctx: FileContext, node: cst.CSTNode, frame: Scope) -> bool:
