@@ -216,8 +216,8 @@ def evaluate(model, val_set):
             # per sample, the results hold more rows than the dataset, out of line with it.
             yield Finding(
                 sampler.call,
-                "Evaluation DistributedSampler without drop_last: it pads each rank's share to "
-                "the same length by repeating samples, `(-len(dataset)) % N` of them with N "
+                "Evaluation DistributedSampler without drop_last: it pads with repeated samples "
+                "so that every rank gets the same count, `(-len(dataset)) % N` of them with N "
                 "processes (up to N - 1; none when N divides the dataset size), and the "
                 f"results combined across ranks (`{what}(...)`) count those samples twice, so "
                 "the metric can differ from a one-process run. Remove the repeated samples "
