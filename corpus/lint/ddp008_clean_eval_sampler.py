@@ -10,7 +10,7 @@ from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 def loaders(train_set, val_set, batch_size):
     train_sampler = DistributedSampler(train_set, shuffle=True, drop_last=True)
-    val_sampler = DistributedSampler(val_set, shuffle=False)
+    val_sampler = DistributedSampler(val_set, shuffle=False)  # expect-preview: DDP003
     train_loader = DataLoader(train_set, batch_size=batch_size, sampler=train_sampler)
     val_loader = DataLoader(val_set, batch_size=batch_size * 2, shuffle=False, sampler=val_sampler)
     return train_loader, val_loader, train_sampler

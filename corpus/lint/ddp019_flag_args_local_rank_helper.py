@@ -12,7 +12,9 @@ from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 def build_loaders(train_set, val_set, args):
     train_sampler = DistributedSampler(train_set, rank=args.local_rank, drop_last=True)  # expect: DDP019
-    val_sampler = DistributedSampler(val_set, dist.get_world_size(), args.local_rank, False)  # expect: DDP019
+    val_sampler = DistributedSampler(  # expect-preview: DDP003
+        val_set, dist.get_world_size(), args.local_rank, False  # expect: DDP019
+    )
     train_loader = DataLoader(train_set, batch_size=args.batch_size, sampler=train_sampler)
     val_loader = DataLoader(val_set, batch_size=256, sampler=val_sampler)
     return train_sampler, train_loader, val_loader

@@ -61,7 +61,7 @@ def main(args):
             optimizer.step()
         if dist.get_rank() == 0:
             acc = evaluate(model_without_ddp, val_loader, device)
-            print(f"epoch {epoch} acc {acc:.3f}")
+            print(f"epoch {epoch} acc {acc:.3f}")  # expect: DDP038
             tmp = f"{args.output}.tmp"
             torch.save({"model": model_without_ddp.state_dict(), "epoch": epoch}, tmp)
             os.replace(tmp, args.output)

@@ -69,7 +69,7 @@ def main():
             optimizer.step()
         if dist.get_rank() == 0:
             acc = evaluate(model, val_loader, device)
-            print(f"epoch {epoch}: val acc {acc:.3f}")
+            print(f"epoch {epoch}: val acc {acc:.3f}")  # expect: DDP038
             tmp = f"{args.ckpt}.tmp"
             torch.save({"model": model.module.state_dict(), "epoch": epoch}, tmp)
             os.replace(tmp, args.ckpt)

@@ -44,7 +44,7 @@ def main():
             loss.backward()
             optimizer.step()
         if dist.get_rank() == 0:
-            print(f"epoch {epoch}: val mse {evaluate(model_without_ddp, val_loader, device):.4f}")
+            print(f"epoch {epoch}: val mse {evaluate(model_without_ddp, val_loader, device):.4f}")  # expect: DDP038
             tmp = "regressor.pt.tmp"
             torch.save(model_without_ddp.state_dict(), tmp)
             os.replace(tmp, "regressor.pt")

@@ -15,7 +15,8 @@ import libcst as cst
 
 from ddplint.context import Binding, FileContext, Scope
 from ddplint.domain import domain_of
-from ddplint.domain.samplers import distributed_samplers
+from ddplint.domain.project_view import project_of
+from ddplint.domain.samplers import bound_name, distributed_samplers, returned_bindings
 from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
@@ -30,6 +31,11 @@ _COMBINES = re.compile(
     re.IGNORECASE,
 )
 _REPLICAS = 1  # DistributedSampler(dataset, num_replicas, ...)
+# Collectives that wait or set up, and carry no value across ranks (a broadcast does: one
+# rank's decision made every rank's).
+_NOT_COMBINING = frozenset(
+    f"torch.distributed.{name}" for name in ("barrier", "monitored_barrier", "new_group")
+)
 
 
 @dataclass
@@ -65,9 +71,10 @@ def shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
     sharded = sharded_loaders(ctx)
     if not sharded:
         return
+    returned = _returned_sharded(ctx, sharded)
     for node in ctx.nodes_of(cst.For):
         assert isinstance(node, cst.For)
-        loaders = iterated_loaders(ctx, node, sharded)
+        loaders = iterated_loaders(ctx, node, sharded, returned)
         if not loaders:
             continue
         frame = ctx.scope(node)
@@ -244,9 +251,46 @@ def returned_counts(ctx: FileContext, shard: ShardLoop, counts: list[cst.AugAssi
     ]
 
 
-def iterated_loaders(ctx: FileContext, loop: cst.For, sharded: set[cst.Call]) -> list[cst.Call]:
+def _returned_sharded(ctx: FileContext, sharded: set[cst.Call]) -> dict[tuple[str, int], cst.Call]:
+    """The sharded loaders a function of this file returns, by the name its callers bind
+    each to and the call that binds it (`train_loader, test_loader = make_loaders()`)."""
+    found: dict[tuple[str, int], cst.Call] = {}
+    for loader in sharded:
+        name, _ = bound_name(ctx, loader)
+        for bound, _where, call in returned_bindings(ctx, name, ctx.scope(loader), loader):
+            found[(bound, id(call))] = loader
+    return found
+
+
+def _held_loader(
+    ctx: FileContext,
+    leaf: cst.BaseExpression,
+    at: cst.CSTNode,
+    returned: dict[tuple[str, int], cst.Call],
+) -> cst.Call | None:
+    """The sharded loader a name holds where every binding reaching it takes it from a
+    function of this file that returns one (see `_returned_sharded`)."""
+    if not isinstance(leaf, cst.Name) or not returned:
+        return None
+    if isinstance(at, cst.Assign):
+        # the resolver stops at `a, b = f()`, which binds the name: the call it unpacks
+        return returned.get((leaf.value, id(at.value)))
+    bindings = ctx.resolver.reaching(leaf.value, at)
+    loaders = [returned.get((b.target, id(b.value))) for b in bindings]
+    if not loaders or None in loaders or len(set(map(id, loaders))) != 1:
+        return None
+    return loaders[0]
+
+
+def iterated_loaders(
+    ctx: FileContext,
+    loop: cst.For,
+    sharded: set[cst.Call],
+    returned: dict[tuple[str, int], cst.Call] | None = None,
+) -> list[cst.Call]:
     """The sharded loaders `loop` iterates, when every value its iterable may hold is
-    one; else []."""
+    one (built in sight, or returned by a function of this file), or a loader built where
+    the job runs in one process; else []."""
     iterable = loop.iter
     while (
         isinstance(iterable, cst.Call)
@@ -254,10 +298,25 @@ def iterated_loaders(ctx: FileContext, loop: cst.For, sharded: set[cst.Call]) ->
         and (dotted(iterable.func) or "").rpartition(".")[2] in _WRAPPERS
     ):
         iterable = iterable.args[0].value
-    leaves = [v.expr for v in deciding_leaves(ctx.resolver, iterable, loop)]
-    if not leaves or not all(isinstance(v, cst.Call) and v in sharded for v in leaves):
+    values = deciding_leaves(ctx.resolver, iterable, loop)
+    leaves = [
+        held if (held := _held_loader(ctx, v.expr, v.at, returned or {})) is not None else v.expr
+        for v in values
+    ]
+    found = [v for v in leaves if isinstance(v, cst.Call) and v in sharded]
+    if not found or not all(v in found or _one_process_loader(ctx, v) for v in leaves):
         return []
-    return [v for v in leaves if isinstance(v, cst.Call)]
+    return found
+
+
+def _one_process_loader(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """`expr` builds a DataLoader where the job is not distributed (the `else` of `if
+    args.distributed:`): with one process there is no shard to miss."""
+    return (
+        isinstance(expr, cst.Call)
+        and (dotted(expr.func) or "").rpartition(".")[2] == "DataLoader"
+        and domain_of(ctx).gates.single_process(expr)
+    )
 
 
 def counted(
@@ -288,9 +347,23 @@ def combines(ctx: FileContext, frame: Scope) -> bool:
 
 
 def combines_call(ctx: FileContext, call: cst.Call) -> bool:
-    """`call` issues a collective or calls a helper named for combining ranks."""
+    """`call` issues a collective or calls a helper named for combining ranks; not a
+    barrier, nor a helper of another module that starts the process group
+    (`init_distributed_mode(args)`, whose barrier combines nothing)."""
     name = (dotted(call.func) or "").rpartition(".")[2]
-    return bool(_COMBINES.search(name)) or domain_of(ctx).collectives.issues(call)
+    if _COMBINES.search(name):
+        return True
+    collectives = domain_of(ctx).collectives
+    if collectives.is_collective(call):
+        return collectives.qualname(call) not in _NOT_COMBINING
+    if not collectives.issues(call):
+        return False
+    project = project_of(ctx)
+    return (
+        project is None
+        or bool(ctx.resolver.callees(call))
+        or not project.helper_starts_processes(ctx, call)
+    )
 
 
 def escapes(ctx: FileContext, node: cst.CSTNode, frame: Scope) -> bool:

@@ -22,7 +22,7 @@ def main():
     train_set = TensorDataset(torch.randn(6000, 32), torch.randint(0, 10, (6000,)))
     val_set = TensorDataset(torch.randn(1000, 32), torch.randint(0, 10, (1000,)))
     sampler_train = DistributedSampler(train_set, shuffle=True, drop_last=True)
-    sampler_val = DistributedSampler(val_set, shuffle=False)
+    sampler_val = DistributedSampler(val_set, shuffle=False)  # expect-preview: DDP003
     loader_train = DataLoader(train_set, batch_size=128, sampler=sampler_train, num_workers=8)
     loader_val = DataLoader(val_set, batch_size=256, sampler=sampler_val, num_workers=8)
     model = DDP(nn.Linear(32, 10).to(device), device_ids=[local_rank])

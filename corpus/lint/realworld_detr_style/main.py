@@ -73,7 +73,7 @@ def run(cfg):
     val_set = make_split(cfg.coco_root, "val")
     if cfg.distributed:
         train_order = DistributedSampler(train_set)
-        val_order = DistributedSampler(val_set, shuffle=False)
+        val_order = DistributedSampler(val_set, shuffle=False)  # expect-preview: DDP003
     else:
         train_order, val_order = RandomSampler(train_set), SequentialSampler(val_set)
 

@@ -90,7 +90,7 @@ def datasets_and_samplers(opts):
 
     if opts.distributed:
         train_order = DistributedSampler(train_set, drop_last=True)
-        val_order = DistributedSampler(val_set, shuffle=False)
+        val_order = DistributedSampler(val_set, shuffle=False)  # expect-preview: DDP003
     else:
         train_order, val_order = RandomSampler(train_set), SequentialSampler(val_set)
     return train_set, val_set, train_order, val_order

@@ -2,139 +2,28 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import argument, is_false
 from ddplint.domain.samplers import (
     SAMPLER_DROP_LAST,
-    LoaderUse,
     SamplerUse,
     distributed_samplers,
     is_evaluation_sampler,
     shuffle_of,
 )
-from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
-
-# A loop variable holding the samples' dataset indices: what code uses to place or drop the
-# repeated samples (`features.index_copy_(0, index_all, ...)`).
-_INDEX_NAME = re.compile(r"(^|_)(idx|idxs|index|indices|indexes)$|^sample_ids?$")
-
-# Collectives that combine per-rank results into one metric (barriers and broadcasts do not).
-_METRIC_COLLECTIVES = frozenset(
-    f"torch.distributed.{name}"
-    for name in (
-        "all_reduce",
-        "reduce",
-        "all_gather",
-        "all_gather_into_tensor",
-        "all_gather_object",
-        "gather",
-        "gather_object",
-    )
-)
-
-# Of those, the ones that sum the ranks' results into one value.
-_SUMMING_COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in ("all_reduce", "reduce"))
+from ddplint.rules.ddp003_sampler_without_drop_last.reads import reduction_of
 
 
 def _pads(call: cst.Call) -> bool:
     """The sampler keeps `drop_last=False` (absent or literally False): it pads."""
     value = argument(call, SAMPLER_DROP_LAST, "drop_last")
     return value is None or is_false(value)
-
-
-def _mentions(ctx: FileContext, expr: cst.CSTNode, name: str) -> bool:
-    return any(
-        isinstance(node, (cst.Name, cst.Attribute)) and dotted(node) == name
-        for node in ctx.walk(expr)
-    )
-
-
-def _loops_over(ctx: FileContext, scope: cst.CSTNode, name: str) -> list[cst.For]:
-    """The `for` loops of `scope`'s own body that iterate `name` (`for b in loader`,
-    `enumerate(loader)`, `tqdm(loader)`)."""
-    return [
-        loop
-        for loop in ctx.nodes_within(scope, cst.For)
-        if isinstance(loop, cst.For)
-        and ctx.scope(loop) is scope
-        and _mentions(ctx, loop.iter, name)
-    ]
-
-
-def _parameter_for(func: cst.FunctionDef, call: cst.Call, name: str) -> str | None:
-    """The parameter of `func` that `call` passes `name` to."""
-    params = [*func.params.posonly_params, *func.params.params]
-    for index, arg in enumerate(call.args):
-        if arg.star or dotted(arg.value) != name:
-            continue
-        if arg.keyword is not None:
-            return arg.keyword.value
-        if index < len(params):
-            return params[index].name.value
-    return None
-
-
-def _reading_loops(ctx: FileContext, loader: LoaderUse) -> list[cst.For]:
-    """Loops that read the loader: in the scope that builds it, or in a function of this
-    file it is passed to."""
-    name = loader.name
-    if name is None:
-        return []
-    scope = ctx.scope(loader.call)
-    found = _loops_over(ctx, scope, name)
-    for call in ctx.calls_within(scope):
-        if not ctx.before(loader.call, call):
-            continue
-        for func in ctx.resolver.callees(call):
-            param = _parameter_for(func, call, name)
-            if param is not None:
-                found.extend(_loops_over(ctx, func, param))
-    return found
-
-
-def _metric_reduction(ctx: FileContext, loop: cst.For) -> cst.Call | None:
-    """A collective combining results across ranks in the loop or after it, in its
-    function, unless the function cuts the gathered results to the dataset's length
-    (`[: len(dataset)]`) or the loop reads the samples' indices (`for x, index in
-    loader`): either removes the padding."""
-    if any(isinstance(n, cst.Name) and _INDEX_NAME.search(n.value) for n in ctx.walk(loop.target)):
-        return None
-    if any(
-        isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward"
-        for c in ctx.calls_within(loop)
-    ):
-        return None  # a training loop: its reductions are for logging
-    scope = ctx.scope(loop)
-    collectives = domain_of(ctx).collectives
-    found = None
-    for call in ctx.calls_within(scope):
-        if ctx.before(call, loop):
-            continue
-        inner = collectives.through(call) or call
-        if collectives.qualname(inner) in _METRIC_COLLECTIVES:
-            found = found or call
-    if found is None or _cuts_to_length(ctx, scope):
-        return None
-    return found
-
-
-def _cuts_to_length(ctx: FileContext, scope: cst.CSTNode) -> bool:
-    for node in ctx.nodes_within(scope, cst.Slice):
-        assert isinstance(node, cst.Slice)
-        upper = node.upper
-        if upper is not None and any(
-            isinstance(n, cst.Call) and dotted(n.func) == "len" for n in ctx.walk(upper)
-        ):
-            return True
-    return False
 
 
 def _evaluation(ctx: FileContext, sampler: SamplerUse) -> bool:
@@ -150,13 +39,17 @@ class PaddedEvaluationSampler(Rule):
     explanation = """
 ## What it does
 Flags an evaluation `DistributedSampler` (`shuffle=False`, or one that serves validation or
-testing) that keeps `drop_last=False`, when a loop reading its DataLoader (in the function
-that builds it, or in a function of the file it is passed to) is followed by a collective
-that combines the ranks' results (`all_reduce`, `reduce`, `all_gather`, `gather`, directly
-or through a function of the project). A function that cuts the gathered results back to
-the dataset's length (`preds[: len(dataset)]`), or a loop that reads each sample's dataset
-index (`for images, index in loader`: the indices place or drop the repeats), is left
-alone.
+testing) that keeps `drop_last=False`, when a loop reading its DataLoader is followed by a
+collective that combines the ranks' results (`all_reduce`, `reduce`, `all_gather`,
+`gather`, directly, through a function of this file, or through a helper of another module
+handed what the loop computed). The loader is followed where it is built, into the callers
+of this file that its builder returns it to (`train_loader, val_loader =
+build_loaders(args)`), and into the functions of this file it is passed to; a helper of
+another module that is handed the loader and issues a collective reads it out of sight.
+A function that cuts the gathered results back to the dataset's length
+(`preds[: len(dataset)]`), or a loop that reads each sample's dataset index (`for images,
+index in loader`: the indices place or drop the repeats; `enumerate`'s batch counter is
+not one), is left alone.
 
 A training sampler without `drop_last` is not reported: the padding repeats a few samples
 per epoch and the last batch is short, a cost maintainers keep (at first contact with
@@ -167,15 +60,17 @@ statically, so it is not claimed.
 
 Proven, and reported by default, when the results are gathered per sample (`all_gather`,
 `gather`): the gathered list holds more rows than the dataset and is out of line with its
-order. When they are summed into one value (`all_reduce`, `reduce`), the repeats shift the
-metric by at most `world_size - 1` samples, which matters only for a small set or an exact
-comparison; ddplint cannot see the set's size, so that finding is unproven (shown under
-`--preview`).
+order. When they are summed into one value (`all_reduce`, `reduce`), or combined by a
+helper out of sight, the repeats shift the metric by `(-len(dataset)) % N` samples with N
+processes (at most N - 1, none when N divides the set's size), which matters only for a
+small set or an exact comparison; ddplint cannot see the set's size, so that finding is
+unproven (shown under `--preview`).
 
 ## Why is this bad?
 When the dataset size is not a multiple of the number of processes, `DistributedSampler`
 pads its index list with samples from the start so that every rank gets the same count.
-For evaluation that means up to `world_size - 1` samples are evaluated twice: a metric
+For evaluation that means `(-len(dataset)) % world_size` samples (up to `world_size - 1`)
+are evaluated twice: a metric
 summed or gathered across ranks counts them twice (and counts more samples than the
 dataset has), so the reported accuracy or loss differs from a one-process run of the same
 model.
@@ -308,33 +203,25 @@ def evaluate(model, val_set):
                 continue  # reported where the sampler call is written
             if not _pads(sampler.call) or not _evaluation(ctx, sampler):
                 continue
-            for loader in sampler.loaders:
-                reduction = next(
-                    (
-                        found
-                        for loop in _reading_loops(ctx, loader)
-                        if (found := _metric_reduction(ctx, loop)) is not None
-                    ),
-                    None,
-                )
-                if reduction is None:
-                    continue
-                what = ctx.code(reduction.func).strip()
-                # Summed into a metric, the repeats shift it by at most world_size - 1
-                # samples, which matters only for a small or unevenly split set: ddplint
-                # cannot see the set's size, so that is unproven. Gathered per sample, the
-                # results hold more rows than the dataset, out of line with its order.
-                collectives = domain_of(ctx).collectives
-                inner = collectives.through(reduction) or reduction
-                summed = collectives.qualname(inner) in _SUMMING_COLLECTIVES
-                yield Finding(
-                    sampler.call,
-                    "Evaluation DistributedSampler without drop_last: when the dataset size is "
-                    "not a multiple of the number of processes it pads with repeated samples, "
-                    f"and the results combined across ranks (`{what}(...)`) count those samples "
-                    "twice; the metric differs from a one-process run. Remove the repeated samples "
-                    "before combining (gather with the dataset indices, or cut gathered results "
-                    "to the dataset's length)",
-                    unproven=summed,
-                )
-                break
+            reduction = next(
+                (r for loader in sampler.loaders if (r := reduction_of(ctx, loader)) is not None),
+                None,
+            )
+            if reduction is None:
+                continue
+            what = ctx.code(reduction.call.func).strip()
+            # Summed into a metric, the repeats shift it by at most world_size - 1 samples,
+            # which matters only for a small or unevenly split set: ddplint cannot see the
+            # set's size, so that is unproven (as is a combination out of sight). Gathered
+            # per sample, the results hold more rows than the dataset, out of line with it.
+            yield Finding(
+                sampler.call,
+                "Evaluation DistributedSampler without drop_last: it pads with repeated samples "
+                "so that every rank gets the same count, `(-len(dataset)) % N` of them with N "
+                "processes (up to N - 1; none when N divides the dataset size), and the "
+                f"results combined across ranks (`{what}(...)`) count those samples twice, so "
+                "the metric can differ from a one-process run. Remove the repeated samples "
+                "before combining (gather with the dataset indices, or cut gathered results "
+                "to the dataset's length)",
+                unproven=not reduction.gathered,
+            )

@@ -26,13 +26,18 @@ class MetricFromOneShard(Rule):
     explanation = """
 ## What it does
 Finds an evaluation loop (under `torch.no_grad()` / `inference_mode()`, or after
-`model.eval()`) over a DataLoader built on a `DistributedSampler` that accumulates a
+`model.eval()`) over a DataLoader built on a `DistributedSampler` (in sight, or returned by
+a function of this file: `train_loader, test_loader = make_loaders()`; or, where the script
+also runs in one process, a plain DataLoader built for that case: `else:` of `if
+args.distributed:`) that accumulates a
 value (`correct += ...`, `val_loss += ...`, `top1.update(...)` of a meter class of the
 file none of whose methods combines ranks, or results collected into a list made empty
 before the loop, `preds.append(...)`, and a metric computed from them; `len(preds)` is
 not one) which nothing combines across ranks (no
 collective, no helper named for one: `all_reduce`, `all_gather`, `reduce_tensor`,
-`gather_for_metrics`, `synchronize_between_processes`, ...), and reports where that value
+`gather_for_metrics`, `synchronize_between_processes`, ...; a barrier or a helper of
+another module that starts the process group combines nothing), and reports
+where that value
 is used as the result: compared (to pick the best checkpoint, or to stop), given to a
 scheduler's `step()`, or logged (`print`, `logger.info`, `add_scalar`, `wandb.log`). The
 value is followed into the callers of this file when the evaluation function returns it;
