@@ -22,7 +22,7 @@ from ddplint.domain.launch_commands import (
     option_launches,
 )
 from ddplint.domain.local_rank_option import local_rank_options
-from ddplint.domain.project_view import project_of
+from ddplint.domain.project_view import ProjectView, project_of
 from ddplint.domain.versions import TORCHRUN_SINCE
 from ddplint.names import dotted
 from ddplint.project.queries import Project
@@ -211,7 +211,7 @@ def options_read_elsewhere(ctx: FileContext) -> Iterator[tuple[cst.Call, str, bo
                 break
 
 
-def _run_alone(project: Project, reader: str, root: str) -> bool:
+def _run_alone(project: ProjectView, reader: str, root: str) -> bool:
     """The project launches the module `reader` only as one process: itself, or, for a
     helper module its commands never name, every script they run that imports it."""
     if launched_as_one_process(reader, root):
