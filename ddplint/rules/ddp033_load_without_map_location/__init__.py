@@ -25,6 +25,7 @@ from ddplint.rules.ddp033_load_without_map_location.provenance import (
     same_format_saves,
     saves_of,
 )
+from ddplint.rules.ddp033_load_without_map_location.spawn_index import only_without_index
 
 _LOAD = "torch.load"
 _SHOWN = 48  # the longest saved expression a message quotes
@@ -70,6 +71,9 @@ modules (`test_*.py`: their scratch checkpoints are not a job's resume). So is a
 handed whole to the `load_state_dict` of a `GradScaler` or a learning-rate scheduler
 (`scaler.load_state_dict(torch.load(path))`): their state is Python numbers, no tensor
 lands on a GPU (an object made out of sight is judged by its name: `scaler`, `scheduler`).
+So is a load in a spawned worker under a test that its index is None (`if args.gpu is
+None:` after `args.gpu = gpu`): `mp.spawn` passes an int, so only the process the script
+runs itself, without spawning, takes that branch.
 
 ## Why is this bad?
 `torch.save` records, for each tensor, the device it lived on (`cuda:0` for the state of
@@ -276,6 +280,8 @@ def _judged(
     only the loaded state goes to `load_state_dict` (`feeds`; None: ask the load)."""
     if domain_of(ctx).ranks.rank_in_text(path, call):
         return None  # a per-rank file, saved from this rank's own GPU
+    if only_without_index(ctx, call):
+        return None  # `if args.gpu is None:`: no spawned worker, the script's one process
     runs_everywhere = every_rank(ctx, call, one_rank_first)
     if runs_everywhere is False:
         return None
