@@ -18,6 +18,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
 from ddplint.domain.archived_code import archive_mark
 from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.import_uses import may_use
 from ddplint.domain.launch_commands import launched_as_one_process
 from ddplint.domain.liveness import Liveness, Livenesses
 from ddplint.noqa import Suppressions
@@ -139,13 +140,16 @@ def livenesses(ctx: FileContext) -> Livenesses:
 
 def _named_elsewhere(path: str, root: str) -> Callable[[str], bool]:
     """Whether another file of the project at `root` (or its entry-point configuration)
-    names a word, or fetches the attributes of `path`'s module by a computed name."""
+    may use a word (`import_uses.may_use`: an import never used, or an attribute of another
+    module, is no use), or fetches the attributes of `path`'s module by a computed name."""
     absolute = os.path.abspath(path)
     files = project_files(root)
     module = os.path.splitext(os.path.basename(absolute))[0]
 
     def named(name: str) -> bool:
-        return bool(files.naming(name) - {absolute}) or files.looks_up_by_name(module)
+        others = files.naming(name) - {absolute}
+        used = any(may_use(p, files.text(p) or "", name, module) for p in others)
+        return used or files.looks_up_by_name(module)
 
     return named
 

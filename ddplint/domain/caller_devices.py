@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 
 def device_of_callers(ctx: FileContext, use: cst.CSTNode) -> bool:
-    """`use` is in a module-level function this file never names again (no call, no
-    callback) that project modules call, and a module calling into this one sets the
+    """`use` is in a module-level function this file never names outside its own body
+    (no call, no callback) that project modules call, and a module calling into this one sets the
     process's device (`Project.device_callers`)."""
     project = project_of(ctx)
     func = ctx.enclosing_function(use)
@@ -26,7 +26,10 @@ def device_of_callers(ctx: FileContext, use: cst.CSTNode) -> bool:
         return False
     name = func.name.value
     named_here = any(
-        isinstance(node, cst.Name) and node.value == name and node is not func.name
+        isinstance(node, cst.Name)
+        and node.value == name
+        and node is not func.name
+        and func not in ctx.ancestors(node)  # its own attributes: `helper._buffer`
         for node in ctx.nodes_of(cst.Name)
     )
     return not named_here and name in project.device_callers(ctx.path)

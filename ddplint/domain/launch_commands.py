@@ -88,6 +88,11 @@ def launched_as_one_process(path: str, root: str) -> bool:
     return defaults_to_minus_one or all(r.passes_minus_one for r in runs)
 
 
+def launched_scripts(root: str) -> tuple[str, ...]:
+    """The project's files that one of its commands runs, by any launcher or none."""
+    return tuple(sorted(_commands(root).by_script))
+
+
 @functools.cache
 def _local_rank_definitions(root: str) -> tuple[bool, ...]:
     """For each `--local_rank` argument the project's files define, whether its default

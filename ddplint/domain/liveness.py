@@ -21,7 +21,10 @@ or `Process(target=...)`, a console script in pyproject.toml all name the functi
 named function is live; so are pytest's `test*` functions and methods (a framework calls
 `forward`, `training_step` and hooks no code names). The test is on names, so it
 errs towards live: any mention counts. What other files hold comes from the project
-(`named_elsewhere`, injected by the checker: the project layer sits above this module).
+(`named_elsewhere`, injected by the checker: the project layer sits above this module); an
+import that file never uses, or an attribute of another imported module
+(`torch.nn.DataParallel`), is no mention there (`ddplint.domain.import_uses`), and in the
+file itself neither is the function naming itself nor another object's attribute.
 """
 
 from __future__ import annotations
@@ -151,9 +154,12 @@ class Livenesses:
             return Liveness.LIVE
         states = []
         for mention in self._mentions_of(name):
-            if mention is func.name:
-                continue
-            around = [f for f in self._functions_around(mention) if f is not func]
+            if mention is func.name or self._attribute_name(mention):
+                continue  # `torch.nn.DataParallel` names another object
+            around = self._functions_around(mention)
+            if func in around:
+                continue  # the function naming itself: no call from outside
+            around = [f for f in around if f is not func]
             states.append(_all_of([self.function(f) for f in around]))
             if states[-1] is Liveness.LIVE:
                 return Liveness.LIVE
@@ -166,6 +172,11 @@ class Livenesses:
         if name.startswith("_") or self._imported_elsewhere():
             return Liveness.UNKNOWN
         return Liveness.LIVE
+
+    def _attribute_name(self, name: cst.Name) -> bool:
+        """`name` is the attribute of an attribute access (`torch.nn.DataParallel`)."""
+        parent = self.model.parents.get(name)
+        return isinstance(parent, cst.Attribute) and parent.attr is name
 
     def _imported_elsewhere(self) -> bool:
         """Another file of the project names this module: it is one of the project's own

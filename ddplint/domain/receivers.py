@@ -31,6 +31,40 @@ def exclusive_branch(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> cst.If
     return None
 
 
+def exclusive_passes(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """`a` and `b` never run in one call of their function: each lies under a test of the
+    same code, on opposite sides (`if phase == "train":` twice, the bare module bound in
+    the `else` of the first, `backward()` under the second), a test of local names only
+    (no attribute, no call) that hold the same bindings at both."""
+    if ctx.scope(a) is not ctx.scope(b):
+        return False
+    sides: dict[str, tuple[cst.BaseExpression, bool]] = {}
+    for condition in ctx.flow.conditions(a):
+        for term, value in condition.terms():
+            sides[ctx.code(term).strip()] = (term, value)
+    for condition in ctx.flow.conditions(b):
+        for term, value in condition.terms():
+            known = sides.get(ctx.code(term).strip())
+            if known is not None and known[1] != value and _fixed_between(ctx, term, a, b):
+                return True
+    return False
+
+
+def _fixed_between(
+    ctx: FileContext, test: cst.BaseExpression, a: cst.CSTNode, b: cst.CSTNode
+) -> bool:
+    """`test` reads local names only, each holding the same bindings at `a` and at `b`."""
+    names = [n for n in ctx.walk(test) if isinstance(n, (cst.Name, cst.Attribute, cst.Call))]
+    if not names or any(not isinstance(n, cst.Name) for n in names):
+        return False
+    for name in names:
+        assert isinstance(name, cst.Name)
+        first = {id(x) for x in ctx.resolver.reaching(name.value, a)}
+        if not first or first != {id(x) for x in ctx.resolver.reaching(name.value, b)}:
+            return False
+    return True
+
+
 def never_bound(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
     """`expr` (or the name its attribute chain starts from) is a local name of `at`'s
     function whose every binding lies in a branch of an `if` that `at` is in the other

@@ -1,7 +1,8 @@
 """What a `torch.save` writes: training state (a model, a `state_dict()`, a checkpoint dict)
 or data known as such (a tensor, predictions, scores, a metrics history: a dump or a log that
 no resumed job reads), and saves that cache one data item (a dataset's per-sample file).
-Only positive evidence makes a save data: an unknown value is taken for a checkpoint."""
+Only positive evidence makes a save data: an unknown value is taken for a checkpoint. And
+what a load restores holds no tensor where it feeds only a GradScaler or a scheduler."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain.ddp_facts import facts_of, last_name
 from ddplint.domain.runners import holds_at_every_call
+from ddplint.names import dotted
 
 # Words of a name that holds data (a batch's tensors, predictions, a metrics log).
 _DATA_WORDS = re.compile(
@@ -113,3 +115,33 @@ def _tensor_parameter(ctx: FileContext, name: str, at: cst.CSTNode) -> bool:
             annotation = param.annotation.annotation
             return ctx.code(annotation).strip() in _TENSOR_TYPES
     return False
+
+
+# Objects whose `state_dict()` holds Python numbers only, no tensor: a GradScaler (its
+# scale is kept as a float), a learning-rate scheduler.
+_TENSORLESS_MAKERS = re.compile(r"(^|\.)(GradScaler|ShardedGradScaler)$|(^|\.)lr_scheduler\.")
+_TENSORLESS_NAMES = re.compile(r"(^|_)(scaler|sched|scheduler|lr_scheduler)(_\w+)?$", re.I)
+
+
+def restores_tensorless_state(ctx: FileContext, load: cst.Call) -> bool:
+    """What `load` returns goes, whole, only into the `load_state_dict` of objects whose
+    state holds no tensor (`scaler.load_state_dict(torch.load(path))` with `scaler =
+    GradScaler()`): nothing in the file can land on a GPU. An object made out of sight is
+    judged by its name (`scaler`, `lr_scheduler`)."""
+    parent = ctx.parent(load)
+    arg = parent if isinstance(parent, cst.Arg) else None
+    call = ctx.parent(arg) if arg is not None else None
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+        return False
+    if call.func.attr.value != "load_state_dict":
+        return False
+    receiver = call.func.value
+    values = [v for v in ctx.resolver.values(receiver, call) if v.leaf]
+    if values and all(isinstance(v.expr, cst.Call) for v in values):
+        return all(
+            _TENSORLESS_MAKERS.search(ctx.qualname(v.expr.func) or dotted(v.expr.func) or "")
+            for v in values
+            if isinstance(v.expr, cst.Call)
+        )
+    name = last_name(receiver)
+    return name is not None and bool(_TENSORLESS_NAMES.search(name))

@@ -49,7 +49,9 @@ reaches, the rank-0-first pattern
 (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`, each rank reaching one
 barrier), its early-return form (`if rank != 0: dist.barrier(); return` with the same
 barrier after the `if`, which only rank 0 reaches), both branches of an `if`/`else` issuing
-the collective, collectives on a
+the collective (also where one branch hands the function the other calls to a runner:
+`wandb.agent(sweep, function=trainer.train)` on rank 0, `trainer.train()` on the others; a
+function handed over is called), collectives on a
 subgroup (`group=`), point-to-point `send`/`recv`, and helpers (of this file or of the
 project) whose collective runs only under a condition of their own that is not a rank test
 (`if sharded_eval: dist.broadcast(...)`): whether that flag is on where only some ranks
@@ -205,6 +207,7 @@ def exchange(t, rank):
         for call, key, gate in candidates:
             if (
                 self._other_ranks_issue(ctx, gate)
+                or _others_hand_over(ctx, call, gate)
                 or _others_raise(ctx, gate)
                 or _paired(gate, groups[ctx.scope(call), key])
                 or _matched_after_leaving(ctx, call, gate, issued[ctx.scope(call), key])
@@ -229,6 +232,23 @@ def exchange(t, rank):
             return False
         issues = domain_of(ctx).collectives.issues
         return any(isinstance(n, cst.Call) and issues(n) for n in ctx.walk(other))
+
+
+def _others_hand_over(ctx: FileContext, call: cst.Call, gate: Gate) -> bool:
+    """The ranks the gate turns away hand the function this call runs to a runner that
+    calls it (`wandb.agent(sweep, function=trainer.train)` on rank 0, `trainer.train()` on
+    the others): a function handed over is called, so every rank reaches the same
+    collectives."""
+    condition, node = gate.condition, gate.node
+    if condition is None or not isinstance(node, (cst.If, cst.IfExp)):
+        return False
+    other = node.orelse if condition.holds else node.body
+    if other is None or not isinstance(call.func, (cst.Name, cst.Attribute)):
+        return False
+    called = ctx.code(call.func).strip()
+    return any(
+        isinstance(n, cst.Arg) and ctx.code(n.value).strip() == called for n in ctx.walk(other)
+    )
 
 
 def _others_raise(ctx: FileContext, gate: Gate) -> bool:

@@ -34,11 +34,28 @@ def rank_local_test(
                 for n in ctx.walk(ancestor.test)
             ):
                 continue  # `if any_rank_bad(loss):` decides through a collective
+            if _none_identity(ancestor.test):
+                continue  # whether a callee returned None: not shown to follow the batch
             names = {n.split(".")[0] for n in ctx.names_in(ancestor.test)}
             read = names & local
             if read and not agreed(ctx, read, ancestor, region):
                 return ancestor.test
     return None
+
+
+def _none_identity(test: cst.BaseExpression) -> bool:
+    """`x is None` / `x is not None` (also negated): a test of whether a value exists, which
+    a callee decides (a two-stage schedule returning no loss before a step), not of what
+    this rank's batch holds."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    return (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    )
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,8 @@ never converts them with `nn.SyncBatchNorm.convert_sync_batchnorm`. Files that u
 e.g. to freeze them), are left alone, as are models with GroupNorm or LayerNorm, and
 models that train in eval mode (the training step calls `model.eval()` and nothing calls
 `model.train()`: a linear probe on a frozen backbone, where BatchNorm uses its running
-statistics and per-rank batch statistics never matter).
+statistics and per-rank batch statistics never matter), and files that train nothing (no
+`backward()`) and put the model in eval mode only (a teacher generating soft labels).
 
 ## Why is this bad?
 Under DDP each process normalises with the mean and variance of its *own* per-GPU batch,
@@ -200,6 +201,8 @@ model = DDP(model.cuda(local_rank), device_ids=[local_rank])
             return
         if domain_of(ctx).loops.trains_in_eval_mode(facts_of(ctx).is_ddp_model):
             return  # a frozen model (linear probe): BatchNorm uses its running statistics
+        if _only_evaluated(ctx):
+            return  # nothing trains here (a teacher labelling data): running statistics
         layers = ModelLayers(ctx)
         for call in wraps:
             model = argument(call, 0, "module")
@@ -219,3 +222,17 @@ model = DDP(model.cuda(local_rank), device_ids=[local_rank])
                     "batch statistics, fine for large per-GPU batches; for small ones use "
                     "nn.SyncBatchNorm.convert_sync_batchnorm(model) before the wrap",
                 )
+
+
+def _only_evaluated(ctx: FileContext) -> bool:
+    """The file runs no `backward()` and puts a DDP model in eval mode, never in train
+    mode: BatchNorm normalises with its running statistics, the same on every rank."""
+    if domain_of(ctx).backward.sites:
+        return False
+    is_ddp = facts_of(ctx).is_ddp_model
+    modes = {
+        call.func.attr.value
+        for call in ctx.method_calls("eval", "train")
+        if isinstance(call.func, cst.Attribute) and is_ddp(call.func.value, call)
+    }
+    return modes == {"eval"}

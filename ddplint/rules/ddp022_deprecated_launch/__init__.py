@@ -9,15 +9,16 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.domain.ddp_facts import facts_of, keyword
+from ddplint.domain.ddp_facts import facts_of, keyword, string_value
 from ddplint.domain.launch_commands import passes_local_rank_itself
-from ddplint.domain.local_rank_option import imports_deepspeed, is_required
+from ddplint.domain.local_rank_option import LOCAL_RANK_FLAGS, imports_deepspeed, is_required
 from ddplint.project_files import project_root
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp022_deprecated_launch.launch import (
     device_from_environment,
     launch_uses,
     local_rank_arguments,
+    option_launch,
     options_read_elsewhere,
     rewritten_command,
 )
@@ -51,7 +52,12 @@ variable instead. Under `torchrun` a `--local_rank` argument keeps its default o
 rank, so code that picks the GPU from it puts all ranks on the same device. (Scripts
 launched by DeepSpeed, which does pass `--local_rank`, are left alone; in a project whose
 own launcher writes `--local_rank=N` into each worker's command, or whose shell scripts
-pass `--local_rank=$i`, the finding is unproven: torchrun is a launch it does not use.)
+pass `--local_rank=$i`, or whose commands (a shell script, the README) start the script with
+`python -m torch.distributed.launch` without `--use_env`, the finding is unproven: torchrun
+is a launch it does not use. That launcher passes `--local_rank=N` before torch 2.0 and
+`--local-rank=N` from 2.0 on; argparse does not treat `-` and `_` as the same, so a parser
+that declares one spelling only fails at argument parsing under the other: DDP040's
+finding, where the project's commands and torch pins show it.)
 
 ## Example
 ```python
@@ -168,26 +174,21 @@ deepspeed.init_distributed()
         distributed = facts_of(ctx).is_distributed
         if not distributed or imports_deepspeed(ctx) or device_from_environment(ctx):
             return  # DeepSpeed passes --local_rank; an environment device makes it a fallback
-        # The project's own launcher passes the option: torchrun is a launch it does not use.
-        unproven = os.path.isfile(ctx.path) and passes_local_rank_itself(project_root(ctx.path))
+        # The project's own launcher, or the deprecated one its commands document, passes
+        # the option: torchrun is a launch it does not use.
+        documented = option_launch(ctx)
+        unproven = documented is not None or (
+            os.path.isfile(ctx.path) and passes_local_rank_itself(project_root(ctx.path))
+        )
         for call in local_rank_arguments(ctx):
             if is_required(call):
                 continue  # the run fails: DDP040 reports it
-            message = (
-                "`--local_rank` is only passed by the deprecated torch.distributed.launch; "
-                "torchrun sets the LOCAL_RANK environment variable instead, so under "
-                "torchrun this argument keeps its default on every rank"
-            )
+            message = _message(call, documented)
             yield Finding(call, message, fix=self._argument_fix(ctx, call), unproven=unproven)
         for call, reader, alone in options_read_elsewhere(ctx):
             if is_required(call):
                 continue
-            message = (
-                "`--local_rank` is only passed by the deprecated torch.distributed.launch; "
-                "torchrun sets the LOCAL_RANK environment variable instead, so under "
-                f"torchrun this argument keeps its default on every rank, and `{reader}` "
-                "reads it as the local rank"
-            )
+            message = f"{_message(call, documented)}, and `{reader}` reads it as the local rank"
             # a reader the project starts only as one process: torchrun is a launch it
             # does not use
             fix = self._argument_fix(ctx, call)
@@ -213,6 +214,32 @@ deepspeed.init_distributed()
             ),
             applicability=Applicability.UNSAFE,
         )
+
+
+def _message(call: cst.Call, documented: str | None) -> str:
+    """What the option does under the launch the project documents (`documented`: the
+    command file starting it with torch.distributed.launch) and under torchrun."""
+    torchrun = (
+        "torchrun sets the LOCAL_RANK environment variable instead, so under torchrun this "
+        "argument keeps its default on every rank"
+    )
+    if documented is None:
+        return (
+            "`--local_rank` is only passed by the deprecated torch.distributed.launch; " + torchrun
+        )
+    flags = {string_value(a.value) for a in call.args if a.keyword is None} & LOCAL_RANK_FLAGS
+    if flags == {"--local_rank"}:
+        works = "passes `--local_rank=N` before torch 2.0 (`--local-rank=N` from 2.0 on, "
+        works += "which this parser does not know)"
+    elif flags == {"--local-rank"}:
+        works = "passes `--local-rank=N` from torch 2.0 on (`--local_rank=N` before, "
+        works += "which this parser does not know)"
+    else:
+        works = "passes `--local_rank=N` (`--local-rank=N` from torch 2.0 on)"
+    return (
+        f"`{documented}` starts this script with the deprecated torch.distributed.launch, "
+        f"which {works}; {torchrun}"
+    )
 
 
 def _int_literal(expr: cst.BaseExpression) -> str | None:

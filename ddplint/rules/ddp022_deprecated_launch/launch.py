@@ -16,9 +16,13 @@ from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_STARTERS
 from ddplint.domain.ddp_facts import environ_key, keyword, last_name
 from ddplint.domain.ddp_facts import string_value as _literal_value
-from ddplint.domain.launch_commands import launched_as_one_process
+from ddplint.domain.launch_commands import (
+    launched_as_one_process,
+    launched_scripts,
+    option_launches,
+)
 from ddplint.domain.local_rank_option import local_rank_options
-from ddplint.domain.project_view import project_of
+from ddplint.domain.project_view import ProjectView, project_of
 from ddplint.domain.versions import TORCHRUN_SINCE
 from ddplint.names import dotted
 from ddplint.project.queries import Project
@@ -202,9 +206,39 @@ def options_read_elsewhere(ctx: FileContext) -> Iterator[tuple[cst.Call, str, bo
             if path in project.text_closure(other) and not any(
                 elsewhere.search(files.text(p) or "") for p in [other, *closure]
             ):
-                alone = launched_as_one_process(other, files.root)
+                alone = _run_alone(project, other, files.root)
                 yield call, os.path.relpath(other, files.root), alone
                 break
+
+
+def _run_alone(project: ProjectView, reader: str, root: str) -> bool:
+    """The project launches the module `reader` only as one process: itself, or, for a
+    helper module its commands never name, every script they run that imports it."""
+    if launched_as_one_process(reader, root):
+        return True
+    importers = [s for s in launched_scripts(root) if reader in project.text_closure(s)]
+    return bool(importers) and all(launched_as_one_process(s, root) for s in importers)
+
+
+def option_launch(ctx: FileContext) -> str | None:
+    """The command file (a shell script, a README) of the project that starts this
+    script, or a script importing this file, with `python -m torch.distributed.launch`
+    without `--use_env`: the launcher the project documents passes the local rank as an
+    option. None where no command does, or the file is no file of a project on disk."""
+    if not os.path.isfile(ctx.path):
+        return None
+    root = project_root(ctx.path)
+    launches = option_launches(root)
+    path = os.path.abspath(ctx.path)
+    if path in launches:
+        return os.path.relpath(launches[path], root)
+    project = project_of(ctx)
+    if project is None:
+        return None
+    for script, command in sorted(launches.items()):
+        if path in project.text_closure(script):
+            return os.path.relpath(command, root)
+    return None
 
 
 # A local-rank option declared in a module's text.

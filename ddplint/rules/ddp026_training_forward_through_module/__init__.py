@@ -13,6 +13,7 @@ from ddplint.domain.backward import Step
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp026_training_forward_through_module.bare_modules import (
+    bare_apart_from_backward,
     holds_bare_module,
     scope_calls_wrapper,
 )
@@ -184,6 +185,8 @@ def train(net, loader, optimizer, local_rank):
                 continue
             if not holds_bare_module(ctx, target, call):
                 continue
+            if bare_apart_from_backward(ctx, target, call):
+                continue  # bare on the evaluation passes only
             if domain_of(ctx).loops.is_evaluation(call) or not domain_of(ctx).backward.reaches(
                 call
             ):

@@ -1,6 +1,7 @@
 """The module inside a DDP wrapper: expressions that hold it (`ddp.module`,
 `getattr(ddp, "module")`, `unwrap_model(ddp)`, names and parameters bound to one), and
-functions that call the wrapper itself besides."""
+functions that call the wrapper itself besides, and bare modules bound only on passes
+that run no backward."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import re
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import argument, facts_of, last_name, string_value
+from ddplint.domain.receivers import exclusive_passes
 from ddplint.names import dotted
 
 _UNWRAP_FUNCTION = re.compile(r"unwrap|de_?parallel|without_ddp|bare_model")
@@ -29,6 +32,21 @@ def holds_bare_module(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNod
             any(_unwraps_ddp(ctx, v.expr, v.at) for v in values(a, a)) for a in passed
         )
     return any(_unwraps_ddp(ctx, v.expr, v.at) for v in ctx.resolver.values(expr, at))
+
+
+def bare_apart_from_backward(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Every binding giving `expr` the bare module at `at` runs only on passes where no
+    `backward()` of the function does (`model = ddp.module` in the validation branch of
+    `if phase == "train": ... else: ...`, `loss.backward()` under `if phase == "train":`):
+    the wrapper is what the training passes call."""
+    bare = [v for v in ctx.resolver.values(expr, at) if _unwraps_ddp(ctx, v.expr, v.at)]
+    scope = ctx.scope(at)
+    backward = [s.call for s in domain_of(ctx).backward.sites if ctx.scope(s.call) is scope]
+    return (
+        bool(bare)
+        and bool(backward)
+        and all(exclusive_passes(ctx, v.at, call) for v in bare for call in backward)
+    )
 
 
 def scope_calls_wrapper(ctx: FileContext, call: cst.Call) -> bool:

@@ -15,6 +15,7 @@ from ddplint.domain.downloads import one_rank_first
 from ddplint.domain.processes import single_process
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import every_rank
+from ddplint.domain.saved_values import restores_tensorless_state
 from ddplint.domain.state_loads import feeds_state
 from ddplint.domain.written_files import HelperLoad
 from ddplint.engine.resolve import argument
@@ -24,6 +25,7 @@ from ddplint.rules.ddp033_load_without_map_location.provenance import (
     same_format_saves,
     saves_of,
 )
+from ddplint.rules.ddp033_load_without_map_location.spawn_index import only_without_index
 
 _LOAD = "torch.load"
 _SHOWN = 48  # the longest saved expression a message quotes
@@ -65,7 +67,13 @@ under a rank-0 guard, in a branch or script that runs as one process, in a funct
 code of the file calls, per-rank files (a path built from the rank), saves that move the
 state to the CPU first (`.cpu()`), files that set `CUDA_VISIBLE_DEVICES` (each process may
 see only its own GPU, which is then `cuda:0` in every process), CPU-only jobs, and test
-modules (`test_*.py`: their scratch checkpoints are not a job's resume).
+modules (`test_*.py`: their scratch checkpoints are not a job's resume). So is a load
+handed whole to the `load_state_dict` of a `GradScaler` or a learning-rate scheduler
+(`scaler.load_state_dict(torch.load(path))`): their state is Python numbers, no tensor
+lands on a GPU (an object made out of sight is judged by its name: `scaler`, `scheduler`).
+So is a load in a spawned worker under a test that its index is None (`if args.gpu is
+None:` after `args.gpu = gpu`): `mp.spawn` passes an int, so only the process the script
+runs itself, without spawning, takes that branch.
 
 ## Why is this bad?
 `torch.save` records, for each tensor, the device it lived on (`cuda:0` for the state of
@@ -223,6 +231,8 @@ if __name__ == "__main__":
             path = argument(call, 0, "f")
             if path is None or not _no_map_location(call):
                 continue
+            if restores_tensorless_state(ctx, call):
+                continue  # a GradScaler's or scheduler's state: numbers, no tensor
             finding = _judged(ctx, call, path, "`torch.load`")
             if finding is not None:
                 yield finding
@@ -270,6 +280,8 @@ def _judged(
     only the loaded state goes to `load_state_dict` (`feeds`; None: ask the load)."""
     if domain_of(ctx).ranks.rank_in_text(path, call):
         return None  # a per-rank file, saved from this rank's own GPU
+    if only_without_index(ctx, call):
+        return None  # `if args.gpu is None:`: no spawned worker, the script's one process
     runs_everywhere = every_rank(ctx, call, one_rank_first)
     if runs_everywhere is False:
         return None
