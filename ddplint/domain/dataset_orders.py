@@ -1,6 +1,7 @@
-"""Hugging Face `datasets` objects shuffled with fresh entropy in every process: the
-processes then hold the rows in different orders, and a sampler that gives each process
-its share of the indices hands out overlapping rows."""
+"""Hugging Face `datasets` objects shuffled without a seed in every process: `Dataset.shuffle`
+then takes its seed from NumPy's global generator, which starts from fresh OS entropy in
+each process unless the script seeds it; the processes hold the rows in different orders,
+and a sampler that gives each process its share of the indices hands out overlapping rows."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.every_rank import runs_once
+from ddplint.domain.random_draws import LIBRARY_SEEDS, is_seeding_name
+from ddplint.domain.ranks import last_name
 from ddplint.domain.samplers import sampler_calls
 from ddplint.engine.resolve import argument
 
@@ -54,15 +57,19 @@ _DATASET_METHODS = frozenset(
 # loads its own share of the dataset's indices.
 _TRAINER_MODULES = ("transformers.", "trl.")
 _MAX_STEPS = 12
+# Calls that seed NumPy's global generator (the library helpers seed it as well).
+_NUMPY_SEEDS = frozenset({"numpy.random.seed", *LIBRARY_SEEDS})
 
 
 def unseeded_shuffles(ctx: FileContext) -> list[cst.Call]:
     """`.shuffle()` calls without a seed or generator on a map-style `datasets` object, run
     by every process of a job that shards the rows by index (a DistributedSampler or a
-    transformers / TRL `Trainer` in the file). Each process then draws its order from
-    fresh OS entropy (`datasets`: "If seed is None, then fresh, unpredictable entropy will
-    be pulled from the OS")."""
-    if not _shards_by_index(ctx):
+    transformers / TRL `Trainer` in the file), in a file that seeds no generator (no
+    `np.random.seed`, library `set_seed`, or helper named for seeding) and builds no
+    `Trainer` before it (its constructor seeds NumPy): `Dataset.shuffle` then seeds its
+    permutation from NumPy's global generator, which each process started from fresh OS
+    entropy."""
+    if not _shards_by_index(ctx) or _seeds_numpy(ctx):
         return []
     gates = domain_of(ctx).gates
     found = []
@@ -74,18 +81,32 @@ def unseeded_shuffles(ctx: FileContext) -> list[cst.Call]:
             continue
         if gates.gate(call) is not None or runs_once(ctx, call):
             continue  # one process shuffles: nothing to disagree with
+        if any(ctx.before(t, call) for t in _trainers(ctx)):
+            continue  # the Trainer seeded NumPy alike on every process
         found.append(call)
     return found
 
 
-def _shards_by_index(ctx: FileContext) -> bool:
-    if sampler_calls(ctx):
-        return True
+def _seeds_numpy(ctx: FileContext) -> bool:
+    """The file may seed NumPy's global generator somewhere: directly, through a library
+    helper, or through a function named for seeding (its body may be out of sight)."""
+    return any(
+        ctx.call_name(call) in _NUMPY_SEEDS or is_seeding_name(last_name(call.func) or "")
+        for call in ctx.calls
+    )
+
+
+def _trainers(ctx: FileContext) -> list[cst.Call]:
+    found = []
     for call in ctx.calls:
         name = ctx.call_name(call) or ""
         if name.startswith(_TRAINER_MODULES) and name.endswith("Trainer"):
-            return True
-    return False
+            found.append(call)
+    return found
+
+
+def _shards_by_index(ctx: FileContext) -> bool:
+    return bool(sampler_calls(ctx) or _trainers(ctx))
 
 
 def _is_dataset(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, steps: int) -> bool:

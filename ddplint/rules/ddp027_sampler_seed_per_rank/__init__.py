@@ -40,7 +40,8 @@ It also flags `.shuffle()` without a `seed=` on a Hugging Face `datasets` object
 made by `load_dataset`, `load_from_disk`, `Dataset.from_*`, through its methods and
 subscripts; not a streaming one) that every process runs, in a file that shards the rows
 by index (a `DistributedSampler`, or a transformers / TRL `Trainer`, which gives each
-process its share of the indices).
+process its share of the indices) and seeds no generator (no `np.random.seed`, library
+`set_seed` or helper named for seeding, no `Trainer` built before the shuffle).
 
 ## Why is this bad?
 Every rank of a `DistributedSampler` shuffles the whole dataset with the same generator,
@@ -52,9 +53,10 @@ different permutation: the shards overlap, and a sample lands in no shard with p
 one process every sample is seen once per epoch; on N processes about a third of them are
 never seen in an epoch while others are seen two or three times.
 
-`datasets`' `Dataset.shuffle()` without a seed draws "fresh, unpredictable entropy from
-the OS" in each process: the N processes hold the rows in N different orders, and the
-sampler's index shares of those different lists overlap in the same way.
+`datasets`' `Dataset.shuffle()` without a seed takes its seed from NumPy's global
+generator, which, unless the script seeds it, starts from fresh OS entropy in each
+process: the N processes hold the rows in N different orders, and the sampler's index
+shares of those different lists overlap in the same way.
 
 ## Example
 ```python
@@ -179,8 +181,10 @@ def main(val_set, seed):
             yield Finding(
                 call,
                 f"`{ctx.code(call)}` shuffles the dataset without a seed in every process: "
-                "each draws its order from fresh OS entropy, so the N processes hold the rows "
-                "in N different orders, and the index shares the sampler gives them overlap: "
+                "`datasets` then seeds the permutation from NumPy's global generator, which "
+                "nothing in this file seeds, so it starts from fresh OS entropy in each "
+                "process: the N processes hold the rows in N different orders, and the index "
+                "shares the sampler gives them overlap: "
                 "in each pass over the data a fraction (1 - 1/N)^N of the rows is used by "
                 "no process (25% with 2 processes, 34% with 8) and others by several; on one "
                 "process every row is used once; pass `seed=` (the same on every process)",
