@@ -8,6 +8,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.apis import SAMPLER_CLASSES
+from ddplint.domain.dataset_orders import unseeded_shuffles
 from ddplint.domain.rank_values import differs_by_rank
 from ddplint.domain.samplers import shuffle_of
 from ddplint.engine.resolve import argument
@@ -22,7 +23,10 @@ class SamplerSeedPerRank(Rule):
     code = "DDP027"
     name = "sampler-seed-per-rank"
     severity = Severity.ERROR
-    summary = "DistributedSampler seeded per rank: the shards overlap and samples are skipped"
+    summary = (
+        "Ranks order the data differently before it is sharded (a DistributedSampler seeded "
+        "per rank, a dataset shuffled without a seed): the shards overlap"
+    )
     explanation = """
 ## What it does
 Flags the `seed=` of a shuffling `DistributedSampler` when its value is computed from this
@@ -31,6 +35,13 @@ such a value (a per-rank seed made for augmentation and then handed to the sampl
 well). The value must be proven to depend on the rank: a name is decided by what it is
 assigned, not by what it is called. Samplers with `shuffle=False` are not flagged (they
 do not use the seed), nor samplers whose `num_replicas` is not the world size.
+
+It also flags `.shuffle()` without a `seed=` on a Hugging Face `datasets` object (one
+made by `load_dataset`, `load_from_disk`, `Dataset.from_*`, through its methods and
+subscripts; not a streaming one) that every process runs, in a file that shards the rows
+by index (a `DistributedSampler`, or a transformers / TRL `Trainer`, which gives each
+process its share of the indices) and seeds no generator (no `np.random.seed`, library
+`set_seed` or helper named for seeding, no `Trainer` built before the shuffle).
 
 ## Why is this bad?
 Every rank of a `DistributedSampler` shuffles the whole dataset with the same generator,
@@ -42,11 +53,21 @@ different permutation: the shards overlap, and a sample lands in no shard with p
 one process every sample is seen once per epoch; on N processes about a third of them are
 never seen in an epoch while others are seen two or three times.
 
+`datasets`' `Dataset.shuffle()` without a seed takes its seed from NumPy's global
+generator, which, unless the script seeds it, starts from fresh OS entropy in each
+process: the N processes hold the rows in N different orders, and the sampler's index
+shares of those different lists overlap in the same way.
+
 ## Example
 ```python
 seed = args.seed + dist.get_rank()
 torch.manual_seed(seed)
 sampler = DistributedSampler(train_set, shuffle=True, seed=seed)
+```
+
+```python
+train_data = load_dataset("json", data_files=path)["train"].shuffle().map(tokenize)
+trainer = Trainer(model=model, args=training_args, train_dataset=train_data)
 ```
 
 ## Use instead
@@ -55,10 +76,17 @@ torch.manual_seed(args.seed + dist.get_rank())  # per-rank augmentation is fine
 sampler = DistributedSampler(train_set, shuffle=True, seed=args.seed)
 ```
 
+```python
+train_data = load_dataset("json", data_files=path)["train"].shuffle(seed=42).map(tokenize)
+trainer = Trainer(model=model, args=training_args, train_dataset=train_data)
+```
+
 ## Fix safety
 No fix is offered: the seed the ranks should share (the base seed) is the author's choice.
+A fixed seed for a dataset shuffle changes what one process draws as well.
 
 ## References
+- https://huggingface.co/docs/datasets/package_reference/main_classes#datasets.Dataset.shuffle
 - https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler
 - https://github.com/pytorch/pytorch/blob/main/torch/utils/data/distributed.py
 """
@@ -148,4 +176,16 @@ def main(val_set, seed):
                 "takes its share of a different permutation, so the shards overlap and a "
                 "fraction (1 - 1/N)^N of the samples is seen by no rank in an epoch (25% with "
                 "2 processes, 34% with 8); give every rank the same seed",
+            )
+        for call in unseeded_shuffles(ctx):
+            yield Finding(
+                call,
+                f"`{ctx.code(call)}` shuffles the dataset without a seed in every process: "
+                "`datasets` then seeds the permutation from NumPy's global generator, which "
+                "nothing in this file seeds, so it starts from fresh OS entropy in each "
+                "process: the N processes hold the rows in N different orders, and the index "
+                "shares the sampler gives them overlap: "
+                "in each pass over the data a fraction (1 - 1/N)^N of the rows is used by "
+                "no process (25% with 2 processes, 34% with 8) and others by several; on one "
+                "process every row is used once; pass `seed=` (the same on every process)",
             )

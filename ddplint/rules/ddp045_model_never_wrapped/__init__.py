@@ -12,10 +12,18 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.apis import DDP_CLASSES, OTHER_DISTRIBUTED_WRAPPERS, SAMPLER_CLASSES
 from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import one_process
+from ddplint.domain.samplers import distributed_samplers, is_evaluation_sampler
 from ddplint.domain.scripts import is_script
 from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp045_model_never_wrapped.evidence import syncs_by_hand, wrap_mentions
+from ddplint.rules.ddp045_model_never_wrapped.evidence import (
+    backward_elsewhere,
+    imported_texts,
+    syncs_by_hand,
+    wrap_mentions,
+    wrapper_elsewhere,
+)
 
 
 @register
@@ -33,7 +41,11 @@ a data-parallel wrapper (`DistributedDataParallel`, FSDP, DeepSpeed, Horovod, Ac
 Lightning, `ZeroRedundancyOptimizer`, a comm hook, pipeline or RPC parallelism) or a
 collective given the model's gradients or parameters (`dist.all_reduce(p.grad)`). A
 mention only in an imported module makes the finding unproven (shown under `--preview`);
-one in the script itself silences it. Code that runs only when the job is not distributed
+one in the script itself silences it. A script with no `backward()` of its own that hands
+its training loader and its optimizer to a function of another project module, where an
+imported module calls `backward()`, is reported at that call (silent when an imported
+module mentions a wrapper: the function may wrap the model it is given). Code that runs
+only when the job is not distributed
 is left alone. Also flags, in any distributed module, a wrapper dropped as soon as it is
 made (`DistributedDataParallel(model, ...).module`): reported at the wrap, unless the
 file hands the model's gradients or parameters to a collective itself.
@@ -211,12 +223,15 @@ if __name__ == "__main__":
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         yield from _discarded_wrappers(ctx)
-        if not _trains_sharded_script(ctx):
+        if not _sharded_script(ctx):
             return
         here, elsewhere = wrap_mentions(ctx)
         if here:
             return
         domain = domain_of(ctx)
+        if not domain.backward.sites:
+            yield from _trained_by_project_function(ctx, elsewhere)
+            return
         for site in domain.backward.sites:
             call = site.call
             if domain.loops.is_evaluation(call) or one_process(ctx, call):
@@ -255,10 +270,10 @@ def _discarded_wrappers(ctx: FileContext) -> Iterator[Finding]:
         )
 
 
-def _trains_sharded_script(ctx: FileContext) -> bool:
+def _sharded_script(ctx: FileContext) -> bool:
     """A script (a `__main__` block) of a distributed job that builds a
-    DistributedSampler and an optimizer, wraps nothing itself (no DDP, FSDP, DeepSpeed or
-    Horovod call, no project helper returning a DDP model), and calls backward()."""
+    DistributedSampler and an optimizer, and wraps nothing itself (no DDP, FSDP, DeepSpeed
+    or Horovod call, no project helper returning a DDP model)."""
     facts = facts_of(ctx)
     if not facts.is_distributed or facts.helper_wraps or not any(ctx.calls_to(*SAMPLER_CLASSES)):
         return False
@@ -267,4 +282,52 @@ def _trains_sharded_script(ctx: FileContext) -> bool:
     loops = domain_of(ctx).loops
     if not any(loops.is_optimizer_class(call) for call in ctx.calls):
         return False
-    return is_script(ctx.module) and bool(domain_of(ctx).backward.sites)
+    return is_script(ctx.module)
+
+
+def _trained_by_project_function(ctx: FileContext, elsewhere: bool) -> Iterator[Finding]:
+    """A script with no `backward()` of its own that hands a training loader of its
+    DistributedSampler and its optimizer to a function of another project module, when a
+    module it imports calls `backward()`: reported at that call. Silent where an imported
+    module mentions a wrapper (the function may wrap the model it is given); unproven where
+    one mentions a collective on the model and a project function the script calls may
+    issue a collective."""
+    project = project_of(ctx)
+    texts = imported_texts(ctx)
+    if project is None or not backward_elsewhere(texts) or wrapper_elsewhere(texts):
+        return
+    loops = domain_of(ctx).loops
+    loaders = {
+        loader.name
+        for sampler in distributed_samplers(ctx)
+        if not is_evaluation_sampler(ctx, sampler)
+        for loader in sampler.loaders
+        if loader.name is not None
+    }
+    for call in ctx.calls:
+        names = {a.value.value for a in call.args if isinstance(a.value, cst.Name)}
+        if not names & loaders or one_process(ctx, call):
+            continue
+        optimizers = [
+            a.value
+            for a in call.args
+            if any(
+                isinstance(v.expr, cst.Call) and loops.is_optimizer_class(v.expr)
+                for v in ctx.resolver.values(a.value, call)
+            )
+        ]
+        if not optimizers or project.resolve(ctx, call) is None:
+            continue
+        helper = ctx.code(call.func).strip()
+        unproven = elsewhere and any(project.helper_issues_collective(ctx, c) for c in ctx.calls)
+        yield Finding(
+            call,
+            f"this script shards its data across processes (DistributedSampler) and hands "
+            f"the loader and the optimizer to `{helper}()`, but the model is never wrapped in "
+            "DistributedDataParallel (nor FSDP) and no gradient is all-reduced on the way: "
+            "each of the N processes steps its own copy of the model on its 1/N "
+            "of the data and the copies drift apart (rank 0's model saw only its shard); "
+            "wrap the model in DDP before training",
+            unproven=unproven,
+        )
+        return

@@ -47,6 +47,31 @@ def wrap_mentions(ctx: FileContext) -> tuple[bool, bool]:
     return here, elsewhere
 
 
+_BACKWARD = re.compile(r"\bbackward\(")
+
+
+def imported_texts(ctx: FileContext) -> list[str]:
+    """The texts of the project modules the file may import, transitively (read without
+    a parse: `ProjectView.text_closure`)."""
+    if not os.path.isfile(ctx.path):
+        return []
+    files = project_files(project_root(ctx.path))
+    project = project_of(ctx) or Project({})  # text closures only: nothing more is parsed
+    path = os.path.abspath(ctx.path)
+    return [files.text(p) or "" for p in sorted(project.text_closure(path))]
+
+
+def backward_elsewhere(texts: list[str]) -> bool:
+    """One of `texts` calls `backward()`: where a script hands its model to a project
+    function, the training step may be there."""
+    return any(_BACKWARD.search(t) for t in texts)
+
+
+def wrapper_elsewhere(texts: list[str]) -> bool:
+    """One of `texts` mentions a data-parallel wrapper (not only a collective)."""
+    return any(_WRAPS.search(t) for t in texts)
+
+
 def _mentions(text: str) -> bool:
     return bool(_WRAPS.search(text) or _SYNCS.search(text))
 
