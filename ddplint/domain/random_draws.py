@@ -11,7 +11,7 @@ from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.apis import LOADER_CLASSES
 from ddplint.domain.rank_values import differs_by_rank
-from ddplint.engine.resolve import argument
+from ddplint.engine.resolve import Value, argument
 
 TORCH_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
 # Library helpers that seed torch with the value given, the same on every process.
@@ -126,12 +126,106 @@ def _draws_from_a_global_generator(ctx: FileContext, call: cst.Call) -> bool:
 
 
 def reseeds_workers(ctx: FileContext) -> bool:
-    """A loader of the file seeds its workers itself (`worker_init_fn=`, `generator=`)."""
-    return any(
-        argument(loader, None, "worker_init_fn") is not None
-        or argument(loader, None, "generator") is not None
-        for loader in ctx.calls_to(*LOADER_CLASSES)
+    """A loader of the file seeds its workers itself (`worker_init_fn=`, `generator=`),
+    other than from torch's per-worker seed: that seed is the iterator's base seed, drawn
+    from the main process's generator, plus the worker index, so
+    `np.random.seed(torch.initial_seed() % 2**32)` keeps the workers of the ranks in step
+    when the ranks seed torch alike."""
+    for loader in ctx.calls_to(*LOADER_CLASSES):
+        if argument(loader, None, "generator") is not None:
+            return True
+        init = argument(loader, None, "worker_init_fn")
+        if init is not None and not _derives_from_base_seed(ctx, init):
+            return True
+    return False
+
+
+# What a `worker_init_fn` that only re-derives torch's per-worker seed may call.
+_WORKER_SEEDS = frozenset({"numpy.random.seed", "random.seed", "torch.manual_seed"})
+_BASE_SEEDS = frozenset({"torch.initial_seed", "torch.utils.data.get_worker_info"})
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Modulo, cst.FloorDivide, cst.Power)
+_CONVERSIONS = frozenset({"int", "abs"})
+
+
+def _derives_from_base_seed(ctx: FileContext, init: cst.BaseExpression) -> bool:
+    """`init` names the one function of this file (or is a lambda) that seeds NumPy, Python
+    or torch from torch's per-worker seed (`torch.initial_seed()`, the worker info's
+    `seed`), with only the worker index and literals besides, and calls nothing else."""
+    func: cst.FunctionDef | cst.Lambda | None = init if isinstance(init, cst.Lambda) else None
+    if isinstance(init, cst.Name):
+        defs = ctx.functions.get(init.value, [])
+        func = defs[0] if len(defs) == 1 else None
+    if func is None:
+        return False
+    params = func.params.params
+    index = params[0].name.value if params else None
+    based = False
+    for call in ctx.calls_within(func):
+        name = ctx.call_name(call)
+        if name in _WORKER_SEEDS:
+            kind = _seed_kind(ctx, call.args[0].value, call, index, 4) if call.args else None
+            if len(call.args) != 1 or kind is None:
+                return False
+            based = based or kind
+        elif name not in _BASE_SEEDS and not _is_conversion(ctx, call):
+            return False
+    return based
+
+
+def _is_conversion(ctx: FileContext, call: cst.Call) -> bool:
+    func = call.func
+    return (
+        isinstance(func, cst.Name)
+        and func.value in _CONVERSIONS
+        and not ctx.model.bindings.get(func.value)
     )
+
+
+def _seed_kind(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, index: str | None, depth: int
+) -> bool | None:
+    """True when `expr` holds torch's per-worker seed (with the worker index and literals
+    besides), False when only the index and literals, None for anything else."""
+    if depth < 0:
+        return None
+    if isinstance(expr, cst.Integer):
+        return False
+    if isinstance(expr, cst.BinaryOperation):
+        if not isinstance(expr.operator, _ARITHMETIC):
+            return None
+        left = _seed_kind(ctx, expr.left, at, index, depth - 1)
+        right = _seed_kind(ctx, expr.right, at, index, depth - 1)
+        return None if left is None or right is None else left or right
+    if isinstance(expr, cst.Call):
+        if ctx.call_name(expr) == "torch.initial_seed":
+            return True
+        if not _is_conversion(ctx, expr) or len(expr.args) != 1:
+            return None
+        return _seed_kind(ctx, expr.args[0].value, at, index, depth - 1)
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("seed", "id"):
+        if not _is_worker_info(ctx, expr.value, at):
+            return None
+        return expr.attr.value == "seed"
+    if isinstance(expr, cst.Name):
+        if expr.value == index:
+            return False
+        kinds = [_seed_kind(ctx, v.expr, v.at, index, depth - 1) for v in _leaves(ctx, expr, at)]
+        if not kinds or None in kinds:
+            return None
+        return any(kinds)
+    return None
+
+
+def _is_worker_info(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`expr` is `get_worker_info()`, or a name bound only to it."""
+    if isinstance(expr, cst.Call):
+        return ctx.call_name(expr) == "torch.utils.data.get_worker_info"
+    leaves = _leaves(ctx, expr, at) if isinstance(expr, cst.Name) else []
+    return bool(leaves) and all(_is_worker_info(ctx, v.expr, v.at) for v in leaves)
+
+
+def _leaves(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> list[Value]:
+    return [v for v in ctx.resolver.values(expr, at) if v.leaf and v.expr is not expr]
 
 
 # torch's functions and tensor methods that draw from its generators.
