@@ -35,6 +35,7 @@ from ddplint.domain.overwrites import (
     written_path,
 )
 from ddplint.domain.project_view import project_of
+from ddplint.domain.run_constants import same_every_round
 from ddplint.domain.saved_values import saves_data
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine import argument
@@ -291,8 +292,10 @@ def _judged(
     if not repeated and any(named_piece_computed(ctx, expr, where) for expr, where in parts):
         return None  # `"checkpoints-last-" + str(acc)` written once: this run's own file
     shown = _shown(ctx.code(path))
-    values = [v.expr for expr, where in parts for v in ctx.resolver.values(expr, where)]
-    name_unknown = not (named or loops) and any(file_name_varies(ctx, v) for v in values)
+    values = [v for expr, where in parts for v in ctx.resolver.values(expr, where)]
+    name_unknown = not (named or loops) and any(
+        file_name_varies(ctx, v.expr) and not same_every_round(ctx, v.at) for v in values
+    )
     if write.copied is not None:
         # A copy: proven only where the run reads the file back to resume from it.
         resumed = repeated and reads_back(ctx, file_names(texts)) is not None
