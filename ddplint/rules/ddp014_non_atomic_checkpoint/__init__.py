@@ -13,6 +13,7 @@ from ddplint.domain.checkpoint_writes import (
     Write,
     file_names,
     is_false_literal,
+    passes_value,
     read_back_by_helper,
     read_back_by_twin,
     reads_back,
@@ -381,6 +382,8 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
         name, position = helper.fallback
         if argument(call, position if position >= 0 else None, name) is None:
             return None  # left out: the helper names a fresh file per call
+    if passes_value(call, helper.unless):
+        return None  # `save(filename=...)`: the other branch of `if filename is None:`
     for name, position, false_default in helper.requires:
         passed = argument(call, position if position >= 0 else None, name)
         if is_false_literal(passed) or (passed is None and false_default):
