@@ -62,7 +62,10 @@ of another project module that writes such a path (`utils.save_checkpoint(state,
 or `keeper.save(state, path)` on an object a project class made) is reported at the call,
 with the arguments it passes deciding the path: a file name the helper picks itself only
 when none is passed (`if filename is None: filename = f"ckpt_{epoch}.pth"`) is the
-caller's when it passes one, and a helper that names the file and hands it to another
+caller's when it passes one, a write that runs only when the caller passes none (`if
+filename is None: write(join(out, "checkpoint.pth"))`) is not that of a call naming its
+own file (`save(epoch, filename=f"checkpoint-ep{epoch}.pth")`), and a helper that names
+the file and hands it to another
 function of its module (`self.save_checkpoint(join(out, "checkpoint.pth"))`) writes it.
 A save helper of this file whose path is built from its parameters is judged once per call
 in sight, with that call's arguments: `save(model, f"ckpt-{step}")` in the loop and
@@ -79,7 +82,9 @@ Left alone: a save to a temporary path moved into place afterwards (`os.replace`
 write_and_rename(path) as tmp:`, `with atomic_write(path) as f:`), per-save unique paths (an
 f-string holding the epoch or step, also through the names and folders it is built from,
 or a time stamp taken at each save; a run folder stamped once, before the loop, is one
-folder for every save),
+folder for every save, and so is any value computed once per process before the loop,
+whatever its words say: `ckpt = f"pretrain-{epochs}.pth"` before the epoch loop, a
+`config.log_dir` stamped with the time by the option parser),
 saves into an in-memory buffer, file objects opened to append or with an unknown mode, and
 saves that happen once per run or per call (followed by a `return`, or by the `break` of a
 retry loop): at one configured step (`if step == save_step:`, or after
