@@ -207,6 +207,7 @@ def helper_writes(
                 requires=_requires(ctx, call, func, positions),
                 fallback=fallback,
                 defaults=_default_texts(ctx, func, path_params),
+                unless=_unless(ctx, call, positions),
             )
         )
     writers = {ctx.scope(w.call) for w in all_writes} - {func}
@@ -303,6 +304,8 @@ def _composed(
 
     if inner.fallback is not None and passed(inner.fallback) is None:
         return None
+    if passes_value(call, inner.unless):
+        return None  # `save(filename=...)`: the other branch of `if filename is None:`
     for name, position, false_default in inner.requires:
         value = passed((name, position))
         if is_false_literal(value) or (value is None and false_default):
@@ -328,7 +331,48 @@ def _composed(
         saved_param=_saved_param(ctx, saved, positions),
         texts=tuple(texts),
         requires=_requires(ctx, call, func, positions),
+        unless=_unless(ctx, call, positions),
     )
+
+
+def _unless(
+    ctx: FileContext, call: cst.Call, positions: dict[str, int]
+) -> tuple[tuple[str, int], ...]:
+    """The parameters that must be None for `call` to run (`if filename is None:`, the
+    `else` of `if filename is not None:`): a caller passing one takes another branch."""
+    found = []
+    for condition in ctx.flow.conditions(call):
+        for term, value in condition.terms():
+            name = _none_test(term, value)
+            if name is not None and name in positions:
+                found.append((name, positions[name]))
+    return tuple(found)
+
+
+def _none_test(term: cst.BaseExpression, holds: bool) -> str | None:
+    """The name `term` finds None when it `holds` (`x is None` holding, `x is not None`
+    failing)."""
+    if not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
+        return None
+    target = term.comparisons[0]
+    if not (isinstance(target.comparator, cst.Name) and target.comparator.value == "None"):
+        return None
+    if not isinstance(term.left, cst.Name):
+        return None
+    if isinstance(target.operator, cst.Is) and holds:
+        return term.left.value
+    if isinstance(target.operator, cst.IsNot) and not holds:
+        return term.left.value
+    return None
+
+
+def passes_value(call: cst.Call, params: tuple[tuple[str, int], ...]) -> bool:
+    """`call` passes one of `params` a value that is not the literal None."""
+    for name, position in params:
+        passed = argument(call, position if position >= 0 else None, name)
+        if passed is not None and not (isinstance(passed, cst.Name) and passed.value == "None"):
+            return True
+    return False
 
 
 def _false_default(func: cst.FunctionDef, name: str) -> bool:

@@ -16,6 +16,7 @@ from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import facts_of, last_name, string_value
 from ddplint.domain.opened_files import is_opener, opened_for_writing
+from ddplint.domain.run_constants import same_every_round
 from ddplint.domain.runners import call_sites
 from ddplint.engine import Value, argument
 from ddplint.engine.flow import is_exit_call
@@ -208,6 +209,9 @@ def varies_per_save(
         if not _once_per_round(ctx, value.at, at)
         else _varies_in(ctx, value.expr, around, _STEP_COUNTER, stamps=False)
         for value in values or [Value(path, at, True)]
+        # evaluated once per process before the loop: the same for every save, whatever
+        # its names say (`epochs = args.epochs`, a run folder stamped in the option parser)
+        if not same_every_round(ctx, value.at)
     )
 
 

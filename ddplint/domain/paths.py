@@ -1,6 +1,6 @@
 """File paths, as several rules ask about them: thin views of the engine's value resolver
-(`Resolver.values`, `Resolver.sources`) and the domain's rank values
-(`Ranks.depends_on_rank`)."""
+(`Resolver.values`, `Resolver.sources`), the domain's rank values
+(`Ranks.depends_on_rank`) and its sharded loaders (`samplers.distributed_samplers`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
+from ddplint.domain.overwrites import item_loops
+from ddplint.domain.samplers import distributed_samplers
+from ddplint.names import dotted
 
 
 def path_values(
@@ -51,7 +54,45 @@ def fresh_temporary_file(ctx: FileContext, path: cst.BaseExpression, at: cst.CST
     )
 
 
+def shard_item_path(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The file name comes from the items of a loader that a DistributedSampler shards
+    (`for images, paths in loader:` writing `join(out, name_of(paths[k]))`): each rank
+    writes the files of its own share of the dataset."""
+    loops = item_loops(ctx, path, at)
+    if not loops:
+        return False
+    sharded = {id(use.call) for s in distributed_samplers(ctx) for use in s.loaders}
+    if not sharded:
+        return False
+    return any(_iterates(ctx, loop.iter, loop, sharded) for loop in loops)
+
+
+_WRAPPERS = frozenset({"enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter"})
+
+
+def _iterates(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, loaders: set[int], depth: int = 3
+) -> bool:
+    """`expr` (through `enumerate(...)`, `tqdm(...)`, names and what callers pass for a
+    parameter) is one of the DataLoader calls `loaders`."""
+    name = (ctx.call_name(expr) or dotted(expr.func) or "") if isinstance(expr, cst.Call) else ""
+    if isinstance(expr, cst.Call) and name in _WRAPPERS and expr.args:
+        return depth > 0 and _iterates(ctx, expr.args[0].value, at, loaders, depth - 1)
+    if id(expr) in loaders:
+        return True
+    if depth == 0:
+        return False
+    return any(
+        value.expr is not expr and _iterates(ctx, value.expr, value.at, loaders, depth - 1)
+        for value in ctx.resolver.values(expr, at)
+    )
+
+
 def own_file(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """Each process writes a file of its own there: a name built from the rank, or a fresh
-    temporary file."""
-    return per_rank_path(ctx, path, at) or fresh_temporary_file(ctx, path, at)
+    """Each process writes a file of its own there: a name built from the rank or from the
+    items of its shard of the data, or a fresh temporary file."""
+    return (
+        per_rank_path(ctx, path, at)
+        or fresh_temporary_file(ctx, path, at)
+        or shard_item_path(ctx, path, at)
+    )

@@ -236,6 +236,8 @@ class Ranks:
             operands = [test.left, *(c.comparator for c in test.comparisons)]
             if any(self.is_world_size(o) for o in operands):
                 return True
+            if _against_bool(test):  # `args.distributed is not True`: the flag itself
+                return self.is_mode_check(test.left)
             return self._comparison_side(test, test) is None and any(
                 self.is_rank_value(o) for o in operands
             )
@@ -504,3 +506,15 @@ def _mirrored(operator: cst.BaseCompOp) -> cst.BaseCompOp:
     """`0 < rank` reads as `rank > 0`."""
     mirror = _MIRROR.get(type(operator))
     return mirror() if mirror is not None else operator
+
+
+def _against_bool(test: cst.Comparison) -> bool:
+    """`x is True`, `x == False`, `x is not True`: one comparison with a bool literal."""
+    if len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    return (
+        isinstance(target.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual))
+        and isinstance(target.comparator, cst.Name)
+        and target.comparator.value in ("True", "False")
+    )

@@ -29,6 +29,9 @@ class HelperWrite:
     # The pieces of `texts` each path parameter's default gives (a call passing the
     # parameter replaces them with its own: `filename="checkpoint"`).
     defaults: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # The parameters a call must leave out (or pass None) for the write to run: it sits
+    # under `if filename is None:`, and a call passing a file name takes the other branch.
+    unless: tuple[tuple[str, int], ...] = ()
 
     def texts_passing(self, *names: str) -> list[str]:
         """`texts` without the pieces of the defaults of the parameters `names` (those a

@@ -39,9 +39,11 @@ Left alone: saves under `if rank == 0:` / `if is_main_process():` or after
 decorated to run on rank 0 only (`@rank_zero_only`, or a project decorator whose wrapper
 calls the function under a rank-0 test),
 `save_on_master`-style helpers that guard inside, files whose path holds the rank
-(intentional per-rank shards), fresh temporary files (`tempfile.NamedTemporaryFile()`: each
-process gets its own), saves into an in-memory buffer, saves inside
-`with torch_distributed_zero_first(rank):`-style blocks, branches that only run without
+(intentional per-rank shards) or the items of a loader a DistributedSampler shards (a
+file per image of the rank's own share), fresh temporary files
+(`tempfile.NamedTemporaryFile()`: each process gets its own), saves into an in-memory
+buffer, saves inside `with torch_distributed_zero_first(rank):`-style blocks, branches
+that only run without
 distribution (`if not args.distributed:`), helpers no code in the file calls (their
 callers' files decide), a dataset's per-sample cache (a save while `__getitem__` loads an
 item: each rank loads its own samples), and library saves that choose their writers

@@ -13,6 +13,7 @@ from ddplint.domain.checkpoint_writes import (
     Write,
     file_names,
     is_false_literal,
+    passes_value,
     read_back_by_helper,
     read_back_by_twin,
     reads_back,
@@ -35,6 +36,7 @@ from ddplint.domain.overwrites import (
     written_path,
 )
 from ddplint.domain.project_view import project_of
+from ddplint.domain.run_constants import same_every_round
 from ddplint.domain.saved_values import saves_data
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine import argument
@@ -60,7 +62,10 @@ of another project module that writes such a path (`utils.save_checkpoint(state,
 or `keeper.save(state, path)` on an object a project class made) is reported at the call,
 with the arguments it passes deciding the path: a file name the helper picks itself only
 when none is passed (`if filename is None: filename = f"ckpt_{epoch}.pth"`) is the
-caller's when it passes one, and a helper that names the file and hands it to another
+caller's when it passes one, a write that runs only when the caller passes none (`if
+filename is None: write(join(out, "checkpoint.pth"))`) is not that of a call naming its
+own file (`save(epoch, filename=f"checkpoint-ep{epoch}.pth")`), and a helper that names
+the file and hands it to another
 function of its module (`self.save_checkpoint(join(out, "checkpoint.pth"))`) writes it.
 A save helper of this file whose path is built from its parameters is judged once per call
 in sight, with that call's arguments: `save(model, f"ckpt-{step}")` in the loop and
@@ -77,7 +82,9 @@ Left alone: a save to a temporary path moved into place afterwards (`os.replace`
 write_and_rename(path) as tmp:`, `with atomic_write(path) as f:`), per-save unique paths (an
 f-string holding the epoch or step, also through the names and folders it is built from,
 or a time stamp taken at each save; a run folder stamped once, before the loop, is one
-folder for every save),
+folder for every save, and so is any value computed once per process before the loop,
+whatever its words say: `ckpt = f"pretrain-{epochs}.pth"` before the epoch loop, a
+`config.log_dir` stamped with the time by the option parser),
 saves into an in-memory buffer, file objects opened to append or with an unknown mode, and
 saves that happen once per run or per call (followed by a `return`, or by the `break` of a
 retry loop): at one configured step (`if step == save_step:`, or after
@@ -291,8 +298,10 @@ def _judged(
     if not repeated and any(named_piece_computed(ctx, expr, where) for expr, where in parts):
         return None  # `"checkpoints-last-" + str(acc)` written once: this run's own file
     shown = _shown(ctx.code(path))
-    values = [v.expr for expr, where in parts for v in ctx.resolver.values(expr, where)]
-    name_unknown = not (named or loops) and any(file_name_varies(ctx, v) for v in values)
+    values = [v for expr, where in parts for v in ctx.resolver.values(expr, where)]
+    name_unknown = not (named or loops) and any(
+        file_name_varies(ctx, v.expr) and not same_every_round(ctx, v.at) for v in values
+    )
     if write.copied is not None:
         # A copy: proven only where the run reads the file back to resume from it.
         resumed = repeated and reads_back(ctx, file_names(texts)) is not None
@@ -378,6 +387,8 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
         name, position = helper.fallback
         if argument(call, position if position >= 0 else None, name) is None:
             return None  # left out: the helper names a fresh file per call
+    if passes_value(call, helper.unless):
+        return None  # `save(filename=...)`: the other branch of `if filename is None:`
     for name, position, false_default in helper.requires:
         passed = argument(call, position if position >= 0 else None, name)
         if is_false_literal(passed) or (passed is None and false_default):
