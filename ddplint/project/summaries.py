@@ -24,7 +24,6 @@ from ddplint.domain.paths import mentions_rank, per_rank_path
 from ddplint.domain.process_group import asks_rank, uses_process_group, uses_process_group_at
 from ddplint.domain.random_draws import random_augmentation, reseeds_workers, seeds_alike
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, combined
-from ddplint.domain.runners import every_rank
 from ddplint.domain.samplers import factory_shuffle, returned_loaders
 from ddplint.domain.state_loads import helper_loads
 from ddplint.domain.switches import flag_name, flags_read, job_switches
@@ -242,16 +241,14 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
 
 
 def _runs_once_per_file(ctx: FileContext, call: cst.Call, target: str) -> bool:
-    """No path of this file runs the call on every rank at once (`runners.every_rank`: a
-    rank gate here or at every call of its function, one process; for a download also
-    one process at a time), or, for a save, it writes a file of its own on each rank
-    (`f"ckpt.rank{rank}.pt"`): no two ranks meet there."""
-    if target == DOWNLOAD:
-        return every_rank(ctx, call, in_first_context) is False or any(
-            mentions_rank(ctx, a.value) for a in call.args
-        )
-    if every_rank(ctx, call) is False:
+    """The call runs on one rank only (a rank gate of its function), or, for a save, writes
+    a file of its own on each rank (`f"ckpt.rank{rank}.pt"`): no two ranks meet there. The
+    gate only, not `runners`: a summary says what the function does for any caller, and a
+    module that runs as one process on its own may be imported by a distributed one."""
+    if domain_of(ctx).gates.gate(call) is not None:
         return True
+    if target == DOWNLOAD:
+        return in_first_context(ctx, call) or any(mentions_rank(ctx, a.value) for a in call.args)
     path = save_path(call) if target == SAVE else None
     return path is not None and per_rank_path(ctx, path, call)
 
