@@ -137,8 +137,8 @@ def _parameter_for(func: cst.FunctionDef, call: cst.Call, name: str) -> str | No
 
 
 def _reads_indices(ctx: FileContext, loop: cst.For) -> bool:
-    """The loop binds each sample's dataset index (`for x, index in loader`); the counter
-    of `enumerate(loader)` is not one."""
+    """The loop binds each sample's dataset index (`for x, index in loader`, or `idx, x =
+    batch` in its body); the counter of `enumerate(loader)` is not one."""
     parts: list[cst.CSTNode] = [loop.target]
     target = loop.target
     if (
@@ -147,6 +147,11 @@ def _reads_indices(ctx: FileContext, loop: cst.For) -> bool:
         and isinstance(target, (cst.Tuple, cst.List))
     ):
         parts = [element.value for element in target.elements[1:]]
+    bound = {n.value for part in parts for n in ctx.walk(part) if isinstance(n, cst.Name)}
+    for node in ctx.nodes_within(loop.body, cst.Assign):
+        # `idx, images, _ = batch` unpacks what the loop binds
+        if isinstance(node, cst.Assign) and dotted(node.value) in bound:
+            parts.extend(t.target for t in node.targets)
     return any(
         isinstance(n, cst.Name) and _INDEX_NAME.search(n.value)
         for part in parts
