@@ -20,6 +20,7 @@ from ddplint.names import dotted
 # A loop variable holding the samples' dataset indices: what code uses to place or drop the
 # repeated samples (`features.index_copy_(0, index_all, ...)`); not `enumerate`'s counter.
 _INDEX_NAME = re.compile(r"(^|_)(idx|idxs|index|indices|indexes)$|^sample_ids?$")
+_INDEX_KEY = re.compile(r"^(ids?|idx|index|indices|sample_ids?|uid)$")
 
 # Collectives that combine per-rank results into one metric (barriers and broadcasts do not).
 METRIC_COLLECTIVES = frozenset(
@@ -137,8 +138,8 @@ def _parameter_for(func: cst.FunctionDef, call: cst.Call, name: str) -> str | No
 
 
 def _reads_indices(ctx: FileContext, loop: cst.For) -> bool:
-    """The loop binds each sample's dataset index (`for x, index in loader`); the counter
-    of `enumerate(loader)` is not one."""
+    """The loop binds each sample's dataset index (`for x, index in loader`; in its body
+    `idx, x = batch` or `batch["id"]`); the counter of `enumerate(loader)` is not one."""
     parts: list[cst.CSTNode] = [loop.target]
     target = loop.target
     if (
@@ -147,11 +148,28 @@ def _reads_indices(ctx: FileContext, loop: cst.For) -> bool:
         and isinstance(target, (cst.Tuple, cst.List))
     ):
         parts = [element.value for element in target.elements[1:]]
+    bound = {n.value for part in parts for n in ctx.walk(part) if isinstance(n, cst.Name)}
+    for node in ctx.nodes_within(loop.body, cst.Assign, cst.Subscript):
+        # `idx, images, _ = batch` unpacks what the loop binds
+        if isinstance(node, cst.Assign) and dotted(node.value) in bound:
+            parts.extend(t.target for t in node.targets)
+        # `batch["id"]` reads it by key
+        if isinstance(node, cst.Subscript) and dotted(node.value) in bound and _index_key(node):
+            return True
     return any(
         isinstance(n, cst.Name) and _INDEX_NAME.search(n.value)
         for part in parts
         for n in ctx.walk(part)
     )
+
+
+def _index_key(node: cst.Subscript) -> bool:
+    """`batch["id"]`, `data["index"]`: a string key naming the sample's index."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return False
+    key = node.slice[0].slice.value
+    text = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+    return isinstance(text, str) and _INDEX_KEY.match(text) is not None
 
 
 def _loop_results(ctx: FileContext, loop: cst.For) -> set[str]:
