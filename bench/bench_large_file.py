@@ -194,12 +194,16 @@ for index in range(rounds):
 
 
 def _run(script: str, *args: object, env: dict[str, str] | None = None) -> list[list[float]]:
+    """Run `script` in a fresh interpreter, outside the current folder: `python -c` puts
+    that folder first on the path, so from a checkout every version would import its
+    `ddplint` and not the one `PYTHONPATH` names."""
     out = subprocess.run(
         [sys.executable, "-c", script, *map(str, args)],
         check=True,
         capture_output=True,
         text=True,
         env=env,
+        cwd=tempfile.gettempdir(),
     ).stdout
     return [[float(v) for v in line.split()] for line in out.splitlines()]
 

@@ -4,6 +4,7 @@ checker and the project's module summaries share."""
 from __future__ import annotations
 
 import ast
+import gc
 import re
 
 import libcst as cst
@@ -28,7 +29,7 @@ def parse(path: str, data: bytes) -> tuple[str, cst.Module] | Diagnostic:
     if too_deep is not None:
         return file_error(path, too_deep, 1, 1)
     try:
-        return decoded.text, cst.parse_module(decoded.text)
+        return decoded.text, _parse_module(decoded.text)
     except cst.ParserSyntaxError as exc:
         python = python_syntax_error(decoded.text)  # Python's own place and words
         if python is not None:
@@ -42,6 +43,23 @@ def parse(path: str, data: bytes) -> tuple[str, cst.Module] | Diagnostic:
         )
     except (RecursionError, MemoryError, ValueError) as exc:
         return file_error(path, f"cannot parse file: {type(exc).__name__}: {exc}", 1, 1)
+
+
+def _parse_module(text: str) -> cst.Module:
+    """`cst.parse_module` with no automatic collection inside, the new tree then put in the
+    oldest generation unscanned (with whatever else is young). A tree is hundreds of
+    thousands of acyclic nodes, freed by reference counting: each young collection during
+    the parse, and the two it would meet after it, walk its nodes again for nothing (about
+    a quarter of the parse time). The next full collection still frees any cycle."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return cst.parse_module(text)
+    finally:
+        gc.freeze()  # no scan, and no young collection owed: the counts start afresh
+        if enabled:
+            gc.enable()
+        gc.unfreeze()  # into the oldest generation
 
 
 def _too_deeply_nested(text: str) -> str | None:

@@ -78,23 +78,32 @@ def unsynced_block(ctx: FileContext, node: cst.CSTNode) -> cst.With | None:
     return None
 
 
+def _is_sync_control(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` names a sync control, or is `model.join()` / `accumulate()` entered by `with`."""
+    if isinstance(node, cst.Attribute) and node.attr.value in _SYNC_CONTROL:
+        return True
+    if isinstance(node, cst.Name) and any(s in node.value for s in _SYNC_CONTROL):
+        return True
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in _SYNC_METHODS
+        # `with model.join():` / `with accelerator.accumulate(model):`, not
+        # `os.path.join(...)` or `", ".join(...)`
+        and (node.func.attr.value == "no_sync" or isinstance(ctx.parent(node), cst.WithItem))
+    )
+
+
+def _sync_controls(ctx: FileContext) -> list[cst.CSTNode]:
+    """The file's nodes that are sync controls (`_is_sync_control`), in source order."""
+    kinds = (cst.Attribute, cst.Name, cst.Call)
+    return [node for node in ctx.nodes_of(*kinds) if _is_sync_control(ctx, node)]
+
+
 def _mentions_sync_control(ctx: FileContext, root: cst.CSTNode) -> bool:
-    """`root` names a sync control, or enters `with model.join():` / `accumulate()`."""
-    for node in ctx.walk(root):
-        if isinstance(node, cst.Attribute) and node.attr.value in _SYNC_CONTROL:
-            return True
-        if isinstance(node, cst.Name) and any(s in node.value for s in _SYNC_CONTROL):
-            return True
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in _SYNC_METHODS
-            # `with model.join():` / `with accelerator.accumulate(model):`, not
-            # `os.path.join(...)` or `", ".join(...)`
-            and (node.func.attr.value == "no_sync" or isinstance(ctx.parent(node), cst.WithItem))
-        ):
-            return True
-    return False
+    """`root` names a sync control, or enters `with model.join():` / `accumulate()`: one
+    scan of the file, then a bisection per question."""
+    return bool(ctx.model.within(root, ctx.memo(_sync_controls)))
 
 
 def controls_sync(ctx: FileContext, scope: cst.CSTNode) -> bool:
