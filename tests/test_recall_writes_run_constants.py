@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.run_constants import runs_once, same_every_round
+from ddplint.domain.run_constants import runs_once_per_process, same_every_round
 
 
 def _context(source: str) -> FileContext:
@@ -59,10 +59,10 @@ def test_a_value_set_before_the_loop_by_code_that_runs_once_is_fixed() -> None:
 def test_a_value_evaluated_in_the_loop_or_by_a_function_it_calls_is_not() -> None:
     ctx = _context(SOURCE)
     assert not same_every_round(ctx, _assigned(ctx, "folder"))
-    assert runs_once(ctx, _function(ctx, "parse"))
-    assert not runs_once(ctx, _function(ctx, "stamp"))
+    assert runs_once_per_process(ctx, _function(ctx, "parse"))
+    assert not runs_once_per_process(ctx, _function(ctx, "stamp"))
 
 
 def test_a_method_nothing_in_the_file_calls_is_not_known_to_run_once() -> None:
     ctx = _context("class Trainer:\n    def main(self):\n        path = 'x'\n")
-    assert not runs_once(ctx, _function(ctx, "main"))
+    assert not runs_once_per_process(ctx, _function(ctx, "main"))

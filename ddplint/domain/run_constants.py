@@ -25,10 +25,10 @@ def same_every_round(ctx: FileContext, value_at: cst.CSTNode) -> bool:
     scope = ctx.scope(value_at)
     if scope is ctx.module:
         return True
-    return isinstance(scope, cst.FunctionDef) and runs_once(ctx, scope)
+    return isinstance(scope, cst.FunctionDef) and runs_once_per_process(ctx, scope)
 
 
-def runs_once(ctx: FileContext, func: cst.FunctionDef, levels: int = _LEVELS) -> bool:
+def runs_once_per_process(ctx: FileContext, func: cst.FunctionDef, levels: int = _LEVELS) -> bool:
     """Each run of the program runs `func` once as far as its file shows: every call of it
     in sight is outside any loop, at module level or in a function that runs once in turn;
     or nothing in the file calls it and its name makes it an entry point (`main`)."""
@@ -43,7 +43,9 @@ def runs_once(ctx: FileContext, func: cst.FunctionDef, levels: int = _LEVELS) ->
         caller = ctx.scope(site)
         if caller is ctx.module:
             continue
-        if not isinstance(caller, cst.FunctionDef) or not runs_once(ctx, caller, levels - 1):
+        if not isinstance(caller, cst.FunctionDef) or not runs_once_per_process(
+            ctx, caller, levels - 1
+        ):
             return False
     return True
 
