@@ -301,12 +301,17 @@ def is_entry(ctx: FileContext, func: cst.FunctionDef) -> bool:
 def passed_around(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """`func` is handed on by name somewhere in the file (`mp.spawn(worker, ...)`,
     `callback=self.save`): it runs where the receiver calls it."""
-    name = func.name.value
-    return any(
-        node.value == name and _passes_around(ctx, node)
-        for node in ctx.nodes_of(cst.Name)
-        if isinstance(node, cst.Name)
-    )
+    return any(_passes_around(ctx, n) for n in ctx.memo(_names_by_value).get(func.name.value, ()))
+
+
+def _names_by_value(ctx: FileContext) -> dict[str, list[cst.Name]]:
+    """The file's names by what they spell, in source order: indexed once per file, not
+    scanned once per function asked (quadratic in a large file)."""
+    index: dict[str, list[cst.Name]] = {}
+    for node in ctx.nodes_of(cst.Name):
+        if isinstance(node, cst.Name):
+            index.setdefault(node.value, []).append(node)
+    return index
 
 
 def _passes_around(ctx: FileContext, name: cst.Name) -> bool:

@@ -279,16 +279,29 @@ def _synced_training_forward(ctx: FileContext, call: cst.Call) -> bool:
     that does not control it)."""
     if unsynced_block(ctx, call) is not None or controls_sync(ctx, ctx.scope(call)):
         return False
-    backward = domain_of(ctx).backward
+    sites = domain_of(ctx).backward.sites
+    index = ctx.memo(_sites_by_node)
+    # The backward calls whose call or flow holds `call`: those at `call` or above it.
+    reaching = {n for node in (call, *ctx.ancestors(call)) for n in index.get(id(node), ())}
     around = {id(c.gate) for c in ctx.flow.conditions(call)}
-    for site in backward.sites:
-        if not ctx.is_inside(call, site.call) and not any(
-            ctx.is_inside(call, step.node) for step in backward.flow(site, dependencies=True)
-        ):
-            continue
-        if all(id(c.gate) in around for c in ctx.flow.conditions(site.call)):
+    for number in sorted(reaching):
+        if all(id(c.gate) in around for c in ctx.flow.conditions(sites[number].call)):
             return True
     return False
+
+
+def _sites_by_node(ctx: FileContext) -> dict[int, list[int]]:
+    """By node id, the numbers (in `Backward.sites`) of the backward calls that are that
+    node or hold it in their flow (`Backward.flow` with dependencies): found once per file,
+    not once per forward asked (quadratic in a large file)."""
+    backward = domain_of(ctx).backward
+    index: dict[int, list[int]] = {}
+    for number, site in enumerate(backward.sites):
+        for node in (site.call, *(step.node for step in backward.flow(site, dependencies=True))):
+            numbers = index.setdefault(id(node), [])
+            if not numbers or numbers[-1] != number:
+                numbers.append(number)
+    return index
 
 
 def _harm(trains: bool) -> str:
