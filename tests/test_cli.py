@@ -148,6 +148,18 @@ def test_explicit_file_is_checked_even_when_excluded(cli, write, tmp_path, monke
     assert forced.code == 0
 
 
+def test_tool_folders_are_skipped_as_ruff_skips_them(cli, write, tmp_path, monkeypatch):
+    # Jupyter's autosave copies and editor folders hold stale duplicates of the scripts: a finding
+    # there repeats (or contradicts) the real file's.
+    write("train.py", DIVIDED_LOSS)
+    write(".ipynb_checkpoints/train-checkpoint.py", DIVIDED_LOSS)
+    write(".vscode/snippet.py", DIVIDED_LOSS)
+    write(".pytest_cache/copy.py", DIVIDED_LOSS)
+    monkeypatch.chdir(tmp_path)
+    found = cli("check", "--no-cache", "--select", "DDP005", "--output-format", "json", ".").json()
+    assert [Path(d["filename"]).name for d in found] == ["train.py"]
+
+
 def test_gitignored_files_are_skipped(cli, write, tmp_path, monkeypatch):
     (tmp_path / ".git").mkdir()
     write(".gitignore", "outputs/\n")
