@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+import types
 import warnings
 
 import pytest
@@ -372,3 +374,22 @@ def test_a_finished_rank_never_waits_past_the_finish_limit(monkeypatch) -> None:
     rt.finish(0)
     assert time.monotonic() - started < 5
     assert mon.halted
+
+
+def test_a_bucket_reduced_on_a_stack_without_user_frames_is_named_by_its_backward() -> None:
+    # On a GPU, autograd runs DDP's comm hook on its device thread: no user frame is on that
+    # stack, and the line that ran the backward must name the bucket (not the forward's line).
+    # CPU runs the hook on the caller's thread, so this asks the fallback directly.
+    from guards.hooks import ddp
+
+    backward = ddp.noting_backward(torch.autograd.backward)
+    replica = types.SimpleNamespace(site="train.py:5")  # the model's last training forward
+    x = torch.ones(2, requires_grad=True)
+    backward((x * 2).sum())
+    line = sys._getframe().f_lineno - 1
+    try:
+        assert ddp.bucket_site(None, replica) == f"test_guards_unit.py:{line}"  # type: ignore[arg-type]
+        here = sys._getframe()
+        assert ddp.bucket_site(here, replica) == f"test_guards_unit.py:{here.f_lineno}"  # type: ignore[arg-type]
+    finally:
+        ddp._backward["site"] = ""

@@ -13,6 +13,12 @@ a forward (a NaN loss, a swallowed OOM) is caught at that step; forwards in ``ev
 under ``torch.no_grad()`` (evaluation through the wrapper) are not counted. A forward in training
 mode with gradients enabled and no backward looks exactly like a skipped step, and is reported.
 
+A bucket is reported at the user's line that runs the backward. On CPU the autograd engine runs
+the hooks on that thread, so the line is on the stack; on a GPU it runs them on its own device
+thread, whose stack holds no user frame: there the line noted by ``torch.autograd.backward`` (which
+``Tensor.backward`` calls) stands in, and the model's last training forward where no backward was
+seen.
+
 Models are held by weak references: a DDP model that the program drops is freed as without the
 guard.
 """
@@ -65,6 +71,31 @@ class Replica:
 
 _replicas: list[Replica] = []
 _per_group: dict[str, int] = {}
+_backward = {"site": ""}  # the user's line of the backward in flight (or the last one)
+
+
+def noting_backward(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.autograd.backward`` that first notes its user's line for :func:`bucket_site`."""
+
+    @functools.wraps(original)
+    def backward(*args: Any, **kwargs: Any) -> Any:
+        if failopen.SWITCH.on:
+            try:
+                _backward["site"] = call_site(1)
+            except Exception as exc:
+                failopen.fail(COMPONENT, exc)
+        return original(*args, **kwargs)
+
+    return backward
+
+
+def bucket_site(frame: Any, replica: Replica) -> str:
+    """Where a bucket's all-reduce comes from: the user frame on the hook's stack; on a thread
+    without one (the GPU's autograd thread), the line that started the backward; else the
+    forward."""
+    if frame is not None:
+        return site_of(frame)
+    return _backward["site"] or replica.site
 
 
 def replicas() -> list[tuple[Replica, DDP]]:
@@ -111,8 +142,7 @@ def _make_hook(ledger: Ledger, model: DDP, replica: Replica) -> Hook:
         shape = (replica.number, bucket.index(), dtype_code(buffer.dtype), buffer.numel())
         # the digest of the bucket's shape is cached; the iteration is mixed in by arithmetic
         fp = roll(group.fingerprint(_OP, shape), iteration & _MASK63)
-        frame = user_frame(2)
-        site = site_of(frame) if frame is not None else replica.site
+        site = bucket_site(user_frame(2), replica)
         meta = (shape[0], iteration, *shape[1:])
         return group, group.append(fp, "ddp_bucket", meta, site)
 
@@ -147,6 +177,7 @@ def patch(ledger: Ledger) -> None:
     original_forward = DDP.forward
     original_register = DDP.register_comm_hook
     original_builtin = DDP._register_builtin_comm_hook
+    original_backward = torch.autograd.backward
 
     def install(model: DDP) -> Replica | None:
         replica = _register(ledger, model)
@@ -215,6 +246,7 @@ def patch(ledger: Ledger) -> None:
         install(self)
         return None
 
+    torch.autograd.backward = noting_backward(original_backward)
     for name, fn, original in (
         ("__init__", __init__, original_init),
         ("forward", forward, original_forward),
