@@ -55,3 +55,22 @@ def test_the_gaps_match_as_written_before(gap: str) -> None:
     for text in (f"k.replace{gap}('module.')", f"k.replace({gap}'module.')"):
         found = queries._MAY_STRIP_PREFIX.search(text)
         assert bool(old_prefix.search(text)) == bool(found)
+
+
+_WORDY_TEXT = st.text(alphabet="sa_veloedx. \n(", max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_WORDY_TEXT)
+def test_words_match_as_the_word_pattern(text: str) -> None:
+    words = text_tests.Words("save", "load", "seed_everything", "seed")
+    old = re.compile(r"\b(?:load|save|seed|seed_everything)\b")
+    assert words.pattern == old.pattern
+    assert bool(words.search(text)) == bool(old.search(text))
+
+
+def test_words_need_a_whole_word() -> None:
+    words = text_tests.Words("save")
+    assert words.search("torch.save(x, p)")
+    assert words.search("model.save_pretrained(p)") is None
+    assert words.search("no such name") is None

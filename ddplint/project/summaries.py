@@ -132,12 +132,16 @@ class ModuleSummary:
 @dataclass(frozen=True)
 class ModuleHead:
     """The part of a module's summary a run decides its passes by (`ddplint.runner`):
-    whether it uses the process group, what it imports, which flags it reads. A fraction
-    of the summary's cost."""
+    whether it uses the process group, what it imports, which flags it reads; and what
+    the project asks of every module it meets (`Project._uses_process_group`, its
+    callers: what it calls, whether it is a test module). A fraction of the summary's
+    cost."""
 
     distributed: bool  # `ModuleSummary.distributed`
     imports: tuple[str, ...]  # `ModuleSummary.imports`
     flags: tuple[str, ...]  # `ModuleSummary.flags`
+    calls: tuple[str, ...] = ()  # `ModuleSummary.calls`
+    in_test_process: bool = False  # `ModuleSummary.in_test_process`
 
 
 def module_head(ctx: FileContext) -> ModuleHead:
@@ -147,6 +151,8 @@ def module_head(ctx: FileContext) -> ModuleHead:
         distributed=uses_process_group(ctx),
         imports=tuple(sorted({*imports.bindings.values(), *imports.modules})),
         flags=flags_read(ctx),
+        calls=tuple(sorted(_outward_calls(ctx))),
+        in_test_process=runs_in_test_process(ctx),
     )
 
 
@@ -392,9 +398,9 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         functions=tuple(sorted(functions)),
         strips_module_prefix=strips_module_prefix(ctx),
         loads_checkpoint=mentions_checkpoint_loading(ctx.source),
-        calls=tuple(sorted(_outward_calls(ctx))),
+        calls=head.calls,
         classes=tuple(sorted(ctx.model.classes)),
-        in_test_process=runs_in_test_process(ctx),
+        in_test_process=head.in_test_process,
         world_size_globals=world_size_globals(ctx),
         main_only_decorators=tuple(sorted(domain_of(ctx).gates.decorators.defined())),
         switches=job_switches(ctx),
