@@ -288,16 +288,12 @@ def _reads_local_rank_env(ctx: FileContext, func: cst.FunctionDef) -> bool:
 
 
 def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """A `return` of `func` itself (not of a function nested in it) gives a DDP model."""
     facts = facts_of(ctx)
-    for node in ctx.walk(func):
-        if (
-            isinstance(node, cst.Return)
-            and node.value is not None
-            and ctx.enclosing_function(node) is func
-            and facts.is_ddp_model(node.value, node)
-        ):
-            return True
-    return False
+    return any(
+        node.value is not None and facts.is_ddp_model(node.value, node)
+        for node in ctx.model.returns.get(func, ())
+    )
 
 
 def _returns_made_by(ctx: FileContext, func: cst.FunctionDef) -> set[str]:
@@ -327,11 +323,15 @@ def _sites(
     for func in defs:
         for call in ctx.calls_within(func):
             target = _site_target(ctx, call)
-            flags = _flags(ctx, call)
-            if target is not None and not (constructing and asks_rank(ctx, call)):
+            site = target is not None and not (constructing and asks_rank(ctx, call))
+            uses = target not in SITE_TARGETS and uses_process_group_at(ctx, call)
+            if not (site or uses):
+                continue
+            flags = _flags(ctx, call)  # the flow's conditions: for the calls kept only
+            if target is not None and site:
                 once = _runs_once_per_file(ctx, call, target)
                 sites[(target, once, _conditional(ctx, call), flags)] = None
-            if target not in SITE_TARGETS and uses_process_group_at(ctx, call):
+            if uses:
                 use = RANK_QUERY if asks_rank(ctx, call) else PROCESS_GROUP
                 sites[(use, False, _conditional(ctx, call), flags)] = None
         if "LOCAL_RANK" in ctx.source and _reads_local_rank_env(ctx, func):
