@@ -35,8 +35,9 @@ from ddplint.project.finder import ModuleFinder
 from ddplint.project.queries import Project
 from ddplint.project.queries import importers as project_importers
 from ddplint.project.summaries import (
-    ModuleHead,
+    MemberHead,
     ModuleSummary,
+    member_head,
     module_head,
     summarize,
     summarize_bytes,
@@ -78,7 +79,7 @@ class _FirstPass:
     parsed: FileContext | None = None  # its parse, for the second pass, in that process
     kept: bool = False  # `parsed` was kept by the worker (`KeepingPool`)
     summarised: bool = True  # False: not summarised (`_first_pass`), `summary` is None
-    head: ModuleHead | None = None  # of a file not summarised that waits for the project
+    head: MemberHead | None = None  # of a file not summarised that waits for the project
 
 
 def display_path(path: Path) -> str:
@@ -118,7 +119,8 @@ def _first_pass(task: _Task, summarise: bool = True, waiting: bool = True) -> _F
         else:
             if waits:
                 if summary is None:
-                    return _FirstPass(None, None, ctx.for_project(None), False, False, head)
+                    member = member_head(ctx, head)
+                    return _FirstPass(None, None, ctx.for_project(None), False, False, member)
                 return _FirstPass(summary, None, ctx.for_project(None))
             result = _check_unless_callers_decide(ctx, task.codes)
             if result is not None:

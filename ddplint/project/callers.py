@@ -17,7 +17,7 @@ from ddplint.domain.runner_kinds import Runner, Runners
 from ddplint.domain.runners import runners
 from ddplint.parsing import parse
 from ddplint.project.module_index import ModuleIndex
-from ddplint.project.summaries import CONSTRUCTION, ModuleHead, ModuleSummary, object_method
+from ddplint.project.summaries import CONSTRUCTION, MemberHead, ModuleSummary, object_method
 
 
 class Project(Protocol):
@@ -29,7 +29,7 @@ class Project(Protocol):
 
     def callers_of(self, path: str) -> list[str]: ...
 
-    def head(self, path: str) -> ModuleHead | ModuleSummary: ...
+    def head(self, path: str) -> MemberHead | ModuleSummary: ...
 
     def function_at(self, importer: str, qualified: str) -> tuple[str, str] | None: ...
 

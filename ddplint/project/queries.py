@@ -40,7 +40,7 @@ from ddplint.project.summaries import (
     START,
     WHOLE,
     FunctionSummary,
-    ModuleHead,
+    MemberHead,
     ModuleSummary,
     Site,
     object_method,
@@ -155,7 +155,7 @@ class Project:
         summaries: Mapping[str, ModuleSummary],
         finder: ModuleFinder | None = None,
         summarize_file: Callable[[str], ModuleSummary | None] | None = None,
-        heads: Mapping[str, ModuleHead] | None = None,
+        heads: Mapping[str, MemberHead] | None = None,
     ) -> None:
         self.finder = finder or ModuleFinder()
         self._heads = {os.path.abspath(p): h for p, h in (heads or {}).items()}
@@ -185,7 +185,7 @@ class Project:
         paths: Iterable[str],
         summarize_file: Callable[[str], ModuleSummary | None] | None = None,
         read_afresh: bool = True,
-        heads: Mapping[str, ModuleHead] | None = None,
+        heads: Mapping[str, MemberHead] | None = None,
     ) -> Project:
         """The project of `paths`: their summaries and those of every project module they
         import, transitively, each read once (`summarize_file` may answer from a cache;
@@ -825,8 +825,8 @@ class Project:
             for name in head.calls
         )
 
-    def head(self, path: str) -> ModuleHead | ModuleSummary:
-        """What the project asks of every member it meets (`ModuleHead`): the run's head
+    def head(self, path: str) -> MemberHead | ModuleSummary:
+        """What the project asks of every member it meets (`MemberHead`): the run's head
         of a file it checks (its summary is then computed only when a question needs
         more), else the member's summary."""
         head = self._heads.get(path)

@@ -132,16 +132,26 @@ class ModuleSummary:
 @dataclass(frozen=True)
 class ModuleHead:
     """The part of a module's summary a run decides its passes by (`ddplint.runner`):
-    whether it uses the process group, what it imports, which flags it reads; and what
-    the project asks of every module it meets (`Project._uses_process_group`, its
-    callers: what it calls, whether it is a test module). A fraction of the summary's
-    cost."""
+    whether it uses the process group, what it imports, which flags it reads. A fraction
+    of the summary's cost."""
 
     distributed: bool  # `ModuleSummary.distributed`
     imports: tuple[str, ...]  # `ModuleSummary.imports`
     flags: tuple[str, ...]  # `ModuleSummary.flags`
-    calls: tuple[str, ...] = ()  # `ModuleSummary.calls`
-    in_test_process: bool = False  # `ModuleSummary.in_test_process`
+
+
+@dataclass(frozen=True)
+class MemberHead:
+    """What the project asks of every member it meets (`Project.head`): where its imports
+    lead, whether it uses the process group, what it calls (`Project._uses_process_group`,
+    the callers search) and whether it is a test module. A run hands it over for a file it
+    checks without summarising it (`ddplint.runner`): the summary is then computed only
+    when a question needs more."""
+
+    distributed: bool  # `ModuleSummary.distributed`
+    imports: tuple[str, ...]  # `ModuleSummary.imports`
+    calls: tuple[str, ...]  # `ModuleSummary.calls`
+    in_test_process: bool  # `ModuleSummary.in_test_process`
 
 
 def module_head(ctx: FileContext) -> ModuleHead:
@@ -151,9 +161,13 @@ def module_head(ctx: FileContext) -> ModuleHead:
         distributed=uses_process_group(ctx),
         imports=tuple(sorted({*imports.bindings.values(), *imports.modules})),
         flags=flags_read(ctx),
-        calls=tuple(sorted(_outward_calls(ctx))),
-        in_test_process=runs_in_test_process(ctx),
     )
+
+
+def member_head(ctx: FileContext, head: ModuleHead) -> MemberHead:
+    """The `MemberHead` of one parsed module whose `ModuleHead` is `head`."""
+    calls = tuple(sorted(_outward_calls(ctx)))
+    return MemberHead(head.distributed, head.imports, calls, runs_in_test_process(ctx))
 
 
 def set_epoch_parameters(ctx: FileContext, func: cst.FunctionDef) -> tuple[int, ...]:
@@ -398,9 +412,9 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         functions=tuple(sorted(functions)),
         strips_module_prefix=strips_module_prefix(ctx),
         loads_checkpoint=mentions_checkpoint_loading(ctx.source),
-        calls=head.calls,
+        calls=tuple(sorted(_outward_calls(ctx))),
         classes=tuple(sorted(ctx.model.classes)),
-        in_test_process=head.in_test_process,
+        in_test_process=runs_in_test_process(ctx),
         world_size_globals=world_size_globals(ctx),
         main_only_decorators=tuple(sorted(domain_of(ctx).gates.decorators.defined())),
         switches=job_switches(ctx),
