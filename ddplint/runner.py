@@ -34,7 +34,14 @@ from ddplint.parsing import file_error, parse
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.queries import Project
 from ddplint.project.queries import importers as project_importers
-from ddplint.project.summaries import ModuleSummary, module_head, summarize, summarize_bytes
+from ddplint.project.summaries import (
+    MemberHead,
+    ModuleSummary,
+    member_head,
+    module_head,
+    summarize,
+    summarize_bytes,
+)
 from ddplint.project_files import project_files
 from ddplint.source import decode, might_be_distributed
 
@@ -72,6 +79,7 @@ class _FirstPass:
     parsed: FileContext | None = None  # its parse, for the second pass, in that process
     kept: bool = False  # `parsed` was kept by the worker (`KeepingPool`)
     summarised: bool = True  # False: not summarised (`_first_pass`), `summary` is None
+    head: MemberHead | None = None  # of a file not summarised that waits for the project
 
 
 def display_path(path: Path) -> str:
@@ -82,10 +90,12 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def _first_pass(task: _Task, summarise: bool = True) -> _FirstPass:
+def _first_pass(task: _Task, summarise: bool = True, waiting: bool = True) -> _FirstPass:
     """Parse the file, summarise it, and check it unless it must wait for the project.
     Without `summarise`, a file checked here is not summarised (`_FirstPass.summarised`):
-    its summary is computed only if the project asks for it (`_Summaries`)."""
+    its summary is computed only if the project asks for it (`_Summaries`). Without
+    `waiting`, neither is a file that waits for the project: its head decides where its
+    imports lead, and its kept parse is summarised if the project asks (one process)."""
     parsed = parse(task.path, task.data)
     if not isinstance(parsed, tuple):
         return _FirstPass(None, FileResult(task.path, [parsed]))
@@ -103,11 +113,14 @@ def _first_pass(task: _Task, summarise: bool = True) -> _FirstPass:
                 or head.flags
                 or ModuleFinder().dependencies(task.absolute, head)
             )
-            summary = summarize(ctx, head) if waits or summarise else None
+            summary = summarize(ctx, head) if (waiting if waits else summarise) else None
         except RecursionError:
             pass
         else:
             if waits:
+                if summary is None:
+                    member = member_head(ctx, head)
+                    return _FirstPass(None, None, ctx.for_project(None), False, False, member)
                 return _FirstPass(summary, None, ctx.for_project(None))
             result = _check_unless_callers_decide(ctx, task.codes)
             if result is not None:
@@ -157,6 +170,8 @@ class _Summaries:
         self.cache = cache
         self.outcome = outcome
         self.known: dict[str, ModuleSummary | None] = {}
+        # Files checked in this process, parsed but not summarised: (text, parse).
+        self.parses: dict[str, tuple[bytes, FileContext]] = {}
 
     def __call__(self, path: str) -> ModuleSummary | None:
         if path not in self.known:
@@ -164,6 +179,8 @@ class _Summaries:
         return self.known[path]
 
     def _read(self, path: str) -> ModuleSummary | None:
+        if path in self.parses:
+            return self._summarise_kept(path)
         try:
             data = Path(path).read_bytes()
         except OSError:
@@ -181,6 +198,16 @@ class _Summaries:
             if summary is not None:
                 self.cache.put(entry, summary)
         return summary
+
+    def _summarise_kept(self, path: str) -> ModuleSummary | None:
+        """The summary of a file the run checks, from its kept parse (no second parse)."""
+        data, parsed = self.parses.pop(path)
+        try:
+            found = summarize(parsed.for_project(None))
+        except RecursionError:
+            return None
+        self.cache.put(_summary_key(path, data), found)
+        return found
 
 
 def run(
@@ -251,7 +278,7 @@ def _check(
             summaries.known[task.absolute] = summary
     if pool is None:
         alone = len(todo) == 1
-        firsts = [_first_pass(task, summarise=not alone) for task in pending]
+        firsts = [_first_pass(task, not alone, waiting=False) for task in pending]
     else:
         firsts = pool.first(pending, [len(task.data) for task in pending])
     kept: dict[_Task, FileContext | None] = {}  # None: kept by a worker
@@ -261,13 +288,16 @@ def _check(
             kept[task] = done.parsed
         if done.summarised:
             summaries.known[task.absolute] = done.summary
+        elif done.head is not None and done.parsed is not None:
+            summaries.parses[task.absolute] = (task.data, done.parsed)
         if done.summary is not None:
             cache.put(_summary_key(task.absolute, task.data), done.summary)
         if done.result is not None:
             fresh[task] = done.result
     outcome.parsed += len(pending)
     # 2. The project: every module the files import, transitively, from the disk.
-    project = Project.load([t.absolute for t in tasks], summaries, read_afresh=False)
+    heads = {t.absolute: d.head for t, d in zip(pending, firsts, strict=True) if d.head}
+    project = Project.load([t.absolute for t in tasks], summaries, False, heads)
     project.share_parses({t.absolute: ctx for t, ctx in kept.items() if ctx is not None})
     outcome.project = project
     # 3. The other files, with what their imports do; results cached by their own

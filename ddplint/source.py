@@ -9,13 +9,28 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-# A file that matches none of these cannot hold a finding; it is not parsed at all.
+# A file that holds none of these cannot hold a finding; it is not parsed at all.
 # Training loops (`.backward(`) count too: DETR-style `engine.py` files reach DDP only through a
-# project helper (`utils.reduce_dict`), and the run decides from their imports.
-_DISTRIBUTED_HINT = re.compile(
-    rb"distributed|DataParallel|DistributedSampler|set_epoch|get_rank|local_rank|LOCAL_RANK"
-    rb"|world_size|WORLD_SIZE|no_sync|is_main_process|barrier|torchrun|main_process"
-    rb"|all_reduce|all_gather|\.backward\("
+# project helper (`utils.reduce_dict`), and the run decides from their imports. Searched one by
+# one as substrings (`bytes.__contains__`), about twice as fast as one alternation of them with
+# `re` (`is_main_process` holds `main_process`, `DistributedSampler` not `distributed`).
+_DISTRIBUTED_HINTS = (
+    b"distributed",
+    b"DataParallel",
+    b"DistributedSampler",
+    b"set_epoch",
+    b"get_rank",
+    b"local_rank",
+    b"LOCAL_RANK",
+    b"world_size",
+    b"WORLD_SIZE",
+    b"no_sync",
+    b"barrier",
+    b"torchrun",
+    b"main_process",
+    b"all_reduce",
+    b"all_gather",
+    b".backward(",
 )
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -50,7 +65,7 @@ class SourceText:
 
 def might_be_distributed(data: bytes) -> bool:
     """Cheap text check: could this file contain DDP code or a DDP helper?"""
-    return _DISTRIBUTED_HINT.search(data) is not None
+    return any(hint in data for hint in _DISTRIBUTED_HINTS)
 
 
 def decode(data: bytes) -> SourceText:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddplint.project import queries, text_tests
+from ddplint.project import module_index, queries, text_tests
 from ddplint.project.text_tests import NamesTorchDistributed
 
 BANNER = "#" * 60
@@ -55,3 +55,43 @@ def test_the_gaps_match_as_written_before(gap: str) -> None:
     for text in (f"k.replace{gap}('module.')", f"k.replace({gap}'module.')"):
         found = queries._MAY_STRIP_PREFIX.search(text)
         assert bool(old_prefix.search(text)) == bool(found)
+
+
+_WORDY_TEXT = st.text(alphabet="sa_veloedx. \n(", max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_WORDY_TEXT)
+def test_words_match_as_the_word_pattern(text: str) -> None:
+    words = text_tests.Words("save", "load", "seed_everything", "seed")
+    old = re.compile(r"\b(?:load|save|seed|seed_everything)\b")
+    assert words.pattern == old.pattern
+    assert bool(words.search(text)) == bool(old.search(text))
+
+
+def test_words_need_a_whole_word() -> None:
+    words = text_tests.Words("save")
+    assert words.search("torch.save(x, p)")
+    assert words.search("model.save_pretrained(p)") is None
+    assert words.search("no such name") is None
+
+
+_DEFINING_TEXT = st.text(alphabet="defclas _x\n@(:", max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_DEFINING_TEXT)
+def test_definitions_are_found_as_the_boundary_first_pattern_found_them(text: str) -> None:
+    old = re.compile(r"\b(def|class)\s+(\w+)")
+    assert module_index._DEFINED.findall(text) == old.findall(text)
+
+
+def test_an_import_inside_a_from_statement_is_not_read_as_one() -> None:
+    """`_scan` skips an `import` that starts inside a `from` statement (the last statement
+    starting before it, found by bisection), and reads one after it."""
+    from ddplint.project.import_scan import scanned_imports
+
+    text = "from m import (a,  # import q\n    b)\nimport z\nfrom n import c; import w\n"
+    found = scanned_imports(text)
+    assert {"m", "m.a", "m.b", "z", "n", "n.c", "w"} <= found
+    assert "q" not in found

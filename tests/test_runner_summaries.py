@@ -78,13 +78,51 @@ def test_a_file_checked_alone_is_not_summarised(tmp_path: Path, counts: Counter[
 def test_files_that_others_may_ask_about_are_summarised(
     tmp_path: Path, counts: Counter[str]
 ) -> None:
+    """`utils.py` imports no project module: summarised as it is checked. `main.py` waits
+    for the project and nothing asks about it: its imports are read from its head, and it
+    is never summarised."""
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "utils.py").write_text(UTILS)
     (tmp_path / "main.py").write_text(MAIN)
     codes = set(all_rules())
     files = [tmp_path / "main.py", tmp_path / "utils.py"]
     outcome = run(files, lambda _: codes, Cache(None), jobs=1)
-    assert counts == Counter({(k, s): 1 for k in ("parse", "summary") for s in (MAIN, UTILS)})
+    assert counts == Counter({("parse", MAIN): 1, ("parse", UTILS): 1, ("summary", UTILS): 1})
+    assert ("DDP010", 6) in _codes(outcome)
+
+
+HELPERS = """import torch.distributed as dist
+from utils import sync
+
+
+def step():
+    if dist.is_initialized():
+        sync()
+"""
+
+CALLS_HELPERS = """import torch.distributed as dist
+from helpers import step
+
+dist.init_process_group("nccl")
+if dist.get_rank() == 0:
+    step()
+"""
+
+
+def test_a_waiting_file_is_summarised_from_its_one_parse_when_asked(
+    tmp_path: Path, counts: Counter[str]
+) -> None:
+    """`helpers.py` waits for the project too, but `main.py` asks what `step` does: it is
+    summarised then, from the parse its own check uses."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "utils.py").write_text(UTILS)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    (tmp_path / "main.py").write_text(CALLS_HELPERS)
+    codes = set(all_rules())
+    files = [tmp_path / "main.py", tmp_path / "helpers.py", tmp_path / "utils.py"]
+    outcome = run(files, lambda _: codes, Cache(None), jobs=1)
+    parses = {("parse", s): 1 for s in (CALLS_HELPERS, HELPERS, UTILS)}
+    assert counts == Counter({**parses, ("summary", HELPERS): 1, ("summary", UTILS): 1})
     assert ("DDP010", 6) in _codes(outcome)
 
 

@@ -17,7 +17,7 @@ from ddplint.domain.runner_kinds import Runner, Runners
 from ddplint.domain.runners import runners
 from ddplint.parsing import parse
 from ddplint.project.module_index import ModuleIndex
-from ddplint.project.summaries import CONSTRUCTION, ModuleSummary, object_method
+from ddplint.project.summaries import CONSTRUCTION, MemberHead, ModuleSummary, object_method
 
 
 class Project(Protocol):
@@ -28,6 +28,8 @@ class Project(Protocol):
     def summaries(self) -> ModuleIndex[ModuleSummary]: ...
 
     def callers_of(self, path: str) -> list[str]: ...
+
+    def head(self, path: str) -> MemberHead | ModuleSummary: ...
 
     def function_at(self, importer: str, qualified: str) -> tuple[str, str] | None: ...
 
@@ -101,7 +103,7 @@ def _calling(
     for caller in project.callers_of(path):
         names = frozenset(
             qualified
-            for qualified in project.summaries[caller].calls
+            for qualified in project.head(caller).calls
             if (not owner or qualified.split(".")[-2:-1] == [owner])
             and path in project.summaries.lookup_ends(caller, qualified)
             and project.function_at(caller, qualified) == wanted

@@ -29,6 +29,7 @@ class ModuleFinder:
         self._found: dict[tuple[str, str], str | None] = {}
         self._near: dict[tuple[str, str], str | None] = {}  # (folder, module): first file
         self._layouts: dict[str, tuple[PackageDir, ...]] = {}
+        self._places: dict[str, tuple[str, str]] = {}
 
     def root(self, path: str) -> str:
         """`project_root(path)`, remembered by folder."""
@@ -57,15 +58,23 @@ class ModuleFinder:
         folder that imports the same name (the importer itself is never the answer)."""
         key = (importer, module)
         if key not in self._found:
-            here = os.path.dirname(os.path.abspath(importer))
+            absolute, here = self._where(importer)
             near = (here, module)
             if near not in self._near:
                 self._near[near] = self._module_path(importer, module, skip=False)
             found = self._near[near]
-            if found is not None and found == os.path.abspath(importer):
+            if found is not None and found == absolute:
                 found = self._module_path(importer, module)
             self._found[key] = found
         return self._found[key]
+
+    def _where(self, importer: str) -> tuple[str, str]:
+        """The importer's absolute path and its folder, remembered (every import of a
+        module asks)."""
+        if importer not in self._places:
+            absolute = os.path.abspath(importer)
+            self._places[importer] = absolute, os.path.dirname(absolute)
+        return self._places[importer]
 
     def _module_path(self, importer: str, module: str, skip: bool = True) -> str | None:
         """The file of `module` as imported from `importer`: relative imports from the
@@ -80,8 +89,7 @@ class ModuleFinder:
         parts = [p for p in module.lstrip(".").split(".") if p]
         if not level and not parts:
             return None
-        importer = os.path.abspath(importer)
-        here = os.path.dirname(importer)
+        importer, here = self._where(importer)
         if level:
             base = here
             for _ in range(level - 1):

@@ -11,6 +11,7 @@ through the parsed imports: a module it does not reach cannot be imported.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 
@@ -62,9 +63,11 @@ def _scan(text: str) -> tuple[frozenset[str], tuple[tuple[str, frozenset[str]], 
     text = _CONTINUED.sub(" ", text)
     found: set[str] = set()
     bound: dict[str, set[str]] = {}
-    spans: list[tuple[int, int]] = []
+    starts: list[int] = []  # the `from` statements' spans, in order and disjoint
+    ends: list[int] = []
     for match in _FROM.finditer(text):
-        spans.append(match.span())
+        starts.append(match.start())
+        ends.append(match.end())
         module = match.group(1)
         found.add(module)
         joiner = "" if module.endswith(".") else "."
@@ -74,7 +77,8 @@ def _scan(text: str) -> tuple[frozenset[str], tuple[tuple[str, frozenset[str]], 
             for local in {name, alias or name}:
                 bound.setdefault(local, set()).add(qualified)
     for match in _IMPORT.finditer(text):
-        if any(start <= match.start() < end for start, end in spans):
+        inside = bisect.bisect_right(starts, match.start()) - 1  # the last one before it
+        if inside >= 0 and match.start() < ends[inside]:
             continue
         for name, alias in _names(match.group(1)):
             head = name.split(".")[0]

@@ -63,7 +63,10 @@ class _Scanned:
 
 
 S = TypeVar("S", bound=_Summary)
-_DEFINED = re.compile(r"\b(def|class)\s+(\w+)")
+# `def`/`class` and the name after it. The keyword leads and the word boundary before it is
+# tested behind it (`(?<=\bdef)`): `re` then looks for the keywords' first letters only, not
+# tries the boundary at every position (three times faster, the same matches).
+_DEFINED = re.compile(r"(def(?<=\bdef)|class(?<=\bclass))\s+(\w+)")
 # A look-up `lookup_ends` follows: ("name", importer, qualified name),
 # ("method", importer, "owner\0method") or ("made", module path, method).
 _Step = tuple[str, str, str]
@@ -71,7 +74,9 @@ _Step = tuple[str, str, str]
 
 class ModuleIndex(Mapping[str, S], Generic[S]):
     """Module path -> summary, for the members: `seeded` (given, their imports not
-    followed, as a run that was handed summaries) and the closure of `roots`."""
+    followed, as a run that was handed summaries) and the closure of `roots`. `heads`: the
+    imports of modules a run has parsed already (`ModuleHead`), which decide their
+    membership and where it leads; their summaries are computed only when asked for."""
 
     def __init__(
         self,
@@ -80,6 +85,7 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         module_path: Callable[[str, str], str | None],
         root_of: Callable[[str], str],
         seeded: Mapping[str, S] | None = None,
+        heads: Mapping[str, _Summary] | None = None,
     ) -> None:
         self._read = read
         self._dependencies = dependencies
@@ -87,6 +93,9 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         self._root_of = root_of
         self._seeded = dict(seeded or {})
         self._summaries: dict[str, S | None] = dict(self._seeded)
+        self._heads = dict(heads or {})
+        # Each module summarised or expanded from its head, in the order first met.
+        self._met: dict[str, None] = dict.fromkeys(self._seeded)
         self.roots: list[str] = []
         # Reached from the roots through the parsed imports of members; their own summary
         # decides whether they are members. `_expanded`: members whose imports are followed.
@@ -108,6 +117,7 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
     def summary(self, path: str) -> S | None:
         """The summary of any file, member or not (None: it cannot be read or parsed)."""
         if path not in self._summaries:
+            self._met[path] = None
             self.parsed.append(path)
             self._summaries[path] = self._read(path)
         return self._summaries[path]
@@ -121,12 +131,23 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         """Follow the imports of a reached module: True when it is a member."""
         if path in self._expanded:
             return True
-        summary = self.summary(path)
-        if summary is None:
+        if path in self._heads:
+            self._met[path] = None
+        elif self.summary(path) is None:
             return False
         self._expanded.add(path)
-        self._reached.update(self._dependencies(path, summary))
+        self._reached.update(self._dependencies(path, self._imports(path)))
         return True
+
+    def _imports(self, member: str) -> _Summary:
+        """What the imports of an expanded member are read from: its head, else its
+        summary."""
+        head = self._heads.get(member)
+        if head is not None:
+            return head
+        summary = self._summaries[member]
+        assert summary is not None
+        return summary
 
     def add_roots(self, paths: Iterable[str]) -> bool:
         """Load `paths` as roots; True when one of them was not a member yet."""
@@ -182,11 +203,11 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
                 if path not in self or path in expanded:
                     continue
                 expanded.add(path)
-                dependencies = self._dependencies(path, self[path])
+                dependencies = self._dependencies(path, self._imports(path))
             else:
                 if path in self._expanded or not self._expand(path):
                     continue
-                dependencies = self._dependencies(path, self._summaries[path])
+                dependencies = self._dependencies(path, self._imports(path))
             if target in dependencies:
                 return through_members or self._expand(target)
             for dependency in dependencies - seen:
@@ -484,10 +505,9 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
     # -- the mapping ----------------------------------------------------------------------
 
     def __getitem__(self, path: str) -> S:
-        if path not in self:
+        summary = self.summary(path) if path in self else None
+        if summary is None:  # no member, or a head whose summary failed (RecursionError)
             raise KeyError(path)
-        summary = self._summaries[path]
-        assert summary is not None
         return summary
 
     def _all(self) -> list[str]:
@@ -501,7 +521,7 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
             for path in pending:
                 self._expand(path)
             self._everything = not pending
-        return [p for p in self._summaries if p in self._expanded]
+        return [p for p in self._met if p in self._expanded]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._all())

@@ -40,12 +40,13 @@ from ddplint.project.summaries import (
     START,
     WHOLE,
     FunctionSummary,
+    MemberHead,
     ModuleSummary,
     Site,
     object_method,
     summarize_path,
 )
-from ddplint.project.text_tests import AllOf, AnyOf, NamesTorchDistributed, TextTest
+from ddplint.project.text_tests import AllOf, AnyOf, NamesTorchDistributed, TextTest, Words
 from ddplint.project_files import mentions_checkpoint_loading, project_files
 from ddplint.source import might_be_distributed
 
@@ -105,9 +106,8 @@ def _calling(*qualified: str) -> TextTest:
     (`ImportMap.resolve`): the last name as a whole word (an import or a dotted name spells
     it: `from torch import save as s`, `torch.serialization.save`), and the first name
     (`torch.save` after a star import takes `torch` from the text too)."""
-    last = "|".join(sorted({re.escape(name.rpartition(".")[2]) for name in qualified}))
     first = "|".join(sorted({re.escape(name.partition(".")[0]) for name in qualified}))
-    return AllOf(re.compile(rf"\b(?:{last})\b"), re.compile(first))
+    return AllOf(Words(*(name.rpartition(".")[2] for name in qualified)), re.compile(first))
 
 
 _MAY_SAVE = _calling(SAVE)  # `FunctionSummary.writes`: `torch.save` (`writes`)
@@ -155,14 +155,17 @@ class Project:
         summaries: Mapping[str, ModuleSummary],
         finder: ModuleFinder | None = None,
         summarize_file: Callable[[str], ModuleSummary | None] | None = None,
+        heads: Mapping[str, MemberHead] | None = None,
     ) -> None:
         self.finder = finder or ModuleFinder()
+        self._heads = {os.path.abspath(p): h for p, h in (heads or {}).items()}
         self.summaries: ModuleIndex[ModuleSummary] = ModuleIndex(
             summarize_file or summarize_path,
             self.finder.dependencies,
             self.finder.module_path,
             self.finder.root,
             {os.path.abspath(p): s for p, s in summaries.items()},
+            self._heads,
         )
         self._derived: dict[str, dict[tuple[str, str], bool]] = {}
         self._call_graph: dict[tuple[tuple[str, str], str], list[Site] | None] = {}
@@ -182,14 +185,16 @@ class Project:
         paths: Iterable[str],
         summarize_file: Callable[[str], ModuleSummary | None] | None = None,
         read_afresh: bool = True,
+        heads: Mapping[str, MemberHead] | None = None,
     ) -> Project:
         """The project of `paths`: their summaries and those of every project module they
-        import, transitively, each read once (`summarize_file` may answer from a cache).
+        import, transitively, each read once (`summarize_file` may answer from a cache;
+        a module with a head in `heads` is summarised only when a question needs it).
         The text of the tree under the root is read afresh (`read_afresh`: here, else by
         the caller, once for its whole run)."""
         if read_afresh:
             project_files.cache_clear()
-        project = cls({}, ModuleFinder(), summarize_file)
+        project = cls({}, ModuleFinder(), summarize_file, heads)
         project._load(paths)
         return project
 
@@ -810,15 +815,22 @@ class Project:
         """The module uses the process group itself or calls project code that does; not
         a test module whose tests run in the one pytest process (`runs_in_test_process`):
         what they call runs there, in one process."""
-        summary = self.summaries[path]
-        if summary.distributed or summary.in_test_process:
-            return summary.distributed
+        head = self.head(path)
+        if head.distributed or head.in_test_process:
+            return head.distributed
         return any(
             self._reaches(
                 "process_group", self._lookup(path, name, text=_FACT_TEXT["process_group"])
             )
-            for name in summary.calls
+            for name in head.calls
         )
+
+    def head(self, path: str) -> MemberHead | ModuleSummary:
+        """What the project asks of every member it meets (`MemberHead`): the run's head
+        of a file it checks (its summary is then computed only when a question needs
+        more), else the member's summary."""
+        head = self._heads.get(path)
+        return head if head is not None else self.summaries[path]
 
     def _distributed(self, path: str) -> bool:
         """`runs_distributed_at` of a member: whether a module using the process group
@@ -892,7 +904,7 @@ class Project:
         caller's calls are indexed by where they may end once, not once per module asked."""
         if caller not in self._call_ends:
             ends: dict[str, list[str]] = {}
-            for name in self.summaries[caller].calls:
+            for name in self.head(caller).calls:
                 for end in self.summaries.lookup_ends(caller, name):
                     ends.setdefault(end, []).append(name)
             self._call_ends[caller] = ends

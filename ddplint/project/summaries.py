@@ -140,6 +140,20 @@ class ModuleHead:
     flags: tuple[str, ...]  # `ModuleSummary.flags`
 
 
+@dataclass(frozen=True)
+class MemberHead:
+    """What the project asks of every member it meets (`Project.head`): where its imports
+    lead, whether it uses the process group, what it calls (`Project._uses_process_group`,
+    the callers search) and whether it is a test module. A run hands it over for a file it
+    checks without summarising it (`ddplint.runner`): the summary is then computed only
+    when a question needs more."""
+
+    distributed: bool  # `ModuleSummary.distributed`
+    imports: tuple[str, ...]  # `ModuleSummary.imports`
+    calls: tuple[str, ...]  # `ModuleSummary.calls`
+    in_test_process: bool  # `ModuleSummary.in_test_process`
+
+
 def module_head(ctx: FileContext) -> ModuleHead:
     """The `ModuleHead` of one parsed module."""
     imports = ctx.imports
@@ -148,6 +162,12 @@ def module_head(ctx: FileContext) -> ModuleHead:
         imports=tuple(sorted({*imports.bindings.values(), *imports.modules})),
         flags=flags_read(ctx),
     )
+
+
+def member_head(ctx: FileContext, head: ModuleHead) -> MemberHead:
+    """The `MemberHead` of one parsed module whose `ModuleHead` is `head`."""
+    calls = tuple(sorted(_outward_calls(ctx)))
+    return MemberHead(head.distributed, head.imports, calls, runs_in_test_process(ctx))
 
 
 def set_epoch_parameters(ctx: FileContext, func: cst.FunctionDef) -> tuple[int, ...]:
@@ -282,16 +302,12 @@ def _reads_local_rank_env(ctx: FileContext, func: cst.FunctionDef) -> bool:
 
 
 def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """A `return` of `func` itself (not of a function nested in it) gives a DDP model."""
     facts = facts_of(ctx)
-    for node in ctx.walk(func):
-        if (
-            isinstance(node, cst.Return)
-            and node.value is not None
-            and ctx.enclosing_function(node) is func
-            and facts.is_ddp_model(node.value, node)
-        ):
-            return True
-    return False
+    return any(
+        node.value is not None and facts.is_ddp_model(node.value, node)
+        for node in ctx.model.returns.get(func, ())
+    )
 
 
 def _returns_made_by(ctx: FileContext, func: cst.FunctionDef) -> set[str]:
@@ -321,11 +337,15 @@ def _sites(
     for func in defs:
         for call in ctx.calls_within(func):
             target = _site_target(ctx, call)
-            flags = _flags(ctx, call)
-            if target is not None and not (constructing and asks_rank(ctx, call)):
+            site = target is not None and not (constructing and asks_rank(ctx, call))
+            uses = target not in SITE_TARGETS and uses_process_group_at(ctx, call)
+            if not (site or uses):
+                continue
+            flags = _flags(ctx, call)  # the flow's conditions: for the calls kept only
+            if target is not None and site:
                 once = _runs_once_per_file(ctx, call, target)
                 sites[(target, once, _conditional(ctx, call), flags)] = None
-            if target not in SITE_TARGETS and uses_process_group_at(ctx, call):
+            if uses:
                 use = RANK_QUERY if asks_rank(ctx, call) else PROCESS_GROUP
                 sites[(use, False, _conditional(ctx, call), flags)] = None
         if "LOCAL_RANK" in ctx.source and _reads_local_rank_env(ctx, func):

@@ -11,7 +11,7 @@ import re
 from ddplint.domain.project_view import TextTest
 from ddplint.project.import_scan import scanned_bindings, scanned_imports
 
-__all__ = ["AllOf", "AnyOf", "NamesTorchDistributed", "TextTest"]
+__all__ = ["AllOf", "AnyOf", "NamesTorchDistributed", "TextTest", "Words"]
 
 
 # Between the parts of a dotted name: spaces, line continuations, a comment or a closing
@@ -64,3 +64,19 @@ class AllOf:
 
     def search(self, text: str) -> bool | None:
         return True if all(t.search(text) is not None for t in self.tests) else None
+
+
+class Words:
+    """Any of `names` as a whole word (`\\b(?:save|load)\\b`). A text without any of them
+    as a substring is told by `str.__contains__` alone: a pattern that starts with `\\b`
+    has no literal prefix for `re` to look for, and reads the text about 25 times slower."""
+
+    def __init__(self, *names: str) -> None:
+        self.names = tuple(sorted(set(names)))
+        self._words = re.compile(rf"\b(?:{'|'.join(map(re.escape, self.names))})\b")
+        self.pattern = self._words.pattern
+
+    def search(self, text: str) -> re.Match[str] | None:
+        if not any(name in text for name in self.names):
+            return None
+        return self._words.search(text)
