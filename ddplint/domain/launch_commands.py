@@ -57,6 +57,7 @@ class _Run:
 
     plain: bool
     passes_minus_one: bool
+    command_file: str
 
 
 @dataclass
@@ -70,22 +71,31 @@ class _Commands:
 def launched_as_one_process(path: str, root: str) -> bool:
     """Whether the project at `root` launches the script `path` only as one process (see
     the module docstring); False whenever that is not certain."""
+    return one_process_command(path, root) is not None
+
+
+def one_process_command(path: str, root: str) -> str | None:
+    """The first command file of the project at `root` that starts the script `path`,
+    when the project launches it only as one process (`launched_as_one_process`); None
+    whenever that is not certain."""
     script = os.path.abspath(path)
     text = project_files(root).text(script)
     if text is None or "local_rank" not in text or _STARTS_PROCESSES.search(text):
-        return False
+        return None
     if _LOCAL_RANK_ARGUMENT.search(text):
         defaults_to_minus_one = bool(_DEFAULT_NOT_DISTRIBUTED.search(text))
     else:  # an options module of the project defines it (`tools/finetuning_argparse.py`)
         defined = _local_rank_definitions(root)
         if not defined:
-            return False
+            return None
         defaults_to_minus_one = all(defined)
     commands = _commands(root)
     runs = commands.by_script.get(script)
     if not runs or commands.launches_unknown_script or not all(r.plain for r in runs):
-        return False
-    return defaults_to_minus_one or all(r.passes_minus_one for r in runs)
+        return None
+    if defaults_to_minus_one or all(r.passes_minus_one for r in runs):
+        return runs[0].command_file
+    return None
 
 
 def launched_scripts(root: str) -> tuple[str, ...]:
@@ -128,12 +138,16 @@ def _commands(root: str) -> _Commands:
             run = _Run(
                 plain=not (launcher or several) and all(r < 0 for r in ranks),
                 passes_minus_one=ranks == [-1],
+                command_file=command_file,
             )
             tokens = [*_SCRIPT.findall(line), *_modules_run(line)]
-            named = [s for t in tokens for s in _scripts_named(t, command_file, root, by_name)]
-            for script in named:
-                found.by_script[script].append(run)
-            if launcher and not named and "$" in line:
+            for token in tokens:
+                named = _scripts_named(token, command_file, root, by_name)
+                if run.plain and len(named) > 1:
+                    continue  # one plain process of one of these files: which one?
+                for script in named:
+                    found.by_script[script].append(run)
+            if launcher and not tokens and "$" in line:
                 found.launches_unknown_script = True  # `torchrun ... $SCRIPT`: maybe any
     return found
 
@@ -158,18 +172,21 @@ def _scripts_named(
 ) -> list[str]:
     """The project files a script token of a command may name: a path with folders names
     the files it is a trailing part of; a bare file name, the file of that name beside the
-    command file or at the root (where commands are run from)."""
+    command file or at the root (where commands are run from), else the files of that
+    name below the command file's folder (a README whose commands run in `code/` after
+    `cd code`, or "navigate to `code`")."""
     parts = [p for p in token.strip("'\"").split("/") if p not in ("", ".", "~")]
     while any("$" in p or "{" in p for p in parts):  # `$ROOT/tools/train.py`: the rest
         parts = parts[1:]
     if not parts:
         return []
     candidates = by_name.get(parts[-1], [])
-    if len(parts) == 1:
-        beside = {os.path.dirname(command_file), root}
-        return [c for c in candidates if os.path.dirname(c) in beside]
-    tail = os.sep + os.path.join(*parts)
-    return [c for c in candidates if c.endswith(tail)]
+    if len(parts) > 1:
+        tail = os.sep + os.path.join(*parts)
+        return [c for c in candidates if c.endswith(tail)]
+    folder = os.path.dirname(command_file)
+    beside = [c for c in candidates if os.path.dirname(c) in (folder, root)]
+    return beside or [c for c in candidates if c.startswith(folder + os.sep)]
 
 
 @functools.cache

@@ -208,3 +208,58 @@ def test_a_script_that_sets_local_rank_for_each_worker_it_starts(
     root = project(tmp_path, {"train.py": SELF_LAUNCHER.format(assignment=assignment)})
     main(["check", "--no-cache", "--select", "DDP022", "--preview", str(root / "train.py")])
     assert ("DDP022" in capsys.readouterr().out) is reported
+
+
+# A task folder whose README runs the script in its `code/` folder, as benchmark suites
+# with one folder per task lay out their commands ("navigate to `code`", `cd code`).
+TASK_README = "## Fine-tune\n\n```shell\ncd code\n{command} \\\n    --do_train\n```\n"
+
+
+def test_readme_of_a_task_folder_runs_the_script_below_it(tmp_path, capsys):
+    root = project(
+        tmp_path,
+        {
+            "task/code/train.py": TRAIN.format(default=-1),
+            "task/README.md": TASK_README.format(command="python train.py"),
+        },
+    )
+    main(["check", "--no-cache", "--preview", "--select", "DDP005", str(root)])
+    out = capsys.readouterr().out
+    assert "[preview]" in out
+    assert "every command of the project that runs this script (`task/README.md`)" in out
+    assert "starts one plain process, with no distributed launcher" in out
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"task/README.md": TASK_README.format(command="torchrun --nproc_per_node=$GPUS train.py")},
+        {
+            "task/README.md": TASK_README.format(command="python train.py"),
+            "task/multi_gpu.md": "```\npython -m torch.distributed.launch --nproc_per_node 8 "
+            "train.py\n```\n",
+        },
+        # `train.py` names either file: which one runs as one process is not known
+        {
+            "task/README.md": TASK_README.format(command="python train.py"),
+            "task/other/train.py": "print('another script')\n",
+        },
+    ],
+    ids=["launcher", "one distributed launch among plain runs", "several files of that name"],
+)
+def test_a_distributed_launch_or_doubt_below_a_task_folder_keeps_it_proven(tmp_path, capsys, files):
+    root = project(tmp_path, {"task/code/train.py": TRAIN.format(default=-1), **files})
+    main(["check", "--no-cache", "--select", "DDP005", str(root / "task" / "code" / "train.py")])
+    out = capsys.readouterr().out
+    assert "DDP005" in out and "unproven" not in out
+
+
+def test_ddp022_where_the_project_pins_a_torch_without_torchrun(tmp_path, capsys):
+    """torch 1.4 has no torchrun: the advice needs a torch the project does not install."""
+    root = project(
+        tmp_path,
+        {"train.py": DDP022_TRAIN, "README.md": "```\npip install torch==1.4.0\n```\n"},
+    )
+    main(["check", "--no-cache", "--preview", "--select", "DDP022", str(root / "train.py")])
+    out = capsys.readouterr().out
+    assert "[preview]" in out and "pins torch 1.4, older than 1.10" in out
