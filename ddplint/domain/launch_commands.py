@@ -127,7 +127,8 @@ def _commands(root: str) -> _Commands:
         by_name[os.path.basename(script)].append(script)
     found = _Commands()
     for command_file in files.command_paths:
-        for line in _lines(files.text(command_file) or ""):
+        lines = _lines(files.text(command_file) or "")
+        for line, folder in zip(lines, _folders(lines, command_file, root), strict=True):
             launcher = bool(_LAUNCHER.search(line))
             if not launcher and not _INTERPRETER.search(line):
                 continue
@@ -142,7 +143,7 @@ def _commands(root: str) -> _Commands:
             )
             tokens = [*_SCRIPT.findall(line), *_modules_run(line)]
             for token in tokens:
-                named = _scripts_named(token, command_file, root, by_name)
+                named = _scripts_named(token, folder, root, by_name)
                 if run.plain and len(named) > 1:
                     continue  # one plain process of one of these files: which one?
                 for script in named:
@@ -167,14 +168,35 @@ def _lines(text: str) -> list[str]:
     return text.replace("\\\r\n", " ").replace("\\\n", " ").splitlines()
 
 
-def _scripts_named(
-    token: str, command_file: str, root: str, by_name: dict[str, list[str]]
-) -> list[str]:
-    """The project files a script token of a command may name: a path with folders names
-    the files it is a trailing part of; a bare file name, the file of that name beside the
-    command file or at the root (where commands are run from), else the files of that
-    name below the command file's folder (a README whose commands run in `code/` after
-    `cd code`, or "navigate to `code`")."""
+_CD = re.compile(r"^[\s$`>]*cd\s+([^\s;&|`]+)")
+
+
+def _folders(lines: list[str], command_file: str, root: str) -> list[str]:
+    """The folder each line of a command file runs in: the file's own folder, moved by
+    `cd code` / `cd ..` (back to the file's folder where a README's code block starts,
+    and where a `cd` goes somewhere out of sight: `cd $DIR`, `cd ~`)."""
+    start = os.path.dirname(command_file)
+    folder = start
+    found = []
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            folder = start
+        moved = _CD.match(line)
+        if moved is not None:
+            target = moved.group(1).strip("'\"")
+            folder = os.path.normpath(os.path.join(folder, target))
+            if any(c in target for c in "$~") or not folder.startswith(root + os.sep):
+                folder = start
+        found.append(folder)
+    return found
+
+
+def _scripts_named(token: str, folder: str, root: str, by_name: dict[str, list[str]]) -> list[str]:
+    """The project files a script token of a command run in `folder` may name: a path
+    with folders names the files it is a trailing part of; a bare file name, the file of
+    that name in that folder or at the root (where commands are run from), else the
+    files of that name below the folder (a README whose commands run in `code/` after
+    "navigate to `code`")."""
     parts = [p for p in token.strip("'\"").split("/") if p not in ("", ".", "~")]
     while any("$" in p or "{" in p for p in parts):  # `$ROOT/tools/train.py`: the rest
         parts = parts[1:]
@@ -184,7 +206,6 @@ def _scripts_named(
     if len(parts) > 1:
         tail = os.sep + os.path.join(*parts)
         return [c for c in candidates if c.endswith(tail)]
-    folder = os.path.dirname(command_file)
     beside = [c for c in candidates if os.path.dirname(c) in (folder, root)]
     return beside or [c for c in candidates if c.startswith(folder + os.sep)]
 
@@ -238,6 +259,7 @@ def _launches(root: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, 
     environment: dict[str, str] = {}
     for command_file in files.command_paths:
         lines = _lines(files.text(command_file) or "")
+        folders = _folders(lines, command_file, root)
         for index, line in enumerate(lines):
             match = _DEPRECATED_LAUNCH.search(line)
             found = option if match is not None and not _USE_ENV.search(line) else environment
@@ -246,7 +268,8 @@ def _launches(root: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, 
                 if match is None:
                     continue
             tokens = _SCRIPT.findall(line[match.end() :]) or _script_below(lines, index)
-            for script in _scripts_named(tokens[0], command_file, root, by_name) if tokens else []:
+            named = _scripts_named(tokens[0], folders[index], root, by_name) if tokens else []
+            for script in named if len(named) == 1 else ():  # several: which one?
                 found.setdefault(script, command_file)
     return tuple(option.items()), tuple(environment.items())
 

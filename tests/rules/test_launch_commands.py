@@ -239,9 +239,9 @@ def test_readme_of_a_task_folder_runs_the_script_below_it(tmp_path, capsys):
             "task/multi_gpu.md": "```\npython -m torch.distributed.launch --nproc_per_node 8 "
             "train.py\n```\n",
         },
-        # `train.py` names either file: which one runs as one process is not known
+        # no `cd`: `train.py` names either file, which one runs as one process is not known
         {
-            "task/README.md": TASK_README.format(command="python train.py"),
+            "task/README.md": "Navigate to `code`, then run `python train.py`.\n",
             "task/other/train.py": "print('another script')\n",
         },
     ],
@@ -263,3 +263,26 @@ def test_ddp022_where_the_project_pins_a_torch_without_torchrun(tmp_path, capsys
     main(["check", "--no-cache", "--preview", "--select", "DDP022", str(root / "train.py")])
     out = capsys.readouterr().out
     assert "[preview]" in out and "pins torch 1.4, older than 1.10" in out
+
+
+def test_cd_in_a_readme_block_decides_which_script_a_bare_name_runs(tmp_path, capsys):
+    """`cd pretrain` then a launcher, `cd infer` then a plain run: the inference script's
+    distributed mode is never launched, the pre-training script's is."""
+    readme = (
+        "```bash\ncd pretrain\ntorchrun --nproc_per_node=8 run.py --epochs 3\n```\n\n"
+        "```bash\ncd infer\npython run.py --split test\n```\n"
+    )
+    root = project(
+        tmp_path,
+        {
+            "pretrain/run.py": TRAIN.format(default=-1),
+            "infer/run.py": TRAIN.format(default=-1),
+            "README.md": readme,
+        },
+    )
+    main(["check", "--no-cache", "--preview", "--select", "DDP005", str(root)])
+    out = capsys.readouterr().out
+    infer = next(line for line in out.splitlines() if "infer" in line)
+    pretrain = next(line for line in out.splitlines() if "pretrain" in line)
+    assert "[preview]" in infer and "(`README.md`)" in infer
+    assert "[preview]" not in pretrain
