@@ -19,6 +19,7 @@ from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.import_uses import may_use
 from ddplint.domain.liveness import Liveness, Livenesses, set_aside_reason
+from ddplint.domain.runners import distribution_opt_in
 from ddplint.noqa import Suppressions
 from ddplint.parsing import file_error, parse
 from ddplint.positions import node_ranges
@@ -134,7 +135,7 @@ def livenesses(ctx: FileContext) -> Livenesses:
         ctx.source,
         _named_elsewhere(ctx.path, root),
         module,
-        set_aside=set_aside_reason(ctx.path, root),
+        set_aside=set_aside_reason(ctx.path, root, lambda: distribution_opt_in(ctx)),
     )
 
 

@@ -4,13 +4,16 @@ and READMEs (`ProjectFiles.command_paths`).
 Which scripts does the project start with `torch.distributed.launch` passing the local rank
 as an option (`option_launches`)? And does the project launch a script only as one
 process? It does
-when the script's distributed mode hangs on a `--local_rank` argument (its own, or one an
-options module of the project defines) that keeps -1 (the convention for "not
-distributed": its default, or the value every command passes), at
+when the script's distributed mode is opt-in: it hangs on a `--local_rank` argument (its
+own, or one an options module of the project defines) that keeps -1 (the convention for
+"not distributed": its default, or the value every command passes), or, with no such
+argument, every process-group start waits for a launcher's environment or an option
+(`ddplint.domain.runners.distribution_opt_in`, asked by the caller); at
 least one command of the project runs the script, and every such command is a plain
 interpreter call (`python train.py ...`, `CUDA_VISIBLE_DEVICES=0 python -u train.py`) with
 no launcher (`torchrun`, `torch.distributed.launch`, deepspeed, accelerate, mpirun, srun,
-a `--nproc_per_node` or `--gpus` option) and no rank of its own. The script must start no
+a `--nproc_per_node` or `--gpus` option, an option turning the mode on: `--distributed`)
+and no rank of its own. The script must start no
 processes itself (`mp.spawn`, `Process`, a `launch(...)` helper, a subprocess), and no
 launcher command of the project may name its script through a variable (it might be this
 one). Then the DDP harm of a finding in the script needs a launch its project does not
@@ -22,6 +25,7 @@ import functools
 import os
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ddplint.project_files import project_files
@@ -29,7 +33,8 @@ from ddplint.project_files import project_files
 _LAUNCHER = re.compile(
     r"torchrun|torch\.distributed\.(launch|run)|\bdeepspeed\b|\baccelerate\b|\bmpirun\b"
     r"|\bmpiexec\b|\bsrun\b|horovodrun|colossalai|\blaunch(er)?\b|\blightning\b"
-    r"|--nproc[_-]per[_-]node|--nnodes|--num[_-]gpus|--gpus\b|--world[_-]size|\bspawn\b",
+    r"|--nproc[_-]per[_-]node|--nnodes|--num[_-]gpus|--gpus\b|--world[_-]size|\bspawn\b"
+    r"|--(distributed|ddp|multiprocessing[_-]distributed)(?![\w-])",
     re.IGNORECASE,
 )
 _INTERPRETER = re.compile(r"(^|[\s;&|(`'\"])python[\d.]*\s")
@@ -74,26 +79,30 @@ def launched_as_one_process(path: str, root: str) -> bool:
     return one_process_command(path, root) is not None
 
 
-def one_process_command(path: str, root: str) -> str | None:
+def one_process_command(
+    path: str, root: str, opt_in: Callable[[], bool] = lambda: False
+) -> str | None:
     """The first command file of the project at `root` that starts the script `path`,
-    when the project launches it only as one process (`launched_as_one_process`); None
-    whenever that is not certain."""
+    when the project launches it only as one process (`launched_as_one_process`; or,
+    for a script with no `--local_rank` option, when `opt_in()` says its distributed
+    mode needs a launcher: `ddplint.domain.runners.distribution_opt_in`); None whenever
+    that is not certain."""
     script = os.path.abspath(path)
     text = project_files(root).text(script)
-    if text is None or "local_rank" not in text or _STARTS_PROCESSES.search(text):
+    if text is None or _STARTS_PROCESSES.search(text):
         return None
-    if _LOCAL_RANK_ARGUMENT.search(text):
-        defaults_to_minus_one = bool(_DEFAULT_NOT_DISTRIBUTED.search(text))
-    else:  # an options module of the project defines it (`tools/finetuning_argparse.py`)
-        defined = _local_rank_definitions(root)
-        if not defined:
-            return None
-        defaults_to_minus_one = all(defined)
     commands = _commands(root)
     runs = commands.by_script.get(script)
     if not runs or commands.launches_unknown_script or not all(r.plain for r in runs):
         return None
-    if defaults_to_minus_one or all(r.passes_minus_one for r in runs):
+    if _LOCAL_RANK_ARGUMENT.search(text):
+        kept = bool(_DEFAULT_NOT_DISTRIBUTED.search(text))
+    elif "local_rank" in text and _local_rank_definitions(root):
+        # an options module of the project defines it (`tools/finetuning_argparse.py`)
+        kept = all(_local_rank_definitions(root))
+    else:
+        return runs[0].command_file if opt_in() else None
+    if kept or all(r.passes_minus_one for r in runs):
         return runs[0].command_file
     return None
 

@@ -71,16 +71,17 @@ def _all_of(states: list[Liveness]) -> Liveness:
     return Liveness.UNKNOWN if Liveness.UNKNOWN in states else Liveness.LIVE
 
 
-def set_aside_reason(path: str, root: str) -> str | None:
+def set_aside_reason(path: str, root: str, opt_in: Callable[[], bool]) -> str | None:
     """Why none of the file `path` of the project at `root` is known to run in a
     distributed job, as a message says it: archived code
     (`ddplint.domain.archived_code`), or a script whose distributed mode is opt-in
-    (`--local_rank` kept at -1) and whose project's own commands start it only as one
-    plain process (`ddplint.domain.launch_commands`); None when neither holds."""
+    (`--local_rank` kept at -1, or `opt_in()`) and whose project's own commands start it
+    only as one plain process (`ddplint.domain.launch_commands`); None when neither
+    holds."""
     mark = archive_mark(path, root)
     if mark is not None:
         return f"unproven: `{mark}` marks this file as archived code, not known to run"
-    command = one_process_command(path, root)
+    command = one_process_command(path, root, opt_in)
     if command is None:
         return None
     shown = os.path.relpath(command, root)

@@ -286,3 +286,52 @@ def test_cd_in_a_readme_block_decides_which_script_a_bare_name_runs(tmp_path, ca
     pretrain = next(line for line in out.splitlines() if "pretrain" in line)
     assert "[preview]" in infer and "(`README.md`)" in infer
     assert "[preview]" not in pretrain
+
+
+# A script with no `--local_rank` option whose distributed mode a launcher turns on: the
+# process group starts only where the launcher's environment (or an option) says so.
+OPT_IN = """\
+import argparse
+import os
+import torch
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--distributed", action="store_true")
+args = parser.parse_args()
+if {test}:
+    dist.init_process_group("nccl")
+
+
+def step(model, x):
+    loss = model(x).sum() / dist.get_world_size()
+    loss.backward()
+"""
+
+
+@pytest.mark.parametrize(
+    ("test", "command", "unproven"),
+    [
+        ('"WORLD_SIZE" in os.environ', "python train.py", True),
+        ('int(os.environ.get("WORLD_SIZE", 1)) > 1', "python train.py --lr 3e-4", True),
+        ("args.distributed", "python train.py", True),
+        ("args.distributed", "python train.py --distributed", False),
+        ('"WORLD_SIZE" in os.environ', "torchrun --nproc_per_node 4 train.py", False),
+        ("True", "python train.py", False),
+    ],
+    ids=[
+        "launcher variable",
+        "world size from the environment",
+        "flag left off",
+        "flag passed",
+        "torchrun",
+        "always distributed",
+    ],
+)
+def test_a_distributed_mode_opt_in_by_environment_or_flag(
+    tmp_path, capsys, test, command, unproven
+):
+    root = project(tmp_path, {"train.py": OPT_IN.format(test=test), "run.sh": command + "\n"})
+    out = run(capsys, root)
+    assert ("1 more unproven finding hidden" in out) is unproven
+    assert ("DDP005" in out) is not unproven
