@@ -151,13 +151,13 @@ def _commands(root: str) -> _Commands:
                 command_file=command_file,
             )
             tokens = [*_SCRIPT.findall(line), *_modules_run(line)]
-            for token in tokens:
-                named = _scripts_named(token, folder, root, by_name)
+            resolved = [_scripts_named(t, folder, root, by_name) for t in tokens]
+            for named in resolved:
                 if run.plain and len(named) > 1:
                     continue  # one plain process of one of these files: which one?
                 for script in named:
                     found.by_script[script].append(run)
-            if launcher and not tokens and "$" in line:
+            if launcher and not any(resolved) and "$" in line:
                 found.launches_unknown_script = True  # `torchrun ... $SCRIPT`: maybe any
     return found
 
@@ -206,8 +206,15 @@ def _scripts_named(token: str, folder: str, root: str, by_name: dict[str, list[s
     that name in that folder or at the root (where commands are run from), else the
     files of that name below the folder (a README whose commands run in `code/` after
     "navigate to `code`")."""
-    parts = [p for p in token.strip("'\"").split("/") if p not in ("", ".", "~")]
+    path = token.strip("'\"")
+    if path.startswith(("../", "./")):  # relative to the folder the command runs in
+        exact = os.path.normpath(os.path.join(folder, path))
+        if exact in by_name.get(os.path.basename(exact), ()):
+            return [exact]
+    parts = [p for p in path.split("/") if p not in ("", ".", "~")]
     while any("$" in p or "{" in p for p in parts):  # `$ROOT/tools/train.py`: the rest
+        parts = parts[1:]
+    while parts and parts[0] == "..":  # above the folder, out of sight: the rest
         parts = parts[1:]
     if not parts:
         return []

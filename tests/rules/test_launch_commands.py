@@ -100,6 +100,13 @@ PROVEN = {
         {"run.sh": "python train.py\n", "multi.sh": "torchrun --nproc_per_node 2 $SCRIPT\n"},
         -1,
     ),
+    "a launcher in scripts/ runs ../train.py": (
+        {
+            "run.sh": "python train.py\n",
+            "scripts/multi.sh": "torchrun --nproc_per_node 2 ../train.py\n",
+        },
+        -1,
+    ),
     "a launcher runs a module": (
         {"run.sh": "python train.py\n", "multi.sh": "torchrun --nproc_per_node 2 -m train\n"},
         -1,
