@@ -244,8 +244,8 @@ def _pinned_before_torchrun(ctx: FileContext) -> Version | None:
 
 
 def _message(call: cst.Call, documented: str | None) -> str:
-    """What the option does under the launch the project documents (`documented`: the
-    command file starting it with torch.distributed.launch) and under torchrun."""
+    """What the option does under the launch the project documents (`documented`: who
+    starts it with torch.distributed.launch, `option_launch`) and under torchrun."""
     torchrun = (
         "torchrun sets the LOCAL_RANK environment variable instead, so under torchrun this "
         "argument keeps its default on every rank"
@@ -263,10 +263,7 @@ def _message(call: cst.Call, documented: str | None) -> str:
         works += "which this parser does not know)"
     else:
         works = "passes `--local_rank=N` (`--local-rank=N` from torch 2.0 on)"
-    return (
-        f"`{documented}` starts this script with the deprecated torch.distributed.launch, "
-        f"which {works}; {torchrun}"
-    )
+    return f"{documented} with the deprecated torch.distributed.launch, which {works}; {torchrun}"
 
 
 def _int_literal(expr: cst.BaseExpression) -> str | None:
