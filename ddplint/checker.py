@@ -16,11 +16,10 @@ from libcst.metadata import CodeRange
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
-from ddplint.domain.archived_code import archive_mark
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.import_uses import may_use
-from ddplint.domain.launch_commands import launched_as_one_process
-from ddplint.domain.liveness import Liveness, Livenesses
+from ddplint.domain.liveness import Liveness, Livenesses, set_aside_reason
+from ddplint.domain.runners import distribution_opt_in
 from ddplint.noqa import Suppressions
 from ddplint.parsing import file_error, parse
 from ddplint.positions import node_ranges
@@ -100,6 +99,9 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
                     continue
                 if state is Liveness.UNKNOWN and not finding.unproven:
                     finding = dataclasses.replace(finding, unproven=True)
+                if liveness.set_aside is not None:
+                    message = f"{finding.message} ({liveness.set_aside})"
+                    finding = dataclasses.replace(finding, message=message)
                 findings.append((rule, finding))
         except Exception as exc:  # a broken rule must not take the other files down
             frame = traceback.extract_tb(exc.__traceback__)[-1]
@@ -126,7 +128,6 @@ def livenesses(ctx: FileContext) -> Livenesses:
     if not os.path.isfile(ctx.path):  # a snippet: what calls it is out of sight
         return Livenesses(ctx.model, ctx.resolver, ctx.flow, ctx.source, None, module)
     root = ModuleFinder().root(ctx.path)
-    set_aside = archive_mark(ctx.path, root) is not None or launched_as_one_process(ctx.path, root)
     return Livenesses(
         ctx.model,
         ctx.resolver,
@@ -134,7 +135,7 @@ def livenesses(ctx: FileContext) -> Livenesses:
         ctx.source,
         _named_elsewhere(ctx.path, root),
         module,
-        set_aside=set_aside,
+        set_aside=set_aside_reason(ctx.path, root, lambda: distribution_opt_in(ctx)),
     )
 
 

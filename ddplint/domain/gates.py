@@ -101,6 +101,16 @@ class Gates:
         `if dist.get_world_size() != 1: raise`, or where a distributed switch of the project
         is off (`if not cfg.enable_fsdp:`); and under no condition that holds only when it
         is (`elif strategy == "fsdp":` after `if strategy == "ddp":`)."""
+        return self._mode_sides(node) == {True}
+
+    def distributed_only(self, node: cst.CSTNode) -> bool:
+        """`node` runs only when the job is distributed: under `if args.local_rank != -1:`,
+        `if "WORLD_SIZE" in os.environ:`, `else` of `if world_size == 1:`, and under no
+        condition that holds only when it is not (`single_process`'s mirror)."""
+        return self._mode_sides(node) == {False}
+
+    def _mode_sides(self, node: cst.CSTNode) -> set[bool]:
+        """For each mode test around `node`, whether `node` runs on its one-process side."""
         sides: set[bool] = set()
         for condition in self.flow.conditions(node):
             when = self.ranks.single_process_when(condition.test)
@@ -115,7 +125,7 @@ class Gates:
                     on = self._switch(term)
                     if on is not None:
                         sides.add(value != on)
-        return sides == {True}
+        return sides
 
     def opens_to_every_rank(self, gate: Gate) -> bool:
         """Where the gate lets its node run, its test is a disjunction with a term that is

@@ -4,13 +4,16 @@ and READMEs (`ProjectFiles.command_paths`).
 Which scripts does the project start with `torch.distributed.launch` passing the local rank
 as an option (`option_launches`)? And does the project launch a script only as one
 process? It does
-when the script's distributed mode hangs on a `--local_rank` argument (its own, or one an
-options module of the project defines) that keeps -1 (the convention for "not
-distributed": its default, or the value every command passes), at
+when the script's distributed mode is opt-in: it hangs on a `--local_rank` argument (its
+own, or one an options module of the project defines) that keeps -1 (the convention for
+"not distributed": its default, or the value every command passes), or, with no such
+argument, every process-group start waits for a launcher's environment or an option
+(`ddplint.domain.runners.distribution_opt_in`, asked by the caller); at
 least one command of the project runs the script, and every such command is a plain
 interpreter call (`python train.py ...`, `CUDA_VISIBLE_DEVICES=0 python -u train.py`) with
 no launcher (`torchrun`, `torch.distributed.launch`, deepspeed, accelerate, mpirun, srun,
-a `--nproc_per_node` or `--gpus` option) and no rank of its own. The script must start no
+a `--nproc_per_node` or `--gpus` option, an option turning the mode on: `--distributed`)
+and no rank of its own. The script must start no
 processes itself (`mp.spawn`, `Process`, a `launch(...)` helper, a subprocess), and no
 launcher command of the project may name its script through a variable (it might be this
 one). Then the DDP harm of a finding in the script needs a launch its project does not
@@ -22,6 +25,7 @@ import functools
 import os
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ddplint.project_files import project_files
@@ -29,7 +33,8 @@ from ddplint.project_files import project_files
 _LAUNCHER = re.compile(
     r"torchrun|torch\.distributed\.(launch|run)|\bdeepspeed\b|\baccelerate\b|\bmpirun\b"
     r"|\bmpiexec\b|\bsrun\b|horovodrun|colossalai|\blaunch(er)?\b|\blightning\b"
-    r"|--nproc[_-]per[_-]node|--nnodes|--num[_-]gpus|--gpus\b|--world[_-]size|\bspawn\b",
+    r"|--nproc[_-]per[_-]node|--nnodes|--num[_-]gpus|--gpus\b|--world[_-]size|\bspawn\b"
+    r"|--(distributed|ddp|multiprocessing[_-]distributed)(?![\w-])",
     re.IGNORECASE,
 )
 _INTERPRETER = re.compile(r"(^|[\s;&|(`'\"])python[\d.]*\s")
@@ -57,6 +62,7 @@ class _Run:
 
     plain: bool
     passes_minus_one: bool
+    command_file: str
 
 
 @dataclass
@@ -70,22 +76,35 @@ class _Commands:
 def launched_as_one_process(path: str, root: str) -> bool:
     """Whether the project at `root` launches the script `path` only as one process (see
     the module docstring); False whenever that is not certain."""
+    return one_process_command(path, root) is not None
+
+
+def one_process_command(
+    path: str, root: str, opt_in: Callable[[], bool] = lambda: False
+) -> str | None:
+    """The first command file of the project at `root` that starts the script `path`,
+    when the project launches it only as one process (`launched_as_one_process`; or,
+    for a script with no `--local_rank` option, when `opt_in()` says its distributed
+    mode needs a launcher: `ddplint.domain.runners.distribution_opt_in`); None whenever
+    that is not certain."""
     script = os.path.abspath(path)
     text = project_files(root).text(script)
-    if text is None or "local_rank" not in text or _STARTS_PROCESSES.search(text):
-        return False
-    if _LOCAL_RANK_ARGUMENT.search(text):
-        defaults_to_minus_one = bool(_DEFAULT_NOT_DISTRIBUTED.search(text))
-    else:  # an options module of the project defines it (`tools/finetuning_argparse.py`)
-        defined = _local_rank_definitions(root)
-        if not defined:
-            return False
-        defaults_to_minus_one = all(defined)
+    if text is None or _STARTS_PROCESSES.search(text):
+        return None
     commands = _commands(root)
     runs = commands.by_script.get(script)
     if not runs or commands.launches_unknown_script or not all(r.plain for r in runs):
-        return False
-    return defaults_to_minus_one or all(r.passes_minus_one for r in runs)
+        return None
+    if _LOCAL_RANK_ARGUMENT.search(text):
+        kept = bool(_DEFAULT_NOT_DISTRIBUTED.search(text))
+    elif "local_rank" in text and _local_rank_definitions(root):
+        # an options module of the project defines it (`tools/finetuning_argparse.py`)
+        kept = all(_local_rank_definitions(root))
+    else:
+        return runs[0].command_file if opt_in() else None
+    if kept or all(r.passes_minus_one for r in runs):
+        return runs[0].command_file
+    return None
 
 
 def launched_scripts(root: str) -> tuple[str, ...]:
@@ -117,7 +136,8 @@ def _commands(root: str) -> _Commands:
         by_name[os.path.basename(script)].append(script)
     found = _Commands()
     for command_file in files.command_paths:
-        for line in _lines(files.text(command_file) or ""):
+        lines = _lines(files.text(command_file) or "")
+        for line, folder in zip(lines, _folders(lines, command_file, root), strict=True):
             launcher = bool(_LAUNCHER.search(line))
             if not launcher and not _INTERPRETER.search(line):
                 continue
@@ -128,12 +148,16 @@ def _commands(root: str) -> _Commands:
             run = _Run(
                 plain=not (launcher or several) and all(r < 0 for r in ranks),
                 passes_minus_one=ranks == [-1],
+                command_file=command_file,
             )
             tokens = [*_SCRIPT.findall(line), *_modules_run(line)]
-            named = [s for t in tokens for s in _scripts_named(t, command_file, root, by_name)]
-            for script in named:
-                found.by_script[script].append(run)
-            if launcher and not named and "$" in line:
+            resolved = [_scripts_named(t, folder, root, by_name) for t in tokens]
+            for named in resolved:
+                if run.plain and len(named) > 1:
+                    continue  # one plain process of one of these files: which one?
+                for script in named:
+                    found.by_script[script].append(run)
+            if launcher and not any(resolved) and "$" in line:
                 found.launches_unknown_script = True  # `torchrun ... $SCRIPT`: maybe any
     return found
 
@@ -153,23 +177,53 @@ def _lines(text: str) -> list[str]:
     return text.replace("\\\r\n", " ").replace("\\\n", " ").splitlines()
 
 
-def _scripts_named(
-    token: str, command_file: str, root: str, by_name: dict[str, list[str]]
-) -> list[str]:
-    """The project files a script token of a command may name: a path with folders names
-    the files it is a trailing part of; a bare file name, the file of that name beside the
-    command file or at the root (where commands are run from)."""
-    parts = [p for p in token.strip("'\"").split("/") if p not in ("", ".", "~")]
+_CD = re.compile(r"^[\s$`>]*cd\s+([^\s;&|`]+)")
+
+
+def _folders(lines: list[str], command_file: str, root: str) -> list[str]:
+    """The folder each line of a command file runs in: the file's own folder, moved by
+    `cd code` / `cd ..` (back to the file's folder where a README's code block starts,
+    and where a `cd` goes somewhere out of sight: `cd $DIR`, `cd ~`)."""
+    start = os.path.dirname(command_file)
+    folder = start
+    found = []
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            folder = start
+        moved = _CD.match(line)
+        if moved is not None:
+            target = moved.group(1).strip("'\"")
+            folder = os.path.normpath(os.path.join(folder, target))
+            if any(c in target for c in "$~") or not folder.startswith(root + os.sep):
+                folder = start
+        found.append(folder)
+    return found
+
+
+def _scripts_named(token: str, folder: str, root: str, by_name: dict[str, list[str]]) -> list[str]:
+    """The project files a script token of a command run in `folder` may name: a path
+    with folders names the files it is a trailing part of; a bare file name, the file of
+    that name in that folder or at the root (where commands are run from), else the
+    files of that name below the folder (a README whose commands run in `code/` after
+    "navigate to `code`")."""
+    path = token.strip("'\"")
+    if path.startswith(("../", "./")):  # relative to the folder the command runs in
+        exact = os.path.normpath(os.path.join(folder, path))
+        if exact in by_name.get(os.path.basename(exact), ()):
+            return [exact]
+    parts = [p for p in path.split("/") if p not in ("", ".", "~")]
     while any("$" in p or "{" in p for p in parts):  # `$ROOT/tools/train.py`: the rest
+        parts = parts[1:]
+    while parts and parts[0] == "..":  # above the folder, out of sight: the rest
         parts = parts[1:]
     if not parts:
         return []
     candidates = by_name.get(parts[-1], [])
-    if len(parts) == 1:
-        beside = {os.path.dirname(command_file), root}
-        return [c for c in candidates if os.path.dirname(c) in beside]
-    tail = os.sep + os.path.join(*parts)
-    return [c for c in candidates if c.endswith(tail)]
+    if len(parts) > 1:
+        tail = os.sep + os.path.join(*parts)
+        return [c for c in candidates if c.endswith(tail)]
+    beside = [c for c in candidates if os.path.dirname(c) in (folder, root)]
+    return beside or [c for c in candidates if c.startswith(folder + os.sep)]
 
 
 @functools.cache
@@ -221,6 +275,7 @@ def _launches(root: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, 
     environment: dict[str, str] = {}
     for command_file in files.command_paths:
         lines = _lines(files.text(command_file) or "")
+        folders = _folders(lines, command_file, root)
         for index, line in enumerate(lines):
             match = _DEPRECATED_LAUNCH.search(line)
             found = option if match is not None and not _USE_ENV.search(line) else environment
@@ -229,7 +284,8 @@ def _launches(root: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, 
                 if match is None:
                     continue
             tokens = _SCRIPT.findall(line[match.end() :]) or _script_below(lines, index)
-            for script in _scripts_named(tokens[0], command_file, root, by_name) if tokens else []:
+            named = _scripts_named(tokens[0], folders[index], root, by_name) if tokens else []
+            for script in named if len(named) == 1 else ():  # several: which one?
                 found.setdefault(script, command_file)
     return tuple(option.items()), tuple(environment.items())
 

@@ -30,12 +30,15 @@ file itself neither is the function naming itself nor another object's attribute
 from __future__ import annotations
 
 import enum
+import os
 import re
 from collections.abc import Callable
 from functools import cached_property
 
 import libcst as cst
 
+from ddplint.domain.archived_code import archive_mark
+from ddplint.domain.launch_commands import one_process_command
 from ddplint.domain.scripts import is_script
 from ddplint.domain.versions import TORCHRUN_SINCE, TorchVersions
 from ddplint.engine import Condition, Flow, Resolver, SemanticModel
@@ -68,6 +71,27 @@ def _all_of(states: list[Liveness]) -> Liveness:
     return Liveness.UNKNOWN if Liveness.UNKNOWN in states else Liveness.LIVE
 
 
+def set_aside_reason(path: str, root: str, opt_in: Callable[[], bool]) -> str | None:
+    """Why none of the file `path` of the project at `root` is known to run in a
+    distributed job, as a message says it: archived code
+    (`ddplint.domain.archived_code`), or a script whose distributed mode is opt-in
+    (`--local_rank` kept at -1, or `opt_in()`) and whose project's own commands start it
+    only as one plain process (`ddplint.domain.launch_commands`); None when neither
+    holds."""
+    mark = archive_mark(path, root)
+    if mark is not None:
+        return f"unproven: `{mark}` marks this file as archived code, not known to run"
+    command = one_process_command(path, root, opt_in)
+    if command is None:
+        return None
+    shown = os.path.relpath(command, root)
+    return (
+        f"unproven: every command of the project that runs this script (`{shown}`) starts "
+        "one plain process, with no distributed launcher: its distributed mode is opt-in "
+        "and not known to be used"
+    )
+
+
 class Livenesses:
     """Liveness of the statements of one file.
 
@@ -83,12 +107,11 @@ class Livenesses:
         source: str,
         named_elsewhere: Callable[[str], bool] | None,
         module_name: str = "",
-        set_aside: bool = False,
+        set_aside: str | None = None,
     ) -> None:
         """`module_name`: the file's module name, to ask whether other files import it;
-        `set_aside`: none of the file is known to run in a distributed job: it is archived
-        code (`ddplint.domain.archived_code`), or a script its project launches only as
-        one process (`ddplint.domain.launch_commands`)."""
+        `set_aside`: why none of the file is known to run in a distributed job
+        (`set_aside_reason`), None when nothing sets it aside."""
         self.module_name = module_name
         self.set_aside = set_aside
         self.model = model

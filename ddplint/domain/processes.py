@@ -14,9 +14,10 @@ from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_STARTERS, SPAWN_FUNCTIONS, STARTERS
 from ddplint.domain.cli_commands import subcommands
-from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of, last_name, string_value
+from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of, keyword, last_name, string_value
 from ddplint.domain.entry_pins import pins_one_process
 from ddplint.domain.one_rank_groups import (
+    is_one,
     launches_one_process,
     one_rank_group,
     plays_one_rank,
@@ -25,9 +26,10 @@ from ddplint.domain.one_rank_groups import (
 )
 from ddplint.domain.project_view import project_of
 from ddplint.domain.ray_actors import in_single_actor
-from ddplint.domain.scripts import is_script
+from ddplint.domain.scripts import is_script, main_blocks
 from ddplint.domain.switches import turns_switches_off
 from ddplint.domain.test_modules import JOB_WORDS, shows_job
+from ddplint.engine.constants import certainly
 from ddplint.engine.resolve import methods_named
 from ddplint.names import dotted
 
@@ -253,6 +255,8 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
     (`_lone_workers`), or in a file that runs as one process (`single_process`)."""
     if domain_of(ctx).gates.single_process(node) or _in_fake_group(ctx, node):
         return True
+    if _in_one_rank_job(ctx, node):
+        return True
     if single_process(ctx):
         return True
     if _parametrizes_tests(ctx, node) or in_single_actor(ctx, node):
@@ -386,6 +390,43 @@ def _parametrizes_tests(ctx: FileContext, node: cst.CSTNode) -> bool:
         if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
             return False
     return False
+
+
+def _in_one_rank_job(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs in a function, or the `if __name__ == "__main__":` block, whose every
+    process-group start is given `world_size=1` (`init_process_group("nccl", rank=0,
+    world_size=1)` in a one-process demo) and that spawns no workers: the job is this one
+    process."""
+    scope: cst.CSTNode | None = ctx.enclosing_function(node)
+    if scope is None:
+        scope = next((b for b in main_blocks(ctx.module) if ctx.is_inside(node, b)), None)
+    return scope is not None and scope in _one_rank_scopes(ctx)
+
+
+@_per_file
+def _one_rank_scopes(ctx: FileContext) -> list[cst.CSTNode]:
+    """The functions and `__main__` blocks that start only process groups of one rank and
+    spawn no workers (`_in_one_rank_job`)."""
+    starts: dict[int, tuple[cst.CSTNode, list[cst.Call]]] = {}
+    for call in ctx.calls_to(*STARTERS):
+        scope: cst.CSTNode | None = ctx.enclosing_function(call)
+        if scope is None:
+            scope = next((b for b in main_blocks(ctx.module) if ctx.is_inside(call, b)), None)
+        if scope is not None:
+            starts.setdefault(id(scope), (scope, []))[1].append(call)
+    return [
+        scope
+        for scope, calls in starts.values()
+        if all(_starts_one_rank(ctx, call) for call in calls)
+    ]
+
+
+def _starts_one_rank(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` starts a process group given `world_size=1` (never a spawn)."""
+    if ctx.call_name(call) in SPAWN_FUNCTIONS:
+        return False
+    size = keyword(call, "world_size")
+    return size is not None and certainly(ctx.resolver, size.value, call, is_one)
 
 
 def _in_fake_group(ctx: FileContext, node: cst.CSTNode) -> bool:

@@ -30,7 +30,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
-from ddplint.domain.apis import PROCESS_STARTERS, SPAWN_FUNCTIONS
+from ddplint.domain.apis import PROCESS_STARTERS, SPAWN_FUNCTIONS, STARTERS
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.processes import runs_in_one_process
 from ddplint.domain.project_view import project_of
@@ -52,6 +52,7 @@ DEPTH = 6  # calls followed up, in this file and into other modules together
 __all__ = [
     "Runner",
     "Runners",
+    "distribution_opt_in",
     "every_rank",
     "holds_at_every_call",
     "one_process",
@@ -191,6 +192,24 @@ def _joins_job(ctx: FileContext, func: cst.FunctionDef) -> bool:
         and gates.gate(call) is None
         for call in ctx.calls_within(func)
     )
+
+
+def distribution_opt_in(ctx: FileContext) -> bool:
+    """The file's distributed mode is opt-in: it starts process groups (`init_process_group`,
+    `init_device_mesh`), each only on the distributed side of a mode test, here or at
+    every call of its function in this file (`Gates.distributed_only`: under
+    `if args.local_rank != -1:`, `if "WORLD_SIZE" in os.environ:`, the `else` of
+    `if world_size == 1:`), and spawns no workers: started with no launcher and no
+    option turning the mode on, it runs as one process."""
+    return ctx.memo(_distribution_opt_in)
+
+
+def _distribution_opt_in(ctx: FileContext) -> bool:
+    starts = list(ctx.calls_to(*STARTERS))
+    if not starts or any(ctx.call_name(call) in SPAWN_FUNCTIONS for call in starts):
+        return False
+    gates = domain_of(ctx).gates
+    return all(holds_at_every_call(ctx, call, gates.distributed_only) for call in starts)
 
 
 def every_rank(ctx: FileContext, node: cst.CSTNode, exempt: Exempt | None = None) -> bool | None:

@@ -56,3 +56,39 @@ def test_a_launch_passing_no_option_leaves_the_finding_proven(tmp_path, capsys, 
     (found,) = findings(tmp_path, capsys, command, '"--local_rank"')
     assert not found["unproven"]
     assert found["message"].startswith("`--local_rank` is only passed by the deprecated")
+
+
+OPTIONS = """\
+import torch
+import torch.distributed as dist
+
+
+def add_args(parser):
+    parser.add_argument("--local_rank", type=int, default=-1)
+    return parser
+
+
+def set_dist(args):
+    if args.local_rank != -1:
+        torch.cuda.set_device(args.local_rank)
+        dist.init_process_group("nccl")
+"""
+
+
+def test_an_options_module_of_a_documented_launch_names_the_script(tmp_path, capsys):
+    """`configs.py` declares the option and reads it; `train.py`, which imports it, is
+    the script the project starts with torch.distributed.launch. Checked alone (before
+    the project is known), the module still finds its importer through the text."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "run.sh").write_text(f"{LAUNCH} train.py --epochs 3\n", encoding="utf-8")
+    (tmp_path / "configs.py").write_text(OPTIONS, encoding="utf-8")
+    (tmp_path / "train.py").write_text(
+        "import argparse\nfrom configs import add_args, set_dist\n\n"
+        "args = add_args(argparse.ArgumentParser()).parse_args()\nset_dist(args)\n",
+        encoding="utf-8",
+    )
+    args = ["check", "--no-cache", "--exit-zero", "--output-format", "json", "--preview"]
+    main([*args, "--select", "DDP022", str(tmp_path / "configs.py")])
+    (found,) = json.loads(capsys.readouterr().out)
+    assert found["unproven"]
+    assert found["message"].startswith("`run.sh` starts `train.py`, which imports this module,")

@@ -100,6 +100,13 @@ PROVEN = {
         {"run.sh": "python train.py\n", "multi.sh": "torchrun --nproc_per_node 2 $SCRIPT\n"},
         -1,
     ),
+    "a launcher in scripts/ runs ../train.py": (
+        {
+            "run.sh": "python train.py\n",
+            "scripts/multi.sh": "torchrun --nproc_per_node 2 ../train.py\n",
+        },
+        -1,
+    ),
     "a launcher runs a module": (
         {"run.sh": "python train.py\n", "multi.sh": "torchrun --nproc_per_node 2 -m train\n"},
         -1,
@@ -208,3 +215,130 @@ def test_a_script_that_sets_local_rank_for_each_worker_it_starts(
     root = project(tmp_path, {"train.py": SELF_LAUNCHER.format(assignment=assignment)})
     main(["check", "--no-cache", "--select", "DDP022", "--preview", str(root / "train.py")])
     assert ("DDP022" in capsys.readouterr().out) is reported
+
+
+# A task folder whose README runs the script in its `code/` folder, as benchmark suites
+# with one folder per task lay out their commands ("navigate to `code`", `cd code`).
+TASK_README = "## Fine-tune\n\n```shell\ncd code\n{command} \\\n    --do_train\n```\n"
+
+
+def test_readme_of_a_task_folder_runs_the_script_below_it(tmp_path, capsys):
+    root = project(
+        tmp_path,
+        {
+            "task/code/train.py": TRAIN.format(default=-1),
+            "task/README.md": TASK_README.format(command="python train.py"),
+        },
+    )
+    main(["check", "--no-cache", "--preview", "--select", "DDP005", str(root)])
+    out = capsys.readouterr().out
+    assert "[preview]" in out
+    assert "every command of the project that runs this script (`task/README.md`)" in out
+    assert "starts one plain process, with no distributed launcher" in out
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"task/README.md": TASK_README.format(command="torchrun --nproc_per_node=$GPUS train.py")},
+        {
+            "task/README.md": TASK_README.format(command="python train.py"),
+            "task/multi_gpu.md": "```\npython -m torch.distributed.launch --nproc_per_node 8 "
+            "train.py\n```\n",
+        },
+        # no `cd`: `train.py` names either file, which one runs as one process is not known
+        {
+            "task/README.md": "Navigate to `code`, then run `python train.py`.\n",
+            "task/other/train.py": "print('another script')\n",
+        },
+    ],
+    ids=["launcher", "one distributed launch among plain runs", "several files of that name"],
+)
+def test_a_distributed_launch_or_doubt_below_a_task_folder_keeps_it_proven(tmp_path, capsys, files):
+    root = project(tmp_path, {"task/code/train.py": TRAIN.format(default=-1), **files})
+    main(["check", "--no-cache", "--select", "DDP005", str(root / "task" / "code" / "train.py")])
+    out = capsys.readouterr().out
+    assert "DDP005" in out and "unproven" not in out
+
+
+def test_ddp022_where_the_project_pins_a_torch_without_torchrun(tmp_path, capsys):
+    """torch 1.4 has no torchrun: the advice needs a torch the project does not install."""
+    root = project(
+        tmp_path,
+        {"train.py": DDP022_TRAIN, "README.md": "```\npip install torch==1.4.0\n```\n"},
+    )
+    main(["check", "--no-cache", "--preview", "--select", "DDP022", str(root / "train.py")])
+    out = capsys.readouterr().out
+    assert "[preview]" in out and "pins torch 1.4, older than 1.10" in out
+
+
+def test_cd_in_a_readme_block_decides_which_script_a_bare_name_runs(tmp_path, capsys):
+    """`cd pretrain` then a launcher, `cd infer` then a plain run: the inference script's
+    distributed mode is never launched, the pre-training script's is."""
+    readme = (
+        "```bash\ncd pretrain\ntorchrun --nproc_per_node=8 run.py --epochs 3\n```\n\n"
+        "```bash\ncd infer\npython run.py --split test\n```\n"
+    )
+    root = project(
+        tmp_path,
+        {
+            "pretrain/run.py": TRAIN.format(default=-1),
+            "infer/run.py": TRAIN.format(default=-1),
+            "README.md": readme,
+        },
+    )
+    main(["check", "--no-cache", "--preview", "--select", "DDP005", str(root)])
+    out = capsys.readouterr().out
+    infer = next(line for line in out.splitlines() if "infer" in line)
+    pretrain = next(line for line in out.splitlines() if "pretrain" in line)
+    assert "[preview]" in infer and "(`README.md`)" in infer
+    assert "[preview]" not in pretrain
+
+
+# A script with no `--local_rank` option whose distributed mode a launcher turns on: the
+# process group starts only where the launcher's environment (or an option) says so.
+OPT_IN = """\
+import argparse
+import os
+import torch
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--distributed", action="store_true")
+args = parser.parse_args()
+if {test}:
+    dist.init_process_group("nccl")
+
+
+def step(model, x):
+    loss = model(x).sum() / dist.get_world_size()
+    loss.backward()
+"""
+
+
+@pytest.mark.parametrize(
+    ("test", "command", "unproven"),
+    [
+        ('"WORLD_SIZE" in os.environ', "python train.py", True),
+        ('int(os.environ.get("WORLD_SIZE", 1)) > 1', "python train.py --lr 3e-4", True),
+        ("args.distributed", "python train.py", True),
+        ("args.distributed", "python train.py --distributed", False),
+        ('"WORLD_SIZE" in os.environ', "torchrun --nproc_per_node 4 train.py", False),
+        ("True", "python train.py", False),
+    ],
+    ids=[
+        "launcher variable",
+        "world size from the environment",
+        "flag left off",
+        "flag passed",
+        "torchrun",
+        "always distributed",
+    ],
+)
+def test_a_distributed_mode_opt_in_by_environment_or_flag(
+    tmp_path, capsys, test, command, unproven
+):
+    root = project(tmp_path, {"train.py": OPT_IN.format(test=test), "run.sh": command + "\n"})
+    out = run(capsys, root)
+    assert ("1 more unproven finding hidden" in out) is unproven
+    assert ("DDP005" in out) is not unproven

@@ -19,7 +19,7 @@ from ddplint.domain.receivers import (
     made_by_project_class,
     never_bound,
 )
-from ddplint.domain.runners import outside_calls
+from ddplint.domain.runners import Runner, outside_calls, runners
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp020_cuda_without_set_device.device_picks import (
     INIT,
@@ -30,6 +30,8 @@ from ddplint.rules.ddp020_cuda_without_set_device.device_picks import (
     unset_branch,
     wrapped_with_device_ids,
 )
+
+_IS_INITIALIZED = "torch.distributed.is_initialized"
 
 
 def _fix(ctx: FileContext) -> FixSpec | None:
@@ -80,7 +82,9 @@ runs in one process only is left alone: on the single-process side of an
 (or one of one rank: `WORLD_SIZE` set to 1) and reads no rank, in a pytest test skipped
 under a distributed launch (`skipif("WORLD_SIZE" in os.environ)`) or with no sign of one
 in its name, markers, fixtures or body, or in a Ray actor given GPUs of its own
-(`@ray.remote(num_gpus=1)`), also in a function only such code calls. Fake tensors (under
+(`@ray.remote(num_gpus=1)`), in a function or `__main__` block whose every process-group
+start is given `world_size=1` (a one-process demo), also in a function only such code
+calls, here or in another module (`ddplint.domain.runners`). Fake tensors (under
 `FakeTensorMode`) take no GPU memory. A helper the file never runs itself, called from
 other project modules one of which sets the device (a `comm.py` beside a launcher that
 calls `torch.cuda.set_device`), runs on the device its callers chose.
@@ -88,7 +92,11 @@ calls `torch.cuda.set_device`), runs on the device its callers chose.
 A `.cuda()` that cannot place anything is left alone: on an object of a class of this file
 that is no `nn.Module` and has no `.cuda()` (it raises AttributeError), or on a name bound
 only in the other branch of an `if` (UnboundLocalError). On an object of a class of another
-project module, whether it is an `nn.Module` is out of sight: unproven (`--preview`).
+project module, whether it is an `nn.Module` is out of sight: unproven (`--preview`). So is
+a use in a helper whose callers are all out of sight (nothing in the project calls it, or
+only a notebook might: they may have set the device), and a use on the side of
+`if dist.is_initialized():` where the group was started before this code ran, by code
+that may have chosen the GPU.
 Where the file names a device only for single calls (`device_ids=[gpu_id]`, `.cuda(rank)`
 for the batches) and never sets the process's device, a model moved with `.cuda()` and
 then wrapped in `DDP(model, device_ids=[...])` is flagged too: the index given to DDP does
@@ -192,7 +200,12 @@ def evaluate(model, loader):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for finding in self._check(ctx):
-            if not finding.unproven and _receiver_out_of_sight(ctx, finding.node):
+            found = runners(ctx, finding.node)
+            if found == {Runner.ONE_PROCESS}:
+                continue  # the job is not distributed there: GPU 0 is the right GPU
+            # no path known to run it in several processes (its callers out of sight)
+            guessed = not found & {Runner.EVERY_RANK, Runner.ONE_RANK}
+            if not finding.unproven and (guessed or _receiver_out_of_sight(ctx, finding.node)):
                 finding = dataclasses.replace(finding, unproven=True)
             yield finding
 
@@ -254,7 +267,22 @@ def evaluate(model, loader):
                 "(the other branch calls set_device or passes a device index): on that path "
                 "every rank lands on GPU 0; call torch.cuda.set_device(local_rank) on both "
                 "paths",
+                unproven=_started_elsewhere(ctx, branch, node),
             )
+
+
+def _started_elsewhere(ctx: FileContext, branch: cst.If, use: cst.CSTNode) -> bool:
+    """`use` runs on the side of `branch` where the process group is already initialised
+    (`if dist.is_initialized():`, or the `else` of `if not dist.is_initialized():`): the
+    code that started it, and may have chosen the GPU, is out of sight."""
+    test = branch.test
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    if isinstance(test, cst.UnaryOperation) and negated:
+        test = test.expression
+    if not (isinstance(test, cst.Call) and ctx.call_name(test) == _IS_INITIALIZED):
+        return False
+    started_side = branch.orelse if negated else branch.body
+    return started_side is not None and ctx.is_inside(use, started_side)
 
 
 def _receiver(node: cst.CSTNode) -> cst.BaseExpression | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 
@@ -12,6 +13,7 @@ from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.ddp_facts import facts_of, keyword, string_value
 from ddplint.domain.launch_commands import passes_local_rank_itself
 from ddplint.domain.local_rank_option import LOCAL_RANK_FLAGS, imports_deepspeed, is_required
+from ddplint.domain.versions import TORCHRUN_SINCE, Version, pinned_torch
 from ddplint.project_files import project_root
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp022_deprecated_launch.launch import (
@@ -43,7 +45,10 @@ module whose value a project script importing it reads as `args.local_rank` whil
 reads LOCAL_RANK; copying the option into `os.environ["LOCAL_RANK"]` is no use of it). A
 use on a branch taken only on a torch older than 1.10, where `torchrun` does
 not exist (`if Version(torch.__version__) >= Version("1.10"): torchrun ... else:
-python -m torch.distributed.launch ...`), is left alone.
+python -m torch.distributed.launch ...`), is left alone; in a project whose pins (its
+packaging files, or `pip install torch==1.4.0` in its READMEs and shell scripts) allow no
+torch from 1.10 on, every finding is unproven: the advice needs a torch it does not
+install.
 
 ## Why is this bad?
 `torch.distributed.launch` is deprecated in favour of `torchrun`. Only the old launcher
@@ -161,6 +166,19 @@ deepspeed.init_distributed()
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        findings = list(self._check(ctx))
+        old = _pinned_before_torchrun(ctx) if findings else None
+        for finding in findings:
+            if old is not None:
+                shown = ".".join(str(n) for n in old)
+                message = (
+                    f"{finding.message} (unproven: the project pins torch {shown}, older "
+                    "than 1.10, the first release with torchrun)"
+                )
+                finding = dataclasses.replace(finding, message=message, unproven=True)
+            yield finding
+
+    def _check(self, ctx: FileContext) -> Iterator[Finding]:
         for node in launch_uses(ctx):
             command = rewritten_command(node)
             fix = None
@@ -216,9 +234,18 @@ deepspeed.init_distributed()
         )
 
 
+def _pinned_before_torchrun(ctx: FileContext) -> Version | None:
+    """The newest torch the project's pins allow for this file (`pinned_torch`), when it
+    is older than torchrun: the advice needs a torch the project does not install."""
+    if not os.path.isfile(ctx.path):
+        return None
+    pinned = pinned_torch(project_root(ctx.path), ctx.path)
+    return pinned if pinned is not None and pinned < TORCHRUN_SINCE else None
+
+
 def _message(call: cst.Call, documented: str | None) -> str:
-    """What the option does under the launch the project documents (`documented`: the
-    command file starting it with torch.distributed.launch) and under torchrun."""
+    """What the option does under the launch the project documents (`documented`: who
+    starts it with torch.distributed.launch, `option_launch`) and under torchrun."""
     torchrun = (
         "torchrun sets the LOCAL_RANK environment variable instead, so under torchrun this "
         "argument keeps its default on every rank"
@@ -236,10 +263,7 @@ def _message(call: cst.Call, documented: str | None) -> str:
         works += "which this parser does not know)"
     else:
         works = "passes `--local_rank=N` (`--local-rank=N` from torch 2.0 on)"
-    return (
-        f"`{documented}` starts this script with the deprecated torch.distributed.launch, "
-        f"which {works}; {torchrun}"
-    )
+    return f"{documented} with the deprecated torch.distributed.launch, which {works}; {torchrun}"
 
 
 def _int_literal(expr: cst.BaseExpression) -> str | None:

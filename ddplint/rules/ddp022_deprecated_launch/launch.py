@@ -221,23 +221,25 @@ def _run_alone(project: ProjectView, reader: str, root: str) -> bool:
 
 
 def option_launch(ctx: FileContext) -> str | None:
-    """The command file (a shell script, a README) of the project that starts this
-    script, or a script importing this file, with `python -m torch.distributed.launch`
-    without `--use_env`: the launcher the project documents passes the local rank as an
-    option. None where no command does, or the file is no file of a project on disk."""
+    """Who the project documents starting this script, or a script importing this file,
+    with `python -m torch.distributed.launch` without `--use_env` (the launcher then
+    passes the local rank as an option), as a message says it: "`run.sh` starts this
+    script". None where no command does, or the file is no file of a project on disk."""
     if not os.path.isfile(ctx.path):
         return None
     root = project_root(ctx.path)
     launches = option_launches(root)
     path = os.path.abspath(ctx.path)
     if path in launches:
-        return os.path.relpath(launches[path], root)
-    project = project_of(ctx)
-    if project is None:
-        return None
+        return f"`{os.path.relpath(launches[path], root)}` starts this script"
+    # the text closures only: a file checked before the project is known parses no more
+    project = project_of(ctx) or Project({})
     for script, command in sorted(launches.items()):
         if path in project.text_closure(script):
-            return os.path.relpath(command, root)
+            shown = os.path.relpath(script, root)
+            return (
+                f"`{os.path.relpath(command, root)}` starts `{shown}`, which imports this module,"
+            )
     return None
 
 
