@@ -532,6 +532,14 @@ def raises_after(ctx: FileContext, node: cst.CSTNode) -> bool:
     return exits_after(ctx, node, (cst.Raise,)) and not caught(ctx, node)
 
 
+def before_error(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs right before an exception leaves its function (`raises_after`), not
+    before a deliberate exit: a diagnostic written on an error path (the batch and weights
+    dumped before `raise RuntimeError("loss is NaN")`), whose writers are the ranks that
+    meet the error, a set that depends on the data."""
+    return raises_after(ctx, node) and not exits_after(ctx, node)
+
+
 def caught(ctx: FileContext, node: cst.CSTNode) -> bool:
     """An exception raised at `node` may be caught inside its function by a `try` whose
     handler carries on (one that does not raise again or end the process)."""
