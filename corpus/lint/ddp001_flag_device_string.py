@@ -27,7 +27,7 @@ def main():
     data = TensorDataset(torch.randn(2048, 3, 32, 32), torch.randint(0, 10, (2048,)))
     model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 256), nn.ReLU(), nn.Linear(256, 10))
     model = model.to(device)
-    model = DDP(model, device_ids=[0], output_device=0)  # expect: DDP001, DDP001
+    model = DDP(model, device_ids=[0], output_device=0)  # expect: DDP001
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     sampler = DistributedSampler(data, shuffle=True, drop_last=True)
     loader = DataLoader(data, batch_size=args.batch_size, sampler=sampler, pin_memory=True)

@@ -8,6 +8,7 @@ the run resumes from it."""
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.checkpoints import SAVE, is_buffer, save_path, saves_state
+from ddplint.domain.ddp_facts import last_name, string_value
 from ddplint.domain.overwrites import (
     at_one_step,
     exits_after,
@@ -23,6 +25,7 @@ from ddplint.domain.overwrites import (
     is_temporary,
     moved_after,
     path_texts,
+    raises_after,
     scoped,
     varies_per_save,
     written_path,
@@ -225,9 +228,10 @@ def helper_writes(
 
 def _once_per_call(ctx: FileContext, call: cst.Call) -> bool:
     """`call` runs once each time its function runs, as far as a repeat goes: not in a
-    loop of its own, not at one configured step, not right before the process exits."""
+    loop of its own, not at one configured step, not right before the process exits or
+    an exception leaves the function (a debug dump before `raise`)."""
     return ctx.enclosing_loop(call) is None and not (
-        at_one_step(ctx, call) or exits_after(ctx, call)
+        at_one_step(ctx, call) or exits_after(ctx, call) or raises_after(ctx, call)
     )
 
 
@@ -473,6 +477,8 @@ def read_back_by_twin(
 _LISTINGS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir"})
 _LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})
 _FORMAT_FIELD = re.compile(r"%[-0-9.]*[dsif]|\{[^}]*\}|[0-9]+")
+_FIELD = re.compile(r"\{[^}]*\}")  # a `str.format` field
+_GLOB = re.compile(r"[*?\[]")
 
 
 def _listing(ctx: FileContext, call: cst.Call) -> bool:
@@ -483,12 +489,16 @@ def _listing(ctx: FileContext, call: cst.Call) -> bool:
     )
 
 
-def resumed_from_newest(ctx: FileContext, texts: list[str]) -> cst.Call | None:
+def resumed_from_newest(
+    ctx: FileContext, texts: list[str], names: set[str] | None = None
+) -> cst.Call | None:
     """The file lists the checkpoint folder for files named like the written path's pieces
     (`texts`: `checkpoint_` and `.pth` of `f"checkpoint_{epoch}.pth"`, against the pattern
     `checkpoint_*.pth`) and loads one of them (`torch.load(sorted(files)[-1])`, a
     `load_checkpoint`/`resume` call): a restart resumes from the newest file by itself.
-    The listing call, or None."""
+    `names`: the written file's name patterns (`file_name_patterns`) where known; a listing
+    by a glob pattern then lists it only when its pattern matches them (`ckpt_*.pth` lists
+    no `model_{step}.pth`, whatever folder both share). The listing call, or None."""
     pieces = {
         piece
         for text in texts
@@ -501,7 +511,7 @@ def resumed_from_newest(ctx: FileContext, texts: list[str]) -> cst.Call | None:
         call
         for call in ctx.calls
         if _listing(ctx, call)
-        and any(p in t for a in call.args for t in path_texts(ctx, a.value, call) for p in pieces)
+        and _lists([t for a in call.args for t in path_texts(ctx, a.value, call)], pieces, names)
     ]
     if not listings:
         return None
@@ -515,3 +525,54 @@ def resumed_from_newest(ctx: FileContext, texts: list[str]) -> cst.Call | None:
             if isinstance(found, cst.Call):
                 return found
     return None
+
+
+def _lists(listed: list[str], pieces: set[str], names: set[str] | None) -> bool:
+    """A listing whose argument texts are `listed` may list the written file: its glob
+    pattern matches one of the file's `names`, or, with no pattern or no known name, one
+    of its texts holds a piece of the written name."""
+    patterns = [t.rsplit("/", 1)[-1] for t in listed if _GLOB.search(t.rsplit("/", 1)[-1])]
+    if patterns and names:
+        return any(fnmatch.fnmatchcase(n.replace("*", "0"), p) for n in names for p in patterns)
+    return any(p in t for t in listed for p in pieces)
+
+
+def file_name_patterns(
+    ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode
+) -> set[str] | None:
+    """The names of the files a path can write, a format field standing for any text
+    (`ckpt_*.pth` for `os.path.join(folder, f"ckpt_{step}.pth")`); None when some value
+    of the path has a name ddplint cannot spell."""
+    names: set[str] = set()
+    for value in ctx.resolver.values(path, at):
+        expr = value.expr
+        if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
+            continue  # a name: its values follow
+        if isinstance(expr, cst.Call) and expr.args and last_name(expr.func) in _JOINS:
+            found = file_name_patterns(ctx, expr.args[-1].value, value.at)
+        elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+            found = file_name_patterns(ctx, expr.right, value.at)
+        else:
+            name = _file_name_pattern(expr)
+            found = None if name is None else {name}
+        if found is None:
+            return None
+        names |= found
+    return names or None
+
+
+_JOINS = frozenset({"join", "joinpath"})
+
+
+def _file_name_pattern(expr: cst.BaseExpression) -> str | None:
+    """The last path component a string expression spells, format fields as `*`."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        template = string_value(expr.func.value) if expr.func.attr.value == "format" else None
+        text = None if template is None else _FIELD.sub("*", template)
+    elif isinstance(expr, cst.FormattedString):
+        parts = expr.parts
+        text = "".join(p.value if isinstance(p, cst.FormattedStringText) else "*" for p in parts)
+    else:
+        text = string_value(expr)
+    tail = None if text is None else text.rsplit("/", 1)[-1]
+    return tail if tail and tail.strip("*") else None

@@ -131,10 +131,9 @@ def hardcoded_devices(ctx: FileContext) -> Iterator[HardcodedDevice]:
                 index = _int_literal(ids.value.elements[0].value)
                 if index is not None:
                     yield HardcodedDevice(index, f"device_ids=[{index.value}]")
-            out = keyword(call, "output_device")
-            number = _int_literal(out.value) if out is not None else None
-            if number is not None:
-                yield HardcodedDevice(number, f"output_device={number.value}")
+            # `output_device` places nothing: DDP wraps a single-device module (one entry in
+            # `device_ids`, where the forward runs and returns) and never reads it there,
+            # and with no `device_ids` it refuses any `output_device` (ValueError).
             continue
         if method == "cuda" and not (name or "").startswith("torch."):
             first = argument(call, 0, "device")

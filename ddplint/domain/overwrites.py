@@ -438,23 +438,33 @@ def moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> b
 
 
 def repeats(
-    ctx: FileContext, node: cst.CSTNode, depth: int = 2, walking: Collection[cst.For] = ()
+    ctx: FileContext,
+    node: cst.CSTNode,
+    depth: int = 2,
+    walking: Collection[cst.For] = (),
+    raising: bool = False,
 ) -> bool:
     """`node` runs more than once per run: inside a loop of its function (but the loops of
     `walking`, each round of which writes its own path), or in a function called in one.
     Not when a condition fixes a counter (`if step == save_step:`, or after
     `if step != save_step: return`), nor when the process ends right after it
-    (`exits_after`), nor past a function that runs a training loop itself: its callers'
-    loops repeat whole runs (hyper-parameter search), not saves within one."""
+    (`exits_after`), nor when an exception is raised right after it that nothing in sight
+    catches and carries on from (`raises_after`: a debug dump before `raise
+    RuntimeError("loss is NaN")` runs at most once per process), nor past a function that
+    runs a training loop itself: its callers' loops repeat whole runs (hyper-parameter
+    search), not saves within one. `raising`: `node` is a call whose callee raises so."""
     if at_one_step(ctx, node) or exits_after(ctx, node):
         return False
-    if _repeats_in_function(ctx, node, walking):
+    # An exception raised right after `node` (or after the call it runs in) leaves every
+    # loop up to the first `try` that catches it and carries on.
+    raising = (raising and not caught(ctx, node)) or raises_after(ctx, node)
+    if not raising and _repeats_in_function(ctx, node, walking):
         return True
     func = ctx.enclosing_function(node)
     if func is None or depth == 0 or _trains(ctx, func):
         return False
     return any(
-        repeats(ctx, site, depth - 1, walking)
+        repeats(ctx, site, depth - 1, walking, raising)
         for site in call_sites(ctx, func)
         if not ctx.is_inside(site, func)
     )
@@ -467,10 +477,11 @@ def repeats_in_call(
     `repeats`, through that one call of its function)."""
     if at_one_step(ctx, node) or exits_after(ctx, node):
         return False
-    if _repeats_in_function(ctx, node, walking):
+    raising = raises_after(ctx, node)
+    if not raising and _repeats_in_function(ctx, node, walking):
         return True
     func = ctx.enclosing_function(node)
-    return func is not None and not _trains(ctx, func) and repeats(ctx, site, 1, walking)
+    return func is not None and not _trains(ctx, func) and repeats(ctx, site, 1, walking, raising)
 
 
 def _repeats_in_function(ctx: FileContext, node: cst.CSTNode, walking: Collection[cst.For]) -> bool:
@@ -510,6 +521,37 @@ def exits_after(
                 if ctx.nodes_within(later, *_LEAVING):
                     return False
         child = ancestor
+    return False
+
+
+def raises_after(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """An exception leaves `node`'s function right after it: a later statement raises (or
+    ends the process) on every path, with no `return` / `break` / `continue` between, and
+    no `try` of the function around `node` catches it and carries on. So `node` runs at
+    most once per call, and again only where a caller catches the exception (`caught`)."""
+    return exits_after(ctx, node, (cst.Raise,)) and not caught(ctx, node)
+
+
+def before_error(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs right before an exception leaves its function (`raises_after`), not
+    before a deliberate exit: a diagnostic written on an error path (the batch and weights
+    dumped before `raise RuntimeError("loss is NaN")`), whose writers are the ranks that
+    meet the error, a set that depends on the data."""
+    return raises_after(ctx, node) and not exits_after(ctx, node)
+
+
+def caught(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """An exception raised at `node` may be caught inside its function by a `try` whose
+    handler carries on (one that does not raise again or end the process)."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if (
+            isinstance(ancestor, (cst.Try, cst.TryStar))
+            and ctx.is_inside(node, ancestor.body)
+            and any(not _exits_block(ctx, h.body, (cst.Raise,)) for h in ancestor.handlers)
+        ):
+            return True
     return False
 
 

@@ -690,21 +690,29 @@ class Project:
         function = self.function_called(ctx, call)
         return RankKind(function.returned_rank) if function and function.returned_rank else None
 
-    def imports_prefix_stripper(self, ctx: FileContext) -> bool:
-        """Whether a project module the file imports (transitively) drops the DDP `module.`
-        prefix from checkpoint keys when loading (`utils.load_pretrained_weights`)."""
-        start = os.path.abspath(ctx.path)
-        if start not in self.summaries:
+    def strips_prefix_anywhere(self, path: str) -> bool:
+        """Whether another module of `path`'s project drops the DDP `module.` prefix from
+        checkpoint keys when loading: one in `path`'s folder or below it (an evaluation or
+        fine-tuning script beside the trainer; not an unrelated example elsewhere in a
+        collection), or one `path` imports, transitively (`utils.load_pretrained_weights`).
+        From its summary where the run has one, else from its text."""
+        path = os.path.abspath(path)
+        if not os.path.isfile(path):  # a source text with no file (the API): no project
             return False
-        files = project_files(self.finder.root(start))
-        return any(
-            self.summaries.matches(path, _MAY_STRIP_PREFIX)
-            and self.summaries.reaches(start, path)
-            and path in self.summaries
-            and self.summaries[path].strips_module_prefix
-            for path in files.paths
-            if path != start
-        )
+        folder = os.path.dirname(path) + os.sep
+        imports = path in self.summaries
+        for other in project_files(self.finder.root(path)).paths:
+            if other == path or not self.summaries.matches(other, _MAY_STRIP_PREFIX):
+                continue
+            near = other.startswith(folder)
+            if not (near or (imports and self.summaries.reaches(path, other))):
+                continue
+            if other in self.summaries:  # parsed: the text test may match other code
+                if self.summaries[other].strips_module_prefix:
+                    return True
+            elif near:  # a script the run does not index: its text
+                return True
+        return False
 
     # -- the whole tree under the root ------------------------------------------------
 
@@ -909,6 +917,13 @@ class Project:
                     ends.setdefault(end, []).append(name)
             self._call_ends[caller] = ends
         return self._call_ends[caller].get(path, [])
+
+
+def strips_prefix_elsewhere(path: str, project: ProjectView | None = None) -> bool:
+    """Whether another file of `path`'s project drops the DDP `module.` prefix from
+    checkpoint keys when loading (`Project.strips_prefix_anywhere`), whatever files a run
+    names."""
+    return (project or Project({})).strips_prefix_anywhere(path)
 
 
 def loaded_elsewhere(path: str, project: ProjectView | None = None) -> bool:

@@ -150,12 +150,35 @@ def test_a_save_that_may_go_round_again_before_the_exit_is_reported():
             if done():
                 sys.exit(0)
 
-    def raise_other(model, steps):
+    def raise_caught(model, steps):
         for step in range(steps):
-            torch.save(model.state_dict(), "model.pt")
-            raise RuntimeError("retry")
+            try:
+                torch.save(model.state_dict(), "model.pt")
+                raise RuntimeError("retry")
+            except RuntimeError:
+                log.warning("retrying")
     """
-    assert rows(body, "DDP014") == [4, 11, 17]
+    assert rows(body, "DDP014") == [4, 11, 18]
+
+
+def test_a_save_before_an_exception_nothing_catches_runs_once():
+    body = """
+    def dump_and_raise(model, steps):
+        for step in range(steps):
+            if not healthy(model):
+                torch.save(model.state_dict(), "model.pt")
+                raise RuntimeError("diverged")
+
+    def caught_and_raised_again(model, steps):
+        for step in range(steps):
+            try:
+                torch.save(model.state_dict(), "model.pt")
+                raise RuntimeError("diverged")
+            except RuntimeError:
+                log.error("stopping")
+                raise
+    """
+    assert rows(body, "DDP014") == []
 
 
 def test_a_file_object_opened_for_writing_is_judged_by_its_path():

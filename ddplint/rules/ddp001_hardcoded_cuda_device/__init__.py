@@ -25,8 +25,10 @@ class HardcodedCudaDevice(Rule):
 ## What it does
 Flags a CUDA device index written as a literal in a distributed script: `"cuda:0"` in
 `torch.device(...)`, `.to(...)` or a `device=` argument, `.cuda(0)`,
-`torch.cuda.set_device(0)`, `torch.device("cuda", 0)`, and `device_ids=[0]` /
-`output_device=0` of `DistributedDataParallel`. Device strings built from the local rank
+`torch.cuda.set_device(0)`, `torch.device("cuda", 0)`, and `device_ids=[0]` of
+`DistributedDataParallel` (not `output_device=0`: DDP wraps a module on the one device
+of `device_ids` and never reads `output_device` for it; with no `device_ids` it refuses
+the argument at construction). Device strings built from the local rank
 (`f"cuda:{local_rank}"`, `torch.device("cuda", local_rank)`) are not flagged, nor is a
 script that manages `CUDA_VISIBLE_DEVICES` itself, a literal under a rank check, or one in
 code that runs in one process only: the single-process side of an `if args.distributed:`

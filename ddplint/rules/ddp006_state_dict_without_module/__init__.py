@@ -11,6 +11,7 @@ from ddplint.domain.saves import save_sites
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp006_state_dict_without_module.module_prefix import (
+    loads_loosely_into_wrapper,
     may_be_prefix_free_wrapper,
     may_rely_on_prefixed_keys,
     prefix_round_trips,
@@ -32,12 +33,17 @@ Flags `torch.save(...)` of the `state_dict()` of a `DistributedDataParallel`-wra
 directly, inside a dict (`{"model": model.state_dict()}`), through a variable holding that
 dict, or through a saving helper (`save_on_master(...)`). `model.module.state_dict()`,
 `model_without_ddp = model.module`, `getattr(model, "module", model)`, models that are
-never wrapped are left alone, and so are checkpoints whose prefix round-trips: the file or
-a project module it imports strips the prefix when loading
-(`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`), or the file
-resumes the checkpoint into the wrapper (a strict `model.load_state_dict(...)` on the DDP model,
-`load_checkpoint(path, model=ddp_model)`). A model that is DDP on one path and FSDP on
-another (whose full state dict has no prefix) is reported as unproven (`--preview`).
+never wrapped are left alone, and so are checkpoints whose prefix round-trips: the file, a
+project module in its folder or below (an evaluation or fine-tuning script beside the
+trainer, imported or not) or a project module it imports strips the prefix when loading
+(`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`,
+`k[len("module."):]`), or the file resumes the checkpoint into the wrapper (a strict
+`model.load_state_dict(...)` on the DDP model, `load_checkpoint(path, model=ddp_model)`).
+Unproven (`--preview`): a file whose only load
+into the wrapper is `strict=False` (the prefixed keys load there, but the loose load may
+be reading other weights), and a model that is DDP on one path and, on another, a wrapper
+whose state dict has no prefix (FSDP's full state dict; TorchRec's
+`DistributedModelParallel`, which strips the prefix of the DDP inside it).
 
 ## Why is this bad?
 The wrapper registers the model as its submodule `module`, so every key of its state dict
@@ -169,6 +175,7 @@ def main(model, ema, local_rank):
         if not facts.ddp_wraps or prefix_round_trips(ctx):
             return
         loads_back: bool | None = None
+        loosely_loaded = loads_loosely_into_wrapper(ctx)
         for call, obj in save_sites(ctx):
             offending = prefixed_state_dicts(ctx, obj, call)
             if not offending:
@@ -200,5 +207,6 @@ def main(model, ema, local_rank):
                 f"Saving the state_dict() of the DDP-wrapped model {names}: every key gains "
                 f"the `module.` prefix and loading into a bare model fails; save {advice}",
                 fix=fix,
-                unproven=any(may_be_prefix_free_wrapper(ctx, r, a) for r, a in offending),
+                unproven=loosely_loaded
+                or any(may_be_prefix_free_wrapper(ctx, r, a) for r, a in offending),
             )

@@ -14,7 +14,7 @@ from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of, keyword
 from ddplint.domain.project_view import project_of
 from ddplint.domain.saves import saved_state_dicts
 from ddplint.names import dotted
-from ddplint.project.queries import loaded_elsewhere
+from ddplint.project.queries import loaded_elsewhere, strips_prefix_elsewhere
 
 _LOADER_NAME = re.compile(r"(^|_)(load|resume|restore|restart)(_|$)", re.IGNORECASE)
 
@@ -41,16 +41,24 @@ def prefixed_state_dicts(
 
 
 # Wrappers whose full state dict carries no `module.` prefix (FSDP's state-dict hooks strip
-# their own wrapper names).
-_PREFIX_FREE_WRAPPERS = frozenset({"torch.distributed.fsdp.FullyShardedDataParallel"})
+# their own wrapper names; TorchRec's DistributedModelParallel strips the prefix of the DDP
+# it wraps its dense part in).
+_PREFIX_FREE_WRAPPERS = frozenset(
+    {
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        "torchrec.DistributedModelParallel",
+        "torchrec.distributed.DistributedModelParallel",
+        "torchrec.distributed.model_parallel.DistributedModelParallel",
+    }
+)
 
 
 def may_be_prefix_free_wrapper(
     ctx: FileContext, receiver: cst.BaseExpression, at: cst.CSTNode
 ) -> bool:
-    """The model `receiver` holds at `at` may also be an FSDP wrapper (DDP on one path, FSDP
-    on another): its state dict then has no `module.` prefix, and which path saves is not
-    known."""
+    """The model `receiver` holds at `at` may also be a wrapper whose state dict has no
+    `module.` prefix (DDP on one path, FSDP or TorchRec's DistributedModelParallel on
+    another), and which path saves is not known."""
     return any(
         isinstance(v.expr, cst.Call) and ctx.call_name(v.expr) in _PREFIX_FREE_WRAPPERS
         for v in ctx.resolver.values(receiver, at)
@@ -119,20 +127,22 @@ def _checks_wrapping(ctx: FileContext, state_call: cst.Call, receiver: cst.BaseE
     return False
 
 
-def _loads_into_wrapper(ctx: FileContext) -> bool:
+def _loads_into_wrapper(ctx: FileContext, loosely: bool = False) -> bool:
     """The file loads a checkpoint back into a DDP-wrapped model (a strict
     `model.load_state_dict(...)` on the wrapper, `restart_from_checkpoint(path,
-    model=ddp_model)`): a resume checkpoint that round-trips with its prefix."""
+    model=ddp_model)`): a resume checkpoint that round-trips with its prefix. `loosely`:
+    only with `strict=False`, which loads prefixed keys just as well but may be reading
+    another file (pretrained weights), so whether this checkpoint round-trips is unknown."""
     for call in ctx.calls:
         func = call.func
         name = func.attr.value if isinstance(func, cst.Attribute) else None
         if isinstance(func, cst.Name):
             name = func.value
         if name == "load_state_dict" and isinstance(func, cst.Attribute):
-            if _loads_loosely(call):
-                continue  # `strict=False` would hide a mismatch: the round trip is unchecked
+            if _loads_loosely(call) is not loosely:
+                continue
             candidates = [func.value]
-        elif name is not None and _LOADER_NAME.search(name):
+        elif name is not None and _LOADER_NAME.search(name) and not loosely:
             candidates = [a.value for a in call.args]
         else:
             continue
@@ -154,14 +164,20 @@ def _loads_loosely(call: cst.Call) -> bool:
 
 
 def prefix_round_trips(ctx: FileContext) -> bool:
-    """The project's loading code expects the prefix: this file or a project module it
-    imports strips `module.` when loading, or the file resumes into the wrapper itself."""
-    project = project_of(ctx)
+    """The project's loading code expects the prefix: this file or another module of the
+    project strips `module.` when loading (an evaluation script, a fine-tuning loader), or
+    the file resumes into the wrapper itself."""
     return (
         strips_module_prefix(ctx)
-        or (project is not None and project.imports_prefix_stripper(ctx))
         or _loads_into_wrapper(ctx)
+        or strips_prefix_elsewhere(ctx.path, project_of(ctx))
     )
+
+
+def loads_loosely_into_wrapper(ctx: FileContext) -> bool:
+    """The file loads a state dict into the DDP wrapper with `strict=False` only: the
+    prefixed keys load there, but whether that load reads this checkpoint is unknown."""
+    return _loads_into_wrapper(ctx, loosely=True)
 
 
 def may_rely_on_prefixed_keys(ctx: FileContext) -> bool:

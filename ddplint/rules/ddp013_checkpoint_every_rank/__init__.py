@@ -12,6 +12,7 @@ from ddplint.domain import domain_of
 from ddplint.domain.checkpoints import SAVE, is_checkpoint_save, save_path
 from ddplint.domain.ddp_facts import argument
 from ddplint.domain.downloads import in_first_context
+from ddplint.domain.overwrites import before_error
 from ddplint.domain.paths import own_file
 from ddplint.domain.processes import single_process
 from ddplint.domain.project_view import project_of
@@ -48,6 +49,9 @@ distribution (`if not args.distributed:`), helpers no code in the file calls (th
 callers' files decide), a dataset's per-sample cache (a save while `__getitem__` loads an
 item: each rank loads its own samples), and library saves that choose their writers
 themselves (accelerate's `save_fsdp_model`, `torch.distributed.checkpoint.save`).
+Unproven (`--preview`): a save right before an exception leaves its function (the batch
+and weights dumped before `raise RuntimeError("loss is NaN")`): the ranks that meet the
+error write it, and which ones do depends on the data.
 
 ## Why is this bad?
 All N processes write the same file at the same time: N times the I/O, and on a shared
@@ -186,6 +190,8 @@ def save_shard(model, out_dir):
         where = every_rank(ctx, call, in_first_context)
         if where is False:
             return
+        if where is True and before_error(ctx, call):
+            where = None  # a dump before an error: the ranks that meet it write
         # A data file (`saves_data`) contends all the same; the message names what it is.
         saved = argument(call, 0, "obj")
         data = saved is not None and saves_data(ctx, saved, call)

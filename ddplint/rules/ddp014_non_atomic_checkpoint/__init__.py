@@ -11,6 +11,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain.call_values import per_call
 from ddplint.domain.checkpoint_writes import (
     Write,
+    file_name_patterns,
     file_names,
     is_false_literal,
     passes_value,
@@ -75,7 +76,8 @@ epoch)`) names a file per save.
 A file name that changes per save is reported too when the script resumes from the newest
 file of that name by itself
 (`sorted(glob("epoch_*.pt"))[-1]` handed to a load): the file a crash truncates is the one
-the next start loads.
+the next start loads. A file the listing's pattern does not match (`model_{step}.pth`
+beside a resume from `ckpt_*.pth` in the same folder) is not.
 
 Left alone: a save to a temporary path moved into place afterwards (`os.replace`,
 `os.rename`, `shutil.move`, `Path.replace`, or a context manager named for it: `with
@@ -89,7 +91,10 @@ saves into an in-memory buffer, file objects opened to append or with an unknown
 saves that happen once per run or per call (followed by a `return`, or by the `break` of a
 retry loop): at one configured step (`if step == save_step:`, or after
 `if step != save_step: return`), right before the process exits (`quit()`, `sys.exit()`,
-`raise SystemExit` after the save, with no way round the loop in between), or outside the
+`raise SystemExit` after the save, with no way round the loop in between), right before an
+exception that no `try` in sight catches and carries on from (a debug dump of the batch
+and weights before `raise RuntimeError("loss is NaN")`: written at most once per process,
+and read by no resume), or outside the
 training loop of a function that a hyper-parameter search calls once per run. Also left
 alone: files that hold no training state (a tensor dump, predictions, a metrics history, by
 the name of what is saved, when nothing it holds names a model, optimizer or
@@ -283,7 +288,8 @@ def _judged(
         varies_per_save(ctx, expr, where, depth, within=within if i == 0 else None, passed=i > 0)
         for i, (expr, where) in enumerate(parts)
     ):
-        return _newest(ctx, call, write.verb, ctx.code(path), texts)
+        names = file_name_patterns(ctx, path, at) if caller is None else None
+        return _newest(ctx, call, write.verb, ctx.code(path), texts, names)
     for i, (expr, where) in enumerate(parts):
         found = item_loops(ctx, expr, where)
         if i == 0 and within is not None:  # its callers' loops: what each call passes
@@ -356,11 +362,17 @@ def _message(verb: str, shown: str, resumed: bool) -> str:
 
 
 def _newest(
-    ctx: FileContext, call: cst.Call, verb: str, path: str, texts: list[str]
+    ctx: FileContext,
+    call: cst.Call,
+    verb: str,
+    path: str,
+    texts: list[str],
+    names: set[str] | None = None,
 ) -> Finding | None:
-    """A write under a name that changes per save, in a script that resumes from the
-    newest file of that name by itself: the truncated file of a crash is the one loaded."""
-    listing = resumed_from_newest(ctx, texts)
+    """A write under a name that changes per save (named `names` where known), in a script
+    that resumes from the newest file of that name by itself: the truncated file of a crash
+    is the one loaded."""
+    listing = resumed_from_newest(ctx, texts, names)
     if listing is None or not repeats(ctx, call):
         return None
     how = "copy" if "shutil" in verb else "save"

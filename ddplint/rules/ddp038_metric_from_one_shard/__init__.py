@@ -41,8 +41,10 @@ where that value
 is used as the result: compared (to pick the best checkpoint, or to stop), given to a
 scheduler's `step()`, or logged (`print`, `logger.info`, `add_scalar`, `wandb.log`). The
 value is followed into the callers of this file when the evaluation function returns it;
-a caller that combines values silences it. A count divided by the whole dataset's size
-is DDP028's.
+a caller that combines values silences it, and so does a value bound only by a call
+that runs where the job is not distributed (`if args.local_rank == -1: results =
+evaluate(...)`): one process reads the whole evaluation set. A count divided by the
+whole dataset's size is DDP028's.
 
 ## Why is this bad?
 A `DistributedSampler` gives each rank its own 1/N of the evaluation set. A loss or

@@ -11,6 +11,7 @@ import libcst as cst
 
 from ddplint.context import FileContext, Scope
 from ddplint.domain import domain_of
+from ddplint.domain.runners import one_process
 from ddplint.domain.shard_metrics import (
     ShardLoop,
     callers,
@@ -20,7 +21,6 @@ from ddplint.domain.shard_metrics import (
     division,
     evaluation_shard_loops,
     metered,
-    returned_by,
     returned_counts,
     whole_dataset,
 )
@@ -79,10 +79,26 @@ def _caller_uses(
     if any(combines(ctx, ctx.scope(site)) for site in sites):
         return
     for site in sites:
+        if one_process(ctx, site):
+            continue  # not distributed there: its loader reads the whole set
         frame = ctx.scope(site)
         for node, kind, expr in _uses(ctx, frame, site):
-            if func.name.value in returned_by(ctx, expr, node):
+            if _returned_in_job(ctx, func, expr, node):
                 yield MetricUse(node, kind, returned[0], via=func.name.value)
+
+
+def _returned_in_job(
+    ctx: FileContext, func: cst.FunctionDef, expr: cst.BaseExpression, at: cst.CSTNode
+) -> bool:
+    """`expr` is computed from a call of `func` that may run in the distributed job: a
+    value bound only where one process runs (`if args.local_rank == -1: results =
+    evaluate(...)`) was counted over the whole evaluation set."""
+    return any(
+        isinstance(value.expr, cst.Call)
+        and func in ctx.resolver.callees(value.expr)
+        and not one_process(ctx, value.expr)
+        for value in ctx.resolver.sources(expr, at, depth=3)
+    )
 
 
 def _uses(

@@ -8,6 +8,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.downloads import one_rank_first
 from ddplint.domain.file_writes import FileWrite, file_writes, shared_file, shown_path
+from ddplint.domain.overwrites import before_error
 from ddplint.domain.runners import every_rank
 from ddplint.domain.samplers import distributed_samplers
 from ddplint.rule import Finding, Rule, register
@@ -32,7 +33,9 @@ entry point. Left alone: writes under `if rank == 0:` (here or at every call of 
 function), inside zero-first contexts or file locks, in the parent before `mp.spawn`, in
 branches that run without distribution only; names built from the rank, a process id, the
 clock or a temporary file; appends (mode `"a"`). A write in a function nothing in this file
-calls depends on its callers elsewhere: reported as unproven (`--preview`). Checkpoints
+calls depends on its callers elsewhere: reported as unproven (`--preview`), and so is a
+write right before an exception leaves its function (an error report before `raise`):
+the ranks that meet the error write it, and which ones do depends on the data. Checkpoints
 (`torch.save`) are DDP013's.
 
 ## Why is this bad?
@@ -163,6 +166,8 @@ def _judged(ctx: FileContext, write: FileWrite, sharded: bool) -> Finding | None
     runs = every_rank(ctx, write.call, one_rank_first) if shared is not False else False
     if shared is False or runs is False:
         return None
+    if before_error(ctx, write.call):
+        runs = None  # a report written before an error: the ranks that meet it write
     file = shown_path(ctx, write.path, write.call)
     message = (
         f"every rank {write.how.format(file=file)}: the N processes truncate this one "

@@ -1,6 +1,7 @@
 """Saves the wrapper's state dict and resumes by loading it back into the wrapper with
-strict=False: the finding stands, but its fix is unsafe (after it, the resume would
-silently load nothing)."""
+strict=False: the prefixed keys load there, but a loose load may be reading other weights,
+so whether anything loads this file into a bare model is unknown: an unproven finding,
+whose fix is unsafe (after it, the resume would silently load nothing)."""
 import argparse
 import os
 
@@ -29,7 +30,7 @@ def main():
         loss.backward()
         optimizer.step()
         if dist.get_rank() == 0:
-            torch.save({"model": model.state_dict(), "epoch": epoch}, args.out + ".tmp")  # expect: DDP006
+            torch.save({"model": model.state_dict(), "epoch": epoch}, args.out + ".tmp")  # expect-preview: DDP006
             os.replace(args.out + ".tmp", args.out)
         dist.barrier()
     dist.destroy_process_group()
