@@ -193,8 +193,11 @@ reported only when nothing in the file calls `set_epoch`. A sampler that a small
 (of the file, or a function of another project module named for a sampler) returns as
 built (`return DistributedSampler(ds, shuffle=shuffle)`) is followed to each call of the
 factory, with the `shuffle` that call passes. A loader handed to a class of the file and
-stored on `self` is followed into the methods reading it, and from them to the loop that
-calls them. A project helper's loader bound to a name for evaluation (`test_loader`), or
+stored on `self` (also straight from a helper call: `Trainer(build_loader())`) is
+followed into the methods reading it, and from them to the loop that calls them
+(`self.train_epoch(epoch)`, or `trainer.train_epoch(epoch)` on an object of the class);
+a helper that returns another helper's loader as it stands is followed too, three
+returns deep. A project helper's loader bound to a name for evaluation (`test_loader`), or
 built with `training=False` / `shuffle=False`, is not a training loader.
 Also flags `sampler.set_epoch(epoch)` (or `loader.sampler.set_epoch(epoch)`) called with
 the loop variable after the epoch's pass over the loader, in a loop that starts at 0
@@ -555,7 +558,7 @@ def main(train_set, model, epochs):
     ) -> str | None:
         """What to call `set_epoch` on at the top of the loop, if it is certainly the
         DistributedSampler there (not a factory's result, which may be another sampler)."""
-        if sampler.factory is not None or not sampler.arguments_known:
+        if sampler.factory is not None or not sampler.arguments_known or epoch.through_object:
             return None
         if is_alias_call(ctx, sampler.call):
             return None  # another sampler class, without `set_epoch`, on some path
