@@ -37,6 +37,7 @@ _RANDOM_TRANSFORM = re.compile(
 )
 _RANDOM_CALLS = ("random.", "numpy.random.", "torch.rand", "torch.randint", "torch.randn")
 _SAMPLE_METHOD = "__getitem__"
+_TRANSFORM_METHOD = "__call__"
 # Seeds and generators of their own: no draw from the process's generators.
 _NOT_DRAWS = frozenset(
     {
@@ -81,8 +82,9 @@ def seeds_alike(ctx: FileContext, func: cst.FunctionDef) -> bool:
 
 
 def random_augmentation(ctx: FileContext) -> cst.CSTNode | None:
-    """A random transform built in this file (torchvision, albumentations), or a random
-    draw in a dataset's `__getitem__` (`sample_draw`); None when the file shows neither."""
+    """A random transform built in this file (torchvision, albumentations, or a class of
+    the file whose `__call__` draws: `built_transform_draw`), or a random draw in a
+    dataset's `__getitem__` (`sample_draw`); None when the file shows neither."""
     for call in ctx.calls:
         name = ctx.call_name(call) or ""
         if name.startswith(_TRANSFORM_MODULES) and _RANDOM_TRANSFORM.fullmatch(
@@ -93,6 +95,25 @@ def random_augmentation(ctx: FileContext) -> cst.CSTNode | None:
         found = sample_draw(ctx, func)
         if found is not None:
             return found
+    return built_transform_draw(ctx)
+
+
+def built_transform_draw(ctx: FileContext) -> cst.Call | None:
+    """A draw from the process's generators in the `__call__` of a class of this file (or
+    a function of the file it calls) that the file also builds (`Compose([RandomFlip(),
+    ...])`, `self.augment = RandomCrop(224)`): a hand-written random transform in use."""
+    for method in ctx.functions.get(_TRANSFORM_METHOD, []):
+        owner = ctx.model.enclosing_class(method)
+        if owner is None:
+            continue
+        built = any(
+            isinstance(call.func, cst.Name) and not ctx.is_inside(call, owner)
+            for call in ctx.model.calls_by_name.get(owner.name.value, ())
+        )
+        if built:
+            found = sample_draw(ctx, method)
+            if found is not None:
+                return found
     return None
 
 

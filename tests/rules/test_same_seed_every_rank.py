@@ -217,3 +217,25 @@ def test_ddp035_a_dataset_drawing_from_its_own_generators_is_left_alone():
     assert lint_source(source, select=["DDP035"]) == []
     drawn = source.replace(", generator=generator", "")
     assert len(lint_source(drawn, select=["DDP035"])) == 1
+
+
+HAND_WRITTEN = """
+class Jitter:
+    def __call__(self, image):
+        return image * random.uniform(0.9, 1.1)
+"""
+
+
+def test_ddp035_a_hand_written_transform_draws_only_once_built():
+    plain = """
+    train_set = dataset_cls()
+    loader = DataLoader(train_set, sampler=DistributedSampler(train_set), num_workers=8)
+"""
+    built = """
+    train_set = dataset_cls(transform=Jitter())
+    loader = DataLoader(train_set, sampler=DistributedSampler(train_set), num_workers=8)
+"""
+    seed = "torch.manual_seed(args.seed)"
+    assert not lint_source(script(seed, plain, HAND_WRITTEN), select=["DDP035"])
+    found = lint_source(script(seed, built, HAND_WRITTEN), select=["DDP035"])
+    assert [d.code for d in found] == ["DDP035"] and not found[0].unproven

@@ -29,6 +29,7 @@ from ddplint.rules.ddp002_missing_set_epoch.epoch_loops import (
     loader_names,
     outer_loops,
 )
+from ddplint.rules.ddp002_missing_set_epoch.late_set_epoch import first_epoch, late_set_epochs
 
 _SEED = 4  # DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
 
@@ -192,16 +193,28 @@ reported only when nothing in the file calls `set_epoch`. A sampler that a small
 (of the file, or a function of another project module named for a sampler) returns as
 built (`return DistributedSampler(ds, shuffle=shuffle)`) is followed to each call of the
 factory, with the `shuffle` that call passes. A loader handed to a class of the file and
-stored on `self` is followed into the methods reading it, and from them to the loop that
-calls them. A project helper's loader bound to a name for evaluation (`test_loader`), or
+stored on `self` (also straight from a helper call: `Trainer(build_loader())`) is
+followed into the methods reading it, and from them to the loop that calls them
+(`self.train_epoch(epoch)`, or `trainer.train_epoch(epoch)` on an object of the class);
+a helper that returns another helper's loader as it stands is followed too, three
+returns deep. A project helper's loader bound to a name for evaluation (`test_loader`), or
 built with `training=False` / `shuffle=False`, is not a training loader.
+Also flags `sampler.set_epoch(epoch)` (or `loader.sampler.set_epoch(epoch)`) called with
+the loop variable after the epoch's pass over the loader, in a loop that starts at 0
+(`range(epochs)`): each pass then reads the epoch set by the pass before it, so epochs 0
+and 1 read one order. Where the loop's start is out of sight (`range(start_epoch,
+epochs)`) the finding is shown under `--preview` only; `set_epoch(epoch + 1)` after the
+pass, or a loop that starts at 1 or later, orders every pass differently and is left
+alone.
 
 ## Why is this bad?
 `DistributedSampler` seeds its permutation with `seed + epoch`, and `epoch` only changes
 through `set_epoch`. Without it every epoch visits the samples in the same order on every
 rank: the shuffling you asked for happens once. Training still runs, and the model is
 silently worse. Building a new sampler every epoch does not help: each new one starts at
-epoch 0, with the same seed, so it draws the same permutation as the one before.
+epoch 0, with the same seed, so it draws the same permutation as the one before. Calling
+`set_epoch(epoch)` at the end of the epoch orders the next pass with the epoch just
+finished: epoch 1 repeats epoch 0's order.
 `itertools.cycle` is worse still: it saves the batches of its first pass and replays
 them, so the order (and each batch's random augmentation) repeats even with `set_epoch`.
 
@@ -310,8 +323,34 @@ def main(train_set, model, epochs):
         for x, y in loader:
             model(x).sum().backward()
 """,
+        """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def main(train_set, model, epochs):
+    dist.init_process_group("nccl")
+    sampler = DistributedSampler(train_set, drop_last=True)
+    loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+    for epoch in range(epochs):
+        for x, y in loader:
+            model(x).sum().backward()
+        sampler.set_epoch(epoch)
+""",
     )
     allow = (
+        """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def main(train_set, model, epochs):
+    dist.init_process_group("nccl")
+    sampler = DistributedSampler(train_set, drop_last=True)
+    loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+    for epoch in range(epochs):
+        for x, y in loader:
+            model(x).sum().backward()
+        sampler.set_epoch(epoch + 1)  # orders the next pass
+""",
         """
 import torch.distributed as dist
 from torch.utils.data import DataLoader, DistributedSampler
@@ -404,7 +443,39 @@ def main(train_set, model, epochs):
                             "at epoch 0, so every epoch repeats the same sample order; call "
                             "`set_epoch(epoch)` on it once built, or build it before the loop",
                         )
+                yield from self._late(ctx, finder, sampler, held, reported)
         yield from self._project_loaders(ctx, finder, reported)
+
+    @staticmethod
+    def _late(
+        ctx: FileContext,
+        finder: EpochLoops,
+        sampler: SamplerUse,
+        held: LoaderName,
+        reported: set[int],
+    ) -> Iterator[Finding]:
+        """`set_epoch(epoch)` called only after the pass over the loader: proven where the
+        loop starts at 0, unproven where its start is out of sight (`range(start_epoch,
+        n)`), silent where it starts later (every pass then reads its own order)."""
+        receivers = frozenset(n for n in (sampler.name, f"{held.name}.sampler") if n)
+        for late in late_set_epochs(ctx, finder, held.name, held.scope, receivers):
+            if id(late.loop) in reported or _runs_once(ctx, late.loop):
+                continue
+            start = first_epoch(ctx, late.loop)
+            if start not in (0, None):
+                continue
+            reported.add(id(late.loop))
+            variable = ctx.code(late.loop.target)
+            when = "" if start == 0 else f"when the loop starts at {variable} = 0, "
+            yield Finding(
+                late.call,
+                f"`{ctx.code(late.call)}` runs after the pass over `{held.name}`, so each "
+                "pass reads the order of the epoch set by the pass before it: "
+                f"{when}epochs 0 and 1 both read the order of epoch 0 (a RandomSampler "
+                "on one process draws a new order every epoch), and each later epoch "
+                "reads the previous one's; call it at the start of the epoch",
+                unproven=start is None,
+            )
 
     def _project_loaders(
         self, ctx: FileContext, finder: EpochLoops, reported: set[int]
@@ -487,7 +558,7 @@ def main(train_set, model, epochs):
     ) -> str | None:
         """What to call `set_epoch` on at the top of the loop, if it is certainly the
         DistributedSampler there (not a factory's result, which may be another sampler)."""
-        if sampler.factory is not None or not sampler.arguments_known:
+        if sampler.factory is not None or not sampler.arguments_known or epoch.through_object:
             return None
         if is_alias_call(ctx, sampler.call):
             return None  # another sampler class, without `set_epoch`, on some path

@@ -10,13 +10,19 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 
 from ddplint.context import FileContext, Scope
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.project_view import project_of
-from ddplint.domain.samplers import SamplerUse, bound_name, returned_bindings
+from ddplint.domain.samplers import (
+    SamplerUse,
+    bound_name,
+    returned_bindings,
+    returned_positions,
+)
 from ddplint.names import dotted
 
 _CYCLE = "itertools.cycle"
@@ -36,6 +42,9 @@ class EpochLoop:
     loop: cst.For | cst.While | cst.Call
     name: str
     is_sampler: bool
+    # reached through a method called on an object of the class (`trainer.fit(epoch)`):
+    # what the object's attribute holds on every path is out of sight
+    through_object: bool = False
 
     @property
     def is_for(self) -> bool:
@@ -93,17 +102,65 @@ class LoaderName:
     made: cst.Call
 
 
+_RETURN_DEPTH = 3  # helpers returning a helper's loader as it stands, followed this deep
+
+
 def loader_names(ctx: FileContext, sampler: SamplerUse) -> list[LoaderName]:
-    """The names that hold the loaders built on `sampler` (also where a function of this
-    file returns or yields one)."""
+    """The names that hold the loaders built on `sampler`: where it is built, where a
+    function of this file returns or yields one (and a function returning that function's
+    result as it stands, `_RETURN_DEPTH` deep), and the attribute a class of this file
+    stores it in when such a call's result is handed straight to its constructor
+    (`Trainer(loader=build_loader(...))`)."""
     names: list[LoaderName] = []
     for loader in sampler.loaders:
         scope = ctx.scope(loader.call)
         if loader.name is not None:
             names.append(LoaderName(loader.name, scope, loader.via, loader.call))
-        for bound, where, site in returned_bindings(ctx, loader.name, scope, loader.call):
-            names.append(LoaderName(bound, where, loader.via, site))
+        names.extend(_constructed_with(ctx, loader.call, loader.via))
+        frontier = [(loader.name, scope, cast("cst.CSTNode | None", loader.call))]
+        for _ in range(_RETURN_DEPTH):
+            found: list[tuple[str | None, Scope, cst.CSTNode | None]] = []
+            for name, where, value in frontier:
+                for bound, outer, site in returned_bindings(ctx, name, where, value):
+                    names.append(LoaderName(bound, outer, loader.via, site))
+                    found.append((bound, outer, None))
+                for site in _unbound_calls(ctx, name, where, value):
+                    names.extend(_constructed_with(ctx, site, loader.via))
+                    found.append((None, ctx.scope(site), site))
+            frontier = found
     return names
+
+
+def _unbound_calls(
+    ctx: FileContext, name: str | None, scope: Scope, value: cst.CSTNode | None
+) -> list[cst.Call]:
+    """The calls of the function `scope` whose result is not bound to a name, when that
+    function returns the value of `name` (or the expression `value`) as it stands."""
+    if not isinstance(scope, cst.FunctionDef) or None not in returned_positions(
+        ctx, name, scope, value
+    ):
+        return []
+    return [
+        call
+        for call in ctx.model.calls_by_name.get(scope.name.value, ())
+        if isinstance(call.func, cst.Name) and not isinstance(ctx.parent(call), cst.Assign)
+    ]
+
+
+def _constructed_with(ctx: FileContext, value: cst.CSTNode, via: str) -> list[LoaderName]:
+    """The attributes `self.x` that a class of this file stores `value` in, when `value`
+    is an argument of its construction (`Trainer(loader=build(...))`)."""
+    arg = ctx.parent(value)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(call, cst.Call) or not isinstance(arg, cst.Arg):
+        return []
+    if not isinstance(call.func, cst.Name):
+        return []
+    inits = [f for f in ctx.resolver.callees(call) if f.name.value == "__init__"]
+    if len(inits) != 1:
+        return []
+    param = _param_for(inits[0], call, arg)
+    return [LoaderName(stored, inits[0], via, call) for stored in _stored_as(ctx, inits[0], param)]
 
 
 class EpochLoops:
@@ -139,8 +196,12 @@ class EpochLoops:
             return dotted(func.value) not in others
         if isinstance(func, cst.Name) and func.value in known:
             return True
-        if _on_self(func) and isinstance(func, cst.Attribute) and func.attr.value in known:
-            return True  # `self.train_epoch(epoch)`, a method that sets it
+        if isinstance(func, cst.Attribute) and func.attr.value in known:
+            method = func.attr.value
+            if _on_self(func) or any(
+                f.name.value == method for f in self.ctx.resolver.callees(call)
+            ):
+                return True  # `self.train_epoch(epoch)`, `trainer.train_epoch(epoch)`: it sets it
         project = project_of(self.ctx)
         return project is not None and bool(project.helper_set_epoch_positions(self.ctx, call))
 
@@ -299,15 +360,23 @@ class EpochLoops:
     def _method_callers(
         self, loop: cst.For, name: str
     ) -> Iterator[tuple[EpochLoop | None, cst.CSTNode]]:
-        """Calls `self.method(...)` of the method holding `loop`, each with the loop
-        around it (the epoch loop of a trainer class)."""
+        """Calls of the method holding `loop` (`self.method(...)`, or `trainer.method(...)`
+        on an object of its class), each with the loop around it (the epoch loop of a
+        trainer class)."""
         ctx = self.ctx
         method = ctx.model.frame(loop)
         if not isinstance(method, cst.FunctionDef):
             return
         for call in ctx.model.calls_by_name.get(method.name.value, ()):
-            if _on_self(call.func) and method in ctx.resolver.callees(call):
-                yield self._epoch(ctx.enclosing_loop(call), name), call
+            if isinstance(call.func, cst.Attribute) and method in ctx.resolver.callees(call):
+                # seen from the caller: `trainer.loader` where the method reads `self.loader`
+                holder = dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
+                if holder in (None, "self"):
+                    yield self._epoch(ctx.enclosing_loop(call), name), call
+                    continue
+                seen = f"{holder}.{name[len('self.') :]}"
+                epoch = self._epoch(ctx.enclosing_loop(call), seen)
+                yield (epoch and EpochLoop(epoch.loop, seen, False, through_object=True)), call
 
     def _constructor(self, call: cst.Call) -> cst.FunctionDef | None:
         """The `__init__` of a class of this file that `Cls(...)` runs."""

@@ -15,6 +15,7 @@ from ddplint.domain.ranks import int_literal, last_name, strip_conversion
 from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
+from ddplint.rules.ddp029_device_count_as_world_size.mode_by_count import count_gated_starts
 
 _INIT = "torch.distributed.init_process_group"
 _BATCH = re.compile(r"batch", re.IGNORECASE)
@@ -55,6 +56,12 @@ there the count is the processes per node by construction); in files that also b
 `DataParallel` (which does use every visible GPU in one process), uses that do not run
 only when the job is distributed (`if args.distributed:`).
 
+Also flags an `if` whose test is only the device count compared with 1 (`if
+torch.cuda.device_count() > 1:`, `if ngpus > 1:`) around the code that starts the
+process group or builds DDP (directly, or through functions of the file it calls, two
+calls deep), unless that branch starts the processes itself (`mp.spawn`: one process per
+visible GPU by construction).
+
 ## Why is this bad?
 `device_count()` counts the GPUs this process can see on its machine. The job's world
 size is the number of processes torchrun (or SLURM) started: on two nodes of 8 GPUs it is
@@ -62,6 +69,9 @@ size is the number of processes torchrun (or SLURM) started: on two nodes of 8 G
 gives 4. A global batch split by the device count, a learning rate scaled by it, or a
 metric averaged by it is then off by that factor: the same command gives a different
 training on one node and on two. `dist.get_world_size()` is the number of processes.
+Whether the job is distributed is the launcher's fact too: a process that torchrun or a
+scheduler gives one GPU of its own sees `device_count() == 1`, skips the process group
+and trains alone, so N processes train N models where one process group should train one.
 
 ## Example
 ```python
@@ -117,8 +127,36 @@ def log_loss(loss, step):
     reduced /= torch.cuda.device_count()
     print(step, reduced.item())
 """,
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def setup(model):
+    if torch.cuda.device_count() > 1:
+        dist.init_process_group("nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+        model = DDP(model.cuda(local_rank), device_ids=[local_rank])
+    return model
+""",
     )
     allow = (
+        """
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def setup(model):
+    if "WORLD_SIZE" in os.environ:
+        dist.init_process_group("nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+        model = DDP(model.cuda(local_rank), device_ids=[local_rank])
+    if torch.cuda.device_count() > 1:
+        print("more than one GPU visible")
+    return model
+""",
         """
 import os
 import torch
@@ -160,16 +198,31 @@ def setup(args, model):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        inits = list(ctx.calls_to(_INIT))
-        if not inits:
-            return
-        data_parallel = any(True for _ in ctx.calls_to(*DATA_PARALLEL_CLASSES))
         if any(self._sized_by_count(ctx, call) for call in ctx.calls_to(*SPAWN_FUNCTIONS)):
             return
+        inits = list(ctx.calls_to(_INIT))
         for init in inits:
             size = argument(init, 3, "world_size")
             if size is not None and self._mentions_count(ctx, size, init):
                 return
+        decided: set[int] = set()  # one finding per function: its first such gate
+        for gate, started in count_gated_starts(ctx, lambda e, at: self._is_count(ctx, e, at)):
+            frame = id(ctx.enclosing_function(gate))
+            if frame in decided:
+                continue
+            decided.add(frame)
+            yield Finding(
+                gate.test,
+                f"`{ctx.code(gate.test)}` decides whether {started} runs: the number of GPUs "
+                "this process sees, not whether a launcher started N processes. A process "
+                "given one GPU of its own (one GPU per node, or a scheduler that binds one "
+                "GPU to each task) skips it, so N processes train N separate models where "
+                "one process group should train one; decide from the launcher "
+                '(`"WORLD_SIZE" in os.environ`, `dist.is_torchelastic_launched()`)',
+            )
+        if not inits:
+            return
+        data_parallel = any(True for _ in ctx.calls_to(*DATA_PARALLEL_CLASSES))
         for node in ctx.nodes_of(cst.BinaryOperation, cst.AugAssign):
             use = self._use(ctx, node)
             if use is not None and (not data_parallel or self._distributed_branch(ctx, node)):

@@ -50,7 +50,9 @@ project helper returns: the ranks' batches differ) and the ranks then draw
 from that generator in step:
 - its data pipeline augments at random (a torchvision or albumentations random
   transform, or `random` / `numpy.random` / `torch.rand` in a dataset's `__getitem__` or
-  a function of its module that it calls, in the file or a project module it imports); or
+  a function of its module that it calls, or in the `__call__` of a hand-written transform
+  class that its module builds (`Compose([RandomFlip3D(), ...])`), in the file or a
+  project module it imports); or
 - its training step draws from torch's generator itself (`torch.randn_like(x)` noise,
   `torch.randint(...)` timesteps, `z.normal_()` latents in the training loop, or in a
   step function that runs `backward()`), and no draw of the file runs on some ranks only.

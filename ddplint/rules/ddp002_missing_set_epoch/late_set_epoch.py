@@ -1,0 +1,115 @@
+"""`set_epoch(epoch)` called after the pass it should order: the pass reads the epoch the
+pass before it set, so the first two passes share one order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.context import FileContext, Scope
+from ddplint.engine.resolve import argument
+from ddplint.names import dotted
+from ddplint.rules.ddp002_missing_set_epoch.epoch_loops import EpochLoops
+
+
+@dataclass(frozen=True)
+class LateSetEpoch:
+    """An epoch loop whose body reads the loader in one top-level statement and calls
+    `set_epoch` with the loop variable (`call`) in a later one, with no `set_epoch`
+    before the read."""
+
+    loop: cst.For
+    call: cst.Call
+
+
+def late_set_epochs(
+    ctx: FileContext, finder: EpochLoops, name: str, scope: Scope, receivers: frozenset[str]
+) -> Iterator[LateSetEpoch]:
+    """Epoch loops iterating the loader `name` (seen from `scope`) that call
+    `<receiver>.set_epoch(<loop variable>)` only after their pass over it, where
+    `receivers` names the sampler (`sampler`, `loader.sampler`), and nothing else in the
+    file sets that sampler's epoch."""
+    for epoch, site in finder.epoch_loops(name, scope):
+        if epoch is None or not isinstance(epoch.loop, cst.For):
+            continue
+        loop = epoch.loop
+        if not isinstance(loop.target, cst.Name) or not isinstance(loop.body, cst.IndentedBlock):
+            continue
+        statements = list(loop.body.body)
+        read = _top_statement(ctx, statements, site)
+        if read is None:
+            continue
+        before = statements[: statements.index(read) + 1]
+        if any(finder.loop_sets_epoch(s) for s in before):
+            continue  # the pass is ordered before it runs (or inside it)
+        if _set_elsewhere(ctx, receivers, loop):
+            continue  # the epoch the first pass reads is not 0
+        for statement in statements[statements.index(read) + 1 :]:
+            call = _set_epoch_of(statement, receivers, loop.target.value)
+            if call is not None:
+                yield LateSetEpoch(loop, call)
+                break
+
+
+def _set_elsewhere(ctx: FileContext, receivers: frozenset[str], loop: cst.For) -> bool:
+    """A `set_epoch` on the sampler runs outside `loop` (an earlier stage advanced it)."""
+    return any(
+        isinstance(call.func, cst.Attribute)
+        and call.func.attr.value == "set_epoch"
+        and dotted(call.func.value) in receivers
+        and not ctx.is_inside(call, loop)
+        for call in ctx.calls
+    )
+
+
+def _top_statement(
+    ctx: FileContext, statements: list[cst.BaseStatement], node: cst.CSTNode
+) -> cst.BaseStatement | None:
+    """The statement of `statements` that holds `node`."""
+    for statement in statements:
+        if statement is node or ctx.is_inside(node, statement):
+            return statement
+    return None
+
+
+def _set_epoch_of(
+    statement: cst.BaseStatement, receivers: frozenset[str], variable: str
+) -> cst.Call | None:
+    """`statement` is `<receiver>.set_epoch(<variable>)` as it stands (not `variable + 1`,
+    which orders the next pass right)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    expr = statement.body[0]
+    call = expr.value if isinstance(expr, cst.Expr) else None
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+        return None
+    if call.func.attr.value != "set_epoch" or dotted(call.func.value) not in receivers:
+        return None
+    value = argument(call, 0, "epoch")
+    if len(call.args) != 1 or not isinstance(value, cst.Name) or value.value != variable:
+        return None
+    return call
+
+
+def first_epoch(ctx: FileContext, loop: cst.For) -> int | None:
+    """The loop variable's first value when the loop is `range(n)` or `range(start, n)`
+    with a start the resolver pins to one integer; None otherwise."""
+    iterable = loop.iter
+    if not (
+        isinstance(iterable, cst.Call)
+        and isinstance(iterable.func, cst.Name)
+        and iterable.func.value == "range"
+        and "range" not in ctx.functions
+        and 1 <= len(iterable.args) <= 3
+        and not any(arg.star or arg.keyword for arg in iterable.args)
+    ):
+        return None
+    if len(iterable.args) == 1:
+        return 0
+    values = [v.expr for v in ctx.resolver.values(iterable.args[0].value, loop) if v.leaf]
+    if not values or not all(isinstance(v, cst.Integer) for v in values):
+        return None
+    starts = {int(v.value, 0) for v in values if isinstance(v, cst.Integer)}
+    return starts.pop() if len(starts) == 1 else None
