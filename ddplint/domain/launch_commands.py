@@ -136,7 +136,7 @@ def _commands(root: str) -> _Commands:
         by_name[os.path.basename(script)].append(script)
     found = _Commands()
     for command_file in files.command_paths:
-        lines = _lines(files.text(command_file) or "")
+        lines = _command_lines(files.text(command_file) or "", command_file)
         for line, folder in zip(lines, _folders(lines, command_file, root), strict=True):
             launcher = bool(_LAUNCHER.search(line))
             if not launcher and not _INTERPRETER.search(line):
@@ -175,6 +175,22 @@ def _modules_run(line: str) -> list[str]:
 def _lines(text: str) -> list[str]:
     """The text's lines, a line continued with a backslash joined to the next."""
     return text.replace("\\\r\n", " ").replace("\\\n", " ").splitlines()
+
+
+# The folder of the command file itself, as shell scripts spell it: `$(dirname "$0")`,
+# `` `dirname $0` ``, `$(dirname "${BASH_SOURCE[0]}")`.
+_OWN_FOLDER = re.compile(
+    r"""\$\(\s*dirname\s+(["']?)\$(?:0|\{?BASH_SOURCE(?:\[0\])?\}?)\1\s*\)"""
+    r"""|`\s*dirname\s+(["']?)\$(?:0|\{?BASH_SOURCE(?:\[0\])?\}?)\2\s*`"""
+)
+
+
+def _command_lines(text: str, command_file: str) -> list[str]:
+    """The lines of a command file, its own folder written out where the script names it
+    (`$(dirname "$0")/train.py` runs the `train.py` beside the script, wherever it is
+    started from)."""
+    folder = os.path.dirname(command_file)
+    return [_OWN_FOLDER.sub(lambda _: folder, line) for line in _lines(text)]
 
 
 _CD = re.compile(r"^[\s$`>]*cd\s+([^\s;&|`]+)")
@@ -274,7 +290,7 @@ def _launches(root: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, 
     option: dict[str, str] = {}
     environment: dict[str, str] = {}
     for command_file in files.command_paths:
-        lines = _lines(files.text(command_file) or "")
+        lines = _command_lines(files.text(command_file) or "", command_file)
         folders = _folders(lines, command_file, root)
         for index, line in enumerate(lines):
             match = _DEPRECATED_LAUNCH.search(line)

@@ -342,3 +342,27 @@ def test_a_distributed_mode_opt_in_by_environment_or_flag(
     out = run(capsys, root)
     assert ("1 more unproven finding hidden" in out) is unproven
     assert ("DDP005" in out) is not unproven
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    ['$(dirname "$0")', "$(dirname $0)", "`dirname $0`", '$(dirname "${BASH_SOURCE[0]}")'],
+)
+def test_a_command_file_naming_its_own_folder_runs_the_script_beside_it(tmp_path, capsys, spelling):
+    """`tools/dist_train.sh` runs `$(dirname "$0")/train.py`: the `train.py` in `tools/`,
+    not the one at the root, whichever folder the script is started from."""
+    launch = (
+        "python -m torch.distributed.launch --nproc_per_node=$GPUS \\\n"
+        f"    {spelling}/train.py $CONFIG\n"
+    )
+    root = project(
+        tmp_path,
+        {
+            "train.py": "print('not this one')\n",
+            "tools/train.py": DDP022_TRAIN,
+            "tools/dist_train.sh": launch,
+        },
+    )
+    main(["check", "--no-cache", "--select", "DDP040", str(root / "tools" / "train.py")])
+    out = capsys.readouterr().out
+    assert "DDP040 `tools/dist_train.sh` starts this script with torch.distributed.launch" in out
