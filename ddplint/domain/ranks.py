@@ -426,6 +426,8 @@ class Ranks:
         del value
         if _is_none(constant):
             return None  # `rank is None`: whether the job is distributed
+        if _only_text(constant):
+            return None  # `rank not in ("cpu", "cuda")`: a device name, not a rank
         literals = _literals(constant)
         if isinstance(operator, (cst.In, cst.NotIn)):
             if not literals or None in literals:
@@ -488,6 +490,16 @@ def _forms_text(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.BinaryOperation):
         return isinstance(expr.operator, _TEXT_OPERATORS)
     return isinstance(expr, cst.Call) and last_name(expr.func) in _TEXT_FUNCTIONS
+
+
+def _only_text(expr: cst.BaseExpression) -> bool:
+    """`expr` is a string literal, or a tuple/list/set of them: no rank of a process group
+    (an int) equals one, so a rank variable compared with it holds a device name where the
+    job is not distributed (`rank = "cpu"` or `"cuda"` beside the spawn index)."""
+    strings = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+    if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        return bool(expr.elements) and all(isinstance(e.value, strings) for e in expr.elements)
+    return isinstance(expr, strings)
 
 
 def _is_none(expr: cst.BaseExpression) -> bool:
