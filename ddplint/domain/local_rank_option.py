@@ -58,3 +58,22 @@ def imports_deepspeed(ctx: FileContext) -> bool:
     """The file imports DeepSpeed, whose launcher passes `--local_rank=N` itself."""
     bound = ctx.imports.bindings.values()
     return any(v == "deepspeed" or v.startswith("deepspeed.") for v in bound)
+
+
+def unpacked(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The names and attributes an assignment target binds, through tuples and lists
+    (`args.local_rank, args.rank, args.world_size = world_info_from_env()`)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from unpacked(element.value)
+    else:
+        yield target
+
+
+def is_assigned(ctx: FileContext, node: cst.Attribute) -> bool:
+    """`node` is written, not read: an assignment's target, also as one of the names a
+    tuple or list target unpacks into."""
+    parent = ctx.parent(node)
+    while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+        parent = ctx.parent(parent)
+    return isinstance(parent, cst.AssignTarget)

@@ -21,7 +21,7 @@ from ddplint.domain.launch_commands import (
     launched_scripts,
     option_launches,
 )
-from ddplint.domain.local_rank_option import local_rank_options
+from ddplint.domain.local_rank_option import is_assigned, local_rank_options, unpacked
 from ddplint.domain.project_view import ProjectView, project_of
 from ddplint.domain.versions import TORCHRUN_SINCE
 from ddplint.names import dotted
@@ -278,7 +278,11 @@ def _value_is_read(ctx: FileContext, dest: str) -> bool:
                 return True
         elif isinstance(node, cst.Call):
             called = last_name(node.func)
-            if called == "vars" and not _iterated(ctx, node):
+            if (
+                called == "vars"
+                and not _iterated(ctx, node)
+                and not _vars_after_overwrite(ctx, node, dest)
+            ):
                 return True
             if (
                 called == "getattr"
@@ -348,10 +352,21 @@ def _overwritten(ctx: FileContext, node: cst.Attribute, dest: str) -> bool:
     """`args.local_rank` assigned here, or read after a statement of the same function body
     that assigns it (`args.local_rank = local_rank` first in a spawned worker): not the
     parsed value."""
-    if isinstance(ctx.parent(node), cst.AssignTarget):
+    if is_assigned(ctx, node):
         return True
+    return _after_assignment(ctx, node, dotted(node.value), dest)
+
+
+def _vars_after_overwrite(ctx: FileContext, call: cst.Call, dest: str) -> bool:
+    """`vars(args)` (logged, handed to a tracker) after `args.dest` was overwritten: the
+    namespace carries the new value, not the parsed one."""
+    namespace = call.args[0].value if len(call.args) == 1 else None
+    return namespace is not None and _after_assignment(ctx, call, dotted(namespace), dest)
+
+
+def _after_assignment(ctx: FileContext, node: cst.CSTNode, base: str | None, dest: str) -> bool:
+    """`node` comes after a statement of its function's body that assigns `base.dest`."""
     func = ctx.enclosing_function(node)
-    base = dotted(node.value)
     if func is None or base is None or not isinstance(func.body, cst.IndentedBlock):
         return False
     holding = {id(a) for a in ctx.ancestors(node)}
@@ -364,16 +379,18 @@ def _overwritten(ctx: FileContext, node: cst.Attribute, dest: str) -> bool:
 
 
 def _assigns(statement: cst.BaseStatement, base: str, dest: str) -> bool:
-    """`base.dest = ...` as a whole simple statement."""
+    """`base.dest = ...` (also unpacked: `base.dest, base.rank = ...`) as a whole simple
+    statement."""
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     return any(
         isinstance(small, cst.Assign)
         and any(
-            isinstance(t.target, cst.Attribute)
-            and t.target.attr.value == dest
-            and dotted(t.target.value) == base
+            isinstance(bound, cst.Attribute)
+            and bound.attr.value == dest
+            and dotted(bound.value) == base
             for t in small.targets
+            for bound in unpacked(t.target)
         )
         for small in statement.body
     )

@@ -9,6 +9,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.ddp_facts import keyword, string_value
+from ddplint.domain.local_rank_option import is_assigned
 
 _PARSERS = frozenset({"argparse.ArgumentParser"})
 
@@ -56,13 +57,13 @@ def default_of(call: cst.Call) -> cst.BaseExpression | None:
 
 def read_as_parsed(ctx: FileContext, dest: str) -> bool:
     """The file reads `<namespace>.<dest>` and never assigns it (an assignment, such as
-    `args.local_rank = int(os.environ["LOCAL_RANK"])` or a spawned worker's index,
-    replaces the parsed value)."""
+    `args.local_rank = int(os.environ["LOCAL_RANK"])`, `args.local_rank, args.rank, ... =
+    world_info_from_env()` or a spawned worker's index, replaces the parsed value)."""
     read = False
     for node in ctx.nodes_of(cst.Attribute):
         if not isinstance(node, cst.Attribute) or node.attr.value != dest:
             continue
-        if isinstance(ctx.parent(node), cst.AssignTarget):
+        if is_assigned(ctx, node):
             return False
         read = True
     return read
