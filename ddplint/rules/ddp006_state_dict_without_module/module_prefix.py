@@ -86,23 +86,32 @@ def wrapped_conditionally(ctx: FileContext, receiver: cst.BaseExpression, at: cs
 def _checks_wrapping(ctx: FileContext, state_call: cst.Call, receiver: cst.BaseExpression) -> bool:
     """The call sits in a branch of an `if`/`x if c else y` that tells wrapped from bare
     models (`model.module.state_dict() if hasattr(model, "module") else
-    model.state_dict()`)."""
+    model.state_dict()`), or in the handler of a `try` whose body reaches `model.module`
+    (`try: sd = model.module.state_dict()` / `except: sd = model.state_dict()`: the
+    handler runs where the model has no `.module`)."""
     name = dotted(receiver)
     unwrapped = f"{name}.module" if name else None
     for ancestor in ctx.ancestors(state_call):
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
             return False
-        if not isinstance(ancestor, (cst.If, cst.IfExp)):
-            continue
         parts: list[cst.CSTNode]
+        test: cst.CSTNode | None = None
         if isinstance(ancestor, cst.IfExp):
-            parts = [ancestor.test, ancestor.body, ancestor.orelse]
-        else:
-            parts = [ancestor.test, ancestor.body]
+            test = ancestor.test
+            parts = [test, ancestor.body, ancestor.orelse]
+        elif isinstance(ancestor, cst.If):
+            test = ancestor.test
+            parts = [test, ancestor.body]
             if ancestor.orelse is not None:
                 parts.append(ancestor.orelse)
+        elif isinstance(ancestor, cst.Try) and any(
+            ctx.is_inside(state_call, h) for h in ancestor.handlers
+        ):
+            parts = [ancestor.body]
+        else:
+            continue
         # The test and the other branch: where the wrapped/bare distinction shows.
-        parts = [p for p in parts if p is ancestor.test or not ctx.is_inside(state_call, p)]
+        parts = [p for p in parts if p is test or not ctx.is_inside(state_call, p)]
         for node in (n for part in parts for n in ctx.walk(part)):
             if isinstance(node, cst.Attribute) and unwrapped and dotted(node) == unwrapped:
                 return True
