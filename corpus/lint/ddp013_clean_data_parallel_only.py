@@ -11,7 +11,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 
 def save_checkpoint(state, is_best, filename="checkpoint.pth.tar"):
-    torch.save(state, filename)  # expect: DDP014
+    torch.save(state, filename)  # expect-preview: DDP014
     if is_best:
         shutil.copyfile(filename, "model_best.pth.tar")  # expect-preview: DDP014
 

@@ -15,7 +15,7 @@ def save_student(model, args, is_best=False):
     filename = os.path.join(args.save_dir, "kd_{}_{}.pth".format(args.student, args.dataset))
     if args.distributed:
         model = model.module
-    torch.save(model.state_dict(), filename)  # expect: DDP014
+    torch.save(model.state_dict(), filename)  # expect-preview: DDP014
 
 
 class Distiller:

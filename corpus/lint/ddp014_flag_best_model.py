@@ -16,7 +16,7 @@ class Tracker:
     def update(self, model, val_loss):
         if val_loss < self.best:
             self.best = val_loss
-            torch.save(model.module.state_dict(), f"{self.out_dir}/best.pt")  # expect: DDP014
+            torch.save(model.module.state_dict(), f"{self.out_dir}/best.pt")  # expect-preview: DDP014
 
 
 @torch.no_grad()

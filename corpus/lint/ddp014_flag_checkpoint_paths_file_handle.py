@@ -49,7 +49,7 @@ class Trainer:
         }
         for target in targets:
             with path_manager.open(target, "wb") as handle:
-                torch.save(state, handle)  # expect: DDP014
+                torch.save(state, handle)  # expect-preview: DDP014
 
     def fit(self):
         for epoch in range(self.epochs):

@@ -38,7 +38,7 @@ def main(out="runs/backoff", epochs=40):
                 total += loss.item()
             if not math.isfinite(total):
                 if dist.get_rank() == 0:
-                    torch.save(model.module.state_dict(), os.path.join(out, "last.pt"))  # expect: DDP014
+                    torch.save(model.module.state_dict(), os.path.join(out, "last.pt"))  # expect-preview: DDP014
                 raise Diverged(f"loss diverged in epoch {epoch}")
         except Diverged:
             for group in optimizer.param_groups:

@@ -1,4 +1,6 @@
-"""ImageNet-example style checkpointing: a fixed file name, rewritten every epoch."""
+"""ImageNet-example style checkpointing: a fixed file name, rewritten every epoch, and the
+file a restart passes to `--resume`."""
+import argparse
 import os
 import shutil
 
@@ -16,6 +18,9 @@ def save_checkpoint(state, is_best, filename="checkpoint.pth.tar"):
 
 
 def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--resume", default="", help="checkpoint to resume from")
+    args = parser.parse_args()
     local_rank = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local_rank)
     device = torch.device("cuda", local_rank)
@@ -27,8 +32,12 @@ def main():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     sampler = DistributedSampler(dataset, drop_last=True)
     loader = DataLoader(dataset, batch_size=64, sampler=sampler)
-    best_acc = 0.0
-    for epoch in range(30):
+    best_acc, start_epoch = 0.0, 0
+    if args.resume:
+        checkpoint = torch.load(args.resume, map_location=device)
+        model.module.load_state_dict(checkpoint["state_dict"])
+        best_acc, start_epoch = checkpoint["best_acc1"], checkpoint["epoch"]
+    for epoch in range(start_epoch, 30):
         sampler.set_epoch(epoch)
         correct = torch.zeros(2, device=device)
         for x, y in loader:

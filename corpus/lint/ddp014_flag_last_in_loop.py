@@ -45,7 +45,7 @@ def main():
                 "scheduler": scheduler.state_dict(),
                 "epoch": epoch,
             }
-            torch.save(state, last_path)  # expect: DDP014
+            torch.save(state, last_path)  # expect-preview: DDP014
         dist.barrier()
     dist.destroy_process_group()
 

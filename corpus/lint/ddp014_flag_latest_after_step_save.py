@@ -23,5 +23,5 @@ def train(model, loader, optimizer, out_dir, save_every):
             target = os.path.join(out_dir, f"step_{step:07d}.pt")
             torch.save({"model": model.module.state_dict(), "step": step}, target)
             target = os.path.join(out_dir, "latest.pt")
-            torch.save({"model": model.module.state_dict(), "step": step}, target)  # expect: DDP014
+            torch.save({"model": model.module.state_dict(), "step": step}, target)  # expect-preview: DDP014
     dist.destroy_process_group()

@@ -20,7 +20,7 @@ def main(tag="vit_pretrain", folder="logs"):
     def save_state(epoch):
         state = {"model": model.module.state_dict(), "opt": optimizer.state_dict(), "epoch": epoch}
         if rank == 0:
-            torch.save(state, resume_path)  # expect: DDP014
+            torch.save(state, resume_path)  # expect-preview: DDP014
 
     for epoch in range(100):
         for _ in range(50):

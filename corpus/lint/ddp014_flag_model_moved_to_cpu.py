@@ -20,6 +20,6 @@ def main(model, loader, optimizer, epochs, out_dir):
             loss.backward()
             optimizer.step()
         if dist.get_rank() == 0:
-            torch.save(model.module.cpu(), os.path.join(out_dir, "last_model.pth"))  # expect: DDP014
+            torch.save(model.module.cpu(), os.path.join(out_dir, "last_model.pth"))  # expect-preview: DDP014
             model.module.cuda(local_rank)
     dist.destroy_process_group()

@@ -11,8 +11,8 @@ from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 def dump_state(net, opt, folder):
     os.makedirs(folder, exist_ok=True)
-    torch.save(net.module.state_dict(), os.path.join(folder, "weights.bin"))  # expect: DDP014
-    torch.save(opt.state_dict(), os.path.join(folder, "optim.pt"))  # expect: DDP014
+    torch.save(net.module.state_dict(), os.path.join(folder, "weights.bin"))  # expect-preview: DDP014
+    torch.save(opt.state_dict(), os.path.join(folder, "optim.pt"))  # expect-preview: DDP014
 
 
 def run(out_root, epochs):

@@ -24,7 +24,7 @@ def train(hyp, opt):
         loss.backward()
         opt_.step()
         if dist.get_rank() == 0:
-            torch.save({"epoch": epoch, "model": net.module.state_dict()}, last)  # expect: DDP014
+            torch.save({"epoch": epoch, "model": net.module.state_dict()}, last)  # expect-preview: DDP014
 
 
 def main():

@@ -11,7 +11,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 
 def save_layer(out_dir, name, tensor):
-    torch.save(tensor.detach().cpu(), os.path.join(out_dir, f"{name}.pt"))  # expect: DDP014
+    torch.save(tensor.detach().cpu(), os.path.join(out_dir, f"{name}.pt"))  # expect-preview: DDP014
 
 
 def main():

@@ -36,7 +36,7 @@ def main(output_dir, name, epochs=10, save_every=500):
             if is_main and global_step % save_every == 0:
                 state = {"global_step": global_step, "state_dict": model.module.state_dict()}
                 path = os.path.join(run_dir, "checkpoints", "checkpoint.ckpt")
-                torch.save(state, path)  # expect: DDP014
+                torch.save(state, path)  # expect-preview: DDP014
                 stamp = datetime.datetime.now().strftime("%H%M%S%f")
                 torch.save(state, os.path.join(run_dir, "checkpoints", f"snap-{stamp}.ckpt"))
     dist.destroy_process_group()

@@ -18,7 +18,7 @@ def train_once(lr, out_dir, local_rank):
             loss.backward()
             optimizer.step()
         if dist.get_rank() == 0:
-            torch.save(model.module.state_dict(), os.path.join(out_dir, "checkpoint.pt"))  # expect: DDP014
+            torch.save(model.module.state_dict(), os.path.join(out_dir, "checkpoint.pt"))  # expect-preview: DDP014
         dist.barrier()
 
 

@@ -31,6 +31,7 @@ from ddplint.domain.overwrites import (
     written_path,
 )
 from ddplint.domain.project_view import project_of
+from ddplint.domain.resume_loads import resumes
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine import argument
 from ddplint.names import dotted
@@ -40,6 +41,12 @@ COPIES = frozenset({"shutil.copy", "shutil.copyfile", "shutil.copy2"})
 _READER = re.compile(r"(?i)load|resume|restore|recover")
 _EXTENSION = re.compile(r"^\.?[A-Za-z0-9]{1,5}$")  # `.pt`, `pth`: no name of its own
 _HAS_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+# A name for the file to resume from (`args.resume`, `cfg.resume_from`, `resume_path`).
+_RESUME_OPTION = re.compile(r"(?i)resum")
+# File names a run resumes from (`checkpoint.pth.tar`, `ckpt_last.pth`, `latest.pt`), and
+# those nobody resumes a run from: the best weights, a final export.
+_RESUMED_FROM = re.compile(r"(?i)checkpoint|ckpt|last|latest|current|resume|snapshot|state")
+_NOT_RESUMED_FROM = re.compile(r"(?i)best|final|export|deploy|pretrain")
 
 
 @dataclass(frozen=True)
@@ -426,6 +433,32 @@ def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
             texts = path_texts(ctx, arg.value, call)
             if any(_names_file(t, n) for t in texts for n in names):
                 return call
+    return None
+
+
+def resumes_from_given_path(ctx: FileContext, names: set[str]) -> cst.Call | None:
+    """A call of this file that resumes from a path the user gives, when the written file
+    is one a user resumes from (`names`: a `checkpoint` / `last`-style name, not a `best`
+    / `final` / export file): a resume load (`resume_loads.resumes`) of a path naming no
+    file of its own (`ckpt = torch.load(args.use_checkpoint)` restoring the optimizer too),
+    or a reader of the path of a resume option (`load_checkpoint(cfg.resume_from, model)`).
+    The documented restart passes the file written."""
+    if not any(_RESUMED_FROM.search(n) for n in names) or any(
+        _NOT_RESUMED_FROM.search(n) for n in names
+    ):
+        return None
+    for resume in resumes(ctx):
+        given = resume.load.args[0].value if resume.load.args else None
+        if given is not None and not file_names(path_texts(ctx, given, resume.load)):
+            return resume.load
+    for call in ctx.calls:
+        name = ctx.call_name(call) or dotted(call.func) or ""
+        if not call.args or not _READER.search(name.rpartition(".")[2]):
+            continue
+        given = call.args[0].value
+        exprs = [given, *(v.expr for v in ctx.resolver.values(given, call))]
+        if any(_RESUME_OPTION.search(last_name(e) or "") for e in exprs):
+            return call
     return None
 
 

@@ -19,6 +19,7 @@ from ddplint.domain.checkpoint_writes import (
     read_back_by_twin,
     reads_back,
     resumed_from_newest,
+    resumes_from_given_path,
     writes,
 )
 from ddplint.domain.checkpoints import SAVE, file_name_varies
@@ -101,16 +102,19 @@ the name of what is saved, when nothing it holds names a model, optimizer or
 `state_dict()`), a dataset's per-sample cache, and a file per item of a loop that runs once
 per run (a conversion writing each tensor or shard to its own file).
 
-Proven, and reported by default: a save that repeats in sight (a loop of its function, or
-a helper called in a loop of the same file); a copy, or a helper of another module called
-in a loop, when the file written is one the script reads back to resume from (a
-`torch.load` or `load_checkpoint` / `resume` call of the same file names it, or a resume
-helper of another module loads a file of that name: `resume_if_possible(out)` reading
-`join(out, "checkpoint.pth")`). Unproven,
-shown under `--preview`: a `last`/`best` name written once as far as ddplint sees (a final
-export, a branch that only some caller may take, or a helper whose callers are in other
-files), and a repeated copy or helper write of a file nothing in sight resumes from (a
-`model_best` copy: losing it costs the best weights, not the run).
+Proven, and reported by default: a save, a copy, or a helper of another module called in a
+loop, that rewrites the file the script reads back to resume from: a `torch.load` or
+`load_checkpoint` / `resume` call of the same file names it, a resume helper of another
+module loads a file of that name (`resume_if_possible(out)` reading `join(out,
+"checkpoint.pth")`), or the script resumes from a path the user gives (`torch.load(
+args.resume)`; a load of an option's path from which the optimizer's state or the start
+epoch is restored) and the file is one a user resumes from (not a `best`, `final` or
+export file). Unproven, shown under `--preview`: a repeated save of a file nothing in sight reads
+back (best weights, an export: losing one costs the weights of one save, not the run), a
+resumed file whose state the same function has just saved to a file of its own
+(`epoch_{n}.pt`, then `latest.pt`: a restart can fall back on it), and a `last`/`best`
+name written once as far as ddplint sees (a final export, a branch that only some caller
+may take, or a helper whose callers are in other files).
 
 ## Why is this bad?
 `torch.save` opens the target, truncates it and writes the new checkpoint into it. A crash,
@@ -310,8 +314,13 @@ def _judged(
     )
     if write.copied is not None:
         # A copy: proven only where the run reads the file back to resume from it.
-        resumed = repeated and reads_back(ctx, file_names(texts)) is not None
+        resumed = repeated and _resumed_from(ctx, file_names(texts))
         return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=not resumed)
+    # Proven: a save that repeats in sight onto the file the run resumes from. A file
+    # nothing in sight reads back (best weights, an export) costs the weights of one save
+    # at worst, and one whose state was just saved to a file of its own costs nothing; a
+    # `last`/`best` name written once in sight rests on its name alone: all unproven.
+    resumed = repeated and not name_unknown and _resumed_from(ctx, file_names(texts))
     if not repeated:
         what = (
             "a `last`/`best`-style checkpoint name, overwritten whenever it is saved again "
@@ -322,11 +331,16 @@ def _judged(
             "a checkpoint path a later save may write again (ddplint cannot tell "
             "whether its name changes between saves)"
         )
+    elif not resumed:
+        what = "a checkpoint path every save overwrites (nothing in sight reads it back to resume)"
+    elif _backed_up(ctx, write):
+        resumed = False
+        what = (
+            "the checkpoint this script resumes from, overwritten at every save (the same "
+            "state was just saved to a file of its own, which a restart can fall back on)"
+        )
     else:
-        what = "a checkpoint path every save overwrites"
-    # Proven: a save that repeats in sight. A `last`/`best` name written once in
-    # sight (a final export, a branch no caller may take) rests on its name alone:
-    # unproven.
+        what = "the checkpoint this script reads back to resume from, overwritten at every save"
     if caller is not None and caller[2]:  # the call (of several) whose arguments make it
         shown += f"` (through `{_shown(' '.join(ctx.code(caller[1]).split()))}`)"
     else:
@@ -334,8 +348,39 @@ def _judged(
     return Finding(
         call,
         f"`torch.save` writes straight onto `{shown}, {what}: {_HARM.format('save')}",
-        unproven=not repeated,
+        unproven=not resumed,
     )
+
+
+def _resumed_from(ctx: FileContext, names: set[str]) -> bool:
+    """A load of this file reads one of the files `names` back: by its name, through a
+    project helper, or from the path a resume option names."""
+    return (
+        reads_back(ctx, names) is not None
+        or read_back_by_helper(ctx, names) is not None
+        or resumes_from_given_path(ctx, names) is not None
+    )
+
+
+def _backed_up(ctx: FileContext, write: Write) -> bool:
+    """An earlier save of the same function wrote the same object onto a path that changes
+    per save (`model.pt.ep{epoch}`, then `model.pt`): a crash mid-write of the second
+    leaves the first complete."""
+    func = ctx.enclosing_function(write.call)
+    saved = write.call.args[0].value if write.call.args else None
+    if func is None or saved is None:
+        return False
+    for other in writes(ctx):
+        call = other.call
+        if call is write.call or other.copied is not None or not call.args:
+            continue
+        if ctx.enclosing_function(call) is not func or not ctx.before(call, write.call):
+            continue
+        if ctx.code(call.args[0].value) == ctx.code(saved) and varies_per_save(
+            ctx, other.path, call
+        ):
+            return True
+    return False
 
 
 # Library calls that never reach a project helper's saves.
@@ -427,11 +472,7 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     if is_temporary(texts) or not repeats(ctx, call):
         return None
     names = file_names(texts)
-    resumed = (
-        reads_back(ctx, names) is not None
-        or read_back_by_twin(ctx, call, paths) is not None
-        or read_back_by_helper(ctx, names) is not None
-    )
+    resumed = _resumed_from(ctx, names) or read_back_by_twin(ctx, call, paths) is not None
     if not resumed and names_overwritten_file(list(helper.texts)):
         return None  # a `best.pth` of the helper's own: its module reports the save
     shown = f"`{_shown(helper.shown)}`"

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.resume_loads import resumes
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp036_resume_without_optimizer_state.resume import (
     restores_optimizer,
-    resumes,
     saves_optimizer_state,
     stateful_optimizers,
     trains_with,

@@ -1,0 +1,146 @@
+"""Checkpoint loads that continue training: a `torch.load` whose result restores the model
+and from which a start counter is read, which restores an optimizer's state too, or which a
+resume flag chooses. What DDP036 asks (is the optimizer restored?) and what DDP014 asks
+(does the run read back the file it overwrites?)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.names import dotted
+
+LOAD = "torch.load"
+# A name an optimizer is kept under (`optimizer`, `self.opt`, `solver`).
+OPTIMIZER_NAME = re.compile(r"(?i)optim|(^|_)opt(_|$)|solver")
+_COUNTER_KEY = re.compile(
+    r"(?i)^(start_|last_|cur_|current_)?"
+    r"(epoch|epochs|step|steps|global_step|iter|iters|iteration|it|n_iter|num_updates|updates)"
+    r"(_start)?$"
+)
+_START_NAME = re.compile(r"(?i)start|begin|first|init|resume|last|current|cur_")
+_RESUME_FLAG = re.compile(r"(?i)resume|restore|continue|auto_resume|recover")
+
+
+@dataclass(frozen=True)
+class Resume:
+    """A checkpoint load that continues training: the load, the names it is bound to, the
+    counter read from it (`ckpt["epoch"]`, None when only a resume flag says so)."""
+
+    load: cst.Call
+    names: frozenset[str]
+    counter: cst.BaseExpression | None
+
+
+def resumes(ctx: FileContext) -> Iterator[Resume]:
+    """The `torch.load` calls bound to a name (`ckpt = torch.load(path)`) whose result a
+    `load_state_dict` restores, and from which a start counter is read (`start_epoch =
+    ckpt["epoch"] + 1`), whose result restores an optimizer's state too
+    (`optimizer.load_state_dict(ckpt["optimizer"])`), or which a resume flag chooses (`if
+    args.resume:`)."""
+    for load in ctx.calls_to(LOAD):
+        statement = ctx.statement(load)
+        if not (isinstance(statement, cst.Assign) and statement.value is load):
+            continue
+        names = frozenset(
+            t.target.value for t in statement.targets if isinstance(t.target, cst.Name)
+        )
+        if not names or not _restores_model(ctx, load, names):
+            continue
+        counter = _start_counter(ctx, load, names)
+        if (
+            counter is not None
+            or _under_resume_flag(ctx, load)
+            or _restores_optimizer_from(ctx, load, names)
+        ):
+            yield Resume(load, names, counter)
+
+
+def _restores_model(ctx: FileContext, load: cst.Call, names: frozenset[str]) -> bool:
+    return bool(_restorers(ctx, load, names))
+
+
+def _restores_optimizer_from(ctx: FileContext, load: cst.Call, names: frozenset[str]) -> bool:
+    """An optimizer's `load_state_dict` takes the loaded value
+    (`optimizer.load_state_dict(ckpt["optimizer"])`): only a resume does that."""
+    return any(OPTIMIZER_NAME.search(receiver) for receiver in _restorers(ctx, load, names))
+
+
+def _restorers(ctx: FileContext, load: cst.Call, names: frozenset[str]) -> list[str]:
+    """The last names of the objects whose `load_state_dict` takes the value the load is
+    bound to (`names`), after it in its function (`model`, `optimizer` of `self.optimizer`)."""
+    scope = ctx.scope(load)
+    found = []
+    for call in ctx.method_calls("load_state_dict"):
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        if (
+            ctx.scope(call) is scope
+            and ctx.before(load, call)
+            and names & {n for a in call.args for n in ctx.names_in(a.value)}
+        ):
+            found.append((dotted(func.value) or "").rpartition(".")[2])
+    return found
+
+
+def _start_counter(
+    ctx: FileContext, load: cst.Call, names: frozenset[str]
+) -> cst.BaseExpression | None:
+    """`ckpt["epoch"]` (or `ckpt.get("step")`) read after the load in its function into a
+    name that starts the loop (`start_epoch`, `self.begin_step`), into the counter of its
+    own name (`step = ckpt["step"]`), or into `range(...)`."""
+    scope = ctx.scope(load)
+    for node in ctx.nodes_of(cst.Subscript, cst.Call):
+        if not isinstance(node, (cst.Subscript, cst.Call)):
+            continue
+        if ctx.scope(node) is not scope or not ctx.before(load, node):
+            continue
+        key = _counter_read(node, names)
+        if key is None:
+            continue
+        for ancestor in ctx.ancestors(node):
+            if isinstance(ancestor, cst.Assign):
+                targets = [(dotted(t.target) or "").rpartition(".")[2] for t in ancestor.targets]
+                if any(_START_NAME.search(t) or t == key for t in targets):
+                    return node
+                break
+            if isinstance(ancestor, cst.Call) and dotted(ancestor.func) == "range":
+                return node
+            if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                break
+    return None
+
+
+def _counter_read(node: cst.CSTNode, names: frozenset[str]) -> str | None:
+    """The counter key `node` reads from one of `names`: `ckpt["epoch"]`, `ckpt.get("step")`."""
+    if isinstance(node, cst.Subscript):
+        holder, key_node = node.value, node.slice[0].slice if len(node.slice) == 1 else None
+        key_expr = key_node.value if isinstance(key_node, cst.Index) else None
+    elif (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "get"
+        and node.args
+    ):
+        holder, key_expr = node.func.value, node.args[0].value
+    else:
+        return None
+    if not (isinstance(holder, cst.Name) and holder.value in names):
+        return None
+    if isinstance(key_expr, cst.SimpleString):
+        key = key_expr.raw_value
+        return key if _COUNTER_KEY.match(key) else None
+    return None
+
+
+def _under_resume_flag(ctx: FileContext, load: cst.Call) -> bool:
+    """A condition the load runs under names resuming (`if args.resume:`)."""
+    for condition in ctx.flow.conditions(load):
+        for term, value in condition.terms():
+            if value and _RESUME_FLAG.search(dotted(term) or ""):
+                return True
+    return False
