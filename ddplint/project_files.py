@@ -22,10 +22,20 @@ _LAYOUT_FILES = (*_ENTRY_POINT_FILES, "setup.py")
 # Files that may hold the commands starting the project's scripts (`launch_commands`).
 _COMMAND_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".md", ".rst")
 _COMMAND_NAMES = frozenset({"Makefile", "makefile"})
+# Files that pin what a project installs (`versions.pinned_torch`), besides the packaging files.
+_REQUIREMENT_NAMES = re.compile(
+    r"(?i)^(requirements[\w.-]*\.txt|(environment|env|conda)[\w.-]*\.ya?ml|cog\.yaml|Dockerfile)$"
+)
 _WORD = re.compile(r"\w+")
 # After this many names asked of one tree, listing each file's words once (`_words_of`) costs
 # less than searching every file for each further name.
 _WORD_INDEX_AFTER = 16
+
+
+def is_requirement_file(name: str) -> bool:
+    """A file name a project pins the packages it installs in: a requirements file, a
+    conda environment, `cog.yaml`, a Dockerfile."""
+    return _REQUIREMENT_NAMES.match(name) is not None
 
 
 def is_command_file(name: str) -> bool:
@@ -46,6 +56,7 @@ class ProjectFiles:
         self.root = root
         self._paths: list[str] | None = None
         self._command_paths: list[str] = []
+        self._requirement_paths: list[str] = []
         self._texts: dict[str, str | None] = {}
         self._named: dict[str, frozenset[str]] = {}
         self._words: dict[str, frozenset[str]] = {}
@@ -64,6 +75,9 @@ class ProjectFiles:
                 self._command_paths.extend(
                     os.path.join(folder, f) for f in sorted(files) if is_command_file(f)
                 )
+                self._requirement_paths.extend(
+                    os.path.join(folder, f) for f in sorted(files) if is_requirement_file(f)
+                )
             self._paths = found
         return self._paths
 
@@ -73,6 +87,13 @@ class ProjectFiles:
         a project writes the commands that start its scripts."""
         _ = self.paths  # one walk lists both
         return self._command_paths
+
+    @property
+    def requirement_paths(self) -> list[str]:
+        """Absolute paths of the requirements files, conda environments, `cog.yaml` and
+        Dockerfiles under the root: where a project pins the packages it installs."""
+        _ = self.paths  # one walk lists them all
+        return self._requirement_paths
 
     def text(self, path: str) -> str | None:
         """The text of a file (undecodable bytes replaced), None when it cannot be read."""
@@ -86,12 +107,12 @@ class ProjectFiles:
 
     def digest(self) -> str:
         """A digest of every file a check may read under the root (the Python files, the
-        launch commands and the packaging files, by path and content): what a cached
-        result depends on besides the checked file itself."""
+        launch commands, the requirements and the packaging files, by path and content):
+        what a cached result depends on besides the checked file itself."""
         if self._digest is None:
             state = hashlib.sha256(self.root.encode("utf-8", "surrogateescape"))
             layout = (os.path.join(self.root, f) for f in _LAYOUT_FILES)
-            for path in [*self.paths, *self.command_paths, *layout]:
+            for path in [*self.paths, *self.command_paths, *self.requirement_paths, *layout]:
                 text = self.text(path)
                 state.update(f"\0{path}\0".encode("utf-8", "surrogateescape"))
                 state.update(b"-" if text is None else text.encode("utf-8", "surrogateescape"))

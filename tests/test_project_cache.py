@@ -91,3 +91,28 @@ def test_moving_the_project_root(project, tmp_path):
     shutil.move(project, moved)  # the cache folder moves with it
     assert _check(moved, "main.py") == (["main.py:8 DDP010"], 0)
     assert _check(moved, "main.py") == (["main.py:8 DDP010"], 1)
+
+
+def test_editing_a_subfolders_requirements_file(tmp_path, monkeypatch):
+    # a torch pin beside the script decides DDP040: the entry keyed before the edit is stale
+    root = tmp_path / "project"
+    (root / "app").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    (root / "app" / "train.py").write_text(
+        "import argparse\nimport torch.distributed as dist\n\n"
+        "parser = argparse.ArgumentParser()\n"
+        'parser.add_argument("--local_rank", type=int, default=0)\n'
+        "args = parser.parse_args()\n"
+        'dist.init_process_group("nccl")\n'
+    )
+    (root / "app" / "run.sh").write_text("python -m torch.distributed.launch train.py\n")
+    (root / "app" / "requirements.txt").write_text("torch==1.8.1\n")
+    monkeypatch.chdir(tmp_path)
+
+    def check() -> tuple[list[str], int]:
+        result = runner.run([root / "app" / "train.py"], lambda _: {"DDP040"}, Cache(root), jobs=1)
+        return [d.code for d in result.diagnostics], result.cached
+
+    assert check() == ([], 0)
+    (root / "app" / "requirements.txt").write_text("torch==2.1.0\n")
+    assert check() == (["DDP040"], 0)

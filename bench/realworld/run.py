@@ -32,7 +32,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ddplint.project_files import is_command_file
+from ddplint.project_files import is_command_file, is_requirement_file
 
 HERE = Path(__file__).resolve().parent
 VERDICTS = ("true", "false", "debatable")
@@ -160,18 +160,20 @@ def materialise(repo: Repo, mirror_root: Path, cache_root: Path) -> Path | None:
 
 
 # What `wanted` extracts, versioned: a change re-extracts the cached clones.
-EXTRACTION = "3"
+EXTRACTION = "4"
 
 
 def wanted(path: str) -> bool:
     """Python sources, the files that steer ddplint's file discovery and configuration,
-    and the shell scripts, Makefiles and READMEs that launch the project's scripts (the
-    files ddplint reads to tell how a script is launched: `is_command_file`)."""
+    the shell scripts, Makefiles and READMEs that launch the project's scripts (the
+    files ddplint reads to tell how a script is launched: `is_command_file`), and the
+    requirements files that pin its torch (`is_requirement_file`)."""
     name = path.rsplit("/", 1)[-1]
     return (
         path.endswith(".py")
         or name in (".gitignore", "pyproject.toml", "setup.cfg")
         or is_command_file(name)
+        or is_requirement_file(name)
     )
 
 

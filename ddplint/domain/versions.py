@@ -159,8 +159,9 @@ _PIN = re.compile(
     r"(?<![\w.-])(?:py)?torch\s*(==|<=|<|~=|=)\s*v?(\d+(?:\.\d+)*)(?![\w.]*\s*[,;]\s*[<>])",
     re.IGNORECASE,
 )
-# Where a project pins what it installs: packaging files at its root; the commands of its
-# READMEs and shell scripts (`pip install torch==1.8.1`).
+# Where a project pins what it installs: packaging files at its root; requirements files,
+# conda environments and Dockerfiles, and the commands of its READMEs and shell scripts
+# (`pip install torch==1.8.1`), in the script's folder and those above it.
 _PIN_FILES = ("setup.py", "setup.cfg", "pyproject.toml")
 TORCH_2: Version = (2,)
 
@@ -174,7 +175,9 @@ def pinned_torch(root: str, script: str) -> Version | None:
     folders = _folders_up(os.path.dirname(os.path.abspath(script)), os.path.abspath(root))
     texts = [files.text(os.path.join(root, name)) for name in _PIN_FILES]
     texts += [
-        files.text(p) for p in files.command_paths if os.path.dirname(os.path.abspath(p)) in folders
+        files.text(p)
+        for p in [*files.command_paths, *files.requirement_paths]
+        if os.path.dirname(os.path.abspath(p)) in folders
     ]
     pins = [
         _pin_bound(operator, number)

@@ -49,9 +49,30 @@ def test_a_pin_below_torch_2_leaves_the_underscore_option_alone(tmp_path, capsys
     assert findings(tmp_path, capsys, files) == []
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("requirements.txt", "numpy\ntorch==1.8.1\ntorchvision==0.9.1\n"),
+        ("env.yml", "dependencies:\n  - python=3.8\n  - pytorch=1.11.0\n"),
+        ("cog.yaml", 'build:\n  python_packages:\n    - "torch==1.11.0"\n'),
+    ],
+    ids=["requirements", "conda environment", "cog"],
+)
+def test_a_pin_in_a_requirements_file_counts(tmp_path, capsys, name, text):
+    files = {"train.py": TRAIN, "run.sh": RUN, name: text}
+    assert findings(tmp_path, capsys, files) == []
+
+
+def test_a_requirements_file_pinning_torch_2_keeps_the_finding(tmp_path, capsys):
+    files = {"train.py": TRAIN, "run.sh": RUN, "requirements.txt": "torch==2.1.0\n"}
+    (found,) = findings(tmp_path, capsys, files)
+    assert "pins allow such a release" in found["message"]
+
+
 def test_no_pin_found_claims_none(tmp_path, capsys):
-    # requirements files are not read: a pin may exist where ddplint does not look
-    (found,) = findings(tmp_path, capsys, {"train.py": TRAIN, "run.sh": RUN})
+    # nothing pins torch (a requirements file naming other packages pins nothing)
+    files = {"train.py": TRAIN, "run.sh": RUN, "requirements.txt": "numpy==1.24.0\n"}
+    (found,) = findings(tmp_path, capsys, files)
     assert "from torch 2.0 on passes `--local-rank=N`" in found["message"]
     assert "pin" not in found["message"]
 
