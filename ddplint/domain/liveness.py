@@ -166,6 +166,8 @@ class Livenesses:
 
     def _function(self, func: cst.FunctionDef) -> Liveness:
         name = func.name.value
+        if not func.decorators and self._redefined(func):
+            return Liveness.NEVER
         if (
             self.named_elsewhere is None
             or func.decorators
@@ -195,6 +197,26 @@ class Livenesses:
         if name.startswith("_") or self._imported_elsewhere():
             return Liveness.UNKNOWN
         return Liveness.LIVE
+
+    def _redefined(self, func: cst.FunctionDef) -> bool:
+        """`func` is a module-level function that a later `def` of the same name replaces
+        before any module-level statement names it: every call, made once the module has
+        run, reaches the later one (a `main` defined twice in one script)."""
+        body = self.model.module.body
+        if func not in body:
+            return False
+        index = body.index(func)
+        for statement in body[index + 1 :]:
+            if isinstance(statement, cst.FunctionDef):
+                if statement.name.value == func.name.value:
+                    return True
+                continue  # a body runs when called, by then under the later binding
+            if any(
+                isinstance(node, cst.Name) and node.value == func.name.value
+                for node in self.model.walk(statement)
+            ):
+                return False  # named while it is still bound (a call, a registry)
+        return False
 
     def _attribute_name(self, name: cst.Name) -> bool:
         """`name` is the attribute of an attribute access (`torch.nn.DataParallel`)."""
