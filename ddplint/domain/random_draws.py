@@ -11,9 +11,11 @@ from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.apis import LOADER_CLASSES
 from ddplint.domain.rank_values import differs_by_rank
+from ddplint.engine.flow import fixed_terms
 from ddplint.engine.resolve import Value, argument
 
 TORCH_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
+_CUDA_TESTS = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
 # Library helpers that seed torch with the value given, the same on every process.
 LIBRARY_SEEDS = frozenset(
     {
@@ -71,11 +73,46 @@ def seeds_torch(ctx: FileContext, call: cst.Call) -> bool:
     return specific is None or (isinstance(specific, cst.Name) and specific.value == "False")
 
 
+def runs_only_without_cuda(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` runs only where CUDA is absent: in the `else` of a test that needs CUDA
+    (`if torch.cuda.is_available(): torch.cuda.manual_seed_all(s) else:
+    torch.manual_seed(s)`), or under `if not torch.cuda.is_available():`. A GPU job never
+    runs it."""
+    for condition in ctx.flow.conditions(call):
+        if not condition.holds and all(
+            _tests_cuda(ctx, term) for term, _ in fixed_terms(condition.test, True)
+        ):
+            return True
+        if any(not holds and _tests_cuda(ctx, term) for term, holds in condition.terms()):
+            return True
+    return False
+
+
+def _tests_cuda(ctx: FileContext, term: cst.BaseExpression) -> bool:
+    """`torch.cuda.is_available()`, or `torch.cuda.device_count()` compared above 0 or
+    taken as a truth value."""
+    if isinstance(term, cst.Comparison) and len(term.comparisons) == 1:
+        target = term.comparisons[0]
+        if not (
+            isinstance(target.operator, (cst.GreaterThan, cst.NotEqual))
+            and isinstance(target.comparator, cst.Integer)
+            and target.comparator.value == "0"
+        ):
+            return False
+        term = term.left
+    return isinstance(term, cst.Call) and ctx.call_name(term) in _CUDA_TESTS
+
+
 def seeds_alike(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """`func` seeds torch with a value that does not depend on the rank, and with no
-    rank-dependent value anywhere (`def set_seed(seed): torch.manual_seed(seed)`)."""
+    rank-dependent value anywhere (`def set_seed(seed): torch.manual_seed(seed)`); a seed
+    only a machine without CUDA runs (`runs_only_without_cuda`) does not count."""
     ranks = domain_of(ctx).ranks
-    seeds = [c for c in ctx.calls_within(func) if seeds_torch(ctx, c)]
+    seeds = [
+        c
+        for c in ctx.calls_within(func)
+        if seeds_torch(ctx, c) and not runs_only_without_cuda(ctx, c)
+    ]
     return bool(seeds) and not any(
         a.star or differs_by_rank(ranks, a.value, c) for c in seeds for a in c.args
     )

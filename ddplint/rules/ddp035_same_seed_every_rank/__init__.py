@@ -72,8 +72,10 @@ a spawned worker starts with a fresh generator), a seed computed from the rank
 `seed += self.rank` on some path of the seeding helper), a file that seeds torch again with
 such a value anywhere, loaders given a `worker_init_fn` or a `generator` (they
 choose their workers' seeds themselves), a dataset that re-seeds in `__getitem__`,
-seeds under a rank test or on a one-process path, and files with no random
-augmentation in sight.
+seeds under a rank test or on a one-process path, a `torch.manual_seed` that runs only
+where CUDA is absent (the `else` of `if torch.cuda.is_available():
+torch.cuda.manual_seed_all(seed)`: a GPU job leaves the CPU generator its loaders draw
+from unseeded), and files with no random augmentation in sight.
 
 A helper of another module named like a seeding function
 (`utils.fix_random_seeds(args.seed)`, `seed_everything(cfg.seed)`) is shown only under

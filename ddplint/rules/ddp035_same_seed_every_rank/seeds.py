@@ -12,7 +12,12 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.project_view import project_of
-from ddplint.domain.random_draws import LIBRARY_SEEDS, is_seeding_name, seeds_torch
+from ddplint.domain.random_draws import (
+    LIBRARY_SEEDS,
+    is_seeding_name,
+    runs_only_without_cuda,
+    seeds_torch,
+)
 
 # Frameworks whose seeding functions do not touch torch's generator.
 _OTHER_FRAMEWORKS = ("numpy.", "random.", "tensorflow.", "jax.", "paddle.", "mindspore.")
@@ -36,10 +41,13 @@ def seed_calls(ctx: FileContext) -> list[SeedCall]:
         if seeds_torch(ctx, call) or (
             project is not None and project.helper_seeds_alike(ctx, call)
         ):
-            found.append(SeedCall(call, True))
+            if not runs_only_without_cuda(ctx, call):  # a fallback a GPU job never runs
+                found.append(SeedCall(call, True))
         elif not _named_helper(ctx, call, ctx.call_name(call)):
             continue
-        elif project is None or project.resolve(ctx, call) is None:
+        elif (project is None or project.resolve(ctx, call) is None) and not (
+            runs_only_without_cuda(ctx, call)
+        ):
             found.append(SeedCall(call, False))
         # else: a project helper whose body was read: it seeds per rank, or not torch
     return found
