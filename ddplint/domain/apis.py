@@ -32,7 +32,11 @@ STARTERS = SPAWN_FUNCTIONS | {
     "torch.distributed.device_mesh.init_device_mesh",
 }
 SAMPLER_CLASSES = frozenset({"torch.utils.data.DistributedSampler"})
-LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader"})
+# torch's DataLoader, and MONAI's subclass of it (same keyword arguments; it only gives the
+# workers a seeding `worker_init_fn` by default).
+LOADER_CLASSES = frozenset(
+    {"torch.utils.data.DataLoader", "monai.data.DataLoader", "monai.data.dataloader.DataLoader"}
+)
 SAVE = "torch.save"
 # Library saves that choose their writers themselves (rank 0 for a full state dict, per-rank
 # file names, or a sharded write every rank must join): no "every rank writes one file".

@@ -181,6 +181,17 @@ class Loops:
                 return False
         return False
 
+    def turns_gradients_off_inside(self, loop: cst.For | cst.While) -> bool:
+        """The body of `loop` runs its work under `with torch.no_grad():` (or
+        `inference_mode()`) of its own: `for batch in val_loader: with torch.no_grad():`."""
+        for node in self.model.walk(loop.body):
+            if isinstance(node, cst.With) and any(
+                isinstance(item.item, cst.Call) and self._no_grad(item.item.func)
+                for item in node.items
+            ):
+                return True
+        return False
+
     def in_eval_mode(self, node: cst.CSTNode) -> bool:
         """`node` follows a `X.eval()` call in a function that does not train, with no
         `X.train()` call in between."""

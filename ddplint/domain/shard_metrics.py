@@ -16,7 +16,13 @@ import libcst as cst
 from ddplint.context import Binding, FileContext, Scope
 from ddplint.domain import domain_of
 from ddplint.domain.project_view import project_of
-from ddplint.domain.samplers import bound_name, distributed_samplers, returned_bindings
+from ddplint.domain.samplers import (
+    bound_name,
+    distributed_samplers,
+    names_bound_to,
+    returned_bindings,
+    returned_positions,
+)
 from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
@@ -31,6 +37,9 @@ _COMBINES = re.compile(
     re.IGNORECASE,
 )
 _REPLICAS = 1  # DistributedSampler(dataset, num_replicas, ...)
+# A loader class by its name (`DataLoader`, a project's `DataLoaderX`), not the call of a
+# helper that returns one, whose first argument is no dataset.
+_LOADER_NAME = re.compile(r"Loader\w*$")
 # Collectives that wait or set up, and carry no value across ranks (a broadcast does: one
 # rank's decision made every rank's).
 _NOT_COMBINING = frozenset(
@@ -65,13 +74,46 @@ def sharded_loaders(ctx: FileContext) -> set[cst.Call]:
     return sharded
 
 
+def returned_sharded_loaders(ctx: FileContext) -> dict[str, set[int | None]]:
+    """Functions of the file returning a DataLoader on a DistributedSampler that splits
+    the data over every rank (`sharded_loaders`), with where they return it (None: the
+    whole return value; an index: an element of a returned tuple)."""
+    found: dict[str, set[int | None]] = {}
+    for loader in sharded_loaders(ctx):
+        scope = ctx.scope(loader)
+        if isinstance(scope, cst.FunctionDef):
+            positions = returned_positions(ctx, bound_name(ctx, loader)[0], scope, loader)
+            if positions:
+                found.setdefault(scope.name.value, set()).update(positions)
+    return found
+
+
+def _helpers_sharded(ctx: FileContext) -> dict[tuple[str, int], cst.Call]:
+    """The names bound to a sharded loader a project helper of another module returns
+    (`train_loader, val_loader = prepare_dataloader(args, rank=rank, ...)`), keyed like
+    `_returned_sharded`, each to the helper's call (the loader as this file sees it)."""
+    project = project_of(ctx)
+    if project is None:
+        return {}
+    found: dict[tuple[str, int], cst.Call] = {}
+    for call in ctx.calls:
+        positions = project.helper_returned_shard(ctx, call)
+        for name in names_bound_to(ctx, call, positions) if positions else ():
+            found[(name, id(call))] = call
+    return found
+
+
 def shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
-    """Loops over sharded loaders that accumulate counts, in a function where nothing
-    combines the ranks' values."""
+    """Loops over sharded loaders (built in sight, or returned by a function of this file
+    or a project helper of another module) that accumulate counts, in a function where
+    nothing combines the ranks' values."""
     sharded = sharded_loaders(ctx)
-    if not sharded:
+    returned = _returned_sharded(ctx, sharded) if sharded else {}
+    from_helpers = _helpers_sharded(ctx) if ctx.project is not None else {}
+    if not sharded and not from_helpers:
         return
-    returned = _returned_sharded(ctx, sharded)
+    returned.update(from_helpers)
+    sharded |= set(from_helpers.values())
     for node in ctx.nodes_of(cst.For):
         assert isinstance(node, cst.For)
         loaders = iterated_loaders(ctx, node, sharded, returned)
@@ -222,13 +264,17 @@ def metered(
 
 
 def evaluation_shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
-    """`shard_loops` that evaluate (under `no_grad`, or after `model.eval()`) and do
-    not train."""
+    """`shard_loops` that evaluate (under `no_grad`, with a `no_grad` block of their own
+    in the body, or after `model.eval()`) and do not train."""
     loops = domain_of(ctx).loops
     for shard in shard_loops(ctx):
         if loops.is_training_loop(shard.loop):
             continue
-        if loops.is_evaluation(shard.loop) or loops.in_eval_mode(shard.loop):
+        if (
+            loops.is_evaluation(shard.loop)
+            or loops.in_eval_mode(shard.loop)
+            or loops.turns_gradients_off_inside(shard.loop)
+        ):
             yield shard
 
 
@@ -298,6 +344,9 @@ def iterated_loaders(
         and (dotted(iterable.func) or "").rpartition(".")[2] in _WRAPPERS
     ):
         iterable = iterable.args[0].value
+    held = _held_loader(ctx, iterable, loop, returned or {})
+    if held is not None:  # `a, b = make_loaders()`: the call that unpacks it ends the values
+        return [held]
     values = deciding_leaves(ctx.resolver, iterable, loop)
     leaves = [
         held if (held := _held_loader(ctx, v.expr, v.at, returned or {})) is not None else v.expr
@@ -419,7 +468,8 @@ def whole_dataset(
     datasets = {
         _identity(ctx, v.expr, v.at)
         for loader in loaders
-        if (dataset := argument(loader, 0, "dataset")) is not None
+        if _LOADER_NAME.search(ctx.call_name(loader) or dotted(loader.func) or "")
+        and (dataset := argument(loader, 0, "dataset")) is not None
         for v in deciding_leaves(ctx.resolver, dataset, loader)
     }
     for value in ctx.resolver.values(denominator, at):

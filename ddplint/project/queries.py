@@ -96,7 +96,8 @@ _FACT_TEXT: dict[str, TextTest] = {
     ),
     "sets_device": re.compile("set_device|device_index|device_idx|cuda|accelerator"),
 }
-# Text every module holding `FunctionSummary.returned_loader` or `set_epoch_params` contains.
+# Text every module holding `FunctionSummary.returned_loader`, `returned_shard` or
+# `set_epoch_params` contains.
 _MAY_RETURN_LOADER = re.compile("DistributedSampler")
 _MAY_SET_EPOCH = re.compile("set_epoch")
 
@@ -568,6 +569,14 @@ class Project:
         if function is None:
             return []
         return [None if p == WHOLE else p for p in function.returned_loader]
+
+    def helper_returned_shard(self, ctx: FileContext, call: cst.Call) -> list[int | None]:
+        """Where a project helper returns a DataLoader over one rank's shard of its data
+        (None: the whole return value; an index: an element of a returned tuple)."""
+        function = self.function_called(ctx, call, _MAY_RETURN_LOADER)
+        if function is None:
+            return []
+        return [None if p == WHOLE else p for p in function.returned_shard]
 
     def helper_seeds_alike(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper of another module that seeds torch with a value not taken from

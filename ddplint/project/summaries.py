@@ -25,6 +25,7 @@ from ddplint.domain.process_group import asks_rank, uses_process_group, uses_pro
 from ddplint.domain.random_draws import random_augmentation, reseeds_workers, seeds_alike
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, combined
 from ddplint.domain.samplers import factory_shuffle, returned_loaders
+from ddplint.domain.shard_metrics import returned_sharded_loaders
 from ddplint.domain.state_loads import helper_loads
 from ddplint.domain.switches import flag_name, flags_read, job_switches
 from ddplint.domain.test_modules import runs_in_test_process
@@ -103,6 +104,8 @@ class FunctionSummary:
     # It returns a DistributedSampler as built (`samplers.factory_shuffle`): "" when not.
     sampler_shuffle: str = ""
     seeds_alike: bool = False  # it seeds torch with a value not from the rank (`seeds_alike`)
+    # where it returns a loader over one rank's shard (`returned_sharded_loaders`)
+    returned_shard: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -373,6 +376,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
     `module_head` when known already."""
     head = head or module_head(ctx)
     loaders = returned_loaders(ctx)
+    shards = returned_sharded_loaders(ctx)
     device_modules = may_hold_device_module(ctx.source)
     saving = "save" in ctx.source
     loading = "torch" in ctx.source and "load" in ctx.source
@@ -402,6 +406,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
             loads=tuple(x for f in defs for x in helper_loads(ctx, f)) if loading else (),
             sampler_shuffle=factory_shuffle(ctx, defs[0]) if len(defs) == 1 else "",
             seeds_alike=any(seeds_alike(ctx, f) for f in defs),
+            returned_shard=tuple(sorted(WHOLE if p is None else p for p in shards.get(name, ()))),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))

@@ -26,8 +26,9 @@ class MetricFromOneShard(Rule):
     explanation = """
 ## What it does
 Finds an evaluation loop (under `torch.no_grad()` / `inference_mode()`, or after
-`model.eval()`) over a DataLoader built on a `DistributedSampler` (in sight, or returned by
-a function of this file: `train_loader, test_loader = make_loaders()`; or, where the script
+`model.eval()`, or with a `no_grad` block of its own in the loop's body) over a DataLoader
+built on a `DistributedSampler` (in sight, or returned by a function of this file or of
+another module of the project: `train_loader, test_loader = make_loaders()`; or, where the script
 also runs in one process, a plain DataLoader built for that case: `else:` of `if
 args.distributed:`) that accumulates a
 value (`correct += ...`, `val_loss += ...`, `top1.update(...)` of a meter class of the

@@ -112,7 +112,7 @@ def _uses(
         if not (ctx.before(after, node) or ctx.is_inside(after, node)):
             continue
         if isinstance(node, cst.Comparison):
-            if _ranks_values(node):
+            if _ranks_values(node) and _decides(ctx, node):
                 yield node, "compare", node.left
                 for target in node.comparisons:
                     yield node, "compare", target.comparator
@@ -133,6 +133,22 @@ def _names_the_rank(ctx: FileContext, call: cst.Call) -> bool:
         for arg in call.args
         for node in ctx.walk(arg.value)
     )
+
+
+def _decides(ctx: FileContext, comparison: cst.Comparison) -> bool:
+    """The comparison's truth is a decision: the test of an `if`, `while` or conditional
+    expression (also through `and` / `or` / `not`), or a flag stored or returned
+    (`is_best = acc > best`); not a per-element computation inside a larger expression
+    (`(np.array(ious) > 0.5).sum()`, `np.mean(scores > threshold)`)."""
+    node: cst.CSTNode = comparison
+    parent = ctx.parent(node)
+    while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
+        node, parent = parent, ctx.parent(parent)
+    if isinstance(parent, (cst.If, cst.While)):
+        return parent.test is node
+    if isinstance(parent, cst.IfExp):
+        return parent.test is node
+    return isinstance(parent, (cst.Assign, cst.AnnAssign, cst.Return, cst.Assert))
 
 
 def _ranks_values(comparison: cst.Comparison) -> bool:
