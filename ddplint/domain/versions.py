@@ -159,6 +159,9 @@ _PIN = re.compile(
     r"(?<![\w.-])(?:py)?torch\s*(==|<=|<|~=|=)\s*v?(\d+(?:\.\d+)*)(?![\w.]*\s*[,;]\s*[<>])",
     re.IGNORECASE,
 )
+# A requirements line naming torch with no upper bound (`torch`, `torch>=1.8`, `- pytorch`).
+_UNBOUNDED = re.compile(r"(?im)^[\s\-\"']*(?:py)?torch[\"']?\s*(?:>=?\s*[\d.]+[\"']?\s*)?(?:#.*)?$")
+_COMMENT_LINE = re.compile(r"(?m)^\s*#.*$")
 # Where a project pins what it installs: packaging files at its root; requirements files,
 # conda environments and Dockerfiles, and the commands of its READMEs and shell scripts
 # (`pip install torch==1.8.1`), in the script's folder and those above it.
@@ -175,10 +178,16 @@ def pinned_torch(root: str, script: str) -> Version | None:
     folders = _folders_up(os.path.dirname(os.path.abspath(script)), os.path.abspath(root))
     texts = [files.text(os.path.join(root, name)) for name in _PIN_FILES]
     texts += [
-        files.text(p)
-        for p in [*files.command_paths, *files.requirement_paths]
-        if os.path.dirname(os.path.abspath(p)) in folders
+        files.text(p) for p in files.command_paths if os.path.dirname(os.path.abspath(p)) in folders
     ]
+    for path in files.requirement_paths:
+        text = files.text(path)
+        if text is None or os.path.dirname(os.path.abspath(path)) not in folders:
+            continue
+        text = _COMMENT_LINE.sub("", text)  # `# torch==1.9.0+cu111`: an old pin left as a note
+        if _UNBOUNDED.search(text):
+            return None  # `torch` or `torch>=1.8` on a line of its own: whatever pip finds
+        texts.append(text)
     pins = [
         _pin_bound(operator, number)
         for text in texts

@@ -69,6 +69,20 @@ def test_a_requirements_file_pinning_torch_2_keeps_the_finding(tmp_path, capsys)
     assert "pins allow such a release" in found["message"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "torch\n# torch==1.9.0+cu111 -f https://download.pytorch.org/whl/torch_stable.html\n",
+        "torch>=1.8\ntorchvision==0.9.1\n",
+    ],
+    ids=["commented-out pin", "lower bound only"],
+)
+def test_a_requirements_file_leaving_torch_unbounded_keeps_the_finding(tmp_path, capsys, text):
+    files = {"train.py": TRAIN, "run.sh": RUN, "requirements.txt": text}
+    (found,) = findings(tmp_path, capsys, files)
+    assert "from torch 2.0 on passes `--local-rank=N`" in found["message"]
+
+
 def test_no_pin_found_claims_none(tmp_path, capsys):
     # nothing pins torch (a requirements file naming other packages pins nothing)
     files = {"train.py": TRAIN, "run.sh": RUN, "requirements.txt": "numpy==1.24.0\n"}
