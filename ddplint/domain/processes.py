@@ -32,6 +32,7 @@ from ddplint.domain.test_modules import JOB_WORDS, shows_job
 from ddplint.engine.constants import certainly
 from ddplint.engine.resolve import methods_named
 from ddplint.names import dotted
+from ddplint.project_files import named_in_other_files
 
 _LAUNCHERS = (
     "deepspeed.",
@@ -250,7 +251,7 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
     `if not args.distributed:`, after `if world_size > 1: return`), in a test that runs
     in the one test process (`single_process_tests`) or a subcommand that runs no job
     (`lone_subcommands`), in a Ray actor the file makes once (`in_single_actor`), in the
-    parent that launches the workers (`_launching_parents`), is a parameter a test
+    parent that launches the workers (`_parent_functions`), is a parameter a test
     helper gives such tests (`_parametrizes_tests`), in a worker spawned as one process
     (`_lone_workers`), or in a file that runs as one process (`single_process`)."""
     if domain_of(ctx).gates.single_process(node) or _in_fake_group(ctx, node):
@@ -261,7 +262,7 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
         return True
     if _parametrizes_tests(ctx, node) or in_single_actor(ctx, node):
         return True
-    if ctx.enclosing_function(node) in _launching_parents(ctx) or _in_lone_worker(ctx, node):
+    if ctx.enclosing_function(node) in _parent_functions(ctx) or _in_lone_worker(ctx, node):
         return True
     return any(
         ctx.is_inside(node, alone) for alone in (*single_process_tests(ctx), *lone_subcommands(ctx))
@@ -285,6 +286,51 @@ def _launching_parents(ctx: FileContext) -> set[cst.FunctionDef]:
         ):
             found.add(cast("cst.FunctionDef", func))
     return found
+
+
+@_per_file
+def _parent_functions(ctx: FileContext) -> set[cst.FunctionDef]:
+    """The functions that run only in the parent process of the workers: the launching
+    parents (`_launching_parents`); the functions of the file that call one (`main()`
+    running `_bench_ddp()`, which spawns); and the functions whose every call, in a file no
+    other names them in, is made by such a function (a one-process baseline `main()` runs
+    beside the spawned benchmark). A worker, or a function that joins a job or issues a
+    collective itself, never counts."""
+    parents = set(_launching_parents(ctx))
+    if not parents:
+        return parents
+    launched = {name for call in ctx.calls for name in _launched_workers(ctx, call)}
+    functions = [cast("cst.FunctionDef", f) for f in ctx.nodes_of(cst.FunctionDef)]
+    facts = facts_of(ctx)
+    candidates = [
+        f
+        for f in functions
+        if f not in parents
+        and f.name.value not in launched
+        and not any(_joins_job(ctx, c) or facts.is_collective_call(c) for c in ctx.calls_within(f))
+    ]
+    changed = True
+    while changed:
+        changed = False
+        names = {f.name.value for f in parents}
+        for func in candidates:
+            if func in parents:
+                continue
+            if any(dotted(c.func) in names for c in ctx.calls_within(func)):
+                parents.add(func)
+                changed = True
+        for func in candidates:
+            if func in parents:
+                continue
+            sites = ctx.model.calls_by_name.get(func.name.value, ())
+            if (
+                sites
+                and all(ctx.enclosing_function(site) in parents for site in sites)
+                and not named_in_other_files(ctx.path, func.name.value)
+            ):
+                parents.add(func)
+                changed = True
+    return parents
 
 
 @_per_file
