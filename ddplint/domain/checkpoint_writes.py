@@ -436,16 +436,30 @@ def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
     return None
 
 
-def resumes_from_given_path(ctx: FileContext, names: set[str]) -> cst.Call | None:
+def names_unresumed_file(texts: list[str] | tuple[str, ...]) -> bool:
+    """A path's pieces name a file nobody resumes a run from, or its folder (`best.pth`,
+    `best_model/state.pt`, `final.pt`, an export)."""
+    return any(_NOT_RESUMED_FROM.search(t) for t in texts)
+
+
+def names_it(ctx: FileContext, call: cst.Call, texts: list[str] | tuple[str, ...]) -> bool:
+    """The reading `call` names the file itself, folder and all: its arguments' pieces
+    hold each of `texts` that names an unresumed file (`load(join(out, "best_model",
+    "state.pt"))` for `best_model/state.pt`)."""
+    wanted = [t for t in texts if _NOT_RESUMED_FROM.search(t)]
+    read = [t for a in call.args for t in path_texts(ctx, a.value, call)]
+    return all(any(w in r for r in read) for w in wanted)
+
+
+def resumes_from_given_path(ctx: FileContext, texts: list[str]) -> cst.Call | None:
     """A call of this file that resumes from a path the user gives, when the written file
-    is one a user resumes from (`names`: a `checkpoint` / `last`-style name, not a `best`
-    / `final` / export file): a resume load (`resume_loads.resumes`) of a path naming no
-    file of its own (`ckpt = torch.load(args.use_checkpoint)` restoring the optimizer too),
-    or a reader of the path of a resume option (`load_checkpoint(cfg.resume_from, model)`).
-    The documented restart passes the file written."""
-    if not any(_RESUMED_FROM.search(n) for n in names) or any(
-        _NOT_RESUMED_FROM.search(n) for n in names
-    ):
+    is one a user resumes from (its path's pieces `texts` name a `checkpoint` /
+    `last`-style file, and neither it nor its folder is a `best` / `final` / export one):
+    a resume load (`resume_loads.resumes`) of a path naming no file of its own (`ckpt =
+    torch.load(args.use_checkpoint)` restoring the optimizer too), or a reader of the path
+    of a resume option (`load_checkpoint(cfg.resume_from, model)`). The documented restart
+    passes the file written."""
+    if not any(_RESUMED_FROM.search(n) for n in file_names(texts)) or names_unresumed_file(texts):
         return None
     for resume in resumes(ctx):
         given = resume.load.args[0].value if resume.load.args else None

@@ -14,6 +14,8 @@ from ddplint.domain.checkpoint_writes import (
     file_name_patterns,
     file_names,
     is_false_literal,
+    names_it,
+    names_unresumed_file,
     passes_value,
     read_back_by_helper,
     read_back_by_twin,
@@ -314,13 +316,13 @@ def _judged(
     )
     if write.copied is not None:
         # A copy: proven only where the run reads the file back to resume from it.
-        resumed = repeated and _resumed_from(ctx, file_names(texts))
+        resumed = repeated and _resumed_from(ctx, texts)
         return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=not resumed)
     # Proven: a save that repeats in sight onto the file the run resumes from. A file
     # nothing in sight reads back (best weights, an export) costs the weights of one save
     # at worst, and one whose state was just saved to a file of its own costs nothing; a
     # `last`/`best` name written once in sight rests on its name alone: all unproven.
-    resumed = repeated and not name_unknown and _resumed_from(ctx, file_names(texts))
+    resumed = repeated and not name_unknown and _resumed_from(ctx, texts)
     if not repeated:
         what = (
             "a `last`/`best`-style checkpoint name, overwritten whenever it is saved again "
@@ -352,13 +354,20 @@ def _judged(
     )
 
 
-def _resumed_from(ctx: FileContext, names: set[str]) -> bool:
-    """A load of this file reads one of the files `names` back: by its name, through a
-    project helper, or from the path a resume option names."""
+def _resumed_from(ctx: FileContext, texts: list[str]) -> bool:
+    """A load of this file reads the file whose path has the pieces `texts` back: by its
+    name (naming a best or final file's folder too), through a project helper, or from
+    the path a resume option names."""
+    names = file_names(texts)
+    unresumed = names_unresumed_file(texts)
+    read = reads_back(ctx, names)
+    if read is not None and (not unresumed or names_it(ctx, read, texts)):
+        return True  # a `best_model/state.pt` is not the `state.pt` a resume reads
+    if unresumed:
+        return False
     return (
-        reads_back(ctx, names) is not None
-        or read_back_by_helper(ctx, names) is not None
-        or resumes_from_given_path(ctx, names) is not None
+        read_back_by_helper(ctx, names) is not None
+        or resumes_from_given_path(ctx, texts) is not None
     )
 
 
@@ -472,7 +481,7 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     if is_temporary(texts) or not repeats(ctx, call):
         return None
     names = file_names(texts)
-    resumed = _resumed_from(ctx, names) or read_back_by_twin(ctx, call, paths) is not None
+    resumed = _resumed_from(ctx, texts) or read_back_by_twin(ctx, call, paths) is not None
     if not resumed and names_overwritten_file(list(helper.texts)):
         return None  # a `best.pth` of the helper's own: its module reports the save
     shown = f"`{_shown(helper.shown)}`"
