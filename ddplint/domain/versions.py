@@ -159,7 +159,8 @@ _PIN = re.compile(
     r"(?<![\w.-])(?:py)?torch\s*(==|<=|<|~=|=)\s*v?(\d+(?:\.\d+)*)(?![\w.]*\s*[,;]\s*[<>])",
     re.IGNORECASE,
 )
-# A requirements line naming torch with no upper bound (`torch`, `torch>=1.8`, `- pytorch`).
+# A pip requirements line naming torch with no upper bound (`torch`, `torch>=1.8`); in a
+# conda environment `- pytorch` may name the channel.
 _UNBOUNDED = re.compile(r"(?im)^[\s\-\"']*(?:py)?torch[\"']?\s*(?:>=?\s*[\d.]+[\"']?\s*)?(?:#.*)?$")
 _COMMENT_LINE = re.compile(r"(?m)^\s*#.*$")
 # Where a project pins what it installs: packaging files at its root; requirements files,
@@ -185,7 +186,7 @@ def pinned_torch(root: str, script: str) -> Version | None:
         if text is None or os.path.dirname(os.path.abspath(path)) not in folders:
             continue
         text = _COMMENT_LINE.sub("", text)  # `# torch==1.9.0+cu111`: an old pin left as a note
-        if _UNBOUNDED.search(text):
+        if path.endswith(".txt") and _UNBOUNDED.search(text):
             return None  # `torch` or `torch>=1.8` on a line of its own: whatever pip finds
         texts.append(text)
     pins = [
