@@ -53,8 +53,14 @@ def test_the_gaps_match_as_written_before(gap: str) -> None:
         rf"{OLD_PREFIX_ARGS}{TAIL}"
     )
     for text in (f"k.replace{gap}('module.')", f"k.replace({gap}'module.')"):
-        found = queries._MAY_STRIP_PREFIX.search(text)
-        assert bool(old_prefix.search(text)) == bool(found)
+        found = bool(queries._MAY_STRIP_PREFIX.search(text))
+        before = bool(old_prefix.search(text))
+        if "#" in gap:
+            # A comment runs to the end of its line: `(#a\n='module.'` holds no keyword
+            # argument `a=`, which the old pattern read into the comment. Never more.
+            assert before or not found
+        else:
+            assert before == found
 
 
 _WORDY_TEXT = st.text(alphabet="sa_veloedx. \n(", max_size=30)
