@@ -38,6 +38,11 @@ _PROSE_CALLS = frozenset(
     {"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "echo"}
 )
 _ORDERING = frozenset({"sorted", "list", "enumerate"})
+# Calls that write the arguments down (to a file, a log, the screen) as a record.
+_RECORDERS = frozenset(
+    {"json.dump", "json.dumps", "yaml.dump", "yaml.safe_dump", "print", "pprint.pprint", "str"}
+)
+_RECORDING_METHODS = frozenset({"info", "debug", "warning", "log", "write", "dump", "save"})
 _INSPECTED = (cst.Import, cst.ImportFrom, cst.SimpleString, cst.ConcatenatedString)
 
 
@@ -281,6 +286,7 @@ def _value_is_read(ctx: FileContext, dest: str) -> bool:
             if (
                 called == "vars"
                 and not _iterated(ctx, node)
+                and not _recorded(ctx, node)
                 and not _vars_after_overwrite(ctx, node, dest)
             ):
                 return True
@@ -355,6 +361,22 @@ def _overwritten(ctx: FileContext, node: cst.Attribute, dest: str) -> bool:
     if is_assigned(ctx, node):
         return True
     return _after_assignment(ctx, node, dotted(node.value), dest)
+
+
+def _recorded(ctx: FileContext, namespace: cst.Call) -> bool:
+    """`{"args": vars(args)}` saved with a checkpoint, `json.dump(vars(args), f)`,
+    `print(vars(args))`, `logger.info(vars(args))`: the arguments written down as a record,
+    not a use of one argument's value."""
+    parent = ctx.parent(namespace)
+    if isinstance(parent, cst.DictElement) and parent.value is namespace:
+        return True
+    if not isinstance(parent, cst.Arg) or parent.star:
+        return False
+    call = ctx.parent(parent)
+    if not isinstance(call, cst.Call):
+        return False
+    name = ctx.call_name(call) or dotted(call.func) or ""
+    return name in _RECORDERS or last_name(call.func) in _RECORDING_METHODS
 
 
 def _vars_after_overwrite(ctx: FileContext, call: cst.Call, dest: str) -> bool:
