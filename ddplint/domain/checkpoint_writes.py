@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.checkpoints import SAVE, is_buffer, save_path, saves_state
 from ddplint.domain.ddp_facts import last_name, string_value
 from ddplint.domain.overwrites import (
@@ -39,6 +40,7 @@ from ddplint.names import dotted
 COPIES = frozenset({"shutil.copy", "shutil.copyfile", "shutil.copy2"})
 # A call that reads a checkpoint back: `torch.load`, a helper named for loading or resuming.
 _READER = re.compile(r"(?i)load|resume|restore|recover")
+_RESUMER = re.compile(r"(?i)resume|restore|recover")
 _EXTENSION = re.compile(r"^\.?[A-Za-z0-9]{1,5}$")  # `.pt`, `pth`: no name of its own
 _HAS_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 # A name for the file to resume from (`args.resume`, `cfg.resume_from`, `resume_path`).
@@ -427,13 +429,34 @@ def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
         return None
     for call in ctx.calls:
         name = ctx.call_name(call) or dotted(call.func) or ""
-        if not _READER.search(name.rpartition(".")[2]):
+        if not _READER.search(name.rpartition(".")[2]) or not _continues_training(ctx, call):
             continue
         for arg in call.args:
             texts = path_texts(ctx, arg.value, call)
             if any(_names_file(t, n) for t in texts for n in names):
                 return call
     return None
+
+
+def _continues_training(ctx: FileContext, load: cst.Call) -> bool:
+    """`load` may read a checkpoint to go on training: it is named for resuming
+    (`resume_from(path)`), a resume load (`resume_loads.resumes`), or made where training
+    runs (a function that runs `backward()`, or calls one; a method of a class that trains;
+    module level), not in a test or demo function of a training file that never trains
+    itself (`model = torch.load("last.pt")` in `test()`)."""
+    name = (ctx.call_name(load) or dotted(load.func) or "").rpartition(".")[2]
+    if _RESUMER.search(name) or any(r.load is load for r in resumes(ctx)):
+        return True
+    loops = domain_of(ctx).loops
+    func = ctx.enclosing_function(load)
+    if func is None or not loops.trains or loops.runs_backward(func):
+        return True  # where no training is in sight, any load may be the resume
+    owner = ctx.model.enclosing_class(func)
+    return owner is not None and any(
+        loops.runs_backward(method)
+        for method in ctx.nodes_within(owner, cst.FunctionDef)
+        if isinstance(method, cst.FunctionDef)
+    )
 
 
 def names_unresumed_file(texts: list[str] | tuple[str, ...]) -> bool:
