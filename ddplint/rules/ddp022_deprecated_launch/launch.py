@@ -258,9 +258,17 @@ _ENVIRONMENT_READ = re.compile(
 
 
 def _dest(call: cst.Call) -> str:
+    """The attribute argparse stores the option under: `dest=`, else its first long
+    option string (`--rank`, `--local_rank` is stored as `rank`)."""
     given = keyword(call, "dest")
     name = string_value(given.value) if given is not None else None
-    return name or "local_rank"
+    if name:
+        return name
+    for arg in call.args:
+        flag = string_value(arg.value) if arg.keyword is None else None
+        if flag is not None and flag.startswith("--"):
+            return flag[2:].replace("-", "_")
+    return "local_rank"
 
 
 def _value_is_read(ctx: FileContext, dest: str) -> bool:
