@@ -48,7 +48,10 @@ _RESUME_OPTION = re.compile(r"(?i)resum")
 # File names a run resumes from (`checkpoint.pth.tar`, `ckpt_last.pth`, `latest.pt`), and
 # those nobody resumes a run from: the best weights, a final export.
 _RESUMED_FROM = re.compile(r"(?i)checkpoint|ckpt|last|latest|current|resume|snapshot|state")
-_NOT_RESUMED_FROM = re.compile(r"(?i)best|final|export|deploy|pretrain")
+_NOT_RESUMED_FROM = re.compile(r"(?i)best|final|export|deploy|pretrained")
+# The words of those that also mark a folder (`best_model/state.pt`); `pretrain_gpt2/` is a
+# task's folder, not a file of pretrained weights.
+_NOT_RESUMED_FOLDER = re.compile(r"(?i)best|final")
 
 
 @dataclass(frozen=True)
@@ -462,14 +465,25 @@ def _continues_training(ctx: FileContext, load: cst.Call) -> bool:
 def names_unresumed_file(texts: list[str] | tuple[str, ...]) -> bool:
     """A path's pieces name a file nobody resumes a run from, or its folder (`best.pth`,
     `best_model/state.pt`, `final.pt`, an export)."""
-    return any(_NOT_RESUMED_FROM.search(t) for t in texts)
+    return bool(_unresumed_pieces(texts))
+
+
+def _unresumed_pieces(texts: list[str] | tuple[str, ...]) -> list[str]:
+    """The pieces of `texts` that name a file nobody resumes from (its file name) or the
+    best or final folder it lies in."""
+    names = file_names(texts)
+    return [
+        t
+        for t in texts
+        if (_NOT_RESUMED_FROM if t in names else _NOT_RESUMED_FOLDER).search(t) is not None
+    ]
 
 
 def names_it(ctx: FileContext, call: cst.Call, texts: list[str] | tuple[str, ...]) -> bool:
     """The reading `call` names the file itself, folder and all: its arguments' pieces
     hold each of `texts` that names an unresumed file (`load(join(out, "best_model",
     "state.pt"))` for `best_model/state.pt`)."""
-    wanted = [t for t in texts if _NOT_RESUMED_FROM.search(t)]
+    wanted = _unresumed_pieces(texts)
     read = [t for a in call.args for t in path_texts(ctx, a.value, call)]
     return all(any(w in r for r in read) for w in wanted)
 

@@ -322,7 +322,7 @@ def _judged(
     # nothing in sight reads back (best weights, an export) costs the weights of one save
     # at worst, and one whose state was just saved to a file of its own costs nothing; a
     # `last`/`best` name written once in sight rests on its name alone: all unproven.
-    resumed = repeated and not name_unknown and _resumed_from(ctx, texts)
+    resumed = repeated and _resumed_from(ctx, texts)
     if not repeated:
         what = (
             "a `last`/`best`-style checkpoint name, overwritten whenever it is saved again "
@@ -333,6 +333,8 @@ def _judged(
             "a checkpoint path a later save may write again (ddplint cannot tell "
             "whether its name changes between saves)"
         )
+        if resumed:
+            what += ", of the kind this script reads back to resume from"
     elif not resumed:
         what = "a checkpoint path every save overwrites (nothing in sight reads it back to resume)"
     elif _backed_up(ctx, write):
