@@ -323,6 +323,11 @@ def _judged(
     # at worst, and one whose state was just saved to a file of its own costs nothing; a
     # `last`/`best` name written once in sight rests on its name alone: all unproven.
     resumed = repeated and _resumed_from(ctx, texts)
+    backed_up = resumed and _backed_up(ctx, write)
+    resumed = resumed and not backed_up
+    backup = (
+        " (the same state was just saved to a file of its own, which a restart can fall back on)"
+    )
     if not repeated:
         what = (
             "a `last`/`best`-style checkpoint name, overwritten whenever it is saved again "
@@ -333,16 +338,13 @@ def _judged(
             "a checkpoint path a later save may write again (ddplint cannot tell "
             "whether its name changes between saves)"
         )
-        if resumed:
+        if resumed or backed_up:
             what += ", of the kind this script reads back to resume from"
+        what += backup if backed_up else ""
+    elif backed_up:
+        what = "the checkpoint this script resumes from, overwritten at every save" + backup
     elif not resumed:
         what = "a checkpoint path every save overwrites (nothing in sight reads it back to resume)"
-    elif _backed_up(ctx, write):
-        resumed = False
-        what = (
-            "the checkpoint this script resumes from, overwritten at every save (the same "
-            "state was just saved to a file of its own, which a restart can fall back on)"
-        )
     else:
         what = "the checkpoint this script reads back to resume from, overwritten at every save"
     if caller is not None and caller[2]:  # the call (of several) whose arguments make it
