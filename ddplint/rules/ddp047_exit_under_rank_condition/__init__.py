@@ -10,6 +10,7 @@ import libcst as cst
 from ddplint.context import Binding, FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import Gate, domain_of
+from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.domain.runners import Runner, runners
 from ddplint.engine.flow import fixed_terms
@@ -321,9 +322,32 @@ def _message(
     call = ctx.code(work.call).strip()
     if len(call) > 60:
         call = f"{ctx.code(work.call.func).strip()}(...)"
+    reached = f"`{call}` ({work.issues})"
+    if _trains_through_ddp(ctx, region, work.call):
+        # the next pass's backward all-reduces the gradients before the call is reached
+        reached = f"the gradient all-reduce of its DDP backward, then {reached}"
     return (
-        f"{leaves}; the ranks it turns away {then} `{call}` ({work.issues}), which the "
+        f"{leaves}; the ranks it turns away {then} {reached}, which the "
         "ranks that left never match: the others wait there (a hang until the collective "
         "timeout) or pair it with an unrelated collective; take the exit on every rank "
         "(broadcast the decision first) or leave only after the collectives"
     )
+
+
+def _trains_through_ddp(ctx: FileContext, region: cst.CSTNode, call: cst.Call) -> bool:
+    """`region` is a loop whose pass runs `backward()` before `call` (itself, or through a
+    function of this file), in a file that wraps its model in DDP: the first collective the
+    pass issues is the gradient all-reduce, not `call`."""
+    facts = facts_of(ctx)
+    if not isinstance(region, (cst.For, cst.While)) or not (facts.ddp_wraps or facts.helper_wraps):
+        return False
+    loops = domain_of(ctx).loops
+    for earlier in ctx.calls_within(region.body):
+        if earlier is call or not ctx.before(earlier, call) or ctx.is_inside(call, earlier):
+            continue
+        if loops.backward.site_of(earlier) is not None or any(
+            isinstance(f, cst.FunctionDef) and loops.runs_backward(f)
+            for f in ctx.resolver.callees(earlier)
+        ):
+            return True
+    return False
