@@ -32,15 +32,12 @@ from ddplint.domain.overwrites import (
     written_path,
 )
 from ddplint.domain.project_view import project_of
-from ddplint.domain.resume_loads import resumes
+from ddplint.domain.resume_loads import READER, RESUMER, resumes
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine import argument
 from ddplint.names import dotted
 
 COPIES = frozenset({"shutil.copy", "shutil.copyfile", "shutil.copy2"})
-# A call that reads a checkpoint back: `torch.load`, a helper named for loading or resuming.
-_READER = re.compile(r"(?i)load|resume|restore|recover")
-_RESUMER = re.compile(r"(?i)resume|restore|recover")
 _EXTENSION = re.compile(r"^\.?[A-Za-z0-9]{1,5}$")  # `.pt`, `pth`: no name of its own
 _HAS_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 # A name for the file to resume from (`args.resume`, `cfg.resume_from`, `resume_path`).
@@ -432,7 +429,7 @@ def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
         return None
     for call in ctx.calls:
         name = ctx.call_name(call) or dotted(call.func) or ""
-        if not _READER.search(name.rpartition(".")[2]) or not _continues_training(ctx, call):
+        if not READER.search(name.rpartition(".")[2]) or not _continues_training(ctx, call):
             continue
         for arg in call.args:
             texts = path_texts(ctx, arg.value, call)
@@ -448,7 +445,7 @@ def _continues_training(ctx: FileContext, load: cst.Call) -> bool:
     module level), not in a test or demo function of a training file that never trains
     itself (`model = torch.load("last.pt")` in `test()`)."""
     name = (ctx.call_name(load) or dotted(load.func) or "").rpartition(".")[2]
-    if _RESUMER.search(name) or any(r.load is load for r in resumes(ctx)):
+    if RESUMER.search(name) or any(r.load is load for r in resumes(ctx)):
         return True
     loops = domain_of(ctx).loops
     func = ctx.enclosing_function(load)
@@ -504,7 +501,7 @@ def resumes_from_given_path(ctx: FileContext, texts: list[str]) -> cst.Call | No
             return resume.load
     for call in ctx.calls:
         name = ctx.call_name(call) or dotted(call.func) or ""
-        if not call.args or not _READER.search(name.rpartition(".")[2]):
+        if not call.args or not READER.search(name.rpartition(".")[2]):
             continue
         given = call.args[0].value
         exprs = [given, *(v.expr for v in ctx.resolver.values(given, call))]
@@ -523,7 +520,7 @@ def read_back_by_helper(ctx: FileContext, names: set[str]) -> cst.Call | None:
         return None
     for call in ctx.calls:
         name = ctx.call_name(call) or dotted(call.func) or ""
-        if not _READER.search(name.rpartition(".")[2]) or name == "torch.load":
+        if not READER.search(name.rpartition(".")[2]) or name == "torch.load":
             continue
         for load in project.helper_loads(ctx, call):
             if any(_names_file(t, n) for t in load.texts for n in names):
@@ -550,7 +547,7 @@ def read_back_by_twin(
     wanted = {ctx.code(p).strip() for p in paths}
     for call in ctx.calls:
         name = (ctx.call_name(call) or dotted(call.func) or "").rpartition(".")[2]
-        if call is writer or _VERBS.sub("", name) != stem or not _READER.search(name):
+        if call is writer or _VERBS.sub("", name) != stem or not READER.search(name):
             continue
         passed = {ctx.code(a.value).strip() for a in call.args}
         if wanted <= passed:
@@ -602,7 +599,7 @@ def resumed_from_newest(
     wanted = {id(call) for call in listings}
     for call in ctx.calls:
         name = ctx.call_name(call) or dotted(call.func) or ""
-        if not _READER.search(name.rpartition(".")[2]) or not call.args:
+        if not READER.search(name.rpartition(".")[2]) or not call.args:
             continue
         for value in ctx.resolver.sources(call.args[0].value, call, 4):
             found = next((n for n in ctx.walk(value.expr) if id(n) in wanted), None)

@@ -201,22 +201,30 @@ class Livenesses:
     def _redefined(self, func: cst.FunctionDef) -> bool:
         """`func` is a module-level function that a later `def` of the same name replaces
         before any module-level statement names it: every call, made once the module has
-        run, reaches the later one (a `main` defined twice in one script)."""
+        run, reaches the later one (a `main` defined twice in one script). A function body
+        in between runs when called, by then under the later binding."""
         body = self.model.module.body
+        name = func.name.value
         if func not in body:
             return False
-        index = body.index(func)
-        for statement in body[index + 1 :]:
-            if isinstance(statement, cst.FunctionDef):
-                if statement.name.value == func.name.value:
-                    return True
-                continue  # a body runs when called, by then under the later binding
-            if any(
-                isinstance(node, cst.Name) and node.value == func.name.value
-                for node in self.model.walk(statement)
-            ):
-                return False  # named while it is still bound (a call, a registry)
-        return False
+        start = body.index(func) + 1
+        later = next(
+            (
+                i
+                for i, statement in enumerate(body[start:], start)
+                if isinstance(statement, cst.FunctionDef) and statement.name.value == name
+            ),
+            None,
+        )
+        if later is None:
+            return False
+        between = [s for s in body[start:later] if not isinstance(s, cst.FunctionDef)]
+        # named while it is still bound (a call, a registry): live
+        return not any(
+            self.model.is_inside(mention, statement)
+            for mention in self._mentions_of(name)
+            for statement in between
+        )
 
     def _attribute_name(self, name: cst.Name) -> bool:
         """`name` is the attribute of an attribute access (`torch.nn.DataParallel`)."""

@@ -165,11 +165,8 @@ class Loops:
         `inference_mode()`) in its function, or in a function decorated with one."""
         model = self.model
         for ancestor in model.ancestors(node):
-            if isinstance(ancestor, cst.With):
-                for item in ancestor.items:
-                    inner = item.item
-                    if isinstance(inner, cst.Call) and self._no_grad(inner.func):
-                        return True
+            if self._turns_gradients_off(ancestor):
+                return True
             if isinstance(ancestor, cst.FunctionDef):
                 return any(
                     self._no_grad(
@@ -184,13 +181,13 @@ class Loops:
     def turns_gradients_off_inside(self, loop: cst.For | cst.While) -> bool:
         """The body of `loop` runs its work under `with torch.no_grad():` (or
         `inference_mode()`) of its own: `for batch in val_loader: with torch.no_grad():`."""
-        for node in self.model.walk(loop.body):
-            if isinstance(node, cst.With) and any(
-                isinstance(item.item, cst.Call) and self._no_grad(item.item.func)
-                for item in node.items
-            ):
-                return True
-        return False
+        return any(self._turns_gradients_off(node) for node in self.model.walk(loop.body))
+
+    def _turns_gradients_off(self, node: cst.CSTNode) -> bool:
+        """`node` is a `with torch.no_grad():` / `inference_mode()` block."""
+        return isinstance(node, cst.With) and any(
+            isinstance(item.item, cst.Call) and self._no_grad(item.item.func) for item in node.items
+        )
 
     def in_eval_mode(self, node: cst.CSTNode) -> bool:
         """`node` follows a `X.eval()` call in a function that does not train, with no

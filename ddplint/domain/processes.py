@@ -4,7 +4,6 @@ rank saving, every rank downloading) have nothing to say about one process."""
 from __future__ import annotations
 
 import functools
-import weakref
 from collections.abc import Callable
 from typing import TypeVar, cast
 
@@ -94,15 +93,12 @@ _T = TypeVar("_T")
 
 
 def _per_file(compute: Callable[[FileContext], _T]) -> Callable[[FileContext], _T]:
-    """`compute(ctx)` computed once per file (kept while its context lives): asked for
-    every node, the answer stays linear in the file."""
-    known: weakref.WeakKeyDictionary[FileContext, _T] = weakref.WeakKeyDictionary()
+    """`compute(ctx)` computed once per file (`FileContext.memo`): asked for every node,
+    the answer stays linear in the file."""
 
     @functools.wraps(compute)
     def once(ctx: FileContext) -> _T:
-        if ctx not in known:
-            known[ctx] = compute(ctx)
-        return known[ctx]
+        return ctx.memo(compute)
 
     return once
 

@@ -6,7 +6,6 @@ resume flag chooses. What DDP036 asks (is the optimizer restored?) and what DDP0
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -15,6 +14,10 @@ from ddplint.context import FileContext
 from ddplint.names import dotted
 
 LOAD = "torch.load"
+# A call that reads a checkpoint back (`torch.load`, `load_checkpoint`, `resume_from`), and
+# one named for resuming in particular.
+READER = re.compile(r"(?i)load|resume|restore|recover")
+RESUMER = re.compile(r"(?i)resume|restore|recover")
 # A name an optimizer is kept under (`optimizer`, `self.opt`, `solver`).
 OPTIMIZER_NAME = re.compile(r"(?i)optim|(^|_)opt(_|$)|solver")
 _COUNTER_KEY = re.compile(
@@ -36,12 +39,17 @@ class Resume:
     counter: cst.BaseExpression | None
 
 
-def resumes(ctx: FileContext) -> Iterator[Resume]:
+def resumes(ctx: FileContext) -> tuple[Resume, ...]:
     """The `torch.load` calls bound to a name (`ckpt = torch.load(path)`) whose result a
     `load_state_dict` restores, and from which a start counter is read (`start_epoch =
     ckpt["epoch"] + 1`), whose result restores an optimizer's state too
     (`optimizer.load_state_dict(ckpt["optimizer"])`), or which a resume flag chooses (`if
-    args.resume:`)."""
+    args.resume:`); found once per file (DDP014 asks for every load it weighs)."""
+    return ctx.memo(_resumes)
+
+
+def _resumes(ctx: FileContext) -> tuple[Resume, ...]:
+    found = []
     for load in ctx.calls_to(LOAD):
         statement = ctx.statement(load)
         if not (isinstance(statement, cst.Assign) and statement.value is load):
@@ -57,7 +65,8 @@ def resumes(ctx: FileContext) -> Iterator[Resume]:
             or _under_resume_flag(ctx, load)
             or _restores_optimizer_from(ctx, load, names)
         ):
-            yield Resume(load, names, counter)
+            found.append(Resume(load, names, counter))
+    return tuple(found)
 
 
 def _restores_model(ctx: FileContext, load: cst.Call, names: frozenset[str]) -> bool:

@@ -288,9 +288,14 @@ def _names_sampler_class(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     return isinstance(expr, (cst.Name, cst.Attribute)) and ctx.qualname(expr) in SAMPLER_CLASSES
 
 
-def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
-    """Every DistributedSampler of the file with the DataLoaders built on it."""
-    samplers = []
+def distributed_samplers(ctx: FileContext) -> tuple[SamplerUse, ...]:
+    """Every DistributedSampler of the file with the DataLoaders built on it, found once
+    per file."""
+    return ctx.memo(_distributed_samplers)
+
+
+def _distributed_samplers(ctx: FileContext) -> tuple[SamplerUse, ...]:
+    samplers: list[SamplerUse] = []
     for call in sampler_calls(ctx):
         factory_uses = _factory_uses(ctx, call)
         if factory_uses:
@@ -300,7 +305,7 @@ def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
         samplers.append(SamplerUse(call, name, value if name else None))
     samplers.extend(_project_uses(ctx))
     if not samplers:
-        return samplers
+        return ()
     # `return dataset, train_sampler` in a data helper, the loader built by its caller
     # (torchvision's `load_data`): the caller's names for the returned sampler.
     returned = {
@@ -339,7 +344,7 @@ def distributed_samplers(ctx: FileContext) -> list[SamplerUse]:
                 loader_name, _ = bound_name(ctx, loader)
                 sampler.loaders.append(LoaderUse(loader, loader_name, via))
     _link_loader_classes(ctx, samplers)
-    return samplers
+    return tuple(samplers)
 
 
 def _link_loader_classes(ctx: FileContext, samplers: list[SamplerUse]) -> None:
@@ -400,16 +405,29 @@ def returned_positions(
 def returned_loaders(ctx: FileContext) -> dict[str, set[int | None]]:
     """Functions of the file returning a DataLoader built on a shuffling training
     DistributedSampler, with where they return it (see `returned_positions`)."""
+    return functions_returning(
+        ctx,
+        (
+            (loader.call, loader.name)
+            for sampler in distributed_samplers(ctx)
+            if shuffle_of(sampler.call) is True and not is_evaluation_sampler(ctx, sampler)
+            for loader in sampler.loaders
+        ),
+    )
+
+
+def functions_returning(
+    ctx: FileContext, values: Iterable[tuple[cst.Call, str | None]]
+) -> dict[str, set[int | None]]:
+    """The functions of the file that return one of `values` (a call, and the name it is
+    bound to where it is), each with where it returns it (see `returned_positions`)."""
     found: dict[str, set[int | None]] = {}
-    for sampler in distributed_samplers(ctx):
-        if shuffle_of(sampler.call) is not True or is_evaluation_sampler(ctx, sampler):
-            continue
-        for loader in sampler.loaders:
-            scope = ctx.scope(loader.call)
-            if isinstance(scope, cst.FunctionDef):
-                positions = returned_positions(ctx, loader.name, scope, loader.call)
-                if positions:
-                    found.setdefault(scope.name.value, set()).update(positions)
+    for call, name in values:
+        scope = ctx.scope(call)
+        if isinstance(scope, cst.FunctionDef):
+            positions = returned_positions(ctx, name, scope, call)
+            if positions:
+                found.setdefault(scope.name.value, set()).update(positions)
     return found
 
 

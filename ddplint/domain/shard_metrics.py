@@ -19,9 +19,9 @@ from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import (
     bound_name,
     distributed_samplers,
+    functions_returning,
     names_bound_to,
     returned_bindings,
-    returned_positions,
 )
 from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import argument
@@ -78,14 +78,9 @@ def returned_sharded_loaders(ctx: FileContext) -> dict[str, set[int | None]]:
     """Functions of the file returning a DataLoader on a DistributedSampler that splits
     the data over every rank (`sharded_loaders`), with where they return it (None: the
     whole return value; an index: an element of a returned tuple)."""
-    found: dict[str, set[int | None]] = {}
-    for loader in sharded_loaders(ctx):
-        scope = ctx.scope(loader)
-        if isinstance(scope, cst.FunctionDef):
-            positions = returned_positions(ctx, bound_name(ctx, loader)[0], scope, loader)
-            if positions:
-                found.setdefault(scope.name.value, set()).update(positions)
-    return found
+    return functions_returning(
+        ctx, ((loader, bound_name(ctx, loader)[0]) for loader in sharded_loaders(ctx))
+    )
 
 
 def _helpers_sharded(ctx: FileContext) -> dict[tuple[str, int], cst.Call]:
@@ -103,17 +98,22 @@ def _helpers_sharded(ctx: FileContext) -> dict[tuple[str, int], cst.Call]:
     return found
 
 
-def shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
+def shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
     """Loops over sharded loaders (built in sight, or returned by a function of this file
     or a project helper of another module) that accumulate counts, in a function where
-    nothing combines the ranks' values."""
+    nothing combines the ranks' values; found once per file (three rules ask)."""
+    return ctx.memo(_shard_loops)
+
+
+def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
     sharded = sharded_loaders(ctx)
     returned = _returned_sharded(ctx, sharded) if sharded else {}
-    from_helpers = _helpers_sharded(ctx) if ctx.project is not None else {}
+    from_helpers = _helpers_sharded(ctx)
     if not sharded and not from_helpers:
-        return
+        return ()
     returned.update(from_helpers)
     sharded |= set(from_helpers.values())
+    found: list[ShardLoop] = []
     for node in ctx.nodes_of(cst.For):
         assert isinstance(node, cst.For)
         loaders = iterated_loaders(ctx, node, sharded, returned)
@@ -131,7 +131,8 @@ def shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
         meters = _meters(ctx, node, frame)
         collected = _collected(ctx, node, frame)
         if (counts or meters or collected) and not combines(ctx, frame):
-            yield ShardLoop(node, frame, loaders, counts, meters, collected)
+            found.append(ShardLoop(node, frame, loaders, counts, meters, collected))
+    return tuple(found)
 
 
 def _collected(ctx: FileContext, loop: cst.For, frame: Scope) -> list[cst.Assign]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -119,7 +119,7 @@ def _same_arguments(ctx: FileContext, made: cst.Call, loop: cst.For) -> bool:
 
 def _other_samplers(
     ctx: FileContext,
-    samplers: list[SamplerUse],
+    samplers: Sequence[SamplerUse],
     sampler: SamplerUse,
     names: list[LoaderName],
 ) -> frozenset[str]:

@@ -11,7 +11,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
-from ddplint.domain.resume_loads import OPTIMIZER_NAME
+from ddplint.domain.resume_loads import OPTIMIZER_NAME, READER
 from ddplint.domain.saves import save_sites
 from ddplint.engine import argument
 from ddplint.names import dotted
@@ -36,7 +36,6 @@ _STATEFUL = frozenset(
     }
 )
 _STATEFUL_THIRD_PARTY = re.compile(r"Adam|Lamb|LAMB|Lion|Adafactor|Novograd|RMS")
-_READER = re.compile(r"(?i)load|resume|restore|recover")
 _MEMORY = {
     "SGD": "momentum buffers",
     "RMSprop": "running averages of squared gradients",
@@ -91,7 +90,7 @@ def restores_optimizer(ctx: FileContext, optimizers: list[Optimizer]) -> bool:
             return True
     for call in ctx.calls:
         name = (ctx.call_name(call) or dotted(call.func) or "").rpartition(".")[2]
-        if not _READER.search(name):
+        if not READER.search(name):
             continue
         passed = {dotted(a.value) for a in call.args}
         if passed & held or any(OPTIMIZER_NAME.search(p or "") for p in passed):
