@@ -77,3 +77,12 @@ def is_assigned(ctx: FileContext, node: cst.Attribute) -> bool:
     while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
         parent = ctx.parent(parent)
     return isinstance(parent, cst.AssignTarget)
+
+
+def destination(call: cst.Call, flags: frozenset[str]) -> str:
+    """The namespace attribute an option is stored in (`dest=`, else its first long flag)."""
+    given = keyword(call, "dest")
+    name = string_value(given.value) if given is not None else None
+    names = [string_value(a.value) or "" for a in call.args if a.keyword is None]
+    first = next((n for n in names if n.startswith("--")), None)  # `-k` is a short alias
+    return name or (first or sorted(flags)[0]).lstrip("-").replace("-", "_")

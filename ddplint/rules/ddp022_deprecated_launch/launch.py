@@ -14,14 +14,19 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_STARTERS
-from ddplint.domain.ddp_facts import environ_key, keyword, last_name
+from ddplint.domain.ddp_facts import environ_key, last_name
 from ddplint.domain.ddp_facts import string_value as _literal_value
 from ddplint.domain.launch_commands import (
     launched_as_one_process,
     launched_scripts,
     option_launches,
 )
-from ddplint.domain.local_rank_option import is_assigned, local_rank_options, unpacked
+from ddplint.domain.local_rank_option import (
+    destination,
+    is_assigned,
+    local_rank_options,
+    unpacked,
+)
 from ddplint.domain.project_view import ProjectView, project_of
 from ddplint.domain.versions import TORCHRUN_SINCE
 from ddplint.names import dotted
@@ -176,8 +181,8 @@ def local_rank_arguments(ctx: FileContext) -> Iterator[cst.Call]:
     """`parser.add_argument("--local_rank", ...)` calls whose parsed value the file reads;
     an argument only declared (or overwritten before every read, as an `mp.spawn` worker
     does with `args.local_rank = index`) is a leftover that cannot misplace a device."""
-    for call, _ in local_rank_options(ctx):
-        if _value_is_read(ctx, _dest(call)):
+    for call, flags in local_rank_options(ctx):
+        if _value_is_read(ctx, destination(call, flags)):
             yield call
 
 
@@ -193,13 +198,16 @@ def options_read_elsewhere(ctx: FileContext) -> Iterator[tuple[cst.Call, str, bo
         return
     # the text closures only: a file checked without a project view parses nothing more
     project = project_of(ctx) or Project({})
-    unread = [call for call, _ in local_rank_options(ctx) if not _value_is_read(ctx, _dest(call))]
+    unread = [
+        (call, dest)
+        for call, flags in local_rank_options(ctx)
+        if not _value_is_read(ctx, dest := destination(call, flags))
+    ]
     if not unread:
         return
     path = os.path.abspath(ctx.path)
     files = project_files(project_root(path))
-    for call in unread:
-        dest = _dest(call)
+    for call, dest in unread:
         read = re.compile(rf"\.{re.escape(dest)}\b(?!\s*=(?!=))")
         elsewhere = re.compile(
             rf"\.{re.escape(dest)}\s*=(?!=)|{_ENVIRONMENT_READ.pattern}|{_DECLARED.pattern}"
@@ -255,20 +263,6 @@ _ENVIRONMENT_READ = re.compile(
     r"(environ\.get|getenv)\(\s*['\"]LOCAL_RANK"
     r"|environ\[\s*['\"]LOCAL_RANK['\"]\s*\](?!\s*=(?!=))"
 )
-
-
-def _dest(call: cst.Call) -> str:
-    """The attribute argparse stores the option under: `dest=`, else its first long
-    option string (`--rank`, `--local_rank` is stored as `rank`)."""
-    given = keyword(call, "dest")
-    name = string_value(given.value) if given is not None else None
-    if name:
-        return name
-    for arg in call.args:
-        flag = string_value(arg.value) if arg.keyword is None else None
-        if flag is not None and flag.startswith("--"):
-            return flag[2:].replace("-", "_")
-    return "local_rank"
 
 
 def _value_is_read(ctx: FileContext, dest: str) -> bool:

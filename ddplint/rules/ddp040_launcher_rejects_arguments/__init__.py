@@ -16,7 +16,12 @@ from ddplint.domain.launch_commands import (
     launches_with_own_option,
     option_launches,
 )
-from ddplint.domain.local_rank_option import imports_deepspeed, is_required, local_rank_options
+from ddplint.domain.local_rank_option import (
+    destination,
+    imports_deepspeed,
+    is_required,
+    local_rank_options,
+)
 from ddplint.domain.project_view import project_of
 from ddplint.domain.versions import TORCH_2, Version, pinned_torch
 from ddplint.project_files import project_files, project_root
@@ -24,7 +29,6 @@ from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp040_launcher_rejects_arguments.parser import (
     declared_on_some_paths,
     default_of,
-    destination,
     read_as_parsed,
     strict_parse,
 )

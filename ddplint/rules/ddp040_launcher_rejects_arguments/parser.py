@@ -8,7 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import keyword, string_value
+from ddplint.domain.ddp_facts import keyword
 from ddplint.domain.local_rank_option import is_assigned
 
 _PARSERS = frozenset({"argparse.ArgumentParser"})
@@ -67,12 +67,3 @@ def read_as_parsed(ctx: FileContext, dest: str) -> bool:
             return False
         read = True
     return read
-
-
-def destination(call: cst.Call, flags: frozenset[str]) -> str:
-    """The namespace attribute an option is stored in (`dest=`, else its first long flag)."""
-    given = keyword(call, "dest")
-    name = string_value(given.value) if given is not None else None
-    names = [string_value(a.value) or "" for a in call.args if a.keyword is None]
-    first = next((n for n in names if n.startswith("--")), None)  # `-k` is a short alias
-    return name or (first or sorted(flags)[0]).lstrip("-").replace("-", "_")
