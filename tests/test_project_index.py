@@ -348,3 +348,56 @@ def test_a_helper_that_cannot_call_torch_save_is_not_parsed(tmp_path, monkeypatc
     parsed, findings = _run(files, tmp_path, monkeypatch, codes=frozenset({"DDP014"}))
     assert findings == []
     assert parsed == ["train.py"]
+
+
+RESUMING = """\
+import os
+
+import torch
+import torch.distributed as dist
+
+import engine
+
+
+def main(resume):
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    model = torch.nn.Linear(4, 4).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if resume:
+        state = torch.load(resume)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+    engine.fit(model, optimizer)
+"""
+ENGINE = """\
+import ckpt_io
+import metrics
+
+
+def fit(model, optimizer):
+    for epoch in range(3):
+        metrics.log(epoch)
+        ckpt_io.write(model, optimizer, epoch)
+"""
+CKPT_IO = """\
+import torch
+
+
+def write(model, optimizer, epoch):
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}
+    torch.save(state, f"ckpt_{epoch}.pt")
+"""
+METRICS = """\
+def log(epoch):
+    print("epoch", epoch)
+"""
+
+
+def test_checkpoint_formats_come_from_the_modules_that_save_only(tmp_path, monkeypatch):
+    """The resume reads the format a module two imports away writes from GPU state: that
+    module is parsed to say so; the two between, which call no `torch.save`, are not."""
+    files = {"train.py": RESUMING, "engine.py": ENGINE, "ckpt_io.py": CKPT_IO, "metrics.py": METRICS}
+    parsed, findings = _run(files, tmp_path, monkeypatch, codes=frozenset({"DDP033"}))
+    assert findings == [("train.py", "DDP033", 15)]
+    assert parsed == ["ckpt_io.py", "train.py"]

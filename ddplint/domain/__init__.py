@@ -40,6 +40,7 @@ class Domain:
             resolver,
             _world_size_elsewhere(project, context),
             _rank_test_elsewhere(project, context),
+            _rank_passed_elsewhere(project, context),
         )
         self.rank_kinds = RankKinds(resolver, _rank_kind_elsewhere(project, context))
         self.gates = Gates(
@@ -80,6 +81,15 @@ def _rank_test_elsewhere(
     if project is None:
         return None
     return lambda call: project.returned_rank_test(context, call)
+
+
+def _rank_passed_elsewhere(
+    project: ProjectView | None, context: FileContext
+) -> Callable[[cst.FunctionDef, str], bool] | None:
+    """Whether another project module calls a function passing a rank for a parameter."""
+    if project is None:
+        return None
+    return lambda func, name: project.rank_passed_elsewhere(context, func, name)
 
 
 def _rank_kind_elsewhere(

@@ -13,6 +13,7 @@ from typing import Protocol, cast
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.checkpoint_formats import SavedFormat
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
 from ddplint.domain.runner_kinds import Runners
@@ -57,6 +58,10 @@ class ProjectView(Protocol):
     """The project look-ups of the domain and the rules."""
 
     def holds_world_size(self, ctx: FileContext, expr: cst.BaseExpression) -> bool: ...
+
+    def saved_formats(self, path: str) -> tuple[tuple[str, SavedFormat], ...]: ...
+
+    def rank_passed_elsewhere(self, ctx: FileContext, func: cst.FunctionDef, name: str) -> bool: ...
 
     def returned_rank_test(self, ctx: FileContext, call: cst.Call) -> Side | None: ...
 

@@ -1,5 +1,6 @@
 """One answer to "is this value proven to differ between the ranks of a job": it is computed,
-through names the resolver follows and arithmetic, from this process's rank.
+through names the resolver follows and arithmetic, from this process's rank, and into a
+function's parameters from the calls of other project modules.
 
 The value is followed one step at a time. A name or attribute is decided by the values the
 resolver finds for it (`rank = 0` holds no rank, whatever its name says); only where the
@@ -48,7 +49,22 @@ def _differs(
     held = [v for v in ranks.resolver.values(expr, at, 1) if v.expr is not expr]
     if not held:
         return ranks.is_rank_value(expr, at)
-    return any(_differs(ranks, v.expr, v.at, seen, budget - 1) for v in held)
+    if any(_differs(ranks, v.expr, v.at, seen, budget - 1) for v in held):
+        return True
+    return _passed_elsewhere(ranks, expr, at)
+
+
+def _passed_elsewhere(ranks: Ranks, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`expr` is a parameter (`local_rank=0`) that a caller in another module of the
+    project passes a rank for."""
+    if not isinstance(expr, cst.Name):
+        return False
+    return any(
+        binding.kind == "param"
+        and isinstance(binding.owner, cst.FunctionDef)
+        and ranks.rank_passed_elsewhere(binding.owner, binding.target)
+        for binding in ranks.resolver.reaching(expr.value, at)
+    )
 
 
 def _unknown_store(ranks: Ranks, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:

@@ -105,12 +105,16 @@ class Ranks:
         resolver: Resolver,
         world_size_elsewhere: Callable[[cst.BaseExpression], bool] | None = None,
         returned_elsewhere: Callable[[cst.Call], Side | None] | None = None,
+        passed_elsewhere: Callable[[cst.FunctionDef, str], bool] | None = None,
     ) -> None:
         """`world_size_elsewhere` says whether a name or attribute reads a world size kept
         in another module of the project (`ext_dist.my_size`); `returned_elsewhere`, which
         side of a rank test a call of another project module's function returns
-        (`distributed.is_subgroup_main_process()`; `Project.returned_rank_test`)."""
+        (`distributed.is_subgroup_main_process()`; `Project.returned_rank_test`);
+        `passed_elsewhere`, whether a call in another project module passes a rank for a
+        function's parameter (`Project.rank_passed_elsewhere`)."""
         self.resolver = resolver
+        self._passed_elsewhere = passed_elsewhere
         self._world_size_elsewhere = world_size_elsewhere
         self._returned_elsewhere = returned_elsewhere
         self._sides: dict[cst.CSTNode, Side | None] = {}
@@ -121,6 +125,11 @@ class Ranks:
     def is_rank_value(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
         """An expression holding this process's rank (global, local or node)."""
         return self._holds(expr, at, rank=True)
+
+    def rank_passed_elsewhere(self, func: cst.FunctionDef, name: str) -> bool:
+        """A call of `func` in another module of the project passes, for its parameter
+        `name`, a value computed from that process's rank."""
+        return self._passed_elsewhere is not None and self._passed_elsewhere(func, name)
 
     def is_world_size(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
         """An expression holding the number of processes."""

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import weakref
-from typing import Protocol
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 import libcst as cst
 
@@ -44,6 +45,9 @@ class _Callers:
         self.deciding: set[tuple[str, str]] = set()
 
 
+T = TypeVar("T")
+Call = tuple[FileContext, cst.Call]  # a call and the parsed module it is in
+
 _STATE: weakref.WeakKeyDictionary[Project, _Callers] = weakref.WeakKeyDictionary()
 
 
@@ -51,30 +55,52 @@ def callers_run(
     project: Project, ctx: FileContext, func: cst.FunctionDef, depth: int
 ) -> Runners | None:
     """The answers of `runners` at the calls of `func` in the other project modules that
-    call it: a module-level function by its name, a method of a module-level class on an
-    object made by the class (`loss = BoxLoss(); loss(x)`), `__init__` by calling the
-    class; None when there are none."""
+    call it (`over_calls_elsewhere`); None when there are none."""
+
+    def decide(calls: list[Call | None]) -> Runners | None:
+        found: set[Runner] = set()
+        for site in calls:
+            found |= {Runner.UNKNOWN} if site is None else runners(site[0], site[1], depth)
+        return frozenset(found) or None
+
+    cyclic: Runners | None = frozenset({Runner.UNKNOWN})
+    return over_calls_elsewhere(project, ctx, func, decide, cyclic)
+
+
+def over_calls_elsewhere(
+    project: Project,
+    ctx: FileContext,
+    func: cst.FunctionDef,
+    decide: Callable[[list[Call | None]], T],
+    cyclic: T,
+) -> T:
+    """`decide` over the calls of `func` in the other project modules that call it, each
+    with its parsed module (None for a calling module that cannot be read): a module-level
+    function by its name, a method of a module-level class on an object made by the class
+    (`loss = BoxLoss(); loss(x)`), `__init__` by calling the class. `cyclic` while the
+    same function is being decided already (a cycle of calls decides nothing)."""
     found_as = _looked_up_as(ctx, func)
     if found_as is None:
-        return None
+        return decide([])
     name, owner = found_as
     state = _STATE.setdefault(project, _Callers())
-    path = os.path.abspath(ctx.path)
-    key = (path, name)
+    key = (os.path.abspath(ctx.path), name)
     if key in state.deciding:
-        return frozenset({Runner.UNKNOWN})  # a cycle of calls decides nothing
+        return cyclic
     state.deciding.add(key)
     try:
-        found: set[Runner] = set()
-        for caller, names in _calling(project, path, name, owner):
+        calls: list[Call | None] = []
+        for caller, names in _calling(project, key[0], name, owner):
             other = _context(project, state, caller)
             if other is None:
-                found.add(Runner.UNKNOWN)
+                calls.append(None)
                 continue
-            for call in other.calls:
-                if other.call_name(call) in names or object_method(other, call) in names:
-                    found |= runners(other, call, depth)
-        return frozenset(found) or None
+            calls.extend(
+                (other, call)
+                for call in other.calls
+                if other.call_name(call) in names or object_method(other, call) in names
+            )
+        return decide(calls)
     finally:
         state.deciding.discard(key)
 

@@ -18,16 +18,19 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddplint.domain import domain_of
+from ddplint.domain.checkpoint_formats import SavedFormat
 from ddplint.domain.checkpoints import SAVE
 from ddplint.domain.project_view import ProjectView
 from ddplint.domain.random_draws import LIBRARY_SEEDS, TORCH_SEEDS
 from ddplint.domain.rank_kinds import RankKind
+from ddplint.domain.rank_values import differs_by_rank
 from ddplint.domain.ranks import Side
 from ddplint.domain.runner_kinds import Runners
 from ddplint.domain.state_loads import LOAD
 from ddplint.domain.switches import flag_name, names_a_job_start
 from ddplint.domain.written_files import HelperLoad, HelperWrite
-from ddplint.project.callers import callers_run
+from ddplint.project.callers import callers_run, over_calls_elsewhere
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.import_index import import_index
 from ddplint.project.module_index import ModuleIndex
@@ -604,6 +607,19 @@ class Project:
             any(s is not None and s.reseeds_workers for s in summaries),
         )
 
+    def saved_formats(self, path: str) -> tuple[tuple[str, SavedFormat], ...]:
+        """The checkpoint formats the modules the module at `path` imports, transitively,
+        write (`ModuleSummary.checkpoint_formats`), each with the writing module's path
+        from the project root. Modules that never call `torch.save` are not parsed."""
+        root = self.finder.root(path)
+        return tuple(
+            (os.path.relpath(module, root), saved_format)
+            for module in sorted(self.text_closure(path))
+            if self.summaries.matches(module, _MAY_SAVE)
+            and (summary := self.summaries.summary(module)) is not None
+            for saved_format in summary.checkpoint_formats
+        )
+
     def helper_returns_ddp(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that wraps a model in DDP and returns it (`smart_DDP(model)`)."""
         function = self.function_called(ctx, call, _MAY_RETURN_DDP)
@@ -808,6 +824,24 @@ class Project:
     def callers_run(self, ctx: FileContext, func: cst.FunctionDef, depth: int) -> Runners | None:
         """Who runs `func` where other project modules call it (`callers.callers_run`)."""
         return callers_run(self, ctx, func, depth)
+
+    def rank_passed_elsewhere(self, ctx: FileContext, func: cst.FunctionDef, name: str) -> bool:
+        """Some call of `func` in another project module passes, for its parameter `name`,
+        a value computed from that process's rank there (`differs_by_rank`):
+        `get_loaders(..., local_rank=local_rank)` in `train.py` for `def
+        get_loaders(..., local_rank=0)` of `data.py`."""
+
+        def decide(calls: list[tuple[FileContext, cst.Call] | None]) -> bool:
+            for site in calls:
+                if site is None:
+                    continue
+                other, call = site
+                value = ctx.resolver.passed(call, func, name)
+                if value is not None and differs_by_rank(domain_of(other).ranks, value, call):
+                    return True
+            return False
+
+        return over_calls_elsewhere(self, ctx, func, decide, False)
 
     # -- what `callers.callers_run` reads (`callers.Project`) ---------------------------
 

@@ -13,6 +13,7 @@ import libcst as cst
 
 from ddplint.domain import domain_of
 from ddplint.domain.apis import STARTERS
+from ddplint.domain.checkpoint_formats import SavedFormat, saved_formats
 from ddplint.domain.checkpoint_writes import helper_writes
 from ddplint.domain.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
 from ddplint.domain.ddp_facts import environ_key, facts_of, last_name
@@ -127,6 +128,8 @@ class ModuleSummary:
     flags: tuple[str, ...] = ()  # flags named for distribution it reads (`flags_read`)
     draws_at_random: bool = False  # a random transform or sample draw (`random_augmentation`)
     reseeds_workers: bool = False  # a loader of it seeds its own workers (`reseeds_workers`)
+    # the formats of the checkpoints it writes (`checkpoint_formats.saved_formats`)
+    checkpoint_formats: tuple[SavedFormat, ...] = ()
 
     def function(self, name: str) -> FunctionSummary | None:
         return dict(self.functions).get(name)
@@ -426,6 +429,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         flags=head.flags,
         draws_at_random=random_augmentation(ctx) is not None,
         reseeds_workers=reseeds_workers(ctx),
+        checkpoint_formats=saved_formats(ctx) if saving else (),
     )
 
 

@@ -28,7 +28,6 @@ from ddplint.rules.ddp033_load_without_map_location.provenance import (
 from ddplint.rules.ddp033_load_without_map_location.spawn_index import only_without_index
 
 _LOAD = "torch.load"
-_SHOWN = 48  # the longest saved expression a message quotes
 # The file trains on CUDA: tensors it saves carry a `cuda:<index>` location tag.
 _USES_CUDA = re.compile(r"\.cuda\(|set_device|[\"']nccl[\"']|[\"']cuda\b")
 _TEST_MODULE = re.compile(r"test_\w*\.py$|\w+_test\.py$")  # pytest's file names
@@ -285,22 +284,18 @@ def _judged(
     runs_everywhere = every_rank(ctx, call, one_rank_first)
     if runs_everywhere is False:
         return None
-    saves = saves_of(ctx, call, path)
-    written = "the file this script writes"
-    if not saves:
-        saves = same_format_saves(ctx, call)
-        written = "a checkpoint of the format this script writes"  # a resume of its own
+    project = project_of(ctx)
+    saves = saves_of(ctx, call, path) or same_format_saves(ctx, call, project)
     if any(s.state_on_gpu is False for s in saves):
         return None  # the script moves the state to the CPU before saving it
-    project = project_of(ctx)
     if project is not None and helper_saves_off_gpu(ctx, call, path, project):
         return None  # the same, through a saving helper of another module
     on_gpu = next((s for s in saves if s.state_on_gpu), None)
     if on_gpu is not None:
         return Finding(
             call,
-            f"{what} without `map_location` on every rank, of {written} with "
-            f"`torch.save({_shown(ctx, on_gpu.obj)}, ...)` from CUDA tensors: {_HARM}",
+            f"{what} without `map_location` on every rank, of {on_gpu.written} with "
+            f"{on_gpu.shown} from CUDA tensors: {_HARM}",
             unproven=runs_everywhere is None,  # callers out of sight may run it on one rank
         )
     if feeds if feeds is not None else feeds_state(ctx, call):
@@ -310,14 +305,6 @@ def _judged(
             unproven=True,
         )
     return None
-
-
-def _shown(ctx: FileContext, expr: cst.BaseExpression) -> str:
-    """`expr` as the message shows it: its code when short, else elided (`{...}`)."""
-    text = ctx.code(expr)
-    if "\n" not in text and len(text) <= _SHOWN:
-        return text
-    return "{...}" if isinstance(expr, cst.Dict) else "..."
 
 
 def _no_map_location(call: cst.Call) -> bool:

@@ -9,33 +9,31 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.checkpoint_formats import (
+    OFF_GPU,
+    dict_keys,
+    keys_read,
+    shown,
+    state_on_gpu,
+)
+from ddplint.domain.checkpoints import SAVE
 from ddplint.domain.project_view import ProjectView
 from ddplint.engine.resolve import argument
-
-SAVE = "torch.save"
 
 
 @dataclass(frozen=True)
 class Saved:
-    """A save of the loaded file: the call, what it saves, and whether that is GPU state
-    (`state_on_gpu`: see `_state_on_gpu`)."""
+    """A save of the loaded file: how a message shows it (`torch.save(state, ...)`), whether
+    it writes GPU state (`checkpoint_formats.state_on_gpu`), and what the file is to the
+    loading script (`the file this script writes`)."""
 
-    call: cst.Call
-    obj: cst.BaseExpression
+    shown: str
     state_on_gpu: bool | None
+    written: str
 
 
 # A file name with an extension, the last component of a path literal.
 _FILE_NAME = re.compile(r"[^/\\]+\.[A-Za-z0-9]+$")
-# What moves the saved tensors off the GPU (or keeps them off it).
-_OFF_GPU = re.compile(r"\.cpu\(|[\"']cpu[\"']|cpu_offload|\.numpy\(|\.tolist\(")
-# FSDP / DCP full state dicts gathered onto the CPU (`FullStateDictConfig(offload_to_cpu=
-# True)`, `StateDictOptions(cpu_offload=True)`): `.state_dict()` there holds CPU tensors.
-_GATHERED_TO_CPU = re.compile(r"offload_to_cpu\s*=\s*True|cpu_offload\s*=\s*True")
-_STATE = re.compile(r"([\w.]*)\.state_dict\(\s*\)")
-# State that holds no tensors of the model: a learning-rate scheduler's, a GradScaler's, a
-# sampler's or a loader's `state_dict()` (numbers and lists), whatever device the job uses.
-_TENSORLESS_STATE = re.compile(r"sched|scaler|sampler|loader", re.IGNORECASE)
 _DEPTH = 3
 _BUILTINS = frozenset({"str", "format", "join", "Path", "PurePath", "fspath", "open"})
 _LIBRARIES = ("os.", "pathlib.", "posixpath.", "glob.", "shutil.", "tempfile.", "io.", "fsspec.")
@@ -105,8 +103,12 @@ def saves_of(ctx: FileContext, load: cst.Call, path: cst.BaseExpression) -> list
         saved = argument(save, 0, "obj")
         target = argument(save, 1, "f")
         if saved is not None and target is not None and written_keys(ctx, target, save) & wanted:
-            found.append(Saved(save, saved, _state_on_gpu(ctx, saved, save)))
+            found.append(_saved(ctx, save, saved, "the file this script writes"))
     return found
+
+
+def _saved(ctx: FileContext, save: cst.Call, saved: cst.BaseExpression, written: str) -> Saved:
+    return Saved(f"`torch.save({shown(ctx, saved)}, ...)`", state_on_gpu(ctx, saved, save), written)
 
 
 def written_keys(ctx: FileContext, target: cst.BaseExpression, save: cst.Call) -> set[str]:
@@ -119,19 +121,6 @@ def written_keys(ctx: FileContext, target: cst.BaseExpression, save: cst.Call) -
         if source is not None and destination is not None and path_keys(ctx, source, move) & keys:
             keys |= path_keys(ctx, destination, move)
     return keys
-
-
-def _state_on_gpu(ctx: FileContext, saved: cst.BaseExpression, at: cst.CSTNode) -> bool | None:
-    """True: a module's or optimizer's `state_dict()`, kept where it is (on the GPU of a
-    CUDA job; a scheduler's or scaler's holds no tensors and is no evidence); False: moved
-    to the CPU first (`.cpu()`); None: something else."""
-    texts = [ctx.code(v.expr) for v in ctx.resolver.values(saved, at, _DEPTH)]
-    if any(_OFF_GPU.search(text) for text in texts):
-        return False
-    if _GATHERED_TO_CPU.search(ctx.source):
-        return None  # a sharded model's full state, gathered onto the CPU by a config
-    owners = [m.group(1) for text in texts for m in _STATE.finditer(text)]
-    return True if any(not _TENSORLESS_STATE.search(owner) for owner in owners) else None
 
 
 def helper_saves_off_gpu(
@@ -156,61 +145,53 @@ def helper_saves_off_gpu(
                 continue
             name, position = write.saved_param
             saved = argument(call, position if position >= 0 else None, name)
-            if saved is not None and _OFF_GPU.search(ctx.code(saved)):
+            if saved is not None and OFF_GPU.search(ctx.code(saved)):
                 return True
     return False
 
 
-def same_format_saves(ctx: FileContext, load: cst.Call) -> list[Saved]:
-    """The `torch.save` calls of this file that write a checkpoint in the format `load`'s
-    result is read in: a dict literal holding every key read from it (`ckpt["model"]`,
-    `ckpt["optimizer"]`, at least two), so the loaded file is one of this script's own
-    checkpoints (a resume from a path given on the command line)."""
-    read = _keys_read(ctx, load)
+def same_format_saves(ctx: FileContext, load: cst.Call, project: ProjectView | None) -> list[Saved]:
+    """The saves of checkpoints in the format `load`'s result is read in: a dict holding
+    every key read from it (`ckpt["model"]`, `ckpt["optimizer"]`, two at least), so the
+    loaded file is one of the project's own checkpoints (a resume from a path given on the
+    command line). The dict is written by a `torch.save` of this file, handed here to a
+    saving helper of another module (`save_checkpoint({...}, path)`), or written by a
+    module this file imports, transitively (`checkpoint_formats`)."""
+    read = keys_read(ctx, load)
     if len(read) < 2:
         return []
+    written = "a checkpoint of the format this script writes"
     found = []
     for save in ctx.calls_to(SAVE):
         saved = argument(save, 0, "obj")
-        if saved is None:
+        if saved is not None and read <= dict_keys(ctx, saved, save):
+            found.append(_saved(ctx, save, saved, written))
+    if project is None:
+        return found
+    for call in ctx.calls:
+        if not call.args or any(a.star for a in call.args):
             continue
-        written: set[str] = set()
-        for value in ctx.resolver.values(saved, save, _DEPTH):
-            if isinstance(value.expr, cst.Dict):
-                written |= {
-                    k
-                    for e in value.expr.elements
-                    if isinstance(e, cst.DictElement) and (k := _literal_key(e.key)) is not None
-                }
-        if read <= written:
-            found.append(Saved(save, saved, _state_on_gpu(ctx, saved, save)))
+        for write in project.helper_writes(ctx, call):
+            if write.saved_param is None:
+                continue
+            name, position = write.saved_param
+            saved = argument(call, position if position >= 0 else None, name)
+            if saved is not None and read <= dict_keys(ctx, saved, call):
+                callee = ctx.code(call.func).strip()
+                found.append(
+                    Saved(
+                        f"`{callee}({shown(ctx, saved)}, ...)`",
+                        state_on_gpu(ctx, saved, call),
+                        written,
+                    )
+                )
+    for where, saved_format in project.saved_formats(ctx.path):
+        if read <= set(saved_format.keys):
+            found.append(
+                Saved(
+                    f"`torch.save({saved_format.shown}, ...)`",
+                    saved_format.state_on_gpu,
+                    f"a checkpoint of the format `{where}` writes",
+                )
+            )
     return found
-
-
-def _keys_read(ctx: FileContext, load: cst.Call) -> set[str]:
-    """The string keys read by subscript from the name `load`'s result is bound to, in its
-    function after it (`ckpt["model"]`)."""
-    statement = ctx.statement(load)
-    if not (isinstance(statement, cst.Assign) and statement.value is load):
-        return set()
-    names = {t.target.value for t in statement.targets if isinstance(t.target, cst.Name)}
-    scope = ctx.scope(load)
-    keys = set()
-    for node in ctx.nodes_of(cst.Subscript):
-        if (
-            isinstance(node, cst.Subscript)
-            and isinstance(node.value, cst.Name)
-            and node.value.value in names
-            and len(node.slice) == 1
-            and isinstance(node.slice[0].slice, cst.Index)
-            and ctx.scope(node) is scope
-            and ctx.before(load, node)
-        ):
-            key = _literal_key(node.slice[0].slice.value)
-            if key is not None:
-                keys.add(key)
-    return keys
-
-
-def _literal_key(expr: cst.BaseExpression | None) -> str | None:
-    return expr.raw_value if isinstance(expr, cst.SimpleString) else None
