@@ -6,8 +6,10 @@ questions are asked of them:
 - may it hold BatchNorm: a construction builds BatchNorm layers when it constructs one
   (`nn.BatchNorm2d(...)`), a torchvision model built with them (`resnet50()`), or calls a
   class or function of this file whose body does, directly or through other classes and
-  functions of the file. A torchvision model chosen at run time
-  (`models.__dict__[args.arch]()`) is reported as such: its layers are not known.
+  functions of the file; for buffers, also a class or function of another project
+  module whose construction does (`Project.helper_builds_batchnorm`). A torchvision
+  model chosen at run time (`models.__dict__[args.arch]()`) is reported as such: its
+  layers are not known.
 - certainly buffers: some construction builds BatchNorm layers or is a class of this file
   that registers a buffer;
 - certainly no buffers: every construction is a class of this file whose construction
@@ -30,6 +32,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain.apis import SAME_MODULE_METHODS
 from ddplint.domain.ddp_facts import argument, keyword, last_name
+from ddplint.domain.project_view import project_of
 from ddplint.engine import Value
 from ddplint.engine.resolve import methods_named
 from ddplint.names import dotted
@@ -42,6 +45,11 @@ _TORCHVISION_BATCHNORM = re.compile(
     r"^(resnet\d+|resnext\d+_\w+|wide_resnet\d+_\d|densenet\d+|vgg\d+_bn|inception_v3"
     r"|googlenet|efficientnet_(b\d|v2_[sml])|mobilenet_v2|mobilenet_v3_(large|small)"
     r"|regnet_[xy]_\w+|mnasnet\d_\d+|shufflenet_v2_x\d_\d)$"
+)
+# Text every module constructing BatchNorm layers contains (`constructs_batchnorm`).
+BATCHNORM_TEXT = re.compile(
+    r"BatchNorm|resnet|resnext|densenet|vgg\d+_bn|inception_v3|googlenet|efficientnet"
+    r"|mobilenet|regnet|mnasnet|shufflenet"
 )
 _SYNC_NAME = re.compile(r"sync_?b(atch_?)?n(orm)?", re.IGNORECASE)
 _BUFFER_FREE_LAYERS = frozenset(
@@ -86,6 +94,20 @@ _CONTAINERS = frozenset(
 _PASS_THROUGH_CALLS = frozenset({"torch.compile"})
 _PLAIN_MODULES = frozenset({"math", "functools", "itertools", "operator", "warnings", "logging"})
 _BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
+
+
+def constructs_batchnorm(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` constructs BatchNorm layers: `nn.BatchNorm2d(...)`, or a torchvision model
+    built with them (`resnet50()`, unless given another `norm_layer`)."""
+    name = ctx.call_name(call)
+    if name in BATCHNORM_CLASSES:
+        return True
+    if name is None or not name.startswith("torchvision.models."):
+        return False
+    if not _TORCHVISION_BATCHNORM.match(name.rpartition(".")[2]):
+        return False
+    norm = keyword(call, "norm_layer")
+    return norm is None or ctx.qualname(norm.value) in BATCHNORM_CLASSES
 
 
 def handles_batchnorm(ctx: FileContext) -> bool:
@@ -163,17 +185,33 @@ class ModelLayers:
 
     @cached_property
     def _sources(self) -> set[cst.Call]:
-        """The calls that construct BatchNorm layers."""
-        ctx = self.ctx
-        return {
-            c for c in ctx.calls if ctx.call_name(c) in BATCHNORM_CLASSES or self._torchvision(c)
-        }
+        """The calls of this file that construct BatchNorm layers."""
+        return {c for c in self.ctx.calls if constructs_batchnorm(self.ctx, c)}
+
+    @cached_property
+    def _sources_anywhere(self) -> set[cst.Call]:
+        """`_sources`, and the calls of classes and functions of other project modules
+        whose construction builds BatchNorm layers (`RetinaNet(...)` building a ResNet),
+        converted to SyncBatchNorm there or not: either way the model holds buffers."""
+        project = project_of(self.ctx)
+        if project is None:
+            return self._sources
+        elsewhere = {c for c in self.ctx.calls if project.helper_builds_batchnorm(self.ctx, c)}
+        return self._sources | elsewhere
 
     @cached_property
     def _bearing(self) -> set[str]:
         """The classes and functions of the file that build BatchNorm layers."""
+        return self._bearing_from(self._sources)
+
+    @cached_property
+    def _bearing_anywhere(self) -> set[str]:
+        """The same, through the classes and functions of other project modules too."""
+        return self._bearing_from(self._sources_anywhere)
+
+    def _bearing_from(self, sources: set[cst.Call]) -> set[str]:
         bearing: set[str] = set()
-        frontier = list(self._sources)
+        frontier = list(sources)
         while frontier:
             call = frontier.pop()
             for owner in self._owners(call):
@@ -188,10 +226,15 @@ class ModelLayers:
         """Some code of the file constructs BatchNorm layers."""
         return bool(self._sources)
 
-    def has_batchnorm(self, model: cst.BaseExpression, at: cst.CSTNode) -> bool:
-        """The model `model` holds at `at` may have been constructed with BatchNorm layers."""
+    def has_batchnorm(
+        self, model: cst.BaseExpression, at: cst.CSTNode, anywhere: bool = False
+    ) -> bool:
+        """The model `model` holds at `at` may have been constructed with BatchNorm layers
+        by this file (`anywhere`: or by another project module)."""
+        sources = self._sources_anywhere if anywhere else self._sources
+        bearing = self._bearing_anywhere if anywhere else self._bearing
         return any(
-            isinstance(v.expr, cst.Call) and self._builds_batchnorm(v.expr)
+            isinstance(v.expr, cst.Call) and self._builds_batchnorm(v.expr, sources, bearing)
             for v in self.constructions(model, at)
         )
 
@@ -204,15 +247,6 @@ class ModelLayers:
                 return value.expr
         return None
 
-    def _torchvision(self, call: cst.Call) -> bool:
-        name = self.ctx.call_name(call)
-        if name is None or not name.startswith("torchvision.models."):
-            return False
-        if not _TORCHVISION_BATCHNORM.match(name.rpartition(".")[2]):
-            return False
-        norm = keyword(call, "norm_layer")
-        return norm is None or self.ctx.qualname(norm.value) in BATCHNORM_CLASSES
-
     def _owners(self, node: cst.CSTNode) -> Iterator[str]:
         """The functions around `node`, up to and including its class."""
         for ancestor in self.ctx.ancestors(node):
@@ -221,11 +255,10 @@ class ModelLayers:
                 if isinstance(ancestor, cst.ClassDef):
                     return
 
-    def _builds_batchnorm(self, made: cst.Call) -> bool:
+    def _builds_batchnorm(self, made: cst.Call, sources: set[cst.Call], bearing: set[str]) -> bool:
         for node in self.ctx.walk(made):
             if isinstance(node, cst.Call) and (
-                node in self._sources
-                or (isinstance(node.func, cst.Name) and node.func.value in self._bearing)
+                node in sources or (isinstance(node.func, cst.Name) and node.func.value in bearing)
             ):
                 return True
         return False
@@ -247,11 +280,12 @@ class ModelLayers:
 
     def wraps_buffered_model(self, wrap: cst.Call) -> bool:
         """Some model the DDP wrap `wrap` may hold certainly has buffers: it is built with
-        BatchNorm layers, or by a class of this file that registers a buffer."""
+        BatchNorm layers (here or by another project module), or by a class of this file
+        that registers a buffer."""
         model = argument(wrap, 0, "module")
         if model is None:
             return False
-        if self.has_batchnorm(model, wrap):
+        if self.has_batchnorm(model, wrap, anywhere=True):
             return True
         return any(
             isinstance(v.expr, cst.Call)

@@ -21,6 +21,7 @@ import libcst as cst
 from ddplint.domain import domain_of
 from ddplint.domain.checkpoint_formats import SavedFormat
 from ddplint.domain.checkpoints import SAVE
+from ddplint.domain.model_layers import BATCHNORM_TEXT
 from ddplint.domain.project_view import ProjectView
 from ddplint.domain.random_draws import LIBRARY_SEEDS, TORCH_SEEDS
 from ddplint.domain.rank_kinds import RankKind
@@ -61,7 +62,7 @@ _OWN_GUARD = frozenset({"collective", "certain_collective", "unguarded", "downlo
 # Facts that skip the sites a function runs only under some condition (not a mode check).
 _UNCONDITIONAL = frozenset({"certain_collective"})
 # Facts asked of what constructing a class runs (see `Project._reaches`).
-_CLASS_FACTS = frozenset({"process_group", "sets_device"})
+_CLASS_FACTS = frozenset({"process_group", "sets_device", "batchnorm"})
 _USES = frozenset({PROCESS_GROUP, RANK_QUERY})
 NOWHERE = ("", "")  # a look-up that ends in modules that cannot hold the fact asked
 # For each fact of `Project._reaches`, text that a module holding a site it starts from
@@ -98,6 +99,7 @@ _FACT_TEXT: dict[str, TextTest] = {
         ),
     ),
     "sets_device": re.compile("set_device|device_index|device_idx|cuda|accelerator"),
+    "batchnorm": BATCHNORM_TEXT,
 }
 # Text every module holding `FunctionSummary.returned_loader`, `returned_shard` or
 # `set_epoch_params` contains.
@@ -510,6 +512,19 @@ class Project:
             return found is not None
         entered = (found[0], f"{found[1]}.{ENTER}")
         return isinstance(ctx.parent(call), cst.WithItem) and self._reaches("sets_device", entered)
+
+    def helper_forwarded_params(
+        self, ctx: FileContext, call: cst.Call
+    ) -> tuple[tuple[str, int], ...]:
+        """The parameters (name, position) that the function of another project module
+        `call` calls runs as a model on every call (`FunctionSummary.forwarded_params`)."""
+        function = self.function_called(ctx, call)
+        return function.forwarded_params if function is not None else ()
+
+    def helper_builds_batchnorm(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A call of a class or function of another project module whose construction
+        builds BatchNorm layers (`constructs_batchnorm`), directly or through others."""
+        return self._reaches("batchnorm", self._resolve_call(ctx, call, _FACT_TEXT["batchnorm"]))
 
     def helper_returns_device_module(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper of another module that returns a device module

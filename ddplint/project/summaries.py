@@ -14,11 +14,12 @@ import libcst as cst
 from ddplint.domain import domain_of
 from ddplint.domain.apis import STARTERS
 from ddplint.domain.checkpoint_formats import SavedFormat, saved_formats
-from ddplint.domain.checkpoint_writes import helper_writes
+from ddplint.domain.checkpoint_writes import helper_writes, parameter_positions
 from ddplint.domain.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
 from ddplint.domain.ddp_facts import environ_key, facts_of, last_name
 from ddplint.domain.device_setters import device_module, may_hold_device_module, sets_device
 from ddplint.domain.downloads import costs_only, download_message, in_first_context
+from ddplint.domain.model_layers import constructs_batchnorm
 from ddplint.domain.module_globals import world_size_globals
 from ddplint.domain.one_rank_groups import one_rank_group, spawn_factors
 from ddplint.domain.paths import mentions_rank, per_rank_path
@@ -48,6 +49,7 @@ LOCAL_RANK_ENV = "@local_rank_env"  # a site target: reads the LOCAL_RANK enviro
 PROCESS_GROUP = "@process_group"  # a site target: another use of the process group
 RANK_QUERY = "@rank_query"  # a site target: a helper asking the rank (`asks_rank`)
 SET_DEVICE = "@set_device"  # a site target: sets the process's default device (`sets_device`)
+BATCHNORM = "@batchnorm"  # a site target: constructs BatchNorm layers (`constructs_batchnorm`)
 SEEDS = {
     "collective": frozenset({COLLECTIVE}),
     "certain_collective": frozenset({COLLECTIVE}),
@@ -58,6 +60,7 @@ SEEDS = {
     "local_rank_env": frozenset({LOCAL_RANK_ENV}),
     "process_group": frozenset({COLLECTIVE, START, LOCAL_RANK_ENV, PROCESS_GROUP, RANK_QUERY}),
     "sets_device": frozenset({SET_DEVICE}),
+    "batchnorm": frozenset({BATCHNORM}),
 }
 SITE_TARGETS = frozenset().union(*SEEDS.values())
 # Methods that run when a class is called: constructing an object runs them.
@@ -107,6 +110,8 @@ class FunctionSummary:
     seeds_alike: bool = False  # it seeds torch with a value not from the rank (`seeds_alike`)
     # where it returns a loader over one rank's shard (`returned_sharded_loaders`)
     returned_shard: tuple[int, ...] = ()
+    # the parameters it calls as a model (`model(x)`) on every call (`_forwarded_params`)
+    forwarded_params: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -249,6 +254,8 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
         return START
     if sets_device(ctx, call):
         return SET_DEVICE
+    if constructs_batchnorm(ctx, call):
+        return BATCHNORM
     if download_message(ctx, call) is not None and not costs_only(ctx, call):
         return DOWNLOAD
     func = call.func
@@ -410,6 +417,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
             sampler_shuffle=factory_shuffle(ctx, defs[0]) if len(defs) == 1 else "",
             seeds_alike=any(seeds_alike(ctx, f) for f in defs),
             returned_shard=tuple(sorted(WHOLE if p is None else p for p in shards.get(name, ()))),
+            forwarded_params=_forwarded_params(ctx, defs) if len(defs) == 1 else (),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))
@@ -431,6 +439,28 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         reseeds_workers=reseeds_workers(ctx),
         checkpoint_formats=saved_formats(ctx) if saving else (),
     )
+
+
+def _forwarded_params(ctx: FileContext, defs: list[cst.FunctionDef]) -> tuple[tuple[str, int], ...]:
+    """The parameters (name, position among a call's arguments) the function calls itself,
+    as a model is run (`output = model(images)`), under no condition of its own but a mode
+    check (a loop over batches is none): whatever the caller hands in there runs its
+    forward each time the function is called."""
+    func = defs[0]
+    positions = parameter_positions(func)
+    found = {}
+    for call in ctx.calls_within(func):
+        callee = call.func
+        if (
+            isinstance(callee, cst.Name)
+            and callee.value in positions
+            and ctx.enclosing_function(call) is func
+            and not _conditional(ctx, call)
+        ):
+            binding = facts_of(ctx).reaching_binding(callee.value, call)
+            if binding is not None and binding.kind == "param":
+                found[callee.value] = positions[callee.value]
+    return tuple(sorted(found.items()))
 
 
 def _returned_rank_test(ctx: FileContext, defs: list[cst.FunctionDef]) -> str:

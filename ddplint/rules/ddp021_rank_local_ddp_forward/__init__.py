@@ -12,7 +12,9 @@ from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import facts_of, is_false, keyword
 from ddplint.domain.model_layers import ModelLayers
 from ddplint.domain.no_sync import controls_sync, unsynced_block
+from ddplint.domain.project_view import project_of
 from ddplint.domain.rank_evidence import RankEvidence, rank_evidence
+from ddplint.engine.resolve import argument
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp021_rank_local_ddp_forward.one_rank_calls import (
@@ -220,6 +222,9 @@ def main(net, batch, local_rank):
             if isinstance(func, cst.Name) and func.value in ctx.functions:
                 continue
             if ctx.qualname(func) is not None:
+                finding = _through_helper(ctx, call, evidence, buffered, buffer_free)
+                if finding is not None:
+                    yield finding
                 continue
             evaluation = domain_of(ctx).loops.is_evaluation(call)
             if buffer_free and evaluation:
@@ -244,7 +249,7 @@ def main(net, batch, local_rank):
                 yield Finding(
                     call,
                     f"forward through the DDP wrapper `{name}` runs on one rank only: "
-                    f"{_harm(trains)}; call `{name}.module(...)` instead",
+                    f"{_harm(trains, buffered)}; call `{name}.module(...)` instead",
                     fix=fix,
                     unproven=buffers_unknown or not _traced(ctx, evidence, call, guard),
                 )
@@ -256,7 +261,7 @@ def main(net, batch, local_rank):
                         call,
                         f"forward through the DDP wrapper `{func.value}` runs on one rank "
                         f"only (this function, reading the global DDP model, is only called "
-                        f"under a rank condition): {_harm(trains)}; call "
+                        f"under a rank condition): {_harm(trains, buffered)}; call "
                         f"`{func.value}.module(...)` instead",
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
@@ -267,9 +272,36 @@ def main(net, batch, local_rank):
                         call,
                         f"forward through the DDP wrapper `{func.value}` runs on one rank "
                         f"only (this function is called under a rank condition with the DDP "
-                        f"model): {_harm(trains)}; pass `model.module` instead",
+                        f"model): {_harm(trains, buffered)}; pass `model.module` instead",
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
+
+
+def _through_helper(
+    ctx: FileContext, call: cst.Call, evidence: RankEvidence, buffered: bool, buffer_free: bool
+) -> Finding | None:
+    """`call`, on one rank only, runs a function of another project module that runs the
+    DDP model it is handed as a model (`evaluate(model, loader)` under `if rank == 0:`,
+    `evaluate` calling `model(x)`). Proven when that model certainly has buffers."""
+    project = project_of(ctx)
+    if project is None or buffer_free:
+        return None
+    guard = one_rank_guard(ctx, call)
+    if guard is None or other_branch_calls(ctx, guard, call):
+        return None
+    facts = facts_of(ctx)
+    for name, position in project.helper_forwarded_params(ctx, call):
+        handed = argument(call, position if position >= 0 else None, name)
+        if handed is None or not facts.is_ddp_model(handed, call):
+            continue
+        model, callee = ctx.code(handed), ctx.code(call.func)
+        return Finding(
+            call,
+            f"`{callee}(...)` runs the forward of the DDP wrapper `{model}` it is handed, on "
+            f"one rank only: {_harm(False, buffered)}; pass `{model}.module` instead",
+            unproven=not buffered or not _traced(ctx, evidence, call, guard),
+        )
+    return None
 
 
 def _synced_training_forward(ctx: FileContext, call: cst.Call) -> bool:
@@ -304,13 +336,20 @@ def _sites_by_node(ctx: FileContext) -> dict[int, list[int]]:
     return index
 
 
-def _harm(trains: bool) -> str:
+def _harm(trains: bool, buffered: bool) -> str:
     """What the rank-local forward issues that the other ranks do not."""
     if trains:
         return (
             "its output reaches `backward()`, and DDP's backward all-reduces the gradients "
             "(a collective the other ranks do not issue here), so this hangs or pairs with "
             "an unrelated collective of theirs"
+        )
+    if buffered:
+        return (
+            "the model holds buffers (BatchNorm statistics), which DDP's forward broadcasts "
+            "(a collective the other ranks do not issue here): it pairs with their next "
+            "collective instead, a hang once training has ended and a mismatch when that is "
+            "a barrier or an all-reduce"
         )
     return (
         "DDP's forward broadcasts buffers (a collective) when the model has buffers, so "
