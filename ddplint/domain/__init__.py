@@ -26,6 +26,7 @@ from ddplint.domain.loops import Loops
 from ddplint.domain.project_view import ProjectView, project_of
 from ddplint.domain.rank_kinds import RankKind, RankKinds
 from ddplint.domain.ranks import Ranks, Side
+from ddplint.domain.spawned_workers import index_parameter
 from ddplint.domain.versions import OldTorch, TorchVersions
 from ddplint.engine import Flow, Resolver
 
@@ -41,6 +42,7 @@ class Domain:
             _world_size_elsewhere(project, context),
             _rank_test_elsewhere(project, context),
             _rank_passed_elsewhere(project, context),
+            lambda func: index_parameter(context, func),
         )
         self.rank_kinds = RankKinds(resolver, _rank_kind_elsewhere(project, context))
         self.gates = Gates(

@@ -20,7 +20,7 @@ from ddplint.domain.ranks import Ranks, strip_conversion
 from ddplint.engine.resolve import MAX_DEPTH
 from ddplint.names import dotted
 
-_CONVERSIONS = ("int", "float", "abs", "round")
+_CONVERSIONS = ("int", "float", "abs", "round", "str")
 _LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)
 
 

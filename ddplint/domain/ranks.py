@@ -106,15 +106,19 @@ class Ranks:
         world_size_elsewhere: Callable[[cst.BaseExpression], bool] | None = None,
         returned_elsewhere: Callable[[cst.Call], Side | None] | None = None,
         passed_elsewhere: Callable[[cst.FunctionDef, str], bool] | None = None,
+        spawn_index: Callable[[cst.FunctionDef], str | None] | None = None,
     ) -> None:
         """`world_size_elsewhere` says whether a name or attribute reads a world size kept
         in another module of the project (`ext_dist.my_size`); `returned_elsewhere`, which
         side of a rank test a call of another project module's function returns
         (`distributed.is_subgroup_main_process()`; `Project.returned_rank_test`);
         `passed_elsewhere`, whether a call in another project module passes a rank for a
-        function's parameter (`Project.rank_passed_elsewhere`)."""
+        function's parameter (`Project.rank_passed_elsewhere`); `spawn_index`, the parameter
+        of a function that receives the process index when this file spawns it
+        (`spawned_workers.index_parameter`: a rank, whatever its name)."""
         self.resolver = resolver
         self._passed_elsewhere = passed_elsewhere
+        self._spawn_index = spawn_index
         self._world_size_elsewhere = world_size_elsewhere
         self._returned_elsewhere = returned_elsewhere
         self._sides: dict[cst.CSTNode, Side | None] = {}
@@ -227,8 +231,21 @@ class Ranks:
             return False
         if names.search(name):
             return True
+        if rank and isinstance(expr, cst.Name) and self._is_spawn_index(expr, at):
+            return True
         elsewhere = None if rank else self._world_size_elsewhere
         return elsewhere is not None and elsewhere(expr)
+
+    def _is_spawn_index(self, name: cst.Name, at: cst.CSTNode) -> bool:
+        """`name` is the parameter through which `mp.spawn` hands a worker its index."""
+        if self._spawn_index is None:
+            return False
+        return any(
+            binding.kind == "param"
+            and isinstance(binding.owner, cst.FunctionDef)
+            and self._spawn_index(binding.owner) == binding.target
+            for binding in self.resolver.reaching(name.value, at)
+        )
 
     # -- mode checks --------------------------------------------------------------------
 

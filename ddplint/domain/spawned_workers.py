@@ -40,7 +40,7 @@ def worker(ctx: FileContext, spawn: cst.Call) -> cst.FunctionDef | None:
 def index_parameter(ctx: FileContext, func: cst.FunctionDef) -> str | None:
     """The name of the first parameter of `func` when this file spawns it: the process
     index `mp.spawn` passes, a rank whatever its name (`gpu`, `proc_id`)."""
-    if not any(worker(ctx, s) is func for s in spawns(ctx)) or not func.params.params:
+    if not func.params.params or not any(worker(ctx, s) is func for s in ctx.memo(spawns)):
         return None
     return func.params.params[0].name.value
 

@@ -38,7 +38,9 @@ some ranks execute: under `if rank == 0:` / `if is_main_process():`, after an
 `if rank != 0: return`, or inside a function (`evaluate(model, loader)`) that this file
 only calls under such a condition with the DDP model, or that reads the module-level DDP
 model and is only called under such a condition (`estimate_loss()` in nanoGPT-style
-scripts).
+scripts). A function of another project module called so with the DDP model, which runs
+the model it is handed (`evaluate(model, val_loader)` in `engine.py` calling
+`model(images)` on every call), is reported at the call.
 
 Left alone: a loop that deals its iterations out by rank (`if i % world_size != rank:
 continue`: every rank runs the body on its share), and a forward with gradients off
@@ -46,11 +48,12 @@ continue`: every rank runs the body on its share), and a forward with gradients 
 by a class of this file that registers none and holds only layers without buffers, such
 as `nn.Linear`, `nn.Embedding`, `nn.LayerNorm`, or an `nn.Sequential` of such layers):
 DDP then has nothing to broadcast. The finding is proven only when the model certainly
-has buffers (BatchNorm layers, or a class of this file that registers a buffer), or when
+has buffers (BatchNorm layers, built here or by a class or function of another project
+module, or a class of this file that registers a buffer), or when
 the forward's output reaches `backward()` with DDP's gradient synchronisation on (rank 0
 alone running training steps through the wrapper, an LR finder say: DDP's backward
-all-reduces the gradients whatever the buffers); a model from a hub or another module,
-whose buffers this file cannot see, evaluated without a backward, is reported as unproven
+all-reduces the gradients whatever the buffers); a model from a hub or a library, whose
+buffers the project cannot see, evaluated without a backward, is reported as unproven
 (shown with `--preview`).
 
 ## Why is this bad?

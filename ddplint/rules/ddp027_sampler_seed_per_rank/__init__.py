@@ -33,8 +33,11 @@ Flags the `seed=` of a shuffling `DistributedSampler` when its value is computed
 process's rank: `seed=base + rank`, `seed=args.seed + dist.get_rank()`, or a name assigned
 such a value (a per-rank seed made for augmentation and then handed to the sampler as
 well). The value must be proven to depend on the rank: a name is decided by what it is
-assigned, not by what it is called. Samplers with `shuffle=False` are not flagged (they
-do not use the seed), nor samplers whose `num_replicas` is not the world size.
+assigned, not by what it is called; a parameter by what the calls pass for it, in other
+project modules too (`define_loaders(..., local_rank=local_rank)` in `train.py` for `def
+define_loaders(..., local_rank=0)` in `loaders.py`). Samplers with `shuffle=False` are
+not flagged (they do not use the seed), nor samplers whose `num_replicas` is not the world
+size.
 
 It also flags `.shuffle()` without a `seed=` on a Hugging Face `datasets` object (one
 made by `load_dataset`, `load_from_disk`, `Dataset.from_*`, through its methods and

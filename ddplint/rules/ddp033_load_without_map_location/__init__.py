@@ -14,6 +14,7 @@ from ddplint.domain import domain_of
 from ddplint.domain.downloads import one_rank_first
 from ddplint.domain.processes import single_process
 from ddplint.domain.project_view import project_of
+from ddplint.domain.rank_values import differs_by_rank
 from ddplint.domain.runners import every_rank
 from ddplint.domain.saved_values import restores_tensorless_state
 from ddplint.domain.state_loads import feeds_state
@@ -30,6 +31,7 @@ from ddplint.rules.ddp033_load_without_map_location.spawn_index import only_with
 _LOAD = "torch.load"
 # The file trains on CUDA: tensors it saves carry a `cuda:<index>` location tag.
 _USES_CUDA = re.compile(r"\.cuda\(|set_device|[\"']nccl[\"']|[\"']cuda\b")
+_VISIBLE = "CUDA_VISIBLE_DEVICES"
 _TEST_MODULE = re.compile(r"test_\w*\.py$|\w+_test\.py$")  # pytest's file names
 _HARM = (
     "torch restores each tensor onto the GPU it was saved from (cuda:0 for a file rank 0 "
@@ -50,23 +52,29 @@ class LoadWithoutMapLocation(Rule):
 Flags a `torch.load(...)` without `map_location` (or with `map_location=None`) that every
 rank of a distributed CUDA job runs, when the file it reads is one the same script writes
 with `torch.save` from a model's or optimizer's `state_dict()` (the same path expression,
-or the same file name: `latest.pth`, `ckpt_*.pt`), or a checkpoint in the format it
-writes so (a dict literal holding every key, two at least, read from the loaded
-result: `ckpt["model"]`, `ckpt["optimizer"]`: a resume of its own checkpoint from
-`--resume`). A load whose file comes from elsewhere (a downloaded pretrained file) and
-whose result goes to `load_state_dict` is shown only under `--preview`, marked
-unproven: whether that file holds CUDA tensors is not in the code. So is a load in a
-file that gathers a sharded model's state onto the CPU
-(`FullStateDictConfig(offload_to_cpu=True)`). A helper of another project module that
-loads the file its caller names (`utils.load_checkpoint(path, model)`, `read_pkl(path,
-map_location=None)`) is judged at the call the same way, from the caller's file.
+or the same file name: `latest.pth`, `ckpt_*.pt`), or a checkpoint in the format the
+project writes so: a dict holding every key, two at least, read from the loaded result
+(`ckpt["model"]`, `ckpt["optimizer"]`: a resume of its own checkpoint from `--resume`),
+built in a `torch.save` of this file, in the dict this file hands to a saving helper
+(`save_checkpoint({"epoch": e, "state_dict": ...}, path)`), or in a `torch.save` of any
+project module this file imports, directly or not (`engine/checkpointing.py`). A load
+whose file comes from elsewhere (a downloaded pretrained file) and whose result goes to
+`load_state_dict` is shown only under `--preview`, marked unproven: whether that file
+holds CUDA tensors is not in the code. So is a load in a file that gathers a sharded
+model's state onto the CPU (`FullStateDictConfig(offload_to_cpu=True)`). A helper of
+another project module that loads the file its caller names (`utils.load_checkpoint(path,
+model)`, `read_pkl(path, map_location=None)`) is judged at the call the same way, from the
+caller's file. A file trains on CUDA when it names CUDA, or when it calls a project
+helper that sets the process's GPU (`default_setup(args)`).
 
 Left alone: any `map_location` (`"cpu"`, a device, a variable, a lambda, a dict), loads
 under a rank-0 guard, in a branch or script that runs as one process, in a function no
 code of the file calls, per-rank files (a path built from the rank), saves that move the
-state to the CPU first (`.cpu()`), files that set `CUDA_VISIBLE_DEVICES` (each process may
-see only its own GPU, which is then `cuda:0` in every process), CPU-only jobs, and test
-modules (`test_*.py`: their scratch checkpoints are not a job's resume). So is a load
+state to the CPU first (`.cpu()`, also a dict entry computed so), CPU-only jobs, test
+modules (`test_*.py`: their scratch checkpoints are not a job's resume), and files that
+name `CUDA_VISIBLE_DEVICES` other than to give every process the same GPU list
+(`os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id`): each process may see only its own
+GPU, which is then `cuda:0` in every process. So is a load
 handed whole to the `load_state_dict` of a `GradScaler` or a learning-rate scheduler
 (`scaler.load_state_dict(torch.load(path))`): their state is Python numbers, no tensor
 lands on a GPU (an object made out of sight is judged by its name: `scaler`, `scheduler`).
@@ -222,7 +230,7 @@ if __name__ == "__main__":
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if "CUDA_VISIBLE_DEVICES" in ctx.source or not _USES_CUDA.search(ctx.source):
+        if _isolates_devices(ctx) or not _uses_cuda(ctx):
             return
         if single_process(ctx) or _TEST_MODULE.match(os.path.basename(ctx.path)):
             return  # one process; or a test, whose scratch checkpoints nobody resumes from
@@ -246,6 +254,44 @@ if __name__ == "__main__":
                 if finding is not None:
                     yield finding
                     break
+
+
+def _isolates_devices(ctx: FileContext) -> bool:
+    """The file may give each process its own `CUDA_VISIBLE_DEVICES` (its own GPU is then
+    `cuda:0` in every process): it names the variable other than in assignments of one
+    value on every rank (`os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id`, the GPU list
+    of the whole job)."""
+    mentions = ctx.source.count(_VISIBLE)
+    if not mentions:
+        return False
+    ranks = domain_of(ctx).ranks
+    same = 0
+    for node in ctx.nodes_of(cst.Assign):
+        assert isinstance(node, cst.Assign)
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if (
+            isinstance(target, cst.Subscript)
+            and ctx.qualname(target.value) == "os.environ"
+            and len(target.slice) == 1
+            and isinstance(key := target.slice[0].slice, cst.Index)
+            and isinstance(key.value, cst.SimpleString)
+            and key.value.raw_value == _VISIBLE
+            and not differs_by_rank(ranks, node.value, node)
+        ):
+            same += 1
+    return same < mentions
+
+
+def _uses_cuda(ctx: FileContext) -> bool:
+    """The file trains on CUDA: it names CUDA itself, or it calls a helper of another
+    project module that sets the process's GPU (`default_setup(args)` calling
+    `torch.cuda.set_device`), asked only of a file that loads with `torch.load`."""
+    if _USES_CUDA.search(ctx.source):
+        return True
+    project = project_of(ctx)
+    if project is None or not ctx.calls_to(_LOAD):
+        return False
+    return any(project.helper_sets_device(ctx, call) for call in ctx.calls)
 
 
 def _through_helper(ctx: FileContext, call: cst.Call, load: HelperLoad) -> Finding | None:
