@@ -37,4 +37,4 @@ def device_of_callers(ctx: FileContext, use: cst.CSTNode) -> bool:
 
 # Rules whose findings in a file may depend on the modules that call into it: a file the
 # runner would check before the project is known waits for it when one of these fires.
-CALLERS_DECIDE = frozenset({"DDP020"})
+CALLERS_DECIDE = frozenset({"DDP020", "DDP021"})

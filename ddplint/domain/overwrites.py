@@ -25,14 +25,14 @@ from ddplint.names import dotted
 _MOVES = frozenset({"os.replace", "os.rename", "shutil.move", "os.link"})
 _COUNTER = re.compile(
     r"(^|_)(epoch|epochs|ep|step|steps|global_step|iter|iters|iteration|it|idx|index|count|"
-    r"counter|update|updates|time|timestamp|stamp|date|now|uuid|version|tag|nimg|kimg|i|e|n)"
+    r"counter|cnt|update|updates|time|timestamp|stamp|date|now|uuid|version|tag|nimg|kimg|i|e|n)"
     r"(_|$)",
     re.IGNORECASE,
 )
 # The counters of steps alone (`_COUNTER` without tags, versions and time stamps).
 _STEP_COUNTER = re.compile(
     r"(^|_)(epoch|epochs|ep|step|steps|global_step|iter|iters|iteration|it|idx|index|count|"
-    r"counter|update|updates|nimg|kimg|i|e|n)(_|$)",
+    r"counter|cnt|update|updates|nimg|kimg|i|e|n)(_|$)",
     re.IGNORECASE,
 )
 _UNIQUE_CALLS = re.compile(r"time|now|strftime|uuid|datetime|mkstemp|NamedTemporaryFile")
@@ -337,9 +337,10 @@ def _varies_in(
     stamps: bool = True,
 ) -> bool:
     """Something in `expr` changes per save: a counter, a loop variable around the save,
-    a number formatted as an integer, or (`stamps`) a time stamp or unique id."""
+    a number formatted as an integer, a slot picked by `%`, or (`stamps`) a time stamp or
+    unique id."""
     for node in ctx.walk(expr):
-        if _counter_format(node):
+        if _counter_format(node) or _rotates(node):
             return True
         if stamps and isinstance(node, cst.Call) and _UNIQUE_CALLS.search(dotted(node.func) or ""):
             return True
@@ -354,6 +355,17 @@ def _varies_in(
             if not (isinstance(parent, cst.Attribute) and parent.value is not node):
                 return True  # `args.epochs`: the attribute's own name decides, above
     return False
+
+
+def _rotates(node: cst.CSTNode) -> bool:
+    """`n % keep` (not `"%d" % n`): the name cycles over `keep` slots, so each save writes
+    another file than the one before it (`chkpt_{train_cnt % max_save + 1}.pt`)."""
+    return (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Modulo)
+        and string_value(node.left) is None
+        and not isinstance(node.left, (cst.FormattedString, cst.ConcatenatedString))
+    )
 
 
 def item_loops(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> set[cst.For]:
@@ -417,7 +429,9 @@ def _loops_over(ctx: FileContext, name: str, at: cst.CSTNode) -> list[cst.For]:
 
 
 def moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> bool:
-    """A later `os.replace(path, ...)` / `Path(path).replace(...)` in the same function."""
+    """A later `os.replace(path, ...)` / `Path(path).replace(...)` in the same function, of
+    the file or of the folder it is written in (a checkpoint folder filled under a
+    temporary name, then renamed)."""
     path_code = ctx.code(path).strip()
     root = (dotted(path) or "").split(".")[0]
     for other in ctx.model.calls_by_frame(ctx.scope(call)):
@@ -431,10 +445,18 @@ def moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> b
         else:
             continue
         if subject is not None and (
-            ctx.code(subject).strip() == path_code or (root and root in set(ctx.names_in(subject)))
+            ctx.code(subject).strip() == path_code
+            or (root and root in set(ctx.names_in(subject)))
+            or _folder_of(ctx, subject, path)
         ):
             return True
     return False
+
+
+def _folder_of(ctx: FileContext, subject: cst.BaseExpression, path: cst.BaseExpression) -> bool:
+    """`subject` names the folder the path is built in (`folder / "trainer"`,
+    `os.path.join(folder, "model.pt")`): moving the folder commits the file with it."""
+    return isinstance(subject, cst.Name) and subject.value in set(ctx.names_in(path))
 
 
 def repeats(

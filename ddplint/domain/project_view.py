@@ -8,6 +8,7 @@ not import the project, which builds on the domain. The context holds the projec
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, cast
 
 import libcst as cst
@@ -68,6 +69,14 @@ class ProjectView(Protocol):
     ) -> tuple[tuple[str, int], ...]: ...
 
     def rank_passed_elsewhere(self, ctx: FileContext, func: cst.FunctionDef, name: str) -> bool: ...
+
+    def passes_elsewhere(
+        self,
+        ctx: FileContext,
+        func: cst.FunctionDef,
+        name: str,
+        holds: Callable[[FileContext, cst.BaseExpression, cst.Call], bool],
+    ) -> bool: ...
 
     def returned_rank_test(self, ctx: FileContext, call: cst.Call) -> Side | None: ...
 

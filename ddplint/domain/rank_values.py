@@ -46,6 +46,8 @@ def _differs(
         return _differs(ranks, expr.expression, at, seen, budget)
     if isinstance(expr, _LITERALS) or _unknown_store(ranks, expr, at):
         return False
+    if isinstance(expr, cst.Name) and ranks.is_spawn_index(expr, at):
+        return True  # `mp.spawn` passes each worker its own index, whatever else calls it
     held = [v for v in ranks.resolver.values(expr, at, 1) if v.expr is not expr]
     if not held:
         return ranks.is_rank_value(expr, at)

@@ -97,6 +97,16 @@ def _literals(expr: cst.BaseExpression) -> list[int | None]:
     return [int_literal(expr)]
 
 
+# A flag named for distribution in a short form: `if not dist:` with `dist: bool`.
+_SHORT_FLAG = re.compile(r"^(use_|is_|enable_)?dist$")
+
+
+def _names_distribution(name: str) -> bool:
+    """A test named for distribution: `args.distributed`, `use_ddp`, `dist.is_initialized()`,
+    a bare `dist` flag."""
+    return any(flag in name for flag in DISTRIBUTED_FLAG) or _SHORT_FLAG.match(name) is not None
+
+
 class Ranks:
     """Rank values, world sizes and rank tests of one file."""
 
@@ -149,6 +159,8 @@ class Ranks:
         self._following.add(key)
         try:
             where = expr if at is None else at
+            if rank and isinstance(expr, cst.Name) and self.is_spawn_index(expr, where):
+                return True  # whatever else calls the worker (`main(0, cfg)` without spawning)
             return any(
                 self._spells(value.expr, value.at, rank)
                 for value in self.resolver.values(expr, where)
@@ -231,12 +243,12 @@ class Ranks:
             return False
         if names.search(name):
             return True
-        if rank and isinstance(expr, cst.Name) and self._is_spawn_index(expr, at):
+        if rank and isinstance(expr, cst.Name) and self.is_spawn_index(expr, at):
             return True
         elsewhere = None if rank else self._world_size_elsewhere
         return elsewhere is not None and elsewhere(expr)
 
-    def _is_spawn_index(self, name: cst.Name, at: cst.CSTNode) -> bool:
+    def is_spawn_index(self, name: cst.Name, at: cst.CSTNode) -> bool:
         """`name` is the parameter through which `mp.spawn` hands a worker its index."""
         if self._spawn_index is None:
             return False
@@ -269,7 +281,7 @@ class Ranks:
             )
         func = test.func if isinstance(test, cst.Call) else test
         name = (last_name(func) or "").lower()
-        return any(flag in name for flag in DISTRIBUTED_FLAG) or name in ("is_available",)
+        return _names_distribution(name) or name in ("is_available",)
 
     def single_process_when(self, test: cst.BaseExpression) -> bool | None:
         """True if `test` holding means the job is not distributed (`world_size == 1`,
@@ -306,7 +318,7 @@ class Ranks:
             return None
         func = test.func if isinstance(test, cst.Call) else test
         name = (last_name(func) or "").lower()
-        if any(flag in name for flag in DISTRIBUTED_FLAG):
+        if _names_distribution(name):
             return False
         return None
 

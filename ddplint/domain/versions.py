@@ -156,7 +156,8 @@ def _release(numbers: list[int]) -> Version:
 # `torch==1.8.1+cu102`, `torch<2.0`, `torch~=1.13`, conda's `pytorch=1.11.0`: a pin that bounds
 # the torch a project installs from above (`torch>=1.8` bounds nothing).
 _PIN = re.compile(
-    r"(?<![\w.-])(?:py)?torch\s*(==|<=|<|~=|=)\s*v?(\d+(?:\.\d+)*)(?![\w.]*\s*[,;]\s*[<>])",
+    r"(?<![\w.-])(?:py)?torch\s*(?:>=?\s*[\d.]+\s*,\s*)?"  # a lower bound first: `torch>1.5,<1.10`
+    r"(==|<=|<|~=|=)\s*v?(\d+(?:\.\d+)*)(?![\w.]*\s*[,;]\s*[<>])",
     re.IGNORECASE,
 )
 # A pip requirements line naming torch with no upper bound (`torch`, `torch>=1.8`); in a
@@ -198,13 +199,18 @@ def pinned_torch(root: str, script: str) -> Version | None:
     return max(pins) if pins else None
 
 
+def shown_pin(version: Version) -> str:
+    """A pin's newest release as a message names it: `1.9.x` for `(1, 9, 99)`."""
+    return ".".join("x" if n == 99 else str(n) for n in version)
+
+
 def _pin_bound(operator: str, number: str) -> Version:
     """The newest release a pin allows, as far as a launcher's behaviour goes: `<2.0`
-    allows 1.x (`(1, 99)`), `~=1.13` allows 1.13.x and `==`/`<=` the version itself."""
+    allows 1.x (`(1, 99)`), `<1.10` 1.9.x, `~=1.13` 1.13.x and `==`/`<=` the version
+    itself."""
     version = _release([int(n) for n in number.split(".")])
-    if operator == "<":
-        major = version[0] - 1 if len(version) == 1 or version[1:] == (0,) else version[0]
-        return (major, 99)
+    if operator == "<":  # the release below: `<2.0` 1.x, `<1.10` 1.9.x, `<1.13.1` 1.13.0.x
+        return (*version[:-1], version[-1] - 1, 99)
     return version
 
 

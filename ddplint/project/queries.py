@@ -845,6 +845,22 @@ class Project:
         a value computed from that process's rank there (`differs_by_rank`):
         `get_loaders(..., local_rank=local_rank)` in `train.py` for `def
         get_loaders(..., local_rank=0)` of `data.py`."""
+        return self.passes_elsewhere(
+            ctx,
+            func,
+            name,
+            lambda other, value, call: differs_by_rank(domain_of(other).ranks, value, call),
+        )
+
+    def passes_elsewhere(
+        self,
+        ctx: FileContext,
+        func: cst.FunctionDef,
+        name: str,
+        holds: Callable[[FileContext, cst.BaseExpression, cst.Call], bool],
+    ) -> bool:
+        """Some call of `func` in another project module passes, for its parameter `name`,
+        a value that `holds` (asked with the calling module, the value and the call)."""
 
         def decide(calls: list[tuple[FileContext, cst.Call] | None]) -> bool:
             for site in calls:
@@ -852,7 +868,7 @@ class Project:
                     continue
                 other, call = site
                 value = ctx.resolver.passed(call, func, name)
-                if value is not None and differs_by_rank(domain_of(other).ranks, value, call):
+                if value is not None and holds(other, value, call):
                     return True
             return False
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ddplint.cli import main
+from ddplint.domain.versions import pinned_torch, shown_pin
 
 TRAIN = """\
 import argparse
@@ -111,3 +112,21 @@ def test_required_given_any_true_value_is_required(tmp_path, capsys):
     train = TRAIN.replace("type=int, default=0)", "required=int)")
     (found,) = findings(tmp_path, capsys, {"train.py": train})
     assert "`--local_rank` is required" in found["message"]
+
+
+@pytest.mark.parametrize(
+    ("line", "newest", "shown"),
+    [
+        ("torch>1.5,<1.10", (1, 9, 99), "1.9.x"),
+        ("torch >= 1.8, < 2.0", (1, 99), "1.x"),
+        ("torch<1.13.1", (1, 13, 0, 99), "1.13.0.x"),
+        ("torch==1.8.1", (1, 8, 1), "1.8.1"),
+    ],
+)
+def test_an_upper_bound_after_a_lower_one_pins_the_release_below_it(tmp_path, line, newest, shown):
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "requirements.txt").write_text(f"numpy\n{line}\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text(TRAIN, encoding="utf-8")
+    pinned = pinned_torch(str(tmp_path), str(tmp_path / "train.py"))
+    assert pinned == newest
+    assert shown_pin(pinned) == shown

@@ -12,6 +12,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import Gate, Side, domain_of
 from ddplint.domain.apis import MEMOIZERS
 from ddplint.domain.rank_evidence import rank_evidence
+from ddplint.domain.spawned_workers import spawns, worker
 from ddplint.engine.flow import is_exit_call
 from ddplint.rule import Finding, Rule, register
 
@@ -209,6 +210,7 @@ def exchange(t, rank):
                 self._other_ranks_issue(ctx, gate)
                 or _others_hand_over(ctx, call, gate)
                 or _others_raise(ctx, gate)
+                or _workers_issue(ctx, call)
                 or _paired(gate, groups[ctx.scope(call), key])
                 or _matched_after_leaving(ctx, call, gate, issued[ctx.scope(call), key])
             ):
@@ -249,6 +251,28 @@ def _others_hand_over(ctx: FileContext, call: cst.Call, gate: Gate) -> bool:
     return any(
         isinstance(n, cst.Arg) and ctx.code(n.value).strip() == called for n in ctx.walk(other)
     )
+
+
+def _workers_issue(ctx: FileContext, call: cst.Call) -> bool:
+    """The call runs in the process that starts workers with `mp.spawn` (in the function
+    that starts them), and the worker function makes the same call on every worker with no
+    rank gate: the starting process takes part as one rank, so every rank issues the
+    collective (detectron2-style `launch`, whose parent sets itself up as local rank 0)."""
+    func = ctx.enclosing_function(call)
+    if func is None:
+        return False
+    called = ctx.code(call.func).strip()
+    gates = domain_of(ctx).gates
+    for start in ctx.memo(spawns):
+        spawned = worker(ctx, start)
+        if spawned is None or ctx.enclosing_function(start) is not func:
+            continue
+        if any(
+            ctx.code(other.func).strip() == called and gates.gate(other) is None
+            for other in ctx.calls_within(spawned)
+        ):
+            return True
+    return False
 
 
 def _others_raise(ctx: FileContext, gate: Gate) -> bool:

@@ -40,7 +40,10 @@ only calls under such a condition with the DDP model, or that reads the module-l
 model and is only called under such a condition (`estimate_loss()` in nanoGPT-style
 scripts). A function of another project module called so with the DDP model, which runs
 the model it is handed (`evaluate(model, val_loader)` in `engine.py` calling
-`model(images)` on every call), is reported at the call.
+`model(images)` on every call), is reported at the call; a parameter run under a rank
+condition of its own function (`def validate(model, ...): if dist.get_rank() == 0: ...
+model(images)`) is reported where it runs when a caller in another project module hands
+it the DDP model (a file checked alone, with no project, shows it as unproven).
 
 Left alone: a loop that deals its iterations out by rank (`if i % world_size != rank:
 continue`: every rank runs the body on its share), and a forward with gradients off
@@ -209,6 +212,7 @@ def main(net, batch, local_rank):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         facts = facts_of(ctx)
         if not facts.ddp_wraps:
+            yield from _handed_in(ctx)
             return
         if all(is_false(_kw_value(w, "broadcast_buffers")) for w in facts.ddp_wraps):
             return  # no buffer broadcast in forward: nothing collective to hang on
@@ -278,6 +282,62 @@ def main(net, batch, local_rank):
                         f"model): {_harm(trains, buffered)}; pass `model.module` instead",
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
+
+
+def _handed_in(ctx: FileContext) -> Iterator[Finding]:
+    """Forwards, on one rank only, of a parameter that callers in other project modules
+    hand a DDP model (`def test(model, ...): if opts.rank == 0: ... model(images)` in
+    `test.py`, called from `main.py` with the wrapper). Proven when some caller's wrap
+    certainly has buffers there, or the output reaches a synchronised backward."""
+    project = project_of(ctx)
+    evidence: RankEvidence | None = None
+    for call in ctx.calls:
+        func = call.func
+        if not isinstance(func, cst.Name):
+            continue
+        binding = facts_of(ctx).reaching_binding(func.value, call)
+        if binding is None or binding.kind != "param":
+            continue
+        owner = binding.owner
+        if not isinstance(owner, cst.FunctionDef):
+            continue
+        guard = one_rank_guard(ctx, call)
+        if guard is None or other_branch_calls(ctx, guard, call):
+            continue
+        if project is None:  # checked alone: its callers decide (`CALLERS_DECIDE`)
+            yield Finding(
+                call,
+                f"`{func.value}(...)` runs on one rank only: if callers hand in a DDP wrapper, "
+                f"{_harm(False, False)}; call `{func.value}.module(...)` instead",
+                unproven=True,
+            )
+            continue
+        if not project.passes_elsewhere(ctx, owner, func.value, _ddp_model):
+            continue
+        trains = _synced_training_forward(ctx, call)
+        buffered = project.passes_elsewhere(ctx, owner, func.value, _buffered_ddp_model)
+        evidence = evidence or rank_evidence(ctx)
+        yield Finding(
+            call,
+            f"forward through the DDP wrapper `{func.value}` (callers in other modules pass "
+            f"the DDP model) runs on one rank only: {_harm(trains, buffered)}; call "
+            f"`{func.value}.module(...)` instead",
+            unproven=not (buffered or trains) or not _traced(ctx, evidence, call, guard),
+        )
+
+
+def _ddp_model(ctx: FileContext, value: cst.BaseExpression, at: cst.Call) -> bool:
+    return facts_of(ctx).is_ddp_model(value, at)
+
+
+def _buffered_ddp_model(ctx: FileContext, value: cst.BaseExpression, at: cst.Call) -> bool:
+    """`value` holds at `at` a DDP wrap of this file whose model certainly has buffers."""
+    wraps = facts_of(ctx).ddp_wraps
+    layers = ModelLayers(ctx)
+    return any(
+        v.expr in wraps and isinstance(v.expr, cst.Call) and layers.wraps_buffered_model(v.expr)
+        for v in ctx.resolver.values(value, at)
+    )
 
 
 def _through_helper(

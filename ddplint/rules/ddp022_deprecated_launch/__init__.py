@@ -13,7 +13,7 @@ from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.ddp_facts import facts_of, keyword, string_value
 from ddplint.domain.launch_commands import passes_local_rank_itself
 from ddplint.domain.local_rank_option import LOCAL_RANK_FLAGS, imports_deepspeed, is_required
-from ddplint.domain.versions import TORCHRUN_SINCE, Version, pinned_torch
+from ddplint.domain.versions import TORCHRUN_SINCE, Version, pinned_torch, shown_pin
 from ddplint.project_files import project_root
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp022_deprecated_launch.launch import (
@@ -170,7 +170,7 @@ deepspeed.init_distributed()
         old = _pinned_before_torchrun(ctx) if findings else None
         for finding in findings:
             if old is not None:
-                shown = ".".join(str(n) for n in old)
+                shown = shown_pin(old)
                 message = (
                     f"{finding.message} (unproven: the project pins torch {shown}, older "
                     "than 1.10, the first release with torchrun)"

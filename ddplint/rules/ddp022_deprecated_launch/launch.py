@@ -268,7 +268,8 @@ _ENVIRONMENT_READ = re.compile(
 def _value_is_read(ctx: FileContext, dest: str) -> bool:
     """Whether the file reads the parsed value: `args.local_rank`, `getattr(args,
     "local_rank")`, the whole namespace handed on (`vars(args)`, `args.__dict__`; a
-    module's `models.__dict__[args.arch]` is not it, nor a loop listing the arguments).
+    module's `models.__dict__[args.arch]` is not it, nor a loop listing the arguments, nor
+    the attribute of an imported module, `idr_torch.local_rank` or `hvd.local_rank()`).
     A script that is its own launcher, setting the value for each worker it starts
     (`args.local_rank = rank` in the loop that starts a `Process`), never reads it."""
     if _set_per_started_worker(ctx, dest):
@@ -277,6 +278,7 @@ def _value_is_read(ctx: FileContext, dest: str) -> bool:
         if isinstance(node, cst.Attribute):
             if (
                 node.attr.value == dest
+                and ctx.qualname(node.value) not in ctx.imports.modules
                 and not _overwritten(ctx, node, dest)
                 and not _copied_to_environment(ctx, node)
             ):
