@@ -11,10 +11,10 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import string_value
 from ddplint.domain.downloads import one_rank_first
 from ddplint.domain.processes import single_process
 from ddplint.domain.project_view import project_of
-from ddplint.domain.rank_values import differs_by_rank
 from ddplint.domain.runners import every_rank
 from ddplint.domain.saved_values import restores_tensorless_state
 from ddplint.domain.state_loads import feeds_state
@@ -71,10 +71,11 @@ Left alone: any `map_location` (`"cpu"`, a device, a variable, a lambda, a dict)
 under a rank-0 guard, in a branch or script that runs as one process, in a function no
 code of the file calls, per-rank files (a path built from the rank), saves that move the
 state to the CPU first (`.cpu()`, also a dict entry computed so), CPU-only jobs, test
-modules (`test_*.py`: their scratch checkpoints are not a job's resume), and files that
-name `CUDA_VISIBLE_DEVICES` other than to give every process the same GPU list
-(`os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id`): each process may see only its own
-GPU, which is then `cuda:0` in every process. So is a load
+modules (`test_*.py`: their scratch checkpoints are not a job's resume), and files whose
+code names `CUDA_VISIBLE_DEVICES` other than to show every process the same list of
+several GPUs (`os.environ["CUDA_VISIBLE_DEVICES"] = "0,1,2,3"`; a comment or a docstring
+names nothing): each process may see only its own GPU, which is then `cuda:0` in every
+process, or every process only one GPU, which they share anyway. So is a load
 handed whole to the `load_state_dict` of a `GradScaler` or a learning-rate scheduler
 (`scaler.load_state_dict(torch.load(path))`): their state is Python numbers, no tensor
 lands on a GPU (an object made out of sight is judged by its name: `scaler`, `scheduler`).
@@ -258,14 +259,21 @@ if __name__ == "__main__":
 
 def _isolates_devices(ctx: FileContext) -> bool:
     """The file may give each process its own `CUDA_VISIBLE_DEVICES` (its own GPU is then
-    `cuda:0` in every process): it names the variable other than in assignments of one
-    value on every rank (`os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id`, the GPU list
-    of the whole job)."""
-    mentions = ctx.source.count(_VISIBLE)
+    `cuda:0` in every process), or show every process one GPU only (all of them on it,
+    whatever the load does): its code names the variable other than in assignments of
+    several GPUs or none alike on every rank (`_several_gpus_or_none`); a comment or a
+    docstring names nothing."""
+    if _VISIBLE not in ctx.source:
+        return False
+    mentions = sum(  # in the code's strings: a comment or a docstring isolates nothing
+        _VISIBLE in (node.value if isinstance(node, cst.FormattedStringText) else node.raw_value)
+        for node in ctx.nodes_of(cst.SimpleString, cst.FormattedStringText)
+        if isinstance(node, (cst.SimpleString, cst.FormattedStringText))
+        and not isinstance(ctx.parent(node), cst.Expr)
+    )
     if not mentions:
         return False
-    ranks = domain_of(ctx).ranks
-    same = 0
+    several = 0
     for node in ctx.nodes_of(cst.Assign):
         assert isinstance(node, cst.Assign)
         target = node.targets[0].target if len(node.targets) == 1 else None
@@ -276,10 +284,50 @@ def _isolates_devices(ctx: FileContext) -> bool:
             and isinstance(key := target.slice[0].slice, cst.Index)
             and isinstance(key.value, cst.SimpleString)
             and key.value.raw_value == _VISIBLE
-            and not differs_by_rank(ranks, node.value, node)
+            and _several_gpus_or_none(ctx, node.value, node)
         ):
-            same += 1
-    return same < mentions
+            several += 1
+    return several < mentions
+
+
+def _several_gpus_or_none(ctx: FileContext, value: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`value` shows every process the same GPUs, more than one (`"0,1,2,3"`,
+    `",".join(str(g) for g in args.gpus)`), or none (`"-1"`, a CPU run); not one GPU
+    (`"7"`, or a join over a one-item list), not a value that may differ by rank."""
+    values = ctx.resolver.values(value, at)
+    for found in values:
+        text = string_value(found.expr)
+        if text is not None:
+            if "," not in text and text.strip() not in ("", "-1"):
+                return False  # one GPU: every process shares it, whatever the load does
+            continue
+        joined = _joined(found.expr)
+        if joined is None or _one_item(ctx, joined, found.at):
+            return False
+    return bool(values)
+
+
+def _joined(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`items` for `",".join(items)`."""
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "join"
+        and string_value(expr.func.value) == ","
+        and len(expr.args) == 1
+    ):
+        return expr.args[0].value
+    return None
+
+
+def _one_item(ctx: FileContext, items: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`items` (or what a comprehension over it iterates) is a literal list of one item."""
+    if isinstance(items, (cst.GeneratorExp, cst.ListComp)):
+        items = items.for_in.iter
+    return any(
+        isinstance(v.expr, (cst.List, cst.Tuple)) and len(v.expr.elements) == 1
+        for v in ctx.resolver.values(items, at)
+    )
 
 
 def _uses_cuda(ctx: FileContext) -> bool:
