@@ -25,6 +25,7 @@ from ddplint.domain.gates import Gate, Gates
 from ddplint.domain.loops import Loops
 from ddplint.domain.project_view import ProjectView, project_of
 from ddplint.domain.rank_kinds import RankKind, RankKinds
+from ddplint.domain.rank_values import differs_by_rank
 from ddplint.domain.ranks import Ranks, Side
 from ddplint.domain.spawned_workers import index_parameter
 from ddplint.domain.versions import OldTorch, TorchVersions
@@ -88,10 +89,17 @@ def _rank_test_elsewhere(
 def _rank_passed_elsewhere(
     project: ProjectView | None, context: FileContext
 ) -> Callable[[cst.FunctionDef, str], bool] | None:
-    """Whether another project module calls a function passing a rank for a parameter."""
+    """Whether a call in another project module passes, for a function's parameter, a
+    value computed from that process's rank there (`differs_by_rank` in the calling
+    module): `get_loaders(..., local_rank=local_rank)` in `train.py` for `def
+    get_loaders(..., local_rank=0)`."""
     if project is None:
         return None
-    return lambda func, name: project.rank_passed_elsewhere(context, func, name)
+
+    def ranked(other: FileContext, value: cst.BaseExpression, call: cst.Call) -> bool:
+        return differs_by_rank(domain_of(other).ranks, value, call)
+
+    return lambda func, name: project.passes_elsewhere(context, func, name, ranked)
 
 
 def _rank_kind_elsewhere(

@@ -34,7 +34,7 @@ from ddplint.domain.overwrites import (
 from ddplint.domain.project_view import project_of
 from ddplint.domain.resume_loads import READER, RESUMER, resumes
 from ddplint.domain.written_files import HelperWrite
-from ddplint.engine import argument
+from ddplint.engine import argument, argument_for
 from ddplint.names import dotted
 
 COPIES = frozenset({"shutil.copy", "shutil.copyfile", "shutil.copy2"})
@@ -312,22 +312,21 @@ def _composed(
     `call` passes decide its path, the parameters of `func` they are built from are its
     own; None when the call leaves the write out or passes a path that changes per call."""
 
-    def passed(param: tuple[str, int]) -> cst.BaseExpression | None:
-        return argument(call, param[1] if param[1] >= 0 else None, param[0])
-
-    if inner.fallback is not None and passed(inner.fallback) is None:
+    if inner.fallback is not None and argument_for(call, inner.fallback) is None:
         return None
     if passes_value(call, inner.unless):
         return None  # `save(filename=...)`: the other branch of `if filename is None:`
     for name, position, false_default in inner.requires:
-        value = passed((name, position))
+        value = argument_for(call, (name, position))
         if is_false_literal(value) or (value is None and false_default):
             return None
     shown = inner.shown
-    texts = inner.texts_passing(*(p[0] for p in inner.path_params if passed(p) is not None))
+    texts = inner.texts_passing(
+        *(p[0] for p in inner.path_params if argument_for(call, p) is not None)
+    )
     params: set[tuple[str, int]] = set()
     for param in inner.path_params:
-        value = passed(param)
+        value = argument_for(call, param)
         if value is None:
             continue
         value_texts = path_texts(ctx, value, call)
@@ -336,7 +335,7 @@ def _composed(
         texts += value_texts
         params.update(_params_in(ctx, value, call, positions))
         shown = ctx.code(value).strip()
-    saved = passed(inner.saved_param) if inner.saved_param is not None else None
+    saved = argument_for(call, inner.saved_param) if inner.saved_param is not None else None
     return HelperWrite(
         verb=inner.verb,
         shown=shown,
@@ -381,8 +380,8 @@ def _none_test(term: cst.BaseExpression, holds: bool) -> str | None:
 
 def passes_value(call: cst.Call, params: tuple[tuple[str, int], ...]) -> bool:
     """`call` passes one of `params` a value that is not the literal None."""
-    for name, position in params:
-        passed = argument(call, position if position >= 0 else None, name)
+    for param in params:
+        passed = argument_for(call, param)
         if passed is not None and not (isinstance(passed, cst.Name) and passed.value == "None"):
             return True
     return False

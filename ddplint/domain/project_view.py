@@ -68,8 +68,6 @@ class ProjectView(Protocol):
         self, ctx: FileContext, call: cst.Call
     ) -> tuple[tuple[str, int], ...]: ...
 
-    def rank_passed_elsewhere(self, ctx: FileContext, func: cst.FunctionDef, name: str) -> bool: ...
-
     def passes_elsewhere(
         self,
         ctx: FileContext,

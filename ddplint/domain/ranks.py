@@ -123,7 +123,7 @@ class Ranks:
         side of a rank test a call of another project module's function returns
         (`distributed.is_subgroup_main_process()`; `Project.returned_rank_test`);
         `passed_elsewhere`, whether a call in another project module passes a rank for a
-        function's parameter (`Project.rank_passed_elsewhere`); `spawn_index`, the parameter
+        function's parameter (`Project.passes_elsewhere`); `spawn_index`, the parameter
         of a function that receives the process index when this file spawns it
         (`spawned_workers.index_parameter`: a rank, whatever its name)."""
         self.resolver = resolver

@@ -7,7 +7,7 @@ under. Nothing here knows about torch: that is `ddplint.domain`.
 
 from ddplint.engine.flow import Condition, Flow
 from ddplint.engine.model import Binding, Frame, ScopeNode, SemanticModel, storage_key
-from ddplint.engine.resolve import MAX_DEPTH, Resolver, Value, argument
+from ddplint.engine.resolve import MAX_DEPTH, Resolver, Value, argument, argument_for
 
 __all__ = [
     "MAX_DEPTH",
@@ -20,5 +20,6 @@ __all__ = [
     "SemanticModel",
     "Value",
     "argument",
+    "argument_for",
     "storage_key",
 ]

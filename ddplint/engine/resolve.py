@@ -57,6 +57,13 @@ def argument(call: cst.Call, position: int | None, name: str) -> cst.BaseExpress
     return None
 
 
+def argument_for(call: cst.Call, param: tuple[str, int]) -> cst.BaseExpression | None:
+    """The value `call` passes for a parameter given as (name, position among a call's
+    arguments; -1 for a keyword-only one), as the project's summaries record them."""
+    name, position = param
+    return argument(call, position if position >= 0 else None, name)
+
+
 class Resolver:
     """Answers "what can this hold here" for one semantic model."""
 

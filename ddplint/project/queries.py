@@ -18,14 +18,12 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddplint.domain import domain_of
 from ddplint.domain.checkpoint_formats import SavedFormat
 from ddplint.domain.checkpoints import SAVE
 from ddplint.domain.model_layers import BATCHNORM_TEXT
 from ddplint.domain.project_view import ProjectView
 from ddplint.domain.random_draws import LIBRARY_SEEDS, TORCH_SEEDS
 from ddplint.domain.rank_kinds import RankKind
-from ddplint.domain.rank_values import differs_by_rank
 from ddplint.domain.ranks import Side
 from ddplint.domain.runner_kinds import Runners
 from ddplint.domain.state_loads import LOAD
@@ -839,18 +837,6 @@ class Project:
     def callers_run(self, ctx: FileContext, func: cst.FunctionDef, depth: int) -> Runners | None:
         """Who runs `func` where other project modules call it (`callers.callers_run`)."""
         return callers_run(self, ctx, func, depth)
-
-    def rank_passed_elsewhere(self, ctx: FileContext, func: cst.FunctionDef, name: str) -> bool:
-        """Some call of `func` in another project module passes, for its parameter `name`,
-        a value computed from that process's rank there (`differs_by_rank`):
-        `get_loaders(..., local_rank=local_rank)` in `train.py` for `def
-        get_loaders(..., local_rank=0)` of `data.py`."""
-        return self.passes_elsewhere(
-            ctx,
-            func,
-            name,
-            lambda other, value, call: differs_by_rank(domain_of(other).ranks, value, call),
-        )
 
     def passes_elsewhere(
         self,

@@ -43,7 +43,7 @@ from ddplint.domain.project_view import project_of
 from ddplint.domain.run_constants import same_every_round
 from ddplint.domain.saved_values import saves_data
 from ddplint.domain.written_files import HelperWrite
-from ddplint.engine import argument
+from ddplint.engine import argument_for
 from ddplint.rule import Finding, Rule, register
 
 
@@ -449,26 +449,23 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     if any(arg.star for arg in call.args):
         return None
     if helper.saved_param is not None:
-        name, position = helper.saved_param
-        saved = argument(call, position if position >= 0 else None, name)
+        saved = argument_for(call, helper.saved_param)
         if saved is not None and saves_data(ctx, saved, call):
             return None
-    if helper.fallback is not None:
-        name, position = helper.fallback
-        if argument(call, position if position >= 0 else None, name) is None:
-            return None  # left out: the helper names a fresh file per call
+    if helper.fallback is not None and argument_for(call, helper.fallback) is None:
+        return None  # left out: the helper names a fresh file per call
     if passes_value(call, helper.unless):
         return None  # `save(filename=...)`: the other branch of `if filename is None:`
     for name, position, false_default in helper.requires:
-        passed = argument(call, position if position >= 0 else None, name)
+        passed = argument_for(call, (name, position))
         if is_false_literal(passed) or (passed is None and false_default):
             return None  # `save_checkpoint(state, False, ...)`: the write never runs
     texts = helper.texts_passing(
-        *(n for n, i in helper.path_params if argument(call, i if i >= 0 else None, n) is not None)
+        *(p[0] for p in helper.path_params if argument_for(call, p) is not None)
     )
     paths, passed_names = [], []
     for name, position in helper.path_params:
-        passed = argument(call, position if position >= 0 else None, name)
+        passed = argument_for(call, (name, position))
         if passed is None:
             continue  # its default, part of `helper.texts`
         passed_texts = path_texts(ctx, passed, call)

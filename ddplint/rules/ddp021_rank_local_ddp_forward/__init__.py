@@ -14,7 +14,7 @@ from ddplint.domain.model_layers import ModelLayers
 from ddplint.domain.no_sync import controls_sync, unsynced_block
 from ddplint.domain.project_view import project_of
 from ddplint.domain.rank_evidence import RankEvidence, rank_evidence
-from ddplint.engine.resolve import argument
+from ddplint.engine.resolve import argument_for
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp021_rank_local_ddp_forward.one_rank_calls import (
@@ -353,8 +353,8 @@ def _through_helper(
     if guard is None or other_branch_calls(ctx, guard, call):
         return None
     facts = facts_of(ctx)
-    for name, position in project.helper_forwarded_params(ctx, call):
-        handed = argument(call, position if position >= 0 else None, name)
+    for param in project.helper_forwarded_params(ctx, call):
+        handed = argument_for(call, param)
         if handed is None or not facts.is_ddp_model(handed, call):
             continue
         model, callee = ctx.code(handed), ctx.code(call.func)

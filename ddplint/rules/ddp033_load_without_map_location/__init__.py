@@ -19,7 +19,7 @@ from ddplint.domain.runners import every_rank
 from ddplint.domain.saved_values import restores_tensorless_state
 from ddplint.domain.state_loads import feeds_state
 from ddplint.domain.written_files import HelperLoad
-from ddplint.engine.resolve import argument
+from ddplint.engine.resolve import argument, argument_for
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp033_load_without_map_location.provenance import (
     helper_saves_off_gpu,
@@ -348,12 +348,10 @@ def _through_helper(ctx: FileContext, call: cst.Call, load: HelperLoad) -> Findi
     if load.texts:
         return None  # a file the helper names itself: its own module judges the load
     if load.map_param is not None:
-        name, position = load.map_param
-        where = argument(call, position if position >= 0 else None, name)
+        where = argument_for(call, load.map_param)
         if where is not None and not (isinstance(where, cst.Name) and where.value == "None"):
             return None
-    name, position = load.path_param
-    path = argument(call, position if position >= 0 else None, name)
+    path = argument_for(call, load.path_param)
     if path is None:
         return None
     callee = ctx.code(call.func).strip()

@@ -4,6 +4,7 @@ the same path, and whether what a load returns is handed to `load_state_dict`.""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -18,7 +19,8 @@ from ddplint.domain.checkpoint_formats import (
 )
 from ddplint.domain.checkpoints import SAVE
 from ddplint.domain.project_view import ProjectView
-from ddplint.engine.resolve import argument
+from ddplint.domain.written_files import HelperWrite
+from ddplint.engine.resolve import argument, argument_for
 
 
 @dataclass(frozen=True)
@@ -131,23 +133,27 @@ def helper_saves_off_gpu(
     wanted = path_keys(ctx, path, load)
     if not wanted:
         return False
+    for call, write, saved in _handed_to_savers(ctx, project):
+        targets = [argument_for(call, param) for param in write.path_params]
+        if any(
+            t is not None and path_keys(ctx, t, call) & wanted for t in targets
+        ) and OFF_GPU.search(ctx.code(saved)):
+            return True
+    return False
+
+
+def _handed_to_savers(
+    ctx: FileContext, project: ProjectView
+) -> Iterator[tuple[cst.Call, HelperWrite, cst.BaseExpression]]:
+    """Each call of a saving helper of another module (`helper_writes`) with a write of
+    what it is handed, the write, and the expression the call hands it."""
     for call in ctx.calls:
         if not call.args or any(a.star for a in call.args):
             continue
         for write in project.helper_writes(ctx, call):
-            if write.saved_param is None:
-                continue
-            targets = [
-                argument(call, position if position >= 0 else None, name)
-                for name, position in write.path_params
-            ]
-            if not any(t is not None and path_keys(ctx, t, call) & wanted for t in targets):
-                continue
-            name, position = write.saved_param
-            saved = argument(call, position if position >= 0 else None, name)
-            if saved is not None and OFF_GPU.search(ctx.code(saved)):
-                return True
-    return False
+            saved = argument_for(call, write.saved_param) if write.saved_param else None
+            if saved is not None:
+                yield call, write, saved
 
 
 def same_format_saves(ctx: FileContext, load: cst.Call, project: ProjectView | None) -> list[Saved]:
@@ -168,23 +174,14 @@ def same_format_saves(ctx: FileContext, load: cst.Call, project: ProjectView | N
             found.append(_saved(ctx, save, saved, written))
     if project is None:
         return found
-    for call in ctx.calls:
-        if not call.args or any(a.star for a in call.args):
-            continue
-        for write in project.helper_writes(ctx, call):
-            if write.saved_param is None:
-                continue
-            name, position = write.saved_param
-            saved = argument(call, position if position >= 0 else None, name)
-            if saved is not None and read <= dict_keys(ctx, saved, call):
-                callee = ctx.code(call.func).strip()
-                found.append(
-                    Saved(
-                        f"`{callee}({shown(ctx, saved)}, ...)`",
-                        state_on_gpu(ctx, saved, call),
-                        written,
-                    )
+    for call, _, saved in _handed_to_savers(ctx, project):
+        if read <= dict_keys(ctx, saved, call):
+            callee = ctx.code(call.func).strip()
+            found.append(
+                Saved(
+                    f"`{callee}({shown(ctx, saved)}, ...)`", state_on_gpu(ctx, saved, call), written
                 )
+            )
     for where, saved_format in project.saved_formats(ctx.path):
         if read <= set(saved_format.keys):
             found.append(
