@@ -130,3 +130,59 @@ def test_feeds_training_through_a_helper() -> None:
     assert domain_of(ctx).loops.feeds_training([call])
     ctx, call = _loader(EVALUATION["read after model.eval() in a function that does not train"])
     assert not domain_of(ctx).loops.feeds_training([call])
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            """
+            def make(ds, is_train):
+                if is_train:
+                    return None
+                else:
+                    loader = DataLoader(ds, batch_size=8)
+                return loader
+            """,
+            True,
+        ),
+        (
+            """
+            def make(ds, cfg):
+                if not cfg.training:
+                    loader = DataLoader(ds, batch_size=8)
+            """,
+            True,
+        ),
+        (
+            """
+            def make(ds, is_test):
+                if is_test:
+                    loader = DataLoader(ds, batch_size=8)
+            """,
+            True,
+        ),
+        (
+            """
+            def make(ds, eval):
+                if eval:
+                    return None
+                loader = DataLoader(ds, batch_size=8)
+            """,
+            False,
+        ),
+        (
+            """
+            def make(ds, is_train):
+                if is_train:
+                    loader = DataLoader(ds, batch_size=8)
+            """,
+            False,
+        ),
+    ],
+)
+def test_a_loader_built_in_the_branch_for_evaluation_serves_evaluation(
+    body: str, expected: bool
+) -> None:
+    ctx, call = _loader(body)
+    assert domain_of(ctx).loops.serves_evaluation(call, [], None, [call]) is expected

@@ -9,7 +9,7 @@ import libcst
 import pytest
 
 from ddplint.context import FileContext
-from ddplint.project.import_scan import scanned_bindings, scanned_imports
+from ddplint.project.import_scan import imported_by_name, scanned_bindings, scanned_imports
 
 HERE = Path(__file__).resolve().parent
 SOURCES = sorted(
@@ -62,3 +62,21 @@ def test_bindings_name_what_each_local_name_may_stand_for() -> None:
         "h": frozenset({"f.h"}),
         "i": frozenset({"f.h"}),
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "whole", "packages"),
+    [
+        ("m = importlib.import_module('train.metrics')", {"train.metrics"}, set()),
+        ("module = import_module('data.' + para.dataset)", set(), {"data"}),
+        ('net = import_module(f"models.{cfg.arch}").build()', set(), {"models"}),
+        ('net = import_module(f"models.resnet{depth}")', set(), {"models"}),
+        ("m = import_module('.' + name, package='plugins')", set(), set()),
+        ("m = my.import_module('x')  # another object's method", set(), set()),
+        ("print('import_module(\"a.b\")')", {"a.b"}, set()),  # a superset: strings count
+    ],
+)
+def test_modules_imported_by_a_name_in_a_string(
+    text: str, whole: set[str], packages: set[str]
+) -> None:
+    assert imported_by_name(text) == (frozenset(whole), frozenset(packages))

@@ -27,6 +27,6 @@ class SingleRankTest(unittest.TestCase):
 def train():
     dist.init_process_group("nccl")
     rank = dist.get_rank()
-    device = torch.device(f"cuda:{rank}")  # expect: DDP018
+    device = torch.device(f"cuda:{rank}")  # expect-preview: DDP018
     torch.cuda.set_device(device)
     return torch.zeros(4, device=device)

@@ -14,12 +14,12 @@ def init_distributed(args):
     args.rank = int(os.environ["RANK"])
     args.world_size = int(os.environ["WORLD_SIZE"])
     dist.init_process_group("nccl", rank=args.rank, world_size=args.world_size)
-    torch.cuda.set_device(args.rank)  # expect: DDP018
+    torch.cuda.set_device(args.rank)  # expect-preview: DDP018
 
 
 def build_model(gpu):
     model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 2))
-    return model.cuda(gpu)  # expect: DDP018
+    return model.cuda(gpu)  # expect-preview: DDP018
 
 
 def main():
@@ -27,7 +27,7 @@ def main():
     parser.add_argument("--epochs", type=int, default=3)
     args = parser.parse_args()
     init_distributed(args)
-    model = DDP(build_model(args.rank), device_ids=[args.rank])  # expect: DDP018
+    model = DDP(build_model(args.rank), device_ids=[args.rank])  # expect-preview: DDP018
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     data = TensorDataset(torch.randn(1024, 16), torch.randint(0, 2, (1024,)))
     sampler = DistributedSampler(data, shuffle=True, drop_last=True)

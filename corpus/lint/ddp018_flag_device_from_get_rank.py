@@ -9,7 +9,7 @@ from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 
 def get_device():
-    return torch.device(f"cuda:{dist.get_rank()}")  # expect: DDP018
+    return torch.device(f"cuda:{dist.get_rank()}")  # expect-preview: DDP018
 
 
 def train_one_epoch(model, loader, optimizer, device):

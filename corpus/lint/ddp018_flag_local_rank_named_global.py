@@ -14,7 +14,7 @@ class Trainer:
     def __init__(self, lr):
         local_rank = dist.get_rank()
         self.local_rank = local_rank
-        self.model = DDP(  # expect: DDP018
+        self.model = DDP(  # expect-preview: DDP018
             nn.Linear(64, 10).cuda(),
             device_ids=[local_rank],
             output_device=local_rank,

@@ -1,4 +1,5 @@
-"""Reads RANK from the environment and uses it as the GPU index (fine on one node)."""
+"""Reads RANK from the environment and uses it as the GPU index (fine on one node; nothing
+here says it runs on a second one, so the finding is shown under --preview)."""
 import os
 
 import torch
@@ -12,10 +13,10 @@ def main():
     rank = int(os.environ["RANK"])
     world_size = int(os.environ["WORLD_SIZE"])
     dist.init_process_group("nccl", rank=rank, world_size=world_size)
-    torch.cuda.set_device(rank)  # expect: DDP018
+    torch.cuda.set_device(rank)  # expect-preview: DDP018
 
-    model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 8)).cuda(rank)  # expect: DDP018
-    model = DDP(model, device_ids=[rank])  # expect: DDP018
+    model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 8)).cuda(rank)  # expect-preview: DDP018
+    model = DDP(model, device_ids=[rank])  # expect-preview: DDP018
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
     data = TensorDataset(torch.randn(4096, 64), torch.randint(0, 8, (4096,)))

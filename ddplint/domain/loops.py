@@ -218,7 +218,7 @@ class Loops:
         its dataset is computed from one named so (`Subset(test_set, ...)`), or one of
         `loaders` reads its samples in order (`SequentialSampler`), or the code reading
         the loaders runs evaluation and no training step."""
-        if self.is_evaluation(built):
+        if self.is_evaluation(built) or self._in_evaluation_branch(built):
             return True
         named = named_for(names)
         if named is not None:
@@ -233,6 +233,30 @@ class Loops:
         if any(self._in_order(loader) for loader in loaders):
             return True
         return self._read_for_evaluation(loaders)
+
+    def _in_evaluation_branch(self, node: cst.CSTNode) -> bool:
+        """`node` lies in its function's branch for evaluation: the `else` of a test named
+        for training (`if is_train: ... else:`), the body of its negation (`if not
+        training:`), or the body of a test named for evaluation (`if is_test:`)."""
+        child = node
+        for ancestor in self.model.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(ancestor, cst.If):
+                test = ancestor.test
+                negated = False
+                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    test, negated = test.expression, True
+                named = None
+                if isinstance(test, (cst.Name, cst.Attribute)):
+                    named = named_for([dotted(test) or ""])
+                in_body = child is ancestor.body
+                if named == "training" and in_body == negated:
+                    return True
+                if named == "evaluation" and in_body != negated:
+                    return True
+            child = ancestor
+        return False
 
     def _named_origin(self, dataset: cst.BaseExpression, at: cst.CSTNode) -> str | None:
         names = [

@@ -26,6 +26,13 @@ _FROM = re.compile(
 )
 _IMPORT = re.compile(r"import(?<=(?<![\w.])import)\s+([^\n;]*)", re.ASCII)
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*", re.ASCII)
+# A module named by a string (`importlib.import_module("train.metrics")`), or picked from a
+# package by a computed name (`import_module("data." + name)`, `import_module(f"models.{arch}")`).
+_BY_NAME = re.compile(
+    r"(?:(?<![\w.])|(?<=importlib\.))(?:import_module|__import__)"
+    r"\(\s*f?([\"'])([A-Za-z_][\w.]*)(\{|\1)",
+    re.ASCII,
+)
 
 
 def _names(clause: str) -> list[tuple[str, str | None]]:
@@ -48,6 +55,23 @@ def _names(clause: str) -> list[tuple[str, str | None]]:
 def scanned_imports(text: str) -> frozenset[str]:
     """A superset of `ModuleSummary.imports` for a module whose text is `text`."""
     return _scan(text)[0]
+
+
+def imported_by_name(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What the module imports by a name in a string: the modules a whole literal names,
+    and the packages any of whose modules a computed name may pick (the literal prefix
+    before the computed part, `data` of `"data." + name`). Relative names are left out."""
+    whole: set[str] = set()
+    packages: set[str] = set()
+    if "import" not in text:
+        return frozenset(), frozenset()
+    for match in _BY_NAME.finditer(text):
+        name, computed = match.group(2), match.group(3) == "{" or match.group(2).endswith(".")
+        if not computed:
+            whole.add(name)
+        elif package := (name[:-1] if name.endswith(".") else name.rpartition(".")[0]):
+            packages.add(package)  # `f"models.resnet{depth}"`: a module of `models`
+    return frozenset(whole), frozenset(packages)
 
 
 def scanned_bindings(text: str) -> dict[str, frozenset[str]]:

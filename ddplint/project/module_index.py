@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
-from ddplint.project.import_scan import scanned_bindings, scanned_imports
+from ddplint.project.import_scan import imported_by_name, scanned_bindings, scanned_imports
 from ddplint.project.text_tests import TextTest
 from ddplint.project_files import project_files
 
@@ -224,12 +224,34 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         if path not in self._scans:
             text = project_files(self._root_of(path)).text(path)
             imports = set(scanned_imports(text) if text is not None else ())
+            imports.update(self._imported_by_name(path, text or ""))
             for name in list(imports):
                 module = name.rpartition(".")[0]
                 if module.strip(".") and self._module_path(path, module) is None:
                     imports.add(module)
             self._scans[path] = frozenset(self._dependencies(path, _Scanned(imports)))
         return self._scans[path]
+
+    def _imported_by_name(self, path: str, text: str) -> set[str]:
+        """The modules the module at `path` may import by a name in a string
+        (`imported_by_name`): each module named whole, and every module of a package
+        from which a computed name picks one."""
+        whole, packages = imported_by_name(text)
+        found = set(whole)
+        for package in packages:
+            init = self._module_path(path, package)
+            if init is None or os.path.basename(init) != "__init__.py":
+                continue
+            try:
+                names = sorted(os.listdir(os.path.dirname(init)))
+            except OSError:
+                continue
+            found.update(
+                f"{package}.{name[:-3]}"
+                for name in names
+                if name.endswith(".py") and name != "__init__.py"
+            )
+        return found
 
     def holds(self, path: str, text: TextTest, name: str) -> bool:
         """The text of `path` matches `text`, or may bind `name` by an import."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
@@ -9,9 +10,11 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.ddp_facts import is_false
+from ddplint.domain.epoch_setting import epoch_loop_near, epoch_never_set
 from ddplint.domain.loops import named_for
 from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import (
+    SAMPLER_SHUFFLE,
     SamplerUse,
     distributed_samplers,
     is_alias_call,
@@ -199,6 +202,15 @@ followed into the methods reading it, and from them to the loop that calls them
 a helper that returns another helper's loader as it stands is followed too, three
 returns deep. A project helper's loader bound to a name for evaluation (`test_loader`), or
 built with `training=False` / `shuffle=False`, is not a training loader.
+A training sampler whose loaders this file does not iterate (built by a dataset or loader
+class of a data module, or for a loop of another module) is reported where it is built when
+no code of the whole project calls `set_epoch` or assigns a sampler's `epoch`, no module
+imports a framework that calls `set_epoch` for you (Lightning, Accelerate, the Hugging Face
+`Trainer`, Ignite, mmengine, ...), and a loop over epochs that goes round more than once
+runs in the file, or in a module whose imports reach it or its package (a computed
+`import_module("data." + name)` included), or that it imports. A sampler whose `shuffle`
+is out of sight (a config value) is reported under `--preview`; one whose `shuffle` is a
+parameter of its factory is left to the files calling the factory.
 Also flags `sampler.set_epoch(epoch)` (or `loader.sampler.set_epoch(epoch)`) called with
 the loop variable after the epoch's pass over the loader, in a loop that starts at 0
 (`range(epochs)`): each pass then reads the epoch set by the pass before it, so epochs 0
@@ -416,9 +428,14 @@ def main(train_set, model, epochs):
         finder = EpochLoops(ctx)
         reported: set[int] = set()
         samplers = distributed_samplers(ctx)
+        untraced: list[SamplerUse] = []
         for sampler in samplers:
-            if shuffles(ctx, sampler) is not True or is_evaluation_sampler(ctx, sampler):
+            if shuffles(ctx, sampler) is False or is_evaluation_sampler(ctx, sampler):
                 continue
+            if shuffles(ctx, sampler) is None:
+                untraced.append(sampler)
+                continue
+            before = len(reported)
             names = loader_names(ctx, sampler)
             others = _other_samplers(ctx, samplers, sampler, names)
             for held in names:
@@ -444,7 +461,41 @@ def main(train_set, model, epochs):
                             "`set_epoch(epoch)` on it once built, or build it before the loop",
                         )
                 yield from self._late(ctx, finder, sampler, held, reported)
+            if len(reported) == before and not _iterated_in_file(ctx, finder, names):
+                untraced.append(sampler)
         yield from self._project_loaders(ctx, finder, reported)
+        yield from self._never_set_anywhere(ctx, untraced)
+
+    @staticmethod
+    def _never_set_anywhere(ctx: FileContext, samplers: list[SamplerUse]) -> Iterator[Finding]:
+        """A training sampler whose loaders this file does not iterate (a data module's, a
+        dataset class's), in a project where nothing ever moves a sampler's epoch and a
+        loop over epochs runs in a related file: every epoch reads one order. Unproven
+        where the sampler's `shuffle` is out of sight (a config's value)."""
+        project = project_of(ctx)
+        if not samplers or project is None or not epoch_never_set(ctx.path):
+            return
+        loop = epoch_loop_near(ctx.path, project.text_closure)
+        stem = os.path.splitext(os.path.basename(ctx.path))[0]
+        if loop is None or named_for([stem]) == "evaluation":
+            return  # no second epoch in sight; an evaluation or test script
+        where, line = loop
+        for sampler in samplers:
+            if not sampler.arguments_known or argument(sampler.call, _SEED, "seed"):
+                continue  # a project factory's sampler; a seed that may change each build
+            shuffle = shuffles(ctx, sampler)
+            if shuffle is None and _shuffle_passed_in(ctx, sampler):
+                continue  # a factory: its callers' files see the loops over what they get
+            how = "shuffles" if shuffle else "may shuffle (its `shuffle` is out of sight)"
+            yield Finding(
+                sampler.site,
+                f"This DistributedSampler {how}, and no code of this project calls "
+                "`set_epoch` on a sampler (nor hands its loaders to a framework that "
+                "does): its epoch stays 0, so every pass of the epoch loop "
+                f"(`{where}:{line}`) reads the same sample order on every rank; call "
+                "`sampler.set_epoch(epoch)` at the start of each epoch",
+                unproven=shuffle is None,
+            )
 
     @staticmethod
     def _late(
@@ -573,6 +624,28 @@ def main(train_set, model, epochs):
         if via == "sampler" and (inline or value is sampler.call):
             return f"{epoch.name}.sampler"
         return None
+
+
+def _shuffle_passed_in(ctx: FileContext, sampler: SamplerUse) -> bool:
+    """The sampler's `shuffle` is a parameter of the function building it."""
+    value = argument(sampler.call, SAMPLER_SHUFFLE, "shuffle")
+    frame = ctx.model.frame(sampler.call)
+    if not isinstance(value, cst.Name) or not isinstance(frame, cst.FunctionDef):
+        return False
+    params = frame.params
+    names = (*params.posonly_params, *params.params, *params.kwonly_params)
+    return any(p.name.value == value.value for p in names)
+
+
+def _iterated_in_file(ctx: FileContext, finder: EpochLoops, names: list[LoaderName]) -> bool:
+    """This file iterates one of the sampler's loaders in an epoch loop: what happens to
+    its order is decided here (a single pass, `__iter__` of a wrapper, may be repeated
+    elsewhere)."""
+    return any(
+        epoch is not None
+        for held in names
+        for epoch, _site in finder.epoch_loops(held.name, held.scope)
+    )
 
 
 def _asks_for_evaluation(call: cst.Call) -> bool:

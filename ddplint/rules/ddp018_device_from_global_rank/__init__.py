@@ -8,6 +8,8 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.device_ranks import device_kind, single_node_group
 from ddplint.domain.devices import device_arguments
+from ddplint.domain.node_counts import runs_on_several_nodes
+from ddplint.domain.project_view import project_of
 from ddplint.domain.rank_kinds import LOCAL_RANK_NAME, RankKind
 from ddplint.domain.ranks import last_name
 from ddplint.domain.runners import one_process
@@ -19,8 +21,6 @@ class DeviceFromGlobalRank(Rule):
     code = "DDP018"
     name = "device-from-global-rank"
     severity = Severity.ERROR
-    # opt-in: first contact (fresh7 + fresh8) 1 true / 1 false / 4 debatable; harm needs 2+ nodes
-    default = False
     summary = "CUDA device chosen from the global rank instead of the local rank"
     explanation = """
 ## What it does
@@ -38,6 +38,13 @@ one). The local rank (`LOCAL_RANK`, set by torchrun) is the GPU index on the nod
 
 A name for the local rank that holds the global rank (`local_rank = dist.get_rank()`,
 or `os.environ["RANK"]`) is the global rank: the value decides, not the name.
+
+The harm needs a second node, so the finding is proven (reported by default) only where the
+script shows it runs on more than one: it or a module it imports offers a node option
+(`--nnodes`, `--num_nodes`, `--node_rank`, ...) or reads a node's number or the node count
+from the environment (`NODE_RANK`, `SLURM_NODEID`, `SLURM_NNODES`, ...), or a command of the
+project launches several nodes (`torchrun --nnodes=2`, `--node_rank`, `#SBATCH --nodes=4`).
+Elsewhere it is shown under `--preview` only.
 
 Not flagged: local-rank values (`LOCAL_RANK`, `args.local_rank`, `local_rank`),
 `rank % torch.cuda.device_count()`, the rank parameter of an `mp.spawn` worker, which is
@@ -137,6 +144,7 @@ if __name__ == "__main__":
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if any(single_node_group(ctx)):
             return
+        several: bool | None = None
         for call in ctx.calls:
             if not call.args:
                 continue
@@ -146,11 +154,20 @@ if __name__ == "__main__":
                         break
                     named = LOCAL_RANK_NAME.match(last_name(value) or "") is not None
                     held = ", which holds the global rank despite its name" if named else ""
+                    if several is None:
+                        several = _runs_on_several_nodes(ctx)
                     yield Finding(
                         call,
                         f"device chosen from the global rank (`{ctx.code(value)}`{held}): right "
                         "only on a single node; on other nodes the global rank exceeds the GPU "
                         "count (invalid device ordinal) or names the wrong GPU. Use the local "
                         "rank (LOCAL_RANK)",
+                        unproven=not several,
                     )
                     break
+
+
+def _runs_on_several_nodes(ctx: FileContext) -> bool:
+    project = project_of(ctx)
+    imported = project.text_closure(ctx.path) if project is not None else ()
+    return runs_on_several_nodes(ctx.path, ctx.source, imported)

@@ -21,6 +21,6 @@ class LaunchedLookupTest(unittest.TestCase):
     def test_lookup_per_rank(self):
         join_launched_group()
         rank = dist.get_rank()
-        device = torch.device(f"cuda:{rank}")  # expect: DDP018
+        device = torch.device(f"cuda:{rank}")  # expect-preview: DDP018
         table = torch.arange(10, device=device)
         self.assertEqual(table[3].item(), 3)

@@ -1,0 +1,1 @@
+from .frames import FramePairs, FrameLoader

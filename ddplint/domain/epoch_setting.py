@@ -1,0 +1,132 @@
+"""Whether anything in a project can ever move a DistributedSampler's epoch.
+
+`DistributedSampler` seeds its permutation with `seed + epoch`, and `epoch` changes only
+through `set_epoch(n)` or an assignment to the sampler's `epoch`. A project whose code does
+neither (in any Python file under its root, comments aside) and that drives its loaders
+itself, with no training framework that calls `set_epoch` on their samplers (Lightning,
+Accelerate, the Hugging Face `Trainer`, Ignite, ...), shuffles every epoch alike. This is
+a text test over the whole tree, so it errs towards "something sets it": any mention
+counts.
+
+`epoch_loop_near(path, closure)` gives the place of a loop over epochs in `path` or in a
+file whose imports reach it (or its package), or that it imports: the evidence that the
+order is read more than once.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Callable
+
+from ddplint.project_files import project_files, project_root
+
+# A call of `set_epoch`, or an assignment to an `epoch` attribute of something named for
+# a sampler (`train_sampler.epoch = epoch`, `loader.sampler.epoch = n`).
+_SETS_EPOCH = re.compile(r"\bset_epoch\b|sampler\w*\s*\.\s*epoch\s*=[^=]")
+# Frameworks that call `set_epoch` on the samplers of the loaders they are given.
+_DRIVING_FRAMEWORKS = re.compile(
+    r"^[ \t]*(?:from|import)[ \t]+(?:lightning|pytorch_lightning|accelerate|ignite|catalyst"
+    r"|mmcv|mmengine|composer|fastai|torchtnt|speechbrain|ray|nemo)\b"
+    r"|^[ \t]*from[ \t]+transformers\b[^\n]*\b\w*Trainer\b"
+    r"|\btransformers\.\w*Trainer\b",
+    re.MULTILINE,
+)
+# A loop header (`for ... in ...:` or `while ...:`, not prose in a docstring) that names an
+# epoch.
+# The bound of a `range(...)` (the last argument but a step; `+ 1` allowed).
+_RANGE_BOUND = re.compile(r"\brange\(\s*(?:[^,()]+,\s*)?([\w.]+)\s*(?:\+\s*1\s*)?\)")
+_EPOCH_LOOP = re.compile(
+    r"^[ \t]*(?:for[ \t]+[\w()\[\]]+(?:[ \t]*,[ \t]*[\w()\[\]]+)*[ \t]+in[ \t]|while[ \t])"
+    r"[^\n#]*:[ \t]*(?:#[^\n]*)?$",
+    re.MULTILINE,
+)
+
+
+def _runs_once(text: str, header: str) -> bool:
+    """The loop `header` of the file `text` goes round at most once: `range(n)` (or
+    `range(1, n + 1)`) with `n` written as 1, set to 1 in the file (`max_epoch = 1`), or an
+    option of that name defaulting to 1."""
+    bound = _RANGE_BOUND.search(header)
+    if bound is None:
+        return False
+    name = bound.group(1).rpartition(".")[2]
+    if name == "1":
+        return True
+    if not name.isidentifier():
+        return False
+    once = re.compile(
+        rf"^[ \t]*(?:self\.)?{name}[ \t]*=[ \t]*1\b(?!\.)"
+        rf"|[\"']--{name}[\"'][^\n]*\bdefault[ \t]*=[ \t]*1\b(?!\.)",
+        re.MULTILINE,
+    )
+    return once.search(text) is not None
+
+
+def _in_code(text: str, start: int) -> bool:
+    """The match at `start` is not in a comment (no `#` before it on its line)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return "#" not in text[line_start:start]
+
+
+@functools.cache
+def _never_set(root: str) -> bool:
+    files = project_files(root)
+    for path in files.paths:
+        text = files.text(path) or ""
+        if _DRIVING_FRAMEWORKS.search(text):
+            return False
+        if "epoch" in text and any(_in_code(text, m.start()) for m in _SETS_EPOCH.finditer(text)):
+            return False
+    return True
+
+
+def epoch_never_set(path: str) -> bool:
+    """No code of the project holding `path` calls `set_epoch` or assigns a sampler's
+    `epoch`, and none hands its loaders to a framework that does: every
+    DistributedSampler of the project stays at epoch 0."""
+    if not os.path.isfile(path):  # a source text with no file (the API): no project
+        return False
+    return _never_set(project_root(os.path.abspath(path)))
+
+
+def _reaches(closure: set[str], path: str) -> bool:
+    """`closure` (a file and what it imports) holds `path`, or another module of the
+    package holding it (`data/__init__.py` picking `data/bsd.py` by a computed name; not
+    another script of a folder that is no package)."""
+    folder = os.path.dirname(path)
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return path in closure
+    return any(os.path.dirname(other) == folder for other in closure)
+
+
+def epoch_loop_near(path: str, closure: Callable[[str], set[str]]) -> tuple[str, int] | None:
+    """A loop over epochs (its file, relative to the project root, and line) in `path`, or
+    in a file of the project whose imports reach `path`'s package or that `path`'s imports
+    reach (`closure(file)`: the files a file imports, transitively); None when there is
+    none: then nothing in sight reads the sampler's order twice."""
+    if not os.path.isfile(path):
+        return None
+    path = os.path.abspath(path)
+    root = project_root(path)
+    files = project_files(root)
+    folder = os.path.dirname(path)
+    others = sorted(
+        (p for p in files.paths if p != path), key=lambda p: os.path.dirname(p) != folder
+    )
+    for candidate in [path, *others]:
+        text = files.text(candidate) or ""
+        if "epoch" not in text:
+            continue
+        for match in _EPOCH_LOOP.finditer(text):
+            if "epoch" not in match.group().lower() or _runs_once(text, match.group()):
+                continue
+            if candidate != path and not (
+                _reaches({candidate, *closure(candidate)}, path)
+                or _reaches({path, *closure(path)}, candidate)
+            ):
+                break  # another program of the project
+            line = text.count("\n", 0, match.start()) + 1
+            return os.path.relpath(candidate, root), line
+    return None

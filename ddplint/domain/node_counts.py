@@ -1,0 +1,73 @@
+"""Whether a script shows that it runs on more than one machine: the difference between the
+global rank and the local rank matters only there.
+
+Evidence, read as text (a mention counts):
+- the script, or a module it imports, offers a node option (`--nnodes`, `--num_nodes`,
+  `--node_rank`, `--num_machines`, ...) or reads a node's number or the node count from the
+  environment (`NODE_RANK`, `GROUP_RANK`, `SLURM_NODEID`, `SLURM_NNODES`, ...);
+- a command of the project (its shell scripts, Makefiles, READMEs) launches with more than
+  one node: `--nnodes` of anything but 1, a `--node_rank`, `#SBATCH --nodes=2` or `-N 2`.
+Without any of these, nothing says the script ever runs on a second node.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterable
+
+from ddplint.project_files import project_files, project_root
+
+_NODE_OPTION = re.compile(
+    r"""["']--?(?:nnodes|num[_-]?nodes|n[_-]nodes|nodes|node[_-]?rank|num[_-]machines"""
+    r"""|machine[_-]rank|node[_-]?count)["']""",
+    re.IGNORECASE,
+)
+_NODE_ENVIRONMENT = re.compile(
+    r"""["'](?:NODE_RANK|GROUP_RANK|SLURM_NODEID|SLURM_NNODES|SLURM_JOB_NUM_NODES|NNODES"""
+    r"""|NUM_NODES|OMPI_COMM_WORLD_NODE_RANK)["']"""
+)
+# `--nnodes=2`, `--nnodes $NNODES`, `--nnodes=1:4`: any value but a plain 1.
+_NNODES = re.compile(r"--nnodes[= \t]+[\"']?([^\s\"']+)")
+_NODE_RANK = re.compile(r"--node[_-]rank\b")
+_SLURM = re.compile(r"#SBATCH|\b(?:srun|sbatch|salloc)\b")
+_SBATCH_NODES = re.compile(r"(?:--nodes[= \t]*|(?<![\w-])-N[ \t]*)(\d+)")
+
+
+def _offers_nodes(text: str) -> bool:
+    return _NODE_OPTION.search(text) is not None or _NODE_ENVIRONMENT.search(text) is not None
+
+
+def _launches_nodes(text: str) -> bool:
+    if any(value != "1" for value in _NNODES.findall(text)):
+        return True
+    if _NODE_RANK.search(text):
+        return True
+    return any(
+        int(count) > 1
+        for line in text.splitlines()
+        if _SLURM.search(line)
+        for count in _SBATCH_NODES.findall(line)
+    )
+
+
+@functools.cache
+def _commands_launch_nodes(root: str) -> bool:
+    files = project_files(root)
+    return any(_launches_nodes(files.text(path) or "") for path in files.command_paths)
+
+
+def runs_on_several_nodes(path: str, text: str, imported: Iterable[str]) -> bool:
+    """The script at `path` (whose text is `text`; `imported`: the project files it
+    imports) offers or reads a node count or a node's number, or a command of its project
+    launches more than one node."""
+    if _offers_nodes(text):
+        return True
+    if not os.path.isfile(path):  # a source text with no file (the API): no project
+        return False
+    root = project_root(os.path.abspath(path))
+    files = project_files(root)
+    if any(_offers_nodes(files.text(other) or "") for other in imported):
+        return True
+    return _commands_launch_nodes(root)

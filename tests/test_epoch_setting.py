@@ -1,0 +1,118 @@
+"""Whether anything in a project can move a DistributedSampler's epoch, and where a loop over
+epochs reads a sampler's order again (`ddplint.domain.epoch_setting`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ddplint.domain import epoch_setting
+from ddplint.domain.epoch_setting import epoch_loop_near, epoch_never_set
+from ddplint.project_files import project_files
+
+SAMPLER = "from torch.utils.data import DistributedSampler\nsampler = DistributedSampler(ds)\n"
+
+
+def _project(root: Path, files: dict[str, str]) -> Path:
+    (root / "pyproject.toml").write_text("", encoding="utf-8")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    epoch_setting._never_set.cache_clear()
+    project_files.cache_clear()
+    return root
+
+
+def _no_imports(path: str) -> set[str]:
+    return set()
+
+
+@pytest.mark.parametrize(
+    ("other", "never"),
+    [
+        ("for epoch in range(9):\n    train(loader)\n", True),
+        ("for epoch in range(9):\n    # sampler.set_epoch(epoch)  no need\n    train()\n", True),
+        ("for epoch in range(9):\n    loader.sampler.set_epoch(epoch)\n", False),
+        ("for epoch in range(9):\n    train_sampler.epoch = epoch\n", False),
+        ("from accelerate import Accelerator\nfor epoch in range(9):\n    pass\n", False),
+        ("import pytorch_lightning as pl\n", False),
+        ("from transformers import Trainer, TrainingArguments\n", False),
+        ("from transformers import AutoModel  # own loop over epochs\n", True),
+    ],
+)
+def test_what_moves_an_epoch(tmp_path: Path, other: str, never: bool) -> None:
+    root = _project(tmp_path, {"data.py": SAMPLER, "train.py": other})
+    assert epoch_never_set(str(root / "data.py")) is never
+
+
+def test_a_source_with_no_file_has_no_project() -> None:
+    assert epoch_never_set("<stdin>") is False
+
+
+def test_the_epoch_loop_of_the_file_itself_comes_first(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {"a/train.py": SAMPLER + "\nfor epoch in range(3):\n    pass\n", "a/other.py": ""},
+    )
+    assert epoch_loop_near(str(root / "a/train.py"), _no_imports) == (
+        os.path.join("a", "train.py"),
+        4,
+    )
+
+
+def test_prose_and_comments_are_no_epoch_loop(tmp_path: Path) -> None:
+    text = SAMPLER + '"""\nfor each epoch in turn we train:\n"""\n# for epoch in range(3):\n'
+    root = _project(tmp_path, {"train.py": text})
+    assert epoch_loop_near(str(root / "train.py"), _no_imports) is None
+
+
+def test_a_loop_in_a_program_that_reaches_the_package_counts(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {
+            "data/__init__.py": "from .registry import build\n",
+            "data/registry.py": "",
+            "data/frames.py": SAMPLER,
+            "engine/loop.py": "from data import build\nfor epoch in range(5):\n    pass\n",
+            "tools/plot.py": "for epoch in range(5):\n    pass\n",
+        },
+    )
+    reached = {
+        str(root / "engine/loop.py"): {
+            str(root / "data/__init__.py"),
+            str(root / "data/registry.py"),
+        }
+    }
+    found = epoch_loop_near(str(root / "data/frames.py"), lambda p: reached.get(p, set()))
+    assert found == (os.path.join("engine", "loop.py"), 2)
+
+
+def test_a_loop_in_another_program_does_not_count(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {"embed/extract.py": SAMPLER, "probe/train.py": "for epoch in range(5):\n    pass\n"},
+    )
+    assert epoch_loop_near(str(root / "embed/extract.py"), _no_imports) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "max_epoch = 1\nfor epoch in range(max_epoch):\n    pass\n",
+        "for epoch in range(1):\n    pass\n",
+        "parser.add_argument('--epochs', type=int, default=1)\n"
+        "for epoch in range(1, args.epochs + 1):\n    pass\n",
+    ],
+)
+def test_a_loop_that_goes_round_once_reads_no_order_twice(tmp_path: Path, text: str) -> None:
+    root = _project(tmp_path, {"train.py": SAMPLER + text})
+    assert epoch_loop_near(str(root / "train.py"), _no_imports) is None
+
+
+def test_a_loop_over_many_epochs_counts(tmp_path: Path) -> None:
+    text = "max_epoch = 10\nfor epoch in range(max_epoch):\n    pass\n"
+    root = _project(tmp_path, {"train.py": SAMPLER + text})
+    assert epoch_loop_near(str(root / "train.py"), _no_imports) == ("train.py", 4)

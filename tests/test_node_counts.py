@@ -1,0 +1,68 @@
+"""Whether a script shows it runs on more than one machine (`ddplint.domain.node_counts`):
+what makes DDP018's global-rank device a proven harm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ddplint.domain import node_counts
+from ddplint.domain.node_counts import runs_on_several_nodes
+from ddplint.project_files import project_files
+
+SCRIPT = "import torch.distributed as dist\ndist.init_process_group('nccl')\n"
+
+
+def _several(tmp_path: Path, script: str, files: dict[str, str] | None = None) -> bool:
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    for name, text in (files or {}).items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    path = tmp_path / "train.py"
+    path.write_text(script, encoding="utf-8")
+    project_files.cache_clear()
+    node_counts._commands_launch_nodes.cache_clear()
+    return runs_on_several_nodes(str(path), script, ())
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        "parser.add_argument('--nnodes', type=int, default=1)",
+        'parser.add_argument("--num_nodes", type=int, default=1)',
+        "parser.add_argument('--node-rank', type=int, default=0)",
+        "node = int(os.environ['SLURM_NODEID'])",
+        'node = int(os.environ.get("NODE_RANK", 0))',
+    ],
+)
+def test_a_node_option_or_variable_of_the_script_counts(tmp_path: Path, option: str) -> None:
+    assert _several(tmp_path, SCRIPT + option + "\n")
+
+
+@pytest.mark.parametrize(
+    ("name", "command", "several"),
+    [
+        ("run.sh", "torchrun --nnodes=2 --nproc_per_node=8 train.py", True),
+        ("run.sh", "torchrun --nnodes $NNODES --nproc_per_node=8 train.py", True),
+        ("README.md", "python -m torch.distributed.run --nnodes 1:4 train.py", True),
+        ("job.slurm", "#SBATCH --nodes=4\nsrun python train.py", True),
+        ("job.sbatch", "#SBATCH -N 2\nsrun python train.py", True),
+        ("run.sh", "torchrun --nnodes=1 --nproc_per_node=8 train.py", False),
+        ("job.slurm", "#SBATCH --nodes=1\nsrun python train.py", False),
+        ("README.md", "python generate.py -N 2 --out samples", False),
+        ("run.sh", "torchrun --standalone --nproc_per_node=4 train.py", False),
+    ],
+)
+def test_the_projects_commands_count(
+    tmp_path: Path, name: str, command: str, several: bool
+) -> None:
+    assert _several(tmp_path, SCRIPT, {name: command}) is several
+
+
+def test_nothing_in_sight_is_one_node(tmp_path: Path) -> None:
+    assert not _several(tmp_path, SCRIPT + "rank = dist.get_rank()\n")
+
+
+def test_a_source_with_no_file_has_no_project() -> None:
+    assert not runs_on_several_nodes("<stdin>", SCRIPT, ())
