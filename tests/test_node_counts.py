@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ddplint.domain import node_counts
+from ddplint.domain import launch_commands
 from ddplint.domain.node_counts import runs_on_several_nodes
 from ddplint.project_files import project_files
 
@@ -22,7 +22,7 @@ def _several(tmp_path: Path, script: str, files: dict[str, str] | None = None) -
     path = tmp_path / "train.py"
     path.write_text(script, encoding="utf-8")
     project_files.cache_clear()
-    node_counts._commands_launch_nodes.cache_clear()
+    launch_commands._commands.cache_clear()
     return runs_on_several_nodes(str(path), script, ())
 
 
@@ -66,3 +66,17 @@ def test_nothing_in_sight_is_one_node(tmp_path: Path) -> None:
 
 def test_a_source_with_no_file_has_no_project() -> None:
     assert not runs_on_several_nodes("<stdin>", SCRIPT, ())
+
+
+def test_another_examples_launch_says_nothing_of_this_script(tmp_path: Path) -> None:
+    files = {"ex_001/job.sbatch": "#SBATCH --nodes=2\nsrun python ex_001/train.py\n"}
+    (tmp_path / "ex_000").mkdir()
+    script = tmp_path / "ex_000" / "train.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    project_files.cache_clear()
+    launch_commands._commands.cache_clear()
+    assert not runs_on_several_nodes(str(script), SCRIPT, ())

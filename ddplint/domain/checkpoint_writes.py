@@ -45,7 +45,13 @@ _RESUME_OPTION = re.compile(r"(?i)resum")
 # File names a run resumes from (`checkpoint.pth.tar`, `ckpt_last.pth`, `latest.pt`), and
 # those nobody resumes a run from: the best weights, a final export.
 _RESUMED_FROM = re.compile(r"(?i)checkpoint|ckpt|last|latest|current|resume|snapshot|state")
-_NOT_RESUMED_FROM = re.compile(r"(?i)best|final|export|deploy|pretrained")
+# A best, final or exported file, or one named for the metric that picks it
+# (`checkpoint_nll.pt`, `model_fid.pth`, `ckpt-miou.pt`): best-by-metric weights.
+_NOT_RESUMED_FROM = re.compile(
+    r"(?i)best|final|export|deploy|pretrained"
+    r"|(?:^|[_.-])(?:nll|fid|loss|acc|accuracy|psnr|ssim|bleu|rouge|miou|auc|f1|wer|cer|top1)"
+    r"(?=[_.-]|$)"
+)
 # The words of those that also mark a folder (`best_model/state.pt`); `pretrain_gpt2/` is a
 # task's folder, not a file of pretrained weights.
 _NOT_RESUMED_FOLDER = re.compile(r"(?i)best|final")

@@ -28,7 +28,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ddplint.project_files import project_files
+from ddplint.project_files import project_files, project_root
 
 _LAUNCHER = re.compile(
     r"torchrun|torch\.distributed\.(launch|run)|\bdeepspeed\b|\baccelerate\b|\bmpirun\b"
@@ -157,9 +157,16 @@ def _commands(root: str) -> _Commands:
                     continue  # one plain process of one of these files: which one?
                 for script in named:
                     found.by_script[script].append(run)
-            if launcher and not any(resolved) and "$" in line:
+            if launcher and not any(resolved) and "$" in line and _names_no_file(tokens):
                 found.launches_unknown_script = True  # `torchrun ... $SCRIPT`: maybe any
     return found
+
+
+def _names_no_file(tokens: list[str]) -> bool:
+    """The scripts a launch line names leave the file unknown: it names none, or one's
+    own name is a variable (`$SCRIPT`, `${ENTRY}.py`); `${DIR}/run_squad.py` names a
+    `run_squad.py`, which no other file is."""
+    return not tokens or any("$" in os.path.basename(t) for t in tokens)
 
 
 def _modules_run(line: str) -> list[str]:
@@ -172,9 +179,19 @@ def _modules_run(line: str) -> list[str]:
     ]
 
 
-def _lines(text: str) -> list[str]:
+def _raw_lines(text: str) -> list[str]:
     """The text's lines, a line continued with a backslash joined to the next."""
     return text.replace("\\\r\n", " ").replace("\\\n", " ").splitlines()
+
+
+def _lines(text: str, commented: bool = False) -> list[str]:
+    """The text's lines, a line continued with a backslash joined to the next; commented
+    out lines (`# torchrun ... train.py`) left out, or, with `commented`, kept with their
+    `#` removed."""
+    joined = _raw_lines(text)
+    if commented:
+        return [line.lstrip().lstrip("#") for line in joined]
+    return [line for line in joined if not line.lstrip().startswith("#")]
 
 
 # The folder of the command file itself, as shell scripts spell it: `$(dirname "$0")`,
@@ -185,12 +202,12 @@ _OWN_FOLDER = re.compile(
 )
 
 
-def _command_lines(text: str, command_file: str) -> list[str]:
-    """The lines of a command file, its own folder written out where the script names it
-    (`$(dirname "$0")/train.py` runs the `train.py` beside the script, wherever it is
-    started from)."""
+def _command_lines(text: str, command_file: str, commented: bool = False) -> list[str]:
+    """The lines of a command file (`_lines`), its own folder written out where the script
+    names it (`$(dirname "$0")/train.py` runs the `train.py` beside the script, wherever it
+    is started from)."""
     folder = os.path.dirname(command_file)
-    return [_OWN_FOLDER.sub(lambda _: folder, line) for line in _lines(text)]
+    return [_OWN_FOLDER.sub(lambda _: folder, line) for line in _lines(text, commented)]
 
 
 _CD = re.compile(r"^[\s$`>]*cd\s+([^\s;&|`]+)")
@@ -269,8 +286,15 @@ _OWN_OPTION_LAUNCHERS = re.compile(r"\bdeepspeed\b")
 def option_launches(root: str) -> dict[str, str]:
     """The scripts of the project at `root` that one of its commands starts with
     `python -m torch.distributed.launch` without `--use_env` (the launcher then passes the
-    local rank as an option), each with the command file naming it first."""
+    local rank as an option), each with the command file naming it first; a command
+    commented out counts too (`commented_out_launch` tells)."""
     return dict(_launches(root)[0])
+
+
+def commented_out_launch(root: str, script: str) -> bool:
+    """The only commands of the project at `root` that start `script` with
+    torch.distributed.launch are commented out: a launch it documents, not one it runs."""
+    return os.path.abspath(script) in dict(_launches(root)[2])
 
 
 def environment_launches(root: str) -> dict[str, str]:
@@ -281,17 +305,26 @@ def environment_launches(root: str) -> dict[str, str]:
     return dict(_launches(root)[1])
 
 
+_Launches = tuple[tuple[tuple[str, str], ...], ...]
+
+
 @functools.cache
-def _launches(root: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+def _launches(root: str) -> _Launches:
+    """(option launches, environment launches, option launches only commented out)."""
     files = project_files(root)
     by_name: dict[str, list[str]] = defaultdict(list)
     for script in files.paths:
         by_name[os.path.basename(script)].append(script)
     option: dict[str, str] = {}
     environment: dict[str, str] = {}
+    commented: dict[str, str] = {}
     for command_file in files.command_paths:
-        lines = _command_lines(files.text(command_file) or "", command_file)
-        folders = _folders(lines, command_file, root)
+        text = files.text(command_file) or ""
+        lines = _command_lines(text, command_file, commented=True)
+        active = [not raw.lstrip().startswith("#") for raw in _raw_lines(text)]
+        folders = _folders(
+            [ln if a else "" for ln, a in zip(lines, active, strict=True)], command_file, root
+        )
         for index, line in enumerate(lines):
             match = _DEPRECATED_LAUNCH.search(line)
             found = option if match is not None and not _USE_ENV.search(line) else environment
@@ -302,8 +335,14 @@ def _launches(root: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, 
             tokens = _SCRIPT.findall(line[match.end() :]) or _script_below(lines, index)
             named = _scripts_named(tokens[0], folders[index], root, by_name) if tokens else []
             for script in named if len(named) == 1 else ():  # several: which one?
+                if not active[index]:  # a commented-out torch.distributed.launch: documented
+                    if found is option:
+                        commented.setdefault(script, command_file)
+                    continue
                 found.setdefault(script, command_file)
-    return tuple(option.items()), tuple(environment.items())
+    only_commented = {s: c for s, c in commented.items() if s not in option}
+    option.update({s: c for s, c in only_commented.items()})
+    return tuple(option.items()), tuple(environment.items()), tuple(only_commented.items())
 
 
 def _script_below(lines: list[str], index: int) -> list[str]:
@@ -331,3 +370,66 @@ def launches_with_own_option(root: str) -> bool:
     return passes_local_rank_itself(root) or any(
         _OWN_OPTION_LAUNCHERS.search(files.text(path) or "") for path in files.command_paths
     )
+
+
+# A launch that shows each process one GPU: a wrapper or job script setting
+# `CUDA_VISIBLE_DEVICES` from a variable in a file that reads a node-local rank
+# (`export CUDA_VISIBLE_DEVICES=$((3 - PMI_LOCAL_RANK % 4))`, `=$SLURM_LOCALID`), or Slurm
+# binding one GPU per task (`srun --gpus-per-task=1`, `--gpu-bind=single:1`).
+_VISIBLE_FROM_VARIABLE = re.compile(r"CUDA_VISIBLE_DEVICES\s*=\s*[\"']?\$")
+_NODE_LOCAL_RANK = re.compile(
+    r"LOCAL_?RANK|LOCALID|LOCAL_RANKID|LOCALRANKID|PMI_LOCAL_RANK|OMPI_COMM_WORLD_LOCAL_RANK",
+    re.IGNORECASE,
+)
+_ONE_GPU_PER_TASK = re.compile(r"--gpus-per-task[= ]+1\b|--gpu-bind[= ]+(?:single:1|map_gpu:)")
+
+
+def _isolates(command_file: str, text: str) -> bool:
+    """A shell or job script shows each process one GPU (in its commands and `#SBATCH`
+    directives; not in prose: a README or a comment)."""
+    if command_file.endswith((".md", ".rst")):
+        return False
+    text = "\n".join(
+        line
+        for line in _raw_lines(text)
+        if not line.lstrip().startswith("#") or line.lstrip().startswith("#SBATCH")
+    )
+    from_rank = bool(
+        "CUDA_VISIBLE_DEVICES" in text
+        and _VISIBLE_FROM_VARIABLE.search(text)
+        and _NODE_LOCAL_RANK.search(text)
+    )
+    return from_rank or bool(_ONE_GPU_PER_TASK.search(text))
+
+
+def launched_on_own_gpus(path: str) -> bool:
+    """The commands that may start the script at `path` (`command_files_for`), or a
+    wrapper script they run (`./gpu_affinity.sh python train.py`), give each process its
+    own GPU: the default CUDA device is then each process's own."""
+    if not os.path.isfile(path):
+        return False
+    root = project_root(path)
+    files = project_files(root)
+    commands = command_files_for(path, root)
+    texts = [files.text(f) or "" for f in commands]
+    wrappers = [
+        f
+        for f in files.command_paths
+        if f not in commands and any(os.path.basename(f) in t for t in texts)
+    ]
+    return any(_isolates(f, files.text(f) or "") for f in [*commands, *wrappers])
+
+
+def command_files_for(path: str, root: str) -> list[str]:
+    """The command files of the project at `root` that may start the script `path`: those
+    naming it, and those in its folder or a folder above it (a README or job script at the
+    top of the project); not another example's folder of a collection."""
+    script = os.path.abspath(path)
+    named = {run.command_file for run in _commands(root).by_script.get(script, [])}
+    folder = os.path.dirname(script)
+    above = [
+        f
+        for f in project_files(root).command_paths
+        if folder == os.path.dirname(f) or folder.startswith(os.path.dirname(f) + os.sep)
+    ]
+    return sorted(named | set(above))

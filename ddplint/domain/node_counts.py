@@ -5,18 +5,19 @@ Evidence, read as text (a mention counts):
 - the script, or a module it imports, offers a node option (`--nnodes`, `--num_nodes`,
   `--node_rank`, `--num_machines`, ...) or reads a node's number or the node count from the
   environment (`NODE_RANK`, `GROUP_RANK`, `SLURM_NODEID`, `SLURM_NNODES`, ...);
-- a command of the project (its shell scripts, Makefiles, READMEs) launches with more than
-  one node: `--nnodes` of anything but 1, a `--node_rank`, `#SBATCH --nodes=2` or `-N 2`.
+- a command of the project that may start the script (one naming it, or one in its folder
+  or a folder above: not another example's of a collection) launches with more than one
+  node: `--nnodes` of anything but 1, a `--node_rank`, `#SBATCH --nodes=2` or `-N 2`.
 Without any of these, nothing says the script ever runs on a second node.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Iterable
 
+from ddplint.domain.launch_commands import command_files_for
 from ddplint.project_files import project_files, project_root
 
 _NODE_OPTION = re.compile(
@@ -52,12 +53,6 @@ def _launches_nodes(text: str) -> bool:
     )
 
 
-@functools.cache
-def _commands_launch_nodes(root: str) -> bool:
-    files = project_files(root)
-    return any(_launches_nodes(files.text(path) or "") for path in files.command_paths)
-
-
 def runs_on_several_nodes(path: str, text: str, imported: Iterable[str]) -> bool:
     """The script at `path` (whose text is `text`; `imported`: the project files it
     imports) offers or reads a node count or a node's number, or a command of its project
@@ -70,4 +65,4 @@ def runs_on_several_nodes(path: str, text: str, imported: Iterable[str]) -> bool
     files = project_files(root)
     if any(_offers_nodes(files.text(other) or "") for other in imported):
         return True
-    return _commands_launch_nodes(root)
+    return any(_launches_nodes(files.text(f) or "") for f in command_files_for(path, root))

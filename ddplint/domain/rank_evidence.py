@@ -73,6 +73,10 @@ class RankEvidence:
         if isinstance(test, cst.BooleanOperation):
             parts = [p for p in (test.left, test.right) if self.ranks.side(p, at) is not None]
             return any(self.test_traced(p, at, depth - 1) for p in parts)
+        if isinstance(test, cst.IfExp):  # `Logger() if rank == 0 else None`
+            return self.test_traced(test.test, at, depth - 1)
+        if isinstance(test, cst.Comparison) and _holder_compared(test):
+            return self._holder_traced(test.left, at, depth)  # `writer is not None`
         if isinstance(test, cst.Comparison):
             operands = [test.left, *(c.comparator for c in test.comparisons)]
             return any(
@@ -82,12 +86,17 @@ class RankEvidence:
             )
         if isinstance(test, cst.Call):
             return self._call_returns_traced_test(test, depth)
-        return any(
+        return self._holder_traced(test, at, depth) or any(
             value.expr is not test
             and self.ranks.side(value.expr, value.at) is not None
             and self.test_traced(value.expr, value.at, depth - 1)
             for value in self.resolver.values(test, at)
         )
+
+    def _holder_traced(self, held: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
+        """The rank tests deciding where the object `held` exists are traced."""
+        tests = self.ranks.holder_tests(held, at)
+        return bool(tests) and all(self.test_traced(t, where, depth - 1) for t, where in tests)
 
     def _call_returns_traced_test(self, call: cst.Call, depth: int) -> bool:
         callees = self.resolver.callees(call)
@@ -177,3 +186,16 @@ def rank_evidence(ctx: FileContext) -> RankEvidence:
         return project is not None and project.returned_rank_test(ctx, call) is not None
 
     return RankEvidence(domain_of(ctx).ranks, ctx.resolver, elsewhere)
+
+
+def _holder_compared(test: cst.Comparison) -> bool:
+    """`x is None` / `x is not None`."""
+    if len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    comparator = target.comparator
+    return (
+        isinstance(target.operator, (cst.Is, cst.IsNot))
+        and isinstance(comparator, cst.Name)
+        and comparator.value == "None"
+    )

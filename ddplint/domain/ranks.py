@@ -393,6 +393,8 @@ class Ranks:
             return Side.SOME
         if isinstance(test, cst.Comparison):
             return self._comparison_side(test, at)
+        if isinstance(test, cst.IfExp):
+            return self._held_side(test, at)
         if isinstance(test, cst.Call):
             func = last_name(test.func)
             if func is not None and MAIN_PROCESS_NAME.match(func):
@@ -405,11 +407,76 @@ class Ranks:
             return None  # `if is_main_process:` tests a function object: always true
         if MAIN_PROCESS_NAME.match(name):
             return Side.MAIN
+        held = self._holder_side(test, at)
+        if held is not None:
+            return held
         for value in self.resolver.values(test, at):
             if value.expr is not test:
                 side = self.side(value.expr, value.at)
                 if side is not None:
                     return side
+        return None
+
+    def _held_side(self, test: cst.IfExp, at: cst.CSTNode) -> Side | None:
+        """Where an object made only on some ranks exists: `Logger(...) if rank == 0 else
+        None` is truthy (and not None) exactly where its rank test holds."""
+        side = self.side(test.test, at)
+        if side is None:
+            return None
+        if _is_none(test.orelse) and _made(test.body):
+            return side
+        if _is_none(test.body) and _made(test.orelse):
+            return side.negated()
+        return None
+
+    def _holder_side(self, test: cst.BaseExpression, at: cst.CSTNode) -> Side | None:
+        """Where a name bound to None and, under a rank test, to an object (`writer = None`
+        then `if rank == 0: writer = SummaryWriter()`) holds the object: the side of that
+        test, when every object it may hold is made under one."""
+        chosen = [v.expr for v in self.resolver.values(test, at) if isinstance(v.expr, cst.IfExp)]
+        if chosen:  # `Logger() if rank == 0 else None`: the side where it is made
+            sides = {self._held_side(expr, at) for expr in chosen}
+        else:
+            sides = {self.side(t, where) for t, where in self.holder_tests(test, at)}
+        return sides.pop() if len(sides) == 1 else None
+
+    def holder_tests(
+        self, test: cst.BaseExpression, at: cst.CSTNode
+    ) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+        """The rank tests (with where they stand) under which the objects a name bound to
+        None elsewhere are made; [] unless every object it may hold is made under one."""
+        if isinstance(test, cst.IfExp):
+            return [(test.test, at)] if self._held_side(test, at) is not None else []
+        values = list(self.resolver.values(test, at))
+        chosen = [(v.expr, v.at) for v in values if isinstance(v.expr, cst.IfExp)]
+        if chosen and all(self._held_side(expr, where) is not None for expr, where in chosen):
+            return [(expr.test, where) for expr, where in chosen]
+        leaves = [v for v in values if v.leaf]
+        made = [v for v in leaves if _made(v.expr)]
+        if not made or len(made) == len(leaves):
+            return []
+        if not all(_is_none(v.expr) or _made(v.expr) for v in leaves):
+            return []
+        found: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+        for value in made:
+            branch = self._rank_branch(value.at)
+            if branch is None:
+                return []
+            found.append((branch.test, branch))
+        return found
+
+    def _rank_branch(self, node: cst.CSTNode) -> cst.If | None:
+        """The innermost rank `if` of its function whose body holds `node`."""
+        model = self.resolver.model
+        for ancestor in model.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            if (
+                isinstance(ancestor, cst.If)
+                and model.is_inside(node, ancestor.body)
+                and self.side(ancestor.test, ancestor) is not None
+            ):
+                return ancestor
         return None
 
     def _names_function(self, name: cst.Name) -> bool:
@@ -454,6 +521,15 @@ class Ranks:
             return Side.SOME if any(self.is_rank_value(o, at) for o in operands) else None
         target = test.comparisons[0]
         left, right, operator = test.left, target.comparator, target.operator
+        if (
+            isinstance(operator, (cst.Is, cst.IsNot))
+            and _is_none(right)
+            and not (self.is_rank_value(left, at) or self.is_group_rank(left, at))
+        ):
+            held = self.side(left, at)  # `writer is not None`: where the object exists
+            if held is None:
+                return None
+            return held if isinstance(operator, cst.IsNot) else held.negated()
         if self.is_rank_value(left, at) or self.is_group_rank(left, at):
             value, constant = left, right
         elif self.is_rank_value(right, at) or self.is_group_rank(right, at):
@@ -542,6 +618,12 @@ def _only_text(expr: cst.BaseExpression) -> bool:
 
 def _is_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _made(expr: cst.BaseExpression) -> bool:
+    """`expr` builds an object (a call: a logger, a writer, a progress bar), which tests
+    true: not a literal, which may be false."""
+    return isinstance(expr, cst.Call)
 
 
 _MIRROR: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]] = {

@@ -730,9 +730,10 @@ class Project:
 
     def strips_prefix_anywhere(self, path: str) -> bool:
         """Whether another module of `path`'s project drops the DDP `module.` prefix from
-        checkpoint keys when loading: one in `path`'s folder or below it (an evaluation or
-        fine-tuning script beside the trainer; not an unrelated example elsewhere in a
-        collection), or one `path` imports, transitively (`utils.load_pretrained_weights`).
+        checkpoint keys when loading: one in `path`'s folder or below it, or in a folder
+        above it (an evaluation or fine-tuning script beside or above the trainer; not an
+        unrelated example in a sibling folder of a collection), or one `path` imports,
+        transitively (`utils.load_pretrained_weights`).
         From its summary where the run has one, else from its text."""
         path = os.path.abspath(path)
         if not os.path.isfile(path):  # a source text with no file (the API): no project
@@ -742,7 +743,9 @@ class Project:
         for other in project_files(self.finder.root(path)).paths:
             if other == path or not self.summaries.matches(other, _MAY_STRIP_PREFIX):
                 continue
-            near = other.startswith(folder)
+            # beside `path` or below its folder, or in a folder above it (`finetune.py`
+            # reading what `baselines/train_gcc.py` saves)
+            near = other.startswith(folder) or folder.startswith(os.path.dirname(other) + os.sep)
             if not (near or (imports and self.summaries.reaches(path, other))):
                 continue
             if other in self.summaries:  # parsed: the text test may match other code

@@ -164,7 +164,13 @@ def test_public_function_of_a_module_nothing_imports_is_an_entry_point(tmp_path,
 
 @pytest.mark.parametrize(
     "archived",
-    ["old/train.py", "scripts/backup/train.py", "legacy_v1/train.py", "train_old.py"],
+    [
+        "old/train.py",
+        "scripts/backup/train.py",
+        "legacy_v1/train.py",
+        "train_old.py",
+        "templates/new_example/run_xxx.py",
+    ],
 )
 def test_finding_in_archived_code_is_unproven(tmp_path, capsys, archived):
     """A script the project keeps in an `old/` or `backup/` folder, or as `train_old.py`

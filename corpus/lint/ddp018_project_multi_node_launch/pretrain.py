@@ -1,4 +1,4 @@
-"""Masked-token pretraining; `scripts/two_nodes.sh` starts it on two 8-GPU machines."""
+"""Masked-token pretraining; `two_nodes.sh` starts it on two 8-GPU machines."""
 import os
 
 import torch

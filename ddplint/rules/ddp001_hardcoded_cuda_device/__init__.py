@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.device_literals import hardcoded_devices
+from ddplint.domain.launch_commands import launched_on_own_gpus
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.domain.per_process_devices import right_for_its_process
 from ddplint.rule import Finding, FixSpec, Rule, register
@@ -45,7 +46,10 @@ function called only from such places (`evaluate()` called under `if rank == 0:`
 as one of them. A device only compared against (`assert get_device() ==
 torch.device("cuda:3")`) is an expected value, not a device any process uses, and a
 value moved to a GPU and straight back to the CPU (`w.to(0).to("cpu")`, as bitsandbytes
-quantization does) leaves nothing there.
+quantization does) leaves nothing there. Where the project's own launch gives each process
+one GPU (a wrapper setting `CUDA_VISIBLE_DEVICES` from a node-local rank, `srun
+--gpus-per-task=1`), index 0 is each process's own GPU under that launch: unproven
+(`--preview`).
 
 ## Why is this bad?
 torchrun starts one process per GPU and every process runs the same code. With a literal
@@ -184,6 +188,7 @@ x = torch.zeros(3, device="cpu")
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if "CUDA_VISIBLE_DEVICES" in ctx.source:
             return  # the script gives each process its own GPU itself
+        own_gpus = launched_on_own_gpus(ctx.path)  # the project's launch does: unproven
         seen: set[int] = set()
         local_rank_names = LocalRankNames(ctx)
         for site in hardcoded_devices(ctx):
@@ -213,5 +218,5 @@ x = torch.zeros(3, device="cpu")
                 'same GPU (out of memory, or NCCL "Duplicate GPU detected"); '
                 "use the local rank",
                 fix=fix,
-                unproven=right is None,
+                unproven=right is None or own_gpus,
             )

@@ -34,8 +34,9 @@ directly, inside a dict (`{"model": model.state_dict()}`), through a variable ho
 dict, or through a saving helper (`save_on_master(...)`). `model.module.state_dict()`,
 `model_without_ddp = model.module`, `getattr(model, "module", model)`, models that are
 never wrapped are left alone, and so are checkpoints whose prefix round-trips: the file, a
-project module in its folder or below (an evaluation or fine-tuning script beside the
-trainer, imported or not) or a project module it imports strips the prefix when loading
+project module in its folder, below it or in a folder above it (an evaluation or fine-tuning
+script beside or above the trainer, imported or not) or a project module it imports strips
+the prefix when loading
 (`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`,
 `k[len("module."):]`), or the file resumes the checkpoint into the wrapper (a strict
 `model.load_state_dict(...)` on the DDP model, `load_checkpoint(path, model=ddp_model)`).

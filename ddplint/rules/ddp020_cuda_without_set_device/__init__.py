@@ -11,6 +11,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.caller_devices import device_of_callers
 from ddplint.domain.ddp_facts import argument, keyword, string_value
+from ddplint.domain.launch_commands import launched_on_own_gpus
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.domain.per_process_devices import default_device_is_own
 from ddplint.domain.receivers import (
@@ -85,7 +86,10 @@ in its name, markers, fixtures or body, or in a Ray actor given GPUs of its own
 (`@ray.remote(num_gpus=1)`), in a function or `__main__` block whose every process-group
 start is given `world_size=1` (a one-process demo), also in a function only such code
 calls, here or in another module (`ddplint.domain.runners`). Fake tensors (under
-`FakeTensorMode`) take no GPU memory. A helper the file never runs itself, called from
+`FakeTensorMode`) take no GPU memory. Where the project's own launch gives each process one
+GPU (a wrapper or job script setting `CUDA_VISIBLE_DEVICES` from a node-local rank, or
+`srun --gpus-per-task=1`), the default device is each process's own under that launch: the
+finding is unproven (`--preview`). A helper the file never runs itself, called from
 other project modules one of which sets the device (a `comm.py` beside a launcher that
 calls `torch.cuda.set_device`), runs on the device its callers chose.
 
@@ -199,13 +203,16 @@ def evaluate(model, loader):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        own_gpus = launched_on_own_gpus(ctx.path)
         for finding in self._check(ctx):
             found = runners(ctx, finding.node)
             if found == {Runner.ONE_PROCESS}:
                 continue  # the job is not distributed there: GPU 0 is the right GPU
             # no path known to run it in several processes (its callers out of sight)
             guessed = not found & {Runner.EVERY_RANK, Runner.ONE_RANK}
-            if not finding.unproven and (guessed or _receiver_out_of_sight(ctx, finding.node)):
+            if not finding.unproven and (
+                guessed or own_gpus or _receiver_out_of_sight(ctx, finding.node)
+            ):
                 finding = dataclasses.replace(finding, unproven=True)
             yield finding
 

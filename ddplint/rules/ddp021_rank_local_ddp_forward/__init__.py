@@ -20,6 +20,7 @@ from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp021_rank_local_ddp_forward.one_rank_calls import (
     global_model_site,
     guarded_site,
+    method_site,
     one_rank_guard,
     other_branch_calls,
 )
@@ -38,7 +39,9 @@ some ranks execute: under `if rank == 0:` / `if is_main_process():`, after an
 `if rank != 0: return`, or inside a function (`evaluate(model, loader)`) that this file
 only calls under such a condition with the DDP model, or that reads the module-level DDP
 model and is only called under such a condition (`estimate_loss()` in nanoGPT-style
-scripts). A function of another project module called so with the DDP model, which runs
+scripts), or inside a method reading the instance's DDP model (`self.model(x)` in a
+trainer's `validate`) whose every call in its class (`self.validate()`) runs under such a
+condition. A function of another project module called so with the DDP model, which runs
 the model it is handed (`evaluate(model, val_loader)` in `engine.py` calling
 `model(images)` on every call), is reported at the call; a parameter run under a rank
 condition of its own function (`def validate(model, ...): if dist.get_rank() == 0: ...
@@ -261,6 +264,19 @@ def main(net, batch, local_rank):
                     unproven=buffers_unknown or not _traced(ctx, evidence, call, guard),
                 )
                 continue
+            if guard is None and isinstance(func, cst.Attribute):
+                site = method_site(ctx, func, call)
+                if site is not None:
+                    name = ctx.code(func)
+                    yield Finding(
+                        call,
+                        f"forward through the DDP wrapper `{name}` runs on one rank only "
+                        f"(this method is only called under a rank condition, "
+                        f"`{ctx.code(site.func)}()`): {_harm(trains, buffered)}; call "
+                        f"`{name}.module(...)` instead",
+                        unproven=buffers_unknown or not _traced(ctx, evidence, site),
+                    )
+                    continue
             if guard is None and isinstance(func, cst.Name):
                 site = global_model_site(ctx, func, call)
                 if site is not None:

@@ -1,6 +1,8 @@
 """Calls that run on one rank only: under a rank guard whose other branch does not make
 the same call, in a module-level function reading a global that is only called under a
-rank guard, or with an argument passed under a rank guard (a few calls up). A loop that
+rank guard, in a method reading the instance's DDP model whose every call in its class
+(`self.evaluate()`) runs under a rank guard, or with an argument passed under a rank
+guard (a few calls up). A loop that
 deals its iterations out by rank (`if i % world_size != rank: continue`) is not a rank
 guard here: every rank runs the body, each on its share."""
 
@@ -122,3 +124,53 @@ def guarded_site(
             if inner is not None:
                 return inner
     return None
+
+
+def method_site(
+    ctx: FileContext, model: cst.Attribute, at: cst.CSTNode, depth: int = MAX_DEPTH
+) -> cst.Call | None:
+    """A trainer's method reading the instance's DDP model (`self.model(x)` in `def
+    eval(self)`) whose every call in its class (`self.eval()`) runs under a rank
+    condition, here or in a method called so in turn (a few calls up): the call site."""
+    if not (isinstance(model.value, cst.Name) and model.value.value == "self"):
+        return None
+    if not facts_of(ctx).is_ddp_model(model, at):
+        return None
+    return _method_guard(ctx, ctx.enclosing_function(at), depth)
+
+
+def _method_guard(ctx: FileContext, method: cst.FunctionDef | None, depth: int) -> cst.Call | None:
+    if depth == 0 or method is None:
+        return None
+    block = ctx.parent(method)
+    owner = ctx.parent(block) if block is not None else None
+    if not isinstance(owner, cst.ClassDef):
+        return None
+    sites = [
+        call
+        for call in ctx.memo(_self_calls).get(method.name.value, ())
+        if ctx.is_inside(call, owner)
+    ]
+    if not sites:
+        return None  # called from outside the class: its callers are out of sight
+    for site in sites:
+        guard = one_rank_guard(ctx, site)
+        if guard is not None and other_branch_calls(ctx, guard, site):
+            return None
+        if guard is None and _method_guard(ctx, ctx.enclosing_function(site), depth - 1) is None:
+            return None
+    return sites[0]
+
+
+def _self_calls(ctx: FileContext) -> dict[str, list[cst.Call]]:
+    """The file's `self.<method>(...)` calls by method name."""
+    found: dict[str, list[cst.Call]] = {}
+    for call in ctx.calls:
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+        ):
+            found.setdefault(func.attr.value, []).append(call)
+    return found

@@ -198,15 +198,19 @@ deepspeed.init_distributed()
         unproven = documented is not None or (
             os.path.isfile(ctx.path) and passes_local_rank_itself(project_root(ctx.path))
         )
-        for call in local_rank_arguments(ctx):
+        arguments = list(local_rank_arguments(ctx))
+        declared = frozenset(f for call in arguments for f in _flags(call))
+        for call in arguments:
             if is_required(call):
                 continue  # the run fails: DDP040 reports it
-            message = _message(call, documented)
+            message = _message(declared, documented)
             yield Finding(call, message, fix=self._argument_fix(ctx, call), unproven=unproven)
         for call, reader, alone in options_read_elsewhere(ctx):
             if is_required(call):
                 continue
-            message = f"{_message(call, documented)}, and `{reader}` reads it as the local rank"
+            message = (
+                f"{_message(_flags(call), documented)}, and `{reader}` reads it as the local rank"
+            )
             # a reader the project starts only as one process: torchrun is a launch it
             # does not use
             fix = self._argument_fix(ctx, call)
@@ -243,9 +247,16 @@ def _pinned_before_torchrun(ctx: FileContext) -> Version | None:
     return pinned if pinned is not None and pinned < TORCHRUN_SINCE else None
 
 
-def _message(call: cst.Call, documented: str | None) -> str:
-    """What the option does under the launch the project documents (`documented`: who
-    starts it with torch.distributed.launch, `option_launch`) and under torchrun."""
+def _flags(call: cst.Call) -> frozenset[str]:
+    """The spellings of the local-rank option an `add_argument` call declares."""
+    spelled = (string_value(a.value) for a in call.args if a.keyword is None)
+    return frozenset(flag for flag in spelled if flag in LOCAL_RANK_FLAGS)
+
+
+def _message(flags: frozenset[str], documented: str | None) -> str:
+    """What the option (declared with `flags`, in one call or across the parser's calls)
+    does under the launch the project documents (`documented`: who starts it with
+    torch.distributed.launch, `option_launch`) and under torchrun."""
     torchrun = (
         "torchrun sets the LOCAL_RANK environment variable instead, so under torchrun this "
         "argument keeps its default on every rank"
@@ -254,7 +265,6 @@ def _message(call: cst.Call, documented: str | None) -> str:
         return (
             "`--local_rank` is only passed by the deprecated torch.distributed.launch; " + torchrun
         )
-    flags = {string_value(a.value) for a in call.args if a.keyword is None} & LOCAL_RANK_FLAGS
     if flags == {"--local_rank"}:
         works = "passes `--local_rank=N` before torch 2.0 (`--local-rank=N` from 2.0 on, "
         works += "which this parser does not know)"

@@ -17,6 +17,7 @@ from ddplint.domain.apis import PROCESS_STARTERS
 from ddplint.domain.ddp_facts import environ_key, last_name
 from ddplint.domain.ddp_facts import string_value as _literal_value
 from ddplint.domain.launch_commands import (
+    commented_out_launch,
     launched_as_one_process,
     launched_scripts,
     option_launches,
@@ -241,7 +242,11 @@ def option_launch(ctx: FileContext) -> str | None:
     if not os.path.isfile(ctx.path):
         return None
     root = project_root(ctx.path)
-    launches = option_launches(root)
+    launches = {
+        script: command
+        for script, command in option_launches(root).items()
+        if not commented_out_launch(root, script)  # a launch documented, not run
+    }
     path = os.path.abspath(ctx.path)
     if path in launches:
         return f"`{os.path.relpath(launches[path], root)}` starts this script"

@@ -13,6 +13,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import string_value
 from ddplint.domain.downloads import one_rank_first
+from ddplint.domain.launch_commands import launched_on_own_gpus
 from ddplint.domain.processes import single_process
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import every_rank
@@ -75,7 +76,9 @@ modules (`test_*.py`: their scratch checkpoints are not a job's resume), and fil
 code names `CUDA_VISIBLE_DEVICES` other than to show every process the same list of
 several GPUs (`os.environ["CUDA_VISIBLE_DEVICES"] = "0,1,2,3"`; a comment or a docstring
 names nothing): each process may see only its own GPU, which is then `cuda:0` in every
-process, or every process only one GPU, which they share anyway. So is a load
+process, or every process only one GPU, which they share anyway; so are the files of a
+project whose own launch gives each process one GPU (a wrapper setting
+`CUDA_VISIBLE_DEVICES` from a node-local rank, `srun --gpus-per-task=1`). So is a load
 handed whole to the `load_state_dict` of a `GradScaler` or a learning-rate scheduler
 (`scaler.load_state_dict(torch.load(path))`): their state is Python numbers, no tensor
 lands on a GPU (an object made out of sight is judged by its name: `scaler`, `scheduler`).
@@ -231,7 +234,7 @@ if __name__ == "__main__":
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if _isolates_devices(ctx) or not _uses_cuda(ctx):
+        if _isolates_devices(ctx) or launched_on_own_gpus(ctx.path) or not _uses_cuda(ctx):
             return
         if single_process(ctx) or _TEST_MODULE.match(os.path.basename(ctx.path)):
             return  # one process; or a test, whose scratch checkpoints nobody resumes from

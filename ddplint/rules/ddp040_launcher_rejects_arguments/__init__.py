@@ -12,6 +12,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.apis import PROCESS_STARTERS
 from ddplint.domain.launch_commands import (
+    commented_out_launch,
     environment_launches,
     launches_with_own_option,
     option_launches,
@@ -73,7 +74,8 @@ folder or a folder above it (`pip install torch==1.8.1`, `pytorch=1.11`, `torch<
 option in a script the project starts with that launcher. Where no pin is found, the
 message says so.
 
-Left alone: an option declared only under a condition (`if PYTORCH_MAJOR_VERSION == 1:`),
+Left alone: a parser declaring both spellings, in one `add_argument` call or in two, an
+option declared only under a condition (`if PYTORCH_MAJOR_VERSION == 1:`),
 parsers that parse leniently (`parse_known_args`, an `argparse.REMAINDER`
 argument, an explicit argument list), files of a DeepSpeed job (DeepSpeed's launcher
 passes `--local_rank=N`), and commands given `--use_env`. In a project that starts its
@@ -210,13 +212,19 @@ torch.cuda.set_device(local_rank)
         if command is None or parse is None:
             return
         shown = os.path.relpath(command, root)
+        # a launch the project documents in a commented-out command, not one it runs
+        documented = commented_out_launch(root, ctx.path)
+        if any("--local-rank" in flags for _, flags in options):
+            return  # another `add_argument` declares the spelling torch 2's launcher passes
         for call, flags in options:
             if not is_required(call) and "--local-rank" not in flags:
                 if pinned is not None and pinned < TORCH_2:
                     continue  # the launcher of the torch the project pins passes --local_rank
-                yield Finding(call, _underscore_message(shown, pinned))
+                yield Finding(
+                    call, _underscore_message(shown, pinned, documented), unproven=documented
+                )
         if not options and not _declared_in_closure(ctx, root):
-            yield Finding(parse, _undeclared_message(shown))
+            yield Finding(parse, _undeclared_message(shown, documented), unproven=documented)
 
 
 def _environment_launch(
@@ -269,11 +277,18 @@ def _required_message(flags: frozenset[str]) -> str:
     )
 
 
-def _underscore_message(command: str, pinned: Version | None) -> str:
+def _starts(command: str, documented: bool) -> str:
+    """Who starts the script with the option-passing launcher."""
+    if documented:
+        return f"`{command}` documents, in a commented-out command, a launch of this script"
+    return f"`{command}` starts this script"
+
+
+def _underscore_message(command: str, pinned: Version | None, documented: bool) -> str:
     # No pin found is no proof of none (requirements files are not read): say nothing then.
     installed = "" if pinned is None else " (the project's torch pins allow such a release)"
     return (
-        f"`{command}` starts this script with torch.distributed.launch without `--use_env`, "
+        f"{_starts(command, documented)} with torch.distributed.launch without `--use_env`, "
         f"which from torch 2.0 on{installed} passes `--local-rank=N`; this parser knows only "
         "`--local_rank`, so every process exits with 'unrecognized arguments' before "
         'training starts; declare both spellings (`add_argument("--local-rank", '
@@ -281,9 +296,9 @@ def _underscore_message(command: str, pinned: Version | None) -> str:
     )
 
 
-def _undeclared_message(command: str) -> str:
+def _undeclared_message(command: str, documented: bool) -> str:
     return (
-        f"`{command}` starts this script with torch.distributed.launch without `--use_env`, "
+        f"{_starts(command, documented)} with torch.distributed.launch without `--use_env`, "
         "which passes the local rank as an option (`--local_rank=N`, `--local-rank=N` from "
         "torch 2.0 on); this parser declares neither, so every process exits with "
         "'unrecognized arguments' before training starts; launch with torchrun (or add "
