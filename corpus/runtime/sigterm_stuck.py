@@ -35,4 +35,7 @@ else:
         time.sleep(0.01)
     print(f"GONE {time.monotonic() - sent:.2f}", flush=True)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # torchrun polls every 0.1 s: give it time to record rank 0's end (and SIGTERM this
+    # rank itself) before this rank ends too, or a loaded machine may see this rank end first
+    time.sleep(3.0)
     os.kill(os.getpid(), signal.SIGTERM)
