@@ -33,10 +33,10 @@ _DRIVING_FRAMEWORKS = re.compile(
     r"|\btransformers\.\w*Trainer\b",
     re.MULTILINE,
 )
-# A loop header (`for ... in ...:` or `while ...:`, not prose in a docstring) that names an
-# epoch.
 # The bound of a `range(...)` (the last argument but a step; `+ 1` allowed).
 _RANGE_BOUND = re.compile(r"\brange\(\s*(?:[^,()]+,\s*)?([\w.]+)\s*(?:\+\s*1\s*)?\)")
+# A loop header (`for ... in ...:` or `while ...:`, not prose in a docstring); the caller
+# keeps those naming an epoch.
 _EPOCH_LOOP = re.compile(
     r"^[ \t]*(?:for[ \t]+[\w()\[\]]+(?:[ \t]*,[ \t]*[\w()\[\]]+)*[ \t]+in[ \t]|while[ \t])"
     r"[^\n#]*:[ \t]*(?:#[^\n]*)?$",
@@ -115,6 +115,7 @@ def epoch_loop_near(path: str, closure: Callable[[str], set[str]]) -> tuple[str,
     others = sorted(
         (p for p in files.paths if p != path), key=lambda p: os.path.dirname(p) != folder
     )
+    own: set[str] | None = None  # `path` and what it imports, read once when asked
     for candidate in [path, *others]:
         text = files.text(candidate) or ""
         if "epoch" not in text:
@@ -122,11 +123,13 @@ def epoch_loop_near(path: str, closure: Callable[[str], set[str]]) -> tuple[str,
         for match in _EPOCH_LOOP.finditer(text):
             if "epoch" not in match.group().lower() or _runs_once(text, match.group()):
                 continue
-            if candidate != path and not (
-                _reaches({candidate, *closure(candidate)}, path)
-                or _reaches({path, *closure(path)}, candidate)
-            ):
-                break  # another program of the project
+            if candidate != path:
+                if own is None:
+                    own = {path, *closure(path)}
+                if not (
+                    _reaches({candidate, *closure(candidate)}, path) or _reaches(own, candidate)
+                ):
+                    break  # another program of the project
             line = text.count("\n", 0, match.start()) + 1
             return os.path.relpath(candidate, root), line
     return None

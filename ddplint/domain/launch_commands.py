@@ -341,7 +341,7 @@ def _launches(root: str) -> _Launches:
                     continue
                 found.setdefault(script, command_file)
     only_commented = {s: c for s, c in commented.items() if s not in option}
-    option.update({s: c for s, c in only_commented.items()})
+    option.update(only_commented)
     return tuple(option.items()), tuple(environment.items()), tuple(only_commented.items())
 
 
@@ -402,21 +402,23 @@ def _isolates(command_file: str, text: str) -> bool:
     return from_rank or bool(_ONE_GPU_PER_TASK.search(text))
 
 
+# A shell script a command runs by name (`./gpu_affinity.sh python train.py`).
+_SHELL_SCRIPT = re.compile(r"[\w.-]+\.(?:sh|bash|zsh|slurm|sbatch)\b")
+
+
+@functools.cache
 def launched_on_own_gpus(path: str) -> bool:
     """The commands that may start the script at `path` (`command_files_for`), or a
     wrapper script they run (`./gpu_affinity.sh python train.py`), give each process its
-    own GPU: the default CUDA device is then each process's own."""
+    own GPU: the default CUDA device is then each process's own. Asked only where a
+    finding depends on it, once per file."""
     if not os.path.isfile(path):
         return False
     root = project_root(path)
     files = project_files(root)
     commands = command_files_for(path, root)
-    texts = [files.text(f) or "" for f in commands]
-    wrappers = [
-        f
-        for f in files.command_paths
-        if f not in commands and any(os.path.basename(f) in t for t in texts)
-    ]
+    run = {name for f in commands for name in _SHELL_SCRIPT.findall(files.text(f) or "")}
+    wrappers = [f for f in files.command_paths if f not in commands and os.path.basename(f) in run]
     return any(_isolates(f, files.text(f) or "") for f in [*commands, *wrappers])
 
 

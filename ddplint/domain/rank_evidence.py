@@ -27,7 +27,7 @@ from ddplint.domain.apis import MAIN_PROCESS_NAME, RANK_ENV, RANK_FUNCTION
 from ddplint.domain.gates import Gate
 from ddplint.domain.project_view import project_of
 from ddplint.domain.rank_kinds import spawned_functions
-from ddplint.domain.ranks import Ranks, last_name, strip_conversion
+from ddplint.domain.ranks import Ranks, compares_with_none, last_name, strip_conversion
 from ddplint.engine import Resolver
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
@@ -75,7 +75,7 @@ class RankEvidence:
             return any(self.test_traced(p, at, depth - 1) for p in parts)
         if isinstance(test, cst.IfExp):  # `Logger() if rank == 0 else None`
             return self.test_traced(test.test, at, depth - 1)
-        if isinstance(test, cst.Comparison) and _holder_compared(test):
+        if isinstance(test, cst.Comparison) and compares_with_none(test):
             return self._holder_traced(test.left, at, depth)  # `writer is not None`
         if isinstance(test, cst.Comparison):
             operands = [test.left, *(c.comparator for c in test.comparisons)]
@@ -186,16 +186,3 @@ def rank_evidence(ctx: FileContext) -> RankEvidence:
         return project is not None and project.returned_rank_test(ctx, call) is not None
 
     return RankEvidence(domain_of(ctx).ranks, ctx.resolver, elsewhere)
-
-
-def _holder_compared(test: cst.Comparison) -> bool:
-    """`x is None` / `x is not None`."""
-    if len(test.comparisons) != 1:
-        return False
-    target = test.comparisons[0]
-    comparator = target.comparator
-    return (
-        isinstance(target.operator, (cst.Is, cst.IsNot))
-        and isinstance(comparator, cst.Name)
-        and comparator.value == "None"
-    )

@@ -30,7 +30,7 @@ from ddplint.domain.apis import (
     WORLD_SIZE_NAME,
 )
 from ddplint.domain.launch_modes import switch_when
-from ddplint.engine import Resolver
+from ddplint.engine import Resolver, Value
 
 GROUP_NAME = re.compile(r"(^|_)(sub)?(group|pg)s?(_|$)")
 CPU_ONLY_FLAG = re.compile(r"^(no_(cuda|gpu)|(use_|force_)?cpu(_only)?)$")
@@ -432,12 +432,10 @@ class Ranks:
     def _holder_side(self, test: cst.BaseExpression, at: cst.CSTNode) -> Side | None:
         """Where a name bound to None and, under a rank test, to an object (`writer = None`
         then `if rank == 0: writer = SummaryWriter()`) holds the object: the side of that
-        test, when every object it may hold is made under one."""
-        chosen = [v.expr for v in self.resolver.values(test, at) if isinstance(v.expr, cst.IfExp)]
-        if chosen:  # `Logger() if rank == 0 else None`: the side where it is made
-            sides = {self._held_side(expr, at) for expr in chosen}
-        else:
-            sides = {self.side(t, where) for t, where in self.holder_tests(test, at)}
+        test, when every object it may hold is made under one. (A name bound to
+        `Logger() if rank == 0 else None` is `_side`'s: the side of its value.)"""
+        tests = self._branch_tests(list(self.resolver.values(test, at)))
+        sides = {self.side(t, where) for t, where in tests}
         return sides.pop() if len(sides) == 1 else None
 
     def holder_tests(
@@ -451,6 +449,11 @@ class Ranks:
         chosen = [(v.expr, v.at) for v in values if isinstance(v.expr, cst.IfExp)]
         if chosen and all(self._held_side(expr, where) is not None for expr, where in chosen):
             return [(expr.test, where) for expr, where in chosen]
+        return self._branch_tests(values)
+
+    def _branch_tests(self, values: list[Value]) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+        """The rank `if` tests under which the objects among `values` (a name's, the
+        others None) are made; [] unless each is made under one."""
         leaves = [v for v in values if v.leaf]
         made = [v for v in leaves if _made(v.expr)]
         if not made or len(made) == len(leaves):
@@ -521,10 +524,8 @@ class Ranks:
             return Side.SOME if any(self.is_rank_value(o, at) for o in operands) else None
         target = test.comparisons[0]
         left, right, operator = test.left, target.comparator, target.operator
-        if (
-            isinstance(operator, (cst.Is, cst.IsNot))
-            and _is_none(right)
-            and not (self.is_rank_value(left, at) or self.is_group_rank(left, at))
+        if compares_with_none(test) and not (
+            self.is_rank_value(left, at) or self.is_group_rank(left, at)
         ):
             held = self.side(left, at)  # `writer is not None`: where the object exists
             if held is None:
@@ -618,6 +619,14 @@ def _only_text(expr: cst.BaseExpression) -> bool:
 
 def _is_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def compares_with_none(test: cst.Comparison) -> bool:
+    """`x is None` / `x is not None`."""
+    if len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    return isinstance(target.operator, (cst.Is, cst.IsNot)) and _is_none(target.comparator)
 
 
 def _made(expr: cst.BaseExpression) -> bool:

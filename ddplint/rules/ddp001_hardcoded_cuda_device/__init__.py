@@ -188,7 +188,6 @@ x = torch.zeros(3, device="cpu")
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if "CUDA_VISIBLE_DEVICES" in ctx.source:
             return  # the script gives each process its own GPU itself
-        own_gpus = launched_on_own_gpus(ctx.path)  # the project's launch does: unproven
         seen: set[int] = set()
         local_rank_names = LocalRankNames(ctx)
         for site in hardcoded_devices(ctx):
@@ -218,5 +217,6 @@ x = torch.zeros(3, device="cpu")
                 'same GPU (out of memory, or NCCL "Duplicate GPU detected"); '
                 "use the local rank",
                 fix=fix,
-                unproven=right is None or own_gpus,
+                # the project's launch gives each process its GPU: right under that launch
+                unproven=right is None or launched_on_own_gpus(ctx.path),
             )

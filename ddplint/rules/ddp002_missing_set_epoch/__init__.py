@@ -22,6 +22,7 @@ from ddplint.domain.samplers import (
     names_bound_to,
     shuffles,
 )
+from ddplint.engine.model import all_params
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
@@ -428,12 +429,13 @@ def main(train_set, model, epochs):
         finder = EpochLoops(ctx)
         reported: set[int] = set()
         samplers = distributed_samplers(ctx)
-        untraced: list[SamplerUse] = []
+        untraced: list[tuple[SamplerUse, bool | None]] = []  # with how each shuffles
         for sampler in samplers:
-            if shuffles(ctx, sampler) is False or is_evaluation_sampler(ctx, sampler):
+            shuffle = shuffles(ctx, sampler)
+            if shuffle is False or is_evaluation_sampler(ctx, sampler):
                 continue
-            if shuffles(ctx, sampler) is None:
-                untraced.append(sampler)
+            if shuffle is None:
+                untraced.append((sampler, None))
                 continue
             before = len(reported)
             names = loader_names(ctx, sampler)
@@ -462,12 +464,14 @@ def main(train_set, model, epochs):
                         )
                 yield from self._late(ctx, finder, sampler, held, reported)
             if len(reported) == before and not _iterated_in_file(ctx, finder, names):
-                untraced.append(sampler)
+                untraced.append((sampler, True))
         yield from self._project_loaders(ctx, finder, reported)
         yield from self._never_set_anywhere(ctx, untraced)
 
     @staticmethod
-    def _never_set_anywhere(ctx: FileContext, samplers: list[SamplerUse]) -> Iterator[Finding]:
+    def _never_set_anywhere(
+        ctx: FileContext, samplers: list[tuple[SamplerUse, bool | None]]
+    ) -> Iterator[Finding]:
         """A training sampler whose loaders this file does not iterate (a data module's, a
         dataset class's), in a project where nothing ever moves a sampler's epoch and a
         loop over epochs runs in a related file: every epoch reads one order. Unproven
@@ -480,10 +484,9 @@ def main(train_set, model, epochs):
         if loop is None or named_for([stem]) == "evaluation":
             return  # no second epoch in sight; an evaluation or test script
         where, line = loop
-        for sampler in samplers:
+        for sampler, shuffle in samplers:
             if not sampler.arguments_known or argument(sampler.call, _SEED, "seed"):
                 continue  # a project factory's sampler; a seed that may change each build
-            shuffle = shuffles(ctx, sampler)
             if shuffle is None and _shuffle_passed_in(ctx, sampler):
                 continue  # a factory: its callers' files see the loops over what they get
             how = "shuffles" if shuffle else "may shuffle (its `shuffle` is out of sight)"
@@ -632,9 +635,7 @@ def _shuffle_passed_in(ctx: FileContext, sampler: SamplerUse) -> bool:
     frame = ctx.model.frame(sampler.call)
     if not isinstance(value, cst.Name) or not isinstance(frame, cst.FunctionDef):
         return False
-    params = frame.params
-    names = (*params.posonly_params, *params.params, *params.kwonly_params)
-    return any(p.name.value == value.value for p in names)
+    return any(p.name.value == value.value for p in all_params(frame.params))
 
 
 def _iterated_in_file(ctx: FileContext, finder: EpochLoops, names: list[LoaderName]) -> bool:

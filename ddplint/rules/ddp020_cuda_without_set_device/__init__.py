@@ -203,7 +203,6 @@ def evaluate(model, loader):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        own_gpus = launched_on_own_gpus(ctx.path)
         for finding in self._check(ctx):
             found = runners(ctx, finding.node)
             if found == {Runner.ONE_PROCESS}:
@@ -211,7 +210,9 @@ def evaluate(model, loader):
             # no path known to run it in several processes (its callers out of sight)
             guessed = not found & {Runner.EVERY_RANK, Runner.ONE_RANK}
             if not finding.unproven and (
-                guessed or own_gpus or _receiver_out_of_sight(ctx, finding.node)
+                guessed
+                or launched_on_own_gpus(ctx.path)
+                or _receiver_out_of_sight(ctx, finding.node)
             ):
                 finding = dataclasses.replace(finding, unproven=True)
             yield finding

@@ -142,14 +142,16 @@ def method_site(
 def _method_guard(ctx: FileContext, method: cst.FunctionDef | None, depth: int) -> cst.Call | None:
     if depth == 0 or method is None:
         return None
-    block = ctx.parent(method)
-    owner = ctx.parent(block) if block is not None else None
-    if not isinstance(owner, cst.ClassDef):
+    owner = ctx.model.enclosing_class(method)
+    if owner is None:
         return None
-    sites = [
+    sites = [  # `self.<method>(...)` in its class
         call
-        for call in ctx.memo(_self_calls).get(method.name.value, ())
-        if ctx.is_inside(call, owner)
+        for call in ctx.model.calls_by_name.get(method.name.value, ())
+        if isinstance(call.func, cst.Attribute)
+        and isinstance(call.func.value, cst.Name)
+        and call.func.value.value == "self"
+        and ctx.is_inside(call, owner)
     ]
     if not sites:
         return None  # called from outside the class: its callers are out of sight
@@ -160,17 +162,3 @@ def _method_guard(ctx: FileContext, method: cst.FunctionDef | None, depth: int) 
         if guard is None and _method_guard(ctx, ctx.enclosing_function(site), depth - 1) is None:
             return None
     return sites[0]
-
-
-def _self_calls(ctx: FileContext) -> dict[str, list[cst.Call]]:
-    """The file's `self.<method>(...)` calls by method name."""
-    found: dict[str, list[cst.Call]] = {}
-    for call in ctx.calls:
-        func = call.func
-        if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
-            and func.value.value == "self"
-        ):
-            found.setdefault(func.attr.value, []).append(call)
-    return found

@@ -234,7 +234,15 @@ if __name__ == "__main__":
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if _isolates_devices(ctx) or launched_on_own_gpus(ctx.path) or not _uses_cuda(ctx):
+        findings = self._findings(ctx)
+        first = next(findings, None)
+        if first is None or launched_on_own_gpus(ctx.path):
+            return  # none; or the project's launch gives each process its own GPU
+        yield first
+        yield from findings
+
+    def _findings(self, ctx: FileContext) -> Iterator[Finding]:
+        if _isolates_devices(ctx) or not _uses_cuda(ctx):
             return
         if single_process(ctx) or _TEST_MODULE.match(os.path.basename(ctx.path)):
             return  # one process; or a test, whose scratch checkpoints nobody resumes from
