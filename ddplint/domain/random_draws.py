@@ -193,7 +193,7 @@ def reseeds_workers(ctx: FileContext) -> bool:
         if argument(loader, None, "generator") is not None:
             return True
         init = argument(loader, None, "worker_init_fn")
-        if init is not None and not _derives_from_base_seed(ctx, init):
+        if init is not None and not derives_from_base_seed(ctx, init):
             return True
     return False
 
@@ -205,7 +205,7 @@ _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Modulo, cst.FloorDivide,
 _CONVERSIONS = frozenset({"int", "abs"})
 
 
-def _derives_from_base_seed(ctx: FileContext, init: cst.BaseExpression) -> bool:
+def derives_from_base_seed(ctx: FileContext, init: cst.BaseExpression) -> bool:
     """`init` names the one function of this file (or is a lambda) that seeds NumPy, Python
     or torch from torch's per-worker seed (`torch.initial_seed()`, the worker info's
     `seed`), with only the worker index and literals besides, and calls nothing else."""

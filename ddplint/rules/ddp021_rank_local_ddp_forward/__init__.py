@@ -35,18 +35,19 @@ class RankLocalDDPForward(Rule):
     explanation = """\
 ## What it does
 Flags a forward call through a `DistributedDataParallel` wrapper (`model(x)`) that only
-some ranks execute: under `if rank == 0:` / `if is_main_process():`, after an
-`if rank != 0: return`, or inside a function (`evaluate(model, loader)`) that this file
-only calls under such a condition with the DDP model, or that reads the module-level DDP
+some ranks execute: under `if rank == 0:` / `if is_main_process():`, after an `if rank
+!= 0: return`, or inside a function (`evaluate(model, loader)`) that this file only
+calls under such a condition with the DDP model, or that reads the module-level DDP
 model and is only called under such a condition (`estimate_loss()` in nanoGPT-style
 scripts), or inside a method reading the instance's DDP model (`self.model(x)` in a
-trainer's `validate`) whose every call in its class (`self.validate()`) runs under such a
-condition. A function of another project module called so with the DDP model, which runs
-the model it is handed (`evaluate(model, val_loader)` in `engine.py` calling
-`model(images)` on every call), is reported at the call; a parameter run under a rank
-condition of its own function (`def validate(model, ...): if dist.get_rank() == 0: ...
-model(images)`) is reported where it runs when a caller in another project module hands
-it the DDP model (a file checked alone, with no project, shows it as unproven).
+trainer's `validate`) whose every call in this file (`self.validate()` in its class, and
+`trainer.validate()` elsewhere) runs under such a condition. A function of another
+project module called so with the DDP model, which runs the model it is handed
+(`evaluate(model, val_loader)` in `engine.py` calling `model(images)` on every call), is
+reported at the call; a parameter run under a rank condition of its own function (`def
+validate(model, ...): if dist.get_rank() == 0: ... model(images)`) is reported where it
+runs when a caller in another project module hands it the DDP model (a file checked
+alone, with no project, shows it as unproven).
 
 Left alone: a loop that deals its iterations out by rank (`if i % world_size != rank:
 continue`: every rank runs the body on its share), and a forward with gradients off

@@ -126,6 +126,33 @@ def guarded_site(
     return None
 
 
+def _self_call_in(ctx: FileContext, call: cst.Call, owner: cst.ClassDef) -> bool:
+    """`self.<method>(...)` inside the class `owner`."""
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value == "self"
+        and ctx.is_inside(call, owner)
+    )
+
+
+def _made_by(ctx: FileContext, call: cst.Call, owner: cst.ClassDef) -> bool:
+    """The object whose method `call` calls (`trainer` in `trainer.validate()`) was made
+    by the class `owner` (`trainer = Trainer(cfg)`): not a model's `model.eval()`."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return False
+    for value in ctx.resolver.values(func.value, call):
+        made = value.expr
+        if (
+            isinstance(made, cst.Call)
+            and (dotted(made.func) or "").rpartition(".")[2] == owner.name.value
+        ):
+            return True
+    return False
+
+
 def method_site(
     ctx: FileContext, model: cst.Attribute, at: cst.CSTNode, depth: int = MAX_DEPTH
 ) -> cst.Call | None:
@@ -145,16 +172,21 @@ def _method_guard(ctx: FileContext, method: cst.FunctionDef | None, depth: int) 
     owner = ctx.model.enclosing_class(method)
     if owner is None:
         return None
-    sites = [  # `self.<method>(...)` in its class
+    calls = [
         call
         for call in ctx.model.calls_by_name.get(method.name.value, ())
         if isinstance(call.func, cst.Attribute)
-        and isinstance(call.func.value, cst.Name)
-        and call.func.value.value == "self"
-        and ctx.is_inside(call, owner)
     ]
+    sites = [call for call in calls if _self_call_in(ctx, call, owner)]
     if not sites:
         return None  # called from outside the class: its callers are out of sight
+    inside = {id(call) for call in sites}
+    if any(
+        one_rank_guard(ctx, call) is None and _made_by(ctx, call, owner)
+        for call in calls
+        if id(call) not in inside
+    ):
+        return None  # `trainer.validate()` on every rank as well
     for site in sites:
         guard = one_rank_guard(ctx, site)
         if guard is not None and other_branch_calls(ctx, guard, site):

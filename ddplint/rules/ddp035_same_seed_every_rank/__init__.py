@@ -20,6 +20,7 @@ from ddplint.domain.random_draws import (
 )
 from ddplint.domain.rank_values import differs_by_rank
 from ddplint.domain.runners import every_rank
+from ddplint.domain.samplers import distributed_samplers, is_evaluation_sampler, shuffle_of
 from ddplint.domain.spawned_workers import in_main_block, index_parameter, spawns
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
@@ -28,7 +29,7 @@ from ddplint.rules.ddp035_same_seed_every_rank.augmentation import (
     sharded_loaders,
 )
 from ddplint.rules.ddp035_same_seed_every_rank.seeds import SeedCall, seed_calls
-from ddplint.rules.ddp035_same_seed_every_rank.worker_seeds import worker_seeds
+from ddplint.rules.ddp035_same_seed_every_rank.worker_seeds import generator_seeds, worker_seeds
 
 
 @register
@@ -61,19 +62,23 @@ Also flags a `worker_init_fn` of such a loader that re-seeds the worker's genera
 (`np.random.seed`, `random.seed`, `torch.manual_seed`, `imgaug.seed`, a `set_seed`
 helper) from the worker index and values alike on every rank (`worker_id`,
 `get_worker_info().id + cfg.seed`), with no rank and no per-process seed
-(`torch.initial_seed()`, `get_worker_info().seed`). It is proven where the sampler is
-torch's and the draws are in sight (the file, or the module of the loader's dataset
-class); otherwise it is shown under `--preview` only.
+(`torch.initial_seed()`, `get_worker_info().seed`). And flags a training loader's
+`generator` seeded with a value alike on every rank (`g = torch.Generator();
+g.manual_seed(cfg.seed)`, `generator=torch.Generator().manual_seed(0)`: the recipe of
+torch's reproducibility notes, written for one process), unless its `worker_init_fn`
+re-seeds the workers other than from their base seed. Both are proven where the sampler
+is torch's and the draws are in sight (the file, or the module of the loader's dataset
+class); otherwise they are shown under `--preview` only.
 
 Left alone: a seed set in the process that starts the workers with `mp.spawn` or
-`Process` (in the function that starts them, or under `if __name__ == "__main__":`:
-a spawned worker starts with a fresh generator), a seed computed from the rank
-(`seed + rank`, `args.seed + dist.get_rank()`, the index `mp.spawn` passes its worker,
-`seed += self.rank` on some path of the seeding helper), a file that seeds torch again with
-such a value anywhere, loaders given a `worker_init_fn` or a `generator` (they
-choose their workers' seeds themselves), a dataset that re-seeds in `__getitem__`,
-seeds under a rank test or on a one-process path, a `torch.manual_seed` that runs only
-where CUDA is absent (the `else` of `if torch.cuda.is_available():
+`Process` (in the function that starts them, or under `if __name__ == "__main__":`: a
+spawned worker starts with a fresh generator), a seed computed from the rank (`seed +
+rank`, `args.seed + dist.get_rank()`, the index `mp.spawn` passes its worker, `seed +=
+self.rank` on some path of the seeding helper), a file that seeds torch again with such
+a value anywhere, loaders given a `worker_init_fn` or a `generator` (they choose their
+workers' seeds themselves: the two checks above judge those), a dataset that re-seeds in
+`__getitem__`, seeds under a rank test or on a one-process path, a `torch.manual_seed`
+that runs only where CUDA is absent (the `else` of `if torch.cuda.is_available():
 torch.cuda.manual_seed_all(seed)`: a GPU job leaves the CPU generator its loaders draw
 from unseeded), and files with no random augmentation in sight.
 
@@ -87,20 +92,21 @@ function of it that it calls, draws).
 
 ## Why is this bad?
 Each time a DataLoader iterator starts, it draws its workers' base seed from the main
-process's torch generator; worker k then seeds `random`, NumPy and torch from
-`base_seed + k`. With the same seed on every rank and the same code before the loop,
-every rank draws the same base seed, so worker k of every rank replays the same random
-stream: the i-th sample it prepares gets the same crop, flip and colour jitter on every
-rank. On one process every sample gets its own draw; on N processes the N samples at the
-same position of the N shards share one draw, so a step sees N times fewer distinct
-augmentations than its batch holds. A `worker_init_fn` seeding from the worker index
-alone does the same for the generators it seeds, whatever torch's seed: worker k of every
-rank starts from one seed, and (unless `persistent_workers=True`) the workers started
-afresh each epoch replay it every epoch. Draws in the training step itself (diffusion noise
-and timesteps, GAN latents, GPU augmentation) are the same on every rank at each step
-in the same way. The model's initial weights are not affected (DDP copies rank 0's
-parameters to every rank when it wraps the model), so a shared seed is needed only where
-nothing random is drawn per step.
+process's torch generator (from the loader's `generator` when it has one); worker k then
+seeds `random`, NumPy and torch from `base_seed` and k. With the same seed on every rank
+and the same code before the loop, every rank draws the same base seed, so worker k of
+every rank replays the same random stream: the i-th sample it prepares gets the same
+crop, flip and colour jitter on every rank. On one process every sample gets its own
+draw; on N processes the N samples at the same position of the N shards share one draw,
+so a step sees N times fewer distinct augmentations than its batch holds. A
+`worker_init_fn` seeding from the worker index alone does the same for the generators it
+seeds, whatever torch's seed: worker k of every rank starts from one seed, and (unless
+`persistent_workers=True`) the workers started afresh each epoch replay it every epoch.
+Draws in the training step itself (diffusion noise and timesteps, GAN latents, GPU
+augmentation) are the same on every rank at each step in the same way. The model's
+initial weights are not affected (DDP copies rank 0's parameters to every rank when it
+wraps the model), so a shared seed is needed only where nothing random is drawn per
+step.
 
 ## Example
 ```python
@@ -233,6 +239,7 @@ def main(args, dataset_cls):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         yield from _worker_findings(ctx)
+        yield from _generator_findings(ctx)
         seeds = seed_calls(ctx)
         if not seeds:
             return
@@ -305,6 +312,47 @@ def _worker_findings(ctx: FileContext) -> Iterator[Finding]:
             "add the rank to the seed",
             unproven=not proven,
         )
+
+
+def _generator_findings(ctx: FileContext) -> Iterator[Finding]:
+    """Sharded loaders drawing their workers' base seed from a `generator` seeded alike
+    on every rank (`g.manual_seed(0)`, the recipe of torch's reproducibility notes);
+    proven where the sampler is torch's and the file, or the module of the loader's
+    dataset class, draws at random; shown under `--preview` where the draws are only in
+    the text of a module the file imports."""
+    ranks = domain_of(ctx).ranks
+    reported: set[int] = set()
+    for seed in generator_seeds(ctx):
+        if id(seed.call) in reported or every_rank(ctx, seed.call) is not True:
+            continue
+        if differs_by_rank(ranks, seed.call.args[0].value, seed.call):
+            continue
+        if _serves_evaluation(ctx, seed.loader):
+            continue  # an evaluation pipeline rarely draws: its shared seed repeats nothing
+        in_sight = random_augmentation(ctx) is not None or dataset_module_draws(ctx, [seed.loader])
+        project = project_of(ctx)
+        if not in_sight and (project is None or not project.pipeline_draws(ctx.path)[0]):
+            continue
+        reported.add(id(seed.call))
+        yield Finding(
+            seed.call,
+            f"`{ctx.code(seed.call)}` seeds the DataLoader's `generator` with the same value "
+            "on every rank: each iterator draws its workers' base seed from it, so worker k "
+            "of every rank gets the same seed and the N ranks apply the same random "
+            "augmentation to the samples at the same positions of their shards; add the "
+            "rank to the seed (`seed + rank`)",
+            unproven=not (seed.sampler_known and in_sight),
+        )
+
+
+def _serves_evaluation(ctx: FileContext, loader: cst.Call) -> bool:
+    """`loader` draws from an evaluation sampler (`shuffle=False`, or one serving
+    validation or testing: `is_evaluation_sampler`)."""
+    return any(
+        shuffle_of(sampler.call) is False or is_evaluation_sampler(ctx, sampler)
+        for sampler in distributed_samplers(ctx)
+        if any(use.call is loader for use in sampler.loaders)
+    )
 
 
 def _pipeline_draws(ctx: FileContext) -> bool | None:

@@ -12,7 +12,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.apis import LOADER_CLASSES, SAMPLER_CLASSES
-from ddplint.domain.random_draws import is_seeding_name
+from ddplint.domain.random_draws import derives_from_base_seed, is_seeding_name
 from ddplint.domain.rank_values import differs_by_rank
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
@@ -29,6 +29,7 @@ _SEEDS = frozenset(
     }
 )
 _WORKER_INFO = "torch.utils.data.get_worker_info"
+_GENERATOR = "torch.Generator"
 _INITS = frozenset(f"{name}.__init__" for name in LOADER_CLASSES)
 _CONVERSIONS = frozenset({"int", "abs"})
 
@@ -185,4 +186,83 @@ def _is_worker_info(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> bool:
     return any(
         isinstance(v.expr, cst.Call) and ctx.call_name(v.expr) == _WORKER_INFO
         for v in ctx.resolver.values(name, at)
+    )
+
+
+@dataclass(frozen=True)
+class GeneratorSeed:
+    """A sharded `loader` given `generator=` a torch generator that `call` seeds with a
+    value alike on every rank (`g.manual_seed(0)`)."""
+
+    call: cst.Call
+    loader: cst.Call
+    sampler_known: bool  # torch's DistributedSampler, not a class only named like it
+
+
+def generator_seeds(ctx: FileContext) -> Iterator[GeneratorSeed]:
+    """Sharded loaders whose `generator` is seeded alike on every rank. The iterator draws
+    its workers' base seed from that generator, so worker k of every rank gets the same
+    seed, unless a `worker_init_fn` re-seeds the workers by other means than that base
+    seed (those are `worker_seeds`' or left alone)."""
+    for loader in ctx.calls:
+        name = ctx.call_name(loader)
+        if name not in LOADER_CLASSES and name not in _INITS:
+            continue
+        generator = argument(loader, None, "generator")
+        if generator is None:
+            continue
+        init = argument(loader, None, "worker_init_fn")
+        if init is not None and not derives_from_base_seed(ctx, init):
+            continue
+        sharded = _sharded(ctx, loader)
+        if sharded is None:
+            continue
+        seeds = _generator_seeding(ctx, generator, loader)
+        if seeds and all(_kind(ctx, s.args[0].value, s, None, 4) is False for s in seeds):
+            yield GeneratorSeed(seeds[0], loader, sharded)
+
+
+def _generator_seeding(
+    ctx: FileContext, generator: cst.BaseExpression, at: cst.CSTNode
+) -> list[cst.Call]:
+    """The `manual_seed` calls seeding the torch generator `generator` holds: chained on
+    its construction (`torch.Generator().manual_seed(0)`), or on the name or attribute
+    holding it, anywhere in the file (`self.generator.manual_seed(0)`). Empty when the
+    generator is not certainly a fresh `torch.Generator()`, or is seeded with more than
+    one plain argument."""
+    made = False
+    seeds: list[cst.Call] = []
+    for value in ctx.resolver.values(generator, at):
+        if not value.leaf:
+            continue
+        expr = value.expr
+        if not isinstance(expr, cst.Call):
+            return []
+        if ctx.call_name(expr) == _GENERATOR:
+            made = True
+        elif _seeds_generator(ctx, expr):
+            seeds.append(expr)
+            made = True
+        else:
+            return []
+    if not made:
+        return []
+    text = ctx.code(generator)
+    for call in ctx.model.calls_by_name.get("manual_seed", ()):
+        func = call.func
+        if isinstance(func, cst.Attribute) and ctx.code(func.value) == text:
+            seeds.append(call)
+    if not seeds or any(len(s.args) != 1 or s.args[0].keyword or s.args[0].star for s in seeds):
+        return []
+    return seeds
+
+
+def _seeds_generator(ctx: FileContext, call: cst.Call) -> bool:
+    """`torch.Generator().manual_seed(v)`: the seeded generator it returns."""
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "manual_seed"
+        and isinstance(func.value, cst.Call)
+        and ctx.call_name(func.value) == _GENERATOR
     )
