@@ -426,6 +426,13 @@ def _names_file(text: str, name: str) -> bool:
     return tail == name or (tail.startswith(name + ".") and "." not in name)
 
 
+# Names of weights that come from another run: pretrained, a teacher's, an initialisation.
+_ANOTHER_RUN = re.compile(
+    r"(?i)pre_?trained|teacher|init(?:ial)?_?(?:ckpt|checkpoint|weights?|model)|warm_?start"
+    r"|finetune_from"
+)
+
+
 def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
     """A call of this file that reads a checkpoint back (`torch.load`, a `load_checkpoint`
     or `resume` helper) from a path whose text holds one of the file names `names`: the
@@ -438,9 +445,19 @@ def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
             continue
         for arg in call.args:
             texts = path_texts(ctx, arg.value, call)
-            if any(_names_file(t, n) for t in texts for n in names):
+            if any(_names_file(t, n) for t in texts for n in names) and not _from_another_run(
+                ctx, arg.value, call
+            ):
                 return call
     return None
+
+
+def _from_another_run(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The path read is named for weights of another run (`pretrained_model_path /
+    "best.pth"`, `args.teacher_ckpt`, `init_checkpoint`): the load starts from them, it does
+    not resume this run from the file it writes under the same name."""
+    shown = [ctx.code(path), *(ctx.code(v.expr) for v in ctx.resolver.values(path, at))]
+    return any(_ANOTHER_RUN.search(text) is not None for text in shown)
 
 
 def _continues_training(ctx: FileContext, load: cst.Call) -> bool:
@@ -454,13 +471,29 @@ def _continues_training(ctx: FileContext, load: cst.Call) -> bool:
         return True
     loops = domain_of(ctx).loops
     func = ctx.enclosing_function(load)
-    if func is None or not loops.trains or loops.runs_backward(func):
+    if func is None or not loops.trains:
         return True  # where no training is in sight, any load may be the resume
+    if loops.runs_backward(func):
+        return not _after_training(ctx, load, func)
     owner = ctx.model.enclosing_class(func)
     return owner is not None and any(
         loops.runs_backward(method)
         for method in ctx.nodes_within(owner, cst.FunctionDef)
         if isinstance(method, cst.FunctionDef)
+    )
+
+
+def _after_training(ctx: FileContext, load: cst.Call, func: cst.FunctionDef) -> bool:
+    """`load` runs after every training loop of `func` has ended (the best weights read
+    back for an export or a final test): no step follows it, so it resumes nothing."""
+    loops = domain_of(ctx).loops
+    training = [
+        loop
+        for loop in ctx.nodes_within(func, cst.For, cst.While)
+        if isinstance(loop, (cst.For, cst.While)) and loops.is_training_loop(loop)
+    ]
+    return bool(training) and all(
+        ctx.before(loop, load) and not ctx.is_inside(load, loop) for loop in training
     )
 
 

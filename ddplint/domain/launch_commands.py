@@ -422,12 +422,15 @@ def launched_on_own_gpus(path: str) -> bool:
     return any(_isolates(f, files.text(f) or "") for f in [*commands, *wrappers])
 
 
-def command_files_for(path: str, root: str) -> list[str]:
+def command_files_for(path: str, root: str, named_only: bool = False) -> list[str]:
     """The command files of the project at `root` that may start the script `path`: those
-    naming it, and those in its folder or a folder above it (a README or job script at the
-    top of the project); not another example's folder of a collection."""
+    naming it, and (unless `named_only`) those in its folder or a folder above it (a README
+    or job script at the top of the project); not another example's folder of a
+    collection."""
     script = os.path.abspath(path)
     named = {run.command_file for run in _commands(root).by_script.get(script, [])}
+    if named_only:
+        return sorted(named)
     folder = os.path.dirname(script)
     above = [
         f

@@ -53,16 +53,21 @@ def _launches_nodes(text: str) -> bool:
     )
 
 
-def runs_on_several_nodes(path: str, text: str, imported: Iterable[str]) -> bool:
+def runs_on_several_nodes(
+    path: str, text: str, imported: Iterable[str], test_module: bool = False
+) -> bool:
     """The script at `path` (whose text is `text`; `imported`: the project files it
     imports) offers or reads a node count or a node's number, or a command of its project
-    launches more than one node."""
+    launches more than one node. A test module (`test_module`) runs under its test runner:
+    only its own text and the commands naming it count, not the library code it imports
+    nor the project's training jobs."""
     if _offers_nodes(text):
         return True
     if not os.path.isfile(path):  # a source text with no file (the API): no project
         return False
     root = project_root(os.path.abspath(path))
     files = project_files(root)
-    if any(_offers_nodes(files.text(other) or "") for other in imported):
+    if not test_module and any(_offers_nodes(files.text(other) or "") for other in imported):
         return True
-    return any(_launches_nodes(files.text(f) or "") for f in command_files_for(path, root))
+    commands = command_files_for(path, root, named_only=test_module)
+    return any(_launches_nodes(files.text(f) or "") for f in commands)

@@ -34,11 +34,16 @@ def shows_job(ctx: FileContext, func: cst.FunctionDef) -> bool:
     return any(JOB_WORDS.search(ctx.code(d.decorator)) for d in func.decorators)
 
 
+def is_test_module(ctx: FileContext) -> bool:
+    """A pytest test module: `test_*.py` or `*_test.py` with no `__main__` block."""
+    return _TEST_FILE.match(os.path.basename(ctx.path)) is not None and not is_script(ctx.module)
+
+
 def runs_in_test_process(ctx: FileContext) -> bool:
-    """The module is a pytest test module (`test_*.py`, `*_test.py`, no `__main__` block)
-    none of whose tests (functions `test*`, methods `test*` of its classes, with the
-    class's name and decorators) shows a sign of a multi-process job (`shows_job`)."""
-    if not _TEST_FILE.match(os.path.basename(ctx.path)) or is_script(ctx.module):
+    """The module is a pytest test module (`is_test_module`) none of whose tests
+    (functions `test*`, methods `test*` of its classes, with the class's name and
+    decorators) shows a sign of a multi-process job (`shows_job`)."""
+    if not is_test_module(ctx):
         return False
     for statement in ctx.module.body:
         if isinstance(statement, cst.FunctionDef) and statement.name.value.startswith("test"):

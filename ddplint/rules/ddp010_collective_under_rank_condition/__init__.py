@@ -15,6 +15,10 @@ from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.domain.spawned_workers import spawns, worker
 from ddplint.engine.flow import is_exit_call
 from ddplint.rule import Finding, Rule, register
+from ddplint.rules.ddp010_collective_under_rank_condition.step_tests import (
+    StepTestCollective,
+    step_test_collectives,
+)
 
 # An argument that is a process group: `group`, `tree_group`, `mesh.get_group("tree")`,
 # `process_group`, `pg`.
@@ -34,6 +38,15 @@ that runs only on some ranks because it sits under a rank condition (`if rank ==
 `if is_main_process():`, `if local_rank == 0:`, an earlier `if not main: return`), and the
 call of a helper of this file or of the project that issues one (a save function ending
 in `dist.barrier()`).
+
+In a training step (the loop or function of a `backward()`), also flags such a call
+reached only on one side of a test on what the rank computed in that step (its loss or
+outputs, from its own batch): `if torch.isfinite(loss): ... else: self.reload()` where the
+reload starts with a barrier, or `if loss.item() < best: save_best(model)` where the save
+helper waits at one. Left alone when the decision was all-reduced first (`dist.all_reduce(
+bad)` before `if bad.item():`), when the test's other branch issues a collective too, and
+for tests on the batch's shape. Proven when the call issues a collective whenever it runs;
+unproven (`--preview`) when only some of its paths do.
 
 ## Why is this bad?
 Every rank of the group must issue the same collectives in the same order: they are matched
@@ -221,6 +234,8 @@ def exchange(t, rank):
                 or _group_membership_decides(ctx, call, gate)
             )
             yield Finding(call, _message(ctx, call, key, gate), unproven=unproven)
+        for found in step_test_collectives(ctx):
+            yield Finding(found.call, _step_message(ctx, found), unproven=not found.surely)
 
     @staticmethod
     def _other_ranks_issue(ctx: FileContext, gate: Gate) -> bool:
@@ -311,6 +326,24 @@ def _message(ctx: FileContext, call: cst.Call, key: str, gate: Gate) -> str:
     return (
         f"`{ctx.code(call.func)}()` is reached {where}{why}: {others}; collectives are "
         "matched by call order, so this hangs or pairs with an unrelated collective later"
+    )
+
+
+def _step_message(ctx: FileContext, found: StepTestCollective) -> str:
+    call = found.call
+    collectives = domain_of(ctx).collectives
+    why = ""
+    if not collectives.is_collective(call):
+        inner = collectives.through(call)
+        issued = f"`{ctx.code(inner.func)}()`" if inner else "a collective"
+        why = f" (it issues {issued}{'' if found.surely else ' on some paths'})"
+    return (
+        f"`{ctx.code(call.func)}()` is reached only where `{ctx.code(found.test).strip()}` "
+        f"{'holds' if found.holds else 'fails'}, a test on what this rank computed in the "
+        f"step{why}: each rank computes it from its own batch, so a rank that answers it "
+        "differently never issues the collective; collectives are matched by call order, so "
+        "this hangs or pairs with an unrelated collective later; all-reduce the decision "
+        "first"
     )
 
 

@@ -11,20 +11,24 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_steps import steps_ddp_model
 from ddplint.domain.oom import oom_path_swallowed
-from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp011_rank_local_skip_before_backward.rank_local import (
+from ddplint.domain.rank_local_tests import (
     batch_content_test,
     catches_rank_local_error,
     enclosing_handler,
     rank_local_test,
 )
-from ddplint.rules.ddp011_rank_local_skip_before_backward.step_values import (
+from ddplint.domain.step_values import (
     batch_names,
     moves_batch,
     step_values,
 )
+from ddplint.names import dotted
+from ddplint.rule import Finding, Rule, register
 
 _SKIPS = (cst.Continue, cst.Break, cst.Return)
+# Tests that weigh a computed value: non-finite checks and orderings.
+_VALUE_TESTS = frozenset({"isfinite", "isnan", "isinf", "isneginf", "isposinf"})
+_ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 
 
 @register
@@ -42,6 +46,14 @@ continue`), or, in a loop over a loader that moves its batch to a device, a test
 this rank's batch holds (`if any(len(t) < 1 for t in targets): continue`, `if batch is
 None: continue`): each rank reads its own shard. A field of the batch tested as it is
 (`if batch["size"] == 0:`) is unproven: what it holds is the collate function's choice.
+
+Also flags `backward()` itself under such a test (`if torch.isfinite(loss):
+loss.backward()`) when the test's other branch runs no backward of its own and issues no
+collective: the rank that fails the test skips the backward just the same. An `else:
+(loss * 0).backward()` keeps the rank in the all-reduce and is left alone. Proven where the
+test weighs a value (`torch.isfinite(loss)`, `loss.item() < limit`); a test of whether
+something exists (`if losses:`, `if part is not None:`) is unproven: whether the data can
+make it fail on one rank only is out of sight.
 
 Left alone: decisions made collectively (the flag is all-reduced first, then tested),
 skips that depend only on values every rank agrees on, such as epoch or step counters,
@@ -244,6 +256,9 @@ def train(model, loader, optimizer):
         loop: cst.CSTNode | None,
         scope: cst.CSTNode,
     ) -> Iterator[Finding]:
+        guarded = _guarded_backward(ctx, backward, region)
+        if guarded is not None:
+            yield guarded
         skips = [
             node
             for node in ctx.nodes_within(region, *_SKIPS)
@@ -311,6 +326,70 @@ def train(model, loader, optimizer):
         if not isinstance(try_node, cst.Try):
             return False
         return ctx.is_inside(backward, try_node.body) or ctx.is_inside(start, try_node.body)
+
+
+def _guarded_backward(ctx: FileContext, backward: cst.Call, region: cst.CSTNode) -> Finding | None:
+    """`backward()` under a test of what this rank computed in the step (`if
+    torch.isfinite(loss): loss.backward()`) whose other branch neither runs a backward
+    nor issues a collective: a rank failing the test skips DDP's all-reduce. Proven when
+    the step runs a DDP-wrapped model in sight."""
+    tests = []
+    for ancestor in ctx.ancestors(backward):
+        if ancestor is region:
+            break
+        if isinstance(ancestor, (cst.If, cst.While)):
+            tests.append(ancestor)
+    if not tests:
+        return None  # most steps: nothing to analyse
+    forward = step_values(ctx, region, backward)
+    if forward.start is None:
+        return None
+    test = rank_local_test(ctx, backward, forward.names, region)
+    if test is None:
+        return None
+    branch = ctx.parent(test)
+    if isinstance(branch, cst.If) and _answers(ctx, branch.orelse):
+        return None  # `else: (loss * 0).backward()`: every rank joins the all-reduce
+    return Finding(
+        backward,
+        f"`{ctx.code(backward).strip()}` runs only where `{ctx.code(test).strip()}` holds "
+        "(a value only this rank computed): a rank where it fails skips the backward, and "
+        "the others wait in DDP's gradient all-reduce (a hang, or step counts that drift "
+        "apart); all-reduce the decision first",
+        unproven=not steps_ddp_model(ctx, region, backward) or not _tests_values(ctx, test),
+    )
+
+
+def _tests_values(ctx: FileContext, test: cst.BaseExpression) -> bool:
+    """The test weighs what the step computed (`torch.isfinite(loss)`, `loss.item() <
+    limit`), rather than whether something exists (`if losses:`, `if part is not None:`):
+    whether the data can make that fail on one rank only is out of sight."""
+    for node in ctx.walk(test):
+        if (
+            isinstance(node, cst.Call)
+            and (dotted(node.func) or "").rpartition(".")[2] in _VALUE_TESTS
+        ):
+            return True
+        if isinstance(node, cst.Comparison) and any(
+            isinstance(c.operator, _ORDERINGS) for c in node.comparisons
+        ):
+            return True
+    return False
+
+
+def _answers(ctx: FileContext, orelse: cst.CSTNode | None) -> bool:
+    """The `else` branch runs a backward or issues a collective of its own."""
+    if orelse is None:
+        return False
+    issues = domain_of(ctx).collectives.issues
+    return any(
+        isinstance(node, cst.Call)
+        and (
+            issues(node)
+            or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward")
+        )
+        for node in ctx.walk(orelse)
+    )
 
 
 def _loader_batch(ctx: FileContext, loop: cst.CSTNode | None) -> frozenset[str]:

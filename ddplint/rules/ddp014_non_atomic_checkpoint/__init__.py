@@ -104,19 +104,23 @@ the name of what is saved, when nothing it holds names a model, optimizer or
 `state_dict()`), a dataset's per-sample cache, and a file per item of a loop that runs once
 per run (a conversion writing each tensor or shard to its own file).
 
-Proven, and reported by default: a save, a copy, or a helper of another module called in a
-loop, that rewrites the file the script reads back to resume from: a `torch.load` or
+Proven, and reported by default: a save, a copy, or a helper of another module called in
+a loop, that rewrites the file the script reads back to resume from: a `torch.load` or
 `load_checkpoint` / `resume` call of the same file names it, a resume helper of another
 module loads a file of that name (`resume_if_possible(out)` reading `join(out,
 "checkpoint.pth")`), or the script resumes from a path the user gives (`torch.load(
 args.resume)`; a load of an option's path from which the optimizer's state or the start
 epoch is restored) and the file is one a user resumes from (not a `best`, `final` or
-export file). Unproven, shown under `--preview`: a repeated save of a file nothing in sight reads
-back (best weights, an export: losing one costs the weights of one save, not the run), a
-resumed file whose state the same function has just saved to a file of its own
-(`epoch_{n}.pt`, then `latest.pt`: a restart can fall back on it), and a `last`/`best`
-name written once as far as ddplint sees (a final export, a branch that only some caller
-may take, or a helper whose callers are in other files).
+export file). A load that starts from another run's weights (a path named for
+pretrained, teacher or initial weights: `args.pretrained_model_path / "best.pth"`)
+resumes nothing, nor does a load after the last training loop of its function (the best
+weights read back for an export or a final test). Unproven, shown under `--preview`: a
+repeated save of a file nothing in sight reads back (best weights, an export: losing one
+costs the weights of one save, not the run), a resumed file whose state the same
+function has just saved to a file of its own (`epoch_{n}.pt`, then `latest.pt`: a
+restart can fall back on it), and a `last`/`best` name written once as far as ddplint
+sees (a final export, a branch that only some caller may take, or a helper whose callers
+are in other files).
 
 ## Why is this bad?
 `torch.save` opens the target, truncates it and writes the new checkpoint into it. A crash,

@@ -13,6 +13,7 @@ from ddplint.domain.project_view import project_of
 from ddplint.domain.rank_kinds import LOCAL_RANK_NAME, RankKind
 from ddplint.domain.ranks import last_name
 from ddplint.domain.runners import one_process
+from ddplint.domain.test_modules import is_test_module
 from ddplint.rule import Finding, Rule, register
 
 
@@ -44,6 +45,8 @@ script shows it runs on more than one: it or a module it imports offers a node o
 (`--nnodes`, `--num_nodes`, `--node_rank`, ...) or reads a node's number or the node count
 from the environment (`NODE_RANK`, `SLURM_NODEID`, `SLURM_NNODES`, ...), or a command of the
 project launches several nodes (`torchrun --nnodes=2`, `--node_rank`, `#SBATCH --nodes=4`).
+A pytest test module runs under its test runner: only its own text and the commands naming
+it count there, not the library code it imports nor the project's training jobs.
 Elsewhere it is shown under `--preview` only.
 
 Not flagged: local-rank values (`LOCAL_RANK`, `args.local_rank`, `local_rank`),
@@ -170,4 +173,4 @@ if __name__ == "__main__":
 def _runs_on_several_nodes(ctx: FileContext) -> bool:
     project = project_of(ctx)
     imported = project.text_closure(ctx.path) if project is not None else ()
-    return runs_on_several_nodes(ctx.path, ctx.source, imported)
+    return runs_on_several_nodes(ctx.path, ctx.source, imported, is_test_module(ctx))

@@ -21,6 +21,7 @@ from ddplint.domain.receivers import (
     never_bound,
 )
 from ddplint.domain.runners import Runner, outside_calls, runners
+from ddplint.domain.test_modules import is_test_module
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp020_cuda_without_set_device.device_picks import (
     INIT,
@@ -89,7 +90,11 @@ calls, here or in another module (`ddplint.domain.runners`). Fake tensors (under
 `FakeTensorMode`) take no GPU memory. Where the project's own launch gives each process one
 GPU (a wrapper or job script setting `CUDA_VISIBLE_DEVICES` from a node-local rank, or
 `srun --gpus-per-task=1`), the default device is each process's own under that launch: the
-finding is unproven (`--preview`). A helper the file never runs itself, called from
+finding is unproven (`--preview`). So is a file whose every start of the process group is a
+fallback (`if not dist.is_initialized(): dist.init_process_group(...)`: the group is
+normally started out of sight, by code that may have chosen the GPU), and module-level code
+of a pytest test module (`DEVICE = torch.device("cuda")`, which its single-process tests
+use too). A helper the file never runs itself, called from
 other project modules one of which sets the device (a `comm.py` beside a launcher that
 calls `torch.cuda.set_device`), runs on the device its callers chose.
 
@@ -213,6 +218,7 @@ def evaluate(model, loader):
                 guessed
                 or launched_on_own_gpus(ctx.path)
                 or _receiver_out_of_sight(ctx, finding.node)
+                or _test_module_constant(ctx, finding.node)
             ):
                 finding = dataclasses.replace(finding, unproven=True)
             yield finding
@@ -241,13 +247,14 @@ def evaluate(model, loader):
             if _gloo_only(ctx)
             else "GPU 0 out of memory, or NCCL's duplicate-GPU error; the other GPUs idle"
         )
+        fallback = all(_fallback_start(ctx, init) for init in ctx.calls_to(INIT))
         for node in uses:
             yield Finding(
                 node,
                 "the default CUDA device is used but this file never calls "
                 f"torch.cuda.set_device(local_rank): every rank lands on GPU 0 ({harm})",
                 fix=fix,
-                unproven=_runs_in_a_callback(ctx, node),
+                unproven=fallback or _runs_in_a_callback(ctx, node),
             )
 
     @staticmethod
@@ -277,6 +284,32 @@ def evaluate(model, loader):
                 "paths",
                 unproven=_started_elsewhere(ctx, branch, node),
             )
+
+
+def _test_module_constant(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` is module-level code of a pytest test module (`DEVICE = torch.device("cuda")`):
+    its single-process tests use it too, and which of its uses the distributed tests'
+    workers reach is out of sight."""
+    return is_test_module(ctx) and ctx.enclosing_function(node) is None
+
+
+def _fallback_start(ctx: FileContext, init: cst.Call) -> bool:
+    """`init` runs only where no process group exists yet (`if not dist.is_initialized():
+    dist.init_process_group(...)`, or the `else` of `if dist.is_initialized():`): the group
+    is normally started out of sight (a test fixture, a launcher's setup), by code that may
+    have chosen the GPU."""
+    for ancestor in ctx.ancestors(init):
+        if not isinstance(ancestor, cst.If):
+            continue
+        test = ancestor.test
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        if isinstance(test, cst.UnaryOperation) and negated:
+            test = test.expression
+        if isinstance(test, cst.Call) and ctx.call_name(test) == _IS_INITIALIZED:
+            side = ancestor.body if negated else ancestor.orelse
+            if side is not None and ctx.is_inside(init, side):
+                return True
+    return False
 
 
 def _started_elsewhere(ctx: FileContext, branch: cst.If, use: cst.CSTNode) -> bool:

@@ -55,14 +55,16 @@ install.
 passes `--local-rank=N` to the script; `torchrun` sets the `LOCAL_RANK` environment
 variable instead. Under `torchrun` a `--local_rank` argument keeps its default on every
 rank, so code that picks the GPU from it puts all ranks on the same device. (Scripts
-launched by DeepSpeed, which does pass `--local_rank`, are left alone; in a project whose
-own launcher writes `--local_rank=N` into each worker's command, or whose shell scripts
-pass `--local_rank=$i`, or whose commands (a shell script, the README) start the script with
-`python -m torch.distributed.launch` without `--use_env`, the finding is unproven: torchrun
-is a launch it does not use. That launcher passes `--local_rank=N` before torch 2.0 and
-`--local-rank=N` from 2.0 on; argparse does not treat `-` and `_` as the same, so a parser
-that declares one spelling only fails at argument parsing under the other: DDP040's
-finding, where the project's commands and torch pins show it.)
+launched by DeepSpeed, which does pass `--local_rank`, are left alone; in a project
+whose own launcher writes `--local_rank=N` into each worker's command, or whose shell
+scripts pass `--local_rank=$i`, or whose commands (a shell script, the README) start the
+script with `python -m torch.distributed.launch` without `--use_env` (or start a script
+of its folder so, and no script of the folder with torchrun: scripts side by side are
+launched alike), the finding is unproven: torchrun is a launch it does not use. That
+launcher passes `--local_rank=N` before torch 2.0 and `--local-rank=N` from 2.0 on;
+argparse does not treat `-` and `_` as the same, so a parser that declares one spelling
+only fails at argument parsing under the other: DDP040's finding, where the project's
+commands and torch pins show it.)
 
 ## Example
 ```python

@@ -18,6 +18,7 @@ from ddplint.domain.ddp_facts import environ_key, last_name
 from ddplint.domain.ddp_facts import string_value as _literal_value
 from ddplint.domain.launch_commands import (
     commented_out_launch,
+    environment_launches,
     launched_as_one_process,
     launched_scripts,
     option_launches,
@@ -258,7 +259,23 @@ def option_launch(ctx: FileContext) -> str | None:
             return (
                 f"`{os.path.relpath(command, root)}` starts `{shown}`, which imports this module,"
             )
-    return None
+    return _sibling_launch(root, path, launches)
+
+
+def _sibling_launch(root: str, path: str, launches: dict[str, str]) -> str | None:
+    """A script of this file's folder that the project's commands start with the
+    deprecated launcher, where no command starts a script of the folder with torchrun:
+    scripts side by side are launched alike (`run_marco.py` documented, `run_nq.py` by
+    swapping the name), so torchrun is not the launch this one gets either."""
+    folder = os.path.dirname(path)
+    siblings = sorted(s for s in launches if os.path.dirname(s) == folder and s != path)
+    if not siblings or any(os.path.dirname(s) == folder for s in environment_launches(root)):
+        return None
+    command = launches[siblings[0]]
+    return (
+        f"`{os.path.relpath(command, root)}` starts `{os.path.basename(siblings[0])}`, beside "
+        "this script (no command starts a script of this folder with torchrun),"
+    )
 
 
 # A local-rank option declared in a module's text.

@@ -11,7 +11,7 @@ import pytest
 from ddplint.api import lint_source
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
-from ddplint.rules.ddp011_rank_local_skip_before_backward.step_values import step_values
+from ddplint.domain.step_values import step_values
 
 HEADER = """\
 import torch
