@@ -55,6 +55,8 @@ _NOT_RESUMED_FROM = re.compile(
 # The words of those that also mark a folder (`best_model/state.pt`); `pretrain_gpt2/` is a
 # task's folder, not a file of pretrained weights.
 _NOT_RESUMED_FOLDER = re.compile(r"(?i)best|final")
+# Names of functions that write such files (`save_best_model`, `export_onnx`).
+_NOT_RESUMED_WRITER = re.compile(r"(?i)best|final|export|deploy")
 
 
 @dataclass(frozen=True)
@@ -495,6 +497,13 @@ def _after_training(ctx: FileContext, load: cst.Call, func: cst.FunctionDef) -> 
     return bool(training) and all(
         ctx.before(loop, load) and not ctx.is_inside(load, loop) for loop in training
     )
+
+
+def writer_names_unresumed(func: cst.FunctionDef | None) -> bool:
+    """The function holding a write is named for best, final or exported weights
+    (`_save_best_model`, `export_weights`): the file it writes is no resume file, whatever
+    name a configuration gives it."""
+    return func is not None and _NOT_RESUMED_WRITER.search(func.name.value) is not None
 
 
 def names_unresumed_file(texts: list[str] | tuple[str, ...]) -> bool:

@@ -22,6 +22,7 @@ from ddplint.domain.checkpoint_writes import (
     reads_back,
     resumed_from_newest,
     resumes_from_given_path,
+    writer_names_unresumed,
     writes,
 )
 from ddplint.domain.checkpoints import SAVE, file_name_varies
@@ -320,13 +321,13 @@ def _judged(
     )
     if write.copied is not None:
         # A copy: proven only where the run reads the file back to resume from it.
-        resumed = repeated and _resumed_from(ctx, texts)
+        resumed = repeated and _resumed_from(ctx, texts, call)
         return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=not resumed)
     # Proven: a save that repeats in sight onto the file the run resumes from. A file
     # nothing in sight reads back (best weights, an export) costs the weights of one save
     # at worst, and one whose state was just saved to a file of its own costs nothing; a
     # `last`/`best` name written once in sight rests on its name alone: all unproven.
-    resumed = repeated and _resumed_from(ctx, texts)
+    resumed = repeated and _resumed_from(ctx, texts, call)
     backed_up = resumed and _backed_up(ctx, write)
     resumed = resumed and not backed_up
     backup = (
@@ -362,16 +363,17 @@ def _judged(
     )
 
 
-def _resumed_from(ctx: FileContext, texts: list[str]) -> bool:
+def _resumed_from(ctx: FileContext, texts: list[str], write: cst.Call | None = None) -> bool:
     """A load of this file reads the file whose path has the pieces `texts` back: by its
     name (naming a best or final file's folder too), through a project helper, or from
-    the path a resume option names."""
+    the path a resume option names (not where the function writing it, `write`'s, is
+    named for best or exported weights)."""
     names = file_names(texts)
     unresumed = names_unresumed_file(texts)
     read = reads_back(ctx, names)
     if read is not None and (not unresumed or names_it(ctx, read, texts)):
         return True  # a `best_model/state.pt` is not the `state.pt` a resume reads
-    if unresumed:
+    if unresumed or (write is not None and writer_names_unresumed(ctx.enclosing_function(write))):
         return False
     return (
         read_back_by_helper(ctx, names) is not None

@@ -10,10 +10,10 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.rank_evidence import rank_evidence
+from ddplint.domain.rank_overrides import Override, rank_overrides
 from ddplint.domain.runners import every_rank
 from ddplint.domain.synced_calls import Synced, synced_calls
 from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp043_rank_dependent_loop_count.overrides import Override, rank_overrides
 
 
 @register
@@ -28,7 +28,9 @@ Flags a `for ... in range(...)` loop that every rank runs, whose bounds read a v
 that one side of a rank test reassigns (`start_epoch = 0`, then under `if rank == 0:`
 `start_epoch = checkpoint["epoch"]`), when the loop runs DDP training or a collective:
 a `backward()` through a DDP model, a `torch.distributed` collective, or a function of the
-file that does one of these.
+file that does one of these. Also a `while` loop whose test reads a value only some ranks
+change (`while global_step < n_iters:` with `global_step += 1` indented under the rank-0
+logging block): only those ranks ever reach the bound.
 
 Left alone: a value every rank computes (each rank loads the checkpoint), a value
 reassigned on every rank after the test (broadcast from rank 0 and read back), a value
@@ -188,8 +190,8 @@ def main(args):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         gates = domain_of(ctx).gates
         evidence = None
-        for loop in ctx.nodes_of(cst.For):
-            assert isinstance(loop, cst.For)
+        for loop in ctx.nodes_of(cst.For, cst.While):
+            assert isinstance(loop, (cst.For, cst.While))
             overrides = rank_overrides(ctx, loop)
             if not overrides or gates.gate(loop) is not None or gates.single_process(loop):
                 continue
@@ -202,17 +204,23 @@ def main(args):
             evidence = evidence or rank_evidence(ctx)
             traced = all(evidence.gate_traced(o.gate) for o in overrides)
             yield Finding(
-                loop.iter,
+                _head(loop),
                 _message(ctx, loop, overrides[0], issued),
                 unproven=synced is Synced.UNKNOWN or not traced or where is None,
             )
 
 
-def _message(ctx: FileContext, loop: cst.For, override: Override, issued: str) -> str:
+def _head(loop: cst.For | cst.While) -> cst.BaseExpression:
+    """What decides the loop's passes: a `for`'s iterable, a `while`'s test."""
+    return loop.iter if isinstance(loop, cst.For) else loop.test
+
+
+def _message(ctx: FileContext, loop: cst.For | cst.While, override: Override, issued: str) -> str:
     where = override.gate.describe(ctx.code(override.gate.test).strip())
+    changed = "reassigned" if isinstance(loop, cst.For) else "changed"
     return (
-        f"`{ctx.code(loop.iter).strip()}` can run a different number of times on different "
-        f"ranks: `{override.name}` is reassigned {where}; each pass issues {issued}, so "
+        f"`{ctx.code(_head(loop)).strip()}` can run a different number of times on different "
+        f"ranks: `{override.name}` is {changed} {where}; each pass issues {issued}, so "
         "the ranks with more passes wait in collectives the others never issue (a hang); "
         "compute the value on every rank or broadcast it"
     )

@@ -9,9 +9,10 @@ import libcst as cst
 
 from ddplint.context import Binding, FileContext
 from ddplint.diagnostics import Severity
-from ddplint.domain import Gate, domain_of
+from ddplint.domain import Gate, Side, domain_of
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.rank_evidence import rank_evidence
+from ddplint.domain.rank_overrides import Override, overridden_names
 from ddplint.domain.runners import Runner, runners
 from ddplint.engine.flow import fixed_terms
 from ddplint.rule import Finding, Rule, register
@@ -36,7 +37,10 @@ leaving ranks never issue: the next pass of the loop a `break` leaves, or the re
 function a `return` leaves, reaches the DDP constructor (it broadcasts rank 0's
 parameters), a `backward()` through a DDP-wrapped model in sight (DDP's gradient
 all-reduce), a call of this file's training function handed the DDP model, or, in a
-loop's next pass, a collective (`dist.all_reduce`, a helper that always issues one).
+loop's next pass, a collective (`dist.all_reduce`, a helper that always issues one). A
+test on a value only some ranks change counts as a rank condition (`if completed >=
+max_steps: break` where `completed += 1` runs under `if rank == 0:`: the ranks read
+different values).
 
 Left alone: exits whose other branch leaves too (`if rank == 0: ...; break` / `else:
 break`), exits after which the other ranks leave on the same flag (`if args.test_only:
@@ -226,6 +230,9 @@ def train(model, loader, optimizer, deadline, preview_batches, save_grid):
         for node in ctx.nodes_of(cst.Break, cst.Return):
             assert isinstance(node, (cst.Break, cst.Return))
             gate = gates.gate(node)
+            override = None
+            if gate is None:
+                gate, override = _overridden_gate(ctx, node)
             if gate is None or not _decides(ctx, node, gate):
                 continue
             region = left_region(ctx, node)
@@ -235,11 +242,27 @@ def train(model, loader, optimizer, deadline, preview_batches, save_grid):
             if work is None or _others_leave_too(ctx, gate, work):
                 continue
             evidence = evidence or rank_evidence(ctx)
+            traced = evidence.gate_traced(override.gate if override else gate)
             yield Finding(
                 node,
-                _message(ctx, node, gate, region, work),
-                unproven=not evidence.gate_traced(gate) or _flag_out_of_sight(ctx, node, gate),
+                _message(ctx, node, gate, region, work, override),
+                unproven=not traced or _flag_out_of_sight(ctx, node, gate),
             )
+
+
+def _overridden_gate(
+    ctx: FileContext, node: cst.Break | cst.Return
+) -> tuple[Gate | None, Override | None]:
+    """The innermost `if` around `node` whose test reads a value only some ranks change
+    (`if global_step >= max_steps: break` where `global_step += 1` runs under `if rank ==
+    0:`): a gate on the ranks whose value passes the test."""
+    for condition in ctx.flow.conditions(node):
+        if condition.early_exit or not isinstance(condition.gate, cst.If):
+            continue
+        overrides = overridden_names(ctx, condition.test, condition.gate)
+        if overrides:
+            return Gate(condition.gate, Side.SOME, condition), overrides[0]
+    return None, None
 
 
 def _decides(ctx: FileContext, node: cst.Break | cst.Return, gate: Gate) -> bool:
@@ -310,9 +333,17 @@ def _others_leave_too(ctx: FileContext, gate: Gate, work: Work) -> bool:
 
 
 def _message(
-    ctx: FileContext, node: cst.Break | cst.Return, gate: Gate, region: cst.CSTNode, work: Work
+    ctx: FileContext,
+    node: cst.Break | cst.Return,
+    gate: Gate,
+    region: cst.CSTNode,
+    work: Work,
+    override: Override | None = None,
 ) -> str:
     where = gate.describe(ctx.code(gate.test).strip())
+    if override is not None:
+        changed = override.gate.describe(ctx.code(override.gate.test).strip())
+        where += f" (`{override.name}` changes {changed}, so the ranks read different values)"
     if isinstance(region, cst.FunctionDef):
         leaves = f"`return` ends `{region.name.value}()` {where}"
         then = "go on to"
