@@ -16,8 +16,8 @@ from ddplint.names import dotted
 LOAD = "torch.load"
 # A call that reads a checkpoint back (`torch.load`, `load_checkpoint`, `resume_from`), and
 # one named for resuming in particular.
-READER = re.compile(r"(?i)load|resume|restore|recover")
-RESUMER = re.compile(r"(?i)resume|restore|recover")
+READER = re.compile(r"(?i)load|resume|restore|recover|restart")
+RESUMER = re.compile(r"(?i)resume|restore|recover|restart")
 # A name an optimizer is kept under (`optimizer`, `self.opt`, `solver`).
 OPTIMIZER_NAME = re.compile(r"(?i)optim|(^|_)opt(_|$)|solver")
 _COUNTER_KEY = re.compile(
