@@ -14,6 +14,7 @@ from ddplint.domain.ddp_facts import argument, keyword, string_value
 from ddplint.domain.launch_commands import launched_on_own_gpus
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.domain.per_process_devices import default_device_is_own
+from ddplint.domain.ranks import int_literal
 from ddplint.domain.receivers import (
     exclusive_branch,
     is_module,
@@ -34,6 +35,7 @@ from ddplint.rules.ddp020_cuda_without_set_device.device_picks import (
 )
 
 _IS_INITIALIZED = "torch.distributed.is_initialized"
+_DEVICE_COUNT = "torch.cuda.device_count"
 
 
 def _fix(ctx: FileContext) -> FixSpec | None:
@@ -84,7 +86,8 @@ runs in one process only is left alone: on the single-process side of an
 (or one of one rank: `WORLD_SIZE` set to 1) and reads no rank, in a pytest test skipped
 under a distributed launch (`skipif("WORLD_SIZE" in os.environ)`) or with no sign of one
 in its name, markers, fixtures or body, or in a Ray actor given GPUs of its own
-(`@ray.remote(num_gpus=1)`), in a function or `__main__` block whose every process-group
+(`@ray.remote(num_gpus=1)`), under `if torch.cuda.device_count() == 1:` (the process sees
+one GPU: nothing idles), in a function or `__main__` block whose every process-group
 start is given `world_size=1` (a one-process demo), also in a function only such code
 calls, here or in another module (`ddplint.domain.runners`). Fake tensors (under
 `FakeTensorMode`) take no GPU memory. Where the project's own launch gives each process one
@@ -232,6 +235,7 @@ def evaluate(model, loader):
             if not default_device_is_own(ctx, use)
             and not device_of_callers(ctx, use)
             and not _never_runs(ctx, use)
+            and not _one_visible_gpu(ctx, use)
         ]
         if not uses:
             return
@@ -284,6 +288,27 @@ def evaluate(model, loader):
                 "paths",
                 unproven=_started_elsewhere(ctx, branch, node),
             )
+
+
+def _one_visible_gpu(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs only where the process sees one GPU (`if torch.cuda.device_count() ==
+    1:`, `<= 1`, `< 2`): the default device is the only one, so no GPU idles and none is
+    shared that would not be anyway."""
+    for condition in ctx.flow.conditions(node):
+        test = condition.test
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+            continue
+        left, target = test.left, test.comparisons[0]
+        if not (isinstance(left, cst.Call) and ctx.call_name(left) == _DEVICE_COUNT):
+            continue
+        bound = int_literal(target.comparator)
+        operator = target.operator
+        one = (isinstance(operator, (cst.Equal, cst.LessThanEqual)) and bound == 1) or (
+            isinstance(operator, cst.LessThan) and bound == 2
+        )
+        if one and condition.holds:
+            return True
+    return False
 
 
 def _test_module_constant(ctx: FileContext, node: cst.CSTNode) -> bool:
