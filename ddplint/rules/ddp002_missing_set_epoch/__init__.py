@@ -179,7 +179,9 @@ through `loader.sampler.set_epoch(...)`, and not in a function called from the l
 (in this file or, when several files are linted together, in a sibling module such as
 `engine.train_one_epoch`). Samplers built with `shuffle=False` (evaluation) are left alone,
 and so is an epoch loop that goes round at most once (`range(num_epochs)` with
-`num_epochs = 1`): no second epoch repeats an order.
+`num_epochs = 1`): no second epoch repeats an order, and a sampler over a dataset of a
+class of this file whose `__getitem__` never reads its index (a fresh random crop on every
+call): the order changes nothing.
 Also flags an epoch loop that builds a new shuffling sampler in every pass, over the same
 dataset and with a seed that does not change from pass to pass, and never calls
 `set_epoch` on it: in the loop itself, or through a function of the file that the loop
@@ -434,6 +436,8 @@ def main(train_set, model, epochs):
             shuffle = shuffles(ctx, sampler)
             if shuffle is False or is_evaluation_sampler(ctx, sampler):
                 continue
+            if _index_ignored(ctx, sampler):
+                continue  # every item is a fresh random draw: the order changes nothing
             if shuffle is None:
                 untraced.append((sampler, None))
                 continue
@@ -627,6 +631,42 @@ def main(train_set, model, epochs):
         if via == "sampler" and (inline or value is sampler.call):
             return f"{epoch.name}.sampler"
         return None
+
+
+def _index_ignored(ctx: FileContext, sampler: SamplerUse) -> bool:
+    """The sampler's dataset is, on every path, an object of a class of this file whose
+    `__getitem__` never reads the index it is given (each item a fresh random crop): the
+    order the sampler deals out changes nothing."""
+    dataset = argument(sampler.call, 0, "dataset")
+    if dataset is None:
+        return False
+    made = [v.expr for v in ctx.resolver.values(dataset, sampler.call) if v.leaf]
+    if not made:
+        return False
+    for expr in made:
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
+            return False
+        classes = ctx.model.classes.get(expr.func.value, [])
+        if len(classes) != 1 or not _ignores_index(ctx, classes[0]):
+            return False
+    return True
+
+
+def _ignores_index(ctx: FileContext, cls: cst.ClassDef) -> bool:
+    getters = [
+        f
+        for f in ctx.nodes_within(cls, cst.FunctionDef)
+        if isinstance(f, cst.FunctionDef)
+        and f.name.value == "__getitem__"
+        and ctx.model.enclosing_class(f) is cls
+    ]
+    if len(getters) != 1:
+        return False
+    params = getters[0].params.params
+    if len(params) < 2:
+        return False
+    index = params[1].name.value
+    return index not in ctx.names_in(getters[0].body)
 
 
 def _shuffle_passed_in(ctx: FileContext, sampler: SamplerUse) -> bool:

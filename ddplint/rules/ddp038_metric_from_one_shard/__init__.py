@@ -39,7 +39,8 @@ collective, no helper named for one: `all_reduce`, `all_gather`, `reduce_tensor`
 `gather_for_metrics`, `synchronize_between_processes`, ...; a barrier or a helper of
 another module that starts the process group combines nothing), and reports
 where that value
-is used as the result: compared (to pick the best checkpoint, or to stop), given to a
+is used as the result: compared to act on the outcome (to pick the best checkpoint, or to
+stop: an `if` that only keeps the best number for a log is no decision), given to a
 scheduler's `step()`, or logged (`print`, `logger.info`, `add_scalar`, `wandb.log`). The
 value is followed into the callers of this file when the evaluation function returns it;
 a caller that combines values silences it, and so does a value bound only by a call
@@ -107,6 +108,7 @@ def main(model, criterion, val_set, epochs):
         val_loss = validate(model, val_loader, criterion)
         if val_loss < best:
             best = val_loss
+            torch.save(model.module.state_dict(), "best.pt")
 """,
         """
 import torch

@@ -144,11 +144,25 @@ def _decides(ctx: FileContext, comparison: cst.Comparison) -> bool:
     parent = ctx.parent(node)
     while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
         node, parent = parent, ctx.parent(parent)
-    if isinstance(parent, (cst.If, cst.While)):
+    if isinstance(parent, cst.While):
         return parent.test is node
+    if isinstance(parent, cst.If):
+        return parent.test is node and _acts(ctx, parent)
     if isinstance(parent, cst.IfExp):
         return parent.test is node
     return isinstance(parent, (cst.Assign, cst.AnnAssign, cst.Return, cst.Assert))
+
+
+def _acts(ctx: FileContext, branch: cst.If) -> bool:
+    """The `if` does something with the comparison's outcome: leaves a loop or the
+    function, raises, or calls something that is not logging (a save, a scheduler), not
+    only `best = loss` and a print (that tracks a number for the log)."""
+    for node in ctx.walk(branch.body):
+        if isinstance(node, (cst.Break, cst.Continue, cst.Return, cst.Raise)):
+            return True
+        if isinstance(node, cst.Call) and _call_kind(ctx, node) != "log":
+            return True
+    return branch.orelse is not None
 
 
 def _ranks_values(comparison: cst.Comparison) -> bool:
