@@ -574,10 +574,30 @@ _TEXT_OPERATORS = (cst.Add, cst.Modulo, cst.Divide)
 _TEXT_FUNCTIONS = frozenset({"str", "format", "join", "Path", "PurePath", "PosixPath"})
 
 
+def _asks_mesh_rank(expr: cst.BaseExpression) -> bool:
+    """`mesh["tp"].get_local_rank()` or `mesh.get_local_rank("tp")` /
+    `get_local_rank(mesh_dim="tp")`: a DeviceMesh's rank within one dimension's group."""
+    if not (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "get_local_rank"
+    ):
+        return False
+    if not expr.args:
+        return isinstance(expr.func.value, cst.Subscript)
+    arg = expr.args[0]
+    keyword = arg.keyword.value if arg.keyword is not None else "mesh_dim"
+    return len(expr.args) == 1 and keyword == "mesh_dim" and isinstance(arg.value, cst.SimpleString)
+
+
 def _asks_group_rank(expr: cst.BaseExpression) -> bool:
     """`expr` calls a rank function with one argument, a process group (`group=...`, or
-    a value whose name says group: `pg`, `self.dp_group`, `get_process_subgroup()`)."""
+    a value whose name says group: `pg`, `self.dp_group`, `get_process_subgroup()`), or
+    asks a device mesh for the rank along one of its dimensions (`mesh["tp"].get_local_rank()`,
+    `mesh.get_local_rank("tp")`)."""
     expr = strip_conversion(expr)
+    if _asks_mesh_rank(expr):
+        return True
     if not isinstance(expr, cst.Call) or len(expr.args) != 1:
         return False
     func = last_name(expr.func)

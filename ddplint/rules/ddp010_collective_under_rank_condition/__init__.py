@@ -71,7 +71,8 @@ project) whose collective runs only under a condition of their own that is not a
 (`if sharded_eval: dist.broadcast(...)`): whether that flag is on where only some ranks
 call them is not known statically. A helper handed a process group (`share(x, group=pg)`,
 `binary_reduce(stats, mesh.get_group("tree"))`), and a test on a rank within a group
-(`if dist.get_rank(reduction_group) == 0:`), are reported as unproven (`--preview`): the
+(`if dist.get_rank(reduction_group) == 0:`, a device mesh's `mesh["tp"].get_local_rank()`),
+are reported as unproven (`--preview`): the
 roots of one group may be exactly the members of the group the helper reduces over (a tree
 reduction across groups), and the code does not show how the groups were built.
 The message says when a helper is memoized (`@functools.cache`): a call with arguments it
