@@ -20,6 +20,17 @@ _SHAPE_ATTRIBUTES = _SHAPE_METHODS | {"shape", "ndim", "dtype", "device"}
 _RAISED_ALIKE = frozenset({"StopIteration", "KeyboardInterrupt", "SystemExit"})
 
 
+def under_test(ctx: FileContext, node: cst.CSTNode, region: cst.CSTNode) -> bool:
+    """`node` sits under an `if` or `while` inside `region`: a test may keep it from
+    running on some ranks (`rank_local_test` says which)."""
+    for ancestor in ctx.ancestors(node):
+        if ancestor is region:
+            return False
+        if isinstance(ancestor, (cst.If, cst.While)):
+            return True
+    return False
+
+
 def rank_local_test(
     ctx: FileContext, node: cst.CSTNode, local: Set[str], region: cst.CSTNode
 ) -> cst.BaseExpression | None:

@@ -521,6 +521,16 @@ def names_bound_to(ctx: FileContext, call: cst.Call, positions: Iterable[int | N
     return found
 
 
+def reads_evaluation_sampler(ctx: FileContext, loader: cst.Call) -> bool:
+    """`loader` draws from a DistributedSampler of the file that serves evaluation
+    (`shuffle=False`, or one serving validation or testing: `is_evaluation_sampler`)."""
+    return any(
+        shuffle_of(sampler.call) is False or is_evaluation_sampler(ctx, sampler)
+        for sampler in distributed_samplers(ctx)
+        if any(use.call is loader for use in sampler.loaders)
+    )
+
+
 def is_evaluation_sampler(ctx: FileContext, sampler: SamplerUse) -> bool:
     """The sampler serves validation or testing (`Loops.serves_evaluation`, from the
     sampler's, its dataset's and its loaders' names, where it is built and how its loaders

@@ -11,7 +11,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
-from ddplint.domain.rank_local_tests import rank_local_test
+from ddplint.domain.rank_local_tests import rank_local_test, under_test
 from ddplint.domain.step_values import step_values
 
 
@@ -45,7 +45,7 @@ def step_test_collectives(ctx: FileContext) -> Iterator[StepTestCollective]:
             for call in ctx.calls_within(region)
             if id(call) not in seen
             and ctx.scope(call) is scope
-            and _under_test(ctx, call, region)
+            and under_test(ctx, call, region)
             and collectives.issues(call)
             and not collectives.on_subgroup(call)
             and gates.gate(call) is None
@@ -67,15 +67,6 @@ def step_test_collectives(ctx: FileContext) -> Iterator[StepTestCollective]:
             )
 
 
-def _under_test(ctx: FileContext, call: cst.Call, region: cst.CSTNode) -> bool:
-    for ancestor in ctx.ancestors(call):
-        if ancestor is region:
-            return False
-        if isinstance(ancestor, (cst.If, cst.While)):
-            return True
-    return False
-
-
 def _in_else(ctx: FileContext, test: cst.BaseExpression, call: cst.Call) -> bool:
     node = ctx.parent(test)
     return isinstance(node, cst.If) and node.orelse is not None and ctx.is_inside(call, node.orelse)
@@ -87,9 +78,7 @@ def _other_branch_issues(ctx: FileContext, test: cst.BaseExpression, call: cst.C
     node = ctx.parent(test)
     if not isinstance(node, cst.If):
         return False
-    other = (
-        node.body if node.orelse is not None and ctx.is_inside(call, node.orelse) else node.orelse
-    )
+    other = node.body if _in_else(ctx, test, call) else node.orelse
     if other is None:
         return False
     issues = domain_of(ctx).collectives.issues

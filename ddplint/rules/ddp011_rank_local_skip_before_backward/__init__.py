@@ -16,6 +16,7 @@ from ddplint.domain.rank_local_tests import (
     catches_rank_local_error,
     enclosing_handler,
     rank_local_test,
+    under_test,
 )
 from ddplint.domain.step_values import (
     batch_names,
@@ -333,13 +334,7 @@ def _guarded_backward(ctx: FileContext, backward: cst.Call, region: cst.CSTNode)
     torch.isfinite(loss): loss.backward()`) whose other branch neither runs a backward
     nor issues a collective: a rank failing the test skips DDP's all-reduce. Proven when
     the step runs a DDP-wrapped model in sight."""
-    tests = []
-    for ancestor in ctx.ancestors(backward):
-        if ancestor is region:
-            break
-        if isinstance(ancestor, (cst.If, cst.While)):
-            tests.append(ancestor)
-    if not tests:
+    if not under_test(ctx, backward, region):
         return None  # most steps: nothing to analyse
     forward = step_values(ctx, region, backward)
     if forward.start is None:

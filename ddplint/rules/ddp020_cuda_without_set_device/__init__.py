@@ -9,6 +9,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.apis import DEVICE_COUNT
 from ddplint.domain.caller_devices import device_of_callers
 from ddplint.domain.ddp_facts import argument, keyword, string_value
 from ddplint.domain.launch_commands import launched_on_own_gpus
@@ -35,7 +36,6 @@ from ddplint.rules.ddp020_cuda_without_set_device.device_picks import (
 )
 
 _IS_INITIALIZED = "torch.distributed.is_initialized"
-_DEVICE_COUNT = "torch.cuda.device_count"
 
 
 def _fix(ctx: FileContext) -> FixSpec | None:
@@ -299,7 +299,7 @@ def _one_visible_gpu(ctx: FileContext, node: cst.CSTNode) -> bool:
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
             continue
         left, target = test.left, test.comparisons[0]
-        if not (isinstance(left, cst.Call) and ctx.call_name(left) == _DEVICE_COUNT):
+        if not (isinstance(left, cst.Call) and ctx.call_name(left) in DEVICE_COUNT):
             continue
         bound = int_literal(target.comparator)
         operator = target.operator
@@ -323,32 +323,32 @@ def _fallback_start(ctx: FileContext, init: cst.Call) -> bool:
     dist.init_process_group(...)`, or the `else` of `if dist.is_initialized():`): the group
     is normally started out of sight (a test fixture, a launcher's setup), by code that may
     have chosen the GPU."""
-    for ancestor in ctx.ancestors(init):
-        if not isinstance(ancestor, cst.If):
-            continue
-        test = ancestor.test
-        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-        if isinstance(test, cst.UnaryOperation) and negated:
-            test = test.expression
-        if isinstance(test, cst.Call) and ctx.call_name(test) == _IS_INITIALIZED:
-            side = ancestor.body if negated else ancestor.orelse
-            if side is not None and ctx.is_inside(init, side):
-                return True
-    return False
+    return any(
+        isinstance(ancestor, cst.If)
+        and (side := _initialized_side(ctx, ancestor, started=False)) is not None
+        and ctx.is_inside(init, side)
+        for ancestor in ctx.ancestors(init)
+    )
 
 
 def _started_elsewhere(ctx: FileContext, branch: cst.If, use: cst.CSTNode) -> bool:
     """`use` runs on the side of `branch` where the process group is already initialised
     (`if dist.is_initialized():`, or the `else` of `if not dist.is_initialized():`): the
     code that started it, and may have chosen the GPU, is out of sight."""
+    side = _initialized_side(ctx, branch, started=True)
+    return side is not None and ctx.is_inside(use, side)
+
+
+def _initialized_side(ctx: FileContext, branch: cst.If, started: bool) -> cst.CSTNode | None:
+    """For `if [not] dist.is_initialized():`, the branch where the process group is already
+    started (`started`) or not yet; None for any other test."""
     test = branch.test
     negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
     if isinstance(test, cst.UnaryOperation) and negated:
         test = test.expression
     if not (isinstance(test, cst.Call) and ctx.call_name(test) == _IS_INITIALIZED):
-        return False
-    started_side = branch.orelse if negated else branch.body
-    return started_side is not None and ctx.is_inside(use, started_side)
+        return None
+    return branch.orelse if negated == started else branch.body
 
 
 def _receiver(node: cst.CSTNode) -> cst.BaseExpression | None:

@@ -20,7 +20,7 @@ from ddplint.domain.random_draws import (
 )
 from ddplint.domain.rank_values import differs_by_rank
 from ddplint.domain.runners import every_rank
-from ddplint.domain.samplers import distributed_samplers, is_evaluation_sampler, shuffle_of
+from ddplint.domain.samplers import reads_evaluation_sampler
 from ddplint.domain.spawned_workers import in_main_block, index_parameter, spawns
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
@@ -287,9 +287,7 @@ def _worker_findings(ctx: FileContext) -> Iterator[Finding]:
             continue  # one finding per function: its first seeding call
         # Without a draw in sight, the seeding itself says the pipeline draws from NumPy
         # or `random`: shown under --preview.
-        proven = seed.sampler_known and (
-            random_augmentation(ctx) is not None or dataset_module_draws(ctx, [seed.loader])
-        )
+        proven = seed.sampler_known and _draws_in_sight(ctx, seed.loader)
         reported.add(id(seed.function))
         persistent = argument(seed.loader, None, "persistent_workers")
         again = (
@@ -327,9 +325,9 @@ def _generator_findings(ctx: FileContext) -> Iterator[Finding]:
             continue
         if differs_by_rank(ranks, seed.call.args[0].value, seed.call):
             continue
-        if _serves_evaluation(ctx, seed.loader):
+        if reads_evaluation_sampler(ctx, seed.loader):
             continue  # an evaluation pipeline rarely draws: its shared seed repeats nothing
-        in_sight = random_augmentation(ctx) is not None or dataset_module_draws(ctx, [seed.loader])
+        in_sight = _draws_in_sight(ctx, seed.loader)
         project = project_of(ctx)
         if not in_sight and (project is None or not project.pipeline_draws(ctx.path)[0]):
             continue
@@ -345,14 +343,10 @@ def _generator_findings(ctx: FileContext) -> Iterator[Finding]:
         )
 
 
-def _serves_evaluation(ctx: FileContext, loader: cst.Call) -> bool:
-    """`loader` draws from an evaluation sampler (`shuffle=False`, or one serving
-    validation or testing: `is_evaluation_sampler`)."""
-    return any(
-        shuffle_of(sampler.call) is False or is_evaluation_sampler(ctx, sampler)
-        for sampler in distributed_samplers(ctx)
-        if any(use.call is loader for use in sampler.loaders)
-    )
+def _draws_in_sight(ctx: FileContext, loader: cst.Call) -> bool:
+    """The file draws at random for its samples, or the module of `loader`'s dataset
+    class does."""
+    return random_augmentation(ctx) is not None or dataset_module_draws(ctx, [loader])
 
 
 def _pipeline_draws(ctx: FileContext) -> bool | None:

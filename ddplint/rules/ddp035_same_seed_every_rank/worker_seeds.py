@@ -48,10 +48,7 @@ def worker_seeds(ctx: FileContext) -> Iterator[WorkerSeed]:
     """The seeding calls of the file's `worker_init_fn`s, given to a loader on a
     DistributedSampler, whose seed is the worker index plus values the same on every rank
     (literals, settings), never the rank or a per-process seed (`torch.initial_seed()`)."""
-    for loader in ctx.calls:
-        name = ctx.call_name(loader)
-        if name not in LOADER_CLASSES and name not in _INITS:
-            continue
+    for loader in _loaders(ctx):
         init = argument(loader, None, "worker_init_fn")
         func = _function(ctx, init) if init is not None else None
         sharded = _sharded(ctx, loader) if func is not None else None
@@ -60,6 +57,15 @@ def worker_seeds(ctx: FileContext) -> Iterator[WorkerSeed]:
         for call in ctx.calls_within(func):
             if _seeds(ctx, call) and _by_worker_index(ctx, call, func):
                 yield WorkerSeed(call, loader, func, sharded)
+
+
+def _loaders(ctx: FileContext) -> Iterator[cst.Call]:
+    """The file's DataLoader constructions (`DataLoader(...)`, a subclass's
+    `super().__init__(...)`)."""
+    for call in ctx.calls:
+        name = ctx.call_name(call)
+        if name in LOADER_CLASSES or name in _INITS:
+            yield call
 
 
 def _function(ctx: FileContext, expr: cst.BaseExpression) -> cst.FunctionDef | cst.Lambda | None:
@@ -204,10 +210,7 @@ def generator_seeds(ctx: FileContext) -> Iterator[GeneratorSeed]:
     its workers' base seed from that generator, so worker k of every rank gets the same
     seed, unless a `worker_init_fn` re-seeds the workers by other means than that base
     seed (those are `worker_seeds`' or left alone)."""
-    for loader in ctx.calls:
-        name = ctx.call_name(loader)
-        if name not in LOADER_CLASSES and name not in _INITS:
-            continue
+    for loader in _loaders(ctx):
         generator = argument(loader, None, "generator")
         if generator is None:
             continue

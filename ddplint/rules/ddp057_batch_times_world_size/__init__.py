@@ -11,17 +11,16 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
-from ddplint.domain.apis import LOADER_CLASSES
+from ddplint.domain.apis import DEVICE_COUNT, LOADER_CLASSES
 from ddplint.domain.ddp_facts import is_false
 from ddplint.domain.loops import named_for
 from ddplint.domain.option_defaults import option_default
 from ddplint.domain.ranks import int_literal
-from ddplint.domain.samplers import distributed_samplers, is_evaluation_sampler, shuffle_of
+from ddplint.domain.samplers import reads_evaluation_sampler
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
-_DEVICE_COUNT = "torch.cuda.device_count"
 # A batch sampler that deals batches per rank (`DistributedBucketSampler`).
 _BATCH_SAMPLER = re.compile(r"^Distributed\w*(?:Batch|Bucket)\w*Sampler$")
 _SPLIT_BY_NODE = "datasets.distributed.split_dataset_by_node"
@@ -237,11 +236,8 @@ def _split_by_node(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, 
 
 def _serves_evaluation(ctx: FileContext, loader: cst.Call) -> bool:
     """The loader reads an evaluation sampler, or its names say evaluation."""
-    for sampler in distributed_samplers(ctx):
-        if any(use.call is loader for use in sampler.loaders) and (
-            shuffle_of(sampler.call) is False or is_evaluation_sampler(ctx, sampler)
-        ):
-            return True
+    if reads_evaluation_sampler(ctx, loader):
+        return True
     dataset = argument(loader, 0, "dataset")
     names = [dotted(dataset) or ""] if dataset is not None else []
     statement = ctx.statement(loader)
@@ -296,7 +292,7 @@ def _device_count(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -
     """`expr` holds `torch.cuda.device_count()` on every path."""
     values = [v for v in ctx.resolver.values(expr, at) if v.leaf]
     return bool(values) and all(
-        isinstance(v.expr, cst.Call) and ctx.call_name(v.expr) == _DEVICE_COUNT for v in values
+        isinstance(v.expr, cst.Call) and ctx.call_name(v.expr) in DEVICE_COUNT for v in values
     )
 
 
