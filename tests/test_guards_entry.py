@@ -60,9 +60,22 @@ def test_disabled_guard_stays_silent(runs: dict[str, Future[Run]]) -> None:
     assert result.report_lines() == []
 
 
-@pytest.mark.timeout(WAIT_LIMIT + 60)
-def test_unreachable_store_warns_once_and_run_completes(runs: dict[str, Future[Run]]) -> None:
+# What libstdc++ prints when gloo's teardown aborts a process that has finished its work: a
+# torch shutdown race on a loaded machine, not the guard's doing.
+_TEARDOWN_ABORT = "terminate called without an active exception"
+
+
+@pytest.mark.timeout(WAIT_LIMIT + 210)
+def test_unreachable_store_warns_once_and_run_completes(
+    runs: dict[str, Future[Run]], tmp_path_factory: pytest.TempPathFactory
+) -> None:
     result = _done(runs, "unreachable")
+    if result.returncode != 0 and _TEARDOWN_ABORT in result.stderr:
+        # the run aborted in gloo's teardown (seen once in a full run on 2 cores): the
+        # guard's behaviour is judged on a run that got that far, so it is run again once
+        cmd, env, cwd = jobs(tmp_path_factory.getbasetemp() / "guards")["unreachable"]
+        result = run(cmd, env, cwd, timeout=150)
+        assert result.survivors == [], f"processes left behind: {result.survivors}"
     assert result.returncode == 0, result.stderr[-4000:]
     lines = result.report_lines()
     assert len([x for x in lines if "cannot reach the c10d store" in x]) == 2, lines  # per rank
