@@ -80,3 +80,17 @@ def test_modules_imported_by_a_name_in_a_string(
     text: str, whole: set[str], packages: set[str]
 ) -> None:
     assert imported_by_name(text) == (frozenset(whole), frozenset(packages))
+
+
+@pytest.mark.parametrize(
+    ("text", "whole"),
+    [
+        ("m = __import__('pkg.mod')", {"pkg.mod"}),
+        ("m = importlib.__import__('pkg.mod')", {"pkg.mod"}),
+        ("m = x.__import__('pkg.mod')", set()),
+        ("m = my_import_module('pkg.mod')", set()),
+        ("m = importlib.import_module( 'pkg.mod' )", {"pkg.mod"}),
+    ],
+)
+def test_only_the_import_functions_themselves_count(text: str, whole: set[str]) -> None:
+    assert imported_by_name(text)[0] == frozenset(whole)

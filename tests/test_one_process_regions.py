@@ -40,6 +40,44 @@ def test_branches_literals_decide(body: str, dead: bool) -> None:
 
 
 @pytest.mark.parametrize(
+    ("body", "dead"),
+    [
+        # `else` of a test the function made mandatory before: one value, both ways.
+        (
+            "if not args.distributed:\n        raise SystemExit\n    if args.distributed:\n"
+            "        pass\n    else:\n        mark()",
+            True,
+        ),
+        (
+            "if args.distributed:\n        pass\n    else:\n        raise ValueError\n"
+            "    if not args.distributed:\n        mark()",
+            True,
+        ),
+        ("if flag:\n        if not flag:\n            mark()", True),
+        ("if flag and n:\n        if not flag:\n            mark()", True),
+        # Something between the tests may change the value.
+        ("if flag:\n        flag = False\n        if not flag:\n            mark()", False),
+        (
+            "if not args.distributed:\n        raise SystemExit\n    setup(args)\n"
+            "    if not args.distributed:\n        mark()",
+            False,
+        ),
+        (
+            "if args.distributed:\n        args.distributed = n > 1\n"
+            "        if not args.distributed:\n            mark()",
+            False,
+        ),
+        # Different values, or one test read only once.
+        ("if flag:\n        if not n:\n            mark()", False),
+        ("if not flag:\n        mark()", False),
+    ],
+)
+def test_tests_that_need_one_value_both_ways(body: str, dead: bool) -> None:
+    ctx = _context(f"def run(args, n, flag):\n    {body}\n")
+    assert never_runs(ctx.flow, ctx.resolver, _marked(ctx)) is dead
+
+
+@pytest.mark.parametrize(
     ("launch", "one"),
     [
         ("mp.spawn(work)", True),

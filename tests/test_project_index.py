@@ -102,9 +102,12 @@ def test_modules_that_cannot_matter_are_not_parsed(tmp_path, monkeypatch):
 
 def test_a_module_that_may_matter_is_parsed(tmp_path, monkeypatch):
     """The same project with a collective in the layer that the model builds: the model
-    module now leads to a distributed name, so the question is answered from its parse."""
+    module now leads to a collective, so the question is answered from its parse."""
     layers = LAYERS.replace(
         "import torch.nn as nn", "import torch.distributed as dist\nimport torch.nn as nn"
+    ).replace(
+        "super().__init__(width, width)",
+        "super().__init__(width, width)\n        dist.broadcast(self.weight, 0)",
     )
     files = {"train.py": TRAIN, "utils.py": UTILS, "models.py": MODELS, "layers.py": layers}
     parsed, findings = _run(files, tmp_path, monkeypatch)
@@ -403,3 +406,58 @@ def test_checkpoint_formats_come_from_the_modules_that_save_only(tmp_path, monke
     parsed, findings = _run(files, tmp_path, monkeypatch, codes=frozenset({"DDP033"}))
     assert findings == [("train.py", "DDP033", 15)]
     assert parsed == ["ckpt_io.py", "train.py"]
+
+
+RANK_ONLY_HELPER = """\
+import torch.distributed as dist
+
+
+def log_stats(model):
+    if dist.get_rank() == 0:
+        print(model)
+"""
+
+
+def test_a_helper_that_only_asks_the_rank_is_not_parsed_for_collectives(tmp_path, monkeypatch):
+    """A module that names `torch.distributed` but writes no collective's name cannot issue
+    one: the question "does `utils.log_stats` issue a collective" is answered from its text."""
+    files = {"train.py": TRAIN, "utils.py": RANK_ONLY_HELPER}
+    parsed, findings = _run(files, tmp_path, monkeypatch)
+    assert parsed == ["train.py"]
+    assert findings == []
+
+
+DEVICE_HELPERS = {
+    "plain": "import torch\n\ndef setup(i):\n    torch.cuda.set_device(i)\n",
+    "context": "import torch\n\ndef setup(i):\n    return torch.cuda.device(i)\n",
+    "from-import": "from torch.cuda import device\n\ndef setup(i):\n    return device(i)\n",
+    "module alias": "import torch.cuda as tc\n\ndef setup(i):\n    return tc.device(i)\n",
+    "torch alias": "import torch as th\n\ndef setup(i):\n    return th.cuda.device(i)\n",
+    "accelerator": "import torch\n\ndef setup(i):\n    torch.accelerator.set_device_index(i)\n",
+}
+
+
+@pytest.mark.parametrize("helper", sorted(DEVICE_HELPERS))
+def test_every_spelling_of_a_device_setter_passes_its_text_test(helper: str) -> None:
+    """The text test that spares parses for "does this helper set the device" holds on each
+    way a module can write a setter (`device_setters.sets_device`)."""
+    from ddplint.context import FileContext
+    from ddplint.domain.device_setters import sets_device
+    from ddplint.parsing import parse
+    from ddplint.project.text_tests import NamesDeviceSetter
+
+    text = DEVICE_HELPERS[helper]
+    parsed = parse("helper.py", text.encode())
+    assert isinstance(parsed, tuple)
+    ctx = FileContext("helper.py", *parsed)
+    assert any(sets_device(ctx, call) for call in ctx.calls)
+    assert NamesDeviceSetter().search(text) is True
+
+
+def test_a_module_that_only_moves_tensors_to_cuda_names_no_device_setter() -> None:
+    from ddplint.project.text_tests import NamesDeviceSetter
+
+    text = (
+        "import torch\n\ndef move(x):\n    if torch.cuda.is_available():\n        return x.cuda()\n"
+    )
+    assert NamesDeviceSetter().search(text) is None

@@ -1,7 +1,9 @@
 """One definition of "never: nothing live calls it": whether a statement can run.
 
 `LIVE`: nothing says it cannot (the default: a call counts whatever calls it). `NEVER`: it
-cannot run. A test the literals decide against it (`ddplint.engine.dead_code`); a test on a
+cannot run. A test the literals decide against it, or two tests that need one value both
+true and false (`else` of `if args.distributed:` after `if not args.distributed: raise`:
+`ddplint.engine.dead_code`); a test on a
 parameter that always holds its default (a private function whose every call is in sight,
 none passing it); or a function no code names (not in its file outside its own definition
 and functions that never run themselves, not in another file of the project, not in the

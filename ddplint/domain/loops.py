@@ -192,10 +192,16 @@ class Loops:
     def in_eval_mode(self, node: cst.CSTNode) -> bool:
         """`node` follows a `X.eval()` call in a function that does not train, with no
         `X.train()` call in between."""
-        model = self.model
-        frame = model.frame(node)
+        frame = self.model.frame(node)
         if not isinstance(frame, cst.FunctionDef) or frame in self._training_functions():
             return False
+        return self.after_eval_switch(node)
+
+    def after_eval_switch(self, node: cst.CSTNode) -> bool:
+        """`node` follows, in its function, a `X.eval()` call with no `X.train()` call in
+        between, whether or not the function also trains elsewhere."""
+        model = self.model
+        frame = model.frame(node)
         switched = False
         for call in model.calls_by_frame(frame):
             if model.order[call] >= model.order[node]:

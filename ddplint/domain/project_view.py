@@ -130,6 +130,8 @@ class ProjectView(Protocol):
 
     def device_callers(self, path: str) -> tuple[str, ...]: ...
 
+    def launched_per_gpu_elsewhere(self, path: str) -> bool: ...
+
     def callers_run(self, ctx: FileContext, func: cst.FunctionDef, depth: int) -> Runners | None:
         """Who runs `func` where the other project modules call it
         (`ddplint.domain.runners`); None when none is seen to."""

@@ -42,6 +42,8 @@ _REPLICAS = 1  # DistributedSampler(dataset, num_replicas, ...)
 _LOADER_NAME = re.compile(r"Loader\w*$")
 # Collectives that wait or set up, and carry no value across ranks (a broadcast does: one
 # rank's decision made every rank's).
+# Attributes of collected results that say how many there are, not what they measure.
+_MEASURES = frozenset({"shape", "size", "numel", "__len__", "count", "index", "dtype", "device"})
 _NOT_COMBINING = frozenset(
     f"torch.distributed.{name}" for name in ("barrier", "monitored_barrier", "new_group")
 )
@@ -136,20 +138,14 @@ def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
 
 
 def _collected(ctx: FileContext, loop: cst.For, frame: Scope) -> list[cst.Assign]:
-    """The empty lists made before `loop` in its function (`preds = []`) that it appends
-    to (`preds.append(out)`, `preds.extend(...)`): the results of this rank's shard."""
+    """The empty containers made before `loop` in its function (`preds = []`, `outputs =
+    defaultdict(list)`) that it fills (`preds.append(out)`, `preds.extend(...)`,
+    `outputs["pred"].append(out)`, `outputs["pred"] = torch.cat(...)`): the results of
+    this rank's shard."""
     found: list[cst.Assign] = []
-    for call in ctx.calls_within(loop.body):
-        func = call.func
-        if not (
-            isinstance(func, cst.Attribute)
-            and func.attr.value in ("append", "extend")
-            and isinstance(func.value, cst.Name)
-            and ctx.scope(call) is frame
-        ):
-            continue
-        bindings = ctx.resolver.reaching(func.value.value, loop)
-        if bindings and all(_empty_list_before(ctx, b, loop) for b in bindings):
+    for name in _filled(ctx, loop, frame):
+        bindings = ctx.resolver.reaching(name.value, loop)
+        if bindings and all(_empty_container_before(ctx, b, loop) for b in bindings):
             found.extend(
                 b.statement
                 for b in bindings
@@ -158,8 +154,30 @@ def _collected(ctx: FileContext, loop: cst.For, frame: Scope) -> list[cst.Assign
     return found
 
 
-def _empty_list_before(ctx: FileContext, binding: Binding, loop: cst.For) -> bool:
-    """`binding` assigns an empty list (`preds = []`, `preds, trues = [], []`) before `loop`."""
+def _filled(ctx: FileContext, loop: cst.For, frame: Scope) -> Iterator[cst.Name]:
+    """The names of `frame` whose container `loop`'s body fills: appended or extended
+    (itself or an item of it), or given an item."""
+    for call in ctx.calls_within(loop.body):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend"):
+            held = func.value.value if isinstance(func.value, cst.Subscript) else func.value
+            if isinstance(held, cst.Name) and ctx.scope(call) is frame:
+                yield held
+    for statement in ctx.nodes_within(loop.body, cst.Assign):
+        assert isinstance(statement, cst.Assign)
+        for target in statement.targets:
+            item = target.target
+            if (
+                isinstance(item, cst.Subscript)
+                and isinstance(item.value, cst.Name)
+                and ctx.scope(statement) is frame
+            ):
+                yield item.value
+
+
+def _empty_container_before(ctx: FileContext, binding: Binding, loop: cst.For) -> bool:
+    """`binding` assigns an empty list or dict before `loop` (`preds = []`, `preds, trues =
+    [], []`, `outputs = defaultdict(list)`)."""
     value: cst.BaseExpression | None = binding.value
     if binding.index is not None:
         elements = value.elements if isinstance(value, cst.Tuple) else ()
@@ -167,10 +185,21 @@ def _empty_list_before(ctx: FileContext, binding: Binding, loop: cst.For) -> boo
     return (
         binding.kind == "assign"
         and isinstance(binding.statement, cst.Assign)
-        and isinstance(value, cst.List)
-        and not value.elements
+        and value is not None
+        and _empty_container(ctx, value)
         and ctx.before(binding.statement, loop)
     )
+
+
+def _empty_container(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    if isinstance(value, (cst.List, cst.Dict)):
+        return not value.elements
+    if not isinstance(value, cst.Call):
+        return False
+    name = ctx.call_name(value) or dotted(value.func) or ""
+    if name in ("list", "dict", "collections.OrderedDict"):
+        return not value.args
+    return name == "collections.defaultdict" and len(value.args) <= 1
 
 
 def collected_from(
@@ -186,6 +215,12 @@ def collected_from(
     if not collected:
         return None
     for value in ctx.resolver.sources(expr, at, depth=4):
+        if type(value.expr) is cst.Attribute:  # `preds.numpy()`: the results `preds` holds
+            root = _results_root(value.expr)
+            found = None if root is None else collected_from(ctx, root, value.at, collected, depth)
+            if found is not None:
+                return found
+            continue
         if not isinstance(value.expr, cst.Name) or _measured(ctx, value.expr):
             continue
         for binding in ctx.resolver.reaching(value.expr.value, value.at):
@@ -198,6 +233,17 @@ def collected_from(
                     if found is not None:
                         return found
     return None
+
+
+def _results_root(expr: cst.Attribute) -> cst.Name | None:
+    """The name an attribute chain reads results from (`preds` of `preds.numpy`), unless
+    the chain measures how many results there are (`preds.shape`, `preds.size`)."""
+    node: cst.BaseExpression = expr
+    while isinstance(node, cst.Attribute):
+        if node.attr.value in _MEASURES:
+            return None
+        node = node.value
+    return node if isinstance(node, cst.Name) else None
 
 
 def _measured(ctx: FileContext, name: cst.Name) -> bool:
@@ -266,14 +312,15 @@ def metered(
 
 def evaluation_shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
     """`shard_loops` that evaluate (under `no_grad`, with a `no_grad` block of their own
-    in the body, or after `model.eval()`) and do not train."""
+    in the body, or after `model.eval()`, also in a function that trains elsewhere) and
+    do not train."""
     loops = domain_of(ctx).loops
     for shard in shard_loops(ctx):
         if loops.is_training_loop(shard.loop):
             continue
         if (
             loops.is_evaluation(shard.loop)
-            or loops.in_eval_mode(shard.loop)
+            or loops.after_eval_switch(shard.loop)
             or loops.turns_gradients_off_inside(shard.loop)
         ):
             yield shard

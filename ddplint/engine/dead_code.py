@@ -1,6 +1,7 @@
 """Code that never runs: a branch whose test the literals the resolver knows decide against
-it (`world_size = 1` then `if world_size > 1:`, `DEBUG = False` then `if DEBUG:`), or the
-code after an early exit whose test they decide for it."""
+it (`world_size = 1` then `if world_size > 1:`, `DEBUG = False` then `if DEBUG:`), the
+code after an early exit whose test they decide for it, or code that needs one test both
+true and false (`else` of `if args.distributed:` after `if not args.distributed: raise`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ddplint.engine.flow import Flow
+from ddplint.engine.flow import Condition, Flow
 from ddplint.engine.resolve import Resolver
+from ddplint.names import dotted
 
 _COMPARE: dict[type[cst.BaseCompOp], Callable[[int, int], bool]] = {
     cst.Equal: operator.eq,
@@ -24,8 +26,51 @@ _COMPARE: dict[type[cst.BaseCompOp], Callable[[int, int], bool]] = {
 
 
 def never_runs(flow: Flow, resolver: Resolver, node: cst.CSTNode) -> bool:
-    """A condition `node` runs under in its function is certainly false."""
-    return any(decided(resolver, c.test, c.gate) is (not c.holds) for c in flow.conditions(node))
+    """A condition `node` runs under in its function is certainly false, or two of them
+    need one value both true and false (`contradicted`)."""
+    conditions = flow.conditions(node)
+    return any(decided(resolver, c.test, c.gate) is (not c.holds) for c in conditions) or (
+        len(conditions) > 1 and contradicted(resolver, conditions)
+    )
+
+
+def contradicted(resolver: Resolver, conditions: list[Condition]) -> bool:
+    """Two of `conditions` fix one name or attribute chain (`args.distributed`) to opposite
+    truth values, and nothing between their tests may change it: no assignment reaches
+    one test and not the other, and for an attribute no call between them is handed the
+    object or called on it (`init_distributed_mode(args)` may set `args.distributed`)."""
+    fixed: dict[str, tuple[bool, cst.CSTNode]] = {}
+    for condition in conditions:
+        for term, value in condition.terms():
+            key = dotted(term) if type(term) in (cst.Name, cst.Attribute) else None
+            if key is None:
+                continue
+            earlier = fixed.setdefault(key, (value, condition.gate))
+            if earlier[0] != value and _unchanged(resolver, key, earlier[1], condition.gate):
+                return True
+    return False
+
+
+def _unchanged(resolver: Resolver, key: str, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    """`key` holds the same value at the gates `first` and `second` of one function."""
+    model = resolver.model
+    if model.frame(first) is not model.frame(second):
+        return False
+    reaching = {id(b.statement) for b in resolver.reaching(key, first)}
+    if reaching != {id(b.statement) for b in resolver.reaching(key, second)}:
+        return False
+    if "." not in key:
+        return True
+    root = key.partition(".")[0]
+    start, end = sorted((model.order[first], model.order[second]))
+    for call in model.calls_by_frame(model.frame(first)):
+        if not start < model.order[call] < end:
+            continue
+        receiver = call.func.value if type(call.func) is cst.Attribute else None
+        handed = [a.value for a in call.args]
+        if any(type(e) is cst.Name and e.value == root for e in (receiver, *handed)):
+            return False
+    return True
 
 
 def decided(resolver: Resolver, test: cst.BaseExpression, at: cst.CSTNode) -> bool | None:

@@ -28,8 +28,11 @@ _IMPORT = re.compile(r"import(?<=(?<![\w.])import)\s+([^\n;]*)", re.ASCII)
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*", re.ASCII)
 # A module named by a string (`importlib.import_module("train.metrics")`), or picked from a
 # package by a computed name (`import_module("data." + name)`, `import_module(f"models.{arch}")`).
+# The function's name leads and the test of what stands before it follows, as in `_FROM`.
 _BY_NAME = re.compile(
-    r"(?:(?<![\w.])|(?<=importlib\.))(?:import_module|__import__)"
+    r"(?:import_module|__import__)"
+    r"(?:(?<=(?<![\w.])import_module)|(?<=importlib\.import_module)"
+    r"|(?<=(?<![\w.])__import__)|(?<=importlib\.__import__))"
     r"\(\s*f?([\"'])([A-Za-z_][\w.]*)(\{|\1)",
     re.ASCII,
 )
@@ -63,7 +66,7 @@ def imported_by_name(text: str) -> tuple[frozenset[str], frozenset[str]]:
     before the computed part, `data` of `"data." + name`). Relative names are left out."""
     whole: set[str] = set()
     packages: set[str] = set()
-    if "import" not in text:
+    if "import_module" not in text and "__import__" not in text:
         return frozenset(), frozenset()
     for match in _BY_NAME.finditer(text):
         name, computed = match.group(2), match.group(3) == "{" or match.group(2).endswith(".")

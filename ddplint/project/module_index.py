@@ -265,6 +265,10 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
             self._matched[key] = text.search(self._text(path)) is not None
         return self._matched[key]
 
+    def may_import(self, importer: str, path: str) -> bool:
+        """The text of the module at `importer` may import the module at `path` (`_scan`)."""
+        return path in self._scan(importer)
+
     def scan_closure(self, path: str) -> set[str]:
         """`path` and the files its text may import, transitively (`_scan`)."""
         seen = {path}

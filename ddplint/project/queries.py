@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddplint.domain.apis import SYNC_COLLECTIVES
 from ddplint.domain.checkpoint_formats import SavedFormat
 from ddplint.domain.checkpoints import SAVE
 from ddplint.domain.model_layers import BATCHNORM_TEXT
@@ -48,7 +49,14 @@ from ddplint.project.summaries import (
     object_method,
     summarize_path,
 )
-from ddplint.project.text_tests import AllOf, AnyOf, NamesTorchDistributed, TextTest, Words
+from ddplint.project.text_tests import (
+    AllOf,
+    AnyOf,
+    NamesDeviceSetter,
+    NamesTorchDistributed,
+    TextTest,
+    Words,
+)
 from ddplint.project_files import mentions_checkpoint_loading, project_files
 from ddplint.source import might_be_distributed
 
@@ -64,7 +72,8 @@ _CLASS_FACTS = frozenset({"process_group", "sets_device", "batchnorm"})
 _USES = frozenset({PROCESS_GROUP, RANK_QUERY})
 NOWHERE = ("", "")  # a look-up that ends in modules that cannot hold the fact asked
 # For each fact of `Project._reaches`, text that a module holding a site it starts from
-# contains: a name for `torch.distributed` for a collective (`NamesTorchDistributed`);
+# contains: for a collective, a name for `torch.distributed` (`NamesTorchDistributed`) and
+# the collective's own name (`SYNC_COLLECTIVES`, as `_calling` reads it);
 # `torch.save`; the job starters (`STARTERS`); a download (`download=True`, the hubs,
 # `from_pretrained`); `LOCAL_RANK`; any use of the process group, asking the rank, world
 # size or main process by name or from the environment (`uses_process_group_at`,
@@ -81,9 +90,12 @@ _MAIN_PROCESS = (
     rf"\b(?:is_{_GROUP}?{_MAIN}{_ROLE}?|{_GROUP}{_MAIN}{_ROLE}?|{_MAIN}{_ROLE}"
     rf"|is_local_(?:main|master)(?:_process)?)\b"
 )
+_COLLECTIVE_TEXT = AllOf(
+    NamesTorchDistributed(), Words(*(name.rpartition(".")[2] for name in SYNC_COLLECTIVES))
+)
 _FACT_TEXT: dict[str, TextTest] = {
-    "collective": NamesTorchDistributed(),
-    "certain_collective": NamesTorchDistributed(),
+    "collective": _COLLECTIVE_TEXT,
+    "certain_collective": _COLLECTIVE_TEXT,
     "saves": re.compile("save"),
     "unguarded": re.compile("save"),
     "starts": re.compile(_STARTS),
@@ -96,7 +108,7 @@ _FACT_TEXT: dict[str, TextTest] = {
             r"|global_zero|local_zero|SLURM|OMPI|PMI_|MPI_"
         ),
     ),
-    "sets_device": re.compile("set_device|device_index|device_idx|cuda|accelerator"),
+    "sets_device": NamesDeviceSetter(),
     "batchnorm": BATCHNORM_TEXT,
 }
 # Text every module holding `FunctionSummary.returned_loader`, `returned_shard` or
@@ -131,6 +143,14 @@ _MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_C
 # is matched whole but the last, as in `text_tests._GAP` (no exponential backtracking).
 _LAST_COMMENT = r"(?:#[^\n]*)?"
 _GAP = rf"(?:\s|\\|#[^\n]*\n)*{_LAST_COMMENT}"
+# A Python launcher giving each worker its own GPU: it sets `CUDA_VISIBLE_DEVICES` in an
+# environment to a computed value (`os.environ["CUDA_VISIBLE_DEVICES"] = devices[i]`,
+# `env["CUDA_VISIBLE_DEVICES"] = str(gpu)`; not a literal, which is the same for every
+# worker) and starts processes.
+_LAUNCHES_PER_GPU = AllOf(
+    re.compile(r"\[\s*[rRbBuU]?['\"]CUDA_VISIBLE_DEVICES['\"]\s*\]\s*=(?!=)\s*(?![rRbBuU]?['\"])"),
+    re.compile(r"\b(?:Process|spawn|start_processes|Popen|run|call)\s*\("),
+)
 _MAY_STRIP_PREFIX = re.compile(
     r"consume_prefix_in_state_dict_if_present"
     rf"|\b(?:replace|removeprefix|startswith|lstrip|len){_GAP}\("
@@ -815,6 +835,24 @@ class Project:
             for caller in self._callers(path)
         )
 
+    def launched_per_gpu_elsewhere(self, path: str) -> bool:
+        """A module of the project that may import the module at `path` sets
+        `CUDA_VISIBLE_DEVICES` to a computed value and starts processes
+        (`_LAUNCHES_PER_GPU`): a Python launcher that may give each worker its own GPU
+        (`mp.Process(target=train.run)` after `os.environ["CUDA_VISIBLE_DEVICES"] =
+        devices[i]`), whose default CUDA device is then that GPU. Read from the texts of
+        every file of the project (a launcher need not name anything distributed): a worker
+        handed to a launcher is no call the callers' search follows."""
+        path = os.path.abspath(path)
+        files = project_files(self.finder.root(path))
+        return any(
+            "CUDA_VISIBLE_DEVICES" in (files.text(other) or "")
+            and self.summaries.matches(other, _LAUNCHES_PER_GPU)
+            and self.summaries.may_import(other, path)
+            for other in files.paths
+            if other != path
+        )
+
     def device_callers(self, path: str) -> tuple[str, ...]:
         """The functions of the module at `path`, when it starts a process group or
         workers, that other project modules call while a module calling into it sets the
@@ -942,6 +980,15 @@ class Project:
         name the module or a package above it (`import_index`)."""
         if path in self._callers_known:
             return self._callers_known[path]
+        candidates = self._importing(path)
+        self._load(candidates)
+        callers = [c for c in candidates if c in self.summaries and self._calls_into(c, path)]
+        self._callers_known[path] = callers
+        return callers
+
+    def _importing(self, path: str) -> list[str]:
+        """Files under the project root whose import statements name the module at `path`
+        or a package above it (`import_index`)."""
         root = self.finder.root(path)
         if root not in self._import_indexes:
             self._import_indexes[root] = import_index(root)
@@ -951,11 +998,7 @@ class Project:
         while folder.startswith(root + os.sep):
             names.add(os.path.basename(folder))
             folder = os.path.dirname(folder)
-        candidates = sorted(set().union(*(index.get(n, ()) for n in names)) - {path})
-        self._load(candidates)
-        callers = [c for c in candidates if c in self.summaries and self._calls_into(c, path)]
-        self._callers_known[path] = callers
-        return callers
+        return sorted(set().union(*(index.get(n, ()) for n in names)) - {path})
 
     def _calls_into(self, caller: str, path: str) -> bool:
         """The module at `caller` calls a function or class of the module at `path` (another

@@ -11,7 +11,7 @@ import re
 from ddplint.domain.project_view import TextTest
 from ddplint.project.import_scan import scanned_bindings, scanned_imports
 
-__all__ = ["AllOf", "AnyOf", "NamesTorchDistributed", "TextTest", "Words"]
+__all__ = ["AllOf", "AnyOf", "NamesDeviceSetter", "NamesTorchDistributed", "TextTest", "Words"]
 
 
 # Between the parts of a dotted name: spaces, line continuations, a comment or a closing
@@ -41,6 +41,35 @@ class NamesTorchDistributed:
                 rf"(?<![\w.]){re.escape(local)}{_GAP}\.{_GAP}distributed\b", text
             ):
                 return True
+        return None
+
+
+class NamesDeviceSetter:
+    """The module may call what sets the process's device (`device_setters.sets_device`): it
+    writes `set_device`, `device_index` or `device_idx` (`SET_DEVICE`, `.set_device` on a
+    device module, `torch.accelerator.device_index`), or may name `torch.cuda.device`
+    (`torch.cuda.device(i)`, `cuda.device(i)`, `tc.device(i)` after `import torch.cuda as
+    tc`, `from torch.cuda import device` or `*`). Text that only looks like one counts too
+    (a superset)."""
+
+    pattern = "@names a device setter"
+
+    def search(self, text: str) -> bool | None:
+        if "set_device" in text or "device_index" in text or "device_idx" in text:
+            return True
+        if "cuda" not in text:
+            return None
+        if re.search(rf"\bcuda{_GAP}\.{_GAP}device\b", text):
+            return True
+        for local, qualifieds in scanned_bindings(text).items():
+            if "torch.cuda.device" in qualifieds:
+                return True
+            if "torch.cuda" in qualifieds and re.search(
+                rf"(?<![\w.]){re.escape(local)}{_GAP}\.{_GAP}device\b", text
+            ):
+                return True
+        if "torch.cuda" in scanned_imports(text) and re.search(r"import\s*\*", text):
+            return True
         return None
 
 

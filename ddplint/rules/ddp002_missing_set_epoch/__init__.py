@@ -36,6 +36,10 @@ from ddplint.rules.ddp002_missing_set_epoch.epoch_loops import (
 from ddplint.rules.ddp002_missing_set_epoch.late_set_epoch import first_epoch, late_set_epochs
 
 _SEED = 4  # DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
+# What an Accelerate `Accelerator` prepares a loader with: the loader it returns sets its
+# sampler's epoch at the start of every pass (`DataLoaderShard.__iter__`).
+_ACCELERATOR = "accelerate.Accelerator"
+_PREPARE = frozenset({"prepare", "prepare_data_loader"})
 
 
 def _visible_in(ctx: FileContext, name: str, binding_node: cst.CSTNode, loop: cst.CSTNode) -> bool:
@@ -115,6 +119,27 @@ def _rebound_in(ctx: FileContext, held: LoaderName, loop: cst.CSTNode) -> bool:
     return False
 
 
+def _prepared_by_accelerate(ctx: FileContext, held: LoaderName, loop: cst.CSTNode) -> bool:
+    """Every binding of `held`'s name that reaches `loop` is what an Accelerate
+    `Accelerator`'s `prepare(...)` returned (`model, opt, loader = accelerator.prepare(model,
+    opt, loader)`): Accelerate's loader calls `set_epoch` on its sampler at the start of
+    every pass over it."""
+    bindings = ctx.resolver.reaching(held.name, loop)
+    return bool(bindings) and all(
+        isinstance(b.value, cst.Call) and _accelerate_prepare(ctx, b.value) for b in bindings
+    )
+
+
+def _accelerate_prepare(ctx: FileContext, call: cst.Call) -> bool:
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in _PREPARE):
+        return False
+    return any(
+        isinstance(v.expr, cst.Call) and ctx.call_name(v.expr) == _ACCELERATOR
+        for v in ctx.resolver.values(func.value, call)
+    )
+
+
 def _same_arguments(ctx: FileContext, made: cst.Call, loop: cst.For) -> bool:
     """The helper call that builds the sampler is given the same values in every pass of
     `loop` (`get_loaders(train_files, args)`; not `build_loader(stages[epoch])`)."""
@@ -181,7 +206,9 @@ through `loader.sampler.set_epoch(...)`, and not in a function called from the l
 and so is an epoch loop that goes round at most once (`range(num_epochs)` with
 `num_epochs = 1`): no second epoch repeats an order, and a sampler over a dataset of a
 class of this file whose `__getitem__` never reads its index (a fresh random crop on every
-call): the order changes nothing.
+call): the order changes nothing. A loader the loop reads as Accelerate's
+`accelerator.prepare(...)` returned it is left alone too: Accelerate's loader calls
+`set_epoch` on its sampler at the start of every pass.
 Also flags an epoch loop that builds a new shuffling sampler in every pass, over the same
 dataset and with a seed that does not change from pass to pass, and never calls
 `set_epoch` on it: in the loop itself, or through a function of the file that the loop
@@ -449,6 +476,8 @@ def main(train_set, model, epochs):
                 for epoch in finder.without_set_epoch(held.name, held.scope, made, others):
                     if _rebound_in(ctx, held, epoch.loop):
                         continue  # the loop reads a loader bound elsewhere in it
+                    if _prepared_by_accelerate(ctx, held, epoch.loop):
+                        continue  # Accelerate's loader sets its sampler's epoch each pass
                     if id(epoch.loop) not in reported:
                         reported.add(id(epoch.loop))
                         yield self._finding(ctx, sampler, epoch, held.via)

@@ -49,8 +49,9 @@ None: continue`): each rank reads its own shard. A field of the batch tested as 
 (`if batch["size"] == 0:`) is unproven: what it holds is the collate function's choice.
 
 Also flags `backward()` itself under such a test (`if torch.isfinite(loss):
-loss.backward()`) when the test's other branch runs no backward of its own and issues no
-collective: the rank that fails the test skips the backward just the same. An `else:
+loss.backward()`, or the backward in the `else` of `if not torch.isfinite(loss):`) when the
+test's other branch runs no backward of its own and issues no collective: the rank on the
+other side of the test skips the backward just the same. An `else:
 (loss * 0).backward()` keeps the rank in the all-reduce and is left alone. Proven where the
 test weighs a value (`torch.isfinite(loss)`, `loss.item() < limit`); a test of whether
 something exists (`if losses:`, `if part is not None:`) is unproven: whether the data can
@@ -343,12 +344,14 @@ def _guarded_backward(ctx: FileContext, backward: cst.Call, region: cst.CSTNode)
     if test is None:
         return None
     branch = ctx.parent(test)
-    if isinstance(branch, cst.If) and _answers(ctx, branch.orelse):
+    in_else = isinstance(branch, cst.If) and not ctx.is_inside(backward, branch.body)
+    if isinstance(branch, cst.If) and _answers(ctx, _other_branch(ctx, branch, backward)):
         return None  # `else: (loss * 0).backward()`: every rank joins the all-reduce
+    holds, fails = ("fails", "holds") if in_else else ("holds", "fails")
     return Finding(
         backward,
-        f"`{ctx.code(backward).strip()}` runs only where `{ctx.code(test).strip()}` holds "
-        "(a value only this rank computed): a rank where it fails skips the backward, and "
+        f"`{ctx.code(backward).strip()}` runs only where `{ctx.code(test).strip()}` {holds} "
+        f"(a value only this rank computed): a rank where it {fails} skips the backward, and "
         "the others wait in DDP's gradient all-reduce (a hang, or step counts that drift "
         "apart); all-reduce the decision first",
         unproven=not steps_ddp_model(ctx, region, backward) or not _tests_values(ctx, test),
@@ -372,9 +375,15 @@ def _tests_values(ctx: FileContext, test: cst.BaseExpression) -> bool:
     return False
 
 
-def _answers(ctx: FileContext, orelse: cst.CSTNode | None) -> bool:
-    """The `else` branch runs a backward or issues a collective of its own."""
-    if orelse is None:
+def _other_branch(ctx: FileContext, branch: cst.If, backward: cst.Call) -> cst.CSTNode | None:
+    """The branch of `branch` that `backward` is not in: its `else` (or `elif`) when the
+    backward is in its body, else its body (`if not ok: skip()` / `else: loss.backward()`)."""
+    return branch.orelse if ctx.is_inside(backward, branch.body) else branch.body
+
+
+def _answers(ctx: FileContext, other: cst.CSTNode | None) -> bool:
+    """The other branch runs a backward or issues a collective of its own."""
+    if other is None:
         return False
     issues = domain_of(ctx).collectives.issues
     return any(
@@ -383,7 +392,7 @@ def _answers(ctx: FileContext, orelse: cst.CSTNode | None) -> bool:
             issues(node)
             or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward")
         )
-        for node in ctx.walk(orelse)
+        for node in ctx.walk(other)
     )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.device_ranks import device_kind, single_node_group
@@ -11,7 +13,7 @@ from ddplint.domain.devices import device_arguments
 from ddplint.domain.node_counts import runs_on_several_nodes
 from ddplint.domain.project_view import project_of
 from ddplint.domain.rank_kinds import LOCAL_RANK_NAME, RankKind
-from ddplint.domain.ranks import last_name
+from ddplint.domain.ranks import int_literal, last_name
 from ddplint.domain.runners import one_process
 from ddplint.domain.test_modules import is_test_module
 from ddplint.rule import Finding, Rule, register
@@ -51,8 +53,9 @@ Elsewhere it is shown under `--preview` only.
 
 Not flagged: local-rank values (`LOCAL_RANK`, `args.local_rank`, `local_rank`),
 `rank % torch.cuda.device_count()`, the rank parameter of an `mp.spawn` worker, which is
-the process index on one node, and code that runs in one process (a test whose process
-group has one rank: its rank is 0).
+the process index on one node, code that runs in one process (a test whose process
+group has one rank: its rank is 0), and a device chosen under a test that fixes the rank
+to 0 (`if rank == 0: model.cuda(rank)`: global rank 0 is the first node's local rank 0).
 
 ## Example
 ```python
@@ -153,7 +156,7 @@ if __name__ == "__main__":
                 continue
             for value in device_arguments(ctx, call):
                 if device_kind(ctx, value, call) is RankKind.GLOBAL:
-                    if one_process(ctx, call):
+                    if one_process(ctx, call) or _zero_here(ctx, value, call):
                         break
                     named = LOCAL_RANK_NAME.match(last_name(value) or "") is not None
                     held = ", which holds the global rank despite its name" if named else ""
@@ -168,6 +171,23 @@ if __name__ == "__main__":
                         unproven=not several,
                     )
                     break
+
+
+def _zero_here(ctx: FileContext, value: cst.BaseExpression, call: cst.Call) -> bool:
+    """A condition `call` runs under fixes `value` to 0 (`model.cuda(rank)` under `if rank
+    == 0:`): the global rank 0 is local rank 0 of the first node, GPU 0 is its own."""
+    shown = ctx.code(value).strip()
+    for condition in ctx.flow.conditions(call):
+        for term, holds in condition.terms():
+            if (
+                isinstance(term, cst.Comparison)
+                and len(term.comparisons) == 1
+                and ctx.code(term.left).strip() == shown
+                and int_literal(term.comparisons[0].comparator) == 0
+                and type(term.comparisons[0].operator) is (cst.Equal if holds else cst.NotEqual)
+            ):
+                return True
+    return False
 
 
 def _runs_on_several_nodes(ctx: FileContext) -> bool:

@@ -26,15 +26,18 @@ class MetricFromOneShard(Rule):
     explanation = """
 ## What it does
 Finds an evaluation loop (under `torch.no_grad()` / `inference_mode()`, or after
-`model.eval()`, or with a `no_grad` block of its own in the loop's body) over a DataLoader
+`model.eval()`, also in a function that trains before it, or with a `no_grad` block of its
+own in the loop's body) over a DataLoader
 built on a `DistributedSampler` (in sight, or returned by a function of this file or of
 another module of the project: `train_loader, test_loader = make_loaders()`; or, where the script
 also runs in one process, a plain DataLoader built for that case: `else:` of `if
 args.distributed:`) that accumulates a
 value (`correct += ...`, `val_loss += ...`, `top1.update(...)` of a meter class of the
-file none of whose methods combines ranks, or results collected into a list made empty
-before the loop, `preds.append(...)`, and a metric computed from them; `len(preds)` is
-not one) which nothing combines across ranks (no
+file none of whose methods combines ranks, or results collected into a list or dict made
+empty before the loop, `preds.append(...)`, `outputs["pred"].append(...)`,
+`outputs["pred"] = torch.cat(...)`, and a metric computed from them, also through their
+methods, `iou(preds.numpy())`; `len(preds)` and `preds.shape` are not one) which nothing
+combines across ranks (no
 collective, no helper named for one: `all_reduce`, `all_gather`, `reduce_tensor`,
 `gather_for_metrics`, `synchronize_between_processes`, ...; a barrier or a helper of
 another module that starts the process group combines nothing), and reports
