@@ -49,7 +49,7 @@ def fit(args, tagger, train_set, dev_set):
                 lowest = metrics["dev_loss"]
                 bare = tagger.module if hasattr(tagger, "module") else tagger
                 path = os.path.join(args.output_dir, f"tagger-epoch{epoch}.bin")
-                torch.save(bare.state_dict(), path)
+                torch.save(bare.state_dict(), path)  # expect-preview: DDP059
 
 
 def main():

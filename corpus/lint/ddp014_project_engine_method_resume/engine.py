@@ -20,7 +20,7 @@ class Engine:
             "optimizer": self.optimizer.state_dict(),
             "iteration": self.iteration,
         }
-        torch.save(state, path)
+        torch.save(state, path)  # expect-preview: DDP059
 
     def save_resume_point(self, snapshot_dir):
         self.save_checkpoint(osp.join(snapshot_dir, "checkpoint.pth"))

@@ -16,7 +16,7 @@ def main():
         model(torch.randn(8, 64, device=device)).sum().backward()
         opt.step()
     if args.local_rank in (-1, 0):
-        torch.save(model.state_dict(), "model.pt")
+        torch.save(model.state_dict(), "model.pt")  # expect-preview: DDP059
 
 
 if __name__ == "__main__":
