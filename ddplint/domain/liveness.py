@@ -9,7 +9,8 @@ none passing it); or a function no code names (not in its file outside its own d
 and functions that never run themselves, not in another file of the project, not in the
 entry-point configuration) in a module that is a script (`if __name__ == "__main__":`).
 `UNKNOWN`: every statement of a file set aside (archived code in an `old/` or `backup/`
-folder of the project or a `train_old.py` copy: `ddplint.domain.archived_code`; a script
+folder of the project or a `train_old.py` copy: `ddplint.domain.archived_code`; a copy of
+another project the project imports as a library: `ddplint.domain.vendored_code`; a script
 whose project's own commands launch it only as one process:
 `ddplint.domain.launch_commands`), a branch taken only on a torch older than 1.10
 (`ddplint.domain.versions`), and a function no code names in a module that is not a
@@ -42,6 +43,7 @@ import libcst as cst
 from ddplint.domain.archived_code import archive_mark
 from ddplint.domain.launch_commands import one_process_command
 from ddplint.domain.scripts import is_script
+from ddplint.domain.vendored_code import vendored_mark
 from ddplint.domain.versions import TORCHRUN_SINCE, TorchVersions
 from ddplint.engine import Condition, Flow, Resolver, SemanticModel
 from ddplint.engine.dead_code import never_runs
@@ -83,6 +85,12 @@ def set_aside_reason(path: str, root: str, opt_in: Callable[[], bool]) -> str | 
     mark = archive_mark(path, root)
     if mark is not None:
         return f"unproven: `{mark}` marks this file as archived code, not known to run"
+    vendored = vendored_mark(path)
+    if vendored is not None:
+        return (
+            f"unproven: `{vendored}` is a copy of another project that this one imports as a "
+            "library; its scripts are not known to run here"
+        )
     command = one_process_command(path, root, opt_in)
     if command is None:
         return None

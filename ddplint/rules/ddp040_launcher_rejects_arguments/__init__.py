@@ -77,8 +77,9 @@ message says so.
 Left alone: a parser declaring both spellings, in one `add_argument` call or in two, an
 option declared only under a condition (`if PYTORCH_MAJOR_VERSION == 1:`),
 parsers that parse leniently (`parse_known_args`, an `argparse.REMAINDER`
-argument, an explicit argument list), files of a DeepSpeed job (DeepSpeed's launcher
-passes `--local_rank=N`), and commands given `--use_env`. In a project that starts its
+argument, an explicit argument list), a parser handed to other code that may declare the
+option out of sight (`Engine(custom_parser=parser)`), files of a DeepSpeed job (DeepSpeed's
+launcher passes `--local_rank=N`), and commands given `--use_env`. In a project that starts its
 workers with a `--local_rank=N` of its own (its own launcher module, a shell loop passing
 `--local_rank=$i`, or the `deepspeed` launcher), the required-option finding is unproven.
 
@@ -223,7 +224,7 @@ torch.cuda.set_device(local_rank)
                 yield Finding(
                     call, _underscore_message(shown, pinned, documented), unproven=documented
                 )
-        if not options and not _declared_in_closure(ctx, root):
+        if not options and not _declared_in_closure(ctx, root) and not _handed_on(ctx, parse):
             yield Finding(parse, _undeclared_message(shown, documented), unproven=documented)
 
 
@@ -322,6 +323,21 @@ def _launch_reaching(
         if path in project.text_closure(script):
             return command
     return None
+
+
+def _handed_on(ctx: FileContext, parse: cst.Call) -> bool:
+    """The parser `parse` reads is handed to other code before or after (`Engine(
+    custom_parser=parser)`, `add_model_args(parser)`), which may add the local-rank option
+    to it out of sight."""
+    func = parse.func
+    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+        return False
+    name = func.value.value
+    return any(
+        isinstance(arg.value, cst.Name) and arg.value.value == name
+        for call in ctx.calls
+        for arg in call.args
+    )
 
 
 def _declared_in_closure(ctx: FileContext, root: str) -> bool:
