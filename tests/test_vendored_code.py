@@ -21,10 +21,13 @@ model = torch.nn.Linear(4, 4).to("cuda:0")
 USES_IT = "from apex.parallel import DistributedDataParallel\n"
 
 
-def _project(write, imports: str) -> tuple[str, str]:
+def _project(write, imports: str, whole_repository: bool = True) -> tuple[str, str]:
     write("pyproject.toml", "[project]\nname = 'outer'\n")
     write("train.py", imports + "print('training')\n")
     write("furnace/apex/setup.py", "from setuptools import setup\nsetup(name='apex')\n")
+    if whole_repository:
+        write("furnace/apex/README.md", "# apex\n")
+        write("furnace/apex/tests/test_amp.py", "def test_nothing():\n    pass\n")
     example = write("furnace/apex/examples/imagenet/main.py", EXAMPLE)
     return str(example), str(example.parents[3])
 
@@ -44,6 +47,13 @@ def test_a_copy_the_project_imports_by_name_is_vendored(write, outside):
 
 def test_a_nested_project_nothing_imports_is_the_projects_own(write, outside):
     example, _ = _project(write, "import torch\n")
+    assert vendored_mark(example) is None
+
+
+def test_a_workspace_member_imported_by_a_sibling_is_the_projects_own(write, outside):
+    """A package with its own packaging and nothing of a repository around it (no README,
+    no tests or docs beside its code) is a member of the project, not a copy."""
+    example, _ = _project(write, USES_IT, whole_repository=False)
     assert vendored_mark(example) is None
 
 
