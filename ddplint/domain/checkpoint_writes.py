@@ -35,6 +35,7 @@ from ddplint.domain.project_view import project_of
 from ddplint.domain.resume_loads import READER, RESUMER, resumes
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine import argument, argument_for
+from ddplint.engine.model import parameter_positions
 from ddplint.names import dotted
 
 COPIES = frozenset({"shutil.copy", "shutil.copyfile", "shutil.copy2"})
@@ -173,16 +174,6 @@ def _fallback_if(ctx: FileContext, statement: cst.CSTNode, name: str) -> cst.If 
                 return ancestor
             return None
     return None
-
-
-def parameter_positions(func: cst.FunctionDef) -> dict[str, int]:
-    """Each parameter of `func` with its position among a call's arguments (`self` and
-    `cls` not counted; -1 for `self`/`cls` and keyword-only ones)."""
-    names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-    offset = 1 if names and names[0] in ("self", "cls") else 0
-    positions = {name: index - offset for index, name in enumerate(names)}
-    positions.update((p.name.value, -1) for p in func.params.kwonly_params)
-    return positions
 
 
 def helper_writes(

@@ -13,6 +13,7 @@ from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import LOADER_CLASSES, SAMPLER_CLASSES, argument, is_false, is_true
 from ddplint.domain.loader_classes import constructions, loader_classes
 from ddplint.domain.project_view import project_of
+from ddplint.engine.model import all_params, parameter_positions
 from ddplint.names import dotted
 
 # Positions in `DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)`
@@ -414,6 +415,59 @@ def returned_loaders(ctx: FileContext) -> dict[str, set[int | None]]:
             for loader in sampler.loaders
         ),
     )
+
+
+# A parameter every training sampler a function returns a loader on is built under (`if
+# dist:`): its name, its position among a call's arguments, the truth value the sampler
+# needs, and its default's truth value (None: no default, or one not written as a literal).
+LoaderSwitch = tuple[str, int, bool, bool | None]
+
+
+def loader_switches(ctx: FileContext) -> dict[str, tuple[LoaderSwitch, ...]]:
+    """For the functions of `returned_loaders`, the parameters every such sampler of the
+    function is built under (`sampler = DistributedSampler(ds) if dist else None`, `if not
+    dist: ... else: sampler = DistributedSampler(ds)`): a caller passing the other value gets
+    a loader with no DistributedSampler (`build_dataloader(..., dist=False)`)."""
+    by_function: dict[cst.FunctionDef, list[cst.Call]] = {}
+    for sampler in distributed_samplers(ctx):
+        scope = ctx.scope(sampler.call)
+        if (
+            isinstance(scope, cst.FunctionDef)
+            and sampler.loaders
+            and shuffle_of(sampler.call) is True
+            and not is_evaluation_sampler(ctx, sampler)
+        ):
+            by_function.setdefault(scope, []).append(sampler.call)
+    found: dict[str, tuple[LoaderSwitch, ...]] = {}
+    for func, calls in by_function.items():
+        positions = parameter_positions(func)
+        common: set[tuple[str, bool]] | None = None
+        for call in calls:
+            tests = {
+                (term.value, value)
+                for condition in ctx.flow.conditions(call)
+                for term, value in condition.terms()
+                if isinstance(term, cst.Name) and term.value in positions
+            }
+            common = tests if common is None else common & tests
+        if common:
+            defaults = {p.name.value: p.default for p in all_params(func.params)}
+            found[func.name.value] = tuple(
+                sorted(
+                    (name, positions[name], value, truth(defaults.get(name)))
+                    for name, value in common
+                )
+            )
+    return found
+
+
+def truth(expr: cst.BaseExpression | None) -> bool | None:
+    """The truth value of a literal (`True`, `False`, `None`, a number), else None."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return expr.value == "True"
+    if isinstance(expr, cst.Integer):
+        return int(expr.evaluated_value) != 0
+    return None
 
 
 def functions_returning(

@@ -8,10 +8,10 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.checkpoint_writes import parameter_positions
 from ddplint.domain.overwrites import path_texts
 from ddplint.domain.written_files import HelperLoad
 from ddplint.engine import argument
+from ddplint.engine.model import parameter_positions
 
 LOAD = "torch.load"
 

@@ -77,6 +77,16 @@ def storage_key(expr: cst.BaseExpression) -> str | None:
     return dotted(expr)
 
 
+def parameter_positions(func: cst.FunctionDef) -> dict[str, int]:
+    """Each parameter of `func` with its position among a call's arguments (`self` and
+    `cls` not counted; -1 for `self`/`cls` and keyword-only ones)."""
+    names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    offset = 1 if names and names[0] in ("self", "cls") else 0
+    positions = {name: index - offset for index, name in enumerate(names)}
+    positions.update((p.name.value, -1) for p in func.params.kwonly_params)
+    return positions
+
+
 def all_params(params: cst.Parameters) -> Iterator[cst.Param]:
     """Every parameter, in order: positional-only, positional, `*args`, keyword-only, `**kw`."""
     yield from params.posonly_params

@@ -27,6 +27,7 @@ from ddplint.domain.random_draws import LIBRARY_SEEDS, TORCH_SEEDS
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
 from ddplint.domain.runner_kinds import Runners
+from ddplint.domain.samplers import LoaderSwitch, truth
 from ddplint.domain.state_loads import LOAD
 from ddplint.domain.switches import flag_name, names_a_job_start
 from ddplint.domain.written_files import HelperLoad, HelperWrite
@@ -115,6 +116,23 @@ _FACT_TEXT: dict[str, TextTest] = {
 # `set_epoch_params` contains.
 _MAY_RETURN_LOADER = re.compile("DistributedSampler")
 _MAY_SET_EPOCH = re.compile("set_epoch")
+
+
+def _switched_on(call: cst.Call, switch: LoaderSwitch) -> bool:
+    """The call may give the parameter `switch` names the truth value its sampler needs:
+    passed as a literal of that value, or not as a literal at all, or left at a default
+    that is not the other literal."""
+    name, position, needed, default = switch
+    given = None
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return True  # `*args`, `**kwargs`: what they hold is out of sight
+        if (arg.keyword is not None and arg.keyword.value == name) or (
+            arg.keyword is None and index == position
+        ):
+            given = arg.value
+    value = default if given is None else truth(given)
+    return value is None or value == needed
 
 
 def _calling(*qualified: str) -> TextTest:
@@ -602,8 +620,8 @@ class Project:
         """Where a project helper returns a DataLoader on a shuffling DistributedSampler
         (None: the whole return value; an index: an element of a returned tuple)."""
         function = self.function_called(ctx, call, _MAY_RETURN_LOADER)
-        if function is None:
-            return []
+        if function is None or not all(_switched_on(call, s) for s in function.loader_switches):
+            return []  # none; or the call turns off what builds its sampler (`dist=False`)
         return [None if p == WHOLE else p for p in function.returned_loader]
 
     def helper_returned_shard(self, ctx: FileContext, call: cst.Call) -> list[int | None]:

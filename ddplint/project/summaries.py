@@ -14,7 +14,7 @@ import libcst as cst
 from ddplint.domain import domain_of
 from ddplint.domain.apis import STARTERS
 from ddplint.domain.checkpoint_formats import SavedFormat, saved_formats
-from ddplint.domain.checkpoint_writes import helper_writes, parameter_positions
+from ddplint.domain.checkpoint_writes import helper_writes
 from ddplint.domain.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
 from ddplint.domain.ddp_facts import environ_key, facts_of, last_name
 from ddplint.domain.device_setters import device_module, may_hold_device_module, sets_device
@@ -26,12 +26,18 @@ from ddplint.domain.paths import mentions_rank, per_rank_path
 from ddplint.domain.process_group import asks_rank, uses_process_group, uses_process_group_at
 from ddplint.domain.random_draws import random_augmentation, reseeds_workers, seeds_alike
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, combined
-from ddplint.domain.samplers import factory_shuffle, returned_loaders
+from ddplint.domain.samplers import (
+    LoaderSwitch,
+    factory_shuffle,
+    loader_switches,
+    returned_loaders,
+)
 from ddplint.domain.shard_metrics import returned_sharded_loaders
 from ddplint.domain.state_loads import helper_loads
 from ddplint.domain.switches import flag_name, flags_read, job_switches
 from ddplint.domain.test_modules import runs_in_test_process
 from ddplint.domain.written_files import HelperLoad, HelperWrite
+from ddplint.engine.model import parameter_positions
 from ddplint.engine.resolve import methods_named
 from ddplint.names import dotted
 from ddplint.parsing import parse
@@ -95,6 +101,8 @@ class FunctionSummary:
     set_epoch_params: tuple[int, ...] = ()
     returns_ddp: bool = False
     returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
+    # the parameters that loader's sampler is built under only (`samplers.loader_switches`)
+    loader_switches: tuple[LoaderSwitch, ...] = ()
     one_rank_group: bool = False  # it starts a process group of one rank (`one_rank_group`)
     # What it returns objects of (`return Strategy(args)`): classes of this module by bare
     # name, else the qualified names called (which are project classes, `Project` decides).
@@ -386,6 +394,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
     `module_head` when known already."""
     head = head or module_head(ctx)
     loaders = returned_loaders(ctx)
+    switches = loader_switches(ctx) if loaders else {}
     shards = returned_sharded_loaders(ctx)
     device_modules = may_hold_device_module(ctx.source)
     saving = "save" in ctx.source
@@ -405,6 +414,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
             set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
             returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
             returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
+            loader_switches=switches.get(name, ()),
             one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),
             returns_made_by=tuple(sorted(set().union(*(_returns_made_by(ctx, f) for f in defs)))),
             returns_device_module=device_modules

@@ -208,7 +208,10 @@ and so is an epoch loop that goes round at most once (`range(num_epochs)` with
 class of this file whose `__getitem__` never reads its index (a fresh random crop on every
 call): the order changes nothing. A loader the loop reads as Accelerate's
 `accelerator.prepare(...)` returned it is left alone too: Accelerate's loader calls
-`set_epoch` on its sampler at the start of every pass.
+`set_epoch` on its sampler at the start of every pass. So is a loader a project helper
+builds on a DistributedSampler only under a test of one of its parameters, where the call
+leaves that parameter at its default or passes the other literal (`build_dataloader(args)`
+with `def build_dataloader(args, dist=False)`: a plain loader).
 Also flags an epoch loop that builds a new shuffling sampler in every pass, over the same
 dataset and with a seed that does not change from pass to pass, and never calls
 `set_epoch` on it: in the loop itself, or through a function of the file that the loop
