@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterator
@@ -31,9 +32,13 @@ _SEEDING = re.compile(
 def _seeded_anywhere(path: str) -> bool:
     """Some Python file of the project (this one included) may seed torch: the split may
     then be the same on every rank, if every rank gets the same seed."""
-    if not os.path.isfile(path):
-        return False
-    files = project_files(project_root(path))
+    return os.path.isfile(path) and _seeds_in_project(project_root(path))
+
+
+@functools.cache
+def _seeds_in_project(root: str) -> bool:
+    """A Python file under `root` may seed torch (read once per project root and run)."""
+    files = project_files(root)
     return any(_SEEDING.search(files.text(other) or "") for other in files.paths)
 
 
