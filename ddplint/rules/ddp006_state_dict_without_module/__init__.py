@@ -11,6 +11,7 @@ from ddplint.domain.saves import save_sites
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp006_state_dict_without_module.module_prefix import (
+    loads_into_data_parallel_elsewhere,
     loads_loosely_into_wrapper,
     may_be_prefix_free_wrapper,
     may_rely_on_prefixed_keys,
@@ -40,7 +41,8 @@ the prefix when loading
 (`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`,
 `k[len("module."):]`), or the file resumes the checkpoint into the wrapper (a strict
 `model.load_state_dict(...)` on the DDP model, `load_checkpoint(path, model=ddp_model)`).
-Unproven (`--preview`): a file whose only load
+Unproven (`--preview`): a save in a project with a file that loads a state dict into an
+`nn.DataParallel` wrapper (whose keys carry the same prefix), a file whose only load
 into the wrapper is `strict=False` (the prefixed keys load there, but the loose load may
 be reading other weights), and a model that is DDP on one path and, on another, a wrapper
 whose state dict has no prefix (FSDP's full state dict; TorchRec's
@@ -209,5 +211,6 @@ def main(model, ema, local_rank):
                 f"the `module.` prefix and loading into a bare model fails; save {advice}",
                 fix=fix,
                 unproven=loosely_loaded
-                or any(may_be_prefix_free_wrapper(ctx, r, a) for r, a in offending),
+                or any(may_be_prefix_free_wrapper(ctx, r, a) for r, a in offending)
+                or loads_into_data_parallel_elsewhere(ctx.path),
             )

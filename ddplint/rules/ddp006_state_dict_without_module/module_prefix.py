@@ -4,6 +4,7 @@ code may rely on it (so that saving `.module.state_dict()` instead changes behav
 
 from __future__ import annotations
 
+import os
 import re
 
 import libcst as cst
@@ -15,6 +16,7 @@ from ddplint.domain.project_view import project_of
 from ddplint.domain.saves import saved_state_dicts
 from ddplint.names import dotted
 from ddplint.project.queries import loaded_elsewhere, strips_prefix_elsewhere
+from ddplint.project_files import project_files, project_root
 
 _LOADER_NAME = re.compile(r"(^|_)(load|resume|restore|restart)(_|$)", re.IGNORECASE)
 
@@ -181,6 +183,27 @@ def prefix_round_trips(ctx: FileContext) -> bool:
         or _loads_into_wrapper(ctx)
         or strips_prefix_elsewhere(ctx.path, project_of(ctx))
     )
+
+
+# A module that may load a state dict into an `nn.DataParallel` wrapper, whose keys carry
+# the same `module.` prefix (`DataParallel(` not preceded by `Distributed`).
+_LOADS_INTO_DATA_PARALLEL = re.compile(r"(?<!Distributed)DataParallel\(")
+
+
+def loads_into_data_parallel_elsewhere(path: str) -> bool:
+    """Another Python file of the project wraps a model in `nn.DataParallel` and loads a
+    state dict: the prefixed keys load there as they are (an analysis script that restores
+    the checkpoint into `DataParallel(model)`). A text test: whether that load reads this
+    checkpoint is not followed."""
+    if not os.path.isfile(path):
+        return False
+    path = os.path.abspath(path)
+    files = project_files(project_root(path))
+    for other in files.paths:
+        text = files.text(other) or ""
+        if other != path and "load_state_dict" in text and _LOADS_INTO_DATA_PARALLEL.search(text):
+            return True
+    return False
 
 
 def loads_loosely_into_wrapper(ctx: FileContext) -> bool:
