@@ -74,7 +74,10 @@ call them is not known statically. A helper handed a process group (`share(x, gr
 (`if dist.get_rank(reduction_group) == 0:`, a device mesh's `mesh["tp"].get_local_rank()`),
 are reported as unproven (`--preview`): the
 roots of one group may be exactly the members of the group the helper reduces over (a tree
-reduction across groups), and the code does not show how the groups were built.
+reduction across groups), and the code does not show how the groups were built. So is a
+collective after a test that deals a loop's items out to the ranks (`if idx % world_size
+!= local_rank: continue`): every rank issues it for its own share, and the ranks pair up
+when the shares fill the same number of passes, which the data decides.
 The message says when a helper is memoized (`@functools.cache`): a call with arguments it
 has seen does not run its body, and so issues nothing.
 
@@ -233,6 +236,7 @@ def exchange(t, rank):
             unproven = (
                 not evidence.gate_traced(gate)  # a rank spelled in a name only
                 or _group_membership_decides(ctx, call, gate)
+                or _shards_items(ctx, gate)
             )
             yield Finding(call, _message(ctx, call, key, gate), unproven=unproven)
         for found in step_test_collectives(ctx):
@@ -387,6 +391,41 @@ def _paired(gate: Gate, same_function: list[Gate]) -> bool:
         unknown = Side.SOME in (gate.side, other.side)
         if (unknown and other.node is not gate.node) or (
             not unknown and other.side is not gate.side
+        ):
+            return True
+    return False
+
+
+def _shards_items(ctx: FileContext, gate: Gate) -> bool:
+    """The gate deals a loop's items out to the ranks (`if idx % world_size != rank:
+    continue`): every rank runs the collective for its own share of the items, so the ranks
+    issue it alike when the shares give each the same number of passes, which the data
+    decides."""
+    condition = gate.condition
+    if condition is None:
+        return False
+    ranks = domain_of(ctx).ranks
+    for node in ctx.walk(condition.test):
+        if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1):
+            continue
+        for dealt in (node.left, node.comparisons[0].comparator):
+            if (
+                isinstance(dealt, cst.BinaryOperation)
+                and isinstance(dealt.operator, cst.Modulo)
+                and ranks.is_world_size(dealt.right, gate.node)
+                and _loop_variable(ctx, dealt.left, gate.node)
+            ):
+                return True
+    return False
+
+
+def _loop_variable(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`expr` is a name a `for` loop around `at` binds (`for idx, example in ...`)."""
+    if not isinstance(expr, cst.Name):
+        return False
+    for ancestor in ctx.model.ancestors(at):
+        if isinstance(ancestor, cst.For) and any(
+            isinstance(n, cst.Name) and n.value == expr.value for n in ctx.walk(ancestor.target)
         ):
             return True
     return False
