@@ -60,6 +60,7 @@ class ProjectFiles:
         self._texts: dict[str, str | None] = {}
         self._named: dict[str, frozenset[str]] = {}
         self._words: dict[str, frozenset[str]] = {}
+        self._matching: dict[str, frozenset[str]] = {}
         self._digest: str | None = None
 
     @property
@@ -128,6 +129,15 @@ class ProjectFiles:
             rf"|\bvars\(\s*{re.escape(module)}\s*\)"
         )
         return any(lookup.search(self.text(p) or "") for p in self.naming(module))
+
+    def matching(self, pattern: re.Pattern[str]) -> frozenset[str]:
+        """The Python files under the root whose text `pattern` finds, searched once per
+        pattern (a project-wide text question several rules and files ask)."""
+        if pattern.pattern not in self._matching:
+            self._matching[pattern.pattern] = frozenset(
+                p for p in self.paths if pattern.search(self.text(p) or "")
+            )
+        return self._matching[pattern.pattern]
 
     def naming(self, name: str) -> frozenset[str]:
         """The files under the root (Python files and the entry-point configuration at the

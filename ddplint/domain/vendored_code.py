@@ -12,7 +12,6 @@ imported by a sibling member), is not vendored: its code is the project's own.""
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 
@@ -54,7 +53,6 @@ def _repository_copy(folder: str) -> bool:
     return sum(os.path.isdir(os.path.join(folder, name)) for name in _REPOSITORY_FOLDERS) >= 2
 
 
-@functools.cache
 def _imported_by_name(outer: str, nested: str) -> bool:
     """A Python file of the project at `outer`, outside the folder `nested`, imports the
     package the folder is named for as a top-level name (`import apex`, `from apex.amp
@@ -63,8 +61,6 @@ def _imported_by_name(outer: str, nested: str) -> bool:
     if not name.isidentifier():
         return False
     pattern = re.compile(rf"^[ \t]*(?:from[ \t]+{name}[ \t.]|import[ \t]+{name}\b)", re.M)
-    files = project_files(outer)
     return any(
-        not other.startswith(nested + os.sep) and pattern.search(files.text(other) or "")
-        for other in files.paths
+        not other.startswith(nested + os.sep) for other in project_files(outer).matching(pattern)
     )

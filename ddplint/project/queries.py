@@ -164,11 +164,11 @@ _GAP = rf"(?:\s|\\|#[^\n]*\n)*{_LAST_COMMENT}"
 # A Python launcher giving each worker its own GPU: it sets `CUDA_VISIBLE_DEVICES` in an
 # environment to a computed value (`os.environ["CUDA_VISIBLE_DEVICES"] = devices[i]`,
 # `env["CUDA_VISIBLE_DEVICES"] = str(gpu)`; not a literal, which is the same for every
-# worker) and starts processes.
-_LAUNCHES_PER_GPU = AllOf(
-    re.compile(r"\[\s*[rRbBuU]?['\"]CUDA_VISIBLE_DEVICES['\"]\s*\]\s*=(?!=)\s*(?![rRbBuU]?['\"])"),
-    re.compile(r"\b(?:Process|spawn|start_processes|Popen|run|call)\s*\("),
+# worker) and starts processes: it writes both.
+_SETS_VISIBLE_DEVICES = re.compile(
+    r"\[\s*[rRbBuU]?['\"]CUDA_VISIBLE_DEVICES['\"]\s*\]\s*=(?!=)\s*(?![rRbBuU]?['\"])"
 )
+_STARTS_PROCESSES = re.compile(r"\b(?:Process|spawn|start_processes|Popen|run|call)\s*\(")
 _MAY_STRIP_PREFIX = re.compile(
     r"consume_prefix_in_state_dict_if_present"
     rf"|\b(?:replace|removeprefix|startswith|lstrip|len){_GAP}\("
@@ -856,20 +856,16 @@ class Project:
     def launched_per_gpu_elsewhere(self, path: str) -> bool:
         """A module of the project that may import the module at `path` sets
         `CUDA_VISIBLE_DEVICES` to a computed value and starts processes
-        (`_LAUNCHES_PER_GPU`): a Python launcher that may give each worker its own GPU
-        (`mp.Process(target=train.run)` after `os.environ["CUDA_VISIBLE_DEVICES"] =
-        devices[i]`), whose default CUDA device is then that GPU. Read from the texts of
+        (`_SETS_VISIBLE_DEVICES`, `_STARTS_PROCESSES`): a Python launcher that may give
+        each worker its own GPU (`mp.Process(target=train.run)` after
+        `os.environ["CUDA_VISIBLE_DEVICES"] = devices[i]`), whose default CUDA device is
+        then that GPU. Read from the texts of
         every file of the project (a launcher need not name anything distributed): a worker
         handed to a launcher is no call the callers' search follows."""
         path = os.path.abspath(path)
         files = project_files(self.finder.root(path))
-        return any(
-            "CUDA_VISIBLE_DEVICES" in (files.text(other) or "")
-            and self.summaries.matches(other, _LAUNCHES_PER_GPU)
-            and self.summaries.may_import(other, path)
-            for other in files.paths
-            if other != path
-        )
+        launchers = files.matching(_SETS_VISIBLE_DEVICES) & files.matching(_STARTS_PROCESSES)
+        return any(self.summaries.may_import(other, path) for other in launchers - {path})
 
     def device_callers(self, path: str) -> tuple[str, ...]:
         """The functions of the module at `path`, when it starts a process group or

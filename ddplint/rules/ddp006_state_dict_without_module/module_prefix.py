@@ -186,8 +186,9 @@ def prefix_round_trips(ctx: FileContext) -> bool:
 
 
 # A module that may load a state dict into an `nn.DataParallel` wrapper, whose keys carry
-# the same `module.` prefix (`DataParallel(` not preceded by `Distributed`).
-_LOADS_INTO_DATA_PARALLEL = re.compile(r"(?<!Distributed)DataParallel\(")
+# the same `module.` prefix: it writes both (`DataParallel(` not after `Distributed`).
+_DATA_PARALLEL = re.compile(r"(?<!Distributed)DataParallel\(")
+_LOADS_STATE = re.compile("load_state_dict")
 
 
 def loads_into_data_parallel_elsewhere(path: str) -> bool:
@@ -199,11 +200,7 @@ def loads_into_data_parallel_elsewhere(path: str) -> bool:
         return False
     path = os.path.abspath(path)
     files = project_files(project_root(path))
-    for other in files.paths:
-        text = files.text(other) or ""
-        if other != path and "load_state_dict" in text and _LOADS_INTO_DATA_PARALLEL.search(text):
-            return True
-    return False
+    return bool(files.matching(_DATA_PARALLEL) & files.matching(_LOADS_STATE) - {path})
 
 
 def loads_loosely_into_wrapper(ctx: FileContext) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Iterator
@@ -32,14 +31,7 @@ _SEEDING = re.compile(
 def _seeded_anywhere(path: str) -> bool:
     """Some Python file of the project (this one included) may seed torch: the split may
     then be the same on every rank, if every rank gets the same seed."""
-    return os.path.isfile(path) and _seeds_in_project(project_root(path))
-
-
-@functools.cache
-def _seeds_in_project(root: str) -> bool:
-    """A Python file under `root` may seed torch (read once per project root and run)."""
-    files = project_files(root)
-    return any(_SEEDING.search(files.text(other) or "") for other in files.paths)
+    return os.path.isfile(path) and bool(project_files(project_root(path)).matching(_SEEDING))
 
 
 def _sharded_by(ctx: FileContext, split: cst.Call) -> bool:
