@@ -36,7 +36,17 @@ from ddplint.project_files import is_command_file, is_requirement_file
 
 HERE = Path(__file__).resolve().parent
 VERDICTS = ("true", "false", "debatable")
-HANG_CLASS = ("DDP010", "DDP011", "DDP012", "DDP021", "DDP039", "DDP043", "DDP047", "DDP048")
+HANG_CLASS = (
+    "DDP010",
+    "DDP011",
+    "DDP012",
+    "DDP021",
+    "DDP039",
+    "DDP043",
+    "DDP047",
+    "DDP048",
+    "DDP060",
+)
 NOT_CHECKED = "DDP999"
 
 

@@ -14,11 +14,14 @@ from ddplint.domain.ddp_facts import facts_of
 def steps_ddp_model(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> bool:
     """Whether the step `region` (a loop or a function) that ends in `backward` is proven
     to run a DDP-wrapped model: one is called before the backward (`model(x)`) or handed
-    to a call there (`loss = compute_loss(model, batch)`). A step whose model is built
+    to a call there (`loss = compute_loss(model, batch)`), or inside the backward's own
+    receiver (`model(x).sum().backward()`). A step whose model is built
     without DDP (a batch-size probe on a temporary model) or comes from out of sight has
     no gradient all-reduce in sight."""
     for call in ctx.calls_within(region):
-        if not ctx.before(call, backward):
+        if call is backward or not (
+            ctx.before(call, backward) or ctx.is_inside(call, backward.func)
+        ):
             continue
         candidates = [call.func, *(arg.value for arg in call.args)]
         if any(facts_of(ctx).is_ddp_model(expr, call) for expr in candidates):

@@ -29,7 +29,7 @@ def _catches_oom_type(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
     return any(ctx.qualname(t) in OOM_CLASSES for t in handler_types(handler))
 
 
-def _catches_broad(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
+def catches_broad(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
     if handler.type is None:
         return True
     for kind in handler_types(handler):
@@ -80,7 +80,7 @@ def oom_path_swallowed(ctx: FileContext, handler: cst.ExceptHandler) -> bool | N
     path: Sequence[cst.CSTNode] = body
     if _catches_oom_type(ctx, handler):
         swallowed: bool | None = not _stops(ctx, body)
-    elif not _catches_broad(ctx, handler):
+    elif not catches_broad(ctx, handler):
         return None
     else:
         swallowed, path = _message_path_swallowed(ctx, body)

@@ -921,6 +921,17 @@ class Project:
         """The modules whose calls lead into the module at `path` (`_callers`)."""
         return self._callers(path)
 
+    def module_text(self, importer: str, qualified: str) -> str | None:
+        """The text of the project module whose function `qualified` names in `importer`
+        (`a.b.f`: the file of `a.b`, else of `a`), read without a parse and whether or
+        not the module is a member of the index; None when it names no project file."""
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            path = self.finder.module_path(importer, ".".join(parts[:cut]))
+            if path is not None:
+                return project_files(self.finder.root(path)).text(path)
+        return None
+
     def function_at(self, importer: str, qualified: str) -> tuple[str, str] | None:
         """(module path, function name) that `qualified` names in `importer` (`_lookup`)."""
         return self._lookup(importer, qualified)
