@@ -32,7 +32,7 @@ from ddplint.domain.overwrites import (
     written_path,
 )
 from ddplint.domain.project_view import project_of
-from ddplint.domain.resume_loads import READER, RESUMER, resumes
+from ddplint.domain.resume_loads import READER, RESUMER, keys_read, resumes
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine import argument, argument_for
 from ddplint.engine.model import parameter_positions
@@ -523,18 +523,24 @@ def names_it(ctx: FileContext, call: cst.Call, texts: list[str] | tuple[str, ...
     return all(any(w in r for r in read) for w in wanted)
 
 
-def resumes_from_given_path(ctx: FileContext, texts: list[str]) -> cst.Call | None:
+def resumes_from_given_path(
+    ctx: FileContext, texts: list[str], saved: frozenset[str] | None = None
+) -> cst.Call | None:
     """A call of this file that resumes from a path the user gives, when the written file
     is one a user resumes from (its path's pieces `texts` name a `checkpoint` /
     `last`-style file, and neither it nor its folder is a `best` / `final` / export one):
     a resume load (`resume_loads.resumes`) of a path naming no file of its own (`ckpt =
     torch.load(args.use_checkpoint)` restoring the optimizer too), or a reader of the path
     of a resume option (`load_checkpoint(cfg.resume_from, model)`). The documented restart
-    passes the file written."""
+    passes the file written, unless the file lacks a key the resume reads (`saved`, the
+    keys of what is written when they are in sight: weights alone are not the file a
+    resume reading `ckpt["optimizer"]` restarts from)."""
     if not any(_RESUMED_FROM.search(n) for n in file_names(texts)) or names_unresumed_file(texts):
         return None
     for resume in resumes(ctx):
         given = resume.load.args[0].value if resume.load.args else None
+        if saved is not None and keys_read(ctx, resume.load) - saved:
+            continue
         if given is not None and not file_names(path_texts(ctx, given, resume.load)):
             return resume.load
     for call in ctx.calls:
@@ -543,6 +549,8 @@ def resumes_from_given_path(ctx: FileContext, texts: list[str]) -> cst.Call | No
             continue
         given = call.args[0].value
         exprs = [given, *(v.expr for v in ctx.resolver.values(given, call))]
+        if saved is not None and keys_read(ctx, call) - saved:
+            continue
         if any(_RESUME_OPTION.search(last_name(e) or "") for e in exprs):
             return call
     return None

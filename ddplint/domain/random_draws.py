@@ -38,6 +38,7 @@ _RANDOM_TRANSFORM = re.compile(
     r"HorizontalFlip|VerticalFlip|ShiftScaleRotate|ElasticTransform|GaussNoise"
 )
 _RANDOM_CALLS = ("random.", "numpy.random.", "torch.rand", "torch.randint", "torch.randn")
+_OTHER_GENERATORS = ("random.", "numpy.random.")
 _SAMPLE_METHOD = "__getitem__"
 _TRANSFORM_METHOD = "__call__"
 # Seeds and generators of their own: no draw from the process's generators.
@@ -122,17 +123,37 @@ def random_augmentation(ctx: FileContext) -> cst.CSTNode | None:
     """A random transform built in this file (torchvision, albumentations, or a class of
     the file whose `__call__` draws: `built_transform_draw`), or a random draw in a
     dataset's `__getitem__` (`sample_draw`); None when the file shows neither."""
-    for call in ctx.calls:
-        name = ctx.call_name(call) or ""
-        if name.startswith(_TRANSFORM_MODULES) and _RANDOM_TRANSFORM.fullmatch(
-            name.rsplit(".", 1)[-1]
-        ):
-            return call
+    transform = next((c for c in ctx.calls if _is_library_transform(ctx, c)), None)
+    if transform is not None:
+        return transform
     for func in ctx.functions.get(_SAMPLE_METHOD, []):
         found = sample_draw(ctx, func)
         if found is not None:
             return found
     return built_transform_draw(ctx)
+
+
+def draws_outside_torch_only(ctx: FileContext) -> bool:
+    """Every draw of the file's data pipeline in sight comes from NumPy's or `random`'s
+    global generator (`np.random.randint` in `__getitem__`), and no random transform of a
+    library is built: torch's seed decides these draws only through the workers it seeds,
+    so in a loader without workers they follow `np.random.seed` / `random.seed` alone."""
+    draws = [c for c in ctx.calls if _draws_from_a_global_generator(ctx, c)]
+    if not draws or _library_transform(ctx):
+        return False
+    return all((ctx.call_name(c) or "").startswith(_OTHER_GENERATORS) for c in draws)
+
+
+def _library_transform(ctx: FileContext) -> bool:
+    return any(_is_library_transform(ctx, c) for c in ctx.calls)
+
+
+def _is_library_transform(ctx: FileContext, call: cst.Call) -> bool:
+    """A random transform of torchvision or albumentations (`RandomResizedCrop(224)`)."""
+    name = ctx.call_name(call) or ""
+    return name.startswith(_TRANSFORM_MODULES) and bool(
+        _RANDOM_TRANSFORM.fullmatch(name.rsplit(".", 1)[-1])
+    )
 
 
 def built_transform_draw(ctx: FileContext) -> cst.Call | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.ddp_facts import string_value
 from ddplint.names import dotted
 
 LOAD = "torch.load"
@@ -67,6 +68,55 @@ def _resumes(ctx: FileContext) -> tuple[Resume, ...]:
         ):
             found.append(Resume(load, names, counter))
     return tuple(found)
+
+
+def keys_read(ctx: FileContext, load: cst.Call) -> frozenset[str]:
+    """The string keys read by subscript from what `load` returns: at once
+    (`torch.load(path)["state_dict"]`) or from the names it is bound to, after it in its
+    function (`ckpt["optimizer"]`, `ckpt["epoch"]`), wherever the load runs: not under a
+    test, loop or `try` the load is not under too (`if not args.finetune:
+    optimizer.load_state_dict(ckpt["optimizer"])` reads it only on some runs). A file
+    without one of them fails to load there (`ckpt.get("scaler")` tolerates a missing key
+    and is not counted)."""
+    keys: set[str | None] = set()
+    parent = ctx.parent(load)
+    if isinstance(parent, cst.Subscript):
+        keys.add(_key(parent))
+    statement = ctx.statement(load)
+    names = (
+        {t.target.value for t in statement.targets if isinstance(t.target, cst.Name)}
+        if isinstance(statement, cst.Assign) and statement.value is load
+        else set()
+    )
+    scope = ctx.scope(load)
+    for node in ctx.nodes_of(cst.Subscript) if names else ():
+        if not isinstance(node, cst.Subscript) or ctx.scope(node) is not scope:
+            continue
+        named = isinstance(node.value, cst.Name) and node.value.value in names
+        if named and ctx.before(load, node) and not _conditional(ctx, node, load):
+            keys.add(_key(node))
+    return frozenset(k for k in keys if k is not None)
+
+
+def _conditional(ctx: FileContext, node: cst.CSTNode, load: cst.Call) -> bool:
+    """`node` sits under a test, loop or `try` that does not hold `load` too; a second
+    `if` on the load's own test (`if args.resume:` twice) is no other condition."""
+    load_tests = {ctx.code(a.test) for a in ctx.ancestors(load) if isinstance(a, cst.If)}
+    for ancestor in ctx.ancestors(node):
+        if ctx.is_inside(load, ancestor):
+            return False
+        if isinstance(ancestor, cst.If) and ctx.code(ancestor.test) in load_tests:
+            continue
+        if isinstance(ancestor, cst.If | cst.For | cst.While | cst.Try | cst.IfExp):
+            return True
+    return False
+
+
+def _key(node: cst.Subscript) -> str | None:
+    if len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    return string_value(index.value) if isinstance(index, cst.Index) else None
 
 
 def _restores_model(ctx: FileContext, load: cst.Call, names: frozenset[str]) -> bool:

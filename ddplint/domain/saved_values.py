@@ -11,7 +11,7 @@ import re
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import facts_of, last_name
+from ddplint.domain.ddp_facts import facts_of, last_name, string_value
 from ddplint.domain.runners import holds_at_every_call
 from ddplint.names import dotted
 
@@ -145,3 +145,81 @@ def restores_tensorless_state(ctx: FileContext, load: cst.Call) -> bool:
         )
     name = last_name(receiver)
     return name is not None and bool(_TENSORLESS_NAMES.search(name))
+
+
+def saved_keys(ctx: FileContext, obj: cst.BaseExpression, at: cst.CSTNode) -> frozenset[str] | None:
+    """The keys of what a save writes, where every value it may hold is in sight: a dict
+    literal's string keys (`{"model": ..., "epoch": epoch}`, also through a name bound to
+    one, with the keys later stored into it: `state["optimizer"] = ...`), or none for a
+    model's `state_dict()` (its keys are parameter names) or a wrapped model itself
+    (`ddp_model.module`). None when any value is out of sight or the dict is changed some
+    other way (`state.update(extra)`)."""
+    values = [v.expr for v in ctx.resolver.values(obj, at) if v.leaf] or [obj]
+    keys: set[str] = set()
+    for value in values:
+        if isinstance(value, cst.Attribute) and value.attr.value == "module":
+            continue
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            if value.func.attr.value == "state_dict" and not value.args:
+                continue
+            return None
+        literal = _literal_keys(value)
+        if literal is None:
+            return None
+        keys |= literal
+    if isinstance(obj, cst.Name):
+        stored = _stored_keys(ctx, obj.value, at)
+        if stored is None:
+            return None
+        keys |= stored
+    return frozenset(keys)
+
+
+def _literal_keys(value: cst.BaseExpression) -> set[str] | None:
+    """The string keys of a dict literal; None for anything else (`{**extra}` too)."""
+    if not isinstance(value, cst.Dict):
+        return None
+    keys = set()
+    for element in value.elements:
+        key = string_value(element.key) if isinstance(element, cst.DictElement) else None
+        if key is None:
+            return None
+        keys.add(key)
+    return keys
+
+
+def _stored_keys(ctx: FileContext, name: str, at: cst.CSTNode) -> set[str] | None:
+    """The string keys stored into `name` in the function of `at` (`name["k"] = ...`,
+    `name |= {"k": ...}`); None when the dict is changed otherwise (`name.update(...)`,
+    a computed key)."""
+    scope = ctx.scope(at)
+    keys: set[str] = set()
+    for node in ctx.nodes_of(cst.Subscript, cst.Call, cst.AugAssign):
+        if ctx.scope(node) is not scope:
+            continue
+        if isinstance(node, cst.AugAssign):
+            if dotted(node.target) != name:
+                continue
+            added = _literal_keys(node.value)
+            if added is None:
+                return None
+            keys |= added
+            continue
+        if isinstance(node, cst.Call):
+            func = node.func
+            if (
+                isinstance(func, cst.Attribute)
+                and dotted(func.value) == name
+                and func.attr.value in ("update", "setdefault", "__setitem__")
+            ):
+                return None
+            continue
+        assert isinstance(node, cst.Subscript)
+        if dotted(node.value) != name or not isinstance(ctx.parent(node), cst.AssignTarget):
+            continue
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        key = string_value(index.value) if isinstance(index, cst.Index) else None
+        if key is None:
+            return None
+        keys.add(key)
+    return keys

@@ -225,11 +225,18 @@ def _metric_reduction(ctx: FileContext, loop: cst.For) -> Reduction | None:
 
 
 def _cuts_to_length(ctx: FileContext, scope: cst.CSTNode) -> bool:
+    """A slice of the function ends at a length (`[: len(dataset)]`), written there or
+    held by the bound's name (`len_ds = len(train_set)` in a caller that passes it)."""
     for node in ctx.nodes_within(scope, cst.Slice):
         assert isinstance(node, cst.Slice)
         upper = node.upper
-        if upper is not None and any(
-            isinstance(n, cst.Call) and dotted(n.func) == "len" for n in ctx.walk(upper)
-        ):
+        if upper is None:
+            continue
+        bounds = [upper, *(v.expr for v in ctx.resolver.values(upper, node))]
+        if any(_holds_length(ctx, bound) for bound in bounds):
             return True
     return False
+
+
+def _holds_length(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    return any(isinstance(n, cst.Call) and dotted(n.func) == "len" for n in ctx.walk(expr))

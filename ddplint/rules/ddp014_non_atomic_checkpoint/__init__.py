@@ -42,7 +42,7 @@ from ddplint.domain.overwrites import (
 )
 from ddplint.domain.project_view import project_of
 from ddplint.domain.run_constants import same_every_round
-from ddplint.domain.saved_values import saves_data
+from ddplint.domain.saved_values import saved_keys, saves_data
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine import argument_for
 from ddplint.rule import Finding, Rule, register
@@ -319,15 +319,17 @@ def _judged(
     name_unknown = not (named or loops) and any(
         file_name_varies(ctx, v.expr) and not same_every_round(ctx, v.at) for v in values
     )
+    source = write.copied or call
+    saved = saved_keys(ctx, source.args[0].value, source) if source.args else None
     if write.copied is not None:
         # A copy: proven only where the run reads the file back to resume from it.
-        resumed = repeated and _resumed_from(ctx, texts, call)
+        resumed = repeated and _resumed_from(ctx, texts, call, saved)
         return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=not resumed)
     # Proven: a save that repeats in sight onto the file the run resumes from. A file
     # nothing in sight reads back (best weights, an export) costs the weights of one save
     # at worst, and one whose state was just saved to a file of its own costs nothing; a
     # `last`/`best` name written once in sight rests on its name alone: all unproven.
-    resumed = repeated and _resumed_from(ctx, texts, call)
+    resumed = repeated and _resumed_from(ctx, texts, call, saved)
     backed_up = resumed and _backed_up(ctx, write)
     resumed = resumed and not backed_up
     backup = (
@@ -363,11 +365,17 @@ def _judged(
     )
 
 
-def _resumed_from(ctx: FileContext, texts: list[str], write: cst.Call | None = None) -> bool:
+def _resumed_from(
+    ctx: FileContext,
+    texts: list[str],
+    write: cst.Call | None = None,
+    saved: frozenset[str] | None = None,
+) -> bool:
     """A load of this file reads the file whose path has the pieces `texts` back: by its
     name (naming a best or final file's folder too), through a project helper, or from
     the path a resume option names (not where the function writing it, `write`'s, is
-    named for best or exported weights)."""
+    named for best or exported weights, nor where the file lacks a key that resume reads:
+    `saved`, the keys written, when in sight)."""
     names = file_names(texts)
     unresumed = names_unresumed_file(texts)
     read = reads_back(ctx, names)
@@ -377,7 +385,7 @@ def _resumed_from(ctx: FileContext, texts: list[str], write: cst.Call | None = N
         return False
     return (
         read_back_by_helper(ctx, names) is not None
-        or resumes_from_given_path(ctx, texts) is not None
+        or resumes_from_given_path(ctx, texts, saved) is not None
     )
 
 
@@ -488,7 +496,11 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     if is_temporary(texts) or not repeats(ctx, call):
         return None
     names = file_names(texts)
-    resumed = _resumed_from(ctx, texts) or read_back_by_twin(ctx, call, paths) is not None
+    written = argument_for(call, helper.saved_param) if helper.saved_param is not None else None
+    keys = saved_keys(ctx, written, call) if written is not None else None
+    resumed = (
+        _resumed_from(ctx, texts, saved=keys) or read_back_by_twin(ctx, call, paths) is not None
+    )
     if not resumed and names_overwritten_file(list(helper.texts)):
         return None  # a `best.pth` of the helper's own: its module reports the save
     shown = f"`{_shown(helper.shown)}`"

@@ -13,6 +13,7 @@ from ddplint.domain.apis import PROCESS_CLASSES
 from ddplint.domain.ddp_facts import is_true
 from ddplint.domain.project_view import project_of
 from ddplint.domain.random_draws import (
+    draws_outside_torch_only,
     is_seeding_name,
     random_augmentation,
     reseeds_workers,
@@ -30,6 +31,8 @@ from ddplint.rules.ddp035_same_seed_every_rank.augmentation import (
 )
 from ddplint.rules.ddp035_same_seed_every_rank.seeds import SeedCall, seed_calls
 from ddplint.rules.ddp035_same_seed_every_rank.worker_seeds import generator_seeds, worker_seeds
+
+_WORKERS = 5  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers)
 
 
 @register
@@ -360,7 +363,10 @@ def _pipeline_draws(ctx: FileContext) -> bool | None:
         return False
     loaders = sharded_loaders(ctx)
     if loaders and random_augmentation(ctx) is not None:
-        return True  # the loader, its draws and its seeding are all in sight here
+        # The loader, its draws and its seeding are all in sight here; NumPy's or
+        # `random`'s draws made in the main process do not follow torch's seed.
+        main_process = all(_without_workers(loader) for loader in loaders)
+        return not (main_process and draws_outside_torch_only(ctx))
     if dataset_module_draws(ctx, loaders):
         return True  # the loader's dataset class comes from a module that draws
     project = project_of(ctx)
@@ -368,6 +374,12 @@ def _pipeline_draws(ctx: FileContext) -> bool | None:
         return False
     draws, reseeded = project.pipeline_draws(ctx.path)
     return None if draws and not reseeded else False
+
+
+def _without_workers(loader: cst.Call) -> bool:
+    """The loader prepares its samples in the main process (`num_workers` left out or 0)."""
+    workers = argument(loader, _WORKERS, "num_workers")
+    return workers is None or (isinstance(workers, cst.Integer) and workers.evaluated_value == 0)
 
 
 def _shards_data(ctx: FileContext) -> bool:

@@ -48,7 +48,8 @@ except: pass` is mostly a fallback for a run without a process group),
 a handler that singles out an out-of-memory error (DDP012 judges those), a handler that
 re-raises on any path, stores the error for a later `raise` in the same function, a
 `try` that only some ranks run (under a rank test) or that runs where the job is not
-distributed. Where the callers of the function are out of sight, the finding is
+distributed. Where the callers of the function are out of sight, or the model of the
+`backward()` comes from out of sight (a trainer method handed `model`), the finding is
 unproven (`--preview`).
 
 ## Why is this bad?
@@ -232,7 +233,7 @@ def _handler_finding(ctx: FileContext, handler: cst.ExceptHandler) -> Iterator[F
         f"{caught} lets any error of DDP training pass (`{ctx.code(training.call.func)}()`: "
         f"{training.issues}): {_consequence(ctx, attempt)}; re-raise after logging so that "
         "torchrun stops every rank at once",
-        unproven=proven is None or swallows is None,
+        unproven=proven is None or swallows is None or not training.proven,
     )
 
 
@@ -259,7 +260,7 @@ def _catch_finding(ctx: FileContext, function: cst.FunctionDef) -> Iterator[Find
             "normally: the failing rank leaves the training without an error exit, so "
             "torchrun does not stop the other ranks and they wait in their next collective "
             "until the timeout; use `@logger.catch(reraise=True)`",
-            unproven=proven is None,
+            unproven=proven is None or not training.proven,
         )
 
 

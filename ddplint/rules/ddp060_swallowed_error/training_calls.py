@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.ddp_steps import ddp_backward, trains_ddp_model
 
 _DEPTH = 3
@@ -18,20 +19,27 @@ _DEPTH = 3
 
 @dataclass(frozen=True)
 class TrainingCall:
-    """A call in the block, and what it issues, worded for a message."""
+    """A call in the block, what it issues (worded for a message), and whether its model
+    is proven to be DDP-wrapped (a `backward()` on a model from out of sight is not)."""
 
     call: cst.Call
     issues: str
+    proven: bool
 
 
 def first_training_call(ctx: FileContext, block: cst.CSTNode) -> TrainingCall | None:
     """The first call in `block` (not entering nested functions) that runs a DDP training
-    step; None when none is proven."""
+    step, else the first `backward()` whose model comes from out of sight; None when
+    there is neither."""
+    unproven: TrainingCall | None = None
     for call in ctx.calls_within(block):
         issues = _issues(ctx, call, _DEPTH, set())
         if issues is not None:
-            return TrainingCall(call, issues)
-    return None
+            return TrainingCall(call, issues, proven=True)
+        if unproven is None and domain_of(ctx).backward.site_of(call) is not None:
+            issues = "DDP's gradient all-reduce runs inside it if its model is DDP-wrapped"
+            unproven = TrainingCall(call, issues, proven=False)
+    return unproven
 
 
 def _issues(ctx: FileContext, call: cst.Call, depth: int, seen: set[int]) -> str | None:
