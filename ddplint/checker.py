@@ -17,6 +17,7 @@ from libcst.metadata import CodeRange
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
 from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.dormant_options import needs_unpassed_option
 from ddplint.domain.import_uses import may_use
 from ddplint.domain.liveness import Liveness, Livenesses, set_aside_reason
 from ddplint.domain.runners import distribution_opt_in
@@ -136,6 +137,7 @@ def livenesses(ctx: FileContext) -> Livenesses:
         _named_elsewhere(ctx.path, root),
         module,
         set_aside=set_aside_reason(ctx.path, root, lambda: distribution_opt_in(ctx)),
+        dormant=lambda node: needs_unpassed_option(ctx, node),
     )
 
 

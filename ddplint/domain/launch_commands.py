@@ -26,7 +26,7 @@ import os
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ddplint.project_files import project_files, project_root
 
@@ -40,6 +40,8 @@ _LAUNCHER = re.compile(
 _INTERPRETER = re.compile(r"(^|[\s;&|(`'\"])python[\d.]*\s")
 _SCRIPT = re.compile(r"[\w./~${}-]*\.py\b")
 _MODULE = re.compile(r"\s-m\s+([A-Za-z_][\w.]*)")
+_OPTION = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")
+_FORWARDED = re.compile(r"\$\{?[@*]")  # `"$@"`, `$*`: options from the caller
 _RANK_PASSED = re.compile(r"--local[_-]rank[\s=]+(-?\d+)")
 _LOCAL_RANK_ARGUMENT = re.compile(r"add_argument\(\s*['\"]--local[_-]rank['\"]")
 # A `--local_rank` option written into a command (`f"--local_rank={rank}"`,
@@ -57,12 +59,14 @@ _STARTS_PROCESSES = re.compile(
 
 @dataclass(frozen=True)
 class _Run:
-    """One command that runs a script: as one plain process, and whether it passes
-    `--local_rank -1` (and no other rank)."""
+    """One command that runs a script: as one plain process, whether it passes
+    `--local_rank -1` (and no other rank), and the options written after the script
+    (None where the command forwards options out of sight: `"$@"`)."""
 
     plain: bool
     passes_minus_one: bool
     command_file: str
+    options: frozenset[str] | None = frozenset()
 
 
 @dataclass
@@ -152,14 +156,43 @@ def _commands(root: str) -> _Commands:
             )
             tokens = [*_SCRIPT.findall(line), *_modules_run(line)]
             resolved = [_scripts_named(t, folder, root, by_name) for t in tokens]
-            for named in resolved:
+            for token, named in zip(tokens, resolved, strict=True):
                 if run.plain and len(named) > 1:
                     continue  # one plain process of one of these files: which one?
+                passed = _options_after(line, token)
                 for script in named:
-                    found.by_script[script].append(run)
+                    found.by_script[script].append(replace(run, options=passed))
             if launcher and not any(resolved) and "$" in line and _names_no_file(tokens):
                 found.launches_unknown_script = True  # `torchrun ... $SCRIPT`: maybe any
     return found
+
+
+def _options_after(line: str, token: str) -> frozenset[str] | None:
+    """The options a command line writes after the script `token` (a path, or the file of
+    a module run with `-m`); None when it forwards options out of sight or the script is
+    not found in the line."""
+    for spelling in (token, token.removesuffix(".py").replace("/", ".")):
+        _, found, after = line.partition(spelling)
+        if found:
+            return None if _FORWARDED.search(after) else frozenset(_OPTION.findall(after))
+    return None
+
+
+def options_passed(path: str, root: str) -> frozenset[str] | None:
+    """The options (`seed` for `--seed 1`, spelled as written) that the commands of the
+    project at `root` pass to the script `path`, after its name; None when no command
+    starts it, one forwards options out of sight (`"$@"`), or a launcher names its
+    script through a variable (it might be this one)."""
+    commands = _commands(root)
+    runs = commands.by_script.get(os.path.abspath(path), [])
+    if not runs or commands.launches_unknown_script:
+        return None
+    passed: set[str] = set()
+    for run in runs:
+        if run.options is None:
+            return None
+        passed |= run.options
+    return frozenset(passed)
 
 
 def _names_no_file(tokens: list[str]) -> bool:

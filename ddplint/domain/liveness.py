@@ -8,12 +8,13 @@ parameter that always holds its default (a private function whose every call is 
 none passing it); or a function no code names (not in its file outside its own definition
 and functions that never run themselves, not in another file of the project, not in the
 entry-point configuration) in a module that is a script (`if __name__ == "__main__":`).
-`UNKNOWN`: every statement of a file set aside (archived code in an `old/` or `backup/`
-folder of the project or a `train_old.py` copy: `ddplint.domain.archived_code`; a copy of
-another project the project imports as a library: `ddplint.domain.vendored_code`; a script
-whose project's own commands launch it only as one process:
-`ddplint.domain.launch_commands`), a branch taken only on a torch older than 1.10
-(`ddplint.domain.versions`), and a function no code names in a module that is not a
+`UNKNOWN`: a branch taken only under an option no command of the project passes
+(`ddplint.domain.dormant_options`), every statement of a file set aside (archived code
+in an `old/` or `backup/` folder of the project or a `train_old.py` copy:
+`ddplint.domain.archived_code`; a copy of another project the project imports as a
+library: `ddplint.domain.vendored_code`; a script whose project's own commands launch it
+only as one process: `ddplint.domain.launch_commands`), a branch taken only on a torch
+older than 1.10 (`ddplint.domain.versions`), and a function no code names in a module that is not a
 script, when it is private
 (`_name`) or its module is a helper that other files of the project import: a notebook or
 a user may still call it. A public function of a module no project file imports is what
@@ -118,12 +119,16 @@ class Livenesses:
         named_elsewhere: Callable[[str], bool] | None,
         module_name: str = "",
         set_aside: str | None = None,
+        dormant: Callable[[cst.CSTNode], bool] | None = None,
     ) -> None:
         """`module_name`: the file's module name, to ask whether other files import it;
         `set_aside`: why none of the file is known to run in a distributed job
-        (`set_aside_reason`), None when nothing sets it aside."""
+        (`set_aside_reason`), None when nothing sets it aside; `dormant`: whether a
+        statement runs only under an option no command of the project passes
+        (`ddplint.domain.dormant_options`)."""
         self.module_name = module_name
         self.set_aside = set_aside
+        self.dormant = dormant
         self.model = model
         self.resolver = resolver
         self.flow = flow
@@ -138,7 +143,11 @@ class Livenesses:
         if never_runs(self.flow, self.resolver, node) or self._needs_unpassed_argument(node):
             return Liveness.NEVER
         states = [self.function(f) for f in self._functions_around(node)]
-        if self.set_aside or self._only_on_old_torch(node):
+        if (
+            self.set_aside
+            or self._only_on_old_torch(node)
+            or (self.dormant is not None and self.dormant(node))
+        ):
             states.append(Liveness.UNKNOWN)
         return _all_of(states)
 

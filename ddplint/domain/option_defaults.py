@@ -36,6 +36,14 @@ def option_flag(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> 
     return longs[0] if longs else next((flag for flag in flags if flag is not None), None)
 
 
+def option_declaration(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode
+) -> cst.Call | None:
+    """The one `add_argument(...)` of the file declaring the option `expr` reads (None
+    when there is none, or several)."""
+    return _declaration(ctx, expr, at)
+
+
 def _declaration(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> cst.Call | None:
     """The one `add_argument(...)` of the file declaring the option `expr` reads."""
     if not isinstance(expr, cst.Attribute) or not same_on_every_rank(ctx, expr, at):

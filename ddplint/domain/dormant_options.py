@@ -1,0 +1,107 @@
+"""Branches a script takes only when its user passes an option that none of the project's
+own commands passes: `if args.seed is not None:` under `--seed` (default None), where
+every command of the project that starts the script (its shell scripts, Makefiles and
+READMEs: `ddplint.domain.launch_commands.options_passed`) leaves `--seed` out. What such a
+branch does happens only on a run the project does not document, so a finding there is
+shown as unproven (`ddplint.domain.liveness`). Anything less certain answers no: an option
+with a short flag (`-s`), a file that sets options some other way (`set_defaults`,
+`vars(args).update(...)`, `setattr(args, ...)`), a script no command starts, or a
+command forwarding its own arguments."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.launch_commands import options_passed
+from ddplint.domain.option_defaults import option_declaration
+from ddplint.engine.resolve import argument
+from ddplint.project_files import project_root
+
+# Ways a script sets options other than from the command line.
+_OTHER_SETTERS = re.compile(
+    r"\bset_defaults\(|\bvars\(\s*args\s*\)\s*(\.update\b|\[)|\bargs\.__dict__\s*(\.update\b|\[)"
+    r"|setattr\(\s*args\b"
+)
+_FALSY = frozenset({"None", "False"})
+
+
+def needs_unpassed_option(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs only under a test of an option whose default keeps the branch off,
+    and no command of the project that starts this script passes that option."""
+    if not os.path.isfile(ctx.path) or _OTHER_SETTERS.search(ctx.source):
+        return False
+    for condition in ctx.flow.conditions(node):
+        for term, holds in condition.terms():
+            flags = _dormant_flags(ctx, term, holds, condition.gate)
+            if flags and not _passed(ctx, flags):
+                return True
+    return False
+
+
+def _passed(ctx: FileContext, flags: list[str]) -> bool:
+    """Some command that starts this script passes one of `flags`, or may (unknown)."""
+    passed = options_passed(ctx.path, project_root(ctx.path))
+    if passed is None:
+        return True
+    wanted = {f.lstrip("-").replace("-", "_") for f in flags}
+    given = {p.replace("-", "_") for p in passed}
+    # argparse takes any unambiguous prefix of a long option (`--see` for `--seed`)
+    return any(w.startswith(g) for w in wanted for g in given)
+
+
+def _dormant_flags(
+    ctx: FileContext, term: cst.BaseExpression, holds: bool, at: cst.CSTNode
+) -> list[str] | None:
+    """The long flags of the option `term` tests when the test needs a value other than
+    the option's default (`args.seed is not None` holding, `args.deterministic` holding);
+    None otherwise."""
+    needs_value = _tested_for_a_value(term, holds)
+    if needs_value is None:
+        return None
+    expr, not_none = needs_value
+    declaration = option_declaration(ctx, expr, at)
+    if declaration is None:
+        return None
+    flags = [
+        arg.value.evaluated_value
+        for arg in declaration.args
+        if arg.keyword is None and isinstance(arg.value, cst.SimpleString)
+    ]
+    if not flags or not all(isinstance(f, str) and f.startswith("--") for f in flags):
+        return None  # a short flag (`-s 1`) would not be seen in the commands
+    action = argument(declaration, None, "action")
+    action_name = action.evaluated_value if isinstance(action, cst.SimpleString) else None
+    if action is not None and action_name not in ("store", "store_true"):
+        return None
+    default = argument(declaration, None, "default")
+    default_text = None if default is None else ctx.code(default)
+    if action_name == "store_true":
+        off = not not_none and default is None  # False unless a default says otherwise
+    elif not_none:
+        off = default is None or default_text == "None"
+    else:
+        off = default is None or default_text in _FALSY or default_text in ("0", "''", '""')
+    return [str(f) for f in flags] if off else None
+
+
+def _tested_for_a_value(
+    term: cst.BaseExpression, holds: bool
+) -> tuple[cst.BaseExpression, bool] | None:
+    """(the option read, whether the test is `is not None`) for `args.x` holding, `args.x
+    is not None` holding and `args.x is None` failing; None for any other term."""
+    if isinstance(term, cst.Attribute) and holds:
+        return term, False
+    if isinstance(term, cst.Comparison) and len(term.comparisons) == 1:
+        target = term.comparisons[0]
+        is_none = isinstance(target.comparator, cst.Name) and target.comparator.value == "None"
+        if not is_none or not isinstance(term.left, cst.Attribute):
+            return None
+        if isinstance(target.operator, cst.IsNot) and holds:
+            return term.left, True
+        if isinstance(target.operator, cst.Is) and not holds:
+            return term.left, True
+    return None
