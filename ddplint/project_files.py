@@ -24,7 +24,7 @@ _COMMAND_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".md", ".rst")
 _COMMAND_NAMES = frozenset({"Makefile", "makefile"})
 # Files that pin what a project installs (`versions.pinned_torch`), besides the packaging files.
 _REQUIREMENT_NAMES = re.compile(
-    r"(?i)^(requirements[\w.-]*\.txt|(environment|env|conda)[\w.-]*\.ya?ml|cog\.yaml|Dockerfile)$"
+    r"(?i)^(requirements?[\w.-]*\.txt|(environment|env|conda)[\w.-]*\.ya?ml|cog\.yaml|Dockerfile)$"
 )
 _WORD = re.compile(r"\w+")
 # After this many names asked of one tree, listing each file's words once (`_words_of`) costs

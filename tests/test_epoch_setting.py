@@ -37,7 +37,11 @@ def _no_imports(path: str) -> set[str]:
         ("for epoch in range(9):\n    # sampler.set_epoch(epoch)  no need\n    train()\n", True),
         ("for epoch in range(9):\n    loader.sampler.set_epoch(epoch)\n", False),
         ("for epoch in range(9):\n    train_sampler.epoch = epoch\n", False),
-        ("from accelerate import Accelerator\nfor epoch in range(9):\n    pass\n", False),
+        (
+            "from accelerate import Accelerator\n"
+            "for epoch in range(9):\n    train_one_epoch(loader)\n",
+            False,
+        ),
         ("import pytorch_lightning as pl\n", False),
         ("from transformers import Trainer, TrainingArguments\n", False),
         ("from transformers import AutoModel  # own loop over epochs\n", True),
@@ -55,7 +59,10 @@ def test_a_source_with_no_file_has_no_project() -> None:
 def test_the_epoch_loop_of_the_file_itself_comes_first(tmp_path: Path) -> None:
     root = _project(
         tmp_path,
-        {"a/train.py": SAMPLER + "\nfor epoch in range(3):\n    pass\n", "a/other.py": ""},
+        {
+            "a/train.py": SAMPLER + "\nfor epoch in range(3):\n    train_one_epoch(loader)\n",
+            "a/other.py": "",
+        },
     )
     assert epoch_loop_near(str(root / "a/train.py"), _no_imports) == (
         os.path.join("a", "train.py"),
@@ -76,8 +83,10 @@ def test_a_loop_in_a_program_that_reaches_the_package_counts(tmp_path: Path) -> 
             "data/__init__.py": "from .registry import build\n",
             "data/registry.py": "",
             "data/frames.py": SAMPLER,
-            "engine/loop.py": "from data import build\nfor epoch in range(5):\n    pass\n",
-            "tools/plot.py": "for epoch in range(5):\n    pass\n",
+            "engine/loop.py": (
+                "from data import build\nfor epoch in range(5):\n    train_one_epoch(loader)\n"
+            ),
+            "tools/plot.py": "for epoch in range(5):\n    train_one_epoch(loader)\n",
         },
     )
     reached = {
@@ -93,7 +102,10 @@ def test_a_loop_in_a_program_that_reaches_the_package_counts(tmp_path: Path) -> 
 def test_a_loop_in_another_program_does_not_count(tmp_path: Path) -> None:
     root = _project(
         tmp_path,
-        {"embed/extract.py": SAMPLER, "probe/train.py": "for epoch in range(5):\n    pass\n"},
+        {
+            "embed/extract.py": SAMPLER,
+            "probe/train.py": "for epoch in range(5):\n    train_one_epoch(loader)\n",
+        },
     )
     assert epoch_loop_near(str(root / "embed/extract.py"), _no_imports) is None
 
@@ -101,10 +113,10 @@ def test_a_loop_in_another_program_does_not_count(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "max_epoch = 1\nfor epoch in range(max_epoch):\n    pass\n",
-        "for epoch in range(1):\n    pass\n",
+        "max_epoch = 1\nfor epoch in range(max_epoch):\n    train_one_epoch(loader)\n",
+        "for epoch in range(1):\n    train_one_epoch(loader)\n",
         "parser.add_argument('--epochs', type=int, default=1)\n"
-        "for epoch in range(1, args.epochs + 1):\n    pass\n",
+        "for epoch in range(1, args.epochs + 1):\n    train_one_epoch(loader)\n",
     ],
 )
 def test_a_loop_that_goes_round_once_reads_no_order_twice(tmp_path: Path, text: str) -> None:
@@ -113,6 +125,21 @@ def test_a_loop_that_goes_round_once_reads_no_order_twice(tmp_path: Path, text: 
 
 
 def test_a_loop_over_many_epochs_counts(tmp_path: Path) -> None:
-    text = "max_epoch = 10\nfor epoch in range(max_epoch):\n    pass\n"
+    text = "max_epoch = 10\nfor epoch in range(max_epoch):\n    train_one_epoch(loader)\n"
     root = _project(tmp_path, {"train.py": SAMPLER + text})
     assert epoch_loop_near(str(root / "train.py"), _no_imports) == ("train.py", 4)
+
+
+def test_a_loop_that_only_fills_a_schedule_is_no_epoch_loop(tmp_path: Path) -> None:
+    schedule = (
+        "def build(start_lr, steps, mult, epochs):\n"
+        "    lr = [start_lr] * epochs\n"
+        "    for i in range(1, epochs):\n"
+        "        lr[i] = lr[i - 1] * (mult if i in steps else 1)\n"
+        "    return lr\n"
+    )
+    root = _project(tmp_path, {"train.py": SAMPLER + schedule})
+    assert epoch_loop_near(str(root / "train.py"), _no_imports) is None
+    nested = SAMPLER + "for epoch in range(3):\n    for batch in loader:\n        step(batch)\n"
+    root = _project(tmp_path, {"train.py": nested})
+    assert epoch_loop_near(str(root / "train.py"), _no_imports) == ("train.py", 3)

@@ -44,6 +44,26 @@ _EPOCH_LOOP = re.compile(
 )
 
 
+# In a loop's body: a loop of its own (`for batch in loader:`), or a call named for a pass
+# over the data (`train_one_epoch(...)`, `trainer.fit(...)`, `run_epoch(...)`).
+_PASS = re.compile(
+    r"^[ \t]*(?:for|while)[ \t]|\b\w*(?:train|epoch|fit|run|step|loop)\w*[ \t]*\(",
+    re.MULTILINE | re.IGNORECASE,
+)
+
+
+def _passes_over_data(text: str, header: re.Match[str]) -> bool:
+    """The body of the loop `header` (its lines indented deeper) holds a loop of its own
+    or a call named for a pass over the data: not a loop that only fills a schedule."""
+    indent = len(header.group()) - len(header.group().lstrip())
+    body = []
+    for line in text[header.end() :].splitlines()[1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            break
+        body.append(line)
+    return _PASS.search("\n".join(body)) is not None
+
+
 def _runs_once(text: str, header: str) -> bool:
     """The loop `header` of the file `text` goes round at most once: `range(n)` (or
     `range(1, n + 1)`) with `n` written as 1, set to 1 in the file (`max_epoch = 1`), or an
@@ -123,6 +143,8 @@ def epoch_loop_near(path: str, closure: Callable[[str], set[str]]) -> tuple[str,
         for match in _EPOCH_LOOP.finditer(text):
             if "epoch" not in match.group().lower() or _runs_once(text, match.group()):
                 continue
+            if not _passes_over_data(text, match):
+                continue  # `for i in range(1, epochs): lr[i] = ...`: a schedule, no pass
             if candidate != path:
                 if own is None:
                     own = {path, *closure(path)}

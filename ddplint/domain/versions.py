@@ -166,7 +166,9 @@ _UNBOUNDED = re.compile(r"(?im)^[\s\-\"']*(?:py)?torch[\"']?\s*(?:>=?\s*[\d.]+[\
 _COMMENT_LINE = re.compile(r"(?m)^\s*#.*$")
 # Where a project pins what it installs: packaging files at its root; requirements files,
 # conda environments and Dockerfiles, and the commands of its READMEs and shell scripts
-# (`pip install torch==1.8.1`), in the script's folder and those above it.
+# (`pip install torch==1.8.1`), in the script's folder, those above it and the
+# documentation folder at the root (`docs/INSTALL.md`). A version a README's prose states
+# (`built with PyTorch 1.7.1`) pins nothing: pip installs today's torch.
 _PIN_FILES = ("setup.py", "setup.cfg", "pyproject.toml")
 TORCH_2: Version = (2,)
 
@@ -179,9 +181,12 @@ def pinned_torch(root: str, script: str) -> Version | None:
     files = project_files(root)
     folders = _folders_up(os.path.dirname(os.path.abspath(script)), os.path.abspath(root))
     texts = [files.text(os.path.join(root, name)) for name in _PIN_FILES]
-    texts += [
-        files.text(p) for p in files.command_paths if os.path.dirname(os.path.abspath(p)) in folders
+    documents = [
+        files.text(p)
+        for p in files.command_paths
+        if os.path.dirname(os.path.abspath(p)) in folders | {os.path.join(root, "docs")}
     ]
+    texts += documents
     for path in files.requirement_paths:
         text = files.text(path)
         if text is None or os.path.dirname(os.path.abspath(path)) not in folders:

@@ -130,3 +130,23 @@ def test_an_upper_bound_after_a_lower_one_pins_the_release_below_it(tmp_path, li
     pinned = pinned_torch(str(tmp_path), str(tmp_path / "train.py"))
     assert pinned == newest
     assert shown_pin(pinned) == shown
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("docs/INSTALL.md", "pip install torch==1.10.0+cu111 torchvision==0.11.0+cu111\n"),
+        ("requirement.txt", "numpy\npytorch==1.2.0\n"),
+    ],
+    ids=["install document", "singular requirement file"],
+)
+def test_a_pin_in_the_install_document_or_a_requirement_file_counts(tmp_path, capsys, name, text):
+    files = {"train.py": TRAIN, "run.sh": RUN, name: text}
+    assert findings(tmp_path, capsys, files) == []
+
+
+def test_a_version_the_readme_only_states_pins_nothing(tmp_path, capsys):
+    # pip installs today's torch whatever the prose says the project was built with
+    text = "The project is built with PyTorch 1.7.1, Python 3.7, CUDA 10.1.\n"
+    files = {"train.py": TRAIN, "run.sh": RUN, "README.md": text}
+    assert len(findings(tmp_path, capsys, files)) == 1

@@ -12,6 +12,7 @@ from ddplint.domain.device_literals import hardcoded_devices
 from ddplint.domain.launch_commands import launched_on_own_gpus
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.domain.per_process_devices import right_for_its_process
+from ddplint.domain.unread_names import bound_and_never_read
 from ddplint.rule import Finding, FixSpec, Rule, register
 
 
@@ -195,6 +196,8 @@ x = torch.zeros(3, device="cpu")
             if id(literal) in seen:
                 continue
             seen.add(id(literal))
+            if _unread_device_value(ctx, literal):
+                continue  # `DEVICE = torch.device("cuda:0")` that nothing reads places nothing
             right = right_for_its_process(ctx, literal)
             if right:
                 continue
@@ -220,3 +223,14 @@ x = torch.zeros(3, device="cpu")
                 # the project's launch gives each process its GPU: right under that launch
                 unproven=right is None or launched_on_own_gpus(ctx.path),
             )
+
+
+def _unread_device_value(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """The literal builds a `torch.device` (a value, no placement) bound to a name that
+    nothing reads (`unread_names`); a `.cuda(0)` places its tensor whatever is read."""
+    call = next((a for a in ctx.ancestors(literal) if isinstance(a, cst.Call)), None)
+    return (
+        call is not None
+        and ctx.call_name(call) == "torch.device"
+        and bound_and_never_read(ctx, literal)
+    )

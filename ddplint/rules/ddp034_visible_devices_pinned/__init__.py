@@ -12,6 +12,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain.apis import SPAWN_FUNCTIONS
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.domain.runners import every_rank
+from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp034_visible_devices_pinned.pins import Pin, per_process_picks, pins
 
@@ -221,5 +222,14 @@ def _after_cuda_use(ctx: FileContext, pin: cst.CSTNode) -> bool:
 
 
 def _spawns_per_visible_gpu(ctx: FileContext) -> bool:
-    """`mp.spawn(..., nprocs=torch.cuda.device_count())`: after the pin, one process."""
-    return any("device_count" in ctx.code(call) for call in ctx.calls_to(*SPAWN_FUNCTIONS))
+    """`mp.spawn(..., nprocs=torch.cuda.device_count())`, directly or through a name
+    (`n_gpus = torch.cuda.device_count()`): after the pin, one process."""
+    for call in ctx.calls_to(*SPAWN_FUNCTIONS):
+        if "device_count" in ctx.code(call):
+            return True
+        nprocs = argument(call, 2, "nprocs")  # mp.spawn(fn, args=(), nprocs=1, ...)
+        if nprocs is not None and any(
+            "device_count" in ctx.code(v.expr) for v in ctx.resolver.values(nprocs, call)
+        ):
+            return True
+    return False
