@@ -140,7 +140,8 @@ def strips_module_prefix(ctx: FileContext) -> bool:
     """The module drops the DDP wrapper's `module.` prefix from checkpoint keys when loading
     (`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`,
     `k.startswith("module")` with `k[len("module."):]`, `k.split("module.")[1]`,
-    a `re.sub` of a `^module.` pattern)."""
+    a `re.sub` of a `^module.` pattern, or `k[7:]` in a file that names `module.`: the
+    prefix's length written out)."""
     for call in ctx.calls:
         func = call.func
         name = func.attr.value if isinstance(func, cst.Attribute) else None
@@ -150,4 +151,14 @@ def strips_module_prefix(ctx: FileContext) -> bool:
             return True
         if name in _PREFIX_TESTS and call.args and _names_module_prefix(call.args[0].value):
             return True
-    return False
+    return "module." in ctx.source and any(
+        _drops_prefix_length(node) for node in ctx.nodes_of(cst.SubscriptElement)
+    )
+
+
+def _drops_prefix_length(element: cst.CSTNode) -> bool:
+    """`[7:]`: the length of `module.` cut from the front."""
+    if not isinstance(element, cst.SubscriptElement) or not isinstance(element.slice, cst.Slice):
+        return False
+    lower, upper = element.slice.lower, element.slice.upper
+    return isinstance(lower, cst.Integer) and lower.value == "7" and upper is None

@@ -174,6 +174,7 @@ _MAY_STRIP_PREFIX = re.compile(
     rf"|\b(?:replace|removeprefix|startswith|lstrip|len){_GAP}\("
     rf"(?:\s|\\|#[^\n]*\n|\(|\*|[A-Za-z_]\w*\s*=)*{_LAST_COMMENT}"
     r"[rRbBuU]{0,2}['\"]module(?:\.|['\"])"
+    r"|\[\s*7\s*:\s*\]"  # `k[7:]`, the length of `module.` (the parse decides)
 )
 
 
