@@ -634,12 +634,15 @@ def resumed_from_newest(
     }
     if not pieces:
         return None
-    listings = [
-        call
-        for call in ctx.calls
-        if _listing(ctx, call)
-        and _lists([t for a in call.args for t in path_texts(ctx, a.value, call)], pieces, names)
-    ]
+    listings = []
+    for call in ctx.calls:
+        if not _listing(ctx, call):
+            continue
+        listed = [t for a in call.args for t in path_texts(ctx, a.value, call)]
+        if _names_one_file(ctx, call, listed):
+            continue  # `glob(f".../ckpt_{args.resume_epoch}.pt")[0]`: the file asked for
+        if _lists(listed, pieces, names):
+            listings.append(call)
     if not listings:
         return None
     wanted = {id(call) for call in listings}
@@ -652,6 +655,17 @@ def resumed_from_newest(
             if isinstance(found, cst.Call):
                 return found
     return None
+
+
+def _names_one_file(ctx: FileContext, call: cst.Call, listed: list[str]) -> bool:
+    """A glob whose pattern has no wildcard in a file name (`ckpt_{best_epoch}.pt` below
+    a `run_*` folder): it finds the one file a value names, not the newest of a series.
+    Each piece's text after its last `/` is taken for a file name (a folder's piece
+    without a `/` too: that errs towards a series)."""
+    name = ctx.call_name(call) or dotted(call.func) or ""
+    if not name.rpartition(".")[2].endswith("glob") or not any("/" in t for t in listed):
+        return False
+    return not any(_GLOB.search(t.rsplit("/", 1)[-1]) for t in listed)
 
 
 def _lists(listed: list[str], pieces: set[str], names: set[str] | None) -> bool:
