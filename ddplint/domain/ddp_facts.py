@@ -45,6 +45,14 @@ __all__ = [
 ]
 
 
+def string_key(node: cst.Subscript) -> str | None:
+    """The plain string a one-element subscript reads (`ckpt["epoch"]`), else None."""
+    if len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    return string_value(index.value) if isinstance(index, cst.Index) else None
+
+
 def string_value(expr: cst.BaseExpression | None) -> str | None:
     """The value of a plain string literal (no f-string), else None."""
     if isinstance(expr, cst.SimpleString):

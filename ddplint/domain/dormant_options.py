@@ -17,7 +17,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.launch_commands import options_passed
-from ddplint.domain.option_defaults import option_declaration
+from ddplint.domain.option_defaults import declared_flags, option_declaration
 from ddplint.engine.resolve import argument
 from ddplint.project_files import project_root
 
@@ -66,12 +66,8 @@ def _dormant_flags(
     declaration = option_declaration(ctx, expr, at)
     if declaration is None:
         return None
-    flags = [
-        arg.value.evaluated_value
-        for arg in declaration.args
-        if arg.keyword is None and isinstance(arg.value, cst.SimpleString)
-    ]
-    if not flags or not all(isinstance(f, str) and f.startswith("--") for f in flags):
+    flags = declared_flags(declaration)
+    if not flags or not all(f.startswith("--") for f in flags):
         return None  # a short flag (`-s 1`) would not be seen in the commands
     action = argument(declaration, None, "action")
     action_name = action.evaluated_value if isinstance(action, cst.SimpleString) else None
@@ -85,7 +81,7 @@ def _dormant_flags(
         off = default is None or default_text == "None"
     else:
         off = default is None or default_text in _FALSY or default_text in ("0", "''", '""')
-    return [str(f) for f in flags] if off else None
+    return flags if off else None
 
 
 def _tested_for_a_value(

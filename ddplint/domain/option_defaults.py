@@ -31,9 +31,15 @@ def option_flag(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> 
     found = _declaration(ctx, expr, at)
     if found is None:
         return None
-    flags = [_text(arg.value) for arg in found.args if arg.keyword is None and not arg.star]
-    longs = [flag for flag in flags if flag is not None and flag.startswith("--")]
-    return longs[0] if longs else next((flag for flag in flags if flag is not None), None)
+    flags = declared_flags(found)
+    longs = [flag for flag in flags if flag.startswith("--")]
+    return longs[0] if longs else next(iter(flags), None)
+
+
+def declared_flags(declaration: cst.Call) -> list[str]:
+    """The flags an `add_argument(...)` declares (`["-s", "--seed"]`), as written."""
+    flags = [_text(arg.value) for arg in declaration.args if arg.keyword is None and not arg.star]
+    return [flag for flag in flags if flag is not None]
 
 
 def option_declaration(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import string_value
+from ddplint.domain.ddp_facts import string_key
 from ddplint.names import dotted
 
 LOAD = "torch.load"
@@ -52,12 +52,7 @@ def resumes(ctx: FileContext) -> tuple[Resume, ...]:
 def _resumes(ctx: FileContext) -> tuple[Resume, ...]:
     found = []
     for load in ctx.calls_to(LOAD):
-        statement = ctx.statement(load)
-        if not (isinstance(statement, cst.Assign) and statement.value is load):
-            continue
-        names = frozenset(
-            t.target.value for t in statement.targets if isinstance(t.target, cst.Name)
-        )
+        names = _bound_names(ctx, load)
         if not names or not _restores_model(ctx, load, names):
             continue
         counter = _start_counter(ctx, load, names)
@@ -81,20 +76,15 @@ def keys_read(ctx: FileContext, load: cst.Call) -> frozenset[str]:
     keys: set[str | None] = set()
     parent = ctx.parent(load)
     if isinstance(parent, cst.Subscript):
-        keys.add(_key(parent))
-    statement = ctx.statement(load)
-    names = (
-        {t.target.value for t in statement.targets if isinstance(t.target, cst.Name)}
-        if isinstance(statement, cst.Assign) and statement.value is load
-        else set()
-    )
+        keys.add(string_key(parent))
+    names = _bound_names(ctx, load)
     scope = ctx.scope(load)
     for node in ctx.nodes_of(cst.Subscript) if names else ():
         if not isinstance(node, cst.Subscript) or ctx.scope(node) is not scope:
             continue
         named = isinstance(node.value, cst.Name) and node.value.value in names
         if named and ctx.before(load, node) and not _conditional(ctx, node, load):
-            keys.add(_key(node))
+            keys.add(string_key(node))
     return frozenset(k for k in keys if k is not None)
 
 
@@ -112,11 +102,12 @@ def _conditional(ctx: FileContext, node: cst.CSTNode, load: cst.Call) -> bool:
     return False
 
 
-def _key(node: cst.Subscript) -> str | None:
-    if len(node.slice) != 1:
-        return None
-    index = node.slice[0].slice
-    return string_value(index.value) if isinstance(index, cst.Index) else None
+def _bound_names(ctx: FileContext, load: cst.Call) -> frozenset[str]:
+    """The plain names a statement `ckpt = torch.load(...)` binds the load's result to."""
+    statement = ctx.statement(load)
+    if not (isinstance(statement, cst.Assign) and statement.value is load):
+        return frozenset()
+    return frozenset(t.target.value for t in statement.targets if isinstance(t.target, cst.Name))
 
 
 def _restores_model(ctx: FileContext, load: cst.Call, names: frozenset[str]) -> bool:

@@ -11,7 +11,7 @@ import re
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import facts_of, last_name, string_value
+from ddplint.domain.ddp_facts import facts_of, last_name, string_key, string_value
 from ddplint.domain.runners import holds_at_every_call
 from ddplint.names import dotted
 
@@ -217,8 +217,7 @@ def _stored_keys(ctx: FileContext, name: str, at: cst.CSTNode) -> set[str] | Non
         assert isinstance(node, cst.Subscript)
         if dotted(node.value) != name or not isinstance(ctx.parent(node), cst.AssignTarget):
             continue
-        index = node.slice[0].slice if len(node.slice) == 1 else None
-        key = string_value(index.value) if isinstance(index, cst.Index) else None
+        key = string_key(node)
         if key is None:
             return None
         keys.add(key)

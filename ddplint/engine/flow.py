@@ -60,11 +60,16 @@ def statements(block: cst.CSTNode | None) -> Sequence[Statement]:
 
 def is_exit_call(node: cst.CSTNode, qualname: Callable[[cst.BaseExpression], str | None]) -> bool:
     """`sys.exit()`, `os._exit(1)`, `exit()`, ... as a statement."""
-    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
-        func = node.value.func
-        name = qualname(func) or dotted(func) or ""
-        return name in EXIT_CALLS
-    return False
+    return (
+        isinstance(node, cst.Expr)
+        and isinstance(node.value, cst.Call)
+        and calls_exit(node.value, qualname)
+    )
+
+
+def calls_exit(call: cst.Call, qualname: Callable[[cst.BaseExpression], str | None]) -> bool:
+    """`call` ends the process: `sys.exit()`, `os._exit(1)`, `exit()`, ..."""
+    return (qualname(call.func) or dotted(call.func) or "") in EXIT_CALLS
 
 
 class Flow:

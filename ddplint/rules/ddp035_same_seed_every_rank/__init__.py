@@ -21,7 +21,7 @@ from ddplint.domain.random_draws import (
 )
 from ddplint.domain.rank_values import differs_by_rank
 from ddplint.domain.runners import every_rank
-from ddplint.domain.samplers import reads_evaluation_sampler
+from ddplint.domain.samplers import LOADER_WORKERS, reads_evaluation_sampler
 from ddplint.domain.spawned_workers import in_main_block, index_parameter, spawns
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
@@ -31,8 +31,6 @@ from ddplint.rules.ddp035_same_seed_every_rank.augmentation import (
 )
 from ddplint.rules.ddp035_same_seed_every_rank.seeds import SeedCall, seed_calls
 from ddplint.rules.ddp035_same_seed_every_rank.worker_seeds import generator_seeds, worker_seeds
-
-_WORKERS = 5  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers)
 
 
 @register
@@ -378,7 +376,7 @@ def _pipeline_draws(ctx: FileContext) -> bool | None:
 
 def _without_workers(loader: cst.Call) -> bool:
     """The loader prepares its samples in the main process (`num_workers` left out or 0)."""
-    workers = argument(loader, _WORKERS, "num_workers")
+    workers = argument(loader, LOADER_WORKERS, "num_workers")
     return workers is None or (isinstance(workers, cst.Integer) and workers.evaluated_value == 0)
 
 

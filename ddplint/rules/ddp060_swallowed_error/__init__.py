@@ -13,9 +13,8 @@ from ddplint.diagnostics import Severity
 from ddplint.domain.oom import catches_broad, oom_path_swallowed
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import every_rank, one_process
-from ddplint.engine.flow import EXIT_CALLS
+from ddplint.engine.flow import calls_exit
 from ddplint.engine.resolve import argument
-from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp060_swallowed_error.training_calls import first_training_call
 
@@ -284,19 +283,20 @@ def _swallows(ctx: FileContext, handler_body: cst.BaseSuite) -> bool | None:
         callees = ctx.resolver.callees(node)
         if any(_stops(ctx, inner) for f in callees for inner in ctx.walk(f.body)):
             return False
-        name = ctx.call_name(node) if not callees and project is not None else None
-        text = project.module_text(ctx.path, name) if project is not None and name else None
+        name = ctx.call_name(node)
+        if callees or project is None or name is None:
+            continue
+        text = project.module_text(ctx.path, name)
         if text is not None and _STOP_WORDS.search(text):
             answer = None  # a helper of another module that may raise or exit
     return answer
 
 
 def _stops(ctx: FileContext, node: cst.CSTNode) -> bool:
-    if isinstance(node, cst.Raise):
-        return True
-    if not isinstance(node, cst.Call):
-        return False
-    return (ctx.qualname(node.func) or dotted(node.func)) in EXIT_CALLS
+    """A `raise`, or a call that ends the process."""
+    return isinstance(node, cst.Raise) or (
+        isinstance(node, cst.Call) and calls_exit(node, ctx.qualname)
+    )
 
 
 def _kept_for_later(ctx: FileContext, handler: cst.ExceptHandler, attempt: cst.Try) -> bool:
