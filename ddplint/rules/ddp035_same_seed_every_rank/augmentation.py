@@ -8,17 +8,17 @@ from ddplint.context import FileContext
 from ddplint.domain.apis import LOADER_CLASSES
 from ddplint.domain.loops import named_for
 from ddplint.domain.project_view import project_of
-from ddplint.domain.samplers import is_sampler_call
+from ddplint.domain.samplers import LOADER_SAMPLER, is_sampler_call
 from ddplint.engine.resolve import argument
 
-_SAMPLER, _DATASET = 3, 0  # DataLoader(dataset, batch_size, shuffle, sampler, ...)
+_DATASET = 0  # DataLoader(dataset, ...)
 
 
 def sharded_loaders(ctx: FileContext) -> list[cst.Call]:
     """DataLoaders given a DistributedSampler built in this file (`sampler=` naming one)."""
     found = []
     for loader in ctx.calls_to(*LOADER_CLASSES):
-        sampler = argument(loader, _SAMPLER, "sampler")
+        sampler = argument(loader, LOADER_SAMPLER, "sampler")
         if sampler is None:
             continue
         values = ctx.resolver.values(sampler, loader)
