@@ -30,6 +30,11 @@ from ddplint.project_files import project_files
 from ddplint.rule import Finding, FixSpec, Rule, all_rules
 from ddplint.source import split_lines
 
+_UNUSED_IMPORT_ONLY = (
+    "unproven: the file imports torch.distributed or DDP names it never uses, "
+    "and no distributed code of the project runs it"
+)
+
 
 @dataclass
 class FileResult:
@@ -85,7 +90,9 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
     wanted = set(codes)
     rules = [cls() for code, cls in all_rules().items() if code in wanted]
     try:
-        distributed = facts_of(ctx).is_distributed
+        facts = facts_of(ctx)
+        distributed = facts.is_distributed
+        unproven_distributed = facts.distribution_unproven
     except RecursionError:
         return FileResult(path, [file_error(path, "file too deeply nested to analyse", 1, 1)])
     findings: list[tuple[Rule, Finding]] = []
@@ -100,6 +107,9 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
                     continue
                 if state is Liveness.UNKNOWN and not finding.unproven:
                     finding = dataclasses.replace(finding, unproven=True)
+                if unproven_distributed and rule.requires_distributed:
+                    message = f"{finding.message} ({_UNUSED_IMPORT_ONLY})"
+                    finding = dataclasses.replace(finding, message=message, unproven=True)
                 if liveness.set_aside is not None:
                     message = f"{finding.message} ({liveness.set_aside})"
                     finding = dataclasses.replace(finding, message=message)

@@ -359,12 +359,15 @@ def test_a_method_of_an_object_a_project_helper_returns(write):
         ("import torch.distributed as dist\ndist.checkpoint.save(sd, checkpoint_id=p)\n", False),
         ("import torch.distributed as dist\ndist.barrier()\n", True),
         ("import torch.distributed as dist\nop = dist.ReduceOp.SUM\n", True),
-        ("import torch.distributed as dist  # left from a template\n", True),
+        ("import torch.distributed as dist  # left from a template\n", False),
+        ("from torch.nn.parallel import DistributedDataParallel as DDP\n", False),
+        ("from torch.nn.parallel import DistributedDataParallel as DDP\nm = DDP(m)\n", True),
     ],
 )
 def test_which_torch_distributed_uses_make_code_distributed(write, source, distributed):
     """Distributed checkpointing and mode queries work without a process group; a
-    collective, a process-group name or an unused import (a template's) count."""
+    collective or a process-group name counts, an import nothing reads (a template's
+    leftover) does not: it only makes the file's findings unproven."""
     write("pyproject.toml", "")
     script = write("script.py", source)
     assert Project.load([str(script)]).summaries[str(script)].distributed is distributed
@@ -439,3 +442,41 @@ def test_a_with_of_a_project_class_that_sets_the_device(cli, write, tmp_path, mo
     assert findings(cli, "--select", "DDP020", quiet) == [(os.path.realpath(quiet), 10, "DDP020")]
     scopes.write_text(SCOPES.replace("namespace().set_device", "print"))
     assert findings(cli, "--select", "DDP020", scoped) == [(os.path.realpath(scoped), 10, "DDP020")]
+
+
+BASELINE = """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+device = torch.device("cuda:0")
+model = torch.nn.Linear(4, 4).to(device)
+"""
+
+
+def test_an_import_nothing_reads_makes_findings_unproven(write, cli):
+    """A single-GPU baseline left with a template's DDP imports: nothing proves it runs in
+    a process group, so its findings are shown only under --preview, saying why."""
+    write("pyproject.toml", "")
+    write("ddp_train.py", "import torch.distributed as dist\ndist.init_process_group('nccl')\n")
+    baseline = write("baseline.py", BASELINE)
+    assert cli("check", "--no-cache", baseline).code == 0
+    result = cli("check", "--no-cache", "--preview", "--output-format", "json", baseline)
+    (finding,) = result.json()
+    assert finding["code"] == "DDP001" and finding["unproven"]
+    assert "imports torch.distributed or DDP names it never uses" in finding["message"]
+
+
+def test_a_baseline_module_distributed_code_calls_is_proven(write, cli):
+    """The same module, called from a script that starts the process group, runs on every
+    rank: its finding is proven."""
+    write("pyproject.toml", "")
+    baseline = write("baseline.py", BASELINE.replace("model = ", "def build():\n    return "))
+    write(
+        "ddp_train.py",
+        "import torch.distributed as dist\nfrom baseline import build\n"
+        "dist.init_process_group('nccl')\nmodel = build()\n",
+    )
+    result = cli("check", "--no-cache", "--output-format", "json", baseline)
+    (finding,) = result.json()
+    assert finding["code"] == "DDP001" and not finding["unproven"]

@@ -108,6 +108,7 @@ def test_statements_too_deep_for_libcst_are_reported_in_a_live_process(tmp_path)
         (tmp_path / f"deep{index}.py").write_text("import torch.distributed as dist\n" + source)
     (tmp_path / "train.py").write_text(
         "import torch\nimport torch.distributed as dist\nx = torch.zeros(1).to('cuda:0')\n"
+        "dist.all_reduce(x)\n"
     )
     result = subprocess.run(
         [sys.executable, "-m", "ddplint", "check", "--no-cache", str(tmp_path)],

@@ -56,17 +56,20 @@ def is_process_group_api(name: str) -> bool:
 
 
 def uses_process_group(ctx: FileContext) -> bool:
-    """The module imports a name that needs the process group (`is_process_group_api`:
-    `torch.distributed` itself counts unless every use of it is a mode query or
-    checkpointing), or one of its calls or environment reads uses the process group
-    (`uses_process_group_at`)."""
+    """The module uses a name it imports that needs the process group
+    (`is_process_group_api`: `torch.distributed` itself counts unless every use of it is a
+    mode query or checkpointing), or one of its calls or environment reads uses the
+    process group (`uses_process_group_at`). An import nothing reads is no use: a
+    single-GPU baseline that imports DDP and never wraps a model is not distributed."""
     imports = ctx.imports
-    for full in (*imports.bindings.values(), *imports.modules):
-        if full == "torch.distributed":
-            if _uses_namespace(ctx):
-                return True
-        elif is_process_group_api(full):
-            return True
+    if "torch.distributed" in imports.modules and _uses_namespace(ctx):
+        return True
+    read = _read_names(ctx)
+    if any(
+        is_process_group_api(full) and full != "torch.distributed" and local in read
+        for local, full in imports.bindings.items()
+    ):
+        return True
     if any(uses_process_group_at(ctx, call) for call in ctx.calls):
         return True
     resolver = ctx.resolver
@@ -74,6 +77,23 @@ def uses_process_group(ctx: FileContext) -> bool:
         resolver.direct_environ_key(node, node) in _PROCESS_ENV
         for node in ctx.nodes_of(cst.Subscript)
         if isinstance(node, cst.Subscript)
+    )
+
+
+def imports_unused_process_group_api(ctx: FileContext) -> bool:
+    """The module imports a name that needs the process group (`import torch.distributed
+    as dist`, DDP, DistributedSampler) and never reads it: a template's leftover, or code
+    meant for a launch out of sight. Whether it runs in a process group is unknown."""
+    read = _read_names(ctx)
+    imports = ctx.imports
+    if any(
+        is_process_group_api(full) and local not in read for local, full in imports.bindings.items()
+    ):
+        return True
+    return "torch.distributed" in imports.modules and not any(
+        (ctx.qualname(node) or "").startswith("torch.distributed")  # type: ignore[arg-type]
+        for node in ctx.nodes_of(cst.Attribute, cst.Name)
+        if not isinstance(ctx.parent(node), _IMPORT_PARTS)
     )
 
 
@@ -105,10 +125,9 @@ def asks_rank(ctx: FileContext, call: cst.Call) -> bool:
 
 def _uses_namespace(ctx: FileContext) -> bool:
     """Some name under `torch.distributed` the module writes needs the process group
-    (`dist.all_reduce`, `dist.ReduceOp`, `dist` passed on), or the import is never used
-    (taken as a use); not when every use is a mode query or checkpointing
-    (`dist.is_initialized()`, `dist.checkpoint.load`)."""
-    used = False
+    (`dist.all_reduce`, `dist.ReduceOp`, `dist` passed on); not when every use is a mode
+    query or checkpointing (`dist.is_initialized()`, `dist.checkpoint.load`), nor when
+    nothing reads the import (`imports_unused_process_group_api`)."""
     for node in ctx.nodes_of(cst.Attribute, cst.Name):
         parent = ctx.parent(node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
@@ -120,5 +139,13 @@ def _uses_namespace(ctx: FileContext) -> bool:
             continue
         if name == "torch.distributed" or is_process_group_api(name):
             return True
-        used = True
-    return not used
+    return False
+
+
+def _read_names(ctx: FileContext) -> set[str]:
+    """The plain names the module reads outside its import statements."""
+    return {
+        node.value
+        for node in ctx.nodes_of(cst.Name)
+        if isinstance(node, cst.Name) and not isinstance(ctx.parent(node), _IMPORT_PARTS)
+    }
