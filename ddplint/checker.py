@@ -30,11 +30,6 @@ from ddplint.project_files import project_files
 from ddplint.rule import Finding, FixSpec, Rule, all_rules
 from ddplint.source import split_lines
 
-_UNUSED_IMPORT_ONLY = (
-    "unproven: the file imports torch.distributed or DDP names it never uses, "
-    "and no distributed code of the project runs it"
-)
-
 
 @dataclass
 class FileResult:
@@ -108,7 +103,10 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
                 if state is Liveness.UNKNOWN and not finding.unproven:
                     finding = dataclasses.replace(finding, unproven=True)
                 if unproven_distributed and rule.requires_distributed:
-                    message = f"{finding.message} ({_UNUSED_IMPORT_ONLY})"
+                    message = (
+                        f"{finding.message} (unproven: {unproven_distributed}, and no "
+                        "distributed code of the project runs it)"
+                    )
                     finding = dataclasses.replace(finding, message=message, unproven=True)
                 if liveness.set_aside is not None:
                     message = f"{finding.message} ({liveness.set_aside})"

@@ -94,6 +94,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 model = DDP(Net())
+model.module.load_state_dict(initial_weights)
 if dist.get_rank() == 0:
     torch.save(model.state_dict(), f"ckpt_{dist.get_rank()}.pt")
 """

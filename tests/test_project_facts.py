@@ -480,3 +480,41 @@ def test_a_baseline_module_distributed_code_calls_is_proven(write, cli):
     result = cli("check", "--no-cache", "--output-format", "json", baseline)
     (finding,) = result.json()
     assert finding["code"] == "DDP001" and not finding["unproven"]
+
+
+LAYER = """\
+import torch
+
+device = torch.device("cuda:0")
+
+
+class ParallelLinear(torch.nn.Module):
+    def __init__(self, width, process_group=None):
+        super().__init__()
+        self.world_size = 1 if process_group is None else process_group.size()
+        if process_group is not None:
+            self.rank = process_group.rank()
+        self.linear = torch.nn.Linear(width, width // self.world_size).to(device)
+"""
+
+
+def test_a_layer_asking_the_rank_of_a_group_only_a_caller_passes_is_unproven(write, cli):
+    """A tensor-parallel layer asks `process_group.rank()` only when a caller passes a
+    group; a single-process script builds it without one: nothing proves the layer's
+    module runs in a process group."""
+    write("pyproject.toml", "")
+    layer = write("layer.py", LAYER)
+    write("train.py", "from layer import ParallelLinear\n\nmodel = ParallelLinear(8).cuda()\n")
+    result = cli("check", "--no-cache", "--preview", "--output-format", "json", layer)
+    (finding,) = result.json()
+    assert finding["code"] == "DDP001" and finding["unproven"]
+    assert "only when a caller passes one" in finding["message"]
+
+
+def test_a_rank_query_without_a_group_test_is_proven(write, cli):
+    """The same module asking the rank unconditionally uses the process group."""
+    write("pyproject.toml", "")
+    layer = write("layer.py", LAYER.replace("if process_group is not None:", "if width > 0:"))
+    result = cli("check", "--no-cache", "--output-format", "json", layer)
+    (finding,) = result.json()
+    assert finding["code"] == "DDP001" and not finding["unproven"]

@@ -44,5 +44,13 @@ def main(epochs=20):
     dist.destroy_process_group()
 
 
+
+def export_weights(out="checkpoints/weights.pt"):
+    """Weights alone for the serving image, through the bare network."""
+    net = nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 8))
+    net.load_state_dict(torch.load(CKPT, map_location="cpu")["model"])
+    torch.save(net.state_dict(), out)
+
+
 if __name__ == "__main__":
     main()

@@ -42,5 +42,13 @@ def main():
     dist.destroy_process_group()
 
 
+
+def load_for_service(path):
+    """The inference service's model: a bare Linear on one GPU."""
+    model = nn.Linear(20, 2)
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    return model.cuda().eval()
+
+
 if __name__ == "__main__":
     main()

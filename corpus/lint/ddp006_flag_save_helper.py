@@ -42,5 +42,13 @@ def main():
     dist.destroy_process_group()
 
 
+
+def load_regressor(path):
+    """The regressor for offline analysis, on the CPU."""
+    model = nn.Linear(6, 2)
+    model.load_state_dict(torch.load(path, map_location="cpu")["model"])
+    return model
+
+
 if __name__ == "__main__":
     main()

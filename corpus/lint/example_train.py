@@ -57,5 +57,13 @@ def main() -> None:
     dist.destroy_process_group()
 
 
+
+def load_for_eval(path: str) -> nn.Module:
+    """The trained model on one GPU or the CPU, from a checkpoint `main` wrote."""
+    model = build_model()
+    model.load_state_dict(torch.load(path, map_location="cpu")["model"])
+    return model.eval()
+
+
 if __name__ == "__main__":
     main()

@@ -16,7 +16,7 @@ import libcst as cst
 from ddplint.domain import domain_of
 from ddplint.domain.apis import COLLECTIVES, DDP_CLASSES, LOADER_CLASSES, SAMPLER_CLASSES
 from ddplint.domain.apis import UNWRAP_FUNCTION as _UNWRAP_FUNCTION
-from ddplint.domain.process_group import imports_unused_process_group_api, uses_process_group
+from ddplint.domain.process_group import may_use_process_group, uses_process_group
 from ddplint.domain.project_view import project_of
 from ddplint.domain.ranks import last_name, strip_conversion
 from ddplint.engine import Value
@@ -126,21 +126,21 @@ class DDPFacts:
     @cached_property
     def is_distributed(self) -> bool:
         """The file uses the process group itself (`uses_process_group`), runs on every
-        rank through the project (`Project.runs_distributed`), or may: it imports a
-        process-group name it never reads (`distribution_unproven`)."""
-        return self._proven_distributed or self._imports_unused_api
+        rank through the project (`Project.runs_distributed`), or may
+        (`distribution_unproven`)."""
+        return self._proven_distributed or self._may_be_distributed is not None
 
     @cached_property
-    def distribution_unproven(self) -> bool:
-        """Only an import nothing reads says the file is distributed (a single-GPU
-        baseline left with a template's `import torch.distributed as dist`), and the
-        project is in sight: none of its distributed code runs the file. Checked alone
-        (a snippet), what runs it is out of sight and the import states the intent."""
-        return (
-            not self._proven_distributed
-            and self._imports_unused_api
-            and project_of(self.ctx) is not None
-        )
+    def distribution_unproven(self) -> str | None:
+        """Why the file may be distributed when only `may_use_process_group` says so (a
+        single-GPU baseline left with a template's `import torch.distributed as dist`, a
+        layer that asks the rank of a group only a caller may pass) and the project is in
+        sight: none of its distributed code runs the file. None when proven, or when the
+        file is checked alone (a snippet): what runs it is out of sight, and the import
+        states the intent."""
+        if self._proven_distributed or project_of(self.ctx) is None:
+            return None
+        return self._may_be_distributed
 
     @cached_property
     def _proven_distributed(self) -> bool:
@@ -151,8 +151,8 @@ class DDPFacts:
         return project is not None and project.runs_distributed(ctx)
 
     @cached_property
-    def _imports_unused_api(self) -> bool:
-        return imports_unused_process_group_api(self.ctx)
+    def _may_be_distributed(self) -> str | None:
+        return may_use_process_group(self.ctx)
 
     # -- DDP-wrapped models ------------------------------------------------------------
 

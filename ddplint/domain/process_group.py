@@ -70,7 +70,9 @@ def uses_process_group(ctx: FileContext) -> bool:
         for local, full in imports.bindings.items()
     ):
         return True
-    if any(uses_process_group_at(ctx, call) for call in ctx.calls):
+    if any(
+        uses_process_group_at(ctx, call) and not asks_given_group(ctx, call) for call in ctx.calls
+    ):
         return True
     resolver = ctx.resolver
     return any(
@@ -95,6 +97,54 @@ def imports_unused_process_group_api(ctx: FileContext) -> bool:
         for node in ctx.nodes_of(cst.Attribute, cst.Name)
         if not isinstance(ctx.parent(node), _IMPORT_PARTS)
     )
+
+
+def may_use_process_group(ctx: FileContext) -> str | None:
+    """Why the module may run in a process group though `uses_process_group` does not
+    prove it, or None: it imports a process-group name nothing reads
+    (`imports_unused_process_group_api`), or it asks the rank of a group only a caller may
+    pass (`asks_given_group`)."""
+    if imports_unused_process_group_api(ctx):
+        return "the file imports torch.distributed or DDP names it never uses"
+    if any(asks_given_group(ctx, call) for call in ctx.calls):
+        return "the file asks the rank of a process group only when a caller passes one"
+    return None
+
+
+def asks_given_group(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` asks a group object for its rank or size only when one is given:
+    `0 if process_group is None else process_group.rank()` in a layer written for tensor
+    parallelism, which runs in one process whenever no caller passes a group."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or not asks_rank(ctx, call):
+        return False
+    group = ctx.code(func.value)
+    child: cst.CSTNode = call
+    for parent in ctx.ancestors(call):
+        if isinstance(parent, (cst.If, cst.IfExp)):
+            when_none = _tests_none(ctx, parent.test, group)
+            if when_none is not None and child is not parent.test:
+                return (child is parent.body) is not when_none
+        if isinstance(parent, (cst.FunctionDef, cst.Module)):
+            return False
+        child = parent
+    return False
+
+
+def _tests_none(ctx: FileContext, test: cst.BaseExpression, name: str) -> bool | None:
+    """True for `name is None`, False for `name is not None` (or `name` alone), else None."""
+    if ctx.code(test) == name:
+        return False
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    target = test.comparisons[0]
+    if ctx.code(test.left) != name or not (
+        isinstance(target.comparator, cst.Name) and target.comparator.value == "None"
+    ):
+        return None
+    if isinstance(target.operator, cst.Is):
+        return True
+    return False if isinstance(target.operator, cst.IsNot) else None
 
 
 def uses_process_group_at(ctx: FileContext, call: cst.Call) -> bool:

@@ -23,7 +23,12 @@ from ddplint.domain.model_layers import constructs_batchnorm
 from ddplint.domain.module_globals import world_size_globals
 from ddplint.domain.one_rank_groups import one_rank_group, spawn_factors
 from ddplint.domain.paths import mentions_rank, per_rank_path
-from ddplint.domain.process_group import asks_rank, uses_process_group, uses_process_group_at
+from ddplint.domain.process_group import (
+    asks_given_group,
+    asks_rank,
+    uses_process_group,
+    uses_process_group_at,
+)
 from ddplint.domain.random_draws import random_augmentation, reseeds_workers, seeds_alike
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, combined
 from ddplint.domain.samplers import (
@@ -359,7 +364,11 @@ def _sites(
         for call in ctx.calls_within(func):
             target = _site_target(ctx, call)
             site = target is not None and not (constructing and asks_rank(ctx, call))
-            uses = target not in SITE_TARGETS and uses_process_group_at(ctx, call)
+            uses = (
+                target not in SITE_TARGETS
+                and uses_process_group_at(ctx, call)
+                and not asks_given_group(ctx, call)
+            )
             if not (site or uses):
                 continue
             flags = _flags(ctx, call)  # the flow's conditions: for the calls kept only

@@ -15,6 +15,7 @@ from ddplint.rules.ddp006_state_dict_without_module.module_prefix import (
     loads_loosely_into_wrapper,
     may_be_prefix_free_wrapper,
     may_rely_on_prefixed_keys,
+    nothing_loads_state_dicts,
     prefix_round_trips,
     prefixed_state_dicts,
     wrapped_conditionally,
@@ -41,9 +42,10 @@ the prefix when loading
 (`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`,
 `k[len("module."):]`), or the file resumes the checkpoint into the wrapper (a strict
 `model.load_state_dict(...)` on the DDP model, `load_checkpoint(path, model=ddp_model)`).
-Unproven (`--preview`): a save in a project with a file that loads a state dict into an
-`nn.DataParallel` wrapper (whose keys carry the same prefix), a file whose only load
-into the wrapper is `strict=False` (the prefixed keys load there, but the loose load may
+Unproven (`--preview`): a save in a project none of whose Python files loads a state
+dict (`load_state_dict`: only a load out of sight, a reader's own, meets the prefix), a
+save in a project with a file that loads a state dict into an `nn.DataParallel` wrapper
+(whose keys carry the same prefix), a file whose only load into the wrapper is `strict=False` (the prefixed keys load there, but the loose load may
 be reading other weights), and a model that is DDP on one path and, on another, a wrapper
 whose state dict has no prefix (FSDP's full state dict; TorchRec's
 `DistributedModelParallel`, which strips the prefix of the DDP inside it).
@@ -178,6 +180,7 @@ def main(model, ema, local_rank):
         if not facts.ddp_wraps or prefix_round_trips(ctx):
             return
         loads_back: bool | None = None
+        unloaded: bool | None = None
         loosely_loaded = loads_loosely_into_wrapper(ctx)
         for call, obj in save_sites(ctx):
             offending = prefixed_state_dicts(ctx, obj, call)
@@ -205,12 +208,23 @@ def main(model, ema, local_rank):
                 advice = f'`getattr({bare[0]}, "module", {bare[0]}).state_dict()`'
             else:
                 advice = "`.module.state_dict()`"
+            message = (
+                f"Saving the state_dict() of the DDP-wrapped model {names}: every key gains "
+                f"the `module.` prefix and loading into a bare model fails; save {advice}"
+            )
+            if unloaded is None:
+                unloaded = nothing_loads_state_dicts(ctx.path)
+            if unloaded:
+                message += (
+                    " (unproven: no code of this project loads a state dict, so only a "
+                    "load out of sight meets the prefix)"
+                )
             yield Finding(
                 call,
-                f"Saving the state_dict() of the DDP-wrapped model {names}: every key gains "
-                f"the `module.` prefix and loading into a bare model fails; save {advice}",
+                message,
                 fix=fix,
-                unproven=loosely_loaded
+                unproven=unloaded
+                or loosely_loaded
                 or any(may_be_prefix_free_wrapper(ctx, r, a) for r, a in offending)
                 or loads_into_data_parallel_elsewhere(ctx.path),
             )

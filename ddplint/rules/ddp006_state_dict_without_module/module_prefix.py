@@ -203,6 +203,15 @@ def loads_into_data_parallel_elsewhere(path: str) -> bool:
     return bool(files.matching(_DATA_PARALLEL) & files.matching(_LOADS_STATE) - {path})
 
 
+def nothing_loads_state_dicts(path: str) -> bool:
+    """No Python file of the project at `path` (this one included) loads a state dict
+    (`load_state_dict`): the prefixed keys break only a load out of sight, a user's. A
+    snippet (no file) is not known to be alone."""
+    if not os.path.isfile(path):
+        return False
+    return not project_files(project_root(os.path.abspath(path))).matching(_LOADS_STATE)
+
+
 def loads_loosely_into_wrapper(ctx: FileContext) -> bool:
     """The file loads a state dict into the DDP wrapper with `strict=False` only: the
     prefixed keys load there, but whether that load reads this checkpoint is unknown."""
