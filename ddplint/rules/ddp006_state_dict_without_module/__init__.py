@@ -42,13 +42,13 @@ the prefix when loading
 (`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`,
 `k[len("module."):]`), or the file resumes the checkpoint into the wrapper (a strict
 `model.load_state_dict(...)` on the DDP model, `load_checkpoint(path, model=ddp_model)`).
-Unproven (`--preview`): a save in a project none of whose Python files loads a state
-dict (`load_state_dict`: only a load out of sight, a reader's own, meets the prefix), a
-save in a project with a file that loads a state dict into an `nn.DataParallel` wrapper
-(whose keys carry the same prefix), a file whose only load into the wrapper is `strict=False` (the prefixed keys load there, but the loose load may
-be reading other weights), and a model that is DDP on one path and, on another, a wrapper
-whose state dict has no prefix (FSDP's full state dict; TorchRec's
-`DistributedModelParallel`, which strips the prefix of the DDP inside it).
+Unproven (`--preview`): a save in a project none of whose Python files loads a state dict
+(`load_state_dict`: only a load out of sight, a reader's own, meets the prefix), a save in a
+project with a file that loads a state dict into an `nn.DataParallel` wrapper (whose keys
+carry the same prefix), a file whose only load into the wrapper is `strict=False` (the
+prefixed keys load there, but the loose load may be reading other weights), and a model that
+is DDP on one path and, on another, a wrapper whose state dict has no prefix (FSDP's full
+state dict; TorchRec's `DistributedModelParallel`, which strips the prefix of the DDP inside it).
 
 ## Why is this bad?
 The wrapper registers the model as its submodule `module`, so every key of its state dict
