@@ -23,8 +23,8 @@ import torch.distributed as dist
 dist.init_process_group("nccl")
 if dist.get_rank() == 0:
     dist.barrier()
-x = torch.zeros(1).to("cuda:0")
 """
+DEVICE = 'x = torch.zeros(1).to("cuda:0")\n'
 
 UTILS = """import torch.distributed as dist
 
@@ -72,6 +72,19 @@ def test_a_file_checked_alone_is_not_summarised(tmp_path: Path, counts: Counter[
     codes = set(all_rules())
     outcome = run([tmp_path / "train.py"], lambda _: codes, Cache(None), jobs=1)
     assert counts == Counter({("parse", ALONE): 1})
+    assert ("DDP010", 6) in _codes(outcome)
+
+
+def test_a_file_whose_finding_its_callers_decide_is_summarised(
+    tmp_path: Path, counts: Counter[str]
+) -> None:
+    """A DDP001 finding may be unproven by what the file's callers pass
+    (`CALLERS_DECIDE`): the file is checked again with the project, and summarised."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(ALONE + DEVICE)
+    codes = set(all_rules())
+    outcome = run([tmp_path / "train.py"], lambda _: codes, Cache(None), jobs=1)
+    assert counts[("summary", ALONE + DEVICE)] == 1
     assert ("DDP010", 6) in _codes(outcome) and ("DDP001", 7) in _codes(outcome)
 
 

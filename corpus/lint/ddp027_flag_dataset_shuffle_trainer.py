@@ -1,5 +1,6 @@
 """LoRA instruction fine-tuning under torchrun with the transformers Trainer: the JSON
 dataset is split with a seed, then each split is shuffled again without one."""
+import argparse
 import os
 
 import torch
@@ -65,4 +66,7 @@ def train(base_model, data_path, output_dir, val_set_size=2000, batch_size=128, 
 
 
 if __name__ == "__main__":
-    train("base-model", "data.json", "out")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--val-set-size", type=int, default=2000)
+    cli = parser.parse_args()
+    train("base-model", "data.json", "out", val_set_size=cli.val_set_size)

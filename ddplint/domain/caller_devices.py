@@ -36,5 +36,6 @@ def device_of_callers(ctx: FileContext, use: cst.CSTNode) -> bool:
 
 
 # Rules whose findings in a file may depend on the modules that call into it: a file the
-# runner would check before the project is known waits for it when one of these fires.
-CALLERS_DECIDE = frozenset({"DDP020", "DDP021"})
+# runner would check before the project is known waits for it when one of these fires
+# (DDP001: a default every caller replaces, `ddplint.domain.replaced_defaults`).
+CALLERS_DECIDE = frozenset({"DDP001", "DDP020", "DDP021"})

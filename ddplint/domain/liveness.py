@@ -9,7 +9,8 @@ none passing it); or a function no code names (not in its file outside its own d
 and functions that never run themselves, not in another file of the project, not in the
 entry-point configuration) in a module that is a script (`if __name__ == "__main__":`).
 `UNKNOWN`: a branch taken only under an option no command of the project passes
-(`ddplint.domain.dormant_options`), every statement of a file set aside (archived code
+(`ddplint.domain.dormant_options`) or a parameter value no call in sight passes
+(`ddplint.domain.unpassed_parameters`), every statement of a file set aside (archived code
 in an `old/` or `backup/` folder of the project or a `train_old.py` copy:
 `ddplint.domain.archived_code`; a copy of another project the project imports as a
 library: `ddplint.domain.vendored_code`; a script whose project's own commands launch it
@@ -125,7 +126,8 @@ class Livenesses:
         `set_aside`: why none of the file is known to run in a distributed job
         (`set_aside_reason`), None when nothing sets it aside; `dormant`: whether a
         statement runs only under an option no command of the project passes
-        (`ddplint.domain.dormant_options`)."""
+        (`ddplint.domain.dormant_options`) or a parameter value no call in sight passes
+        (`ddplint.domain.unpassed_parameters`)."""
         self.module_name = module_name
         self.set_aside = set_aside
         self.dormant = dormant

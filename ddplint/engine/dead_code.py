@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 
@@ -15,7 +16,8 @@ from ddplint.engine.flow import Condition, Flow
 from ddplint.engine.resolve import Resolver
 from ddplint.names import dotted
 
-_COMPARE: dict[type[cst.BaseCompOp], Callable[[int, int], bool]] = {
+# The comparisons of literals both this module and others evaluate.
+COMPARISONS: dict[type[cst.BaseCompOp], Callable[[Any, Any], bool]] = {
     cst.Equal: operator.eq,
     cst.NotEqual: operator.ne,
     cst.LessThan: operator.lt,
@@ -99,7 +101,7 @@ def _outcomes(
         return frozenset(int(bool(a and b) if both else bool(a or b)) for a in left for b in right)
     if type(expr) is cst.Comparison and len(expr.comparisons) == 1:
         target = expr.comparisons[0]
-        compare = _COMPARE.get(type(target.operator))
+        compare = COMPARISONS.get(type(target.operator))
         left = _outcomes(resolver, expr.left, at)
         right = _outcomes(resolver, target.comparator, at)
         if compare is None or left is None or right is None:

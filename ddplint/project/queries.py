@@ -916,6 +916,22 @@ class Project:
 
         return over_calls_elsewhere(self, ctx, func, decide, False)
 
+    def arguments_elsewhere(
+        self, ctx: FileContext, func: cst.FunctionDef, name: str
+    ) -> list[cst.BaseExpression | None] | None:
+        """What each call of `func` in another project module passes for its parameter
+        `name` (None for a call that passes nothing for it); None when a calling module
+        cannot be read or a call passes `*args` or `**kwargs` (it may or may not pass it)."""
+
+        def decide(
+            calls: list[tuple[FileContext, cst.Call] | None],
+        ) -> list[cst.BaseExpression | None] | None:
+            if any(site is None or any(a.star for a in site[1].args) for site in calls):
+                return None
+            return [ctx.resolver.passed(site[1], func, name) for site in calls if site]
+
+        return over_calls_elsewhere(self, ctx, func, decide, None)
+
     # -- what `callers.callers_run` reads (`callers.Project`) ---------------------------
 
     def callers_of(self, path: str) -> list[str]:

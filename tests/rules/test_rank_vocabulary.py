@@ -185,9 +185,24 @@ def test_ddp011_exit_reachable_only_with_a_value_no_call_passes_is_left_alone(cl
         ("_step_once", "self._step_once(x, strict=False)", ""),  # a call asks for it
         ("_step_once", "self._step_once(x, False)", ""),  # positionally
         ("_step_once", "self._step_once(*[x])", ""),  # arguments unknown
-        ("step_once", "self.step_once(x)", ""),  # public: callers outside may pass it
-        ("_step_once", "self._step_once(x)", "runner._step_once(x, strict=False)\n"),
+        # a module that may run on every rank (it names torch.distributed) passes it
+        (
+            "_step_once",
+            "self._step_once(x)",
+            "import torch.distributed as dist\nrunner._step_once(x, strict=False)\n",
+        ),
     ],
 )
 def test_ddp011_exit_that_a_call_may_reach_is_reported(cli, tmp_path, step, call, elsewhere):
     assert ddp011_rows(cli, tmp_path, step, call, elsewhere) == [20]
+
+
+def test_ddp011_exit_only_a_caller_out_of_sight_may_reach_is_unproven(cli, tmp_path):
+    """A public method every call of the project makes without the value: a caller
+    outside may pass it, so whether the exit runs is unknown (`--preview`)."""
+    assert ddp011_rows(cli, tmp_path, "step_once", "self.step_once(x)") == []
+    result = cli(
+        *("check", "--no-cache", "--preview", "--select", "DDP011"),
+        *("--output-format", "json", tmp_path),
+    )
+    assert [(d["location"]["row"], d["unproven"]) for d in result.json()] == [(20, True)]

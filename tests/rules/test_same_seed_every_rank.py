@@ -239,3 +239,30 @@ def test_ddp035_a_hand_written_transform_draws_only_once_built():
     assert not lint_source(script(seed, plain, HAND_WRITTEN), select=["DDP035"])
     found = lint_source(script(seed, built, HAND_WRITTEN), select=["DDP035"])
     assert [d.code for d in found] == ["DDP035"] and not found[0].unproven
+
+
+def test_ddp035_reports_the_seeding_a_later_one_of_the_same_block_replaces_only_there():
+    """`torch.manual_seed(args.seed + 1)`, a dataset built, `torch.manual_seed(args.seed)`:
+    the draws of the loop follow the second; the first is replaced before any of them."""
+    source = script(
+        """
+        torch.manual_seed(args.seed + 1)
+        validation = dataset_cls(transform=None)
+        torch.manual_seed(args.seed)
+        """
+    )
+    assert rows(source, "DDP035") == [line_of(source, "torch.manual_seed(args.seed)")]
+
+
+def test_ddp035_a_seeding_in_another_block_is_no_replacement():
+    source = script(
+        """
+        torch.manual_seed(args.seed)
+        if args.reseed:
+            torch.manual_seed(args.seed + 7)
+        """
+    )
+    assert rows(source, "DDP035") == [
+        line_of(source, "torch.manual_seed(args.seed)"),
+        line_of(source, "torch.manual_seed(args.seed + 7)"),
+    ]

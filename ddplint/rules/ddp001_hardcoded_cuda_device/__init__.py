@@ -12,6 +12,7 @@ from ddplint.domain.device_literals import hardcoded_devices
 from ddplint.domain.launch_commands import launched_on_own_gpus
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.domain.per_process_devices import right_for_its_process
+from ddplint.domain.replaced_defaults import replaced_default
 from ddplint.domain.unread_names import bound_and_never_read
 from ddplint.rule import Finding, FixSpec, Rule, register
 
@@ -214,14 +215,23 @@ x = torch.zeros(3, device="cpu")
                     replacements=((literal, text),),
                     applicability=Applicability.UNSAFE,
                 )
-            yield Finding(
-                literal,
+            message = (
                 f"Hard-coded CUDA device {site.shown}: every process of a node uses the "
                 'same GPU (out of memory, or NCCL "Duplicate GPU detected"); '
-                "use the local rank",
+                "use the local rank"
+            )
+            replaced = replaced_default(ctx, literal)
+            if replaced is not None:
+                message += (
+                    f" (unproven: a default of `{replaced}`, which every call in the project "
+                    "passes; only a call out of sight gets it)"
+                )
+            yield Finding(
+                literal,
+                message,
                 fix=fix,
                 # the project's launch gives each process its GPU: right under that launch
-                unproven=right is None or launched_on_own_gpus(ctx.path),
+                unproven=right is None or replaced is not None or launched_on_own_gpus(ctx.path),
             )
 
 

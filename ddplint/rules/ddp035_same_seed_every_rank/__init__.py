@@ -264,6 +264,8 @@ def main(args, dataset_cls):
             return  # a per-rank seed somewhere on the way (or one out of sight)
         reported: set[int] = set()
         for seed in seeds:
+            if _reseeded_below(ctx, seed, seeds):
+                continue  # the later seeding is the one the loop's draws follow
             for site in _seeding_sites(ctx, seed.call):
                 if every_rank(ctx, site) is not True:
                     continue
@@ -276,6 +278,35 @@ def main(args, dataset_cls):
                     # file's loader uses them is out of sight.
                     unproven = not seed.proven or pipeline is None
                     yield Finding(site, message, unproven=unproven)
+
+
+def _reseeded_below(ctx: FileContext, seed: SeedCall, seeds: list[SeedCall]) -> bool:
+    """A later statement of the same block seeds the same generator again (`torch.manual_seed(
+    args.seed + 1)`, a dataset built, then `torch.manual_seed(args.seed)`): what the
+    training draws follow is that later seeding, reported there."""
+    line = _statement_line(ctx, seed.call)
+    name = ctx.call_name(seed.call)
+    if line is None or name is None:
+        return False
+    block = ctx.parent(line)
+    for other in seeds:
+        later = _statement_line(ctx, other.call)
+        if (
+            later is not None
+            and later is not line
+            and ctx.parent(later) is block
+            and ctx.call_name(other.call) == name
+            and ctx.before(line, later)
+        ):
+            return True
+    return False
+
+
+def _statement_line(ctx: FileContext, call: cst.Call) -> cst.SimpleStatementLine | None:
+    """The statement line of a seeding call made as a statement of its own."""
+    statement = ctx.parent(call)
+    line = ctx.parent(statement) if isinstance(statement, cst.Expr) else None
+    return line if isinstance(line, cst.SimpleStatementLine) else None
 
 
 def _worker_findings(ctx: FileContext) -> Iterator[Finding]:

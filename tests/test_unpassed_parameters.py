@@ -1,0 +1,98 @@
+"""Branches that need a parameter value no call in sight passes are of unknown liveness
+(`ddplint.domain.unpassed_parameters`), so their findings are unproven."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+
+from ddplint.context import FileContext
+from ddplint.domain.unpassed_parameters import needs_unpassed_argument
+from ddplint.project.queries import Project
+
+BUILDER = """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def build(data, world_size=0):
+    sampler = None
+    if world_size > 1:
+        sampler = DistributedSampler(data, num_replicas=world_size)
+    return DataLoader(data, sampler=sampler)
+"""
+
+
+def _sampler_needs_unpassed(path: Path) -> bool:
+    source = path.read_text()
+    ctx = FileContext(str(path), source, cst.parse_module(source), Project.load([str(path)]))
+    call = next(c for c in ctx.calls if ctx.code(c.func) == "DistributedSampler")
+    return needs_unpassed_argument(ctx, call)
+
+
+def test_a_branch_no_call_of_the_project_takes_needs_an_unpassed_argument(write):
+    write("pyproject.toml", "")
+    builder = write("data.py", BUILDER)
+    write(
+        "train.py",
+        "import torch.distributed as dist\nfrom data import build\n\n"
+        "dist.init_process_group('nccl')\nloader = build(dataset)\n",
+    )
+    assert _sampler_needs_unpassed(builder)
+
+
+def test_a_call_in_another_module_passing_the_value_takes_it(write):
+    write("pyproject.toml", "")
+    builder = write("data.py", BUILDER)
+    write(
+        "train.py",
+        "import torch.distributed as dist\nfrom data import build\n\n"
+        "dist.init_process_group('nccl')\n"
+        "loader = build(dataset, world_size=dist.get_world_size())\n",
+    )
+    assert not _sampler_needs_unpassed(builder)
+
+
+def test_a_call_in_the_file_passing_the_value_takes_it(write):
+    write("pyproject.toml", "")
+    builder = write("data.py", BUILDER + "\n\nloader = build(dataset, 8)\n")
+    assert not _sampler_needs_unpassed(builder)
+
+
+def test_a_function_handed_on_gets_its_arguments_out_of_sight(write):
+    write("pyproject.toml", "")
+    builder = write(
+        "data.py",
+        BUILDER + "\n\nimport torch.multiprocessing as mp\n\nloader = build(dataset)\n"
+        "mp.spawn(build, args=(dataset, 8), nprocs=8)\n",
+    )
+    assert not _sampler_needs_unpassed(builder)
+
+
+def test_the_branch_the_default_takes_runs(write):
+    write("pyproject.toml", "")
+    builder = write(
+        "data.py",
+        BUILDER.replace("if world_size > 1:", "if world_size <= 1:")
+        + "\n\nloader = build(dataset)\n",
+    )
+    assert not _sampler_needs_unpassed(builder)
+
+
+def test_a_function_another_module_hands_on_gets_its_arguments_out_of_sight(write):
+    write("pyproject.toml", "")
+    builder = write("data.py", BUILDER + "\n\nloader = build(dataset)\n")
+    write(
+        "jobs.py",
+        "# from data import build  (the old entry point)\nfrom data import build\n\n"
+        "jobs = [pool.submit(build, d, world_size=8) for d in sets]\n",
+    )
+    assert not _sampler_needs_unpassed(builder)
+
+
+def test_a_commented_out_mention_elsewhere_hands_nothing_on(write):
+    write("pyproject.toml", "")
+    builder = write("data.py", BUILDER + "\n\nloader = build(dataset)\n")
+    write("notes.py", "# build is the loader factory of data.py\nVERSION = 2\n")
+    assert _sampler_needs_unpassed(builder)
