@@ -48,14 +48,74 @@ def _holds_item(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     )
 
 
+_DIVIDE_METHODS = frozenset({"div", "div_", "divide", "divide_", "true_divide", "true_divide_"})
+_MULTIPLY_METHODS = frozenset({"mul", "mul_", "multiply", "multiply_"})
+
+
 def _divisions(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """`loss / world_size` (of a tensor) or `loss /= world_size`."""
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
-        return _divides_by_world(ctx, node.right) and not _holds_item(ctx, node.left)
+    """`loss / world_size` (of a tensor), `loss /= world_size`, and the same written as a
+    product with the reciprocal (`loss * (1 / world_size)`, `loss *= 1.0 / world_size`) or
+    as a tensor method (`loss.div(world_size)`, `loss.mul_(1 / world_size)`,
+    `torch.div(loss, world_size)`)."""
+    if isinstance(node, cst.BinaryOperation):
+        if isinstance(node.operator, cst.Divide):
+            if isinstance(node.left, (cst.Integer, cst.Float)):
+                return False  # `1 / world_size`: a number, the product is judged
+            return _divides_by_world(ctx, node.right) and not _holds_item(ctx, node.left)
+        if isinstance(node.operator, cst.Multiply):
+            return any(
+                _reciprocal_of_world(ctx, factor) for factor in (node.left, node.right)
+            ) and not _holds_item(ctx, node)
+        return False
+    if isinstance(node, cst.AugAssign):
+        if isinstance(node.operator, cst.DivideAssign):
+            return _divides_by_world(ctx, node.value)
+        return isinstance(node.operator, cst.MultiplyAssign) and _reciprocal_of_world(
+            ctx, node.value
+        )
+    if isinstance(node, cst.Call) and node.args:
+        first = node.args[0].value
+        if ctx.call_name(node) in ("torch.div", "torch.true_divide") and len(node.args) > 1:
+            return _divides_by_world(ctx, node.args[1].value) and not _holds_item(ctx, first)
+        if not isinstance(node.func, cst.Attribute) or _holds_item(ctx, node.func.value):
+            return False
+        method = node.func.attr.value
+        if method in _DIVIDE_METHODS:
+            return _divides_by_world(ctx, first)
+        return method in _MULTIPLY_METHODS and _reciprocal_of_world(ctx, first)
+    return False
+
+
+def _in_place(ctx: FileContext, loss: cst.BaseExpression) -> list[cst.Call]:
+    """The in-place method calls on the differentiated name earlier in its function
+    (`loss.mul_(1 / world_size)` as a statement of its own): they change the value the
+    backward reads without binding it again."""
+    if not isinstance(loss, cst.Name):
+        return []
+    frame = ctx.model.frame(loss)
+    found = []
+    for call in ctx.model.calls_by_frame(frame):
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value.endswith("_")
+            and isinstance(func.value, cst.Name)
+            and func.value.value == loss.value
+            and isinstance(ctx.parent(call), cst.Expr)
+            and ctx.before(call, loss)
+        ):
+            found.append(call)
+    return found
+
+
+def _reciprocal_of_world(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """`1 / world_size`, `1.0 / dist.get_world_size()`."""
     return (
-        isinstance(node, cst.AugAssign)
-        and isinstance(node.operator, cst.DivideAssign)
-        and _divides_by_world(ctx, node.value)
+        isinstance(expr, cst.BinaryOperation)
+        and isinstance(expr.operator, cst.Divide)
+        and isinstance(expr.left, (cst.Integer, cst.Float))
+        and float(expr.left.value) == 1.0
+        and _divides_by_world(ctx, expr.right)
     )
 
 
@@ -79,8 +139,10 @@ class LossDividedByWorldSize(Rule):
 ## What it does
 Flags a division by the world size (`dist.get_world_size()`, `os.environ["WORLD_SIZE"]`, or
 a variable holding them) of a value that flows into `.backward()`: `loss / world_size`,
-`loss /= world_size`, `scaler.scale(loss / ws).backward()`, also through a helper of the
-same file that returns the divided loss. Averaging a logged metric after `all_reduce`,
+`loss /= world_size`, `scaler.scale(loss / ws).backward()`, the same written with the
+reciprocal (`loss * (1 / ws)`, `loss *= 1.0 / ws`) or a tensor method (`loss.div(ws)`,
+`torch.div(loss, ws)`, `loss.mul_(1 / ws)` before the backward), also through a helper of
+the same file that returns the divided loss. Averaging a logged metric after `all_reduce`,
 dividing `.item()` floats, and dividing by the number of accumulation steps are not
 flagged; nor is a script that all-reduces `.grad` by hand, nor a loss computed only from
 plain modules built in the file that no DDP wrap takes (a reference model of a parity test,
@@ -237,9 +299,9 @@ def train(model, get_batch, optimizer):
         backward = domain_of(ctx).backward
         for site in backward.sites:
             divided = [
-                s.node
-                for s in backward.flow(site)
-                if s.node not in reported and _divisions(ctx, s.node)
+                node
+                for node in (*(s.node for s in backward.flow(site)), *_in_place(ctx, site.loss))
+                if node not in reported and _divisions(ctx, node)
             ]
             forwards = backward.forwards(site) if divided else []
             if forwards and all(facts_of(ctx).is_plain_model(f.model, f.call) for f in forwards):
