@@ -242,3 +242,18 @@ def test_copy_onto_the_resume_file_not_into_a_folder(cli, write, project):
     train = write("train.py", COPY_INTO_FOLDER)
     row = line_of(train, '"current.pth"))')
     assert findings(cli, train, "--select", "DDP014", "--preview") == [(row, "DDP014", False)]
+
+
+def test_an_epoch_read_into_a_name_nothing_reads_starts_no_resume(cli, write, project):
+    """`epoch = state["epoch"]` in an evaluation that only loads the weights: the counter
+    starts no loop, so the load is no resume (and its optimizer no concern)."""
+    source = RESUME_MODEL_ONLY.format(optimizer="Adam(model.parameters())", restore="pass")
+    source = source.replace(
+        '        start = state["epoch"] + 1\n',
+        '        epoch = state["epoch"]\n',
+    )
+    source = source.replace("for epoch in range", "for step in range").replace(
+        '"epoch": epoch}', '"epoch": step}'
+    )
+    train = write("train.py", source)
+    assert findings(cli, train, "--select", "DDP036", "--preview") == []

@@ -20,6 +20,7 @@ import os
 import re
 from collections.abc import Callable
 
+from ddplint.domain.test_modules import is_test_file
 from ddplint.project_files import project_files, project_root
 
 # A call of `set_epoch`, or an assignment to an `epoch` attribute of something named for
@@ -138,8 +139,8 @@ def epoch_loop_near(path: str, closure: Callable[[str], set[str]]) -> tuple[str,
     own: set[str] | None = None  # `path` and what it imports, read once when asked
     for candidate in [path, *others]:
         text = files.text(candidate) or ""
-        if "epoch" not in text:
-            continue
+        if "epoch" not in text or (candidate != path and is_test_file(candidate)):
+            continue  # a test's loop runs in the one pytest process: it trains no job
         for match in _EPOCH_LOOP.finditer(text):
             if "epoch" not in match.group().lower() or _runs_once(text, match.group()):
                 continue

@@ -4,6 +4,7 @@ rank saving, every rank downloading) have nothing to say about one process."""
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from typing import TypeVar, cast
 
@@ -256,13 +257,28 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
         return True
     if single_process(ctx):
         return True
-    if _parametrizes_tests(ctx, node) or in_single_actor(ctx, node):
+    if _parametrizes_tests(ctx, node) or in_single_actor(ctx, node) or _in_self_test(ctx, node):
         return True
     if ctx.enclosing_function(node) in _parent_functions(ctx) or _in_lone_worker(ctx, node):
         return True
     return any(
         ctx.is_inside(node, alone) for alone in (*single_process_tests(ctx), *lone_subcommands(ctx))
     )
+
+
+def _in_self_test(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` lies in the `__main__` block of a module other files of the project import (a
+    helper module's self-test: `python model_utils.py` builds a model and runs one input),
+    and the block starts, joins or asks about no job, here or through this file's
+    functions: that program is one process, whatever the module's functions do for the
+    trainers that import them."""
+    blocks = [b for b in main_blocks(ctx.module) if ctx.is_inside(node, b)]
+    if not blocks or not os.path.isfile(ctx.path):
+        return False
+    module = os.path.splitext(os.path.basename(ctx.path))[0]
+    if not named_in_other_files(ctx.path, module):
+        return False
+    return not any(_starts_job(ctx, statement) for statement in blocks[0].body.body)
 
 
 @_per_file

@@ -155,7 +155,9 @@ def _start_counter(
         for ancestor in ctx.ancestors(node):
             if isinstance(ancestor, cst.Assign):
                 targets = [(dotted(t.target) or "").rpartition(".")[2] for t in ancestor.targets]
-                if any(_START_NAME.search(t) or t == key for t in targets):
+                if any(_START_NAME.search(t) or t == key for t in targets) and _read_later(
+                    ctx, ancestor
+                ):
                     return node
                 break
             if isinstance(ancestor, cst.Call) and dotted(ancestor.func) == "range":
@@ -163,6 +165,25 @@ def _start_counter(
             if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 break
     return None
+
+
+def _read_later(ctx: FileContext, assign: cst.Assign) -> bool:
+    """What `assign` binds is read: an attribute or a global may be read anywhere; a local
+    name only by a later statement of its function (`epoch = ckpt["epoch"]` that nothing
+    reads, in an evaluation that only loads the weights, starts no loop)."""
+    locals_ = [t.target for t in assign.targets if isinstance(t.target, cst.Name)]
+    if len(locals_) != len(assign.targets) or ctx.enclosing_function(assign) is None:
+        return True
+    scope = ctx.scope(assign)
+    names = {target.value for target in locals_}
+    return any(
+        isinstance(node, cst.Name)
+        and node.value in names
+        and ctx.scope(node) is scope
+        and ctx.before(assign, node)
+        and not ctx.is_inside(node, assign)
+        for node in ctx.nodes_of(cst.Name)
+    )
 
 
 def _counter_read(node: cst.CSTNode, names: frozenset[str]) -> str | None:

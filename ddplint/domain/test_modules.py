@@ -34,9 +34,15 @@ def shows_job(ctx: FileContext, func: cst.FunctionDef) -> bool:
     return any(JOB_WORDS.search(ctx.code(d.decorator)) for d in func.decorators)
 
 
+def is_test_file(path: str) -> bool:
+    """The file is named as a pytest test module (`test_*.py`, `*_test.py`), read from
+    its name alone (a file another module's question meets, not parsed)."""
+    return _TEST_FILE.match(os.path.basename(path)) is not None
+
+
 def is_test_module(ctx: FileContext) -> bool:
     """A pytest test module: `test_*.py` or `*_test.py` with no `__main__` block."""
-    return _TEST_FILE.match(os.path.basename(ctx.path)) is not None and not is_script(ctx.module)
+    return is_test_file(ctx.path) and not is_script(ctx.module)
 
 
 def runs_in_test_process(ctx: FileContext) -> bool:

@@ -211,6 +211,25 @@ def test_ddp034_follows_a_constant_and_the_spawn_index():
     assert found(source, "DDP034") == [(line_of(source, "setdefault"), False)]
 
 
+def test_ddp034_a_spawn_of_one_process_shares_no_gpu():
+    """`mp.spawn(..., nprocs=1)` (or no `nprocs`: the default is 1) after the pin starts
+    one worker: it has the one visible GPU to itself."""
+    for spawn in ("mp.spawn(worker, args=(1,), nprocs=1)", "mp.spawn(worker, args=(1,))"):
+        source = src(
+            f"""
+            os.environ["CUDA_VISIBLE_DEVICES"] = "3"
+
+            def worker(index, n):
+                dist.init_process_group("nccl", rank=index, world_size=n)
+                model = DDP(nn.Linear(4, 4).cuda(index), device_ids=[index])
+
+            if __name__ == "__main__":
+                {spawn}
+            """
+        )
+        assert found(source, "DDP034") == [], spawn
+
+
 def test_ddp034_without_a_per_process_device_is_unproven():
     source = src(
         """

@@ -388,7 +388,10 @@ def _synced_training_forward(ctx: FileContext, call: cst.Call) -> bool:
     """The forward's output reaches a `backward()` that runs wherever the forward does (no
     condition of its own: not `if split == "train":` in a step shared with validation),
     with DDP's gradient synchronisation on (not in a `no_sync()` block, in a function
-    that does not control it)."""
+    that does not control it). A forward with gradients off (`torch.no_grad()`) builds no
+    graph for a backward to reach."""
+    if domain_of(ctx).loops.is_evaluation(call):
+        return False
     if unsynced_block(ctx, call) is not None or controls_sync(ctx, ctx.scope(call)):
         return False
     sites = domain_of(ctx).backward.sites

@@ -41,7 +41,7 @@ Left alone: a value per process (`str(local_rank)`, `os.environ["SLURM_LOCALID"]
 value from the command line or the environment (`args.gpus`), a list of devices
 (`"0,1,2,3"`), a setting under a rank test or in a branch or script that runs as one
 process, and jobs started by `mp.spawn(nprocs=torch.cuda.device_count())` (after the pin
-that is one process).
+that is one process) or by `mp.spawn(nprocs=1)` (also with no `nprocs`: its default).
 
 ## Why is this bad?
 The CUDA driver reads `CUDA_VISIBLE_DEVICES` when a process first touches CUDA and shows
@@ -223,13 +223,15 @@ def _after_cuda_use(ctx: FileContext, pin: cst.CSTNode) -> bool:
 
 def _spawns_per_visible_gpu(ctx: FileContext) -> bool:
     """`mp.spawn(..., nprocs=torch.cuda.device_count())`, directly or through a name
-    (`n_gpus = torch.cuda.device_count()`): after the pin, one process."""
+    (`n_gpus = torch.cuda.device_count()`): after the pin, one process; so is
+    `mp.spawn(..., nprocs=1)` (or no `nprocs`: its default is 1)."""
     for call in ctx.calls_to(*SPAWN_FUNCTIONS):
         if "device_count" in ctx.code(call):
             return True
         nprocs = argument(call, 2, "nprocs")  # mp.spawn(fn, args=(), nprocs=1, ...)
-        if nprocs is not None and any(
-            "device_count" in ctx.code(v.expr) for v in ctx.resolver.values(nprocs, call)
-        ):
+        if nprocs is None:
+            return True
+        values = [ctx.code(v.expr) for v in ctx.resolver.values(nprocs, call)]
+        if any("device_count" in v for v in values) or (values and set(values) == {"1"}):
             return True
     return False
