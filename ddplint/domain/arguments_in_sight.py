@@ -10,16 +10,21 @@ from ddplint.context import FileContext
 from ddplint.domain.project_view import project_of
 
 
-def calls_here(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
-    """The calls of `func` in its file (of its class, for `__init__`)."""
+def called_as(ctx: FileContext, func: cst.FunctionDef) -> list[str]:
+    """The names a call of `func` uses: its own, and its class's for `__init__`."""
     names = [func.name.value]
     if func.name.value == "__init__":
         cls = ctx.model.enclosing_class(func)
         if cls is not None:
             names.append(cls.name.value)
+    return names
+
+
+def calls_here(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
+    """The calls of `func` in its file (of its class, for `__init__`)."""
     return [
         call
-        for callee in names
+        for callee in called_as(ctx, func)
         for call in ctx.model.calls_by_name.get(callee, [])
         if func in ctx.resolver.callees(call)
     ]

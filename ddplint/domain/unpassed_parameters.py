@@ -15,7 +15,7 @@ from typing import Any
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.arguments_in_sight import arguments_in_sight, calls_here
+from ddplint.domain.arguments_in_sight import arguments_in_sight, called_as, calls_here
 from ddplint.engine.dead_code import COMPARISONS
 from ddplint.project_files import project_files, project_root
 from ddplint.source import might_be_distributed
@@ -60,7 +60,7 @@ def _parameter_against_default(
         return None
     try:
         outcome = bool(evaluate(held))
-    except Exception:  # a comparison the default does not support
+    except (TypeError, ValueError):  # a comparison the default does not support: `None > 1`
         return None
     return (func, name.value) if outcome != value else None
 
@@ -102,11 +102,7 @@ def _never_passed(ctx: FileContext, func: cst.FunctionDef, name: str) -> bool:
     on (`mp.spawn(train, args=...)`, a registry), or called in another module where the
     project does not link the call to it (`runner.step(x, strict=False)`), gets its
     arguments out of sight."""
-    names = [func.name.value]
-    if func.name.value == "__init__":
-        cls = ctx.model.enclosing_class(func)
-        if cls is not None:
-            names.append(cls.name.value)
+    names = called_as(ctx, func)
     if not all(_only_called_here(ctx, callee, func) for callee in names):
         return False
     passed = arguments_in_sight(ctx, func, name)
