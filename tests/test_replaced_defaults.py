@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 RUNNER = """\
 import torch
 import torch.distributed as dist
@@ -29,38 +31,28 @@ def _ddp001(cli, path) -> list[bool]:
     return [finding["unproven"] for finding in result.json()]
 
 
-def test_a_default_every_call_replaces_is_unproven(write, cli):
+@pytest.mark.parametrize(
+    ("caller", "source", "unproven"),
+    [
+        # every call passes the device: only a call out of sight gets the default
+        ("evaluate.py", "from runner import Runner\n\nr = Runner(net, device='cpu')\n", True),
+        # a module that may run on several ranks keeps the default: proven
+        ("evaluate.py", f"{DISTRIBUTED}r = Runner(net)\n", False),
+        # a single-process script (no process-group name, not called from distributed
+        # code) keeps it harmlessly: the project index does not even read it
+        ("plot.py", "from runner import Runner\n\nr = Runner(net)\n", True),
+        # `**options` may or may not pass the device
+        ("evaluate.py", f"{DISTRIBUTED}r = Runner(net, **options)\n", False),
+    ],
+)
+def test_what_the_calls_of_another_module_pass(write, cli, caller, source, unproven):
     write("pyproject.toml", "")
     runner = write("runner.py", RUNNER)
-    write("evaluate.py", "from runner import Runner\n\nr = Runner(net, device='cpu')\n")
-    assert _ddp001(cli, runner) == [True]
+    write(caller, source)
+    assert _ddp001(cli, runner) == [unproven]
 
 
 def test_a_call_in_the_file_that_keeps_the_default_proves_it(write, cli):
     write("pyproject.toml", "")
     runner = write("runner.py", RUNNER + "\n\ndef evaluate(model):\n    return Runner(model)\n")
-    assert _ddp001(cli, runner) == [False]
-
-
-def test_a_call_in_another_module_that_keeps_the_default_proves_it(write, cli):
-    write("pyproject.toml", "")
-    runner = write("runner.py", RUNNER)
-    write("evaluate.py", f"{DISTRIBUTED}r = Runner(net)\n")
-    assert _ddp001(cli, runner) == [False]
-
-
-def test_a_call_in_a_module_that_runs_in_one_process_does_not_count(write, cli):
-    """Only code that may run on several ranks meets the shared GPU: a single-process
-    script (no process-group name, not called from distributed code) keeps the default
-    harmlessly, and the project index does not even read it."""
-    write("pyproject.toml", "")
-    runner = write("runner.py", RUNNER)
-    write("plot.py", "from runner import Runner\n\nr = Runner(net)\n")
-    assert _ddp001(cli, runner) == [True]
-
-
-def test_a_call_through_keyword_arguments_may_keep_the_default(write, cli):
-    write("pyproject.toml", "")
-    runner = write("runner.py", RUNNER)
-    write("evaluate.py", f"{DISTRIBUTED}r = Runner(net, **options)\n")
     assert _ddp001(cli, runner) == [False]

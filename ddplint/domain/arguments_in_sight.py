@@ -10,33 +10,13 @@ from ddplint.context import FileContext
 from ddplint.domain.project_view import project_of
 
 
-def called_as(ctx: FileContext, func: cst.FunctionDef) -> list[str]:
-    """The names a call of `func` uses: its own, and its class's for `__init__`."""
-    names = [func.name.value]
-    if func.name.value == "__init__":
-        cls = ctx.model.enclosing_class(func)
-        if cls is not None:
-            names.append(cls.name.value)
-    return names
-
-
-def calls_here(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
-    """The calls of `func` in its file (of its class, for `__init__`)."""
-    return [
-        call
-        for callee in called_as(ctx, func)
-        for call in ctx.model.calls_by_name.get(callee, [])
-        if func in ctx.resolver.callees(call)
-    ]
-
-
 def arguments_in_sight(
     ctx: FileContext, func: cst.FunctionDef, name: str
 ) -> list[cst.BaseExpression | None] | None:
     """What each call of `func` in sight passes for its parameter `name` (None for a call
     that passes nothing for it); None when a call passes `*args` or `**kwargs` (it may or
     may not pass it) or a calling module cannot be read."""
-    here = calls_here(ctx, func)
+    here = ctx.resolver.calls_of(func)
     if any(arg.star for call in here for arg in call.args):
         return None
     passed: list[cst.BaseExpression | None] = [ctx.resolver.passed(c, func, name) for c in here]

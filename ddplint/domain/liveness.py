@@ -335,9 +335,7 @@ class Livenesses:
         )
         if not private or func.decorators or self._looks_up_by_name:
             return False
-        calls = [
-            c for c in self.model.calls_by_name.get(name, []) if func in self.resolver.callees(c)
-        ]
+        calls = self.resolver.calls_of(func)
         if not calls or any(arg.star for call in calls for arg in call.args):
             return False
         if len(re.findall(rf"\b{re.escape(name)}\b", self.source)) != 1 + len(calls):

@@ -8,6 +8,7 @@ one process when no group exists, as in an offline format conversion).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -64,7 +65,7 @@ def uses_process_group(ctx: FileContext) -> bool:
     imports = ctx.imports
     if "torch.distributed" in imports.modules and _uses_namespace(ctx):
         return True
-    read = _read_names(ctx)
+    read = ctx.memo(_read_names)
     if any(
         is_process_group_api(full) and full != "torch.distributed" and local in read
         for local, full in imports.bindings.items()
@@ -86,17 +87,13 @@ def imports_unused_process_group_api(ctx: FileContext) -> bool:
     """The module imports a name that needs the process group (`import torch.distributed
     as dist`, DDP, DistributedSampler) and never reads it: a template's leftover, or code
     meant for a launch out of sight. Whether it runs in a process group is unknown."""
-    read = _read_names(ctx)
+    read = ctx.memo(_read_names)
     imports = ctx.imports
     if any(
         is_process_group_api(full) and local not in read for local, full in imports.bindings.items()
     ):
         return True
-    return "torch.distributed" in imports.modules and not any(
-        (ctx.qualname(node) or "").startswith("torch.distributed")  # type: ignore[arg-type]
-        for node in ctx.nodes_of(cst.Attribute, cst.Name)
-        if not isinstance(ctx.parent(node), _IMPORT_PARTS)
-    )
+    return "torch.distributed" in imports.modules and next(_namespace_uses(ctx), None) is None
 
 
 def may_use_process_group(ctx: FileContext) -> str | None:
@@ -178,6 +175,14 @@ def _uses_namespace(ctx: FileContext) -> bool:
     (`dist.all_reduce`, `dist.ReduceOp`, `dist` passed on); not when every use is a mode
     query or checkpointing (`dist.is_initialized()`, `dist.checkpoint.load`), nor when
     nothing reads the import (`imports_unused_process_group_api`)."""
+    return any(
+        name == "torch.distributed" or is_process_group_api(name) for name in _namespace_uses(ctx)
+    )
+
+
+def _namespace_uses(ctx: FileContext) -> Iterator[str]:
+    """The qualified names under `torch.distributed` the module writes outside its import
+    statements, each chain judged whole (`dist.all_reduce`, not its head `dist`)."""
     for node in ctx.nodes_of(cst.Attribute, cst.Name):
         parent = ctx.parent(node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
@@ -185,17 +190,15 @@ def _uses_namespace(ctx: FileContext) -> bool:
         if isinstance(parent, _IMPORT_PARTS):
             continue
         name = ctx.qualname(node)  # type: ignore[arg-type]
-        if name is None or not name.startswith("torch.distributed"):
-            continue
-        if name == "torch.distributed" or is_process_group_api(name):
-            return True
-    return False
+        if name is not None and name.startswith("torch.distributed"):
+            yield name
 
 
-def _read_names(ctx: FileContext) -> set[str]:
-    """The plain names the module reads outside its import statements."""
-    return {
+def _read_names(ctx: FileContext) -> frozenset[str]:
+    """The plain names the module reads outside its import statements (asked through
+    `ctx.memo`: the proof and the "may use" side both read them)."""
+    return frozenset(
         node.value
         for node in ctx.nodes_of(cst.Name)
         if isinstance(node, cst.Name) and not isinstance(ctx.parent(node), _IMPORT_PARTS)
-    }
+    )

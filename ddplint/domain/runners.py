@@ -320,7 +320,13 @@ def is_entry(ctx: FileContext, func: cst.FunctionDef) -> bool:
 def passed_around(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """`func` is handed on by name somewhere in the file (`mp.spawn(worker, ...)`,
     `callback=self.save`): it runs where the receiver calls it."""
-    return any(_passes_around(ctx, n) for n in ctx.memo(_names_by_value).get(func.name.value, ()))
+    return handed_on(ctx, func.name.value)
+
+
+def handed_on(ctx: FileContext, name: str) -> bool:
+    """Something the file names `name` (a function, a class) is referred to without being
+    called: handed on (`mp.spawn(worker, ...)`, `registry = {"net": Net}`)."""
+    return any(_passes_around(ctx, n) for n in ctx.memo(_names_by_value).get(name, ()))
 
 
 def _names_by_value(ctx: FileContext) -> dict[str, list[cst.Name]]:

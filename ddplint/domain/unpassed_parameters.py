@@ -15,7 +15,8 @@ from typing import Any
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.arguments_in_sight import arguments_in_sight, called_as, calls_here
+from ddplint.domain.arguments_in_sight import arguments_in_sight
+from ddplint.domain.runners import handed_on
 from ddplint.engine.dead_code import COMPARISONS
 from ddplint.project_files import project_files, project_root
 from ddplint.source import might_be_distributed
@@ -102,30 +103,14 @@ def _never_passed(ctx: FileContext, func: cst.FunctionDef, name: str) -> bool:
     on (`mp.spawn(train, args=...)`, a registry), or called in another module where the
     project does not link the call to it (`runner.step(x, strict=False)`), gets its
     arguments out of sight."""
-    names = called_as(ctx, func)
-    if not all(_only_called_here(ctx, callee, func) for callee in names):
+    names = ctx.resolver.call_names(func)
+    if any(handed_on(ctx, callee) for callee in names):
         return False
     passed = arguments_in_sight(ctx, func, name)
     if not passed or any(value is not None for value in passed):
         return False
     mentioned = sum(_calls_in_other_files(ctx, callee) for callee in names)
-    return 0 <= mentioned <= len(passed) - len(calls_here(ctx, func))
-
-
-def _only_called_here(ctx: FileContext, name: str, func: cst.FunctionDef) -> bool:
-    """Every mention of `name` in this file is a call of it, its definition, or another
-    object's attribute (`trainer.train()`)."""
-    for node in ctx.nodes_of(cst.Name):
-        if not isinstance(node, cst.Name) or node.value != name or node is func.name:
-            continue
-        parent = ctx.parent(node)
-        if isinstance(parent, cst.ClassDef) and parent.name is node:
-            continue
-        if isinstance(parent, cst.Attribute) and parent.attr is node:
-            continue
-        if not (isinstance(parent, cst.Call) and parent.func is node):
-            return False
-    return True
+    return 0 <= mentioned <= len(passed) - len(ctx.resolver.calls_of(func))
 
 
 def _calls_in_other_files(ctx: FileContext, name: str) -> int:

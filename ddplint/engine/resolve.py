@@ -575,19 +575,30 @@ class Resolver:
         index = self._position(func, param.target)
         if index == _NEVER_PASSED:
             return []
+        found: list[cst.BaseExpression] = []
+        for call in self.calls_of(func):
+            value = argument(call, index, param.target)
+            if value is not None:
+                found.append(value)
+        return found
+
+    def call_names(self, func: cst.FunctionDef) -> list[str]:
+        """The names a call of `func` uses: its own, and its class's for `__init__`."""
         names = [func.name.value]
         if func.name.value == "__init__":
             cls = self.model.enclosing_class(func)
             if cls is not None:
                 names.append(cls.name.value)
-        found: list[cst.BaseExpression] = []
-        for name in names:
-            for call in self.model.calls_by_name.get(name, []):
-                if func in self.callees(call):
-                    value = argument(call, index, param.target)
-                    if value is not None:
-                        found.append(value)
-        return found
+        return names
+
+    def calls_of(self, func: cst.FunctionDef) -> list[cst.Call]:
+        """The calls of this file that may run `func` (`Cls(...)` for `Cls.__init__`)."""
+        return [
+            call
+            for name in self.call_names(func)
+            for call in self.model.calls_by_name.get(name, [])
+            if func in self.callees(call)
+        ]
 
     def passed(self, call: cst.Call, func: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
         """What `call` of `func` passes for its parameter `name`, by keyword or at its
