@@ -13,7 +13,7 @@ from ddplint.domain.device_literals import cuda_literal
 from ddplint.domain.local_rank_names import LOCAL_RANK_NAME
 from ddplint.domain.processes import runs_in_one_process
 from ddplint.domain.ray_actors import on_own_gpus
-from ddplint.domain.runners import every_rank, holds_at_every_call
+from ddplint.domain.runners import every_rank, handed_on, holds_at_every_call
 from ddplint.names import dotted
 
 _FAKE_MODE = ".FakeTensorMode"
@@ -49,20 +49,11 @@ def default_device_is_own(ctx: FileContext, use: cst.CSTNode) -> bool:
     if _fake_tensor(ctx, use) or own(use):
         return True
     func = ctx.enclosing_function(use)
-    return func is not None and _only_called(ctx, func) and holds_at_every_call(ctx, use, own)
-
-
-def _only_called(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """`func` is used only by calling it: never handed on (`mp.spawn(main_worker, ...)`
-    runs it in every worker, a call site the callers do not show)."""
-    name = func.name.value
-    for node in ctx.nodes_of(cst.Name):
-        if not isinstance(node, cst.Name) or node.value != name or node is func.name:
-            continue
-        parent = ctx.parent(node)
-        if not (isinstance(parent, cst.Call) and parent.func is node):
-            return False
-    return True
+    return (
+        func is not None
+        and not handed_on(ctx, func.name.value)
+        and holds_at_every_call(ctx, use, own)
+    )
 
 
 def _fake_tensor(ctx: FileContext, node: cst.CSTNode) -> bool:
