@@ -150,8 +150,8 @@ def _reads_indices(ctx: FileContext, loop: cst.For) -> bool:
         parts = [element.value for element in target.elements[1:]]
     bound = {n.value for part in parts for n in ctx.walk(part) if isinstance(n, cst.Name)}
     for node in ctx.nodes_within(loop.body, cst.Assign, cst.Subscript):
-        # `idx, images, _ = batch` unpacks what the loop binds
-        if isinstance(node, cst.Assign) and dotted(node.value) in bound:
+        # `idx, images, _ = batch` (or `[t.cuda() for t in batch]`) unpacks what the loop binds
+        if isinstance(node, cst.Assign) and _unpacked(node.value) in bound:
             parts.extend(t.target for t in node.targets)
         # `batch["id"]` reads it by key
         if isinstance(node, cst.Subscript) and dotted(node.value) in bound and _index_key(node):
@@ -161,6 +161,14 @@ def _reads_indices(ctx: FileContext, loop: cst.For) -> bool:
         for part in parts
         for n in ctx.walk(part)
     )
+
+
+def _unpacked(value: cst.BaseExpression) -> str | None:
+    """The name an assignment's value unpacks: itself (`batch`), or what a comprehension
+    over it iterates (`[t.cuda() for t in batch]`, one result per part)."""
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and value.for_in.inner_for_in is None:
+        return dotted(value.for_in.iter)
+    return dotted(value)
 
 
 def _index_key(node: cst.Subscript) -> bool:
@@ -226,7 +234,11 @@ def _metric_reduction(ctx: FileContext, loop: cst.For) -> Reduction | None:
 
 def _cuts_to_length(ctx: FileContext, scope: cst.CSTNode) -> bool:
     """A slice of the function ends at a length (`[: len(dataset)]`), written there or
-    held by the bound's name (`len_ds = len(train_set)` in a caller that passes it)."""
+    held by the bound's name (`len_ds = len(train_set)` in a caller that passes it); or
+    the function tests two lengths for equality (`assert len(kept) == len(dataset)`),
+    which repeated samples would fail: the results are known to hold each sample once."""
+    if any(_equal_lengths(node) for node in ctx.nodes_within(scope, cst.Comparison)):
+        return True
     for node in ctx.nodes_within(scope, cst.Slice):
         assert isinstance(node, cst.Slice)
         upper = node.upper
@@ -236,6 +248,21 @@ def _cuts_to_length(ctx: FileContext, scope: cst.CSTNode) -> bool:
         if any(_holds_length(ctx, bound) for bound in bounds):
             return True
     return False
+
+
+def _equal_lengths(node: cst.CSTNode) -> bool:
+    """`len(a) == len(b)`: a comparison of two lengths, for equality."""
+    return (
+        isinstance(node, cst.Comparison)
+        and len(node.comparisons) == 1
+        and isinstance(node.comparisons[0].operator, cst.Equal)
+        and _is_length(node.left)
+        and _is_length(node.comparisons[0].comparator)
+    )
+
+
+def _is_length(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and dotted(expr.func) == "len"
 
 
 def _holds_length(ctx: FileContext, expr: cst.BaseExpression) -> bool:
