@@ -143,3 +143,34 @@ def test_a_loop_that_only_fills_a_schedule_is_no_epoch_loop(tmp_path: Path) -> N
     nested = SAMPLER + "for epoch in range(3):\n    for batch in loader:\n        step(batch)\n"
     root = _project(tmp_path, {"train.py": nested})
     assert epoch_loop_near(str(root / "train.py"), _no_imports) == ("train.py", 3)
+
+
+def test_a_comment_at_the_loop_s_indent_does_not_end_its_body(tmp_path: Path) -> None:
+    """`# train` written at the loop's own indent (or less) sits inside its body: the pass
+    over the data below it still makes the loop an epoch loop."""
+    text = "for epoch in range(20):\n# one pass over the data\n    train_one_epoch(loader)\n"
+    root = _project(tmp_path, {"train.py": SAMPLER + text})
+    assert epoch_loop_near(str(root / "train.py"), _no_imports) == ("train.py", 3)
+
+
+def test_the_loop_of_a_file_calling_the_builder_comes_first(tmp_path: Path) -> None:
+    """Two programs import the data module; the epoch loop named is the one of the program
+    that calls the function building the sampler, not the first file found."""
+    builder = "def build_dist_loader(ds):\n    return DistributedSampler(ds)\n"
+    loop = "for epoch in range(30):\n    train_one_epoch(loader)\n"
+    root = _project(
+        tmp_path,
+        {
+            "tools/data.py": SAMPLER + builder,
+            "a_train.py": "from tools.data import build_loader\n" + loop,
+            "b_train_dist.py": "from tools.data import build_dist_loader\n" + loop,
+        },
+    )
+    data = str(root / "tools/data.py")
+    reached = {
+        str(root / "a_train.py"): {data},
+        str(root / "b_train_dist.py"): {data},
+    }
+    closure = lambda p: reached.get(p, set())  # noqa: E731
+    assert epoch_loop_near(data, closure, "build_dist_loader") == ("b_train_dist.py", 2)
+    assert epoch_loop_near(data, closure) == ("a_train.py", 2)

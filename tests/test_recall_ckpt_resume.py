@@ -241,7 +241,7 @@ if __name__ == "__main__":
 def test_copy_onto_the_resume_file_not_into_a_folder(cli, write, project):
     train = write("train.py", COPY_INTO_FOLDER)
     row = line_of(train, '"current.pth"))')
-    assert findings(cli, train, "--select", "DDP014", "--preview") == [(row, "DDP014", False)]
+    assert findings(cli, train, "--select", "DDP014", "--preview") == [(row, "DDP014", True)]
 
 
 def test_an_epoch_read_into_a_name_nothing_reads_starts_no_resume(cli, write, project):

@@ -14,7 +14,7 @@ from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 def save_state(state, out_dir, epoch):
     path = os.path.join(out_dir, f"ckpt_{epoch:04d}.pth")
     torch.save(state, path)
-    shutil.copyfile(path, os.path.join(out_dir, "current.pth"))  # expect: DDP014
+    shutil.copyfile(path, os.path.join(out_dir, "current.pth"))  # expect-preview: DDP014
 
 
 def export(state, out_dir):

@@ -3,6 +3,7 @@
 only process, so the default CUDA device is its own."""
 import os
 
+import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -23,10 +24,15 @@ def _worker(rank, world_size):
     dist.destroy_process_group()
 
 
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+
+
+@needs_gpu
 def test_step():
     run_step(False)
 
 
+@needs_gpu
 def test_step_wrapped():
     world_size = 1
     mp.spawn(_worker, args=(world_size,), nprocs=world_size, join=True)

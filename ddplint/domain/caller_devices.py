@@ -37,5 +37,6 @@ def device_of_callers(ctx: FileContext, use: cst.CSTNode) -> bool:
 
 # Rules whose findings in a file may depend on the modules that call into it: a file the
 # runner would check before the project is known waits for it when one of these fires
-# (DDP001: a default every caller replaces, `ddplint.domain.replaced_defaults`).
-CALLERS_DECIDE = frozenset({"DDP001", "DDP020", "DDP021"})
+# (DDP001: a default every caller replaces, `ddplint.domain.replaced_defaults`; DDP002: a
+# sampler whose loaders another module's epoch loop may read).
+CALLERS_DECIDE = frozenset({"DDP001", "DDP002", "DDP020", "DDP021"})

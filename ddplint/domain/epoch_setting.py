@@ -54,12 +54,14 @@ _PASS = re.compile(
 
 
 def _passes_over_data(text: str, header: re.Match[str]) -> bool:
-    """The body of the loop `header` (its lines indented deeper) holds a loop of its own
-    or a call named for a pass over the data: not a loop that only fills a schedule."""
+    """The body of the loop `header` (its lines indented deeper; a comment line, at any
+    indent, ends nothing) holds a loop of its own or a call named for a pass over the
+    data: not a loop that only fills a schedule."""
     indent = len(header.group()) - len(header.group().lstrip())
     body = []
     for line in text[header.end() :].splitlines()[1:]:
-        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+        code = line.strip()
+        if code and not code.startswith("#") and len(line) - len(line.lstrip()) <= indent:
             break
         body.append(line)
     return _PASS.search("\n".join(body)) is not None
@@ -122,20 +124,27 @@ def _reaches(closure: set[str], path: str) -> bool:
     return any(os.path.dirname(other) == folder for other in closure)
 
 
-def epoch_loop_near(path: str, closure: Callable[[str], set[str]]) -> tuple[str, int] | None:
+def epoch_loop_near(
+    path: str, closure: Callable[[str], set[str]], named: str | None = None
+) -> tuple[str, int] | None:
     """A loop over epochs (its file, relative to the project root, and line) in `path`, or
     in a file of the project whose imports reach `path`'s package or that `path`'s imports
-    reach (`closure(file)`: the files a file imports, transitively); None when there is
-    none: then nothing in sight reads the sampler's order twice."""
+    reach (`closure(file)`: the files a file imports, transitively), first those naming
+    `named` (the function building the sampler: its callers' loops read it); None when
+    there is none: then nothing in sight reads the sampler's order twice."""
     if not os.path.isfile(path):
         return None
     path = os.path.abspath(path)
     root = project_root(path)
     files = project_files(root)
     folder = os.path.dirname(path)
-    others = sorted(
-        (p for p in files.paths if p != path), key=lambda p: os.path.dirname(p) != folder
-    )
+    word = re.compile(rf"\b{re.escape(named)}\b") if named else None
+
+    def order(other: str) -> tuple[bool, bool]:
+        names = word is not None and word.search(files.text(other) or "") is not None
+        return not names, os.path.dirname(other) != folder
+
+    others = sorted((p for p in files.paths if p != path), key=order)
     own: set[str] | None = None  # `path` and what it imports, read once when asked
     for candidate in [path, *others]:
         text = files.text(candidate) or ""

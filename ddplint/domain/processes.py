@@ -28,7 +28,7 @@ from ddplint.domain.project_view import project_of
 from ddplint.domain.ray_actors import in_single_actor
 from ddplint.domain.scripts import is_script, main_blocks
 from ddplint.domain.switches import turns_switches_off
-from ddplint.domain.test_modules import JOB_WORDS, shows_job
+from ddplint.domain.test_modules import JOB_WORDS, is_test_file, shows_job
 from ddplint.engine.constants import certainly
 from ddplint.engine.resolve import methods_named
 from ddplint.names import dotted
@@ -142,8 +142,12 @@ def _is_test_case(node: cst.ClassDef) -> bool:
 
 
 def _pytest_holder(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """`func` sits where pytest collects test functions: at module level, or in a
-    `Test...` class with no base that starts, joins or asks about no job itself."""
+    """`func` sits where pytest collects test functions, in a file it collects (named as a
+    test module, or importing pytest; not a training script's `def test(epoch):`): at
+    module level, or in a `Test...` class with no base that starts, joins or asks about no
+    job itself."""
+    if not (is_test_file(ctx.path) or _imports_pytest(ctx)):
+        return False
     holder = ctx.parent(func)
     if holder is ctx.module:
         return True
@@ -154,6 +158,10 @@ def _pytest_holder(ctx: FileContext, func: cst.FunctionDef) -> bool:
         and cls.name.value.startswith("Test")
         and not _joins_in(ctx, cls)
     )
+
+
+def _imports_pytest(ctx: FileContext) -> bool:
+    return any(name == "pytest" or name.startswith("pytest.") for name in ctx.imports.modules)
 
 
 def _joins_in(ctx: FileContext, node: cst.CSTNode) -> bool:
@@ -248,7 +256,8 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
     `if not args.distributed:`, after `if world_size > 1: return`), in a test that runs
     in the one test process (`single_process_tests`) or a subcommand that runs no job
     (`lone_subcommands`), in a Ray actor the file makes once (`in_single_actor`), in the
-    parent that launches the workers (`_parent_functions`), is a parameter a test
+    parent that launches the workers (`_parent_functions`, a `__main__` block that
+    spawns them), is a parameter a test
     helper gives such tests (`_parametrizes_tests`), in a worker spawned as one process
     (`_lone_workers`), or in a file that runs as one process (`single_process`)."""
     if domain_of(ctx).gates.single_process(node) or _in_fake_group(ctx, node):
@@ -260,6 +269,8 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
     if _parametrizes_tests(ctx, node) or in_single_actor(ctx, node) or _in_self_test(ctx, node):
         return True
     if ctx.enclosing_function(node) in _parent_functions(ctx) or _in_lone_worker(ctx, node):
+        return True
+    if ctx.enclosing_function(node) is None and _in_launching_main_block(ctx, node):
         return True
     return any(
         ctx.is_inside(node, alone) for alone in (*single_process_tests(ctx), *lone_subcommands(ctx))
@@ -288,16 +299,44 @@ def _launching_parents(ctx: FileContext) -> set[cst.FunctionDef]:
     `self._run_multi_process_test(callable=worker)`), never call a worker themselves (as a
     fallback without spawn) and join no job: they run in the one parent process, building
     each rank's inputs (rank 1's shard on `cuda:1`)."""
-    found: set[cst.FunctionDef] = set()
-    for func in ctx.nodes_of(cst.FunctionDef):
-        launched = [(call, _launched_workers(ctx, call)) for call in ctx.calls_within(func)]
-        workers = {name for _, names in launched for name in names}
-        if workers and not any(
-            dotted(call.func) in workers or (not names and _joins_job(ctx, call))
-            for call, names in launched
-        ):
-            found.add(cast("cst.FunctionDef", func))
-    return found
+    return {
+        cast("cst.FunctionDef", func)
+        for func in ctx.nodes_of(cst.FunctionDef)
+        if _only_launches(ctx, func)
+    }
+
+
+def _only_launches(ctx: FileContext, scope: cst.CSTNode) -> bool:
+    """`scope` hands a worker of this file to a launcher, never calls a worker itself and
+    joins no job: it runs in the parent process."""
+    launched = [(call, _launched_workers(ctx, call)) for call in ctx.calls_within(scope)]
+    workers = {name for _, names in launched for name in names}
+    return bool(workers) and not any(
+        dotted(call.func) in workers or (not names and _joins_job(ctx, call))
+        for call, names in launched
+    )
+
+
+def _in_launching_main_block(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs in a `__main__` block that launches the workers (`_only_launches`), after
+    the launch has joined them: `mp.spawn(train, nprocs=n)`, then the parent's own work
+    once they are gone (loading the final checkpoint on `cuda:0`). What runs before the
+    launch prepares the workers (their environment), and is theirs to judge."""
+    for block in main_blocks(ctx.module):
+        if not ctx.is_inside(node, block) or not _only_launches(ctx, block):
+            continue
+        return any(
+            ctx.before(call, node) and not ctx.is_inside(node, call) and _joins_workers(call)
+            for call in ctx.calls_within(block)
+            if _launched_workers(ctx, call)
+        )
+    return False
+
+
+def _joins_workers(call: cst.Call) -> bool:
+    """The launch waits for its workers (`join=True`, the default of `mp.spawn`)."""
+    join = next((a.value for a in call.args if a.keyword and a.keyword.value == "join"), None)
+    return not (isinstance(join, cst.Name) and join.value == "False")
 
 
 @_per_file

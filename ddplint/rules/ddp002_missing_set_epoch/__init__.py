@@ -9,10 +9,12 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.domain.ddp_facts import is_false
+from ddplint.domain.arguments_in_sight import arguments_in_sight
+from ddplint.domain.ddp_facts import is_false, is_true
 from ddplint.domain.epoch_setting import epoch_loop_near, epoch_never_set
 from ddplint.domain.loops import named_for
 from ddplint.domain.project_view import project_of
+from ddplint.domain.runners import handed_on
 from ddplint.domain.samplers import (
     SAMPLER_SHUFFLE,
     SamplerUse,
@@ -513,18 +515,37 @@ def main(train_set, model, epochs):
         loop over epochs runs in a related file: every epoch reads one order. Unproven
         where the sampler's `shuffle` is out of sight (a config's value)."""
         project = project_of(ctx)
-        if not samplers or project is None or not epoch_never_set(ctx.path):
+        if not samplers or not epoch_never_set(ctx.path):
             return
-        loop = epoch_loop_near(ctx.path, project.text_closure)
+        if project is None:  # checked before the project is known: it decides
+            sampler = samplers[0][0]  # (`CALLERS_DECIDE`: the file waits for it)
+            yield Finding(
+                sampler.site,
+                "This DistributedSampler's loaders are not iterated in this file, and no "
+                "code of this project calls `set_epoch` on a sampler: if an epoch loop "
+                "elsewhere reads them, every epoch reads the same sample order",
+                unproven=True,
+            )
+            return
         stem = os.path.splitext(os.path.basename(ctx.path))[0]
-        if loop is None or named_for([stem]) == "evaluation":
-            return  # no second epoch in sight; an evaluation or test script
-        where, line = loop
+        if named_for([stem]) == "evaluation":
+            return  # an evaluation or test script
         for sampler, shuffle in samplers:
             if not sampler.arguments_known or argument(sampler.call, _SEED, "seed"):
                 continue  # a project factory's sampler; a seed that may change each build
+            frame = ctx.model.frame(sampler.call)
+            builder = frame.name.value if isinstance(frame, cst.FunctionDef) else None
+            loop = epoch_loop_near(ctx.path, project.text_closure, builder)
+            if loop is None:
+                continue  # no second epoch in sight
+            where, line = loop
             if shuffle is None and _shuffle_passed_in(ctx, sampler):
-                continue  # a factory: its callers' files see the loops over what they get
+                # a factory: shuffling where every call in sight makes it shuffle
+                # (`get_loader(ds)` with `shuffle=True` its default); else its callers'
+                # files see the loops over what they get
+                shuffle = _shuffles_at_every_call(ctx, sampler) or None
+                if shuffle is None:
+                    continue
             how = "shuffles" if shuffle else "may shuffle (its `shuffle` is out of sight)"
             yield Finding(
                 sampler.site,
@@ -708,6 +729,24 @@ def _shuffle_passed_in(ctx: FileContext, sampler: SamplerUse) -> bool:
     if not isinstance(value, cst.Name) or not isinstance(frame, cst.FunctionDef):
         return False
     return any(p.name.value == value.value for p in all_params(frame.params))
+
+
+def _shuffles_at_every_call(ctx: FileContext, sampler: SamplerUse) -> bool:
+    """The function building the sampler takes its `shuffle` as a parameter, is never
+    handed on, has calls in sight (`arguments_in_sight`), and each passes a literal `True`
+    for it or leaves its literal default `True`."""
+    value = argument(sampler.call, SAMPLER_SHUFFLE, "shuffle")
+    frame = ctx.model.frame(sampler.call)
+    if not isinstance(value, cst.Name) or not isinstance(frame, cst.FunctionDef):
+        return False
+    param = next((p for p in all_params(frame.params) if p.name.value == value.value), None)
+    if param is None or handed_on(ctx, frame.name.value):
+        return False
+    passed = arguments_in_sight(ctx, frame, value.value)
+    if not passed:
+        return False
+    given = [param.default if arg is None else arg for arg in passed]
+    return all(arg is not None and is_true(arg) for arg in given)
 
 
 def _iterated_in_file(ctx: FileContext, finder: EpochLoops, names: list[LoaderName]) -> bool:

@@ -75,6 +75,14 @@ def _for_iterating(ctx: FileContext, node: cst.CSTNode) -> cst.For | None:
     return None
 
 
+def _yielded_from(ctx: FileContext, node: cst.CSTNode) -> cst.Yield | None:
+    """The `yield from loader` that iterates `node`, handing on each batch (an endless
+    generator: `while True: yield from loader`)."""
+    parent = ctx.parent(node)
+    holder = ctx.parent(parent) if isinstance(parent, cst.From) else None
+    return holder if isinstance(holder, cst.Yield) else None
+
+
 def _param_for(func: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     if arg.keyword is not None:
@@ -227,7 +235,7 @@ class EpochLoops:
                 if found:
                     yield from found
                     continue
-            loop = _for_iterating(ctx, node)
+            loop: cst.CSTNode | None = _for_iterating(ctx, node) or _yielded_from(ctx, node)
             if loop is None:
                 continue
             outer = ctx.enclosing_loop(loop)
@@ -358,7 +366,7 @@ class EpochLoops:
         return None
 
     def _method_callers(
-        self, loop: cst.For, name: str
+        self, loop: cst.CSTNode, name: str
     ) -> Iterator[tuple[EpochLoop | None, cst.CSTNode]]:
         """Calls of the method holding `loop` (`self.method(...)`, or `trainer.method(...)`
         on an object of its class), each with the loop around it (the epoch loop of a

@@ -62,7 +62,9 @@ or a `last.pt` / `best.pt`-style name. A save into a file object opened for writ
 (`with open(path, "wb") as f:`, a path manager's `open(path, "wb")`) is judged by the path
 opened; a loop over a list of paths (`for p in paths:`) by the paths of the list. A copy
 of a file a `torch.save` of the same function has just written (`shutil.copyfile(path,
-"current.pth")`) rewrites its target in place too. A call, repeated in sight, of a helper
+"current.pth")`) rewrites its target in place too, but the file it copies stays intact, so
+a torn copy loses no checkpoint (a restart that reads the copy stops until that file is
+named by hand): copies are reported with `--preview` only. A call, repeated in sight, of a helper
 of another project module that writes such a path (`utils.save_checkpoint(state, out)`,
 or `keeper.save(state, path)` on an object a project class made) is reported at the call,
 with the arguments it passes deciding the path: a file name the helper picks itself only
@@ -322,9 +324,9 @@ def _judged(
     source = write.copied or call
     saved = saved_keys(ctx, source.args[0].value, source) if source.args else None
     if write.copied is not None:
-        # A copy: proven only where the run reads the file back to resume from it.
+        # A copy: the file it copies stays intact (`_copies`).
         resumed = repeated and _resumed_from(ctx, texts, call, saved)
-        return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=not resumed)
+        return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=True)
     # Proven: a save that repeats in sight onto the file the run resumes from. A file
     # nothing in sight reads back (best weights, an export) costs the weights of one save
     # at worst, and one whose state was just saved to a file of its own costs nothing; a
@@ -416,6 +418,11 @@ _HARM = (
     "a crash or preemption mid-write leaves a truncated file where the last good checkpoint "
     "was; {} to a temporary file, then `os.replace()` it onto the final path"
 )
+_COPY_HARM = (
+    "a crash or preemption mid-copy leaves it truncated, and a restart that reads it fails "
+    "until the intact file it copies is named by hand; copy to a temporary file, then "
+    "`os.replace()` it onto the final path"
+)
 
 
 def _shown(code: str) -> str:
@@ -429,8 +436,17 @@ def _message(verb: str, shown: str, resumed: bool) -> str:
         if resumed
         else "a checkpoint path every call overwrites"
     )
-    how = "copy" if "shutil" in verb else "save"
-    return f"{verb} writes straight onto {shown}, {what}: {_HARM.format(how)}"
+    if _copies(verb):
+        return f"{verb} writes straight onto {shown}, {what}: {_COPY_HARM}"
+    return f"{verb} writes straight onto {shown}, {what}: {_HARM.format('save')}"
+
+
+def _copies(verb: str) -> bool:
+    """The write is a copy of a file just saved (`shutil.copyfile`), directly or inside a
+    helper: that file stays intact, so a torn copy loses no checkpoint. The harm is a
+    restart that stops on the truncated copy until the intact file is named by hand:
+    reported in `--preview` only."""
+    return "shutil" in verb
 
 
 def _newest(
@@ -514,5 +530,5 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     return Finding(
         call,
         _message(f"`{callee}(...)` ({helper.verb} inside it)", shown, resumed),
-        unproven=not resumed,
+        unproven=not resumed or _copies(helper.verb),
     )

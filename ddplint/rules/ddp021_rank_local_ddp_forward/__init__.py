@@ -243,11 +243,17 @@ def main(net, batch, local_rank):
             # DDP's forward is collective only when the model has buffers: through a model
             # whose buffers are not known (a class of another module) it is not proven to
             # hang, unless its output reaches a backward (the gradient all-reduce).
-            trains = _synced_training_forward(ctx, call)
-            buffers_unknown = not buffered and not trains
             guard = one_rank_guard(ctx, call)
             if guard is not None and other_branch_calls(ctx, guard, call):
                 continue  # `if rank == 0: ... model(x) else: ... model(x)`: every rank runs it
+            wraps = _wraps_held(ctx, func, call)
+            if wraps and evaluation and all(buffers.wraps_buffer_free_model(w) for w in wraps):
+                continue  # this wrapper's model has no buffers: nothing collective
+            held_buffered = any(buffers.wraps_buffered_model(w) for w in wraps) or (
+                not wraps and buffered
+            )
+            trains = _synced_training_forward(ctx, call)
+            buffers_unknown = not held_buffered and not trains
             if guard is not None and facts.is_ddp_model(func, call):
                 name = ctx.code(func)
                 fix = None
@@ -260,7 +266,7 @@ def main(net, batch, local_rank):
                 yield Finding(
                     call,
                     f"forward through the DDP wrapper `{name}` runs on one rank only: "
-                    f"{_harm(trains, buffered)}; call `{name}.module(...)` instead",
+                    f"{_harm(trains, held_buffered)}; call `{name}.module(...)` instead",
                     fix=fix,
                     unproven=buffers_unknown or not _traced(ctx, evidence, call, guard),
                 )
@@ -273,7 +279,7 @@ def main(net, batch, local_rank):
                         call,
                         f"forward through the DDP wrapper `{name}` runs on one rank only "
                         f"(this method is only called under a rank condition, "
-                        f"`{ctx.code(site.func)}()`): {_harm(trains, buffered)}; call "
+                        f"`{ctx.code(site.func)}()`): {_harm(trains, held_buffered)}; call "
                         f"`{name}.module(...)` instead",
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
@@ -285,7 +291,7 @@ def main(net, batch, local_rank):
                         call,
                         f"forward through the DDP wrapper `{func.value}` runs on one rank "
                         f"only (this function, reading the global DDP model, is only called "
-                        f"under a rank condition): {_harm(trains, buffered)}; call "
+                        f"under a rank condition): {_harm(trains, held_buffered)}; call "
                         f"`{func.value}.module(...)` instead",
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
@@ -296,9 +302,20 @@ def main(net, batch, local_rank):
                         call,
                         f"forward through the DDP wrapper `{func.value}` runs on one rank "
                         f"only (this function is called under a rank condition with the DDP "
-                        f"model): {_harm(trains, buffered)}; pass `model.module` instead",
+                        f"model): {_harm(trains, held_buffered)}; pass `model.module` instead",
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
+
+
+def _wraps_held(ctx: FileContext, func: cst.BaseExpression, call: cst.Call) -> list[cst.Call]:
+    """The DDP wraps of the file that `func` holds where `call` runs it, when every value
+    it may hold there is one of them (`self.head = DDP(nn.Linear(...))`); else none: which
+    model it is, is not known here."""
+    wraps = facts_of(ctx).ddp_wraps
+    held = [v.expr for v in ctx.resolver.values(func, call) if v.leaf]
+    if not held or not all(any(value is wrap for wrap in wraps) for value in held):
+        return []
+    return [value for value in held if isinstance(value, cst.Call)]
 
 
 def _handed_in(ctx: FileContext) -> Iterator[Finding]:

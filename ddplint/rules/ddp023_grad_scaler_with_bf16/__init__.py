@@ -26,6 +26,7 @@ class GradScalerWithBF16(Rule):
     code = "DDP023"
     name = "grad-scaler-with-bf16"
     severity = Severity.INFO
+    default = False  # opt-in: harmless (DOMAIN: unneeded); judged 0 true / 0 false / 5 debatable
     summary = "GradScaler with bfloat16 autocast: loss scaling is unneeded"
     explanation = """\
 ## What it does

@@ -27,7 +27,6 @@ class GlooForCudaTraining(Rule):
     code = "DDP032"
     name = "gloo-for-cuda-training"
     severity = Severity.WARNING
-    default = False  # opt-in: a speed cost only; tutorials choose gloo for portability
     summary = "gloo backend hard-coded for a job that trains on CUDA: use NCCL"
     fixable = Applicability.UNSAFE
     explanation = """
