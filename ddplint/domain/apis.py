@@ -26,10 +26,11 @@ SPAWN_FUNCTIONS = frozenset(
 )
 PROCESS_CLASSES = frozenset({"torch.multiprocessing.Process", "multiprocessing.Process"})
 PROCESS_STARTERS = SPAWN_FUNCTIONS | PROCESS_CLASSES
-# Starting a job: a process group, a device mesh, or the spawned workers.
+# Starting a job: a process group, a device mesh, an RPC world, or the spawned workers.
 STARTERS = SPAWN_FUNCTIONS | {
     "torch.distributed.init_process_group",
     "torch.distributed.device_mesh.init_device_mesh",
+    "torch.distributed.rpc.init_rpc",
 }
 SAMPLER_CLASSES = frozenset({"torch.utils.data.DistributedSampler"})
 # torch's DataLoader, and MONAI's subclass of it (same keyword arguments; it only gives the

@@ -490,27 +490,30 @@ def _parametrizes_tests(ctx: FileContext, node: cst.CSTNode) -> bool:
 
 
 def _in_one_rank_job(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """`node` runs in a function, or the `if __name__ == "__main__":` block, whose every
-    process-group start is given `world_size=1` (`init_process_group("nccl", rank=0,
-    world_size=1)` in a one-process demo) and that spawns no workers: the job is this one
-    process."""
+    """`node` runs in a function, the `if __name__ == "__main__":` block, or a script's top
+    level, whose every process-group start is given `world_size=1`
+    (`init_process_group("nccl", rank=0, world_size=1)` in a one-process demo, `init_rpc(...,
+    world_size=1)`) and that spawns no workers: the job is this one process."""
+    return _start_scope(ctx, node) in _one_rank_scopes(ctx)
+
+
+def _start_scope(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
+    """The function, `__main__` block, or else module (a script's top level) running
+    `node`."""
     scope: cst.CSTNode | None = ctx.enclosing_function(node)
     if scope is None:
         scope = next((b for b in main_blocks(ctx.module) if ctx.is_inside(node, b)), None)
-    return scope is not None and scope in _one_rank_scopes(ctx)
+    return scope if scope is not None else ctx.module
 
 
 @_per_file
 def _one_rank_scopes(ctx: FileContext) -> list[cst.CSTNode]:
-    """The functions and `__main__` blocks that start only process groups of one rank and
-    spawn no workers (`_in_one_rank_job`)."""
+    """The functions, `__main__` blocks and scripts' top levels that start only process
+    groups (or RPC worlds) of one rank and spawn no workers (`_in_one_rank_job`)."""
     starts: dict[int, tuple[cst.CSTNode, list[cst.Call]]] = {}
     for call in ctx.calls_to(*STARTERS):
-        scope: cst.CSTNode | None = ctx.enclosing_function(call)
-        if scope is None:
-            scope = next((b for b in main_blocks(ctx.module) if ctx.is_inside(call, b)), None)
-        if scope is not None:
-            starts.setdefault(id(scope), (scope, []))[1].append(call)
+        scope = _start_scope(ctx, call)
+        starts.setdefault(id(scope), (scope, []))[1].append(call)
     return [
         scope
         for scope, calls in starts.values()

@@ -39,6 +39,8 @@ _RANDOM_TRANSFORM = re.compile(
 )
 _RANDOM_CALLS = ("random.", "numpy.random.", "torch.rand", "torch.randint", "torch.randn")
 _OTHER_GENERATORS = ("random.", "numpy.random.")
+# Transform libraries that draw from `random` and NumPy, not from torch's generator.
+_OUTSIDE_TORCH_TRANSFORMS = ("albumentations.",)
 _SAMPLE_METHOD = "__getitem__"
 _TRANSFORM_METHOD = "__call__"
 # Seeds and generators of their own: no draw from the process's generators.
@@ -135,17 +137,17 @@ def random_augmentation(ctx: FileContext) -> cst.CSTNode | None:
 
 def draws_outside_torch_only(ctx: FileContext) -> bool:
     """Every draw of the file's data pipeline in sight comes from NumPy's or `random`'s
-    global generator (`np.random.randint` in `__getitem__`), and no random transform of a
-    library is built: torch's seed decides these draws only through the workers it seeds,
-    so in a loader without workers they follow `np.random.seed` / `random.seed` alone."""
+    global generator (`np.random.randint` in `__getitem__`, an albumentations random
+    transform, which draws from them), and no torchvision random transform is built:
+    torch's seed decides these draws only through the workers it seeds, so in a loader
+    without workers they follow `np.random.seed` / `random.seed` alone."""
     draws = [c for c in ctx.calls if _draws_from_a_global_generator(ctx, c)]
-    if not draws or _library_transform(ctx):
+    transforms = [c for c in ctx.calls if _is_library_transform(ctx, c)]
+    if not (draws or transforms) or any(
+        not (ctx.call_name(c) or "").startswith(_OUTSIDE_TORCH_TRANSFORMS) for c in transforms
+    ):
         return False
     return all((ctx.call_name(c) or "").startswith(_OTHER_GENERATORS) for c in draws)
-
-
-def _library_transform(ctx: FileContext) -> bool:
-    return any(_is_library_transform(ctx, c) for c in ctx.calls)
 
 
 def _is_library_transform(ctx: FileContext, call: cst.Call) -> bool:

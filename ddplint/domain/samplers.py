@@ -227,9 +227,23 @@ def _refers_to(ctx: FileContext, expr: cst.BaseExpression | None, sampler: Sampl
             sampler.name is not None
             and isinstance(node, (cst.Name, cst.Attribute))
             and dotted(node) == sampler.name
+            and not _rebound_before(ctx, sampler, node)
         ):
             return True
     return False
+
+
+def _rebound_before(ctx: FileContext, sampler: SamplerUse, use: cst.CSTNode) -> bool:
+    """Every binding of the sampler's name reaching `use` is an assignment of something
+    else (`sampler = SequentialSampler(eval_set)` after the training sampler): the name
+    no longer holds it there."""
+    assert sampler.name is not None
+    reaching = ctx.resolver.reaching(sampler.name, use)
+    return bool(reaching) and all(
+        binding.kind == "assign"
+        and not any(node is sampler.site for node in ctx.walk(binding.value))
+        for binding in reaching
+    )
 
 
 def sampler_calls(ctx: FileContext) -> list[cst.Call]:

@@ -24,7 +24,7 @@ from ddplint.domain.samplers import (
     returned_bindings,
 )
 from ddplint.domain.value_leaves import deciding_leaves
-from ddplint.engine.resolve import argument
+from ddplint.engine.resolve import Value, argument
 from ddplint.names import dotted
 
 # Calls wrapping the loader in the `for` (`enumerate(loader)`, `tqdm(loader, ...)`).
@@ -385,17 +385,11 @@ def iterated_loaders(
     """The sharded loaders `loop` iterates, when every value its iterable may hold is
     one (built in sight, or returned by a function of this file), or a loader built where
     the job runs in one process; else []."""
-    iterable = loop.iter
-    while (
-        isinstance(iterable, cst.Call)
-        and iterable.args
-        and (dotted(iterable.func) or "").rpartition(".")[2] in _WRAPPERS
-    ):
-        iterable = iterable.args[0].value
+    iterable = _unwrapped(loop.iter)
     held = _held_loader(ctx, iterable, loop, returned or {})
     if held is not None:  # `a, b = make_loaders()`: the call that unpacks it ends the values
         return [held]
-    values = deciding_leaves(ctx.resolver, iterable, loop)
+    values = _unwrapped_leaves(ctx, iterable, loop)
     leaves = [
         held if (held := _held_loader(ctx, v.expr, v.at, returned or {})) is not None else v.expr
         for v in values
@@ -404,6 +398,32 @@ def iterated_loaders(
     if not found or not all(v in found or _one_process_loader(ctx, v) for v in leaves):
         return []
     return found
+
+
+def _unwrapped_leaves(
+    ctx: FileContext, iterable: cst.BaseExpression, at: cst.CSTNode
+) -> list[Value]:
+    """`deciding_leaves` of the iterable, through a name bound to a progress or counting
+    wrapper of a loader (`bar = tqdm(loader)`, then `for batch in bar:`)."""
+    found: list[Value] = []
+    for value in deciding_leaves(ctx.resolver, iterable, at):
+        inner = _unwrapped(value.expr)
+        if inner is value.expr:
+            found.append(value)
+        else:
+            found.extend(deciding_leaves(ctx.resolver, inner, value.at))
+    return found
+
+
+def _unwrapped(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """What a progress or counting wrapper iterates (`enumerate(tqdm(loader))`: `loader`)."""
+    while (
+        isinstance(expr, cst.Call)
+        and expr.args
+        and (dotted(expr.func) or "").rpartition(".")[2] in _WRAPPERS
+    ):
+        expr = expr.args[0].value
+    return expr
 
 
 def _one_process_loader(ctx: FileContext, expr: cst.BaseExpression) -> bool:

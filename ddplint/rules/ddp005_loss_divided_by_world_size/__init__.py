@@ -297,11 +297,14 @@ def train(model, get_batch, optimizer):
             return
         reported: set[cst.CSTNode] = set()
         backward = domain_of(ctx).backward
+        loops = domain_of(ctx).loops
         for site in backward.sites:
+            # A division with gradients off (`with torch.no_grad(): loss /= world_size`,
+            # for the logged mean) scales no gradient: backward() starts from 1.
             divided = [
                 node
                 for node in (*(s.node for s in backward.flow(site)), *_in_place(ctx, site.loss))
-                if node not in reported and _divisions(ctx, node)
+                if node not in reported and _divisions(ctx, node) and not loops.is_evaluation(node)
             ]
             forwards = backward.forwards(site) if divided else []
             if forwards and all(facts_of(ctx).is_plain_model(f.model, f.call) for f in forwards):

@@ -191,7 +191,7 @@ def train(net, loader, optimizer, local_rank):
                 call
             ):
                 continue
-            if scope_calls_wrapper(ctx, call):
+            if scope_calls_wrapper(ctx, call, target):
                 # `model(x) if sync else model.module(x)`: the bare forward skips the
                 # all-reduce on purpose for accumulation micro-steps (like no_sync()).
                 continue

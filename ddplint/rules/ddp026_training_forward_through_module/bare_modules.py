@@ -49,9 +49,12 @@ def bare_apart_from_backward(ctx: FileContext, expr: cst.BaseExpression, at: cst
     )
 
 
-def scope_calls_wrapper(ctx: FileContext, call: cst.Call) -> bool:
-    """The function holding `call` also calls a DDP model itself (another call)."""
+def scope_calls_wrapper(ctx: FileContext, call: cst.Call, target: cst.BaseExpression) -> bool:
+    """The function holding `call` also calls the DDP wrapper whose module `target` holds
+    (another call; any DDP model where the wrapper is not known by name): a GAN step that
+    runs the discriminator's wrapper does not make the generator's bare forward right."""
     facts = facts_of(ctx)
+    wrappers = _wrappers_of(ctx, target, call)
     scope = ctx.scope(call)
     for other in ctx.calls_within(scope) if scope is not ctx.module else ():
         func = other.func
@@ -60,10 +63,30 @@ def scope_calls_wrapper(ctx: FileContext, call: cst.Call) -> bool:
             and isinstance(func, (cst.Name, cst.Attribute))
             and ctx.qualname(func) is None
             and not (isinstance(func, cst.Name) and func.value in ctx.functions)
+            and (not wrappers or dotted(func) in wrappers)
             and facts.is_ddp_model(func, other)
         ):
             return True
     return False
+
+
+def _wrappers_of(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> set[str]:
+    """The names of the wrappers whose module `expr` holds at `at` (`model` for
+    `model.module`, `unwrap(model)`, `getattr(model, "module")`); empty when one of them
+    has no name."""
+    names: set[str] = set()
+    for value in ctx.resolver.values(expr, at):
+        if not _unwraps_ddp(ctx, value.expr, value.at):
+            continue
+        held = value.expr
+        wrapper = held.value if isinstance(held, cst.Attribute) else None
+        if isinstance(held, cst.Call):
+            wrapper = argument(held, 0, "model")
+        name = dotted(wrapper) if wrapper is not None else None
+        if name is None:
+            return set()
+        names.add(name)
+    return names
 
 
 def _unwraps_ddp(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
