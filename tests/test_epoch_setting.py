@@ -153,9 +153,10 @@ def test_a_comment_at_the_loop_s_indent_does_not_end_its_body(tmp_path: Path) ->
     assert epoch_loop_near(str(root / "train.py"), _no_imports) == ("train.py", 3)
 
 
-def test_the_loop_of_a_file_calling_the_builder_comes_first(tmp_path: Path) -> None:
+def test_the_loop_of_a_file_naming_the_builder_comes_first(tmp_path: Path) -> None:
     """Two programs import the data module; the epoch loop named is the one of the program
-    that calls the function building the sampler, not the first file found."""
+    that names the function building the sampler (its caller, by its text), not the first
+    file found."""
     builder = "def build_dist_loader(ds):\n    return DistributedSampler(ds)\n"
     loop = "for epoch in range(30):\n    train_one_epoch(loader)\n"
     root = _project(
@@ -174,3 +175,15 @@ def test_the_loop_of_a_file_calling_the_builder_comes_first(tmp_path: Path) -> N
     closure = lambda p: reached.get(p, set())  # noqa: E731
     assert epoch_loop_near(data, closure, "build_dist_loader") == ("b_train_dist.py", 2)
     assert epoch_loop_near(data, closure) == ("a_train.py", 2)
+
+
+def test_a_comment_after_a_schedule_loop_adds_no_pass_over_data(tmp_path: Path) -> None:
+    """A comment below a loop that only fills a schedule, naming a training call, does
+    not make it an epoch loop: comments are no body."""
+    text = (
+        "for epoch in range(10):\n"
+        "    lrs.append(base_lr * 0.9**epoch)\n"
+        "# then: train_one_epoch(loader) for each of them\n"
+    )
+    root = _project(tmp_path, {"train.py": SAMPLER + text})
+    assert epoch_loop_near(str(root / "train.py"), _no_imports) is None

@@ -61,7 +61,9 @@ def _passes_over_data(text: str, header: re.Match[str]) -> bool:
     body = []
     for line in text[header.end() :].splitlines()[1:]:
         code = line.strip()
-        if code and not code.startswith("#") and len(line) - len(line.lstrip()) <= indent:
+        if code.startswith("#"):
+            continue
+        if code and len(line) - len(line.lstrip()) <= indent:
             break
         body.append(line)
     return _PASS.search("\n".join(body)) is not None
@@ -129,8 +131,9 @@ def epoch_loop_near(
 ) -> tuple[str, int] | None:
     """A loop over epochs (its file, relative to the project root, and line) in `path`, or
     in a file of the project whose imports reach `path`'s package or that `path`'s imports
-    reach (`closure(file)`: the files a file imports, transitively), first those naming
-    `named` (the function building the sampler: its callers' loops read it); None when
+    reach (`closure(file)`: the files a file imports, transitively), first those whose
+    text names `named` (the function building the sampler: its callers' loops read it;
+    a word match, not a resolved call); None when
     there is none: then nothing in sight reads the sampler's order twice."""
     if not os.path.isfile(path):
         return None

@@ -28,9 +28,9 @@ from ddplint.domain.project_view import project_of
 from ddplint.domain.ray_actors import in_single_actor
 from ddplint.domain.scripts import is_script, main_blocks
 from ddplint.domain.switches import turns_switches_off
-from ddplint.domain.test_modules import JOB_WORDS, is_test_file, shows_job
+from ddplint.domain.test_modules import JOB_WORDS, collected_by_pytest, shows_job
 from ddplint.engine.constants import certainly
-from ddplint.engine.resolve import methods_named
+from ddplint.engine.resolve import argument, methods_named
 from ddplint.names import dotted
 from ddplint.project_files import named_in_other_files
 
@@ -146,7 +146,7 @@ def _pytest_holder(ctx: FileContext, func: cst.FunctionDef) -> bool:
     test module, or importing pytest; not a training script's `def test(epoch):`): at
     module level, or in a `Test...` class with no base that starts, joins or asks about no
     job itself."""
-    if not (is_test_file(ctx.path) or _imports_pytest(ctx)):
+    if not collected_by_pytest(ctx):
         return False
     holder = ctx.parent(func)
     if holder is ctx.module:
@@ -158,10 +158,6 @@ def _pytest_holder(ctx: FileContext, func: cst.FunctionDef) -> bool:
         and cls.name.value.startswith("Test")
         and not _joins_in(ctx, cls)
     )
-
-
-def _imports_pytest(ctx: FileContext) -> bool:
-    return any(name == "pytest" or name.startswith("pytest.") for name in ctx.imports.modules)
 
 
 def _joins_in(ctx: FileContext, node: cst.CSTNode) -> bool:
@@ -256,8 +252,8 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
     `if not args.distributed:`, after `if world_size > 1: return`), in a test that runs
     in the one test process (`single_process_tests`) or a subcommand that runs no job
     (`lone_subcommands`), in a Ray actor the file makes once (`in_single_actor`), in the
-    parent that launches the workers (`_parent_functions`, a `__main__` block that
-    spawns them), is a parameter a test
+    parent that launches the workers (`_parent_functions`, a `__main__` block once the
+    workers it spawns have joined), is a parameter a test
     helper gives such tests (`_parametrizes_tests`), in a worker spawned as one process
     (`_lone_workers`), or in a file that runs as one process (`single_process`)."""
     if domain_of(ctx).gates.single_process(node) or _in_fake_group(ctx, node):
@@ -334,9 +330,10 @@ def _in_launching_main_block(ctx: FileContext, node: cst.CSTNode) -> bool:
 
 
 def _joins_workers(call: cst.Call) -> bool:
-    """The launch waits for its workers (`join=True`, the default of `mp.spawn`)."""
-    join = next((a.value for a in call.args if a.keyword and a.keyword.value == "join"), None)
-    return not (isinstance(join, cst.Name) and join.value == "False")
+    """The launch waits for its workers: `join` left at `mp.spawn`'s default or written
+    `True` (keyword or fourth argument); a value out of sight may not."""
+    join = argument(call, 3, "join")
+    return join is None or (isinstance(join, cst.Name) and join.value == "True")
 
 
 @_per_file

@@ -39,7 +39,8 @@ _RANDOM_TRANSFORM = re.compile(
 )
 _RANDOM_CALLS = ("random.", "numpy.random.", "torch.rand", "torch.randint", "torch.randn")
 _OTHER_GENERATORS = ("random.", "numpy.random.")
-# Transform libraries that draw from `random` and NumPy, not from torch's generator.
+# Transform libraries that never draw from torch's generator: albumentations draws from
+# `random` and NumPy (before 1.4.21) or from its own state (`Compose(seed=...)`, since).
 _OUTSIDE_TORCH_TRANSFORMS = ("albumentations.",)
 _SAMPLE_METHOD = "__getitem__"
 _TRANSFORM_METHOD = "__call__"
@@ -137,10 +138,10 @@ def random_augmentation(ctx: FileContext) -> cst.CSTNode | None:
 
 def draws_outside_torch_only(ctx: FileContext) -> bool:
     """Every draw of the file's data pipeline in sight comes from NumPy's or `random`'s
-    global generator (`np.random.randint` in `__getitem__`, an albumentations random
-    transform, which draws from them), and no torchvision random transform is built:
-    torch's seed decides these draws only through the workers it seeds, so in a loader
-    without workers they follow `np.random.seed` / `random.seed` alone."""
+    global generator (`np.random.randint` in `__getitem__`) or from a library that never
+    draws from torch's (an albumentations random transform), and no torchvision random
+    transform is built: torch's seed decides these draws only through the workers it
+    seeds, so in a loader without workers torch's seed does not reach them."""
     draws = [c for c in ctx.calls if _draws_from_a_global_generator(ctx, c)]
     transforms = [c for c in ctx.calls if _is_library_transform(ctx, c)]
     if not (draws or transforms) or any(

@@ -40,6 +40,14 @@ def is_test_file(path: str) -> bool:
     return _TEST_FILE.match(os.path.basename(path)) is not None
 
 
+def collected_by_pytest(ctx: FileContext) -> bool:
+    """pytest collects the file's `test*` functions: it is named as a test module, or it
+    imports pytest (a training script's `def test(epoch):` is no test)."""
+    return is_test_file(ctx.path) or any(
+        name == "pytest" or name.startswith("pytest.") for name in ctx.imports.modules
+    )
+
+
 def is_test_module(ctx: FileContext) -> bool:
     """A pytest test module: `test_*.py` or `*_test.py` with no `__main__` block."""
     return is_test_file(ctx.path) and not is_script(ctx.module)

@@ -514,38 +514,35 @@ def main(train_set, model, epochs):
         dataset class's), in a project where nothing ever moves a sampler's epoch and a
         loop over epochs runs in a related file: every epoch reads one order. Unproven
         where the sampler's `shuffle` is out of sight (a config's value)."""
-        project = project_of(ctx)
-        if not samplers or not epoch_never_set(ctx.path):
-            return
-        if project is None:  # checked before the project is known: it decides
-            sampler = samplers[0][0]  # (`CALLERS_DECIDE`: the file waits for it)
-            yield Finding(
-                sampler.site,
-                "This DistributedSampler's loaders are not iterated in this file, and no "
-                "code of this project calls `set_epoch` on a sampler: if an epoch loop "
-                "elsewhere reads them, every epoch reads the same sample order",
-                unproven=True,
-            )
-            return
         stem = os.path.splitext(os.path.basename(ctx.path))[0]
-        if named_for([stem]) == "evaluation":
-            return  # an evaluation or test script
+        if not samplers or named_for([stem]) == "evaluation" or not epoch_never_set(ctx.path):
+            return  # an evaluation or test script, or a project that moves an epoch
+        project = project_of(ctx)
         for sampler, shuffle in samplers:
             if not sampler.arguments_known or argument(sampler.call, _SEED, "seed"):
                 continue  # a project factory's sampler; a seed that may change each build
-            frame = ctx.model.frame(sampler.call)
-            builder = frame.name.value if isinstance(frame, cst.FunctionDef) else None
-            loop = epoch_loop_near(ctx.path, project.text_closure, builder)
-            if loop is None:
-                continue  # no second epoch in sight
-            where, line = loop
-            if shuffle is None and _shuffle_passed_in(ctx, sampler):
+            if project is None:  # checked before the project is known: it decides
+                yield Finding(  # (`CALLERS_DECIDE`: the file waits for it)
+                    sampler.site,
+                    "This DistributedSampler's loaders are not iterated in this file, and "
+                    "no code of this project calls `set_epoch` on a sampler: if an epoch "
+                    "loop elsewhere reads them, every epoch reads the same sample order",
+                    unproven=True,
+                )
+                return
+            if shuffle is None and _shuffle_param(ctx, sampler) is not None:
                 # a factory: shuffling where every call in sight makes it shuffle
                 # (`get_loader(ds)` with `shuffle=True` its default); else its callers'
                 # files see the loops over what they get
                 shuffle = _shuffles_at_every_call(ctx, sampler) or None
                 if shuffle is None:
                     continue
+            frame = ctx.model.frame(sampler.call)
+            builder = frame.name.value if isinstance(frame, cst.FunctionDef) else None
+            loop = epoch_loop_near(ctx.path, project.text_closure, builder)
+            if loop is None:
+                continue  # no second epoch in sight
+            where, line = loop
             how = "shuffles" if shuffle else "may shuffle (its `shuffle` is out of sight)"
             yield Finding(
                 sampler.site,
@@ -722,27 +719,26 @@ def _ignores_index(ctx: FileContext, cls: cst.ClassDef) -> bool:
     return index not in ctx.names_in(getters[0].body)
 
 
-def _shuffle_passed_in(ctx: FileContext, sampler: SamplerUse) -> bool:
-    """The sampler's `shuffle` is a parameter of the function building it."""
+def _shuffle_param(ctx: FileContext, sampler: SamplerUse) -> cst.Param | None:
+    """The parameter of the function building the sampler that its `shuffle` is."""
     value = argument(sampler.call, SAMPLER_SHUFFLE, "shuffle")
     frame = ctx.model.frame(sampler.call)
     if not isinstance(value, cst.Name) or not isinstance(frame, cst.FunctionDef):
-        return False
-    return any(p.name.value == value.value for p in all_params(frame.params))
+        return None
+    return next((p for p in all_params(frame.params) if p.name.value == value.value), None)
 
 
 def _shuffles_at_every_call(ctx: FileContext, sampler: SamplerUse) -> bool:
-    """The function building the sampler takes its `shuffle` as a parameter, is never
-    handed on, has calls in sight (`arguments_in_sight`), and each passes a literal `True`
-    for it or leaves its literal default `True`."""
-    value = argument(sampler.call, SAMPLER_SHUFFLE, "shuffle")
+    """The sampler's `shuffle` is a parameter (`_shuffle_param`) of a function never handed
+    on, with calls in sight (`arguments_in_sight`), each passing a literal `True` for it
+    or leaving its literal default `True`."""
+    param = _shuffle_param(ctx, sampler)
     frame = ctx.model.frame(sampler.call)
-    if not isinstance(value, cst.Name) or not isinstance(frame, cst.FunctionDef):
+    if param is None or not isinstance(frame, cst.FunctionDef):
         return False
-    param = next((p for p in all_params(frame.params) if p.name.value == value.value), None)
-    if param is None or handed_on(ctx, frame.name.value):
+    if handed_on(ctx, frame.name.value):
         return False
-    passed = arguments_in_sight(ctx, frame, value.value)
+    passed = arguments_in_sight(ctx, frame, param.name.value)
     if not passed:
         return False
     given = [param.default if arg is None else arg for arg in passed]

@@ -227,18 +227,14 @@ def _metric_reduction(ctx: FileContext, loop: cst.For) -> Reduction | None:
             results = _loop_results(ctx, loop) if results is None else results
             if any(n.partition(".")[0] in results for a in call.args for n in ctx.names_in(a)):
                 found = Reduction(call, gathered=False)
-    if found is None or _cuts_to_length(ctx, scope):
+    if found is None or _cuts_to_length(ctx, scope) or _counts_each_sample_once(ctx, loop):
         return None
     return found
 
 
 def _cuts_to_length(ctx: FileContext, scope: cst.CSTNode) -> bool:
     """A slice of the function ends at a length (`[: len(dataset)]`), written there or
-    held by the bound's name (`len_ds = len(train_set)` in a caller that passes it); or
-    the function tests two lengths for equality (`assert len(kept) == len(dataset)`),
-    which repeated samples would fail: the results are known to hold each sample once."""
-    if any(_equal_lengths(node) for node in ctx.nodes_within(scope, cst.Comparison)):
-        return True
+    held by the bound's name (`len_ds = len(train_set)` in a caller that passes it)."""
     for node in ctx.nodes_within(scope, cst.Slice):
         assert isinstance(node, cst.Slice)
         upper = node.upper
@@ -250,19 +246,32 @@ def _cuts_to_length(ctx: FileContext, scope: cst.CSTNode) -> bool:
     return False
 
 
-def _equal_lengths(node: cst.CSTNode) -> bool:
-    """`len(a) == len(b)`: a comparison of two lengths, for equality."""
-    return (
-        isinstance(node, cst.Comparison)
-        and len(node.comparisons) == 1
-        and isinstance(node.comparisons[0].operator, cst.Equal)
-        and _is_length(node.left)
-        and _is_length(node.comparisons[0].comparator)
-    )
+def _counts_each_sample_once(ctx: FileContext, loop: cst.For) -> bool:
+    """After the loop, its function tests the length of what the loop collected against
+    the length of something it did not collect, for equality (`assert len(kept) ==
+    len(dataset)`), not against a sampler's padded length: repeated samples would fail it,
+    so the results hold each sample once."""
+    results = _loop_results(ctx, loop)
+    for node in ctx.nodes_within(ctx.scope(loop), cst.Comparison):
+        assert isinstance(node, cst.Comparison)
+        if ctx.is_inside(node, loop) or not ctx.before(loop, node):
+            continue
+        if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, cst.Equal):
+            continue
+        sides = [_length_of(node.left), _length_of(node.comparisons[0].comparator)]
+        if None in sides or any("sampler" in ctx.code(side) for side in sides if side):
+            continue
+        collected = [_base(side) in results for side in sides if side is not None]
+        if collected.count(True) == 1:
+            return True
+    return False
 
 
-def _is_length(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Call) and dotted(expr.func) == "len"
+def _length_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`x` of `len(x)`."""
+    if isinstance(expr, cst.Call) and dotted(expr.func) == "len" and len(expr.args) == 1:
+        return expr.args[0].value
+    return None
 
 
 def _holds_length(ctx: FileContext, expr: cst.BaseExpression) -> bool:

@@ -362,7 +362,7 @@ def _judged(
         shown += "`"
     return Finding(
         call,
-        f"`torch.save` writes straight onto `{shown}, {what}: {_HARM.format('save')}",
+        f"`torch.save` writes straight onto `{shown}, {what}: {_HARM}",
         unproven=not resumed,
     )
 
@@ -416,7 +416,7 @@ def _backed_up(ctx: FileContext, write: Write) -> bool:
 _NOT_HELPERS = frozenset({SAVE, "torch.load"})
 _HARM = (
     "a crash or preemption mid-write leaves a truncated file where the last good checkpoint "
-    "was; {} to a temporary file, then `os.replace()` it onto the final path"
+    "was; save to a temporary file, then `os.replace()` it onto the final path"
 )
 _COPY_HARM = (
     "a crash or preemption mid-copy leaves it truncated, and a restart that reads it fails "
@@ -438,7 +438,7 @@ def _message(verb: str, shown: str, resumed: bool) -> str:
     )
     if _copies(verb):
         return f"{verb} writes straight onto {shown}, {what}: {_COPY_HARM}"
-    return f"{verb} writes straight onto {shown}, {what}: {_HARM.format('save')}"
+    return f"{verb} writes straight onto {shown}, {what}: {_HARM}"
 
 
 def _copies(verb: str) -> bool:
@@ -463,13 +463,14 @@ def _newest(
     listing = resumed_from_newest(ctx, texts, names)
     if listing is None or not repeats(ctx, call):
         return None
-    how = "copy" if "shutil" in verb else "save"
+    how = "copy" if _copies(verb) else "save"
     return Finding(
         call,
         f"{verb} writes each checkpoint straight onto its final name `{_shown(path)}`, and "
         f"this script resumes from the newest such file by itself (`{_shown(ctx.code(listing))}`"
         "): a crash or preemption mid-write leaves a truncated newest file that the next "
         f"start loads; {how} to a temporary file, then `os.replace()` it onto the final path",
+        unproven=_copies(verb),
     )
 
 
