@@ -29,7 +29,6 @@ from ddplint.checker import (
 )
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic
-from ddplint.domain.caller_devices import CALLERS_DECIDE
 from ddplint.parsing import file_error, parse
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.queries import Project
@@ -49,6 +48,12 @@ if TYPE_CHECKING:
     from ddplint.keeping_pool import KeepingPool
 
 MIN_FILES_FOR_POOL = 8
+# Rules whose findings in a file may depend on the modules that call into it: a file the
+# runner would check before the project is known waits for it when one of these fires
+# (DDP001: a default every caller replaces, `ddplint.domain.replaced_defaults`; DDP002: a
+# sampler whose loaders another module's epoch loop may read; DDP020, DDP021: devices and
+# models the callers hand in).
+CALLERS_DECIDE = frozenset({"DDP001", "DDP002", "DDP020", "DDP021"})
 
 
 @dataclass

@@ -33,10 +33,3 @@ def device_of_callers(ctx: FileContext, use: cst.CSTNode) -> bool:
         for node in ctx.nodes_of(cst.Name)
     )
     return not named_here and name in project.device_callers(ctx.path)
-
-
-# Rules whose findings in a file may depend on the modules that call into it: a file the
-# runner would check before the project is known waits for it when one of these fires
-# (DDP001: a default every caller replaces, `ddplint.domain.replaced_defaults`; DDP002: a
-# sampler whose loaders another module's epoch loop may read).
-CALLERS_DECIDE = frozenset({"DDP001", "DDP002", "DDP020", "DDP021"})
