@@ -147,7 +147,10 @@ def epoch_loop_near(
         names = word is not None and word.search(files.text(other) or "") is not None
         return not names, os.path.dirname(other) != folder
 
-    others = sorted((p for p in files.paths if p != path), key=order)
+    # Only files that mention an epoch can hold the loop: the others are never ordered.
+    others = sorted(
+        (p for p in files.paths if p != path and "epoch" in (files.text(p) or "")), key=order
+    )
     own: set[str] | None = None  # `path` and what it imports, read once when asked
     for candidate in [path, *others]:
         text = files.text(candidate) or ""

@@ -14,7 +14,14 @@ from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_STARTERS, SPAWN_FUNCTIONS, STARTERS
 from ddplint.domain.cli_commands import subcommands
-from ddplint.domain.ddp_facts import DDP_CLASSES, facts_of, keyword, last_name, string_value
+from ddplint.domain.ddp_facts import (
+    DDP_CLASSES,
+    facts_of,
+    is_true,
+    keyword,
+    last_name,
+    string_value,
+)
 from ddplint.domain.entry_pins import pins_one_process
 from ddplint.domain.one_rank_groups import (
     is_one,
@@ -333,7 +340,7 @@ def _joins_workers(call: cst.Call) -> bool:
     """The launch waits for its workers: `join` left at `mp.spawn`'s default or written
     `True` (keyword or fourth argument); a value out of sight may not."""
     join = argument(call, 3, "join")
-    return join is None or (isinstance(join, cst.Name) and join.value == "True")
+    return join is None or is_true(join)
 
 
 @_per_file

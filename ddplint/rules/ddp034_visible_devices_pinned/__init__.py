@@ -10,6 +10,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.apis import SPAWN_FUNCTIONS
+from ddplint.domain.one_rank_groups import spawns_one_process
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.domain.runners import every_rank
 from ddplint.engine.resolve import argument
@@ -228,10 +229,11 @@ def _spawns_per_visible_gpu(ctx: FileContext) -> bool:
     for call in ctx.calls_to(*SPAWN_FUNCTIONS):
         if "device_count" in ctx.code(call):
             return True
-        nprocs = argument(call, 2, "nprocs")  # mp.spawn(fn, args=(), nprocs=1, ...)
-        if nprocs is None:
+        if spawns_one_process(ctx, call):
             return True
-        values = [ctx.code(v.expr) for v in ctx.resolver.values(nprocs, call)]
-        if any("device_count" in v for v in values) or (values and set(values) == {"1"}):
+        nprocs = argument(call, 2, "nprocs")  # mp.spawn(fn, args=(), nprocs=1, ...)
+        if nprocs is not None and any(
+            "device_count" in ctx.code(v.expr) for v in ctx.resolver.values(nprocs, call)
+        ):
             return True
     return False
