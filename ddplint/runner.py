@@ -29,6 +29,7 @@ from ddplint.checker import (
 )
 from ddplint.context import FileContext
 from ddplint.diagnostics import Diagnostic
+from ddplint.domain.rank_flags import may_test_rank_flag
 from ddplint.parsing import file_error, parse
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.queries import Project
@@ -110,13 +111,16 @@ def _first_pass(task: _Task, summarise: bool = True, waiting: bool = True) -> _F
             ctx = FileContext(task.path, source, module)
             head = module_head(ctx)
             # A file that imports project modules, that distributed project files may
-            # call into, or that reads a flag that may be a switch of the project
-            # (`ddplint.domain.switches`) is checked once the project is known; so is
-            # one whose findings may be its callers' question (`CALLERS_DECIDE`).
+            # call into, that reads a flag that may be a switch of the project
+            # (`ddplint.domain.switches`), or that tests an attribute another module may
+            # set to a rank test (`ddplint.domain.rank_flags`) is checked once the project
+            # is known; so is one whose findings may be its callers' question
+            # (`CALLERS_DECIDE`).
             waits = bool(
                 not head.distributed
                 or head.flags
                 or ModuleFinder().dependencies(task.absolute, head)
+                or may_test_rank_flag(ctx)
             )
             summary = summarize(ctx, head) if (waiting if waits else summarise) else None
         except RecursionError:

@@ -44,6 +44,7 @@ class Domain:
             _rank_test_elsewhere(project, context),
             _rank_passed_elsewhere(project, context),
             lambda func: index_parameter(context, func),
+            _flag_elsewhere(project, context),
         )
         self.rank_kinds = RankKinds(resolver, _rank_kind_elsewhere(project, context))
         self.gates = Gates(
@@ -84,6 +85,16 @@ def _rank_test_elsewhere(
     if project is None:
         return None
     return lambda call: project.returned_rank_test(context, call)
+
+
+def _flag_elsewhere(
+    project: ProjectView | None, context: FileContext
+) -> Callable[[str], Side | None] | None:
+    """Which side of a rank test the project assigns every attribute of a name
+    (`ddplint.domain.rank_flags`)."""
+    if project is None:
+        return None
+    return lambda name: project.rank_flag(context.path, name)
 
 
 def _rank_passed_elsewhere(

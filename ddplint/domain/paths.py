@@ -8,9 +8,9 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
+from ddplint.domain.iterable_wrappers import wrapped_iterable
 from ddplint.domain.overwrites import item_loops
 from ddplint.domain.samplers import distributed_samplers
-from ddplint.names import dotted
 
 
 def path_values(
@@ -67,17 +67,14 @@ def shard_item_path(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode)
     return any(_iterates(ctx, loop.iter, loop, sharded) for loop in loops)
 
 
-_WRAPPERS = frozenset({"enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter"})
-
-
 def _iterates(
     ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, loaders: set[int], depth: int = 3
 ) -> bool:
     """`expr` (through `enumerate(...)`, `tqdm(...)`, names and what callers pass for a
     parameter) is one of the DataLoader calls `loaders`."""
-    name = (ctx.call_name(expr) or dotted(expr.func) or "") if isinstance(expr, cst.Call) else ""
-    if isinstance(expr, cst.Call) and name in _WRAPPERS and expr.args:
-        return depth > 0 and _iterates(ctx, expr.args[0].value, at, loaders, depth - 1)
+    inner = wrapped_iterable(ctx, expr)
+    if inner is not None:
+        return depth > 0 and _iterates(ctx, inner, at, loaders, depth - 1)
     if id(expr) in loaders:
         return True
     if depth == 0:

@@ -44,17 +44,21 @@ class RankEvidence:
     """Traced or name-only rank tests of one file.
 
     `elsewhere(call)`: a call of another project module's function that returns a rank
-    test computed in its body (`Project.returned_rank_test`)."""
+    test computed in its body (`Project.returned_rank_test`); `flag_elsewhere(name)`: an
+    attribute another project module sets to a traced rank test
+    (`Project.rank_flag_traced`)."""
 
     def __init__(
         self,
         ranks: Ranks,
         resolver: Resolver,
         elsewhere: Callable[[cst.Call], bool] | None = None,
+        flag_elsewhere: Callable[[str], bool] | None = None,
     ) -> None:
         self.ranks = ranks
         self.resolver = resolver
         self.elsewhere = elsewhere
+        self.flag_elsewhere = flag_elsewhere
 
     def gate_traced(self, gate: Gate) -> bool:
         """The gate's rank test is traced to a value; a main-only decorator is (its body,
@@ -86,11 +90,19 @@ class RankEvidence:
             )
         if isinstance(test, cst.Call):
             return self._call_returns_traced_test(test, depth)
-        return self._holder_traced(test, at, depth) or any(
-            value.expr is not test
-            and self.ranks.side(value.expr, value.at) is not None
-            and self.test_traced(value.expr, value.at, depth - 1)
-            for value in self.resolver.values(test, at)
+        return (
+            self._holder_traced(test, at, depth)
+            or any(
+                value.expr is not test
+                and self.ranks.side(value.expr, value.at) is not None
+                and self.test_traced(value.expr, value.at, depth - 1)
+                for value in self.resolver.values(test, at)
+            )
+            or (
+                isinstance(test, cst.Attribute)
+                and self.flag_elsewhere is not None
+                and self.flag_elsewhere(test.attr.value)
+            )
         )
 
     def _holder_traced(self, held: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
@@ -185,4 +197,7 @@ def rank_evidence(ctx: FileContext) -> RankEvidence:
     def elsewhere(call: cst.Call) -> bool:
         return project is not None and project.returned_rank_test(ctx, call) is not None
 
-    return RankEvidence(domain_of(ctx).ranks, ctx.resolver, elsewhere)
+    def flag_elsewhere(name: str) -> bool:
+        return project is not None and project.rank_flag_traced(ctx.path, name)
+
+    return RankEvidence(domain_of(ctx).ranks, ctx.resolver, elsewhere, flag_elsewhere)

@@ -5,8 +5,9 @@ A rank test is built from a per-process value compared with a constant (`rank ==
 `self.gpu_id == 0`, `args.local_rank in [-1, 0]`, `dist.get_rank() == 0`, the rank within
 a process group `dist.get_rank(group) == 0`), a main-process predicate
 (`is_main_process()`, `self.is_master`, `trainer.is_global_zero`), a name or attribute
-bound to one (`master_process = rank == 0`), or a call of a project function (of this
-file, or of another module through its summary) that returns one. Mode checks are not rank
+bound to one (`master_process = rank == 0`; an attribute another module sets to one,
+`ddplint.domain.rank_flags`), or a call of a project function (of this file, or of another
+module through its summary) that returns one. Mode checks are not rank
 tests: `world_size == 1`, `args.distributed`, `local_rank == -1` / `!= -1`, `rank >= 0`,
 `rank is None` hold alike on every rank of a distributed run.
 """
@@ -50,6 +51,13 @@ class Side(enum.Enum):
 
     def negated(self) -> Side:
         return {Side.MAIN: Side.OTHERS, Side.OTHERS: Side.MAIN}.get(self, Side.SOME)
+
+
+def _bool_constant(expr: cst.BaseExpression) -> bool | None:
+    """The value of `True` or `False`, else None."""
+    if type(expr) is cst.Name and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
 
 
 def last_name(expr: cst.BaseExpression) -> str | None:
@@ -117,6 +125,7 @@ class Ranks:
         returned_elsewhere: Callable[[cst.Call], Side | None] | None = None,
         passed_elsewhere: Callable[[cst.FunctionDef, str], bool] | None = None,
         spawn_index: Callable[[cst.FunctionDef], str | None] | None = None,
+        flag_elsewhere: Callable[[str], Side | None] | None = None,
     ) -> None:
         """`world_size_elsewhere` says whether a name or attribute reads a world size kept
         in another module of the project (`ext_dist.my_size`); `returned_elsewhere`, which
@@ -125,8 +134,12 @@ class Ranks:
         `passed_elsewhere`, whether a call in another project module passes a rank for a
         function's parameter (`Project.passes_elsewhere`); `spawn_index`, the parameter
         of a function that receives the process index when this file spawns it
-        (`spawned_workers.index_parameter`: a rank, whatever its name)."""
+        (`spawned_workers.index_parameter`: a rank, whatever its name); `flag_elsewhere`,
+        the side of the rank test the project assigns every attribute of a name it
+        assigns (`args.print_progress = RANK == 0` in another module:
+        `Project.rank_flag`)."""
         self.resolver = resolver
+        self._flag_elsewhere = flag_elsewhere
         self._passed_elsewhere = passed_elsewhere
         self._spawn_index = spawn_index
         self._world_size_elsewhere = world_size_elsewhere
@@ -394,7 +407,7 @@ class Ranks:
         if isinstance(test, cst.Comparison):
             return self._comparison_side(test, at)
         if isinstance(test, cst.IfExp):
-            return self._held_side(test, at)
+            return self._held_side(test, at) or self._chosen_side(test, at)
         if isinstance(test, cst.Call):
             func = last_name(test.func)
             if func is not None and MAIN_PROCESS_NAME.match(func):
@@ -415,7 +428,18 @@ class Ranks:
                 side = self.side(value.expr, value.at)
                 if side is not None:
                     return side
+        if isinstance(test, cst.Attribute) and self._flag_elsewhere is not None:
+            return self._flag_elsewhere(name)
         return None
+
+    def _chosen_side(self, test: cst.IfExp, at: cst.CSTNode) -> Side | None:
+        """`True if rank == 0 else False` is true where its test is (and `False if ...
+        else True` where it is not)."""
+        body, orelse = _bool_constant(test.body), _bool_constant(test.orelse)
+        if body is None or orelse is None or body == orelse:
+            return None
+        side = self.side(test.test, at)
+        return side if side is None or body else side.negated()
 
     def _held_side(self, test: cst.IfExp, at: cst.CSTNode) -> Side | None:
         """Where an object made only on some ranks exists: `Logger(...) if rank == 0 else

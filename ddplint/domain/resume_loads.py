@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddplint.context import FileContext
-from ddplint.domain.ddp_facts import string_key
+from ddplint.domain.ddp_facts import string_key, string_value
 from ddplint.names import dotted
 
 LOAD = "torch.load"
@@ -86,6 +86,41 @@ def keys_read(ctx: FileContext, load: cst.Call) -> frozenset[str]:
         if named and ctx.before(load, node) and not _conditional(ctx, node, load):
             keys.add(string_key(node))
     return frozenset(k for k in keys if k is not None)
+
+
+def keys_used(ctx: FileContext, load: cst.Call) -> frozenset[str] | None:
+    """The string keys of every use of what `load` returns, in its function after it
+    (`ckpt["model"]`, `ckpt.get("epoch", 0)`); None when it is not bound to a name, or a
+    use reads it some other way (passed whole, iterated, its keys listed, returned)."""
+    names = _bound_names(ctx, load)
+    if not names:
+        return None
+    scope = ctx.scope(load)
+    statement = ctx.statement(load)
+    keys: set[str] = set()
+    for node in ctx.nodes_of(cst.Name):
+        assert isinstance(node, cst.Name)
+        if node.value not in names or ctx.scope(node) is not scope:
+            continue
+        if ctx.is_inside(node, statement) or not ctx.before(load, node):
+            continue
+        key = _key_of_use(ctx, node)
+        if key is None:
+            return None
+        keys.add(key)
+    return frozenset(keys)
+
+
+def _key_of_use(ctx: FileContext, node: cst.Name) -> str | None:
+    """The key `node` is read at (`node["k"]`, `node.get("k", ...)`), else None."""
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Subscript) and parent.value is node:
+        return string_key(parent)
+    if isinstance(parent, cst.Attribute) and parent.attr.value == "get":
+        call = ctx.parent(parent)
+        if isinstance(call, cst.Call) and call.func is parent and call.args:
+            return string_value(call.args[0].value)
+    return None
 
 
 def _conditional(ctx: FileContext, node: cst.CSTNode, load: cst.Call) -> bool:

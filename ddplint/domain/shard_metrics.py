@@ -15,6 +15,7 @@ import libcst as cst
 
 from ddplint.context import Binding, FileContext, Scope
 from ddplint.domain import domain_of
+from ddplint.domain.iterable_wrappers import unwrapped
 from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import (
     bound_name,
@@ -27,8 +28,6 @@ from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import Value, argument
 from ddplint.names import dotted
 
-# Calls wrapping the loader in the `for` (`enumerate(loader)`, `tqdm(loader, ...)`).
-_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "track"})
 # Helpers whose name says they combine the ranks' values (`reduce_tensor`, `all_gather`,
 # `accelerator.gather_for_metrics`, `synchronize_between_processes`, `sync_dist`); not
 # `torch.cuda.synchronize()`, nor the `ReduceLROnPlateau` scheduler.
@@ -385,7 +384,7 @@ def iterated_loaders(
     """The sharded loaders `loop` iterates, when every value its iterable may hold is
     one (built in sight, or returned by a function of this file), or a loader built where
     the job runs in one process; else []."""
-    iterable = _unwrapped(loop.iter)
+    iterable = unwrapped(ctx, loop.iter)
     held = _held_loader(ctx, iterable, loop, returned or {})
     if held is not None:  # `a, b = make_loaders()`: the call that unpacks it ends the values
         return [held]
@@ -407,23 +406,12 @@ def _unwrapped_leaves(
     wrapper of a loader (`bar = tqdm(loader)`, then `for batch in bar:`)."""
     found: list[Value] = []
     for value in deciding_leaves(ctx.resolver, iterable, at):
-        inner = _unwrapped(value.expr)
+        inner = unwrapped(ctx, value.expr)
         if inner is value.expr:
             found.append(value)
         else:
             found.extend(deciding_leaves(ctx.resolver, inner, value.at))
     return found
-
-
-def _unwrapped(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """What a progress or counting wrapper iterates (`enumerate(tqdm(loader))`: `loader`)."""
-    while (
-        isinstance(expr, cst.Call)
-        and expr.args
-        and (dotted(expr.func) or "").rpartition(".")[2] in _WRAPPERS
-    ):
-        expr = expr.args[0].value
-    return expr
 
 
 def _one_process_loader(ctx: FileContext, expr: cst.BaseExpression) -> bool:

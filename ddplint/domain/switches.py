@@ -38,7 +38,12 @@ def flag_name(term: cst.BaseExpression) -> str | None:
         name = term.value
     else:
         return None
-    return name if _NAMED.search(name) else None
+    return name if named_for_distribution(name) else None
+
+
+def named_for_distribution(name: str) -> bool:
+    """`name` says distribution (`enable_fsdp`, `use_ddp`, `multi_gpu`): it may be a switch."""
+    return _NAMED.search(name) is not None
 
 
 def _job_starts() -> frozenset[str]:

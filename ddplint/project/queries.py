@@ -24,12 +24,13 @@ from ddplint.domain.checkpoints import SAVE
 from ddplint.domain.model_layers import BATCHNORM_TEXT
 from ddplint.domain.project_view import ProjectView
 from ddplint.domain.random_draws import LIBRARY_SEEDS, TORCH_SEEDS
+from ddplint.domain.rank_flags import assigning_files
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
 from ddplint.domain.runner_kinds import Runners
 from ddplint.domain.samplers import LoaderSwitch, truth
 from ddplint.domain.state_loads import LOAD
-from ddplint.domain.switches import flag_name, names_a_job_start
+from ddplint.domain.switches import flag_name, named_for_distribution, names_a_job_start
 from ddplint.domain.written_files import HelperLoad, HelperWrite
 from ddplint.project.callers import callers_run, over_calls_elsewhere
 from ddplint.project.finder import ModuleFinder
@@ -219,6 +220,7 @@ class Project:
         self._call_ends: dict[str, dict[str, list[str]]] = {}
         self._import_indexes: dict[str, dict[str, frozenset[str]]] = {}
         self._switches: dict[tuple[str, str], bool | None] = {}
+        self._rank_flags: dict[tuple[str, str], tuple[Side | None, bool]] = {}
         self._outside: dict[str, ModuleSummary | None] = {}
         self._parses: dict[str, FileContext] = {}
 
@@ -410,9 +412,14 @@ class Project:
 
     def _switched_off(self, node: str, flags: tuple[tuple[str, bool], ...]) -> bool:
         """A site of the function `node` (`path::name`) runs where a distributed switch
-        of the project is off: in one process, as if guarded."""
+        of the project is off (in one process), or under a rank flag of the project (on
+        some ranks): as if guarded."""
         path = node.rpartition("::")[0]
-        return any(self.switch_named(path, name) is (not value) for name, value in flags)
+        return any(
+            (named_for_distribution(name) and self.switch_named(path, name) is (not value))
+            or self.rank_flag(path, name) is not None
+            for name, value in flags
+        )
 
     def _sites_of(self, node: tuple[str, str], fact: str) -> list[Site] | None:
         """The sites of the project function `node` (path, name), callees resolved
@@ -728,6 +735,41 @@ class Project:
             values = {value for file, value in switching if not self._starts_always(file)}
             self._switches[key] = values.pop() if len(values) == 1 else None
         return self._switches[key]
+
+    def rank_flag(self, path: str, name: str) -> Side | None:
+        """The side of the rank test the project assigns every attribute named `name`
+        (`ddplint.domain.rank_flags`), when it is one of its rank flags, else None: the
+        modules under the root of the file at `path` that may assign it (`assigning_files`)
+        all assign a rank test of one side (or a constant where the job is not
+        distributed). Only modules whose assigning lines may hold a rank test are parsed."""
+        return self._rank_flag(path, name)[0]
+
+    def rank_flag_traced(self, path: str, name: str) -> bool:
+        """`rank_flag` is known, and every rank test assigned rests on a value
+        (`RankEvidence`), not on a name only."""
+        return self._rank_flag(path, name)[1]
+
+    def _rank_flag(self, path: str, name: str) -> tuple[Side | None, bool]:
+        key = (self.finder.root(path), name)
+        if key not in self._rank_flags:
+            self._rank_flags[key] = (None, False)  # asked again while deciding: not known
+            self._rank_flags[key] = self._decide_rank_flag(key[0], name)
+        return self._rank_flags[key]
+
+    def _decide_rank_flag(self, root: str, name: str) -> tuple[Side | None, bool]:
+        assigning = assigning_files(project_files(root), name)
+        sides, traced = set(), True
+        for file in assigning or ():
+            summary = self._summary(file)
+            flags = {flag: (side, t) for flag, side, t in summary.rank_flags} if summary else {}
+            side, traced_here = flags.get(name, ("", False))
+            if not side:
+                return None, False
+            sides.add(side)
+            traced = traced and traced_here
+        if len(sides) != 1:
+            return None, False
+        return Side(sides.pop()), traced
 
     def _summary(self, path: str) -> ModuleSummary | None:
         """The summary of any file, read once and not added to the project's modules."""

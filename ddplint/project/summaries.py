@@ -30,6 +30,7 @@ from ddplint.domain.process_group import (
     uses_process_group_at,
 )
 from ddplint.domain.random_draws import random_augmentation, reseeds_workers, seeds_alike
+from ddplint.domain.rank_flags import assigned_rank_flags
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, combined
 from ddplint.domain.samplers import (
     LoaderSwitch,
@@ -81,7 +82,7 @@ ENTER = "__enter__"
 
 
 # A call of a summarised function: (callee, under a rank guard, under a condition, the
-# flags named for distribution it runs under with their values: `FunctionSummary`).
+# flags it runs under with their values: `FunctionSummary`).
 Site = tuple[str, bool, bool, tuple[tuple[str, bool], ...]]
 
 
@@ -98,9 +99,9 @@ class FunctionSummary:
     (`uses_process_group_at`). "Under a rank guard" also holds for a save into
     a per-rank file; "under a condition" means any test but a mode check
     (`if dist.is_initialized():`), so the call may not run when the function does. The
-    flags are those named for distribution the call runs under (`cfg.enable_fsdp` false):
-    the project counts a call where its switch is off as guarded. The rest is what the
-    function does by itself."""
+    flags are those the call runs under, with their values (`_flags`): the project counts
+    a call where its switch is off, or under one of its rank flags, as guarded. The rest
+    is what the function does by itself."""
 
     sites: tuple[Site, ...] = ()
     set_epoch_params: tuple[int, ...] = ()
@@ -148,6 +149,8 @@ class ModuleSummary:
     reseeds_workers: bool = False  # a loader of it seeds its own workers (`reseeds_workers`)
     # the formats of the checkpoints it writes (`checkpoint_formats.saved_formats`)
     checkpoint_formats: tuple[SavedFormat, ...] = ()
+    # attributes it assigns a rank test: side, traced (`rank_flags.assigned_rank_flags`)
+    rank_flags: tuple[tuple[str, str, bool], ...] = ()
 
     def function(self, name: str) -> FunctionSummary | None:
         return dict(self.functions).get(name)
@@ -384,18 +387,25 @@ def _sites(
 
 
 def _flags(ctx: FileContext, call: cst.Call) -> tuple[tuple[str, bool], ...]:
-    """The flags named for distribution (`flag_name`) the call runs under, each with the
-    value it has there: the project decides which are its switches."""
+    """The flags the call runs under, each with the value it has there: those named for
+    distribution (`flag_name`; the project decides which are its switches) and attributes
+    read as a whole test (`args.print_progress`; the project decides which are its rank
+    flags, `rank_flags`)."""
     return tuple(
         sorted(
             {
                 (name, value)
                 for condition in ctx.flow.conditions(call)
                 for term, value in condition.terms()
-                if (name := flag_name(term)) is not None
+                if (name := flag_name(term) or _attribute_name(term)) is not None
             }
         )
     )
+
+
+def _attribute_name(term: cst.BaseExpression) -> str | None:
+    """`print_progress` for a test reading `args.print_progress` whole."""
+    return term.attr.value if type(term) is cst.Attribute else None
 
 
 def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary:
@@ -457,6 +467,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         draws_at_random=random_augmentation(ctx) is not None,
         reseeds_workers=reseeds_workers(ctx),
         checkpoint_formats=saved_formats(ctx) if saving else (),
+        rank_flags=assigned_rank_flags(ctx),
     )
 
 

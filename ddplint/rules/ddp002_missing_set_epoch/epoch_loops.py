@@ -16,6 +16,7 @@ import libcst as cst
 
 from ddplint.context import FileContext, Scope
 from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.iterable_wrappers import wrapped_iterable
 from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import (
     SamplerUse,
@@ -27,8 +28,6 @@ from ddplint.names import dotted
 
 _CYCLE = "itertools.cycle"
 # Calls that wrap an iterable and iterate it when they are iterated.
-_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"})
-_BUILTIN_WRAPPERS = frozenset({"enumerate"})
 # Parents of a name that is not read whole (`loader` in `loader.sampler`) or not read.
 _NOT_WHOLE_READS = frozenset({cst.Attribute, cst.AssignTarget, cst.Param})
 
@@ -277,7 +276,7 @@ class EpochLoops:
                     yield self._epoch(around, name), call
         elif self._project_helper(call):
             yield self._epoch(around, name), call
-        elif site_loop is None and _wraps(ctx, call) and depth > 0:
+        elif site_loop is None and wrapped_iterable(ctx, call) is not None and depth > 0:
             bound, _ = bound_name(ctx, call)
             if bound is not None and "." not in bound:
                 for inner, site in self.epoch_loops(bound, ctx.scope(call), depth - 1):
@@ -425,14 +424,6 @@ def _stored_as(ctx: FileContext, init: cst.FunctionDef, param: str | None) -> li
             if target is not None and target.startswith("self."):
                 found.append(target)
     return found
-
-
-def _wraps(ctx: FileContext, call: cst.Call) -> bool:
-    """`call` wraps its iterable (`tqdm(loader)`, `enumerate(loader)`)."""
-    func = call.func
-    if isinstance(func, cst.Name) and func.value in _BUILTIN_WRAPPERS:
-        return func.value not in ctx.functions
-    return ctx.call_name(call) in _WRAPPERS
 
 
 def _runs_once(loop: cst.While) -> bool:

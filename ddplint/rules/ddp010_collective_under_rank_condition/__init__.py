@@ -77,7 +77,11 @@ roots of one group may be exactly the members of the group the helper reduces ov
 reduction across groups), and the code does not show how the groups were built. So is a
 collective after a test that deals a loop's items out to the ranks (`if idx % world_size
 != local_rank: continue`): every rank issues it for its own share, and the ranks pair up
-when the shares fill the same number of passes, which the data decides.
+when the shares fill the same number of passes, which the data decides. A test of the rank
+against the variable of a loop over every rank (`for i in range(world_size): if i !=
+rank:`) is a round, not a gate: every rank passes it as often as the others, each in
+passes of its own; reported (unproven) only where the collective's arguments read the
+loop variable (`broadcast(x, src=i)`): the ranks' calls then pair up out of step.
 The message says when a helper is memoized (`@functools.cache`): a call with arguments it
 has seen does not run its body, and so issues nothing.
 
@@ -233,6 +237,12 @@ def exchange(t, rank):
             ):
                 continue
             assert evidence is not None
+            round_over_ranks = _rank_round(ctx, gate)
+            if round_over_ranks is not None:
+                if _reads(ctx, call, round_over_ranks):
+                    message = _round_message(ctx, call, gate, round_over_ranks)
+                    yield Finding(call, message, unproven=True)
+                continue
             unproven = (
                 not evidence.gate_traced(gate)  # a rank spelled in a name only
                 or _group_membership_decides(ctx, call, gate)
@@ -417,6 +427,62 @@ def _shards_items(ctx: FileContext, gate: Gate) -> bool:
             ):
                 return True
     return False
+
+
+def _rank_round(ctx: FileContext, gate: Gate) -> cst.For | None:
+    """The loop over every rank whose variable the gate compares with the rank (`for i in
+    range(world_size): if i != rank:`): every rank passes the test as often as the
+    others (once for `==`, all passes but one for `!=`), each in passes of its own."""
+    condition = gate.condition
+    test = condition.test if condition is not None else None
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    if not isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+        return None
+    ranks = domain_of(ctx).ranks
+    pair = (test.left, test.comparisons[0].comparator)
+    for index, other in (pair, pair[::-1]):
+        if not (isinstance(index, cst.Name) and ranks.is_rank_value(other, gate.node)):
+            continue
+        for loop in ctx.model.ancestors(gate.node):
+            if (
+                isinstance(loop, cst.For)
+                and isinstance(loop.target, cst.Name)
+                and loop.target.value == index.value
+                and _over_every_rank(ctx, loop.iter, gate.node)
+            ):
+                return loop
+    return None
+
+
+def _over_every_rank(ctx: FileContext, iterable: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`range(world_size)` (or `range(0, world_size)`)."""
+    func = iterable.func if isinstance(iterable, cst.Call) else None
+    if not (isinstance(func, cst.Name) and func.value == "range"):
+        return False
+    assert isinstance(iterable, cst.Call)
+    args = [a.value for a in iterable.args]
+    if len(args) == 2 and isinstance(args[0], cst.Integer) and args[0].value == "0":
+        args = args[1:]
+    return len(args) == 1 and domain_of(ctx).ranks.is_world_size(args[0], at)
+
+
+def _reads(ctx: FileContext, call: cst.Call, loop: cst.For) -> bool:
+    """An argument of `call` reads the loop's variable (`src=i`)."""
+    assert isinstance(loop.target, cst.Name)
+    return any(loop.target.value in ctx.names_in(arg.value) for arg in call.args)
+
+
+def _round_message(ctx: FileContext, call: cst.Call, gate: Gate, loop: cst.For) -> str:
+    test = ctx.code(gate.test).strip()
+    header = f"for {ctx.code(loop.target)} in {ctx.code(loop.iter)}"
+    return (
+        f"`{ctx.code(call.func)}()` runs in the passes of `{header}` where `{test}` holds: "
+        "every rank issues it as often as the others, but each in passes of its own, and "
+        f"its arguments read `{ctx.code(loop.target)}`: collectives are matched by call "
+        "order, so the ranks' first calls pair up with different arguments (a mismatched "
+        "root or payload, or a hang); issue it in every pass on every rank"
+    )
 
 
 def _loop_variable(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:

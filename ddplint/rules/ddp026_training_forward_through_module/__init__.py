@@ -11,6 +11,7 @@ from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain import domain_of
 from ddplint.domain.backward import Step
 from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.frozen_modules import frozen_whole
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp026_training_forward_through_module.bare_modules import (
     bare_apart_from_backward,
@@ -33,7 +34,9 @@ caller in the file passes the bare module for) whose result flows into `.backwar
 also a method of the inner module that computes with it (`model.module.compute_loss(x, y)`,
 `model.module.backbone(x)`; not nn.Module's own `parameters()`, `state_dict()`, ...), when
 the function never calls the wrapper itself. Evaluation through `.module` (under
-`no_grad()`, or never reaching `backward()`) is left alone.
+`no_grad()`, or never reaching `backward()`) is left alone, and so is a model frozen whole
+(`encoder.requires_grad_(False)`, or `requires_grad = False` over all its parameters): a
+fixed feature extractor has no gradient for DDP to all-reduce.
 
 ## Why is this bad?
 DDP all-reduces gradients from hooks that its own `forward()` arms. A forward that bypasses
@@ -187,6 +190,8 @@ def train(net, loader, optimizer, local_rank):
                 continue
             if bare_apart_from_backward(ctx, target, call):
                 continue  # bare on the evaluation passes only
+            if frozen_whole(ctx, target):
+                continue  # a frozen encoder: no gradient of it to all-reduce
             if domain_of(ctx).loops.is_evaluation(call) or not domain_of(ctx).backward.reaches(
                 call
             ):

@@ -26,6 +26,7 @@ from ddplint.rules.ddp033_load_without_map_location.provenance import (
     helper_saves_off_gpu,
     same_format_saves,
     saves_of,
+    written_elsewhere,
 )
 from ddplint.rules.ddp033_load_without_map_location.spawn_index import only_without_index
 
@@ -58,7 +59,9 @@ project writes so: a dict holding every key, two at least, read from the loaded 
 (`ckpt["model"]`, `ckpt["optimizer"]`: a resume of its own checkpoint from `--resume`),
 built in a `torch.save` of this file, in the dict this file hands to a saving helper
 (`save_checkpoint({"epoch": e, "state_dict": ...}, path)`), or in a `torch.save` of any
-project module this file imports, directly or not (`engine/checkpointing.py`). A load
+project module this file imports, directly or not (`engine/checkpointing.py`); not for a
+path that names by a literal a file another saving script of the project names (`f"{out}/
+ckpt/warm_start"` written by `prepare.py`): that script wrote it, in its own way. A load
 whose file comes from elsewhere (a downloaded pretrained file) and whose result goes to
 `load_state_dict` is shown only under `--preview`, marked unproven: whether that file
 holds CUDA tensors is not in the code. So is a load in a file that gathers a sharded
@@ -388,7 +391,10 @@ def _judged(
     if runs_everywhere is False:
         return None
     project = project_of(ctx)
-    saves = saves_of(ctx, call, path) or same_format_saves(ctx, call, project)
+    saves = saves_of(ctx, call, path)
+    if not saves and not written_elsewhere(ctx, path, call):
+        # a file of the format this script writes: not one another script names
+        saves = same_format_saves(ctx, call, project)
     if any(s.state_on_gpu is False for s in saves):
         return None  # the script moves the state to the CPU before saving it
     if project is not None and helper_saves_off_gpu(ctx, call, path, project):

@@ -3,6 +3,7 @@ the same path, and whether what a load returns is handed to `load_state_dict`.""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from ddplint.domain.checkpoints import SAVE
 from ddplint.domain.project_view import ProjectView
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine.resolve import argument, argument_for
+from ddplint.project_files import project_files, project_root
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,43 @@ def _handed_to_savers(
             saved = argument_for(call, write.saved_param) if write.saved_param else None
             if saved is not None:
                 yield call, write, saved
+
+
+def written_elsewhere(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The file `path` names by a literal last component (`f"{out}/ckpt/pretrained_g"`)
+    appears in the text of another project file that saves: another script may write it,
+    in whatever format and on whatever device it chooses."""
+    names = {
+        name
+        for value in ctx.resolver.values(path, at, _DEPTH)
+        if (name := _literal_last_component(value.expr)) is not None
+    }
+    if not names:
+        return False
+    tree = project_files(project_root(ctx.path))
+    here = os.path.abspath(ctx.path)
+    return any(
+        other != here and (text := tree.text(other)) is not None and "save" in text
+        for name in names
+        for other in tree.paths
+        if name in (tree.text(other) or "")
+    )
+
+
+def _literal_last_component(expr: cst.BaseExpression) -> str | None:
+    """The last path component of a string literal or f-string, when no placeholder is in
+    it (`"ckpt/g_best"`, `f"{root}/ckpt/g_best"`), else None."""
+    if isinstance(expr, cst.SimpleString):
+        text = expr.raw_value
+    elif isinstance(expr, cst.FormattedString):
+        last = expr.parts[-1] if expr.parts else None
+        if not isinstance(last, cst.FormattedStringText) or "/" not in last.value:
+            return None
+        text = last.value
+    else:
+        return None
+    name = re.split(r"[/\\]", text)[-1]
+    return name if len(name) > 3 else None
 
 
 def same_format_saves(ctx: FileContext, load: cst.Call, project: ProjectView | None) -> list[Saved]:

@@ -6,9 +6,12 @@ from collections.abc import Iterator
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.domain.resume_loads import resumes
+from ddplint.domain.resume_loads import OPTIMIZER_NAME, keys_used, resumes
+from ddplint.domain.saved_values import saved_keys
+from ddplint.domain.saves import save_sites
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp036_resume_without_optimizer_state.resume import (
+    Optimizer,
     restores_optimizer,
     saves_optimizer_state,
     stateful_optimizers,
@@ -36,9 +39,15 @@ checkpoints the file saves hold no optimizer state (so nothing anywhere can rest
 Unproven, shown under `--preview`: the file saves no checkpoint itself (another module
 might save and restore the optimizer), or only a resume flag marks the load as a resume.
 
+Also reported, proven: a file that saves the optimizer's state, whose resume (a start
+counter read) reads the loaded checkpoint only by keys, all of one format the file saves,
+and never the optimizer's key (`ckpt["model"]`, `ckpt["epoch"]`, and `"optimizer"` left
+on disk).
+
 Left alone: loads of pretrained weights to fine-tune from (no counter read, no resume
 flag), plain SGD without momentum (it keeps no state), optimizers built by helpers, and
-files that save the optimizer's state (its restore is likely out of sight).
+other files that save the optimizer's state (its restore is likely out of sight: the
+checkpoint handed whole to a helper, or read in a format the file does not save).
 
 ## Why is this bad?
 Adam's moment estimates, SGD's momentum buffers and the like are part of the training
@@ -212,7 +221,10 @@ def train(model, loader, args):
             return
         saved = saves_optimizer_state(ctx)
         if saved:
-            return  # the optimizer's state is saved: its restore is likely out of sight
+            # The optimizer's state is saved: its restore is likely out of sight, unless
+            # the resume reads every other key of that checkpoint and not this one.
+            yield from _saved_not_restored(ctx, optimizers)
+            return
         for resume in resumes(ctx):
             used = [o for o in optimizers if trains_with(ctx, o, resume.load)]
             if not used:
@@ -232,3 +244,33 @@ def train(model, loader, args):
                 "load it back on resume",
                 unproven=saved is None or resume.counter is None,
             )
+
+
+def _saved_not_restored(ctx: FileContext, optimizers: list[Optimizer]) -> Iterator[Finding]:
+    """Resumes (a start counter read) whose every use of the loaded checkpoint reads a
+    key of one format this file saves (`saved_keys`), which also holds an optimizer key
+    the resume never reads: the state is on disk, and left there."""
+    formats = [keys for call, obj in save_sites(ctx) if (keys := saved_keys(ctx, obj, call))]
+    for resume in resumes(ctx):
+        used = keys_used(ctx, resume.load) if resume.counter is not None else None
+        if not used or any(OPTIMIZER_NAME.search(key) for key in used):
+            continue
+        kept = sorted(
+            key for keys in formats if used <= keys for key in keys if OPTIMIZER_NAME.search(key)
+        )
+        users = [o for o in optimizers if trains_with(ctx, o, resume.load)]
+        if not kept or not users:
+            continue
+        kinds = sorted({o.kind for o in users})
+        memory = users[0].memory if len(kinds) == 1 else "state"
+        shown = ", ".join(f"`{k}`" for k in kinds)
+        name = sorted(resume.names)[0]
+        assert resume.counter is not None
+        yield Finding(
+            resume.load,
+            f"resuming from `{name}` restores the model and "
+            f"`{ctx.code(resume.counter).strip()}` but not the optimizer, whose state the "
+            f"checkpoint holds (`{kept[0]!r}`): the {shown} {memory} restart from zero, so "
+            "the resumed run diverges from the uninterrupted one; load it back with "
+            f"`optimizer.load_state_dict({name}[{kept[0]!r}])`",
+        )

@@ -10,9 +10,9 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import argument, facts_of, is_false, keyword
+from ddplint.domain.frozen_modules import freezes
 from ddplint.domain.runners import one_process
 from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp046_frozen_after_wrap.freezes import freezes
 
 
 @register

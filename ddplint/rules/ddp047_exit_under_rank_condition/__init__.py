@@ -11,6 +11,7 @@ from ddplint.context import Binding, FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import Gate, Side, domain_of
 from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.ddp_steps import ddp_backward, trains_ddp_model
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.domain.rank_overrides import Override, overridden_names
 from ddplint.domain.runners import Runner, runners
@@ -349,12 +350,12 @@ def _message(
         then = "go on to"
     else:
         leaves = f"`break` leaves the loop {where}"
-        then = "start its next pass and reach"
+        then = "start its next pass and reach" if work.next_pass else "go on to"
     call = ctx.code(work.call).strip()
     if len(call) > 60:
         call = f"{ctx.code(work.call.func).strip()}(...)"
     reached = f"`{call}` ({work.issues})"
-    if _trains_through_ddp(ctx, region, work.call):
+    if work.next_pass and _trains_through_ddp(ctx, region, work.call):
         # the next pass's backward all-reduces the gradients before the call is reached
         reached = f"the gradient all-reduce of its DDP backward, then {reached}"
     return (
@@ -366,19 +367,15 @@ def _message(
 
 
 def _trains_through_ddp(ctx: FileContext, region: cst.CSTNode, call: cst.Call) -> bool:
-    """`region` is a loop whose pass runs `backward()` before `call` (itself, or through a
-    function of this file), in a file that wraps its model in DDP: the first collective the
+    """`region` is a loop whose pass runs `backward()` through a DDP model before `call`
+    (itself, or through a function of this file handed one): the first collective the
     pass issues is the gradient all-reduce, not `call`."""
     facts = facts_of(ctx)
     if not isinstance(region, (cst.For, cst.While)) or not (facts.ddp_wraps or facts.helper_wraps):
         return False
-    loops = domain_of(ctx).loops
     for earlier in ctx.calls_within(region.body):
         if earlier is call or not ctx.before(earlier, call) or ctx.is_inside(call, earlier):
             continue
-        if loops.backward.site_of(earlier) is not None or any(
-            isinstance(f, cst.FunctionDef) and loops.runs_backward(f)
-            for f in ctx.resolver.callees(earlier)
-        ):
+        if ddp_backward(ctx, earlier) or trains_ddp_model(ctx, earlier):
             return True
     return False

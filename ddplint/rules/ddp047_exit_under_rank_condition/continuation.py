@@ -21,6 +21,7 @@ class Work:
 
     call: cst.Call
     issues: str
+    next_pass: bool  # reached in the next pass of the loop left, not later in this one
 
 
 def left_region(ctx: FileContext, exit_node: cst.Break | cst.Return) -> cst.CSTNode | None:
@@ -34,20 +35,26 @@ def others_work(
     ctx: FileContext, exit_node: cst.Break | cst.Return, gate: Gate, region: cst.CSTNode
 ) -> Work | None:
     """The first call issuing a collective that the ranks the gate turns away reach after
-    `exit_node` (which leaves `region`), under no rank gate but this one. A collective
-    written after the gate in the same function is DDP010's (it reports what is reached
-    after an early exit on a rank test): only those of a loop's next pass count here."""
+    `exit_node` (which leaves `region`), under no rank gate but this one: for a `break`,
+    later in the pass it leaves, else in the loop's next pass. After a `return`, a
+    collective written after the gate in the same function is DDP010's (it reports what
+    is reached after an early exit on a rank test): only those of a loop's next pass
+    count here."""
     gates = domain_of(ctx).gates
-    candidates: list[tuple[cst.Call, bool]] = []  # (call, next pass of a loop)
+    candidates: list[tuple[cst.Call, bool]] = []  # (call, next pass of a loop), in time order
+    after = ctx.subtree_end[gate.node]
     if isinstance(region, cst.For | cst.While):
-        candidates = [(c, True) for c in ctx.calls_within(region.body)]
+        # the rest of this pass after the gate, then the next pass from its top
+        body = ctx.calls_within(region.body)
+        candidates = [(c, False) for c in body if ctx.order[c] >= after]
+        candidates += [(c, True) for c in body]
     else:
-        after = ctx.subtree_end[gate.node]
         candidates = [(c, False) for c in ctx.calls_within(region) if ctx.order[c] >= after]
         for loop in _loops_around(ctx, exit_node, region):
             candidates.extend((c, True) for c in ctx.calls_within(loop.body))
+        candidates.sort(key=lambda c: ctx.order[c[0]])
     seen: set[int] = set()
-    for call, next_pass in sorted(candidates, key=lambda c: ctx.order[c[0]]):
+    for call, next_pass in candidates:
         if id(call) in seen or ctx.is_inside(call, gate.node):
             continue
         seen.add(id(call))
@@ -55,9 +62,9 @@ def others_work(
             call
         ):
             continue
-        issues = _issues(ctx, call, explicit=next_pass)
+        issues = _issues(ctx, call, explicit=next_pass or isinstance(exit_node, cst.Break))
         if issues is not None:
-            return Work(call, issues)
+            return Work(call, issues, next_pass)
     return None
 
 

@@ -1,6 +1,7 @@
 """Where a script stops gradients of a model's parameters: `p.requires_grad = False` in a
 loop over `<module>.parameters()` (or `named_parameters()`), and
-`<module>.requires_grad_(False)`; each with the module expression frozen."""
+`<module>.requires_grad_(False)`; each with the module expression frozen. A model frozen
+whole trains nothing: DDP has no gradient of it to all-reduce."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.ddp_facts import is_false
+from ddplint.names import dotted
 
 _PARAMETER_LISTS = frozenset({"parameters", "named_parameters"})
 
@@ -90,3 +92,13 @@ def _picked_in_loop(ctx: FileContext, node: cst.CSTNode) -> bool:
         if isinstance(ancestor, cst.If):
             return True
     return False
+
+
+def frozen_whole(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """Every parameter of `model` (`encoder`, a DDP wrapper `encoder` or its `.module`) has
+    its gradient stopped, in the file: the whole model is frozen, not a part of it."""
+    name = dotted(model)
+    if name is None:
+        return False
+    wanted = {name, name.removesuffix(".module"), f"{name}.module"}
+    return any(not f.partial and dotted(f.module) in wanted for f in freezes(ctx))
