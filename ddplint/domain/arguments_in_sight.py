@@ -7,7 +7,10 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.ddp_facts import is_true
 from ddplint.domain.project_view import project_of
+from ddplint.domain.runners import handed_on
+from ddplint.engine.model import all_params
 
 
 def arguments_in_sight(
@@ -27,3 +30,21 @@ def arguments_in_sight(
             return None
         passed.extend(elsewhere)
     return passed
+
+
+def true_at_every_call(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """`value` reads a parameter of the function it is in (`shuffle=shuffle`), a function
+    never handed on (`runners.handed_on`: its callers are all in sight), called in sight
+    (`arguments_in_sight`), each call passing a literal `True` for it or leaving its
+    literal default `True`."""
+    frame = ctx.model.frame(value)
+    if not isinstance(value, cst.Name) or not isinstance(frame, cst.FunctionDef):
+        return False
+    param = next((p for p in all_params(frame.params) if p.name.value == value.value), None)
+    if param is None or handed_on(ctx, frame.name.value):
+        return False
+    passed = arguments_in_sight(ctx, frame, param.name.value)
+    if not passed:
+        return False
+    given = [param.default if arg is None else arg for arg in passed]
+    return all(arg is not None and is_true(arg) for arg in given)

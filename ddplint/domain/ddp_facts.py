@@ -115,6 +115,30 @@ def facts_of(ctx: FileContext) -> DDPFacts:
     return ctx.memo(DDPFacts)
 
 
+# nn.Module methods that return the module itself: `DDP(net).to(device)` is the wrapper.
+_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "half", "bfloat16", "train", "eval"})
+
+
+def ddp_subclasses(ctx: FileContext) -> list[str]:
+    """The classes of the module that subclass a DDP class, directly or through another
+    such class of the module, sorted."""
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, classes in ctx.model.classes.items():
+            if name in found:
+                continue
+            bases = [b.value for c in classes for b in c.bases]
+            if any(
+                ctx.qualname(b) in DDP_CLASSES or (isinstance(b, cst.Name) and b.value in found)
+                for b in bases
+            ):
+                found.add(name)
+                changed = True
+    return sorted(found)
+
+
 class DDPFacts:
     """Answers to the DDP questions rules ask, computed lazily and cached per file."""
 
@@ -227,10 +251,21 @@ class DDPFacts:
             return False
         if self._is_direct_ddp_call(expr):
             return True
-        if isinstance(expr.func, cst.Name) and expr.func.value in self.wrapping_functions:
+        func = expr.func
+        if isinstance(func, cst.Name) and (
+            func.value in self.wrapping_functions or func.value in self.ddp_subclasses
+        ):
             return True
+        if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF:
+            return self._is_ddp_call(func.value)  # `DDP(net, ...).to(device)`: the wrapper
         project = project_of(self.ctx)
         return project is not None and project.helper_returns_ddp(self.ctx, expr)
+
+    @cached_property
+    def ddp_subclasses(self) -> frozenset[str]:
+        """Classes of this file that subclass DDP (`class DDPWrapper(DistributedDataParallel)`,
+        directly or through another such class of the file): constructing one wraps."""
+        return frozenset(ddp_subclasses(self.ctx))
 
     def _is_unwrap_expr(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Attribute) and expr.attr.value == "module":

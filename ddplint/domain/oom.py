@@ -58,6 +58,21 @@ def _negated(expr: cst.BaseExpression) -> bool:
     return False
 
 
+def _read_through_name(
+    ctx: FileContext, test: cst.BaseExpression, at: cst.CSTNode
+) -> tuple[cst.BaseExpression, bool]:
+    """`test`, or for a test of a name bound to one value (`oom = "out of memory" in msg`,
+    then `if not oom:`) that value, with whether a `not` in front flips it."""
+    name, flipped = test, False
+    while isinstance(name, cst.UnaryOperation) and isinstance(name.operator, cst.Not):
+        name, flipped = name.expression, not flipped
+    if isinstance(name, cst.Name):
+        values = [v for v in ctx.resolver.values(name, at) if v.leaf]
+        if len(values) == 1 and values[0].expr is not name:
+            return values[0].expr, flipped
+    return test, False
+
+
 def _statements(block: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
     if isinstance(block, cst.IndentedBlock):
         return list(block.body)
@@ -108,9 +123,12 @@ def _message_path_swallowed(
 ) -> tuple[bool | None, Sequence[cst.CSTNode]]:
     """Whether the OOM path a message test picks out goes on, and that path's statements."""
     for index, statement in enumerate(body):
-        if not isinstance(statement, cst.If) or not _is_oom_test(ctx, statement.test):
+        if not isinstance(statement, cst.If):
             continue
-        if _negated(statement.test):
+        test, flipped = _read_through_name(ctx, statement.test, statement)
+        if not _is_oom_test(ctx, test):
+            continue
+        if _negated(test) is not flipped:
             # `if "out of memory" not in str(e): raise` -> the OOM path is what follows.
             rest: list[cst.CSTNode] = list(body[index + 1 :])
             if statement.orelse is not None:

@@ -17,6 +17,7 @@ from ddplint.context import Binding, FileContext, Scope
 from ddplint.domain import domain_of
 from ddplint.domain.iterable_wrappers import unwrapped
 from ddplint.domain.project_view import project_of
+from ddplint.domain.runners import handed_on
 from ddplint.domain.samplers import (
     bound_name,
     distributed_samplers,
@@ -131,9 +132,91 @@ def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
         ]
         meters = _meters(ctx, node, frame)
         collected = _collected(ctx, node, frame)
-        if (counts or meters or collected) and not combines(ctx, frame):
+        if not (counts or meters or collected):
+            continue
+        combined = combined_names(ctx, frame)
+        if combined is None:
+            continue  # something combines what this code cannot name
+        counts = [c for c in counts if dotted(c.target) not in combined]
+        meters = [m for m in meters if m not in combined]
+        combined |= _fed_combined(ctx, node, frame, combined)
+        collected = [a for a in collected if not _targets(a) & combined]
+        if counts or meters or collected:
             found.append(ShardLoop(node, frame, loaders, counts, meters, collected))
     return tuple(found)
+
+
+def combined_names(ctx: FileContext, frame: Scope) -> set[str] | None:
+    """The names of `frame` whose values reach a call that combines the ranks' values
+    (`combines_call`), or that it returns: the names in its arguments and receiver, the
+    names its result is assigned to, and, back through the assignments of the frame, the
+    names those were computed from (`t = torch.tensor(
+    [correct, total]); dist.all_reduce(t)` combines `t`, `correct` and `total`). None when
+    a combining call names nothing of the frame (`sync_metrics()`): what it combines is
+    out of sight."""
+    calls = [c for c in ctx.model.calls_by_frame(frame) if combines_call(ctx, c)]
+    todo: list[str] = []
+    for call in calls:
+        named = [n for a in call.args for n in ctx.names_in(a.value)]
+        if isinstance(call.func, cst.Attribute):
+            named.extend(ctx.names_in(call.func.value))
+        if not named:
+            return None
+        todo.extend(named)
+        statement = ctx.statement(call)  # `preds = gather(preds)`: the result is combined
+        if isinstance(statement, cst.Assign) and _combines_itself(ctx, call):
+            todo.extend(n for t in statement.targets if (n := dotted(t.target)) is not None)
+    found: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in found:
+            continue
+        found.add(name)
+        root = name.split(".")[0]
+        if root != name:
+            todo.append(root)
+        for binding in ctx.model.bindings_in(frame).get(name, ()):
+            if binding.kind in ("assign", "augassign"):
+                todo.extend(ctx.names_in(binding.value))
+    return found
+
+
+def _combines_itself(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` is a collective or is named for combining (`gather_all(x)`): what it returns
+    is every rank's. A helper that issues some collective inside (`evaluate(model,
+    loader)`) may return values of this rank's alone."""
+    name = (dotted(call.func) or "").rpartition(".")[2]
+    return bool(_COMBINES.search(name)) or domain_of(ctx).collectives.is_collective(call)
+
+
+def _fed_combined(ctx: FileContext, loop: cst.For, frame: Scope, combined: set[str]) -> set[str]:
+    """The containers `loop` fills with combined values (`preds = gather(preds)`, then
+    `all_preds.extend(preds.cpu())`): what they hold is every rank's."""
+    found = set()
+    for call in ctx.calls_within(loop.body):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend")):
+            continue
+        held = func.value.value if isinstance(func.value, cst.Subscript) else func.value
+        if (
+            isinstance(held, cst.Name)
+            and ctx.scope(call) is frame
+            and any(n in combined for a in call.args for n in ctx.names_in(a.value))
+        ):
+            found.add(held.value)
+    return found
+
+
+def _targets(statement: cst.Assign) -> set[str]:
+    """The names an assignment binds (`preds, labels = [], []`: both)."""
+    return {n.value for t in statement.targets for n in _bound(t.target) if isinstance(n, cst.Name)}
+
+
+def _bound(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The names a target binds: itself, or the elements of a tuple or list."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _bound(e.value)]
+    return [target]
 
 
 def _collected(ctx: FileContext, loop: cst.For, frame: Scope) -> list[cst.Assign]:
@@ -405,12 +488,39 @@ def _unwrapped_leaves(
     """`deciding_leaves` of the iterable, through a name bound to a progress or counting
     wrapper of a loader (`bar = tqdm(loader)`, then `for batch in bar:`)."""
     found: list[Value] = []
-    for value in deciding_leaves(ctx.resolver, iterable, at):
+    for value in deciding_leaves(ctx.resolver, iterable, at) or _passed_in(ctx, iterable, at):
         inner = unwrapped(ctx, value.expr)
         if inner is value.expr:
             found.append(value)
         else:
             found.extend(deciding_leaves(ctx.resolver, inner, value.at))
+    return found
+
+
+def _passed_in(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> list[Value]:
+    """For a parameter of the function around `at` (`def evaluate(model, loader):`),
+    what every call of the function in this file passes for it (`evaluate(model,
+    val_loader)`), followed to its values; [] when the function is handed on or a call
+    passes nothing for it (its default, `*args`): callers out of sight may pass anything."""
+    func = ctx.enclosing_function(at)
+    if not isinstance(expr, cst.Name) or func is None:
+        return []
+    bindings = ctx.resolver.reaching(expr.value, at)
+    if not bindings or any(b.kind != "param" or b.owner is not func for b in bindings):
+        return []
+    calls = ctx.resolver.calls_of(func)
+    if not calls or handed_on(ctx, func.name.value):
+        return []
+    found: list[Value] = []
+    for call in calls:
+        if any(arg.star for arg in call.args):
+            return []
+        passed = ctx.resolver.passed(call, func, expr.value)
+        if passed is None:
+            return []
+        leaves = deciding_leaves(ctx.resolver, passed, call)
+        # a name unpacked from a helper's result (`_held_loader` decides what it holds)
+        found.extend(leaves or [v for v in ctx.resolver.values(passed, call) if v.leaf])
     return found
 
 

@@ -680,9 +680,14 @@ class Project:
         )
 
     def helper_returns_ddp(self, ctx: FileContext, call: cst.Call) -> bool:
-        """A project helper that wraps a model in DDP and returns it (`smart_DDP(model)`)."""
-        function = self.function_called(ctx, call, _MAY_RETURN_DDP)
-        return function is not None and function.returns_ddp
+        """A project helper that wraps a model in DDP and returns it (`smart_DDP(model)`),
+        or a project class that subclasses DDP (`DDPWrapper(model, device_ids=[r])`)."""
+        found = self._lookup_elsewhere(ctx, ctx.call_name(call), _MAY_RETURN_DDP, _MAY_RETURN_DDP)
+        if found is None or found == NOWHERE:
+            return False
+        summary = self.summaries[found[0]]
+        function = summary.function(found[1])
+        return found[1] in summary.ddp_subclasses or (function is not None and function.returns_ddp)
 
     def holds_world_size(self, ctx: FileContext, expr: cst.BaseExpression) -> bool:
         """`expr` reads a global of a project module that holds the world size

@@ -16,7 +16,7 @@ from ddplint.domain.apis import STARTERS
 from ddplint.domain.checkpoint_formats import SavedFormat, saved_formats
 from ddplint.domain.checkpoint_writes import helper_writes
 from ddplint.domain.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
-from ddplint.domain.ddp_facts import environ_key, facts_of, last_name
+from ddplint.domain.ddp_facts import ddp_subclasses, environ_key, facts_of, last_name
 from ddplint.domain.device_setters import device_module, may_hold_device_module, sets_device
 from ddplint.domain.downloads import costs_only, download_message, in_first_context
 from ddplint.domain.model_layers import constructs_batchnorm
@@ -79,6 +79,7 @@ SITE_TARGETS = frozenset().union(*SEEDS.values())
 CONSTRUCTION = ("__init__", "__post_init__")
 # What `with C(...)` runs on entering, summarised per class as `C.__enter__`.
 ENTER = "__enter__"
+_MAY_SUBCLASS_DDP = "DistributedDataParallel"  # every name of `DDP_CLASSES` holds it
 
 
 # A call of a summarised function: (callee, under a rank guard, under a condition, the
@@ -149,6 +150,7 @@ class ModuleSummary:
     reseeds_workers: bool = False  # a loader of it seeds its own workers (`reseeds_workers`)
     # the formats of the checkpoints it writes (`checkpoint_formats.saved_formats`)
     checkpoint_formats: tuple[SavedFormat, ...] = ()
+    ddp_subclasses: tuple[str, ...] = ()  # its classes that subclass DDP (`ddp_subclasses`)
     # attributes it assigns a rank test: side, traced (`rank_flags.assigned_rank_flags`)
     rank_flags: tuple[tuple[str, str, bool], ...] = ()
 
@@ -468,6 +470,9 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         reseeds_workers=reseeds_workers(ctx),
         checkpoint_formats=saved_formats(ctx) if saving else (),
         rank_flags=assigned_rank_flags(ctx),
+        ddp_subclasses=tuple(ddp_subclasses(ctx))
+        if "DistributedDataParallel" in ctx.source
+        else (),
     )
 
 

@@ -9,12 +9,11 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.domain.arguments_in_sight import arguments_in_sight
-from ddplint.domain.ddp_facts import is_false, is_true
+from ddplint.domain.arguments_in_sight import true_at_every_call
+from ddplint.domain.ddp_facts import is_false
 from ddplint.domain.epoch_setting import epoch_loop_near, epoch_never_set
 from ddplint.domain.loops import named_for
 from ddplint.domain.project_view import project_of
-from ddplint.domain.runners import handed_on
 from ddplint.domain.samplers import (
     SAMPLER_SHUFFLE,
     SamplerUse,
@@ -729,20 +728,10 @@ def _shuffle_param(ctx: FileContext, sampler: SamplerUse) -> cst.Param | None:
 
 
 def _shuffles_at_every_call(ctx: FileContext, sampler: SamplerUse) -> bool:
-    """The sampler's `shuffle` is a parameter (`_shuffle_param`) of a function never handed
-    on, with calls in sight (`arguments_in_sight`), each passing a literal `True` for it
-    or leaving its literal default `True`."""
-    param = _shuffle_param(ctx, sampler)
-    frame = ctx.model.frame(sampler.call)
-    if param is None or not isinstance(frame, cst.FunctionDef):
-        return False
-    if handed_on(ctx, frame.name.value):
-        return False
-    passed = arguments_in_sight(ctx, frame, param.name.value)
-    if not passed:
-        return False
-    given = [param.default if arg is None else arg for arg in passed]
-    return all(arg is not None and is_true(arg) for arg in given)
+    """The sampler's `shuffle` is a parameter whose every call in sight passes `True` for
+    it or leaves its default `True` (`true_at_every_call`)."""
+    value = argument(sampler.call, SAMPLER_SHUFFLE, "shuffle")
+    return value is not None and true_at_every_call(ctx, value)
 
 
 def _iterated_in_file(ctx: FileContext, finder: EpochLoops, names: list[LoaderName]) -> bool:

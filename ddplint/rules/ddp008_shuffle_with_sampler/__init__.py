@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.arguments_in_sight import true_at_every_call
 from ddplint.domain.ddp_facts import LOADER_CLASSES, given_argument, is_true, passed_argument
 from ddplint.rule import Finding, FixSpec, Rule, register
 
@@ -185,14 +186,20 @@ def build(train_set, val_set):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for call in ctx.calls_to(*LOADER_CLASSES):
             shuffle = passed_argument(call, _SHUFFLE_POS, "shuffle")
-            if shuffle is None or not is_true(shuffle.value):
+            if shuffle is None:
                 continue
+            literal = is_true(shuffle.value)
+            if not literal and not true_at_every_call(ctx, shuffle.value):
+                continue  # `shuffle=shuffle`: True only where every call in sight says so
             sampler = given_argument(call, _SAMPLER_POS, "sampler")
             batch_sampler = given_argument(call, _BATCH_SAMPLER_POS, "batch_sampler")
-            if sampler is None and batch_sampler is None:
-                continue
+            given = sampler or batch_sampler
+            if given is None or _always_none(ctx, given.value, call):
+                continue  # `sampler = None` on this path: nothing to conflict with
             which = "sampler" if sampler is not None else "batch_sampler"
-            if shuffle.keyword is not None:
+            if not literal:
+                fix = None  # the parameter may serve calls without a sampler
+            elif shuffle.keyword is not None:
                 fix = FixSpec(
                     "Remove `shuffle=True`",
                     replacements=((call, _without_arg(call, shuffle)),),
@@ -204,9 +211,22 @@ def build(train_set, val_set):
                     replacements=((shuffle.value, "False"),),
                     applicability=Applicability.SAFE,
                 )
+            shown = (
+                "`shuffle=True`"
+                if literal
+                else f"`shuffle={ctx.code(shuffle.value)}` (True at every call in sight)"
+            )
             yield Finding(
                 shuffle,
-                f"`shuffle=True` with `{which}=`: DataLoader raises ValueError at construction "
+                f"{shown} with `{which}=`: DataLoader raises ValueError at construction "
                 f"(the options are mutually exclusive); let the {which} decide the order",
                 fix=fix,
             )
+
+
+def _always_none(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Every value `expr` may hold at `at` is `None`."""
+    leaves = [v.expr for v in ctx.resolver.values(expr, at) if v.leaf]
+    return bool(leaves) and all(
+        isinstance(leaf, cst.Name) and leaf.value == "None" for leaf in leaves
+    )

@@ -12,6 +12,7 @@ from ddplint.domain import domain_of
 from ddplint.domain.backward import Step
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.frozen_modules import frozen_whole
+from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp026_training_forward_through_module.bare_modules import (
     bare_apart_from_backward,
@@ -175,6 +176,8 @@ def train(net, loader, optimizer, local_rank):
             func = call.func
             if isinstance(func, cst.Attribute) and _through_module(func):
                 target = func.value  # `model.module.forward(x)`, `model.module.compute_loss(x)`
+            elif isinstance(func, cst.Attribute) and _bare_method(func) and _steps(ctx, call):
+                target = func.value  # `model_without_ddp.encode(x)`: the name decides below
             elif isinstance(func, (cst.Name, cst.Attribute)):
                 target = func
             else:
@@ -202,7 +205,7 @@ def train(net, loader, optimizer, local_rank):
                 continue
             fix = None
             method = isinstance(func, cst.Attribute) and func.attr.value != "forward"
-            if direct and target is not func and method:
+            if target is not func and method:
                 inputs = _method_inputs(ctx, call)
                 if inputs == "wrapper":
                     continue  # `model.module.loss(model(x), y)`: the wrapper's forward ran
@@ -270,6 +273,25 @@ _MODULE_API = frozenset(
         "register_full_backward_hook",
     }
 )
+
+
+def _bare_method(func: cst.Attribute) -> bool:
+    """`name.method` for a method that computes with a model (not one of nn.Module's own
+    parameter, state or mode methods, nor the wrapper's `.module`) called on a plain name,
+    which may hold the module inside a DDP wrapper (`model_without_ddp.query_forward(x)`)."""
+    return (
+        isinstance(func.value, cst.Name)
+        and func.attr.value != "module"
+        and func.attr.value not in _MODULE_API
+    )
+
+
+def _steps(ctx: FileContext, call: cst.Call) -> bool:
+    """The function running `call` steps something (`optimizer.step()`, `scaler.step(opt)`,
+    `self.optimizer_step()`): its gradients update weights. A backward for a saliency map
+    or Grad-CAM in an evaluation helper updates nothing."""
+    frame = ctx.model.frame(call)
+    return any("step" in (dotted(c.func) or "").rpartition(".")[2] for c in ctx.calls_within(frame))
 
 
 def _through_module(func: cst.Attribute) -> bool:

@@ -37,16 +37,19 @@ file none of whose methods combines ranks, or results collected into a list or d
 empty before the loop, `preds.append(...)`, `outputs["pred"].append(...)`,
 `outputs["pred"] = torch.cat(...)`, and a metric computed from them, also through their
 methods, `iou(preds.numpy())`; `len(preds)` and `preds.shape` are not one) which nothing
-combines across ranks (no
-collective, no helper named for one: `all_reduce`, `all_gather`, `reduce_tensor`,
-`gather_for_metrics`, `synchronize_between_processes`, ...; a barrier or a helper of
-another module that starts the process group combines nothing), and reports
-where that value
+combines across ranks: no collective, no helper named for one (`all_reduce`,
+`all_gather`, `reduce_tensor`, `gather_for_metrics`, `synchronize_between_processes`, ...;
+a barrier or a helper of another module that starts the process group combines nothing)
+takes it, or a value computed from it, or returns it (value by value: a gather of the
+predictions does not vouch for the loss summed beside them; a combining call that names
+nothing of the function vouches for everything), and reports where that value
 is used as the result: compared to act on the outcome (to pick the best checkpoint, or to
 stop: an `if` that only keeps the best number for a log is no decision), given to a
 scheduler's `step()`, or logged (`print`, `logger.info`, `add_scalar`, `wandb.log`). The
-value is followed into the callers of this file when the evaluation function returns it;
-a caller that combines values silences it, and so does a value bound only by a call
+value is followed into the callers of this file when the evaluation function returns it
+(an entry of a returned tuple or dict read by its key: `val_metrics["loss"]`); a caller
+that combines it (or what a test of it decides) silences it, and so does a value bound
+only by a call
 that runs where the job is not distributed (`if args.local_rank == -1: results =
 evaluate(...)`): one process reads the whole evaluation set. A count divided by the
 whole dataset's size is DDP028's.

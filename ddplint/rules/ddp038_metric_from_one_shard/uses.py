@@ -11,12 +11,13 @@ import libcst as cst
 
 from ddplint.context import FileContext, Scope
 from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import string_key
 from ddplint.domain.runners import one_process
 from ddplint.domain.shard_metrics import (
     ShardLoop,
     callers,
     collected_from,
-    combines,
+    combined_names,
     counted,
     division,
     evaluation_shard_loops,
@@ -24,6 +25,7 @@ from ddplint.domain.shard_metrics import (
     returned_counts,
     whole_dataset,
 )
+from ddplint.engine.resolve import Value
 from ddplint.names import dotted
 
 # Methods that log what they are given (`logger.info`, `writer.add_scalar`, `wandb.log`).
@@ -75,30 +77,97 @@ def _caller_uses(
     returned = returned_counts(ctx, shard, counts)
     if not returned or not isinstance(func, cst.FunctionDef):
         return
-    sites = callers(ctx, func)
-    if any(combines(ctx, ctx.scope(site)) for site in sites):
-        return
-    for site in sites:
+    for site in callers(ctx, func):
         if one_process(ctx, site):
             continue  # not distributed there: its loader reads the whole set
         frame = ctx.scope(site)
+        combined = combined_names(ctx, frame)
+        if combined is None:
+            continue  # the caller combines something out of sight
         for node, kind, expr in _uses(ctx, frame, site):
-            if _returned_in_job(ctx, func, expr, node):
+            if _combined_use(ctx, node, expr, combined):
+                continue
+            if _returned_in_job(ctx, func, expr, node, set(returned)):
                 yield MetricUse(node, kind, returned[0], via=func.name.value)
 
 
-def _returned_in_job(
-    ctx: FileContext, func: cst.FunctionDef, expr: cst.BaseExpression, at: cst.CSTNode
+def _combined_use(
+    ctx: FileContext, node: cst.CSTNode, expr: cst.BaseExpression, combined: set[str]
 ) -> bool:
-    """`expr` is computed from a call of `func` that may run in the distributed job: a
-    value bound only where one process runs (`if args.local_rank == -1: results =
-    evaluate(...)`) was counted over the whole evaluation set."""
-    return any(
+    """The use reads a combined value, or it is the test of an `if` whose branches set a
+    value that is then combined (`if val_loss < best: ... else: bad_epochs += 1`, and
+    `bad_epochs` goes to a vote of the ranks): what the comparison decides is agreed."""
+    if set(ctx.names_in(expr)) & combined:
+        return True
+    branch = ctx.parent(node)
+    if not (isinstance(branch, cst.If) and branch.test is node):
+        return False
+    set_there = {
+        name
+        for target in ctx.nodes_within(branch, cst.AssignTarget, cst.AugAssign)
+        for name in ctx.names_in(
+            target.target if isinstance(target, (cst.AssignTarget, cst.AugAssign)) else target
+        )
+    }
+    return bool(set_there & combined)
+
+
+def _returned_in_job(
+    ctx: FileContext,
+    func: cst.FunctionDef,
+    expr: cst.BaseExpression,
+    at: cst.CSTNode,
+    counts: set[str],
+) -> bool:
+    """`expr` is computed from a call of `func` that may run in the distributed job (a
+    value bound only where one process runs, `if args.local_rank == -1: results =
+    evaluate(...)`, was counted over the whole evaluation set), or, followed into what
+    `func` returns, certainly from one of its `counts` (`val_loss, val_f1 = evaluate(...)`
+    with `return total_loss / n, f1`: `val_loss` only)."""
+    reads = [[v for v in values if ctx.is_inside(v.expr, func)] for values in _reads(ctx, expr, at)]
+    if any(reads):
+        # a read certainly of a count: every value of it inside `func` is computed from one
+        # (`val_metrics[name]` may be any entry of the returned dict: not certainly)
+        return any(
+            inside and all(counts & set(ctx.names_in(v.expr)) for v in inside) for inside in reads
+        )
+    return _returns_only_counts(ctx, func, counts) and any(
         isinstance(value.expr, cst.Call)
         and func in ctx.resolver.callees(value.expr)
         and not one_process(ctx, value.expr)
         for value in ctx.resolver.sources(expr, at, depth=3)
     )
+
+
+def _returns_only_counts(ctx: FileContext, func: cst.FunctionDef, counts: set[str]) -> bool:
+    """Every value `func` returns is computed from its counts, whole (`return correct /
+    total`), not one entry of several (`return {"loss": total_loss / n, "f1": f1}`, of
+    which a caller may read any)."""
+    returns = ctx.model.returns.get(func, [])
+    return bool(returns) and all(
+        r.value is not None
+        and not isinstance(r.value, (cst.Tuple, cst.List, cst.Dict))
+        and all(
+            not isinstance(v.expr, (cst.Tuple, cst.List, cst.Dict))
+            and counts & set(ctx.names_in(v.expr))
+            for v in ctx.resolver.values(r.value, r)
+            if v.leaf
+        )
+        for r in returns
+    )
+
+
+def _reads(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> list[list[Value]]:
+    """For each name and string-keyed item `expr` reads (`val_metrics["acc"]` in
+    `f"{val_metrics['acc']:.3f}"`: the dict entry `"acc"` of what was returned), its
+    values."""
+    found: list[list[Value]] = []
+    for node in ctx.walk(expr):
+        keyed = isinstance(node, cst.Subscript) and string_key(node) is not None
+        named = isinstance(node, cst.Name) and not isinstance(ctx.parent(node), cst.Subscript)
+        if isinstance(node, cst.BaseExpression) and (keyed or named):
+            found.append([v for v in ctx.resolver.values(node, at) if v.leaf])
+    return found
 
 
 def _uses(

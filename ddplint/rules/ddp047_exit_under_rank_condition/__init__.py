@@ -18,7 +18,9 @@ from ddplint.domain.runners import Runner, runners
 from ddplint.engine.flow import fixed_terms
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp047_exit_under_rank_condition.continuation import (
+    Exit,
     Work,
+    clean_exits,
     left_region,
     others_work,
 )
@@ -29,13 +31,18 @@ class ExitUnderRankCondition(Rule):
     code = "DDP047"
     name = "exit-under-rank-condition"
     severity = Severity.ERROR
-    summary = "`break`/`return` under a rank condition while the other ranks go on to collectives"
+    summary = (
+        "`break`/`return`/clean exit under a rank condition while the other ranks go on to "
+        "collectives"
+    )
     explanation = """
 ## What it does
 Flags a `break` or `return` taken only under a rank condition (`if rank == 0:`,
-`if rank == 0 and args.test_only:`) when the ranks it turns away go on to collectives the
-leaving ranks never issue: the next pass of the loop a `break` leaves, or the rest of the
-function a `return` leaves, reaches the DDP constructor (it broadcasts rank 0's
+`if rank == 0 and args.test_only:`), and a process exit with status 0 there inside a loop
+(`sys.exit()`, `exit()`, `os._exit(0)`: torchrun ends the job only when a rank fails),
+when the ranks it turns away go on to collectives the leaving ranks never issue: the rest
+of the pass and the next pass of the loop a `break` leaves or a process exit ends, or the
+rest of the function a `return` leaves, reaches the DDP constructor (it broadcasts rank 0's
 parameters), a `backward()` through a DDP-wrapped model in sight (DDP's gradient
 all-reduce), a call of this file's training function handed the DDP model, or, in a
 loop's next pass, a collective (`dist.all_reduce`, a helper that always issues one). A
@@ -228,8 +235,11 @@ def train(model, loader, optimizer, deadline, preview_batches, save_grid):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         gates = domain_of(ctx).gates
         evidence = None
-        for node in ctx.nodes_of(cst.Break, cst.Return):
-            assert isinstance(node, (cst.Break, cst.Return))
+        exits: list[Exit] = [
+            node for node in ctx.nodes_of(cst.Break, cst.Return) if isinstance(node, Exit)
+        ]
+        exits += clean_exits(ctx)
+        for node in exits:
             gate = gates.gate(node)
             override = None
             if gate is None:
@@ -251,9 +261,7 @@ def train(model, loader, optimizer, deadline, preview_batches, save_grid):
             )
 
 
-def _overridden_gate(
-    ctx: FileContext, node: cst.Break | cst.Return
-) -> tuple[Gate | None, Override | None]:
+def _overridden_gate(ctx: FileContext, node: Exit) -> tuple[Gate | None, Override | None]:
     """The innermost `if` around `node` whose test reads a value only some ranks change
     (`if global_step >= max_steps: break` where `global_step += 1` runs under `if rank ==
     0:`): a gate on the ranks whose value passes the test."""
@@ -266,7 +274,7 @@ def _overridden_gate(
     return None, None
 
 
-def _decides(ctx: FileContext, node: cst.Break | cst.Return, gate: Gate) -> bool:
+def _decides(ctx: FileContext, node: Exit, gate: Gate) -> bool:
     """The gate is a branch around the exit (not an earlier early exit, nor a decorator),
     its other branch does not leave as well, and the code does not run on one process
     anyway (`ddplint.domain.runners`: every call of its function rank-gated, here or in
@@ -281,7 +289,7 @@ def _decides(ctx: FileContext, node: cst.Break | cst.Return, gate: Gate) -> bool
     return Runner.EVERY_RANK in found or Runner.UNKNOWN in found
 
 
-def _flag_out_of_sight(ctx: FileContext, node: cst.Break | cst.Return, gate: Gate) -> bool:
+def _flag_out_of_sight(ctx: FileContext, node: Exit, gate: Gate) -> bool:
     """Besides the rank gate, the exit waits on a flag set out of sight: a test that is
     only an attribute (`if callbacks.stop_training:`) of a parameter or of an object built
     by a call this file does not define, and that this file never assigns. Whether
@@ -335,7 +343,7 @@ def _others_leave_too(ctx: FileContext, gate: Gate, work: Work) -> bool:
 
 def _message(
     ctx: FileContext,
-    node: cst.Break | cst.Return,
+    node: Exit,
     gate: Gate,
     region: cst.CSTNode,
     work: Work,
@@ -345,7 +353,13 @@ def _message(
     if override is not None:
         changed = override.gate.describe(ctx.code(override.gate.test).strip())
         where += f" (`{override.name}` changes {changed}, so the ranks read different values)"
-    if isinstance(region, cst.FunctionDef):
+    if isinstance(node, cst.Call):
+        leaves = (
+            f"`{ctx.code(node).strip()}` ends this process with status 0 {where} (torchrun "
+            "keeps the other ranks running)"
+        )
+        then = "start its next pass and reach" if work.next_pass else "go on to"
+    elif isinstance(region, cst.FunctionDef):
         leaves = f"`return` ends `{region.name.value}()` {where}"
         then = "go on to"
     else:

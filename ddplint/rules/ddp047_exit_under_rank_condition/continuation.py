@@ -13,6 +13,7 @@ from ddplint.context import FileContext
 from ddplint.domain import Gate, domain_of
 from ddplint.domain.apis import DDP_CLASSES
 from ddplint.domain.ddp_steps import ddp_backward, trains_ddp_model
+from ddplint.engine.flow import calls_exit
 
 
 @dataclass(frozen=True)
@@ -24,22 +25,46 @@ class Work:
     next_pass: bool  # reached in the next pass of the loop left, not later in this one
 
 
-def left_region(ctx: FileContext, exit_node: cst.Break | cst.Return) -> cst.CSTNode | None:
-    """The loop a `break` leaves, the function a `return` leaves (None at module level)."""
-    if isinstance(exit_node, cst.Break):
-        return ctx.enclosing_loop(exit_node)
-    return ctx.enclosing_function(exit_node)
+# A `break`, a `return`, or a call ending the process with status 0 (`clean_exits`).
+Exit = cst.Break | cst.Return | cst.Call
 
 
-def others_work(
-    ctx: FileContext, exit_node: cst.Break | cst.Return, gate: Gate, region: cst.CSTNode
-) -> Work | None:
+def left_region(ctx: FileContext, exit_node: Exit) -> cst.CSTNode | None:
+    """The loop a `break` leaves, the function a `return` leaves (None at module level),
+    the loop around a process exit (the other ranks go on with it; None outside a loop,
+    where what follows in the function is DDP010's)."""
+    if isinstance(exit_node, cst.Return):
+        return ctx.enclosing_function(exit_node)
+    return ctx.enclosing_loop(exit_node)
+
+
+def clean_exits(ctx: FileContext) -> list[cst.Call]:
+    """Calls that end the process with status 0 (`sys.exit()`, `sys.exit(0)`, `exit()`,
+    `os._exit(0)`) as a statement: torchrun tears the job down only when a rank exits
+    with an error, so the other ranks go on alone."""
+    found = []
+    for node in ctx.nodes_of(cst.Expr):
+        call = node.value  # type: ignore[attr-defined]
+        if isinstance(call, cst.Call) and calls_exit(call, ctx.flow.qualname):
+            status = call.args[0].value if call.args else None
+            if status is None or _zero(status):
+                found.append(call)
+    return found
+
+
+def _zero(status: cst.BaseExpression) -> bool:
+    if isinstance(status, cst.Integer):
+        return status.value == "0"
+    return isinstance(status, cst.Name) and status.value in ("None", "False")
+
+
+def others_work(ctx: FileContext, exit_node: Exit, gate: Gate, region: cst.CSTNode) -> Work | None:
     """The first call issuing a collective that the ranks the gate turns away reach after
-    `exit_node` (which leaves `region`), under no rank gate but this one: for a `break`,
-    later in the pass it leaves, else in the loop's next pass. After a `return`, a
-    collective written after the gate in the same function is DDP010's (it reports what
-    is reached after an early exit on a rank test): only those of a loop's next pass
-    count here."""
+    `exit_node` (which leaves `region`), under no rank gate but this one: for a `break` or
+    a process exit, later in the pass it leaves, else in the loop's next pass. After a
+    `return`, a collective written after the gate in the same function is DDP010's (it
+    reports what is reached after an early exit on a rank test): only those of a loop's
+    next pass count here."""
     gates = domain_of(ctx).gates
     candidates: list[tuple[cst.Call, bool]] = []  # (call, next pass of a loop), in time order
     after = ctx.subtree_end[gate.node]
@@ -62,7 +87,7 @@ def others_work(
             call
         ):
             continue
-        issues = _issues(ctx, call, explicit=next_pass or isinstance(exit_node, cst.Break))
+        issues = _issues(ctx, call, explicit=next_pass or not isinstance(exit_node, cst.Return))
         if issues is not None:
             return Work(call, issues, next_pass)
     return None
