@@ -636,8 +636,8 @@ class Project:
         """Where a project helper returns a DataLoader over one rank's shard of its data
         (None: the whole return value; an index: an element of a returned tuple)."""
         function = self.function_called(ctx, call, _MAY_RETURN_LOADER)
-        if function is None:
-            return []
+        if function is None or not all(_switched_on(call, s) for s in function.loader_switches):
+            return []  # none; or the call turns off what builds its sampler (`ddp=False`)
         return [None if p == WHOLE else p for p in function.returned_shard]
 
     def helper_seeds_alike(self, ctx: FileContext, call: cst.Call) -> bool:
