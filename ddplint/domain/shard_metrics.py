@@ -15,6 +15,7 @@ import libcst as cst
 
 from ddplint.context import Binding, FileContext, Scope
 from ddplint.domain import domain_of
+from ddplint.domain.combined_values import combined_values
 from ddplint.domain.iterable_wrappers import unwrapped
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import handed_on
@@ -134,77 +135,16 @@ def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
         collected = _collected(ctx, node, frame)
         if not (counts or meters or collected):
             continue
-        combined = combined_names(ctx, frame)
+        combined = combined_values(ctx, frame, combines_call)
         if combined is None:
             continue  # something combines what this code cannot name
-        counts = [c for c in counts if dotted(c.target) not in combined]
-        meters = [m for m in meters if m not in combined]
-        combined |= _fed_combined(ctx, node, frame, combined)
-        collected = [a for a in collected if not _targets(a) & combined]
+        counts = [c for c in counts if not combined.counts(c)]
+        meters = [m for m in meters if not combined.holds({m})]
+        filled = combined.filled(node)
+        collected = [a for a in collected if not _targets(a) & filled]
         if counts or meters or collected:
             found.append(ShardLoop(node, frame, loaders, counts, meters, collected))
     return tuple(found)
-
-
-def combined_names(ctx: FileContext, frame: Scope) -> set[str] | None:
-    """The names of `frame` whose values reach a call that combines the ranks' values
-    (`combines_call`), or that it returns: the names in its arguments and receiver, the
-    names its result is assigned to, and, back through the assignments of the frame, the
-    names those were computed from (`t = torch.tensor(
-    [correct, total]); dist.all_reduce(t)` combines `t`, `correct` and `total`). None when
-    a combining call names nothing of the frame (`sync_metrics()`): what it combines is
-    out of sight."""
-    calls = [c for c in ctx.model.calls_by_frame(frame) if combines_call(ctx, c)]
-    todo: list[str] = []
-    for call in calls:
-        named = [n for a in call.args for n in ctx.names_in(a.value)]
-        if isinstance(call.func, cst.Attribute):
-            named.extend(ctx.names_in(call.func.value))
-        if not named:
-            return None
-        todo.extend(named)
-        statement = ctx.statement(call)  # `preds = gather(preds)`: the result is combined
-        if isinstance(statement, cst.Assign) and _combines_itself(ctx, call):
-            todo.extend(n for t in statement.targets if (n := dotted(t.target)) is not None)
-    found: set[str] = set()
-    while todo:
-        name = todo.pop()
-        if name in found:
-            continue
-        found.add(name)
-        root = name.split(".")[0]
-        if root != name:
-            todo.append(root)
-        for binding in ctx.model.bindings_in(frame).get(name, ()):
-            if binding.kind in ("assign", "augassign"):
-                todo.extend(ctx.names_in(binding.value))
-    return found
-
-
-def _combines_itself(ctx: FileContext, call: cst.Call) -> bool:
-    """`call` is a collective or is named for combining (`gather_all(x)`): what it returns
-    is every rank's. A helper that issues some collective inside (`evaluate(model,
-    loader)`) may return values of this rank's alone."""
-    name = (dotted(call.func) or "").rpartition(".")[2]
-    return bool(_COMBINES.search(name)) or domain_of(ctx).collectives.is_collective(call)
-
-
-def _fed_combined(ctx: FileContext, loop: cst.For, frame: Scope, combined: set[str]) -> set[str]:
-    """The containers `loop` fills with combined values (`preds = gather(preds)`, then
-    `all_preds.extend(preds.cpu())`): what they hold is every rank's."""
-    found = set()
-    for call in ctx.calls_within(loop.body):
-        func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend")):
-            continue
-        held = func.value.value if isinstance(func.value, cst.Subscript) else func.value
-        if (
-            isinstance(held, cst.Name)
-            and ctx.scope(call) is frame
-            and any(n in combined for a in call.args for n in ctx.names_in(a.value))
-        ):
-            found.add(held.value)
-    return found
 
 
 def _targets(statement: cst.Assign) -> set[str]:

@@ -11,13 +11,14 @@ import libcst as cst
 
 from ddplint.context import FileContext, Scope
 from ddplint.domain import domain_of
+from ddplint.domain.combined_values import Combined, combined_values
 from ddplint.domain.ddp_facts import string_key
 from ddplint.domain.runners import one_process
 from ddplint.domain.shard_metrics import (
     ShardLoop,
     callers,
     collected_from,
-    combined_names,
+    combines_call,
     counted,
     division,
     evaluation_shard_loops,
@@ -81,7 +82,7 @@ def _caller_uses(
         if one_process(ctx, site):
             continue  # not distributed there: its loader reads the whole set
         frame = ctx.scope(site)
-        combined = combined_names(ctx, frame)
+        combined = combined_values(ctx, frame, combines_call, trusted=func)
         if combined is None:
             continue  # the caller combines something out of sight
         for node, kind, expr in _uses(ctx, frame, site):
@@ -92,12 +93,12 @@ def _caller_uses(
 
 
 def _combined_use(
-    ctx: FileContext, node: cst.CSTNode, expr: cst.BaseExpression, combined: set[str]
+    ctx: FileContext, node: cst.CSTNode, expr: cst.BaseExpression, combined: Combined
 ) -> bool:
     """The use reads a combined value, or it is the test of an `if` whose branches set a
     value that is then combined (`if val_loss < best: ... else: bad_epochs += 1`, and
     `bad_epochs` goes to a vote of the ranks): what the comparison decides is agreed."""
-    if set(ctx.names_in(expr)) & combined:
+    if combined.holds(ctx.names_in(expr)):
         return True
     branch = ctx.parent(node)
     if not (isinstance(branch, cst.If) and branch.test is node):
@@ -109,7 +110,7 @@ def _combined_use(
             target.target if isinstance(target, (cst.AssignTarget, cst.AugAssign)) else target
         )
     }
-    return bool(set_there & combined)
+    return combined.holds(set_there)
 
 
 def _returned_in_job(

@@ -1,0 +1,146 @@
+"""Which values of a function the ranks combine, value by value: those that reach a call
+combining the ranks' values (`dist.all_reduce(t)` with `t = torch.tensor([correct,
+total])`: `t`, `correct`, `total`), and those computed from what such a call returns
+(`preds = gather_all(preds)`, then `acc = (preds == labels).float().mean()`). A gather of
+the predictions does not vouch for the loss summed beside them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.context import FileContext, Scope
+from ddplint.names import dotted
+
+
+@dataclass(frozen=True)
+class Combined:
+    """The combined values of one function (`combined_values`)."""
+
+    ctx: FileContext
+    frame: Scope
+    fed: frozenset[str]  # names whose values reach a combining call
+    # names computed from what one returns, each with the statement that first binds so
+    results: dict[str, cst.CSTNode]
+
+    def holds(self, names: Iterable[str]) -> bool:
+        """One of `names` holds a combined value."""
+        return bool(set(names) & (self.fed | set(self.results)))
+
+    def counts(self, count: cst.AugAssign) -> bool:
+        """The running count `count` (`x += v`) is combined: `x` reaches a combining call,
+        or `v` is computed from what one returned before."""
+        if dotted(count.target) in self.fed:
+            return True
+        return any(self._result_at(n, count) for n in self.ctx.names_in(count.value))
+
+    def _result_at(self, name: str, at: cst.CSTNode) -> bool:
+        """`name` holds a combined result where `at` reads it (bound so before it)."""
+        bound = self.results.get(name)
+        return bound is not None and self.ctx.before(bound, at)
+
+    def filled(self, loop: cst.For) -> set[str]:
+        """The combined names, with the containers `loop` fills with combined values
+        (`all_preds.extend(preds.cpu())` after `preds = gather(preds)`)."""
+        ctx = self.ctx
+        found = set(self.fed) | set(self.results)
+        for call in ctx.calls_within(loop.body):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend")):
+                continue
+            held = func.value.value if isinstance(func.value, cst.Subscript) else func.value
+            if (
+                isinstance(held, cst.Name)
+                and ctx.scope(call) is self.frame
+                and any(self._result_at(n, call) for a in call.args for n in ctx.names_in(a.value))
+            ):
+                found.add(held.value)
+        return found
+
+
+def combined_values(
+    ctx: FileContext,
+    frame: Scope,
+    combines: Callable[[FileContext, cst.Call], bool],
+    trusted: cst.FunctionDef | None = None,
+) -> Combined | None:
+    """The combined values of `frame` (`Combined`), the combining calls being those
+    `combines` accepts; None when one names nothing of the frame (`sync_metrics()`):
+    what it combines is out of sight. What a collective, a helper named for combining
+    (`gather_all(x)`) or another helper issuing collectives returns is combined (`loss,
+    correct = get_loss(model, batch)` may return counts over every rank's batch);
+    `trusted`'s is not (the evaluation function whose returns the caller asks about)."""
+    fed: list[str] = []
+    results: dict[str, cst.CSTNode] = {}
+    for call in ctx.model.calls_by_frame(frame):
+        if not combines(ctx, call):
+            continue
+        named = [n for a in call.args for n in ctx.names_in(a.value)]
+        if isinstance(call.func, cst.Attribute):
+            named.extend(ctx.names_in(call.func.value))
+        if not named:
+            return None
+        fed.extend(named)
+        statement = ctx.statement(call)
+        if isinstance(statement, cst.Assign) and not (
+            trusted is not None and trusted in ctx.resolver.callees(call)
+        ):
+            for target in statement.targets:
+                for name in _bound_names(target.target):
+                    results.setdefault(name, statement)
+    return Combined(ctx, frame, frozenset(_back(ctx, frame, fed)), _on(ctx, frame, results))
+
+
+def _back(ctx: FileContext, frame: Scope, names: list[str]) -> set[str]:
+    """`names`, and back through the assignments of `frame` the names they were computed
+    from."""
+    found: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name in found:
+            continue
+        found.add(name)
+        root = name.split(".")[0]
+        if root != name:
+            todo.append(root)
+        for binding in ctx.model.bindings_in(frame).get(name, ()):
+            if binding.kind in ("assign", "augassign"):
+                todo.extend(ctx.names_in(binding.value))
+    return found
+
+
+def _on(ctx: FileContext, frame: Scope, results: dict[str, cst.CSTNode]) -> dict[str, cst.CSTNode]:
+    """`results`, and on through the later assignments of `frame` the names computed from
+    them (`acc = correct / total` after `correct = reduce(correct)`; not `loss =
+    criterion(out, labels)` before `labels = gather(labels)`)."""
+    found = dict(results)
+    bindings = [
+        (name, b)
+        for name, bound in ctx.model.bindings_in(frame).items()
+        for b in bound
+        if b.kind == "assign"
+    ]
+    changed = True
+    while changed:
+        changed = False
+        for name, binding in bindings:
+            if name in found:
+                continue
+            if any(
+                n in found and ctx.before(found[n], binding.statement)
+                for n in ctx.names_in(binding.value)
+            ):
+                found[name] = binding.statement
+                changed = True
+    return found
+
+
+def _bound_names(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment target binds (`a, b = ...`: both)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _bound_names(e.value)]
+    name = dotted(target)
+    return [name] if name is not None else []
