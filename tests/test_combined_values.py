@@ -63,7 +63,7 @@ def test_a_container_filled_with_gathered_values_is_combined():
     ctx, found = combined(EVALUATE, "evaluate")
     assert found is not None
     loop = next(n for n in ctx.nodes_of(cst.For) if isinstance(n, cst.For))
-    assert "predictions" in found.filled(loop)
+    assert "predictions" in found.fed_by(loop)
 
 
 def test_a_result_read_before_the_gather_is_not_combined():
@@ -86,3 +86,17 @@ def test_a_combining_call_that_names_nothing_is_out_of_sight():
     source = EVALUATE.replace("    dist.all_reduce(stats)\n", "    sync_metrics()\n")
     _, found = combined(source, "evaluate")
     assert found is None
+
+
+def test_a_meter_updated_with_a_reduced_value_is_combined():
+    """`top1.update(reduced.item())` after `reduced = reduce_mean(acc)`: every rank's."""
+    source = EVALUATE.replace(
+        "        predictions.extend(predicted.tolist())\n",
+        "        reduced = reduce_mean(correct)\n        top1.update(reduced.item())\n"
+        "        top5.update(correct)\n",
+    )
+    ctx, found = combined(source, "evaluate")
+    assert found is not None
+    loop = next(n for n in ctx.nodes_of(cst.For) if isinstance(n, cst.For))
+    updated = found.fed_by(loop, ("update",))
+    assert "top1" in updated and "top5" not in updated

@@ -41,14 +41,15 @@ class Combined:
         bound = self.results.get(name)
         return bound is not None and self.ctx.before(bound, at)
 
-    def filled(self, loop: cst.For) -> set[str]:
-        """The combined names, with the containers `loop` fills with combined values
-        (`all_preds.extend(preds.cpu())` after `preds = gather(preds)`)."""
+    def fed_by(self, loop: cst.For, methods: tuple[str, ...] = ("append", "extend")) -> set[str]:
+        """The combined names, with the objects `loop` hands combined values through
+        `methods` (`all_preds.extend(preds.cpu())` after `preds = gather(preds)`,
+        `top1.update(reduced_acc1.item())` after `reduced_acc1 = reduce_mean(acc1)`)."""
         ctx = self.ctx
         found = set(self.fed) | set(self.results)
         for call in ctx.calls_within(loop.body):
             func = call.func
-            if not (isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend")):
+            if not (isinstance(func, cst.Attribute) and func.attr.value in methods):
                 continue
             held = func.value.value if isinstance(func.value, cst.Subscript) else func.value
             if (

@@ -139,8 +139,9 @@ def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
         if combined is None:
             continue  # something combines what this code cannot name
         counts = [c for c in counts if not combined.counts(c)]
-        meters = [m for m in meters if not combined.holds({m})]
-        filled = combined.filled(node)
+        metered = combined.fed_by(node, ("update",))
+        meters = [m for m in meters if m not in metered]
+        filled = combined.fed_by(node)
         collected = [a for a in collected if not _targets(a) & filled]
         if counts or meters or collected:
             found.append(ShardLoop(node, frame, loaders, counts, meters, collected))
