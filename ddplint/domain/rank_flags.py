@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 
 import libcst as cst
 
@@ -80,10 +81,12 @@ def assigning_files(tree: ProjectFiles, name: str) -> list[str] | None:
     summaries decide), or None when the text alone says `name` is no rank flag: a file
     sets it through its name in a string (`set_by_name`), assigns it a value that is no
     rank test (`may_be_rank_test`), or is no Python module."""
+    if name not in flag_candidates(tree):
+        return None  # no line of the project assigns it anything that names a rank
     found = []
     for file in sorted(tree.naming(name)):
         text = tree.text(file) or ""
-        if set_by_name(name).search(text):
+        if _quoted(name, text) and set_by_name(name).search(text):
             return None
         values = assigned_values(name, text)
         if not values:
@@ -92,6 +95,36 @@ def assigning_files(tree: ProjectFiles, name: str) -> list[str] | None:
             return None
         found.append(file)
     return found
+
+
+# A line assigning an attribute a value that names a rank or the main process, or goes
+# on past a backslash: where a rank flag may be set (`flag_candidates`).
+_RANK_ASSIGNMENT = re.compile(
+    r"\.[ \t]*(\w+)\b[^=\n#]*(?<![=!<>])=(?!=)"
+    r"[^\n]*?(?:rank|RANK|master|main|primary|chief|zero|\\[ \t]*$)",
+    re.MULTILINE,
+)
+_CANDIDATES: weakref.WeakKeyDictionary[ProjectFiles, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def flag_candidates(tree: ProjectFiles) -> frozenset[str]:
+    """The attribute names some line of the project assigns a value that may be a rank
+    test (`_RANK_ASSIGNMENT`), found once per project tree, so that a name no such line
+    assigns is no rank flag without a search of its own. The names `assigned_rank_flags`
+    can report, but for a value whose words say nothing of a rank (`args.logs =
+    should_log()`, a parenthesised test opened on the line), which are left out."""
+    if tree not in _CANDIDATES:
+        _CANDIDATES[tree] = frozenset(
+            name
+            for file in tree.matching(_RANK_ASSIGNMENT)
+            for name in _RANK_ASSIGNMENT.findall(tree.text(file) or "")
+        )
+    return _CANDIDATES[tree]
+
+
+def _quoted(name: str, text: str) -> bool:
+    """`text` holds `name` in quotes (what `set_by_name` needs), a cheap test first."""
+    return f"{name}'" in text or f'{name}"' in text
 
 
 def may_test_rank_flag(ctx: FileContext) -> bool:
