@@ -89,7 +89,7 @@ def combined_values(
             trusted is not None and trusted in ctx.resolver.callees(call)
         ):
             for target in statement.targets:
-                for name in _bound_names(target.target):
+                for name in bound_names(target.target):
                     results.setdefault(name, statement)
     return Combined(ctx, frame, frozenset(_back(ctx, frame, fed)), _on(ctx, frame, results))
 
@@ -139,9 +139,9 @@ def _on(ctx: FileContext, frame: Scope, results: dict[str, cst.CSTNode]) -> dict
     return found
 
 
-def _bound_names(target: cst.BaseExpression) -> list[str]:
-    """The names an assignment target binds (`a, b = ...`: both)."""
+def bound_names(target: cst.BaseExpression) -> list[str]:
+    """The names (or attribute chains) an assignment target binds (`a, b = ...`: both)."""
     if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _bound_names(e.value)]
+        return [n for e in target.elements for n in bound_names(e.value)]
     name = dotted(target)
     return [name] if name is not None else []

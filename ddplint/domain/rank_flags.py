@@ -7,12 +7,13 @@ A module's part (`assigned_rank_flags`) is read from its own text, for its summa
 attribute name it assigns a rank test, with the test's side, when every assignment of the
 name in the module is a rank test of that side or a boolean constant in code that runs
 only when the job is not distributed (`else: args.print_progress = True`). The project
-decides the rest (`Project.rank_flag`): a name is a rank flag when every module whose text
-may assign it (`assigned_values`) is such a module, with one side, and no module may set it
+decides the rest (`Project.rank_flag`): a name is a rank flag when some line of the
+project assigns it a value naming a rank (`flag_candidates`), every module whose text may
+assign it (`assigned_values`) is such a module, with one side, and no module may set it
 through its name in a string (`set_by_name`: a command-line option, `setattr`, a config
-key), which no summary sees. An attribute is known by its
-last name, as the project's switches are: the object travels between modules under other
-names (`args`, `opt`, `self.args`).
+key), which no summary sees. An attribute is known by its last name, as the project's
+switches are: the object travels between modules under other names (`args`, `opt`,
+`self.args`).
 """
 
 from __future__ import annotations

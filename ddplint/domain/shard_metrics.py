@@ -15,7 +15,7 @@ import libcst as cst
 
 from ddplint.context import Binding, FileContext, Scope
 from ddplint.domain import domain_of
-from ddplint.domain.combined_values import combined_values
+from ddplint.domain.combined_values import bound_names, combined_values
 from ddplint.domain.iterable_wrappers import unwrapped
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import handed_on
@@ -150,14 +150,7 @@ def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
 
 def _targets(statement: cst.Assign) -> set[str]:
     """The names an assignment binds (`preds, labels = [], []`: both)."""
-    return {n.value for t in statement.targets for n in _bound(t.target) if isinstance(n, cst.Name)}
-
-
-def _bound(target: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The names a target binds: itself, or the elements of a tuple or list."""
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _bound(e.value)]
-    return [target]
+    return {name for target in statement.targets for name in bound_names(target.target)}
 
 
 def _collected(ctx: FileContext, loop: cst.For, frame: Scope) -> list[cst.Assign]:
