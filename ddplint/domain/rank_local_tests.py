@@ -205,14 +205,16 @@ def agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.C
         if not ctx.before(call, before) or not collectives.issues(call):
             continue
         parent = ctx.parent(call)
+        statement = ctx.statement(call)
         if collectives.is_collective(call) or isinstance(parent, cst.Expr):
             # `dist.all_reduce(flag)` (in place), or a helper whose result is dropped
             for arg in call.args:
                 reduced.update(ctx.names_in(arg.value))
-        elif isinstance(parent, cst.Assign):
-            # `loss_dict_reduced = utils.reduce_dict(loss_dict)`: the result is reduced,
-            # the argument (`loss_dict`) is still this rank's own
-            for target in parent.targets:
+        elif isinstance(statement, cst.Assign) and ctx.is_inside(call, statement.value):
+            # `loss_dict_reduced = utils.reduce_dict(loss_dict)`, `loss_float =
+            # comm.all_reduce(loss.clone()).item()`: the result is reduced, the argument
+            # (`loss_dict`) is still this rank's own
+            for target in statement.targets:
                 reduced.update(ctx.names_in(target.target))
     if names <= reduced:
         return True
