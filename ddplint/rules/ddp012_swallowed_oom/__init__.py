@@ -8,6 +8,8 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
+from ddplint.domain.ddp_steps import ddp_backward, trains_ddp_model
 from ddplint.domain.oom import oom_path_swallowed
 from ddplint.rule import Finding, Rule, register
 
@@ -25,7 +27,10 @@ Flags an `except torch.cuda.OutOfMemoryError` (or `torch.OutOfMemoryError`, or a
 in str(e)`) whose OOM path carries on (skips the batch, halves the batch size, returns)
 instead of re-raising or exiting. A path that carries on only where the job is not
 distributed (after `if dist.is_initialized(): raise`) swallows nothing under DDP and is
-left alone.
+left alone. Proven where the step around it issues a collective in sight (a backward
+through a DDP model, a training function of the file handed one, an explicit collective);
+unproven (`--preview`) otherwise: a forward through `.module`, or a model built out of
+sight, leaves no collective in sight for the other ranks to wait in.
 
 ## Why is this bad?
 Under DDP the rank that hit the OOM skips the rest of the step, including the gradient
@@ -150,4 +155,19 @@ def step(model, batch):
                     "goes on to its next collective (the gradient all-reduce, say) and waits "
                     "there (a hang, or desynchronised collectives); re-raise or exit so "
                     "torchrun stops the job",
+                    unproven=not _step_issues_collectives(ctx, node),
                 )
+
+
+def _step_issues_collectives(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
+    """The loop (else the function) around the handler's `try` issues a collective on
+    the ranks that do not fail: a backward through a DDP model in sight, a call of a
+    training function of this file handed one, or a call that always issues one. Where the
+    step's model is not proven to be the DDP one (a forward through `.module`, a model
+    built out of sight), no collective is in sight to wait in."""
+    region = ctx.enclosing_loop(handler) or ctx.enclosing_function(handler) or ctx.module
+    collectives = domain_of(ctx).collectives
+    return any(
+        ddp_backward(ctx, call) or trains_ddp_model(ctx, call) or collectives.surely_issues(call)
+        for call in ctx.calls_within(region)
+    )
