@@ -27,10 +27,9 @@ Flags an `except torch.cuda.OutOfMemoryError` (or `torch.OutOfMemoryError`, or a
 in str(e)`) whose OOM path carries on (skips the batch, halves the batch size, returns)
 instead of re-raising or exiting. A path that carries on only where the job is not
 distributed (after `if dist.is_initialized(): raise`) swallows nothing under DDP and is
-left alone. Proven where the step around it issues a collective in sight (a backward
-through a DDP model, a training function of the file handed one, an explicit collective);
-unproven (`--preview`) otherwise: a forward through `.module`, or a model built out of
-sight, leaves no collective in sight for the other ranks to wait in.
+left alone. Unproven (`--preview`) where the step around it runs its model through the
+module inside the wrapper (`model.module.encode(x)`) and issues no collective in sight:
+the other ranks may have nothing to wait in.
 
 ## Why is this bad?
 Under DDP the rank that hit the OOM skips the rest of the step, including the gradient
@@ -155,19 +154,30 @@ def step(model, batch):
                     "goes on to its next collective (the gradient all-reduce, say) and waits "
                     "there (a hang, or desynchronised collectives); re-raise or exit so "
                     "torchrun stops the job",
-                    unproven=not _step_issues_collectives(ctx, node),
+                    unproven=_bypasses_ddp(ctx, node),
                 )
 
 
-def _step_issues_collectives(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
-    """The loop (else the function) around the handler's `try` issues a collective on
-    the ranks that do not fail: a backward through a DDP model in sight, a call of a
-    training function of this file handed one, or a call that always issues one. Where the
-    step's model is not proven to be the DDP one (a forward through `.module`, a model
-    built out of sight), no collective is in sight to wait in."""
+def _bypasses_ddp(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
+    """The loop (else the function) around the handler's `try` runs its model through the
+    module inside a DDP wrapper (`model.module.encode(x)`) and issues no collective in sight
+    (no backward through a DDP model, no training function handed one, no explicit
+    collective): the other ranks may have nothing to wait in. A model out of sight is taken
+    for the DDP one, as the rule always has."""
     region = ctx.enclosing_loop(handler) or ctx.enclosing_function(handler) or ctx.module
+    calls = ctx.calls_within(region)
+    if not any(_through_module(call.func) for call in calls):
+        return False
     collectives = domain_of(ctx).collectives
-    return any(
+    return not any(
         ddp_backward(ctx, call) or trains_ddp_model(ctx, call) or collectives.surely_issues(call)
-        for call in ctx.calls_within(region)
+        for call in calls
     )
+
+
+def _through_module(func: cst.BaseExpression) -> bool:
+    """`x.module(...)` or `x.module.method(...)`."""
+    if isinstance(func, cst.Attribute) and func.attr.value == "module":
+        return True
+    inner = func.value if isinstance(func, cst.Attribute) else None
+    return isinstance(inner, cst.Attribute) and inner.attr.value == "module"
