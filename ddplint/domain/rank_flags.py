@@ -27,13 +27,16 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.rank_evidence import rank_evidence
+from ddplint.domain.ranks import bool_constant
 from ddplint.engine.flow import fixed_terms
 from ddplint.engine.model import Binding
 from ddplint.project_files import ProjectFiles, project_files, project_root
 
-# What a rank test's text names: a rank, the main process, a launcher variable, a call
-# (a project helper returning one). A module whose text names none assigns no rank test.
-_RANK_WORDS = re.compile(r"rank|RANK|main|master|primary|chief|zero|\(")
+# Words a rank test's text holds: a rank (a launcher variable too), the main process.
+_RANK_WORD = r"rank|RANK|main|master|primary|chief|zero"
+# What a rank test's text names: a rank word, or a call (a project helper returning one).
+# A module whose text names none assigns no rank test.
+_RANK_WORDS = re.compile(rf"{_RANK_WORD}|\(")
 
 
 def assigned_rank_flags(ctx: FileContext) -> tuple[tuple[str, str, bool], ...]:
@@ -69,7 +72,7 @@ def _assigned_side(ctx: FileContext, binding: Binding) -> tuple[str | None, bool
         return "", False
     domain = domain_of(ctx)
     value = binding.value
-    if type(value) is cst.Name and value.value in ("True", "False"):
+    if bool_constant(value) is not None:
         return (None if domain.gates.single_process(binding.statement) else ""), True
     side = domain.ranks.side(value, binding.statement)
     if side is None:
@@ -102,7 +105,7 @@ def assigning_files(tree: ProjectFiles, name: str) -> list[str] | None:
 # on past a backslash: where a rank flag may be set (`flag_candidates`).
 _RANK_ASSIGNMENT = re.compile(
     r"\.[ \t]*(\w+)\b[^=\n#]*(?<![=!<>])=(?!=)"
-    r"[^\n]*?(?:rank|RANK|master|main|primary|chief|zero|\\[ \t]*$)",
+    rf"[^\n]*?(?:{_RANK_WORD}|\\[ \t]*$)",
     re.MULTILINE,
 )
 _CANDIDATES: weakref.WeakKeyDictionary[ProjectFiles, frozenset[str]] = weakref.WeakKeyDictionary()
@@ -161,7 +164,7 @@ def may_be_rank_test(value: str) -> bool:
 
 
 # A value that may be a rank test (`may_be_rank_test`).
-_RANK_VALUE = re.compile(r"rank|RANK|main|master|primary|chief|zero|gpu|True|False|\(|\\\s*$|^\s*$")
+_RANK_VALUE = re.compile(rf"{_RANK_WORD}|gpu|True|False|\(|\\\s*$|^\s*$")
 
 
 @functools.cache

@@ -53,7 +53,7 @@ class Side(enum.Enum):
         return {Side.MAIN: Side.OTHERS, Side.OTHERS: Side.MAIN}.get(self, Side.SOME)
 
 
-def _bool_constant(expr: cst.BaseExpression) -> bool | None:
+def bool_constant(expr: cst.BaseExpression) -> bool | None:
     """The value of `True` or `False`, else None."""
     if type(expr) is cst.Name and expr.value in ("True", "False"):
         return expr.value == "True"
@@ -435,7 +435,7 @@ class Ranks:
     def _chosen_side(self, test: cst.IfExp, at: cst.CSTNode) -> Side | None:
         """`True if rank == 0 else False` is true where its test is (and `False if ...
         else True` where it is not)."""
-        body, orelse = _bool_constant(test.body), _bool_constant(test.orelse)
+        body, orelse = bool_constant(test.body), bool_constant(test.orelse)
         if body is None or orelse is None or body == orelse:
             return None
         side = self.side(test.test, at)

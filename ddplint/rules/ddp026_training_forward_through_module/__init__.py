@@ -290,8 +290,15 @@ def _steps(ctx: FileContext, call: cst.Call) -> bool:
     """The function running `call` steps something (`optimizer.step()`, `scaler.step(opt)`,
     `self.optimizer_step()`): its gradients update weights. A backward for a saliency map
     or Grad-CAM in an evaluation helper updates nothing."""
-    frame = ctx.model.frame(call)
-    return any("step" in (dotted(c.func) or "").rpartition(".")[2] for c in ctx.calls_within(frame))
+    return ctx.model.frame(call) in ctx.memo(_stepping_frames)
+
+
+def _stepping_frames(ctx: FileContext) -> frozenset[cst.CSTNode]:
+    """The frames whose code calls something named for a step, found once per file (asked
+    for each method call on a name, a file's most common call)."""
+    return frozenset(
+        ctx.model.frame(c) for c in ctx.calls if "step" in (dotted(c.func) or "").rpartition(".")[2]
+    )
 
 
 def _through_module(func: cst.Attribute) -> bool:

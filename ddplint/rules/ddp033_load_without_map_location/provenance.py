@@ -172,10 +172,9 @@ def written_elsewhere(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNod
     tree = project_files(project_root(ctx.path))
     here = os.path.abspath(ctx.path)
     return any(
-        other != here and (text := tree.text(other)) is not None and "save" in text
-        for name in names
+        "save" in text and any(name in text for name in names)
         for other in tree.paths
-        if name in (tree.text(other) or "")
+        if other != here and (text := tree.text(other)) is not None
     )
 
 

@@ -229,9 +229,7 @@ def train(model, loader, args):
             used = [o for o in optimizers if trains_with(ctx, o, resume.load)]
             if not used:
                 continue
-            kinds = sorted({o.kind for o in used})
-            memory = used[0].memory if len(kinds) == 1 else "state"
-            shown = ", ".join(f"`{k}`" for k in kinds)
+            shown, memory = _lost_state(used)
             counter = (
                 f" and `{ctx.code(resume.counter).strip()}`" if resume.counter is not None else ""
             )
@@ -261,9 +259,7 @@ def _saved_not_restored(ctx: FileContext, optimizers: list[Optimizer]) -> Iterat
         users = [o for o in optimizers if trains_with(ctx, o, resume.load)]
         if not kept or not users:
             continue
-        kinds = sorted({o.kind for o in users})
-        memory = users[0].memory if len(kinds) == 1 else "state"
-        shown = ", ".join(f"`{k}`" for k in kinds)
+        shown, memory = _lost_state(users)
         name = sorted(resume.names)[0]
         assert resume.counter is not None
         yield Finding(
@@ -274,3 +270,11 @@ def _saved_not_restored(ctx: FileContext, optimizers: list[Optimizer]) -> Iterat
             "the resumed run diverges from the uninterrupted one; load it back with "
             f"`optimizer.load_state_dict({name}[{kept[0]!r}])`",
         )
+
+
+def _lost_state(optimizers: list[Optimizer]) -> tuple[str, str]:
+    """How a message names the optimizers a resume leaves unrestored and what they keep
+    (`AdamW`, "moment estimates"; "state" for several kinds)."""
+    kinds = sorted({o.kind for o in optimizers})
+    memory = optimizers[0].memory if len(kinds) == 1 else "state"
+    return ", ".join(f"`{k}`" for k in kinds), memory

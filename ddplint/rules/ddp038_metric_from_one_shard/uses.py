@@ -106,9 +106,8 @@ def _combined_use(
     set_there = {
         name
         for target in ctx.nodes_within(branch, cst.AssignTarget, cst.AugAssign)
-        for name in ctx.names_in(
-            target.target if isinstance(target, (cst.AssignTarget, cst.AugAssign)) else target
-        )
+        if isinstance(target, (cst.AssignTarget, cst.AugAssign))
+        for name in ctx.names_in(target.target)
     }
     return combined.holds(set_there)
 
