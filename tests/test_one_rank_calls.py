@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 
 from ddplint.context import FileContext
-from ddplint.rules.ddp021_rank_local_ddp_forward.one_rank_calls import one_rank_guard
+from ddplint.domain.one_rank_calls import one_rank_guard
 
 HEADER = """
 import torch.distributed as dist

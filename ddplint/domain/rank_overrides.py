@@ -1,7 +1,12 @@
 """Values only some ranks change: a variable every rank assigns and one side of a rank test
 assigns again (`start_epoch = 0`, then under `if rank == 0:` `start_epoch =
 ckpt["epoch"]`; `global_step = 0`, then `global_step += 1` under the rank-0 logging
-block). Where both assignments reach a read, the value read differs between ranks."""
+block). Where both assignments reach a read, the value read differs between ranks.
+
+An attribute of the instance (`self.early_stop`) is such a value where its class sets it
+on every rank only to constants or loaded state, and changes it only under a rank test or
+in a method every call of which runs under one (`_save_best()` called under `if
+is_master():`), reached from the loop that reads it."""
 
 from __future__ import annotations
 
@@ -12,14 +17,23 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.gates import Gate
+from ddplint.domain.one_rank_calls import rank_only_method_call
+from ddplint.engine.model import Binding, storage_key
 
 
 @dataclass(frozen=True)
 class Override:
-    """`name` may hold, at the loop, a value assigned under `gate` only."""
+    """`name` may hold, at the loop, a value assigned under `gate` only: in the method
+    `method` (every call of which runs under `gate`) where it is set."""
 
     name: str
     gate: Gate
+    method: str | None = None
+
+    def describe(self, ctx: FileContext) -> str:
+        """Where the value changes, for a message: `only where `rank == 0` holds`."""
+        where = self.gate.describe(ctx.code(self.gate.test).strip())
+        return where if self.method is None else f"in `self.{self.method}()`, which runs {where}"
 
 
 def rank_overrides(ctx: FileContext, loop: cst.For | cst.While) -> list[Override]:
@@ -50,6 +64,11 @@ def overridden_names(
     frame = resolver.model.frame(at)
     found: list[Override] = []
     for node in ctx.walk(expr):
+        if isinstance(node, cst.Attribute):
+            override = _attribute_override(ctx, node, at, carried)
+            if override is not None:
+                found.append(override)
+            continue
         if not isinstance(node, cst.Name):
             continue
         reaching = list(resolver.reaching(node.value, at))
@@ -81,3 +100,121 @@ def overridden_names(
                 found.append(Override(node.value, gate))
                 break
     return found
+
+
+def _attribute_override(
+    ctx: FileContext, node: cst.Attribute, at: cst.CSTNode, carried: cst.CSTNode | None
+) -> Override | None:
+    """`self.<attr>` read at `at` in a method, whose class assigns it on every rank only to
+    constants or loaded state (`__init__` may assign anything) and, under a rank test or in
+    a rank-only method (`rank_only_method_call`), to another value, at a place the loop
+    around `at` reaches (`_reached_from`). Assigned from outside the class: unknown."""
+    key = storage_key(node)
+    frame = ctx.model.frame(at)
+    if key is None or not key.startswith("self.") or key.count(".") != 1:
+        return None
+    owner = ctx.model.enclosing_class(frame) if isinstance(frame, cst.FunctionDef) else None
+    if owner is None:
+        return None
+    attribute = key.partition(".")[2]
+    if any(
+        other.endswith(f".{attribute}") and other != key and ctx.model.bindings[other]
+        for other in ctx.model.bindings
+    ):
+        return None  # `trainer.stop = ...` elsewhere in the file
+    gates = domain_of(ctx).gates
+    every_rank: set[str] = set()
+    changed: list[tuple[Binding, Gate, cst.CSTNode, str | None]] = []
+    for binding in ctx.model.bindings.get(key, ()):
+        method = binding.scope
+        if (
+            not isinstance(method, cst.FunctionDef)
+            or ctx.model.enclosing_class(method) is not owner
+        ):
+            continue
+        gate = gates.gate(binding.statement)
+        if gate is not None and not gates.opens_to_every_rank(gate):
+            changed.append((binding, gate, binding.statement, None))
+            continue
+        call = rank_only_method_call(ctx, method) if gate is None else None
+        call_gate = gates.gate(call) if call is not None else None
+        if call is not None and call_gate is not None:
+            changed.append((binding, call_gate, call, method.name.value))
+            continue
+        if call is not None or gate is not None:
+            return None  # gated a few calls up, or a gate every rank passes: unknown
+        if method.name.value != "__init__" and not _settled(_assigned(binding)):
+            return None  # may be the agreed value (`self.stop = bool(flag.item())`)
+        every_rank.add(ctx.code(_assigned(binding)).strip())
+    if not every_rank:
+        return None
+    loop = carried or _loop_around(ctx, at)
+    for binding, gate, site, method_name in changed:
+        value = ctx.code(_assigned(binding)).strip()
+        if binding.kind != "augassign" and value in every_rank:
+            continue
+        if _reached_from(ctx, site, at, loop, owner):
+            return Override(key, gate, method_name)
+    return None
+
+
+def _assigned(binding: Binding) -> cst.BaseExpression:
+    """The value a binding gives its target: its element of an unpacked tuple."""
+    value = binding.value
+    if binding.index is not None and isinstance(value, (cst.Tuple, cst.List)):
+        elements = value.elements
+        if binding.index < len(elements):
+            return elements[binding.index].value
+    return value
+
+
+def _settled(value: cst.BaseExpression) -> bool:
+    """A value every rank computes alike without agreeing first: a constant, or an entry
+    of loaded state (`state["early_stop"]`)."""
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in ("True", "False", "None")
+    if isinstance(value, cst.UnaryOperation):
+        return _settled(value.expression)
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1:
+        element = value.slice[0].slice
+        return isinstance(element, cst.Index) and isinstance(element.value, cst.SimpleString)
+    return False
+
+
+def _loop_around(ctx: FileContext, at: cst.CSTNode) -> cst.For | cst.While | None:
+    """The innermost loop of its frame around `at`."""
+    for ancestor in ctx.ancestors(at):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if isinstance(ancestor, (cst.For, cst.While)):
+            return ancestor
+    return None
+
+
+def _reached_from(
+    ctx: FileContext,
+    site: cst.CSTNode,
+    at: cst.CSTNode,
+    loop: cst.CSTNode | None,
+    owner: cst.ClassDef,
+) -> bool:
+    """The change at `site` can happen before a read at `at`: inside the loop around `at`
+    (or before `at` where no loop is), directly or in a method of the class that the loop
+    calls (`with self._epoch_context():`)."""
+    frame = ctx.model.frame(at)
+    if ctx.model.frame(site) is frame:
+        return ctx.is_inside(site, loop) if loop is not None else ctx.before(site, at)
+    if loop is None:
+        return False
+    method = ctx.model.frame(site)
+    if not isinstance(method, cst.FunctionDef) or ctx.model.enclosing_class(method) is not owner:
+        return False
+    return any(
+        isinstance(call.func, cst.Attribute)
+        and isinstance(call.func.value, cst.Name)
+        and call.func.value.value == "self"
+        and ctx.is_inside(call, loop)
+        for call in ctx.model.calls_by_name.get(method.name.value, ())
+    )

@@ -170,3 +170,63 @@ def test_flag_set_out_of_sight_is_unproven():
                     return
     """
     assert findings(body) == [(12, True)]
+
+
+TRAINER = """\
+class Trainer:
+    def __init__(self, net, loader, optimizer):
+        self.model = DDP(net.cuda(), device_ids=[int(os.environ["LOCAL_RANK"])])
+        self.loader = loader
+        self.optimizer = optimizer
+        self.stop = False
+
+    def _judge(self, score):
+        if score > 1.0:
+            self.stop = True
+
+    {agree}
+
+    def fit(self, epochs, validate):
+        for epoch in range(epochs):
+            fit_one_epoch(self.model, self.loader, self.optimizer)
+            {in_loop}
+            if self.stop:
+                break
+        {after_loop}
+"""
+JUDGE = "if dist.get_rank() == 0:\n{indent}    self._judge(validate(self.model.module))"
+
+
+def trainer(agree: str = "", before_test: str = "", judged_after_loop: bool = False) -> str:
+    in_loop = "" if judged_after_loop else JUDGE.format(indent=" " * 12)
+    after_loop = JUDGE.format(indent=" " * 8) if judged_after_loop else ""
+    return TRAINER.format(
+        agree=agree, in_loop=f"{in_loop}\n            {before_test}", after_loop=after_loop
+    )
+
+
+def test_attribute_set_in_a_rank_only_method_decides_the_exit():
+    source = HEADER + textwrap.dedent(trainer())
+    (finding,) = lint_source(source, select=["DDP047"])
+    assert not finding.unproven
+    assert "`self.stop` changes in `self._judge()`" in finding.message
+    assert "`dist.get_rank() == 0`" in finding.message
+
+
+def test_attribute_agreed_on_every_rank_before_the_test_is_silent():
+    agree = (
+        "def _agree(self):\n"
+        "        flag = torch.tensor([float(self.stop)])\n"
+        "        dist.broadcast(flag, src=0)\n"
+        "        self.stop = bool(flag.item())"
+    )
+    assert findings(trainer(agree=agree, before_test="self._agree()")) == []
+
+
+def test_attribute_set_from_outside_the_class_is_silent():
+    body = trainer() + "\ndef stop_now(trainer):\n    trainer.stop = True\n"
+    assert findings(body) == []
+
+
+def test_attribute_changed_only_after_the_loop_is_silent():
+    assert findings(trainer(judged_after_loop=True)) == []

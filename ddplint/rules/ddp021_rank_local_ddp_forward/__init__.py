@@ -12,18 +12,18 @@ from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import facts_of, is_false, keyword
 from ddplint.domain.model_layers import ModelLayers
 from ddplint.domain.no_sync import controls_sync, unsynced_block
-from ddplint.domain.project_view import project_of
-from ddplint.domain.rank_evidence import RankEvidence, rank_evidence
-from ddplint.engine.resolve import argument_for
-from ddplint.names import dotted
-from ddplint.rule import Finding, FixSpec, Rule, register
-from ddplint.rules.ddp021_rank_local_ddp_forward.one_rank_calls import (
+from ddplint.domain.one_rank_calls import (
     global_model_site,
     guarded_site,
     method_site,
     one_rank_guard,
     other_branch_calls,
 )
+from ddplint.domain.project_view import project_of
+from ddplint.domain.rank_evidence import RankEvidence, rank_evidence
+from ddplint.engine.resolve import argument_for
+from ddplint.names import dotted
+from ddplint.rule import Finding, FixSpec, Rule, register
 
 
 @register

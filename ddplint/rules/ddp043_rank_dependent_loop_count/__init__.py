@@ -216,7 +216,7 @@ def _head(loop: cst.For | cst.While) -> cst.BaseExpression:
 
 
 def _message(ctx: FileContext, loop: cst.For | cst.While, override: Override, issued: str) -> str:
-    where = override.gate.describe(ctx.code(override.gate.test).strip())
+    where = override.describe(ctx)
     changed = "reassigned" if isinstance(loop, cst.For) else "changed"
     return (
         f"`{ctx.code(_head(loop)).strip()}` can run a different number of times on different "

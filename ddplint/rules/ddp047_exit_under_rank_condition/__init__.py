@@ -48,7 +48,10 @@ all-reduce), a call of this file's training function handed the DDP model, or, i
 loop's next pass, a collective (`dist.all_reduce`, a helper that always issues one). A
 test on a value only some ranks change counts as a rank condition (`if completed >=
 max_steps: break` where `completed += 1` runs under `if rank == 0:`: the ranks read
-different values).
+different values), and so does an attribute of the instance its class sets on every rank
+only to constants or loaded state and changes only under a rank condition or in a method
+called only under one (`self._track_best(...)` under `if rank == 0:` setting
+`self.stop_training = True`), within the loop that tests it.
 
 Left alone: exits whose other branch leaves too (`if rank == 0: ...; break` / `else:
 break`), exits after which the other ranks leave on the same flag (`if args.test_only:
@@ -351,7 +354,7 @@ def _message(
 ) -> str:
     where = gate.describe(ctx.code(gate.test).strip())
     if override is not None:
-        changed = override.gate.describe(ctx.code(override.gate.test).strip())
+        changed = override.describe(ctx)
         where += f" (`{override.name}` changes {changed}, so the ranks read different values)"
     if isinstance(node, cst.Call):
         leaves = (

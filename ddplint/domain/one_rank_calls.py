@@ -163,10 +163,15 @@ def method_site(
         return None
     if not facts_of(ctx).is_ddp_model(model, at):
         return None
-    return _method_guard(ctx, ctx.enclosing_function(at), depth)
+    return rank_only_method_call(ctx, ctx.enclosing_function(at), depth)
 
 
-def _method_guard(ctx: FileContext, method: cst.FunctionDef | None, depth: int) -> cst.Call | None:
+def rank_only_method_call(
+    ctx: FileContext, method: cst.FunctionDef | None, depth: int = MAX_DEPTH
+) -> cst.Call | None:
+    """A call of the method `method` (`self.evaluate()`) where every call of it in its
+    class runs under a rank condition, here or in a method called so in turn (a few calls
+    up), and no object the class made calls it elsewhere: the first call; else None."""
     if depth == 0 or method is None:
         return None
     owner = ctx.model.enclosing_class(method)
@@ -191,6 +196,9 @@ def _method_guard(ctx: FileContext, method: cst.FunctionDef | None, depth: int) 
         guard = one_rank_guard(ctx, site)
         if guard is not None and other_branch_calls(ctx, guard, site):
             return None
-        if guard is None and _method_guard(ctx, ctx.enclosing_function(site), depth - 1) is None:
+        if (
+            guard is None
+            and rank_only_method_call(ctx, ctx.enclosing_function(site), depth - 1) is None
+        ):
             return None
     return sites[0]
