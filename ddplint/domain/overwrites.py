@@ -23,6 +23,10 @@ from ddplint.engine.flow import is_exit_call
 from ddplint.names import dotted
 
 _MOVES = frozenset({"os.replace", "os.rename", "shutil.move", "os.link"})
+# Calls that run a shell command: `os.system(f"mv {tmp} {path}")`.
+_SHELL_RUNNERS = frozenset(
+    {"os.system", "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.Popen"}
+)
 _COUNTER = re.compile(
     r"(^|_)(epoch|epochs|ep|step|steps|global_step|iter|iters|iteration|it|idx|index|count|"
     r"counter|cnt|update|updates|time|timestamp|stamp|date|now|uuid|version|tag|nimg|kimg|i|e|n)"
@@ -429,16 +433,21 @@ def _loops_over(ctx: FileContext, name: str, at: cst.CSTNode) -> list[cst.For]:
 
 
 def moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> bool:
-    """A later `os.replace(path, ...)` / `Path(path).replace(...)` in the same function, of
-    the file or of the folder it is written in (a checkpoint folder filled under a
-    temporary name, then renamed)."""
+    """A later `os.replace(path, ...)` / `Path(path).replace(...)` / shell `mv path ...` in
+    the same function, of the file or of the folder it is written in (a checkpoint folder
+    filled under a temporary name, then renamed)."""
     path_code = ctx.code(path).strip()
     root = (dotted(path) or "").split(".")[0]
     for other in ctx.model.calls_by_frame(ctx.scope(call)):
         if not ctx.before(call, other):
             continue
         func = other.func
-        if (ctx.call_name(other) or dotted(func) or "") in _MOVES:
+        called = ctx.call_name(other) or dotted(func) or ""
+        if called in _SHELL_RUNNERS:
+            if _shell_moves(ctx, other, path):
+                return True
+            continue
+        if called in _MOVES:
             subject = other.args[0].value if other.args else None
         elif isinstance(func, cst.Attribute) and func.attr.value in ("replace", "rename"):
             subject = func.value if len(other.args) == 1 else None
@@ -451,6 +460,38 @@ def moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> b
         ):
             return True
     return False
+
+
+def _shell_moves(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> bool:
+    """`call` runs `mv <path> <elsewhere>` in a shell, written with the same text as the
+    string `path` (`os.system(f"mv {folder}/model.pth {folder}/model_bak.pth")` after
+    `torch.save(state, f"{folder}/model.pth")`), or as a list (`["mv", path, dest]`)."""
+    if not call.args:
+        return False
+    command = call.args[0].value
+    if isinstance(command, (cst.List, cst.Tuple)):
+        words = [e.value for e in command.elements]
+        return (
+            len(words) == 3
+            and string_value(words[0]) == "mv"
+            and ctx.code(words[1]).strip() == ctx.code(path).strip()
+        )
+    inner = _string_text(ctx, command)
+    saved = _string_text(ctx, path)
+    if inner is None or saved is None:
+        return False
+    words = inner.split()
+    return len(words) == 3 and words[0] == "mv" and words[1] == saved
+
+
+def _string_text(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
+    """The text between the quotes of a plain or f-string literal, as written."""
+    if not isinstance(expr, (cst.SimpleString, cst.FormattedString)):
+        return None
+    code = ctx.code(expr).strip()
+    body = code.lstrip("rRbBfFuU")
+    quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+    return body[len(quote) : len(body) - len(quote)] if body.endswith(quote) else None
 
 
 def _folder_of(ctx: FileContext, subject: cst.BaseExpression, path: cst.BaseExpression) -> bool:

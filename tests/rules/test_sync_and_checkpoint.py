@@ -545,10 +545,28 @@ def main():
         "for epoch in range(3):\n    buf = io.BytesIO()\n    torch.save(sd, buf)\n",
         "torch.save(sd, 'final_model.pt')\n",
         "for i in range(3):\n    torch.save(sd, path)\n    shutil.move(path, final)\n",
+        "for i in range(3):\n    torch.save(sd, f'{out}/model.pth')\n"
+        "    os.system(f'mv {out}/model.pth {out}/model_bak.pth')\n",
+        "import subprocess\nfor i in range(3):\n    torch.save(sd, tmp)\n"
+        "    subprocess.run(['mv', tmp, final], check=True)\n",
     ],
 )
 def test_ddp014_leaves_atomic_or_unique_saves(body):
     assert lint(body, "DDP014") == []
+
+
+@pytest.mark.parametrize(
+    "mover",
+    [
+        "os.system(f'cp {out}/model.pth {out}/model_bak.pth')",
+        "os.system(f'mv {out}/other.pth {out}/model_bak.pth')",
+        "subprocess.run(['cp', f'{out}/model.pth', final])",
+    ],
+)
+def test_ddp014_shell_commands_that_do_not_move_the_save_away(mover):
+    save = "torch.save(sd, f'{out}/model.pth')"
+    body = f"import subprocess\nfor i in range(3):\n    {save}\n    {mover}\n"
+    assert lint(body, "DDP014") == [3]
 
 
 def test_ddp014_best_name_without_loop():

@@ -86,7 +86,8 @@ the next start loads. A file the listing's pattern does not match (`model_{step}
 beside a resume from `ckpt_*.pth` in the same folder) is not.
 
 Left alone: a save to a temporary path moved into place afterwards (`os.replace`,
-`os.rename`, `shutil.move`, `Path.replace`, or a context manager named for it: `with
+`os.rename`, `shutil.move`, `Path.replace`, a shell `mv` of the same path through
+`os.system` or `subprocess`, or a context manager named for it: `with
 write_and_rename(path) as tmp:`, `with atomic_write(path) as f:`), per-save unique paths (an
 f-string holding the epoch or step, also through the names and folders it is built from,
 or a time stamp taken at each save; a run folder stamped once, before the loop, is one
