@@ -64,12 +64,14 @@ def step_values(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> St
         return StepValues(frozenset(), None)
     local = _region_bindings(ctx, region)
     in_step = {id(b) for bindings in local.values() for b in bindings}
+    counters = _counters(local)
     sources = [
         b
         for b in domain_of(ctx).backward.sources(
             site, stop=frozenset(_handed_in(ctx, region, local))
         )
         if id(b) in in_step
+        and b.target not in counters
         and b.kind in ("assign", "augassign", "with")
         and ctx.before(b.statement, backward)
     ]
@@ -103,6 +105,69 @@ def _closure(
                 found.add(name)
                 changed = True
     return found
+
+
+# Calls of a counter that give the same answer on every rank given the same arguments.
+_COUNTING_CALLS = frozenset({"int", "float", "min", "max", "round", "abs", "len"})
+
+
+def _counters(local: dict[str, list[Binding]]) -> set[str]:
+    """Names of the step computed only by arithmetic on counters (`curr_step = start_step
+    + i` in `for i in range(n)`, `weight = 0.8 * curr_step / total_step`): what they read is
+    a constant, a value from outside the step, an index of `range(...)` or of
+    `enumerate(...)`, or another such name. The loss may be computed from them, but every
+    rank holds the same values (the largest such set: counters may read each other)."""
+    found = {name for name, bindings in local.items() if all(_counts(b) for b in bindings)}
+    changed = True
+    while changed:
+        changed = False
+        for name in list(found):
+            reads = {n for b in local[name] if b.kind != "for" for n in _names_read(b.value)}
+            if any(n in local and n not in found for n in reads):
+                found.discard(name)
+                changed = True
+    return found
+
+
+def _counts(binding: Binding) -> bool:
+    """A binding of a counter: arithmetic (`_arithmetic`), or the index of a loop over
+    `range(...)` (or the first target of `enumerate(...)`)."""
+    if binding.kind == "for":
+        it = binding.value
+        if not isinstance(it, cst.Call) or not isinstance(it.func, cst.Name):
+            return False
+        called = it.func.value
+        return called == "range" or (called == "enumerate" and binding.index == 0)
+    return binding.kind in ("assign", "augassign") and _arithmetic(binding.value)
+
+
+def _arithmetic(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Name)):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return _arithmetic(expr.value) if not isinstance(expr.value, cst.Call) else False
+    if isinstance(expr, cst.BinaryOperation):
+        return _arithmetic(expr.left) and _arithmetic(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return _arithmetic(expr.expression)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+        return expr.func.value in _COUNTING_CALLS and all(_arithmetic(a.value) for a in expr.args)
+    return False
+
+
+def _names_read(expr: cst.BaseExpression) -> set[str]:
+    """The plain names an arithmetic expression reads (the root of `self.cfg.steps`)."""
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    if isinstance(expr, cst.Attribute):
+        return _names_read(expr.value)
+    if isinstance(expr, cst.BinaryOperation):
+        return _names_read(expr.left) | _names_read(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return _names_read(expr.expression)
+    if isinstance(expr, cst.Call):
+        return {n for a in expr.args for n in _names_read(a.value)}
+    return set()
 
 
 def _region_bindings(ctx: FileContext, region: cst.CSTNode) -> dict[str, list[Binding]]:

@@ -185,3 +185,38 @@ def test_ddp010_when_group_membership_decides_the_finding_is_unproven(test, call
     source = HEADER + textwrap.dedent(body)
     [finding] = lint_source(source, select=["DDP010"])
     assert finding.unproven is unproven
+
+
+STEP_TEST = """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def train(net, loader, optimizer, evaluate, total, start_step, val_freq):
+    model = DDP(net)
+    for i in range(len(loader)):
+        x = next(loader)
+        curr_step = start_step + i
+        weight = 0.2 + 0.8 * curr_step / total
+        out = model(x)
+        loss = out.mean() * weight
+        if torch.isnan(loss):
+            for t in range(-3, 1):
+                restart = ((curr_step - 1) // 200 + t) * 200
+            start_step = restart - i
+            continue
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if {test}:
+            dist.all_reduce(out)
+"""
+
+
+def test_ddp010_a_counter_the_loss_is_weighted_by_is_the_same_on_every_rank():
+    # `curr_step` feeds the loss, but only by arithmetic on the loop index, values from
+    # outside the step and other counters: the test is no test on this rank's batch (the
+    # restart under the NaN test is DDP011's and the others' concern, not this one's).
+    assert rows(STEP_TEST.format(test="curr_step % val_freq == 0"), "DDP010") == []
+
+
+def test_ddp010_a_test_on_the_step_result_still_differs_by_rank():
+    assert rows(STEP_TEST.format(test="loss.item() > 1.0"), "DDP010") == [20]

@@ -638,3 +638,58 @@ def test_ddp014_a_context_manager_named_for_an_atomic_write(writer, reported):
                 torch.save(model.state_dict(), tmp)
     """
     assert bool(lint(body, "DDP014")) is reported
+
+
+# -- DDP005 through the project ------------------------------------------------------------
+
+SUMMING_WRAPPER = """\
+import torch
+import torch.distributed as dist
+
+class SumModule(torch.nn.Module):
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+        for p in self.module.parameters():
+            p.register_hook(lambda grad: dist.all_reduce(grad))
+
+    def forward(self, *args):
+        return self.module(*args)
+"""
+
+SOLVER = """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from wrappers import SumModule
+
+class Solver:
+    def __init__(self, model, ddp):
+        self.model = DDP(model) if ddp else model
+
+    def step(self, x, optimizer):
+        loss = self.model(x).mean() / dist.get_world_size()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_ddp005_leaves_a_model_out_of_sight_where_the_project_sums_gradients(tmp_path):
+    # The model is handed in (`SumModule(net)` elsewhere, perhaps): where a project module
+    # sums the gradients by hand, the division may be what averages them.
+    solver = SOLVER.replace("DDP(model) if ddp else model", "model")
+    files = {"wrappers.py": SUMMING_WRAPPER, "solver.py": solver}
+    assert lint_project(tmp_path, files, "solver.py", "DDP005") == []
+
+
+def test_ddp005_still_flags_a_ddp_model_beside_a_summing_wrapper(tmp_path):
+    files = {"wrappers.py": SUMMING_WRAPPER, "solver.py": SOLVER}
+    assert lint_project(tmp_path, files, "solver.py", "DDP005") == [11]
+
+
+def test_ddp005_flags_a_model_out_of_sight_without_hand_written_sync(tmp_path):
+    wrapper = SUMMING_WRAPPER.replace("dist.all_reduce(grad)", "print(grad.norm())")
+    solver = SOLVER.replace("DDP(model) if ddp else model", "model")
+    files = {"wrappers.py": wrapper, "solver.py": solver}
+    assert lint_project(tmp_path, files, "solver.py", "DDP005") == [11]

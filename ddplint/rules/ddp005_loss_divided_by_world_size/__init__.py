@@ -10,8 +10,8 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
-from ddplint.domain.apis import REDUCTIONS
 from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.gradient_sync import reduces_gradients_by_hand, reduces_gradients_here
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
@@ -119,16 +119,6 @@ def _reciprocal_of_world(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     )
 
 
-def _averages_gradients_by_hand(ctx: FileContext) -> bool:
-    """The script all-reduces `.grad` itself (no DDP averaging): dividing the loss by the
-    world size is then a legitimate way to average."""
-    for call in ctx.calls_to(*REDUCTIONS):
-        for arg in call.args:
-            if any(n.endswith(".grad") or n == "grad" for n in ctx.names_in(arg.value)):
-                return True
-    return False
-
-
 @register
 class LossDividedByWorldSize(Rule):
     code = "DDP005"
@@ -144,7 +134,10 @@ reciprocal (`loss * (1 / ws)`, `loss *= 1.0 / ws`) or a tensor method (`loss.div
 `torch.div(loss, ws)`, `loss.mul_(1 / ws)` before the backward), also through a helper of
 the same file that returns the divided loss. Averaging a logged metric after `all_reduce`,
 dividing `.item()` floats, and dividing by the number of accumulation steps are not
-flagged; nor is a script that all-reduces `.grad` by hand, nor a loss computed only from
+flagged; nor is a script that all-reduces `.grad` by hand, nor a loss whose model is not a
+DDP wrapper in sight where the script or a project module it imports hands gradients to a
+reduction (a project wrapper whose hooks sum them: `allreduce_async(p.grad.data)`), nor a
+loss computed only from
 plain modules built in the file that no DDP wrap takes (a reference model of a parity test,
 divided so that its gradients match DDP's averaged ones; also through the lists its outputs
 are collected in).
@@ -293,9 +286,10 @@ def train(model, get_batch, optimizer):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if _averages_gradients_by_hand(ctx):
+        if reduces_gradients_here(ctx):
             return
         reported: set[cst.CSTNode] = set()
+        by_hand: bool | None = None
         backward = domain_of(ctx).backward
         loops = domain_of(ctx).loops
         for site in backward.sites:
@@ -307,8 +301,14 @@ def train(model, get_batch, optimizer):
                 if node not in reported and _divisions(ctx, node) and not loops.is_evaluation(node)
             ]
             forwards = backward.forwards(site) if divided else []
-            if forwards and all(facts_of(ctx).is_plain_model(f.model, f.call) for f in forwards):
+            facts = facts_of(ctx)
+            if forwards and all(facts.is_plain_model(f.model, f.call) for f in forwards):
                 continue  # a reference model DDP does not average: dividing matches DDP's
+            if divided and not any(facts.is_ddp_model(f.model, f.call) for f in forwards):
+                if by_hand is None:
+                    by_hand = reduces_gradients_by_hand(ctx)
+                if by_hand:
+                    continue  # a project wrapper may sum the gradients: dividing averages
             for node in dict.fromkeys(divided):
                 reported.add(node)
                 yield Finding(
