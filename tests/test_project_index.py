@@ -204,8 +204,20 @@ def test_a_module_that_only_mentions_the_prefix_is_not_parsed(tmp_path, monkeypa
     assert parsed == ["main.py"]
 
 
-def test_a_module_that_strips_the_prefix_is_parsed(tmp_path, monkeypatch):
-    files = {"main.py": MAIN, "models.py": LAYERED + LOADER}
+@pytest.mark.parametrize(
+    "stripped",
+    [
+        'k.replace("module.", "")',
+        'k.split("module.")[-1]',
+        'k.partition("module.")[2]',
+        're.sub(r"^module\\.", "", k)',
+    ],
+)
+def test_a_module_that_strips_the_prefix_is_parsed(tmp_path, monkeypatch, stripped):
+    # Every form the parse accepts (`checkpoints.strips_module_prefix`) passes the text
+    # test first: a form the text test missed left the module unread.
+    loader = "import re\n" + LOADER.replace('k.replace("module.", "")', stripped)
+    files = {"main.py": MAIN, "models.py": LAYERED + loader}
     parsed, findings = _run(files, tmp_path, monkeypatch, ("main.py",), frozenset({"DDP006"}))
     assert findings == []
     assert parsed == ["main.py", "models.py"]

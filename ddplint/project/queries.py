@@ -172,9 +172,9 @@ _SETS_VISIBLE_DEVICES = re.compile(
 _STARTS_PROCESSES = re.compile(r"\b(?:Process|spawn|start_processes|Popen|run|call)\s*\(")
 _MAY_STRIP_PREFIX = re.compile(
     r"consume_prefix_in_state_dict_if_present"
-    rf"|\b(?:replace|removeprefix|startswith|lstrip|len){_GAP}\("
+    rf"|\b(?:replace|removeprefix|startswith|lstrip|len|split|partition|sub){_GAP}\("
     rf"(?:\s|\\|#[^\n]*\n|\(|\*|[A-Za-z_]\w*\s*=)*{_LAST_COMMENT}"
-    r"[rRbBuU]{0,2}['\"]module(?:\.|['\"])"
+    r"[rRbBuU]{0,2}['\"]\^?module(?:\.|\\\.|['\"])"
     r"|\[\s*7\s*:\s*\]"  # `k[7:]`, the length of `module.` (the parse decides)
 )
 
