@@ -42,6 +42,10 @@ class Finding:
     # True when the finding rests on a guess (a name trusted over a value, a fact in a
     # module out of sight): reported only under `--preview`, marked unproven.
     unproven: bool = False
+    # Code elsewhere the harm needs (the loaders a seed reaches): when none of it can run
+    # (`ddplint.domain.liveness`), the finding is dropped; when none is known to run, it is
+    # unproven. Empty: the node alone decides.
+    rests_on: tuple[cst.CSTNode, ...] = ()
 
 
 class Rule:

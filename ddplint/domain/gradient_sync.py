@@ -1,4 +1,4 @@
-"""Gradients synchronised by hand: a reduction handed the model's gradients
+"""Gradients synchronised by hand: a reduction (or a send) handed the model's gradients
 (`dist.all_reduce(p.grad)`, `link.allreduce_async(param.grad.data)`) in the file or in a
 project module it may import (a project wrapper whose hooks sum the gradients across
 ranks). Where gradients are synchronised so, nothing says they are averaged: a loss divided
@@ -16,9 +16,9 @@ from ddplint.domain.project_view import project_of
 from ddplint.project_files import project_files, project_root
 
 # A reduction whose arguments name gradients (`allreduce_async(p.grad.data)`,
-# `all_reduce(grads[i])`), on one line.
+# `all_reduce(grads[i])`), or a send of them (a hand-written ring), on one line.
 _GRADIENT_REDUCTION = re.compile(
-    r"(all_?reduce|reduce_scatter|\breduce)\w*\((?:[^()\n]|\([^()\n]*\))*\bgrads?\b",
+    r"(all_?reduce|reduce_scatter|\breduce|\bi?send)\w*\((?:[^()\n]|\([^()\n]*\))*\bgrads?\b",
     re.IGNORECASE,
 )
 

@@ -25,6 +25,21 @@ def may_use(path: str, text: str, name: str, module: str) -> bool:
     return known
 
 
+def _defines(tree: ast.Module, name: str) -> bool:
+    """The module defines a function or class `name` of its own at its top level and
+    imports no `name` from another module: its reads of `name` are of its own (a copy of
+    a script calling its own `main`), not of the function asked about."""
+    defined = any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name
+        for n in tree.body
+    )
+    imported = any(
+        isinstance(n, ast.ImportFrom) and any(a.name in (name, "*") for a in n.names)
+        for n in ast.walk(tree)
+    )
+    return defined and not imported
+
+
 def _may_use(path: str, text: str, name: str, module: str) -> bool:
     if os.path.basename(path) == "__init__.py":
         return True
@@ -34,6 +49,7 @@ def _may_use(path: str, text: str, name: str, module: str) -> bool:
         return True
     others = _other_modules(tree, module)
     prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}  # docstrings
+    own = _defines(tree, name)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
@@ -44,7 +60,7 @@ def _may_use(path: str, text: str, name: str, module: str) -> bool:
         elif isinstance(node, ast.Import):
             if name == module and any(module in a.name.split(".") for a in node.names):
                 return True
-        elif isinstance(node, ast.Name) and node.id == name:
+        elif isinstance(node, ast.Name) and node.id == name and not own:
             return True
         elif isinstance(node, ast.Attribute) and node.attr == name:
             if _root(node) not in others:

@@ -73,3 +73,14 @@ def test_gradients_averaged_by_an_imported_helper_are_clean(tmp_path, capsys):
     train = TRAIN.format(imports="import sync", model="nn.Linear(8, 1).cuda()")
     files = {"train.py": train, "sync.py": sync}
     assert [f for f in findings(tmp_path, capsys, files) if not f["unproven"]] == []
+
+
+def test_gradients_sent_round_a_ring_by_an_imported_helper_are_silent(tmp_path, capsys):
+    ring = (
+        "import torch.distributed as dist\n\n\ndef pass_ring(model, rank, size):\n"
+        "    for p in model.parameters():\n"
+        "        dist.send(p.grad.data, dst=(rank + 1) % size)\n"
+        "        dist.recv(p.grad.data, src=(rank - 1) % size)\n"
+    )
+    train = TRAIN.format(imports="import ring", model="nn.Linear(8, 1).cuda()")
+    assert findings(tmp_path, capsys, {"train.py": train, "ring.py": ring}) == []

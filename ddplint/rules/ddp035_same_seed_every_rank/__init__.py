@@ -277,7 +277,8 @@ def main(args, dataset_cls):
                     # Draws seen only in the text of an imported module: whether the
                     # file's loader uses them is out of sight.
                     unproven = not seed.proven or pipeline is None
-                    yield Finding(site, message, unproven=unproven)
+                    loaders = tuple(sharded_loaders(ctx))
+                    yield Finding(site, message, unproven=unproven, rests_on=loaders)
 
 
 def _reseeded_below(ctx: FileContext, seed: SeedCall, seeds: list[SeedCall]) -> bool:

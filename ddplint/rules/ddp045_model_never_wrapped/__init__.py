@@ -12,6 +12,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.apis import DDP_CLASSES, OTHER_DISTRIBUTED_WRAPPERS, SAMPLER_CLASSES
 from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.gradient_sync import reduces_gradients_by_hand
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import one_process
 from ddplint.domain.samplers import distributed_samplers, is_evaluation_sampler
@@ -41,14 +42,15 @@ a data-parallel wrapper (`DistributedDataParallel`, FSDP, DeepSpeed, Horovod, Ac
 Lightning, `ZeroRedundancyOptimizer`, a comm hook, pipeline or RPC parallelism) or a
 collective given the model's gradients or parameters (`dist.all_reduce(p.grad)`). A
 mention only in an imported module makes the finding unproven (shown under `--preview`);
-one in the script itself silences it. A script with no `backward()` of its own that hands
-its training loader and its optimizer to a function of another project module, where an
-imported module calls `backward()`, is reported at that call (silent when an imported
-module mentions a wrapper: the function may wrap the model it is given). Code that runs
-only when the job is not distributed
-is left alone. Also flags, in any distributed module, a wrapper dropped as soon as it is
-made (`DistributedDataParallel(model, ...).module`): reported at the wrap, unless the
-file hands the model's gradients or parameters to a collective itself.
+one in the script itself silences it, and so does an imported module that hands gradients
+to a reduction or sends them (a hand-written ring: `dist.send(p.grad, dst)`). A script
+with no `backward()` of its own that hands its training loader and its optimizer to a
+function of another project module, where an imported module calls `backward()`, is
+reported at that call (silent when an imported module mentions a wrapper: the function may
+wrap the model it is given). Code that runs only when the job is not distributed is left
+alone. Also flags, in any distributed module, a wrapper dropped as soon as it is made
+(`DistributedDataParallel(model, ...).module`): reported at the wrap, unless the file
+hands the model's gradients or parameters to a collective itself.
 
 ## Why is this bad?
 Every process builds its own model, computes gradients on its own shard (the sampler gives
@@ -226,8 +228,8 @@ if __name__ == "__main__":
         if not _sharded_script(ctx):
             return
         here, elsewhere = wrap_mentions(ctx)
-        if here:
-            return
+        if here or reduces_gradients_by_hand(ctx):
+            return  # a project module may sync the gradients itself (a hand-written ring)
         domain = domain_of(ctx)
         if not domain.backward.sites:
             yield from _trained_by_project_function(ctx, elsewhere)

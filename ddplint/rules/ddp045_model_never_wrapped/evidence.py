@@ -26,9 +26,10 @@ _WRAPS = re.compile(
     r"|parallelize_module|distributed\.tensor|device_mesh|DeviceMesh|DTensor"
     r"|distribute_tensor|distributed\._composable"
 )
-# A collective given something of the model: gradients, parameters, weights, a state dict.
+# A collective given something of the model: gradients, parameters, weights, a state dict;
+# also a point-to-point exchange of them (a hand-written ring: `dist.send(p.grad, dst)`).
 _SYNCS = re.compile(
-    r"(all_reduce|allreduce|reduce_scatter|broadcast|all_gather|\breduce)\w*\("
+    r"(all_reduce|allreduce|reduce_scatter|broadcast|all_gather|\breduce|\bi?send|\bi?recv)\w*\("
     r"(?:[^()\n]|\([^()\n]*\))*(grad|param|weight|\.data\b|state_dict|model)",
     re.IGNORECASE,
 )
