@@ -270,6 +270,8 @@ class DDPFacts:
     def _is_unwrap_expr(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
             return True
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute):
+            return expr.value.attr.value == "module"  # `ddp.module[0]`: a piece of it
         if isinstance(expr, cst.IfExp):
             return self._is_unwrap_expr(expr.body) or self._is_unwrap_expr(expr.orelse)
         if isinstance(expr, cst.Call):

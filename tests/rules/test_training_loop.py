@@ -588,6 +588,23 @@ def main(net, loader, optimizer, local_rank):
     assert diagnostic.fix is None
 
 
+def test_ddp026_piece_of_the_wrapped_module_list_is_flagged():
+    # DDP wraps a ModuleList of a GAN's networks, then training calls the pieces of the
+    # inner list: the wrapper's forward never runs.
+    source = src(
+        """
+def train(g, d, loader, opt_g, local_rank):
+    pair = DDP(nn.ModuleList([g, d]), device_ids=[local_rank])
+    generator = pair.module[0]
+    for x, y in loader:
+        loss = nn.functional.mse_loss(generator(x), y)
+        loss.backward()
+        opt_g.step()
+"""
+    )
+    assert rows(source, "DDP026") == [line_of(source, "generator(x)")]
+
+
 def test_ddp026_helper_given_the_wrapper_somewhere_is_clean():
     source = src(
         """

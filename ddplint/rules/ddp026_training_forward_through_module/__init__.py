@@ -29,15 +29,16 @@ class TrainingForwardThroughModule(Rule):
     summary = "Training forward through `model.module(...)`: backward skips DDP's gradient sync"
     explanation = """\
 ## What it does
-Flags a forward call through the module inside a DDP wrapper (`model.module(x)`, or a name
-bound to it such as `model_without_ddp(x)`, including a helper's parameter that every
-caller in the file passes the bare module for) whose result flows into `.backward()`;
-also a method of the inner module that computes with it (`model.module.compute_loss(x, y)`,
-`model.module.backbone(x)`; not nn.Module's own `parameters()`, `state_dict()`, ...), when
-the function never calls the wrapper itself. Evaluation through `.module` (under
-`no_grad()`, or never reaching `backward()`) is left alone, and so is a model frozen whole
-(`encoder.requires_grad_(False)`, or `requires_grad = False` over all its parameters): a
-fixed feature extractor has no gradient for DDP to all-reduce.
+Flags a forward call through the module inside a DDP wrapper (`model.module(x)`, a piece
+of it such as `pair.module[0](x)`, or a name bound to one such as `model_without_ddp(x)`,
+including a helper's parameter that every caller in the file passes the bare module for)
+whose result flows into `.backward()`; also a method of the inner module that computes
+with it (`model.module.compute_loss(x, y)`, `model.module.backbone(x)`; not nn.Module's
+own `parameters()`, `state_dict()`, ...), when the function never calls the wrapper
+itself. Evaluation through `.module` (under `no_grad()`, or never reaching `backward()`)
+is left alone, and so is a model frozen whole (`encoder.requires_grad_(False)`, or
+`requires_grad = False` over all its parameters): a fixed feature extractor has no
+gradient for DDP to all-reduce.
 
 ## Why is this bad?
 DDP all-reduces gradients from hooks that its own `forward()` arms. A forward that bypasses

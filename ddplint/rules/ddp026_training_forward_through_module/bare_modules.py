@@ -1,7 +1,7 @@
-"""The module inside a DDP wrapper: expressions that hold it (`ddp.module`,
-`getattr(ddp, "module")`, `unwrap_model(ddp)`, names and parameters bound to one), and
-functions that call the wrapper itself besides, and bare modules bound only on passes
-that run no backward."""
+"""The module inside a DDP wrapper: expressions that hold it (`ddp.module`, a piece of it
+`ddp.module[0]`, `getattr(ddp, "module")`, `unwrap_model(ddp)`, names and parameters
+bound to one), and functions that call the wrapper itself besides, and bare modules
+bound only on passes that run no backward."""
 
 from __future__ import annotations
 
@@ -91,6 +91,10 @@ def _wrappers_of(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) ->
 
 def _unwraps_ddp(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
     facts = facts_of(ctx)
+    if isinstance(expr, cst.Subscript):
+        expr = expr.value  # `ddp.module[0]`: a piece of the module inside the wrapper
+        if not isinstance(expr, cst.Attribute):
+            return False
     if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
         return facts.is_ddp_model(expr.value, at)
     if not isinstance(expr, cst.Call):
