@@ -71,10 +71,18 @@ class Write:
     copied: cst.Call | None = None
 
 
-def writes(ctx: FileContext) -> Iterator[Write]:
+def writes(ctx: FileContext) -> tuple[Write, ...]:
     """The `torch.save` calls into a file that may hold training state, and the copies of
     the files they write (`COPIES`) made after them in the same function onto a path that
-    names a file (`model_best.pth`, not a folder)."""
+    names a file (`model_best.pth`, not a folder); found once per file."""
+    return ctx.memo(_all_writes)
+
+
+def _all_writes(ctx: FileContext) -> tuple[Write, ...]:
+    return tuple(_find_writes(ctx))
+
+
+def _find_writes(ctx: FileContext) -> Iterator[Write]:
     saves = []
     for call in ctx.calls_to(SAVE):
         path = save_path(call)
@@ -426,23 +434,43 @@ _ANOTHER_RUN = re.compile(
 )
 
 
+def _reader_calls(ctx: FileContext) -> list[tuple[cst.Call, str]]:
+    """The calls of this file named for reading a checkpoint back (`torch.load`,
+    `load_checkpoint`, `resume`), each with its name; listed once per file."""
+    found = []
+    for call in ctx.calls:
+        name = ctx.call_name(call) or dotted(call.func) or ""
+        if READER.search(name.rpartition(".")[2]):
+            found.append((call, name))
+    return found
+
+
 def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
     """A call of this file that reads a checkpoint back (`torch.load`, a `load_checkpoint`
     or `resume` helper) from a path whose text holds one of the file names `names`: the
     run resumes from the file written."""
     if not names:
         return None
-    for call in ctx.calls:
-        name = ctx.call_name(call) or dotted(call.func) or ""
-        if not READER.search(name.rpartition(".")[2]) or not _continues_training(ctx, call):
-            continue
-        for arg in call.args:
-            texts = path_texts(ctx, arg.value, call)
-            if any(_names_file(t, n) for t in texts for n in names) and not _from_another_run(
-                ctx, arg.value, call
-            ):
-                return call
+    for call, paths in ctx.memo(_resume_reads):
+        if any(_names_file(t, n) for texts in paths for t in texts for n in names):
+            return call
     return None
+
+
+def _resume_reads(ctx: FileContext) -> list[tuple[cst.Call, list[list[str]]]]:
+    """The reader calls that may go on training (`_continues_training`), each with the
+    path texts of its arguments that name no weights of another run; once per file."""
+    found = []
+    for call, _ in ctx.memo(_reader_calls):
+        if not _continues_training(ctx, call):
+            continue
+        paths = [
+            path_texts(ctx, arg.value, call)
+            for arg in call.args
+            if not _from_another_run(ctx, arg.value, call)
+        ]
+        found.append((call, paths))
+    return found
 
 
 def _from_another_run(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
@@ -543,9 +571,8 @@ def resumes_from_given_path(
             continue
         if given is not None and not file_names(path_texts(ctx, given, resume.load)):
             return resume.load
-    for call in ctx.calls:
-        name = ctx.call_name(call) or dotted(call.func) or ""
-        if not call.args or not READER.search(name.rpartition(".")[2]):
+    for call, _ in ctx.memo(_reader_calls):
+        if not call.args:
             continue
         given = call.args[0].value
         exprs = [given, *(v.expr for v in ctx.resolver.values(given, call))]
@@ -564,9 +591,8 @@ def read_back_by_helper(ctx: FileContext, names: set[str]) -> cst.Call | None:
     project = project_of(ctx)
     if project is None or not names:
         return None
-    for call in ctx.calls:
-        name = ctx.call_name(call) or dotted(call.func) or ""
-        if not READER.search(name.rpartition(".")[2]) or name == "torch.load":
+    for call, name in ctx.memo(_reader_calls):
+        if name == "torch.load":
             continue
         for load in project.helper_loads(ctx, call):
             if any(_names_file(t, n) for t in load.texts for n in names):

@@ -10,6 +10,7 @@ command forwarding its own arguments."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -32,7 +33,7 @@ _FALSY = frozenset({"None", "False"})
 def needs_unpassed_option(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs only under a test of an option whose default keeps the branch off,
     and no command of the project that starts this script passes that option."""
-    if not os.path.isfile(ctx.path) or _OTHER_SETTERS.search(ctx.source):
+    if not os.path.isfile(ctx.path) or _sets_options_otherwise(ctx.source):
         return False
     for condition in ctx.flow.conditions(node):
         for term, holds in condition.terms():
@@ -40,6 +41,13 @@ def needs_unpassed_option(ctx: FileContext, node: cst.CSTNode) -> bool:
             if flags and not _passed(ctx, flags):
                 return True
     return False
+
+
+@functools.lru_cache(maxsize=4)
+def _sets_options_otherwise(source: str) -> bool:
+    """The script sets options other than from the command line (asked once per file: a
+    string caches its hash, so the look-up costs nothing on a large file)."""
+    return _OTHER_SETTERS.search(source) is not None
 
 
 def _passed(ctx: FileContext, flags: list[str]) -> bool:

@@ -470,11 +470,11 @@ def _shell_moves(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> 
         return False
     command = call.args[0].value
     if isinstance(command, (cst.List, cst.Tuple)):
-        words = [e.value for e in command.elements]
+        parts = [e.value for e in command.elements]
         return (
-            len(words) == 3
-            and string_value(words[0]) == "mv"
-            and ctx.code(words[1]).strip() == ctx.code(path).strip()
+            len(parts) == 3
+            and string_value(parts[0]) == "mv"
+            and ctx.code(parts[1]).strip() == ctx.code(path).strip()
         )
     inner = _string_text(ctx, command)
     saved = _string_text(ctx, path)

@@ -73,6 +73,20 @@ def keys_read(ctx: FileContext, load: cst.Call) -> frozenset[str]:
     optimizer.load_state_dict(ckpt["optimizer"])` reads it only on some runs). A file
     without one of them fails to load there (`ckpt.get("scaler")` tolerates a missing key
     and is not counted)."""
+    known = ctx.memo(_keys_read_by_load)
+    found = known.get(id(load))
+    if found is None:
+        found = known[id(load)] = _keys_read(ctx, load)
+    return found
+
+
+def _keys_read_by_load(ctx: FileContext) -> dict[int, frozenset[str]]:
+    """`keys_read` of each load asked about, by the load's identity (the tree outlives
+    the memo: both belong to the file's context)."""
+    return {}
+
+
+def _keys_read(ctx: FileContext, load: cst.Call) -> frozenset[str]:
     keys: set[str | None] = set()
     parent = ctx.parent(load)
     if isinstance(parent, cst.Subscript):

@@ -60,7 +60,7 @@ def _set_elsewhere(ctx: FileContext, receivers: frozenset[str], loop: cst.For) -
         and call.func.attr.value == "set_epoch"
         and dotted(call.func.value) in receivers
         and not ctx.is_inside(call, loop)
-        for call in ctx.calls
+        for call in ctx.model.calls_by_name.get("set_epoch", ())
     )
 
 
