@@ -116,7 +116,8 @@ def _counters(local: dict[str, list[Binding]]) -> set[str]:
     + i` in `for i in range(n)`, `weight = 0.8 * curr_step / total_step`): what they read is
     a constant, a value from outside the step, an index of `range(...)` or of
     `enumerate(...)`, or another such name. The loss may be computed from them, but every
-    rank holds the same values (the largest such set: counters may read each other)."""
+    rank holds the same values (the largest such set: counters may read each other). A
+    bare alias (`loss = out`) and what an object holds (`model.last_loss`) are not counts."""
     found = {name for name, bindings in local.items() if all(_counts(b) for b in bindings)}
     changed = True
     while changed:
@@ -138,14 +139,17 @@ def _counts(binding: Binding) -> bool:
             return False
         called = it.func.value
         return called == "range" or (called == "enumerate" and binding.index == 0)
-    return binding.kind in ("assign", "augassign") and _arithmetic(binding.value)
+    value = binding.value
+    if binding.kind not in ("assign", "augassign") or not _arithmetic(value):
+        return False
+    return not isinstance(value, cst.Name)  # `loss = out`: an alias, not a count
 
 
 def _arithmetic(expr: cst.BaseExpression) -> bool:
+    """Numbers and names combined by operators or counting calls; not an attribute (what an
+    object holds: `model.last_loss`)."""
     if isinstance(expr, (cst.Integer, cst.Float, cst.Name)):
         return True
-    if isinstance(expr, cst.Attribute):
-        return _arithmetic(expr.value) if not isinstance(expr.value, cst.Call) else False
     if isinstance(expr, cst.BinaryOperation):
         return _arithmetic(expr.left) and _arithmetic(expr.right)
     if isinstance(expr, cst.UnaryOperation):
@@ -156,11 +160,9 @@ def _arithmetic(expr: cst.BaseExpression) -> bool:
 
 
 def _names_read(expr: cst.BaseExpression) -> set[str]:
-    """The plain names an arithmetic expression reads (the root of `self.cfg.steps`)."""
+    """The names an arithmetic expression reads."""
     if isinstance(expr, cst.Name):
         return {expr.value}
-    if isinstance(expr, cst.Attribute):
-        return _names_read(expr.value)
     if isinstance(expr, cst.BinaryOperation):
         return _names_read(expr.left) | _names_read(expr.right)
     if isinstance(expr, cst.UnaryOperation):
