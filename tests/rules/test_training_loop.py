@@ -605,6 +605,24 @@ def train(g, d, loader, opt_g, local_rank):
     assert rows(source, "DDP026") == [line_of(source, "generator(x)")]
 
 
+def test_ddp026_a_forward_detached_on_the_spot_is_no_training_forward():
+    # The discriminator's step runs the bare generator only for detached fakes.
+    source = src(
+        """
+def train(g, d, loader, opt_d, local_rank):
+    pair = DDP(nn.ModuleList([g, d]), device_ids=[local_rank])
+    generator, critic = pair.module[0], pair.module[1]
+    for x, y in loader:
+        fake = generator(x).transpose(0, 1).detach()
+        loss = critic(fake).mean() - critic(y).mean()
+        loss.backward()
+        opt_d.step()
+"""
+    )
+    assert line_of(source, "generator(x)") not in rows(source, "DDP026")
+    assert line_of(source, "critic(fake)") in rows(source, "DDP026")
+
+
 def test_ddp026_helper_given_the_wrapper_somewhere_is_clean():
     source = src(
         """

@@ -200,6 +200,8 @@ def train(net, loader, optimizer, local_rank):
                 call
             ):
                 continue
+            if _detached(ctx, call):
+                continue  # `fake = generator(z).detach()`: the discriminator's step
             if scope_calls_wrapper(ctx, call, target):
                 # `model(x) if sync else model.module(x)`: the bare forward skips the
                 # all-reduce on purpose for accumulation micro-steps (like no_sync()).
@@ -274,6 +276,22 @@ _MODULE_API = frozenset(
         "register_full_backward_hook",
     }
 )
+
+
+def _detached(ctx: FileContext, call: cst.Call) -> bool:
+    """The forward's result is detached on the spot, through a chain of method calls
+    (`generator(z).transpose(0, 1).detach()`, `.data`): no gradient reaches the module."""
+    node: cst.CSTNode = call
+    while True:
+        parent = ctx.parent(node)
+        if not isinstance(parent, cst.Attribute) or parent.value is not node:
+            return False
+        if parent.attr.value in ("detach", "detach_", "data"):
+            return True
+        outer = ctx.parent(parent)
+        if not isinstance(outer, cst.Call) or outer.func is not parent:
+            return False
+        node = outer
 
 
 def _bare_method(func: cst.Attribute) -> bool:
