@@ -252,8 +252,6 @@ def main(net, batch, local_rank):
             held_buffered = any(buffers.wraps_buffered_model(w) for w in wraps) or (
                 not wraps and buffered
             )
-            trains = _synced_training_forward(ctx, call)
-            buffers_unknown = not held_buffered and not trains
             if guard is not None and facts.is_ddp_model(func, call):
                 name = ctx.code(func)
                 fix = None
@@ -263,10 +261,11 @@ def main(net, batch, local_rank):
                         replacements=((func, f"{name}.module"),),
                         applicability=Applicability.UNSAFE,
                     )
+                said, buffers_unknown = _said(ctx, call, held_buffered)
                 yield Finding(
                     call,
                     f"forward through the DDP wrapper `{name}` runs on one rank only: "
-                    f"{_harm(trains, held_buffered)}; call `{name}.module(...)` instead",
+                    f"{said}; call `{name}.module(...)` instead",
                     fix=fix,
                     unproven=buffers_unknown or not _traced(ctx, evidence, call, guard),
                 )
@@ -275,11 +274,12 @@ def main(net, batch, local_rank):
                 site = method_site(ctx, func, call)
                 if site is not None:
                     name = ctx.code(func)
+                    said, buffers_unknown = _said(ctx, call, held_buffered)
                     yield Finding(
                         call,
                         f"forward through the DDP wrapper `{name}` runs on one rank only "
                         f"(this method is only called under a rank condition, "
-                        f"`{ctx.code(site.func)}()`): {_harm(trains, held_buffered)}; call "
+                        f"`{ctx.code(site.func)}()`): {said}; call "
                         f"`{name}.module(...)` instead",
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
@@ -287,22 +287,24 @@ def main(net, batch, local_rank):
             if guard is None and isinstance(func, cst.Name):
                 site = global_model_site(ctx, func, call)
                 if site is not None:
+                    said, buffers_unknown = _said(ctx, call, held_buffered)
                     yield Finding(
                         call,
                         f"forward through the DDP wrapper `{func.value}` runs on one rank "
                         f"only (this function, reading the global DDP model, is only called "
-                        f"under a rank condition): {_harm(trains, held_buffered)}; call "
+                        f"under a rank condition): {said}; call "
                         f"`{func.value}.module(...)` instead",
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
                     continue
                 site = guarded_site(ctx, func, call)
                 if site is not None:
+                    said, buffers_unknown = _said(ctx, call, held_buffered)
                     yield Finding(
                         call,
                         f"forward through the DDP wrapper `{func.value}` runs on one rank "
                         f"only (this function is called under a rank condition with the DDP "
-                        f"model): {_harm(trains, held_buffered)}; pass `model.module` instead",
+                        f"model): {said}; pass `model.module` instead",
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
 
@@ -434,6 +436,13 @@ def _sites_by_node(ctx: FileContext) -> dict[int, list[int]]:
             if not numbers or numbers[-1] != number:
                 numbers.append(number)
     return index
+
+
+def _said(ctx: FileContext, call: cst.Call, buffered: bool) -> tuple[str, bool]:
+    """What the forward `call` issues (`_harm`), and whether that is unknown: asked only
+    for a finding, since whether the forward trains is the costly question."""
+    trains = _synced_training_forward(ctx, call)
+    return _harm(trains, buffered), not buffered and not trains
 
 
 def _harm(trains: bool, buffered: bool) -> str:
