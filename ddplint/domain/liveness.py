@@ -43,6 +43,7 @@ from functools import cached_property
 import libcst as cst
 
 from ddplint.domain.archived_code import archive_mark
+from ddplint.domain.broken_imports import missing_import
 from ddplint.domain.launch_commands import one_process_command
 from ddplint.domain.scripts import is_script
 from ddplint.domain.vendored_code import vendored_mark
@@ -80,7 +81,8 @@ def _all_of(states: list[Liveness]) -> Liveness:
 def set_aside_reason(path: str, root: str, opt_in: Callable[[], bool]) -> str | None:
     """Why none of the file `path` of the project at `root` is known to run in a
     distributed job, as a message says it: archived code
-    (`ddplint.domain.archived_code`), or a script whose distributed mode is opt-in
+    (`ddplint.domain.archived_code`), a file importing a name its project module does
+    not bind (`ddplint.domain.broken_imports`), or a script whose distributed mode is opt-in
     (`--local_rank` kept at -1, or `opt_in()`) and whose project's own commands start it
     only as one plain process (`ddplint.domain.launch_commands`); None when neither
     holds."""
@@ -93,6 +95,9 @@ def set_aside_reason(path: str, root: str, opt_in: Callable[[], bool]) -> str | 
             f"unproven: `{vendored}` is a copy of another project that this one imports as a "
             "library; its scripts are not known to run here"
         )
+    broken = missing_import(path, root)
+    if broken is not None:
+        return f"unproven: this file imports {broken}, so it stops at its imports"
     command = one_process_command(path, root, opt_in)
     if command is None:
         return None

@@ -366,6 +366,11 @@ class Project:
         found = self._resolve_call(ctx, call)
         return (self.summaries[found[0]], found[1]) if found is not None else None
 
+    def defined_at(self, ctx: FileContext, call: cst.Call) -> tuple[str, str] | None:
+        """(path, name) of the project module and the function or class a call refers to,
+        if it is one of ours."""
+        return self._resolve_call(ctx, call)
+
     def function_called(
         self, ctx: FileContext, call: cst.Call, text: TextTest | None = None
     ) -> FunctionSummary | None:

@@ -13,6 +13,7 @@ from ddplint.domain.arguments_in_sight import true_at_every_call
 from ddplint.domain.ddp_facts import is_false
 from ddplint.domain.epoch_setting import epoch_loop_near, epoch_never_set
 from ddplint.domain.loops import named_for
+from ddplint.domain.object_reads import handed_to, unread_argument
 from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import (
     SAMPLER_SHUFFLE,
@@ -235,7 +236,9 @@ followed into the methods reading it, and from them to the loop that calls them
 (`self.train_epoch(epoch)`, or `trainer.train_epoch(epoch)` on an object of the class);
 a helper that returns another helper's loader as it stands is followed too, three
 returns deep. A project helper's loader bound to a name for evaluation (`test_loader`), or
-built with `training=False` / `shuffle=False`, is not a training loader.
+built with `training=False` / `shuffle=False`, is not a training loader, and neither is a
+loader only handed to evaluations (`test_accuracy(model, loader)`) or to a project class
+whose object the file uses only through methods that never read it (`runner.evaluate()`).
 A training sampler whose loaders this file does not iterate (built by a dataset or loader
 class of a data module, or for a loop of another module) is reported where it is built when
 no code of the whole project calls `set_epoch` or assigns a sampler's `epoch`, no module
@@ -520,6 +523,8 @@ def main(train_set, model, epochs):
         for sampler, shuffle in samplers:
             if not sampler.arguments_known or argument(sampler.call, _SEED, "seed"):
                 continue  # a project factory's sampler; a seed that may change each build
+            if sampler.loaders and all(_never_trained_on(ctx, u.call) for u in sampler.loaders):
+                continue  # only evaluated, or kept by objects whose called methods never read it
             if project is None:  # checked before the project is known: it decides
                 yield Finding(  # (`CALLERS_DECIDE`: the file waits for it)
                     sampler.site,
@@ -680,6 +685,18 @@ def main(train_set, model, epochs):
         if via == "sampler" and (inline or value is sampler.call):
             return f"{epoch.name}.sampler"
         return None
+
+
+def _never_trained_on(ctx: FileContext, loader: cst.Call) -> bool:
+    """The loader's every use hands it to an evaluation (`test_accuracy(model, loader)`)
+    or to a project class whose object never reads it (`runner.evaluate()` alone)."""
+    calls = handed_to(ctx, loader) or []
+    return bool(calls) and all(
+        named_for([(ctx.call_name(made) or dotted(made.func) or "").rpartition(".")[2]])
+        == "evaluation"
+        or unread_argument(ctx, made, arg)
+        for made, arg in calls
+    )
 
 
 def _index_ignored(ctx: FileContext, sampler: SamplerUse) -> bool:

@@ -11,6 +11,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_CLASSES
 from ddplint.domain.ddp_facts import is_true
+from ddplint.domain.object_reads import unread_by_object
 from ddplint.domain.project_view import project_of
 from ddplint.domain.random_draws import (
     draws_outside_torch_only,
@@ -262,6 +263,10 @@ def main(args, dataset_cls):
             for arg in seed.call.args
         ):
             return  # a per-rank seed somewhere on the way (or one out of sight)
+        sharded = sharded_loaders(ctx)
+        loaders = tuple(loader for loader in sharded if not unread_by_object(ctx, loader))
+        if sharded and not loaders:
+            return  # every sharded loader goes to an object whose called methods never read it
         reported: set[int] = set()
         for seed in seeds:
             if _reseeded_below(ctx, seed, seeds):
@@ -277,7 +282,6 @@ def main(args, dataset_cls):
                     # Draws seen only in the text of an imported module: whether the
                     # file's loader uses them is out of sight.
                     unproven = not seed.proven or pipeline is None
-                    loaders = tuple(sharded_loaders(ctx))
                     yield Finding(site, message, unproven=unproven, rests_on=loaders)
 
 
