@@ -93,3 +93,16 @@ def test_a_name_its_project_module_does_not_bind_makes_the_file_unproven(tmp_pat
     assert found["unproven"]
     assert "`Runner` from `runner`" in found["message"]
     assert "stops at its imports" in found["message"]
+
+
+def test_the_stdlib_parse_of_a_project_text_prints_no_warnings(recwarn):
+    import warnings
+
+    from ddplint.domain.text_trees import stdlib_tree
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning would raise here
+        tree = stdlib_tree("x = [0x1for y in range(3)]\nz = '\\d'\n")
+    assert tree is not None
+    assert stdlib_tree("def broken(:\n") is None
+    assert len(recwarn) == 0

@@ -36,13 +36,15 @@ def true_at_every_call(ctx: FileContext, value: cst.BaseExpression) -> bool:
     """`value` reads a parameter of the function it is in (`shuffle=shuffle`), a function
     never handed on (`runners.handed_on`: its callers are all in sight), called in sight
     (`arguments_in_sight`), each call passing a literal `True` for it or leaving its
-    literal default `True`."""
+    literal default `True`; and no assignment in the function reaches `value` instead."""
     frame = ctx.model.frame(value)
     if not isinstance(value, cst.Name) or not isinstance(frame, cst.FunctionDef):
         return False
     param = next((p for p in all_params(frame.params) if p.name.value == value.value), None)
     if param is None or handed_on(ctx, frame.name.value):
         return False
+    if any(b.kind != "param" for b in ctx.resolver.reaching(value.value, value)):
+        return False  # `shuffle = False` on some path (beside the sampler): not the argument
     passed = arguments_in_sight(ctx, frame, param.name.value)
     if not passed:
         return False

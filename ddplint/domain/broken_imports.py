@@ -12,6 +12,7 @@ import functools
 import os
 import re
 
+from ddplint.domain.text_trees import stdlib_tree
 from ddplint.project_files import project_files
 
 _DYNAMIC = ("globals()", "exec(", "sys.modules", "__getattr__", "setattr(")
@@ -80,9 +81,8 @@ def _bound_names(text: str | None) -> frozenset[str] | None:
     None when the text cannot settle it."""
     if text is None or any(word in text for word in _DYNAMIC):
         return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = stdlib_tree(text)
+    if tree is None:
         return None
     bound: set[str] = set()
     for node in tree.body:

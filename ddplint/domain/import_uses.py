@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 import os
 
+from ddplint.domain.text_trees import stdlib_tree
+
 _KNOWN: dict[tuple[str, str, str], bool] = {}
 
 
@@ -43,9 +45,8 @@ def _defines(tree: ast.Module, name: str) -> bool:
 def _may_use(path: str, text: str, name: str, module: str) -> bool:
     if os.path.basename(path) == "__init__.py":
         return True
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = stdlib_tree(text)
+    if tree is None:
         return True
     others = _other_modules(tree, module)
     prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}  # docstrings

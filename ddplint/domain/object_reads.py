@@ -15,6 +15,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.project_view import project_of
+from ddplint.domain.text_trees import stdlib_tree
 from ddplint.project_files import project_files, project_root
 
 
@@ -106,9 +107,8 @@ def _methods_called(ctx: FileContext, holder: str, made: cst.Call) -> set[str] |
 
 
 def _class_named(text: str, name: str) -> ast.ClassDef | None:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = stdlib_tree(text)
+    if tree is None:
         return None
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == name:

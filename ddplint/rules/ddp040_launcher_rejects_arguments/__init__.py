@@ -24,6 +24,7 @@ from ddplint.domain.local_rank_option import (
     local_rank_options,
 )
 from ddplint.domain.project_view import project_of
+from ddplint.domain.scripts import main_blocks
 from ddplint.domain.versions import TORCH_2, Version, pinned_torch
 from ddplint.project_files import project_files, project_root
 from ddplint.rule import Finding, Rule, register
@@ -311,14 +312,17 @@ def _launch_reaching(
     ctx: FileContext, root: str, options: list[tuple[cst.Call, frozenset[str]]]
 ) -> str | None:
     """The command file starting this script with the option-passing launcher, or, for a
-    file declaring the option, one starting a script that imports this file."""
+    file declaring the option outside its `__main__` block, one starting a script that
+    imports this file."""
     launches = option_launches(root)
     path = os.path.abspath(ctx.path)
     if path in launches:
         return launches[path]
     project = project_of(ctx)
-    if not options or project is None:
-        return None
+    blocks = main_blocks(ctx.module)
+    imported = [c for c, _ in options if not any(ctx.is_inside(c, b) for b in blocks)]
+    if not imported or project is None:
+        return None  # a parser of this file's own `__main__` block does not run on import
     for script, command in sorted(launches.items()):
         if path in project.text_closure(script):
             return command
