@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
+from ddplint.domain.one_rank_calls import other_branch_calls
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.domain.ranks import Side
 from ddplint.domain.synced_calls import Synced, synced_calls
@@ -32,7 +33,9 @@ class StateLoadedOnMainRank(Rule):
 Flags `load_state_dict(...)` on a DDP-wrapped model (or its `.module`), or on an optimizer
 or learning-rate scheduler, under a test only the main rank passes (`if rank == 0:`),
 when DDP training steps follow it on every rank: a backward through the DDP model, in
-sight, after the load (or in the loop around it).
+sight, after the load (or in the loop around it). Also flags a learning-rate scheduler's
+`step()` under a test only some ranks pass (`if rank == 0: scheduler.step(val_loss)`),
+whose other branch does not step it, when such training steps follow.
 
 Left alone: a load before the wrap (DDP broadcasts rank 0's parameters and buffers when it
 is built), a load followed by a new wrap or a broadcast of the state, a load into a model
@@ -225,6 +228,41 @@ def main(loader):
                 _message(ctx, call, state, where),
                 unproven=trained is Synced.UNKNOWN or not evidence.gate_traced(gate),
             )
+        yield from _scheduler_steps(ctx)
+
+
+def _scheduler_steps(ctx: FileContext) -> Iterator[Finding]:
+    """`scheduler.step()` of a learning-rate scheduler on some ranks only (its other branch
+    not stepping it), when DDP training steps follow on every rank and nothing broadcasts
+    the state again."""
+    gates = domain_of(ctx).gates
+    evidence = None
+    for call in ctx.method_calls("step"):
+        if loaded_state(ctx, call) is not LoadedState.SCHEDULER:
+            continue
+        gate = gates.gate(call)
+        if gate is None or gates.opens_to_every_rank(gate) or gates.single_process(call):
+            continue
+        if other_branch_calls(ctx, gate.node, call):
+            continue  # `if rank == 0: ...; scheduler.step() else: scheduler.step()`
+        after = runs_after(ctx, call)
+        if synced_again(ctx, after):
+            continue
+        trained, _ = synced_calls(
+            ctx, [c for c in after if gates.gate(c) is None], training_only=True
+        )
+        if trained is Synced.NO:
+            continue
+        evidence = evidence or rank_evidence(ctx)
+        where = gate.describe(ctx.code(gate.test).strip())
+        yield Finding(
+            call,
+            f"`{ctx.code(call.func)}(...)` runs {where}: the schedule of the other ranks "
+            "never moves, so their learning rate differs from the stepping ranks' and the "
+            "replicas drift apart (DDP averages gradients, not updates); step the scheduler "
+            "on every rank, after agreeing on any metric it reads",
+            unproven=trained is Synced.UNKNOWN or not evidence.gate_traced(gate),
+        )
 
 
 def _message(ctx: FileContext, call: cst.Call, state: LoadedState, where: str) -> str:
