@@ -106,3 +106,11 @@ def test_the_stdlib_parse_of_a_project_text_prints_no_warnings(recwarn):
     assert tree is not None
     assert stdlib_tree("def broken(:\n") is None
     assert len(recwarn) == 0
+
+
+def test_a_method_the_class_lacks_keeps_the_finding(tmp_path, capsys):
+    # `runner.show()` raises AttributeError, or a subclass out of sight defines it: what
+    # it reads is unknown, so the loader may be trained on.
+    script = SCRIPT.format(module="runner", method="show")
+    files = {"runner.py": RUNNER, "eval.py": script}
+    assert len(findings(tmp_path, capsys, files, "DDP002")) == 1

@@ -172,9 +172,9 @@ def _read_by(cls: ast.ClassDef, called: set[str], kept: set[str]) -> bool:
             return True  # read straight off the object (`runner.train_loader`)
         method = methods.get(name)
         if method is None:
-            if name in called and not cls.bases:
+            if name in called and not cls.bases and name in _assigned(cls):
                 continue  # an attribute the class sets (`runner.device`), no method
-            return True  # a base class's method: out of sight
+            return True  # a base class's method, or a name the class lacks: out of sight
         for node in ast.walk(method):
             if _is_self_attribute(node):
                 assert isinstance(node, ast.Attribute)
@@ -185,6 +185,17 @@ def _read_by(cls: ast.ClassDef, called: set[str], kept: set[str]) -> bool:
             elif isinstance(node, ast.Name) and node.id in ("getattr", "vars"):
                 return True
     return False
+
+
+def _assigned(cls: ast.ClassDef) -> set[str]:
+    """The attributes the class's methods assign on `self` (`self.device = device`)."""
+    return {
+        target.attr
+        for node in ast.walk(cls)
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Attribute) and _is_self_attribute(target)
+    }
 
 
 def _is_self_attribute(node: ast.AST) -> bool:
