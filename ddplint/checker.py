@@ -98,9 +98,7 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
             continue
         try:
             for finding in rule.check(ctx):
-                state = liveness.of(finding.node)
-                if finding.rests_on:
-                    state = _weakest(state, _strongest(map(liveness.of, finding.rests_on)))
+                state = liveness.of_finding(finding.node, finding.rests_on)
                 if state is Liveness.NEVER:
                     continue
                 if state is Liveness.UNKNOWN and not finding.unproven:
@@ -131,17 +129,6 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
                 result.diagnostics.append(diagnostic)
     result.diagnostics = _unique(result.diagnostics)
     return result
-
-
-_ORDER = (Liveness.NEVER, Liveness.UNKNOWN, Liveness.LIVE)
-
-
-def _weakest(*states: Liveness) -> Liveness:
-    return min(states, key=_ORDER.index)
-
-
-def _strongest(states: Iterable[Liveness]) -> Liveness:
-    return max(states, key=_ORDER.index)
 
 
 def livenesses(ctx: FileContext) -> Livenesses:

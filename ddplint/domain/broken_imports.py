@@ -26,12 +26,12 @@ def missing_import(path: str, root: str) -> str | None:
     """How a message names the first top-level import of `path` that its project module
     does not bind (`DistRunner` from `runner/__init__.py`); None when every one is bound
     or out of sight."""
-    text = project_files(root).text(path)
-    for match in _FROM_IMPORT.finditer(text or ""):
+    files = project_files(root)
+    for match in _FROM_IMPORT.finditer(files.text(path) or ""):
         module = _module_file(path, root, match.group(1))
         if module is None:
             continue
-        bound = _bound_names(project_files(root).text(module))
+        bound = _bound_names(files.text(module))
         if bound is None:
             continue
         for name in _imported(match.group(2)):

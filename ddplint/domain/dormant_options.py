@@ -10,7 +10,6 @@ command forwarding its own arguments."""
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 
@@ -33,7 +32,7 @@ _FALSY = frozenset({"None", "False"})
 def needs_unpassed_option(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs only under a test of an option whose default keeps the branch off,
     and no command of the project that starts this script passes that option."""
-    if not os.path.isfile(ctx.path) or _sets_options_otherwise(ctx.source):
+    if not os.path.isfile(ctx.path) or ctx.memo(_sets_options_otherwise):
         return False
     for condition in ctx.flow.conditions(node):
         for term, holds in condition.terms():
@@ -43,11 +42,10 @@ def needs_unpassed_option(ctx: FileContext, node: cst.CSTNode) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=4)
-def _sets_options_otherwise(source: str) -> bool:
-    """The script sets options other than from the command line (asked once per file: a
-    string caches its hash, so the look-up costs nothing on a large file)."""
-    return _OTHER_SETTERS.search(source) is not None
+def _sets_options_otherwise(ctx: FileContext) -> bool:
+    """The script sets options other than from the command line (searched once per file:
+    `needs_unpassed_option` is asked of every finding)."""
+    return _OTHER_SETTERS.search(ctx.source) is not None
 
 
 def _passed(ctx: FileContext, flags: list[str]) -> bool:

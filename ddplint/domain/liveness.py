@@ -158,6 +158,13 @@ class Livenesses:
             states.append(Liveness.UNKNOWN)
         return _all_of(states)
 
+    def of_finding(self, node: cst.CSTNode, rests_on: tuple[cst.CSTNode, ...]) -> Liveness:
+        """Whether a finding at `node` can hold: `node` runs, and so does one of the nodes
+        its harm rests on (all of them, when there are none)."""
+        if not rests_on:
+            return self.of(node)
+        return _all_of([self.of(node), _any_of([self.of(n) for n in rests_on])])
+
     def _only_on_old_torch(self, node: cst.CSTNode) -> bool:
         """`node` runs only on a torch older than 1.10, the first with `torchrun`: a
         fallback for versions no DDP job of today uses."""

@@ -14,8 +14,10 @@ import ast
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.loops import named_for
 from ddplint.domain.project_view import project_of
 from ddplint.domain.text_trees import stdlib_tree
+from ddplint.names import dotted
 from ddplint.project_files import project_files, project_root
 
 
@@ -41,6 +43,14 @@ def unread_by_object(ctx: FileContext, value: cst.Call) -> bool:
     constructors of project classes whose objects never read it (`unread_argument`)."""
     calls = handed_to(ctx, value) or []
     return bool(calls) and all(unread_argument(ctx, made, arg) for made, arg in calls)
+
+
+def trains_nothing_with(ctx: FileContext, made: cst.Call, arg: cst.Arg) -> bool:
+    """The call `made` takes `arg` for no training: an evaluation by its name
+    (`test_accuracy(model, loader)`), or an object that never reads it
+    (`unread_argument`)."""
+    called = (ctx.call_name(made) or dotted(made.func) or "").rpartition(".")[2]
+    return named_for([called]) == "evaluation" or unread_argument(ctx, made, arg)
 
 
 def unread_argument(ctx: FileContext, made: cst.Call, arg: cst.Arg) -> bool:

@@ -1,10 +1,9 @@
 """Calls that run on one rank only: under a rank guard whose other branch does not make
 the same call, in a module-level function reading a global that is only called under a
-rank guard, in a method reading the instance's DDP model whose every call in its class
-(`self.evaluate()`) runs under a rank guard, or with an argument passed under a rank
-guard (a few calls up). A loop that
-deals its iterations out by rank (`if i % world_size != rank: continue`) is not a rank
-guard here: every rank runs the body, each on its share."""
+rank guard, in a method whose every call in its class (`self.evaluate()`) runs under a
+rank guard (`rank_only_method_call`), or with an argument passed under a rank guard (a few
+calls up). A loop that deals its iterations out by rank (`if i % world_size != rank:
+continue`) is not a rank guard here: every rank runs the body, each on its share."""
 
 from __future__ import annotations
 

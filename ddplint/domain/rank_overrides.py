@@ -148,7 +148,7 @@ def _attribute_override(
         every_rank.add(ctx.code(_assigned(binding)).strip())
     if not every_rank:
         return None
-    loop = carried or _loop_around(ctx, at)
+    loop = carried or ctx.enclosing_loop(at)
     for binding, gate, site, method_name in changed:
         value = ctx.code(_assigned(binding)).strip()
         if binding.kind != "augassign" and value in every_rank:
@@ -181,16 +181,6 @@ def _settled(value: cst.BaseExpression) -> bool:
         element = value.slice[0].slice
         return isinstance(element, cst.Index) and isinstance(element.value, cst.SimpleString)
     return False
-
-
-def _loop_around(ctx: FileContext, at: cst.CSTNode) -> cst.For | cst.While | None:
-    """The innermost loop of its frame around `at`."""
-    for ancestor in ctx.ancestors(at):
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return None
-        if isinstance(ancestor, (cst.For, cst.While)):
-            return ancestor
-    return None
 
 
 def _reached_from(

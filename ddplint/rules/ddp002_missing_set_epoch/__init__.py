@@ -13,7 +13,7 @@ from ddplint.domain.arguments_in_sight import true_at_every_call
 from ddplint.domain.ddp_facts import is_false
 from ddplint.domain.epoch_setting import epoch_loop_near, epoch_never_set
 from ddplint.domain.loops import named_for
-from ddplint.domain.object_reads import handed_to, unread_argument
+from ddplint.domain.object_reads import handed_to, trains_nothing_with
 from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import (
     SAMPLER_SHUFFLE,
@@ -691,12 +691,7 @@ def _never_trained_on(ctx: FileContext, loader: cst.Call) -> bool:
     """The loader's every use hands it to an evaluation (`test_accuracy(model, loader)`)
     or to a project class whose object never reads it (`runner.evaluate()` alone)."""
     calls = handed_to(ctx, loader) or []
-    return bool(calls) and all(
-        named_for([(ctx.call_name(made) or dotted(made.func) or "").rpartition(".")[2]])
-        == "evaluation"
-        or unread_argument(ctx, made, arg)
-        for made, arg in calls
-    )
+    return bool(calls) and all(trains_nothing_with(ctx, made, arg) for made, arg in calls)
 
 
 def _index_ignored(ctx: FileContext, sampler: SamplerUse) -> bool:

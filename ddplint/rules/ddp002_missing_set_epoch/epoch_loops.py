@@ -17,8 +17,7 @@ import libcst as cst
 from ddplint.context import FileContext, Scope
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.iterable_wrappers import wrapped_iterable
-from ddplint.domain.loops import named_for
-from ddplint.domain.object_reads import unread_argument
+from ddplint.domain.object_reads import trains_nothing_with
 from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import (
     SamplerUse,
@@ -277,10 +276,7 @@ class EpochLoops:
                 else:
                     yield self._epoch(around, name), call
         elif self._project_helper(call):
-            called = (ctx.call_name(call) or dotted(call.func) or "").rpartition(".")[2]
-            if named_for([called]) == "evaluation":
-                return  # `test_accuracy(model, loader)`: an evaluation's order changes nothing
-            if not unread_argument(ctx, call, arg):  # `runner.evaluate()` only: not read
+            if not trains_nothing_with(ctx, call, arg):  # `test_accuracy(model, loader)`
                 yield self._epoch(around, name), call
         elif site_loop is None and wrapped_iterable(ctx, call) is not None and depth > 0:
             bound, _ = bound_name(ctx, call)

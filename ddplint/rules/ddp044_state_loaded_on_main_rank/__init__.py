@@ -213,12 +213,7 @@ def main(loader):
                 continue
             if gates.single_process(call):
                 continue
-            after = runs_after(ctx, call)
-            if synced_again(ctx, after):
-                continue
-            trained, _ = synced_calls(
-                ctx, [c for c in after if gates.gate(c) is None], training_only=True
-            )
+            trained = _trained_after(ctx, call)
             if trained is Synced.NO:
                 continue
             evidence = evidence or rank_evidence(ctx)
@@ -229,6 +224,17 @@ def main(loader):
                 unproven=trained is Synced.UNKNOWN or not evidence.gate_traced(gate),
             )
         yield from _scheduler_steps(ctx)
+
+
+def _trained_after(ctx: FileContext, call: cst.Call) -> Synced:
+    """Whether DDP training steps follow `call` on every rank (`Synced.NO` also where a
+    later call makes the ranks equal again: a new wrap, a broadcast of the state)."""
+    gates = domain_of(ctx).gates
+    after = runs_after(ctx, call)
+    if synced_again(ctx, after):
+        return Synced.NO
+    trained, _ = synced_calls(ctx, [c for c in after if gates.gate(c) is None], training_only=True)
+    return trained
 
 
 def _scheduler_steps(ctx: FileContext) -> Iterator[Finding]:
@@ -245,12 +251,7 @@ def _scheduler_steps(ctx: FileContext) -> Iterator[Finding]:
             continue
         if other_branch_calls(ctx, gate.node, call):
             continue  # `if rank == 0: ...; scheduler.step() else: scheduler.step()`
-        after = runs_after(ctx, call)
-        if synced_again(ctx, after):
-            continue
-        trained, _ = synced_calls(
-            ctx, [c for c in after if gates.gate(c) is None], training_only=True
-        )
+        trained = _trained_after(ctx, call)
         if trained is Synced.NO:
             continue
         evidence = evidence or rank_evidence(ctx)
