@@ -82,6 +82,14 @@ def _all_writes(ctx: FileContext) -> tuple[Write, ...]:
     return tuple(_find_writes(ctx))
 
 
+def _writes_by_scope(ctx: FileContext) -> dict[cst.CSTNode, list[Write]]:
+    """`writes(ctx)` by the function or module each call lies in."""
+    found: dict[cst.CSTNode, list[Write]] = {}
+    for write in writes(ctx):
+        found.setdefault(ctx.scope(write.call), []).append(write)
+    return found
+
+
 def _find_writes(ctx: FileContext) -> Iterator[Write]:
     saves = []
     for call in ctx.calls_to(SAVE):
@@ -197,10 +205,10 @@ def helper_writes(
     # not as this module's own calls do.
     within = func if inner else None
     found = []
-    all_writes = list(writes(ctx))
-    for write in all_writes:
+    by_scope = ctx.memo(_writes_by_scope)
+    for write in by_scope.get(func, ()):
         call = write.call
-        if ctx.scope(call) is not func or not _once_per_call(ctx, call):
+        if not _once_per_call(ctx, call):
             continue
         target, fallback, skip = overwritten(ctx, write, within=within), None, None
         if target is None:
@@ -229,7 +237,7 @@ def helper_writes(
                 unless=_unless(ctx, call, positions),
             )
         )
-    writers = {ctx.scope(w.call) for w in all_writes} - {func}
+    writers = by_scope.keys() - {func}
     if depth > 0 and writers:
         for call in ctx.model.calls_by_frame(func):
             callees = [c for c in ctx.resolver.callees(call) if c in writers]
@@ -559,7 +567,8 @@ def resumes_from_given_path(
     `last`-style file, and neither it nor its folder is a `best` / `final` / export one):
     a resume load (`resume_loads.resumes`) of a path naming no file of its own (`ckpt =
     torch.load(args.use_checkpoint)` restoring the optimizer too), or a reader of the path
-    of a resume option (`load_checkpoint(cfg.resume_from, model)`). The documented restart
+    of a resume option (`load_checkpoint(cfg.resume_from, model)`), not of another run's
+    weights (`args.resume_teacher`). The documented restart
     passes the file written, unless the file lacks a key the resume reads (`saved`, the
     keys of what is written when they are in sight: weights alone are not the file a
     resume reading `ckpt["optimizer"]` restarts from)."""
@@ -569,12 +578,16 @@ def resumes_from_given_path(
         given = resume.load.args[0].value if resume.load.args else None
         if saved is not None and keys_read(ctx, resume.load) - saved:
             continue
-        if given is not None and not file_names(path_texts(ctx, given, resume.load)):
+        if given is None or _from_another_run(ctx, given, resume.load):
+            continue
+        if not file_names(path_texts(ctx, given, resume.load)):
             return resume.load
     for call, _ in ctx.memo(_reader_calls):
         if not call.args:
             continue
         given = call.args[0].value
+        if _from_another_run(ctx, given, call):
+            continue  # `torch.load(args.resume_teacher)`: another run's weights
         exprs = [given, *(v.expr for v in ctx.resolver.values(given, call))]
         if saved is not None and keys_read(ctx, call) - saved:
             continue

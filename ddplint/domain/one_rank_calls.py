@@ -23,12 +23,12 @@ def one_rank_guard(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
     tests that share a loop's iterations among the ranks and the gates every rank passes
     where a flag of their test is off (`Gates.keeps_out`); None where only one process
     runs it, the job not being distributed (`runs_in_one_process`)."""
-    if runs_in_one_process(ctx, node):
-        return None  # `if local_rank == -1:` inside `if local_rank in [-1, 0]:`
     gates = domain_of(ctx).gates
     found = gates.gate(node)
-    if found is None or found.condition is None:
-        return None if found is None else found.node
+    if found is None or runs_in_one_process(ctx, node):
+        return None  # `if local_rank == -1:` inside `if local_rank in [-1, 0]:`
+    if found.condition is None:
+        return found.node
     kept = [g for g in gates.gates(node) if gates.keeps_out(g) and not _shares_loop(ctx, g, node)]
     if kept:
         return kept[0].node

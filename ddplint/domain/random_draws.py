@@ -372,3 +372,32 @@ def _in_step(ctx: FileContext, call: cst.Call) -> bool:
         ctx.enclosing_function(site.call) is func and ctx.enclosing_loop(site.call) is None
         for site in backward.sites
     )
+
+
+# Calls that draw a random order of items (a permutation, a shuffle, a sample).
+_ORDER_DRAWS = frozenset(
+    {
+        "torch.randperm",
+        "numpy.random.permutation",
+        "numpy.random.shuffle",
+        "numpy.random.choice",
+        "random.shuffle",
+        "random.sample",
+    }
+)
+
+
+def draws_an_order(ctx: FileContext, func: cst.FunctionDef) -> cst.Call | None:
+    """A call in `func` that draws a random order of items (`torch.randperm(n)`,
+    `random.shuffle(files)`), or calls a function of this file that does: each call of
+    `func` works on a new order."""
+    for call in ctx.calls_within(func):
+        if ctx.call_name(call) in _ORDER_DRAWS:
+            return call
+    for call in ctx.calls_within(func):
+        for callee in ctx.resolver.callees(call):
+            if callee is not func and any(
+                ctx.call_name(c) in _ORDER_DRAWS for c in ctx.calls_within(callee)
+            ):
+                return call
+    return None

@@ -15,9 +15,14 @@ from ddplint.domain.ddp_facts import string_key, string_value
 from ddplint.names import dotted
 
 LOAD = "torch.load"
-# A call that reads a checkpoint back (`torch.load`, `load_checkpoint`, `resume_from`), and
-# one named for resuming in particular.
-READER = re.compile(r"(?i)load|resume|restore|recover|restart")
+# A call that reads a checkpoint back (`torch.load`, `load_checkpoint`, `resume_from`,
+# `loadModel`), and one named for resuming in particular. The verb starts a word of the
+# name: not `upload_artifact` or `download`, nor a data loader (`DataLoader`,
+# `get_loader`, `train_loader`), which reads no checkpoint.
+READER = re.compile(
+    r"(?:^|(?<=[_.])|(?<=[a-z0-9])(?=[A-Z]))(?<!data_)(?<!Data)"
+    r"(?i:(?:re)?load(?!ers?(?:$|[_.A-Z]))|resume|restore|recover|restart)"
+)
 RESUMER = re.compile(r"(?i)resume|restore|recover|restart")
 # A name an optimizer is kept under (`optimizer`, `self.opt`, `solver`).
 OPTIMIZER_NAME = re.compile(r"(?i)optim|(^|_)opt(_|$)|solver")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -15,6 +15,7 @@ from ddplint.domain.epoch_setting import epoch_loop_near, epoch_never_set
 from ddplint.domain.loops import named_for
 from ddplint.domain.object_reads import handed_to, trains_nothing_with
 from ddplint.domain.project_view import project_of
+from ddplint.domain.random_draws import draws_an_order
 from ddplint.domain.samplers import (
     SAMPLER_SHUFFLE,
     SamplerUse,
@@ -149,21 +150,34 @@ def _same_arguments(ctx: FileContext, made: cst.Call, loop: cst.For) -> bool:
 
 
 def _other_samplers(
-    ctx: FileContext,
     samplers: Sequence[SamplerUse],
+    held: Callable[[SamplerUse], frozenset[str]],
     sampler: SamplerUse,
-    names: list[LoaderName],
 ) -> frozenset[str]:
     """The names that hold only other samplers of the file (`self.aux_sampler`,
-    `aux_loader.sampler`): a `set_epoch` on one of them leaves `sampler`'s epoch as it is."""
-    own = {sampler.name, *(f"{held.name}.sampler" for held in names)}
+    `aux_loader.sampler`): a `set_epoch` on one of them leaves `sampler`'s epoch as it is.
+    `held`: a sampler's own name and `loader.sampler` for each name holding its loaders."""
     found: set[str] = set()
     for other in samplers:
-        if other is sampler or other.call is sampler.call:
-            continue
-        found.add(other.name or "")
-        found.update(f"{held.name}.sampler" for held in loader_names(ctx, other))
-    return frozenset(found - own - {""})
+        if other is not sampler and other.call is not sampler.call:
+            found.update(held(other))
+    return frozenset(found - held(sampler) - {""})
+
+
+class _HeldNames:
+    """By sampler, its own name and `loader.sampler` for each name holding one of its
+    loaders (`loader_names`), each computed once."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self._known: dict[int, frozenset[str]] = {}
+
+    def __call__(self, sampler: SamplerUse) -> frozenset[str]:
+        if id(sampler) not in self._known:
+            loaders = loader_names(self.ctx, sampler)
+            names = {sampler.name or "", *(f"{held.name}.sampler" for held in loaders)}
+            self._known[id(sampler)] = frozenset(names)
+        return self._known[id(sampler)]
 
 
 def _changed_in(ctx: FileContext, name: str | None, loop: cst.For) -> bool:
@@ -246,8 +260,11 @@ imports a framework that calls `set_epoch` for you (Lightning, Accelerate, the H
 `Trainer`, Ignite, mmengine, ...), and a loop over epochs that goes round more than once
 runs in the file, or in a module whose imports reach it or its package (a computed
 `import_module("data." + name)` included), or that it imports. A sampler whose `shuffle`
-is out of sight (a config value) is reported under `--preview`; one whose `shuffle` is a
-parameter of its factory is left to the files calling the factory.
+is out of sight (a config value) is reported under `--preview`, and so is one whose
+building function first draws a new random order of its data (`torch.randperm`,
+`random.shuffle`, itself or through a function of its module): each build then shards a
+new order, so the epochs repeat one only if the loader is built once; one whose `shuffle`
+is a parameter of its factory is left to the files calling the factory.
 Also flags `sampler.set_epoch(epoch)` (or `loader.sampler.set_epoch(epoch)`) called with
 the loop variable after the epoch's pass over the loader, in a loop that starts at 0
 (`range(epochs)`): each pass then reads the epoch set by the pass before it, so epochs 0
@@ -465,6 +482,7 @@ def main(train_set, model, epochs):
         finder = EpochLoops(ctx)
         reported: set[int] = set()
         samplers = distributed_samplers(ctx)
+        held_names = _HeldNames(ctx)
         untraced: list[tuple[SamplerUse, bool | None]] = []  # with how each shuffles
         for sampler in samplers:
             shuffle = shuffles(ctx, sampler)
@@ -477,7 +495,7 @@ def main(train_set, model, epochs):
                 continue
             before = len(reported)
             names = loader_names(ctx, sampler)
-            others = _other_samplers(ctx, samplers, sampler, names)
+            others = _other_samplers(samplers, held_names, sampler)
             for held in names:
                 made = held.made if _built_by_helper(ctx, sampler, held) else sampler.call
                 for epoch in finder.without_set_epoch(held.name, held.scope, made, others):
@@ -548,14 +566,21 @@ def main(train_set, model, epochs):
                 continue  # no second epoch in sight
             where, line = loop
             how = "shuffles" if shuffle else "may shuffle (its `shuffle` is out of sight)"
+            drawn = isinstance(frame, cst.FunctionDef) and draws_an_order(ctx, frame)
+            unless = (
+                f" (unless each pass calls `{builder}()` anew: it draws a new random order "
+                f"of its data, `{ctx.code(drawn.func)}()`)"
+                if drawn
+                else ""
+            )
             yield Finding(
                 sampler.site,
                 f"This DistributedSampler {how}, and no code of this project calls "
                 "`set_epoch` on a sampler (nor hands its loaders to a framework that "
                 "does): its epoch stays 0, so every pass of the epoch loop "
-                f"(`{where}:{line}`) reads the same sample order on every rank; call "
-                "`sampler.set_epoch(epoch)` at the start of each epoch",
-                unproven=shuffle is None,
+                f"(`{where}:{line}`) reads the same sample order on every rank{unless}; "
+                "call `sampler.set_epoch(epoch)` at the start of each epoch",
+                unproven=shuffle is None or bool(drawn),
             )
 
     @staticmethod

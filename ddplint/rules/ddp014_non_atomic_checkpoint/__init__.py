@@ -326,15 +326,15 @@ def _judged(
     saved = saved_keys(ctx, source.args[0].value, source) if source.args else None
     if write.copied is not None:
         # A copy: the file it copies stays intact (`_copies`).
-        resumed = repeated and _resumed_from(ctx, texts, call, saved)
+        resumed = _resumed_from(ctx, texts, call, saved) if repeated else None
         return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=True)
     # Proven: a save that repeats in sight onto the file the run resumes from. A file
     # nothing in sight reads back (best weights, an export) costs the weights of one save
     # at worst, and one whose state was just saved to a file of its own costs nothing; a
     # `last`/`best` name written once in sight rests on its name alone: all unproven.
-    resumed = repeated and _resumed_from(ctx, texts, call, saved)
-    backed_up = resumed and _backed_up(ctx, write)
-    resumed = resumed and not backed_up
+    resumed = _resumed_from(ctx, texts, call, saved) if repeated else None
+    backed_up = resumed is not None and _backed_up(ctx, write)
+    resumed = None if backed_up else resumed
     backup = (
         " (the same state was just saved to a file of its own, which a restart can fall back on)"
     )
@@ -356,7 +356,7 @@ def _judged(
     elif not resumed:
         what = "a checkpoint path every save overwrites (nothing in sight reads it back to resume)"
     else:
-        what = "the checkpoint this script reads back to resume from, overwritten at every save"
+        what = f"{resumed}, overwritten at every save"
     if caller is not None and caller[2]:  # the call (of several) whose arguments make it
         shown += f"` (through `{_shown(' '.join(ctx.code(caller[1]).split()))}`)"
     else:
@@ -364,8 +364,12 @@ def _judged(
     return Finding(
         call,
         f"`torch.save` writes straight onto `{shown}, {what}: {_HARM}",
-        unproven=not resumed,
+        unproven=resumed is None,
     )
+
+
+# How a written file is known to be resumed from (`_resumed_from`).
+_READ_BACK = "the checkpoint this script reads back to resume from"
 
 
 def _resumed_from(
@@ -373,23 +377,27 @@ def _resumed_from(
     texts: list[str],
     write: cst.Call | None = None,
     saved: frozenset[str] | None = None,
-) -> bool:
-    """A load of this file reads the file whose path has the pieces `texts` back: by its
-    name (naming a best or final file's folder too), through a project helper, or from
-    the path a resume option names (not where the function writing it, `write`'s, is
-    named for best or exported weights, nor where the file lacks a key that resume reads:
-    `saved`, the keys written, when in sight)."""
+) -> str | None:
+    """How a load of this file reads the file whose path has the pieces `texts` back,
+    said for a message; None when none does. By its name (naming a best or final file's
+    folder too), through a project helper, or from the path a resume option names (not
+    where the function writing it, `write`'s, is named for best or exported weights, nor
+    where the file lacks a key that resume reads: `saved`, the keys written, when in
+    sight)."""
     names = file_names(texts)
     unresumed = names_unresumed_file(texts)
     read = reads_back(ctx, names)
     if read is not None and (not unresumed or names_it(ctx, read, texts)):
-        return True  # a `best_model/state.pt` is not the `state.pt` a resume reads
+        return _READ_BACK  # a `best_model/state.pt` is not the `state.pt` a resume reads
     if unresumed or (write is not None and writer_names_unresumed(ctx.enclosing_function(write))):
-        return False
-    return (
-        read_back_by_helper(ctx, names) is not None
-        or resumes_from_given_path(ctx, texts, saved) is not None
-    )
+        return None
+    if read_back_by_helper(ctx, names) is not None:
+        return _READ_BACK
+    given = resumes_from_given_path(ctx, texts, saved)
+    if given is None:
+        return None
+    option = f" (`{_shown(ctx.code(given.args[0].value))}`)" if given.args else ""
+    return f"a checkpoint of the kind this script resumes from, given its path{option}"
 
 
 def _backed_up(ctx: FileContext, write: Write) -> bool:
@@ -431,12 +439,11 @@ def _shown(code: str) -> str:
     return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
-def _message(verb: str, shown: str, resumed: bool) -> str:
-    what = (
-        "the checkpoint file this script reads back to resume from"
-        if resumed
-        else "a checkpoint path every call overwrites"
-    )
+def _message(verb: str, shown: str, resumed: str | None) -> str:
+    if resumed == _READ_BACK:
+        what = "the checkpoint file this script reads back to resume from"
+    else:
+        what = resumed or "a checkpoint path every call overwrites"
     if _copies(verb):
         return f"{verb} writes straight onto {shown}, {what}: {_COPY_HARM}"
     return f"{verb} writes straight onto {shown}, {what}: {_HARM}"
@@ -516,10 +523,10 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     names = file_names(texts)
     written = argument_for(call, helper.saved_param) if helper.saved_param is not None else None
     keys = saved_keys(ctx, written, call) if written is not None else None
-    resumed = (
-        _resumed_from(ctx, texts, saved=keys) or read_back_by_twin(ctx, call, paths) is not None
-    )
-    if not resumed and names_overwritten_file(list(helper.texts)):
+    resumed = _resumed_from(ctx, texts, saved=keys)
+    if resumed is None and read_back_by_twin(ctx, call, paths) is not None:
+        resumed = _READ_BACK
+    if resumed is None and names_overwritten_file(list(helper.texts)):
         return None  # a `best.pth` of the helper's own: its module reports the save
     shown = f"`{_shown(helper.shown)}`"
     if len(paths) == 1 and passed_names == [helper.shown]:
@@ -532,5 +539,5 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     return Finding(
         call,
         _message(f"`{callee}(...)` ({helper.verb} inside it)", shown, resumed),
-        unproven=not resumed or _copies(helper.verb),
+        unproven=resumed is None or _copies(helper.verb),
     )

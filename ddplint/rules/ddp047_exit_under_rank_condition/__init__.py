@@ -37,21 +37,23 @@ class ExitUnderRankCondition(Rule):
     )
     explanation = """
 ## What it does
-Flags a `break` or `return` taken only under a rank condition (`if rank == 0:`,
-`if rank == 0 and args.test_only:`), and a process exit with status 0 there inside a loop
+Flags a `break` or `return` taken only under a rank condition (`if rank == 0:`, `if rank
+== 0 and args.test_only:`), and a process exit with status 0 there inside a loop
 (`sys.exit()`, `exit()`, `os._exit(0)`: torchrun ends the job only when a rank fails),
-when the ranks it turns away go on to collectives the leaving ranks never issue: the rest
-of the pass and the next pass of the loop a `break` leaves or a process exit ends, or the
-rest of the function a `return` leaves, reaches the DDP constructor (it broadcasts rank 0's
-parameters), a `backward()` through a DDP-wrapped model in sight (DDP's gradient
-all-reduce), a call of this file's training function handed the DDP model, or, in a
-loop's next pass, a collective (`dist.all_reduce`, a helper that always issues one). A
-test on a value only some ranks change counts as a rank condition (`if completed >=
-max_steps: break` where `completed += 1` runs under `if rank == 0:`: the ranks read
-different values), and so does an attribute of the instance its class sets on every rank
-only to constants or loaded state and changes only under a rank condition or in a method
-called only under one (`self._track_best(...)` under `if rank == 0:` setting
-`self.stop_training = True`), within the loop that tests it.
+when the ranks it turns away go on to collectives the leaving ranks never issue: the
+rest of the pass and the next pass of the loop a `break` leaves or a process exit ends,
+or the rest of the function a `return` leaves, reaches `init_process_group` (its
+rendezvous waits for every rank; also through a function of this file or a project
+helper that starts the group), the DDP constructor (it broadcasts rank 0's parameters),
+a `backward()` through a DDP-wrapped model in sight (DDP's gradient all-reduce), a call
+of this file's training function handed the DDP model, or, in a loop's next pass, a
+collective (`dist.all_reduce`, a helper that always issues one). A test on a value only
+some ranks change counts as a rank condition (`if completed >= max_steps: break` where
+`completed += 1` runs under `if rank == 0:`: the ranks read different values), and so
+does an attribute of the instance its class sets on every rank only to constants or
+loaded state and changes only under a rank condition or in a method called only under
+one (`self._track_best(...)` under `if rank == 0:` setting `self.stop_training = True`),
+within the loop that tests it.
 
 Left alone: exits whose other branch leaves too (`if rank == 0: ...; break` / `else:
 break`), exits after which the other ranks leave on the same flag (`if args.test_only:

@@ -13,6 +13,7 @@ from ddplint.context import FileContext
 from ddplint.domain import Gate, domain_of
 from ddplint.domain.apis import DDP_CLASSES
 from ddplint.domain.ddp_steps import ddp_backward, trains_ddp_model
+from ddplint.domain.project_view import project_of
 from ddplint.engine.flow import calls_exit
 
 
@@ -119,6 +120,8 @@ def _issues(ctx: FileContext, call: cst.Call, explicit: bool) -> str | None:
     issue one) count only when `explicit`."""
     if ctx.call_name(call) in DDP_CLASSES:
         return "its constructor broadcasts rank 0's parameters and buffers to every rank"
+    if _joins_process_group(ctx, call):
+        return "it joins the process group: `init_process_group` returns once every rank has"
     if ddp_backward(ctx, call):
         return "DDP's gradient all-reduce runs inside it"
     if trains_ddp_model(ctx, call):
@@ -132,3 +135,19 @@ def _issues(ctx: FileContext, call: cst.Call, explicit: bool) -> str | None:
     if inner is None:
         return "it issues a collective"
     return f"it issues `{ctx.code(inner.func)}()`"
+
+
+_INIT = "torch.distributed.init_process_group"
+
+
+def _joins_process_group(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` is `init_process_group`, or a function of this file or a helper of the
+    project that initialises the process group (`init_distributed_device(args)`): every
+    rank must join it before it returns."""
+    if ctx.call_name(call) == _INIT:
+        return True
+    for callee in ctx.resolver.callees(call):
+        if any(ctx.call_name(c) == _INIT for c in ctx.calls_within(callee)):
+            return True
+    project = project_of(ctx)
+    return project is not None and project.helper_starts_processes(ctx, call)

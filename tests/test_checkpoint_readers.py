@@ -1,0 +1,107 @@
+"""Which calls read a checkpoint back (`resume_loads.READER`): a name whose word is a load
+or resume verb (`torch.load`, `load_checkpoint`, `loadModel`, `resume_from`), not an
+upload, a download or a data loader. DDP014 calls a file rewritten in place "the
+checkpoint this script reads back" only on such a read; a resume from a path the user
+gives is said as such."""
+
+from __future__ import annotations
+
+import pytest
+from test_exit_before_rendezvous import project_output
+from test_recall_ckpt_resume import findings
+
+from ddplint.domain.resume_loads import READER
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["load", "load_checkpoint", "loadModel", "LoadWeights", "reload_ckpt", "resume_from", "_load"],
+)
+def test_load_and_resume_verbs_read_back(name: str) -> None:
+    assert READER.search(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["upload_artifact", "download", "uploadFile", "DataLoader", "get_loader", "train_loader"],
+)
+def test_uploads_downloads_and_data_loaders_read_no_checkpoint(name: str) -> None:
+    assert not READER.search(name)
+
+
+BEST_MODEL_UPLOADED = """\
+import os
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def main(model, loader, val_loss_of, task, weights_dir, epochs):
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    model = DDP(model)
+    best = float("inf")
+    for epoch in range(epochs):
+        for x, y in loader:
+            model(x).sum().backward()
+        loss = val_loss_of(model)
+        if rank == 0 and loss < best:
+            best = loss
+            path = os.path.join(weights_dir, "best_model.pth")
+            torch.save(model.module.state_dict(), path)
+            task.upload_artifact("best_model.pth", artifact_object=path)
+"""
+
+
+def test_an_upload_of_the_best_weights_is_no_resume(cli, write) -> None:
+    write("pyproject.toml", "[project]\nname = 'demo'\n")
+    train = write("train.py", BEST_MODEL_UPLOADED)
+    assert all(unproven for _, _, unproven in findings(cli, train, "--select", "DDP014"))
+
+
+GIVEN_PATH = """\
+import argparse
+import os
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def main(model, optimizer, loader, epochs):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--resume_from", default="")
+    parser.add_argument("--out", default="runs")
+    args = parser.parse_args()
+    dist.init_process_group("nccl")
+    model = DDP(model)
+    start = 0
+    if args.resume_from:
+        state = torch.load(args.resume_from, map_location="cpu")
+        model.module.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        start = state["epoch"] + 1
+    for epoch in range(start, epochs):
+        for x, y in loader:
+            model(x).sum().backward()
+            optimizer.step()
+        if dist.get_rank() == 0:
+            state = {"model": model.module.state_dict(), "optimizer": optimizer.state_dict()}
+            state["epoch"] = epoch
+            torch.save(state, os.path.join(args.out, "last.ckpt"))
+"""
+
+
+def test_a_resume_from_a_given_path_is_said_as_such(cli, write) -> None:
+    out = project_output(cli, write, GIVEN_PATH, "DDP014")
+    assert "a checkpoint of the kind this script resumes from, given its path" in out
+    assert "`args.resume_from`" in out
+    assert "reads back" not in out
+
+
+def test_another_runs_weights_are_no_resume(cli, write) -> None:
+    write("pyproject.toml", "[project]\nname = 'demo'\n")
+    teacher = GIVEN_PATH.replace("resume_from", "resume_teacher")
+    train = write("train.py", teacher)
+    assert all(unproven for _, _, unproven in findings(cli, train, "--select", "DDP014"))
