@@ -253,12 +253,22 @@ class FileContext:
             return value
 
     def names_in(self, node: cst.CSTNode) -> Iterable[str]:
-        """Dotted names read anywhere inside `node`."""
+        """Dotted names read anywhere inside `node`: `cfg.optim.loss`, `cfg.optim` and
+        `cfg`, not the attribute's own name (`loss`), nor a keyword (`f(loss=x)`)."""
         for child in self.walk(node):
+            if isinstance(child, cst.Name) and self._names_no_value(child):
+                continue
             if isinstance(child, (cst.Name, cst.Attribute)):
                 name = dotted(child)
                 if name:
                     yield name
+
+    def _names_no_value(self, name: cst.Name) -> bool:
+        """`name` is an attribute's own name or an argument's keyword: no name is read."""
+        parent = self.parent(name)
+        if isinstance(parent, cst.Attribute):
+            return parent.attr is name
+        return isinstance(parent, cst.Arg) and parent.keyword is name
 
 
 class _TextState(CodegenState):

@@ -213,3 +213,27 @@ def test_rank0_forward_proven_only_with_known_buffers(model: str, unproven: bool
     see (a class of another module) is unproven; through one with BatchNorm, proven."""
     (finding,) = lint_source(RANK0_FORWARD.replace("MODEL", model), select=["DDP021"])
     assert finding.unproven is unproven
+
+
+@pytest.mark.parametrize(
+    "convert",
+    [
+        "nn.SyncBatchNorm.convert_sync_batchnorm(model)",
+        "torch.nn.SyncBatchNorm.convert_sync_batchnorm(module=model)",
+    ],
+)
+def test_a_sync_batchnorm_conversion_keeps_the_models_buffers(convert: str) -> None:
+    """`convert_sync_batchnorm` returns the module it is given, BatchNorm layers made
+    SyncBatchNorm: the buffers are the same, and so is what the wrap holds."""
+    body = f"""
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn = nn.BatchNorm1d(8)
+
+        model = Net().cuda()
+        model = {convert}
+        ddp = DDP(model, device_ids=[0])
+    """
+    assert _buffered(body)
+    assert not _free(body)

@@ -80,3 +80,30 @@ def test_another_examples_launch_says_nothing_of_this_script(tmp_path: Path) -> 
     project_files.cache_clear()
     launch_commands._commands.cache_clear()
     assert not runs_on_several_nodes(str(script), SCRIPT, ())
+
+
+NODE_OPTION = SCRIPT + "parser.add_argument('--nnodes', type=int, default=1)\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "command", "several"),
+    [
+        ("README.md", "torchrun --nnodes=1 --nproc_per_node=$NGPU train.py", False),
+        ("run.sh", "torchrun --nproc_per_node=8 train.py", False),
+        ("job.slurm", "#SBATCH --nodes=1\nsrun python train.py", False),
+        ("run.sh", "torchrun --nnodes=2 --nproc_per_node=8 train.py", True),
+        ("run.sh", "deepspeed --num_nodes=2 train.py", True),
+        ("run.sh", "mpirun -np 16 --hostfile hosts python train.py", True),
+        ("job.slurm", "#SBATCH --nodes=1\nsrun python train.py\ndeepspeed train.py", True),
+    ],
+)
+def test_documented_launches_of_one_node_outweigh_a_node_option(
+    tmp_path: Path, name: str, command: str, several: bool
+) -> None:
+    """A node option the script offers counts unless every launch the project documents
+    starts one node; a launcher that says its node count otherwise leaves it counted."""
+    assert _several(tmp_path, NODE_OPTION, {name: command}) is several
+
+
+def test_a_node_option_without_documented_launches_counts(tmp_path: Path) -> None:
+    assert _several(tmp_path, NODE_OPTION, {"README.md": "Train with the script."})

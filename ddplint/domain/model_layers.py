@@ -91,7 +91,14 @@ _BUFFER_FREE_LAYERS = frozenset(
 _CONTAINERS = frozenset(
     f"torch.nn.{name}" for name in ("ModuleList", "ModuleDict", "ParameterList", "ParameterDict")
 )
-_PASS_THROUGH_CALLS = frozenset({"torch.compile"})
+# Calls that return the module they are given (compiled, or with its BatchNorm layers
+# made SyncBatchNorm: the same buffers), by the keyword of that argument.
+_PASS_THROUGH_CALLS = {
+    "torch.compile": "model",
+    "torch.nn.SyncBatchNorm.convert_sync_batchnorm": "module",
+    "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm": "module",
+    "apex.parallel.convert_syncbn_model": "module",
+}
 _PLAIN_MODULES = frozenset({"math", "functools", "itertools", "operator", "warnings", "logging"})
 _BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 
@@ -171,12 +178,14 @@ class ModelLayers:
                 yield from self.constructions(inner, value.at, depth - 1)
 
     def _passed_through(self, made: cst.BaseExpression) -> cst.BaseExpression | None:
-        """`m` for `m.cuda()`, `m.to(device)`, `torch.compile(m)`."""
+        """`m` for `m.cuda()`, `m.to(device)`, `torch.compile(m)`,
+        `nn.SyncBatchNorm.convert_sync_batchnorm(m)`."""
         if not isinstance(made, cst.Call):
             return None
         func = made.func
-        if self.ctx.qualname(func) in _PASS_THROUGH_CALLS:
-            return argument(made, 0, "model")
+        keyword = _PASS_THROUGH_CALLS.get(self.ctx.qualname(func) or "")
+        if keyword is not None:
+            return argument(made, 0, keyword)
         if isinstance(func, cst.Attribute) and func.attr.value in SAME_MODULE_METHODS:
             return func.value if self.ctx.qualname(func) is None else None
         return None

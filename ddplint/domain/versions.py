@@ -201,7 +201,35 @@ def pinned_torch(root: str, script: str) -> Version | None:
         if text is not None and "torch" in text.lower()
         for operator, number in _PIN.findall(text)
     ]
-    return max(pins) if pins else None
+    pinned = max(pins) if pins else None
+    interpreter = _interpreter_bound([d for d in documents if d is not None])
+    if interpreter is None:
+        return pinned
+    return interpreter if pinned is None else min(pinned, interpreter)
+
+
+# A Python interpreter a command runs (`python train.py`, `/usr/bin/python3.6 -m ...`),
+# with its version where the command names one.
+_INTERPRETER = re.compile(r"(?<![\w.-])(?:[\w.-]*/)?python(3(?:\.\d+)?)?(?=[ \t])")
+# The newest torch released for each Python too old for torch 2.0 (3.6: 1.10.2; 3.7:
+# 1.13.1).
+_NEWEST_TORCH_FOR = {(3, 5): (1, 4, 99), (3, 6): (1, 10, 99), (3, 7): (1, 13, 99)}
+
+
+def _interpreter_bound(commands: list[str]) -> Version | None:
+    """The newest torch the interpreters that `commands` run can install, when every one
+    of them names a Python version too old for torch 2.0 (`/usr/bin/python3.6 -m
+    torch.distributed.launch ...`); None when one names none (`python`, `python3`) or a
+    newer one, or no command runs Python."""
+    bounds: list[Version] = []
+    for command in commands:
+        for version in _INTERPRETER.findall(command):
+            major, _, minor = version.partition(".")
+            newest = _NEWEST_TORCH_FOR.get((3, int(minor))) if major and minor else None
+            if newest is None:
+                return None
+            bounds.append(newest)
+    return max(bounds) if bounds else None
 
 
 def shown_pin(version: Version) -> str:

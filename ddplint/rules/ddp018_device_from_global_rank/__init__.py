@@ -42,13 +42,15 @@ one). The local rank (`LOCAL_RANK`, set by torchrun) is the GPU index on the nod
 A name for the local rank that holds the global rank (`local_rank = dist.get_rank()`,
 or `os.environ["RANK"]`) is the global rank: the value decides, not the name.
 
-The harm needs a second node, so the finding is proven (reported by default) only where the
-script shows it runs on more than one: it or a module it imports offers a node option
-(`--nnodes`, `--num_nodes`, `--node_rank`, ...) or reads a node's number or the node count
-from the environment (`NODE_RANK`, `SLURM_NODEID`, `SLURM_NNODES`, ...), or a command of the
-project launches several nodes (`torchrun --nnodes=2`, `--node_rank`, `#SBATCH --nodes=4`).
-A pytest test module runs under its test runner: only its own text and the commands naming
-it count there, not the library code it imports nor the project's training jobs.
+The harm needs a second node, so the finding is proven (reported by default) only where
+the script shows it runs on more than one: it or a module it imports offers a node
+option (`--nnodes`, `--num_nodes`, `--node_rank`, ...) or reads a node's number or the
+node count from the environment (`NODE_RANK`, `SLURM_NODEID`, `SLURM_NNODES`, ...), or a
+command of the project launches several nodes (`torchrun --nnodes=2`, `--node_rank`,
+`#SBATCH --nodes=4`). An option offered counts only where the project's commands do not
+all launch one node (`torchrun --nnodes=1`, or without `--nnodes`; `#SBATCH --nodes=1`).
+A pytest test module runs under its test runner: only its own text and the commands
+naming it count there, not the library code it imports nor the project's training jobs.
 Elsewhere it is shown under `--preview` only.
 
 Not flagged: local-rank values (`LOCAL_RANK`, `args.local_rank`, `local_rank`),
