@@ -99,9 +99,11 @@ def global_model_site(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> cst.
 
 def guarded_site(
     ctx: FileContext, name: cst.Name, at: cst.CSTNode, depth: int = MAX_DEPTH
-) -> cst.Call | None:
-    """A call site, only reached under a rank condition, that passes a DDP model for
-    the parameter `name` of the function holding `at`."""
+) -> list[cst.Call] | None:
+    """The calls, innermost first, through which a call site only reached under a rank
+    condition (the last) passes a DDP model for the parameter `name` of the function
+    holding `at` (`test(loader, model)` under `if rank == 0:`, then `predict(model, x)`
+    inside `test`)."""
     if depth == 0:
         return None
     facts = facts_of(ctx)
@@ -117,11 +119,11 @@ def guarded_site(
             if other_branch_calls(ctx, site_guard, site):
                 continue
             if facts.is_ddp_model(arg, site) and not facts.is_unwrapped_ddp(arg, site):
-                return site
+                return [site]
         elif isinstance(arg, cst.Name):
             inner = guarded_site(ctx, arg, site, depth - 1)
             if inner is not None:
-                return inner
+                return [site, *inner]
     return None
 
 

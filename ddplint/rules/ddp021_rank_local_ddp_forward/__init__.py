@@ -297,15 +297,17 @@ def main(net, batch, local_rank):
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
                     continue
-                site = guarded_site(ctx, func, call)
-                if site is not None:
-                    said, buffers_unknown = _said(ctx, call, held_buffered)
+                chain = guarded_site(ctx, func, call)
+                if chain is not None:
+                    # a call on the way with gradients off: this path's output trains nothing
+                    graded = not any(domain_of(ctx).loops.is_evaluation(c) for c in chain)
+                    said, buffers_unknown = _said(ctx, call, held_buffered, graded)
                     yield Finding(
                         call,
                         f"forward through the DDP wrapper `{func.value}` runs on one rank "
                         f"only (this function is called under a rank condition with the DDP "
                         f"model): {said}; pass `model.module` instead",
-                        unproven=buffers_unknown or not _traced(ctx, evidence, site),
+                        unproven=buffers_unknown or not _traced(ctx, evidence, chain[-1]),
                     )
 
 
@@ -438,10 +440,13 @@ def _sites_by_node(ctx: FileContext) -> dict[int, list[int]]:
     return index
 
 
-def _said(ctx: FileContext, call: cst.Call, buffered: bool) -> tuple[str, bool]:
+def _said(
+    ctx: FileContext, call: cst.Call, buffered: bool, graded: bool = True
+) -> tuple[str, bool]:
     """What the forward `call` issues (`_harm`), and whether that is unknown: asked only
-    for a finding, since whether the forward trains is the costly question."""
-    trains = _synced_training_forward(ctx, call)
+    for a finding, since whether the forward trains is the costly question. Without
+    `graded`, the rank-local path reaches it with gradients off: it trains nothing there."""
+    trains = graded and _synced_training_forward(ctx, call)
     return _harm(trains, buffered), not buffered and not trains
 
 

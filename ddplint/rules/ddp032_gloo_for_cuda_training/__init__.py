@@ -10,6 +10,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.apis import DDP_CLASSES
+from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
@@ -37,7 +38,10 @@ the module it wraps was moved with `.cuda(...)`, neither under a test about the 
 (`torch.cuda.is_available()`, `args.gpu is not None`). Not flagged: a backend that
 depends on anything (`"nccl" if torch.cuda.is_available() else "gloo"`), a script that
 also creates an NCCL group (gloo then serves CPU-side collectives), a script that checks
-the platform (NCCL exists only on Linux), a script that never uses CUDA.
+the platform (NCCL exists only on Linux), a script that never uses CUDA, and one that
+never trains: no `backward()`, and the DDP model neither returned to callers nor handed
+to a function (a sampling script running the model forward). Where the model is only
+handed to functions out of sight, which may train it, the finding is unproven.
 
 ## Why is this bad?
 With gloo, each gradient all-reduce of a CUDA model is staged through host memory and the
@@ -139,6 +143,9 @@ def main(model, local_rank):
             return
         if any(word in ctx.source for word in _PLATFORM_WORDS):
             return
+        trains = _trains(ctx)
+        if trains is False:
+            return  # a sampling or evaluation script: no gradient all-reduce to slow down
         for init in inits:
             backend = argument(init, 0, "backend")
             if backend is None:
@@ -158,8 +165,15 @@ def main(model, local_rank):
                 "Process group backend hard-coded to gloo in a job that puts its model on "
                 "CUDA: every gradient all-reduce is staged through host memory instead of "
                 "going GPU to GPU, so each step of N processes waits on a much slower "
-                'exchange than with NCCL; use "nccl"',
+                'exchange than with NCCL; use "nccl"'
+                + (
+                    ""
+                    if trains
+                    else " (unproven: the DDP model is only handed to functions "
+                    "out of sight, which may or may not train it)"
+                ),
                 fix=fix,
+                unproven=trains is None,
             )
 
     def _trains_on_cuda(self, ctx: FileContext) -> bool:
@@ -213,3 +227,19 @@ def _text(expr: cst.BaseExpression) -> str | None:
 
 def _is_gloo(expr: cst.BaseExpression) -> bool:
     return _text(expr) == "gloo"
+
+
+def _trains(ctx: FileContext) -> bool | None:
+    """The file runs `backward()`, or returns its DDP model to its callers (a setup
+    helper: they train it): True; else whether something out of sight may train it: None
+    where it hands the model to a function, False where it does neither (a sampling
+    script that only runs the model forward)."""
+    if any(ctx.method_calls("backward")) or any(ctx.calls_to("torch.autograd.backward")):
+        return True
+    facts = facts_of(ctx)
+    for node in ctx.nodes_of(cst.Return):
+        returned = node.value if isinstance(node, cst.Return) else None
+        if returned is not None and facts.is_ddp_model(returned, node):
+            return True
+    handed = any(facts.is_ddp_model(arg.value, call) for call in ctx.calls for arg in call.args)
+    return None if handed else False
