@@ -196,7 +196,8 @@ def _shape_read(ctx: FileContext, node: cst.BaseExpression) -> bool:
 
 def agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.CSTNode) -> bool:
     """Each of `names` went through a collective (`dist.all_reduce(flag)`) in `region`
-    before `before`, or is computed from a value that did: it is the same on every rank."""
+    before `before`, or is computed from values that did alone (`flag.item() > 0`): it is
+    the same on every rank."""
     if not names:
         return False
     reduced: set[str] = set()
@@ -209,7 +210,8 @@ def agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.C
         if collectives.is_collective(call) or isinstance(parent, cst.Expr):
             # `dist.all_reduce(flag)` (in place), or a helper whose result is dropped
             for arg in call.args:
-                reduced.update(ctx.names_in(arg.value))
+                if arg.keyword is None or arg.keyword.value == "tensor":  # not `op=`, `group=`
+                    reduced.update(ctx.names_in(arg.value))
         elif isinstance(statement, cst.Assign) and ctx.is_inside(call, statement.value):
             # `loss_dict_reduced = utils.reduce_dict(loss_dict)`, `loss_float =
             # comm.all_reduce(loss.clone()).item()`: the result is reduced, the argument
@@ -227,12 +229,18 @@ def agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.C
             if b.kind == "assign"
             for s in dependencies(b.value, b.statement)
         ]
-        if not any(
-            isinstance(s.node, (cst.Name, cst.Attribute)) and dotted(s.node) in reduced
-            for s in steps
-        ):
+        if not any(_reads_only(ctx, s.node, reduced) for s in steps):
             return False
     return True
+
+
+def _reads_only(ctx: FileContext, node: cst.CSTNode, reduced: set[str]) -> bool:
+    """`node` is a reduced value (`flag`), or an expression whose every name is one
+    (`flag.item() > 0`): the same on every rank."""
+    if isinstance(node, (cst.Name, cst.Attribute)) and dotted(node) in reduced:
+        return True
+    heads = {name.split(".")[0] for name in ctx.names_in(node)}
+    return bool(heads) and heads <= {name.split(".")[0] for name in reduced}
 
 
 def enclosing_handler(
