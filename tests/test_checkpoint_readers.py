@@ -105,3 +105,38 @@ def test_another_runs_weights_are_no_resume(cli, write) -> None:
     teacher = GIVEN_PATH.replace("resume_from", "resume_teacher")
     train = write("train.py", teacher)
     assert all(unproven for _, _, unproven in findings(cli, train, "--select", "DDP014"))
+
+
+LOOP_ELSEWHERE = """\
+import os
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from engine import train_one_epoch
+
+
+def train(model, loader, args):
+    dist.init_process_group("nccl")
+    model = DDP(model)
+    optimizer = torch.optim.Adam(model.parameters())
+    best_path = os.path.join(args.log_dir, "best.ckpt")
+    best = float("inf")
+    if args.resume:
+        best = torch.load(best_path, map_location="cpu")["loss"]
+    for epoch in range(args.epochs):
+        loss = train_one_epoch(model, loader, optimizer)
+        if dist.get_rank() == 0 and loss < best:
+            best = loss
+            torch.save({"model": model.state_dict(), "loss": loss}, best_path)
+"""
+
+
+def test_a_load_where_training_is_set_up_reads_back(cli, write) -> None:
+    """The function builds the optimizer of a loop another module runs: a load there is
+    the resume's, and the file it reads back is the one every save rewrites."""
+    write("pyproject.toml", "[project]\nname = 'demo'\n")
+    write("engine.py", "def train_one_epoch(model, loader, optimizer):\n    return 0.0\n")
+    out = project_output(cli, write, LOOP_ELSEWHERE, "DDP014")
+    assert "the checkpoint this script reads back to resume from" in out

@@ -492,9 +492,10 @@ def _from_another_run(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNod
 def _continues_training(ctx: FileContext, load: cst.Call) -> bool:
     """`load` may read a checkpoint to go on training: it is named for resuming
     (`resume_from(path)`), a resume load (`resume_loads.resumes`), or made where training
-    runs (a function that runs `backward()`, or calls one; a method of a class that trains;
-    module level), not in a test or demo function of a training file that never trains
-    itself (`model = torch.load("last.pt")` in `test()`)."""
+    runs (a function that runs `backward()`, or calls one, or builds the optimizer of a
+    loop another module runs; a method of a class that trains; module level), not in a
+    test or demo function of a training file that never trains itself (`model =
+    torch.load("last.pt")` in `test()`)."""
     name = (ctx.call_name(load) or dotted(load.func) or "").rpartition(".")[2]
     if RESUMER.search(name) or any(r.load is load for r in resumes(ctx)):
         return True
@@ -502,7 +503,8 @@ def _continues_training(ctx: FileContext, load: cst.Call) -> bool:
     func = ctx.enclosing_function(load)
     if func is None or not loops.trains:
         return True  # where no training is in sight, any load may be the resume
-    if loops.runs_backward(func):
+    if loops.runs_backward(func) or any(loops.builds_optimizer(c) for c in ctx.calls_within(func)):
+        # a function that sets training up (its optimizer), whose steps may run elsewhere
         return not _after_training(ctx, load, func)
     owner = ctx.model.enclosing_class(func)
     return owner is not None and any(
