@@ -147,3 +147,13 @@ def test_a_file_ddplint_could_not_check_is_counted_apart_from_findings() -> None
     hidden = realworld.Finding("r", "a.py", "DDP010", 2, "y", "m", unproven=True)
     unparsed = realworld.Finding("r", "py2.py", "DDP999", 1, "print 'x'", "syntax error")
     assert [realworld.part_of(f) for f in (shown, hidden, unparsed)] == [0, 1, 2]
+
+
+def test_a_verdict_on_the_present_message_wins_at_the_same_line() -> None:
+    """A finding judged again after its message changed keeps the first verdict in the
+    file; the one given on the message it now has is the one that counts."""
+    first = realworld.Verdict("r", "a.py", "DDP001", 12, "x = 1", "false", "old", "old words")
+    again = realworld.Verdict("r", "a.py", "DDP001", 12, "x = 1", "true", "new", "msg")
+    paired, unmatched = realworld.match([finding(12)], [first, again])
+    assert paired[0].verdict == "true"
+    assert unmatched == [first]

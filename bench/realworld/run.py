@@ -279,20 +279,22 @@ def part_of(finding: Finding) -> int:
 def match(
     findings: list[Finding], verdicts: list[Verdict]
 ) -> tuple[dict[int, Verdict], list[Verdict]]:
-    """Pair findings with verdicts on (repo, path, code, text), nearest line first."""
+    """Pair findings with verdicts on (repo, path, code, text), nearest line first, and at
+    the same distance a verdict given on the finding's present message first (a finding
+    judged again after its message changed keeps its first verdict beside the new one)."""
     pool: dict[tuple[str, str, str, str], list[Verdict]] = defaultdict(list)
     for v in verdicts:
         pool[(v.repo, v.path, v.code, v.text)].append(v)
     candidates = sorted(
         (
-            (abs(f.line - v.line), i, j)
+            (abs(f.line - v.line), v.message != f.message, i, j)
             for i, f in enumerate(findings)
             for j, v in enumerate(pool[(f.repo, f.path, f.code, f.text)])
         ),
     )
     paired: dict[int, Verdict] = {}
     used: set[int] = set()
-    for _, i, j in candidates:
+    for _, _, i, j in candidates:
         v = pool[(findings[i].repo, findings[i].path, findings[i].code, findings[i].text)][j]
         if i in paired or id(v) in used:
             continue
