@@ -235,6 +235,7 @@ def helper_writes(
                 fallback=fallback,
                 defaults=_default_texts(ctx, func, path_params),
                 unless=_unless(ctx, call, positions),
+                backed_up=write.copied is None and backed_up_write(ctx, write),
             )
         )
     writers = by_scope.keys() - {func}
@@ -248,6 +249,27 @@ def helper_writes(
                 if composed is not None:
                     found.append(composed)
     return tuple(found)
+
+
+def backed_up_write(ctx: FileContext, write: Write) -> bool:
+    """An earlier save of the same function wrote the same object onto a path that changes
+    per save (`model.pt.ep{epoch}`, then `model.pt`): a crash mid-write of the second
+    leaves the first complete."""
+    func = ctx.enclosing_function(write.call)
+    saved = write.call.args[0].value if write.call.args else None
+    if func is None or saved is None:
+        return False
+    for other in writes(ctx):
+        call = other.call
+        if call is write.call or other.copied is not None or not call.args:
+            continue
+        if ctx.enclosing_function(call) is not func or not ctx.before(call, write.call):
+            continue
+        if ctx.code(call.args[0].value) == ctx.code(saved) and varies_per_save(
+            ctx, other.path, call
+        ):
+            return True
+    return False
 
 
 def _once_per_call(ctx: FileContext, call: cst.Call) -> bool:

@@ -208,22 +208,26 @@ def pinned_torch(root: str, script: str) -> Version | None:
     return interpreter if pinned is None else min(pinned, interpreter)
 
 
-# A Python interpreter a command runs (`python train.py`, `/usr/bin/python3.6 -m ...`),
-# with its version where the command names one.
+# A Python interpreter a command runs (`python -m ...`, `/usr/bin/python3.6 -m ...`), with
+# its version where the command names one; and a line that starts a torch launcher.
 _INTERPRETER = re.compile(r"(?<![\w.-])(?:[\w.-]*/)?python(3(?:\.\d+)?)?(?=[ \t])")
+_LAUNCHER_LINE = re.compile(r"torch\.distributed\.(?:launch|run)\b|\btorchrun\b")
 # The newest torch released for each Python too old for torch 2.0 (3.6: 1.10.2; 3.7:
 # 1.13.1).
 _NEWEST_TORCH_FOR = {(3, 5): (1, 4, 99), (3, 6): (1, 10, 99), (3, 7): (1, 13, 99)}
 
 
 def _interpreter_bound(commands: list[str]) -> Version | None:
-    """The newest torch the interpreters that `commands` run can install, when every one
-    of them names a Python version too old for torch 2.0 (`/usr/bin/python3.6 -m
-    torch.distributed.launch ...`); None when one names none (`python`, `python3`) or a
-    newer one, or no command runs Python."""
+    """The newest torch the interpreters running the torch launchers of `commands` can
+    install, when every launch names a Python version too old for torch 2.0
+    (`/usr/bin/python3.6 -m torch.distributed.launch ...`); None when one names none
+    (`python -m ...`, `torchrun`) or a newer one, or no command launches."""
     bounds: list[Version] = []
     for command in commands:
-        for version in _INTERPRETER.findall(command):
+        for line in command.splitlines():
+            if not _LAUNCHER_LINE.search(line):
+                continue
+            version = next(iter(_INTERPRETER.findall(line)), "")
             major, _, minor = version.partition(".")
             newest = _NEWEST_TORCH_FOR.get((3, int(minor))) if major and minor else None
             if newest is None:

@@ -32,6 +32,9 @@ class HelperWrite:
     # The parameters a call must leave out (or pass None) for the write to run: it sits
     # under `if filename is None:`, and a call passing a file name takes the other branch.
     unless: tuple[tuple[str, int], ...] = ()
+    # An earlier save of the function wrote the same object to a file named per save
+    # (`ckpt_epoch_{epoch}.pth`, then `last.pth`): a torn write leaves that one whole.
+    backed_up: bool = False
 
     def texts_passing(self, *names: str) -> list[str]:
         """`texts` without the pieces of the defaults of the parameters `names` (those a

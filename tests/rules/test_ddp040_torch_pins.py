@@ -158,13 +158,14 @@ def test_a_version_the_readme_only_states_pins_nothing(tmp_path, capsys):
         ("/usr/bin/python3.6 -m torch.distributed.launch --nproc_per_node=8 train.py\n", 0),
         ("python3.7 -m torch.distributed.launch --nproc_per_node=8 train.py\n", 0),
         ("python3.8 -m torch.distributed.launch --nproc_per_node=8 train.py\n", 1),
-        ("python3.6 -m torch.distributed.launch train.py\npython tools/eval.py\n", 1),
+        ("python3.6 -m torch.distributed.launch train.py\npython tools/eval.py\n", 0),
+        ("python3.6 -m torch.distributed.launch train.py\ntorchrun tools/tune.py\n", 1),
     ],
-    ids=["python3.6", "python3.7", "python3.8", "one unversioned python"],
+    ids=["python3.6", "python3.7", "python3.8", "other commands", "another launch"],
 )
 def test_an_interpreter_too_old_for_torch_2_bounds_the_torch(tmp_path, capsys, run, found):
     """A launch run by Python 3.6 or 3.7 cannot have torch 2.0 (the newest torch for 3.7
-    is 1.13): its launcher passes `--local_rank`. One command running an unversioned
-    `python` leaves the torch unbounded."""
+    is 1.13): its launcher passes `--local_rank`. Commands that start no launcher do not
+    count; another launch whose interpreter is unknown leaves the torch unbounded."""
     files = {"train.py": TRAIN, "run.sh": run}
     assert len(findings(tmp_path, capsys, files)) == found

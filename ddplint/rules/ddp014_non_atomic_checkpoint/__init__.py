@@ -11,6 +11,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain.call_values import per_call
 from ddplint.domain.checkpoint_writes import (
     Write,
+    backed_up_write,
     file_name_patterns,
     file_names,
     is_false_literal,
@@ -333,7 +334,7 @@ def _judged(
     # at worst, and one whose state was just saved to a file of its own costs nothing; a
     # `last`/`best` name written once in sight rests on its name alone: all unproven.
     resumed = _resumed_from(ctx, texts, call, saved) if repeated else None
-    backed_up = resumed is not None and _backed_up(ctx, write)
+    backed_up = resumed is not None and backed_up_write(ctx, write)
     resumed = None if backed_up else resumed
     backup = (
         " (the same state was just saved to a file of its own, which a restart can fall back on)"
@@ -398,27 +399,6 @@ def _resumed_from(
         return None
     option = f" (`{_shown(ctx.code(given.args[0].value))}`)" if given.args else ""
     return f"a checkpoint of the kind this script resumes from, given its path{option}"
-
-
-def _backed_up(ctx: FileContext, write: Write) -> bool:
-    """An earlier save of the same function wrote the same object onto a path that changes
-    per save (`model.pt.ep{epoch}`, then `model.pt`): a crash mid-write of the second
-    leaves the first complete."""
-    func = ctx.enclosing_function(write.call)
-    saved = write.call.args[0].value if write.call.args else None
-    if func is None or saved is None:
-        return False
-    for other in writes(ctx):
-        call = other.call
-        if call is write.call or other.copied is not None or not call.args:
-            continue
-        if ctx.enclosing_function(call) is not func or not ctx.before(call, write.call):
-            continue
-        if ctx.code(call.args[0].value) == ctx.code(saved) and varies_per_save(
-            ctx, other.path, call
-        ):
-            return True
-    return False
 
 
 # Library calls that never reach a project helper's saves.
@@ -536,8 +516,14 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     elif paths:
         shown += " (from " + ", ".join(f"`{_shown(ctx.code(p))}`" for p in paths) + ")"
     callee = _shown(ctx.code(call.func))
+    message = _message(f"`{callee}(...)` ({helper.verb} inside it)", shown, resumed)
+    if resumed is not None and helper.backed_up:
+        message += (
+            " (unproven: the helper has just saved the same state to a file of its own, "
+            "which a restart can fall back on)"
+        )
     return Finding(
         call,
-        _message(f"`{callee}(...)` ({helper.verb} inside it)", shown, resumed),
-        unproven=resumed is None or _copies(helper.verb),
+        message,
+        unproven=resumed is None or _copies(helper.verb) or helper.backed_up,
     )

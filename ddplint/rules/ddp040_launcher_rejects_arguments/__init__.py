@@ -73,7 +73,7 @@ The torch the project pins decides what `torch.distributed.launch` passes: a pin
 folder or a folder above it (`pip install torch==1.8.1`, `pytorch=1.11`, `torch<2.0`), means
 `--local_rank=N`, which an underscore-only parser accepts: not reported, nor a required
 option in a script the project starts with that launcher. So does an interpreter too old
-for torch 2.0 that every command there runs (`/usr/bin/python3.6 -m
+for torch 2.0 that runs every launch there (`/usr/bin/python3.6 -m
 torch.distributed.launch ...`: the newest torch for Python 3.7 is 1.13). Where no pin is
 found, the message says so.
 
