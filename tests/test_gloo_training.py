@@ -39,3 +39,21 @@ def main(net, loader):
 def test_the_finding_follows_what_the_script_does(use: str, expected: list[bool]) -> None:
     found = lint_source(SCRIPT.format(use=use), select=["DDP032"])
     assert [d.unproven for d in found] == expected
+
+
+TRAINS = "def draw_views(model, loader):\n    for x in loader:\n        model(x).sum().backward()\n"
+SAMPLES = "def draw_views(model, loader):\n    return [model(x) for x in loader]\n"
+
+
+@pytest.mark.parametrize(
+    ("helper", "unproven"), [(TRAINS, False), (SAMPLES, True)], ids=["trains it", "samples"]
+)
+def test_a_project_function_handed_the_model(cli, write, helper: str, unproven: bool) -> None:
+    """Handed to a function of another project module that runs `backward()`, the model
+    trains (proven); to one that only samples, it is still out of sight (unproven)."""
+    write("pyproject.toml", "[project]\nname = 'demo'\n")
+    write("sampling.py", helper)
+    train = write("train.py", SCRIPT.format(use="draw_views(model, loader)"))
+    args = ("--exit-zero", "--preview", "--output-format", "json", "--select", "DDP032")
+    result = cli("check", *args, str(train))
+    assert [d.get("unproven", False) for d in result.json()] == [unproven]

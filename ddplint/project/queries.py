@@ -156,6 +156,7 @@ _MAY_DRAW = re.compile(
     r"|worker_init_fn|generator"
 )
 _MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
+_MAY_RUN_BACKWARD = re.compile("backward")  # `FunctionSummary.runs_backward`
 # Text every module that `strips_module_prefix` holds contains: the function's name, or a
 # call of a prefix test whose first argument is the literal `"module"` or `"module.…"`
 # (before it: spaces, continuations, comments, brackets, a star or a keyword). Each comment
@@ -569,6 +570,12 @@ class Project:
         `call` calls runs as a model on every call (`FunctionSummary.forwarded_params`)."""
         function = self.function_called(ctx, call)
         return function.forwarded_params if function is not None else ()
+
+    def helper_runs_backward(self, ctx: FileContext, call: cst.Call) -> bool:
+        """The function of another project module that `call` calls runs `backward()`
+        (`graphPINN.learn.runEpoch(model, trainset)`): it trains what it is handed."""
+        function = self.function_called(ctx, call, _MAY_RUN_BACKWARD)
+        return function is not None and function.runs_backward
 
     def helper_builds_batchnorm(self, ctx: FileContext, call: cst.Call) -> bool:
         """A call of a class or function of another project module whose construction

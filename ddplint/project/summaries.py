@@ -127,6 +127,8 @@ class FunctionSummary:
     returned_shard: tuple[int, ...] = ()
     # the parameters it calls as a model (`model(x)`) on every call (`_forwarded_params`)
     forwarded_params: tuple[tuple[str, int], ...] = ()
+    # it runs `backward()`, itself or through functions of its module (`Loops.runs_backward`)
+    runs_backward: bool = False
 
 
 @dataclass(frozen=True)
@@ -449,6 +451,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
             seeds_alike=any(seeds_alike(ctx, f) for f in defs),
             returned_shard=tuple(sorted(WHOLE if p is None else p for p in shards.get(name, ()))),
             forwarded_params=_forwarded_params(ctx, defs) if len(defs) == 1 else (),
+            runs_backward=any(domain_of(ctx).loops.runs_backward(f) for f in defs),
         )
         if summary != FunctionSummary():
             functions.append((name, summary))

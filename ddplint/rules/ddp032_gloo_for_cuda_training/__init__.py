@@ -11,6 +11,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.apis import DDP_CLASSES
 from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.project_view import project_of
 from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
@@ -40,8 +41,9 @@ depends on anything (`"nccl" if torch.cuda.is_available() else "gloo"`), a scrip
 also creates an NCCL group (gloo then serves CPU-side collectives), a script that checks
 the platform (NCCL exists only on Linux), a script that never uses CUDA, and one that
 never trains: no `backward()`, and the DDP model neither returned to callers nor handed
-to a function (a sampling script running the model forward). Where the model is only
-handed to functions out of sight, which may train it, the finding is unproven.
+to a function (a sampling script running the model forward). Handed to a function of
+another project module that runs `backward()`, it trains; handed only to functions out
+of sight, which may train it or not, the finding is unproven.
 
 ## Why is this bad?
 With gloo, each gradient all-reduce of a CUDA model is staged through host memory and the
@@ -230,10 +232,11 @@ def _is_gloo(expr: cst.BaseExpression) -> bool:
 
 
 def _trains(ctx: FileContext) -> bool | None:
-    """The file runs `backward()`, or returns its DDP model to its callers (a setup
-    helper: they train it): True; else whether something out of sight may train it: None
-    where it hands the model to a function, False where it does neither (a sampling
-    script that only runs the model forward)."""
+    """The file runs `backward()`, returns its DDP model to its callers (a setup helper:
+    they train it), or hands it to a function of another project module that runs
+    `backward()`: True; else whether something out of sight may train it: None where it
+    hands the model to a function, False where it does neither (a sampling script that
+    only runs the model forward)."""
     if any(ctx.method_calls("backward")) or any(ctx.calls_to("torch.autograd.backward")):
         return True
     facts = facts_of(ctx)
@@ -241,5 +244,10 @@ def _trains(ctx: FileContext) -> bool | None:
         returned = node.value if isinstance(node, cst.Return) else None
         if returned is not None and facts.is_ddp_model(returned, node):
             return True
-    handed = any(facts.is_ddp_model(arg.value, call) for call in ctx.calls for arg in call.args)
+    handed = [
+        call for call in ctx.calls if any(facts.is_ddp_model(arg.value, call) for arg in call.args)
+    ]
+    project = project_of(ctx)
+    if project is not None and any(project.helper_runs_backward(ctx, c) for c in handed):
+        return True  # `learn.runEpoch(model, trainset)`: a project function that trains it
     return None if handed else False
