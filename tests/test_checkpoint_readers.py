@@ -140,3 +140,55 @@ def test_a_load_where_training_is_set_up_reads_back(cli, write) -> None:
     write("engine.py", "def train_one_epoch(model, loader, optimizer):\n    return 0.0\n")
     out = project_output(cli, write, LOOP_ELSEWHERE, "DDP014")
     assert "the checkpoint this script reads back to resume from" in out
+
+
+FINAL_TEST = """\
+import os
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Trainer:
+    def __init__(self, model, loader, out):
+        self.model = DDP(model)
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.out = out
+
+    def save_model(self, path):
+        torch.save(self.model.module.state_dict(), path)
+
+    def load_model(self, path):
+        self.model.module.load_state_dict(torch.load(path, map_location="cpu"))
+
+    def train(self):
+        for x in self.loader:
+            self.model(x).sum().backward()
+            self.optimizer.step()
+
+    def process(self, epochs):
+        best_path = os.path.join(self.out, "best_model.pth")
+        {resume}
+        for epoch in range(epochs):
+            self.train()
+            if dist.get_rank() == 0:
+                self.save_model(best_path)
+        self.load_model(best_path)
+"""
+
+
+@pytest.mark.parametrize(
+    ("resume", "read_back"),
+    [("pass", False), ("self.load_model(best_path)", True)],
+    ids=["final test only", "also on resume"],
+)
+def test_a_loading_method_called_after_training_only_resumes_nothing(
+    cli, write, resume: str, read_back: bool
+) -> None:
+    """A method of a training class that loads a file resumes from it only where a call
+    of it continues training: called once after the last epoch (the best weights for a
+    final test, DiffSR), it reads nothing back to resume."""
+    out = project_output(cli, write, FINAL_TEST.format(resume=resume), "DDP014")
+    assert ("reads back to resume from" in out) is read_back

@@ -96,3 +96,33 @@ def test_a_commented_out_mention_elsewhere_hands_nothing_on(write):
     builder = write("data.py", BUILDER + "\n\nloader = build(dataset)\n")
     write("notes.py", "# build is the loader factory of data.py\nVERSION = 2\n")
     assert _sampler_needs_unpassed(builder)
+
+
+BY_KIND = """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def build(data, kind="shuffled"):
+    if kind == "shuffled":
+        return DataLoader(data, sampler=DistributedSampler(data, shuffle=True))
+    return DataLoader(data)
+
+
+def main(dataset):
+    dist.init_process_group("nccl")
+    return build(dataset, kind={kind})
+"""
+
+
+def test_a_branch_every_call_passes_another_literal_for_needs_it(write):
+    """The branch needs the default, and the only call passes another literal: no call in
+    sight takes it."""
+    write("pyproject.toml", "")
+    assert _sampler_needs_unpassed(write("train.py", BY_KIND.format(kind='"streamed"')))
+
+
+def test_a_call_passing_the_literal_or_a_variable_may_take_it(write):
+    write("pyproject.toml", "")
+    assert not _sampler_needs_unpassed(write("train.py", BY_KIND.format(kind='"shuffled"')))
+    assert not _sampler_needs_unpassed(write("train.py", BY_KIND.format(kind="dataset.kind")))

@@ -511,13 +511,14 @@ def _from_another_run(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNod
     return any(_ANOTHER_RUN.search(text) is not None for text in shown)
 
 
-def _continues_training(ctx: FileContext, load: cst.Call) -> bool:
+def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> bool:
     """`load` may read a checkpoint to go on training: it is named for resuming
     (`resume_from(path)`), a resume load (`resume_loads.resumes`), or made where training
     runs (a function that runs `backward()`, or calls one, or builds the optimizer of a
-    loop another module runs; a method of a class that trains; module level), not in a
-    test or demo function of a training file that never trains itself (`model =
-    torch.load("last.pt")` in `test()`)."""
+    loop another module runs; a method of a class that trains, unless every call of it in
+    the file is one that continues no training; module level), not in a test or demo
+    function of a training file that never trains itself (`model = torch.load("last.pt")`
+    in `test()`)."""
     name = (ctx.call_name(load) or dotted(load.func) or "").rpartition(".")[2]
     if RESUMER.search(name) or any(r.load is load for r in resumes(ctx)):
         return True
@@ -529,11 +530,16 @@ def _continues_training(ctx: FileContext, load: cst.Call) -> bool:
         # a function that sets training up (its optimizer), whose steps may run elsewhere
         return not _after_training(ctx, load, func)
     owner = ctx.model.enclosing_class(func)
-    return owner is not None and any(
+    if owner is None or not any(
         loops.runs_backward(method)
         for method in ctx.nodes_within(owner, cst.FunctionDef)
         if isinstance(method, cst.FunctionDef)
-    )
+    ):
+        return False
+    # A method of a class that trains, unless every call of it in the file continues no
+    # training (`self.load_model(best_path)` after the last epoch, for the final test).
+    calls = ctx.resolver.calls_of(func)
+    return depth == 0 or not calls or any(_continues_training(ctx, c, depth - 1) for c in calls)
 
 
 def _after_training(ctx: FileContext, load: cst.Call, func: cst.FunctionDef) -> bool:

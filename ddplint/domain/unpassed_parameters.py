@@ -1,7 +1,9 @@
 """Branches that need a parameter value no call in sight passes: `if world_size > 1:` in a
 loader builder (`world_size=0`) that every call of the project makes without
-`world_size`. Only a call out of sight (a user's) takes the branch, so whether it runs is
-unknown, and so is a finding in it. A branch that needs the default itself is not one."""
+`world_size`, or `if type == "shakespeare":` (the default) where every call passes
+`type="main_run"`. Only a call out of sight (a user's) takes the branch, so whether it
+runs is unknown, and so is a finding in it. A call passing a value that is no literal may
+take it."""
 
 from __future__ import annotations
 
@@ -29,23 +31,25 @@ _COMPARE: dict[type[cst.BaseCompOp], Callable[[Any, Any], object]] = {
 
 
 def needs_unpassed_argument(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """`node` runs only where a parameter of its function differs from its literal default
-    (a test on the parameter alone, or comparing it with a literal), the function has calls
-    in sight (this file, and the project's modules that may run on several ranks), and
-    none of them passes that parameter."""
+    """`node` runs only where a parameter of its function holds a value no call in sight
+    gives it (a test on the parameter alone, or comparing it with a literal), the function
+    has calls in sight (this file, and the project's modules that may run on several
+    ranks), and each passes a literal, or nothing for a literal default, that fails the
+    test (`if type == "shakespeare":` with `type="shakespeare"` the default and every call
+    passing `type="main_run"`)."""
     for condition in ctx.flow.conditions(node):
         for term, value in condition.terms():
-            parameter = _parameter_against_default(ctx, term, value, condition.gate)
-            if parameter is not None and _never_passed(ctx, *parameter):
+            parameter = _parameter_test(ctx, term, value, condition.gate)
+            if parameter is not None and _no_call_gives(ctx, *parameter):
                 return True
     return False
 
 
-def _parameter_against_default(
+def _parameter_test(
     ctx: FileContext, term: cst.BaseExpression, value: bool, at: cst.CSTNode
-) -> tuple[cst.FunctionDef, str] | None:
-    """(function, parameter) when `term` must be `value` and the parameter's literal
-    default makes it the other way."""
+) -> tuple[cst.FunctionDef, str, Callable[[object], bool], object] | None:
+    """(function, parameter, whether a value of it takes the branch, its literal default
+    or `_NOT_LITERAL`) when `term` must be `value` and reads a parameter alone."""
     name, evaluate = _test_on_name(term)
     if name is None:
         return None
@@ -53,17 +57,19 @@ def _parameter_against_default(
     if len(bindings) != 1 or bindings[0].kind != "param":
         return None
     func, default = bindings[0].scope, bindings[0].value
-    if not isinstance(func, cst.FunctionDef) or not isinstance(default, cst.BaseExpression):
+    if not isinstance(func, cst.FunctionDef):
         return None
-    try:
-        held = ast.literal_eval(ctx.code(default))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-    try:
-        outcome = bool(evaluate(held))
-    except (TypeError, ValueError):  # a comparison the default does not support: `None > 1`
-        return None
-    return (func, name.value) if outcome != value else None
+    held = _NOT_LITERAL
+    if isinstance(default, cst.BaseExpression):
+        try:
+            held = ast.literal_eval(ctx.code(default))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            held = _NOT_LITERAL
+
+    def takes(given: object) -> bool:
+        return bool(evaluate(given)) == value
+
+    return func, name.value, takes, held
 
 
 def _test_on_name(
@@ -97,18 +103,31 @@ def _literal(expr: cst.BaseExpression) -> object:
     return _NOT_LITERAL
 
 
-def _never_passed(ctx: FileContext, func: cst.FunctionDef, name: str) -> bool:
-    """`func` has calls in sight and none passes its parameter `name`
-    (`arguments_in_sight`). Every mention of the function must be such a call: one handed
-    on (`mp.spawn(train, args=...)`, a registry), or called in another module where the
-    project does not link the call to it (`runner.step(x, strict=False)`), gets its
-    arguments out of sight."""
+def _no_call_gives(
+    ctx: FileContext,
+    func: cst.FunctionDef,
+    name: str,
+    takes: Callable[[object], bool],
+    default: object,
+) -> bool:
+    """`func` has calls in sight, and each passes for its parameter `name` a literal, or
+    nothing where the default is a literal, that `takes` refuses (`arguments_in_sight`).
+    Every mention of the function must be such a call: one handed on (`mp.spawn(train,
+    args=...)`, a registry), or called in another module where the project does not link
+    the call to it (`runner.step(x, strict=False)`), gets its arguments out of sight."""
     names = ctx.resolver.call_names(func)
     if any(handed_on(ctx, callee) for callee in names):
         return False
     passed = arguments_in_sight(ctx, func, name)
-    if not passed or any(value is not None for value in passed):
+    if not passed:
         return False
+    for value in passed:
+        given = default if value is None else _literal(value)
+        try:
+            if given is _NOT_LITERAL or takes(given):
+                return False
+        except (TypeError, ValueError):  # a comparison the value does not support
+            return False
     mentioned = sum(_calls_in_other_files(ctx, callee) for callee in names)
     return 0 <= mentioned <= len(passed) - len(ctx.resolver.calls_of(func))
 
