@@ -256,19 +256,29 @@ class FileContext:
         """Dotted names read anywhere inside `node`: `cfg.optim.loss`, `cfg.optim` and
         `cfg`, not the attribute's own name (`loss`), nor a keyword (`f(loss=x)`)."""
         for child in self.walk(node):
-            if isinstance(child, cst.Name) and self._names_no_value(child):
+            if isinstance(child, cst.Name) and self.names_no_variable(child):
                 continue
             if isinstance(child, (cst.Name, cst.Attribute)):
                 name = dotted(child)
                 if name:
                     yield name
 
-    def _names_no_value(self, name: cst.Name) -> bool:
-        """`name` is an attribute's own name or an argument's keyword: no name is read."""
+    def names_no_variable(self, name: cst.Name) -> bool:
+        """`name` is an attribute's own name (`loss` of `cfg.loss`) or an argument's
+        keyword (`f(loss=x)`): it reads no variable."""
         parent = self.parent(name)
         if isinstance(parent, cst.Attribute):
             return parent.attr is name
         return isinstance(parent, cst.Arg) and parent.keyword is name
+
+    def name_bound_to(self, value: cst.BaseExpression) -> str | None:
+        """The plain name a single-target `x = value` binds."""
+        statement = self.parent(value)
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0].target
+            if isinstance(target, cst.Name):
+                return target.value
+        return None
 
 
 class _TextState(CodegenState):

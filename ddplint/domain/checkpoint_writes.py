@@ -259,11 +259,11 @@ def backed_up_write(ctx: FileContext, write: Write) -> bool:
     saved = write.call.args[0].value if write.call.args else None
     if func is None or saved is None:
         return False
-    for other in writes(ctx):
+    for other in ctx.memo(_writes_by_scope).get(func, ()):
         call = other.call
         if call is write.call or other.copied is not None or not call.args:
             continue
-        if ctx.enclosing_function(call) is not func or not ctx.before(call, write.call):
+        if not ctx.before(call, write.call):
             continue
         if ctx.code(call.args[0].value) == ctx.code(saved) and varies_per_save(
             ctx, other.path, call

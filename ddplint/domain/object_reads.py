@@ -10,6 +10,7 @@ argument the constructor keeps other than in `self.<name> = <param>`."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -21,11 +22,11 @@ from ddplint.names import dotted
 from ddplint.project_files import project_files, project_root
 
 
-def handed_to(ctx: FileContext, value: cst.Call) -> list[tuple[cst.Call, cst.Arg]] | None:
+def _handed_to(ctx: FileContext, value: cst.Call) -> list[tuple[cst.Call, cst.Arg]] | None:
     """The calls the name `value` (a loader built here) is bound to is handed to, each with
     the argument; None when the name is used any other way (iterated, returned, an
     attribute read) or `value` is bound to no plain name."""
-    name = _bound_name(ctx, value)
+    name = ctx.name_bound_to(value)
     if name is None:
         return None
     found = []
@@ -41,8 +42,25 @@ def handed_to(ctx: FileContext, value: cst.Call) -> list[tuple[cst.Call, cst.Arg
 def unread_by_object(ctx: FileContext, value: cst.Call) -> bool:
     """`value` (a loader built here) is bound to a name whose only uses hand it to
     constructors of project classes whose objects never read it (`unread_argument`)."""
-    calls = handed_to(ctx, value) or []
-    return bool(calls) and all(unread_argument(ctx, made, arg) for made, arg in calls)
+    return _only_handed(ctx, value, unread_argument)
+
+
+def never_trained_on(ctx: FileContext, value: cst.Call) -> bool:
+    """`value` (a loader built here) is bound to a name whose only uses hand it to an
+    evaluation (`test_accuracy(model, loader)`) or to a project class whose object never
+    reads it (`trains_nothing_with`)."""
+    return _only_handed(ctx, value, trains_nothing_with)
+
+
+def _only_handed(
+    ctx: FileContext,
+    value: cst.Call,
+    accepts: Callable[[FileContext, cst.Call, cst.Arg], bool],
+) -> bool:
+    """Every use of the name `value` is bound to hands it to a call `accepts` (with the
+    argument), and there is one."""
+    calls = _handed_to(ctx, value) or []
+    return bool(calls) and all(accepts(ctx, made, arg) for made, arg in calls)
 
 
 def trains_nothing_with(ctx: FileContext, made: cst.Call, arg: cst.Arg) -> bool:
@@ -59,7 +77,7 @@ def unread_argument(ctx: FileContext, made: cst.Call, arg: cst.Arg) -> bool:
     the argument `arg` in."""
     if arg.star:
         return False
-    holder = _bound_name(ctx, made)
+    holder = ctx.name_bound_to(made)
     called = _methods_called(ctx, holder, made) if holder is not None else None
     project = project_of(ctx)
     found = project.defined_at(ctx, made) if project is not None else None
@@ -74,15 +92,6 @@ def unread_argument(ctx: FileContext, made: cst.Call, arg: cst.Arg) -> bool:
     return kept is not None and not _read_by(cls, called, kept)
 
 
-def _bound_name(ctx: FileContext, value: cst.BaseExpression) -> str | None:
-    statement = ctx.parent(value)
-    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
-        target = statement.targets[0].target
-        if isinstance(target, cst.Name):
-            return target.value
-    return None
-
-
 def _uses(ctx: FileContext, name: str, bound: cst.CSTNode) -> list[cst.Name]:
     """The reads of `name` in the frame that binds it (not attribute or keyword names)."""
     frame = ctx.model.frame(bound)
@@ -90,11 +99,9 @@ def _uses(ctx: FileContext, name: str, bound: cst.CSTNode) -> list[cst.Name]:
     for node in ctx.walk(frame):
         if not isinstance(node, cst.Name) or node.value != name:
             continue
+        if ctx.names_no_variable(node):
+            continue
         parent = ctx.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.attr is node:
-            continue
-        if isinstance(parent, cst.Arg) and parent.keyword is node:
-            continue
         if isinstance(parent, cst.AssignTarget) or (
             isinstance(parent, cst.Param) and parent.name is node
         ):

@@ -13,7 +13,7 @@ from ddplint.domain.arguments_in_sight import true_at_every_call
 from ddplint.domain.ddp_facts import is_false
 from ddplint.domain.epoch_setting import epoch_loop_near, epoch_never_set
 from ddplint.domain.loops import named_for
-from ddplint.domain.object_reads import handed_to, trains_nothing_with
+from ddplint.domain.object_reads import never_trained_on
 from ddplint.domain.project_view import project_of
 from ddplint.domain.random_draws import draws_an_order
 from ddplint.domain.samplers import (
@@ -541,7 +541,7 @@ def main(train_set, model, epochs):
         for sampler, shuffle in samplers:
             if not sampler.arguments_known or argument(sampler.call, _SEED, "seed"):
                 continue  # a project factory's sampler; a seed that may change each build
-            if sampler.loaders and all(_never_trained_on(ctx, u.call) for u in sampler.loaders):
+            if sampler.loaders and all(never_trained_on(ctx, u.call) for u in sampler.loaders):
                 continue  # only evaluated, or kept by objects whose called methods never read it
             if project is None:  # checked before the project is known: it decides
                 yield Finding(  # (`CALLERS_DECIDE`: the file waits for it)
@@ -710,13 +710,6 @@ def main(train_set, model, epochs):
         if via == "sampler" and (inline or value is sampler.call):
             return f"{epoch.name}.sampler"
         return None
-
-
-def _never_trained_on(ctx: FileContext, loader: cst.Call) -> bool:
-    """The loader's every use hands it to an evaluation (`test_accuracy(model, loader)`)
-    or to a project class whose object never reads it (`runner.evaluate()` alone)."""
-    calls = handed_to(ctx, loader) or []
-    return bool(calls) and all(trains_nothing_with(ctx, made, arg) for made, arg in calls)
 
 
 def _index_ignored(ctx: FileContext, sampler: SamplerUse) -> bool:

@@ -253,7 +253,7 @@ def _parsed_names(ctx: FileContext) -> set[str]:
                     for c in ctx.model.calls_by_name.get(func.name.value, [])
                     if func in ctx.resolver.callees(c)
                 )
-    return {name for call in makers if (name := _bound(ctx, call)) is not None}
+    return {name for call in makers if (name := ctx.name_bound_to(call)) is not None}
 
 
 def _parses(expr: cst.BaseExpression) -> bool:
@@ -262,16 +262,6 @@ def _parses(expr: cst.BaseExpression) -> bool:
         and isinstance(expr.func, cst.Attribute)
         and expr.func.attr.value in _PARSE
     )
-
-
-def _bound(ctx: FileContext, call: cst.Call) -> str | None:
-    """The plain name `x = call(...)` binds."""
-    parent = ctx.parent(call)
-    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
-        target = parent.targets[0].target
-        if isinstance(target, cst.Name):
-            return target.value
-    return None
 
 
 def _named_elsewhere(ctx: FileContext, dest: str) -> bool:

@@ -9,6 +9,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain import domain_of
 from ddplint.domain.apis import DDP_CLASSES
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.project_view import project_of
@@ -237,7 +238,7 @@ def _trains(ctx: FileContext) -> bool | None:
     `backward()`: True; else whether something out of sight may train it: None where it
     hands the model to a function, False where it does neither (a sampling script that
     only runs the model forward)."""
-    if any(ctx.method_calls("backward")) or any(ctx.calls_to("torch.autograd.backward")):
+    if domain_of(ctx).backward.sites:
         return True
     facts = facts_of(ctx)
     for node in ctx.nodes_of(cst.Return):
