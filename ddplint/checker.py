@@ -81,8 +81,41 @@ def tree_outside_collector() -> Iterator[None]:
 
 def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
     """Run the rules named by `codes` over an indexed file."""
+    result = FileResult(ctx.path)
+    findings = list(_findings(ctx, codes, result))
+    if findings:
+        suppressions = Suppressions.parse(ctx.source)
+        placer = _Placer(ctx, (finding for _, finding in findings))
+        for rule, finding in findings:
+            diagnostic = placer.diagnostic(ctx.path, rule, finding)
+            if not suppressions.suppresses(diagnostic.code, diagnostic.start.row):
+                result.diagnostics.append(diagnostic)
+    result.diagnostics = _unique(result.diagnostics)
+    return result
+
+
+def reports_any(ctx: FileContext, codes: Iterable[str]) -> bool | None:
+    """Whether `check_context(ctx, codes)` would report a diagnostic, the rules stopping
+    at the first finding no `noqa` comment suppresses; None when it would report none but
+    internal errors."""
+    result = FileResult(ctx.path)
+    suppressions: Suppressions | None = None
+    for rule, finding in _findings(ctx, codes, result):
+        suppressions = suppressions or Suppressions.parse(ctx.source)
+        diagnostic = _Placer(ctx, [finding]).diagnostic(ctx.path, rule, finding)
+        if not suppressions.suppresses(diagnostic.code, diagnostic.start.row):
+            return True
+    if result.diagnostics:
+        return True
+    return None if result.internal_errors else False
+
+
+def _findings(
+    ctx: FileContext, codes: Iterable[str], result: FileResult
+) -> Iterator[tuple[Rule, Finding]]:
+    """The findings of the rules named by `codes`, as the file's liveness and distribution
+    leave them; what cannot be analysed goes to `result` (an error, internal errors)."""
     path = ctx.path
-    result = FileResult(path)
     wanted = set(codes)
     rules = [cls() for code, cls in all_rules().items() if code in wanted]
     try:
@@ -90,8 +123,8 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
         distributed = facts.is_distributed
         unproven_distributed = facts.distribution_unproven
     except RecursionError:
-        return FileResult(path, [file_error(path, "file too deeply nested to analyse", 1, 1)])
-    findings: list[tuple[Rule, Finding]] = []
+        result.diagnostics.append(file_error(path, "file too deeply nested to analyse", 1, 1))
+        return
     liveness = livenesses(ctx)
     for rule in rules:
         if rule.requires_distributed and not distributed:
@@ -112,7 +145,7 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
                 if liveness.set_aside is not None:
                     message = f"{finding.message} ({liveness.set_aside})"
                     finding = dataclasses.replace(finding, message=message)
-                findings.append((rule, finding))
+                yield rule, finding
         except Exception as exc:  # a broken rule must not take the other files down
             frame = traceback.extract_tb(exc.__traceback__)[-1]
             result.internal_errors.append(
@@ -120,15 +153,6 @@ def check_context(ctx: FileContext, codes: Iterable[str]) -> FileResult:
                 f"{type(exc).__name__}: {exc} [{frame.filename}:{frame.lineno}]; "
                 "please report it, the other rules and files were still checked"
             )
-    if findings:
-        suppressions = Suppressions.parse(ctx.source)
-        placer = _Placer(ctx, (finding for _, finding in findings))
-        for rule, finding in findings:
-            diagnostic = placer.diagnostic(path, rule, finding)
-            if not suppressions.suppresses(diagnostic.code, diagnostic.start.row):
-                result.diagnostics.append(diagnostic)
-    result.diagnostics = _unique(result.diagnostics)
-    return result
 
 
 def livenesses(ctx: FileContext) -> Livenesses:

@@ -25,6 +25,7 @@ from ddplint.checker import (
     FileResult,
     check_context,
     check_file,
+    reports_any,
     tree_outside_collector,
 )
 from ddplint.context import FileContext
@@ -148,10 +149,10 @@ def _check_unless_callers_decide(ctx: FileContext, codes: tuple[str, ...]) -> Fi
     known. Those rules run first, so that such a file is not checked twice in full."""
     deciding = [code for code in codes if code in CALLERS_DECIDE]
     if deciding:
-        first = check_context(ctx, deciding)
-        if first.diagnostics:
+        reported = reports_any(ctx, deciding)  # stops at the first finding
+        if reported:
             return None
-        if not first.internal_errors:  # nothing to add: the other rules alone
+        if reported is False:  # nothing to add: the other rules alone
             return check_context(ctx, [code for code in codes if code not in CALLERS_DECIDE])
     result = check_context(ctx, codes)
     return None if any(d.code in CALLERS_DECIDE for d in result.diagnostics) else result

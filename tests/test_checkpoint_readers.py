@@ -6,11 +6,13 @@ gives is said as such."""
 
 from __future__ import annotations
 
+import libcst as cst
 import pytest
 from test_exit_before_rendezvous import project_output
 from test_recall_ckpt_resume import findings
 
-from ddplint.domain.resume_loads import READER
+from ddplint.context import FileContext
+from ddplint.domain.resume_loads import READER, resumes
 
 
 @pytest.mark.parametrize(
@@ -192,3 +194,29 @@ def test_a_loading_method_called_after_training_only_resumes_nothing(
     final test, DiffSR), it reads nothing back to resume."""
     out = project_output(cli, write, FINAL_TEST.format(resume=resume), "DDP014")
     assert ("reads back to resume from" in out) is read_back
+
+
+PRETRAINED_THEN_RESUME = """\
+import torch
+
+
+def build(args, model, optimizer):
+    if args.pretrained:
+        checkpoint = torch.load(args.pretrained, map_location="cpu")
+        model.load_state_dict(checkpoint["state_dict"], strict=False)
+    start_epoch = 0
+    if args.checkpoint:
+        checkpoint = torch.load(args.checkpoint, map_location="cpu")
+        start_epoch = checkpoint["epoch"]
+        model.load_state_dict(checkpoint["state_dict"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+    return start_epoch
+"""
+
+
+def test_a_resume_is_the_load_whose_value_the_restores_read() -> None:
+    ctx = FileContext("train.py", PRETRAINED_THEN_RESUME, cst.parse_module(PRETRAINED_THEN_RESUME))
+    found = [ctx.code(r.load.args[0].value) for r in resumes(ctx)]
+    # the pretrained weights' load binds the same name, but the epoch and the optimizer
+    # read the later load's value
+    assert found == ["args.checkpoint"]

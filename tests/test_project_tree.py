@@ -113,3 +113,59 @@ def test_checkpoint_loading_elsewhere_comes_from_the_summaries(write, monkeypatc
     assert read == []  # and no file was read for it
     assert Project({str(main): silent}).loaded_elsewhere(str(main))  # the others from text
     assert sorted(read) == ["evaluate.py"]
+
+
+METERS = """\
+import torch
+import torch.distributed as dist
+
+
+def is_dist_initialized():
+    return dist.is_available() and dist.is_initialized()
+
+
+class Meter:
+    def synchronize(self):
+        if not is_dist_initialized():
+            return
+        totals = torch.tensor([self.total, self.count])
+        dist.all_reduce(totals)
+
+
+class Timer:
+    def reset(self):
+        self.start = 0.0
+
+
+class Gauge:
+    def reset(self):
+        dist.barrier()
+"""
+
+METER_MAIN = """\
+import torch.distributed as dist
+from meters import Gauge, Meter, Timer
+
+
+def log_epoch():
+    dist.init_process_group("gloo")
+    meter, timer, gauge = Meter(), Timer(), Gauge()
+    meter.synchronize()
+    timer.reset()
+    gauge.reset()
+"""
+
+
+def test_the_sole_method_of_its_name_answers_for_a_project_object(write):
+    write("pyproject.toml", "")
+    write("meters.py", METERS)
+    main = write("main.py", METER_MAIN)
+    project = Project.load([str(main)])
+    ctx = context(main, project)
+    calls = {ctx.code(c): c for c in ctx.calls if isinstance(c.func, cst.Attribute)}
+    # `synchronize` is Meter's alone, and `is_dist_initialized()` is a mode check by its
+    # name: it issues on every call of a distributed run
+    assert project.helper_surely_issues_collective(ctx, calls["meter.synchronize()"])
+    # two classes define `reset`: each object's own class answers for it
+    assert not project.helper_issues_collective(ctx, calls["timer.reset()"])
+    assert project.helper_surely_issues_collective(ctx, calls["gauge.reset()"])

@@ -139,11 +139,17 @@ def ddp_subclasses(ctx: FileContext) -> list[str]:
     return sorted(found)
 
 
+def _ddp_model_there(ctx: FileContext, value: cst.BaseExpression, at: cst.Call) -> bool:
+    """`value`, passed by `at` in the module of `ctx`, may hold a DDP model there."""
+    return facts_of(ctx).is_ddp_model(value, at)
+
+
 class DDPFacts:
     """Answers to the DDP questions rules ask, computed lazily and cached per file."""
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
+        self._handed_ddp: dict[tuple[int, str], bool] = {}
 
     # -- is this a distributed file at all -------------------------------------------
 
@@ -211,7 +217,32 @@ class DDPFacts:
         distributed else net` may); never the instance itself (`self`, `cls`)."""
         if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
             return False
-        return self._holds(expr, at, self._is_ddp_call)
+        if self._holds(expr, at, self._is_ddp_call):
+            return True
+        values = self.ctx.resolver.values(expr, expr if at is None else at)
+        return any(v.leaf and self._handed_ddp_elsewhere(v) for v in values)
+
+    def _handed_ddp_elsewhere(self, value: Value) -> bool:
+        """`value` is a parameter of a function that no call of this file passes anything
+        (`def __init__(self, model): self.model = model`), and a call of it in another
+        project module hands it a DDP model (`Trainer(DDP(net, ...))` in `train.py`)."""
+        expr = value.expr
+        project = project_of(self.ctx)
+        if type(expr) is not cst.Name or project is None:
+            return False
+        binding = self.reaching_binding(expr.value, value.at)
+        if binding is None or binding.kind != "param" or self.arguments_for(binding):
+            return False
+        owner = binding.owner
+        if not isinstance(owner, cst.FunctionDef):
+            return False
+        key = (id(owner), expr.value)
+        if key not in self._handed_ddp:
+            self._handed_ddp[key] = False  # a cycle of calls decides nothing
+            self._handed_ddp[key] = project.passes_elsewhere(
+                self.ctx, owner, expr.value, _ddp_model_there
+            )
+        return self._handed_ddp[key]
 
     def is_plain_model(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """`expr` holds at `at` only modules built in this file by a call that wraps nothing

@@ -30,6 +30,19 @@ def wrapped_iterable(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpr
     return first.value if name.rpartition(".")[2] in _PROGRESS_BARS else None
 
 
+def entered_name(ctx: FileContext, call: cst.Call) -> str | None:
+    """The name `with tqdm(loader) as bar:` binds to a progress bar `call`: its
+    `__enter__` returns the bar itself, so `bar` iterates what the call wraps."""
+    item = ctx.parent(call)
+    if type(item) is not cst.WithItem or item.asname is None or item.item is not call:
+        return None
+    target = item.asname.name
+    if type(target) is not cst.Name or wrapped_iterable(ctx, call) is None:
+        return None
+    name = ctx.call_name(call) or dotted(call.func) or ""
+    return target.value if name.rpartition(".")[2] in _PROGRESS_BARS else None
+
+
 def unwrapped(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpression:
     """What `expr` iterates inside its wrappers (`enumerate(tqdm(loader))`: `loader`)."""
     inner = wrapped_iterable(ctx, expr)

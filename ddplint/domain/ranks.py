@@ -109,10 +109,18 @@ def _literals(expr: cst.BaseExpression) -> list[int | None]:
 _SHORT_FLAG = re.compile(r"^(use_|is_|enable_)?dist$")
 
 
+# Words that, beside `dist`, name a test of whether the process group is up
+# (`is_dist_initialized()`, `dist_is_available()`, `dist_enabled`).
+_GROUP_UP = frozenset({"initialized", "initialised", "available", "avail", "enabled"})
+
+
 def _names_distribution(name: str) -> bool:
     """A test named for distribution: `args.distributed`, `use_ddp`, `dist.is_initialized()`,
-    a bare `dist` flag."""
-    return any(flag in name for flag in DISTRIBUTED_FLAG) or _SHORT_FLAG.match(name) is not None
+    `is_dist_initialized()`, a bare `dist` flag."""
+    if any(flag in name for flag in DISTRIBUTED_FLAG) or _SHORT_FLAG.match(name) is not None:
+        return True
+    words = name.split("_")
+    return "dist" in words and not _GROUP_UP.isdisjoint(words)
 
 
 class Ranks:

@@ -6,6 +6,7 @@ resume flag chooses. What DDP036 asks (is the optimizer restored?) and what DDP0
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -185,10 +186,20 @@ def _restorers(ctx: FileContext, load: cst.Call, names: frozenset[str]) -> list[
         if (
             ctx.scope(call) is scope
             and ctx.before(load, call)
-            and names & {n for a in call.args for n in ctx.names_in(a.value)}
+            and _reached(
+                ctx, load, names & {n for a in call.args for n in ctx.names_in(a.value)}, call
+            )
         ):
             found.append((dotted(func.value) or "").rpartition(".")[2])
     return found
+
+
+def _reached(ctx: FileContext, load: cst.Call, names: Iterable[str], at: cst.CSTNode) -> bool:
+    """One of `names` holds the load's result at `at`: its binding by the load's statement
+    reaches there (`ckpt = torch.load(args.checkpoint)` rebinding the `ckpt` of an earlier
+    load of pretrained weights: what follows reads the later one)."""
+    statement = ctx.statement(load)
+    return any(b.statement is statement for name in names for b in ctx.resolver.reaching(name, at))
 
 
 def _start_counter(
@@ -204,7 +215,7 @@ def _start_counter(
         if ctx.scope(node) is not scope or not ctx.before(load, node):
             continue
         key = _counter_read(node, names)
-        if key is None:
+        if key is None or not _reached(ctx, load, names, node):
             continue
         for ancestor in ctx.ancestors(node):
             if isinstance(ancestor, cst.Assign):

@@ -331,7 +331,9 @@ class Project:
         if path is None or summary is None or not cls:
             return None
         if cls in summary.classes:
-            return path, method
+            # the class's own method where several classes of the module share its name
+            alone = f"{cls}.{method}"
+            return (path, alone) if summary.function(alone) is not None else (path, method)
         maker = summary.function(cls)
         if maker is not None and maker.returns_made_by and depth > 0:
             return self._made_method(path, summary, maker, method, depth - 1, text, own)
@@ -521,14 +523,19 @@ class Project:
         )
 
     def helper_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
-        found = self._resolve_call(ctx, call, _FACT_TEXT["collective"])
+        """A project helper, or the one method of its name of a project class run on an
+        object the class made (`meter.synchronize()`), that may issue a collective."""
+        text = _FACT_TEXT["collective"]
+        found = self._resolve_call(ctx, call, text) or self._sole_method(ctx, call, text)
         return self._reaches("collective", found)
 
     def helper_surely_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
-        """A project helper that issues a collective whenever it is called: through calls
-        under no condition but mode checks (`if dist.is_initialized():`), as
-        `Collectives.certain` asks of the functions of a file."""
-        found = self._resolve_call(ctx, call, _FACT_TEXT["certain_collective"])
+        """A project helper (or sole method, as in `helper_issues_collective`) that issues
+        a collective whenever it is called: through calls under no condition but mode
+        checks (`if dist.is_initialized():`), as `Collectives.certain` asks of the
+        functions of a file."""
+        text = _FACT_TEXT["certain_collective"]
+        found = self._resolve_call(ctx, call, text) or self._sole_method(ctx, call, text)
         return self._reaches("certain_collective", found)
 
     def helper_starts_processes(self, ctx: FileContext, call: cst.Call) -> bool:
@@ -617,16 +624,31 @@ class Project:
         self, ctx: FileContext, call: cst.Call, text: TextTest
     ) -> FunctionSummary | None:
         """The summary of the method of a project class of another module that `call` runs
-        on an object the class made (`trainer.save(...)` after `trainer = Trainer(cfg)`).
-        Not a call of the object itself (`callback(...)`): a module's summary merges the
-        methods of one name, and most of its classes may define `__call__`."""
+        on an object the class made (`trainer.save(...)` after `trainer = Trainer(cfg)`)."""
+        found = self._method_of(ctx, call, text)
+        return self.summaries[found[0]].function(found[1]) if found is not None else None
+
+    def _method_of(
+        self, ctx: FileContext, call: cst.Call, text: TextTest
+    ) -> tuple[str, str] | None:
+        """(path, name) of the method `_method_called` summarises. Not a call of the object
+        itself (`callback(...)`): a module's summary merges the methods of one name, and
+        most of its classes may define `__call__`."""
         if ctx.call_name(call) is not None or not isinstance(call.func, cst.Attribute):
             return None
-        qualified = object_method(ctx, call)
-        found = self._lookup_elsewhere(ctx, qualified, text, text)
-        if found is None or found == NOWHERE:
+        found = self._lookup_elsewhere(ctx, object_method(ctx, call), text, text)
+        return None if found is None or found == NOWHERE else found
+
+    def _sole_method(
+        self, ctx: FileContext, call: cst.Call, text: TextTest
+    ) -> tuple[str, str] | None:
+        """`_method_of`, where no other definition in its module shares the method's name
+        (`FunctionSummary.merged`): what the summary says is that method's alone."""
+        found = self._method_of(ctx, call, text)
+        if found is None:
             return None
-        return self.summaries[found[0]].function(found[1])
+        function = self.summaries[found[0]].function(found[1])
+        return found if function is not None and not function.merged else None
 
     def helper_loads(self, ctx: FileContext, call: cst.Call) -> tuple[HelperLoad, ...]:
         """The `torch.load` calls without a `map_location` of the project helper of another
@@ -906,10 +928,14 @@ class Project:
         path = os.path.abspath(ctx.path)
         if path not in self.summaries or self._uses_process_group(path):
             return False
-        wanted = (path, func.name.value)
+        name = func.name.value
+        wanted = {(path, name)}
+        cls = ctx.model.enclosing_class(func)
+        if cls is not None:  # looked up as its class's own where classes share the name
+            wanted.add((path, f"{cls.name.value}.{name}"))
         return any(
             self._distributed(caller)
-            and any(self._lookup(caller, name) == wanted for name in self._names_into(caller, path))
+            and any(self._lookup(caller, n) in wanted for n in self._names_into(caller, path))
             for caller in self._callers(path)
         )
 

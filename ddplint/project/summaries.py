@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -129,6 +129,9 @@ class FunctionSummary:
     forwarded_params: tuple[tuple[str, int], ...] = ()
     # it runs `backward()`, itself or through functions of its module (`Loops.runs_backward`)
     runs_backward: bool = False
+    # several definitions share the name (methods of several classes): what one of them
+    # does, the summary cannot tell apart from what the others do
+    merged: bool = False
 
 
 @dataclass(frozen=True)
@@ -412,16 +415,68 @@ def _attribute_name(term: cst.BaseExpression) -> str | None:
     return term.attr.value if type(term) is cst.Attribute else None
 
 
+class _FunctionFacts:
+    """What the functions of one module do (`FunctionSummary`), with the per-module scans
+    it reads done once."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.loaders = returned_loaders(ctx)
+        self.switches = loader_switches(ctx) if self.loaders else {}
+        self.shards = returned_sharded_loaders(ctx)
+        self.device_modules = may_hold_device_module(ctx.source)
+        self.saving = "save" in ctx.source
+        self.loading = "torch" in ctx.source and "load" in ctx.source
+
+    def summary(
+        self, name: str, defs: list[cst.FunctionDef], by_name: bool = True
+    ) -> FunctionSummary:
+        """The summary of the definitions `defs` of `name`; without `by_name`, for some
+        of them only, leaving out the facts the module's scans give by name alone
+        (returned loaders and shards)."""
+        ctx = self.ctx
+        return FunctionSummary(
+            sites=_sites(ctx, defs),
+            set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
+            returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
+            returned_loader=_positions(self.loaders.get(name, ()) if by_name else ()),
+            loader_switches=self.switches.get(name, ()) if by_name else (),
+            one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),
+            returns_made_by=tuple(sorted(set().union(*(_returns_made_by(ctx, f) for f in defs)))),
+            returns_device_module=self.device_modules
+            and any(device_module(ctx, r, r) for f in defs for r in ctx.resolver.returned(f)),
+            returns_rank_test=_returned_rank_test(ctx, defs),
+            returned_rank=_returned_rank(ctx, name, defs),
+            spawn_factors=next(filter(None, (spawn_factors(ctx, f) for f in defs)), ()),
+            writes=tuple(w for f in defs for w in helper_writes(ctx, f)) if self.saving else (),
+            loads=tuple(x for f in defs for x in helper_loads(ctx, f)) if self.loading else (),
+            sampler_shuffle=factory_shuffle(ctx, defs[0]) if len(defs) == 1 else "",
+            seeds_alike=any(seeds_alike(ctx, f) for f in defs),
+            returned_shard=_positions(self.shards.get(name, ()) if by_name else ()),
+            forwarded_params=_forwarded_params(ctx, defs) if len(defs) == 1 else (),
+            runs_backward=any(domain_of(ctx).loops.runs_backward(f) for f in defs),
+            merged=len(defs) > 1,
+        )
+
+
+def _positions(found: Iterable[int | None]) -> tuple[int, ...]:
+    return tuple(sorted(WHOLE if p is None else p for p in found))
+
+
+def _by_class(ctx: FileContext, defs: list[cst.FunctionDef]) -> dict[str, list[cst.FunctionDef]]:
+    """`defs` that are methods of module-level classes, by the class's name."""
+    found: dict[str, list[cst.FunctionDef]] = {}
+    for func in defs:
+        cls = ctx.model.enclosing_class(func)
+        if cls is not None and ctx.parent(func) is cls.body and ctx.parent(cls) is ctx.module:
+            found.setdefault(cls.name.value, []).append(func)
+    return found
+
+
 def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary:
     """The summary of one parsed module (computed without other modules); `head`, its
     `module_head` when known already."""
     head = head or module_head(ctx)
-    loaders = returned_loaders(ctx)
-    switches = loader_switches(ctx) if loaders else {}
-    shards = returned_sharded_loaders(ctx)
-    device_modules = may_hold_device_module(ctx.source)
-    saving = "save" in ctx.source
-    loading = "torch" in ctx.source and "load" in ctx.source
     functions: list[tuple[str, FunctionSummary]] = []
     for name, classes in ctx.model.classes.items():
         construction = [m for c in classes for n in CONSTRUCTION for m in methods_named(c, n)]
@@ -431,30 +486,16 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         entering = _sites(ctx, [m for c in classes for m in methods_named(c, ENTER)])
         if entering:
             functions.append((f"{name}.{ENTER}", FunctionSummary(sites=entering)))
+    facts = _FunctionFacts(ctx)
     for name, defs in ctx.functions.items():
-        summary = FunctionSummary(
-            sites=_sites(ctx, defs),
-            set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
-            returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
-            returned_loader=tuple(sorted(WHOLE if p is None else p for p in loaders.get(name, ()))),
-            loader_switches=switches.get(name, ()),
-            one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),
-            returns_made_by=tuple(sorted(set().union(*(_returns_made_by(ctx, f) for f in defs)))),
-            returns_device_module=device_modules
-            and any(device_module(ctx, r, r) for f in defs for r in ctx.resolver.returned(f)),
-            returns_rank_test=_returned_rank_test(ctx, defs),
-            returned_rank=_returned_rank(ctx, name, defs),
-            spawn_factors=next(filter(None, (spawn_factors(ctx, f) for f in defs)), ()),
-            writes=tuple(w for f in defs for w in helper_writes(ctx, f)) if saving else (),
-            loads=tuple(x for f in defs for x in helper_loads(ctx, f)) if loading else (),
-            sampler_shuffle=factory_shuffle(ctx, defs[0]) if len(defs) == 1 else "",
-            seeds_alike=any(seeds_alike(ctx, f) for f in defs),
-            returned_shard=tuple(sorted(WHOLE if p is None else p for p in shards.get(name, ()))),
-            forwarded_params=_forwarded_params(ctx, defs) if len(defs) == 1 else (),
-            runs_backward=any(domain_of(ctx).loops.runs_backward(f) for f in defs),
-        )
-        if summary != FunctionSummary():
-            functions.append((name, summary))
+        summary = facts.summary(name, defs)
+        if replace(summary, merged=False) == FunctionSummary():
+            continue
+        functions.append((name, summary))
+        if summary.merged:  # each class's own method too, as `Class.method`
+            for cls, own in _by_class(ctx, defs).items():
+                if name != ENTER:  # entering has its own entry (`Class.__enter__`)
+                    functions.append((f"{cls}.{name}", facts.summary(name, own, by_name=False)))
     return ModuleSummary(
         distributed=head.distributed,
         imports=head.imports,
@@ -471,7 +512,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         flags=head.flags,
         draws_at_random=random_augmentation(ctx) is not None,
         reseeds_workers=reseeds_workers(ctx),
-        checkpoint_formats=saved_formats(ctx) if saving else (),
+        checkpoint_formats=saved_formats(ctx) if facts.saving else (),
         rank_flags=assigned_rank_flags(ctx),
         ddp_subclasses=tuple(ddp_subclasses(ctx))
         if "DistributedDataParallel" in ctx.source

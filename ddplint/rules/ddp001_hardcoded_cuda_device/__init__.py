@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.current_device import reads_current_device
 from ddplint.domain.device_literals import hardcoded_devices
 from ddplint.domain.launch_commands import launched_on_own_gpus
 from ddplint.domain.local_rank_names import LocalRankNames
@@ -51,7 +52,11 @@ value moved to a GPU and straight back to the CPU (`w.to(0).to("cpu")`, as bitsa
 quantization does) leaves nothing there. Where the project's own launch gives each process
 one GPU (a wrapper setting `CUDA_VISIBLE_DEVICES` from a node-local rank, `srun
 --gpus-per-task=1`), index 0 is each process's own GPU under that launch: unproven
-(`--preview`).
+(`--preview`). So is `torch.cuda.set_device(0)` in a file that places nothing on the
+current device (every tensor and the model moved by an explicit index such as
+`.to(local_rank)`, no `.cuda()` or `"cuda"`, a process group on gloo): there it costs
+each process a CUDA context on that GPU, and lands on it only what code out of sight puts
+on the current device; the message says so.
 
 ## Why is this bad?
 torchrun starts one process per GPU and every process runs the same code. With a literal
@@ -215,11 +220,21 @@ x = torch.zeros(3, device="cpu")
                     replacements=((literal, text),),
                     applicability=Applicability.UNSAFE,
                 )
-            message = (
-                f"Hard-coded CUDA device {site.shown}: every process of a node uses the "
-                'same GPU (out of memory, or NCCL "Duplicate GPU detected"); '
-                "use the local rank"
-            )
+            current_only = _sets_current_device_only(ctx, literal)
+            if current_only:
+                message = (
+                    f"Hard-coded CUDA device {site.shown}: it makes GPU {ctx.code(literal)} "
+                    "the current device of every process of a node; this file places "
+                    "everything by an explicit index, but each process opens a CUDA context "
+                    "on that GPU, and anything code out of sight puts on the current device "
+                    '(`.cuda()`, `"cuda"`) lands there; use the local rank'
+                )
+            else:
+                message = (
+                    f"Hard-coded CUDA device {site.shown}: every process of a node uses the "
+                    'same GPU (out of memory, or NCCL "Duplicate GPU detected"); '
+                    "use the local rank"
+                )
             replaced = replaced_default(ctx, literal)
             if replaced is not None:
                 message += (
@@ -231,8 +246,24 @@ x = torch.zeros(3, device="cpu")
                 message,
                 fix=fix,
                 # the project's launch gives each process its GPU: right under that launch
-                unproven=right is None or replaced is not None or launched_on_own_gpus(ctx.path),
+                unproven=right is None
+                or replaced is not None
+                or current_only
+                or launched_on_own_gpus(ctx.path),
             )
+
+
+def _sets_current_device_only(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """`literal` is the index of `torch.cuda.set_device(...)` in a file that places
+    nothing on the current device (`current_device.reads_current_device`): what it
+    costs there is a CUDA context per process on that GPU."""
+    arg = ctx.parent(literal)
+    call = ctx.parent(arg) if arg is not None else None
+    return (
+        isinstance(call, cst.Call)
+        and ctx.call_name(call) == "torch.cuda.set_device"
+        and not reads_current_device(ctx)
+    )
 
 
 def _unread_device_value(ctx: FileContext, literal: cst.CSTNode) -> bool:

@@ -238,6 +238,11 @@ DistributedSampler if distributed else RandomSampler`) counts, and so does a Dat
 subclass of the file that builds the sampler in its `__init__` and hands it to
 `super().__init__(...)`, at each construction that does not pass a flag of `__init__`
 the way that skips the sampler (`TrainLoader(root, train=False)`).
+A loader kept in a dict literal is followed to each read of its key (`loaders["train"]`,
+and `loaders[phase]` in `for phase in ("train", "val"):`, whose passes read one loader
+each: the loop around it is the epoch loop), unless an entry is ever stored again or the
+dict changed (`loaders.update(...)`); so is a progress bar entered as `with tqdm(loader)
+as bar:`, which iterates the loader it wraps.
 Loaders read pass after pass with no epoch counter in sight count too: a `while` loop
 around the iteration, an endless generator (`while True: for batch in loader: yield
 batch`), `itertools.cycle(loader)`, or `iter(loader)` made anew inside a loop; these are

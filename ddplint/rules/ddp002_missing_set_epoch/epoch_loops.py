@@ -15,8 +15,8 @@ from typing import cast
 import libcst as cst
 
 from ddplint.context import FileContext, Scope
-from ddplint.domain.ddp_facts import facts_of
-from ddplint.domain.iterable_wrappers import wrapped_iterable
+from ddplint.domain.ddp_facts import facts_of, string_key, string_value
+from ddplint.domain.iterable_wrappers import entered_name, wrapped_iterable
 from ddplint.domain.object_reads import trains_nothing_with
 from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import (
@@ -98,6 +98,42 @@ def _param_for(func: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | Non
     return params[index] if index < len(params) else None
 
 
+def _keys(ctx: FileContext, node: cst.Subscript) -> tuple[list[str], cst.For | None]:
+    """The string keys `node` may read: its literal key (`loaders["train"]`), or each
+    string a loop variable takes from a literal list (`loaders[phase]` in `for phase in
+    ("train", "val"):`), with that loop: one of its passes reads each key."""
+    key = string_key(node)
+    if key is not None:
+        return [key], None
+    if len(node.slice) != 1 or type(index := node.slice[0].slice) is not cst.Index:
+        return [], None
+    if type(index.value) is not cst.Name:
+        return [], None
+    bindings = ctx.resolver.reaching(index.value.value, node)
+    if len(bindings) != 1 or bindings[0].kind != "for" or bindings[0].index is not None:
+        return [], None
+    listed, loop = bindings[0].value, bindings[0].statement
+    if type(listed) not in (cst.List, cst.Tuple) or type(loop) is not cst.For:
+        return [], None
+    keys = [string_value(e.value) for e in listed.elements]  # type: ignore[attr-defined]
+    return ([k for k in keys if k is not None], loop) if None not in keys else ([], None)
+
+
+def _entry_name(ctx: FileContext, holder: str, key: str, at: cst.CSTNode) -> str | None:
+    """The plain name the entry `key` of the dict literal that `holder` is bound to
+    (its one binding, in the scope of `at`) holds."""
+    bindings = ctx.resolver.reaching(holder, at)
+    if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].index is not None:
+        return None
+    value = bindings[0].value
+    if type(value) is not cst.Dict or ctx.scope(value) is not ctx.scope(at):
+        return None
+    for element in value.elements:
+        if type(element) is cst.DictElement and string_value(element.key) == key:
+            return element.value.value if type(element.value) is cst.Name else None
+    return None
+
+
 @dataclass(frozen=True)
 class LoaderName:
     """A name that holds a loader built on a sampler: in `scope`, bound where `made` runs
@@ -110,6 +146,8 @@ class LoaderName:
     made: cst.Call
 
 
+# Methods that change a dict's entries.
+_DICT_CHANGES = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
 _RETURN_DEPTH = 3  # helpers returning a helper's loader as it stands, followed this deep
 
 
@@ -180,6 +218,9 @@ class EpochLoops:
         self._setters: dict[frozenset[str], set[str]] = {}
         self._reads: dict[str, list[cst.BaseExpression]] | None = None
         self._reads_by_scope: dict[str, dict[Scope, list[cst.BaseExpression]]] = {}
+        self._entries: dict[str, list[cst.BaseExpression]] | None = None
+        # entry reads keyed by a loop variable (`loaders[phase]`): the loop choosing the key
+        self._keyed_by: dict[int, cst.For] = {}
         self._file_sets_epoch: bool | None = None
 
     def setters(self, others: frozenset[str] = frozenset()) -> set[str]:
@@ -231,14 +272,14 @@ class EpochLoops:
             arg = ctx.parent(node)
             call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
             if isinstance(call, cst.Call) and isinstance(arg, cst.Arg):
-                found = list(self._through_call(call, arg, name, depth))
+                found = list(self._through_call(call, arg, name, depth, node))
                 if found:
                     yield from found
                     continue
             loop: cst.CSTNode | None = _for_iterating(ctx, node) or _yielded_from(ctx, node)
             if loop is None:
                 continue
-            outer = ctx.enclosing_loop(loop)
+            outer = self._around(loop, node)
             if outer is None and name.startswith("self.") and depth > 0:
                 # `for b in self.loader` in a method the epoch loop calls
                 callers = list(self._method_callers(loop, name))
@@ -248,13 +289,13 @@ class EpochLoops:
             yield self._epoch(outer, name), loop
 
     def _through_call(
-        self, call: cst.Call, arg: cst.Arg, name: str, depth: int
+        self, call: cst.Call, arg: cst.Arg, name: str, depth: int, node: cst.CSTNode
     ) -> Iterator[tuple[EpochLoop | None, cst.CSTNode]]:
-        """What iterating `name` through the call it is passed to (`arg`) gives; nothing
-        for a call that is not a helper, an endless read or a wrapper."""
+        """What iterating `name` (read as `node`) through the call it is passed to (`arg`)
+        gives; nothing for a call that is not a helper, an endless read or a wrapper."""
         ctx = self.ctx
         site_loop = _for_iterating(ctx, call)
-        around = ctx.enclosing_loop(site_loop if site_loop is not None else call)
+        around = self._around(site_loop if site_loop is not None else call, node)
         endless = self._endless_read(call)
         if endless is not None:
             yield (EpochLoop(call, name, is_sampler=False) if endless else None), call
@@ -279,7 +320,7 @@ class EpochLoops:
             if not trains_nothing_with(ctx, call, arg):  # `test_accuracy(model, loader)`
                 yield self._epoch(around, name), call
         elif site_loop is None and wrapped_iterable(ctx, call) is not None and depth > 0:
-            bound, _ = bound_name(ctx, call)
+            bound = entered_name(ctx, call) or bound_name(ctx, call)[0]
             if bound is not None and "." not in bound:
                 for inner, site in self.epoch_loops(bound, ctx.scope(call), depth - 1):
                     # the wrapper (`it = tqdm(loader)`) has no sampler: name the loader
@@ -351,7 +392,53 @@ class EpochLoops:
             local = self._reads_by_scope[name] = defaultdict(list)
             for node in reads:
                 local[self.ctx.scope(node)].append(node)
+            for node in self._entry_reads().get(name, []):
+                local[self.ctx.scope(node)].append(node)
         return iter(local.get(scope, []))
+
+    def _entry_reads(self) -> dict[str, list[cst.BaseExpression]]:
+        """By the name it holds, each read of a string-keyed entry of a dict literal
+        (`loaders["train"]` where `loaders = {"train": train_loader, ...}`, in its scope):
+        the same object as the name. Not where the entry is ever stored to
+        (`loaders["train"] = ...`) or changed (`loaders.update(...)`), nor where the dict is
+        bound more than once."""
+        if self._entries is None:
+            ctx = self.ctx
+            self._entries = defaultdict(list)
+            subscripts = cast("list[cst.Subscript]", ctx.nodes_of(cst.Subscript))
+            stored = {
+                (dotted(node.value), string_key(node))
+                for node in subscripts
+                if type(ctx.parent(node)) is cst.AssignTarget
+            }
+            changed = {  # `loaders.update(train=...)`: any entry may hold another loader
+                dotted(call.func.value)
+                for call in cast("list[cst.Call]", ctx.nodes_of(cst.Call))
+                if type(call.func) is cst.Attribute and call.func.attr.value in _DICT_CHANGES
+            }
+            for node in subscripts:
+                holder = dotted(node.value)
+                if holder is None or holder in changed:
+                    continue
+                if type(ctx.parent(node)) in _NOT_WHOLE_READS:
+                    continue
+                keys, keyed_by = _keys(ctx, node)
+                for key in keys:
+                    held = None if (holder, key) in stored else _entry_name(ctx, holder, key, node)
+                    if held is not None:
+                        self._entries[held].append(node)
+                        if keyed_by is not None:
+                            self._keyed_by[id(node)] = keyed_by
+        return self._entries
+
+    def _around(self, site: cst.CSTNode, node: cst.CSTNode) -> cst.For | cst.While | None:
+        """The loop around `site`, where `node` reads the loader; past the loop choosing
+        the key of an entry read (`loaders[phase]`): each pass of `for phase in ("train",
+        "val")` reads another loader, the loop around it reads this one again."""
+        outer = self.ctx.enclosing_loop(site)
+        if outer is not None and outer is self._keyed_by.get(id(node)):
+            return self.ctx.enclosing_loop(outer)
+        return outer
 
     def _epoch(self, loop: cst.For | cst.While | None, name: str) -> EpochLoop | None:
         if isinstance(loop, cst.For) or (isinstance(loop, cst.While) and not _runs_once(loop)):

@@ -399,12 +399,15 @@ def _judged(
         return None  # the script moves the state to the CPU before saving it
     if project is not None and helper_saves_off_gpu(ctx, call, path, project):
         return None  # the same, through a saving helper of another module
-    on_gpu = next((s for s in saves if s.state_on_gpu), None)
-    if on_gpu is not None:
+    on_gpu = [s for s in saves if s.state_on_gpu]
+    if on_gpu:
+        # every save that may write the file, when several do (`torch.save(model.module
+        # .state_dict(), ...)` under DDP, `torch.save(model.state_dict(), ...)` without)
+        writers = " or ".join(dict.fromkeys(s.shown for s in on_gpu))
         return Finding(
             call,
-            f"{what} without `map_location` on every rank, of {on_gpu.written} with "
-            f"{on_gpu.shown} from CUDA tensors: {_HARM}",
+            f"{what} without `map_location` on every rank, of {on_gpu[0].written} with "
+            f"{writers} from CUDA tensors: {_HARM}",
             unproven=runs_everywhere is None,  # callers out of sight may run it on one rank
         )
     if feeds if feeds is not None else feeds_state(ctx, call):

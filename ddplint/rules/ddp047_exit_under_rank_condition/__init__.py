@@ -47,7 +47,11 @@ rendezvous waits for every rank; also through a function of this file or a proje
 helper that starts the group), the DDP constructor (it broadcasts rank 0's parameters),
 a `backward()` through a DDP-wrapped model in sight (DDP's gradient all-reduce), a call
 of this file's training function handed the DDP model, or, in a loop's next pass, a
-collective (`dist.all_reduce`, a helper that always issues one). A test on a value only
+collective (`dist.all_reduce`, a helper that always issues one, or a method of a project
+class that always does: `meter.synchronize()` on a `Meter` whose `synchronize` returns
+early only outside a distributed run). A model stored by a class whose constructor the
+project's modules call with a DDP wrapper (`Trainer(DDP(net, ...))` in `train.py`) is a
+DDP model in the class's methods. A test on a value only
 some ranks change counts as a rank condition (`if completed >= max_steps: break` where
 `completed += 1` runs under `if rank == 0:`: the ranks read different values), and so
 does an attribute of the instance its class sets on every rank only to constants or
