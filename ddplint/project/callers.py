@@ -124,8 +124,7 @@ def _calling(
 ) -> list[tuple[str, frozenset[str]]]:
     """The modules that call `name` of the module at `path` (a method of the class
     `owner` when one is given), each with the qualified names its calls use for it."""
-    # a method is looked up as its class's own where several classes share its name
-    wanted = {(path, name), (path, f"{owner}.{name}")} if owner else {(path, name)}
+    wanted = (path, name)
     found = []
     for caller in project.callers_of(path):
         names = frozenset(
@@ -133,7 +132,7 @@ def _calling(
             for qualified in project.head(caller).calls
             if (not owner or qualified.split(".")[-2:-1] == [owner])
             and path in project.summaries.lookup_ends(caller, qualified)
-            and project.function_at(caller, qualified) in wanted
+            and project.function_at(caller, qualified) == wanted
         )
         if names:
             found.append((caller, names))

@@ -331,9 +331,7 @@ class Project:
         if path is None or summary is None or not cls:
             return None
         if cls in summary.classes:
-            # the class's own method where several classes of the module share its name
-            alone = f"{cls}.{method}"
-            return (path, alone) if summary.function(alone) is not None else (path, method)
+            return path, method
         maker = summary.function(cls)
         if maker is not None and maker.returns_made_by and depth > 0:
             return self._made_method(path, summary, maker, method, depth - 1, text, own)
@@ -636,8 +634,13 @@ class Project:
         most of its classes may define `__call__`."""
         if ctx.call_name(call) is not None or not isinstance(call.func, cst.Attribute):
             return None
-        found = self._lookup_elsewhere(ctx, object_method(ctx, call), text, text)
-        return None if found is None or found == NOWHERE else found
+        qualified = object_method(ctx, call)
+        found = self._lookup_elsewhere(ctx, qualified, text, text)
+        if found is None or found == NOWHERE or qualified is None:
+            return None
+        # the class's own method where several classes of its module share the name
+        own = f"{qualified.split('.')[-2]}.{found[1]}"
+        return (found[0], own) if self.summaries[found[0]].function(own) is not None else found
 
     def _sole_method(
         self, ctx: FileContext, call: cst.Call, text: TextTest
@@ -928,14 +931,10 @@ class Project:
         path = os.path.abspath(ctx.path)
         if path not in self.summaries or self._uses_process_group(path):
             return False
-        name = func.name.value
-        wanted = {(path, name)}
-        cls = ctx.model.enclosing_class(func)
-        if cls is not None:  # looked up as its class's own where classes share the name
-            wanted.add((path, f"{cls.name.value}.{name}"))
+        wanted = (path, func.name.value)
         return any(
             self._distributed(caller)
-            and any(self._lookup(caller, n) in wanted for n in self._names_into(caller, path))
+            and any(self._lookup(caller, name) == wanted for name in self._names_into(caller, path))
             for caller in self._callers(path)
         )
 

@@ -428,19 +428,27 @@ class _FunctionFacts:
         self.saving = "save" in ctx.source
         self.loading = "torch" in ctx.source and "load" in ctx.source
 
-    def summary(
-        self, name: str, defs: list[cst.FunctionDef], by_name: bool = True
-    ) -> FunctionSummary:
-        """The summary of the definitions `defs` of `name`; without `by_name`, for some
-        of them only, leaving out the facts the module's scans give by name alone
-        (returned loaders and shards)."""
+    def method_summary(self, defs: list[cst.FunctionDef]) -> FunctionSummary:
+        """What a method does that a call on an object of its class asks: its sites,
+        checkpoint writes and loads, and whether it runs `backward()`. The one class's own,
+        beside the summary merging every class's method of that name."""
+        ctx = self.ctx
+        return FunctionSummary(
+            sites=_sites(ctx, defs),
+            writes=tuple(w for f in defs for w in helper_writes(ctx, f)) if self.saving else (),
+            loads=tuple(x for f in defs for x in helper_loads(ctx, f)) if self.loading else (),
+            runs_backward=any(domain_of(ctx).loops.runs_backward(f) for f in defs),
+        )
+
+    def summary(self, name: str, defs: list[cst.FunctionDef]) -> FunctionSummary:
+        """The summary of the definitions `defs` of `name`."""
         ctx = self.ctx
         return FunctionSummary(
             sites=_sites(ctx, defs),
             set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
             returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
-            returned_loader=_positions(self.loaders.get(name, ()) if by_name else ()),
-            loader_switches=self.switches.get(name, ()) if by_name else (),
+            returned_loader=_positions(self.loaders.get(name, ())),
+            loader_switches=self.switches.get(name, ()),
             one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),
             returns_made_by=tuple(sorted(set().union(*(_returns_made_by(ctx, f) for f in defs)))),
             returns_device_module=self.device_modules
@@ -452,7 +460,7 @@ class _FunctionFacts:
             loads=tuple(x for f in defs for x in helper_loads(ctx, f)) if self.loading else (),
             sampler_shuffle=factory_shuffle(ctx, defs[0]) if len(defs) == 1 else "",
             seeds_alike=any(seeds_alike(ctx, f) for f in defs),
-            returned_shard=_positions(self.shards.get(name, ()) if by_name else ()),
+            returned_shard=_positions(self.shards.get(name, ())),
             forwarded_params=_forwarded_params(ctx, defs) if len(defs) == 1 else (),
             runs_backward=any(domain_of(ctx).loops.runs_backward(f) for f in defs),
             merged=len(defs) > 1,
@@ -492,10 +500,9 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         if replace(summary, merged=False) == FunctionSummary():
             continue
         functions.append((name, summary))
-        if summary.merged:  # each class's own method too, as `Class.method`
+        if summary.merged and name != ENTER:  # entering has its own (`Class.__enter__`)
             for cls, own in _by_class(ctx, defs).items():
-                if name != ENTER:  # entering has its own entry (`Class.__enter__`)
-                    functions.append((f"{cls}.{name}", facts.summary(name, own, by_name=False)))
+                functions.append((f"{cls}.{name}", facts.method_summary(own)))
     return ModuleSummary(
         distributed=head.distributed,
         imports=head.imports,
