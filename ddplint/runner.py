@@ -100,7 +100,8 @@ def display_path(path: Path) -> str:
 def _first_pass(task: _Task, summarise: bool = True, waiting: bool = True) -> _FirstPass:
     """Parse the file, summarise it, and check it unless it must wait for the project.
     Without `summarise`, a file checked here is not summarised (`_FirstPass.summarised`):
-    its summary is computed only if the project asks for it (`_Summaries`). Without
+    its summary is computed only if the project asks for it (`_Summaries`): also where
+    its callers-decide rules report, so that it is checked again with the project. Without
     `waiting`, neither is a file that waits for the project: its head decides where its
     imports lead, and its kept parse is summarised if the project asks (one process)."""
     parsed = parse(task.path, task.data)
@@ -135,6 +136,10 @@ def _first_pass(task: _Task, summarise: bool = True, waiting: bool = True) -> _F
             result = _check_unless_callers_decide(ctx, task.codes)
             if result is not None:
                 return _FirstPass(summary, result, summarised=summary is not None)
+            if summary is None and not summarise:  # summarised if the project asks
+                return _FirstPass(
+                    None, None, ctx.for_project(None), False, False, member_head(ctx, head)
+                )
             try:
                 summary = summary or summarize(ctx, head)
             except RecursionError:

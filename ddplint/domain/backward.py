@@ -26,6 +26,9 @@ from ddplint.names import dotted
 _AGGREGATES = frozenset({"torch.stack", "torch.sum", "torch.mean", "torch.cat"})
 # List methods that add to the list (the position of the added value, or of the iterable).
 _FILLING = {"append": 0, "extend": 0, "insert": 1}
+# Methods whose result carries no autograd graph: a value computed through them feeds no
+# backward (`(x + eps * grad.sign()).detach()`, `loss.item()`).
+_CUT_GRAPH = frozenset({"detach", "item", "tolist", "numpy"})
 
 
 @dataclass(frozen=True)
@@ -92,11 +95,12 @@ class Backward:
         return BackwardSite(call, receiver)
 
     def flow(self, site: BackwardSite, dependencies: bool = False) -> list[Step]:
-        """What the differentiated value of `site` is computed from, nearest first."""
+        """What the differentiated value of `site` is computed from, nearest first: its
+        autograd graph, which a detached value (`x.detach()`, `loss.item()`) leaves."""
         key = (site.call, dependencies)
         known = self._flows.get(key)
         if known is None:
-            trace = _Trace(dependencies)
+            trace = _Trace(dependencies, graph=True)
             self._trace(site.loss, site.call, MAX_DEPTH, trace)
             known = self._flows[key] = trace.found
         return known
@@ -200,6 +204,8 @@ class Backward:
 
     def _trace_call(self, call: cst.Call, follow: _Follow, depth: int, trace: _Trace) -> None:
         func = call.func
+        if trace.graph and type(func) is cst.Attribute and func.attr.value in _CUT_GRAPH:
+            return  # detached: what it is computed from reaches no backward through it
         qualified = self.model.imports.resolve(func)
         callees = self.resolver.callees(call)
         for callee in callees:
@@ -271,11 +277,12 @@ class Backward:
 
 @dataclass
 class _Trace:
-    """One walk: whether it follows every call argument, names it does not follow, whether
-    it follows what lists are filled with, and what it found (steps, and the bindings it went
-    through)."""
+    """One walk: whether it follows every call argument, whether it stops at detached
+    values, names it does not follow, whether it follows what lists are filled with, and
+    what it found (steps, and the bindings it went through)."""
 
     dependencies: bool
+    graph: bool = False  # the autograd graph only: a detached value ends the walk
     collections: bool = False
     stop: frozenset[str] = frozenset()
     found: list[Step] = field(default_factory=list)

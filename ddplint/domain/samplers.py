@@ -514,7 +514,8 @@ def returned_bindings(
     ctx: FileContext, name: str | None, scope: Scope, value: cst.CSTNode | None = None
 ) -> list[tuple[str, Scope, cst.Call]]:
     """`returned_names`, each with the call of `scope` that binds it: `x = helper(...)`,
-    or `for _, _, loader in helper(...):` where `scope` yields the value."""
+    `self.loader, _ = self.build_loaders()`, or `for _, _, loader in helper(...):` where
+    `scope` yields the value."""
     if not isinstance(scope, cst.FunctionDef):
         return []
     positions = returned_positions(ctx, name, scope, value)
@@ -523,7 +524,7 @@ def returned_bindings(
         return []
     found: list[tuple[str, Scope, cst.Call]] = []
     for call in ctx.model.calls_by_name.get(scope.name.value, ()):
-        if not isinstance(call.func, cst.Name):
+        if scope not in ctx.resolver.callees(call):  # `helper(...)`, `self.build(...)`
             continue
         where = ctx.scope(call)
         found.extend((bound, where, call) for bound in names_bound_to(ctx, call, positions))

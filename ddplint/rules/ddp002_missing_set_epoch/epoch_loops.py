@@ -323,6 +323,12 @@ class EpochLoops:
             bound = entered_name(ctx, call) or bound_name(ctx, call)[0]
             if bound is not None and "." not in bound:
                 for inner, site in self.epoch_loops(bound, ctx.scope(call), depth - 1):
+                    if inner is None and name.startswith("self."):
+                        # `it = tqdm(self.loader)` in a method the epoch loop calls
+                        callers = list(self._method_callers(site, name))
+                        if callers:
+                            yield from callers
+                            continue
                     # the wrapper (`it = tqdm(loader)`) has no sampler: name the loader
                     wrapped = inner and EpochLoop(inner.loop, name, inner.is_sampler)
                     yield wrapped, site
