@@ -38,7 +38,10 @@ own `parameters()`, `state_dict()`, ...), when the function never calls the wrap
 itself. Evaluation through `.module` (under `no_grad()`, or never reaching `backward()`)
 is left alone, and so is a model frozen whole (`encoder.requires_grad_(False)`, or
 `requires_grad = False` over all its parameters): a fixed feature extractor has no
-gradient for DDP to all-reduce.
+gradient for DDP to all-reduce. So is a forward whose result reaches the backward only
+through a detached value: an adversarial attack through `model.module` that returns
+`adversarial.detach()` for the wrapper's training forward computes no gradient of the
+weights.
 
 ## Why is this bad?
 DDP all-reduces gradients from hooks that its own `forward()` arms. A forward that bypasses
