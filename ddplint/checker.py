@@ -21,6 +21,7 @@ from ddplint.domain.dormant_options import needs_unpassed_option
 from ddplint.domain.import_uses import may_use
 from ddplint.domain.liveness import Liveness, Livenesses, set_aside_reason
 from ddplint.domain.runners import distribution_opt_in
+from ddplint.domain.test_modules import collected_by_pytest
 from ddplint.domain.unpassed_parameters import needs_unpassed_argument
 from ddplint.noqa import Suppressions
 from ddplint.parsing import file_error, parse
@@ -171,6 +172,7 @@ def livenesses(ctx: FileContext) -> Livenesses:
         module,
         set_aside=set_aside_reason(ctx.path, root, lambda: distribution_opt_in(ctx)),
         dormant=lambda node: needs_unpassed_option(ctx, node) or needs_unpassed_argument(ctx, node),
+        collected_tests=collected_by_pytest(ctx),
     )
 
 

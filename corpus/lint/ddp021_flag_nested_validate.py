@@ -20,7 +20,7 @@ def mean_abs_error(net, loader, device):
 
 def log_validation(net, loader, device, epoch):
     mae = mean_abs_error(net, loader, device)
-    print(f"[epoch {epoch}] val MAE {mae:.4f}")
+    print(f"[epoch {epoch}] val MAE {mae:.4f}")  # expect: DDP038
 
 
 def train(args):

@@ -91,7 +91,25 @@ def combined_values(
             for target in statement.targets:
                 for name in bound_names(target.target):
                     results.setdefault(name, statement)
+        for name in _written_in_place(ctx, call):
+            results.setdefault(name, statement)
     return Combined(ctx, frame, frozenset(_back(ctx, frame, fed)), _on(ctx, frame, results))
+
+
+# Collectives that leave their result in their first argument (`dist.all_reduce(loss)`:
+# `loss` holds the sum over the ranks from there on).
+_IN_PLACE = frozenset(
+    f"torch.distributed.{name}"
+    for name in ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor")
+)
+
+
+def _written_in_place(ctx: FileContext, call: cst.Call) -> list[str]:
+    """The name a collective writes its result into (`dist.all_reduce(loss)`: `loss`)."""
+    if ctx.call_name(call) not in _IN_PLACE or not call.args or call.args[0].keyword:
+        return []
+    name = dotted(call.args[0].value)
+    return [name] if name is not None else []
 
 
 def _back(ctx: FileContext, frame: Scope, names: list[str]) -> set[str]:

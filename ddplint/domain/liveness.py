@@ -21,15 +21,16 @@ script, when it is private
 a user may still call it. A public function of a module no project file imports is what
 the module exports to its users, an entry point: live.
 
-Entry points need no list of their own: a `__main__` block, a function handed to `mp.spawn`
-or `Process(target=...)`, a console script in pyproject.toml all name the function, and a
-named function is live; so are pytest's `test*` functions and methods (a framework calls
-`forward`, `training_step` and hooks no code names). The test is on names, so it
-errs towards live: any mention counts. What other files hold comes from the project
-(`named_elsewhere`, injected by the checker: the project layer sits above this module); an
-import that file never uses, or an attribute of another imported module
-(`torch.nn.DataParallel`), is no mention there (`ddplint.domain.import_uses`), and in the
-file itself neither is the function naming itself nor another object's attribute.
+Entry points need no list of their own: a `__main__` block, a function handed to
+`mp.spawn` or `Process(target=...)`, a console script in pyproject.toml all name the
+function, and a named function is live; so are pytest's `test*` functions and methods in a
+file pytest collects (a framework calls `forward`, `training_step` and hooks no code
+names). The test is on names, so it errs towards live: any mention counts. What other
+files hold comes from the project (`named_elsewhere`, injected by the checker: the project
+layer sits above this module); an import that file never uses, or an attribute of another
+imported module (`torch.nn.DataParallel`), is no mention there
+(`ddplint.domain.import_uses`), and in the file itself neither is the function naming
+itself nor another object's attribute.
 """
 
 from __future__ import annotations
@@ -126,14 +127,18 @@ class Livenesses:
         module_name: str = "",
         set_aside: str | None = None,
         dormant: Callable[[cst.CSTNode], bool] | None = None,
+        collected_tests: bool = True,
     ) -> None:
         """`module_name`: the file's module name, to ask whether other files import it;
         `set_aside`: why none of the file is known to run in a distributed job
         (`set_aside_reason`), None when nothing sets it aside; `dormant`: whether a
         statement runs only under an option no command of the project passes
         (`ddplint.domain.dormant_options`) or a parameter value no call in sight passes
-        (`ddplint.domain.unpassed_parameters`)."""
+        (`ddplint.domain.unpassed_parameters`); `collected_tests`: pytest collects the
+        file's `test*` functions (`test_modules.collected_by_pytest`), which then run though
+        nothing calls them."""
         self.module_name = module_name
+        self.collected_tests = collected_tests
         self.set_aside = set_aside
         self.dormant = dormant
         self.model = model
@@ -204,7 +209,8 @@ class Livenesses:
         if (
             self.named_elsewhere is None
             or func.decorators
-            or name.startswith(("__", "test"))
+            or name.startswith("__")
+            or (name.startswith("test") and self.collected_tests)
             or self._is_method(func)
             or self._looks_up_by_name
             or self._in_string(name)

@@ -61,6 +61,9 @@ class ShardLoop:
     meters: list[str] = field(default_factory=list)  # `top1.update(...)` of a local meter
     # `preds = []` before the loop, `preds.append(...)` in it: the rank's results collected
     collected: list[cst.Assign] = field(default_factory=list)
+    # counts of the loop that sum combined values (`test_loss += loss.item()` after
+    # `dist.all_reduce(loss)`): a value computed from one of them is not one shard's
+    combined: frozenset[str] = frozenset()
 
 
 def sharded_loaders(ctx: FileContext) -> set[cst.Call]:
@@ -138,13 +141,14 @@ def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
         combined = combined_values(ctx, frame, combines_call)
         if combined is None:
             continue  # something combines what this code cannot name
+        summed = frozenset(dotted(c.target) or "" for c in counts if combined.counts(c))
         counts = [c for c in counts if not combined.counts(c)]
         metered = combined.fed_by(node, ("update",))
         meters = [m for m in meters if m not in metered]
         filled = combined.fed_by(node)
         collected = [a for a in collected if not _targets(a) & filled]
         if counts or meters or collected:
-            found.append(ShardLoop(node, frame, loaders, counts, meters, collected))
+            found.append(ShardLoop(node, frame, loaders, counts, meters, collected, summed))
     return tuple(found)
 
 
@@ -343,7 +347,9 @@ def evaluation_shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
 
 
 def returned_counts(ctx: FileContext, shard: ShardLoop, counts: list[cst.AugAssign]) -> list[str]:
-    """The counts the function of `shard` returns (names, in order of its returns)."""
+    """The counts the function of `shard` returns, or the lists of results it returns a
+    value computed from (`return sum(losses) / len(losses)`): names, in order of its
+    returns."""
     func = shard.frame
     if not isinstance(func, cst.FunctionDef):
         return []
@@ -356,6 +362,7 @@ def returned_counts(ctx: FileContext, shard: ShardLoop, counts: list[cst.AugAssi
         and (
             count := counted(ctx, found.value, found, counts)
             or metered(ctx, found.value, found, shard.meters)
+            or collected_from(ctx, found.value, found, shard.collected)
         )
         is not None
     ]

@@ -180,6 +180,14 @@ class _HeldNames:
         return self._known[id(sampler)]
 
 
+def _dataset_changed_in(ctx: FileContext, sampler: SamplerUse, loop: cst.CSTNode) -> bool:
+    """A method of the sampler's dataset is called in `loop` (`train_dataset.shuffle()`,
+    `resample()`): the same indices may read other samples in each pass."""
+    dataset = argument(sampler.call, 0, "dataset") if sampler.arguments_known else None
+    name = dotted(dataset) if dataset is not None else None
+    return name is not None and isinstance(loop, cst.For) and _changed_in(ctx, name, loop)
+
+
 def _changed_in(ctx: FileContext, name: str | None, loop: cst.For) -> bool:
     """A method of the object `name` is called in `loop` (`train_set.resample()`): each
     pass may read different samples."""
@@ -238,11 +246,13 @@ DistributedSampler if distributed else RandomSampler`) counts, and so does a Dat
 subclass of the file that builds the sampler in its `__init__` and hands it to
 `super().__init__(...)`, at each construction that does not pass a flag of `__init__`
 the way that skips the sampler (`TrainLoader(root, train=False)`).
-A loader kept in a dict literal is followed to each read of its key (`loaders["train"]`,
-and `loaders[phase]` in `for phase in ("train", "val"):`, whose passes read one loader
-each: the loop around it is the epoch loop), unless an entry is ever stored again or the
-dict changed (`loaders.update(...)`); so is a progress bar entered as `with tqdm(loader)
-as bar:`, which iterates the loader it wraps.
+An epoch loop that calls a method of the sampler's dataset in every pass
+(`train_set.shuffle()`, `resample()`) is left alone: the same indices may read other
+samples each time. A loader kept in a dict literal is followed to each read of its key
+(`loaders["train"]`, and `loaders[phase]` in `for phase in ("train", "val"):`, whose
+passes read one loader each: the loop around it is the epoch loop), unless an entry is
+ever stored again or the dict changed (`loaders.update(...)`); so is a progress bar
+entered as `with tqdm(loader) as bar:`, which iterates the loader it wraps.
 Loaders read pass after pass with no epoch counter in sight count too: a `while` loop
 around the iteration, an endless generator (`while True: for batch in loader: yield
 batch`), `itertools.cycle(loader)`, or `iter(loader)` made anew inside a loop; these are
@@ -508,6 +518,8 @@ def main(train_set, model, epochs):
                         continue  # the loop reads a loader bound elsewhere in it
                     if _prepared_by_accelerate(ctx, held, epoch.loop):
                         continue  # Accelerate's loader sets its sampler's epoch each pass
+                    if _dataset_changed_in(ctx, sampler, epoch.loop):
+                        continue  # `train_set.shuffle()` each pass: the indices read anew
                     if id(epoch.loop) not in reported:
                         reported.add(id(epoch.loop))
                         yield self._finding(ctx, sampler, epoch, held.via)

@@ -45,9 +45,13 @@ predictions does not vouch for the loss summed beside them; a combining call tha
 nothing of the function vouches for everything), and reports where that value
 is used as the result: compared to act on the outcome (to pick the best checkpoint, or to
 stop: an `if` that only keeps the best number for a log is no decision), given to a
-scheduler's `step()`, or logged (`print`, `logger.info`, `add_scalar`, `wandb.log`). The
-value is followed into the callers of this file when the evaluation function returns it
-(an entry of a returned tuple or dict read by its key: `val_metrics["loss"]`); a caller
+scheduler's `step()`, or logged (`print`, `logger.info`, `add_scalar`, `wandb.log`). A
+value summed from batch values already combined across ranks (`dist.all_reduce(loss)` in
+the loop, then `test_loss += loss.item()`) is not one shard's, nor is a value computed from
+it. The value is followed into the callers of this file when the evaluation function
+returns it, or returns a value computed from the results it collected (`return
+sum(losses) / len(losses)`; an entry of a returned tuple or dict read by its key:
+`val_metrics["loss"]`); a caller
 that combines it (or what a test of it decides) silences it, and so does a value bound
 only by a call
 that runs where the job is not distributed (`if args.local_rank == -1: results =

@@ -59,6 +59,8 @@ def shard_metric_uses(ctx: FileContext) -> Iterator[MetricUse]:
         if not counts and not shard.meters and not shard.collected:
             continue
         for node, kind, expr in _uses(ctx, shard.frame, loop):
+            if _reads_combined_count(ctx, shard, expr, node):
+                continue  # `test_loss / count`, `test_loss` summing all-reduced values
             count = counted(ctx, expr, node, counts) or metered(ctx, expr, node, shard.meters)
             if count is not None:
                 yield MetricUse(node, kind, count)
@@ -89,7 +91,27 @@ def _caller_uses(
             if _combined_use(ctx, node, expr, combined):
                 continue
             if _returned_in_job(ctx, func, expr, node, set(returned)):
-                yield MetricUse(node, kind, returned[0], via=func.name.value)
+                collected = returned[0] in _names_bound(shard.collected)
+                yield MetricUse(node, kind, returned[0], via=func.name.value, collected=collected)
+
+
+def _reads_combined_count(
+    ctx: FileContext, shard: ShardLoop, expr: cst.BaseExpression, at: cst.CSTNode
+) -> bool:
+    """`expr` is computed from a count of the loop that sums combined values."""
+    if not shard.combined:
+        return False
+    names = set(ctx.names_in(expr))
+    names.update(
+        v.expr.value
+        for v in ctx.resolver.sources(expr, at, depth=3)
+        if isinstance(v.expr, cst.Name)
+    )
+    return bool(shard.combined & names)
+
+
+def _names_bound(statements: list[cst.Assign]) -> set[str]:
+    return {t.target.value for a in statements for t in a.targets if isinstance(t.target, cst.Name)}
 
 
 def _combined_use(

@@ -52,7 +52,7 @@ class ShardValues:
                 self.functions.add(shard.frame.name.value)
 
     def __bool__(self) -> bool:
-        return bool(self.counts or self.meters)
+        return bool(self.counts or self.meters or self.functions)
 
     def per_rank(self, expr: cst.BaseExpression, at: cst.CSTNode) -> str | None:
         """What shard value `expr` is computed from (a count's name, `f()`), when no
