@@ -176,16 +176,20 @@ def livenesses(ctx: FileContext) -> Livenesses:
     )
 
 
-def _named_elsewhere(path: str, root: str) -> Callable[[str], bool]:
+def _named_elsewhere(path: str, root: str) -> Callable[[str, bool], bool]:
     """Whether another file of the project at `root` (or its entry-point configuration)
     may use a word (`import_uses.may_use`: an import never used, or an attribute of another
-    module, is no use), or fetches the attributes of `path`'s module by a computed name."""
+    module, is no use), or fetches the attributes of `path`'s module by a computed name.
+    For a module-level function (`function`), only a file that names the module counts;
+    a method may be called on an object handed around by files that never name it."""
     absolute = os.path.abspath(path)
     files = project_files(root)
     module = os.path.splitext(os.path.basename(absolute))[0]
 
-    def named(name: str) -> bool:
+    def named(name: str, function: bool = False) -> bool:
         others = files.naming(name) - {absolute}
+        if function:  # a file calling a function of the module names the module too: an
+            others &= files.naming(module)  # import, a dynamic import's string, an entry point
         used = any(may_use(p, files.text(p) or "", name, module) for p in others)
         return used or files.looks_up_by_name(module)
 

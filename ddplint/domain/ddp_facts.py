@@ -20,6 +20,7 @@ from ddplint.domain.process_group import may_use_process_group, uses_process_gro
 from ddplint.domain.project_view import project_of
 from ddplint.domain.ranks import last_name, strip_conversion
 from ddplint.engine import Value
+from ddplint.names import dotted
 
 if TYPE_CHECKING:
     from ddplint.context import Binding, FileContext
@@ -139,6 +140,18 @@ def ddp_subclasses(ctx: FileContext) -> list[str]:
     return sorted(found)
 
 
+def _unwrap_idiom(expr: cst.BaseExpression) -> bool:
+    """`x.module if <test> else x`, or `x if <test> else x.module`."""
+    if type(expr) is not cst.IfExp:
+        return False
+    for inner, other in ((expr.body, expr.orelse), (expr.orelse, expr.body)):
+        if type(inner) is cst.Attribute and inner.attr.value == "module":
+            receiver = dotted(inner.value)
+            if receiver is not None and receiver == dotted(other):
+                return True
+    return False
+
+
 def _ddp_model_there(ctx: FileContext, value: cst.BaseExpression, at: cst.Call) -> bool:
     """`value`, passed by `at` in the module of `ctx`, may hold a DDP model there."""
     return facts_of(ctx).is_ddp_model(value, at)
@@ -216,6 +229,8 @@ class DDPFacts:
         """True if `expr` may hold a DDP-wrapped model at `at` (`model = DDP(net) if
         distributed else net` may); never the instance itself (`self`, `cls`)."""
         if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
+            return False
+        if self._unwrapped_by_idiom(expr, expr if at is None else at):
             return False
         if self._holds(expr, at, self._is_ddp_call):
             return True
@@ -297,6 +312,16 @@ class DDPFacts:
         """Classes of this file that subclass DDP (`class DDPWrapper(DistributedDataParallel)`,
         directly or through another such class of the file): constructing one wraps."""
         return frozenset(ddp_subclasses(self.ctx))
+
+    def _unwrapped_by_idiom(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """Every binding of the name `expr` that reaches `at` is `x.module if <test> else
+        x` (or the reverse): the bare module where `x` is wrapped, `x` where it is not."""
+        if type(expr) is not cst.Name:
+            return False
+        bindings = self.ctx.resolver.reaching(expr.value, at)
+        return bool(bindings) and all(
+            b.kind == "assign" and b.index is None and _unwrap_idiom(b.value) for b in bindings
+        )
 
     def _is_unwrap_expr(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Attribute) and expr.attr.value == "module":

@@ -16,10 +16,11 @@ _KNOWN: dict[tuple[str, str, str], bool] = {}
 def may_use(path: str, text: str, name: str, module: str) -> bool:
     """The module at `path` (its source `text`) may use the function `name` of the
     project module `module` (its file's base name): it reads the name itself (not only
-    imports it), reads it as an attribute of anything but another imported module (a
-    method call on an object, `helpers.step`; not `torch.nn.DataParallel`), imports it under
-    another name, names it in a string (`__all__`, a registry; not a docstring), or is a package's
-    `__init__.py` (a re-export). True when unsure (the text does not parse)."""
+    imports it), reads it as an attribute of anything but another imported module (a method
+    call on an object, `helpers.step`; not `torch.nn.DataParallel`), imports it under
+    another name, names it in a string whose whole value it is (`__all__`, a registry; not
+    a docstring, a keyword's value or a compared value), or is a package's `__init__.py` (a
+    re-export). True when unsure (the text does not parse)."""
     key = (path, name, module)
     known = _KNOWN.get(key)
     if known is None:
@@ -49,7 +50,14 @@ def _may_use(path: str, text: str, name: str, module: str) -> bool:
     if tree is None:
         return True
     others = _other_modules(tree, module)
-    prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}  # docstrings
+    # strings that hold data, not names: docstrings, keyword values, compared values
+    prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, (ast.Expr, ast.keyword))}
+    prose.update(
+        id(c)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Compare)
+        for c in (n.left, *n.comparators)
+    )
     own = _defines(tree, name)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -68,8 +76,7 @@ def _may_use(path: str, text: str, name: str, module: str) -> bool:
                 return True  # `runner.step()`, `helpers.step()`: maybe this function
         elif (
             isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and name in node.value
+            and node.value == name  # `__all__`, a registry's key, `getattr(m, "name")`
             and id(node) not in prose
         ):
             return True

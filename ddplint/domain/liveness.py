@@ -38,7 +38,7 @@ from __future__ import annotations
 import enum
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cached_property
 
 import libcst as cst
@@ -110,12 +110,23 @@ def set_aside_reason(path: str, root: str, opt_in: Callable[[], bool]) -> str | 
     )
 
 
+def _data_position(string: cst.SimpleString, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> bool:
+    """`string` is a docstring, a keyword argument's value or a comparison's operand."""
+    parent = parents.get(string)
+    if isinstance(parent, cst.Expr):
+        return True
+    if isinstance(parent, cst.Arg) and parent.keyword is not None:
+        return True
+    return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))
+
+
 class Livenesses:
     """Liveness of the statements of one file.
 
-    `named_elsewhere(name)` says whether another file of the project (or its entry-point
-    configuration) names `name`; None when the file is not part of a project on disk (a
-    snippet): then every function counts as called."""
+    `named_elsewhere(name, function)` says whether another file of the project (or its
+    entry-point configuration) may use `name` (a module-level function of this module, with
+    `function`: only from a file that names the module); None when the file is not part of
+    a project on disk (a snippet): then every function counts as called."""
 
     def __init__(
         self,
@@ -123,7 +134,7 @@ class Livenesses:
         resolver: Resolver,
         flow: Flow,
         source: str,
-        named_elsewhere: Callable[[str], bool] | None,
+        named_elsewhere: Callable[[str, bool], bool] | None,
         module_name: str = "",
         set_aside: str | None = None,
         dormant: Callable[[cst.CSTNode], bool] | None = None,
@@ -148,7 +159,7 @@ class Livenesses:
         self.named_elsewhere = named_elsewhere
         self._functions: dict[cst.FunctionDef, Liveness] = {}
         self._mentions: dict[str, list[cst.Name]] | None = None
-        self._strings: str | None = None
+        self._strings: set[str] | None = None
 
     def of(self, node: cst.CSTNode) -> Liveness:
         """Whether `node` can run: NEVER, UNKNOWN, or LIVE."""
@@ -227,7 +238,7 @@ class Livenesses:
             states.append(_all_of([self.function(f) for f in around]))
             if states[-1] is Liveness.LIVE:
                 return Liveness.LIVE
-        if self.named_elsewhere(name):
+        if self.named_elsewhere(name, self.model.parents.get(func) is self.model.module):
             return Liveness.LIVE
         if states:
             return _any_of(states)
@@ -274,7 +285,7 @@ class Livenesses:
         """Another file of the project names this module: it is one of the project's own
         helper modules, not only an interface for code outside."""
         named = self.named_elsewhere
-        return bool(self.module_name) and named is not None and named(self.module_name)
+        return bool(self.module_name) and named is not None and named(self.module_name, False)
 
     def _is_method(self, func: cst.FunctionDef) -> bool:
         """A method: frameworks call methods no code names (`forward`, `training_step`,
@@ -296,16 +307,20 @@ class Livenesses:
         return self._mentions.get(name, [])
 
     def _in_string(self, name: str) -> bool:
-        """A string of the module, not a docstring, holds `name` as a word (`__all__`, a
-        registry by name)."""
+        """A string of the module names `name` where a look-up by name may read it
+        (`__all__`, a registry's key, `getattr(module, "test")`): its whole value, in no
+        docstring, keyword argument (`split="test"`) or comparison (`mode == "test"`),
+        which hold data, not names."""
         if self._strings is None:
             parents = self.model.parents
-            self._strings = "\n".join(
-                s.value
+            self._strings = {
+                value
                 for s in self.model.by_type.get(cst.SimpleString, [])
-                if isinstance(s, cst.SimpleString) and not isinstance(parents.get(s), cst.Expr)
-            )
-        return re.search(rf"\b{re.escape(name)}\b", self._strings) is not None
+                if isinstance(s, cst.SimpleString)
+                and not _data_position(s, parents)
+                and isinstance(value := s.evaluated_value, str)
+            }
+        return name in self._strings
 
     @cached_property
     def _is_script(self) -> bool:
@@ -358,4 +373,5 @@ class Livenesses:
             return False
         if len(re.findall(rf"\b{re.escape(name)}\b", self.source)) != 1 + len(calls):
             return False
-        return self.named_elsewhere is not None and not self.named_elsewhere(name)
+        module_level = self.model.parents.get(func) is self.model.module
+        return self.named_elsewhere is not None and not self.named_elsewhere(name, module_level)

@@ -315,6 +315,14 @@ class Ranks:
             return self._single_or_cpu(test)
         if isinstance(test, cst.BooleanOperation):
             return self._distributed_and(test)
+        if isinstance(test, cst.Comparison) and _against_bool(test):
+            # `args.use_ddp is True`: the flag itself; `is False`, `is not True`: negated
+            flag = self.single_process_when(test.left)
+            target = test.comparisons[0]
+            negated = isinstance(target.operator, (cst.IsNot, cst.NotEqual)) != (
+                isinstance(target.comparator, cst.Name) and target.comparator.value == "False"
+            )
+            return None if flag is None else flag != negated
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             target = test.comparisons[0]
             number = int_literal(target.comparator)

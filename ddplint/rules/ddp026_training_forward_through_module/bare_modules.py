@@ -31,7 +31,37 @@ def holds_bare_module(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNod
         return bool(passed) and all(
             any(_unwraps_ddp(ctx, v.expr, v.at) for v in values(a, a)) for a in passed
         )
-    return any(_unwraps_ddp(ctx, v.expr, v.at) for v in ctx.resolver.values(expr, at))
+    return any(
+        _unwraps_ddp(ctx, v.expr, v.at) and not _bound_later(ctx, v.at, at)
+        for v in ctx.resolver.values(expr, at)
+    )
+
+
+def _bound_later(ctx: FileContext, bound: cst.CSTNode, at: cst.CSTNode) -> bool:
+    """`bound` (a rebinding to the bare module: `model = model.module` after the epoch
+    loop) comes after `at` in the same function, or after every call of the closure
+    holding `at`, in no loop around them: the read at `at` does not see it."""
+    func = ctx.enclosing_function(bound)
+    if func is None:
+        return False
+    reads = [at]
+    inner = ctx.enclosing_function(at)
+    if inner is not func:  # `at` in a closure the function calls (`train_epoch()`)
+        if inner is None or ctx.enclosing_function(inner) is not func:
+            return False
+        reads = [c for c in ctx.resolver.calls_of(inner) if ctx.enclosing_function(c) is func]
+    return bool(reads) and all(_before_outside_loops(ctx, read, bound) for read in reads)
+
+
+def _before_outside_loops(ctx: FileContext, read: cst.CSTNode, bound: cst.CSTNode) -> bool:
+    if not ctx.before(read, bound):
+        return False
+    loop = ctx.enclosing_loop(read)
+    while loop is not None:
+        if ctx.is_inside(bound, loop):
+            return False
+        loop = ctx.enclosing_loop(loop)
+    return True
 
 
 def bare_apart_from_backward(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
