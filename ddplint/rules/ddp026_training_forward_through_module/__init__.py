@@ -12,6 +12,7 @@ from ddplint.domain import domain_of
 from ddplint.domain.backward import Step
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.frozen_modules import frozen_whole
+from ddplint.domain.gradient_sync import reduces_gradients_here
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp026_training_forward_through_module.bare_modules import (
@@ -35,10 +36,11 @@ including a helper's parameter that every caller in the file passes the bare mod
 whose result flows into `.backward()`; also a method of the inner module that computes
 with it (`model.module.compute_loss(x, y)`, `model.module.backbone(x)`; not nn.Module's
 own `parameters()`, `state_dict()`, ...), when the function never calls the wrapper
-itself. Evaluation through `.module` (under `no_grad()`, or never reaching `backward()`)
-is left alone, and so is a model frozen whole (`encoder.requires_grad_(False)`, or
-`requires_grad = False` over all its parameters): a fixed feature extractor has no
-gradient for DDP to all-reduce. So is a forward whose result reaches the backward only
+itself. Evaluation through `.module` (under `no_grad()`, or never reaching `backward()`) is left
+alone, and so is a model frozen whole (`encoder.requires_grad_(False)`, or `requires_grad
+= False` over all its parameters): a fixed feature extractor has no gradient for DDP to
+all-reduce, and a file that all-reduces the gradients by hand (`dist.all_reduce(p.grad)`):
+the bare forward may be its design. So is a forward whose result reaches the backward only
 through a detached value: an adversarial attack through `model.module` that returns
 `adversarial.detach()` for the wrapper's training forward computes no gradient of the
 weights.
@@ -174,8 +176,8 @@ def train(net, loader, optimizer, local_rank):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not facts_of(ctx).ddp_wraps:
-            return
+        if not facts_of(ctx).ddp_wraps or reduces_gradients_here(ctx):
+            return  # gradients all-reduced by hand: a bare forward may be the design
         for call in ctx.calls:
             func = call.func
             if isinstance(func, cst.Attribute) and _through_module(func):
