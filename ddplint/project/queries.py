@@ -635,8 +635,10 @@ class Project:
         if ctx.call_name(call) is not None or not isinstance(call.func, cst.Attribute):
             return None
         qualified = object_method(ctx, call)
+        if qualified is None:
+            return None
         found = self._lookup_elsewhere(ctx, qualified, text, text)
-        if found is None or found == NOWHERE or qualified is None:
+        if found is None or found == NOWHERE:
             return None
         # the class's own method where several classes of its module share the name
         own = f"{qualified.split('.')[-2]}.{found[1]}"

@@ -441,10 +441,11 @@ class _FunctionFacts:
         )
 
     def summary(self, name: str, defs: list[cst.FunctionDef]) -> FunctionSummary:
-        """The summary of the definitions `defs` of `name`."""
+        """The summary of the definitions `defs` of `name`: what a method's own summary
+        holds (`method_summary`), and what the module's callers of a function ask."""
         ctx = self.ctx
-        return FunctionSummary(
-            sites=_sites(ctx, defs),
+        return replace(
+            self.method_summary(defs),
             set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
             returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
             returned_loader=_positions(self.loaders.get(name, ())),
@@ -456,13 +457,10 @@ class _FunctionFacts:
             returns_rank_test=_returned_rank_test(ctx, defs),
             returned_rank=_returned_rank(ctx, name, defs),
             spawn_factors=next(filter(None, (spawn_factors(ctx, f) for f in defs)), ()),
-            writes=tuple(w for f in defs for w in helper_writes(ctx, f)) if self.saving else (),
-            loads=tuple(x for f in defs for x in helper_loads(ctx, f)) if self.loading else (),
             sampler_shuffle=factory_shuffle(ctx, defs[0]) if len(defs) == 1 else "",
             seeds_alike=any(seeds_alike(ctx, f) for f in defs),
             returned_shard=_positions(self.shards.get(name, ())),
             forwarded_params=_forwarded_params(ctx, defs) if len(defs) == 1 else (),
-            runs_backward=any(domain_of(ctx).loops.runs_backward(f) for f in defs),
             merged=len(defs) > 1,
         )
 
