@@ -40,6 +40,11 @@ def _check_report(scenario: dict, result: Run) -> None:
     for needle in scenario.get("contains", []):
         needle = expected(scenario["script"], needle)
         assert needle in text, f"missing {needle!r}" + detail
+    some = [expected(scenario["script"], n) for n in scenario.get("contains_some", [])]
+    found = [n for n in some if n in text]
+    assert len(found) >= scenario.get("contains_at_least", len(some)), (
+        f"only {found!r} of {some!r}" + detail
+    )
     for needle in scenario.get("not_contains", []):
         assert expected(scenario["script"], needle) not in text, needle + detail
     if scenario["exit"] == "zero":

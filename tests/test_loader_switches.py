@@ -9,7 +9,8 @@ import libcst as cst
 import pytest
 
 from ddplint.context import FileContext
-from ddplint.domain.samplers import loader_switches, truth
+from ddplint.domain.samplers import loader_switches, switch_truth, truth
+from ddplint.domain.shard_metrics import shard_switches
 from ddplint.project.queries import _switched_on
 
 HELPER = """\
@@ -40,7 +41,7 @@ def _call(source: str) -> cst.Call:
 def test_the_switch_a_sampler_is_built_under() -> None:
     ctx = FileContext("data.py", HELPER, cst.parse_module(HELPER))
     switches = loader_switches(ctx)
-    assert switches == {"build": (("dist", 2, True, False),)}
+    assert switches == {"build": (("dist", 2, True, False, ""),)}
 
 
 @pytest.mark.parametrize(
@@ -56,7 +57,7 @@ def test_the_switch_a_sampler_is_built_under() -> None:
     ],
 )
 def test_a_call_turns_the_switch_on_or_off(call: str, on: bool) -> None:
-    assert _switched_on(_call(call), ("dist", 2, True, False)) is on
+    assert _switched_on(_call(call), ("dist", 2, True, False, "")) is on
 
 
 def test_literal_truth() -> None:
@@ -66,3 +67,40 @@ def test_literal_truth() -> None:
         False,
         None,
     ]
+
+
+SIZED = """\
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def load(dataset, batch_size, shuffle, world_size, rank):
+    if world_size > 1:
+        sampler = DistributedSampler(dataset, world_size, rank, shuffle)
+        return DataLoader(dataset, batch_size, sampler=sampler)
+    return DataLoader(dataset, batch_size, shuffle)
+"""
+
+
+def test_a_shard_built_only_for_more_than_one_process() -> None:
+    ctx = FileContext("data.py", SIZED, cst.parse_module(SIZED))
+    assert shard_switches(ctx) == {"load": (("world_size", 3, True, None, "> 1"),)}
+
+
+@pytest.mark.parametrize(
+    ("call", "on"),
+    [
+        ("load(ds, 8, False, 1, None)", False),  # one process: the whole dataset
+        ("load(ds, 8, True, args.world_size, rank)", True),
+        ("load(ds, 8, True, 4, rank)", True),
+        ("load(ds, 8, True, world_size=1, rank=None)", False),
+    ],
+)
+def test_a_call_gives_the_world_size(call: str, on: bool) -> None:
+    assert _switched_on(_call(call), ("world_size", 3, True, None, "> 1")) is on
+
+
+def test_comparison_truth() -> None:
+    one = cst.parse_expression("1")
+    assert switch_truth(one, "> 1") is False
+    assert switch_truth(one, "== 1") is True
+    assert switch_truth(cst.parse_expression("n"), "> 1") is None

@@ -77,6 +77,44 @@ def test_tests_that_need_one_value_both_ways(body: str, dead: bool) -> None:
     assert never_runs(ctx.flow, ctx.resolver, _marked(ctx)) is dead
 
 
+ASSERTED = """\
+class Trainer:
+    def __init__(self, config):
+        self.distribute = config["n_gpu"] > 1
+        assert not self.distribute
+        if self.distribute:
+            {before}
+
+    def loaders(self):
+        {later}
+        if self.distribute:
+            mark()
+"""
+
+
+@pytest.mark.parametrize(
+    ("before", "later", "dead"),
+    [
+        ("pass", "pass", True),  # asserted off at construction: off in every method
+        ("pass", "self.distribute = True", False),  # a method sets it again
+        ("self.distribute = True", "pass", False),  # set again after the assertion
+    ],
+)
+def test_an_attribute_the_constructor_asserts(before: str, later: str, dead: bool) -> None:
+    ctx = _context(ASSERTED.format(before=before, later=later))
+    assert never_runs(ctx.flow, ctx.resolver, _marked(ctx)) is dead
+
+
+def test_the_constructor_before_its_assertion_is_undecided() -> None:
+    source = ASSERTED.format(before="pass", later="pass").replace(
+        "        assert not self.distribute\n        if self.distribute:\n            pass\n",
+        "        if self.distribute:\n            mark()\n        assert not self.distribute\n",
+    )
+    ctx = _context(source)
+    first = next(c for c in ctx.calls if isinstance(c.func, cst.Name) and c.func.value == "mark")
+    assert not never_runs(ctx.flow, ctx.resolver, first)
+
+
 @pytest.mark.parametrize(
     ("launch", "one"),
     [

@@ -181,7 +181,7 @@ MAIN_ONLY_DECORATOR = re.compile(
     r"|only_(on_)?(rank_?(zero|0)|main|master)(_process)?|one_rank_only)$"
 )
 # Names of flags saying the job is (not) distributed: mode checks, not rank tests.
-DISTRIBUTED_FLAG = ("distributed", "ddp", "is_initialized", "is_dist_avail_and_initialized")
+DISTRIBUTED_FLAG = ("distribute", "ddp", "is_initialized", "is_dist_avail_and_initialized")
 UNWRAP_FUNCTION = re.compile(r"unwrap|de_?parallel|without_ddp|get_model|bare_model")
 
 # Gradient clipping.

@@ -64,7 +64,7 @@ class Backward:
         self.model = resolver.model
         self._sites: list[BackwardSite] | None = None
         self._by_call: dict[cst.Call, BackwardSite] | None = None
-        self._flows: dict[tuple[cst.Call, bool], list[Step]] = {}
+        self._flows: dict[tuple[cst.Call, bool, bool], list[Step]] = {}
 
     @property
     def sites(self) -> list[BackwardSite]:
@@ -94,13 +94,17 @@ class Backward:
             return BackwardSite(call, receiver.args[0].value)
         return BackwardSite(call, receiver)
 
-    def flow(self, site: BackwardSite, dependencies: bool = False) -> list[Step]:
+    def flow(
+        self, site: BackwardSite, dependencies: bool = False, collections: bool = False
+    ) -> list[Step]:
         """What the differentiated value of `site` is computed from, nearest first: its
-        autograd graph, which a detached value (`x.detach()`, `loss.item()`) leaves."""
-        key = (site.call, dependencies)
+        autograd graph, which a detached value (`x.detach()`, `loss.item()`) leaves; with
+        `collections`, also what the lists it reads were filled with
+        (`preds.append(model.module.predict(x))`, then `torch.stack(preds)`)."""
+        key = (site.call, dependencies, collections)
         known = self._flows.get(key)
         if known is None:
-            trace = _Trace(dependencies, graph=True)
+            trace = _Trace(dependencies, graph=True, collections=collections)
             self._trace(site.loss, site.call, MAX_DEPTH, trace)
             known = self._flows[key] = trace.found
         return known
@@ -160,7 +164,7 @@ class Backward:
         for site in self.sites:
             if model.is_inside(node, site.call):
                 return True
-            for step in self.flow(site, dependencies=True):
+            for step in self.flow(site, dependencies=True, collections=True):
                 if model.is_inside(node, step.node):
                     return True
         return False

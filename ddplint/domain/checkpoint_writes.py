@@ -516,7 +516,8 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
     (`resume_from(path)`), a resume load (`resume_loads.resumes`), or made where training
     runs (a function that runs `backward()`, or calls one, or builds the optimizer of a
     loop another module runs; a method of a class that trains, unless every call of it in
-    the file is one that continues no training; module level), not in a test or demo
+    the file is one that continues no training; module level, before the script's last
+    training loop ends), not in a test or demo
     function of a training file that never trains itself (`model = torch.load("last.pt")`
     in `test()`)."""
     name = (ctx.call_name(load) or dotted(load.func) or "").rpartition(".")[2]
@@ -524,8 +525,10 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
         return True
     loops = domain_of(ctx).loops
     func = ctx.enclosing_function(load)
-    if func is None or not loops.trains:
+    if not loops.trains:
         return True  # where no training is in sight, any load may be the resume
+    if func is None:  # module level: after the last training loop of the script, none
+        return not _after_training(ctx, load, ctx.module)
     if loops.runs_backward(func) or any(loops.builds_optimizer(c) for c in ctx.calls_within(func)):
         # a function that sets training up (its optimizer), whose steps may run elsewhere
         return not _after_training(ctx, load, func)
@@ -542,17 +545,31 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
     return depth == 0 or not calls or any(_continues_training(ctx, c, depth - 1) for c in calls)
 
 
-def _after_training(ctx: FileContext, load: cst.Call, func: cst.FunctionDef) -> bool:
-    """`load` runs after every training loop of `func` has ended (the best weights read
-    back for an export or a final test): no step follows it, so it resumes nothing."""
-    loops = domain_of(ctx).loops
+def _after_training(ctx: FileContext, load: cst.Call, func: cst.FunctionDef | cst.Module) -> bool:
+    """`load` runs after every training loop of `func` (or of the module's own code) has
+    ended (the best weights read back for an export or a final test): no step follows it,
+    so it resumes nothing."""
+    frame = None if isinstance(func, cst.Module) else func
     training = [
         loop
         for loop in ctx.nodes_within(func, cst.For, cst.While)
-        if isinstance(loop, (cst.For, cst.While)) and loops.is_training_loop(loop)
+        if isinstance(loop, (cst.For, cst.While))
+        and ctx.enclosing_function(loop) is frame
+        and _trains_in(ctx, loop)
     ]
     return bool(training) and all(
         ctx.before(loop, load) and not ctx.is_inside(load, loop) for loop in training
+    )
+
+
+def _trains_in(ctx: FileContext, loop: cst.For | cst.While) -> bool:
+    """The loop's body reaches `backward()`: here, or through a training function of
+    another module of the project (`train(model, loader, ...)` imported from `engine`)."""
+    if domain_of(ctx).loops.is_training_loop(loop):
+        return True
+    project = project_of(ctx)
+    return project is not None and any(
+        project.helper_runs_backward(ctx, call) for call in ctx.calls_within(loop.body)
     )
 
 

@@ -262,7 +262,8 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
     parent that launches the workers (`_parent_functions`, a `__main__` block once the
     workers it spawns have joined), is a parameter a test
     helper gives such tests (`_parametrizes_tests`), in a worker spawned as one process
-    (`_lone_workers`), or in a file that runs as one process (`single_process`)."""
+    (`_lone_workers`), in a file that runs as one process (`single_process`), or in a
+    class whose constructor asserts one process (`_in_pinned_class`)."""
     if domain_of(ctx).gates.single_process(node) or _in_fake_group(ctx, node):
         return True
     if _in_one_rank_job(ctx, node):
@@ -275,8 +276,28 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
         return True
     if ctx.enclosing_function(node) is None and _in_launching_main_block(ctx, node):
         return True
+    if _in_pinned_class(ctx, node):
+        return True
     return any(
         ctx.is_inside(node, alone) for alone in (*single_process_tests(ctx), *lone_subcommands(ctx))
+    )
+
+
+def _in_pinned_class(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` lies in a method of a class whose constructor asserts the job is one
+    process (`assert not self.distribute`, `assert not args.distributed`): no object of
+    the class exists in a distributed job."""
+    func = ctx.enclosing_function(node)
+    owner = ctx.model.enclosing_class(func) if func is not None else None
+    constructors = methods_named(owner, "__init__") if owner is not None else []
+    if len(constructors) != 1 or not isinstance(constructors[0].body, cst.IndentedBlock):
+        return False
+    ranks = domain_of(ctx).ranks
+    return any(
+        isinstance(statement, cst.Assert) and ranks.single_process_when(statement.test) is True
+        for line in constructors[0].body.body
+        if isinstance(line, cst.SimpleStatementLine)
+        for statement in line.body
     )
 
 

@@ -78,6 +78,13 @@ class ProjectView(Protocol):
         holds: Callable[[FileContext, cst.BaseExpression, cst.Call], bool],
     ) -> bool: ...
 
+    def every_call_elsewhere(
+        self,
+        ctx: FileContext,
+        func: cst.FunctionDef,
+        holds: Callable[[FileContext, cst.Call], bool],
+    ) -> bool: ...
+
     def arguments_elsewhere(
         self, ctx: FileContext, func: cst.FunctionDef, name: str
     ) -> list[cst.BaseExpression | None] | None: ...

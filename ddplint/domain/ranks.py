@@ -42,6 +42,19 @@ _DISTRIBUTED_SWITCH = re.compile(
 )
 
 
+# A rank compared with the -1 a script keeps where no launcher set one (`local_rank = -1`):
+# whether the test holding means one process (`local_rank == -1`, `local_rank < 0`) or a
+# distributed job (`local_rank != -1`, `local_rank >= 0`).
+_SENTINEL_TESTS: dict[tuple[int, type[cst.BaseCompOp]], bool] = {
+    (-1, cst.Equal): True,
+    (-1, cst.LessThanEqual): True,
+    (-1, cst.NotEqual): False,
+    (-1, cst.GreaterThan): False,
+    (0, cst.LessThan): True,
+    (0, cst.GreaterThanEqual): False,
+}
+
+
 class Side(enum.Enum):
     """Which ranks a rank test is true on."""
 
@@ -342,8 +355,8 @@ class Ranks:
                     number == 2 and kind is cst.GreaterThanEqual
                 ):
                     return False
-            elif number == -1 and self.is_rank_value(test.left):
-                return {cst.Equal: True, cst.NotEqual: False}.get(kind)
+            elif number in (-1, 0) and self.is_rank_value(test.left):
+                return _SENTINEL_TESTS.get((number, kind))  # -1: no launcher set the rank
             return None
         func = test.func if isinstance(test, cst.Call) else test
         name = (last_name(func) or "").lower()

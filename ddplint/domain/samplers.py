@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import cast
@@ -433,9 +434,11 @@ def returned_loaders(ctx: FileContext) -> dict[str, set[int | None]]:
 
 
 # A parameter every training sampler a function returns a loader on is built under (`if
-# dist:`): its name, its position among a call's arguments, the truth value the sampler
-# needs, and its default's truth value (None: no default, or one not written as a literal).
-LoaderSwitch = tuple[str, int, bool, bool | None]
+# dist:`, `if world_size > 1:`): its name, its position among a call's arguments, the truth
+# value the sampler needs, its default's (None: no default, or one not written as a
+# literal), and the comparison the test makes of it ("": its own truth; "> 1": compared
+# with that integer).
+LoaderSwitch = tuple[str, int, bool, bool | None, str]
 
 
 def loader_switches(ctx: FileContext) -> dict[str, tuple[LoaderSwitch, ...]]:
@@ -443,7 +446,7 @@ def loader_switches(ctx: FileContext) -> dict[str, tuple[LoaderSwitch, ...]]:
     function is built under (`sampler = DistributedSampler(ds) if dist else None`, `if not
     dist: ... else: sampler = DistributedSampler(ds)`): a caller passing the other value gets
     a loader with no DistributedSampler (`build_dataloader(..., dist=False)`)."""
-    by_function: dict[cst.FunctionDef, list[cst.Call]] = {}
+    by_function: dict[cst.FunctionDef, list[cst.CSTNode]] = {}
     for sampler in distributed_samplers(ctx):
         scope = ctx.scope(sampler.call)
         if (
@@ -453,27 +456,90 @@ def loader_switches(ctx: FileContext) -> dict[str, tuple[LoaderSwitch, ...]]:
             and not is_evaluation_sampler(ctx, sampler)
         ):
             by_function.setdefault(scope, []).append(sampler.call)
+    return switches_of(ctx, by_function)
+
+
+def switches_of(
+    ctx: FileContext, by_function: dict[cst.FunctionDef, list[cst.CSTNode]]
+) -> dict[str, tuple[LoaderSwitch, ...]]:
+    """For each function, the tests of its parameters that every one of its `nodes` runs
+    under (a parameter's truth, or its comparison with an integer: `world_size > 1`)."""
     found: dict[str, tuple[LoaderSwitch, ...]] = {}
-    for func, calls in by_function.items():
+    for func, nodes in by_function.items():
         positions = parameter_positions(func)
-        common: set[tuple[str, bool]] | None = None
-        for call in calls:
+        common: set[tuple[str, bool, str]] | None = None
+        for node in nodes:
             tests = {
-                (term.value, value)
-                for condition in ctx.flow.conditions(call)
+                (name, value, compare)
+                for condition in ctx.flow.conditions(node)
                 for term, value in condition.terms()
-                if isinstance(term, cst.Name) and term.value in positions
+                if (named := _parameter_test(term, positions)) is not None
+                for name, compare in (named,)
             }
             common = tests if common is None else common & tests
         if common:
             defaults = {p.name.value: p.default for p in all_params(func.params)}
             found[func.name.value] = tuple(
                 sorted(
-                    (name, positions[name], value, truth(defaults.get(name)))
-                    for name, value in common
+                    (
+                        name,
+                        positions[name],
+                        value,
+                        switch_truth(defaults.get(name), compare),
+                        compare,
+                    )
+                    for name, value, compare in common
                 )
             )
     return found
+
+
+def _parameter_test(term: cst.BaseExpression, positions: dict[str, int]) -> tuple[str, str] | None:
+    """(parameter, comparison) of a test term on one parameter: `dist` ("") or
+    `world_size > 1` ("> 1")."""
+    if isinstance(term, cst.Name):
+        return (term.value, "") if term.value in positions else None
+    if not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
+        return None
+    target = term.comparisons[0]
+    operator = _OPERATORS.get(type(target.operator))
+    if (
+        operator is None
+        or not isinstance(term.left, cst.Name)
+        or term.left.value not in positions
+        or not isinstance(target.comparator, cst.Integer)
+    ):
+        return None
+    return term.left.value, f"{operator} {int(target.comparator.evaluated_value)}"
+
+
+_OPERATORS: dict[type[cst.BaseCompOp], str] = {
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+    cst.LessThan: "<",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=",
+}
+_COMPARE = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def switch_truth(expr: cst.BaseExpression | None, compare: str) -> bool | None:
+    """The value of a switch's test (`compare`, see `LoaderSwitch`) for a literal
+    argument, else None."""
+    if not compare:
+        return truth(expr)
+    if not isinstance(expr, cst.Integer):
+        return None
+    symbol, _, bound = compare.partition(" ")
+    return bool(_COMPARE[symbol](int(expr.evaluated_value), int(bound)))
 
 
 def truth(expr: cst.BaseExpression | None) -> bool | None:

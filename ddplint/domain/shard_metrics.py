@@ -20,11 +20,13 @@ from ddplint.domain.iterable_wrappers import unwrapped
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import handed_on
 from ddplint.domain.samplers import (
+    LoaderSwitch,
     bound_name,
     distributed_samplers,
     functions_returning,
     names_bound_to,
     returned_bindings,
+    switches_of,
 )
 from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import Value, argument
@@ -64,6 +66,9 @@ class ShardLoop:
     # counts of the loop that sum combined values (`test_loss += loss.item()` after
     # `dist.all_reduce(loss)`): a value computed from one of them is not one shard's
     combined: frozenset[str] = frozenset()
+    # the loop iterates this parameter of its function, which every call of the function
+    # in other project modules passes a sharded loader (`loaders` is then empty)
+    parameter: str | None = None
 
 
 def sharded_loaders(ctx: FileContext) -> set[cst.Call]:
@@ -89,6 +94,18 @@ def returned_sharded_loaders(ctx: FileContext) -> dict[str, set[int | None]]:
     )
 
 
+def shard_switches(ctx: FileContext) -> dict[str, tuple[LoaderSwitch, ...]]:
+    """For the functions of `returned_sharded_loaders`, the parameters every sharded
+    loader of the function is built under (`if world_size > 1:`): a caller passing the
+    other value (`load_dataset(..., 1, None)`) gets a loader over the whole dataset."""
+    by_function: dict[cst.FunctionDef, list[cst.CSTNode]] = {}
+    for loader in sharded_loaders(ctx):
+        scope = ctx.scope(loader)
+        if isinstance(scope, cst.FunctionDef):
+            by_function.setdefault(scope, []).append(loader)
+    return switches_of(ctx, by_function)
+
+
 def _helpers_sharded(ctx: FileContext) -> dict[tuple[str, int], cst.Call]:
     """The names bound to a sharded loader a project helper of another module returns
     (`train_loader, val_loader = prepare_dataloader(args, rank=rank, ...)`), keyed like
@@ -105,25 +122,24 @@ def _helpers_sharded(ctx: FileContext) -> dict[tuple[str, int], cst.Call]:
 
 
 def shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
-    """Loops over sharded loaders (built in sight, or returned by a function of this file
-    or a project helper of another module) that accumulate counts, in a function where
-    nothing combines the ranks' values; found once per file (three rules ask)."""
+    """Loops over sharded loaders (built in sight, returned by a function of this file or
+    a project helper of another module, or a parameter every caller in another module
+    passes one) that accumulate counts, in a function where nothing combines the ranks'
+    values; found once per file (three rules ask)."""
     return ctx.memo(_shard_loops)
 
 
 def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
-    sharded = sharded_loaders(ctx)
-    returned = _returned_sharded(ctx, sharded) if sharded else {}
-    from_helpers = _helpers_sharded(ctx)
-    if not sharded and not from_helpers:
+    sharded, returned = _sharded_in(ctx)
+    project = project_of(ctx)
+    if not sharded and project is None:
         return ()
-    returned.update(from_helpers)
-    sharded |= set(from_helpers.values())
     found: list[ShardLoop] = []
     for node in ctx.nodes_of(cst.For):
         assert isinstance(node, cst.For)
-        loaders = iterated_loaders(ctx, node, sharded, returned)
-        if not loaders:
+        loaders = iterated_loaders(ctx, node, sharded, returned) if sharded else []
+        parameter = None if loaders else _loader_parameter(ctx, node)
+        if not loaders and parameter is None:
             continue
         frame = ctx.scope(node)
         counts = [
@@ -138,6 +154,8 @@ def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
         collected = _collected(ctx, node, frame)
         if not (counts or meters or collected):
             continue
+        if parameter is not None and not _sharded_elsewhere(ctx, node, parameter):
+            continue
         combined = combined_values(ctx, frame, combines_call)
         if combined is None:
             continue  # something combines what this code cannot name
@@ -148,8 +166,74 @@ def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
         filled = combined.fed_by(node)
         collected = [a for a in collected if not _targets(a) & filled]
         if counts or meters or collected:
-            found.append(ShardLoop(node, frame, loaders, counts, meters, collected, summed))
+            found.append(
+                ShardLoop(node, frame, loaders, counts, meters, collected, summed, parameter)
+            )
     return tuple(found)
+
+
+def _sharded_in(ctx: FileContext) -> tuple[set[cst.Call], dict[tuple[str, int], cst.Call]]:
+    """The sharded loaders of this file (built in sight, or returned by a project helper
+    of another module), and the names bound to one a function returns; computed once."""
+
+    def compute(ctx: FileContext) -> tuple[set[cst.Call], dict[tuple[str, int], cst.Call]]:
+        sharded = sharded_loaders(ctx)
+        returned = _returned_sharded(ctx, sharded) if sharded else {}
+        from_helpers = _helpers_sharded(ctx)
+        returned.update(from_helpers)
+        return sharded | set(from_helpers.values()), returned
+
+    return ctx.memo(compute)
+
+
+def _loader_parameter(ctx: FileContext, loop: cst.For) -> str | None:
+    """The parameter the loop iterates (`for x, y in loader:`, through a progress
+    wrapper), of a module-level function or method that no code of this file calls: what
+    it iterates is decided by the callers in other modules."""
+    iterable = unwrapped(ctx, loop.iter)
+    func = ctx.enclosing_function(loop)
+    if not isinstance(iterable, cst.Name) or func is None:
+        return None
+    name = iterable.value
+    bindings = ctx.resolver.reaching(name, loop)
+    if not any(b.kind == "param" for b in bindings) or not all(
+        b.owner is func and (b.kind == "param" or _rewraps(ctx, b, name)) for b in bindings
+    ):
+        return None
+    if ctx.resolver.calls_of(func) or handed_on(ctx, func.name.value):
+        return None
+    return name
+
+
+def _rewraps(ctx: FileContext, binding: Binding, name: str) -> bool:
+    """`binding` wraps the value of `name` itself in a progress bar (`loader =
+    tqdm(loader)`): the same loader."""
+    value = binding.value
+    if binding.kind != "assign" or value is None:
+        return False
+    inner = unwrapped(ctx, value)
+    return inner is not value and isinstance(inner, cst.Name) and inner.value == name
+
+
+def _sharded_elsewhere(ctx: FileContext, loop: cst.For, parameter: str) -> bool:
+    """Every call of the loop's function in other project modules passes, for
+    `parameter`, a sharded loader of that module (or, on some paths, a value bound
+    only where the job runs in one process)."""
+    project = project_of(ctx)
+    func = ctx.enclosing_function(loop)
+    if project is None or func is None:
+        return False
+
+    def holds(other: FileContext, call: cst.Call) -> bool:
+        value = ctx.resolver.passed(call, func, parameter)
+        sharded, returned = _sharded_in(other)
+        return (
+            value is not None
+            and bool(sharded)
+            and bool(held_loaders(other, value, call, sharded, returned))
+        )
+
+    return project.every_call_elsewhere(ctx, func, holds)
 
 
 def _targets(statement: cst.Assign) -> set[str]:
@@ -336,7 +420,7 @@ def evaluation_shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
     do not train."""
     loops = domain_of(ctx).loops
     for shard in shard_loops(ctx):
-        if loops.is_training_loop(shard.loop):
+        if loops.is_training_loop(shard.loop) or _steps_optimizer(ctx, shard.loop):
             continue
         if (
             loops.is_evaluation(shard.loop)
@@ -344,6 +428,19 @@ def evaluation_shard_loops(ctx: FileContext) -> Iterator[ShardLoop]:
             or loops.turns_gradients_off_inside(shard.loop)
         ):
             yield shard
+
+
+def _steps_optimizer(ctx: FileContext, loop: cst.For) -> bool:
+    """The loop's body zeroes gradients (`optimizer.zero_grad()`) or hands an optimizer to
+    a call (`loss_scaler(loss, optimizer, ...)`, which steps it out of sight): it trains,
+    whatever `no_grad` block it also holds."""
+    for call in ctx.calls_within(loop.body):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "zero_grad":
+            return True
+        if any("optim" in (dotted(arg.value) or "").lower() for arg in call.args):
+            return True
+    return False
 
 
 def returned_counts(ctx: FileContext, shard: ShardLoop, counts: list[cst.AugAssign]) -> list[str]:
@@ -408,11 +505,22 @@ def iterated_loaders(
     """The sharded loaders `loop` iterates, when every value its iterable may hold is
     one (built in sight, or returned by a function of this file), or a loader built where
     the job runs in one process; else []."""
-    iterable = unwrapped(ctx, loop.iter)
-    held = _held_loader(ctx, iterable, loop, returned or {})
+    return held_loaders(ctx, unwrapped(ctx, loop.iter), loop, sharded, returned)
+
+
+def held_loaders(
+    ctx: FileContext,
+    expr: cst.BaseExpression,
+    at: cst.CSTNode,
+    sharded: set[cst.Call],
+    returned: dict[tuple[str, int], cst.Call] | None = None,
+) -> list[cst.Call]:
+    """The sharded loaders `expr` holds at `at`, when every value it may hold is one, or
+    a value bound where the job runs in one process; else []."""
+    held = _held_loader(ctx, expr, at, returned or {})
     if held is not None:  # `a, b = make_loaders()`: the call that unpacks it ends the values
         return [held]
-    values = _unwrapped_leaves(ctx, iterable, loop)
+    values = _unwrapped_leaves(ctx, expr, at)
     leaves = [
         held if (held := _held_loader(ctx, v.expr, v.at, returned or {})) is not None else v.expr
         for v in values
@@ -466,13 +574,10 @@ def _passed_in(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> l
 
 
 def _one_process_loader(ctx: FileContext, expr: cst.BaseExpression) -> bool:
-    """`expr` builds a DataLoader where the job is not distributed (the `else` of `if
-    args.distributed:`): with one process there is no shard to miss."""
-    return (
-        isinstance(expr, cst.Call)
-        and (dotted(expr.func) or "").rpartition(".")[2] == "DataLoader"
-        and domain_of(ctx).gates.single_process(expr)
-    )
+    """`expr` is a loader taken where the job is not distributed (the `else` of `if
+    args.distributed:` builds a DataLoader, or picks `loaders["train"]`): with one process
+    there is no shard to miss."""
+    return domain_of(ctx).gates.single_process(expr)
 
 
 def counted(
@@ -553,9 +658,16 @@ def callers(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
 
 def callers_keep_it(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """`func` is called in this file, and none of the functions calling it combines the
-    ranks' values (which could sum the returned fractions into the right one)."""
+    ranks' values (which could sum the returned fractions into the right one); or, called
+    nowhere in this file, it is called in other project modules and none of their
+    functions calling it combines them."""
     found = callers(ctx, func)
-    return bool(found) and not any(combines(ctx, ctx.scope(call)) for call in found)
+    if found:
+        return not any(combines(ctx, ctx.scope(call)) for call in found)
+    project = project_of(ctx)
+    return project is not None and project.every_call_elsewhere(
+        ctx, func, lambda other, call: not combines(other, other.scope(call))
+    )
 
 
 def division(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
@@ -568,10 +680,15 @@ def division(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression]
 
 
 def whole_dataset(
-    ctx: FileContext, denominator: cst.BaseExpression, at: cst.CSTNode, loaders: list[cst.Call]
+    ctx: FileContext,
+    denominator: cst.BaseExpression,
+    at: cst.CSTNode,
+    loaders: list[cst.Call],
+    parameter: str | None = None,
 ) -> bool:
     """`denominator` is `len(...)` of the dataset of one of `loaders`: `len(loader.dataset)`,
-    or `len(x)` where `x` holds the dataset the loader was built on."""
+    or `len(x)` where `x` holds the dataset the loader was built on; or, for a loop over
+    the loader `parameter` of its function, `len(parameter.dataset)`."""
     datasets = {
         _identity(ctx, v.expr, v.at)
         for loader in loaders
@@ -589,6 +706,14 @@ def whole_dataset(
         ):
             continue
         measured = sized.args[0].value
+        if (
+            parameter is not None
+            and isinstance(measured, cst.Attribute)
+            and measured.attr.value == "dataset"
+            and isinstance(measured.value, cst.Name)
+            and measured.value.value == parameter
+        ):
+            return True
         if isinstance(measured, cst.Attribute) and measured.attr.value == "dataset":
             held = [v.expr for v in deciding_leaves(ctx.resolver, measured.value, value.at)]
             if held and all(h in loaders for h in held):

@@ -13,7 +13,7 @@ from typing import Any
 import libcst as cst
 
 from ddplint.engine.flow import Condition, Flow
-from ddplint.engine.resolve import Resolver
+from ddplint.engine.resolve import Resolver, methods_named
 from ddplint.names import dotted
 
 # The comparisons of literals both this module and others evaluate.
@@ -109,7 +109,70 @@ def _outcomes(
         return frozenset(int(compare(a, b)) for a, b in itertools.product(left, right))
     if type(expr) in (cst.Name, cst.Integer):
         return _literals(resolver, expr, at)
+    if type(expr) is cst.Attribute:
+        return _asserted(resolver, expr, at)
     return None
+
+
+def _asserted(resolver: Resolver, expr: cst.Attribute, at: cst.CSTNode) -> frozenset[int] | None:
+    """The truth of `self.attr` read in a method, when the class's constructor asserts it
+    (`assert not self.distribute`) and no method assigns the attribute after that
+    assertion: every object of the class holds it from construction on."""
+    model = resolver.model
+    frame = model.frame(at)
+    owner = model.enclosing_class(frame)
+    if owner is None or type(expr.value) is not cst.Name or not isinstance(frame, cst.FunctionDef):
+        return None
+    params = frame.params.params
+    if not params or params[0].name.value != expr.value.value:
+        return None
+    attribute = expr.attr.value
+    constructors = methods_named(owner, "__init__")
+    if len(constructors) != 1:
+        return None
+    found = _assertion(constructors[0], attribute)
+    if found is None:
+        return None
+    assertion, value = found
+    if frame is constructors[0] and not model.before(assertion, at):
+        return None
+    for node in model.walk(owner):
+        if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign) and model.before(
+            assertion, node
+        ):
+            targets = (
+                [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]  # type: ignore[attr-defined]
+            )
+            if any(_names_attribute(t, attribute) for t in targets):
+                return None
+    return frozenset({value})
+
+
+def _assertion(init: cst.FunctionDef, attribute: str) -> tuple[cst.Assert, int] | None:
+    """The first top-level `assert self.attr` or `assert not self.attr` of a constructor,
+    with the truth it fixes."""
+    body = init.body.body if isinstance(init.body, cst.IndentedBlock) else ()
+    for line in body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for statement in line.body:
+            if not isinstance(statement, cst.Assert):
+                continue
+            test, value = statement.test, 1
+            if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+                test, value = test.expression, 0
+            if _names_attribute(test, attribute):
+                return statement, value
+    return None
+
+
+def _names_attribute(target: cst.BaseExpression, attribute: str) -> bool:
+    """`target` is `<name>.attribute`."""
+    return (
+        type(target) is cst.Attribute
+        and type(target.value) is cst.Name
+        and target.attr.value == attribute
+    )
 
 
 def _literals(

@@ -28,7 +28,7 @@ from ddplint.domain.rank_flags import assigning_files
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
 from ddplint.domain.runner_kinds import Runners
-from ddplint.domain.samplers import LoaderSwitch, truth
+from ddplint.domain.samplers import LoaderSwitch, switch_truth
 from ddplint.domain.state_loads import LOAD
 from ddplint.domain.switches import flag_name, named_for_distribution, names_a_job_start
 from ddplint.domain.written_files import HelperLoad, HelperWrite
@@ -120,10 +120,10 @@ _MAY_SET_EPOCH = re.compile("set_epoch")
 
 
 def _switched_on(call: cst.Call, switch: LoaderSwitch) -> bool:
-    """The call may give the parameter `switch` names the truth value its sampler needs:
-    passed as a literal of that value, or not as a literal at all, or left at a default
-    that is not the other literal."""
-    name, position, needed, default = switch
+    """The call may give the parameter `switch` names the value its sampler needs: passed
+    as a literal of that value, or not as a literal at all, or left at a default that is
+    not the other literal."""
+    name, position, needed, default, compare = switch
     given = None
     for index, arg in enumerate(call.args):
         if arg.star:
@@ -132,7 +132,7 @@ def _switched_on(call: cst.Call, switch: LoaderSwitch) -> bool:
             arg.keyword is None and index == position
         ):
             given = arg.value
-    value = default if given is None else truth(given)
+    value = default if given is None else switch_truth(given, compare)
     return value is None or value == needed
 
 
@@ -675,7 +675,7 @@ class Project:
         """Where a project helper returns a DataLoader over one rank's shard of its data
         (None: the whole return value; an index: an element of a returned tuple)."""
         function = self.function_called(ctx, call, _MAY_RETURN_LOADER)
-        if function is None or not all(_switched_on(call, s) for s in function.loader_switches):
+        if function is None or not all(_switched_on(call, s) for s in function.shard_switches):
             return []  # none; or the call turns off what builds its sampler (`ddp=False`)
         return [None if p == WHOLE else p for p in function.returned_shard]
 
@@ -999,6 +999,25 @@ class Project:
                 if value is not None and holds(other, value, call):
                     return True
             return False
+
+        return over_calls_elsewhere(self, ctx, func, decide, False)
+
+    def every_call_elsewhere(
+        self,
+        ctx: FileContext,
+        func: cst.FunctionDef,
+        holds: Callable[[FileContext, cst.Call], bool],
+    ) -> bool:
+        """`func` is called in other project modules, and every such call `holds` (asked
+        with the calling module and the call); False when a calling module cannot be read
+        or a call passes `*args` or `**kwargs`."""
+
+        def decide(calls: list[tuple[FileContext, cst.Call] | None]) -> bool:
+            if not calls or any(
+                site is None or any(a.star for a in site[1].args) for site in calls
+            ):
+                return False
+            return all(site is not None and holds(*site) for site in calls)
 
         return over_calls_elsewhere(self, ctx, func, decide, False)
 

@@ -38,7 +38,7 @@ from ddplint.domain.samplers import (
     loader_switches,
     returned_loaders,
 )
-from ddplint.domain.shard_metrics import returned_sharded_loaders
+from ddplint.domain.shard_metrics import returned_sharded_loaders, shard_switches
 from ddplint.domain.state_loads import helper_loads
 from ddplint.domain.switches import flag_name, flags_read, job_switches
 from ddplint.domain.test_modules import runs_in_test_process
@@ -110,6 +110,8 @@ class FunctionSummary:
     returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
     # the parameters that loader's sampler is built under only (`samplers.loader_switches`)
     loader_switches: tuple[LoaderSwitch, ...] = ()
+    # the parameters the loader of `returned_shard` is built under only (`shard_switches`)
+    shard_switches: tuple[LoaderSwitch, ...] = ()
     one_rank_group: bool = False  # it starts a process group of one rank (`one_rank_group`)
     # What it returns objects of (`return Strategy(args)`): classes of this module by bare
     # name, else the qualified names called (which are project classes, `Project` decides).
@@ -424,6 +426,7 @@ class _FunctionFacts:
         self.loaders = returned_loaders(ctx)
         self.switches = loader_switches(ctx) if self.loaders else {}
         self.shards = returned_sharded_loaders(ctx)
+        self.shard_switches = shard_switches(ctx) if self.shards else {}
         self.device_modules = may_hold_device_module(ctx.source)
         self.saving = "save" in ctx.source
         self.loading = "torch" in ctx.source and "load" in ctx.source
@@ -460,6 +463,7 @@ class _FunctionFacts:
             sampler_shuffle=factory_shuffle(ctx, defs[0]) if len(defs) == 1 else "",
             seeds_alike=any(seeds_alike(ctx, f) for f in defs),
             returned_shard=_positions(self.shards.get(name, ())),
+            shard_switches=self.shard_switches.get(name, ()),
             forwarded_params=_forwarded_params(ctx, defs) if len(defs) == 1 else (),
             merged=len(defs) > 1,
         )

@@ -132,6 +132,20 @@ def setup():
 import os
 import torch
 import torch.distributed as dist
+
+def setup():
+    local_rank = int(os.environ["LOCAL_RANK"]) if "LOCAL_RANK" in os.environ else -1
+    if local_rank >= 0:
+        torch.cuda.set_device(local_rank)
+        dist.init_process_group("nccl")
+        return torch.device("cuda", local_rank)
+    else:
+        return torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
+""",
+        """
+import os
+import torch
+import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 LOCAL_RANK = int(os.getenv("LOCAL_RANK", -1))

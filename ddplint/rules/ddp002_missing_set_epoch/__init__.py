@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 
 import libcst as cst
 
@@ -661,7 +662,8 @@ def main(train_set, model, epochs):
     def _finding(
         self, ctx: FileContext, sampler: SamplerUse, epoch: EpochLoop, via: str
     ) -> Finding:
-        return self._message(ctx, epoch.loop, self._receiver(ctx, sampler, epoch, via))
+        finding = self._message(ctx, epoch.loop, self._receiver(ctx, sampler, epoch, via))
+        return replace(finding, rests_on=(sampler.site,))  # no harm where it is never built
 
     @staticmethod
     def _message(

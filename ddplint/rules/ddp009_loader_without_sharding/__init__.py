@@ -18,6 +18,7 @@ from ddplint.domain.ddp_facts import (
     is_true,
 )
 from ddplint.domain.project_view import project_of
+from ddplint.domain.runners import one_process
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp009_loader_without_sharding.loader_sharding import (
     Sharding,
@@ -193,7 +194,7 @@ def build(net, files, local_rank):
             dataset = argument(call, 0, "dataset")
             if (
                 serves_evaluation(ctx, call, dataset)
-                or domain_of(ctx).gates.single_process(call)
+                or one_process(ctx, call)
                 # one rank reads it: nothing duplicated
                 or domain_of(ctx).gates.gate(call) is not None
             ):

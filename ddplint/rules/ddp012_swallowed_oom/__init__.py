@@ -11,6 +11,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_steps import ddp_backward, trains_ddp_model
 from ddplint.domain.oom import oom_path_swallowed
+from ddplint.domain.runners import one_process
 from ddplint.rule import Finding, Rule, register
 
 
@@ -27,9 +28,11 @@ Flags an `except torch.cuda.OutOfMemoryError` (or `torch.OutOfMemoryError`, or a
 in str(e)`) whose OOM path carries on (skips the batch, halves the batch size, returns)
 instead of re-raising or exiting. A path that carries on only where the job is not
 distributed (after `if dist.is_initialized(): raise`) swallows nothing under DDP and is
-left alone. Unproven (`--preview`) where the step around it runs its model through the
-module inside the wrapper (`model.module.encode(x)`) and issues no collective in sight:
-the other ranks may have nothing to wait in.
+left alone, as is a handler wherever the job runs as one process (a script that starts,
+joins and asks about no process group, a worker spawned alone: `runners.one_process`).
+Unproven (`--preview`) where the step around it runs its model through the module inside
+the wrapper (`model.module.encode(x)`) and issues no collective in sight: the other ranks
+may have nothing to wait in.
 
 ## Why is this bad?
 Under DDP the rank that hit the OOM skips the rest of the step, including the gradient
@@ -142,20 +145,41 @@ def step(model, batch):
             return None
         raise
 """,
+        """
+import torch
+
+def main(model, loader, optimizer, batch_size):
+    for x, y in loader:
+        try:
+            loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+            loss.backward()
+        except RuntimeError as e:
+            if "out of memory" not in str(e):
+                raise
+            torch.cuda.empty_cache()
+            continue
+        optimizer.step()
+
+if __name__ == "__main__":
+    main(*build())
+""",
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for node in ctx.nodes_of(cst.ExceptHandler):
-            if isinstance(node, cst.ExceptHandler) and oom_path_swallowed(ctx, node):
-                yield Finding(
-                    node,
-                    "CUDA out-of-memory error caught and not re-raised: a rank that runs out "
-                    "of memory here carries on down another path, while any rank that did not "
-                    "goes on to its next collective (the gradient all-reduce, say) and waits "
-                    "there (a hang, or desynchronised collectives); re-raise or exit so "
-                    "torchrun stops the job",
-                    unproven=_bypasses_ddp(ctx, node),
-                )
+            if not isinstance(node, cst.ExceptHandler) or not oom_path_swallowed(ctx, node):
+                continue
+            if one_process(ctx, node):
+                continue  # no other rank to wait for this one
+            yield Finding(
+                node,
+                "CUDA out-of-memory error caught and not re-raised: a rank that runs out "
+                "of memory here carries on down another path, while any rank that did not "
+                "goes on to its next collective (the gradient all-reduce, say) and waits "
+                "there (a hang, or desynchronised collectives); re-raise or exit so "
+                "torchrun stops the job",
+                unproven=_bypasses_ddp(ctx, node),
+            )
 
 
 def _bypasses_ddp(ctx: FileContext, handler: cst.ExceptHandler) -> bool:

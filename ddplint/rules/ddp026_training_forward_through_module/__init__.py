@@ -17,7 +17,7 @@ from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp026_training_forward_through_module.bare_modules import (
     bare_apart_from_backward,
-    holds_bare_module,
+    bare_module_sources,
     scope_calls_wrapper,
 )
 
@@ -195,7 +195,8 @@ def train(net, loader, optimizer, local_rank):
                 target.value in ctx.functions or ctx.qualname(target)
             ):
                 continue
-            if not holds_bare_module(ctx, target, call):
+            sources = bare_module_sources(ctx, target, call)
+            if not sources:
                 continue
             if bare_apart_from_backward(ctx, target, call):
                 continue  # bare on the evaluation passes only
@@ -225,6 +226,7 @@ def train(net, loader, optimizer, local_rank):
                     "gradients local (the replicas drift apart); call it through the wrapper's "
                     "forward (have `forward` compute the loss)",
                     unproven=inputs == "parameter",
+                    rests_on=sources,
                 )
                 continue
             if direct and target is func and isinstance(target, cst.Attribute):
@@ -242,6 +244,7 @@ def train(net, loader, optimizer, local_rank):
                 "does not all-reduce gradients, so the replicas drift apart; call the DDP "
                 "model itself",
                 fix=fix,
+                rests_on=sources,
             )
 
 

@@ -18,22 +18,31 @@ from ddplint.names import dotted
 _UNWRAP_FUNCTION = re.compile(r"unwrap|de_?parallel|without_ddp|bare_model")
 
 
-def holds_bare_module(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """`expr` may hold the module inside a DDP wrapper at `at`: `ddp.module`,
-    `getattr(ddp, "module")`, `unwrap_model(ddp)`, or a name bound to one of them (the
-    other branches hold a model never wrapped). A parameter must get one from every
-    caller: a helper also given the wrapper may run the bare module on purpose."""
+def bare_module_sources(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode
+) -> tuple[cst.CSTNode, ...]:
+    """Where `expr` may get the module inside a DDP wrapper at `at` (none: it holds no
+    such module): `ddp.module`, `getattr(ddp, "module")`, `unwrap_model(ddp)`, or a name
+    bound to one of them (the other branches hold a model never wrapped). A parameter
+    must get one from every caller: a helper also given the wrapper may run the bare
+    module on purpose. A finding rests on these: where none of them can run (`self.model.module
+    if self.distributed else self.model` in a class that asserts `not self.distributed`),
+    there is no bare module."""
     name = dotted(expr)
     reaching = ctx.resolver.reaching(name, at) if name is not None else []
     if any(b.kind == "param" for b in reaching):
         passed = [a for b in reaching for a in ctx.resolver.arguments_for(b)]
-        values = ctx.resolver.values
-        return bool(passed) and all(
-            any(_unwraps_ddp(ctx, v.expr, v.at) for v in values(a, a)) for a in passed
-        )
-    return any(
-        _unwraps_ddp(ctx, v.expr, v.at) and not _bound_later(ctx, v.at, at)
+        per_argument = [
+            [v.expr for v in ctx.resolver.values(a, a) if _unwraps_ddp(ctx, v.expr, v.at)]
+            for a in passed
+        ]
+        if not passed or not all(per_argument):
+            return ()
+        return tuple(e for found in per_argument for e in found)
+    return tuple(
+        v.expr
         for v in ctx.resolver.values(expr, at)
+        if _unwraps_ddp(ctx, v.expr, v.at) and not _bound_later(ctx, v.at, at)
     )
 
 

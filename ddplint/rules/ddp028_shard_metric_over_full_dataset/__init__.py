@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain import domain_of
 from ddplint.domain.shard_metrics import (
     ShardLoop,
     callers_keep_it,
@@ -34,8 +35,11 @@ built on a `DistributedSampler`, when nothing combines the ranks' counts: no col
 (`all_reduce`, `all_gather`, `reduce`, ...) and no helper named for one (`reduce_tensor`,
 `gather_for_metrics`) runs in the function, nor, when the function returns the value, in
 the functions of this file that call it. Loaders iterated through a parameter count when
-every caller of the file passes a sharded one; a loader the analysis cannot trace is
-left alone.
+every caller of the file passes a sharded one, or, for a function no code of its file
+calls, when every call in the project's other modules does (a value bound only where the
+job runs in one process, the `else` of `if distributed:`, aside); a loader the analysis
+cannot trace is left alone. A quotient multiplied back by the world size in the same
+expression (`loss / len(dataset) * world_size`: the rank's own shard mean) is left alone.
 
 ## Why is this bad?
 A `DistributedSampler` gives each rank its own 1/N of the dataset. The count made over it
@@ -162,6 +166,18 @@ def main(model, train_set, test_set):
             correct += (model(x).argmax(1) == y).sum().item()
     print(correct / len(test_loader.dataset))
 """,
+        """
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+def train_epoch(model, criterion, train_set, rank, world_size):
+    loader = DataLoader(train_set, batch_size=64, sampler=DistributedSampler(train_set))
+    epoch_loss = 0.0
+    for x, y in loader:
+        epoch_loss += criterion(model(x), y).item() * x.size(0)
+    # the rank's own shard mean: the whole size over N is what this rank saw
+    print("rank %d: loss %.4f" % (rank, epoch_loss / len(train_set) * world_size))
+""",
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
@@ -180,7 +196,9 @@ def main(model, train_set, test_set):
                 continue
             numerator, denominator = parts
             count = counted(ctx, numerator, node, counts)
-            if count is None or not whole_dataset(ctx, denominator, node, loaders):
+            if count is None or not whole_dataset(ctx, denominator, node, loaders, shard.parameter):
+                continue
+            if _rescaled(ctx, node, numerator):
                 continue
             if escapes(ctx, node, frame) and not (
                 isinstance(frame, cst.FunctionDef) and callers_keep_it(ctx, frame)
@@ -194,3 +212,28 @@ def main(model, train_set, test_set):
                 "divides by all of them, so with 8 processes the value reads about 1/8 of "
                 "the true one; all_reduce the count (and the number of samples) first",
             )
+
+
+def _rescaled(ctx: FileContext, division: cst.CSTNode, numerator: cst.BaseExpression) -> bool:
+    """The division is multiplied back by the world size, in the same expression: the
+    quotient (`hits / len(dataset) * world_size`) or the numerator (`hits * world_size /
+    len(dataset)`). The value is then the rank's own shard mean, not a fraction of it."""
+    ranks = domain_of(ctx).ranks
+
+    def scales(node: cst.CSTNode, operand: cst.CSTNode) -> bool:
+        if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)):
+            return False
+        other = node.right if operand is node.left else node.left
+        return ranks.is_world_size(other, division)
+
+    node: cst.CSTNode = division
+    while isinstance(parent := ctx.parent(node), cst.BinaryOperation):
+        if scales(parent, node):
+            return True
+        node = parent
+    products = [
+        node
+        for node in ctx.nodes_within(numerator, cst.BinaryOperation)
+        if isinstance(node, cst.BinaryOperation)
+    ]
+    return any(scales(p, p.left) or scales(p, p.right) for p in products)

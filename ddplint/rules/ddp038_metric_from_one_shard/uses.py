@@ -289,7 +289,7 @@ def _divided_by_whole_dataset(ctx: FileContext, shard: ShardLoop, count: cst.Aug
             continue
         numerator, denominator = parts
         if counted(ctx, numerator, node, [count]) is not None and whole_dataset(
-            ctx, denominator, node, shard.loaders
+            ctx, denominator, node, shard.loaders, shard.parameter
         ):
             return True
     return False

@@ -10,6 +10,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import argument, facts_of, is_false, keyword
+from ddplint.domain.ddp_steps import ddp_backward, trains_ddp_model
 from ddplint.domain.frozen_modules import freezes
 from ddplint.domain.runners import one_process
 from ddplint.rule import Finding, Rule, register
@@ -31,7 +32,9 @@ Only part of the model frozen counts (a submodule, or parameters picked by a tes
 loop): with every parameter frozen (a GAN's discriminator during the generator step, a
 DINO teacher) no gradient hook fires and DDP expects nothing. A freeze on the other branch
 of the `if` that wraps, and code that runs only when the job
-is not distributed, are left alone.
+is not distributed, are left alone. Unproven (`--preview`) where no training step in
+sight runs the wrapper's forward (every step calls methods of `.module`, which DDP026
+reports): the reducer then never waits for any gradient.
 
 ## Why is this bad?
 DDP records at construction which parameters need gradients and builds its all-reduce
@@ -173,7 +176,18 @@ def main(net, loader, local_rank, distributed):
                 "still waits for their gradients, so the first backward leaves its reduction "
                 "unfinished and the next iteration fails with 'Expected to have finished "
                 "reduction in the prior iteration'; freeze before wrapping",
+                unproven=not steps_through_wrapper(ctx),  # else the reducer never engages
             )
+
+
+def steps_through_wrapper(ctx: FileContext) -> bool:
+    """A training step in sight runs the DDP wrapper's forward (a `backward()` whose step
+    calls the DDP model or hands it to a call, or a call of a training function handed
+    it): only then does DDP's reducer wait for the frozen parameters' gradients. A file
+    whose steps all call methods of `.module` never engages the reducer."""
+    return any(ddp_backward(ctx, site.call) for site in domain_of(ctx).backward.sites) or any(
+        trains_ddp_model(ctx, call) for call in ctx.calls
+    )
 
 
 def _earlier_wrap(

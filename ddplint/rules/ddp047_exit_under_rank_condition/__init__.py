@@ -21,6 +21,7 @@ from ddplint.rules.ddp047_exit_under_rank_condition.continuation import (
     Exit,
     Work,
     clean_exits,
+    leavers_end_job,
     left_region,
     others_work,
 )
@@ -63,10 +64,13 @@ Left alone: exits whose other branch leaves too (`if rank == 0: ...; break` / `e
 break`), exits after which the other ranks leave on the same flag (`if args.test_only:
 return`), code that runs on one rank anyway (every call of its function is rank-gated, a
 branch only a non-distributed run takes), and collectives written after the `if` of a
-`return` (DDP010 reports those). A gate whose rank is only spelled in a name
-(`if self.is_master:`) makes the finding unproven (`--preview`), and so does an exit that
-also waits on a flag set out of sight (`if callbacks.stop_training:`, an attribute of a
-parameter or of an object of another module that this file never assigns).
+`return` (DDP010 reports those), and a `break` after which the ranks that left end
+their own process with a failure before any collective (`os.kill(os.getpid(),
+signal.SIGKILL)`, `sys.exit(1)`): `mp.spawn` and torchrun then end the waiting ranks. A
+gate whose rank is only spelled in a name (`if self.is_master:`) makes the finding
+unproven (`--preview`), and so does an exit that also waits on a flag set out of sight
+(`if callbacks.stop_training:`, an attribute of a parameter or of an object of another
+module that this file never assigns).
 
 ## Why is this bad?
 Collectives are matched by call order across the ranks of the group. When rank 0 leaves
@@ -239,6 +243,27 @@ def train(model, loader, optimizer, deadline, preview_batches, save_grid):
         if stop.item():
             break
 """,
+        """
+import os
+import signal
+import torch.distributed as dist
+
+def train(rank, model, loader, epochs, patience, val_loss_of):
+    dist.init_process_group("nccl", rank=rank, world_size=4)
+    best, stale = float("inf"), 0
+    for epoch in range(epochs):
+        for x in loader:
+            model(x).sum().backward()
+        if rank == 0:
+            loss = val_loss_of(model)
+            best, stale = min(best, loss), 0 if loss < best else stale + 1
+            if stale > patience:
+                break
+        dist.barrier()
+    if rank == 0:
+        print("best", best)
+        os.kill(os.getpid(), signal.SIGKILL)  # mp.spawn then ends the ranks in the barrier
+""",
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
@@ -260,6 +285,8 @@ def train(model, loader, optimizer, deadline, preview_batches, save_grid):
                 continue  # the whole loop (function) runs under the gate
             work = others_work(ctx, node, gate, region)
             if work is None or _others_leave_too(ctx, gate, work):
+                continue
+            if leavers_end_job(ctx, node, gate, region):
                 continue
             evidence = evidence or rank_evidence(ctx)
             traced = evidence.gate_traced(override.gate if override else gate)

@@ -53,6 +53,41 @@ def clean_exits(ctx: FileContext) -> list[cst.Call]:
     return found
 
 
+def leavers_end_job(ctx: FileContext, exit_node: Exit, gate: Gate, region: cst.CSTNode) -> bool:
+    """After a `break`, the ranks that left end their own process with a failure before
+    any collective (`os.kill(os.getpid(), signal.SIGKILL)`, `sys.exit(1)`), on their side
+    of the gate: the launcher (`mp.spawn`, torchrun) then tears down the ranks waiting
+    for them, so nothing hangs and no collective pairs with another."""
+    function = ctx.enclosing_function(exit_node)
+    if not isinstance(exit_node, cst.Break) or function is None:
+        return False
+    after = ctx.subtree_end[region]
+    for call in ctx.calls_within(function.body):
+        if ctx.order[call] < after or ctx.enclosing_function(call) is not function:
+            continue
+        on_leavers = all(g.side == gate.side for g in rank_gates(ctx, call))
+        if on_leavers and _fails_own_process(ctx, call):
+            return True
+        if on_leavers and _issues(ctx, call, explicit=True) is not None:
+            return False
+    return False
+
+
+def _fails_own_process(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` ends this process with a failure: kills its own process
+    (`os.kill(os.getpid(), sig)`), aborts, or exits with a status other than 0."""
+    name = ctx.call_name(call) or ""
+    if name == "os.kill" and call.args:
+        target = call.args[0].value
+        return isinstance(target, cst.Call) and ctx.call_name(target) == "os.getpid"
+    if name == "os.abort":
+        return True
+    if not calls_exit(call, ctx.flow.qualname) or not call.args:
+        return False
+    status = call.args[0].value
+    return isinstance(status, cst.Integer | cst.SimpleString) and not _zero(status)
+
+
 def _zero(status: cst.BaseExpression) -> bool:
     if isinstance(status, cst.Integer):
         return status.value == "0"
