@@ -9,7 +9,7 @@ import pytest
 
 from ddplint.context import FileContext
 from ddplint.domain.one_rank_groups import spawns_one_process
-from ddplint.engine.dead_code import never_runs
+from ddplint.engine.dead_code import exclusive, never_runs
 
 
 def _context(source: str) -> FileContext:
@@ -75,6 +75,38 @@ def test_branches_literals_decide(body: str, dead: bool) -> None:
 def test_tests_that_need_one_value_both_ways(body: str, dead: bool) -> None:
     ctx = _context(f"def run(args, n, flag):\n    {body}\n")
     assert never_runs(ctx.flow, ctx.resolver, _marked(ctx)) is dead
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "apart"),
+    [
+        ('args.mode == "test"', 'args.mode == "train"', True),
+        ('args.mode == "test"', 'args.mode != "test"', True),
+        ("flag", "not flag", True),
+        ('args.mode != "test"', 'args.mode != "train"', False),  # both hold for "eval"
+        ('args.mode != "test"', 'args.mode == "train"', False),
+        ("args.mode", 'args.mode == "train"', False),  # a truthy mode may be "train"
+        ('args.mode == "test"', 'other.mode == "train"', False),
+    ],
+)
+def test_tests_that_exclude_each_other(first: str, second: str, apart: bool) -> None:
+    source = (
+        f"def run(args, other, flag):\n    if {first}:\n        mark()\n"
+        f"    if {second}:\n        step()\n"
+    )
+    ctx = _context(source)
+    calls = {c.func.value: c for c in ctx.calls if isinstance(c.func, cst.Name)}
+    assert exclusive(ctx.flow, ctx.resolver, calls["mark"], calls["step"]) is apart
+
+
+def test_a_value_changed_between_the_tests_is_not_apart() -> None:
+    source = (
+        'def run(args):\n    if args.mode == "test":\n        mark()\n'
+        '    args.mode = "train"\n    if args.mode == "train":\n        step()\n'
+    )
+    ctx = _context(source)
+    calls = {c.func.value: c for c in ctx.calls if isinstance(c.func, cst.Name)}
+    assert not exclusive(ctx.flow, ctx.resolver, calls["mark"], calls["step"])
 
 
 ASSERTED = """\

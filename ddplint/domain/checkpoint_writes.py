@@ -35,6 +35,7 @@ from ddplint.domain.project_view import project_of
 from ddplint.domain.resume_loads import READER, RESUMER, keys_read, resumes
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine import argument, argument_for
+from ddplint.engine.dead_code import exclusive
 from ddplint.engine.model import parameter_positions
 from ddplint.names import dotted
 
@@ -528,10 +529,10 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
     if not loops.trains:
         return True  # where no training is in sight, any load may be the resume
     if func is None:  # module level: after the last training loop of the script, none
-        return not _after_training(ctx, load, ctx.module)
+        return not _after_training(ctx, load, ctx.module) and not _apart_from_training(ctx, load)
     if loops.runs_backward(func) or any(loops.builds_optimizer(c) for c in ctx.calls_within(func)):
         # a function that sets training up (its optimizer), whose steps may run elsewhere
-        return not _after_training(ctx, load, func)
+        return not _after_training(ctx, load, func) and not _apart_from_training(ctx, load)
     owner = ctx.model.enclosing_class(func)
     if owner is None or not any(
         loops.runs_backward(method)
@@ -560,6 +561,15 @@ def _after_training(ctx: FileContext, load: cst.Call, func: cst.FunctionDef | cs
     return bool(training) and all(
         ctx.before(loop, load) and not ctx.is_inside(load, loop) for loop in training
     )
+
+
+def _apart_from_training(ctx: FileContext, load: cst.Call) -> bool:
+    """Every `backward()` of the load's frame runs on a path that excludes the load (`if
+    args.mode == "test":` loads, `if args.mode == "train":` trains): a run that loads
+    evaluates only, it resumes nothing."""
+    frame = ctx.model.frame(load)
+    sites = [s.call for s in domain_of(ctx).backward.sites if ctx.model.frame(s.call) is frame]
+    return bool(sites) and all(exclusive(ctx.flow, ctx.resolver, load, site) for site in sites)
 
 
 def _trains_in(ctx: FileContext, loop: cst.For | cst.While) -> bool:

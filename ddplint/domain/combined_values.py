@@ -36,10 +36,21 @@ class Combined:
             return True
         return any(self._result_at(n, count) for n in self.ctx.names_in(count.value))
 
-    def _result_at(self, name: str, at: cst.CSTNode) -> bool:
-        """`name` holds a combined result where `at` reads it (bound so before it)."""
+    def _result_at(self, name: str, at: cst.CSTNode, through_items: bool = True) -> bool:
+        """`name` holds a combined result where `at` reads it (bound so before it), or an
+        item of one (`for key, value in losses.items():` after `losses =
+        reduce_loss(losses)`)."""
         bound = self.results.get(name)
-        return bound is not None and self.ctx.before(bound, at)
+        if bound is not None and self.ctx.before(bound, at):
+            return True
+        if not through_items:
+            return False
+        loops = [b for b in self.ctx.resolver.reaching(name, at) if b.kind == "for"]
+        return bool(loops) and all(
+            b.value is not None
+            and any(self._result_at(n, b.statement, False) for n in _roots(self.ctx, b.value))
+            for b in loops
+        )
 
     def fed_by(self, loop: cst.For, methods: tuple[str, ...] = ("append", "extend")) -> set[str]:
         """The combined names, with the objects `loop` hands combined values through
@@ -163,3 +174,11 @@ def bound_names(target: cst.BaseExpression) -> list[str]:
         return [n for e in target.elements for n in bound_names(e.value)]
     name = dotted(target)
     return [name] if name is not None else []
+
+
+def _roots(ctx: FileContext, expr: cst.BaseExpression) -> list[str]:
+    """The name an iterable is read from through its methods (`losses` of
+    `losses.items()`, `batch_losses` of `batch_losses`)."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        expr = expr.func.value
+    return [expr.value] if isinstance(expr, cst.Name) else []

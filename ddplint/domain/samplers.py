@@ -446,7 +446,7 @@ def loader_switches(ctx: FileContext) -> dict[str, tuple[LoaderSwitch, ...]]:
     function is built under (`sampler = DistributedSampler(ds) if dist else None`, `if not
     dist: ... else: sampler = DistributedSampler(ds)`): a caller passing the other value gets
     a loader with no DistributedSampler (`build_dataloader(..., dist=False)`)."""
-    by_function: dict[cst.FunctionDef, list[cst.CSTNode]] = {}
+    by_function: dict[cst.FunctionDef, list[tuple[cst.CSTNode, ...]]] = {}
     for sampler in distributed_samplers(ctx):
         scope = ctx.scope(sampler.call)
         if (
@@ -455,22 +455,25 @@ def loader_switches(ctx: FileContext) -> dict[str, tuple[LoaderSwitch, ...]]:
             and shuffle_of(sampler.call) is True
             and not is_evaluation_sampler(ctx, sampler)
         ):
-            by_function.setdefault(scope, []).append(sampler.call)
+            by_function.setdefault(scope, []).append((sampler.call,))
     return switches_of(ctx, by_function)
 
 
 def switches_of(
-    ctx: FileContext, by_function: dict[cst.FunctionDef, list[cst.CSTNode]]
+    ctx: FileContext, by_function: dict[cst.FunctionDef, list[tuple[cst.CSTNode, ...]]]
 ) -> dict[str, tuple[LoaderSwitch, ...]]:
-    """For each function, the tests of its parameters that every one of its `nodes` runs
-    under (a parameter's truth, or its comparison with an integer: `world_size > 1`)."""
+    """For each function, the tests of its parameters that every one of its ways to the
+    value runs under (a parameter's truth, or its comparison with an integer: `world_size
+    > 1`). A way is the nodes that must all run (a sampler and the loader built on it):
+    the tests of any of them."""
     found: dict[str, tuple[LoaderSwitch, ...]] = {}
-    for func, nodes in by_function.items():
+    for func, ways in by_function.items():
         positions = parameter_positions(func)
         common: set[tuple[str, bool, str]] | None = None
-        for node in nodes:
+        for nodes in ways:
             tests = {
                 (name, value, compare)
+                for node in nodes
                 for condition in ctx.flow.conditions(node)
                 for term, value in condition.terms()
                 if (named := _parameter_test(term, positions)) is not None

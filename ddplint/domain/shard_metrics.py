@@ -96,13 +96,16 @@ def returned_sharded_loaders(ctx: FileContext) -> dict[str, set[int | None]]:
 
 def shard_switches(ctx: FileContext) -> dict[str, tuple[LoaderSwitch, ...]]:
     """For the functions of `returned_sharded_loaders`, the parameters every sharded
-    loader of the function is built under (`if world_size > 1:`): a caller passing the
-    other value (`load_dataset(..., 1, None)`) gets a loader over the whole dataset."""
-    by_function: dict[cst.FunctionDef, list[cst.CSTNode]] = {}
-    for loader in sharded_loaders(ctx):
-        scope = ctx.scope(loader)
-        if isinstance(scope, cst.FunctionDef):
-            by_function.setdefault(scope, []).append(loader)
+    loader of the function, or its sampler, is built under (`if world_size > 1:`, `if
+    training:`): a caller passing the other value (`load_dataset(..., 1, None)`) gets a
+    loader over the whole dataset."""
+    sharded = sharded_loaders(ctx)
+    by_function: dict[cst.FunctionDef, list[tuple[cst.CSTNode, ...]]] = {}
+    for sampler in distributed_samplers(ctx):
+        for loader in sampler.loaders:
+            scope = ctx.scope(loader.call)
+            if loader.call in sharded and isinstance(scope, cst.FunctionDef):
+                by_function.setdefault(scope, []).append((sampler.call, loader.call))
     return switches_of(ctx, by_function)
 
 
@@ -163,7 +166,9 @@ def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
         counts = [c for c in counts if not combined.counts(c)]
         metered = combined.fed_by(node, ("update",))
         meters = [m for m in meters if m not in metered]
-        filled = combined.fed_by(node)
+        # containers filled with combined values, or holding meters fed with them
+        # (`trackers[key].update(value)` after `losses = reduce_loss(losses)`)
+        filled = combined.fed_by(node) | metered
         collected = [a for a in collected if not _targets(a) & filled]
         if counts or meters or collected:
             found.append(
@@ -583,14 +588,27 @@ def _one_process_loader(ctx: FileContext, expr: cst.BaseExpression) -> bool:
 def counted(
     ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, counts: list[cst.AugAssign]
 ) -> str | None:
-    """The name of the loop's count that `expr` is computed from, if any."""
+    """The name of the loop's count that `expr` is computed from, if any (also through a
+    conversion of it: `correct.float()`, `total_loss.item()`)."""
     for value in ctx.resolver.sources(expr, at, depth=3):
-        if not isinstance(value.expr, cst.Name):
+        found = value.expr
+        while (
+            isinstance(found, cst.Call)
+            and isinstance(found.func, cst.Attribute)
+            and found.func.attr.value in _CONVERSIONS
+            and not found.args
+        ):
+            found = found.func.value
+        if not isinstance(found, cst.Name):
             continue
-        for binding in ctx.resolver.reaching(value.expr.value, value.at):
+        for binding in ctx.resolver.reaching(found.value, value.at):
             if binding.kind == "augassign" and binding.statement in counts:
-                return value.expr.value
+                return found.value
     return None
+
+
+# Methods that convert a count without changing its value.
+_CONVERSIONS = frozenset({"float", "double", "item", "cpu", "detach", "clone", "long", "int"})
 
 
 def returned_by(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> set[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
@@ -51,6 +52,76 @@ def contradicted(resolver: Resolver, conditions: list[Condition]) -> bool:
             if earlier[0] != value and _unchanged(resolver, key, earlier[1], condition.gate):
                 return True
     return False
+
+
+def exclusive(flow: Flow, resolver: Resolver, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    """`first` and `second`, in one frame, need one name or attribute chain to hold values
+    that exclude each other (`if args.mode == "test":` and `if args.mode == "train":`, `if
+    flag:` and `if not flag:`), and nothing between their tests may change it: no run
+    reaches both."""
+    fixed: dict[str, list[tuple[object, bool, cst.CSTNode]]] = {}
+    for condition in flow.conditions(first):
+        for term, value in condition.terms():
+            found = _pinned(term, value)
+            if found is not None:
+                fixed.setdefault(found[0], []).append((found[1], found[2], condition.gate))
+    for condition in flow.conditions(second):
+        for term, value in condition.terms():
+            found = _pinned(term, value)
+            if found is None:
+                continue
+            key, literal, equal = found
+            for other, other_equal, gate in fixed.get(key, ()):
+                if _clash(literal, equal, other, other_equal) and _unchanged(
+                    resolver, key, gate, condition.gate
+                ):
+                    return True
+    return False
+
+
+def _clash(literal: object, equal: bool, other: object, other_equal: bool) -> bool:
+    """Two pins of one key exclude each other: equal to two different literals, equal and
+    not equal to one, or truthy and falsy (a bare name's truth, `_TRUTH`, is compared only
+    with another's: `mode` and `mode == "x"` may both hold)."""
+    if isinstance(literal, _Truth) or isinstance(other, _Truth):
+        return isinstance(literal, _Truth) and isinstance(other, _Truth) and literal != other
+    if equal and other_equal:
+        return literal != other
+    return (equal or other_equal) and literal == other
+
+
+@dataclass(frozen=True)
+class _Truth:
+    """A bare name's truth as a test fixes it (`if flag:`, `if not flag:`)."""
+
+    value: bool
+
+
+def _pinned(term: cst.BaseExpression, value: bool) -> tuple[str, object, bool] | None:
+    """(key, literal, equal) of a term that pins a name or attribute chain: `key == "x"`
+    holding (equal to "x"), failing or `key != "x"` holding (not equal to it); a bare
+    `key` as its truth (`_Truth`)."""
+    if type(term) in (cst.Name, cst.Attribute):
+        key = dotted(term)
+        return None if key is None else (key, _Truth(value), True)
+    if type(term) is not cst.Comparison or len(term.comparisons) != 1:
+        return None
+    target = term.comparisons[0]
+    operator = type(target.operator)
+    key = dotted(term.left) if type(term.left) in (cst.Name, cst.Attribute) else None
+    literal = _literal_value(target.comparator)
+    if key is None or literal is None or operator not in (cst.Equal, cst.NotEqual):
+        return None
+    return key, literal, (operator is cst.Equal) == value
+
+
+def _literal_value(expr: cst.BaseExpression) -> object:
+    """The value of a string or integer literal, else None."""
+    if type(expr) is cst.SimpleString:
+        return expr.evaluated_value
+    if type(expr) is cst.Integer:
+        return int(expr.evaluated_value)
+    return None
 
 
 def _unchanged(resolver: Resolver, key: str, first: cst.CSTNode, second: cst.CSTNode) -> bool:

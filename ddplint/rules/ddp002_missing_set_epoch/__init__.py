@@ -17,6 +17,7 @@ from ddplint.domain.loops import named_for
 from ddplint.domain.object_reads import never_trained_on
 from ddplint.domain.project_view import project_of
 from ddplint.domain.random_draws import draws_an_order
+from ddplint.domain.runners import one_process
 from ddplint.domain.samplers import (
     SAMPLER_SHUFFLE,
     SamplerUse,
@@ -280,7 +281,9 @@ is out of sight (a config value) is reported under `--preview`, and so is one wh
 building function first draws a new random order of its data (`torch.randperm`,
 `random.shuffle`, itself or through a function of its module): each build then shards a
 new order, so the epochs repeat one only if the loader is built once; one whose `shuffle`
-is a parameter of its factory is left to the files calling the factory.
+is a parameter of its factory is left to the files calling the factory. A loader a
+project helper builds, iterated where the job runs in one process (a script that starts no
+process group, whose helper's sampler may not even build), is reported under `--preview`.
 Also flags `sampler.set_epoch(epoch)` (or `loader.sampler.set_epoch(epoch)`) called with
 the loop variable after the epoch's pass over the loader, in a loop that starts at 0
 (`range(epochs)`): each pass then reads the epoch set by the pass before it, so epochs 0
@@ -652,12 +655,15 @@ def main(train_set, model, epochs):
                         continue
                     reported.add(id(epoch.loop))
                     helper = ctx.code(call.func).strip()
-                    yield self._message(
+                    finding = self._message(
                         ctx,
                         epoch.loop,
                         f"{epoch.name}.sampler",
                         f" (`{helper}()` builds it on one)",
                     )
+                    # In a program that starts no process group, the helper's sampler
+                    # may not even build (it asks the group for the world size).
+                    yield replace(finding, unproven=one_process(ctx, epoch.loop))
 
     def _finding(
         self, ctx: FileContext, sampler: SamplerUse, epoch: EpochLoop, via: str

@@ -39,7 +39,10 @@ every caller of the file passes a sharded one, or, for a function no code of its
 calls, when every call in the project's other modules does (a value bound only where the
 job runs in one process, the `else` of `if distributed:`, aside); a loader the analysis
 cannot trace is left alone. A quotient multiplied back by the world size in the same
-expression (`loss / len(dataset) * world_size`: the rank's own shard mean) is left alone.
+expression (`loss / len(dataset) * world_size`: the rank's own shard mean) is left alone;
+one multiplied by another value (`test_loss * args.batch_size / len(dataset)`: per-batch
+means times a batch size that may be the global one) is unproven (`--preview`). The count
+may be converted on the way (`correct.float() / len(dataset)`).
 
 ## Why is this bad?
 A `DistributedSampler` gives each rank its own 1/N of the dataset. The count made over it
@@ -200,6 +203,7 @@ def train_epoch(model, criterion, train_set, rank, world_size):
                 continue
             if _rescaled(ctx, node, numerator):
                 continue
+            unproven = _scaled_by_value(ctx, node, numerator)
             if escapes(ctx, node, frame) and not (
                 isinstance(frame, cst.FunctionDef) and callers_keep_it(ctx, frame)
             ):
@@ -211,6 +215,7 @@ def train_epoch(model, criterion, train_set, rank, world_size):
                 "nothing all_reduces it: each rank counts about 1/N of the samples but "
                 "divides by all of them, so with 8 processes the value reads about 1/8 of "
                 "the true one; all_reduce the count (and the number of samples) first",
+                unproven=unproven,
             )
 
 
@@ -237,3 +242,28 @@ def _rescaled(ctx: FileContext, division: cst.CSTNode, numerator: cst.BaseExpres
         if isinstance(node, cst.BinaryOperation)
     ]
     return any(scales(p, p.left) or scales(p, p.right) for p in products)
+
+
+def _scaled_by_value(
+    ctx: FileContext, division: cst.CSTNode, numerator: cst.BaseExpression
+) -> bool:
+    """The numerator, or the quotient in the same expression, is multiplied by a value
+    that is not a number written in the code (`test_loss * args.batch_size /
+    len(dataset)`: a sum of per-batch means times a batch size, which may be the global
+    one): what the quotient estimates is not known."""
+    numeric = (cst.Integer, cst.Float)
+
+    def by_value(node: cst.CSTNode) -> bool:
+        return (
+            isinstance(node, cst.BinaryOperation)
+            and isinstance(node.operator, cst.Multiply)
+            and not isinstance(node.left, numeric)
+            and not isinstance(node.right, numeric)
+        )
+
+    node: cst.CSTNode = division
+    while isinstance(parent := ctx.parent(node), cst.BinaryOperation):
+        if by_value(parent):
+            return True
+        node = parent
+    return any(by_value(n) for n in ctx.nodes_within(numerator, cst.BinaryOperation))
