@@ -65,14 +65,17 @@ def test_disabled_guard_stays_silent(runs: dict[str, Future[Run]]) -> None:
 _TEARDOWN_ABORT = "terminate called without an active exception"
 
 
-@pytest.mark.timeout(WAIT_LIMIT + 210)
+@pytest.mark.timeout(WAIT_LIMIT + 510)
 def test_unreachable_store_warns_once_and_run_completes(
     runs: dict[str, Future[Run]], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     result = _done(runs, "unreachable")
-    if result.returncode != 0 and _TEARDOWN_ABORT in result.stderr:
-        # the run aborted in gloo's teardown (seen once in a full run on 2 cores): the
-        # guard's behaviour is judged on a run that got that far, so it is run again once
+    for _ in range(3):
+        if result.returncode == 0 or _TEARDOWN_ABORT not in result.stderr:
+            break
+        # the run aborted in gloo's teardown (seen in full runs on 2 loaded cores, twice in
+        # a row once): the guard's behaviour is judged on a run that got that far, so it
+        # is run again, up to three times
         cmd, env, cwd = jobs(tmp_path_factory.getbasetemp() / "guards")["unreachable"]
         result = run(cmd, env, cwd, timeout=150)
         assert result.survivors == [], f"processes left behind: {result.survivors}"
