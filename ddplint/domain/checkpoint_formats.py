@@ -61,7 +61,35 @@ def state_on_gpu(ctx: FileContext, saved: cst.BaseExpression, at: cst.CSTNode) -
     if _GATHERED_TO_CPU.search(ctx.source):
         return None  # a sharded model's full state, gathered onto the CPU by a config
     owners = [m.group(1) for text in texts for m in _STATE.finditer(text)]
+    if owners and all(_moved_off_gpu(ctx, owner.partition(".")[0], at) for owner in owners):
+        return False  # `model = model.to("cpu")`, then `model.module.state_dict()`
     return True if any(not _TENSORLESS_STATE.search(owner) for owner in owners) else None
+
+
+def _moved_off_gpu(ctx: FileContext, name: str, at: cst.CSTNode) -> bool:
+    """Every binding of `name` reaching `at` moves the object to the CPU (`model =
+    model.to("cpu")`), and nothing between that binding and `at` in the frame moves it
+    back (`model.cuda()`, `model.to(device)`)."""
+    bindings = ctx.resolver.reaching(name, at) if name.isidentifier() else []
+    if not bindings:
+        return False
+    for binding in bindings:
+        value = binding.value
+        if binding.kind != "assign" or value is None or not OFF_GPU.search(ctx.code(value)):
+            return False
+        for call in ctx.model.calls_by_frame(ctx.model.frame(at)):
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in ("cuda", "to")
+                and isinstance(func.value, cst.Name)
+                and func.value.value == name
+                and ctx.before(binding.statement, call)
+                and not ctx.is_inside(call, binding.statement)
+                and ctx.before(call, at)
+            ):
+                return False
+    return True
 
 
 def dict_keys(ctx: FileContext, saved: cst.BaseExpression, at: cst.CSTNode) -> set[str]:

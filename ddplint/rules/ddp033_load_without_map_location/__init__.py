@@ -74,7 +74,8 @@ helper that sets the process's GPU (`default_setup(args)`).
 Left alone: any `map_location` (`"cpu"`, a device, a variable, a lambda, a dict), loads
 under a rank-0 guard, in a branch or script that runs as one process, in a function no
 code of the file calls, per-rank files (a path built from the rank), saves that move the
-state to the CPU first (`.cpu()`, also a dict entry computed so), CPU-only jobs, test
+state to the CPU first (`.cpu()`, also a dict entry computed so, or the state of a model
+rebound to the CPU just before, `model = model.to("cpu")`), CPU-only jobs, test
 modules (`test_*.py`: their scratch checkpoints are not a job's resume), and files whose
 code names `CUDA_VISIBLE_DEVICES` other than to show every process the same list of
 several GPUs (`os.environ["CUDA_VISIBLE_DEVICES"] = "0,1,2,3"`; a comment or a docstring
