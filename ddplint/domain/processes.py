@@ -37,7 +37,7 @@ from ddplint.domain.scripts import is_script, main_blocks
 from ddplint.domain.switches import turns_switches_off
 from ddplint.domain.test_modules import JOB_WORDS, collected_by_pytest, shows_job
 from ddplint.engine.constants import certainly
-from ddplint.engine.resolve import argument, methods_named
+from ddplint.engine.resolve import argument, methods_named, sole_constructor, top_level_asserts
 from ddplint.names import dotted
 from ddplint.project_files import named_in_other_files
 
@@ -289,15 +289,13 @@ def _in_pinned_class(ctx: FileContext, node: cst.CSTNode) -> bool:
     the class exists in a distributed job."""
     func = ctx.enclosing_function(node)
     owner = ctx.model.enclosing_class(func) if func is not None else None
-    constructors = methods_named(owner, "__init__") if owner is not None else []
-    if len(constructors) != 1 or not isinstance(constructors[0].body, cst.IndentedBlock):
+    constructor = sole_constructor(owner) if owner is not None else None
+    if constructor is None:
         return False
     ranks = domain_of(ctx).ranks
     return any(
-        isinstance(statement, cst.Assert) and ranks.single_process_when(statement.test) is True
-        for line in constructors[0].body.body
-        if isinstance(line, cst.SimpleStatementLine)
-        for statement in line.body
+        ranks.single_process_when(statement.test) is True
+        for statement in top_level_asserts(constructor)
     )
 
 

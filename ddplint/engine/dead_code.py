@@ -14,7 +14,7 @@ from typing import Any
 import libcst as cst
 
 from ddplint.engine.flow import Condition, Flow
-from ddplint.engine.resolve import Resolver, methods_named
+from ddplint.engine.resolve import Resolver, sole_constructor, top_level_asserts
 from ddplint.names import dotted
 
 # The comparisons of literals both this module and others evaluate.
@@ -198,14 +198,12 @@ def _asserted(resolver: Resolver, expr: cst.Attribute, at: cst.CSTNode) -> froze
     if not params or params[0].name.value != expr.value.value:
         return None
     attribute = expr.attr.value
-    constructors = methods_named(owner, "__init__")
-    if len(constructors) != 1:
-        return None
-    found = _assertion(constructors[0], attribute)
+    constructor = sole_constructor(owner)
+    found = _assertion(constructor, attribute) if constructor is not None else None
     if found is None:
         return None
     assertion, value = found
-    if frame is constructors[0] and not model.before(assertion, at):
+    if frame is constructor and not model.before(assertion, at):
         return None
     for node in model.walk(owner):
         if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign) and model.before(
@@ -222,18 +220,12 @@ def _asserted(resolver: Resolver, expr: cst.Attribute, at: cst.CSTNode) -> froze
 def _assertion(init: cst.FunctionDef, attribute: str) -> tuple[cst.Assert, int] | None:
     """The first top-level `assert self.attr` or `assert not self.attr` of a constructor,
     with the truth it fixes."""
-    body = init.body.body if isinstance(init.body, cst.IndentedBlock) else ()
-    for line in body:
-        if not isinstance(line, cst.SimpleStatementLine):
-            continue
-        for statement in line.body:
-            if not isinstance(statement, cst.Assert):
-                continue
-            test, value = statement.test, 1
-            if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-                test, value = test.expression, 0
-            if _names_attribute(test, attribute):
-                return statement, value
+    for statement in top_level_asserts(init):
+        test, value = statement.test, 1
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+            test, value = test.expression, 0
+        if _names_attribute(test, attribute):
+            return statement, value
     return None
 
 

@@ -640,6 +640,24 @@ def methods_named(cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
     return [s for s in body.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
 
 
+def sole_constructor(cls: cst.ClassDef) -> cst.FunctionDef | None:
+    """The class's `__init__`, when it defines exactly one."""
+    found = methods_named(cls, "__init__")
+    return found[0] if len(found) == 1 else None
+
+
+def top_level_asserts(func: cst.FunctionDef) -> list[cst.Assert]:
+    """The `assert` statements of the function's own body, outside any block."""
+    body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
+    return [
+        statement
+        for line in body
+        if isinstance(line, cst.SimpleStatementLine)
+        for statement in line.body
+        if isinstance(statement, cst.Assert)
+    ]
+
+
 def _is_property(decorator: cst.BaseExpression) -> bool:
     """`@property`, `@functools.cached_property`, `@cached_property`."""
     name = dotted(decorator) or ""
