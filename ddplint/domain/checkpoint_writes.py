@@ -17,6 +17,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
+from ddplint.domain.call_values import Call
 from ddplint.domain.checkpoints import SAVE, is_buffer, save_path, saves_state
 from ddplint.domain.ddp_facts import last_name, string_value
 from ddplint.domain.overwrites import (
@@ -236,7 +237,7 @@ def helper_writes(
                 fallback=fallback,
                 defaults=_default_texts(ctx, func, path_params),
                 unless=_unless(ctx, call, positions),
-                backed_up=write.copied is None and backed_up_write(ctx, write),
+                backed_up=backed_up_write(ctx, write),
             )
         )
     writers = by_scope.keys() - {func}
@@ -253,24 +254,70 @@ def helper_writes(
 
 
 def backed_up_write(ctx: FileContext, write: Write) -> bool:
-    """An earlier save of the same function wrote the same object onto a path that changes
-    per save (`model.pt.ep{epoch}`, then `model.pt`): a crash mid-write of the second
-    leaves the first complete."""
+    """The same state is saved in the same round onto a path that changes per save
+    (`model.pt.ep{epoch}` beside `model.pt`), before or after this write, every round or
+    every k-th, or the file this write makes is copied onto such a path: a crash mid-write
+    of the fixed file leaves the last file of its own complete, and a restart can fall
+    back on it. A round is an iteration of the innermost loop around the write, or a call
+    of its function where no loop of it surrounds the write."""
     func = ctx.enclosing_function(write.call)
     saved = write.call.args[0].value if write.call.args else None
-    if func is None or saved is None:
+    if func is None or saved is None or write.copied is not None:
         return False
+    loop = ctx.enclosing_loop(write.call)
     for other in ctx.memo(_writes_by_scope).get(func, ()):
         call = other.call
-        if call is write.call or other.copied is not None or not call.args:
+        if call is write.call or not call.args:
             continue
-        if not ctx.before(call, write.call):
+        if loop is not None and not ctx.is_inside(call, loop):
             continue
-        if ctx.code(call.args[0].value) == ctx.code(saved) and varies_per_save(
-            ctx, other.path, call
+        if other.copied is not None:
+            same = other.copied is write.call
+        else:
+            same = _same_code(ctx, call.args[0].value, saved)
+        # What the function itself makes the path (not what its callers pass): a copy
+        # onto `join(dirname(filename), "model_best.pth")` keeps one name.
+        if same and varies_per_save(ctx, other.path, call, within=func):
+            return True
+    return False
+
+
+def backed_up_call(ctx: FileContext, site: Call, sites: list[Call]) -> bool:
+    """Another call of the same save helper (`sites`, with what each binds to the
+    parameters its path is built from) in the same round as `site`, passing the same
+    arguments but for the path, onto a path that changes per save
+    (`save(model, opt, f"ckpt-{epoch}.pt")` beside `save(model, opt, "ckpt-latest.pt")`):
+    as `backed_up_write`, for a helper of this file."""
+    loop = ctx.enclosing_loop(site.site)
+    function = ctx.enclosing_function(site.site)
+    for other in sites:
+        if other.site is site.site or ctx.enclosing_function(other.site) is not function:
+            continue
+        if loop is not None and not ctx.is_inside(other.site, loop):
+            continue
+        if _other_arguments(ctx, site) != _other_arguments(ctx, other):
+            continue
+        if any(
+            where is other.site and varies_per_save(ctx, expr, where, passed=True)
+            for expr, where in other.bound
         ):
             return True
     return False
+
+
+def _other_arguments(ctx: FileContext, site: Call) -> list[tuple[str, str]]:
+    """The arguments of `site` other than those it binds to the path's parameters, as
+    (keyword, code) pairs."""
+    path_args = {id(expr) for expr, where in site.bound if where is site.site}
+    return [
+        (arg.keyword.value if arg.keyword else "", " ".join(ctx.code(arg.value).split()))
+        for arg in site.site.args
+        if id(arg.value) not in path_args
+    ]
+
+
+def _same_code(ctx: FileContext, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    return " ".join(ctx.code(a).split()) == " ".join(ctx.code(b).split())
 
 
 def _once_per_call(ctx: FileContext, call: cst.Call) -> bool:

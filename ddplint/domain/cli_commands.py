@@ -1,19 +1,23 @@
 """Subcommands of a script's command line: the functions a user runs one at a time, each as
-its own process (`python main.py download`, `torchrun main.py train`)."""
+its own process (`python main.py download`, `torchrun main.py train`, `python check.py
+--mode single`)."""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain.command_line import same_on_every_rank
 from ddplint.domain.ddp_facts import last_name
 
 
 def subcommands(ctx: FileContext) -> list[cst.FunctionDef]:
     """Functions of this file the command line dispatches to by name: the values of a
     `fire.Fire({"download": download, ...})` table, functions decorated with a click or
-    typer `@group.command()`, and argparse handlers (`sub.set_defaults(func=download)`)."""
-    names: list[str] = []
+    typer `@group.command()`, argparse handlers (`sub.set_defaults(func=download)`), and
+    functions called only on the branches of a test of one option against a word (`if
+    args.mode == "single": single_run(args) elif args.mode == "dist": dist_run(args)`)."""
+    names: list[str] = _dispatched_by_option(ctx)
     for call in ctx.calls_to("fire.Fire"):
         table = call.args[0].value if call.args else None
         if isinstance(table, cst.Dict):
@@ -47,3 +51,42 @@ def _decorated_command(func: cst.FunctionDef) -> bool:
         if last_name(target) == "command":
             return True
     return False
+
+
+def _dispatched_by_option(ctx: FileContext) -> list[str]:
+    """Functions of this file whose every call in the file is a statement of a branch
+    chosen by comparing a command-line option with a word (`if args.mode == "single":
+    single_run(args)`): which one runs is the user's choice, the same on every rank."""
+    chosen: dict[str, int] = {}
+    for node in ctx.nodes_of(cst.If):
+        if not isinstance(node, cst.If) or not _option_choice(ctx, node):
+            continue
+        body = node.body
+        lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
+        for line in lines:
+            if not isinstance(line, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+                continue  # a compound statement: its calls run under a test of their own
+            for small in line.body:
+                value = small.value if isinstance(small, cst.Expr) else None
+                if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+                    chosen[value.func.value] = chosen.get(value.func.value, 0) + 1
+    return [
+        name
+        for name, count in chosen.items()
+        if count
+        == sum(1 for c in ctx.calls if isinstance(c.func, cst.Name) and c.func.value == name)
+    ]
+
+
+def _option_choice(ctx: FileContext, node: cst.If) -> bool:
+    """`node` tests `option == "word"` (either way round) on a command-line option."""
+    test = node.test
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, cst.Equal):
+        return False
+    sides = (test.left, target.comparator)
+    words = [s for s in sides if isinstance(s, cst.SimpleString)]
+    options = [s for s in sides if isinstance(s, cst.Attribute)]
+    return len(words) == 1 and len(options) == 1 and same_on_every_rank(ctx, options[0], node)

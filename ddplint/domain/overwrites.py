@@ -195,18 +195,23 @@ def varies_per_save(
     `skip`, `within`: as `scoped`). `passed`: `path` is what a call of the save's
     function passes at `at`, whose loops are a caller's."""
     around = set() if passed else _loop_targets(ctx, at)
+    keep = scoped(ctx, skip, within)
     if depth is not None:
-        values = ctx.resolver.sources(path, at, depth, scoped(ctx, skip, within))
+        values = ctx.resolver.sources(path, at, depth, keep)
     elif isinstance(path, cst.Name):
         # What the name is bound to: only a counter of steps varies there (a run tag
         # or version stays the same within a run).
-        bound = [v for v in ctx.resolver.values(path, at) if v.expr is not path]
+        bound = [
+            v
+            for v in ctx.resolver.values(path, at)
+            if v.expr is not path and (keep is None or keep(v))
+        ]
         if any(_varies_in(ctx, v.expr, around, _STEP_COUNTER) for v in bound):
             return True
         values = []
     else:
         values = []
-    if depth is None and _named_piece_varies(ctx, path, at, around, scoped(ctx, skip, within)):
+    if depth is None and _named_piece_varies(ctx, path, at, around, keep):
         return True
     return any(
         _varies_in(ctx, value.expr, around, _COUNTER)

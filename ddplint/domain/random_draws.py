@@ -142,7 +142,7 @@ def draws_outside_torch_only(ctx: FileContext) -> bool:
     draws from torch's (an albumentations random transform), and no torchvision random
     transform is built: torch's seed decides these draws only through the workers it
     seeds, so in a loader without workers torch's seed does not reach them."""
-    draws = [c for c in ctx.calls if _draws_from_a_global_generator(ctx, c)]
+    draws = [c for c in ctx.calls if draws_from_process_generators(ctx, c)]
     transforms = [c for c in ctx.calls if _is_library_transform(ctx, c)]
     if not (draws or transforms) or any(
         not (ctx.call_name(c) or "").startswith(_OUTSIDE_TORCH_TRANSFORMS) for c in transforms
@@ -182,14 +182,14 @@ def sample_draw(ctx: FileContext, method: cst.FunctionDef) -> cst.Call | None:
     """A draw from the process's generators in `method` (a dataset's `__getitem__`) or in
     a function of this file it calls (`img = random_crop(img)`, `self.augment(img)`)."""
     for call in ctx.calls_within(method):
-        if _draws_from_a_global_generator(ctx, call):
+        if draws_from_process_generators(ctx, call):
             return call
     for call in ctx.calls_within(method):
         for helper in ctx.resolver.callees(call):
             if helper is method:
                 continue
             found = next(
-                (c for c in ctx.calls_within(helper) if _draws_from_a_global_generator(ctx, c)),
+                (c for c in ctx.calls_within(helper) if draws_from_process_generators(ctx, c)),
                 None,
             )
             if found is not None:
@@ -197,7 +197,7 @@ def sample_draw(ctx: FileContext, method: cst.FunctionDef) -> cst.Call | None:
     return None
 
 
-def _draws_from_a_global_generator(ctx: FileContext, call: cst.Call) -> bool:
+def draws_from_process_generators(ctx: FileContext, call: cst.Call) -> bool:
     """`random.randint(...)`, `np.random.rand(...)`, `torch.rand(...)`: a draw from the
     process's generators, not from one of the call's own (`generator=g`), and neither a
     seed nor a new generator (`np.random.default_rng(seed + idx)`)."""
@@ -205,6 +205,36 @@ def _draws_from_a_global_generator(ctx: FileContext, call: cst.Call) -> bool:
     if not name.startswith(_RANDOM_CALLS) or name in _NOT_DRAWS:
         return False
     return argument(call, None, "generator") is None
+
+
+def agreement_drawn(ctx: FileContext) -> cst.Call | None:
+    """A value the ranks must agree on, drawn from the process's generators: a sampler's
+    epoch (`sampler.set_epoch(np.random.randint(n))`) or a `DistributedSampler`'s
+    `seed=`, directly or through a name bound to the draw. The ranks agree on it only
+    because every rank seeds its generators alike: a seed per rank would make their
+    shards overlap. Returns the call that needs the agreement."""
+    for call in ctx.method_calls("set_epoch"):
+        if call.args and _drawn(ctx, call.args[0].value, call):
+            return call
+    for call in ctx.calls:
+        name = ctx.call_name(call) or ""
+        if name.rpartition(".")[2] != "DistributedSampler":
+            continue
+        seed = argument(call, 4, "seed")
+        if seed is not None and _drawn(ctx, seed, call):
+            return call
+    return None
+
+
+def _drawn(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`expr`, or a value a name in it is bound to, holds a draw from the process's
+    generators (`draws_from_process_generators`)."""
+    exprs = [expr, *(v.expr for v in ctx.resolver.sources(expr, at, 2))]
+    return any(
+        isinstance(node, cst.Call) and draws_from_process_generators(ctx, node)
+        for e in exprs
+        for node in ctx.walk(e)
+    )
 
 
 def reseeds_workers(ctx: FileContext) -> bool:

@@ -10,6 +10,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
+from ddplint.domain.command_line import same_on_every_rank
 from ddplint.domain.oom import handler_types
 from ddplint.names import dotted
 
@@ -47,6 +48,8 @@ def rank_local_test(
                 continue  # `if any_rank_bad(loss):` decides through a collective
             if _none_identity(ancestor.test):
                 continue  # whether a callee returned None: not shown to follow the batch
+            if same_on_every_rank(ctx, ancestor.test, ancestor):
+                continue  # `if args.tp > 1:`: options the launcher gives every rank alike
             names = {n.split(".")[0] for n in ctx.names_in(ancestor.test)}
             read = names & local
             if read and not agreed(ctx, read, ancestor, region):

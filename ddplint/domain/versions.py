@@ -201,11 +201,28 @@ def pinned_torch(root: str, script: str) -> Version | None:
         if text is not None and "torch" in text.lower()
         for operator, number in _PIN.findall(text)
     ]
+    pins += [bound for text in texts if text is not None for bound in _image_bounds(text)]
     pinned = max(pins) if pins else None
     interpreter = _interpreter_bound([d for d in documents if d is not None])
     if interpreter is None:
         return pinned
     return interpreter if pinned is None else min(pinned, interpreter)
+
+
+# A Docker base image that ships torch: PyTorch's own (`pytorch/pytorch:1.10.0-cuda11.3-...`)
+# or NVIDIA's (`nvcr.io/nvidia/pytorch:21.07-py3`, a release by year and month).
+_PYTORCH_IMAGE = re.compile(r"(?im)^\s*FROM\s+(?:docker\.io/)?pytorch/pytorch:v?(\d+(?:\.\d+)*)")
+_NGC_IMAGE = re.compile(r"(?im)^\s*FROM\s+nvcr\.io/nvidia/pytorch:(\d\d)\.(\d\d)")
+_NGC_TORCH_2 = (23, 3)  # the first NGC PyTorch release with torch 2.0 (2.0.0a0)
+
+
+def _image_bounds(text: str) -> list[Version]:
+    """The torch of each base image a Dockerfile builds from: its version for PyTorch's
+    images; for NVIDIA's, a 1.x release before 23.03, else 2.x."""
+    found = [_pin_bound("==", number) for number in _PYTORCH_IMAGE.findall(text)]
+    for year, month in _NGC_IMAGE.findall(text):
+        found.append((1, 14, 99) if (int(year), int(month)) < _NGC_TORCH_2 else TORCH_2)
+    return found
 
 
 # A Python interpreter a command runs (`python -m ...`, `/usr/bin/python3.6 -m ...`), with

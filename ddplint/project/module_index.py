@@ -269,6 +269,10 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         """The text of the module at `importer` may import the module at `path` (`_scan`)."""
         return path in self._scan(importer)
 
+    def scanned_imports(self, path: str) -> frozenset[str]:
+        """The files the module at `path` may import directly (`_scan`)."""
+        return self._scan(path)
+
     def scan_closure(self, path: str) -> set[str]:
         """`path` and the files its text may import, transitively (`_scan`)."""
         seen = {path}

@@ -171,6 +171,8 @@ _SETS_VISIBLE_DEVICES = re.compile(
     r"\[\s*[rRbBuU]?['\"]CUDA_VISIBLE_DEVICES['\"]\s*\]\s*=(?!=)\s*(?![rRbBuU]?['\"])"
 )
 _STARTS_PROCESSES = re.compile(r"\b(?:Process|spawn|start_processes|Popen|run|call)\s*\(")
+# A class deriving from `nn.Module` (`class Net(nn.Module):`, `(torch.nn.Module)`).
+_DEFINES_NETWORK = re.compile(r"^class\s+\w+\s*\((?:[\w.]*\.)?Module\b", re.MULTILINE)
 _MAY_STRIP_PREFIX = re.compile(
     r"consume_prefix_in_state_dict_if_present"
     rf"|\b(?:replace|removeprefix|startswith|lstrip|len|split|partition|sub){_GAP}\("
@@ -871,14 +873,23 @@ class Project:
             # beside `path` or below its folder, or in a folder above it (`finetune.py`
             # reading what `baselines/train_gcc.py` saves)
             near = other.startswith(folder) or folder.startswith(os.path.dirname(other) + os.sep)
-            if not (near or (imports and self.summaries.reaches(path, other))):
+            linked = imports and self.summaries.reaches(path, other)
+            if not (near or linked or self._share_model(path, other)):
                 continue
             if other in self.summaries:  # parsed: the text test may match other code
                 if self.summaries[other].strips_module_prefix:
                     return True
-            elif near:  # a script the run does not index: its text
+            else:  # a script the run does not index: its text
                 return True
         return False
+
+    def _share_model(self, path: str, other: str) -> bool:
+        """Both modules import a project module that defines a network (`class
+        Net(nn.Module)`): a loader in a sibling folder (`tools/infer.py` beside
+        `scripts/train.py`) that builds the model the trainer trains, not an unrelated
+        example of a collection."""
+        shared = self.summaries.scanned_imports(path) & self.summaries.scanned_imports(other)
+        return any(self.summaries.matches(m, _DEFINES_NETWORK) for m in shared)
 
     # -- the whole tree under the root ------------------------------------------------
 

@@ -64,6 +64,33 @@ def test_a_pin_in_a_requirements_file_counts(tmp_path, capsys, name, text):
     assert findings(tmp_path, capsys, files) == []
 
 
+@pytest.mark.parametrize(
+    "base",
+    [
+        "FROM nvcr.io/nvidia/pytorch:21.07-py3\n",
+        "FROM pytorch/pytorch:1.10.0-cuda11.3-cudnn8-runtime\n",
+    ],
+    ids=["NVIDIA release before 23.03", "PyTorch image 1.10"],
+)
+def test_a_docker_base_image_with_torch_1_counts_as_a_pin(tmp_path, capsys, base):
+    files = {"train.py": TRAIN, "run.sh": RUN, "Dockerfile": base + "RUN pip install timm\n"}
+    assert findings(tmp_path, capsys, files) == []
+
+
+@pytest.mark.parametrize(
+    "base",
+    [
+        "FROM nvcr.io/nvidia/pytorch:23.10-py3\n",
+        "FROM pytorch/pytorch:2.1.0-cuda12.1-cudnn8-devel\n",
+    ],
+    ids=["NVIDIA release with torch 2", "PyTorch image 2.1"],
+)
+def test_a_docker_base_image_with_torch_2_keeps_the_finding(tmp_path, capsys, base):
+    files = {"train.py": TRAIN, "run.sh": RUN, "Dockerfile": base}
+    (found,) = findings(tmp_path, capsys, files)
+    assert "pins allow such a release" in found["message"]
+
+
 def test_a_requirements_file_pinning_torch_2_keeps_the_finding(tmp_path, capsys):
     files = {"train.py": TRAIN, "run.sh": RUN, "requirements.txt": "torch==2.1.0\n"}
     (found,) = findings(tmp_path, capsys, files)

@@ -247,3 +247,33 @@ def test_rank_zero_stand_in_after_a_spawning_set_up_runs_in_every_worker():
         dist.init_process_group("nccl")
     """
     assert rows(body, "DDP001") == [13]
+
+
+MODES = """
+def fetch(args):
+    torchvision.datasets.MNIST(args.root, download=True)
+
+def train(args):
+    dist.init_process_group("nccl")
+    torchvision.datasets.MNIST(args.root, download=True)
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", default="train")
+    args = parser.parse_args()
+    if args.mode == "fetch":
+        fetch(args)
+    elif "train" == args.mode:
+        for _ in range(2):
+            print("compound statements in a branch are no dispatch")
+        train(args)
+"""
+
+
+def test_a_mode_chosen_by_an_option_without_a_job_runs_alone():
+    assert rows(MODES, "DDP025") == [7]
+
+
+def test_a_mode_function_also_called_outside_the_dispatch_is_not_alone():
+    body = MODES.replace("        train(args)\n", "        train(args)\n    fetch(args)\n")
+    assert rows(body, "DDP025") == [3, 7]

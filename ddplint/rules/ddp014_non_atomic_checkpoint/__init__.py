@@ -11,6 +11,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain.call_values import per_call
 from ddplint.domain.checkpoint_writes import (
     Write,
+    backed_up_call,
     backed_up_write,
     file_name_patterns,
     file_names,
@@ -121,8 +122,9 @@ pretrained, teacher or initial weights: `args.pretrained_model_path / "best.pth"
 resumes nothing, nor does a load after the last training loop of its function (the best
 weights read back for an export or a final test). Unproven, shown under `--preview`: a
 repeated save of a file nothing in sight reads back (best weights, an export: losing one
-costs the weights of one save, not the run), a resumed file whose state the same
-function has just saved to a file of its own (`epoch_{n}.pt`, then `latest.pt`: a
+costs the weights of one save, not the run), a resumed file whose state the same round
+also saves to a file of its own name (`epoch_{n}.pt` before or after `latest.pt`, every
+round or every k-th, directly, through the same helper of this file, or as a copy: a
 restart can fall back on it), and a `last`/`best` name written once as far as ddplint
 sees (a final export, a branch that only some caller may take, or a helper whose callers
 are in other files).
@@ -265,7 +267,16 @@ def broadcast_state(model, epochs):
         func, sites = calls
         many = len(sites) > 1
         found = [
-            _judged(ctx, write, path, at, [(path, at), *site.bound], loops, (func, site.site, many))
+            _judged(
+                ctx,
+                write,
+                path,
+                at,
+                [(path, at), *site.bound],
+                loops,
+                (func, site.site, many),
+                backed_up_call(ctx, site, sites),
+            )
             for site in sites
         ]
         return min(filter(None, found), key=lambda f: f.unproven, default=None)
@@ -279,10 +290,12 @@ def _judged(
     parts: list[tuple[cst.BaseExpression, cst.CSTNode]],
     loops: set[cst.For],
     caller: tuple[cst.FunctionDef, cst.Call, bool] | None,
+    call_backed_up: bool = False,
 ) -> Finding | None:
     """`write` onto `path` with the value made of `parts` (the path, and what one call of
     its function binds to the parameters it is built from: `caller`, with whether the
-    message names that call; or the path as any caller makes it)."""
+    message names that call; or the path as any caller makes it). `call_backed_up`: that
+    call's state is saved in the same round to a file of its own (`backed_up_call`)."""
     call = write.call
     within = caller[0] if caller is not None else None
     texts = [t for expr, where in parts[1:] for t in path_texts(ctx, expr, where)]
@@ -331,13 +344,14 @@ def _judged(
         return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=True)
     # Proven: a save that repeats in sight onto the file the run resumes from. A file
     # nothing in sight reads back (best weights, an export) costs the weights of one save
-    # at worst, and one whose state was just saved to a file of its own costs nothing; a
+    # at worst, and one whose state is also saved to a file of its own costs little; a
     # `last`/`best` name written once in sight rests on its name alone: all unproven.
     resumed = _resumed_from(ctx, texts, call, saved) if repeated else None
-    backed_up = resumed is not None and backed_up_write(ctx, write)
+    backed_up = resumed is not None and (call_backed_up or backed_up_write(ctx, write))
     resumed = None if backed_up else resumed
     backup = (
-        " (the same state was just saved to a file of its own, which a restart can fall back on)"
+        " (the same state is also saved to a file of its own name per save, which a restart "
+        "can fall back on)"
     )
     if not repeated:
         what = (
@@ -519,8 +533,8 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     message = _message(f"`{callee}(...)` ({helper.verb} inside it)", shown, resumed)
     if resumed is not None and helper.backed_up:
         message += (
-            " (unproven: the helper has just saved the same state to a file of its own, "
-            "which a restart can fall back on)"
+            " (unproven: the helper also saves the same state to a file of its own name "
+            "per save, which a restart can fall back on)"
         )
     return Finding(
         call,

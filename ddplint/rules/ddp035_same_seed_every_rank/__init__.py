@@ -14,6 +14,7 @@ from ddplint.domain.ddp_facts import is_true
 from ddplint.domain.object_reads import unread_by_object
 from ddplint.domain.project_view import project_of
 from ddplint.domain.random_draws import (
+    agreement_drawn,
     draws_outside_torch_only,
     is_seeding_name,
     random_augmentation,
@@ -79,10 +80,13 @@ rank`, `args.seed + dist.get_rank()`, the index `mp.spawn` passes its worker, `s
 self.rank` on some path of the seeding helper), a file that seeds torch again with such
 a value anywhere, loaders given a `worker_init_fn` or a `generator` (they choose their
 workers' seeds themselves: the two checks above judge those), a dataset that re-seeds in
-`__getitem__`, seeds under a rank test or on a one-process path, a `torch.manual_seed`
-that runs only where CUDA is absent (the `else` of `if torch.cuda.is_available():
-torch.cuda.manual_seed_all(seed)`: a GPU job leaves the CPU generator its loaders draw
-from unseeded), and files with no random augmentation in sight.
+`__getitem__`, a file that draws a value the ranks must agree on from the generators
+it seeds (`sampler.set_epoch(np.random.randint(n))`, `DistributedSampler(seed=
+random.randint(0, 999))`: there the shared seed keeps the shards apart, and a seed per
+rank would make them overlap), seeds under a rank test or on a one-process path, a
+`torch.manual_seed` that runs only where CUDA is absent (the `else` of `if
+torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)`: a GPU job leaves the CPU
+generator its loaders draw from unseeded), and files with no random augmentation in sight.
 
 A helper of another module named like a seeding function
 (`utils.fix_random_seeds(args.seed)`, `seed_everything(cfg.seed)`) is shown only under
@@ -247,6 +251,8 @@ def main(args, dataset_cls):
             return
         if not _shards_data(ctx):
             return  # the ranks' batches are not proven different: nothing is shared
+        if agreement_drawn(ctx) is not None:
+            return  # a sampler's epoch drawn at random: the ranks agree through the seed
         step = step_draw(ctx)
         pipeline = _pipeline_draws(ctx) if step is None else True
         if pipeline is False:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -10,7 +11,11 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.ddp_facts import last_name
 from ddplint.domain.project_view import project_of
-from ddplint.domain.random_draws import is_seeding_name, seeds_torch
+from ddplint.domain.random_draws import (
+    draws_from_process_generators,
+    is_seeding_name,
+    seeds_torch,
+)
 from ddplint.domain.spawned_workers import in_main_block, in_starting_process, spawns, worker
 from ddplint.rule import Finding, Rule, register
 
@@ -24,6 +29,8 @@ _SEEDS = frozenset(
     }
 )
 _MAX_HELPERS = 20  # functions of the file followed from a spawned worker
+# A keyword that hands a call a seed (`seed=`, `random_seed=`, `seed_value=`).
+_SEED_KEYWORD = re.compile(r"(?i)(?:^|_)seed(?:$|_)")
 
 
 @register
@@ -40,7 +47,11 @@ helper of the same file) set in the process that starts the workers with
 `torch.multiprocessing.spawn` / `start_processes`: in the function that starts them, before
 the start, or in the `if __name__ == "__main__":` block of a file that starts them, when
 the spawned worker function (a function of the same file) never seeds itself, and nothing
-at module level seeds either.
+at module level seeds either. A worker that hands a seed to a call (`ParallelContext(...,
+seed=69)`, `make_env(seed=cfg.seed)`) seeds out of sight, and a seed that the starting
+function's own draws follow before the start (`torch.manual_seed(0)`, then `x =
+torch.randn(4, 8)` handed to the workers: test data made repeatable) is there for the
+parent: both are left alone.
 
 ## Why is this bad?
 `mp.spawn` starts every worker in a fresh Python interpreter (the "spawn" start method):
@@ -182,6 +193,8 @@ def main(args):
         places: set[int] = set()
         for seed in seeds:
             place = id(ctx.enclosing_function(seed))  # one finding per function or block
+            if _draws_after(ctx, seed, starts):
+                continue  # it seeds the parent's own draws (test data handed to workers)
             if place not in places and in_starting_process(ctx, seed, starts):
                 places.add(place)
                 yield Finding(seed, _message(ctx, seed))
@@ -226,6 +239,22 @@ def _seeds_directly(ctx: FileContext, call: cst.Call) -> bool:
     return seeds_torch(ctx, call) or ctx.call_name(call) in _SEEDS
 
 
+def _draws_after(ctx: FileContext, seed: cst.Call, starts: list[cst.Call]) -> bool:
+    """The function that seeds draws from the seeded generators after the seed and before
+    it starts the workers (`torch.manual_seed(0)`, then `x = torch.randn(4, 8)` handed to
+    `mp.spawn(run, args=(x,))`): the seed makes the parent's own draws repeatable."""
+    func = ctx.enclosing_function(seed)
+    if func is None:
+        return False
+    later = [s for s in starts if ctx.enclosing_function(s) is func and ctx.before(seed, s)]
+    return any(
+        ctx.before(seed, call)
+        and any(ctx.before(call, start) for start in later)
+        and draws_from_process_generators(ctx, call)
+        for call in ctx.calls_within(func)
+    )
+
+
 def _called(ctx: FileContext, func: cst.FunctionDef | None) -> bool:
     return func is not None and any(func in ctx.resolver.callees(c) for c in ctx.calls)
 
@@ -244,6 +273,10 @@ def _seeds_within(ctx: FileContext, func: cst.FunctionDef) -> bool:
                 return True
             if is_seeding_name(last_name(call.func) or ""):
                 return True  # a seeding helper out of sight may seed the worker
+            if any(
+                a.keyword is not None and _SEED_KEYWORD.search(a.keyword.value) for a in call.args
+            ):
+                return True  # `ParallelContext(..., seed=69)`: seeded out of sight
             for callee in ctx.resolver.callees(call):
                 if isinstance(callee, cst.FunctionDef) and callee not in seen:
                     seen.add(callee)

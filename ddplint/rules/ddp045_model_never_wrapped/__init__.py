@@ -49,8 +49,9 @@ function of another project module, where an imported module calls `backward()`,
 reported at that call (silent when an imported module mentions a wrapper: the function may
 wrap the model it is given). Code that runs only when the job is not distributed is left
 alone. Also flags, in any distributed module, a wrapper dropped as soon as it is made
-(`DistributedDataParallel(model, ...).module`): reported at the wrap, unless the file
-hands the model's gradients or parameters to a collective itself.
+(`DistributedDataParallel(model, ...).module`, or `model = DDP(model, ...)` followed, with
+no use of `model` in between, by `model = model.module`): reported at the wrap, unless
+the file hands the model's gradients or parameters to a collective itself.
 
 ## Why is this bad?
 Every process builds its own model, computes gradients on its own shard (the sampler gives
@@ -258,18 +259,59 @@ def _discarded_wrappers(ctx: FileContext) -> Iterator[Finding]:
         return
     for call in ctx.calls_to(*DDP_CLASSES):
         parent = ctx.parent(call)
-        if not (isinstance(parent, cst.Attribute) and parent.attr.value == "module"):
+        dropped = isinstance(parent, cst.Attribute) and parent.attr.value == "module"
+        unwrapped = None if dropped else _unwrapped_next(ctx, call)
+        if not (dropped or unwrapped):
             continue
         if one_process(ctx, call):
             continue
+        how = (
+            "`DistributedDataParallel(...).module` keeps the inner model"
+            if dropped
+            else f"the next use of `{unwrapped}` rebinds it to its `.module`"
+        )
         yield Finding(
             call,
-            "the DDP wrapper is dropped as soon as it is made (`DistributedDataParallel(...)"
-            ".module` keeps the inner model): no forward runs through it, so no gradient is "
+            f"the DDP wrapper is dropped as soon as it is made ({how}): no forward runs "
+            "through it, so no gradient is "
             "ever all-reduced; each of the N processes steps its own copy with its own "
             "gradients, and the copies drift apart where their data differ; train through "
             "the wrapper and use `.module` only to save or evaluate",
         )
+
+
+def _unwrapped_next(ctx: FileContext, call: cst.Call) -> str | None:
+    """`model = DDP(model, ...)` followed in its block by `model = model.module`, with no
+    other use of `model` in between: the only reference to the wrapper is replaced by its
+    inner model (SAM-Adapter's trainer). The name rebound, else None."""
+    assign = ctx.parent(call)
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return None
+    target = ctx.code(assign.targets[0].target).strip()
+    line = ctx.parent(assign)
+    if not isinstance(line, cst.SimpleStatementLine):
+        return None
+    block = ctx.parent(line)
+    if not isinstance(block, cst.IndentedBlock | cst.Module):
+        return None
+    statements = list(block.body)
+    for statement in statements[statements.index(line) + 1 :]:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and ctx.code(small.targets[0].target).strip() == target
+        ):
+            value = small.value
+            unwraps = (
+                isinstance(value, cst.Attribute)
+                and value.attr.value == "module"
+                and ctx.code(value.value).strip() == target
+            )
+            return target if unwraps else None
+        if target.split(".")[0] in {n.split(".")[0] for n in ctx.names_in(statement)}:
+            return None  # read (or kept) before: the wrapper may live on
+    return None
 
 
 def _sharded_script(ctx: FileContext) -> bool:

@@ -30,7 +30,10 @@ _WRAPS = re.compile(
 # also a point-to-point exchange of them (a hand-written ring: `dist.send(p.grad, dst)`).
 _SYNCS = re.compile(
     r"(all_reduce|allreduce|reduce_scatter|broadcast|all_gather|\breduce|\bi?send|\bi?recv)\w*\("
-    r"(?:[^()\n]|\([^()\n]*\))*(grad|param|weight|\.data\b|state_dict|model)",
+    r"(?:[^()\n]|\([^()\n]*\))*"
+    # the gradients, parameters or weights, or the model itself (not a value it holds:
+    # `dist.all_gather(losses, model.loss_G)` gathers a metric)
+    r"(grad|param|weight|\.data\b|state_dict|\bmodel(?:\.module)?\s*[,)\]])",
     re.IGNORECASE,
 )
 
