@@ -97,11 +97,13 @@ class ProjectFiles:
         return self._requirement_paths
 
     def text(self, path: str) -> str | None:
-        """The text of a file (undecodable bytes replaced), None when it cannot be read."""
+        """The text of a file (undecodable bytes replaced, line ends read as `\n` whatever
+        the file's: the text tests anchor at line ends), None when it cannot be read."""
         if path not in self._texts:
             try:
                 with open(path, "rb") as handle:
-                    self._texts[path] = handle.read().decode("utf-8", "replace")
+                    text = handle.read().decode("utf-8", "replace")
+                self._texts[path] = text.replace("\r\n", "\n").replace("\r", "\n")
             except OSError:
                 self._texts[path] = None
         return self._texts[path]

@@ -20,6 +20,7 @@ from ddplint.domain import domain_of
 from ddplint.domain.call_values import Call
 from ddplint.domain.checkpoints import SAVE, is_buffer, save_path, saves_state
 from ddplint.domain.ddp_facts import last_name, string_value
+from ddplint.domain.loops import named_for
 from ddplint.domain.overwrites import (
     at_one_step,
     exits_after,
@@ -28,15 +29,17 @@ from ddplint.domain.overwrites import (
     moved_after,
     path_texts,
     raises_after,
+    round_loop,
     scoped,
     varies_per_save,
     written_path,
 )
 from ddplint.domain.project_view import project_of
 from ddplint.domain.resume_loads import READER, RESUMER, keys_read, resumes
+from ddplint.domain.unpassed_parameters import needs_unpassed_argument
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine import argument, argument_for
-from ddplint.engine.dead_code import exclusive
+from ddplint.engine.dead_code import exclusive, never_runs
 from ddplint.engine.model import parameter_positions
 from ddplint.names import dotted
 
@@ -264,13 +267,15 @@ def backed_up_write(ctx: FileContext, write: Write) -> bool:
     saved = write.call.args[0].value if write.call.args else None
     if func is None or saved is None or write.copied is not None:
         return False
-    loop = ctx.enclosing_loop(write.call)
+    loop = round_loop(ctx, write.call)
     for other in ctx.memo(_writes_by_scope).get(func, ()):
         call = other.call
         if call is write.call or not call.args:
             continue
         if loop is not None and not ctx.is_inside(call, loop):
             continue
+        if needs_unpassed_argument(ctx, call) or never_runs(ctx.flow, ctx.resolver, call):
+            continue  # `if save_all:` that every call passes False: no file of its own
         if other.copied is not None:
             same = other.copied is write.call
         else:
@@ -288,7 +293,7 @@ def backed_up_call(ctx: FileContext, site: Call, sites: list[Call]) -> bool:
     arguments but for the path, onto a path that changes per save
     (`save(model, opt, f"ckpt-{epoch}.pt")` beside `save(model, opt, "ckpt-latest.pt")`):
     as `backed_up_write`, for a helper of this file."""
-    loop = ctx.enclosing_loop(site.site)
+    loop = round_loop(ctx, site.site)
     function = ctx.enclosing_function(site.site)
     for other in sites:
         if other.site is site.site or ctx.enclosing_function(other.site) is not function:
@@ -567,12 +572,16 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
     the file is one that continues no training; module level, before the script's last
     training loop ends), not in a test or demo
     function of a training file that never trains itself (`model = torch.load("last.pt")`
-    in `test()`)."""
+    in `test()`), nor in a function named for evaluation that does not train
+    (`def test(self):` loading `best-val-model.pt`)."""
     name = (ctx.call_name(load) or dotted(load.func) or "").rpartition(".")[2]
-    if RESUMER.search(name) or any(r.load is load for r in resumes(ctx)):
-        return True
     loops = domain_of(ctx).loops
     func = ctx.enclosing_function(load)
+    evaluates = func is not None and named_for([func.name.value]) == "evaluation"
+    if evaluates and func is not None and not _trains_with_gradients(ctx, func):
+        return False  # `def test(self):` reading the best weights back to evaluate
+    if RESUMER.search(name) or any(r.load is load for r in resumes(ctx)):
+        return True
     if not loops.trains:
         return True  # where no training is in sight, any load may be the resume
     if func is None:  # module level: after the last training loop of the script, none
@@ -591,6 +600,24 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
     # training (`self.load_model(best_path)` after the last epoch, for the final test).
     calls = ctx.resolver.calls_of(func)
     return depth == 0 or not calls or any(_continues_training(ctx, c, depth - 1) for c in calls)
+
+
+def _trains_with_gradients(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` reaches `backward()` outside `with torch.no_grad():` (a shared epoch function
+    it runs under `no_grad` for a test trains nothing there)."""
+    loops = domain_of(ctx).loops
+    backward = domain_of(ctx).backward
+    for call in ctx.calls_within(func):
+        if loops.is_evaluation(call):
+            continue
+        if backward.site_of(call) is not None:
+            return True
+        if any(
+            isinstance(f, cst.FunctionDef) and loops.runs_backward(f)
+            for f in ctx.resolver.callees(call)
+        ):
+            return True
+    return False
 
 
 def _after_training(ctx: FileContext, load: cst.Call, func: cst.FunctionDef | cst.Module) -> bool:

@@ -558,12 +558,20 @@ def _repeats_in_function(ctx: FileContext, node: cst.CSTNode, walking: Collectio
     `break` right after it leaves (a retry loop: `try: save(...); break`)."""
     if exits_after(ctx, node, (cst.Return,)):
         return False
-    loop = ctx.enclosing_loop(node)
-    if loop is not None and exits_after(ctx, node, (cst.Break,)):
-        loop = ctx.enclosing_loop(loop)
+    loop = round_loop(ctx, node)
     while loop is not None and loop in walking:
         loop = ctx.enclosing_loop(loop)
     return loop is not None
+
+
+def round_loop(ctx: FileContext, node: cst.CSTNode) -> cst.For | cst.While | None:
+    """The innermost loop of `node`'s function that runs it again: not the loop that a
+    `break` right after it leaves (a retry loop: `for _ in range(3): try: save(...);
+    break`)."""
+    loop = ctx.enclosing_loop(node)
+    if loop is not None and exits_after(ctx, node, (cst.Break,)):
+        loop = ctx.enclosing_loop(loop)
+    return loop
 
 
 def exits_after(

@@ -13,6 +13,7 @@ from ddplint.domain.apis import LOADER_CLASSES
 from ddplint.domain.rank_values import differs_by_rank
 from ddplint.engine.flow import fixed_terms
 from ddplint.engine.resolve import Value, argument
+from ddplint.names import dotted
 
 TORCH_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
 _CUDA_TESTS = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
@@ -134,6 +135,56 @@ def random_augmentation(ctx: FileContext) -> cst.CSTNode | None:
         if found is not None:
             return found
     return built_transform_draw(ctx)
+
+
+def drawing_classes(ctx: FileContext) -> tuple[str, ...]:
+    """The classes of this file whose samples may be drawn at random: those whose own
+    `__getitem__` draws (`sample_draw`) or that build a random transform within them
+    (`self.augment = RandomCrop(224)`, or a class of the file whose `__call__` draws:
+    `Chain([FlipAxes()])`), and those without a `__getitem__` of their own
+    whose base is such a class or one of another module (what it draws is out of sight).
+    Every class, where a random transform is built outside any class (a module-level
+    `train_transform` any dataset may use)."""
+    classes = ctx.model.classes
+    transforms = [c for c in ctx.calls if _is_library_transform(ctx, c)]
+    if any(not any(type(a) is cst.ClassDef for a in ctx.ancestors(c)) for c in transforms):
+        return tuple(sorted(classes))
+    drawing_transforms = {  # classes of the file whose `__call__` draws (`FlipAxes()`)
+        name
+        for method in ctx.functions.get(_TRANSFORM_METHOD, [])
+        if (owner := ctx.model.enclosing_class(method)) is not None
+        and sample_draw(ctx, method) is not None
+        for name in [owner.name.value]
+    }
+    found: set[str] = set()
+    plain: dict[str, list[str]] = {}  # classes with no `__getitem__` of their own: bases
+    for name, owners in classes.items():
+        for owner in owners:
+            getitem = next(
+                (
+                    f
+                    for f in ctx.functions.get(_SAMPLE_METHOD, [])
+                    if ctx.model.enclosing_class(f) is owner
+                ),
+                None,
+            )
+            builds = any(ctx.is_inside(c, owner) for c in transforms) or any(
+                ctx.is_inside(c, owner)
+                for name in drawing_transforms
+                for c in ctx.model.calls_by_name.get(name, ())
+            )
+            if builds or (getitem is not None and sample_draw(ctx, getitem) is not None):
+                found.add(name)
+            elif getitem is None:
+                plain.setdefault(name, []).extend(dotted(b.value) or "" for b in owner.bases)
+    changed = True
+    while changed:
+        changed = False
+        for name, bases in plain.items():
+            if name not in found and any(b in found or b not in classes for b in bases):
+                found.add(name)
+                changed = True
+    return tuple(sorted(found))
 
 
 def draws_outside_torch_only(ctx: FileContext) -> bool:

@@ -10,7 +10,7 @@ is_master():`), reached from the loop that reads it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -29,6 +29,16 @@ class Override:
     name: str
     gate: Gate
     method: str | None = None
+    parameter: str = ""  # the parameter a caller passes `name` to, where it was followed
+
+    @property
+    def shown(self) -> str:
+        """The value for a message: `name`, or the parameter given it by a caller."""
+        return (
+            f"`{self.parameter}` (given `{self.name}` by a caller)"
+            if self.parameter
+            else f"`{self.name}`"
+        )
 
     def describe(self, ctx: FileContext) -> str:
         """Where the value changes, for a message: `only where `rank == 0` holds`."""
@@ -54,12 +64,18 @@ def rank_overrides(ctx: FileContext, loop: cst.For | cst.While) -> list[Override
 
 
 def overridden_names(
-    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, carried: cst.CSTNode | None = None
+    ctx: FileContext,
+    expr: cst.BaseExpression,
+    at: cst.CSTNode,
+    carried: cst.CSTNode | None = None,
+    callers: bool = True,
 ) -> list[Override]:
     """The names read in `expr` whose assignments reaching `at` (all in its frame) include
     one every rank runs and one only the ranks of a rank test run, which assigns another
     expression (`epochs = opt.epochs` again changes nothing). `carried`: a loop whose test
-    `expr` is, so that the assignments of its body reach it from the pass before."""
+    `expr` is, so that the assignments of its body reach it from the pass before. A
+    parameter of the function is followed into the calls of this file that run it
+    (`callers`; one level): what each passes may be such a name there."""
     gates, resolver = domain_of(ctx).gates, ctx.resolver
     frame = resolver.model.frame(at)
     found: list[Override] = []
@@ -79,6 +95,9 @@ def overridden_names(
                 for b in ctx.model.bindings_in(frame).get(node.value, ())
                 if id(b) not in known and ctx.is_inside(b.statement, carried)
             ]
+        if callers and len(reaching) == 1 and reaching[0].kind == "param":
+            found.extend(_passed_overrides(ctx, node.value, at))
+            continue
         if len(reaching) < 2 or any(b.scope is not frame for b in reaching):
             continue
         binding_gates = [gates.gate(b.statement) for b in reaching]
@@ -88,6 +107,9 @@ def overridden_names(
             if g is None
         }
         if not every_rank:
+            split = _split_by_test(ctx, reaching, binding_gates)
+            if split is not None:
+                found.append(Override(node.value, split))
             continue
         for binding, gate in zip(reaching, binding_gates, strict=True):
             if (
@@ -100,6 +122,49 @@ def overridden_names(
                 found.append(Override(node.value, gate))
                 break
     return found
+
+
+def _passed_overrides(ctx: FileContext, name: str, at: cst.CSTNode) -> list[Override]:
+    """What the calls of this file resolved to the function around `at` pass for its
+    parameter `name`, read as `overridden_names` at each call (`train(start_epoch, ...)`
+    after `start_epoch` was set on rank 0 only)."""
+    func = ctx.enclosing_function(at)
+    if func is None:
+        return []
+    found: list[Override] = []
+    for site in ctx.model.calls_by_name.get(func.name.value, []):
+        if func not in ctx.resolver.callees(site):
+            continue
+        passed = ctx.resolver.passed(site, func, name)
+        if passed is not None:
+            found.extend(
+                replace(o, parameter=name)
+                for o in overridden_names(ctx, passed, site, callers=False)
+            )
+    return found[:1]
+
+
+def _split_by_test(
+    ctx: FileContext, reaching: list[Binding], binding_gates: list[Gate | None]
+) -> Gate | None:
+    """Both branches of one rank test assign the name, each its own expression (`if resume
+    and rank == 0: start_epoch = load(...)` / `else: start_epoch = 0`): the ranks on either
+    side read different values. The gate of the branch that holds the test, else None."""
+    for binding, gate in zip(reaching, binding_gates, strict=True):
+        node = gate.node if gate is not None else None
+        if gate is None or not isinstance(node, cst.If) or node.orelse is None:
+            continue
+        if gate.condition is None or not gate.condition.holds:
+            continue
+        if not ctx.is_inside(binding.statement, node.body):
+            continue
+        for other in reaching:
+            if (
+                ctx.is_inside(other.statement, node.orelse)
+                and ctx.code(other.value).strip() != ctx.code(binding.value).strip()
+            ):
+                return gate
+    return None
 
 
 def _attribute_override(

@@ -41,17 +41,40 @@ def contradicted(resolver: Resolver, conditions: list[Condition]) -> bool:
     """Two of `conditions` fix one name or attribute chain (`args.distributed`) to opposite
     truth values, and nothing between their tests may change it: no assignment reaches
     one test and not the other, and for an attribute no call between them is handed the
-    object or called on it (`init_distributed_mode(args)` may set `args.distributed`)."""
+    object or called on it (`init_distributed_mode(args)` may set `args.distributed`). A
+    query the run cannot change (`torch.cuda.is_available()`) counts as such a value."""
     fixed: dict[str, tuple[bool, cst.CSTNode]] = {}
     for condition in conditions:
         for term, value in condition.terms():
-            key = dotted(term) if type(term) in (cst.Name, cst.Attribute) else None
+            constant = _run_constant(resolver, term)
+            key = dotted(term) if type(term) in (cst.Name, cst.Attribute) else constant
             if key is None:
                 continue
             earlier = fixed.setdefault(key, (value, condition.gate))
-            if earlier[0] != value and _unchanged(resolver, key, earlier[1], condition.gate):
+            if earlier[0] != value and (
+                constant is not None or _unchanged(resolver, key, earlier[1], condition.gate)
+            ):
                 return True
     return False
+
+
+# Queries whose answer holds for the whole run (`torch.cuda.is_available()`).
+_RUN_CONSTANTS = frozenset(
+    {
+        "torch.cuda.is_available",
+        "torch.backends.mps.is_available",
+        "torch.backends.cudnn.is_available",
+    }
+)
+
+
+def _run_constant(resolver: Resolver, term: cst.BaseExpression) -> str | None:
+    """The name of a query `term` calls, with no arguments, whose answer the run cannot
+    change (`_RUN_CONSTANTS`), else None."""
+    if type(term) is not cst.Call or term.args:
+        return None
+    name = resolver.model.imports.resolve(term.func)
+    return name if name in _RUN_CONSTANTS else None
 
 
 def exclusive(flow: Flow, resolver: Resolver, first: cst.CSTNode, second: cst.CSTNode) -> bool:

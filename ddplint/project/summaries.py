@@ -29,7 +29,12 @@ from ddplint.domain.process_group import (
     uses_process_group,
     uses_process_group_at,
 )
-from ddplint.domain.random_draws import random_augmentation, reseeds_workers, seeds_alike
+from ddplint.domain.random_draws import (
+    drawing_classes,
+    random_augmentation,
+    reseeds_workers,
+    seeds_alike,
+)
 from ddplint.domain.rank_flags import assigned_rank_flags
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, combined
 from ddplint.domain.samplers import (
@@ -154,6 +159,8 @@ class ModuleSummary:
     switches: tuple[tuple[str, bool | None], ...] = ()  # flags of its job starts (`switches`)
     flags: tuple[str, ...] = ()  # flags named for distribution it reads (`flags_read`)
     draws_at_random: bool = False  # a random transform or sample draw (`random_augmentation`)
+    # its classes whose samples may be drawn at random (`random_draws.drawing_classes`)
+    drawing_classes: tuple[str, ...] = ()
     reseeds_workers: bool = False  # a loader of it seeds its own workers (`reseeds_workers`)
     # the formats of the checkpoints it writes (`checkpoint_formats.saved_formats`)
     checkpoint_formats: tuple[SavedFormat, ...] = ()
@@ -520,6 +527,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         switches=job_switches(ctx),
         flags=head.flags,
         draws_at_random=random_augmentation(ctx) is not None,
+        drawing_classes=drawing_classes(ctx),
         reseeds_workers=reseeds_workers(ctx),
         checkpoint_formats=saved_formats(ctx) if facts.saving else (),
         rank_flags=assigned_rank_flags(ctx),

@@ -80,10 +80,7 @@ rank`, `args.seed + dist.get_rank()`, the index `mp.spawn` passes its worker, `s
 self.rank` on some path of the seeding helper), a file that seeds torch again with such
 a value anywhere, loaders given a `worker_init_fn` or a `generator` (they choose their
 workers' seeds themselves: the two checks above judge those), a dataset that re-seeds in
-`__getitem__`, a file that draws a value the ranks must agree on from the generators
-it seeds (`sampler.set_epoch(np.random.randint(n))`, `DistributedSampler(seed=
-random.randint(0, 999))`: there the shared seed keeps the shards apart, and a seed per
-rank would make them overlap), seeds under a rank test or on a one-process path, a
+`__getitem__`, seeds under a rank test or on a one-process path, a
 `torch.manual_seed` that runs only where CUDA is absent (the `else` of `if
 torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)`: a GPU job leaves the CPU
 generator its loaders draw from unseeded), and files with no random augmentation in sight.
@@ -95,6 +92,11 @@ draws are only in the text of a project module it imports (whether its loader us
 out of sight), unless the sharded loader's dataset is an object of a class that module
 defines (`Vimeo90K_Train_Dataset(...)` from a `datasets` module whose `__getitem__`, or a
 function of it that it calls, draws).
+
+Where the file draws a value the ranks must agree on from a generator it seeds
+(`sampler.set_epoch(np.random.randint(n))`, `DistributedSampler(seed=random.randint(0,
+999))`), the shared seed is what keeps the shards apart: the message then advises a seed
+per rank for torch's generator only, keeping that one alike (or broadcasting the value).
 
 ## Why is this bad?
 Each time a DataLoader iterator starts, it draws its workers' base seed from the main
@@ -251,8 +253,6 @@ def main(args, dataset_cls):
             return
         if not _shards_data(ctx):
             return  # the ranks' batches are not proven different: nothing is shared
-        if agreement_drawn(ctx) is not None:
-            return  # a sampler's epoch drawn at random: the ranks agree through the seed
         step = step_draw(ctx)
         pipeline = _pipeline_draws(ctx) if step is None else True
         if pipeline is False:
@@ -284,7 +284,7 @@ def main(args, dataset_cls):
                     continue  # spawned workers start with a fresh generator of their own
                 if id(site) not in reported:
                     reported.add(id(site))
-                    message = _message(ctx, site, seed, step)
+                    message = _message(ctx, site, seed, step, agreement_drawn(ctx))
                     # Draws seen only in the text of an imported module: whether the
                     # file's loader uses them is out of sight.
                     unproven = not seed.proven or pipeline is None
@@ -431,8 +431,25 @@ def _shards_data(ctx: FileContext) -> bool:
     return project is not None and any(project.helper_returned_loader(ctx, c) for c in ctx.calls)
 
 
-def _message(ctx: FileContext, site: cst.Call, seed: SeedCall, step: cst.Call | None) -> str:
+def _message(
+    ctx: FileContext,
+    site: cst.Call,
+    seed: SeedCall,
+    step: cst.Call | None,
+    agreed: cst.Call | None = None,
+) -> str:
+    """`agreed`: a call whose drawn argument the ranks agree on only through the shared
+    seed (`agreement_drawn`): a seed per rank for every generator would break it, so the
+    advice keeps that generator alike."""
     code = ctx.code(site)
+    fix = "add the rank to the seed (`seed + rank`)"
+    if agreed is not None:
+        fix = (
+            "give torch's generator a seed per rank (`torch.manual_seed(seed + rank)` after "
+            f"this call), and keep the generator `{_shown(ctx, agreed)}` draws from "
+            "seeded alike (or broadcast the drawn value): the ranks' shards stay apart only "
+            "while they draw the same value there"
+        )
     what = (
         f"`{code}` seeds torch the same on every rank"
         if seed.proven
@@ -444,15 +461,19 @@ def _message(ctx: FileContext, site: cst.Call, seed: SeedCall, step: cst.Call | 
             f"{what}, and every training step draws from it (`{ctx.code(step)}`): "
             "each rank draws the same values at the same step, so the N processes "
             "apply one draw to N different batches where one process would draw N times; "
-            "add the rank to the seed (`seed + rank`)"
+            f"{fix}"
         )
     return (
         f"{what}: each DataLoader iterator draws its workers' base seed from this "
         "generator (a loader without workers draws from it directly), so every rank replays "
         "the same random stream and the i-th sample each rank prepares gets the same random "
-        "augmentation (N samples per step share one draw on N processes); add the rank to "
-        "the seed (`seed + rank`)"
+        f"augmentation (N samples per step share one draw on N processes); {fix}"
     )
+
+
+def _shown(ctx: FileContext, call: cst.Call) -> str:
+    code = " ".join(ctx.code(call).split())
+    return code if len(code) <= 60 else code[:57] + "..."
 
 
 def _in_sample_method(ctx: FileContext, call: cst.Call) -> bool:

@@ -29,10 +29,9 @@ def sharded_loaders(ctx: FileContext) -> list[cst.Call]:
 
 def dataset_module_draws(ctx: FileContext, loaders: list[cst.Call]) -> bool:
     """The dataset of one of `loaders` is an object of a class of another project module
-    that draws at random for its samples (a draw in a `__getitem__`, or a random transform:
-    `ModuleSummary.draws_at_random`) and seeds no loader's workers itself. The summary says
-    it of the module, not of the class: a class named for evaluation (`Vimeo90K_Test_Dataset`)
-    is taken not to be the one that draws."""
+    that draws at random for its samples (a draw in its `__getitem__`, or a random
+    transform it builds: `ModuleSummary.drawing_classes`) and seeds no loader's workers
+    itself. A class named for evaluation (`Vimeo90K_Test_Dataset`) is taken not to draw."""
     project = project_of(ctx)
     if project is None:
         return False
@@ -49,6 +48,6 @@ def dataset_module_draws(ctx: FileContext, loaders: list[cst.Call]) -> bool:
             module, name = found
             if name not in module.classes or named_for([name]) == "evaluation":
                 continue
-            if module.draws_at_random and not module.reseeds_workers:
+            if name in module.drawing_classes and not module.reseeds_workers:
                 return True
     return False

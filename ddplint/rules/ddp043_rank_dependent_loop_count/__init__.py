@@ -30,7 +30,11 @@ that one side of a rank test reassigns (`start_epoch = 0`, then under `if rank =
 a `backward()` through a DDP model, a `torch.distributed` collective, or a function of the
 file that does one of these. Also a `while` loop whose test reads a value only some ranks
 change (`while global_step < n_iters:` with `global_step += 1` indented under the rank-0
-logging block): only those ranks ever reach the bound.
+logging block): only those ranks ever reach the bound. A value the two branches of one
+rank test set differently counts too (`if args.resume and rank == 0: start_epoch =
+ckpt["epoch"]` / `else: start_epoch = 0`), and a bound that is a parameter of the loop's
+function is followed into the calls of the file that pass it (`train(model, start_epoch,
+...)`).
 
 Left alone: a value every rank computes (each rank loads the checkpoint), a value
 reassigned on every rank after the test (broadcast from rank 0 and read back), a value
@@ -220,7 +224,7 @@ def _message(ctx: FileContext, loop: cst.For | cst.While, override: Override, is
     changed = "reassigned" if isinstance(loop, cst.For) else "changed"
     return (
         f"`{ctx.code(_head(loop)).strip()}` can run a different number of times on different "
-        f"ranks: `{override.name}` is {changed} {where}; each pass issues {issued}, so "
+        f"ranks: {override.shown} is {changed} {where}; each pass issues {issued}, so "
         "the ranks with more passes wait in collectives the others never issue (a hang); "
         "compute the value on every rank or broadcast it"
     )

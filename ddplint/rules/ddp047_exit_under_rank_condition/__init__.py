@@ -388,7 +388,7 @@ def _message(
     where = gate.describe(ctx.code(gate.test).strip())
     if override is not None:
         changed = override.describe(ctx)
-        where += f" (`{override.name}` changes {changed}, so the ranks read different values)"
+        where += f" ({override.shown} changes {changed}, so the ranks read different values)"
     if isinstance(node, cst.Call):
         leaves = (
             f"`{ctx.code(node).strip()}` ends this process with status 0 {where} (torchrun "
