@@ -578,7 +578,7 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
     loops = domain_of(ctx).loops
     func = ctx.enclosing_function(load)
     evaluates = func is not None and named_for([func.name.value]) == "evaluation"
-    if evaluates and func is not None and not _trains_with_gradients(ctx, func):
+    if evaluates and func is not None and not _reaches_backward(ctx, func, with_gradients=True):
         return False  # `def test(self):` reading the best weights back to evaluate
     if RESUMER.search(name) or any(r.load is load for r in resumes(ctx)):
         return True
@@ -588,7 +588,11 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
         return not _after_training(ctx, load, ctx.module) and not _apart_from_training(ctx, load)
     if loops.runs_backward(func) or any(loops.builds_optimizer(c) for c in ctx.calls_within(func)):
         # a function that sets training up (its optimizer), whose steps may run elsewhere
-        return not _after_training(ctx, load, func) and not _apart_from_training(ctx, load)
+        return not (
+            _after_training(ctx, load, func)
+            or _apart_from_training(ctx, load)
+            or _returns_untrained(ctx, load)
+        )
     owner = ctx.model.enclosing_class(func)
     if owner is None or not any(
         loops.runs_backward(method)
@@ -602,13 +606,26 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
     return depth == 0 or not calls or any(_continues_training(ctx, c, depth - 1) for c in calls)
 
 
-def _trains_with_gradients(ctx: FileContext, func: cst.FunctionDef) -> bool:
-    """`func` reaches `backward()` outside `with torch.no_grad():` (a shared epoch function
-    it runs under `no_grad` for a test trains nothing there)."""
-    loops = domain_of(ctx).loops
-    backward = domain_of(ctx).backward
-    for call in ctx.calls_within(func):
-        if loops.is_evaluation(call):
+def _returns_untrained(ctx: FileContext, load: cst.CSTNode) -> bool:
+    """`load`'s function returns right after it (`if args.test_only: load(best); test();
+    return`), and nothing between them trains: a test-only run, which resumes nothing."""
+    if not exits_after(ctx, load, (cst.Return,)):
+        return False
+    statement = next(a for a in ctx.ancestors(load) if type(a) is cst.SimpleStatementLine)
+    block = ctx.parent(statement)
+    if not isinstance(block, cst.IndentedBlock):
+        return False
+    later = list(block.body)[list(block.body).index(statement) + 1 :]
+    return not any(_reaches_backward(ctx, s) for s in later)
+
+
+def _reaches_backward(ctx: FileContext, node: cst.CSTNode, with_gradients: bool = False) -> bool:
+    """A call in `node` runs `backward()`: itself, a function of this file that does, or
+    a project helper that does. `with_gradients`: not counting calls under `with
+    torch.no_grad():` (a shared epoch function run there for a test trains nothing)."""
+    loops, backward, project = domain_of(ctx).loops, domain_of(ctx).backward, project_of(ctx)
+    for call in ctx.nodes_within(node, cst.Call):
+        if not isinstance(call, cst.Call) or (with_gradients and loops.is_evaluation(call)):
             continue
         if backward.site_of(call) is not None:
             return True
@@ -616,6 +633,8 @@ def _trains_with_gradients(ctx: FileContext, func: cst.FunctionDef) -> bool:
             isinstance(f, cst.FunctionDef) and loops.runs_backward(f)
             for f in ctx.resolver.callees(call)
         ):
+            return True
+        if project is not None and project.helper_runs_backward(ctx, call):
             return True
     return False
 

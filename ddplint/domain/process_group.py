@@ -62,6 +62,20 @@ def uses_process_group(ctx: FileContext) -> bool:
     mode query or checkpointing), or one of its calls or environment reads uses the
     process group (`uses_process_group_at`). An import nothing reads is no use: a
     single-GPU baseline that imports DDP and never wraps a model is not distributed."""
+    if calls_process_group(ctx):
+        return True
+    resolver = ctx.resolver
+    return any(
+        resolver.direct_environ_key(node, node) in _PROCESS_ENV
+        for node in (*ctx.nodes_of(cst.Subscript), *ctx.calls)
+        if isinstance(node, cst.Subscript | cst.Call)
+    )
+
+
+def calls_process_group(ctx: FileContext) -> bool:
+    """`uses_process_group` but for reading a rank from the environment: the module calls
+    the process group's API (`SLURM_PROCID` read as a seed by each task of a job array
+    joins no group)."""
     imports = ctx.imports
     if "torch.distributed" in imports.modules and _uses_namespace(ctx):
         return True
@@ -71,15 +85,13 @@ def uses_process_group(ctx: FileContext) -> bool:
         for local, full in imports.bindings.items()
     ):
         return True
-    if any(
-        uses_process_group_at(ctx, call) and not asks_given_group(ctx, call) for call in ctx.calls
-    ):
-        return True
-    resolver = ctx.resolver
+    environ = ctx.resolver.direct_environ_key
     return any(
-        resolver.direct_environ_key(node, node) in _PROCESS_ENV
-        for node in ctx.nodes_of(cst.Subscript)
-        if isinstance(node, cst.Subscript)
+        uses_process_group_at(ctx, call)
+        and not asks_given_group(ctx, call)
+        and not asks_if_initialized(ctx, call)
+        and environ(call, call) not in _PROCESS_ENV
+        for call in ctx.calls
     )
 
 
@@ -99,13 +111,36 @@ def imports_unused_process_group_api(ctx: FileContext) -> bool:
 def may_use_process_group(ctx: FileContext) -> str | None:
     """Why the module may run in a process group though `uses_process_group` does not
     prove it, or None: it imports a process-group name nothing reads
-    (`imports_unused_process_group_api`), or it asks the rank of a group only a caller may
-    pass (`asks_given_group`)."""
+    (`imports_unused_process_group_api`), it asks the rank of a group only a caller may
+    pass (`asks_given_group`), or only where a group was started (`asks_if_initialized`)."""
     if imports_unused_process_group_api(ctx):
         return "the file imports torch.distributed or DDP names it never uses"
     if any(asks_given_group(ctx, call) for call in ctx.calls):
         return "the file asks the rank of a process group only when a caller passes one"
+    if any(asks_if_initialized(ctx, call) for call in ctx.calls):
+        return "the file asks the rank only where a process group has been started"
     return None
+
+
+# torch.distributed's questions about this process's place in the group.
+_PLACE_QUERIES = frozenset({"torch.distributed.get_rank", "torch.distributed.get_world_size"})
+
+
+def asks_if_initialized(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` asks torch.distributed for the rank or world size only where a process
+    group exists (`dist.get_rank() if dist.is_initialized() else 0`, or under `if
+    dist.is_initialized():`): a helper written for one process and for a job alike."""
+    if ctx.call_name(call) not in _PLACE_QUERIES:
+        return False
+    for condition in ctx.flow.conditions(call):
+        for term, value in condition.terms():
+            if (
+                value
+                and isinstance(term, cst.Call)
+                and ((ctx.call_name(term) or "").rpartition(".")[2] == "is_initialized")
+            ):
+                return True
+    return False
 
 
 def asks_given_group(ctx: FileContext, call: cst.Call) -> bool:
@@ -176,13 +211,20 @@ def _uses_namespace(ctx: FileContext) -> bool:
     query or checkpointing (`dist.is_initialized()`, `dist.checkpoint.load`), nor when
     nothing reads the import (`imports_unused_process_group_api`)."""
     return any(
-        name == "torch.distributed" or is_process_group_api(name) for name in _namespace_uses(ctx)
+        (name == "torch.distributed" or is_process_group_api(name))
+        and not (isinstance(call := ctx.parent(node), cst.Call) and asks_if_initialized(ctx, call))
+        for name, node in _namespace_nodes(ctx)
     )
 
 
 def _namespace_uses(ctx: FileContext) -> Iterator[str]:
     """The qualified names under `torch.distributed` the module writes outside its import
     statements, each chain judged whole (`dist.all_reduce`, not its head `dist`)."""
+    return (name for name, _ in _namespace_nodes(ctx))
+
+
+def _namespace_nodes(ctx: FileContext) -> Iterator[tuple[str, cst.CSTNode]]:
+    """`_namespace_uses`, each with the chain that writes it."""
     for node in ctx.nodes_of(cst.Attribute, cst.Name):
         parent = ctx.parent(node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
@@ -191,7 +233,7 @@ def _namespace_uses(ctx: FileContext) -> Iterator[str]:
             continue
         name = ctx.qualname(node)  # type: ignore[arg-type]
         if name is not None and name.startswith("torch.distributed"):
-            yield name
+            yield name, node
 
 
 def _read_names(ctx: FileContext) -> frozenset[str]:

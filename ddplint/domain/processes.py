@@ -31,10 +31,11 @@ from ddplint.domain.one_rank_groups import (
     spawn_factors,
     spawns_one_process,
 )
+from ddplint.domain.process_group import uses_process_group_at
 from ddplint.domain.project_view import project_of
 from ddplint.domain.ray_actors import in_single_actor
 from ddplint.domain.scripts import is_script, main_blocks
-from ddplint.domain.switches import turns_switches_off
+from ddplint.domain.switches import hands_switch_off, turns_switches_off
 from ddplint.domain.test_modules import JOB_WORDS, collected_by_pytest, shows_job
 from ddplint.engine.constants import certainly
 from ddplint.engine.resolve import argument, methods_named, sole_constructor, top_level_asserts
@@ -90,8 +91,8 @@ def _runs_alone(ctx: FileContext) -> bool:
     """Nothing in the file starts, joins or asks about a multi-process job: no process
     group, no spawn, no DDP wrap (direct or through a helper), no rank read."""
     facts = facts_of(ctx)
-    if facts.ddp_wraps or facts.helper_wraps:
-        return False
+    if facts.ddp_wraps or any(not hands_switch_off(ctx, c) for c in facts.helper_wraps):
+        return False  # a helper told `distributed=False` wraps nothing
     if any(_multi_process_call(ctx, call) for call in ctx.calls):
         return False
     return not _reads_rank(ctx)
@@ -276,10 +277,90 @@ def runs_in_one_process(ctx: FileContext, node: cst.CSTNode) -> bool:
         return True
     if ctx.enclosing_function(node) is None and _in_launching_main_block(ctx, node):
         return True
-    if _in_pinned_class(ctx, node):
+    if _in_pinned_class(ctx, node) or _beside_the_start(ctx, node):
         return True
     return any(
         ctx.is_inside(node, alone) for alone in (*single_process_tests(ctx), *lone_subcommands(ctx))
+    )
+
+
+def _beside_the_start(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs on the branch of an `if` whose other branch starts the job and whose
+    own starts none (`if torch.cuda.device_count() > 1: setup_distributed() ... else:
+    device = "cuda:0"`): the test chooses between a job and one process, and no start
+    came before it in the function."""
+    for condition in ctx.flow.conditions(node):
+        branch = condition.gate
+        if not isinstance(branch, cst.If) or branch.orelse is None:
+            continue
+        other = branch.orelse if condition.holds else branch.body
+        own = branch.body if condition.holds else branch.orelse
+        if _starts_in(ctx, other) and not _starts_in(ctx, own) and not _in_job(ctx, own):
+            func = ctx.model.frame(branch)
+            outside = [c for c in ctx.calls_within(func) if not ctx.is_inside(c, branch)]
+            earlier = [c for c in outside if ctx.before(c, branch)]
+            later = [c for c in outside if ctx.before(branch, c)]
+            return not any(_starts(ctx, c) for c in earlier) and not any(
+                _needs_job(ctx, c) and not ctx.flow.conditions(c) for c in later
+            )
+    return False
+
+
+def _needs_job(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` needs a process group: a DDP wrap, a collective, a rank query."""
+    return (ctx.call_name(call) or "") in DDP_CLASSES or uses_process_group_at(ctx, call)
+
+
+def _in_job(ctx: FileContext, block: cst.CSTNode) -> bool:
+    """`block` asks about or talks to a job (`dist.get_rank()`, a collective): it runs in
+    one, started elsewhere (`if dist.is_initialized(): ... else: init_process_group()`)."""
+    return any(
+        uses_process_group_at(ctx, c)
+        for c in ctx.nodes_within(block, cst.Call)
+        if isinstance(c, cst.Call)
+    ) or any(
+        (ctx.call_name(c) or "").endswith("is_initialized")
+        for c in ctx.nodes_within(_test_of(ctx, block), cst.Call)
+        if isinstance(c, cst.Call)
+    )
+
+
+def _test_of(ctx: FileContext, block: cst.CSTNode) -> cst.CSTNode:
+    """The test of the `if` one of whose branches `block` is."""
+    parent = ctx.parent(block)
+    if isinstance(parent, cst.Else):
+        parent = ctx.parent(parent)
+    return parent.test if isinstance(parent, cst.If) else block
+
+
+def _starts_in(ctx: FileContext, block: cst.CSTNode) -> bool:
+    """A call in `block` starts a job (`_starts`); answered once per block."""
+    known = ctx.memo(_blocks_starting)
+    if id(block) not in known:
+        known[id(block)] = any(
+            _starts(ctx, c) for c in ctx.nodes_within(block, cst.Call) if isinstance(c, cst.Call)
+        )
+    return known[id(block)]
+
+
+def _blocks_starting(ctx: FileContext) -> dict[int, bool]:
+    """The per-file table of `_starts_in`."""
+    return {}
+
+
+def _starts(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` starts a job: a process group, a mesh, an RPC world, spawned workers, or a
+    project helper that does (`setup_distributed()`); also a function of this file that
+    does."""
+    if (ctx.call_name(call) or "") in STARTERS:
+        return True
+    project = project_of(ctx)
+    if project is not None and project.helper_starts_processes(ctx, call):
+        return True
+    return any(
+        (ctx.call_name(inner) or "") in STARTERS
+        for callee in ctx.resolver.callees(call)
+        for inner in ctx.calls_within(callee)
     )
 
 

@@ -108,7 +108,7 @@ def overridden_names(
         }
         if not every_rank:
             split = _split_by_test(ctx, reaching, binding_gates)
-            if split is not None:
+            if split is not None and not _collected(ctx, node.value, split.node):
                 found.append(Override(node.value, split))
             continue
         for binding, gate in zip(reaching, binding_gates, strict=True):
@@ -122,6 +122,19 @@ def overridden_names(
                 found.append(Override(node.value, gate))
                 break
     return found
+
+
+def _collected(ctx: FileContext, name: str, after: cst.CSTNode) -> bool:
+    """A collective after `after` in its frame is handed `name` (`dist.broadcast(
+    next_token, src=0)` after `if rank == 0: next_token = ...` / `else: next_token =
+    torch.zeros(...)`): it overwrites the value in place, the same on every rank."""
+    collectives = domain_of(ctx).collectives
+    return any(
+        ctx.before(after, call)
+        and collectives.is_collective(call)
+        and any(name in ctx.names_in(arg.value) for arg in call.args)
+        for call in ctx.calls_within(ctx.model.frame(after))
+    )
 
 
 def _passed_overrides(ctx: FileContext, name: str, at: cst.CSTNode) -> list[Override]:

@@ -89,6 +89,24 @@ def job_switches(ctx: FileContext) -> tuple[tuple[str, bool | None], ...]:
     return tuple(found)
 
 
+def hands_switch_off(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` hands project code a distributed switch of the project, off
+    (`build_model(device, distributed=False)`): what it runs there is one process."""
+    project = project_of(ctx)
+    if project is None:
+        return False
+    found = False
+    for arg in call.args:
+        name = flag_name(arg.keyword) if arg.keyword is not None else None
+        on = project.switch_named(ctx.path, name) if name is not None else None
+        if on is None:
+            continue
+        if not (type(arg.value) is cst.Name and arg.value.value == str(not on)):
+            return False
+        found = True
+    return found
+
+
 def turns_switches_off(ctx: FileContext) -> bool:
     """The file hands a distributed switch of the project to project code, always off
     (`Trainer(model, use_distributed=False)`): what it runs through them is one process."""
@@ -97,14 +115,12 @@ def turns_switches_off(ctx: FileContext) -> bool:
         return False
     found = False
     for call in ctx.calls:
-        for arg in call.args:
-            name = flag_name(arg.keyword) if arg.keyword is not None else None
-            on = project.switch_named(ctx.path, name) if name is not None else None
-            if on is None:
-                continue
-            if not (type(arg.value) is cst.Name and arg.value.value == str(not on)):
-                return False
-            found = True
+        names = [flag_name(a.keyword) for a in call.args if a.keyword is not None]
+        if not any(n is not None and project.switch_named(ctx.path, n) is not None for n in names):
+            continue
+        if not hands_switch_off(ctx, call):
+            return False
+        found = True
     return found
 
 

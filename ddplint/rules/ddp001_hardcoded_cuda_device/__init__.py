@@ -9,11 +9,14 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.current_device import reads_current_device
+from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.device_literals import hardcoded_devices
 from ddplint.domain.launch_commands import launched_on_own_gpus
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.domain.per_process_devices import right_for_its_process
+from ddplint.domain.process_group import calls_process_group
 from ddplint.domain.replaced_defaults import replaced_default
+from ddplint.domain.scripts import is_script
 from ddplint.domain.unread_names import bound_and_never_read
 from ddplint.rule import Finding, FixSpec, Rule, register
 
@@ -255,6 +258,13 @@ x = torch.zeros(3, device="cpu")
                     f" (unproven: a default of `{replaced}`, which every call in the project "
                     "passes; only a call out of sight gets it)"
                 )
+            alone = replaced is None and _tasks_without_group(ctx)
+            if alone:
+                message += (
+                    " (unproven: this script reads its process index from the launcher's "
+                    "environment but joins no process group: its processes may each have "
+                    "a GPU of their own, or share one by design)"
+                )
             yield Finding(
                 literal,
                 message,
@@ -262,9 +272,23 @@ x = torch.zeros(3, device="cpu")
                 # the project's launch gives each process its GPU: right under that launch
                 unproven=right is None
                 or replaced is not None
+                or alone
                 or current_only
                 or launched_on_own_gpus(ctx.path),
             )
+
+
+def _tasks_without_group(ctx: FileContext) -> bool:
+    """The file is a script whose only tie to a job is reading its process index from the
+    environment (`SLURM_PROCID` as a seed in each task of a job array): it calls no
+    process-group API and wraps no model in DDP."""
+    facts = facts_of(ctx)
+    return (
+        is_script(ctx.module)
+        and not calls_process_group(ctx)
+        and not facts.ddp_wraps
+        and not facts.helper_wraps
+    )
 
 
 def _sets_current_device_only(ctx: FileContext, literal: cst.CSTNode) -> bool:

@@ -13,6 +13,7 @@ from ddplint.domain import domain_of
 from ddplint.domain.apis import DDP_CLASSES
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.project_view import project_of
+from ddplint.domain.runners import one_process
 from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
@@ -151,8 +152,8 @@ def main(model, local_rank):
             return  # a sampling or evaluation script: no gradient all-reduce to slow down
         for init in inits:
             backend = argument(init, 0, "backend")
-            if backend is None:
-                continue
+            if backend is None or one_process(ctx, init):
+                continue  # a job of one process exchanges nothing (`mp.spawn(nprocs=1)`)
             literals = [v.expr for v in deciding_leaves(ctx.resolver, backend, init)]
             if not literals or not all(_is_gloo(v) for v in literals):
                 continue

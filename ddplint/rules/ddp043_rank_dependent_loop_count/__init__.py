@@ -32,7 +32,8 @@ file that does one of these. Also a `while` loop whose test reads a value only s
 change (`while global_step < n_iters:` with `global_step += 1` indented under the rank-0
 logging block): only those ranks ever reach the bound. A value the two branches of one
 rank test set differently counts too (`if args.resume and rank == 0: start_epoch =
-ckpt["epoch"]` / `else: start_epoch = 0`), and a bound that is a parameter of the loop's
+ckpt["epoch"]` / `else: start_epoch = 0`) unless a collective after the test overwrites
+it in place (`dist.broadcast(start, src=0)`), and a bound that is a parameter of the loop's
 function is followed into the calls of the file that pass it (`train(model, start_epoch,
 ...)`).
 
