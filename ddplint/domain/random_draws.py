@@ -138,11 +138,11 @@ def random_augmentation(ctx: FileContext) -> cst.CSTNode | None:
 
 
 def drawing_classes(ctx: FileContext) -> tuple[str, ...]:
-    """The classes of this file whose samples may be drawn at random: those whose own
-    `__getitem__` draws (`sample_draw`) or that build a random transform within them
-    (`self.augment = RandomCrop(224)`, or a class of the file whose `__call__` draws:
+    """The classes of this file that draw for the samples they make: transforms whose
+    `__call__` draws (`FlipAxes`), datasets whose own `__getitem__` draws (`sample_draw`)
+    or that build a random transform within them (`self.augment = RandomCrop(224)`,
     `Chain([FlipAxes()])`), and those without a `__getitem__` of their own
-    whose base is such a class or one of another module (what it draws is out of sight).
+    whose base is such a class of this file.
     Every class, where a random transform is built outside any class (a module-level
     `train_transform` any dataset may use)."""
     classes = ctx.model.classes
@@ -156,7 +156,7 @@ def drawing_classes(ctx: FileContext) -> tuple[str, ...]:
         and sample_draw(ctx, method) is not None
         for name in [owner.name.value]
     }
-    found: set[str] = set()
+    found = set(drawing_transforms)
     plain: dict[str, list[str]] = {}  # classes with no `__getitem__` of their own: bases
     for name, owners in classes.items():
         for owner in owners:
@@ -181,7 +181,7 @@ def drawing_classes(ctx: FileContext) -> tuple[str, ...]:
     while changed:
         changed = False
         for name, bases in plain.items():
-            if name not in found and any(b in found or b not in classes for b in bases):
+            if name not in found and any(b in found for b in bases):
                 found.add(name)
                 changed = True
     return tuple(sorted(found))

@@ -28,13 +28,16 @@ def sharded_loaders(ctx: FileContext) -> list[cst.Call]:
 
 
 def dataset_module_draws(ctx: FileContext, loaders: list[cst.Call]) -> bool:
-    """The dataset of one of `loaders` is an object of a class of another project module
-    that draws at random for its samples (a draw in its `__getitem__`, or a random
-    transform it builds: `ModuleSummary.drawing_classes`) and seeds no loader's workers
-    itself. A class named for evaluation (`Vimeo90K_Test_Dataset`) is taken not to draw."""
+    """The file builds an object of a class of another project module that draws at random
+    for the samples (`ModuleSummary.drawing_classes`: a transform whose `__call__` draws,
+    or the dataset of one of `loaders` whose `__getitem__` draws or that builds a random
+    transform) and seeds no loader's workers itself. A class named for evaluation
+    (`Vimeo90K_Test_Dataset`) is taken not to draw."""
     project = project_of(ctx)
     if project is None:
         return False
+    if any(_builds_drawing_class(ctx, call) for call in ctx.calls):
+        return True  # `Compose([RandomVerticalFlip()])` of a project transform that draws
     for loader in loaders:
         dataset = argument(loader, _DATASET, "dataset")
         if dataset is None:
@@ -51,3 +54,18 @@ def dataset_module_draws(ctx: FileContext, loaders: list[cst.Call]) -> bool:
             if name in module.drawing_classes and not module.reseeds_workers:
                 return True
     return False
+
+
+def _builds_drawing_class(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` makes an object of a project class that draws at random and is not named
+    for evaluation (a hand-written random transform built in this file)."""
+    project = project_of(ctx)
+    found = project.resolve(ctx, call) if project is not None else None
+    if found is None:
+        return False
+    module, name = found
+    return (
+        name in module.drawing_classes
+        and named_for([name]) != "evaluation"
+        and not module.reseeds_workers
+    )
