@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ddplint.context import FileContext
@@ -57,8 +59,11 @@ def dataset_module_draws(ctx: FileContext, loaders: list[cst.Call]) -> bool:
 
 
 def _builds_drawing_class(ctx: FileContext, call: cst.Call) -> bool:
-    """`call` makes an object of a project class that draws at random and is not named
-    for evaluation (a hand-written random transform built in this file)."""
+    """`call` makes, for a data pipeline, an object of a project class that draws at
+    random and is not named for evaluation (a hand-written random transform in
+    `Compose([...])`, or handed on as a `transform=`)."""
+    if not _in_pipeline(ctx, call):
+        return False
     project = project_of(ctx)
     found = project.resolve(ctx, call) if project is not None else None
     if found is None:
@@ -69,3 +74,23 @@ def _builds_drawing_class(ctx: FileContext, call: cst.Call) -> bool:
         and named_for([name]) != "evaluation"
         and not module.reseeds_workers
     )
+
+
+# Where a transform object is made for a data pipeline: a composition, a keyword or a
+# name for transforms.
+_PIPELINE_WORD = re.compile(r"(?i)transform|augment|compose")
+
+
+def _in_pipeline(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` is made inside a composition (`Compose([...])`), as an argument named for
+    transforms (`transform=RandomFlip()`), or assigned to such a name (`train_aug = ...`)."""
+    for ancestor in ctx.ancestors(call):
+        if isinstance(ancestor, cst.Call) and ancestor is not call:
+            return _PIPELINE_WORD.search(ctx.code(ancestor.func)) is not None
+        if isinstance(ancestor, cst.Arg) and ancestor.keyword is not None:
+            return _PIPELINE_WORD.search(ancestor.keyword.value) is not None
+        if isinstance(ancestor, cst.Assign):
+            return any(_PIPELINE_WORD.search(ctx.code(t.target)) for t in ancestor.targets)
+        if isinstance(ancestor, cst.SimpleStatementLine):
+            return False
+    return False
