@@ -279,7 +279,7 @@ def backed_up_write(ctx: FileContext, write: Write) -> bool:
         if other.copied is not None:
             same = other.copied is write.call
         else:
-            same = _same_code(ctx, call.args[0].value, saved)
+            same = _flat(ctx, call.args[0].value) == _flat(ctx, saved)
         # What the function itself makes the path (not what its callers pass): a copy
         # onto `join(dirname(filename), "model_best.pth")` keeps one name.
         if same and varies_per_save(ctx, other.path, call, within=func):
@@ -315,14 +315,16 @@ def _other_arguments(ctx: FileContext, site: Call) -> list[tuple[str, str]]:
     (keyword, code) pairs."""
     path_args = {id(expr) for expr, where in site.bound if where is site.site}
     return [
-        (arg.keyword.value if arg.keyword else "", " ".join(ctx.code(arg.value).split()))
+        (arg.keyword.value if arg.keyword else "", _flat(ctx, arg.value))
         for arg in site.site.args
         if id(arg.value) not in path_args
     ]
 
 
-def _same_code(ctx: FileContext, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
-    return " ".join(ctx.code(a).split()) == " ".join(ctx.code(b).split())
+def _flat(ctx: FileContext, node: cst.CSTNode) -> str:
+    """The code of `node` on one line, runs of whitespace as one space: how two arguments
+    are compared."""
+    return " ".join(ctx.code(node).split())
 
 
 def _once_per_call(ctx: FileContext, call: cst.Call) -> bool:
@@ -577,8 +579,11 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
     name = (ctx.call_name(load) or dotted(load.func) or "").rpartition(".")[2]
     loops = domain_of(ctx).loops
     func = ctx.enclosing_function(load)
-    evaluates = func is not None and named_for([func.name.value]) == "evaluation"
-    if evaluates and func is not None and not _reaches_backward(ctx, func, with_gradients=True):
+    if (
+        func is not None
+        and named_for([func.name.value]) == "evaluation"
+        and not _reaches_backward(ctx, func, with_gradients=True)
+    ):
         return False  # `def test(self):` reading the best weights back to evaluate
     if RESUMER.search(name) or any(r.load is load for r in resumes(ctx)):
         return True
@@ -611,10 +616,10 @@ def _returns_untrained(ctx: FileContext, load: cst.CSTNode) -> bool:
     return`), and nothing between them trains: a test-only run, which resumes nothing."""
     if not exits_after(ctx, load, (cst.Return,)):
         return False
-    statement = next(a for a in ctx.ancestors(load) if type(a) is cst.SimpleStatementLine)
-    block = ctx.parent(statement)
-    if not isinstance(block, cst.IndentedBlock):
-        return False
+    statement = next((a for a in ctx.ancestors(load) if type(a) is cst.SimpleStatementLine), None)
+    block = ctx.parent(statement) if statement is not None else None
+    if statement is None or not isinstance(block, cst.IndentedBlock):
+        return False  # also a load in a compound statement's header
     later = list(block.body)[list(block.body).index(statement) + 1 :]
     return not any(_reaches_backward(ctx, s) for s in later)
 
@@ -649,7 +654,7 @@ def _after_training(ctx: FileContext, load: cst.Call, func: cst.FunctionDef | cs
         for loop in ctx.nodes_within(func, cst.For, cst.While)
         if isinstance(loop, (cst.For, cst.While))
         and ctx.enclosing_function(loop) is frame
-        and _trains_in(ctx, loop)
+        and _reaches_backward(ctx, loop.body)
     ]
     return bool(training) and all(
         ctx.before(loop, load) and not ctx.is_inside(load, loop) for loop in training
@@ -663,17 +668,6 @@ def _apart_from_training(ctx: FileContext, load: cst.Call) -> bool:
     frame = ctx.model.frame(load)
     sites = [s.call for s in domain_of(ctx).backward.sites if ctx.model.frame(s.call) is frame]
     return bool(sites) and all(exclusive(ctx.flow, ctx.resolver, load, site) for site in sites)
-
-
-def _trains_in(ctx: FileContext, loop: cst.For | cst.While) -> bool:
-    """The loop's body reaches `backward()`: here, or through a training function of
-    another module of the project (`train(model, loader, ...)` imported from `engine`)."""
-    if domain_of(ctx).loops.is_training_loop(loop):
-        return True
-    project = project_of(ctx)
-    return project is not None and any(
-        project.helper_runs_backward(ctx, call) for call in ctx.calls_within(loop.body)
-    )
 
 
 def writer_names_unresumed(func: cst.FunctionDef | None) -> bool:

@@ -293,17 +293,38 @@ def _beside_the_start(ctx: FileContext, node: cst.CSTNode) -> bool:
         branch = condition.gate
         if not isinstance(branch, cst.If) or branch.orelse is None:
             continue
-        other = branch.orelse if condition.holds else branch.body
-        own = branch.body if condition.holds else branch.orelse
-        if _starts_in(ctx, other) and not _starts_in(ctx, own) and not _in_job(ctx, own):
-            func = ctx.model.frame(branch)
-            outside = [c for c in ctx.calls_within(func) if not ctx.is_inside(c, branch)]
-            earlier = [c for c in outside if ctx.before(c, branch)]
-            later = [c for c in outside if ctx.before(branch, c)]
-            return not any(_starts(ctx, c) for c in earlier) and not any(
-                _needs_job(ctx, c) and not ctx.flow.conditions(c) for c in later
-            )
+        known = ctx.memo(_sides_alone)
+        key = (id(branch), condition.holds)
+        if key not in known:
+            known[key] = _side_alone(ctx, branch, branch.orelse, condition.holds)
+        if known[key] is not None:
+            return bool(known[key])
     return False
+
+
+def _sides_alone(ctx: FileContext) -> dict[tuple[int, bool], bool | None]:
+    """The per-file table of `_side_alone`, by `if` and side."""
+    return {}
+
+
+def _side_alone(
+    ctx: FileContext, branch: cst.If, orelse: cst.If | cst.Else, holds: bool
+) -> bool | None:
+    """For the side of `branch` where its test `holds` (or fails): None unless the other
+    side starts the job and this one neither starts nor talks to one (nor tests
+    `is_initialized()`); then whether it runs in one process: nothing before the `if` in
+    its function starts a job, and nothing after it needs one on every path."""
+    other = orelse if holds else branch.body
+    own = branch.body if holds else orelse
+    if not _starts_in(ctx, other) or _starts_in(ctx, own) or _in_job(ctx, own, branch.test):
+        return None
+    func = ctx.model.frame(branch)
+    outside = [c for c in ctx.calls_within(func) if not ctx.is_inside(c, branch)]
+    earlier = [c for c in outside if ctx.before(c, branch)]
+    later = [c for c in outside if ctx.before(branch, c)]
+    return not any(_starts(ctx, c) for c in earlier) and not any(
+        _needs_job(ctx, c) and not ctx.flow.conditions(c) for c in later
+    )
 
 
 def _needs_job(ctx: FileContext, call: cst.Call) -> bool:
@@ -311,26 +332,19 @@ def _needs_job(ctx: FileContext, call: cst.Call) -> bool:
     return (ctx.call_name(call) or "") in DDP_CLASSES or uses_process_group_at(ctx, call)
 
 
-def _in_job(ctx: FileContext, block: cst.CSTNode) -> bool:
-    """`block` asks about or talks to a job (`dist.get_rank()`, a collective): it runs in
-    one, started elsewhere (`if dist.is_initialized(): ... else: init_process_group()`)."""
+def _in_job(ctx: FileContext, block: cst.CSTNode, test: cst.BaseExpression) -> bool:
+    """`block` asks about or talks to a job (`dist.get_rank()`, a collective), or the
+    test choosing it asks whether one was started (`if dist.is_initialized(): ... else:
+    init_process_group()`): it runs in a job started elsewhere."""
     return any(
         uses_process_group_at(ctx, c)
         for c in ctx.nodes_within(block, cst.Call)
         if isinstance(c, cst.Call)
     ) or any(
         (ctx.call_name(c) or "").endswith("is_initialized")
-        for c in ctx.nodes_within(_test_of(ctx, block), cst.Call)
+        for c in ctx.nodes_within(test, cst.Call)
         if isinstance(c, cst.Call)
     )
-
-
-def _test_of(ctx: FileContext, block: cst.CSTNode) -> cst.CSTNode:
-    """The test of the `if` one of whose branches `block` is."""
-    parent = ctx.parent(block)
-    if isinstance(parent, cst.Else):
-        parent = ctx.parent(parent)
-    return parent.test if isinstance(parent, cst.If) else block
 
 
 def _starts_in(ctx: FileContext, block: cst.CSTNode) -> bool:

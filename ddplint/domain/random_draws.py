@@ -150,11 +150,10 @@ def drawing_classes(ctx: FileContext) -> tuple[str, ...]:
     if any(not any(type(a) is cst.ClassDef for a in ctx.ancestors(c)) for c in transforms):
         return tuple(sorted(classes))
     drawing_transforms = {  # classes of the file whose `__call__` draws (`FlipAxes()`)
-        name
+        owner.name.value
         for method in ctx.functions.get(_TRANSFORM_METHOD, [])
         if (owner := ctx.model.enclosing_class(method)) is not None
         and sample_draw(ctx, method) is not None
-        for name in [owner.name.value]
     }
     found = set(drawing_transforms)
     plain: dict[str, list[str]] = {}  # classes with no `__getitem__` of their own: bases
@@ -170,8 +169,8 @@ def drawing_classes(ctx: FileContext) -> tuple[str, ...]:
             )
             builds = any(ctx.is_inside(c, owner) for c in transforms) or any(
                 ctx.is_inside(c, owner)
-                for name in drawing_transforms
-                for c in ctx.model.calls_by_name.get(name, ())
+                for transform in drawing_transforms
+                for c in ctx.model.calls_by_name.get(transform, ())
             )
             if builds or (getitem is not None and sample_draw(ctx, getitem) is not None):
                 found.add(name)

@@ -92,33 +92,35 @@ def job_switches(ctx: FileContext) -> tuple[tuple[str, bool | None], ...]:
 def hands_switch_off(ctx: FileContext, call: cst.Call) -> bool:
     """`call` hands project code a distributed switch of the project, off
     (`build_model(device, distributed=False)`): what it runs there is one process."""
+    return _handed_switches(ctx, call) is True
+
+
+def turns_switches_off(ctx: FileContext) -> bool:
+    """The file hands a distributed switch of the project to project code, always off
+    (`Trainer(model, use_distributed=False)`): what it runs through them is one process."""
+    found = False
+    for call in ctx.calls:
+        handed = _handed_switches(ctx, call)
+        if handed is False:
+            return False
+        found = found or handed is True
+    return found
+
+
+def _handed_switches(ctx: FileContext, call: cst.Call) -> bool | None:
+    """How `call` hands the project's distributed switches by keyword: True when it hands
+    one or more and each is off, False when one is not off, None when it hands none (or
+    no project is in sight)."""
     project = project_of(ctx)
     if project is None:
-        return False
-    found = False
+        return None
+    found = None
     for arg in call.args:
         name = flag_name(arg.keyword) if arg.keyword is not None else None
         on = project.switch_named(ctx.path, name) if name is not None else None
         if on is None:
             continue
         if not (type(arg.value) is cst.Name and arg.value.value == str(not on)):
-            return False
-        found = True
-    return found
-
-
-def turns_switches_off(ctx: FileContext) -> bool:
-    """The file hands a distributed switch of the project to project code, always off
-    (`Trainer(model, use_distributed=False)`): what it runs through them is one process."""
-    project = project_of(ctx)
-    if project is None:
-        return False
-    found = False
-    for call in ctx.calls:
-        names = [flag_name(a.keyword) for a in call.args if a.keyword is not None]
-        if not any(n is not None and project.switch_named(ctx.path, n) is not None for n in names):
-            continue
-        if not hands_switch_off(ctx, call):
             return False
         found = True
     return found

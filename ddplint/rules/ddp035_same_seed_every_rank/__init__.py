@@ -274,6 +274,7 @@ def main(args, dataset_cls):
         if sharded and not loaders:
             return  # every sharded loader goes to an object whose called methods never read it
         reported: set[int] = set()
+        agreed = agreement_drawn(ctx)
         for seed in seeds:
             if _reseeded_below(ctx, seed, seeds):
                 continue  # the later seeding is the one the loop's draws follow
@@ -284,7 +285,7 @@ def main(args, dataset_cls):
                     continue  # spawned workers start with a fresh generator of their own
                 if id(site) not in reported:
                     reported.add(id(site))
-                    message = _message(ctx, site, seed, step, agreement_drawn(ctx))
+                    message = _message(ctx, site, seed, step, agreed)
                     # Draws seen only in the text of an imported module: whether the
                     # file's loader uses them is out of sight.
                     unproven = not seed.proven or pipeline is None
