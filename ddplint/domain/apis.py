@@ -53,6 +53,11 @@ RANK_AWARE_SAVES = frozenset(
     }
 )
 
+# Collectives that wait or set up and carry no value from rank to rank: a barrier
+# combines no metric (a broadcast does: one rank's value made every rank's).
+VALUELESS_COLLECTIVES = frozenset(
+    f"torch.distributed.{name}" for name in ("barrier", "monitored_barrier", "new_group")
+)
 # Collectives every rank of the group must issue, matched by call order.
 SYNC_COLLECTIVES = frozenset(
     f"torch.distributed.{name}"

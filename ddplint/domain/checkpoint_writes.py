@@ -575,7 +575,9 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
     training loop ends), not in a test or demo
     function of a training file that never trains itself (`model = torch.load("last.pt")`
     in `test()`), nor in a function named for evaluation that does not train
-    (`def test(self):` loading `best-val-model.pt`)."""
+    (`def test(self):` loading `best-val-model.pt`), nor where nothing after it in a
+    function that trains trains again (`_trains_after`: the evaluate-only branch, the best
+    weights read back after the last epoch), whatever it restores."""
     name = (ctx.call_name(load) or dotted(load.func) or "").rpartition(".")[2]
     loops = domain_of(ctx).loops
     func = ctx.enclosing_function(load)
@@ -585,19 +587,20 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
         and not _reaches_backward(ctx, func, with_gradients=True)
     ):
         return False  # `def test(self):` reading the best weights back to evaluate
+    sets_up = func is not None and (
+        loops.runs_backward(func) or any(loops.builds_optimizer(c) for c in ctx.calls_within(func))
+    )
+    if sets_up and func is not None and not _trains_after(ctx, load, func):
+        return False  # the best weights read back for a final test, whatever it restores
     if RESUMER.search(name) or any(r.load is load for r in resumes(ctx)):
         return True
     if not loops.trains:
         return True  # where no training is in sight, any load may be the resume
     if func is None:  # module level: after the last training loop of the script, none
         return not _after_training(ctx, load, ctx.module) and not _apart_from_training(ctx, load)
-    if loops.runs_backward(func) or any(loops.builds_optimizer(c) for c in ctx.calls_within(func)):
+    if sets_up:
         # a function that sets training up (its optimizer), whose steps may run elsewhere
-        return not (
-            _after_training(ctx, load, func)
-            or _apart_from_training(ctx, load)
-            or _returns_untrained(ctx, load)
-        )
+        return not _apart_from_training(ctx, load)
     owner = ctx.model.enclosing_class(func)
     if owner is None or not any(
         loops.runs_backward(method)
@@ -611,17 +614,48 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
     return depth == 0 or not calls or any(_continues_training(ctx, c, depth - 1) for c in calls)
 
 
-def _returns_untrained(ctx: FileContext, load: cst.CSTNode) -> bool:
-    """`load`'s function returns right after it (`if args.test_only: load(best); test();
-    return`), and nothing between them trains: a test-only run, which resumes nothing."""
-    if not exits_after(ctx, load, (cst.Return,)):
-        return False
-    statement = next((a for a in ctx.ancestors(load) if type(a) is cst.SimpleStatementLine), None)
-    block = ctx.parent(statement) if statement is not None else None
-    if statement is None or not isinstance(block, cst.IndentedBlock):
-        return False  # also a load in a compound statement's header
-    later = list(block.body)[list(block.body).index(statement) + 1 :]
-    return not any(_reaches_backward(ctx, s) for s in later)
+def _trains_after(ctx: FileContext, load: cst.Call, func: cst.FunctionDef) -> bool:
+    """Something that may run after `load` in `func` trains, or the training of `func` is
+    out of sight: a later statement of each block around the load, up to the function,
+    reaches `backward()`, or a loop around it does (its next pass). The other branch of an
+    `if` around the load never runs after it (`if args.evaluate: load(best); test()` /
+    `else:` train), and a `return` of nothing or a `raise` after it ends the function
+    there (`if args.test_only: load(best); test(); return`): a load with no training after
+    it (the best weights read back for a final test) resumes nothing. Where the function
+    trains out of sight only, a load it reaches the end after may resume."""
+    child: cst.CSTNode = load
+    for ancestor in ctx.ancestors(load):
+        if ancestor is func:
+            # nothing after it trains; where the steps run out of sight, any load may resume
+            return not _reaches_backward(ctx, func)
+        if isinstance(ancestor, (cst.For, cst.While)) and _reaches_backward(ctx, ancestor.body):
+            return True
+        if isinstance(ancestor, cst.IndentedBlock) and isinstance(child, cst.BaseStatement):
+            body = list(ancestor.body)
+            later = body[body.index(child) + 1 :] if child in body else []
+            for statement in later:
+                if _reaches_backward(ctx, statement):
+                    return True
+                if _ends_function(statement):
+                    return False
+        child = ancestor
+    return True
+
+
+def _ends_function(statement: cst.BaseStatement) -> bool:
+    """`statement` is a `return` of nothing or a `raise` of its own (not one nested in a
+    branch): a `return model, optimizer` hands what was loaded on to be trained."""
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Raise)
+        or (
+            isinstance(small, cst.Return)
+            and (
+                small.value is None
+                or (isinstance(small.value, cst.Name) and small.value.value == "None")
+            )
+        )
+        for small in statement.body
+    )
 
 
 def _reaches_backward(ctx: FileContext, node: cst.CSTNode, with_gradients: bool = False) -> bool:

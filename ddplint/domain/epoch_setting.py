@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 
 from ddplint.domain.test_modules import is_test_file
-from ddplint.project_files import project_files, project_root
+from ddplint.project_files import ProjectFiles, project_files, project_root
 
 # A call of `set_epoch`, or an assignment to an `epoch` attribute of something named for
 # a sampler (`train_sampler.epoch = epoch`, `loader.sampler.epoch = n`).
@@ -39,7 +39,7 @@ _RANGE_BOUND = re.compile(r"\brange\(\s*(?:[^,()]+,\s*)?([\w.]+)\s*(?:\+\s*1\s*)
 # A loop header (`for ... in ...:` or `while ...:`, not prose in a docstring); the caller
 # keeps those naming an epoch.
 _EPOCH_LOOP = re.compile(
-    r"^[ \t]*(?:for[ \t]+[\w()\[\]]+(?:[ \t]*,[ \t]*[\w()\[\]]+)*[ \t]+in[ \t]|while[ \t])"
+    r"^[ \t]*(?:for[ \t]+[\w.()\[\]]+(?:[ \t]*,[ \t]*[\w.()\[\]]+)*[ \t]+in[ \t]|while[ \t])"
     r"[^\n#]*:[ \t]*(?:#[^\n]*)?$",
     re.MULTILINE,
 )
@@ -126,6 +126,23 @@ def _reaches(closure: set[str], path: str) -> bool:
     return any(os.path.dirname(other) == folder for other in closure)
 
 
+def _entries_reaching(
+    files: ProjectFiles, path: str, closure: Callable[[str], set[str]]
+) -> list[set[str]]:
+    """The closures (each script and what it imports) of the project's scripts (files with
+    a `__main__` block) that reach `path`: a module they reach beside it runs in the same
+    program (`train.py` importing a package whose `__init__` imports both the data module
+    and the trainer)."""
+    found = []
+    for script in files.paths:
+        if script == path or "__main__" not in (files.text(script) or ""):
+            continue
+        reached = {script, *closure(script)}
+        if _reaches(reached, path):
+            found.append(reached)
+    return found
+
+
 def epoch_loop_near(
     path: str, closure: Callable[[str], set[str]], named: str | None = None
 ) -> tuple[str, int] | None:
@@ -152,6 +169,7 @@ def epoch_loop_near(
         (p for p in files.paths if p != path and "epoch" in (files.text(p) or "")), key=order
     )
     own: set[str] | None = None  # `path` and what it imports, read once when asked
+    entries: list[set[str]] | None = None  # the closures of the scripts that reach `path`
     for candidate in [path, *others]:
         text = files.text(candidate) or ""
         if "epoch" not in text or (candidate != path and is_test_file(candidate)):
@@ -167,7 +185,10 @@ def epoch_loop_near(
                 if not (
                     _reaches({candidate, *closure(candidate)}, path) or _reaches(own, candidate)
                 ):
-                    break  # another program of the project
+                    if entries is None:
+                        entries = _entries_reaching(files, path, closure)
+                    if not any(_reaches(entry, candidate) for entry in entries):
+                        break  # another program of the project
             line = text.count("\n", 0, match.start()) + 1
             return os.path.relpath(candidate, root), line
     return None

@@ -15,6 +15,7 @@ import libcst as cst
 
 from ddplint.context import Binding, FileContext, Scope
 from ddplint.domain import domain_of
+from ddplint.domain.apis import VALUELESS_COLLECTIVES
 from ddplint.domain.combined_values import bound_names, combined_values
 from ddplint.domain.iterable_wrappers import unwrapped
 from ddplint.domain.project_view import project_of
@@ -43,13 +44,8 @@ _REPLICAS = 1  # DistributedSampler(dataset, num_replicas, ...)
 # A loader class by its name (`DataLoader`, a project's `DataLoaderX`), not the call of a
 # helper that returns one, whose first argument is no dataset.
 _LOADER_NAME = re.compile(r"Loader\w*$")
-# Collectives that wait or set up, and carry no value across ranks (a broadcast does: one
-# rank's decision made every rank's).
 # Attributes of collected results that say how many there are, not what they measure.
 _MEASURES = frozenset({"shape", "size", "numel", "__len__", "count", "index", "dtype", "device"})
-_NOT_COMBINING = frozenset(
-    f"torch.distributed.{name}" for name in ("barrier", "monitored_barrier", "new_group")
-)
 
 
 @dataclass
@@ -449,25 +445,27 @@ def _steps_optimizer(ctx: FileContext, loop: cst.For) -> bool:
 
 
 def returned_counts(ctx: FileContext, shard: ShardLoop, counts: list[cst.AugAssign]) -> list[str]:
-    """The counts the function of `shard` returns, or the lists of results it returns a
-    value computed from (`return sum(losses) / len(losses)`): names, in order of its
-    returns."""
+    """The counts the function of `shard` returns, whole or as elements of a returned
+    tuple (`return test_loss, correct`), or the lists of results it returns a value
+    computed from (`return sum(losses) / len(losses)`): names, in order of its returns."""
     func = shard.frame
     if not isinstance(func, cst.FunctionDef):
         return []
-    return [
-        count
-        for found in ctx.nodes_within(func, cst.Return)
-        if isinstance(found, cst.Return)
-        and found.value is not None
-        and ctx.scope(found) is func
-        and (
-            count := counted(ctx, found.value, found, counts)
-            or metered(ctx, found.value, found, shard.meters)
-            or collected_from(ctx, found.value, found, shard.collected)
-        )
-        is not None
-    ]
+    found: list[str] = []
+    for node in ctx.nodes_within(func, cst.Return):
+        if not isinstance(node, cst.Return) or node.value is None or ctx.scope(node) is not func:
+            continue
+        value = node.value
+        parts = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+        for part in parts:
+            count = (
+                counted(ctx, part, node, counts)
+                or metered(ctx, part, node, shard.meters)
+                or collected_from(ctx, part, node, shard.collected)
+            )
+            if count is not None and count not in found:
+                found.append(count)
+    return found
 
 
 def _returned_sharded(ctx: FileContext, sharded: set[cst.Call]) -> dict[tuple[str, int], cst.Call]:
@@ -626,23 +624,45 @@ def combines(ctx: FileContext, frame: Scope) -> bool:
 
 
 def combines_call(ctx: FileContext, call: cst.Call) -> bool:
-    """`call` issues a collective or calls a helper named for combining ranks; not a
-    barrier, nor a helper of another module that starts the process group
+    """`call` issues a collective that carries values from rank to rank, directly or
+    through a function of this file or a project helper, or calls a helper named for
+    combining ranks; not a barrier, nor a helper whose only collectives are barriers
+    (`synchronize()`), nor a helper of another module that starts the process group
     (`init_distributed_mode(args)`, whose barrier combines nothing)."""
     name = (dotted(call.func) or "").rpartition(".")[2]
     if _COMBINES.search(name):
         return True
     collectives = domain_of(ctx).collectives
     if collectives.is_collective(call):
-        return collectives.qualname(call) not in _NOT_COMBINING
+        return collectives.qualname(call) not in VALUELESS_COLLECTIVES
     if not collectives.issues(call):
         return False
+    local = [f for f in ctx.resolver.callees(call) if isinstance(f, cst.FunctionDef)]
+    if local:
+        return any(_combines_within(ctx, f, set()) for f in local)
     project = project_of(ctx)
-    return (
-        project is None
-        or bool(ctx.resolver.callees(call))
-        or not project.helper_starts_processes(ctx, call)
+    return project is None or (
+        not project.helper_starts_processes(ctx, call) and project.helper_combines(ctx, call)
     )
+
+
+def _combines_within(ctx: FileContext, func: cst.FunctionDef, seen: set[int]) -> bool:
+    """A call in `func` combines values (`combines_call`), through the functions of this
+    file it calls too (each asked once)."""
+    if id(func) in seen:
+        return False
+    seen.add(id(func))
+    collectives = domain_of(ctx).collectives
+    for call in ctx.calls_within(func):
+        local = [f for f in ctx.resolver.callees(call) if isinstance(f, cst.FunctionDef)]
+        if local:
+            if any(_combines_within(ctx, f, seen) for f in local):
+                return True
+        elif combines_call(ctx, call) and not (
+            collectives.is_collective(call) and collectives.qualname(call) in VALUELESS_COLLECTIVES
+        ):
+            return True
+    return False
 
 
 def escapes(ctx: FileContext, node: cst.CSTNode, frame: Scope) -> bool:

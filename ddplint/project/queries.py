@@ -98,6 +98,7 @@ _COLLECTIVE_TEXT = AllOf(
 _FACT_TEXT: dict[str, TextTest] = {
     "collective": _COLLECTIVE_TEXT,
     "certain_collective": _COLLECTIVE_TEXT,
+    "combining": _COLLECTIVE_TEXT,
     "saves": re.compile("save"),
     "unguarded": re.compile("save"),
     "starts": re.compile(_STARTS),
@@ -528,6 +529,14 @@ class Project:
         text = _FACT_TEXT["collective"]
         found = self._resolve_call(ctx, call, text) or self._sole_method(ctx, call, text)
         return self._reaches("collective", found)
+
+    def helper_combines(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A project helper (or sole method, as in `helper_issues_collective`) that may
+        issue a collective carrying values from rank to rank (an all-reduce, a gather, a
+        broadcast), not only barriers (`synchronize()`)."""
+        text = _FACT_TEXT["combining"]
+        found = self._resolve_call(ctx, call, text) or self._sole_method(ctx, call, text)
+        return self._reaches("combining", found)
 
     def helper_surely_issues_collective(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper (or sole method, as in `helper_issues_collective`) that issues

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddplint.domain import domain_of
-from ddplint.domain.apis import STARTERS
+from ddplint.domain.apis import STARTERS, VALUELESS_COLLECTIVES
 from ddplint.domain.checkpoint_formats import SavedFormat, saved_formats
 from ddplint.domain.checkpoint_writes import helper_writes
 from ddplint.domain.checkpoints import is_checkpoint_save, save_path, strips_module_prefix
@@ -58,7 +58,8 @@ if TYPE_CHECKING:
     from ddplint.context import FileContext
 
 WHOLE = -1  # in `returned_loader`: the whole return value, not an element of a tuple
-COLLECTIVE = "@collective"  # a site target: a torch.distributed collective
+COLLECTIVE = "@collective"  # a site target: a torch.distributed collective carrying no value
+COMBINING = "@combining"  # a site target: a collective carrying values from rank to rank
 SAVE = "@save"  # a site target: `torch.save` into a file
 START = "@start"  # a site target: starts or joins a multi-process job
 DOWNLOAD = "@download"  # a site target: a download that writes in place
@@ -68,14 +69,17 @@ RANK_QUERY = "@rank_query"  # a site target: a helper asking the rank (`asks_ran
 SET_DEVICE = "@set_device"  # a site target: sets the process's default device (`sets_device`)
 BATCHNORM = "@batchnorm"  # a site target: constructs BatchNorm layers (`constructs_batchnorm`)
 SEEDS = {
-    "collective": frozenset({COLLECTIVE}),
-    "certain_collective": frozenset({COLLECTIVE}),
+    "collective": frozenset({COLLECTIVE, COMBINING}),
+    "certain_collective": frozenset({COLLECTIVE, COMBINING}),
+    "combining": frozenset({COMBINING}),
     "saves": frozenset({SAVE}),
     "unguarded": frozenset({SAVE}),
     "starts": frozenset({START}),
     "downloads": frozenset({DOWNLOAD}),
     "local_rank_env": frozenset({LOCAL_RANK_ENV}),
-    "process_group": frozenset({COLLECTIVE, START, LOCAL_RANK_ENV, PROCESS_GROUP, RANK_QUERY}),
+    "process_group": frozenset(
+        {COLLECTIVE, COMBINING, START, LOCAL_RANK_ENV, PROCESS_GROUP, RANK_QUERY}
+    ),
     "sets_device": frozenset({SET_DEVICE}),
     "batchnorm": frozenset({BATCHNORM}),
 }
@@ -279,7 +283,8 @@ def _starts_one_rank_group(ctx: FileContext, func: cst.FunctionDef) -> bool:
 def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
     facts = facts_of(ctx)
     if facts.is_collective_call(call):
-        return COLLECTIVE
+        valueless = domain_of(ctx).collectives.qualname(call) in VALUELESS_COLLECTIVES
+        return COLLECTIVE if valueless else COMBINING
     if is_checkpoint_save(ctx, call):
         return SAVE
     if ctx.call_name(call) in STARTERS:

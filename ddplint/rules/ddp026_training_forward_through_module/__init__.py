@@ -32,7 +32,9 @@ class TrainingForwardThroughModule(Rule):
 ## What it does
 Flags a forward call through the module inside a DDP wrapper (`model.module(x)`, a piece
 of it such as `pair.module[0](x)`, or a name bound to one such as `model_without_ddp(x)`,
-including a helper's parameter that every caller in the file passes the bare module for)
+including a helper's parameter that every caller in the file passes the bare module for,
+and the very name a wrapper of the same function was made around when the wrapper is
+bound to another name: `ddp_model = DDP(model, ...)`, then `model(x)`)
 whose result flows into `.backward()`; also a method of the inner module that computes
 with it (`model.module.compute_loss(x, y)`, `model.module.backbone(x)`; not nn.Module's
 own `parameters()`, `state_dict()`, ...), when the function never calls the wrapper
@@ -235,9 +237,19 @@ def train(net, loader, optimizer, local_rank):
                     replacements=((func, ctx.code(target.value)),),
                     applicability=Applicability.UNSAFE,
                 )
-            what = (
-                "the module inside the DDP wrapper" if direct else "the bare module of a DDP model"
-            )
+            wrapper = _wrapper_name(ctx, sources)
+            if direct:
+                what = "the module inside the DDP wrapper"
+            elif wrapper is not None:
+                what = f"the model the DDP wrapper `{wrapper}` was made around"
+                if target is func:
+                    fix = FixSpec(
+                        f"Call the DDP wrapper `{wrapper}`",
+                        replacements=((func, wrapper),),
+                        applicability=Applicability.UNSAFE,
+                    )
+            else:
+                what = "the bare module of a DDP model"
             yield Finding(
                 call,
                 f"training forward through `{ctx.code(target)}`, {what}: its backward() "
@@ -246,6 +258,19 @@ def train(net, loader, optimizer, local_rank):
                 fix=fix,
                 rests_on=sources,
             )
+
+
+def _wrapper_name(ctx: FileContext, sources: tuple[cst.CSTNode, ...]) -> str | None:
+    """The one name the DDP constructions among `sources` are bound to (`ddp_model =
+    DDP(model, ...)`), when every source is one."""
+    names: set[str] = set()
+    wraps = facts_of(ctx).ddp_wraps
+    for source in sources:
+        assign = ctx.parent(source)
+        if not (any(source is w for w in wraps) and isinstance(assign, cst.Assign)):
+            return None
+        names.update(ctx.code(t.target).strip() for t in assign.targets)
+    return names.pop() if len(names) == 1 else None
 
 
 # nn.Module methods that run no forward computation of the model (parameters, state,

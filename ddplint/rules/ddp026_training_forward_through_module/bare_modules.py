@@ -39,11 +39,49 @@ def bare_module_sources(
         if not passed or not all(per_argument):
             return ()
         return tuple(e for found in per_argument for e in found)
-    return tuple(
+    found = tuple(
         v.expr
         for v in ctx.resolver.values(expr, at)
         if _unwraps_ddp(ctx, v.expr, v.at) and not _bound_later(ctx, v.at, at)
     )
+    if found or not isinstance(expr, cst.Name):
+        return found
+    return _wrapped_under_another_name(ctx, expr, at)
+
+
+def _wrapped_under_another_name(
+    ctx: FileContext, name: cst.Name, at: cst.CSTNode
+) -> tuple[cst.CSTNode, ...]:
+    """The DDP constructions of `name`'s function, before `at`, that wrap the very object
+    `name` holds there and bind the wrapper to another name (`ddp_model = DDP(model,
+    ...)`, then `model(x)`): `name` is the module inside that wrapper."""
+    scope = ctx.scope(at)
+    here = _binding_statements(ctx, name.value, at)
+    if not here:
+        return ()
+    found = []
+    for wrap in facts_of(ctx).ddp_wraps:
+        wrapped = argument(wrap, 0, "module")
+        assign = ctx.parent(wrap)
+        if (
+            ctx.scope(wrap) is scope
+            and ctx.before(wrap, at)
+            and isinstance(wrapped, cst.Name)
+            and wrapped.value == name.value
+            and isinstance(assign, cst.Assign)
+            and all(
+                isinstance(t.target, cst.Name) and t.target.value != name.value
+                for t in assign.targets
+            )
+            and _binding_statements(ctx, name.value, wrap) == here
+        ):
+            found.append(wrap)
+    return tuple(found)
+
+
+def _binding_statements(ctx: FileContext, name: str, at: cst.CSTNode) -> set[int]:
+    """The statements binding `name` that reach `at`, by identity."""
+    return {id(b.statement) for b in ctx.resolver.reaching(name, at)}
 
 
 def _bound_later(ctx: FileContext, bound: cst.CSTNode, at: cst.CSTNode) -> bool:

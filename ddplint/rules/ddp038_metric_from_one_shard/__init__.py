@@ -49,9 +49,10 @@ scheduler's `step()`, or logged (`print`, `logger.info`, `add_scalar`, `wandb.lo
 value summed from batch values already combined across ranks (`dist.all_reduce(loss)` in
 the loop, then `test_loss += loss.item()`) is not one shard's, nor is a value computed from
 it. The value is followed into the callers of this file when the evaluation function
-returns it, or returns a value computed from the results it collected (`return
-sum(losses) / len(losses)`; an entry of a returned tuple or dict read by its key:
-`val_metrics["loss"]`); a caller
+returns it (also as an element of a returned tuple: `return seen, correct`, then
+`seen, correct = test(...)` and `print(correct / seen)`), or returns a value computed from
+the results it collected (`return sum(losses) / len(losses)`; an entry of a returned
+tuple or dict read by its key: `val_metrics["loss"]`); a caller
 that combines it (or what a test of it decides) silences it, and so does a value bound
 only by a call
 that runs where the job is not distributed (`if args.local_rank == -1: results =

@@ -90,9 +90,10 @@ def _caller_uses(
         for node, kind, expr in _uses(ctx, frame, site):
             if _combined_use(ctx, node, expr, combined):
                 continue
-            if _returned_in_job(ctx, func, expr, node, set(returned)):
-                collected = returned[0] in _names_bound(shard.collected)
-                yield MetricUse(node, kind, returned[0], via=func.name.value, collected=collected)
+            count = _returned_in_job(ctx, func, expr, node, returned)
+            if count is not None:
+                collected = count in _names_bound(shard.collected)
+                yield MetricUse(node, kind, count, via=func.name.value, collected=collected)
 
 
 def _reads_combined_count(
@@ -139,26 +140,38 @@ def _returned_in_job(
     func: cst.FunctionDef,
     expr: cst.BaseExpression,
     at: cst.CSTNode,
-    counts: set[str],
-) -> bool:
-    """`expr` is computed from a call of `func` that may run in the distributed job (a
-    value bound only where one process runs, `if args.local_rank == -1: results =
-    evaluate(...)`, was counted over the whole evaluation set), or, followed into what
-    `func` returns, certainly from one of its `counts` (`val_loss, val_f1 = evaluate(...)`
-    with `return total_loss / n, f1`: `val_loss` only)."""
+    counts: list[str],
+) -> str | None:
+    """The count of `func` that `expr` is computed from, through a call of `func` that
+    may run in the distributed job (a value bound only where one process runs, `if
+    args.local_rank == -1: results = evaluate(...)`, was counted over the whole
+    evaluation set), or None. Followed into what `func` returns, the read must be
+    certainly of a count (`val_loss, val_f1 = evaluate(...)` with `return total_loss / n,
+    f1`: `val_loss` only; `val_metrics[name]` may be any entry of a returned dict)."""
     reads = [[v for v in values if ctx.is_inside(v.expr, func)] for values in _reads(ctx, expr, at)]
     if any(reads):
-        # a read certainly of a count: every value of it inside `func` is computed from one
-        # (`val_metrics[name]` may be any entry of the returned dict: not certainly)
-        return any(
-            inside and all(counts & set(ctx.names_in(v.expr)) for v in inside) for inside in reads
-        )
-    return _returns_only_counts(ctx, func, counts) and any(
+        for inside in reads:
+            named = [_count_of(ctx, v, counts) for v in inside]
+            if named and None not in named:
+                return named[0]
+        return None
+    called = any(
         isinstance(value.expr, cst.Call)
         and func in ctx.resolver.callees(value.expr)
         and not one_process(ctx, value.expr)
         for value in ctx.resolver.sources(expr, at, depth=3)
     )
+    return counts[0] if called and _returns_only_counts(ctx, func, set(counts)) else None
+
+
+def _count_of(ctx: FileContext, value: Value, counts: list[str]) -> str | None:
+    """The count `value` is computed from, or whose starting value it is (`correct = 0`
+    before the loop that adds to it: the value returned is what the loop summed)."""
+    names = set(ctx.names_in(value.expr))
+    at = value.at
+    if isinstance(at, cst.Assign):
+        names.update(t.target.value for t in at.targets if isinstance(t.target, cst.Name))
+    return next((count for count in counts if count in names), None)
 
 
 def _returns_only_counts(ctx: FileContext, func: cst.FunctionDef, counts: set[str]) -> bool:

@@ -13,6 +13,7 @@ from ddplint.domain import domain_of
 from ddplint.domain.apis import DDP_CLASSES, OTHER_DISTRIBUTED_WRAPPERS, SAMPLER_CLASSES
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.gradient_sync import reduces_gradients_by_hand
+from ddplint.domain.optimised_data import optimises_data_only
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import one_process
 from ddplint.domain.samplers import distributed_samplers, is_evaluation_sampler
@@ -48,7 +49,11 @@ with no `backward()` of its own that hands its training loader and its optimizer
 function of another project module, where an imported module calls `backward()`, is
 reported at that call (silent when an imported module mentions a wrapper: the function may
 wrap the model it is given). Code that runs only when the job is not distributed is left
-alone. Also flags, in any distributed module, a wrapper dropped as soon as it is made
+alone, and so is a `backward()` whose function steps only optimizers it built over tensors
+it made trainable itself (`inputs = torch.randn(..., requires_grad=True)`, then
+`optim.Adam([inputs])`: synthetic images recovered from a frozen teacher, adversarial
+inputs): it trains no model, so there are no copies to drift apart. Also flags, in any
+distributed module, a wrapper dropped as soon as it is made
 (`DistributedDataParallel(model, ...).module`, or `model = DDP(model, ...)` followed, with
 no use of `model` in between, by `model = model.module`): reported at the wrap, unless
 the file hands the model's gradients or parameters to a collective itself.
@@ -239,6 +244,8 @@ if __name__ == "__main__":
             call = site.call
             if domain.loops.is_evaluation(call) or one_process(ctx, call):
                 continue
+            if optimises_data_only(ctx, call):
+                continue  # it trains inputs against a model whose weights never change
             yield Finding(
                 call,
                 "this script shards its data across processes (DistributedSampler) but "

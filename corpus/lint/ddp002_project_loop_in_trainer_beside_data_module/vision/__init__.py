@@ -1,0 +1,3 @@
+from . import datasets, trainer, utils
+
+__all__ = ["datasets", "trainer", "utils"]

@@ -1,0 +1,3 @@
+from .cifar import TrainLoader
+
+__all__ = ["TrainLoader"]
