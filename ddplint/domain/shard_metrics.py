@@ -652,15 +652,12 @@ def _combines_within(ctx: FileContext, func: cst.FunctionDef, seen: set[int]) ->
     if id(func) in seen:
         return False
     seen.add(id(func))
-    collectives = domain_of(ctx).collectives
     for call in ctx.calls_within(func):
         local = [f for f in ctx.resolver.callees(call) if isinstance(f, cst.FunctionDef)]
         if local:
             if any(_combines_within(ctx, f, seen) for f in local):
                 return True
-        elif combines_call(ctx, call) and not (
-            collectives.is_collective(call) and collectives.qualname(call) in VALUELESS_COLLECTIVES
-        ):
+        elif combines_call(ctx, call):
             return True
     return False
 
