@@ -597,7 +597,7 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
     if not loops.trains:
         return True  # where no training is in sight, any load may be the resume
     if func is None:  # module level: after the last training loop of the script, none
-        return not _after_training(ctx, load, ctx.module) and not _apart_from_training(ctx, load)
+        return not _after_training(ctx, load) and not _apart_from_training(ctx, load)
     if sets_up:
         # a function that sets training up (its optimizer), whose steps may run elsewhere
         return not _apart_from_training(ctx, load)
@@ -678,16 +678,15 @@ def _reaches_backward(ctx: FileContext, node: cst.CSTNode, with_gradients: bool 
     return False
 
 
-def _after_training(ctx: FileContext, load: cst.Call, func: cst.FunctionDef | cst.Module) -> bool:
-    """`load` runs after every training loop of `func` (or of the module's own code) has
-    ended (the best weights read back for an export or a final test): no step follows it,
-    so it resumes nothing."""
-    frame = None if isinstance(func, cst.Module) else func
+def _after_training(ctx: FileContext, load: cst.Call) -> bool:
+    """`load`, at module level, runs after every training loop of the module's own code
+    has ended (the best weights read back for an export or a final test): no step follows
+    it, so it resumes nothing (in a function, `_trains_after` decides)."""
     training = [
         loop
-        for loop in ctx.nodes_within(func, cst.For, cst.While)
+        for loop in ctx.nodes_within(ctx.module, cst.For, cst.While)
         if isinstance(loop, (cst.For, cst.While))
-        and ctx.enclosing_function(loop) is frame
+        and ctx.enclosing_function(loop) is None
         and _reaches_backward(ctx, loop.body)
     ]
     return bool(training) and all(

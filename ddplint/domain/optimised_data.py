@@ -6,8 +6,6 @@ Each process may do that on its own shard with nothing to keep in step."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import libcst as cst
 
 from ddplint.context import FileContext
@@ -71,61 +69,33 @@ def _over_data(ctx: FileContext, optimizer: cst.Call) -> bool:
     if not isinstance(params, (cst.List, cst.Tuple)) or not params.elements:
         return False
     return all(
-        isinstance(e, cst.Element) and _trainable_tensor(ctx, e.value, optimizer, _DEPTH)
+        isinstance(e, cst.Element) and _made_tensor(ctx, e.value, optimizer, _DEPTH, True)
         for e in params.elements
     )
 
 
-def _trainable_tensor(
-    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int
+def _made_tensor(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int, trainable: bool
 ) -> bool:
-    """Every value of `expr` is a tensor made by a torch factory with `requires_grad=True`,
-    or marked with `.requires_grad_()`, also through moves (`.to(rank)`, `.cuda()`)."""
+    """Every value of `expr` is a tensor a torch factory makes, also through names and
+    moves (`.to(rank)`, `.cuda()`); `trainable`: made trainable too, by the factory's
+    `requires_grad=True` or by `.requires_grad_()` on such a tensor."""
     if depth == 0:
         return False
     if isinstance(expr, cst.Name):
-        return _every_value(ctx, expr, at, depth, _trainable_tensor)
+        values = [v for v in ctx.resolver.values(expr, at) if v.leaf]
+        return bool(values) and all(
+            v.expr is not expr and _made_tensor(ctx, v.expr, v.at, depth - 1, trainable)
+            for v in values
+        )
     if not isinstance(expr, cst.Call):
         return False
     if ctx.call_name(expr) in _FACTORIES:
         flag = argument(expr, None, "requires_grad")
-        return isinstance(flag, cst.Name) and flag.value == "True"
+        return not trainable or (isinstance(flag, cst.Name) and flag.value == "True")
     func = expr.func
     if not isinstance(func, cst.Attribute):
         return False
-    if func.attr.value == "requires_grad_":
-        return _made_here(ctx, func.value, at, depth - 1)
-    return func.attr.value in _MOVES and _trainable_tensor(ctx, func.value, at, depth - 1)
-
-
-def _made_here(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
-    """`expr` is a tensor a torch factory makes (`torch.zeros(...)`), also through a name
-    or moves: what `.requires_grad_()` turns into a trainable leaf."""
-    if depth == 0:
-        return False
-    if isinstance(expr, cst.Name):
-        return _every_value(ctx, expr, at, depth, _made_here)
-    if not isinstance(expr, cst.Call):
-        return False
-    if ctx.call_name(expr) in _FACTORIES:
-        return True
-    func = expr.func
-    return (
-        isinstance(func, cst.Attribute)
-        and func.attr.value in _MOVES
-        and _made_here(ctx, func.value, at, depth - 1)
-    )
-
-
-def _every_value(
-    ctx: FileContext,
-    name: cst.Name,
-    at: cst.CSTNode,
-    depth: int,
-    holds: Callable[[FileContext, cst.BaseExpression, cst.CSTNode, int], bool],
-) -> bool:
-    """`holds` of every value `name` may have at `at` (none known: False)."""
-    values = [v for v in ctx.resolver.values(name, at) if v.leaf]
-    return bool(values) and all(
-        v.expr is not name and holds(ctx, v.expr, v.at, depth - 1) for v in values
-    )
+    if func.attr.value == "requires_grad_" and trainable:
+        return _made_tensor(ctx, func.value, at, depth - 1, False)
+    return func.attr.value in _MOVES and _made_tensor(ctx, func.value, at, depth - 1, trainable)
