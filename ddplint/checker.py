@@ -19,7 +19,7 @@ from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.dormant_options import needs_unpassed_option
 from ddplint.domain.import_uses import may_use
-from ddplint.domain.liveness import Liveness, Livenesses, set_aside_reason
+from ddplint.domain.liveness import Liveness, Livenesses, project_exports, set_aside_reason
 from ddplint.domain.runners import distribution_opt_in
 from ddplint.domain.test_modules import collected_by_pytest
 from ddplint.domain.unpassed_parameters import needs_unpassed_argument
@@ -173,6 +173,7 @@ def livenesses(ctx: FileContext) -> Livenesses:
         set_aside=set_aside_reason(ctx.path, root, lambda: distribution_opt_in(ctx)),
         dormant=lambda node: needs_unpassed_option(ctx, node) or needs_unpassed_argument(ctx, node),
         collected_tests=collected_by_pytest(ctx),
+        exports=project_exports(root, lambda: bool(project_files(root).naming("__main__"))),
     )
 
 

@@ -1,5 +1,6 @@
 """Written for torch.distributed.launch: --local_rank is required, so under torchrun the
-script stops at argument parsing."""
+script stops at argument parsing. Nothing here says which torch it installs, and the
+launcher of torch 1.x passes --local_rank: the finding is unproven (preview)."""
 
 import argparse
 
@@ -11,7 +12,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--local_rank", type=int, required=True)  # expect: DDP040
+    parser.add_argument("--local_rank", type=int, required=True)  # expect-preview: DDP040
     args = parser.parse_args()
     torch.cuda.set_device(args.local_rank)
     dist.init_process_group("nccl")

@@ -17,9 +17,12 @@ library: `ddplint.domain.vendored_code`; a script whose project's own commands l
 only as one process: `ddplint.domain.launch_commands`), a branch taken only on a torch
 older than 1.10 (`ddplint.domain.versions`), and a function no code names in a module that is not a
 script, when it is private
-(`_name`) or its module is a helper that other files of the project import: a notebook or
-a user may still call it. A public function of a module no project file imports is what
-the module exports to its users, an entry point: live.
+(`_name`), its module is a helper that other files of the project import, or the project
+is an application that exports nothing (`project_exports`: scripts and no packaging, so a
+module none of its files imports is a leftover or a copy nothing runs): a notebook or a
+user may still call it. A public function of a module no project file imports, in a
+project that offers its modules to others, is what the module exports to its users, an
+entry point: live.
 
 Entry points need no list of their own: a `__main__` block, a function handed to
 `mp.spawn` or `Process(target=...)`, a console script in pyproject.toml all name the
@@ -110,6 +113,28 @@ def set_aside_reason(path: str, root: str, opt_in: Callable[[], bool]) -> str | 
     )
 
 
+# What makes a project installable, its modules an interface for code outside: a
+# `setup.py` or `setup.cfg`, or a `pyproject.toml` that declares a package (not one that
+# only configures tools).
+_PACKAGING = ("setup.py", "setup.cfg")
+_DECLARES_PACKAGE = re.compile(r"(?m)^\s*\[(?:project|build-system|tool\.poetry)\]")
+
+
+def project_exports(root: str, has_scripts: Callable[[], bool]) -> bool:
+    """Whether the project at `root` offers its modules to code outside it: it has
+    packaging at its root, or no scripts (a lone module checked by itself). An
+    application (scripts, no packaging) runs what its scripts import, and nothing else."""
+    if any(os.path.isfile(os.path.join(root, name)) for name in _PACKAGING):
+        return True
+    try:
+        with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as handle:
+            if _DECLARES_PACKAGE.search(handle.read()):
+                return True
+    except (OSError, UnicodeDecodeError):
+        pass
+    return not has_scripts()
+
+
 def _data_position(string: cst.SimpleString, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> bool:
     """`string` is a docstring, a keyword argument's value or a comparison's operand."""
     parent = parents.get(string)
@@ -139,6 +164,7 @@ class Livenesses:
         set_aside: str | None = None,
         dormant: Callable[[cst.CSTNode], bool] | None = None,
         collected_tests: bool = True,
+        exports: bool = True,
     ) -> None:
         """`module_name`: the file's module name, to ask whether other files import it;
         `set_aside`: why none of the file is known to run in a distributed job
@@ -147,8 +173,10 @@ class Livenesses:
         (`ddplint.domain.dormant_options`) or a parameter value no call in sight passes
         (`ddplint.domain.unpassed_parameters`); `collected_tests`: pytest collects the
         file's `test*` functions (`test_modules.collected_by_pytest`), which then run though
-        nothing calls them."""
+        nothing calls them; `exports`: the project offers its modules to code outside
+        (`project_exports`), so a public function no code names is an interface, live."""
         self.module_name = module_name
+        self.exports = exports
         self.collected_tests = collected_tests
         self.set_aside = set_aside
         self.dormant = dormant
@@ -244,7 +272,7 @@ class Livenesses:
             return _any_of(states)
         if self._is_script:
             return Liveness.NEVER
-        if name.startswith("_") or self._imported_elsewhere():
+        if name.startswith("_") or self._imported_elsewhere() or not self.exports:
             return Liveness.UNKNOWN
         return Liveness.LIVE
 

@@ -163,6 +163,14 @@ _PIN = re.compile(
 # A pip requirements line naming torch with no upper bound (`torch`, `torch>=1.8`); in a
 # conda environment `- pytorch` may name the channel.
 _UNBOUNDED = re.compile(r"(?im)^[\s\-\"']*(?:py)?torch[\"']?\s*(?:>=?\s*[\d.]+[\"']?\s*)?(?:#.*)?$")
+# A packaging file's requirement naming torch with no upper bound (`"torch>=1.8",`).
+_UNBOUNDED_QUOTED = re.compile(r"[\"'](?:py)?torch\s*(?:>=?\s*[\d.]+\s*)?[\"']")
+# An install command that takes today's torch (`pip install torch torchvision`, `conda
+# install pytorch -c pytorch`): torch named with no version after it (not a conda channel).
+_UNPINNED_INSTALL = re.compile(
+    r"(?im)^[\s$>]*(?:pip3?|python3?\s+-m\s+pip|conda|mamba)\s+install\b[^\n#]*?"
+    r"(?<![\w.-])(?<!-c )(?<!--channel )(?:py)?torch(?![\w.=<>~!:-])"
+)
 _COMMENT_LINE = re.compile(r"(?m)^\s*#.*$")
 # Where a project pins what it installs: packaging files at its root; requirements files,
 # conda environments and Dockerfiles, and the commands of its READMEs and shell scripts
@@ -178,22 +186,43 @@ def pinned_torch(root: str, script: str) -> Version | None:
     README: `(1, 8, 1)`), read from the files of its folder and the folders above it up to
     `root` (a subproject's own pins, not a sibling's); None when nothing there bounds it.
     Where several pins are named, the newest counts."""
+    bound, unbounded = _torch_pins(root, script)
+    return None if unbounded else bound
+
+
+def installs_torch_2(root: str, script: str) -> bool | None:
+    """Whether the torch the project installs for `script` is 2.0 or newer: True where a
+    requirement names torch with no upper bound (pip takes today's release) or the pins
+    allow 2.x; False where they stop before it; None where nothing the project ships
+    names the torch it installs (code of the torch 1.x years may assume its launcher)."""
+    bound, unbounded = _torch_pins(root, script)
+    if unbounded:
+        return True
+    return None if bound is None else bound >= TORCH_2
+
+
+def _torch_pins(root: str, script: str) -> tuple[Version | None, bool]:
+    """(`pinned_torch`'s bound, whether the project installs torch with no upper bound:
+    `torch` or `torch>=1.8` on a requirements line of `script`'s folders; where nothing
+    bounds it, `"torch>=1.8"` in a packaging file or `pip install torch` in a command)."""
     files = project_files(root)
     folders = _folders_up(os.path.dirname(os.path.abspath(script)), os.path.abspath(root))
     texts = [files.text(os.path.join(root, name)) for name in _PIN_FILES]
+    loose = any(text is not None and _UNBOUNDED_QUOTED.search(text) for text in texts)
     documents = [
         files.text(p)
         for p in files.command_paths
         if os.path.dirname(os.path.abspath(p)) in folders | {os.path.join(root, "docs")}
     ]
     texts += documents
+    loose = loose or any(d is not None and _UNPINNED_INSTALL.search(d) for d in documents)
     for path in files.requirement_paths:
         text = files.text(path)
         if text is None or os.path.dirname(os.path.abspath(path)) not in folders:
             continue
         text = _COMMENT_LINE.sub("", text)  # `# torch==1.9.0+cu111`: an old pin left as a note
         if path.endswith(".txt") and _UNBOUNDED.search(text):
-            return None  # `torch` or `torch>=1.8` on a line of its own: whatever pip finds
+            return None, True  # `torch` or `torch>=1.8` on a line of its own: whatever pip finds
         texts.append(text)
     pins = [
         _pin_bound(operator, number)
@@ -204,9 +233,9 @@ def pinned_torch(root: str, script: str) -> Version | None:
     pins += [bound for text in texts if text is not None for bound in _image_bounds(text)]
     pinned = max(pins) if pins else None
     interpreter = _interpreter_bound([d for d in documents if d is not None])
-    if interpreter is None:
-        return pinned
-    return interpreter if pinned is None else min(pinned, interpreter)
+    if interpreter is not None:
+        return (interpreter if pinned is None else min(pinned, interpreter)), False
+    return pinned, pinned is None and loose
 
 
 # A Docker base image that ships torch: PyTorch's own (`pytorch/pytorch:1.10.0-cuda11.3-...`)

@@ -45,7 +45,8 @@ def findings(tmp_path: Path, capsys, files: dict[str, str], preview: bool = Fals
 def test_old_launcher_in_a_shell_script_is_an_error(tmp_path, capsys, option, message):
     train = TRAIN.format(option=option, parse="parse_args")
     run = "python -m torch.distributed.launch --nproc_per_node=2 train.py --epochs 3\n"
-    (found,) = findings(tmp_path, capsys, {"train.py": train, "run.sh": run})
+    files = {"train.py": train, "run.sh": run, "requirements.txt": "torch\n"}
+    (found,) = findings(tmp_path, capsys, files)
     assert found["code"] == "DDP040" and "`run.sh` starts this script" in found["message"]
     assert message in found["message"] and not found["unproven"]
 
@@ -112,7 +113,8 @@ def test_a_readme_command_laid_out_over_lines_names_its_script(tmp_path, capsys)
         "  train.py --epochs 3\n```\n"
     )
     train = TRAIN.format(option=UNDERSCORE, parse="parse_args")
-    (found,) = findings(tmp_path, capsys, {"train.py": train, "README.md": readme})
+    files = {"train.py": train, "README.md": readme, "requirements.txt": "torch\n"}
+    (found,) = findings(tmp_path, capsys, files)
     assert "`README.md` starts this script" in found["message"]
 
 
@@ -139,5 +141,6 @@ def test_an_inline_readme_command_with_option_lines_names_its_script(tmp_path, c
         "  train.py --epochs 3`\n"
     )
     train = TRAIN.format(option=UNDERSCORE, parse="parse_args")
-    (found,) = findings(tmp_path, capsys, {"train.py": train, "README.md": readme})
+    files = {"train.py": train, "README.md": readme, "requirements.txt": "torch\n"}
+    (found,) = findings(tmp_path, capsys, files)
     assert "`README.md` starts this script" in found["message"]

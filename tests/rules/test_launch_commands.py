@@ -361,6 +361,7 @@ def test_a_command_file_naming_its_own_folder_runs_the_script_beside_it(tmp_path
             "train.py": "print('not this one')\n",
             "tools/train.py": DDP022_TRAIN,
             "tools/dist_train.sh": launch,
+            "requirements.txt": "torch\n",
         },
     )
     main(["check", "--no-cache", "--select", "DDP040", str(root / "tools" / "train.py")])

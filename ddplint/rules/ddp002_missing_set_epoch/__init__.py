@@ -25,6 +25,7 @@ from ddplint.domain.samplers import (
     is_alias_call,
     is_evaluation_sampler,
     names_bound_to,
+    returned_positions,
     shuffles,
 )
 from ddplint.engine.model import all_params
@@ -524,6 +525,8 @@ def main(train_set, model, epochs):
                         continue  # Accelerate's loader sets its sampler's epoch each pass
                     if _dataset_changed_in(ctx, sampler, epoch.loop):
                         continue  # `train_set.shuffle()` each pass: the indices read anew
+                    if _consumer_may_set_epoch(ctx, sampler, epoch.loop):
+                        continue  # `return batches, sampler`: its consumer moves the epoch
                     if id(epoch.loop) not in reported:
                         reported.add(id(epoch.loop))
                         yield self._finding(ctx, sampler, epoch, held.via)
@@ -810,6 +813,26 @@ def _asks_for_evaluation(call: cst.Call) -> bool:
         if words & {"train", "training", "shuffle"}:
             return True
     return False
+
+
+def _consumer_may_set_epoch(
+    ctx: FileContext, sampler: SamplerUse, loop: cst.For | cst.While | cst.Call
+) -> bool:
+    """`loop` is an endless generator's (`while True: yield from loader`), whose passes run
+    as its consumer asks for batches, and the function building the sampler returns it
+    beside the generator (`return batches, sampler`): the consumer may move its epoch
+    between passes (`sampler.set_epoch(step)`), as some code of the project does."""
+    frame = ctx.model.frame(loop)
+    if not (isinstance(loop, cst.While) and isinstance(frame, cst.FunctionDef)):
+        return False
+    builder = ctx.scope(sampler.site)
+    return (
+        bool(ctx.nodes_within(frame, cst.Yield))
+        and isinstance(builder, cst.FunctionDef)
+        and sampler.name is not None
+        and bool(returned_positions(ctx, sampler.name, builder))
+        and not epoch_never_set(ctx.path)
+    )
 
 
 def _endless_message(call: cst.Call, origin: str) -> str:

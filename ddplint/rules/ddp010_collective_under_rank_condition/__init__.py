@@ -61,7 +61,8 @@ torchrun ends the job when a rank exits with an error: a crash, not a hang; a cl
 `return` or `sys.exit(0)` there is reported), rank-0 work followed by a barrier every rank
 reaches, the rank-0-first pattern
 (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`, each rank reaching one
-barrier), its early-return form (`if rank != 0: dist.barrier(); return` with the same
+barrier; also split between the `__enter__` and `__exit__` of a context manager class),
+its early-return form (`if rank != 0: dist.barrier(); return` with the same
 barrier after the `if`, which only rank 0 reaches), both branches of an `if`/`else` issuing
 the collective (also where one branch hands the function the other calls to a runner:
 `wandb.agent(sweep, function=trainer.train)` on rank 0, `trainer.train()` on the others; a
@@ -224,7 +225,7 @@ def exchange(t, rank):
             issued.setdefault((ctx.scope(call), key), []).append(call)
             if gate is not None:
                 candidates.append((call, key, gate))
-                groups.setdefault((ctx.scope(call), key), []).append(gate)
+                groups.setdefault((_pairing_unit(ctx, call), key), []).append(gate)
         evidence = rank_evidence(ctx) if candidates else None
         for call, key, gate in candidates:
             if (
@@ -232,7 +233,7 @@ def exchange(t, rank):
                 or _others_hand_over(ctx, call, gate)
                 or _others_raise(ctx, gate)
                 or _workers_issue(ctx, call)
-                or _paired(gate, groups[ctx.scope(call), key])
+                or _paired(gate, groups[_pairing_unit(ctx, call), key])
                 or _matched_after_leaving(ctx, call, gate, issued[ctx.scope(call), key])
             ):
                 continue
@@ -391,6 +392,23 @@ def _matched_after_leaving(
         other is not call and not ctx.is_inside(other, node) and ctx.before(node, other)
         for other in same_function
     )
+
+
+# The methods of a context manager: a `with` block runs `__enter__`, the body, then
+# `__exit__`, so a collective of one pairs with one of the other.
+_CONTEXT_METHODS = frozenset({"__enter__", "__exit__", "__aenter__", "__aexit__"})
+
+
+def _pairing_unit(ctx: FileContext, call: cst.Call) -> cst.CSTNode:
+    """Where the rank-0-first pattern pairs a gated collective with another: its function,
+    or for the entry and exit methods of a context manager class, the class (`__enter__`:
+    `if rank > 0: barrier()`, `__exit__`: `if rank == 0: barrier()`)."""
+    scope = ctx.scope(call)
+    if isinstance(scope, cst.FunctionDef) and scope.name.value in _CONTEXT_METHODS:
+        owner = ctx.model.enclosing_class(scope)
+        if owner is not None:
+            return owner
+    return scope
 
 
 def _paired(gate: Gate, same_function: list[Gate]) -> bool:

@@ -25,7 +25,7 @@ from ddplint.domain.local_rank_option import (
 )
 from ddplint.domain.project_view import project_of
 from ddplint.domain.scripts import main_blocks
-from ddplint.domain.versions import TORCH_2, Version, pinned_torch
+from ddplint.domain.versions import TORCH_2, installs_torch_2, pinned_torch
 from ddplint.project_files import project_files, project_root
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp040_launcher_rejects_arguments.parser import (
@@ -76,8 +76,12 @@ pytorch/pytorch:1.10.0-cuda11.3-cudnn8-runtime`), means
 `--local_rank=N`, which an underscore-only parser accepts: not reported, nor a required
 option in a script the project starts with that launcher. So does an interpreter too old
 for torch 2.0 that runs every launch there (`/usr/bin/python3.6 -m
-torch.distributed.launch ...`: the newest torch for Python 3.7 is 1.13). Where no pin is
-found, the message says so.
+torch.distributed.launch ...`: the newest torch for Python 3.7 is 1.13). The first two
+findings rest on a torch 2.x: they are proven where the project installs one (a
+requirements line naming torch with no upper bound, `pip install torch` in a command,
+`"torch>=1.8"` in a packaging file, a pin allowing 2.x) or, for a required option, starts
+the script with torchrun; where nothing the project ships names its torch (code of the
+torch 1.x years, whose launcher passes `--local_rank`), they are unproven (`--preview`).
 
 Left alone: a parser declaring both spellings, in one `add_argument` call or in two, an
 option declared only under a condition (`if PYTORCH_MAJOR_VERSION == 1:`),
@@ -205,11 +209,16 @@ torch.cuda.set_device(local_rank)
         # `--local_rank` before torch 2.0.
         launched = root is not None and os.path.abspath(ctx.path) in option_launches(root)
         pinned = pinned_torch(root, ctx.path) if root is not None else None
+        # What the launch passes rests on the torch installed: known to be 2.x, or unknown
+        # where nothing the project ships names its torch (code of the 1.x years, whose
+        # torch.distributed.launch passes `--local_rank`).
+        torch_2 = installs_torch_2(root, ctx.path) if root is not None else None
         for call, flags in options:
             if is_required(call):
                 if launched and pinned is not None and pinned < TORCH_2:
                     continue
-                yield Finding(call, _required_message(flags), unproven=own)
+                known = torch_2 or _started_by_torchrun(ctx, root)
+                yield Finding(call, _required_message(flags), unproven=own or not known)
         if root is None or own:
             return
         yield from _environment_launch(ctx, root, options)
@@ -227,10 +236,18 @@ torch.cuda.set_device(local_rank)
                 if pinned is not None and pinned < TORCH_2:
                     continue  # the launcher of the torch the project pins passes --local_rank
                 yield Finding(
-                    call, _underscore_message(shown, pinned, documented), unproven=documented
+                    call,
+                    _underscore_message(shown, torch_2, documented),
+                    unproven=documented or not torch_2,
                 )
         if not options and not _declared_in_closure(ctx, root) and not _handed_on(ctx, parse):
             yield Finding(parse, _undeclared_message(shown, documented), unproven=documented)
+
+
+def _started_by_torchrun(ctx: FileContext, root: str | None) -> bool:
+    """The project starts this script with torchrun (or `torch.distributed.run`), which
+    passes no `--local_rank` option on any torch."""
+    return root is not None and os.path.abspath(ctx.path) in environment_launches(root)
 
 
 def _environment_launch(
@@ -290,9 +307,8 @@ def _starts(command: str, documented: bool) -> str:
     return f"`{command}` starts this script"
 
 
-def _underscore_message(command: str, pinned: Version | None, documented: bool) -> str:
-    # No pin found is no proof of none (requirements files are not read): say nothing then.
-    installed = "" if pinned is None else " (the project's torch pins allow such a release)"
+def _underscore_message(command: str, torch_2: bool | None, documented: bool) -> str:
+    installed = " (the torch the project installs)" if torch_2 else ""
     return (
         f"{_starts(command, documented)} with torch.distributed.launch without `--use_env`, "
         f"which from torch 2.0 on{installed} passes `--local-rank=N`; this parser knows only "
