@@ -56,4 +56,4 @@ def test_an_epoch_loop_in_a_crlf_file_is_named(tmp_path: Path, capsys):
     args = ["check", "--no-cache", "--exit-zero", "--output-format", "json", "--select", "DDP002"]
     main([*args, str(tmp_path / "train.py")])
     (found,) = json.loads(capsys.readouterr().out)
-    assert "every pass of the epoch loop (`train.py:18`)" in found["message"]
+    assert "every pass over its loaders (the loop at `train.py:18`)" in found["message"]

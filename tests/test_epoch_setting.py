@@ -187,3 +187,25 @@ def test_a_comment_after_a_schedule_loop_adds_no_pass_over_data(tmp_path: Path) 
     )
     root = _project(tmp_path, {"train.py": SAMPLER + text})
     assert epoch_loop_near(str(root / "train.py"), _no_imports) is None
+
+
+def test_an_endless_generator_over_a_loader_is_the_loop_that_reads_it(tmp_path: Path) -> None:
+    """A data module's `while True: for batch in loader: yield batch` restarts the loader on
+    every pass its consumer asks for: that is the loop to name, not an unrelated loop over
+    epochs elsewhere (one fitting a small network on an array)."""
+    root = tmp_path
+    (root / "pyproject.toml").write_text("", encoding="utf-8")
+    (root / "util.py").write_text(
+        "def data_sampler(dataset, shuffle):\n"
+        "    return DistributedSampler(dataset, shuffle=shuffle)\n\n\n"
+        "def sample_data(loader):\n"
+        "    while True:\n"
+        "        for batch in loader:\n"
+        "            yield batch\n",
+        encoding="utf-8",
+    )
+    (root / "icp.py").write_text(
+        "def fit(z, opts):\n    for epoch in range(opts.epochs):\n        train_epoch(z, epoch)\n",
+        encoding="utf-8",
+    )
+    assert epoch_loop_near(str(root / "util.py"), _no_imports, "data_sampler") == ("util.py", 6)

@@ -173,10 +173,13 @@ RANK_FUNCTION = re.compile(rf"^_*(get_)?{_RANK_WORDS}*rank$")
 RANK_NAME = re.compile(rf"^_*{_RANK_WORDS}*rank(_id)?$|^gpu_id$")
 WORLD_SIZE_FUNCTION = re.compile(r"^(get_)?world_size$")
 WORLD_SIZE_NAME = re.compile(r"(^|_)world_size$|^num_(replicas|processes|gpus_total)$")
-# `is_main_process()`, `self.is_master`, `master_process`, `trainer.is_global_zero`, ...
+# `is_main_process()`, `self.is_master`, `master_process`, `trainer.is_global_zero`, ...;
+# `is_main_worker`, but not `main_worker`: the worker function every process runs (the
+# ImageNet example's `main_worker(gpu, ngpus_per_node, args)`).
 MAIN_PROCESS_NAME = re.compile(
     r"^(is_)?((global|world|dist|distributed|ddp|dp|data_parallel)_)?(main|master|primary|chief)"
-    r"(_process|_proc|_rank|_worker)?$|^is_rank_?(zero|0)$"
+    r"(_process|_proc|_rank)?$|^is_rank_?(zero|0)$"
+    r"|^is_((global|world|dist|distributed|ddp|dp|data_parallel)_)?(main|master|primary|chief)_worker$"
     r"|^is_global_zero$|^is_local_(main|master)(_process)?$|^rank_?(zero|0)(_only)?$"
     r"|^is_local_zero$"
 )

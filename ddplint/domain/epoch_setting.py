@@ -45,6 +45,14 @@ _EPOCH_LOOP = re.compile(
 )
 
 
+# The header of a loop with no end (`while True:`), and in its body a pass over an iterable
+# that yields what it reads: an endless generator's.
+_ENDLESS = re.compile(r"[ \t]*while[ \t]+(?:True|1)[ \t]*:")
+_YIELDS_PASS = re.compile(
+    r"^[ \t]*yield[ \t]+from[ \t]"
+    r"|^[ \t]*for[ \t][^\n]*[ \t]in[ \t][^\n]*:(?:\n[^\n]*)*?\n[ \t]*yield\b",
+    re.MULTILINE,
+)
 # In a loop's body: a loop of its own (`for batch in loader:`), or a call named for a pass
 # over the data (`train_one_epoch(...)`, `trainer.fit(...)`, `run_epoch(...)`).
 _PASS = re.compile(
@@ -54,9 +62,29 @@ _PASS = re.compile(
 
 
 def _passes_over_data(text: str, header: re.Match[str]) -> bool:
-    """The body of the loop `header` (its lines indented deeper; a comment line, at any
-    indent, ends nothing) holds a loop of its own or a call named for a pass over the
-    data: not a loop that only fills a schedule."""
+    """The body of the loop `header` holds a loop of its own or a call named for a pass
+    over the data: not a loop that only fills a schedule."""
+    return _PASS.search(_body(text, header)) is not None
+
+
+def _may_loop(text: str | None) -> bool:
+    """The text may hold a loop over epochs, or an endless generator's."""
+    return text is not None and ("epoch" in text or "yield" in text)
+
+
+def _endless_generator(text: str, header: re.Match[str]) -> bool:
+    """The loop `header` is an endless generator's over a loader (`while True: for batch
+    in loader: yield batch`, `while True: yield from loader`): each pass its consumer
+    starts reads the sampler's order anew."""
+    if _ENDLESS.match(header.group()) is None:
+        return False
+    body = _body(text, header)
+    return _YIELDS_PASS.search(body) is not None
+
+
+def _body(text: str, header: re.Match[str]) -> str:
+    """The lines of the loop `header` (indented deeper; a comment line, at any indent,
+    ends nothing)."""
     indent = len(header.group()) - len(header.group().lstrip())
     body = []
     for line in text[header.end() :].splitlines()[1:]:
@@ -66,7 +94,7 @@ def _passes_over_data(text: str, header: re.Match[str]) -> bool:
         if code and len(line) - len(line.lstrip()) <= indent:
             break
         body.append(line)
-    return _PASS.search("\n".join(body)) is not None
+    return "\n".join(body)
 
 
 def _runs_once(text: str, header: str) -> bool:
@@ -164,21 +192,20 @@ def epoch_loop_near(
         names = word is not None and word.search(files.text(other) or "") is not None
         return not names, os.path.dirname(other) != folder
 
-    # Only files that mention an epoch can hold the loop: the others are never ordered.
-    others = sorted(
-        (p for p in files.paths if p != path and "epoch" in (files.text(p) or "")), key=order
-    )
+    # Only files that mention an epoch or yield can hold the loop: the others never order.
+    others = sorted((p for p in files.paths if p != path and _may_loop(files.text(p))), key=order)
     own: set[str] | None = None  # `path` and what it imports, read once when asked
     entries: list[set[str]] | None = None  # the closures of the scripts that reach `path`
     for candidate in [path, *others]:
         text = files.text(candidate) or ""
-        if "epoch" not in text or (candidate != path and is_test_file(candidate)):
+        if not _may_loop(text) or (candidate != path and is_test_file(candidate)):
             continue  # a test's loop runs in the one pytest process: it trains no job
         for match in _EPOCH_LOOP.finditer(text):
-            if "epoch" not in match.group().lower() or _runs_once(text, match.group()):
-                continue
-            if not _passes_over_data(text, match):
-                continue  # `for i in range(1, epochs): lr[i] = ...`: a schedule, no pass
+            if not _endless_generator(text, match):
+                if "epoch" not in match.group().lower() or _runs_once(text, match.group()):
+                    continue
+                if not _passes_over_data(text, match):
+                    continue  # `for i in range(1, epochs): lr[i] = ...`: a schedule, no pass
             if candidate != path:
                 if own is None:
                     own = {path, *closure(path)}

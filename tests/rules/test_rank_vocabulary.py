@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from ddplint.api import lint_source
+from ddplint.domain.apis import MAIN_PROCESS_NAME
 
 HEADER = """\
 import math
@@ -206,3 +207,18 @@ def test_ddp011_exit_only_a_caller_out_of_sight_may_reach_is_unproven(cli, tmp_p
         *("--output-format", "json", tmp_path),
     )
     assert [(d["location"]["row"], d["unproven"]) for d in result.json()] == [(20, True)]
+
+
+@pytest.mark.parametrize(
+    ("name", "asks"),
+    [
+        ("is_main_process", True),
+        ("is_master", True),
+        ("master_process", True),
+        ("is_main_worker", True),
+        ("main_worker", False),  # the ImageNet example's worker function, run by every rank
+        ("master_worker", False),
+    ],
+)
+def test_a_main_process_question_is_named_as_one(name: str, asks: bool) -> None:
+    assert bool(MAIN_PROCESS_NAME.match(name)) is asks

@@ -601,8 +601,8 @@ def main(train_set, model, epochs):
                 sampler.site,
                 f"This DistributedSampler {how}, and no code of this project calls "
                 "`set_epoch` on a sampler (nor hands its loaders to a framework that "
-                "does): its epoch stays 0, so every pass of the epoch loop "
-                f"(`{where}:{line}`) reads the same sample order on every rank{unless}; "
+                "does): its epoch stays 0, so every pass over its loaders (the loop at "
+                f"`{where}:{line}`) reads the same sample order on every rank{unless}; "
                 "call `sampler.set_epoch(epoch)` at the start of each epoch",
                 unproven=shuffle is None or bool(drawn),
             )
