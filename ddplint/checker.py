@@ -21,6 +21,7 @@ from ddplint.domain.dormant_options import needs_unpassed_option
 from ddplint.domain.import_uses import may_use
 from ddplint.domain.liveness import Liveness, Livenesses, project_exports, set_aside_reason
 from ddplint.domain.runners import distribution_opt_in
+from ddplint.domain.scripts import is_script
 from ddplint.domain.test_modules import collected_by_pytest
 from ddplint.domain.unpassed_parameters import needs_unpassed_argument
 from ddplint.noqa import Suppressions
@@ -170,7 +171,9 @@ def livenesses(ctx: FileContext) -> Livenesses:
         ctx.source,
         _named_elsewhere(ctx.path, root),
         module,
-        set_aside=set_aside_reason(ctx.path, root, lambda: distribution_opt_in(ctx)),
+        set_aside=set_aside_reason(
+            ctx.path, root, lambda: distribution_opt_in(ctx), is_script(ctx.module)
+        ),
         dormant=lambda node: needs_unpassed_option(ctx, node) or needs_unpassed_argument(ctx, node),
         collected_tests=collected_by_pytest(ctx),
         exports=project_exports(root, lambda: bool(project_files(root).naming("__main__"))),

@@ -12,7 +12,8 @@ entry-point configuration) in a module that is a script (`if __name__ == "__main
 (`ddplint.domain.dormant_options`) or a parameter value no call in sight passes
 (`ddplint.domain.unpassed_parameters`), every statement of a file set aside (archived code
 in an `old/` or `backup/` folder of the project or a `train_old.py` copy:
-`ddplint.domain.archived_code`; a copy of another project the project imports as a
+`ddplint.domain.archived_code`; test code, run by pytest as the project's tests:
+`ddplint.domain.test_modules`; a copy of another project the project imports as a
 library: `ddplint.domain.vendored_code`; a script whose project's own commands launch it
 only as one process: `ddplint.domain.launch_commands`), a branch taken only on a torch
 older than 1.10 (`ddplint.domain.versions`), and a function no code names in a module that is not a
@@ -50,6 +51,7 @@ from ddplint.domain.archived_code import archive_mark
 from ddplint.domain.broken_imports import missing_import
 from ddplint.domain.launch_commands import one_process_command
 from ddplint.domain.scripts import is_script
+from ddplint.domain.test_modules import test_code_mark
 from ddplint.domain.vendored_code import vendored_mark
 from ddplint.domain.versions import TORCHRUN_SINCE, TorchVersions
 from ddplint.engine import Condition, Flow, Resolver, SemanticModel
@@ -82,14 +84,17 @@ def _all_of(states: list[Liveness]) -> Liveness:
     return Liveness.UNKNOWN if Liveness.UNKNOWN in states else Liveness.LIVE
 
 
-def set_aside_reason(path: str, root: str, opt_in: Callable[[], bool]) -> str | None:
+def set_aside_reason(
+    path: str, root: str, opt_in: Callable[[], bool], script: bool = False
+) -> str | None:
     """Why none of the file `path` of the project at `root` is known to run in a
     distributed job, as a message says it: archived code
-    (`ddplint.domain.archived_code`), a file importing a name its project module does
+    (`ddplint.domain.archived_code`), test code (`test_modules.test_code_mark`), a file
+    importing a name its project module does
     not bind (`ddplint.domain.broken_imports`), or a script whose distributed mode is opt-in
     (`--local_rank` kept at -1, or `opt_in()`) and whose project's own commands start it
     only as one plain process (`ddplint.domain.launch_commands`); None when neither
-    holds."""
+    holds. `script`: the module runs as a program (`scripts.is_script`)."""
     mark = archive_mark(path, root)
     if mark is not None:
         return f"unproven: `{mark}` marks this file as archived code, not known to run"
@@ -98,6 +103,12 @@ def set_aside_reason(path: str, root: str, opt_in: Callable[[], bool]) -> str | 
         return (
             f"unproven: `{vendored}` is a copy of another project that this one imports as a "
             "library; its scripts are not known to run here"
+        )
+    test = test_code_mark(path, root, script)
+    if test is not None:
+        return (
+            f"unproven: `{test}` is test code, which pytest runs as the project's tests, "
+            "not as a training job"
         )
     broken = missing_import(path, root)
     if broken is not None:

@@ -23,6 +23,8 @@ JOB_WORDS = re.compile(
     re.IGNORECASE,
 )
 _TEST_FILE = re.compile(r"^test_\w*\.py$|^\w+_test\.py$")
+# Folders that hold a project's tests: their modules are test modules, fixtures and helpers.
+_TEST_FOLDERS = frozenset({"tests", "test", "unittests", "unit_tests", "testing"})
 
 
 def shows_job(ctx: FileContext, func: cst.FunctionDef) -> bool:
@@ -38,6 +40,25 @@ def is_test_file(path: str) -> bool:
     """The file is named as a pytest test module (`test_*.py`, `*_test.py`), read from
     its name alone (a file another module's question meets, not parsed)."""
     return _TEST_FILE.match(os.path.basename(path)) is not None
+
+
+def test_code_mark(path: str, root: str, script: bool) -> str | None:
+    """Where `path` is marked as test code of the project at `root` (a folder of tests
+    below the root: `tests/`; or, for a module that is no `script`, a pytest module's name
+    `test_*.py` or `conftest.py`), or None. Such code runs under pytest as the project's
+    tests, not as a training job: what it writes and which device it takes are the test's
+    own. `*_test.py` alone is no mark: `ddp_test.py` is as often a script trying DDP out."""
+    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    parts = relative.split(os.sep)
+    if parts[0] == os.pardir:
+        return None
+    name = parts[-1]
+    if not script and (name.startswith("test_") or name == "conftest.py"):
+        return relative
+    for depth, folder in enumerate(parts[:-1]):
+        if folder.lower() in _TEST_FOLDERS:
+            return os.path.join(*parts[: depth + 1]) + os.sep
+    return None
 
 
 def collected_by_pytest(ctx: FileContext) -> bool:

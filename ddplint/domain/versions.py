@@ -204,7 +204,8 @@ def installs_torch_2(root: str, script: str) -> bool | None:
 def _torch_pins(root: str, script: str) -> tuple[Version | None, bool]:
     """(`pinned_torch`'s bound, whether the project installs torch with no upper bound:
     `torch` or `torch>=1.8` on a requirements line of `script`'s folders; where nothing
-    bounds it, `"torch>=1.8"` in a packaging file or `pip install torch` in a command)."""
+    bounds it, `"torch>=1.8"` in a packaging file, `pip install torch` in a command, or a
+    README's list of requirements naming it so: `- pytorch >= 1.8.1`)."""
     files = project_files(root)
     folders = _folders_up(os.path.dirname(os.path.abspath(script)), os.path.abspath(root))
     texts = [files.text(os.path.join(root, name)) for name in _PIN_FILES]
@@ -215,7 +216,9 @@ def _torch_pins(root: str, script: str) -> tuple[Version | None, bool]:
         if os.path.dirname(os.path.abspath(p)) in folders | {os.path.join(root, "docs")}
     ]
     texts += documents
-    loose = loose or any(d is not None and _UNPINNED_INSTALL.search(d) for d in documents)
+    loose = loose or any(
+        d is not None and (_UNPINNED_INSTALL.search(d) or _UNBOUNDED.search(d)) for d in documents
+    )
     for path in files.requirement_paths:
         text = files.text(path)
         if text is None or os.path.dirname(os.path.abspath(path)) not in folders:

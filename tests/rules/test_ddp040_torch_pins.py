@@ -118,8 +118,9 @@ def test_a_requirements_file_leaving_torch_unbounded_keeps_the_finding(tmp_path,
         {"README.md": "```sh\npip install torch torchvision\n```\n"},
         {"README.md": "```sh\nconda install pytorch torchvision -c pytorch\n```\n"},
         {"setup.py": 'setup(install_requires=["torch>=1.8", "numpy"])\n'},
+        {"README.md": "## Requirements\n- python 3.8\n- pytorch >= 1.8.1\n"},
     ],
-    ids=["pip install torch", "conda install pytorch", "setup.py lower bound"],
+    ids=["pip install torch", "conda install pytorch", "setup.py lower bound", "README list"],
 )
 def test_an_install_of_todays_torch_proves_the_finding(tmp_path, capsys, files):
     (found,) = findings(tmp_path, capsys, {"train.py": TRAIN, "run.sh": RUN, **files})
@@ -128,8 +129,12 @@ def test_an_install_of_todays_torch_proves_the_finding(tmp_path, capsys, files):
 
 @pytest.mark.parametrize(
     "files",
-    [{}, {"requirements.txt": "numpy==1.24.0\n"}],
-    ids=["no requirements", "other packages only"],
+    [
+        {},
+        {"requirements.txt": "numpy==1.24.0\n"},
+        {"README.md": "Trained with PyTorch 1.7.1 on 8 V100s.\n"},
+    ],
+    ids=["no requirements", "other packages only", "README prose"],
 )
 def test_a_torch_the_project_does_not_name_leaves_the_finding_unproven(tmp_path, capsys, files):
     """Code of the torch 1.x years may assume the launcher of its time, which passes

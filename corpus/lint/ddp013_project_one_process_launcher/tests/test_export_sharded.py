@@ -12,13 +12,13 @@ from testkit.launch import with_parallel_job
 def _export(out_path):
     model = torch.nn.Linear(4, 4)
     dist.barrier()
-    torch.save(model.state_dict(), out_path)  # expect: DDP013
+    torch.save(model.state_dict(), out_path)  # expect-preview: DDP013
 
 
 def _tokenize(out_path):
     dist.barrier()
-    tokenizer = AutoTokenizer.from_pretrained("gpt2")  # expect: DDP025
-    torch.save(tokenizer("hello")["input_ids"], out_path)  # expect: DDP013
+    tokenizer = AutoTokenizer.from_pretrained("gpt2")  # expect-preview: DDP025
+    torch.save(tokenizer("hello")["input_ids"], out_path)  # expect-preview: DDP013
 
 
 def test_export(tmp_path):

@@ -8,7 +8,7 @@ from quantkit.session import Session
 
 
 def _mnist():
-    return datasets.MNIST("data", download=True, transform=transforms.ToTensor())  # expect: DDP025
+    return datasets.MNIST("data", download=True, transform=transforms.ToTensor())  # expect-preview: DDP025
 
 
 @pytest.mark.distributed
