@@ -30,7 +30,8 @@ def build_single_rank_group(port="29561"):
     ("path", "script", "mark"),
     [
         ("tests/test_runtime/_fixtures.py", False, "tests/"),
-        ("pkg/unit_tests/helpers.py", True, "pkg/unit_tests/"),
+        ("pkg/unit_tests/helpers.py", False, "pkg/unit_tests/"),
+        ("test/test_attack.py", True, None),  # an evaluation script under `test/`
         ("test_loader.py", False, "test_loader.py"),
         ("conftest.py", False, "conftest.py"),
         ("test_ddp.py", True, None),  # a script trying DDP out, run as a program

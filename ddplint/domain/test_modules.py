@@ -43,17 +43,18 @@ def is_test_file(path: str) -> bool:
 
 
 def test_code_mark(path: str, root: str, script: bool) -> str | None:
-    """Where `path` is marked as test code of the project at `root` (a folder of tests
-    below the root: `tests/`; or, for a module that is no `script`, a pytest module's name
-    `test_*.py` or `conftest.py`), or None. Such code runs under pytest as the project's
-    tests, not as a training job: what it writes and which device it takes are the test's
-    own. `*_test.py` alone is no mark: `ddp_test.py` is as often a script trying DDP out."""
+    """Where `path`, a module that is no `script`, is marked as test code of the project
+    at `root` (a pytest module's name, `test_*.py` or `conftest.py`, or a folder of tests
+    below the root: `tests/`), or None. Such code runs under pytest as the project's tests,
+    not as a training job: what it writes and which device it takes are the test's own. A
+    script is a program, wherever it lies (`test/eval_attack.py` evaluating a model), and
+    `*_test.py` alone is no mark: `ddp_test.py` is as often a script trying DDP out."""
     relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
     parts = relative.split(os.sep)
-    if parts[0] == os.pardir:
+    if script or parts[0] == os.pardir:
         return None
     name = parts[-1]
-    if not script and (name.startswith("test_") or name == "conftest.py"):
+    if name.startswith("test_") or name == "conftest.py":
         return relative
     for depth, folder in enumerate(parts[:-1]):
         if folder.lower() in _TEST_FOLDERS:
