@@ -52,3 +52,13 @@ def test_a_finding_in_test_code_is_unproven(cli, write) -> None:
     assert "DDP001" not in out
     shown = cli("check", "--exit-zero", "--preview", "--select", "DDP001", str(root)).out
     assert "DDP001 [preview]" in shown and "is test code" in shown
+
+
+def test_a_file_under_tests_that_a_command_launches_is_a_program(cli, write) -> None:
+    """apex's `tests/L1/common/main_amp.py` has no `__main__` block, but the project's
+    `run_test.sh` starts it with a distributed launcher: a training job, not a test."""
+    root = write("pyproject.toml", "[project]\nname = 'demo'\n").parent
+    write("tests/L1/_fixtures.py", FIXTURES + "\n\nbuild_single_rank_group()\n")
+    write("tests/L1/run_test.sh", "torchrun --nproc_per_node=2 _fixtures.py\n")
+    out = cli("check", "--exit-zero", "--select", "DDP001", str(root)).out
+    assert "DDP001" in out and "[preview]" not in out

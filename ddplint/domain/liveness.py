@@ -49,7 +49,7 @@ import libcst as cst
 
 from ddplint.domain.archived_code import archive_mark
 from ddplint.domain.broken_imports import missing_import
-from ddplint.domain.launch_commands import one_process_command
+from ddplint.domain.launch_commands import launched_scripts, one_process_command
 from ddplint.domain.scripts import is_script
 from ddplint.domain.test_modules import test_code_mark
 from ddplint.domain.vendored_code import vendored_mark
@@ -94,7 +94,8 @@ def set_aside_reason(
     not bind (`ddplint.domain.broken_imports`), or a script whose distributed mode is opt-in
     (`--local_rank` kept at -1, or `opt_in()`) and whose project's own commands start it
     only as one plain process (`ddplint.domain.launch_commands`); None when neither
-    holds. `script`: the module runs as a program (`scripts.is_script`)."""
+    holds. `script`: the module runs as a program (`scripts.is_script`); so does a file
+    one of the project's commands runs (`launch_commands.launched_scripts`)."""
     mark = archive_mark(path, root)
     if mark is not None:
         return f"unproven: `{mark}` marks this file as archived code, not known to run"
@@ -104,7 +105,8 @@ def set_aside_reason(
             f"unproven: `{vendored}` is a copy of another project that this one imports as a "
             "library; its scripts are not known to run here"
         )
-    test = test_code_mark(path, root, script)
+    program = script or os.path.abspath(path) in launched_scripts(root)
+    test = test_code_mark(path, root, program)
     if test is not None:
         return (
             f"unproven: `{test}` is test code, which pytest runs as the project's tests, "
