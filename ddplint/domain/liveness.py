@@ -88,14 +88,14 @@ def set_aside_reason(
     path: str, root: str, opt_in: Callable[[], bool], script: bool = False
 ) -> str | None:
     """Why none of the file `path` of the project at `root` is known to run in a
-    distributed job, as a message says it: archived code
-    (`ddplint.domain.archived_code`), test code (`test_modules.test_code_mark`), a file
-    importing a name its project module does
-    not bind (`ddplint.domain.broken_imports`), or a script whose distributed mode is opt-in
-    (`--local_rank` kept at -1, or `opt_in()`) and whose project's own commands start it
-    only as one plain process (`ddplint.domain.launch_commands`); None when neither
-    holds. `script`: the module runs as a program (`scripts.is_script`); so does a file
-    one of the project's commands runs (`launch_commands.launched_scripts`)."""
+    distributed job, as a message says it: archived code (`ddplint.domain.archived_code`),
+    vendored code, test code (`test_modules.test_code_mark`), a file importing a name its
+    project module does not bind (`ddplint.domain.broken_imports`), or a script whose
+    distributed mode is opt-in (`--local_rank` kept at -1, or `opt_in()`) and whose
+    project's own commands start it only as one plain process
+    (`ddplint.domain.launch_commands`); None when none holds. `script`: the module runs as
+    a program (`scripts.is_script`); so does a file one of the project's commands runs
+    (`launch_commands.launched_scripts`)."""
     mark = archive_mark(path, root)
     if mark is not None:
         return f"unproven: `{mark}` marks this file as archived code, not known to run"
