@@ -176,7 +176,7 @@ def livenesses(ctx: FileContext) -> Livenesses:
         ),
         dormant=lambda node: needs_unpassed_option(ctx, node) or needs_unpassed_argument(ctx, node),
         collected_tests=collected_by_pytest(ctx),
-        exports=project_exports(root, lambda: bool(project_files(root).naming("__main__"))),
+        exports=project_exports(project_files(root)),
     )
 
 

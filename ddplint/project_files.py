@@ -27,6 +27,7 @@ _REQUIREMENT_NAMES = re.compile(
     r"(?i)^(requirements?[\w.-]*\.txt|(environment|env|conda)[\w.-]*\.ya?ml|cog\.yaml|Dockerfile)$"
 )
 _WORD = re.compile(r"\w+")
+_MAIN_BLOCK = re.compile("__main__")
 # After this many names asked of one tree, listing each file's words once (`_words_of`) costs
 # less than searching every file for each further name.
 _WORD_INDEX_AFTER = 16
@@ -140,6 +141,12 @@ class ProjectFiles:
                 p for p in self.paths if pattern.search(self.text(p) or "")
             )
         return self._matching[pattern.pattern]
+
+    @property
+    def scripts(self) -> frozenset[str]:
+        """The Python files whose text names `__main__`: the programs the project may run
+        (`if __name__ == "__main__":`), read from their text."""
+        return self.matching(_MAIN_BLOCK)
 
     def naming(self, name: str) -> frozenset[str]:
         """The files under the root (Python files and the entry-point configuration at the

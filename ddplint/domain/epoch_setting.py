@@ -162,9 +162,7 @@ def _entries_reaching(
     program (`train.py` importing a package whose `__init__` imports both the data module
     and the trainer)."""
     found = []
-    for script in files.paths:
-        if script == path or "__main__" not in (files.text(script) or ""):
-            continue
+    for script in files.scripts - {path}:
         reached = {script, *closure(script)}
         if _reaches(reached, path):
             found.append(reached)

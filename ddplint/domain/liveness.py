@@ -56,6 +56,7 @@ from ddplint.domain.vendored_code import vendored_mark
 from ddplint.domain.versions import TORCHRUN_SINCE, TorchVersions
 from ddplint.engine import Condition, Flow, Resolver, SemanticModel
 from ddplint.engine.dead_code import never_runs
+from ddplint.project_files import ProjectFiles
 
 _CONSTANTS = {"True": True, "False": False, "None": False}
 # Attributes fetched by a computed name: any function of the module may be called.
@@ -133,19 +134,16 @@ _PACKAGING = ("setup.py", "setup.cfg")
 _DECLARES_PACKAGE = re.compile(r"(?m)^\s*\[(?:project|build-system|tool\.poetry)\]")
 
 
-def project_exports(root: str, has_scripts: Callable[[], bool]) -> bool:
-    """Whether the project at `root` offers its modules to code outside it: it has
+def project_exports(files: ProjectFiles) -> bool:
+    """Whether the project of `files` offers its modules to code outside it: it has
     packaging at its root, or no scripts (a lone module checked by itself). An
     application (scripts, no packaging) runs what its scripts import, and nothing else."""
+    root = files.root
     if any(os.path.isfile(os.path.join(root, name)) for name in _PACKAGING):
         return True
-    try:
-        with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as handle:
-            if _DECLARES_PACKAGE.search(handle.read()):
-                return True
-    except (OSError, UnicodeDecodeError):
-        pass
-    return not has_scripts()
+    if _DECLARES_PACKAGE.search(files.text(os.path.join(root, "pyproject.toml")) or ""):
+        return True
+    return not files.scripts
 
 
 def _data_position(string: cst.SimpleString, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> bool:

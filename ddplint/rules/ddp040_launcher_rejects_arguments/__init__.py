@@ -25,7 +25,7 @@ from ddplint.domain.local_rank_option import (
 )
 from ddplint.domain.project_view import project_of
 from ddplint.domain.scripts import main_blocks
-from ddplint.domain.versions import TORCH_2, installs_torch_2, pinned_torch
+from ddplint.domain.versions import installs_torch_2
 from ddplint.project_files import project_files, project_root
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp040_launcher_rejects_arguments.parser import (
@@ -208,14 +208,13 @@ torch.cuda.set_device(local_rank)
         # The project starts this script with torch.distributed.launch itself, which passes
         # `--local_rank` before torch 2.0.
         launched = root is not None and os.path.abspath(ctx.path) in option_launches(root)
-        pinned = pinned_torch(root, ctx.path) if root is not None else None
-        # What the launch passes rests on the torch installed: known to be 2.x, or unknown
-        # where nothing the project ships names its torch (code of the 1.x years, whose
-        # torch.distributed.launch passes `--local_rank`).
+        # What the launch passes rests on the torch installed: 2.x, one its pins stop before
+        # (False: the launcher passes `--local_rank`), or unknown where nothing the project
+        # ships names its torch (code of the 1.x years).
         torch_2 = installs_torch_2(root, ctx.path) if root is not None else None
         for call, flags in options:
             if is_required(call):
-                if launched and pinned is not None and pinned < TORCH_2:
+                if launched and torch_2 is False:
                     continue
                 known = torch_2 or _started_by_torchrun(ctx, root)
                 yield Finding(call, _required_message(flags), unproven=own or not known)
@@ -233,7 +232,7 @@ torch.cuda.set_device(local_rank)
             return  # another `add_argument` declares the spelling torch 2's launcher passes
         for call, flags in options:
             if not is_required(call) and "--local-rank" not in flags:
-                if pinned is not None and pinned < TORCH_2:
+                if torch_2 is False:
                     continue  # the launcher of the torch the project pins passes --local_rank
                 yield Finding(
                     call,
