@@ -126,3 +126,70 @@ def test_a_call_passing_the_literal_or_a_variable_may_take_it(write):
     write("pyproject.toml", "")
     assert not _sampler_needs_unpassed(write("train.py", BY_KIND.format(kind='"shuffled"')))
     assert not _sampler_needs_unpassed(write("train.py", BY_KIND.format(kind="dataset.kind")))
+
+
+SWITCHED = BUILDER.replace("world_size=0", "sharded=False").replace(
+    "if world_size > 1:", "if sharded:"
+)
+
+
+def test_calls_only_from_one_process_modules_decide_by_what_they_pass(write):
+    # WavCaps' captioning: the only caller names no distributed API and passes False
+    write("pyproject.toml", "")
+    builder = write("data.py", SWITCHED)
+    write("train.py", "from data import build\n\nloader = build(dataset, sharded=False)\n")
+    assert _sampler_needs_unpassed(builder)
+
+
+def test_a_one_process_caller_passing_true_or_a_variable_takes_the_branch(write):
+    write("pyproject.toml", "")
+    builder = write("data.py", SWITCHED)
+    caller = write("train.py", "from data import build\n\nloader = build(dataset, True)\n")
+    assert not _sampler_needs_unpassed(builder)
+    caller.write_text("from data import build\n\nloader = build(dataset, sharded=flag)\n")
+    assert not _sampler_needs_unpassed(builder)
+
+
+def test_a_one_process_module_handing_the_function_on_passes_out_of_sight(write):
+    write("pyproject.toml", "")
+    builder = write("data.py", SWITCHED)
+    write(
+        "train.py",
+        "from functools import partial\nfrom data import build\n\n"
+        "make = partial(build, dataset)\nloader = build(dataset, sharded=False)\n",
+    )
+    assert not _sampler_needs_unpassed(builder)
+
+
+def test_a_same_named_function_of_another_module_is_not_a_call_of_this_one(write):
+    # WavCaps' retrieval/ and captioning/ each hold data_handling/pretrain_dataset.py
+    write("pyproject.toml", "")
+    builder = write("captioning/data.py", SWITCHED)
+    write(
+        "captioning/train.py",
+        "import torch.distributed as dist\nfrom data import build\n\n"
+        "dist.init_process_group('nccl')\nloader = build(dataset, sharded=False)\n",
+    )
+    write("retrieval/data.py", SWITCHED)
+    write(
+        "retrieval/train.py",
+        "import torch.distributed as dist\nfrom data import build\n\n"
+        "dist.init_process_group('nccl')\nloader = build(dataset, sharded=True)\n",
+    )
+    assert _sampler_needs_unpassed(builder)
+
+
+def test_a_library_api_function_gets_its_arguments_from_its_users(write):
+    # composer's `export_for_inference(load_path=...)`: no call of the project passes it
+    write("pyproject.toml", "[project]\nname = 'loaders'\nversion = '1.0'\n")
+    builder = write("loaders/data.py", '__all__ = ["build"]\n\n' + BUILDER)
+    write("loaders/__init__.py", "")
+    write(
+        "train.py",
+        "import torch.distributed as dist\nfrom loaders.data import build\n\n"
+        "dist.init_process_group('nccl')\nloader = build(dataset)\n\n"
+        "if __name__ == '__main__':\n    pass\n",
+    )
+    assert not _sampler_needs_unpassed(builder)
+    builder.write_text(BUILDER)  # not offered: `__all__` and the package do not name it
+    assert _sampler_needs_unpassed(builder)

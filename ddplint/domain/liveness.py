@@ -29,10 +29,13 @@ Entry points need no list of their own: a `__main__` block, a function handed to
 `mp.spawn` or `Process(target=...)`, a console script in pyproject.toml all name the
 function, and a named function is live; so are pytest's `test*` functions and methods in a
 file pytest collects (a framework calls `forward`, `training_step` and hooks no code
-names). The test is on names, so it errs towards live: any mention counts. What other
-files hold comes from the project (`named_elsewhere`, injected by the checker: the project
-layer sits above this module); an import that file never uses, or an attribute of another
-imported module (`torch.nn.DataParallel`), is no mention there
+names), except a private method (`_save_checkpoint`) that no code names: no framework
+calls it by a name nothing holds, unless it overrides a library's, so it is unknown. A
+function is as live as the statements that name it: a call on a branch no call in sight
+takes makes it unknown. The test is on names, so it errs towards live: any mention counts.
+What other files hold comes from the project (`named_elsewhere`, injected by the checker:
+the project layer sits above this module); an import that file never uses, or an attribute
+of another imported module (`torch.nn.DataParallel`), is no mention there
 (`ddplint.domain.import_uses`), and in the file itself neither is the function naming
 itself nor another object's attribute.
 """
@@ -60,7 +63,14 @@ from ddplint.project_files import ProjectFiles
 
 _CONSTANTS = {"True": True, "False": False, "None": False}
 # Attributes fetched by a computed name: any function of the module may be called.
-_COMPUTED_LOOKUP = re.compile(r"\bgetattr\([^,()]+,\s*[^\"'\s]|\bglobals\(\)|\bvars\(\)")
+_COMPUTED_LOOKUP = re.compile(r"\bgetattr\((?P<owner>[^,()]+),\s*[^\"'\s]|\bglobals\(\)|\bvars\(\)")
+
+
+def _root_name(expr: cst.BaseExpression) -> str:
+    """`a` of `a.b.c`."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else ""
 
 
 class Liveness(enum.Enum):
@@ -261,20 +271,19 @@ class Livenesses:
             or func.decorators
             or name.startswith("__")
             or (name.startswith("test") and self.collected_tests)
-            or self._is_method(func)
             or self._looks_up_by_name
             or self._in_string(name)
         ):
             return Liveness.LIVE
+        if self._is_method(func):
+            return Liveness.UNKNOWN if self._unnamed_private_method(func) else Liveness.LIVE
         states = []
         for mention in self._mentions_of(name):
             if mention is func.name or self._attribute_name(mention):
                 continue  # `torch.nn.DataParallel` names another object
-            around = self._functions_around(mention)
-            if func in around:
+            if func in self._functions_around(mention):
                 continue  # the function naming itself: no call from outside
-            around = [f for f in around if f is not func]
-            states.append(_all_of([self.function(f) for f in around]))
+            states.append(self.of(mention))  # its function's, and the branch it is on
             if states[-1] is Liveness.LIVE:
                 return Liveness.LIVE
         if self.named_elsewhere(name, self.model.parents.get(func) is self.model.module):
@@ -326,6 +335,19 @@ class Livenesses:
         named = self.named_elsewhere
         return bool(self.module_name) and named is not None and named(self.module_name, False)
 
+    def _unnamed_private_method(self, func: cst.FunctionDef) -> bool:
+        """A private method (`_save_checkpoint`) no code names: not in its file besides its
+        own definition (a call whose line is commented out is none), nor in another file of
+        the project. No framework calls a private method by a name no code holds, unless
+        it overrides one of a base class outside the project (`_load_from_state_dict`):
+        whether it runs is unknown."""
+        name = func.name.value
+        if not name.startswith("_") or name.startswith("__") or self.named_elsewhere is None:
+            return False
+        if any(mention is not func.name for mention in self._mentions_of(name)):
+            return False
+        return not self.named_elsewhere(name, False)
+
     def _is_method(self, func: cst.FunctionDef) -> bool:
         """A method: frameworks call methods no code names (`forward`, `training_step`,
         hooks), so a method counts as live."""
@@ -334,8 +356,28 @@ class Livenesses:
 
     @cached_property
     def _looks_up_by_name(self) -> bool:
-        """The file fetches attributes by a computed name: any function may be called."""
-        return _COMPUTED_LOOKUP.search(self.source) is not None
+        """The file fetches attributes by a computed name: any function may be called. An
+        attribute of a module it imports (`getattr(torch, dtype)`) is none of its own."""
+        imported = self._imported_names
+        return any(
+            (match.group("owner") or "").strip() not in imported
+            for match in _COMPUTED_LOOKUP.finditer(self.source)
+        )
+
+    @cached_property
+    def _imported_names(self) -> frozenset[str]:
+        """The names the file's imports bind (`torch`, `np` of `import numpy as np`)."""
+        names = set()
+        for kind in (cst.Import, cst.ImportFrom):
+            for node in self.model.by_type.get(kind, []):
+                aliases = getattr(node, "names", ())
+                for alias in aliases if isinstance(aliases, (list, tuple)) else ():
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    if isinstance(bound, cst.Name):
+                        names.add(bound.value)
+                    elif isinstance(bound, cst.Attribute):  # `import a.b` binds `a`
+                        names.add(_root_name(bound))
+        return frozenset(names)
 
     def _mentions_of(self, name: str) -> list[cst.Name]:
         if self._mentions is None:

@@ -3,7 +3,10 @@ loader builder (`world_size=0`) that every call of the project makes without
 `world_size`, or `if type == "shakespeare":` (the default) where every call passes
 `type="main_run"`. Only a call out of sight (a user's) takes the branch, so whether it
 runs is unknown, and so is a finding in it. A call passing a value that is no literal may
-take it."""
+take it. Calls from modules that cannot run on several ranks count where they are the only
+ones (a one-process script passing `is_distributed=False`). A function a library offers
+its users (in `__all__`, or imported by a package's `__init__.py`) has callers out of sight
+by design: its branches run when a user passes the value."""
 
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.arguments_in_sight import arguments_in_sight
+from ddplint.domain.liveness import project_exports
+from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import handed_on
 from ddplint.engine.dead_code import COMPARISONS
 from ddplint.project_files import project_files, project_root
@@ -116,11 +121,13 @@ def _no_call_gives(
     args=...)`, a registry), or called in another module where the project does not link
     the call to it (`runner.step(x, strict=False)`), gets its arguments out of sight."""
     names = ctx.resolver.call_names(func)
-    if any(handed_on(ctx, callee) for callee in names):
+    if any(handed_on(ctx, callee) for callee in names) or _offered_to_users(ctx, func):
         return False
     passed = arguments_in_sight(ctx, func, name)
-    if not passed:
+    if passed is None:
         return False
+    if not passed:  # no call that may run on several ranks: what one-process callers pass
+        return _one_process_calls_refuse(ctx, func, name, takes, default)
     for value in passed:
         given = default if value is None else _literal(value)
         try:
@@ -130,6 +137,26 @@ def _no_call_gives(
             return False
     mentioned = sum(_calls_in_other_files(ctx, callee) for callee in names)
     return 0 <= mentioned <= len(passed) - len(ctx.resolver.calls_of(func))
+
+
+def _offered_to_users(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """`func` is part of the API a library offers: a public module-level function of a
+    project that exports its modules (`liveness.project_exports`), listed in its module's
+    `__all__` or imported by a package's `__init__.py`. Its users' calls, out of sight,
+    pass what its parameters are for (composer's `export_for_inference(load_path=...)`,
+    which no call of the project passes)."""
+    name = func.name.value
+    if name.startswith("_") or ctx.model.parents.get(func) is not ctx.module:
+        return False
+    if not os.path.isfile(ctx.path):
+        return False
+    path = os.path.abspath(ctx.path)
+    files = project_files(project_root(path))
+    if not project_exports(files):
+        return False
+    if re.search(rf"__all__[^\]]*[\"']{re.escape(name)}[\"']", ctx.source):
+        return True
+    return any(os.path.basename(other) == "__init__.py" for other in files.naming(name) - {path})
 
 
 def _calls_in_other_files(ctx: FileContext, name: str) -> int:
@@ -148,12 +175,12 @@ def _calls_in_other_files(ctx: FileContext, name: str) -> int:
     count = 0
     for other in files.naming(name) - {path}:
         text = files.text(other) or ""
-        if not might_be_distributed(text.encode()):
+        if not might_be_distributed(text.encode()) or _imports_another(ctx, other, text, name):
             continue
-        for line in text.splitlines():
+        for line in _PARENTHESISED_IMPORT.sub("", text).splitlines():
             code = line.split("#", 1)[0]
-            if _IMPORT_LINE.match(code):
-                continue
+            if _IMPORT_LINE.match(code) or _DEFINITION.match(code):
+                continue  # an import, or a function of its own by that name
             if handed_on.search(code):
                 return -1
             count += len(called.findall(code))
@@ -161,3 +188,115 @@ def _calls_in_other_files(ctx: FileContext, name: str) -> int:
 
 
 _IMPORT_LINE = re.compile(r"\s*(from\s+\S+\s+)?import\s")
+# `from m import (\n    a,\n    b,\n)`: the names on its own lines are no mentions either
+_PARENTHESISED_IMPORT = re.compile(r"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]*\([^)]*\)", re.M)
+_DEFINITION = re.compile(r"\s*(async\s+)?def\s")
+
+
+def _imports_another(ctx: FileContext, other: str, text: str, name: str) -> bool:
+    """The file `other` imports `name` from a module the project resolves to a file other
+    than `ctx`'s (`from data_handling.pretrain_dataset import pretrain_dataloader` in
+    WavCaps' `retrieval/`, beside `captioning/` holding a module of the same name): its
+    calls of `name` reach that function."""
+    project = project_of(ctx)
+    if project is None:
+        return False
+    here = os.path.abspath(ctx.path)
+    imports = rf"^\s*from\s+([\w.]+)\s+import\s*(?:\([^)]*|[^\n]*)\b{re.escape(name)}\b"
+    for module in re.findall(imports, text, re.M):
+        found = project.function_at(other, f"{module}.{name}")
+        if found is not None and os.path.abspath(found[0]) != here:
+            return True
+    return False
+
+
+def _one_process_calls_refuse(
+    ctx: FileContext,
+    func: cst.FunctionDef,
+    name: str,
+    takes: Callable[[object], bool],
+    default: object,
+) -> bool:
+    """`func` has no call in sight that may run on several ranks, and is called (never
+    handed on) only by module-level code or functions of the project's files that cannot
+    run on several ranks (`might_be_distributed`), each call passing for `name` a literal,
+    or nothing where the default is a literal, that `takes` refuses: WavCaps' captioning
+    `pretrain.py` building its loader with `is_distributed=False`. Those files are read with
+    `ast`, as the project's index of callers leaves them out."""
+    if ctx.resolver.calls_of(func) or not os.path.isfile(ctx.path):
+        return False
+    callee = func.name.value
+    position = _position(func, name)
+    path = os.path.abspath(ctx.path)
+    files = project_files(project_root(path))
+    given: list[object] = []
+    for other in files.naming(callee) - {path}:
+        text = files.text(other) or ""
+        if might_be_distributed(text.encode()):
+            return False  # a call the index of callers should have held
+        found = _literal_arguments(text, callee, name, position)
+        if found is None:
+            return False
+        given.extend(default if value is _UNPASSED else value for value in found)
+    try:
+        return bool(given) and not any(v is _NOT_LITERAL or takes(v) for v in given)
+    except (TypeError, ValueError):  # a comparison the value does not support
+        return False
+
+
+_UNPASSED = object()
+
+
+def _position(func: cst.FunctionDef, name: str) -> int | None:
+    """The index of parameter `name` among those a positional argument may fill."""
+    params = [*func.params.posonly_params, *func.params.params]
+    index = next((i for i, p in enumerate(params) if p.name.value == name), None)
+    is_method = index is not None and params[0].name.value in ("self", "cls")
+    return None if index is None else index - 1 if is_method else index
+
+
+def _literal_arguments(
+    text: str, callee: str, name: str, position: int | None
+) -> list[object] | None:
+    """What each call of `callee` in `text` passes for parameter `name` (its literal,
+    `_UNPASSED`, or `_NOT_LITERAL`); None when the file cannot be read or names `callee`
+    otherwise than by calling it or importing it (handing it on)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    called: set[int] = set()
+    found: list[object] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        target = node.func
+        if not (
+            (isinstance(target, ast.Name) and target.id == callee)
+            or (isinstance(target, ast.Attribute) and target.attr == callee)
+        ):
+            continue
+        called.add(id(target))
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            return None
+        passed = next((k.value for k in node.keywords if k.arg == name), None)
+        if passed is None and position is not None and position < len(node.args):
+            passed = node.args[position]
+        if passed is None:
+            found.append(_UNPASSED)
+            continue
+        try:
+            found.append(ast.literal_eval(passed))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            found.append(_NOT_LITERAL)
+    for node in ast.walk(tree):
+        mentioned = (isinstance(node, ast.Name) and node.id == callee) or (
+            isinstance(node, ast.Attribute) and node.attr == callee
+        )
+        if mentioned and id(node) not in called:
+            return None  # handed on: `partial(build, ...)`, a registry
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == callee:
+            return None  # a function of its own by that name: whose calls are these?
+    return found

@@ -194,7 +194,10 @@ def build(train_set, val_set):
             sampler = given_argument(call, _SAMPLER_POS, "sampler")
             batch_sampler = given_argument(call, _BATCH_SAMPLER_POS, "batch_sampler")
             given = sampler or batch_sampler
-            if given is None or _always_none(ctx, given.value, call):
+            if given is None:
+                continue
+            samplers = _samplers(ctx, given.value, call)
+            if not samplers:
                 continue  # `sampler = None` on this path: nothing to conflict with
             which = "sampler" if sampler is not None else "batch_sampler"
             if not literal:
@@ -221,12 +224,20 @@ def build(train_set, val_set):
                 f"{shown} with `{which}=`: DataLoader raises ValueError at construction "
                 f"(the options are mutually exclusive); let the {which} decide the order",
                 fix=fix,
+                rests_on=samplers,
             )
 
 
-def _always_none(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """Every value `expr` may hold at `at` is `None`."""
-    leaves = [v.expr for v in ctx.resolver.values(expr, at) if v.leaf]
-    return bool(leaves) and all(
-        isinstance(leaf, cst.Name) and leaf.value == "None" for leaf in leaves
+def _samplers(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode
+) -> tuple[cst.CSTNode, ...]:
+    """The values other than `None` that `expr` may hold at `at`: where each is made (the
+    finding holds only where one of them runs: `sampler = DistributedSampler(...)` under
+    `elif is_distributed:` that no call takes), or `expr` itself when they are unknown;
+    empty when every value is `None`."""
+    values = [v for v in ctx.resolver.values(expr, at) if v.leaf]
+    if not values:
+        return (expr,)
+    return tuple(
+        v.expr for v in values if not (isinstance(v.expr, cst.Name) and v.expr.value == "None")
     )
