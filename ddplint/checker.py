@@ -133,7 +133,7 @@ def _findings(
             continue
         try:
             for finding in rule.check(ctx):
-                state = liveness.of_finding(finding.node, finding.rests_on)
+                state = liveness.of_finding(finding.node, finding.rests_on, finding.runs_with)
                 if state is Liveness.NEVER:
                     continue
                 if state is Liveness.UNKNOWN and not finding.unproven:

@@ -46,6 +46,9 @@ class Finding:
     # (`ddplint.domain.liveness`), the finding is dropped; when none is known to run, it is
     # unproven. Empty: the node alone decides.
     rests_on: tuple[cst.CSTNode, ...] = ()
+    # Code elsewhere that must run too (the seeding call inside a helper whose call the
+    # finding points at): the finding is as live as the least live of them.
+    runs_with: tuple[cst.CSTNode, ...] = ()
 
 
 class Rule:

@@ -10,6 +10,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ddplint.engine import MAX_DEPTH, Flow, Resolver, SemanticModel
+from ddplint.engine.flow import fixed_terms
 from ddplint.engine.tree import children
 
 
@@ -468,3 +469,18 @@ def test_within_gives_the_nodes_below_a_root_in_source_order():
     assert model.within(model.by_type[cst.Name][0], model.calls) == []
     everything = model.within(model.module, model.calls)
     assert everything == model.calls and len(everything) == 5
+
+
+@pytest.mark.parametrize(
+    ("test", "holds", "fixed"),
+    [
+        ("(rank == 0) & (epoch % k == 0)", True, ["(rank == 0)", "(epoch % k == 0)"]),
+        ("(rank == 0) | (epoch == 1)", False, ["(rank == 0)", "(epoch == 1)"]),
+        ("(rank == 0) & (epoch == 1)", False, ["(rank == 0) & (epoch == 1)"]),
+        ("mask & flags", True, ["mask & flags"]),  # integers: a bitwise and, no logic
+    ],
+)
+def test_bitwise_operators_on_booleans_fix_their_terms(test, holds, fixed):
+    terms = fixed_terms(cst.parse_expression(test), holds)
+    assert [cst.Module(body=[]).code_for_node(term) for term, _ in terms] == fixed
+    assert all(value == holds for _, value in terms)

@@ -223,12 +223,19 @@ class Livenesses:
             states.append(Liveness.UNKNOWN)
         return _all_of(states)
 
-    def of_finding(self, node: cst.CSTNode, rests_on: tuple[cst.CSTNode, ...]) -> Liveness:
-        """Whether a finding at `node` can hold: `node` runs, and so does one of the nodes
-        its harm rests on (all of them, when there are none)."""
-        if not rests_on:
-            return self.of(node)
-        return _all_of([self.of(node), _any_of([self.of(n) for n in rests_on])])
+    def of_finding(
+        self,
+        node: cst.CSTNode,
+        rests_on: tuple[cst.CSTNode, ...],
+        runs_with: tuple[cst.CSTNode, ...] = (),
+    ) -> Liveness:
+        """Whether a finding at `node` can hold: `node` runs, so does every node of
+        `runs_with`, and so does one of the nodes its harm rests on (all of them, when
+        there are none)."""
+        states = [self.of(node), *(self.of(n) for n in runs_with)]
+        if rests_on:
+            states.append(_any_of([self.of(n) for n in rests_on]))
+        return _all_of(states)
 
     def _only_on_old_torch(self, node: cst.CSTNode) -> bool:
         """`node` runs only on a torch older than 1.10, the first with `torchrun`: a

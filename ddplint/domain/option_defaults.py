@@ -5,11 +5,17 @@ is the `default=` of the one `add_argument` of the file whose destination is
 
 from __future__ import annotations
 
+import ast
+import os
+import re
+
 import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.command_line import same_on_every_rank
+from ddplint.domain.project_view import project_of
 from ddplint.engine.resolve import argument
+from ddplint.project_files import project_files, project_root
 
 _MISSING = cst.Name("None")  # `add_argument` without `default=`: the option defaults to None
 
@@ -45,9 +51,61 @@ def declared_flags(declaration: cst.Call) -> list[str]:
 def option_declaration(
     ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode
 ) -> cst.Call | None:
-    """The one `add_argument(...)` of the file declaring the option `expr` reads (None
-    when there is none, or several)."""
-    return _declaration(ctx, expr, at)
+    """The one `add_argument(...)` declaring the option `expr` reads: of the file, or,
+    where the file declares no option at all, of the project modules it imports (an
+    options module: `args = get_args()` from `args.py`), when exactly one of them declares
+    it once. None when there is none, or several."""
+    found = _declaration(ctx, expr, at)
+    if found is not None or next(ctx.method_calls("add_argument"), None) is not None:
+        return found
+    if not isinstance(expr, cst.Attribute) or not isinstance(expr.value, cst.Name):
+        return None
+    return options_module_declaration(ctx, expr.attr.value)
+
+
+def options_module_declaration(ctx: FileContext, dest: str) -> cst.Call | None:
+    """The one `add_argument(...)` whose destination is `dest` in the project modules the
+    file imports, transitively (read with `ast`, the call alone parsed with LibCST), when
+    neither the file nor those modules set the option otherwise (`set_defaults`, an
+    assignment `args.seed = ...`)."""
+    project = project_of(ctx)
+    if project is None or not os.path.isfile(ctx.path):
+        return None
+    assigned = re.compile(rf"\.\s*{re.escape(dest)}\s*=(?!=)|set_defaults\(")
+    if assigned.search(ctx.source):
+        return None
+    files = project_files(project_root(ctx.path))
+    found: list[cst.Call] = []
+    for path in sorted(project.text_closure(ctx.path)):
+        text = files.text(path) or ""
+        if assigned.search(text):
+            return None
+        if "add_argument" in text:
+            found.extend(c for c in _declarations_in(text) if _dest(c) == dest)
+    return found[0] if len(found) == 1 else None
+
+
+def _declarations_in(text: str) -> list[cst.Call]:
+    """The `add_argument(...)` calls of a module's text, each parsed by itself."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+    calls = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add_argument"
+        ):
+            segment = ast.get_source_segment(text, node)
+            try:
+                parsed = cst.parse_expression(segment or "")
+            except cst.ParserSyntaxError:
+                continue
+            if isinstance(parsed, cst.Call):
+                calls.append(parsed)
+    return calls
 
 
 def _declaration(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> cst.Call | None:

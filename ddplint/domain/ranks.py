@@ -32,6 +32,7 @@ from ddplint.domain.apis import (
 )
 from ddplint.domain.launch_modes import switch_when
 from ddplint.engine import Resolver, Value
+from ddplint.engine.flow import logical_operands
 
 GROUP_NAME = re.compile(r"(^|_)(sub)?(group|pg)s?(_|$)")
 CPU_ONLY_FLAG = re.compile(r"^(no_(cuda|gpu)|(use_|force_)?cpu(_only)?)$")
@@ -428,8 +429,9 @@ class Ranks:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self.side(test.expression, at)
             return None if inner is None else inner.negated()
-        if isinstance(test, cst.BooleanOperation):
-            left, right = self.side(test.left, at), self.side(test.right, at)
+        operands = logical_operands(test)
+        if operands is not None:
+            left, right = self.side(operands[0], at), self.side(operands[1], at)
             if left is None or right is None or left is right:
                 return left or right
             return Side.SOME

@@ -42,9 +42,37 @@ def fixed_terms(test: cst.BaseExpression, holds: bool) -> list[tuple[cst.BaseExp
     """The terms `test == holds` fixes (see `Condition.terms`)."""
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, holds = test.expression, not holds
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) == holds:
-        return [*fixed_terms(test.left, holds), *fixed_terms(test.right, holds)]
+    operands = logical_operands(test)
+    if operands is not None and operands[2] == holds:
+        return [*fixed_terms(operands[0], holds), *fixed_terms(operands[1], holds)]
     return [(test, holds)]
+
+
+def logical_operands(
+    test: cst.BaseExpression,
+) -> tuple[cst.BaseExpression, cst.BaseExpression, bool] | None:
+    """(left, right, whether it is an `and`) of `a and b` / `a or b`, and of `a & b` /
+    `a | b` on two booleans (`(rank == 0) & (epoch % k == 0)`), which mean the same."""
+    if isinstance(test, cst.BooleanOperation):
+        return test.left, test.right, isinstance(test.operator, cst.And)
+    if (
+        isinstance(test, cst.BinaryOperation)
+        and isinstance(test.operator, (cst.BitAnd, cst.BitOr))
+        and _is_boolean(test.left)
+        and _is_boolean(test.right)
+    ):
+        return test.left, test.right, isinstance(test.operator, cst.BitAnd)
+    return None
+
+
+def _is_boolean(expr: cst.BaseExpression) -> bool:
+    """`expr` is certainly a `bool`: a comparison, a `not`, or a logical operation of such."""
+    if isinstance(expr, cst.Comparison):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return isinstance(expr.operator, cst.Not)
+    operands = logical_operands(expr)
+    return operands is not None and _is_boolean(operands[0]) and _is_boolean(operands[1])
 
 
 def statements(block: cst.CSTNode | None) -> Sequence[Statement]:

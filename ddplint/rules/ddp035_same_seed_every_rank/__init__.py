@@ -289,7 +289,15 @@ def main(args, dataset_cls):
                     # Draws seen only in the text of an imported module: whether the
                     # file's loader uses them is out of sight.
                     unproven = not seed.proven or pipeline is None
-                    yield Finding(site, message, unproven=unproven, rests_on=loaders)
+                    # a helper's call: its seeding call must run too (`if args.seed
+                    # is not None:` in the helper, under an option no command passes)
+                    yield Finding(
+                        site,
+                        message,
+                        unproven=unproven,
+                        rests_on=loaders,
+                        runs_with=(seed.call,) if site is not seed.call else (),
+                    )
 
 
 def _reseeded_below(ctx: FileContext, seed: SeedCall, seeds: list[SeedCall]) -> bool:
