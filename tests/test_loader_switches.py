@@ -9,9 +9,8 @@ import libcst as cst
 import pytest
 
 from ddplint.context import FileContext
-from ddplint.domain.samplers import loader_switches, switch_truth, truth
+from ddplint.domain.samplers import LoaderSwitch, loader_switches, switch_truth, switched_on, truth
 from ddplint.domain.shard_metrics import shard_switches
-from ddplint.project.queries import _switched_on
 
 HELPER = """\
 from torch.utils.data import DataLoader, DistributedSampler
@@ -32,10 +31,11 @@ def always(dataset):
 """
 
 
-def _call(source: str) -> cst.Call:
-    expr = cst.parse_expression(source)
-    assert isinstance(expr, cst.Call)
-    return expr
+def _switched_on(call: str, switch: LoaderSwitch, before: str = "") -> bool:
+    """Whether `call`, after the statements `before`, may turn `switch` on."""
+    source = f"{before}{call}\n"
+    ctx = FileContext("train.py", source, cst.parse_module(source))
+    return switched_on(ctx, next(c for c in ctx.calls if ctx.code(c) == call), switch)
 
 
 def test_the_switch_a_sampler_is_built_under() -> None:
@@ -57,7 +57,21 @@ def test_the_switch_a_sampler_is_built_under() -> None:
     ],
 )
 def test_a_call_turns_the_switch_on_or_off(call: str, on: bool) -> None:
-    assert _switched_on(_call(call), ("dist", 2, True, False, "")) is on
+    assert _switched_on(call, ("dist", 2, True, False, "")) is on
+
+
+@pytest.mark.parametrize(
+    ("options", "on"),
+    [
+        ('options = {"num_workers": 0, "pin_memory": True}\n', False),
+        ('options = {"num_workers": 0} if cuda else {}\n', False),  # flyte's test loader
+        ('options = {"dist": True}\n', True),
+        ('options = {"num_workers": 0, **extra}\n', True),
+        ("options = load_options()\n", True),
+    ],
+)
+def test_keyword_arguments_from_dict_literals_pass_only_their_keys(options: str, on: bool) -> None:
+    assert _switched_on("build(ds, 8, **options)", ("dist", 2, True, False, ""), options) is on
 
 
 def test_literal_truth() -> None:
@@ -96,7 +110,7 @@ def test_a_shard_built_only_for_more_than_one_process() -> None:
     ],
 )
 def test_a_call_gives_the_world_size(call: str, on: bool) -> None:
-    assert _switched_on(_call(call), ("world_size", 3, True, None, "> 1")) is on
+    assert _switched_on(call, ("world_size", 3, True, None, "> 1")) is on
 
 
 def test_comparison_truth() -> None:

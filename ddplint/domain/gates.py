@@ -112,12 +112,13 @@ class Gates:
     def _mode_sides(self, node: cst.CSTNode) -> set[bool]:
         """For each mode test around `node`, whether `node` runs on its one-process side."""
         sides: set[bool] = set()
-        for condition in self.flow.conditions(node):
+        conditions = list(self.flow.conditions(node))
+        for condition in conditions:
             when = self.ranks.single_process_when(condition.test)
             if when is not None:
                 sides.add(when == condition.holds)
                 continue
-            for term, value in condition.terms():
+            for term, value in self._left_standing(condition, conditions):
                 when = self.ranks.single_process_when(term)
                 if when is not None:  # `local_rank == -1 and args.evaluate` holding
                     sides.add(when == value)
@@ -126,6 +127,29 @@ class Gates:
                     if on is not None:
                         sides.add(value != on)
         return sides
+
+    def _left_standing(
+        self, condition: Condition, conditions: list[Condition]
+    ) -> list[tuple[cst.BaseExpression, bool]]:
+        """The terms `condition` fixes; for a disjunction (`a and b` failing: `else` of
+        `if distributed and torch.cuda.is_available():`) whose other terms the remaining
+        conditions fix the other way (`"cuda:0" if torch.cuda.is_available() else
+        "cpu"`), the one term left standing (`distributed` false)."""
+        alternatives = _disjuncts(condition.test, condition.holds)
+        if not alternatives:
+            return condition.terms()
+        fixed = [
+            (term, value)
+            for other in conditions
+            if other is not condition
+            for term, value in other.terms()
+        ]
+        standing = [
+            (term, value)
+            for term, value in alternatives
+            if not any(held != value and term.deep_equals(known) for known, held in fixed)
+        ]
+        return standing if len(standing) == 1 else condition.terms()
 
     def opens_to_every_rank(self, gate: Gate) -> bool:
         """Where the gate lets its node run, its test is a disjunction with a term that is

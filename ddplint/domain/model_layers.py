@@ -155,6 +155,11 @@ def _is_batchnorm_class(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     return "BatchNorm" in (dotted(expr) or "")
 
 
+def _parses_command_line(expr: cst.BaseExpression) -> bool:
+    """`parser.parse_args()`: a namespace of options, no module."""
+    return isinstance(expr, cst.Call) and last_name(expr.func) in ("parse_args", "parse_known_args")
+
+
 class ModelLayers:
     """What the models of one file are built from: BatchNorm layers, a torchvision model
     chosen at run time, buffers."""
@@ -324,7 +329,7 @@ class ModelLayers:
         if not isinstance(made, cst.Call):
             return False
         if isinstance(made.func, cst.Name) and made.func.value in self.ctx.model.classes:
-            return self._class_free(made.func.value)
+            return self._class_free(made.func.value) and self._arguments_free(made)
         name = self.ctx.qualname(made.func)
         if name == "torch.nn.Sequential":  # its parts must be seen: `Sequential(*blocks)` is not
             return all(
@@ -338,6 +343,35 @@ class ModelLayers:
             for node in self.ctx.walk(made)
             if isinstance(node, cst.Call)
         )
+
+    def _arguments_free(self, made: cst.Call) -> bool:
+        """What the construction hands the class adds no buffer: each argument holds
+        literals, a parsed command line or buffer-free layers. A module handed in
+        (`Classifier(encoder, head)` storing `self.encoder = encoder`) brings its own
+        buffers, which the class's body does not show."""
+        for arg in made.args:
+            if arg.star:
+                return False
+            values = [v for v in self.ctx.resolver.values(arg.value, made) if v.leaf]
+            if not values or not all(self._holds_no_module(v.expr, v.at) for v in values):
+                return False
+        return True
+
+    def _holds_no_module(self, value: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """`value` is a number, a string, a flag, arithmetic, a parsed command line or an
+        option of it (`args.hidden`), or a buffer-free construction."""
+        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+            return True
+        if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.FormattedString)):
+            return True
+        if isinstance(value, cst.Name):
+            return value.value in ("None", "True", "False")
+        if isinstance(value, cst.Attribute):  # an option: `args.hidden_dim`
+            owners = [v for v in self.ctx.resolver.values(value.value, at) if v.leaf]
+            return bool(owners) and all(_parses_command_line(v.expr) for v in owners)
+        if isinstance(value, cst.Call):
+            return _parses_command_line(value) or self._construction_free(value)
+        return False
 
     def _class_free(self, name: str) -> bool:
         classes = self.ctx.model.classes.get(name, [])

@@ -100,6 +100,9 @@ def overridden_names(
             continue
         if len(reaching) < 2 or any(b.scope is not frame for b in reaching):
             continue
+        reaching = _in_distributed_runs(ctx, reaching)
+        if len(reaching) < 2:
+            continue
         binding_gates = [gates.gate(b.statement) for b in reaching]
         every_rank = {
             ctx.code(b.value).strip()
@@ -122,6 +125,35 @@ def overridden_names(
                 found.append(Override(node.value, gate))
                 break
     return found
+
+
+def _in_distributed_runs(ctx: FileContext, reaching: list[Binding]) -> list[Binding]:
+    """The bindings of `reaching` that reach on a distributed run: one that a later
+    binding of the list replaces on every such run (`start_epoch = t.item()` under `if
+    use_ddp:`, after `t` was broadcast from rank 0) reaches only where the job is one
+    process, where no rank waits for another."""
+    ranks = domain_of(ctx).ranks
+
+    def replaces(later: Binding, earlier: Binding) -> bool:
+        """`later` comes after `earlier`, runs whenever `earlier` did and the job is
+        distributed (its own tests beyond `earlier`'s all say the job is distributed), and
+        assigns what a collective made the same on every rank (it reads a name handed to
+        one after `earlier`: `dist.broadcast(t, src=0)`, then `t.item()`)."""
+        if later is earlier or not ctx.before(earlier.statement, later.statement):
+            return False
+        value = later.value
+        if not isinstance(value, cst.BaseExpression) or not any(
+            _collected(ctx, name, earlier.statement) for name in ctx.names_in(value)
+        ):
+            return False
+        shared = {id(c.gate) for c in ctx.flow.conditions(earlier.statement)}
+        return all(
+            ranks.single_process_when(c.test) is (not c.holds)
+            for c in ctx.flow.conditions(later.statement)
+            if id(c.gate) not in shared
+        )
+
+    return [b for b in reaching if not any(replaces(r, b) for r in reaching)]
 
 
 def _collected(ctx: FileContext, name: str, after: cst.CSTNode) -> bool:

@@ -534,6 +534,45 @@ _COMPARE = {
 }
 
 
+def switched_on(ctx: FileContext, call: cst.Call, switch: LoaderSwitch) -> bool:
+    """The call may give the parameter `switch` names the value its sampler needs: passed
+    as a literal of that value, or not as a literal at all, or left at a default that is
+    not the other literal. `*args` may pass anything; `**kwargs` holding only dict literals
+    whose keys leave the parameter out (`{"num_workers": 0}` or `{}`) does not pass it."""
+    name, position, needed, default, compare = switch
+    given = None
+    for index, arg in enumerate(call.args):
+        if arg.star == "**" and not _may_hold_key(ctx, arg.value, call, name):
+            continue
+        if arg.star:
+            return True  # `*args`, `**kwargs`: what they hold is out of sight
+        if (arg.keyword is not None and arg.keyword.value == name) or (
+            arg.keyword is None and index == position
+        ):
+            given = arg.value
+    value = default if given is None else switch_truth(given, compare)
+    return value is None or value == needed
+
+
+def _may_hold_key(ctx: FileContext, mapping: cst.BaseExpression, at: cst.CSTNode, key: str) -> bool:
+    """`mapping` may hold `key`: unless every value it may hold is a dict literal of
+    string keys (no `**` inside) that leaves `key` out."""
+    values = [v.expr for v in ctx.resolver.values(mapping, at) if v.leaf]
+    if not values:
+        return True
+    for value in values:
+        if not isinstance(value, cst.Dict):
+            return True
+        for element in value.elements:
+            if not isinstance(element, cst.DictElement):
+                return True  # `**other`
+            if not isinstance(element.key, cst.SimpleString):
+                return True
+            if element.key.evaluated_value == key:
+                return True
+    return False
+
+
 def switch_truth(expr: cst.BaseExpression | None, compare: str) -> bool | None:
     """The value of a switch's test (`compare`, see `LoaderSwitch`) for a literal
     argument, else None."""

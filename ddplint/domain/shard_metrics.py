@@ -27,6 +27,7 @@ from ddplint.domain.samplers import (
     functions_returning,
     names_bound_to,
     returned_bindings,
+    switched_on,
     switches_of,
 )
 from ddplint.domain.value_leaves import deciding_leaves
@@ -79,6 +80,11 @@ def sharded_loaders(ctx: FileContext) -> set[cst.Call]:
         if replicas is None or ranks.is_world_size(replicas, sampler.call):
             sharded.update(loader.call for loader in sampler.loaders)
     return sharded
+
+
+# Names bound to what a function of this file returns (`_returned_sharded`), by (name,
+# id of the binding call): the sharded loader, or None where the call turns it off.
+Returned = dict[tuple[str, int], cst.Call | None]
 
 
 def returned_sharded_loaders(ctx: FileContext) -> dict[str, set[int | None]]:
@@ -173,11 +179,11 @@ def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
     return tuple(found)
 
 
-def _sharded_in(ctx: FileContext) -> tuple[set[cst.Call], dict[tuple[str, int], cst.Call]]:
+def _sharded_in(ctx: FileContext) -> tuple[set[cst.Call], Returned]:
     """The sharded loaders of this file (built in sight, or returned by a project helper
     of another module), and the names bound to one a function returns; computed once."""
 
-    def compute(ctx: FileContext) -> tuple[set[cst.Call], dict[tuple[str, int], cst.Call]]:
+    def compute(ctx: FileContext) -> tuple[set[cst.Call], Returned]:
         sharded = sharded_loaders(ctx)
         returned = _returned_sharded(ctx, sharded) if sharded else {}
         from_helpers = _helpers_sharded(ctx)
@@ -468,14 +474,21 @@ def returned_counts(ctx: FileContext, shard: ShardLoop, counts: list[cst.AugAssi
     return found
 
 
-def _returned_sharded(ctx: FileContext, sharded: set[cst.Call]) -> dict[tuple[str, int], cst.Call]:
+def _returned_sharded(ctx: FileContext, sharded: set[cst.Call]) -> Returned:
     """The sharded loaders a function of this file returns, by the name its callers bind
-    each to and the call that binds it (`train_loader, test_loader = make_loaders()`)."""
-    found: dict[tuple[str, int], cst.Call] = {}
+    each to and the call that binds it (`train_loader, test_loader = make_loaders()`);
+    None for a call that turns off the parameter its sampler is built under
+    (`make_loader(..., distributed=False)`, or leaving that default): its loader reads the
+    whole dataset."""
+    found: Returned = {}
+    switches = shard_switches(ctx)
     for loader in sharded:
         name, _ = bound_name(ctx, loader)
-        for bound, _where, call in returned_bindings(ctx, name, ctx.scope(loader), loader):
-            found[(bound, id(call))] = loader
+        scope = ctx.scope(loader)
+        own = switches.get(scope.name.value, ()) if isinstance(scope, cst.FunctionDef) else ()
+        for bound, _where, call in returned_bindings(ctx, name, scope, loader):
+            on = all(switched_on(ctx, call, switch) for switch in own)
+            found[(bound, id(call))] = loader if on else None
     return found
 
 
@@ -483,7 +496,7 @@ def _held_loader(
     ctx: FileContext,
     leaf: cst.BaseExpression,
     at: cst.CSTNode,
-    returned: dict[tuple[str, int], cst.Call],
+    returned: Returned,
 ) -> cst.Call | None:
     """The sharded loader a name holds where every binding reaching it takes it from a
     function of this file that returns one (see `_returned_sharded`)."""
@@ -503,7 +516,7 @@ def iterated_loaders(
     ctx: FileContext,
     loop: cst.For,
     sharded: set[cst.Call],
-    returned: dict[tuple[str, int], cst.Call] | None = None,
+    returned: Returned | None = None,
 ) -> list[cst.Call]:
     """The sharded loaders `loop` iterates, when every value its iterable may hold is
     one (built in sight, or returned by a function of this file), or a loader built where
@@ -516,10 +529,12 @@ def held_loaders(
     expr: cst.BaseExpression,
     at: cst.CSTNode,
     sharded: set[cst.Call],
-    returned: dict[tuple[str, int], cst.Call] | None = None,
+    returned: Returned | None = None,
 ) -> list[cst.Call]:
     """The sharded loaders `expr` holds at `at`, when every value it may hold is one, or
     a value bound where the job runs in one process; else []."""
+    if _switched_off(ctx, expr, at, returned or {}):
+        return []  # every binding takes the loader a call built without its sampler
     held = _held_loader(ctx, expr, at, returned or {})
     if held is not None:  # `a, b = make_loaders()`: the call that unpacks it ends the values
         return [held]
@@ -532,6 +547,35 @@ def held_loaders(
     if not found or not all(v in found or _one_process_loader(ctx, v) for v in leaves):
         return []
     return found
+
+
+def _switched_off(
+    ctx: FileContext,
+    expr: cst.BaseExpression,
+    at: cst.CSTNode,
+    returned: Returned,
+    through_calls: bool = True,
+) -> bool:
+    """`expr` is a name every binding of which takes a loader from a call of this file that
+    turns its sampler off (`test_loader = make_loader(..., train=False)`), or a parameter
+    every call of its function (`through_calls`, one level) passes such a name for."""
+    if not isinstance(expr, cst.Name):
+        return False
+    bindings = ctx.resolver.reaching(expr.value, at)
+    if not bindings:
+        return False
+    func = ctx.enclosing_function(at)
+    if through_calls and func is not None and all(b.kind == "param" for b in bindings):
+        calls = ctx.resolver.calls_of(func)
+        if not calls or handed_on(ctx, func.name.value):
+            return False
+        passed = [(ctx.resolver.passed(call, func, expr.value), call) for call in calls]
+        return all(
+            value is not None and _switched_off(ctx, value, call, returned, False)
+            for value, call in passed
+        )
+    keys = [(b.target, id(b.value)) for b in bindings]
+    return all(key in returned and returned[key] is None for key in keys)
 
 
 def _unwrapped_leaves(

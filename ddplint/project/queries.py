@@ -28,7 +28,7 @@ from ddplint.domain.rank_flags import assigning_files
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
 from ddplint.domain.runner_kinds import Runners
-from ddplint.domain.samplers import LoaderSwitch, switch_truth
+from ddplint.domain.samplers import switched_on
 from ddplint.domain.state_loads import LOAD
 from ddplint.domain.switches import flag_name, named_for_distribution, names_a_job_start
 from ddplint.domain.written_files import HelperLoad, HelperWrite
@@ -118,23 +118,6 @@ _FACT_TEXT: dict[str, TextTest] = {
 # `set_epoch_params` contains.
 _MAY_RETURN_LOADER = re.compile("DistributedSampler")
 _MAY_SET_EPOCH = re.compile("set_epoch")
-
-
-def _switched_on(call: cst.Call, switch: LoaderSwitch) -> bool:
-    """The call may give the parameter `switch` names the value its sampler needs: passed
-    as a literal of that value, or not as a literal at all, or left at a default that is
-    not the other literal."""
-    name, position, needed, default, compare = switch
-    given = None
-    for index, arg in enumerate(call.args):
-        if arg.star:
-            return True  # `*args`, `**kwargs`: what they hold is out of sight
-        if (arg.keyword is not None and arg.keyword.value == name) or (
-            arg.keyword is None and index == position
-        ):
-            given = arg.value
-    value = default if given is None else switch_truth(given, compare)
-    return value is None or value == needed
 
 
 def _calling(*qualified: str) -> TextTest:
@@ -678,7 +661,7 @@ class Project:
         """Where a project helper returns a DataLoader on a shuffling DistributedSampler
         (None: the whole return value; an index: an element of a returned tuple)."""
         function = self.function_called(ctx, call, _MAY_RETURN_LOADER)
-        if function is None or not all(_switched_on(call, s) for s in function.loader_switches):
+        if function is None or not all(switched_on(ctx, call, s) for s in function.loader_switches):
             return []  # none; or the call turns off what builds its sampler (`dist=False`)
         return [None if p == WHOLE else p for p in function.returned_loader]
 
@@ -686,7 +669,7 @@ class Project:
         """Where a project helper returns a DataLoader over one rank's shard of its data
         (None: the whole return value; an index: an element of a returned tuple)."""
         function = self.function_called(ctx, call, _MAY_RETURN_LOADER)
-        if function is None or not all(_switched_on(call, s) for s in function.shard_switches):
+        if function is None or not all(switched_on(ctx, call, s) for s in function.shard_switches):
             return []  # none; or the call turns off what builds its sampler (`ddp=False`)
         return [None if p == WHOLE else p for p in function.returned_shard]
 
