@@ -9,6 +9,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
+from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.ddp_steps import ddp_backward, trains_ddp_model
 from ddplint.domain.oom import oom_path_swallowed
 from ddplint.domain.runners import one_process
@@ -171,6 +172,8 @@ if __name__ == "__main__":
                 continue
             if one_process(ctx, node):
                 continue  # no other rank to wait for this one
+            if _redoes_the_work(ctx, node):
+                continue  # every path goes on the same way: nothing is skipped
             yield Finding(
                 node,
                 "CUDA out-of-memory error caught and not re-raised: a rank that runs out "
@@ -180,6 +183,43 @@ if __name__ == "__main__":
                 "torchrun stops the job",
                 unproven=_bypasses_ddp(ctx, node),
             )
+
+
+def _redoes_the_work(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
+    """The handler does again what its `try` did, another way, and goes on where the `try`
+    would have: it binds every name the `try` binds (`det = self.detector(img, device=
+    "cpu")` for `det = self.detector(img, device=self.device)`) and leaves by no `return`,
+    `break` or `continue`; and the `try` issues nothing collective in sight (no collective,
+    no DDP model's forward or backward, no training function handed one). A rank that ran
+    out of memory then does what the others do, later."""
+    try_node = ctx.model.parents.get(handler)
+    if not isinstance(try_node, cst.Try):
+        return False
+    done = _bound(ctx, try_node.body)
+    if not done or not done <= _bound(ctx, handler.body):
+        return False
+    if any(isinstance(n, (cst.Return, cst.Break, cst.Continue)) for n in ctx.walk(handler.body)):
+        return False
+    collectives = domain_of(ctx).collectives
+    facts = facts_of(ctx)
+    return not any(
+        facts.is_ddp_model(call.func, call)
+        or ddp_backward(ctx, call)
+        or trains_ddp_model(ctx, call)
+        or collectives.issues(call)
+        for call in ctx.calls_within(try_node.body)
+    )
+
+
+def _bound(ctx: FileContext, block: cst.CSTNode) -> set[str]:
+    """The names and attributes a block assigns (`det`, `self.device`)."""
+    found: set[str] = set()
+    for node in ctx.walk(block):
+        if isinstance(node, cst.Assign):
+            found.update(ctx.code(t.target) for t in node.targets)
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            found.add(ctx.code(node.target))
+    return found
 
 
 def _bypasses_ddp(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
