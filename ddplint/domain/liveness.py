@@ -66,13 +66,6 @@ _CONSTANTS = {"True": True, "False": False, "None": False}
 _COMPUTED_LOOKUP = re.compile(r"\bgetattr\((?P<owner>[^,()]+),\s*[^\"'\s]|\bglobals\(\)|\bvars\(\)")
 
 
-def _root_name(expr: cst.BaseExpression) -> str:
-    """`a` of `a.b.c`."""
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else ""
-
-
 class Liveness(enum.Enum):
     LIVE = "live"
     NEVER = "never"
@@ -365,26 +358,11 @@ class Livenesses:
     def _looks_up_by_name(self) -> bool:
         """The file fetches attributes by a computed name: any function may be called. An
         attribute of a module it imports (`getattr(torch, dtype)`) is none of its own."""
-        imported = self._imported_names
+        imported = self.model.imports.bindings  # the names the file's imports bind
         return any(
             (match.group("owner") or "").strip() not in imported
             for match in _COMPUTED_LOOKUP.finditer(self.source)
         )
-
-    @cached_property
-    def _imported_names(self) -> frozenset[str]:
-        """The names the file's imports bind (`torch`, `np` of `import numpy as np`)."""
-        names = set()
-        for kind in (cst.Import, cst.ImportFrom):
-            for node in self.model.by_type.get(kind, []):
-                aliases = getattr(node, "names", ())
-                for alias in aliases if isinstance(aliases, (list, tuple)) else ():
-                    bound = alias.asname.name if alias.asname is not None else alias.name
-                    if isinstance(bound, cst.Name):
-                        names.add(bound.value)
-                    elif isinstance(bound, cst.Attribute):  # `import a.b` binds `a`
-                        names.add(_root_name(bound))
-        return frozenset(names)
 
     def _mentions_of(self, name: str) -> list[cst.Name]:
         if self._mentions is None:

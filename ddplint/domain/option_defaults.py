@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -68,21 +69,37 @@ def options_module_declaration(ctx: FileContext, dest: str) -> cst.Call | None:
     file imports, transitively (read with `ast`, the call alone parsed with LibCST), when
     neither the file nor those modules set the option otherwise (`set_defaults`, an
     assignment `args.seed = ...`)."""
+    modules = ctx.memo(_options_modules)
+    if modules is None:
+        return None
+    assigned = re.compile(rf"\.\s*{re.escape(dest)}\s*=(?!=)|set_defaults\(")
+    if any(assigned.search(text) for text in (ctx.source, *modules.texts)):
+        return None
+    found = [call for call in modules.declarations if _dest(call) == dest]
+    return found[0] if len(found) == 1 else None
+
+
+@dataclass(frozen=True)
+class _OptionsModules:
+    """The texts of the project modules a file imports, transitively, and the
+    `add_argument(...)` calls they hold."""
+
+    texts: tuple[str, ...]
+    declarations: tuple[cst.Call, ...]
+
+
+def _options_modules(ctx: FileContext) -> _OptionsModules | None:
+    """Read once per file (`options_module_declaration` is asked of every finding's
+    conditions); None where the file is no part of a project on disk."""
     project = project_of(ctx)
     if project is None or not os.path.isfile(ctx.path):
         return None
-    assigned = re.compile(rf"\.\s*{re.escape(dest)}\s*=(?!=)|set_defaults\(")
-    if assigned.search(ctx.source):
-        return None
     files = project_files(project_root(ctx.path))
-    found: list[cst.Call] = []
-    for path in sorted(project.text_closure(ctx.path)):
-        text = files.text(path) or ""
-        if assigned.search(text):
-            return None
-        if "add_argument" in text:
-            found.extend(c for c in _declarations_in(text) if _dest(c) == dest)
-    return found[0] if len(found) == 1 else None
+    texts = tuple(files.text(path) or "" for path in sorted(project.text_closure(ctx.path)))
+    declarations = tuple(
+        call for text in texts if "add_argument" in text for call in _declarations_in(text)
+    )
+    return _OptionsModules(texts, declarations)
 
 
 def _declarations_in(text: str) -> list[cst.Call]:

@@ -14,7 +14,7 @@ import ast
 import operator
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import libcst as cst
@@ -25,6 +25,7 @@ from ddplint.domain.liveness import project_exports
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import handed_on
 from ddplint.engine.dead_code import COMPARISONS
+from ddplint.engine.model import parameter_positions
 from ddplint.project_files import project_files, project_root
 from ddplint.source import might_be_distributed
 
@@ -127,14 +128,12 @@ def _no_call_gives(
     if passed is None:
         return False
     if not passed:  # no call that may run on several ranks: what one-process callers pass
-        return _one_process_calls_refuse(ctx, func, name, takes, default)
-    for value in passed:
-        given = default if value is None else _literal(value)
-        try:
-            if given is _NOT_LITERAL or takes(given):
-                return False
-        except (TypeError, ValueError):  # a comparison the value does not support
+        alone = _one_process_arguments(ctx, func, name)
+        if not alone:
             return False
+        return _refused((default if value is _UNPASSED else value for value in alone), takes)
+    if not _refused((default if value is None else _literal(value) for value in passed), takes):
+        return False
     mentioned = sum(_calls_in_other_files(ctx, callee) for callee in names)
     return 0 <= mentioned <= len(passed) - len(ctx.resolver.calls_of(func))
 
@@ -210,49 +209,42 @@ def _imports_another(ctx: FileContext, other: str, text: str, name: str) -> bool
     return False
 
 
-def _one_process_calls_refuse(
-    ctx: FileContext,
-    func: cst.FunctionDef,
-    name: str,
-    takes: Callable[[object], bool],
-    default: object,
-) -> bool:
-    """`func` has no call in sight that may run on several ranks, and is called (never
-    handed on) only by module-level code or functions of the project's files that cannot
-    run on several ranks (`might_be_distributed`), each call passing for `name` a literal,
-    or nothing where the default is a literal, that `takes` refuses: WavCaps' captioning
-    `pretrain.py` building its loader with `is_distributed=False`. Those files are read with
-    `ast`, as the project's index of callers leaves them out."""
-    if ctx.resolver.calls_of(func) or not os.path.isfile(ctx.path):
+def _refused(given: Iterable[object], takes: Callable[[object], bool]) -> bool:
+    """Every value given is a literal that `takes` refuses."""
+    try:
+        return not any(value is _NOT_LITERAL or takes(value) for value in given)
+    except (TypeError, ValueError):  # a comparison the value does not support
         return False
+
+
+def _one_process_arguments(
+    ctx: FileContext, func: cst.FunctionDef, name: str
+) -> list[object] | None:
+    """What the calls of `func` pass for its parameter `name` (a literal, `_UNPASSED`, or
+    `_NOT_LITERAL`), when it has no call in sight that may run on several ranks and is
+    called (never handed on) only from the project's files that cannot run on several
+    ranks (`might_be_distributed`): WavCaps' captioning `pretrain.py` building its loader
+    with `is_distributed=False`. Those files are read with `ast`, as the project's index
+    of callers leaves them out. None where another file may hold a call."""
+    if ctx.resolver.calls_of(func) or not os.path.isfile(ctx.path):
+        return None
     callee = func.name.value
-    position = _position(func, name)
+    position = parameter_positions(func).get(name)
     path = os.path.abspath(ctx.path)
     files = project_files(project_root(path))
     given: list[object] = []
     for other in files.naming(callee) - {path}:
         text = files.text(other) or ""
         if might_be_distributed(text.encode()):
-            return False  # a call the index of callers should have held
+            return None  # a call the index of callers should have held
         found = _literal_arguments(text, callee, name, position)
         if found is None:
-            return False
-        given.extend(default if value is _UNPASSED else value for value in found)
-    try:
-        return bool(given) and not any(v is _NOT_LITERAL or takes(v) for v in given)
-    except (TypeError, ValueError):  # a comparison the value does not support
-        return False
+            return None
+        given.extend(found)
+    return given
 
 
 _UNPASSED = object()
-
-
-def _position(func: cst.FunctionDef, name: str) -> int | None:
-    """The index of parameter `name` among those a positional argument may fill."""
-    params = [*func.params.posonly_params, *func.params.params]
-    index = next((i for i, p in enumerate(params) if p.name.value == name), None)
-    is_method = index is not None and params[0].name.value in ("self", "cls")
-    return None if index is None else index - 1 if is_method else index
 
 
 def _literal_arguments(
@@ -282,7 +274,7 @@ def _literal_arguments(
         ):
             return None
         passed = next((k.value for k in node.keywords if k.arg == name), None)
-        if passed is None and position is not None and position < len(node.args):
+        if passed is None and position is not None and 0 <= position < len(node.args):
             passed = node.args[position]
         if passed is None:
             found.append(_UNPASSED)
