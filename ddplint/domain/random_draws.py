@@ -231,10 +231,11 @@ def built_transform_draw(ctx: FileContext) -> cst.Call | None:
 def sample_draw(ctx: FileContext, method: cst.FunctionDef) -> cst.Call | None:
     """A draw from the process's generators in `method` (a dataset's `__getitem__`) or in
     a function of this file it calls (`img = random_crop(img)`, `self.augment(img)`)."""
-    for call in ctx.calls_within(method):
+    calls = [c for c in ctx.calls_within(method) if not _makes_stand_in(ctx, c, method)]
+    for call in calls:
         if draws_from_process_generators(ctx, call):
             return call
-    for call in ctx.calls_within(method):
+    for call in calls:
         for helper in ctx.resolver.callees(call):
             if helper is method:
                 continue
@@ -245,6 +246,52 @@ def sample_draw(ctx: FileContext, method: cst.FunctionDef) -> cst.Call | None:
             if found is not None:
                 return found
     return None
+
+
+def _makes_stand_in(ctx: FileContext, call: cst.Call, method: cst.FunctionDef) -> bool:
+    """`call` lies in a branch of `method` taken only when the dataset holds no data, and
+    that returns there (`if len(self.files) == 0: return torch.randn(1, 64, 64)`): it
+    makes stand-in samples for a test run, not the augmentation of the samples read."""
+    for ancestor in ctx.ancestors(call):
+        if ancestor is method:
+            return False
+        if (
+            isinstance(ancestor, cst.If)
+            and ctx.is_inside(call, ancestor.body)
+            and _tests_no_data(ancestor.test)
+            and _returns(ancestor.body)
+        ):
+            return True
+    return False
+
+
+def _tests_no_data(test: cst.BaseExpression) -> bool:
+    """`len(x) == 0`, `len(x) < 1`, `not len(x)` or `not x`: true when a collection is
+    empty."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        operand = test.expression
+        return isinstance(operand, cst.Name | cst.Attribute) or _is_len(operand)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    bound = target.comparator
+    if not (_is_len(test.left) and isinstance(bound, cst.Integer)):
+        return False
+    return (isinstance(target.operator, cst.Equal) and bound.value == "0") or (
+        isinstance(target.operator, cst.LessThan) and bound.value == "1"
+    )
+
+
+def _is_len(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and dotted(expr.func) == "len" and len(expr.args) == 1
+
+
+def _returns(body: cst.BaseSuite) -> bool:
+    """The last statement of `body` is a `return`."""
+    if not isinstance(body, cst.IndentedBlock) or not body.body:
+        return False
+    last = body.body[-1]
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
 
 
 def draws_from_process_generators(ctx: FileContext, call: cst.Call) -> bool:
