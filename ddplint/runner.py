@@ -54,8 +54,24 @@ MIN_FILES_FOR_POOL = 8
 # runner would check before the project is known waits for it when one of these fires
 # (DDP001: a default every caller replaces, `ddplint.domain.replaced_defaults`; DDP002: a
 # sampler whose loaders another module's epoch loop may read; DDP020, DDP021: devices and
-# models the callers hand in).
-CALLERS_DECIDE = frozenset({"DDP001", "DDP002", "DDP020", "DDP021"})
+# models the callers hand in), and the hang-class rules, whose findings in a branch that
+# needs an argument no caller passes are unproven (`ddplint.domain.unpassed_parameters`):
+# they fire rarely, so the files they send to wait are few.
+CALLERS_DECIDE = frozenset(
+    {
+        "DDP001",
+        "DDP002",
+        "DDP020",
+        "DDP021",
+        "DDP010",
+        "DDP011",
+        "DDP039",
+        "DDP043",
+        "DDP047",
+        "DDP048",
+        "DDP060",
+    }
+)
 
 
 @dataclass

@@ -759,9 +759,9 @@ def resumes_from_given_path(
             continue
         if not file_names(path_texts(ctx, given, resume.load)):
             return resume.load
-    for call, _ in ctx.memo(_reader_calls):
-        if not call.args:
-            continue
+    for call, name in ctx.memo(_reader_calls):
+        if not call.args or name.rpartition(".")[2] in _STATE_READERS:
+            continue  # `model.load_state_dict(resume_state)`: handed a state, not a path
         given = call.args[0].value
         if _from_another_run(ctx, given, call):
             continue  # `torch.load(args.resume_teacher)`: another run's weights
@@ -771,6 +771,10 @@ def resumes_from_given_path(
         if any(_RESUME_OPTION.search(last_name(e) or "") for e in exprs):
             return call
     return None
+
+
+# Readers handed what a load returned, not a path: their argument names no file.
+_STATE_READERS = frozenset({"load_state_dict"})
 
 
 def read_back_by_helper(ctx: FileContext, names: set[str]) -> cst.Call | None:

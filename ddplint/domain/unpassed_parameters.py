@@ -25,6 +25,7 @@ from ddplint.domain.liveness import project_exports
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import handed_on
 from ddplint.engine.dead_code import COMPARISONS
+from ddplint.engine.flow import fixed_terms
 from ddplint.engine.model import parameter_positions
 from ddplint.project_files import project_files, project_root
 from ddplint.source import might_be_distributed
@@ -44,11 +45,30 @@ def needs_unpassed_argument(ctx: FileContext, node: cst.CSTNode) -> bool:
     test (`if type == "shakespeare":` with `type="shakespeare"` the default and every call
     passing `type="main_run"`)."""
     for condition in ctx.flow.conditions(node):
-        for term, value in condition.terms():
+        for term, value in _terms(ctx, condition.test, condition.holds, condition.gate):
             parameter = _parameter_test(ctx, term, value, condition.gate)
             if parameter is not None and _no_call_gives(ctx, *parameter):
                 return True
+            if _attribute_refused(ctx, term, value, condition.gate):
+                return True
     return False
+
+
+def _terms(
+    ctx: FileContext, test: cst.BaseExpression, holds: bool, at: cst.CSTNode
+) -> list[tuple[cst.BaseExpression, bool]]:
+    """The terms `test == holds` fixes (`Condition.terms`), through a name bound once, in
+    the function, to a test (`add_images = step % every == 0 and every > 0`, then
+    `if add_images:`)."""
+    found = []
+    for term, value in fixed_terms(test, holds):
+        bindings = ctx.resolver.reaching(term.value, at) if isinstance(term, cst.Name) else []
+        bound = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
+        if isinstance(bound, cst.BooleanOperation | cst.Comparison | cst.UnaryOperation):
+            found.extend(fixed_terms(bound, value))
+        else:
+            found.append((term, value))
+    return found
 
 
 def _parameter_test(
@@ -76,6 +96,99 @@ def _parameter_test(
         return bool(evaluate(given)) == value
 
     return func, name.value, takes, held
+
+
+def _attribute_refused(
+    ctx: FileContext, term: cst.BaseExpression, value: bool, at: cst.CSTNode
+) -> bool:
+    """`term` tests an attribute of the instance alone (`self.every > 0`), and every value
+    the class stores in it fails the test: a literal (`self.every = -1`), or a parameter of
+    a method that no call in sight gives a value passing it (`self.every = every`, with
+    `every=-1` the default and no call passing it). Another file, or a store on another
+    object of this one (`trainer.every = 5`, `setattr`), may set it: then it is unknown."""
+    attribute, evaluate = _test_on_attribute(term)
+    if attribute is None or not _stored_only_on_self(ctx, attribute.attr.value):
+        return False
+
+    def takes(given: object) -> bool:
+        return bool(evaluate(given)) == value
+
+    stores = [v for v in ctx.resolver.values(attribute, at) if v.expr is not attribute]
+    if not stores:
+        return False
+    for store in stores:
+        expr = store.expr
+        parent = ctx.model.parents.get(expr)
+        if isinstance(parent, cst.Param):
+            continue  # a parameter's default: judged with the parameter below
+        if isinstance(expr, cst.Name) and isinstance(parent, cst.Assign | cst.AnnAssign):
+            parameter = _parameter_test(ctx, expr, True, expr)
+            if parameter is None:
+                return False
+            func, name, _, default = parameter
+            if not _no_call_gives(ctx, func, name, takes, default):
+                return False
+            continue
+        if not store.leaf or not _refused([_literal_value(expr)], takes):
+            return False
+    return True
+
+
+def _test_on_attribute(
+    term: cst.BaseExpression,
+) -> tuple[cst.Attribute | None, Callable[[object], object]]:
+    """`self.x` and how the test evaluates a value of it: `self.x` alone, or
+    `self.x OP literal`."""
+    tested = term.left if isinstance(term, cst.Comparison) else term
+    if not (
+        isinstance(tested, cst.Attribute)
+        and isinstance(tested.value, cst.Name)
+        and tested.value.value == "self"
+    ):
+        return None, bool
+    if tested is term:
+        return tested, bool
+    assert isinstance(term, cst.Comparison)
+    if len(term.comparisons) != 1:
+        return None, bool
+    target = term.comparisons[0]
+    compare = _COMPARE.get(type(target.operator))
+    literal = _literal(target.comparator)
+    if compare is None or literal is _NOT_LITERAL:
+        return None, bool
+    return tested, lambda held: compare(held, literal)
+
+
+def _stored_only_on_self(ctx: FileContext, attribute: str) -> bool:
+    """No store of `attribute` but `self.<attribute> = ...` in this file (no augmented
+    one: `self.bad_steps += 1`), no `setattr` in it, and no other file of the project that
+    writes `.<attribute> =`."""
+    word = re.escape(attribute)
+    store = re.compile(rf"(\w+)\s*\.\s*{word}\s*(?::[^=\n]*)?=(?!=)")
+    updated = re.compile(rf"\.\s*{word}\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)=")
+    if (
+        "setattr(" in ctx.source
+        or updated.search(ctx.source)
+        or any(m.group(1) != "self" for m in store.finditer(ctx.source))
+    ):
+        return False
+    if not os.path.isfile(ctx.path):
+        return True
+    path = os.path.abspath(ctx.path)
+    files = project_files(project_root(path))
+    others = files.naming(attribute) - {path}
+    return not any(store.search(files.text(other) or "") for other in others)
+
+
+def _literal_value(expr: cst.BaseExpression) -> object:
+    """The value of a literal, negative numbers included; `_NOT_LITERAL` otherwise."""
+    if (
+        isinstance(expr, cst.UnaryOperation)
+        and isinstance(expr.operator, cst.Minus)
+        and isinstance(expr.expression, cst.Integer | cst.Float)
+    ):
+        return -ast.literal_eval(expr.expression.value)
+    return _literal(expr)
 
 
 def _test_on_name(

@@ -262,11 +262,38 @@ def object_method(ctx: FileContext, call: cst.Call) -> str | None:
         if type(made) is not cst.Call:
             continue
         if type(made.func) is cst.Name and made.func.value in ctx.model.classes:
-            return method if method in ctx.functions else None
+            if method in ctx.functions:
+                return method
+            return _inherited(ctx, made.func.value, method)
         maker = _outward(ctx, made)
         if maker is not None:
             return f"{maker}.{method}"
     return None
+
+
+def _inherited(ctx: FileContext, name: str, method: str) -> str | None:
+    """`Base.method` of another project module that objects of this module's class `name`
+    inherit (`class Trainer(TrainerBase):` with no `start` of its own, then
+    `trainer.start(...)`): the one base that names a class outside the module, outside
+    torch; None where several bases might give it."""
+    classes = ctx.model.classes.get(name, [])
+    if len(classes) != 1:
+        return None
+    outside = []
+    for base in classes[0].bases:
+        if base.keyword is not None:
+            continue
+        qualified = ctx.qualname(base.value)
+        if qualified is None or "." not in qualified.lstrip("."):
+            return None  # a base of this module, or one the imports do not name
+        if qualified.split(".")[0] not in _LIBRARY_BASES:
+            outside.append(qualified)
+    return f"{outside[0]}.{method}" if len(outside) == 1 else None
+
+
+# Packages whose classes (`nn.Module`, `Dataset`) no project module defines: their methods
+# are never the project's.
+_LIBRARY_BASES = frozenset({"torch", "abc", "typing", "builtins", *sys.stdlib_module_names})
 
 
 def _starts_one_rank_group(ctx: FileContext, func: cst.FunctionDef) -> bool:

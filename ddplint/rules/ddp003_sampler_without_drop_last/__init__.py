@@ -8,8 +8,9 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.domain.ddp_facts import argument, is_false
+from ddplint.domain.ddp_facts import argument, is_false, is_true
 from ddplint.domain.samplers import (
+    LOADER_DROP_LAST,
     SAMPLER_DROP_LAST,
     SamplerUse,
     distributed_samplers,
@@ -18,6 +19,14 @@ from ddplint.domain.samplers import (
 )
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp003_sampler_without_drop_last.reads import reduction_of
+
+
+def _drops_last_batch(sampler: SamplerUse) -> bool:
+    """Every loader of `sampler` is a DataLoader given `drop_last=True`."""
+    return bool(sampler.loaders) and all(
+        loader.via == "sampler" and is_true(argument(loader.call, LOADER_DROP_LAST, "drop_last"))
+        for loader in sampler.loaders
+    )
 
 
 def _pads(call: cst.Call) -> bool:
@@ -64,7 +73,9 @@ order. When they are summed into one value (`all_reduce`, `reduce`), or combined
 helper out of sight, the repeats shift the metric by `(-len(dataset)) % N` samples with N
 processes (at most N - 1, none when N divides the set's size), which matters only for a
 small set or an exact comparison; ddplint cannot see the set's size, so that finding is
-unproven (shown under `--preview`).
+unproven (shown under `--preview`). So is one whose DataLoader drops its last partial batch
+(`drop_last=True`): the padding lies at the end of each shard, in that batch, and counts only
+where a shard fills its batches exactly.
 
 ## Why is this bad?
 When the dataset size is not a multiple of the number of processes, `DistributedSampler`
@@ -210,6 +221,8 @@ def evaluate(model, val_set):
             if reduction is None:
                 continue
             what = ctx.code(reduction.call.func).strip()
+            # A loader with `drop_last=True` drops each shard's last partial batch, where the
+            # padding lies: the repeats count only where a shard fills its batches exactly.
             # Summed into a metric, the repeats shift it by at most world_size - 1 samples,
             # which matters only for a small or unevenly split set: ddplint cannot see the
             # set's size, so that is unproven (as is a combination out of sight). Gathered
@@ -223,5 +236,5 @@ def evaluate(model, val_set):
                 "the metric can differ from a one-process run. Remove the repeated samples "
                 "before combining (gather with the dataset indices, or cut gathered results "
                 "to the dataset's length)",
-                unproven=not reduction.gathered,
+                unproven=not reduction.gathered or _drops_last_batch(sampler),
             )
