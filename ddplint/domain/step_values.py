@@ -6,6 +6,7 @@ state holding activations that a forward elsewhere registered)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -13,6 +14,7 @@ import libcst as cst
 
 from ddplint.context import Binding, FileContext
 from ddplint.domain import domain_of
+from ddplint.domain.project_view import project_of
 from ddplint.names import dotted
 
 # Methods that only move or reshape the batch (`x = x.cuda(non_blocking=True)`).
@@ -64,7 +66,7 @@ def step_values(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> St
         return StepValues(frozenset(), None)
     local = _region_bindings(ctx, region)
     in_step = {id(b) for bindings in local.values() for b in bindings}
-    counters = _counters(local)
+    counters = _counters(ctx, local)
     sources = [
         b
         for b in domain_of(ctx).backward.sources(
@@ -111,14 +113,21 @@ def _closure(
 _COUNTING_CALLS = frozenset({"int", "float", "min", "max", "round", "abs", "len"})
 
 
-def _counters(local: dict[str, list[Binding]]) -> set[str]:
+def _counters(ctx: FileContext, local: dict[str, list[Binding]]) -> set[str]:
     """Names of the step computed only by arithmetic on counters (`curr_step = start_step
     + i` in `for i in range(n)`, `weight = 0.8 * curr_step / total_step`): what they read is
     a constant, a value from outside the step, an index of `range(...)` or of
     `enumerate(...)`, or another such name. The loss may be computed from them, but every
     rank holds the same values (the largest such set: counters may read each other). A
-    bare alias (`loss = out`) and what an object holds (`model.last_loss`) are not counts."""
-    found = {name for name, bindings in local.items() if all(_counts(b) for b in bindings)}
+    bare alias (`loss = out`) and what an object holds (`model.last_loss`) are not counts.
+    A call of a function of the project on such values (`metadata =
+    curriculums.extract_metadata(curriculum, discriminator.step)`) is one too: every rank
+    calls it with the same arguments (`_project_call`)."""
+    found = {
+        name
+        for name, bindings in local.items()
+        if all(_counts(b) or _project_call(ctx, b) for b in bindings)
+    }
     changed = True
     while changed:
         changed = False
@@ -145,6 +154,43 @@ def _counts(binding: Binding) -> bool:
     return not isinstance(value, cst.Name)  # `loss = out`: an alias, not a count
 
 
+def _project_call(ctx: FileContext, binding: Binding) -> bool:
+    """`name = f(a, b)`: a function of this file or of another project module (not a
+    library's: a clock, a memory query or a random draw gives each rank its own), handed
+    at least one argument, each built of literals and of names and attributes read whole
+    (`discriminator.step`, `cfg["stage"]`); the names must be counters in turn."""
+    value = binding.value
+    if binding.kind != "assign" or not isinstance(value, cst.Call) or not value.args:
+        return False
+    if any(a.star or not _plain(a.value) for a in value.args):
+        return False
+    if ctx.resolver.callees(value):
+        return True
+    project = project_of(ctx)
+    qualified = ctx.call_name(value)
+    return (
+        project is not None
+        and qualified is not None
+        and project.function_at(os.path.abspath(ctx.path), qualified) is not None
+    )
+
+
+def _plain(expr: cst.BaseExpression) -> bool:
+    """Literals, names, attributes of names and string-keyed subscripts of them."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return _plain(expr.value)
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        return (
+            isinstance(index, cst.Index)
+            and isinstance(index.value, cst.SimpleString)
+            and _plain(expr.value)
+        )
+    return False
+
+
 def _arithmetic(expr: cst.BaseExpression) -> bool:
     """Numbers and names combined by operators or counting calls; not an attribute (what an
     object holds: `model.last_loss`)."""
@@ -169,6 +215,8 @@ def _names_read(expr: cst.BaseExpression) -> set[str]:
         return _names_read(expr.expression)
     if isinstance(expr, cst.Call):
         return {n for a in expr.args for n in _names_read(a.value)}
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        return _names_read(expr.value)
     return set()
 
 

@@ -191,14 +191,20 @@ def pinned_torch(root: str, script: str) -> Version | None:
 
 
 def installs_torch_2(root: str, script: str) -> bool | None:
-    """Whether the torch the project installs for `script` is 2.0 or newer: True where a
-    requirement names torch with no upper bound (pip takes today's release) or the pins
-    allow 2.x; False where they stop before it; None where nothing the project ships
+    """Whether the torch the project installs for `script` is 2.0 or newer
+    (`installs_torch_since`)."""
+    return installs_torch_since(root, script, TORCH_2)
+
+
+def installs_torch_since(root: str, script: str, version: Version) -> bool | None:
+    """Whether the torch the project installs for `script` may be `version` or newer: True
+    where a requirement names torch with no upper bound (pip takes today's release) or the
+    pins allow it; False where they stop before it; None where nothing the project ships
     names the torch it installs (code of the torch 1.x years may assume its launcher)."""
     bound, unbounded = _torch_pins(root, script)
     if unbounded:
         return True
-    return None if bound is None else bound >= TORCH_2
+    return None if bound is None else bound >= version
 
 
 def _torch_pins(root: str, script: str) -> tuple[Version | None, bool]:

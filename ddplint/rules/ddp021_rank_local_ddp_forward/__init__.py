@@ -261,7 +261,7 @@ def main(net, batch, local_rank):
                         replacements=((func, f"{name}.module"),),
                         applicability=Applicability.UNSAFE,
                     )
-                said, buffers_unknown = _said(ctx, call, held_buffered)
+                said, buffers_unknown = _said(ctx, call, held_buffered, call)
                 yield Finding(
                     call,
                     f"forward through the DDP wrapper `{name}` runs on one rank only: "
@@ -274,7 +274,7 @@ def main(net, batch, local_rank):
                 site = method_site(ctx, func, call)
                 if site is not None:
                     name = ctx.code(func)
-                    said, buffers_unknown = _said(ctx, call, held_buffered)
+                    said, buffers_unknown = _said(ctx, call, held_buffered, site)
                     yield Finding(
                         call,
                         f"forward through the DDP wrapper `{name}` runs on one rank only "
@@ -287,7 +287,7 @@ def main(net, batch, local_rank):
             if guard is None and isinstance(func, cst.Name):
                 site = global_model_site(ctx, func, call)
                 if site is not None:
-                    said, buffers_unknown = _said(ctx, call, held_buffered)
+                    said, buffers_unknown = _said(ctx, call, held_buffered, site)
                     yield Finding(
                         call,
                         f"forward through the DDP wrapper `{func.value}` runs on one rank "
@@ -301,7 +301,7 @@ def main(net, batch, local_rank):
                 if chain is not None:
                     # a call on the way with gradients off: this path's output trains nothing
                     graded = not any(domain_of(ctx).loops.is_evaluation(c) for c in chain)
-                    said, buffers_unknown = _said(ctx, call, held_buffered, graded)
+                    said, buffers_unknown = _said(ctx, call, held_buffered, chain[-1], graded)
                     yield Finding(
                         call,
                         f"forward through the DDP wrapper `{func.value}` runs on one rank "
@@ -360,7 +360,9 @@ def _handed_in(ctx: FileContext) -> Iterator[Finding]:
             f"forward through the DDP wrapper `{func.value}` (callers in other modules pass "
             f"the DDP model) runs on one rank only: {_harm(trains, buffered)}; call "
             f"`{func.value}.module(...)` instead",
-            unproven=not (buffered or trains) or not _traced(ctx, evidence, call, guard),
+            unproven=not (buffered or trains)
+            or (not trains and _paired_by_next_forward(ctx, call))
+            or not _traced(ctx, evidence, call, guard),
         )
 
 
@@ -400,7 +402,9 @@ def _through_helper(
             call,
             f"`{callee}(...)` runs the forward of the DDP wrapper `{model}` it is handed, on "
             f"one rank only: {_harm(False, buffered)}; pass `{model}.module` instead",
-            unproven=not buffered or not _traced(ctx, evidence, call, guard),
+            unproven=not buffered
+            or _paired_by_next_forward(ctx, call)
+            or not _traced(ctx, evidence, call, guard),
         )
     return None
 
@@ -441,13 +445,71 @@ def _sites_by_node(ctx: FileContext) -> dict[int, list[int]]:
 
 
 def _said(
-    ctx: FileContext, call: cst.Call, buffered: bool, graded: bool = True
+    ctx: FileContext, call: cst.Call, buffered: bool, site: cst.CSTNode, graded: bool = True
 ) -> tuple[str, bool]:
-    """What the forward `call` issues (`_harm`), and whether that is unknown: asked only
-    for a finding, since whether the forward trains is the costly question. Without
-    `graded`, the rank-local path reaches it with gradients off: it trains nothing there."""
+    """What the forward `call` issues (`_harm`), and whether its harm is unknown: asked
+    only for a finding, since whether the forward trains is the costly question. Without
+    `graded`, the rank-local path reaches it with gradients off: it trains nothing there.
+    A forward that trains nothing issues one buffer broadcast, harmless where the other
+    ranks' next collective is their next training forward (`_paired_by_next_forward`,
+    from `site`, the rank-local statement): unknown then, as the last iteration decides."""
     trains = graded and _synced_training_forward(ctx, call)
-    return _harm(trains, buffered), not buffered and not trains
+    unknown = not trains and (not buffered or _paired_by_next_forward(ctx, site))
+    return _harm(trains, buffered), unknown
+
+
+def _paired_by_next_forward(ctx: FileContext, site: cst.CSTNode) -> bool:
+    """`site` runs inside a loop that trains (`is_training_loop`), only on some iterations
+    (`_skips_iterations`), and the first statement after it, going round the loop's body,
+    that trains or issues a collective trains: the other ranks' next collective is their
+    next training forward, whose buffer broadcast pairs with rank 0's (DDP then skips rank
+    0's own next one). Only an evaluation in the last iteration, which the schedule
+    decides, leaves it unmatched."""
+    domain = domain_of(ctx)
+    for ancestor in ctx.ancestors(site):
+        if isinstance(ancestor, cst.FunctionDef):
+            return False
+        if not isinstance(ancestor, cst.For | cst.While):
+            continue
+        if not domain.loops.is_training_loop(ancestor):
+            continue
+        if not _skips_iterations(ctx, site, ancestor):
+            return False  # it runs in the last iteration too, where nothing pairs with it
+        body = ancestor.body
+        if not isinstance(body, cst.IndentedBlock):
+            return False
+        statements = list(body.body)
+        index = next(i for i, s in enumerate(statements) if ctx.is_inside(site, s))
+        for statement in statements[index + 1 :] + statements[:index]:
+            calls = ctx.calls_within(statement)
+            if any(_trains(ctx, c) for c in calls):
+                return True
+            if any(domain.collectives.issues(c) for c in calls):
+                return False
+        return False
+    return False
+
+
+def _skips_iterations(ctx: FileContext, site: cst.CSTNode, loop: cst.For | cst.While) -> bool:
+    """`site` runs, within `loop`, under a test that is neither a rank test nor a mode check
+    (`epoch % 5 == 0`, `if is_best:`): whether the last iteration runs it is unknown."""
+    ranks = domain_of(ctx).ranks
+    for condition in ctx.flow.conditions(site):
+        if not ctx.is_inside(condition.gate, loop.body):
+            continue
+        for term, _ in condition.terms():
+            if not ranks.is_rank_test(term, condition.gate) and not ranks.is_mode_check(term):
+                return True
+    return False
+
+
+def _trains(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` is a backward, or runs a function of this file that runs one."""
+    domain = domain_of(ctx)
+    return domain.backward.site_of(call) is not None or any(
+        isinstance(f, cst.FunctionDef) and domain.loops.runs_backward(f)
+        for f in ctx.resolver.callees(call)
+    )
 
 
 def _harm(trains: bool, buffered: bool) -> str:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.versions import installs_torch_since
+from ddplint.project_files import project_root
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp061_launcher_port_overwritten.overwrites import PORT, port_overwrites
+
+# The first torch whose torchrun hands its workers the agent's store by default.
+SHARED_STORE = (2, 5)
 
 
 @register
@@ -28,6 +34,10 @@ its own MASTER_PORT with it. A file that sets a rank or world-size variable itse
 and is not flagged; nor is `os.environ.setdefault("MASTER_PORT", ...)`, a write under a test
 of the port (`if "MASTER_PORT" not in os.environ:`), a port read from an option or the
 environment, or a write after the process group starts.
+
+The harm needs PyTorch 2.5 or later: proven where the project installs torch with no upper
+bound or pins a 2.5 or later release, unproven (`--preview`) where nothing it ships names
+its torch, and not reported where its pins stop before 2.5.
 
 ## Why is this bad?
 With one process there is no process group. With N processes started by torchrun, from
@@ -156,7 +166,14 @@ def setup(args):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        for found in port_overwrites(ctx):
+        found_any = port_overwrites(ctx)
+        if not found_any:
+            return
+        root = project_root(ctx.path) if os.path.isfile(ctx.path) else None
+        shared_store = installs_torch_since(root, ctx.path, SHARED_STORE) if root else None
+        if shared_store is False:
+            return  # the project's torch predates the launcher's shared store
+        for found in found_any:
             shown = ctx.code(found.value)
             yield Finding(
                 found.assign,
@@ -176,4 +193,5 @@ def setup(args):
                     ),
                     applicability=Applicability.UNSAFE,
                 ),
+                unproven=shared_store is None,
             )

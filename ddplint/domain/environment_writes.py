@@ -1,0 +1,106 @@
+"""Where a script writes a rendezvous variable into its own environment
+(`os.environ["MASTER_PORT"] = "12355"`) with a value written in the code, on every run of
+its function: not filling in a missing one (`setdefault`, or under a test of the variable)
+and not taken from an option or the environment."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddplint.context import FileContext
+
+
+@dataclass(frozen=True)
+class EnvironmentWrite:
+    """`assign` sets `key` in `environ` (the process's `os.environ`) to `value`, whose
+    possible values are the literals `literals`."""
+
+    assign: cst.Assign
+    key: str
+    environ: cst.BaseExpression
+    value: cst.BaseExpression
+    literals: tuple[object, ...]
+
+
+def constant_writes(ctx: FileContext, key: str) -> list[EnvironmentWrite]:
+    """`os.environ[key] = <literal>` statements (a literal, or `str()` of one, directly or
+    through names all of whose values are such), not under a test of `key` itself
+    (`if "MASTER_PORT" not in os.environ:` fills in a missing one), in source order."""
+    found = []
+    for node in ctx.nodes_of(cst.Assign):
+        assert isinstance(node, cst.Assign)
+        target = _environ_target(ctx, node)
+        if target is None or _subscript_key(target) != key:
+            continue
+        literals = _literals(ctx, node.value)
+        if literals is None or any(key in ctx.code(c.test) for c in ctx.flow.conditions(node)):
+            continue
+        found.append(EnvironmentWrite(node, key, target.value, node.value, literals))
+    return found
+
+
+def written_keys(ctx: FileContext) -> set[str]:
+    """The variables any statement of the file sets in `os.environ` by subscript."""
+    keys = set()
+    for node in ctx.nodes_of(cst.Assign):
+        assert isinstance(node, cst.Assign)
+        target = _environ_target(ctx, node)
+        key = _subscript_key(target) if target is not None else None
+        if key is not None:
+            keys.add(key)
+    return keys
+
+
+def _environ_target(ctx: FileContext, assign: cst.Assign) -> cst.Subscript | None:
+    """The `os.environ[...]` target of `assign` (the process's own environment, not a copy
+    made for a child)."""
+    if len(assign.targets) != 1:
+        return None
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Subscript):
+        return None
+    return target if ctx.model.imports.resolve(target.value) == "os.environ" else None
+
+
+def _subscript_key(subscript: cst.Subscript) -> str | None:
+    if len(subscript.slice) != 1:
+        return None
+    index = subscript.slice[0].slice
+    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+        value = index.value.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _literals(ctx: FileContext, value: cst.BaseExpression) -> tuple[object, ...] | None:
+    """The literal values `value` may hold, or None when one of them is not a literal."""
+    leaves = [v for v in ctx.resolver.values(value, value) if v.leaf]
+    if not leaves:
+        return None
+    found: list[object] = []
+    for leaf in leaves:
+        expr = leaf.expr
+        if _is_str_call(expr):
+            assert isinstance(expr, cst.Call)
+            inner = [v for v in ctx.resolver.values(expr.args[0].value, expr) if v.leaf]
+            if not inner or not all(isinstance(v.expr, cst.Integer) for v in inner):
+                return None
+            found.extend(str(int(v.expr.value)) for v in inner if isinstance(v.expr, cst.Integer))
+        elif isinstance(expr, cst.SimpleString):
+            found.append(expr.evaluated_value)
+        elif isinstance(expr, cst.Integer):
+            found.append(int(expr.value))
+        else:
+            return None
+    return tuple(found)
+
+
+def _is_str_call(expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == "str"
+        and len(expr.args) == 1
+    )
