@@ -7,6 +7,7 @@ state holding activations that a forward elsewhere registered)."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -155,8 +156,9 @@ def _counts(binding: Binding) -> bool:
 
 
 def _project_call(ctx: FileContext, binding: Binding) -> bool:
-    """`name = f(a, b)`: a function of this file or of another project module (not a
-    library's: a clock, a memory query or a random draw gives each rank its own), handed
+    """`name = f(a, b)`: a function of this file or of another project module, or of a
+    module imported from outside the standard library, torch and NumPy (a clock, a memory
+    query or a random draw there gives each rank its own), handed
     at least one argument, each built of literals and of names and attributes read whole
     (`discriminator.step`, `cfg["stage"]`); the names must be counters in turn."""
     value = binding.value
@@ -166,13 +168,23 @@ def _project_call(ctx: FileContext, binding: Binding) -> bool:
         return False
     if ctx.resolver.callees(value):
         return True
-    project = project_of(ctx)
     qualified = ctx.call_name(value)
-    return (
-        project is not None
-        and qualified is not None
-        and project.function_at(os.path.abspath(ctx.path), qualified) is not None
-    )
+    if qualified is None or "." not in qualified:
+        return False
+    project = project_of(ctx)
+    if project is not None and project.function_at(os.path.abspath(ctx.path), qualified):
+        return True
+    # A module the project does not resolve (on a `sys.path` the scripts extend, say) and
+    # that is not where per-process state is read (clocks, memory, random draws).
+    return qualified.split(".")[0] not in _PER_PROCESS_PACKAGES
+
+
+# Packages whose functions may answer differently in each process given the same
+# arguments: the standard library's clocks, random and system queries, torch's memory
+# and random calls, NumPy's random module, process and GPU monitors.
+_PER_PROCESS_PACKAGES = frozenset(
+    {*sys.stdlib_module_names, "torch", "numpy", "psutil", "pynvml", "GPUtil", "nvidia_smi"}
+)
 
 
 def _plain(expr: cst.BaseExpression) -> bool:
