@@ -41,18 +41,6 @@ def constant_writes(ctx: FileContext, key: str) -> list[EnvironmentWrite]:
     return found
 
 
-def written_keys(ctx: FileContext) -> set[str]:
-    """The variables any statement of the file sets in `os.environ` by subscript."""
-    keys = set()
-    for node in ctx.nodes_of(cst.Assign):
-        assert isinstance(node, cst.Assign)
-        target = _environ_target(ctx, node)
-        key = _subscript_key(target) if target is not None else None
-        if key is not None:
-            keys.add(key)
-    return keys
-
-
 def _environ_target(ctx: FileContext, assign: cst.Assign) -> cst.Subscript | None:
     """The `os.environ[...]` target of `assign` (the process's own environment, not a copy
     made for a child)."""

@@ -115,8 +115,16 @@ class Loops:
         calls = self.model.within(loop.body, self.model.calls)
         if any(self.backward.site_of(call) is not None for call in calls):
             return True
+        return any(self.runs_training_function(call) for call in calls)
+
+    def reaches_backward(self, call: cst.Call) -> bool:
+        """`call` is a `backward()`, or runs a function of this file that runs one."""
+        return self.backward.site_of(call) is not None or self.runs_training_function(call)
+
+    def runs_training_function(self, call: cst.Call) -> bool:
+        """`call` runs a function of this file that runs `backward()`."""
         training = self._training_functions()
-        return any(any(f in training for f in self.resolver.callees(call)) for call in calls)
+        return any(f in training for f in self.resolver.callees(call))
 
     def is_optimizer_class(self, call: cst.Call) -> bool:
         """`call` constructs an optimizer class (`torch.optim.AdamW(...)`, apex, bnb)."""

@@ -138,25 +138,15 @@ def _test_on_attribute(
     term: cst.BaseExpression,
 ) -> tuple[cst.Attribute | None, Callable[[object], object]]:
     """`self.x` and how the test evaluates a value of it: `self.x` alone, or
-    `self.x OP literal`."""
-    tested = term.left if isinstance(term, cst.Comparison) else term
-    if not (
+    `self.x OP literal` (`_tested`)."""
+    tested, evaluate = _tested(term)
+    if (
         isinstance(tested, cst.Attribute)
         and isinstance(tested.value, cst.Name)
         and tested.value.value == "self"
     ):
-        return None, bool
-    if tested is term:
-        return tested, bool
-    assert isinstance(term, cst.Comparison)
-    if len(term.comparisons) != 1:
-        return None, bool
-    target = term.comparisons[0]
-    compare = _COMPARE.get(type(target.operator))
-    literal = _literal(target.comparator)
-    if compare is None or literal is _NOT_LITERAL:
-        return None, bool
-    return tested, lambda held: compare(held, literal)
+        return tested, evaluate
+    return None, bool
 
 
 def _stored_only_on_self(ctx: FileContext, attribute: str) -> bool:
@@ -196,13 +186,18 @@ def _test_on_name(
 ) -> tuple[cst.Name | None, Callable[[object], object]]:
     """The parameter a test reads and how the test evaluates a value of it: `p`, or
     `p OP literal` (`world_size > 1`, `mode == "ddp"`, `group is not None`)."""
-    if isinstance(term, cst.Name):
+    tested, evaluate = _tested(term)
+    return (tested, evaluate) if isinstance(tested, cst.Name) else (None, bool)
+
+
+def _tested(
+    term: cst.BaseExpression,
+) -> tuple[cst.BaseExpression | None, Callable[[object], object]]:
+    """What `term` tests and how it evaluates a value of it: `term` itself, by its truth,
+    or the left side of `left OP literal`; None for another comparison."""
+    if not isinstance(term, cst.Comparison):
         return term, bool
-    if (
-        isinstance(term, cst.Comparison)
-        and len(term.comparisons) == 1
-        and isinstance(term.left, cst.Name)
-    ):
+    if len(term.comparisons) == 1:
         target = term.comparisons[0]
         compare = _COMPARE.get(type(target.operator))
         literal = _literal(target.comparator)

@@ -293,7 +293,7 @@ def _inherited(ctx: FileContext, name: str, method: str) -> str | None:
 
 # Packages whose classes (`nn.Module`, `Dataset`) no project module defines: their methods
 # are never the project's.
-_LIBRARY_BASES = frozenset({"torch", "abc", "typing", "builtins", *sys.stdlib_module_names})
+_LIBRARY_BASES = frozenset({"torch", *sys.stdlib_module_names})
 
 
 def _starts_one_rank_group(ctx: FileContext, func: cst.FunctionDef) -> bool:

@@ -482,7 +482,7 @@ def _paired_by_next_forward(ctx: FileContext, site: cst.CSTNode) -> bool:
         index = next(i for i, s in enumerate(statements) if ctx.is_inside(site, s))
         for statement in statements[index + 1 :] + statements[:index]:
             calls = ctx.calls_within(statement)
-            if any(_trains(ctx, c) for c in calls):
+            if any(domain.loops.reaches_backward(c) for c in calls):
                 return True
             if any(domain.collectives.issues(c) for c in calls):
                 return False
@@ -501,15 +501,6 @@ def _skips_iterations(ctx: FileContext, site: cst.CSTNode, loop: cst.For | cst.W
             if not ranks.is_rank_test(term, condition.gate) and not ranks.is_mode_check(term):
                 return True
     return False
-
-
-def _trains(ctx: FileContext, call: cst.Call) -> bool:
-    """`call` is a backward, or runs a function of this file that runs one."""
-    domain = domain_of(ctx)
-    return domain.backward.site_of(call) is not None or any(
-        isinstance(f, cst.FunctionDef) and domain.loops.runs_backward(f)
-        for f in ctx.resolver.callees(call)
-    )
 
 
 def _harm(trains: bool, buffered: bool) -> str:

@@ -10,7 +10,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.apis import WORLD_SIZE_NAME
-from ddplint.domain.environment_writes import EnvironmentWrite, constant_writes, written_keys
+from ddplint.domain.environment_writes import EnvironmentWrite, constant_writes
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
 
@@ -59,9 +59,7 @@ def loopback_spans(ctx: FileContext) -> list[LoopbackSpan]:
 
 
 def _address_writes(ctx: FileContext) -> int:
-    """How many statements write MASTER_ADDR into `os.environ`, whatever the value."""
-    if ADDRESS not in written_keys(ctx):
-        return 0
+    """How many statements write MASTER_ADDR into an environment, whatever the value."""
     return sum(
         1
         for node in ctx.nodes_of(cst.Assign)
