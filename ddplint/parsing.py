@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import gc
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import libcst as cst
 
@@ -54,12 +56,34 @@ def _parse_module(text: str) -> cst.Module:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return cst.parse_module(text)
+        with _unvalidated():
+            return cst.parse_module(text)
     finally:
         gc.freeze()  # no scan, and no young collection owed: the counts start afresh
         if enabled:
             gc.enable()
         gc.unfreeze()  # into the oldest generation
+
+
+@contextmanager
+def _unvalidated() -> Iterator[None]:
+    """Build the parser's nodes without LibCST's checks of each node's fields (about a
+    sixth of a parse). They guard trees built by hand; the native parser builds only trees
+    that pass them, as LibCST's own note on `CSTNode.__post_init__` says. Nodes built
+    after the parse (fixes) are checked as always."""
+    check = cst.CSTNode.__dict__.get("__post_init__")
+    if check is None:
+        yield
+        return
+    cst.CSTNode.__post_init__ = _no_check  # type: ignore[method-assign, assignment]
+    try:
+        yield
+    finally:
+        cst.CSTNode.__post_init__ = check  # type: ignore[method-assign]
+
+
+def _no_check(node: cst.CSTNode) -> None:
+    """`CSTNode.__post_init__` while the parser builds nodes (`_unvalidated`)."""
 
 
 def _too_deeply_nested(text: str) -> str | None:

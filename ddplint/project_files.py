@@ -11,6 +11,8 @@ import hashlib
 import os
 import re
 
+from ddplint.source import holds_word
+
 # A folder holding one of these is a project's root.
 PROJECT_MARKERS = ("pyproject.toml", ".git")
 _SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
@@ -156,11 +158,10 @@ class ProjectFiles:
             if _WORD.fullmatch(name) and len(self._named) >= _WORD_INDEX_AFTER:
                 found = frozenset(p for p in candidates if name in self._words_of(p))
             else:  # few names so far: search the texts holding it (`\b`: what `\w+` splits)
-                word = re.compile(rf"\b{re.escape(name)}\b")
                 found = frozenset(
                     p
                     for p in candidates
-                    if (text := self.text(p)) is not None and name in text and word.search(text)
+                    if (text := self.text(p)) is not None and _holds_name(text, name)
                 )
             self._named[name] = found
         return self._named[name]
@@ -171,6 +172,13 @@ class ProjectFiles:
         if path not in self._words:
             self._words[path] = frozenset(_WORD.findall(self.text(path) or ""))
         return self._words[path]
+
+
+def _holds_name(text: str, name: str) -> bool:
+    """`text` holds `name` between word boundaries (`\\b`)."""
+    if _WORD.fullmatch(name):
+        return holds_word(text, name)
+    return name in text and re.search(rf"\b{re.escape(name)}\b", text) is not None
 
 
 @functools.cache

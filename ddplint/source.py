@@ -114,6 +114,26 @@ def _not_valid(data: bytes, exc: UnicodeDecodeError) -> str:
     )
 
 
+def holds_word(text: str, word: str) -> bool:
+    """`re.search(rf"\\b{word}\\b", text)` for a `word` of word characters, hundreds of
+    times faster on a long text: a pattern that starts with `\\b` gives `re` no literal
+    to look for, and tries every position."""
+    end = len(word)
+    at = text.find(word)
+    while at != -1:
+        before = text[at - 1] if at else " "
+        after = text[at + end] if at + end < len(text) else " "
+        if not _word_character(before) and not _word_character(after):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def _word_character(character: str) -> bool:
+    """What `\\w` matches in a `str` pattern."""
+    return character.isalnum() or character == "_"
+
+
 def split_lines(text: str, keepends: bool = False) -> list[str]:
     """`text.splitlines()` with Python's line endings only (see `line_starts`)."""
     starts = line_starts(text)

@@ -11,6 +11,7 @@ import pytest
 
 from ddplint import runner
 from ddplint.cache import Cache
+from ddplint.project.module_index import ModuleIndex
 
 TRAIN = """\
 import torch
@@ -473,3 +474,82 @@ def test_a_module_that_only_moves_tensors_to_cuda_names_no_device_setter() -> No
         "import torch\n\ndef move(x):\n    if torch.cuda.is_available():\n        return x.cuda()\n"
     )
     assert NamesDeviceSetter().search(text) is None
+
+
+# DDP040's question "does the script, or a module it imports, name LOCAL_RANK" scans the
+# imports outward, nearest first, and stops at the first module that does.
+LAUNCHED = """\
+import argparse
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import models
+from common.launch import apply_launcher_environment
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local_rank", type=int, default=0)
+    args = parser.parse_args()
+    apply_launcher_environment(args)
+    torch.cuda.set_device(args.local_rank)
+    dist.init_process_group("nccl")
+    model = DDP(models.Net(16).cuda(), device_ids=[args.local_rank])
+    model(torch.randn(4, 16, device="cuda")).sum().backward()
+
+
+if __name__ == "__main__":
+    main()
+"""
+LAUNCH = """\
+from common.env import launcher_values
+
+
+def apply_launcher_environment(args):
+    for name, value in launcher_values().items():
+        setattr(args, name, value)
+"""
+ENV = """\
+import os
+
+
+def launcher_values():
+    return {"local_rank": int(os.environ["LOCAL_RANK"])} if "LOCAL_RANK" in os.environ else {}
+"""
+CHAIN = {
+    "models.py": "import layers\n\nNet = layers.Net\n",
+    "layers.py": "import blocks\n\nNet = blocks.Net\n",
+    "blocks.py": "import ops\n\nNet = ops.Net\n",
+    "ops.py": "import torch.nn as nn\n\nNet = nn.Linear\n",
+}
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_the_local_rank_search_stops_at_the_nearest_module_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: bool
+) -> None:
+    """With LOCAL_RANK read two imports away, the modules three and four imports deep
+    along another branch are never scanned; without it, every one is, and DDP040 reports
+    the option torchrun never passes."""
+    scanned: list[str] = []
+    scan = ModuleIndex._scan
+
+    def counting(index: ModuleIndex, path: str) -> frozenset[str]:
+        scanned.append(Path(path).name)
+        return scan(index, path)
+
+    monkeypatch.setattr(ModuleIndex, "_scan", counting)
+    (tmp_path / "common").mkdir()
+    (tmp_path / "README.md").write_text("torchrun --nproc_per_node=8 train.py\n")
+    env = ENV if named else ENV.replace("LOCAL_RANK", "LOCAL_GPU")
+    files = {"train.py": LAUNCHED, "common/__init__.py": "", "common/launch.py": LAUNCH}
+    files |= {"common/env.py": env, **CHAIN}
+    _, findings = _run(files, tmp_path, monkeypatch, codes=frozenset({"DDP040"}))
+    if named:
+        assert findings == []
+        assert not {"blocks.py", "ops.py"} & set(scanned)
+    else:
+        assert findings == [("train.py", "DDP040", 13)]
+        assert {"blocks.py", "ops.py"} <= set(scanned)

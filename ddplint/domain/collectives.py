@@ -24,6 +24,26 @@ if TYPE_CHECKING:
     from ddplint.domain.project_view import ProjectView
 
 _DEFERRING = frozenset({cst.Lambda, cst.ClassDef})
+# Packages built on torch.distributed whose functions may issue collectives out of sight
+# (Megatron's `save_checkpoint` brackets its writes with barriers).
+_DISTRIBUTED_FRAMEWORKS = frozenset(
+    {
+        "megatron",
+        "deepspeed",
+        "fairscale",
+        "apex",
+        "colossalai",
+        "horovod",
+        "accelerate",
+        "lightning",
+        "pytorch_lightning",
+        "mmengine",
+        "mmcv",
+        "detectron2",
+        "fairseq",
+        "torchrec",
+    }
+)
 
 
 class Collectives:
@@ -53,6 +73,12 @@ class Collectives:
     def is_collective(self, call: cst.Call) -> bool:
         """A direct call of a collective every rank must issue."""
         return self.qualname(call) in SYNC_COLLECTIVES
+
+    def may_issue_out_of_sight(self, call: cst.Call) -> bool:
+        """`call` runs a function of a distributed framework (`_DISTRIBUTED_FRAMEWORKS`)
+        whose code is not in sight: whether it issues collectives is unknown."""
+        name = self.qualname(call)
+        return name is not None and name.split(".")[0] in _DISTRIBUTED_FRAMEWORKS
 
     def on_subgroup(self, call: cst.Call) -> bool:
         """The collective names a process group other than the default one."""

@@ -116,11 +116,28 @@ _IN_PLACE = frozenset(
 
 
 def _written_in_place(ctx: FileContext, call: cst.Call) -> list[str]:
-    """The name a collective writes its result into (`dist.all_reduce(loss)`: `loss`)."""
+    """The name a collective writes its result into (`dist.all_reduce(loss)`: `loss`),
+    and the names a loop variable so written stands for (`for t in [loss, correct]:`)."""
     if ctx.call_name(call) not in _IN_PLACE or not call.args or call.args[0].keyword:
         return []
     name = dotted(call.args[0].value)
-    return [name] if name is not None else []
+    if name is None:
+        return []
+    return [name, *_listed(ctx, ctx.scope(call), name)]
+
+
+def _listed(ctx: FileContext, frame: Scope, name: str) -> list[str]:
+    """The names a loop variable `name` of `frame` takes in turn, where each of its loops
+    runs over a list, tuple or set written out (`for metric in [val_loss, val_acc]:`)."""
+    loops = [b for b in ctx.model.bindings_in(frame).get(name, ()) if b.kind == "for"]
+    found: list[str] = []
+    for binding in loops:
+        if binding.index is not None or not isinstance(
+            binding.value, (cst.List, cst.Tuple, cst.Set)
+        ):
+            continue
+        found.extend(n for e in binding.value.elements if (n := dotted(e.value)) is not None)
+    return found
 
 
 def _back(ctx: FileContext, frame: Scope, names: list[str]) -> set[str]:
@@ -139,6 +156,7 @@ def _back(ctx: FileContext, frame: Scope, names: list[str]) -> set[str]:
         for binding in ctx.model.bindings_in(frame).get(name, ()):
             if binding.kind in ("assign", "augassign"):
                 todo.extend(ctx.names_in(binding.value))
+        todo.extend(_listed(ctx, frame, name))
     return found
 
 

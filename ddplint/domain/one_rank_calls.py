@@ -7,6 +7,8 @@ continue`) is not a rank guard here: every rank runs the body, each on its share
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from ddplint.context import FileContext
@@ -97,13 +99,21 @@ def global_model_site(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> cst.
     return sites[0]
 
 
+@dataclass(frozen=True)
+class GuardedSite:
+    """`calls`, innermost first, through which a call site only reached under a rank
+    condition (the last) passes the DDP model `model` (the argument it hands)."""
+
+    calls: list[cst.Call]
+    model: cst.BaseExpression
+
+
 def guarded_site(
     ctx: FileContext, name: cst.Name, at: cst.CSTNode, depth: int = MAX_DEPTH
-) -> list[cst.Call] | None:
-    """The calls, innermost first, through which a call site only reached under a rank
-    condition (the last) passes a DDP model for the parameter `name` of the function
-    holding `at` (`test(loader, model)` under `if rank == 0:`, then `predict(model, x)`
-    inside `test`)."""
+) -> GuardedSite | None:
+    """The calls through which a call site only reached under a rank condition passes a
+    DDP model for the parameter `name` of the function holding `at` (`test(loader,
+    model)` under `if rank == 0:`, then `predict(model, x)` inside `test`)."""
     if depth == 0:
         return None
     facts = facts_of(ctx)
@@ -119,11 +129,11 @@ def guarded_site(
             if other_branch_calls(ctx, site_guard, site):
                 continue
             if facts.is_ddp_model(arg, site) and not facts.is_unwrapped_ddp(arg, site):
-                return [site]
+                return GuardedSite([site], arg)
         elif isinstance(arg, cst.Name):
             inner = guarded_site(ctx, arg, site, depth - 1)
             if inner is not None:
-                return [site, *inner]
+                return GuardedSite([site, *inner.calls], inner.model)
     return None
 
 

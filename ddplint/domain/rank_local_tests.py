@@ -11,6 +11,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.command_line import same_on_every_rank
+from ddplint.domain.data_sized import data_sized
 from ddplint.domain.oom import handler_types
 from ddplint.names import dotted
 
@@ -55,6 +56,24 @@ def rank_local_test(
             if read and not agreed(ctx, read, ancestor, region):
                 return ancestor.test
     return None
+
+
+def reads_only_shapes(ctx: FileContext, test: cst.BaseExpression, local: Set[str]) -> bool:
+    """Every read of the rank-local names `local` in `test` reads a shape or structure
+    (`len(loss_list) > 1`, `out.shape[0]`, `"aux" in outputs`) of a collection whose size
+    no mask or filter in sight decides (`data_sized`): what a forward returns is shaped by
+    the model and its configuration, alike on every rank, unless the data decides it
+    (detections kept per image): unknown, where a value read is not."""
+    reads = [
+        node
+        for node in ctx.walk(test)
+        if isinstance(node, cst.Name)
+        and node.value in local
+        and not (isinstance(parent := ctx.parent(node), cst.Attribute) and parent.attr is node)
+    ]
+    return bool(reads) and all(
+        _shape_read(ctx, _field(ctx, node)) and not data_sized(ctx, node, node) for node in reads
+    )
 
 
 def _none_identity(test: cst.BaseExpression) -> bool:

@@ -121,6 +121,7 @@ def overridden_names(
                 and (
                     binding.kind == "augassign" or ctx.code(binding.value).strip() not in every_rank
                 )
+                and not _received_from_other_side(ctx, binding, gate)
             ):
                 found.append(Override(node.value, gate))
                 break
@@ -154,6 +155,47 @@ def _in_distributed_runs(ctx: FileContext, reaching: list[Binding]) -> list[Bind
         )
 
     return [b for b in reaching if not any(replaces(r, b) for r in reaching)]
+
+
+def _received_from_other_side(ctx: FileContext, binding: Binding, gate: Gate) -> bool:
+    """`binding` (`prompt = objects[0]`) reads what a collective of its branch of a rank
+    test received (`dist.broadcast_object_list(objects, 0)` before it), and the other
+    branch hands a collective the value it gives the same name (`prompt = input()`,
+    `objects = [prompt]`, then the same broadcast): every rank ends with the sender's."""
+    node = gate.node
+    if not isinstance(node, cst.If) or node.orelse is None:
+        return False
+    here, there = (
+        (node.body, node.orelse)
+        if ctx.is_inside(binding.statement, node.body)
+        else (node.orelse, node.body)
+    )
+    collectives = domain_of(ctx).collectives
+    received = any(
+        collectives.is_collective(call)
+        and ctx.before(call, binding.statement)
+        and set(ctx.names_in(binding.value)) & {n for a in call.args for n in ctx.names_in(a.value)}
+        for call in ctx.calls_within(here)
+    )
+    if not received:
+        return False
+    assigned = [
+        bound
+        for bounds in ctx.model.bindings_in(binding.scope).values()
+        for bound in bounds
+        if bound.kind == "assign" and ctx.is_inside(bound.statement, there)
+    ]
+    sent = {binding.target}  # and the names built from it over there (`objects = [prompt]`)
+    grown = True
+    while grown:
+        before = len(sent)
+        sent.update(b.target for b in assigned if sent & set(ctx.names_in(b.value)))
+        grown = len(sent) > before
+    return any(
+        collectives.is_collective(call)
+        and bool(sent & {n for a in call.args for n in ctx.names_in(a.value)})
+        for call in ctx.calls_within(there)
+    )
 
 
 def _collected(ctx: FileContext, name: str, after: cst.CSTNode) -> bool:

@@ -311,6 +311,8 @@ class Ranks:
                 return True
             if _against_bool(test):  # `args.distributed is not True`: the flag itself
                 return self.is_mode_check(test.left)
+            if _against_flag_number(test) and self.is_mode_check(test.left):
+                return True  # `args.isdistributed == 1`
             return self._comparison_side(test, test) is None and any(
                 self.is_rank_value(o) for o in operands
             )
@@ -332,11 +334,12 @@ class Ranks:
         if isinstance(test, cst.Comparison) and _against_bool(test):
             # `args.use_ddp is True`: the flag itself; `is False`, `is not True`: negated
             flag = self.single_process_when(test.left)
-            target = test.comparisons[0]
-            negated = isinstance(target.operator, (cst.IsNot, cst.NotEqual)) != (
-                isinstance(target.comparator, cst.Name) and target.comparator.value == "False"
-            )
-            return None if flag is None else flag != negated
+            return None if flag is None else flag != _negated_flag_test(test)
+        if isinstance(test, cst.Comparison) and _against_flag_number(test):
+            # `args.isdistributed == 1`: the flag itself; `== 0`, `!= 1`: negated
+            flag = self.single_process_when(test.left)
+            if flag is not None:
+                return flag != _negated_flag_test(test)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             target = test.comparisons[0]
             number = int_literal(target.comparator)
@@ -734,3 +737,25 @@ def _against_bool(test: cst.Comparison) -> bool:
         and isinstance(target.comparator, cst.Name)
         and target.comparator.value in ("True", "False")
     )
+
+
+def _against_flag_number(test: cst.Comparison) -> bool:
+    """`x == 1`, `x != 0`, `x == 0`: one equality test with 0 or 1, the values of a flag
+    given as an integer option (`--isdistributed 1`)."""
+    if len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    return isinstance(target.operator, (cst.Equal, cst.NotEqual)) and int_literal(
+        target.comparator
+    ) in (0, 1)
+
+
+def _negated_flag_test(test: cst.Comparison) -> bool:
+    """A test of a flag against a literal (`_against_bool`, `_against_flag_number`) holds
+    where the flag is off: `is False`, `== 0`, `is not True`, `!= 1`."""
+    target = test.comparisons[0]
+    comparator = target.comparator
+    off = (isinstance(comparator, cst.Name) and comparator.value == "False") or int_literal(
+        comparator
+    ) == 0
+    return isinstance(target.operator, (cst.IsNot, cst.NotEqual)) != off

@@ -432,12 +432,12 @@ class Resolver:
     def direct_environ_key(self, expr: cst.BaseExpression, at: cst.CSTNode) -> str | None:
         """The variable `expr` reads from the environment right there (no names followed
         for `expr` itself; the mapping it reads from may be a copy)."""
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             key = _string_key(expr)
             if key is not None and self._is_environ(expr.value, at):
                 return key
             return None
-        if isinstance(expr, cst.Call) and expr.args:
+        if type(expr) is cst.Call and expr.args:
             first = _string_literal(expr.args[0].value)
             if first is None:
                 return None
@@ -665,7 +665,7 @@ def _is_property(decorator: cst.BaseExpression) -> bool:
 
 
 def _string_literal(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+    if type(expr) is cst.SimpleString or type(expr) is cst.ConcatenatedString:
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     return None

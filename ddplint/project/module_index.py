@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 import os
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -282,6 +283,20 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
                 seen.add(dependency)
                 todo.append(dependency)
         return seen
+
+    def closure_any(self, path: str, found: Callable[[str], bool]) -> bool:
+        """Whether `found` holds for `path` or a file of its `scan_closure`, scanning the
+        imports outward, nearest first, only until one does."""
+        seen = {path}
+        todo = deque([path])
+        while todo:
+            current = todo.popleft()
+            if found(current):
+                return True
+            for dependency in self._scan(current) - seen:
+                seen.add(dependency)
+                todo.append(dependency)
+        return False
 
     def clean(self, path: str, pattern: TextTest) -> bool:
         """No code of the module at `path`, nor any code it may call in other project

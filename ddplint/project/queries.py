@@ -685,6 +685,11 @@ class Project:
         path = os.path.abspath(path)
         return self.summaries.scan_closure(path) - {path}
 
+    def text_closure_any(self, path: str, found: Callable[[str], bool]) -> bool:
+        """Whether `found` holds for the module at `path` or a project file of its
+        `text_closure`, asked nearest first and only until it holds."""
+        return self.summaries.closure_any(os.path.abspath(path), found)
+
     def pipeline_draws(self, path: str) -> tuple[bool, bool]:
         """For the modules the module at `path` imports, transitively: whether one draws at
         random for a data pipeline (`ModuleSummary.draws_at_random`), and whether one

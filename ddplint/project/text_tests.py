@@ -10,6 +10,7 @@ import re
 
 from ddplint.domain.project_view import TextTest
 from ddplint.project.import_scan import scanned_bindings, scanned_imports
+from ddplint.source import holds_word
 
 __all__ = ["AllOf", "AnyOf", "NamesDeviceSetter", "NamesTorchDistributed", "TextTest", "Words"]
 
@@ -96,16 +97,13 @@ class AllOf:
 
 
 class Words:
-    """Any of `names` as a whole word (`\\b(?:save|load)\\b`). A text without any of them
-    as a substring is told by `str.__contains__` alone: a pattern that starts with `\\b`
-    has no literal prefix for `re` to look for, and reads the text about 25 times slower."""
+    """Any of `names`, identifiers, as a whole word (`\\b(?:save|load)\\b`), told by
+    `holds_word`: `re` reads a text about 25 times slower for a pattern that starts with
+    `\\b`, which has no literal prefix to look for."""
 
     def __init__(self, *names: str) -> None:
         self.names = tuple(sorted(set(names)))
-        self._words = re.compile(rf"\b(?:{'|'.join(map(re.escape, self.names))})\b")
-        self.pattern = self._words.pattern
+        self.pattern = rf"\b(?:{'|'.join(map(re.escape, self.names))})\b"
 
-    def search(self, text: str) -> re.Match[str] | None:
-        if not any(name in text for name in self.names):
-            return None
-        return self._words.search(text)
+    def search(self, text: str) -> bool | None:
+        return True if any(holds_word(text, name) for name in self.names) else None

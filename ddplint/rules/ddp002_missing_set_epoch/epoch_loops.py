@@ -209,6 +209,20 @@ def _constructed_with(ctx: FileContext, value: cst.CSTNode, via: str) -> list[Lo
     return [LoaderName(stored, inits[0], via, call) for stored in _stored_as(ctx, inits[0], param)]
 
 
+def _peeks(loop: cst.CSTNode) -> bool:
+    """`for _ in loader: break`: a loop whose body leaves it on the first item, whatever
+    happens (a `break` or `return` of its own body, outside any branch), takes one batch
+    (to start the loader's random state, say), not a pass over the data."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.body, cst.IndentedBlock):
+        return False
+    return any(
+        isinstance(small, (cst.Break, cst.Return))
+        for line in loop.body.body
+        if isinstance(line, cst.SimpleStatementLine)
+        for small in line.body
+    )
+
+
 class EpochLoops:
     """Epoch loops iterating one loader (or sampler), following helpers of this file and
     project helpers; and whether each calls `set_epoch`."""
@@ -277,7 +291,7 @@ class EpochLoops:
                     yield from found
                     continue
             loop: cst.CSTNode | None = _for_iterating(ctx, node) or _yielded_from(ctx, node)
-            if loop is None:
+            if loop is None or _peeks(loop):
                 continue
             outer = self._around(loop, node)
             if outer is None and name.startswith("self.") and depth > 0:

@@ -248,10 +248,13 @@ def exchange(t, rank):
                 not evidence.gate_traced(gate)  # a rank spelled in a name only
                 or _group_membership_decides(ctx, call, gate)
                 or _shards_items(ctx, gate)
+                or _others_call_a_framework(ctx, gate)
             )
             yield Finding(call, _message(ctx, call, key, gate), unproven=unproven)
         for found in step_test_collectives(ctx):
-            yield Finding(found.call, _step_message(ctx, found), unproven=not found.surely)
+            yield Finding(
+                found.call, _step_message(ctx, found), unproven=not found.surely or found.shapes
+            )
 
     @staticmethod
     def _other_ranks_issue(ctx: FileContext, gate: Gate) -> bool:
@@ -359,7 +362,16 @@ def _step_message(ctx: FileContext, found: StepTestCollective) -> str:
         f"step{why}: each rank computes it from its own batch, so a rank that answers it "
         "differently never issues the collective; collectives are matched by call order, so "
         "this hangs or pairs with an unrelated collective later; all-reduce the decision "
-        "first"
+        f"first{_shapes(found)}"
+    )
+
+
+def _shapes(found: StepTestCollective) -> str:
+    return (
+        " (unproven: it reads only the shape of what the step computed, which the model "
+        "may fix alike on every rank)"
+        if found.shapes
+        else ""
     )
 
 
@@ -422,6 +434,22 @@ def _paired(gate: Gate, same_function: list[Gate]) -> bool:
         ):
             return True
     return False
+
+
+def _others_call_a_framework(ctx: FileContext, gate: Gate) -> bool:
+    """The branch the gate sends the other ranks down calls a distributed framework out of
+    sight (`if dp_rank == 0: megatron.checkpointing.save_checkpoint(...); return`), which
+    may issue the same collectives itself."""
+    condition, node = gate.condition, gate.node
+    if condition is None or not isinstance(node, cst.If):
+        return False
+    other = node.orelse if condition.holds else node.body
+    if other is None:
+        return False
+    collectives = domain_of(ctx).collectives
+    return any(
+        isinstance(n, cst.Call) and collectives.may_issue_out_of_sight(n) for n in ctx.walk(other)
+    )
 
 
 def _shards_items(ctx: FileContext, gate: Gate) -> bool:

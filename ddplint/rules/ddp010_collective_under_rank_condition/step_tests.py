@@ -11,7 +11,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
-from ddplint.domain.rank_local_tests import rank_local_test, under_test
+from ddplint.domain.rank_local_tests import rank_local_test, reads_only_shapes, under_test
 from ddplint.domain.step_values import step_values
 
 
@@ -23,6 +23,7 @@ class StepTestCollective:
     test: cst.BaseExpression
     surely: bool
     holds: bool  # reached where the test holds (False: in its `else`)
+    shapes: bool  # the test reads only shapes of the step's values (`reads_only_shapes`)
 
 
 def step_test_collectives(ctx: FileContext) -> Iterator[StepTestCollective]:
@@ -63,7 +64,11 @@ def step_test_collectives(ctx: FileContext) -> Iterator[StepTestCollective]:
                 continue
             seen.add(id(call))
             yield StepTestCollective(
-                call, test, collectives.surely_issues(call), not _in_else(ctx, test, call)
+                call,
+                test,
+                collectives.surely_issues(call),
+                not _in_else(ctx, test, call),
+                reads_only_shapes(ctx, test, values.names),
             )
 
 

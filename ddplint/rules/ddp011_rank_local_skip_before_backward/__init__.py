@@ -16,6 +16,7 @@ from ddplint.domain.rank_local_tests import (
     catches_rank_local_error,
     enclosing_handler,
     rank_local_test,
+    reads_only_shapes,
     under_test,
 )
 from ddplint.domain.step_values import (
@@ -297,6 +298,7 @@ def train(model, loader, optimizer):
             test, what, opaque = None, "a value only this rank computed", False
             if ctx.before(start, node):
                 test = rank_local_test(ctx, node, forward.names, region)
+                opaque = test is not None and reads_only_shapes(ctx, test, forward.names)
             if test is None and batch:
                 read = batch_content_test(ctx, node, batch, region)
                 if read is not None:
@@ -354,7 +356,9 @@ def _guarded_backward(ctx: FileContext, backward: cst.Call, region: cst.CSTNode)
         f"(a value only this rank computed): a rank where it {fails} skips the backward, and "
         "the others wait in DDP's gradient all-reduce (a hang, or step counts that drift "
         "apart); all-reduce the decision first",
-        unproven=not steps_ddp_model(ctx, region, backward) or not _tests_values(ctx, test),
+        unproven=not steps_ddp_model(ctx, region, backward)
+        or not _tests_values(ctx, test)
+        or reads_only_shapes(ctx, test, forward.names),
     )
 
 

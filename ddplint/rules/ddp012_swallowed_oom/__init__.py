@@ -9,10 +9,12 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
+from ddplint.domain.combined_values import combined_values
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.ddp_steps import ddp_backward, trains_ddp_model
 from ddplint.domain.oom import oom_path_swallowed
-from ddplint.domain.runners import one_process
+from ddplint.domain.runners import call_sites, one_process
+from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 
 
@@ -174,6 +176,8 @@ if __name__ == "__main__":
                 continue  # no other rank to wait for this one
             if _redoes_the_work(ctx, node):
                 continue  # every path goes on the same way: nothing is skipped
+            if _outcome_agreed(ctx, node):
+                continue  # the ranks agree on the failure before they part ways
             yield Finding(
                 node,
                 "CUDA out-of-memory error caught and not re-raised: a rank that runs out "
@@ -209,6 +213,38 @@ def _redoes_the_work(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
         or collectives.issues(call)
         for call in ctx.calls_within(try_node.body)
     )
+
+
+def _outcome_agreed(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
+    """The handler leaves its function by `return` (`return False` for "did not fit"), and
+    every call of that function in sight hands its result to a collective in the caller
+    (`ok = torch.tensor(int(fits(...)))`, `dist.all_reduce(ok, op=ReduceOp.MIN)`): every
+    rank, the one that ran out of memory included, meets that collective, and all decide
+    on the combined answer (a distributed search for the largest batch that fits). The
+    `try` must issue no collective of its own (no backward through a DDP model): a rank
+    failing between two of them leaves the others waiting in the second."""
+    try_node = ctx.model.parents.get(handler)
+    if not isinstance(try_node, cst.Try) or not any(
+        isinstance(n, cst.Return) for n in ctx.walk(handler.body)
+    ):
+        return False
+    func = ctx.enclosing_function(handler)
+    collectives = domain_of(ctx).collectives
+    if func is None or any(
+        ddp_backward(ctx, call) or trains_ddp_model(ctx, call) or collectives.issues(call)
+        for call in ctx.calls_within(try_node.body)
+    ):
+        return False  # a rank failing between the others' collectives: they wait there
+    sites = call_sites(ctx, func)
+    for site in sites:
+        statement = ctx.statement(site)
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+            return False
+        name = dotted(statement.targets[0].target)
+        combined = combined_values(ctx, ctx.scope(site), lambda _, c: collectives.is_collective(c))
+        if name is None or combined is None or name not in combined.fed:
+            return False
+    return bool(sites)
 
 
 def _bound(ctx: FileContext, block: cst.CSTNode) -> set[str]:

@@ -297,10 +297,18 @@ def main(net, batch, local_rank):
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
                     continue
-                chain = guarded_site(ctx, func, call)
-                if chain is not None:
+                guarded = guarded_site(ctx, func, call)
+                if guarded is not None:
+                    chain = guarded.calls
                     # a call on the way with gradients off: this path's output trains nothing
                     graded = not any(domain_of(ctx).loops.is_evaluation(c) for c in chain)
+                    handed = _wraps_among(ctx, guarded.model, chain[-1])
+                    if handed:  # the wrappers the rank-local call site may hand in
+                        if (evaluation or not graded) and all(
+                            buffers.wraps_buffer_free_model(w) for w in handed
+                        ):
+                            continue  # its model has no buffers: nothing collective
+                        held_buffered = any(buffers.wraps_buffered_model(w) for w in handed)
                     said, buffers_unknown = _said(ctx, call, held_buffered, chain[-1], graded)
                     yield Finding(
                         call,
@@ -320,6 +328,15 @@ def _wraps_held(ctx: FileContext, func: cst.BaseExpression, call: cst.Call) -> l
     if not held or not all(any(value is wrap for wrap in wraps) for value in held):
         return []
     return [value for value in held if isinstance(value, cst.Call)]
+
+
+def _wraps_among(ctx: FileContext, expr: cst.BaseExpression, at: cst.Call) -> list[cst.Call]:
+    """The DDP wraps of the file among the values `expr` may hold at `at` (where it holds
+    the bare model, `classifier = DDP(classifier)` under `if args.ddp:` not taken, its
+    forward is no collective)."""
+    wraps = facts_of(ctx).ddp_wraps
+    held = [v.expr for v in ctx.resolver.values(expr, at) if v.leaf]
+    return [v for v in held if isinstance(v, cst.Call) and any(v is wrap for wrap in wraps)]
 
 
 def _handed_in(ctx: FileContext) -> Iterator[Finding]:
@@ -395,7 +412,11 @@ def _through_helper(
     facts = facts_of(ctx)
     for param in project.helper_forwarded_params(ctx, call):
         handed = argument_for(call, param)
-        if handed is None or not facts.is_ddp_model(handed, call):
+        if (
+            handed is None
+            or not facts.is_ddp_model(handed, call)
+            or facts.is_unwrapped_ddp(handed, call)  # `m.module if isinstance(m, DDP) else m`
+        ):
             continue
         model, callee = ctx.code(handed), ctx.code(call.func)
         return Finding(

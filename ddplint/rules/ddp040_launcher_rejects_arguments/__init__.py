@@ -278,9 +278,13 @@ def _sees_local_rank(ctx: FileContext, root: str) -> bool:
     it from the environment). Without a project view the file imports none."""
     project = project_of(ctx)
     files = project_files(root)
-    path = os.path.abspath(ctx.path)
-    others = project.text_closure(path) if project is not None else set()
-    return any("LOCAL_RANK" in (files.text(p) or "") for p in [path, *others])
+
+    def names(path: str) -> bool:
+        return "LOCAL_RANK" in (files.text(path) or "")
+
+    if project is None:
+        return names(os.path.abspath(ctx.path))
+    return project.text_closure_any(ctx.path, names)
 
 
 def _required_message(flags: frozenset[str]) -> str:

@@ -9,22 +9,28 @@ from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.rank_values import differs_by_rank
 
-_STORE_PARENTS = (
-    cst.AssignTarget,
-    cst.AnnAssign,
-    cst.AugAssign,
-    cst.For,
-    cst.CompFor,
-    cst.AsName,
-    cst.Del,
-    cst.NamedExpr,
-    cst.Param,
-    cst.NameItem,
-    cst.ImportAlias,
-    cst.FunctionDef,
-    cst.ClassDef,
+# Concrete node classes, tested by `type(node) in ...` (a failing `isinstance` on LibCST's
+# ABC-based classes costs ten times as much).
+_STORE_PARENTS = frozenset(
+    {
+        cst.AssignTarget,
+        cst.AnnAssign,
+        cst.AugAssign,
+        cst.For,
+        cst.CompFor,
+        cst.AsName,
+        cst.Del,
+        cst.NamedExpr,
+        cst.Param,
+        cst.NameItem,
+        cst.ImportAlias,
+        cst.FunctionDef,
+        cst.ClassDef,
+    }
 )
-_UNPACKING = (cst.Tuple, cst.List, cst.Element, cst.StarredElement)
+_TARGETED_TYPES = (cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.CompFor)
+_TARGETED = frozenset(_TARGETED_TYPES)
+_UNPACKING = frozenset({cst.Tuple, cst.List, cst.Element, cst.StarredElement})
 _CATCHING = frozenset({"NameError", "UnboundLocalError", "Exception", "BaseException"})
 _INTROSPECTION = frozenset({"locals", "vars", "globals", "exec", "eval"})
 
@@ -42,18 +48,16 @@ def in_lambda(ctx: FileContext, read: cst.Name) -> bool:
 
 def _reads(ctx: FileContext, name: cst.Name) -> bool:
     parent = ctx.parent(name)
-    if isinstance(parent, cst.Attribute) and parent.attr is name:
+    if type(parent) is cst.Attribute and parent.attr is name:
         return False
-    if isinstance(parent, cst.Arg) and parent.keyword is name:
+    if type(parent) is cst.Arg and parent.keyword is name:
         return False
     child: cst.CSTNode = name
-    while isinstance(parent, _UNPACKING):
+    while parent is not None and type(parent) in _UNPACKING:
         child, parent = parent, ctx.parent(parent)
-    if isinstance(parent, cst.AnnAssign | cst.AugAssign | cst.NamedExpr | cst.For):
+    if type(parent) in _TARGETED and isinstance(parent, _TARGETED_TYPES):
         return parent.target is not child
-    if isinstance(parent, cst.CompFor):
-        return parent.target is not child
-    return not isinstance(parent, _STORE_PARENTS)
+    return type(parent) not in _STORE_PARENTS
 
 
 def bound_otherwise(ctx: FileContext) -> set[tuple[cst.CSTNode, str]]:

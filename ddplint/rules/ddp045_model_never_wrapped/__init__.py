@@ -254,6 +254,7 @@ if __name__ == "__main__":
                 "model on its 1/N of the data and the copies drift apart (rank 0's model "
                 "saw only its shard); wrap the model in DDP before training",
                 unproven=elsewhere,
+                rests_on=tuple(ctx.calls_to(*SAMPLER_CLASSES)),  # no harm where none is built
             )
             return
 

@@ -51,6 +51,8 @@ def wrap_mentions(ctx: FileContext) -> tuple[bool, bool]:
     return here, elsewhere
 
 
+# What each alternative of `_SYNCS`'s collective holds (`allreduce` holds `reduce`).
+_SYNC_WORDS = ("reduce", "broadcast", "all_gather", "send", "recv")
 _BACKWARD = re.compile(r"\bbackward\(")
 
 
@@ -77,10 +79,17 @@ def wrapper_elsewhere(texts: list[str]) -> bool:
 
 
 def _mentions(text: str) -> bool:
-    return bool(_WRAPS.search(text) or _SYNCS.search(text))
+    return bool(_WRAPS.search(text) or (_may_sync(text) and _SYNCS.search(text)))
 
 
 def syncs_by_hand(ctx: FileContext) -> bool:
     """The file's text may hand the model's gradients or parameters to a collective
     (`dist.all_reduce(p.grad)`)."""
-    return bool(_SYNCS.search(ctx.source))
+    return _may_sync(ctx.source) and bool(_SYNCS.search(ctx.source))
+
+
+def _may_sync(text: str) -> bool:
+    """`text` holds a word every match of `_SYNCS` holds (a case-insensitive pattern
+    led by an alternation reads a long text slowly)."""
+    folded = text.casefold()  # what `re.IGNORECASE` equates (the long s folds to `s`)
+    return any(word in folded for word in _SYNC_WORDS)

@@ -1,0 +1,3 @@
+from toolkit.distributed import setup_distributed
+
+__all__ = ["setup_distributed"]
