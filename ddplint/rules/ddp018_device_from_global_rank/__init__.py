@@ -14,6 +14,7 @@ from ddplint.domain.node_counts import runs_on_several_nodes
 from ddplint.domain.project_view import project_of
 from ddplint.domain.rank_kinds import LOCAL_RANK_NAME, RankKind
 from ddplint.domain.ranks import int_literal, last_name
+from ddplint.domain.rendezvous_address import meets_on_this_machine
 from ddplint.domain.runners import one_process
 from ddplint.domain.test_modules import is_test_module
 from ddplint.rule import Finding, Rule, register
@@ -150,8 +151,8 @@ if __name__ == "__main__":
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if any(single_node_group(ctx)):
-            return
+        if any(single_node_group(ctx)) or meets_on_this_machine(ctx):
+            return  # the processes of one node: the global rank is the local one
         several: bool | None = None
         for call in ctx.calls:
             if not call.args:

@@ -9,7 +9,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.domain.apis import SPAWN_FUNCTIONS
+from ddplint.domain.apis import PROCESS_CLASSES, SPAWN_FUNCTIONS
 from ddplint.domain.one_rank_groups import spawns_one_process
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.domain.runners import every_rank
@@ -225,7 +225,10 @@ def _after_cuda_use(ctx: FileContext, pin: cst.CSTNode) -> bool:
 def _spawns_per_visible_gpu(ctx: FileContext) -> bool:
     """`mp.spawn(..., nprocs=torch.cuda.device_count())`, directly or through a name
     (`n_gpus = torch.cuda.device_count()`): after the pin, one process; so is
-    `mp.spawn(..., nprocs=1)` (or no `nprocs`: its default is 1)."""
+    `mp.spawn(..., nprocs=1)` (or no `nprocs`: its default is 1), and a `Process` started
+    in a loop over `range(torch.cuda.device_count())`."""
+    if any(_started_per_visible_gpu(ctx, call) for call in ctx.calls_to(*PROCESS_CLASSES)):
+        return True
     for call in ctx.calls_to(*SPAWN_FUNCTIONS):
         if "device_count" in ctx.code(call):
             return True
@@ -237,3 +240,16 @@ def _spawns_per_visible_gpu(ctx: FileContext) -> bool:
         ):
             return True
     return False
+
+
+def _started_per_visible_gpu(ctx: FileContext, call: cst.Call) -> bool:
+    """`for i in range(n): mp.Process(...)` with `n` from `torch.cuda.device_count()`."""
+    loop = ctx.enclosing_loop(call)
+    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+        return False
+    bound = loop.iter
+    if not isinstance(bound.func, cst.Name) or bound.func.value != "range" or len(bound.args) != 1:
+        return False
+    return any(
+        "device_count" in ctx.code(v.expr) for v in ctx.resolver.values(bound.args[0].value, bound)
+    )

@@ -11,13 +11,14 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain.apis import WORLD_SIZE_NAME
 from ddplint.domain.environment_writes import EnvironmentWrite, constant_writes
-from ddplint.engine.resolve import argument
+from ddplint.domain.rendezvous_address import (
+    ADDRESS,
+    LOOPBACK,
+    address_writes,
+    meets_through_environment,
+)
 from ddplint.names import dotted
 
-ADDRESS = "MASTER_ADDR"
-LOOPBACK = frozenset({"localhost", "127.0.0.1", "0.0.0.0", "::1"})
-_INIT = "torch.distributed.init_process_group"
-_INIT_METHOD = 1
 # `args.nodes`, `num_nodes`, `n_machines`, `num_of_node`, `nnodes`: how many machines.
 NODE_COUNT = re.compile(
     r"^(?:(?:n|num|number)_?(?:of_)?(?:nodes?|machines?)|nodes|machines|nnodes|node_?count)$"
@@ -42,7 +43,7 @@ def loopback_spans(ctx: FileContext) -> list[LoopbackSpan]:
     1:`) in a file that does not assert it is one."""
     writes = constant_writes(ctx, ADDRESS)
     loopback = [w for w in writes if all(v in LOOPBACK for v in w.literals)]
-    if not loopback or len(writes) != _address_writes(ctx) or not _meets_through_environment(ctx):
+    if not loopback or len(writes) != address_writes(ctx) or not meets_through_environment(ctx):
         return []
     spanning = _node_products(ctx)
     if not spanning:
@@ -56,29 +57,6 @@ def loopback_spans(ctx: FileContext) -> list[LoopbackSpan]:
         for w in loopback
         if not any(count in ctx.code(c.test) for c in ctx.flow.conditions(w.assign))
     ]
-
-
-def _address_writes(ctx: FileContext) -> int:
-    """How many statements write MASTER_ADDR into an environment, whatever the value."""
-    return sum(
-        1
-        for node in ctx.nodes_of(cst.Assign)
-        if isinstance(node, cst.Assign)
-        and len(node.targets) == 1
-        and ADDRESS in ctx.code(node.targets[0].target)
-    )
-
-
-def _meets_through_environment(ctx: FileContext) -> bool:
-    """An `init_process_group` of the file reads the address from the environment
-    (`env://`, the default)."""
-    for init in ctx.calls_to(_INIT):
-        method = argument(init, _INIT_METHOD, "init_method")
-        if method is None or (
-            isinstance(method, cst.SimpleString) and method.evaluated_value == "env://"
-        ):
-            return True
-    return False
 
 
 def _node_products(ctx: FileContext) -> list[tuple[cst.BinaryOperation, cst.BaseExpression]]:
