@@ -41,3 +41,9 @@ class Enhancer:
                 if self.bad_steps >= 5:
                     self.reload_last_good()  # expect: DDP010
                     self.bad_steps = 0
+
+
+def run(net, loader, ckpt_dir, epochs):
+    trainer = Enhancer(net, loader, ckpt_dir)
+    for epoch in range(epochs):
+        trainer.train_epoch(epoch)

@@ -52,3 +52,7 @@ class SegTrainer:
                 self._track_best(self._validate())
             if self.stop_training:
                 break  # expect: DDP047
+
+
+def train(net, train_loader, val_loader, local_rank, epochs=100):
+    SegTrainer(net, train_loader, val_loader, local_rank).fit(epochs)

@@ -28,3 +28,9 @@ class AverageMeter:
         dist.all_reduce(t)
         t.div(WORLD_SIZE)  # expect: DDP056
         self.avg = t.item()
+
+
+def log_epoch(loss_meter, epoch):
+    loss_meter.synchronize()
+    if dist.get_rank() == 0:
+        print(f"epoch {epoch}: loss {loss_meter.avg:.4f}")

@@ -59,6 +59,7 @@ from ddplint.domain.vendored_code import vendored_mark
 from ddplint.domain.versions import TORCHRUN_SINCE, TorchVersions
 from ddplint.engine import Condition, Flow, Resolver, SemanticModel
 from ddplint.engine.dead_code import never_runs
+from ddplint.names import dotted
 from ddplint.project_files import ProjectFiles
 
 _CONSTANTS = {"True": True, "False": False, "None": False}
@@ -276,7 +277,8 @@ class Livenesses:
         ):
             return Liveness.LIVE
         if self._is_method(func):
-            return Liveness.UNKNOWN if self._unnamed_private_method(func) else Liveness.LIVE
+            unnamed = self._unnamed_private_method(func) or self._unnamed_plain_method(func)
+            return Liveness.UNKNOWN if unnamed else Liveness.LIVE
         states = []
         for mention in self._mentions_of(name):
             if mention is func.name or self._attribute_name(mention):
@@ -343,6 +345,25 @@ class Livenesses:
         whether it runs is unknown."""
         name = func.name.value
         if not name.startswith("_") or name.startswith("__") or self.named_elsewhere is None:
+            return False
+        if any(mention is not func.name for mention in self._mentions_of(name)):
+            return False
+        return not self.named_elsewhere(name, False)
+
+    def _unnamed_plain_method(self, func: cst.FunctionDef) -> bool:
+        """A public method (`load_state`) of a class with no base, that no code of the
+        project names besides its own definition: no framework calls it as a hook (it
+        overrides nothing), so only code outside the project may, or none."""
+        name = func.name.value
+        body = self.model.parents.get(func)
+        cls = self.model.parents.get(body) if body is not None else None
+        if (
+            name.startswith("_")
+            or self.named_elsewhere is None
+            or not isinstance(cls, cst.ClassDef)
+            or any(dotted(base.value) != "object" for base in cls.bases)
+            or cls.keywords
+        ):
             return False
         if any(mention is not func.name for mention in self._mentions_of(name)):
             return False

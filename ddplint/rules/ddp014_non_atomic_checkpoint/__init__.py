@@ -340,13 +340,18 @@ def _judged(
     saved = saved_keys(ctx, source.args[0].value, source) if source.args else None
     if write.copied is not None:
         # A copy: the file it copies stays intact (`_copies`).
-        resumed = _resumed_from(ctx, texts, call, saved) if repeated else None
-        return Finding(call, _message(write.verb, f"`{shown}`", resumed), unproven=True)
+        resumed, reader = _resumed_from(ctx, texts, call, saved) if repeated else (None, None)
+        return Finding(
+            call,
+            _message(write.verb, f"`{shown}`", resumed),
+            unproven=True,
+            runs_with=(reader,) if reader is not None else (),
+        )
     # Proven: a save that repeats in sight onto the file the run resumes from. A file
     # nothing in sight reads back (best weights, an export) costs the weights of one save
     # at worst, and one whose state is also saved to a file of its own costs little; a
     # `last`/`best` name written once in sight rests on its name alone: all unproven.
-    resumed = _resumed_from(ctx, texts, call, saved) if repeated else None
+    resumed, reader = _resumed_from(ctx, texts, call, saved) if repeated else (None, None)
     backed_up = resumed is not None and (call_backed_up or backed_up_write(ctx, write))
     resumed = None if backed_up else resumed
     backup = (
@@ -380,6 +385,7 @@ def _judged(
         call,
         f"`torch.save` writes straight onto `{shown}, {what}: {_HARM}",
         unproven=resumed is None,
+        runs_with=(reader,) if reader is not None else (),
     )
 
 
@@ -392,27 +398,29 @@ def _resumed_from(
     texts: list[str],
     write: cst.Call | None = None,
     saved: frozenset[str] | None = None,
-) -> str | None:
+) -> tuple[str | None, cst.Call | None]:
     """How a load of this file reads the file whose path has the pieces `texts` back,
-    said for a message; None when none does. By its name (naming a best or final file's
-    folder too), through a project helper, or from the path a resume option names (not
-    where the function writing it, `write`'s, is named for best or exported weights, nor
-    where the file lacks a key that resume reads: `saved`, the keys written, when in
-    sight)."""
+    said for a message, with the call that reads it (the finding holds only where that
+    call can run: a resume method nothing calls reads nothing back); (None, None) when
+    none does. By its name (naming a best or final file's folder too), through a project
+    helper, or from the path a resume option names (not where the function writing it,
+    `write`'s, is named for best or exported weights, nor where the file lacks a key that
+    resume reads: `saved`, the keys written, when in sight)."""
     names = file_names(texts)
     unresumed = names_unresumed_file(texts)
     read = reads_back(ctx, names)
     if read is not None and (not unresumed or names_it(ctx, read, texts)):
-        return _READ_BACK  # a `best_model/state.pt` is not the `state.pt` a resume reads
+        return _READ_BACK, read  # a `best_model/state.pt` is not the `state.pt` a resume reads
     if unresumed or (write is not None and writer_names_unresumed(ctx.enclosing_function(write))):
-        return None
-    if read_back_by_helper(ctx, names) is not None:
-        return _READ_BACK
+        return None, None
+    helper = read_back_by_helper(ctx, names)
+    if helper is not None:
+        return _READ_BACK, helper
     given = resumes_from_given_path(ctx, texts, saved)
     if given is None:
-        return None
+        return None, None
     option = f" (`{_shown(ctx.code(given.args[0].value))}`)" if given.args else ""
-    return f"a checkpoint of the kind this script resumes from, given its path{option}"
+    return f"a checkpoint of the kind this script resumes from, given its path{option}", given
 
 
 # Library calls that never reach a project helper's saves.
@@ -517,9 +525,10 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     names = file_names(texts)
     written = argument_for(call, helper.saved_param) if helper.saved_param is not None else None
     keys = saved_keys(ctx, written, call) if written is not None else None
-    resumed = _resumed_from(ctx, texts, saved=keys)
-    if resumed is None and read_back_by_twin(ctx, call, paths) is not None:
-        resumed = _READ_BACK
+    resumed, reader = _resumed_from(ctx, texts, saved=keys)
+    if resumed is None:
+        reader = read_back_by_twin(ctx, call, paths)
+        resumed = _READ_BACK if reader is not None else None
     if resumed is None and names_overwritten_file(list(helper.texts)):
         return None  # a `best.pth` of the helper's own: its module reports the save
     shown = f"`{_shown(helper.shown)}`"
@@ -540,4 +549,5 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
         call,
         message,
         unproven=resumed is None or _copies(helper.verb) or helper.backed_up,
+        runs_with=(reader,) if reader is not None else (),
     )
