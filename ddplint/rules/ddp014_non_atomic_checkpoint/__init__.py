@@ -345,7 +345,7 @@ def _judged(
             call,
             _message(write.verb, f"`{shown}`", resumed),
             unproven=True,
-            runs_with=(reader,) if reader is not None else (),
+            runs_with=_entry_of(ctx, reader),
         )
     # Proven: a save that repeats in sight onto the file the run resumes from. A file
     # nothing in sight reads back (best weights, an export) costs the weights of one save
@@ -385,7 +385,7 @@ def _judged(
         call,
         f"`torch.save` writes straight onto `{shown}, {what}: {_HARM}",
         unproven=resumed is None,
-        runs_with=(reader,) if reader is not None else (),
+        runs_with=_entry_of(ctx, reader),
     )
 
 
@@ -401,7 +401,7 @@ def _resumed_from(
 ) -> tuple[str | None, cst.Call | None]:
     """How a load of this file reads the file whose path has the pieces `texts` back,
     said for a message, with the call that reads it (the finding holds only where that
-    call can run: a resume method nothing calls reads nothing back); (None, None) when
+    call's function can run: `_entry_of`); (None, None) when
     none does. By its name (naming a best or final file's folder too), through a project
     helper, or from the path a resume option names (not where the function writing it,
     `write`'s, is named for best or exported weights, nor where the file lacks a key that
@@ -421,6 +421,16 @@ def _resumed_from(
         return None, None
     option = f" (`{_shown(ctx.code(given.args[0].value))}`)" if given.args else ""
     return f"a checkpoint of the kind this script resumes from, given its path{option}", given
+
+
+def _entry_of(ctx: FileContext, reader: cst.Call | None) -> tuple[cst.CSTNode, ...]:
+    """What must run for `reader` to be callable at all: the first statement of its
+    function (a resume method nothing calls reads nothing back). Not the reader itself:
+    it runs under the resume option, which a run sets only after a crash."""
+    func = ctx.enclosing_function(reader) if reader is not None else None
+    if func is None or not isinstance(func.body, cst.IndentedBlock) or not func.body.body:
+        return ()
+    return (func.body.body[0],)
 
 
 # Library calls that never reach a project helper's saves.
@@ -549,5 +559,5 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
         call,
         message,
         unproven=resumed is None or _copies(helper.verb) or helper.backed_up,
-        runs_with=(reader,) if reader is not None else (),
+        runs_with=_entry_of(ctx, reader),
     )
