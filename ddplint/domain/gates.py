@@ -38,6 +38,16 @@ class Gate:
         return f"only where `{code}` is false"
 
     @property
+    def turned_away(self) -> cst.CSTNode | None:
+        """What the ranks the gate turns away run instead: the other branch of its `if` or
+        conditional expression (for an early exit, the branch that leaves); None for a
+        decorator, another kind of gate, or an `if` without that branch."""
+        condition, node = self.condition, self.node
+        if condition is None or not isinstance(node, cst.If | cst.IfExp):
+            return None
+        return node.orelse if condition.holds else node.body
+
+    @property
     def test(self) -> cst.CSTNode:
         """The rank test (or decorator expression) to quote."""
         if self.condition is None:

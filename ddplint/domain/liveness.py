@@ -338,32 +338,35 @@ class Livenesses:
         return bool(self.module_name) and named is not None and named(self.module_name, False)
 
     def _unnamed_private_method(self, func: cst.FunctionDef) -> bool:
-        """A private method (`_save_checkpoint`) no code names: not in its file besides its
-        own definition (a call whose line is commented out is none), nor in another file of
-        the project. No framework calls a private method by a name no code holds, unless
+        """A private method (`_save_checkpoint`) no code names (`_named_only_where_defined`).
+        No framework calls a private method by a name no code holds, unless
         it overrides one of a base class outside the project (`_load_from_state_dict`):
         whether it runs is unknown."""
         name = func.name.value
-        if not name.startswith("_") or name.startswith("__") or self.named_elsewhere is None:
+        if not name.startswith("_") or name.startswith("__"):
             return False
-        if any(mention is not func.name for mention in self._mentions_of(name)):
-            return False
-        return not self.named_elsewhere(name, False)
+        return self._named_only_where_defined(func)
 
     def _unnamed_plain_method(self, func: cst.FunctionDef) -> bool:
         """A public method (`load_state`) of a class with no base, that no code of the
         project names besides its own definition: no framework calls it as a hook (it
         overrides nothing), so only code outside the project may, or none."""
-        name = func.name.value
         body = self.model.parents.get(func)
         cls = self.model.parents.get(body) if body is not None else None
         if (
-            name.startswith("_")
-            or self.named_elsewhere is None
+            func.name.value.startswith("_")
             or not isinstance(cls, cst.ClassDef)
             or any(dotted(base.value) != "object" for base in cls.bases)
             or cls.keywords
         ):
+            return False
+        return self._named_only_where_defined(func)
+
+    def _named_only_where_defined(self, func: cst.FunctionDef) -> bool:
+        """No code names `func` besides its own definition: not in its file (a call whose
+        line is commented out is none), nor in another file of the project."""
+        name = func.name.value
+        if self.named_elsewhere is None:
             return False
         if any(mention is not func.name for mention in self._mentions_of(name)):
             return False

@@ -174,7 +174,7 @@ def _received_from_other_side(ctx: FileContext, binding: Binding, gate: Gate) ->
     received = any(
         collectives.is_collective(call)
         and ctx.before(call, binding.statement)
-        and set(ctx.names_in(binding.value)) & {n for a in call.args for n in ctx.names_in(a.value)}
+        and set(ctx.names_in(binding.value)) & _handed_names(ctx, call)
         for call in ctx.calls_within(here)
     )
     if not received:
@@ -192,8 +192,7 @@ def _received_from_other_side(ctx: FileContext, binding: Binding, gate: Gate) ->
         sent.update(b.target for b in assigned if sent & set(ctx.names_in(b.value)))
         grown = len(sent) > before
     return any(
-        collectives.is_collective(call)
-        and bool(sent & {n for a in call.args for n in ctx.names_in(a.value)})
+        collectives.is_collective(call) and bool(sent & _handed_names(ctx, call))
         for call in ctx.calls_within(there)
     )
 
@@ -206,9 +205,14 @@ def _collected(ctx: FileContext, name: str, after: cst.CSTNode) -> bool:
     return any(
         ctx.before(after, call)
         and collectives.is_collective(call)
-        and any(name in ctx.names_in(arg.value) for arg in call.args)
+        and name in _handed_names(ctx, call)
         for call in ctx.calls_within(ctx.model.frame(after))
     )
+
+
+def _handed_names(ctx: FileContext, call: cst.Call) -> set[str]:
+    """The names read in the arguments of `call`."""
+    return {name for arg in call.args for name in ctx.names_in(arg.value)}
 
 
 def _passed_overrides(ctx: FileContext, name: str, at: cst.CSTNode) -> list[Override]:

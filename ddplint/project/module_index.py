@@ -276,27 +276,24 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
 
     def scan_closure(self, path: str) -> set[str]:
         """`path` and the files its text may import, transitively (`_scan`)."""
-        seen = {path}
-        todo = [path]
-        while todo:
-            for dependency in self._scan(todo.pop()) - seen:
-                seen.add(dependency)
-                todo.append(dependency)
-        return seen
+        return set(self._walk_closure(path))
 
     def closure_any(self, path: str, found: Callable[[str], bool]) -> bool:
         """Whether `found` holds for `path` or a file of its `scan_closure`, scanning the
         imports outward, nearest first, only until one does."""
+        return any(found(p) for p in self._walk_closure(path))
+
+    def _walk_closure(self, path: str) -> Iterator[str]:
+        """`path`, then the files its text may import, nearest first, each once; a file's
+        imports are scanned only when the walk goes past it."""
         seen = {path}
         todo = deque([path])
         while todo:
             current = todo.popleft()
-            if found(current):
-                return True
+            yield current
             for dependency in self._scan(current) - seen:
                 seen.add(dependency)
                 todo.append(dependency)
-        return False
 
     def clean(self, path: str, pattern: TextTest) -> bool:
         """No code of the module at `path`, nor any code it may call in other project

@@ -260,10 +260,7 @@ def exchange(t, rank):
     def _other_ranks_issue(ctx: FileContext, gate: Gate) -> bool:
         """The ranks the gate turns away issue a collective on their own path: the other
         branch of the `if` (for an early exit, the branch that leaves)."""
-        condition, node = gate.condition, gate.node
-        if condition is None or not isinstance(node, (cst.If, cst.IfExp)):
-            return False
-        other = node.orelse if condition.holds else node.body
+        other = gate.turned_away
         if other is None:
             return False
         issues = domain_of(ctx).collectives.issues
@@ -275,10 +272,7 @@ def _others_hand_over(ctx: FileContext, call: cst.Call, gate: Gate) -> bool:
     calls it (`wandb.agent(sweep, function=trainer.train)` on rank 0, `trainer.train()` on
     the others): a function handed over is called, so every rank reaches the same
     collectives."""
-    condition, node = gate.condition, gate.node
-    if condition is None or not isinstance(node, (cst.If, cst.IfExp)):
-        return False
-    other = node.orelse if condition.holds else node.body
+    other = gate.turned_away
     if other is None or not isinstance(call.func, (cst.Name, cst.Attribute)):
         return False
     called = ctx.code(call.func).strip()
@@ -314,10 +308,10 @@ def _others_raise(ctx: FileContext, gate: Gate) -> bool:
     (`if not ready: raise RuntimeError(...)`): they fail, and torchrun ends every rank when
     one exits with an error. A crash, not a wait in a collective. A plain exit
     (`sys.exit(0)`) is no such stop: a rank that ends cleanly leaves the others waiting."""
-    condition, node = gate.condition, gate.node
-    if condition is None or not condition.early_exit or not isinstance(node, cst.If):
+    condition = gate.condition
+    if condition is None or not condition.early_exit or not isinstance(gate.node, cst.If):
         return False
-    branch = node.orelse if condition.holds else node.body
+    branch = gate.turned_away
     if isinstance(branch, cst.Else):
         branch = branch.body
     if not isinstance(branch, cst.IndentedBlock | cst.SimpleStatementSuite):
@@ -440,10 +434,7 @@ def _others_call_a_framework(ctx: FileContext, gate: Gate) -> bool:
     """The branch the gate sends the other ranks down calls a distributed framework out of
     sight (`if dp_rank == 0: megatron.checkpointing.save_checkpoint(...); return`), which
     may issue the same collectives itself."""
-    condition, node = gate.condition, gate.node
-    if condition is None or not isinstance(node, cst.If):
-        return False
-    other = node.orelse if condition.holds else node.body
+    other = gate.turned_away if isinstance(gate.node, cst.If) else None
     if other is None:
         return False
     collectives = domain_of(ctx).collectives

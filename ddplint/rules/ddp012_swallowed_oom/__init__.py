@@ -204,15 +204,10 @@ def _redoes_the_work(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
         return False
     if any(isinstance(n, (cst.Return, cst.Break, cst.Continue)) for n in ctx.walk(handler.body)):
         return False
-    collectives = domain_of(ctx).collectives
     facts = facts_of(ctx)
     return not any(
-        facts.is_ddp_model(call.func, call)
-        or ddp_backward(ctx, call)
-        or trains_ddp_model(ctx, call)
-        or collectives.issues(call)
-        for call in ctx.calls_within(try_node.body)
-    )
+        facts.is_ddp_model(call.func, call) for call in ctx.calls_within(try_node.body)
+    ) and not _issues_collective(ctx, try_node)
 
 
 def _outcome_agreed(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
@@ -229,12 +224,9 @@ def _outcome_agreed(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
     ):
         return False
     func = ctx.enclosing_function(handler)
-    collectives = domain_of(ctx).collectives
-    if func is None or any(
-        ddp_backward(ctx, call) or trains_ddp_model(ctx, call) or collectives.issues(call)
-        for call in ctx.calls_within(try_node.body)
-    ):
+    if func is None or _issues_collective(ctx, try_node):
         return False  # a rank failing between the others' collectives: they wait there
+    collectives = domain_of(ctx).collectives
     sites = call_sites(ctx, func)
     for site in sites:
         statement = ctx.statement(site)
@@ -245,6 +237,16 @@ def _outcome_agreed(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
         if name is None or combined is None or name not in combined.fed:
             return False
     return bool(sites)
+
+
+def _issues_collective(ctx: FileContext, try_node: cst.Try) -> bool:
+    """The `try` issues a collective in sight: an explicit one, a backward through a DDP
+    model, or a training function handed one."""
+    collectives = domain_of(ctx).collectives
+    return any(
+        ddp_backward(ctx, call) or trains_ddp_model(ctx, call) or collectives.issues(call)
+        for call in ctx.calls_within(try_node.body)
+    )
 
 
 def _bound(ctx: FileContext, block: cst.CSTNode) -> set[str]:

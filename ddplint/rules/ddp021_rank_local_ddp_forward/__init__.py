@@ -323,11 +323,9 @@ def _wraps_held(ctx: FileContext, func: cst.BaseExpression, call: cst.Call) -> l
     """The DDP wraps of the file that `func` holds where `call` runs it, when every value
     it may hold there is one of them (`self.head = DDP(nn.Linear(...))`); else none: which
     model it is, is not known here."""
-    wraps = facts_of(ctx).ddp_wraps
-    held = [v.expr for v in ctx.resolver.values(func, call) if v.leaf]
-    if not held or not all(any(value is wrap for wrap in wraps) for value in held):
-        return []
-    return [value for value in held if isinstance(value, cst.Call)]
+    held = [v for v in ctx.resolver.values(func, call) if v.leaf]
+    wraps = _wraps_among(ctx, func, call)
+    return wraps if held and len(wraps) == len(held) else []
 
 
 def _wraps_among(ctx: FileContext, expr: cst.BaseExpression, at: cst.Call) -> list[cst.Call]:

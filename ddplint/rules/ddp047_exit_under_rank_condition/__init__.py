@@ -318,7 +318,7 @@ def _decides(ctx: FileContext, node: Exit, gate: Gate) -> bool:
     condition = gate.condition
     if condition is None or condition.early_exit or not isinstance(gate.node, cst.If):
         return False
-    other = gate.node.orelse if condition.holds else gate.node.body
+    other = gate.turned_away
     if other is not None and ctx.flow.leaves(other):
         return False
     found = runners(ctx, gate.node)
