@@ -167,6 +167,8 @@ class ModelLayers:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
         self._free: dict[cst.CSTNode, bool] = {}
+        self._elsewhere: dict[cst.Call, bool] = {}  # `_source` asked of the project
+        self._bearing: dict[tuple[str, bool], bool] = {}  # `_bears`
 
     # -- constructions -------------------------------------------------------------------
 
@@ -202,38 +204,46 @@ class ModelLayers:
         """The calls of this file that construct BatchNorm layers."""
         return {c for c in self.ctx.calls if constructs_batchnorm(self.ctx, c)}
 
-    @cached_property
-    def _sources_anywhere(self) -> set[cst.Call]:
-        """`_sources`, and the calls of classes and functions of other project modules
-        whose construction builds BatchNorm layers (`RetinaNet(...)` building a ResNet),
-        converted to SyncBatchNorm there or not: either way the model holds buffers."""
-        project = project_of(self.ctx)
-        if project is None:
-            return self._sources
-        elsewhere = {c for c in self.ctx.calls if project.helper_builds_batchnorm(self.ctx, c)}
-        return self._sources | elsewhere
+    def _source(self, call: cst.Call, anywhere: bool) -> bool:
+        """`call` constructs BatchNorm layers; `anywhere`: or calls a class or function of
+        another project module whose construction builds them, converted to SyncBatchNorm
+        there or not (either way the model holds buffers). Asked of the project only for
+        the calls a model's construction reaches."""
+        if call in self._sources or not anywhere:
+            return call in self._sources
+        if call not in self._elsewhere:
+            project = project_of(self.ctx)
+            found = project is not None and project.helper_builds_batchnorm(self.ctx, call)
+            self._elsewhere[call] = found
+        return self._elsewhere[call]
 
     @cached_property
-    def _bearing(self) -> set[str]:
-        """The classes and functions of the file that build BatchNorm layers."""
-        return self._bearing_from(self._sources)
-
-    @cached_property
-    def _bearing_anywhere(self) -> set[str]:
-        """The same, through the classes and functions of other project modules too."""
-        return self._bearing_from(self._sources_anywhere)
-
-    def _bearing_from(self, sources: set[cst.Call]) -> set[str]:
-        bearing: set[str] = set()
-        frontier = list(sources)
-        while frontier:
-            call = frontier.pop()
+    def _owned_calls(self) -> dict[str, list[cst.Call]]:
+        """The calls of the file by the name of each function and class around them (up to
+        and including the class)."""
+        owned: dict[str, list[cst.Call]] = {}
+        for call in self.ctx.calls:
             for owner in self._owners(call):
-                if owner not in bearing:
-                    bearing.add(owner)
-                    calls = self.ctx.model.calls_by_name.get(owner, [])
-                    frontier.extend(c for c in calls if isinstance(c.func, cst.Name))
-        return bearing
+                owned.setdefault(owner, []).append(call)
+        return owned
+
+    def _bears(self, name: str, anywhere: bool) -> bool:
+        """A class or function of this file named `name` builds BatchNorm layers
+        (`_source`), directly or through the classes and functions of the file it calls."""
+        key = (name, anywhere)
+        if key not in self._bearing:
+            seen, todo = {name}, [name]
+            found = False
+            while todo and not found:
+                for call in self._owned_calls.get(todo.pop(), ()):
+                    if self._source(call, anywhere):
+                        found = True
+                        break
+                    if isinstance(call.func, cst.Name) and call.func.value not in seen:
+                        seen.add(call.func.value)
+                        todo.append(call.func.value)
+            self._bearing[key] = found
+        return self._bearing[key]
 
     @property
     def builds_batchnorm(self) -> bool:
@@ -245,10 +255,8 @@ class ModelLayers:
     ) -> bool:
         """The model `model` holds at `at` may have been constructed with BatchNorm layers
         by this file (`anywhere`: or by another project module)."""
-        sources = self._sources_anywhere if anywhere else self._sources
-        bearing = self._bearing_anywhere if anywhere else self._bearing
         return any(
-            isinstance(v.expr, cst.Call) and self._builds_batchnorm(v.expr, sources, bearing)
+            isinstance(v.expr, cst.Call) and self._builds_batchnorm(v.expr, anywhere)
             for v in self.constructions(model, at)
         )
 
@@ -269,13 +277,15 @@ class ModelLayers:
                 if isinstance(ancestor, cst.ClassDef):
                     return
 
-    def _builds_batchnorm(self, made: cst.Call, sources: set[cst.Call], bearing: set[str]) -> bool:
-        for node in self.ctx.walk(made):
-            if isinstance(node, cst.Call) and (
-                node in sources or (isinstance(node.func, cst.Name) and node.func.value in bearing)
-            ):
-                return True
-        return False
+    def _builds_batchnorm(self, made: cst.Call, anywhere: bool) -> bool:
+        return any(
+            isinstance(node, cst.Call)
+            and (
+                self._source(node, anywhere)
+                or (isinstance(node.func, cst.Name) and self._bears(node.func.value, anywhere))
+            )
+            for node in self.ctx.walk(made)
+        )
 
     def _runtime_torchvision(self, call: cst.Call) -> bool:
         ctx, func = self.ctx, call.func
