@@ -679,12 +679,20 @@ def _names_iterated(ctx: FileContext, call: cst.Call, positions: set[int | None]
     return found
 
 
+def assigned_alone(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` is the value of an assignment to one target (`x = call(...)`,
+    `a, b = call(...)`): the only calls `names_bound_to` finds names for."""
+    parent = ctx.parent(call)
+    return isinstance(parent, cst.Assign) and len(parent.targets) == 1
+
+
 def names_bound_to(ctx: FileContext, call: cst.Call, positions: Iterable[int | None]) -> list[str]:
     """The names `x = call(...)` / `a, b = call(...)` binds to the return value (None) or
     to the given elements of a returned tuple."""
-    parent = ctx.parent(call)
-    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+    if not assigned_alone(ctx, call):
         return []
+    parent = ctx.parent(call)
+    assert isinstance(parent, cst.Assign)
     target = parent.targets[0].target
     found = []
     for position in positions:

@@ -21,6 +21,7 @@ from ddplint.domain.runners import one_process
 from ddplint.domain.samplers import (
     SAMPLER_SHUFFLE,
     SamplerUse,
+    assigned_alone,
     distributed_samplers,
     is_alias_call,
     is_evaluation_sampler,
@@ -647,8 +648,10 @@ def main(train_set, model, epochs):
         if project is None:
             return
         for call in ctx.calls:
+            if not assigned_alone(ctx, call) or _asks_for_evaluation(call):
+                continue  # binds no name (`names_bound_to`): the project is not asked
             positions = project.helper_returned_loader(ctx, call)
-            if not positions or _asks_for_evaluation(call):
+            if not positions:
                 continue
             for name in names_bound_to(ctx, call, positions):
                 if named_for([name]) == "evaluation":
