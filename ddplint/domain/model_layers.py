@@ -10,8 +10,9 @@ questions are asked of them:
   module whose construction does (`Project.helper_builds_batchnorm`). A torchvision
   model chosen at run time (`models.__dict__[args.arch]()`) is reported as such: its
   layers are not known.
-- certainly buffers: some construction builds BatchNorm layers or is a class of this file
-  that registers a buffer;
+- certainly buffers: some construction builds BatchNorm layers that keep running
+  statistics (not `track_running_stats=False`) or is a class of this file that registers a
+  buffer;
 - certainly no buffers: every construction is a class of this file whose construction
   (`__init__`, the methods and file functions it calls, the file classes it instantiates)
   registers no buffer and only creates torch layers known to hold none, or a torch
@@ -117,6 +118,18 @@ def constructs_batchnorm(ctx: FileContext, call: cst.Call) -> bool:
     return norm is None or ctx.qualname(norm.value) in BATCHNORM_CLASSES
 
 
+def constructs_buffered_batchnorm(ctx: FileContext, call: cst.Call) -> bool:
+    """`constructs_batchnorm`, but for a BatchNorm layer that keeps no running statistics
+    (`nn.BatchNorm2d(c, track_running_stats=False)`): such a layer registers no buffer
+    (its `running_mean` and `running_var` are None), so DDP has none of its to broadcast."""
+    if not constructs_batchnorm(ctx, call):
+        return False
+    if ctx.call_name(call) not in BATCHNORM_CLASSES:
+        return True
+    tracks = argument(call, 4, "track_running_stats")
+    return not (isinstance(tracks, cst.Name) and tracks.value == "False")
+
+
 def handles_batchnorm(ctx: FileContext) -> bool:
     """The file uses SyncBatchNorm (or apex's `convert_syncbn_model`), or handles BatchNorm
     layers by hand (`isinstance(m, nn.BatchNorm2d)`: frozen or replaced)."""
@@ -167,7 +180,7 @@ class ModelLayers:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
         self._free: dict[cst.CSTNode, bool] = {}
-        self._elsewhere: dict[cst.Call, bool] = {}  # `_source` asked of the project
+        self._buffered: dict[cst.Call, bool] = {}  # `_source` of buffered layers
         self._bearing: dict[tuple[str, bool], bool] = {}  # `_bears`
 
     # -- constructions -------------------------------------------------------------------
@@ -204,18 +217,19 @@ class ModelLayers:
         """The calls of this file that construct BatchNorm layers."""
         return {c for c in self.ctx.calls if constructs_batchnorm(self.ctx, c)}
 
-    def _source(self, call: cst.Call, anywhere: bool) -> bool:
-        """`call` constructs BatchNorm layers; `anywhere`: or calls a class or function of
-        another project module whose construction builds them, converted to SyncBatchNorm
-        there or not (either way the model holds buffers). Asked of the project only for
+    def _source(self, call: cst.Call, buffered: bool) -> bool:
+        """`call` constructs BatchNorm layers; `buffered`: ones holding running statistics
+        (buffers), constructed here or by a class or function of another project module
+        it calls, converted to SyncBatchNorm there or not. The project is asked only of
         the calls a model's construction reaches."""
-        if call in self._sources or not anywhere:
+        if not buffered:
             return call in self._sources
-        if call not in self._elsewhere:
+        if call not in self._buffered:
             project = project_of(self.ctx)
-            found = project is not None and project.helper_builds_batchnorm(self.ctx, call)
-            self._elsewhere[call] = found
-        return self._elsewhere[call]
+            self._buffered[call] = constructs_buffered_batchnorm(self.ctx, call) or (
+                project is not None and project.helper_builds_batchnorm(self.ctx, call)
+            )
+        return self._buffered[call]
 
     @cached_property
     def _owned_calls(self) -> dict[str, list[cst.Call]]:
@@ -227,16 +241,16 @@ class ModelLayers:
                 owned.setdefault(owner, []).append(call)
         return owned
 
-    def _bears(self, name: str, anywhere: bool) -> bool:
+    def _bears(self, name: str, buffered: bool) -> bool:
         """A class or function of this file named `name` builds BatchNorm layers
         (`_source`), directly or through the classes and functions of the file it calls."""
-        key = (name, anywhere)
+        key = (name, buffered)
         if key not in self._bearing:
             seen, todo = {name}, [name]
             found = False
             while todo and not found:
                 for call in self._owned_calls.get(todo.pop(), ()):
-                    if self._source(call, anywhere):
+                    if self._source(call, buffered):
                         found = True
                         break
                     if isinstance(call.func, cst.Name) and call.func.value not in seen:
@@ -250,13 +264,14 @@ class ModelLayers:
         """Some code of the file constructs BatchNorm layers."""
         return bool(self._sources)
 
-    def has_batchnorm(
-        self, model: cst.BaseExpression, at: cst.CSTNode, anywhere: bool = False
-    ) -> bool:
+    def has_batchnorm(self, model: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """The model `model` holds at `at` may have been constructed with BatchNorm layers
-        by this file (`anywhere`: or by another project module)."""
+        by this file."""
+        return self._with_batchnorm(model, at, buffered=False)
+
+    def _with_batchnorm(self, model: cst.BaseExpression, at: cst.CSTNode, buffered: bool) -> bool:
         return any(
-            isinstance(v.expr, cst.Call) and self._builds_batchnorm(v.expr, anywhere)
+            isinstance(v.expr, cst.Call) and self._builds_batchnorm(v.expr, buffered)
             for v in self.constructions(model, at)
         )
 
@@ -277,12 +292,12 @@ class ModelLayers:
                 if isinstance(ancestor, cst.ClassDef):
                     return
 
-    def _builds_batchnorm(self, made: cst.Call, anywhere: bool) -> bool:
+    def _builds_batchnorm(self, made: cst.Call, buffered: bool) -> bool:
         return any(
             isinstance(node, cst.Call)
             and (
-                self._source(node, anywhere)
-                or (isinstance(node.func, cst.Name) and self._bears(node.func.value, anywhere))
+                self._source(node, buffered)
+                or (isinstance(node.func, cst.Name) and self._bears(node.func.value, buffered))
             )
             for node in self.ctx.walk(made)
         )
@@ -309,7 +324,7 @@ class ModelLayers:
         model = argument(wrap, 0, "module")
         if model is None:
             return False
-        if self.has_batchnorm(model, wrap, anywhere=True):
+        if self._with_batchnorm(model, wrap, buffered=True):
             return True
         return any(
             isinstance(v.expr, cst.Call)

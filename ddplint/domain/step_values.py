@@ -1,6 +1,7 @@
 """Values one training step computes: the loss a `backward()` call differentiates, what it
 is computed from inside the step (a loop body or a function), and the values derived from
-them before the backward. What the step is handed is not among them: the batch it starts
+them before the backward (and, for what the step decides once its backward ran, after it).
+What the step is handed is not among them: the batch it starts
 from, its parameters, and what it only reads off an object it does not feed (a pipeline
 state holding activations that a forward elsewhere registered)."""
 
@@ -51,10 +52,13 @@ _DATA_METHODS = frozenset(
 @dataclass(frozen=True)
 class StepValues:
     """Names holding results of the step's forward, and the first statement computing one
-    of them (where the forward starts; None when nothing in the step computes the loss)."""
+    of them (where the forward starts; None when nothing in the step computes the loss).
+    `later`: `names` and the names the step derives from them after its backward too
+    (`running += loss.item()`)."""
 
     names: frozenset[str]
     start: cst.CSTNode | None
+    later: frozenset[str] = frozenset()
 
 
 def step_values(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> StepValues:
@@ -88,8 +92,15 @@ def step_values(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> St
             for b in bindings
         )
 
+    def derived_later(name: str, bindings: list[Binding], found: set[str]) -> bool:
+        return any(
+            b.kind in ("assign", "augassign") and found.intersection(ctx.names_in(b.value))
+            for b in bindings
+        )
+
     found = _closure({b.target for b in sources}, local, derived)
-    return StepValues(frozenset(found), start)
+    later = _closure(set(found), local, derived_later)
+    return StepValues(frozenset(found), start, frozenset(later))
 
 
 def _closure(

@@ -578,7 +578,8 @@ class Project:
 
     def helper_builds_batchnorm(self, ctx: FileContext, call: cst.Call) -> bool:
         """A call of a class or function of another project module whose construction
-        builds BatchNorm layers (`constructs_batchnorm`), directly or through others."""
+        builds BatchNorm layers that keep running statistics, buffers
+        (`constructs_buffered_batchnorm`), directly or through others."""
         return self._reaches("batchnorm", self._resolve_call(ctx, call, _FACT_TEXT["batchnorm"]))
 
     def helper_returns_device_module(self, ctx: FileContext, call: cst.Call) -> bool:

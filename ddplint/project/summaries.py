@@ -19,7 +19,7 @@ from ddplint.domain.checkpoints import is_checkpoint_save, save_path, strips_mod
 from ddplint.domain.ddp_facts import ddp_subclasses, environ_key, facts_of, last_name
 from ddplint.domain.device_setters import device_module, may_hold_device_module, sets_device
 from ddplint.domain.downloads import costs_only, download_message, in_first_context
-from ddplint.domain.model_layers import constructs_batchnorm
+from ddplint.domain.model_layers import constructs_buffered_batchnorm
 from ddplint.domain.module_globals import world_size_globals
 from ddplint.domain.one_rank_groups import one_rank_group, spawn_factors
 from ddplint.domain.paths import mentions_rank, per_rank_path
@@ -67,7 +67,7 @@ LOCAL_RANK_ENV = "@local_rank_env"  # a site target: reads the LOCAL_RANK enviro
 PROCESS_GROUP = "@process_group"  # a site target: another use of the process group
 RANK_QUERY = "@rank_query"  # a site target: a helper asking the rank (`asks_rank`)
 SET_DEVICE = "@set_device"  # a site target: sets the process's default device (`sets_device`)
-BATCHNORM = "@batchnorm"  # a site target: constructs BatchNorm layers (`constructs_batchnorm`)
+BATCHNORM = "@batchnorm"  # a site target: BatchNorm with buffers (`constructs_buffered_batchnorm`)
 SEEDS = {
     "collective": frozenset({COLLECTIVE, COMBINING}),
     "certain_collective": frozenset({COLLECTIVE, COMBINING}),
@@ -318,7 +318,7 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
         return START
     if sets_device(ctx, call):
         return SET_DEVICE
-    if constructs_batchnorm(ctx, call):
+    if constructs_buffered_batchnorm(ctx, call):
         return BATCHNORM
     if download_message(ctx, call) is not None and not costs_only(ctx, call):
         return DOWNLOAD

@@ -49,6 +49,10 @@ this rank's batch holds (`if any(len(t) < 1 for t in targets): continue`, `if ba
 None: continue`): each rank reads its own shard. A field of the batch tested as it is
 (`if batch["size"] == 0:`) is unproven: what it holds is the collate function's choice.
 
+A `break` or `return` after the backward, leaving the training loop on such a test (`if
+math.isnan(running_loss): break`, where `running_loss += loss.item()`), skips the next
+step's `backward()` just the same; a `continue` there skips nothing and is left alone.
+
 Also flags `backward()` itself under such a test (`if torch.isfinite(loss):
 loss.backward()`, or the backward in the `else` of `if not torch.isfinite(loss):`) when the
 test's other branch runs no backward of its own and issues no collective: the rank on the
@@ -293,12 +297,14 @@ def train(model, loader, optimizer):
                         unproven=unproven,
                     )
                 continue
-            if not ctx.before(node, backward):
-                continue
+            after = not ctx.before(node, backward)
+            if after and (loop is None or isinstance(node, cst.Continue)):
+                continue  # the step's backward already ran, and no later one is skipped
             test, what, opaque = None, "a value only this rank computed", False
             if ctx.before(start, node):
-                test = rank_local_test(ctx, node, forward.names, region)
-                opaque = test is not None and reads_only_shapes(ctx, test, forward.names)
+                local = forward.later if after else forward.names
+                test = rank_local_test(ctx, node, local, region)
+                opaque = test is not None and reads_only_shapes(ctx, test, local)
             if test is None and batch:
                 read = batch_content_test(ctx, node, batch, region)
                 if read is not None:
@@ -310,11 +316,17 @@ def train(model, loader, optimizer):
             collective = None if ddp_step else skipped_collective(ctx, node, region)
             if collective is not None:
                 waits = f"`{ctx.code(collective.func).strip()}()`, which issues a collective"
+            outcome = (
+                "leave the training loop on some ranks only, after this step's `backward()`: "
+                "the others run the next step and wait"
+                if after
+                else "skip `backward()` on some ranks only: the others wait"
+            )
             yield Finding(
                 node,
                 f"`{ctx.code(node).strip()}` on `{ctx.code(test).strip()}` ({what}) can "
-                f"skip `backward()` on some ranks only: the others wait in {waits} (a hang, "
-                "or step counts that drift apart); all-reduce the decision first",
+                f"{outcome} in {waits} (a hang, or step counts that drift apart); all-reduce "
+                "the decision first",
                 unproven=opaque or (not ddp_step and collective is None),
             )
 
