@@ -70,9 +70,18 @@ def _node_products(ctx: FileContext) -> list[tuple[cst.BinaryOperation, cst.Base
         nodes = next(
             (f for f in (node.left, node.right) if NODE_COUNT.match(_last_name(f) or "")), None
         )
-        if nodes is not None and _is_world_size(ctx, node):
+        if nodes is not None and _is_world_size(ctx, node) and not _one_machine(ctx, nodes, node):
             found.append((node, nodes))
     return found
+
+
+def _one_machine(ctx: FileContext, nodes: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Every value the machine count `nodes` holds at `at` is the number 1 (`args.nodes =
+    1` just before the product): the world spans one machine."""
+    values = [v.expr for v in ctx.resolver.values(nodes, at) if v.leaf]
+    return bool(values) and all(
+        isinstance(v, cst.Integer) and v.evaluated_value == 1 for v in values
+    )
 
 
 def _is_world_size(ctx: FileContext, product: cst.BinaryOperation) -> bool:
