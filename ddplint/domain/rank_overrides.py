@@ -122,6 +122,7 @@ def overridden_names(
                     binding.kind == "augassign" or ctx.code(binding.value).strip() not in every_rank
                 )
                 and not _received_from_other_side(ctx, binding, gate)
+                and not _relayed(ctx, binding)
             ):
                 found.append(Override(node.value, gate))
                 break
@@ -195,6 +196,45 @@ def _received_from_other_side(ctx: FileContext, binding: Binding, gate: Gate) ->
         collectives.is_collective(call) and bool(sent & _handed_names(ctx, call))
         for call in ctx.calls_within(there)
     )
+
+
+def _relayed(ctx: FileContext, binding: Binding) -> bool:
+    """The value `binding` gives its name on some ranks is sent to every rank: handed,
+    directly or through names built from it after it (`signal = torch.tensor(1.0 if stop
+    else 0.0)`), to a collective, after which the name is bound again from what that
+    collective received (`stop = bool(signal.item())`, or under `if signal.item() ==
+    1.0:`)."""
+    name, frame = binding.target, binding.scope
+    later = [
+        b
+        for bounds in ctx.model.bindings_in(frame).values()
+        for b in bounds
+        if b.kind == "assign" and ctx.before(binding.statement, b.statement)
+    ]
+    sent = {name}
+    grown = True
+    while grown:
+        before = len(sent)
+        sent.update(b.target for b in later if sent & set(ctx.names_in(b.value)))
+        grown = len(sent) > before
+    collectives = domain_of(ctx).collectives
+    for call in ctx.calls_within(frame):
+        if not (ctx.before(binding.statement, call) and collectives.is_collective(call)):
+            continue
+        received = sent & _handed_names(ctx, call)
+        if received and any(
+            b.target == name
+            and ctx.before(call, b.statement)
+            and (
+                received & set(ctx.names_in(b.value))
+                or any(
+                    received & set(ctx.names_in(c.test)) for c in ctx.flow.conditions(b.statement)
+                )
+            )
+            for b in later
+        ):
+            return True
+    return False
 
 
 def _collected(ctx: FileContext, name: str, after: cst.CSTNode) -> bool:

@@ -374,7 +374,7 @@ def _judged(
     elif backed_up:
         what = "the checkpoint this script resumes from, overwritten at every save" + backup
     elif not resumed:
-        what = "a checkpoint path every save overwrites (nothing in sight reads it back to resume)"
+        what = "a checkpoint path every save overwrites (no load in sight was matched to it)"
     else:
         what = f"{resumed}, overwritten at every save"
     if caller is not None and caller[2]:  # the call (of several) whose arguments make it
