@@ -19,6 +19,7 @@ from ddplint.domain.rank_local_tests import (
     reads_only_shapes,
     under_test,
 )
+from ddplint.domain.runners import one_process
 from ddplint.domain.step_values import (
     batch_names,
     moves_batch,
@@ -72,7 +73,9 @@ engine, filled by a forward elsewhere on the schedule's terms; a no-argument met
 runs a forward itself, `loss = trainer.step()`, reads the same and is missed), and
 skips in a branch that needs a parameter value no call passes (`else: return` under
 `if raise_on_error:` in a private method whose every call, in this file and none other,
-keeps `raise_on_error=True`). Handlers that swallow a CUDA out-of-memory error are DDP012's.
+keeps `raise_on_error=True`), and skips in code that runs as one process (a script that
+starts, joins and wraps nothing: `ddplint.domain.runners.one_process`). Handlers that
+swallow a CUDA out-of-memory error are DDP012's.
 
 Proven, and reported by default, when the step runs a DDP-wrapped model in sight (called
 before the backward, or handed to a call there), or when the pass the rank skips issues a
@@ -253,7 +256,9 @@ def train(model, loader, optimizer):
             region = loop if loop is not None else scope
             if isinstance(region, cst.Module) or _in_autograd_function(ctx, backward):
                 continue
-            yield from self._check_backward(ctx, backward, region, loop, scope)
+            for finding in self._check_backward(ctx, backward, region, loop, scope):
+                if not one_process(ctx, finding.node):  # no other rank to wait
+                    yield finding
 
     def _check_backward(
         self,
