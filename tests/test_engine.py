@@ -364,6 +364,22 @@ def test_environment_reads_through_copies_and_comprehensions():
     assert resolver.environ_key(call.args[1].value, call) == "WORLD_SIZE"
 
 
+def test_setdefault_reads_the_environment_variable():
+    model, resolver, _ = build(
+        """\
+        import os
+        rank = int(os.environ.setdefault("RANK", os.environ.get("SLURM_PROCID", "0")))
+        local = os.environ.copy().setdefault("LOCAL_RANK", "0")
+        other = {}.setdefault("RANK", 0)
+        use(rank, local, other)
+        """
+    )
+    call = find(model, cst.Call, "use(rank, local, other)")
+    assert resolver.environ_key(call.args[0].value, call) == "RANK"
+    assert resolver.environ_key(call.args[1].value, call) == "LOCAL_RANK"
+    assert resolver.environ_key(call.args[2].value, call) is None
+
+
 def test_callees_through_partial_methods_and_classes():
     model, resolver, _ = build(
         """\

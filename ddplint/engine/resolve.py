@@ -26,7 +26,8 @@ _COMPREHENSION_KINDS = frozenset(COMPREHENSIONS)
 _KILLING = frozenset({"assign", "for", "with", "param", "except"})
 _FRAME_KINDS = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)
 _PARTIAL = frozenset({"functools.partial", "partial"})
-_ENVIRON_READS = frozenset({"os.environ.get", "os.getenv"})
+# `os.environ.setdefault("RANK", ...)` returns the variable where it is set: a read too.
+_ENVIRON_READS = frozenset({"os.environ.get", "os.environ.setdefault", "os.getenv"})
 _NEVER_PASSED = -1  # `Resolver._position` of a parameter no call passes
 
 
@@ -447,7 +448,7 @@ class Resolver:
             func = expr.func
             if (
                 isinstance(func, cst.Attribute)
-                and func.attr.value == "get"
+                and func.attr.value in ("get", "setdefault")
                 and self._is_environ(func.value, at)
             ):
                 return first
