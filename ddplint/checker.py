@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import itertools
 import os
 import traceback
 from collections.abc import Callable, Iterable, Iterator
@@ -20,6 +21,8 @@ from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.dormant_options import needs_unpassed_option
 from ddplint.domain.import_uses import may_use
 from ddplint.domain.liveness import Liveness, Livenesses, project_exports, set_aside_reason
+from ddplint.domain.process_group import process_group_uses
+from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import distribution_opt_in
 from ddplint.domain.scripts import is_script
 from ddplint.domain.test_modules import collected_by_pytest
@@ -128,6 +131,8 @@ def _findings(
         result.diagnostics.append(file_error(path, "file too deeply nested to analyse", 1, 1))
         return
     liveness = livenesses(ctx)
+    if distributed and _distributed_only_in_dead_code(ctx, liveness):
+        distributed, unproven_distributed = False, None
     for rule in rules:
         if rule.requires_distributed and not distributed:
             continue
@@ -155,6 +160,21 @@ def _findings(
                 f"{type(exc).__name__}: {exc} [{frame.filename}:{frame.lineno}]; "
                 "please report it, the other rules and files were still checked"
             )
+
+
+def _distributed_only_in_dead_code(ctx: FileContext, liveness: Livenesses) -> bool:
+    """Every use of the process group the file makes lies in code that never runs (a
+    training script's helpers copied into a one-process preprocessing script, which
+    nothing calls), and no distributed code of the project runs the file: it is not
+    distributed."""
+    project = project_of(ctx)
+    if project is not None and project.runs_distributed(ctx):
+        return False
+    uses = process_group_uses(ctx)
+    first = next(uses, None)
+    return first is not None and all(
+        liveness.of(node) is Liveness.NEVER for node in itertools.chain((first,), uses)
+    )
 
 
 def livenesses(ctx: FileContext) -> Livenesses:

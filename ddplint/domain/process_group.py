@@ -64,36 +64,57 @@ def uses_process_group(ctx: FileContext) -> bool:
     mode query or checkpointing), or one of its calls or environment reads uses the
     process group (`uses_process_group_at`). An import nothing reads is no use: a
     single-GPU baseline that imports DDP and never wraps a model is not distributed."""
-    if calls_process_group(ctx):
-        return True
-    resolver = ctx.resolver
-    return any(
-        resolver.direct_environ_key(node, node) in _PROCESS_ENV
-        for node in (*ctx.nodes_of(cst.Subscript), *ctx.calls)
-        if isinstance(node, cst.Subscript | cst.Call)
-    )
+    return any(True for _ in process_group_uses(ctx))
 
 
 def calls_process_group(ctx: FileContext) -> bool:
     """`uses_process_group` but for reading a rank from the environment: the module calls
     the process group's API (`SLURM_PROCID` read as a seed by each task of a job array
     joins no group)."""
+    return any(True for _ in _api_uses(ctx))
+
+
+def process_group_uses(ctx: FileContext) -> Iterator[cst.CSTNode]:
+    """The nodes by which the module uses the process group (`uses_process_group`), in
+    the order of the checks: where it may use it lazily, first ones first."""
+    yield from _api_uses(ctx)
+    resolver = ctx.resolver
+    for node in (*ctx.nodes_of(cst.Subscript), *ctx.calls):
+        if (
+            isinstance(node, cst.Subscript | cst.Call)
+            and resolver.direct_environ_key(node, node) in _PROCESS_ENV
+        ):
+            yield node
+
+
+def _api_uses(ctx: FileContext) -> Iterator[cst.CSTNode]:
+    """The uses of the process group's API (`calls_process_group`): a name under
+    `torch.distributed` that needs the group, an imported name that does, read, and calls
+    that do."""
     imports = ctx.imports
-    if "torch.distributed" in imports.modules and _uses_namespace(ctx):
-        return True
-    read = ctx.memo(_read_names)
-    if any(
-        is_process_group_api(full) and full != "torch.distributed" and local in read
+    if "torch.distributed" in imports.modules:
+        yield from _namespace_api_nodes(ctx)
+    needing = {
+        local
         for local, full in imports.bindings.items()
-    ):
-        return True
+        if is_process_group_api(full) and full != "torch.distributed"
+    }
+    if needing and needing & ctx.memo(_read_names):
+        yield from (
+            node
+            for node in ctx.nodes_of(cst.Name)
+            if isinstance(node, cst.Name)
+            and node.value in needing
+            and type(ctx.parent(node)) not in _IMPORT_PARTS
+        )
     environ = ctx.resolver.direct_environ_key
-    return any(
-        uses_process_group_at(ctx, call)
+    yield from (
+        call
+        for call in ctx.calls
+        if uses_process_group_at(ctx, call)
         and not asks_given_group(ctx, call)
         and not asks_if_initialized(ctx, call)
         and environ(call, call) not in _PROCESS_ENV
-        for call in ctx.calls
     )
 
 
@@ -207,15 +228,15 @@ def asks_rank(ctx: FileContext, call: cst.Call) -> bool:
     )
 
 
-def _uses_namespace(ctx: FileContext) -> bool:
-    """Some name under `torch.distributed` the module writes needs the process group
-    (`dist.all_reduce`, `dist.ReduceOp`, `dist` passed on); not when every use is a mode
-    query or checkpointing (`dist.is_initialized()`, `dist.checkpoint.load`), nor when
-    nothing reads the import (`imports_unused_process_group_api`)."""
-    return any(
-        (name == "torch.distributed" or is_process_group_api(name))
-        and not (isinstance(call := ctx.parent(node), cst.Call) and asks_if_initialized(ctx, call))
+def _namespace_api_nodes(ctx: FileContext) -> Iterator[cst.CSTNode]:
+    """The chains under `torch.distributed` the module writes that need the process group
+    (`dist.all_reduce`, `dist.ReduceOp`, `dist` passed on); not mode queries or
+    checkpointing (`dist.is_initialized()`, `dist.checkpoint.load`)."""
+    return (
+        node
         for name, node in _namespace_nodes(ctx)
+        if (name == "torch.distributed" or is_process_group_api(name))
+        and not (isinstance(call := ctx.parent(node), cst.Call) and asks_if_initialized(ctx, call))
     )
 
 
