@@ -530,16 +530,35 @@ def _reader_calls(ctx: FileContext) -> list[tuple[cst.Call, str]]:
     return found
 
 
-def reads_back(ctx: FileContext, names: set[str]) -> cst.Call | None:
+def reads_back(ctx: FileContext, names: set[str], folders: tuple[str, ...] = ()) -> cst.Call | None:
     """A call of this file that reads a checkpoint back (`torch.load`, a `load_checkpoint`
-    or `resume` helper) from a path whose text holds one of the file names `names`: the
-    run resumes from the file written."""
+    or `resume` helper) from a path whose text holds one of the file names `names`, and
+    each of the written path's literal folders `folders` (`folder_pieces`): the run
+    resumes from the file written. A copy of `G_latest.pth` into a literal folder
+    (`join("/content/drive/MyDrive/", "G_latest.pth")`) is not the file a resume reads
+    from `join(model_dir, "G_latest.pth")`."""
     if not names:
         return None
     for call, paths in ctx.memo(_resume_reads):
-        if any(_names_file(t, n) for texts in paths for t in texts for n in names):
+        pieces = [t for texts in paths for t in texts]
+        if any(_names_file(t, n) for t in pieces for n in names) and all(
+            any(folder in t for t in pieces) for folder in folders
+        ):
             return call
     return None
+
+
+def folder_pieces(texts: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The literal folders of a path's pieces `texts`: each piece that names no file
+    (`file_names`), and the part before the last `/` of one that does (`ckpt/last.pt`)."""
+    names = file_names(texts)
+    found = []
+    for text in texts:
+        head, _, tail = text.strip().rpartition("/")
+        folder = head.strip("/") if tail.strip() in names else text.strip().strip("/")
+        if folder and not _EXTENSION.match(folder):
+            found.append(folder)
+    return tuple(found)
 
 
 def _resume_reads(ctx: FileContext) -> list[tuple[cst.Call, list[list[str]]]]:

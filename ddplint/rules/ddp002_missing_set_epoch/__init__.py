@@ -518,7 +518,12 @@ def main(train_set, model, epochs):
             names = loader_names(ctx, sampler)
             others = _other_samplers(samplers, held_names, sampler)
             for held in names:
-                made = held.made if _built_by_helper(ctx, sampler, held) else sampler.call
+                helper = _built_by_helper(ctx, sampler, held)
+                if helper and _asks_for_evaluation(held.made):
+                    continue  # `create_dataloader(valid_set, cfg, train=False)`
+                if named_for([held.name]) == "evaluation":
+                    continue  # a validation loader: its order changes no score
+                made = held.made if helper else sampler.call
                 for epoch in finder.without_set_epoch(held.name, held.scope, made, others):
                     if _rebound_in(ctx, held, epoch.loop):
                         continue  # the loop reads a loader bound elsewhere in it

@@ -15,6 +15,7 @@ from ddplint.domain.checkpoint_writes import (
     backed_up_write,
     file_name_patterns,
     file_names,
+    folder_pieces,
     is_false_literal,
     names_it,
     names_unresumed_file,
@@ -408,7 +409,7 @@ def _resumed_from(
     resume reads: `saved`, the keys written, when in sight)."""
     names = file_names(texts)
     unresumed = names_unresumed_file(texts)
-    read = reads_back(ctx, names)
+    read = reads_back(ctx, names, folder_pieces(texts))
     if read is not None and (not unresumed or names_it(ctx, read, texts)):
         return _READ_BACK, read  # a `best_model/state.pt` is not the `state.pt` a resume reads
     if unresumed or (write is not None and writer_names_unresumed(ctx.enclosing_function(write))):
