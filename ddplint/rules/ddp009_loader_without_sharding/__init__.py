@@ -40,7 +40,9 @@ In a file that wraps a model in DDP, flags a training `DataLoader` (one built wi
 dataset is not split between ranks by other means.
 
 Left alone: loaders with a `sampler=`/`batch_sampler=` other than a plain
-`RandomSampler`/`SequentialSampler` (or a `BatchSampler` over one), datasets sharded by
+`RandomSampler`/`SequentialSampler` (or a `BatchSampler` over one; not one drawing with
+replacement, `WeightedRandomSampler` or `RandomSampler(..., replacement=True)`, which walks
+no whole dataset: whether the ranks draw alike is their seeds' question), datasets sharded by
 rank (`ds[rank::world_size]`, `Subset` by rank, an `IterableDataset` that reads the rank,
 `split_by_node`, `split_dataset_by_node`, `.shard(...)`), random synthetic data, loaders built in a
 branch that only runs without distribution (`if not args.distributed:`), and evaluation

@@ -11,18 +11,17 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
-from ddplint.domain.ddp_facts import argument, facts_of
+from ddplint.domain.ddp_facts import argument, facts_of, is_false
 from ddplint.domain.paths import path_values
 from ddplint.names import dotted
 
+# Samplers that walk the whole dataset (or a fixed subset of it) on every rank. Not
+# `WeightedRandomSampler`, nor `RandomSampler(replacement=True)`: they draw `num_samples`
+# indices with replacement from this rank's generator, which splits nothing but walks no
+# whole dataset either; whether the ranks draw alike is a question of their seeds (DDP035).
 _PLAIN_SAMPLERS = frozenset(
     f"torch.utils.data.{name}"
-    for name in (
-        "RandomSampler",
-        "SequentialSampler",
-        "WeightedRandomSampler",
-        "SubsetRandomSampler",
-    )
+    for name in ("RandomSampler", "SequentialSampler", "SubsetRandomSampler")
 )
 _SHARD_NAME = re.compile(r"split_by_node|split_dataset_by_node|nodesplitter|shard", re.IGNORECASE)
 _SYNTHETIC = frozenset({"torch.randn", "torch.rand", "torch.randint", "torch.randperm"})
@@ -47,6 +46,11 @@ def plain_sampler(
             return False
         if not (isinstance(value, cst.Call) and ctx.call_name(value) in _PLAIN_SAMPLERS):
             return False
+        replacement = argument(value, 1, "replacement")
+        if ctx.call_name(value) == "torch.utils.data.RandomSampler" and not (
+            replacement is None or is_false(replacement)
+        ):
+            return False  # draws with replacement (or may): see `_PLAIN_SAMPLERS`
     return True
 
 
