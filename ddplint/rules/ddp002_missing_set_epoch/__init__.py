@@ -287,7 +287,9 @@ is a parameter of its factory is left to the files calling the factory. A loader
 project helper builds, iterated where the job runs in one process (a script that starts no
 process group, whose helper's sampler may not even build), is reported under `--preview`.
 Also flags `sampler.set_epoch(epoch)` (or `loader.sampler.set_epoch(epoch)`) called with
-the loop variable after the epoch's pass over the loader, in a loop that starts at 0
+the loop variable after the epoch's pass over the loader, or inside it (in the batch loop:
+the DataLoader asked the sampler for the pass's order when the `for` started), in a loop
+that starts at 0
 (`range(epochs)`): each pass then reads the epoch set by the pass before it, so epochs 0
 and 1 read one order. Where the loop's start is out of sight (`range(start_epoch,
 epochs)`) the finding is shown under `--preview` only; `set_epoch(epoch + 1)` after the
@@ -621,7 +623,8 @@ def main(train_set, model, epochs):
         held: LoaderName,
         reported: set[int],
     ) -> Iterator[Finding]:
-        """`set_epoch(epoch)` called only after the pass over the loader: proven where the
+        """`set_epoch(epoch)` called only after the pass over the loader, or inside it once
+        its iterator drew the order: proven where the
         loop starts at 0, unproven where its start is out of sight (`range(start_epoch,
         n)`), silent where it starts later (every pass then reads its own order)."""
         receivers = frozenset(n for n in (sampler.name, f"{held.name}.sampler") if n)
@@ -634,9 +637,14 @@ def main(train_set, model, epochs):
             reported.add(id(late.loop))
             variable = ctx.code(late.loop.target)
             when = "" if start == 0 else f"when the loop starts at {variable} = 0, "
+            where = (
+                f"inside the pass over `{held.name}`, after its iterator drew the pass's order"
+                if late.inside
+                else f"after the pass over `{held.name}`"
+            )
             yield Finding(
                 late.call,
-                f"`{ctx.code(late.call)}` runs after the pass over `{held.name}`, so each "
+                f"`{ctx.code(late.call)}` runs {where}, so each "
                 "pass reads the order of the epoch set by the pass before it: "
                 f"{when}epochs 0 and 1 both read the order of epoch 0 (a RandomSampler "
                 "on one process draws a new order every epoch), and each later epoch "

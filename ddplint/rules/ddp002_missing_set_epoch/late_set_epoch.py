@@ -1,5 +1,6 @@
-"""`set_epoch(epoch)` called after the pass it should order: the pass reads the epoch the
-pass before it set, so the first two passes share one order."""
+"""`set_epoch(epoch)` called after the pass it should order, or inside it (once the
+loader's iterator has drawn the pass's order): the pass reads the epoch the pass before it
+set, so the first two passes share one order."""
 
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ from ddplint.rules.ddp002_missing_set_epoch.epoch_loops import EpochLoops
 @dataclass(frozen=True)
 class LateSetEpoch:
     """An epoch loop whose body reads the loader in one top-level statement and calls
-    `set_epoch` with the loop variable (`call`) in a later one, with no `set_epoch`
-    before the read."""
+    `set_epoch` with the loop variable (`call`) in a later one, or inside the pass over
+    the loader (`inside`), with no `set_epoch` before the read."""
 
     loop: cst.For
     call: cst.Call
+    inside: bool = False
 
 
 def late_set_epochs(
@@ -41,16 +43,53 @@ def late_set_epochs(
         read = _top_statement(ctx, statements, site)
         if read is None:
             continue
-        before = statements[: statements.index(read) + 1]
+        before = statements[: statements.index(read)]
         if any(finder.loop_sets_epoch(s) for s in before):
-            continue  # the pass is ordered before it runs (or inside it)
+            continue  # the pass is ordered before it runs
+        inside = _set_inside_pass(ctx, read, site, receivers, loop.target.value)
+        if inside is None and finder.loop_sets_epoch(read):
+            continue  # set in the reading statement, not within the pass
         if _set_elsewhere(ctx, receivers, loop):
             continue  # the epoch the first pass reads is not 0
+        if inside is not None:
+            yield LateSetEpoch(loop, inside, inside=True)
+            continue
         for statement in statements[statements.index(read) + 1 :]:
             call = _set_epoch_of(statement, receivers, loop.target.value)
             if call is not None:
                 yield LateSetEpoch(loop, call)
                 break
+
+
+def _set_inside_pass(
+    ctx: FileContext,
+    read: cst.BaseStatement,
+    site: cst.CSTNode,
+    receivers: frozenset[str],
+    variable: str,
+) -> cst.Call | None:
+    """`<receiver>.set_epoch(<variable>)` in the body of the `for` (within `read`) that
+    iterates the loader at `site`, and no other `set_epoch` in `read`: it runs once the
+    pass's iterator has drawn its order (a DataLoader asks its sampler for the order when
+    the `for` starts)."""
+    passes = [
+        node
+        for node in (site, *ctx.ancestors(site))
+        if isinstance(node, cst.For) and (node is site or ctx.is_inside(site, node.iter))
+    ]
+    inner = next((p for p in passes if p is read or ctx.is_inside(p, read)), None)
+    if inner is None:
+        return None
+    found = None
+    for call in ctx.calls_within(read):
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "set_epoch"):
+            continue
+        if not ctx.is_inside(call, inner.body) or found is not None:
+            return None  # set before the pass too, or more than once
+        if not (isinstance(ctx.parent(call), cst.Expr) and _sets_to(call, receivers, variable)):
+            return None
+        found = call
+    return found
 
 
 def _set_elsewhere(ctx: FileContext, receivers: frozenset[str], loop: cst.For) -> bool:
@@ -83,14 +122,20 @@ def _set_epoch_of(
         return None
     expr = statement.body[0]
     call = expr.value if isinstance(expr, cst.Expr) else None
-    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
-        return None
-    if call.func.attr.value != "set_epoch" or dotted(call.func.value) not in receivers:
-        return None
+    return call if isinstance(call, cst.Call) and _sets_to(call, receivers, variable) else None
+
+
+def _sets_to(call: cst.Call, receivers: frozenset[str], variable: str) -> bool:
+    """`call` is `<receiver>.set_epoch(<variable>)`."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value != "set_epoch":
+        return False
     value = argument(call, 0, "epoch")
-    if len(call.args) != 1 or not isinstance(value, cst.Name) or value.value != variable:
-        return None
-    return call
+    return (
+        dotted(call.func.value) in receivers
+        and len(call.args) == 1
+        and isinstance(value, cst.Name)
+        and value.value == variable
+    )
 
 
 def first_epoch(ctx: FileContext, loop: cst.For) -> int | None:
