@@ -193,9 +193,11 @@ def _field(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
 
 def _shape_read(ctx: FileContext, node: cst.BaseExpression) -> bool:
     """`len(node)`, `node.shape...`, `node.ndim`, `node.dtype`, `node.size(...)`,
-    `node.numel()`, `node.dim()`, `"key" in node`: the batch's shape and structure, which
-    the loader fixes (the sample count a `DistributedSampler` gives every rank alike, the
-    size its transforms give, the keys of its collate function)."""
+    `node.numel()`, `node.dim()`, `"key" in node`, and its type (`torch.is_tensor(node)`,
+    `isinstance(node, ...)`): the batch's shape and structure, which the loader fixes (the
+    sample count a `DistributedSampler` gives every rank alike, the size its transforms
+    give, the keys of its collate function), and which kind of value the model returns,
+    which its configuration fixes."""
     parent = ctx.parent(node)
     if isinstance(parent, cst.ComparisonTarget) and isinstance(
         parent.operator, (cst.In, cst.NotIn)
@@ -203,12 +205,13 @@ def _shape_read(ctx: FileContext, node: cst.BaseExpression) -> bool:
         return True  # `"labels" in batch`: the keys the collate function gives every batch
     if isinstance(parent, cst.Arg):
         call = ctx.parent(parent)
+        if not isinstance(call, cst.Call) or not call.args or call.args[0] is not parent:
+            return False
+        if isinstance(call.func, cst.Name) and call.func.value == "len":
+            return len(call.args) == 1
         return (
-            isinstance(call, cst.Call)
-            and isinstance(call.func, cst.Name)
-            and call.func.value == "len"
-            and len(call.args) == 1
-        )
+            isinstance(call.func, cst.Name) and call.func.value == "isinstance"
+        ) or ctx.call_name(call) == "torch.is_tensor"
     if not isinstance(parent, cst.Attribute) or parent.value is not node:
         return False
     if parent.attr.value in _SHAPE_ATTRIBUTES - _SHAPE_METHODS:
