@@ -549,15 +549,15 @@ def reads_back(ctx: FileContext, names: set[str], folders: tuple[str, ...] = ())
 
 
 def folder_pieces(texts: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """The literal folders of a path's pieces `texts`: each piece that names no file
-    (`file_names`), and the part before the last `/` of one that does (`ckpt/last.pt`)."""
-    names = file_names(texts)
+    """The literal folders written out in a path's pieces `texts`: the part before the
+    last `/` of a piece holding one (`"/content/drive/MyDrive/"`, `"ckpt/last.pt"`), when
+    it is a word of three characters or more. A piece with no `/` (`"checkpoints"` in a
+    `join`, `"latest_model"` formatted into a name) is not taken for a folder."""
     found = []
     for text in texts:
-        head, _, tail = text.strip().rpartition("/")
-        folder = head.strip("/") if tail.strip() in names else text.strip().strip("/")
-        if folder and not _EXTENSION.match(folder):
-            found.append(folder)
+        head = text.strip().rpartition("/")[0].strip("/")
+        if len(head) >= 3 and any(c.isalpha() for c in head):
+            found.append(head)
     return tuple(found)
 
 
