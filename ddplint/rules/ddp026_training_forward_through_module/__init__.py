@@ -9,8 +9,9 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain import domain_of
+from ddplint.domain.apis import DDP_CLASSES
 from ddplint.domain.backward import Step
-from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.ddp_facts import argument, facts_of
 from ddplint.domain.frozen_modules import frozen_whole
 from ddplint.domain.gradient_sync import reduces_gradients_here
 from ddplint.names import dotted
@@ -45,7 +46,10 @@ all-reduce, and a file that all-reduces the gradients by hand (`dist.all_reduce(
 the bare forward may be its design. So is a forward whose result reaches the backward only
 through a detached value: an adversarial attack through `model.module` that returns
 `adversarial.detach()` for the wrapper's training forward computes no gradient of the
-weights.
+weights. So is a bypass of a wrapper whose model no optimizer steps: where every optimizer
+of the function takes another model's `.parameters()` (`Adam(q_net.parameters())` while
+`agent.module.embed(x)` only builds the Q network's input), the bypassed replicas never
+change.
 
 ## Why is this bad?
 DDP all-reduces gradients from hooks that its own `forward()` arms. A forward that bypasses
@@ -204,6 +208,8 @@ def train(net, loader, optimizer, local_rank):
                 continue  # bare on the evaluation passes only
             if frozen_whole(ctx, target):
                 continue  # a frozen encoder: no gradient of it to all-reduce
+            if _trains_others_only(ctx, target, call):
+                continue  # no optimizer steps the bypassed model: nothing of it drifts
             if domain_of(ctx).loops.is_evaluation(call) or not domain_of(ctx).backward.reaches(
                 call
             ):
@@ -351,6 +357,72 @@ def _stepping_frames(ctx: FileContext) -> frozenset[cst.CSTNode]:
     return frozenset(
         ctx.model.frame(c) for c in ctx.calls if "step" in (dotted(c.func) or "").rpartition(".")[2]
     )
+
+
+def _trains_others_only(ctx: FileContext, target: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Every optimizer the file builds, each in the function of the forward at `at`,
+    takes `<model>.parameters()` of a model other than the one `target` reaches (`agent`
+    of `agent.module`), followed through names, DDP wraps and `.to(...)`-style calls
+    (`model_without_ddp = model.module` is the same model): the bypassed model is stepped
+    by no optimizer here (it only builds another model's input), so its replicas cannot
+    drift apart."""
+    optimizers = [
+        call
+        for call in ctx.calls
+        if (ctx.call_name(call) or "").startswith("torch.optim.")
+        and (ctx.call_name(call) or "").count(".") == 2
+    ]
+    bypassed = _model_roots(ctx, target, at)
+    if not bypassed or not optimizers or not isinstance(target, cst.Attribute):
+        return False  # only `x.module` of a wrapper in sight
+    for optimizer in optimizers:
+        if ctx.scope(optimizer) is not ctx.scope(at):
+            return False  # built elsewhere, over a model handed around out of sight
+        params = argument(optimizer, 0, "params")
+        if not (
+            isinstance(params, cst.Call)
+            and isinstance(params.func, cst.Attribute)
+            and params.func.attr.value == "parameters"
+        ):
+            return False
+        owner = _model_roots(ctx, params.func.value, optimizer)
+        if not owner or owner & bypassed:
+            return False
+    return True
+
+
+def _model_roots(
+    ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 3
+) -> set[str] | None:
+    """The names a model expression is built from (`agent` for `agent.module`,
+    `self.model` for `self.model.module`), and those of the values it holds: through
+    names, the model a DDP wrap is given, `net.to(device)`; a construction adds none.
+    None when some value is out of sight (`getattr(model, "module", model)`)."""
+    if isinstance(expr, cst.Call):
+        called = ctx.call_name(expr)
+        if (called in DDP_CLASSES or called == "torch.compile") and expr.args:
+            expr = expr.args[0].value
+        elif isinstance(expr.func, cst.Attribute) and ctx.qualname(expr.func) is None:
+            expr = expr.func.value  # `net.to(device)`, `net.cuda()`
+        elif isinstance(expr.func, cst.Name) and expr.func.value != "getattr":
+            return set()  # `DQN(...)`: a model built here
+        else:
+            return None
+        return _model_roots(ctx, expr, at, depth)
+    name = dotted(expr)
+    if name is None:
+        return None
+    roots = {name.removesuffix(".module")}
+    if depth == 0:
+        return roots
+    for value in ctx.resolver.values(expr, at):
+        if value.expr is expr:
+            continue
+        found = _model_roots(ctx, value.expr, value.at, depth - 1)
+        if found is None:
+            return None
+        roots |= found
+    return roots
 
 
 def _through_module(func: cst.Attribute) -> bool:
