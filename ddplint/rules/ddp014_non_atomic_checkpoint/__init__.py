@@ -29,6 +29,7 @@ from ddplint.domain.checkpoint_writes import (
     writes,
 )
 from ddplint.domain.checkpoints import SAVE, file_name_varies
+from ddplint.domain.ddp_facts import string_value
 from ddplint.domain.overwrites import (
     from_atomic_writer,
     is_temporary,
@@ -341,7 +342,11 @@ def _judged(
     saved = saved_keys(ctx, source.args[0].value, source) if source.args else None
     if write.copied is not None:
         # A copy: the file it copies stays intact (`_copies`).
-        resumed, reader = _resumed_from(ctx, texts, call, saved) if repeated else (None, None)
+        resumed, reader = (
+            _resumed_from(ctx, texts, call, saved, _spelled_folders(ctx, path))
+            if repeated
+            else (None, None)
+        )
         return Finding(
             call,
             _message(write.verb, f"`{shown}`", resumed),
@@ -352,7 +357,11 @@ def _judged(
     # nothing in sight reads back (best weights, an export) costs the weights of one save
     # at worst, and one whose state is also saved to a file of its own costs little; a
     # `last`/`best` name written once in sight rests on its name alone: all unproven.
-    resumed, reader = _resumed_from(ctx, texts, call, saved) if repeated else (None, None)
+    resumed, reader = (
+        _resumed_from(ctx, texts, call, saved, _spelled_folders(ctx, path))
+        if repeated
+        else (None, None)
+    )
     backed_up = resumed is not None and (call_backed_up or backed_up_write(ctx, write))
     resumed = None if backed_up else resumed
     backup = (
@@ -399,6 +408,7 @@ def _resumed_from(
     texts: list[str],
     write: cst.Call | None = None,
     saved: frozenset[str] | None = None,
+    folders: tuple[str, ...] = (),
 ) -> tuple[str | None, cst.Call | None]:
     """How a load of this file reads the file whose path has the pieces `texts` back,
     said for a message, with the call that reads it (the finding holds only where that
@@ -406,10 +416,11 @@ def _resumed_from(
     none does. By its name (naming a best or final file's folder too), through a project
     helper, or from the path a resume option names (not where the function writing it,
     `write`'s, is named for best or exported weights, nor where the file lacks a key that
-    resume reads: `saved`, the keys written, when in sight)."""
+    resume reads: `saved`, the keys written, when in sight). `folders`: the folders the
+    written path spells out itself (`_spelled_folders`), which a read by name must hold."""
     names = file_names(texts)
     unresumed = names_unresumed_file(texts)
-    read = reads_back(ctx, names, folder_pieces(texts))
+    read = reads_back(ctx, names, folders)
     if read is not None and (not unresumed or names_it(ctx, read, texts)):
         return _READ_BACK, read  # a `best_model/state.pt` is not the `state.pt` a resume reads
     if unresumed or (write is not None and writer_names_unresumed(ctx.enclosing_function(write))):
@@ -422,6 +433,18 @@ def _resumed_from(
         return None, None
     option = f" (`{_shown(ctx.code(given.args[0].value))}`)" if given.args else ""
     return f"a checkpoint of the kind this script resumes from, given its path{option}", given
+
+
+def _spelled_folders(ctx: FileContext, path: cst.BaseExpression) -> tuple[str, ...]:
+    """The folders the path expression spells out in its own string literals
+    (`join("/content/drive/MyDrive/", "G_latest.pth")`), not through the names it reads."""
+    return folder_pieces(
+        [
+            text
+            for node in ctx.walk(path)
+            if isinstance(node, cst.SimpleString) and (text := string_value(node)) is not None
+        ]
+    )
 
 
 def _entry_of(ctx: FileContext, reader: cst.Call | None) -> tuple[cst.CSTNode, ...]:
@@ -536,8 +559,9 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     names = file_names(texts)
     written = argument_for(call, helper.saved_param) if helper.saved_param is not None else None
     keys = saved_keys(ctx, written, call) if written is not None else None
-    resumed, reader = _resumed_from(ctx, texts, saved=keys)
-    if resumed is None:
+    folders = tuple(folder for p in paths for folder in _spelled_folders(ctx, p))
+    resumed, reader = _resumed_from(ctx, texts, saved=keys, folders=folders)
+    if resumed is None and not folders:
         reader = read_back_by_twin(ctx, call, paths)
         resumed = _READ_BACK if reader is not None else None
     if resumed is None and names_overwritten_file(list(helper.texts)):
