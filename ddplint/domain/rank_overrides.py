@@ -123,6 +123,7 @@ def overridden_names(
                 )
                 and not _received_from_other_side(ctx, binding, gate)
                 and not _relayed(ctx, binding)
+                and not _reads_received(ctx, binding)
             ):
                 found.append(Override(node.value, gate))
                 break
@@ -235,6 +236,23 @@ def _relayed(ctx: FileContext, binding: Binding) -> bool:
         ):
             return True
     return False
+
+
+def _reads_received(ctx: FileContext, binding: Binding) -> bool:
+    """`binding` (`stop = broadcast_list[0]` under `if RANK != 0:`) reads what a collective
+    before it in its frame was handed (`dist.broadcast_object_list(broadcast_list, 0)`):
+    the value every rank received alike."""
+    value = binding.value
+    if not isinstance(value, cst.BaseExpression):
+        return False
+    read = set(ctx.names_in(value))
+    collectives = domain_of(ctx).collectives
+    return any(
+        ctx.before(call, binding.statement)
+        and collectives.is_collective(call)
+        and bool(read & _handed_names(ctx, call))
+        for call in ctx.calls_within(binding.scope)
+    )
 
 
 def _collected(ctx: FileContext, name: str, after: cst.CSTNode) -> bool:
