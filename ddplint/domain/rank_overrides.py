@@ -187,12 +187,7 @@ def _received_from_other_side(ctx: FileContext, binding: Binding, gate: Gate) ->
         for bound in bounds
         if bound.kind == "assign" and ctx.is_inside(bound.statement, there)
     ]
-    sent = {binding.target}  # and the names built from it over there (`objects = [prompt]`)
-    grown = True
-    while grown:
-        before = len(sent)
-        sent.update(b.target for b in assigned if sent & set(ctx.names_in(b.value)))
-        grown = len(sent) > before
+    sent = _built_from(ctx, binding.target, assigned)  # `objects = [prompt]` over there
     return any(
         collectives.is_collective(call) and bool(sent & _handed_names(ctx, call))
         for call in ctx.calls_within(there)
@@ -212,12 +207,7 @@ def _relayed(ctx: FileContext, binding: Binding) -> bool:
         for b in bounds
         if b.kind == "assign" and ctx.before(binding.statement, b.statement)
     ]
-    sent = {name}
-    grown = True
-    while grown:
-        before = len(sent)
-        sent.update(b.target for b in later if sent & set(ctx.names_in(b.value)))
-        grown = len(sent) > before
+    sent = _built_from(ctx, name, later)
     collectives = domain_of(ctx).collectives
     for call in ctx.calls_within(frame):
         if not (ctx.before(binding.statement, call) and collectives.is_collective(call)):
@@ -236,6 +226,18 @@ def _relayed(ctx: FileContext, binding: Binding) -> bool:
         ):
             return True
     return False
+
+
+def _built_from(ctx: FileContext, name: str, assigned: list[Binding]) -> set[str]:
+    """`name` and the names of `assigned` whose values read it, directly or through
+    others of them (`objects = [prompt]`, `signal = torch.tensor(1.0 if stop else 0.0)`)."""
+    found = {name}
+    grown = True
+    while grown:
+        before = len(found)
+        found.update(b.target for b in assigned if found & set(ctx.names_in(b.value)))
+        grown = len(found) > before
+    return found
 
 
 def _reads_received(ctx: FileContext, binding: Binding) -> bool:
