@@ -84,22 +84,21 @@ def step_values(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> St
     ]
     start = min((b.statement for b in sources), key=ctx.order.__getitem__, default=None)
 
-    def derived(name: str, bindings: list[Binding], found: set[str]) -> bool:
-        return any(
-            b.kind in ("assign", "augassign")
-            and ctx.before(b.statement, backward)
-            and found.intersection(ctx.names_in(b.value))
-            for b in bindings
-        )
+    def derived(before: cst.CSTNode | None) -> Callable[[str, list[Binding], set[str]], bool]:
+        """A name assigned from names found (only before `before`, when given)."""
 
-    def derived_later(name: str, bindings: list[Binding], found: set[str]) -> bool:
-        return any(
-            b.kind in ("assign", "augassign") and found.intersection(ctx.names_in(b.value))
-            for b in bindings
-        )
+        def joins(name: str, bindings: list[Binding], found: set[str]) -> bool:
+            return any(
+                b.kind in ("assign", "augassign")
+                and (before is None or ctx.before(b.statement, before))
+                and found.intersection(ctx.names_in(b.value))
+                for b in bindings
+            )
 
-    found = _closure({b.target for b in sources}, local, derived)
-    later = _closure(set(found), local, derived_later)
+        return joins
+
+    found = _closure({b.target for b in sources}, local, derived(backward))
+    later = _closure(set(found), local, derived(None))
     return StepValues(frozenset(found), start, frozenset(later))
 
 

@@ -340,13 +340,13 @@ def _judged(
     )
     source = write.copied or call
     saved = saved_keys(ctx, source.args[0].value, source) if source.args else None
+    resumed, reader = (
+        _resumed_from(ctx, texts, call, saved, _spelled_folders(ctx, path))
+        if repeated
+        else (None, None)
+    )
     if write.copied is not None:
         # A copy: the file it copies stays intact (`_copies`).
-        resumed, reader = (
-            _resumed_from(ctx, texts, call, saved, _spelled_folders(ctx, path))
-            if repeated
-            else (None, None)
-        )
         return Finding(
             call,
             _message(write.verb, f"`{shown}`", resumed),
@@ -357,11 +357,6 @@ def _judged(
     # nothing in sight reads back (best weights, an export) costs the weights of one save
     # at worst, and one whose state is also saved to a file of its own costs little; a
     # `last`/`best` name written once in sight rests on its name alone: all unproven.
-    resumed, reader = (
-        _resumed_from(ctx, texts, call, saved, _spelled_folders(ctx, path))
-        if repeated
-        else (None, None)
-    )
     backed_up = resumed is not None and (call_backed_up or backed_up_write(ctx, write))
     resumed = None if backed_up else resumed
     backup = (

@@ -366,12 +366,8 @@ def _trains_others_only(ctx: FileContext, target: cst.BaseExpression, at: cst.CS
     (`model_without_ddp = model.module` is the same model): the bypassed model is stepped
     by no optimizer here (it only builds another model's input), so its replicas cannot
     drift apart."""
-    optimizers = [
-        call
-        for call in ctx.calls
-        if (ctx.call_name(call) or "").startswith("torch.optim.")
-        and (ctx.call_name(call) or "").count(".") == 2
-    ]
+    loops = domain_of(ctx).loops
+    optimizers = [call for call in ctx.calls if loops.builds_optimizer(call)]
     bypassed = _model_roots(ctx, target, at)
     if not bypassed or not optimizers or not isinstance(target, cst.Attribute):
         return False  # only `x.module` of a wrapper in sight
