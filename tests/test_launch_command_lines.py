@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ddplint.domain import launch_commands
 from ddplint.domain.launch_commands import launched_as_one_process
 from ddplint.project_files import project_files
@@ -57,4 +59,27 @@ def test_a_launch_of_another_named_script_leaves_this_one_alone(tmp_path: Path) 
 
 def test_a_launch_of_a_script_named_by_a_variable_may_start_any(tmp_path: Path) -> None:
     text = PLAIN + "torchrun --nproc_per_node=8 $ENTRY --do_train\n"
+    assert not _one_process(tmp_path, {"run.sh": text})
+
+
+@pytest.mark.parametrize(
+    ("command", "one"),
+    [
+        ("CUDA_VISIBLE_DEVICES=0 torchrun --nproc_per_node=1 run_ner.py --do_eval\n", True),
+        ("python -m torch.distributed.launch --nproc_per_node 1 run_ner.py\n", True),
+        ("torchrun --nnodes=1 --nproc_per_node=1 run_ner.py\n", True),
+        ("torchrun --nproc_per_node=2 run_ner.py\n", False),
+        ("torchrun --nproc_per_node=1 --nnodes=4 run_ner.py\n", False),
+        ("srun torchrun --nproc_per_node=1 run_ner.py\n", False),
+        ("torchrun --nproc_per_node=1 run_ner.py --gpus 0,1\n", False),
+    ],
+)
+def test_a_launcher_starting_one_process_on_one_node(
+    tmp_path: Path, command: str, one: bool
+) -> None:
+    assert _one_process(tmp_path, {"README.md": command}) is one
+
+
+def test_one_launched_process_beside_a_launch_of_several_is_not_alone(tmp_path: Path) -> None:
+    text = "torchrun --nproc_per_node=1 run_ner.py\ntorchrun --nproc_per_node=4 run_ner.py\n"
     assert not _one_process(tmp_path, {"run.sh": text})

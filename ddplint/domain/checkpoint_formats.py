@@ -24,8 +24,13 @@ _SHOWN = 48  # the longest saved expression a message quotes
 # What moves the saved tensors off the GPU (or keeps them off it).
 OFF_GPU = re.compile(r"\.cpu\(|[\"']cpu[\"']|cpu_offload|\.numpy\(|\.tolist\(")
 # FSDP / DCP full state dicts gathered onto the CPU (`FullStateDictConfig(offload_to_cpu=
-# True)`, `StateDictOptions(cpu_offload=True)`): `.state_dict()` there holds CPU tensors.
-_GATHERED_TO_CPU = re.compile(r"offload_to_cpu\s*=\s*True|cpu_offload\s*=\s*True")
+# True)`, `StateDictOptions(cpu_offload=True)`, fairscale's `state_dict_device=
+# torch.device("cpu")`, also as a config dict's entry): `.state_dict()` there holds CPU
+# tensors.
+GATHERED_TO_CPU = re.compile(
+    r"offload_to_cpu\s*=\s*True|cpu_offload\s*=\s*True"
+    r"|state_dict_device[\"']?\s*[:=]\s*(?:torch\.device\(\s*)?[\"']cpu"
+)
 _STATE = re.compile(r"([\w.]*)\.state_dict\(\s*\)")
 # State that holds no tensors of the model: a learning-rate scheduler's, a GradScaler's, a
 # sampler's or a loader's `state_dict()` (numbers and lists), whatever device the job uses.
@@ -58,7 +63,7 @@ def state_on_gpu(ctx: FileContext, saved: cst.BaseExpression, at: cst.CSTNode) -
             )
     if any(OFF_GPU.search(text) for text in texts):
         return False
-    if _GATHERED_TO_CPU.search(ctx.source):
+    if GATHERED_TO_CPU.search(ctx.source):
         return None  # a sharded model's full state, gathered onto the CPU by a config
     owners = [m.group(1) for text in texts for m in _STATE.finditer(text)]
     if owners and all(_moved_off_gpu(ctx, owner.partition(".")[0], at) for owner in owners):

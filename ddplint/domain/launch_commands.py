@@ -13,7 +13,9 @@ least one command of the project runs the script, and every such command is a pl
 interpreter call (`python train.py ...`, `CUDA_VISIBLE_DEVICES=0 python -u train.py`) with
 no launcher (`torchrun`, `torch.distributed.launch`, deepspeed, accelerate, mpirun, srun,
 a `--nproc_per_node` or `--gpus` option, an option turning the mode on: `--distributed`)
-and no rank of its own. The script must start no
+and no rank of its own; or every command starts it with torchrun (or
+`torch.distributed.launch`) as one process on one node (`--nproc_per_node=1`, no other
+launcher or process count), whatever the script reads. The script must start no
 processes itself (`mp.spawn`, `Process`, a `launch(...)` helper, a subprocess), and no
 launcher command of the project may name its script through a variable (it might be this
 one). Then the DDP harm of a finding in the script needs a launch its project does not
@@ -35,6 +37,16 @@ _LAUNCHER = re.compile(
     r"|\bmpiexec\b|\bsrun\b|horovodrun|colossalai|\blaunch(er)?\b|\blightning\b"
     r"|--nproc[_-]per[_-]node|--nnodes|--num[_-]gpus|--gpus\b|--world[_-]size|\bspawn\b"
     r"|--(distributed|ddp|multiprocessing[_-]distributed)(?![\w-])",
+    re.IGNORECASE,
+)
+_TORCHRUN = re.compile(r"torchrun|torch\.distributed\.(launch|run)")
+_ONE_PER_NODE = re.compile(r"--nproc[_-]per[_-]node[= ]+1(?![\w.])")
+# What may start more than one process beside `--nproc_per_node=1`: nodes, another
+# launcher, a process or GPU count.
+_MORE_PROCESSES = re.compile(
+    r"--nnodes[= ]+(?!1(?![\w.]))|\bdeepspeed\b|\baccelerate\b|\bmpirun\b|\bmpiexec\b"
+    r"|\bsrun\b|horovodrun|colossalai|\blightning\b|--num[_-]gpus|--gpus\b|--world[_-]size"
+    r"|\bspawn\b",
     re.IGNORECASE,
 )
 _INTERPRETER = re.compile(r"(^|[\s;&|(`'\"])python[\d.]*\s")
@@ -61,12 +73,14 @@ _STARTS_PROCESSES = re.compile(
 class _Run:
     """One command that runs a script: as one plain process, whether it passes
     `--local_rank -1` (and no other rank), and the options written after the script
-    (None where the command forwards options out of sight: `"$@"`)."""
+    (None where the command forwards options out of sight: `"$@"`); `one_launched`: by
+    torchrun (or `torch.distributed.launch`) starting one process on one node."""
 
     plain: bool
     passes_minus_one: bool
     command_file: str
     options: frozenset[str] | None = frozenset()
+    one_launched: bool = False
 
 
 @dataclass
@@ -97,7 +111,11 @@ def one_process_command(
         return None
     commands = _commands(root)
     runs = commands.by_script.get(script)
-    if not runs or commands.launches_unknown_script or not all(r.plain for r in runs):
+    if not runs or commands.launches_unknown_script:
+        return None
+    if all(r.one_launched for r in runs):
+        return runs[0].command_file  # a world of one process, whatever the script reads
+    if not all(r.plain or r.one_launched for r in runs):
         return None
     if _LOCAL_RANK_ARGUMENT.search(text):
         kept = bool(_DEFAULT_NOT_DISTRIBUTED.search(text))
@@ -153,6 +171,7 @@ def _commands(root: str) -> _Commands:
                 plain=not (launcher or several) and all(r < 0 for r in ranks),
                 passes_minus_one=ranks == [-1],
                 command_file=command_file,
+                one_launched=not several and _launches_one_process(line),
             )
             tokens = [*_SCRIPT.findall(line), *_modules_run(line)]
             resolved = [_scripts_named(t, folder, root, by_name) for t in tokens]
@@ -165,6 +184,16 @@ def _commands(root: str) -> _Commands:
             if launcher and not any(resolved) and "$" in line and _names_no_file(tokens):
                 found.launches_unknown_script = True  # `torchrun ... $SCRIPT`: maybe any
     return found
+
+
+def _launches_one_process(line: str) -> bool:
+    """`torchrun --nproc_per_node=1 train.py` (or `torch.distributed.launch`), on one node
+    and with no other launcher or process count on the line: a world of one process."""
+    return (
+        _TORCHRUN.search(line) is not None
+        and _ONE_PER_NODE.search(line) is not None
+        and _MORE_PROCESSES.search(line) is None
+    )
 
 
 def _options_after(line: str, token: str) -> frozenset[str] | None:

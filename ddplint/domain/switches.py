@@ -8,7 +8,8 @@ one process runs.
 A flag is known by its last name (`enable_fsdp` in `cfg.enable_fsdp` and
 `self.train_config.enable_fsdp`: the config travels between modules) and must be named
 for distribution (`_NAMED`), so a flag that only happens to enclose the wrap
-(`if cfg.use_peft:`) is no switch."""
+(`if cfg.use_peft:`) is no switch. A count of GPUs or processes compared as more than one
+(`if args.n_GPUs > 1:`) is a flag too, known by the count's name: on where it holds."""
 
 from __future__ import annotations
 
@@ -29,9 +30,19 @@ _NAMED = re.compile(
 )
 
 
+# A count of GPUs or processes (`args.n_GPUs`, `num_gpus`, `ngpus`, `nprocs`), which
+# compared as more than one says "several" (`n_GPUs > 1`, `num_gpus >= 2`).
+_COUNT = re.compile(
+    r"^(?:n_?|num_?)?(?:gpus|procs|processes)$|^n_?gpu$|^gpu_?(?:num|count)$", re.IGNORECASE
+)
+
+
 def flag_name(term: cst.BaseExpression) -> str | None:
     """The name of a flag read as a whole test (`cfg.enable_fsdp`, `use_ddp`) when it is
-    named for distribution, else None."""
+    named for distribution, or of a count of GPUs or processes compared as more than one
+    (`args.n_GPUs > 1`: holding, the flag is on), else None."""
+    if type(term) is cst.Comparison:
+        return _several(term)
     if type(term) is cst.Attribute:
         name = term.attr.value
     elif type(term) is cst.Name:
@@ -39,6 +50,21 @@ def flag_name(term: cst.BaseExpression) -> str | None:
     else:
         return None
     return name if named_for_distribution(name) else None
+
+
+def _several(test: cst.Comparison) -> str | None:
+    """`n_GPUs` for `args.n_GPUs > 1` or `n_gpus >= 2`."""
+    left = test.left
+    if len(test.comparisons) != 1 or not isinstance(left, (cst.Name, cst.Attribute)):
+        return None
+    target = test.comparisons[0]
+    bound = target.comparator
+    number = bound.value if isinstance(bound, cst.Integer) else None
+    kind = type(target.operator)
+    if (kind, number) not in ((cst.GreaterThan, "1"), (cst.GreaterThanEqual, "2")):
+        return None
+    name = left.attr.value if isinstance(left, cst.Attribute) else left.value
+    return name if _COUNT.match(name) else None
 
 
 def named_for_distribution(name: str) -> bool:

@@ -168,9 +168,17 @@ _UNBOUNDED_QUOTED = re.compile(r"[\"'](?:py)?torch\s*(?:>=?\s*[\d.]+\s*)?[\"']")
 # An install command that takes today's torch (`pip install torch torchvision`, `conda
 # install pytorch -c pytorch`): torch named with no version after it (not a conda channel).
 _UNPINNED_INSTALL = re.compile(
-    r"(?im)^[\s$>]*(?:pip3?|python3?\s+-m\s+pip|conda|mamba)\s+install\b[^\n#]*?"
-    r"(?<![\w.-])(?<!-c )(?<!--channel )(?:py)?torch(?![\w.=<>~!:-])"
+    r"(?im)^(?![^\n#]*cudatoolkit)[\s$>]*(?:pip3?|python3?\s+-m\s+pip|conda|mamba)\s+install\b"
+    r"[^\n#]*?(?<![\w.-])(?<!-c )(?<!--channel )(?:py)?torch(?![\w.=<>~!:-])"
 )
+# A conda install of pytorch with `cudatoolkit=11.3`: PyTorch's conda builds came with the
+# `cudatoolkit` package up to 1.12.1 (1.13 moved to `pytorch-cuda`), so the environment
+# it makes holds 1.12.1 at the newest.
+_CUDATOOLKIT_INSTALL = re.compile(
+    r"(?im)^[\s$>]*(?:conda|mamba)\s+install\b(?=[^\n#]*(?<![\w.-])pytorch(?![\w.-]))"
+    r"[^\n#]*cudatoolkit\s*[=<>]"
+)
+_CUDATOOLKIT_TORCH: Version = (1, 12, 1)
 _COMMENT_LINE = re.compile(r"(?m)^\s*#.*$")
 # Where a project pins what it installs: packaging files at its root; requirements files,
 # conda environments and Dockerfiles, and the commands of its READMEs and shell scripts
@@ -240,6 +248,11 @@ def _torch_pins(root: str, script: str) -> tuple[Version | None, bool]:
         for operator, number in _PIN.findall(text)
     ]
     pins += [bound for text in texts if text is not None for bound in _image_bounds(text)]
+    pins += [
+        _CUDATOOLKIT_TORCH
+        for text in documents
+        if text is not None and _CUDATOOLKIT_INSTALL.search(text)
+    ]
     pinned = max(pins) if pins else None
     interpreter = _interpreter_bound([d for d in documents if d is not None])
     if interpreter is not None:

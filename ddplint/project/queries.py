@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 # Facts that skip the sites a function runs on one rank (or per rank) itself.
 _OWN_GUARD = frozenset({"collective", "certain_collective", "unguarded", "downloads"})
 # Facts that skip the sites a function runs only under some condition (not a mode check).
-_UNCONDITIONAL = frozenset({"certain_collective"})
+_UNCONDITIONAL = frozenset({"certain_collective", "one_gpu"})
 # Facts asked of what constructing a class runs (see `Project._reaches`).
 _CLASS_FACTS = frozenset({"process_group", "sets_device", "batchnorm"})
 _USES = frozenset({PROCESS_GROUP, RANK_QUERY})
@@ -113,6 +113,7 @@ _FACT_TEXT: dict[str, TextTest] = {
     ),
     "sets_device": NamesDeviceSetter(),
     "batchnorm": BATCHNORM_TEXT,
+    "one_gpu": re.compile("device_count"),
 }
 # Text every module holding `FunctionSummary.returned_loader`, `returned_shard` or
 # `set_epoch_params` contains.
@@ -561,6 +562,12 @@ class Project:
             return found is not None
         entered = (found[0], f"{found[1]}.{ENTER}")
         return isinstance(ctx.parent(call), cst.WithItem) and self._reaches("sets_device", entered)
+
+    def helper_asserts_one_gpu(self, ctx: FileContext, call: cst.Call) -> bool:
+        """A call of project code of another module that asserts the process sees one GPU
+        (`one_gpu_each.asserts_one_gpu`), directly or through others."""
+        found = self._resolve_call(ctx, call, _FACT_TEXT["one_gpu"])
+        return found is not None and self._reaches("one_gpu", found)
 
     def helper_forwarded_params(
         self, ctx: FileContext, call: cst.Call

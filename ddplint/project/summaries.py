@@ -21,6 +21,7 @@ from ddplint.domain.device_setters import device_module, may_hold_device_module,
 from ddplint.domain.downloads import costs_only, download_message, in_first_context
 from ddplint.domain.model_layers import constructs_buffered_batchnorm
 from ddplint.domain.module_globals import world_size_globals
+from ddplint.domain.one_gpu_each import asserts_one_gpu
 from ddplint.domain.one_rank_groups import one_rank_group, spawn_factors
 from ddplint.domain.paths import mentions_rank, per_rank_path
 from ddplint.domain.process_group import (
@@ -68,6 +69,7 @@ PROCESS_GROUP = "@process_group"  # a site target: another use of the process gr
 RANK_QUERY = "@rank_query"  # a site target: a helper asking the rank (`asks_rank`)
 SET_DEVICE = "@set_device"  # a site target: sets the process's default device (`sets_device`)
 BATCHNORM = "@batchnorm"  # a site target: BatchNorm with buffers (`constructs_buffered_batchnorm`)
+ONE_GPU = "@one_gpu"  # a site target: asserts the process sees one GPU (`asserts_one_gpu`)
 SEEDS = {
     "collective": frozenset({COLLECTIVE, COMBINING}),
     "certain_collective": frozenset({COLLECTIVE, COMBINING}),
@@ -82,6 +84,7 @@ SEEDS = {
     ),
     "sets_device": frozenset({SET_DEVICE}),
     "batchnorm": frozenset({BATCHNORM}),
+    "one_gpu": frozenset({ONE_GPU}),
 }
 SITE_TARGETS = frozenset().union(*SEEDS.values())
 # Methods that run when a class is called: constructing an object runs them.
@@ -320,6 +323,8 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
         return SET_DEVICE
     if constructs_buffered_batchnorm(ctx, call):
         return BATCHNORM
+    if asserts_one_gpu(ctx, call):
+        return ONE_GPU
     if download_message(ctx, call) is not None and not costs_only(ctx, call):
         return DOWNLOAD
     func = call.func

@@ -42,8 +42,9 @@ def findings(tmp_path: Path, capsys, files: dict[str, str]) -> list[dict]:
         "pip install torch==1.8.1+cu102 torchvision==0.9.1+cu102\n",
         "conda install pytorch=1.11.0 -c pytorch\n",
         "pip install 'torch<2.0'\n",
+        "conda install pytorch torchvision torchaudio cudatoolkit=11.3 -c pytorch -y\n",
     ],
-    ids=["pip pin", "conda pin", "upper bound"],
+    ids=["pip pin", "conda pin", "upper bound", "conda cudatoolkit"],
 )
 def test_a_pin_below_torch_2_leaves_the_underscore_option_alone(tmp_path, capsys, readme):
     files = {"train.py": TRAIN, "run.sh": RUN, "README.md": readme}
@@ -220,3 +221,10 @@ def test_an_interpreter_too_old_for_torch_2_bounds_the_torch(tmp_path, capsys, r
     count; another launch whose interpreter is unknown leaves the torch unbounded."""
     files = {"train.py": TRAIN, "run.sh": run}
     assert len(findings(tmp_path, capsys, files)) == found
+
+
+def test_a_conda_install_with_pytorch_cuda_takes_todays_torch(tmp_path, capsys):
+    readme = "conda install pytorch torchvision pytorch-cuda=12.1 -c pytorch -c nvidia\n"
+    files = {"train.py": TRAIN, "run.sh": RUN, "README.md": readme}
+    (found,) = findings(tmp_path, capsys, files)
+    assert found["code"] == "DDP040" and not found["unproven"]

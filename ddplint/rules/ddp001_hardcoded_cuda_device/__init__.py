@@ -13,6 +13,7 @@ from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.device_literals import hardcoded_devices
 from ddplint.domain.launch_commands import launched_on_own_gpus
 from ddplint.domain.local_rank_names import LocalRankNames
+from ddplint.domain.one_gpu_each import sees_one_gpu
 from ddplint.domain.per_process_devices import right_for_its_process
 from ddplint.domain.process_group import calls_process_group
 from ddplint.domain.replaced_defaults import replaced_default
@@ -52,14 +53,17 @@ function called only from such places (`evaluate()` called under `if rank == 0:`
 as one of them. A device only compared against (`assert get_device() ==
 torch.device("cuda:3")`) is an expected value, not a device any process uses, and a
 value moved to a GPU and straight back to the CPU (`w.to(0).to("cpu")`, as bitsandbytes
-quantization does) leaves nothing there. Where the project's own launch gives each process
-one GPU (a wrapper setting `CUDA_VISIBLE_DEVICES` from a node-local rank, `srun
---gpus-per-task=1`), index 0 is each process's own GPU under that launch: unproven
-(`--preview`). So is `torch.cuda.set_device(0)` in a file that places nothing on the
-current device (every tensor and the model moved by an explicit index such as
-`.to(local_rank)`, no `.cuda()` or `"cuda"`, a process group on gloo): there it costs
-each process a CUDA context on that GPU, and lands on it only what code out of sight puts
-on the current device; the message says so.
+quantization does) leaves nothing there. Nor is a file whose processes are asserted to
+see one GPU each (`assert torch.cuda.device_count() == 1`, in the file or in a setup
+helper of the project it calls): index 0 is then each process's own GPU. Where the
+project's own launch gives each process one GPU (a wrapper setting
+`CUDA_VISIBLE_DEVICES` from a node-local rank, `srun --gpus-per-task=1`), index 0 is
+each process's own GPU under that launch: unproven (`--preview`). So is
+`torch.cuda.set_device(0)` in a file that places nothing on the current device (every
+tensor and the model moved by an explicit index such as `.to(local_rank)`, no `.cuda()`
+or `"cuda"`, a process group on gloo): there it costs each process a CUDA context on
+that GPU, and lands on it only what code out of sight puts on the current device; the
+message says so.
 
 ## Why is this bad?
 torchrun starts one process per GPU and every process runs the same code. With a literal
@@ -210,6 +214,14 @@ x = torch.zeros(3, device="cpu")
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        findings = self._findings(ctx)
+        first = next(findings, None)
+        if first is None or sees_one_gpu(ctx):
+            return  # none; or each process sees one GPU, whose index is 0
+        yield first
+        yield from findings
+
+    def _findings(self, ctx: FileContext) -> Iterator[Finding]:
         if "CUDA_VISIBLE_DEVICES" in ctx.source:
             return  # the script gives each process its own GPU itself
         seen: set[int] = set()

@@ -283,7 +283,10 @@ is out of sight (a config value) is reported under `--preview`, and so is one wh
 building function first draws a new random order of its data (`torch.randperm`,
 `random.shuffle`, itself or through a function of its module): each build then shards a
 new order, so the epochs repeat one only if the loader is built once; one whose `shuffle`
-is a parameter of its factory is left to the files calling the factory. A loader a
+is a parameter of its factory is left to the files calling the factory. A sampler whose
+loaders are each a name of one function that only loops over it there (no return, no
+attribute, no call it is handed to, no closure reading it) is not: those loops are all
+its passes, and this file holds no epoch loop over them (a one-pass job). A loader a
 project helper builds, iterated where the job runs in one process (a script that starts no
 process group, whose helper's sampler may not even build), is reported under `--preview`.
 Also flags `sampler.set_epoch(epoch)` (or `loader.sampler.set_epoch(epoch)`) called with
@@ -553,7 +556,7 @@ def main(train_set, model, epochs):
                             "`set_epoch(epoch)` on it once built, or build it before the loop",
                         )
                 yield from self._late(ctx, finder, sampler, held, reported)
-            if len(reported) == before and not _iterated_in_file(ctx, finder, names):
+            if len(reported) == before and not _iterated_in_file(ctx, finder, sampler, names):
                 untraced.append((sampler, True))
         yield from self._project_loaders(ctx, finder, reported)
         yield from self._never_set_anywhere(ctx, untraced)
@@ -808,14 +811,24 @@ def _shuffles_at_every_call(ctx: FileContext, sampler: SamplerUse) -> bool:
     return value is not None and true_at_every_call(ctx, value)
 
 
-def _iterated_in_file(ctx: FileContext, finder: EpochLoops, names: list[LoaderName]) -> bool:
-    """This file iterates one of the sampler's loaders in an epoch loop: what happens to
-    its order is decided here (a single pass, `__iter__` of a wrapper, may be repeated
-    elsewhere)."""
-    return any(
+def _iterated_in_file(
+    ctx: FileContext, finder: EpochLoops, sampler: SamplerUse, names: list[LoaderName]
+) -> bool:
+    """This file iterates one of the sampler's loaders in an epoch loop, or holds every
+    pass over each of them (each loader a local name of a function that only loops over
+    it: `EpochLoops.passes_in_sight`): what happens to its order is decided here (a single
+    pass, `__iter__` of a wrapper, may be repeated elsewhere; one that stays in its
+    function is not)."""
+    if any(
         epoch is not None
         for held in names
         for epoch, _site in finder.epoch_loops(held.name, held.scope)
+    ):
+        return True
+    return (
+        bool(names)
+        and all(loader.name is not None for loader in sampler.loaders)
+        and all(finder.passes_in_sight(held.name, held.scope) for held in names)
     )
 
 

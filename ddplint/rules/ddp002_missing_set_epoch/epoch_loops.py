@@ -75,6 +75,13 @@ def _for_iterating(ctx: FileContext, node: cst.CSTNode) -> cst.For | None:
     return None
 
 
+def _length_of(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`len(loader)`: a count of its batches, no pass over it."""
+    arg = ctx.parent(node)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return isinstance(call, cst.Call) and dotted(call.func) == "len" and len(call.args) == 1
+
+
 def _yielded_from(ctx: FileContext, node: cst.CSTNode) -> cst.Yield | None:
     """The `yield from loader` that iterates `node`, handing on each batch (an endless
     generator: `while True: yield from loader`)."""
@@ -301,6 +308,27 @@ class EpochLoops:
                     yield from callers
                     continue
             yield self._epoch(outer, name), loop
+
+    def passes_in_sight(self, name: str, scope: Scope) -> bool:
+        """`name` is a local of the function `scope` whose every read is the iterable of a
+        `for` of that function (`for b in loader`, `enumerate(tqdm(loader))`) or asks its
+        length, with no attribute of it read (`loader.__iter__()`) and no function nested
+        in it reading the name: the loader goes nowhere else, so those loops are all the
+        passes over it."""
+        if "." in name or not isinstance(scope, cst.FunctionDef):
+            return False
+        ctx = self.ctx
+        reads = list(self._usages(name, scope))
+        for read in self._reads_index().get(name, []):
+            if ctx.scope(read) is not scope and scope in ctx.ancestors(read):
+                return False  # a closure reads it: its passes are out of this count
+        for node in ctx.nodes_within(scope, cst.Attribute):
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is cst.Name and value.value == name:
+                return False  # `loader.__iter__()`, `loader.sampler`: reached another way
+        return bool(reads) and all(
+            _for_iterating(ctx, read) is not None or _length_of(ctx, read) for read in reads
+        )
 
     def _through_call(
         self, call: cst.Call, arg: cst.Arg, name: str, depth: int, node: cst.CSTNode

@@ -11,8 +11,10 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import Gate, Side, domain_of
 from ddplint.domain.apis import MEMOIZERS
+from ddplint.domain.ddp_facts import string_value
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.domain.spawned_workers import spawns, worker
+from ddplint.domain.switches import named_for_distribution
 from ddplint.engine.flow import is_exit_call
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp010_collective_under_rank_condition.step_tests import (
@@ -55,7 +57,10 @@ forever for the others (a hang until the NCCL watchdog or gloo timeout), or pair
 next, unrelated collective the other ranks issue and corrupts that exchange.
 `dist.new_group` too must be called by every rank, even those not in the new group.
 
-Left alone: a collective after an early exit that raises on the ranks it turns away
+Left alone: a collective after `dist.destroy_process_group()` earlier in its function
+(a rank-0 test after leaving the group: the collective raises, and a helper asking
+`dist.is_initialized()` issues none), a collective after an early exit that raises on the
+ranks it turns away
 (`if rank == owner and state is None: raise RuntimeError(...)`: those ranks fail, and
 torchrun ends the job when a rank exits with an error: a crash, not a hang; a clean
 `return` or `sys.exit(0)` there is reported), rank-0 work followed by a barrier every rank
@@ -232,6 +237,7 @@ def exchange(t, rank):
                 self._other_ranks_issue(ctx, gate)
                 or _others_hand_over(ctx, call, gate)
                 or _others_raise(ctx, gate)
+                or _group_left_before(ctx, call)
                 or _workers_issue(ctx, call)
                 or _paired(gate, groups[_pairing_unit(ctx, call), key])
                 or _matched_after_leaving(ctx, call, gate, issued[ctx.scope(call), key])
@@ -319,6 +325,41 @@ def _others_raise(ctx: FileContext, gate: Gate) -> bool:
     flow = ctx.flow
     exits = any(is_exit_call(n, flow.qualname) for n in ctx.walk(branch))
     return not exits and flow.leaves(branch, stops_only=True)
+
+
+_DESTROY = "torch.distributed.destroy_process_group"
+
+
+def _group_left_before(ctx: FileContext, call: cst.Call) -> bool:
+    """The process left the process group before `call` on every path to it:
+    `dist.destroy_process_group()` earlier in the same function, under no condition that
+    `call` does not run under itself but mode checks (`if args.distributed:`), and in no
+    loop that does not hold `call`. A collective there raises (no default group), and a
+    helper asking `dist.is_initialized()` issues none: nobody waits."""
+    scope = ctx.scope(call)
+    own = {(id(c.gate), c.holds) for c in ctx.flow.conditions(call)}
+    for destroy in ctx.calls_to(_DESTROY):
+        if ctx.scope(destroy) is not scope or not ctx.before(destroy, call):
+            continue
+        loop = ctx.enclosing_loop(destroy)
+        if loop is not None and not ctx.is_inside(call, loop):
+            continue
+        if all(
+            (id(c.gate), c.holds) in own or _mode_test(ctx, c.test)
+            for c in ctx.flow.conditions(destroy)
+        ):
+            return True
+    return False
+
+
+def _mode_test(ctx: FileContext, test: cst.BaseExpression) -> bool:
+    """`test` says whether the job is distributed (`Ranks.is_mode_check`), also as a config
+    entry named for it (`config["ddp"]["distributed"]`): where it fails there is no group."""
+    if domain_of(ctx).ranks.is_mode_check(test):
+        return True
+    key = test.slice[0].slice if isinstance(test, cst.Subscript) and len(test.slice) == 1 else None
+    text = string_value(key.value) if isinstance(key, cst.Index) else None
+    return text is not None and named_for_distribution(text)
 
 
 def _message(ctx: FileContext, call: cst.Call, key: str, gate: Gate) -> str:

@@ -13,6 +13,7 @@ from ddplint.domain.combined_values import combined_values
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.ddp_steps import ddp_backward, trains_ddp_model
 from ddplint.domain.oom import oom_path_swallowed
+from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import call_sites, one_process
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
@@ -34,8 +35,10 @@ distributed (after `if dist.is_initialized(): raise`) swallows nothing under DDP
 left alone, as is a handler wherever the job runs as one process (a script that starts,
 joins and asks about no process group, a worker spawned alone: `runners.one_process`).
 Unproven (`--preview`) where the step around it runs its model through the module inside
-the wrapper (`model.module.encode(x)`) and issues no collective in sight: the other ranks
-may have nothing to wait in.
+the wrapper (`model.module.encode(x)`) and issues no collective in sight, and where the
+`try` runs no `backward()` and issues no collective in sight (in it, in a function of this
+file or a project helper it calls: an inference benchmark's forward, a probe of the batch
+size): the other ranks may have nothing to wait in.
 
 ## Why is this bad?
 Under DDP the rank that hit the OOM skips the rest of the step, including the gradient
@@ -185,7 +188,7 @@ if __name__ == "__main__":
                 "goes on to its next collective (the gradient all-reduce, say) and waits "
                 "there (a hang, or desynchronised collectives); re-raise or exit so "
                 "torchrun stops the job",
-                unproven=_bypasses_ddp(ctx, node),
+                unproven=_bypasses_ddp(ctx, node) or not _step_in_sight(ctx, node),
             )
 
 
@@ -258,6 +261,26 @@ def _bound(ctx: FileContext, block: cst.CSTNode) -> set[str]:
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
             found.add(ctx.code(node.target))
     return found
+
+
+def _step_in_sight(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
+    """The `try` of `handler` runs a training step or a collective in sight: a DDP model's
+    forward, a `backward()` (in it, in a function of this file it calls, or in a project
+    helper it calls), or a collective (`_issues_collective`). An OOM caught around anything else
+    (an inference benchmark's forward, a probe of the batch size) may skip no collective
+    the other ranks wait in."""
+    try_node = ctx.model.parents.get(handler)
+    if not isinstance(try_node, cst.Try):
+        return True
+    loops = domain_of(ctx).loops
+    facts = facts_of(ctx)
+    project = project_of(ctx)
+    return _issues_collective(ctx, try_node) or any(
+        facts.is_ddp_model(call.func, call)
+        or loops.reaches_backward(call)
+        or (project is not None and project.helper_runs_backward(ctx, call))
+        for call in ctx.calls_within(try_node.body)
+    )
 
 
 def _bypasses_ddp(ctx: FileContext, handler: cst.ExceptHandler) -> bool:

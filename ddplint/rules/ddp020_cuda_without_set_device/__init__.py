@@ -9,14 +9,13 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.domain.apis import DEVICE_COUNT
 from ddplint.domain.caller_devices import device_of_callers
 from ddplint.domain.ddp_facts import argument, keyword, string_value
 from ddplint.domain.launch_commands import launched_on_own_gpus
 from ddplint.domain.local_rank_names import LocalRankNames
+from ddplint.domain.one_gpu_each import sees_one_gpu, under_one_gpu
 from ddplint.domain.per_process_devices import default_device_is_own
 from ddplint.domain.project_view import project_of
-from ddplint.domain.ranks import int_literal
 from ddplint.domain.receivers import (
     exclusive_branch,
     is_module,
@@ -92,7 +91,9 @@ runs in one process only is left alone: on the single-process side of an
 under a distributed launch (`skipif("WORLD_SIZE" in os.environ)`) or with no sign of one
 in its name, markers, fixtures or body, or in a Ray actor given GPUs of its own
 (`@ray.remote(num_gpus=1)`), under `if torch.cuda.device_count() == 1:` (the process sees
-one GPU: nothing idles), in a function or `__main__` block whose every process-group
+one GPU: nothing idles) or in a file whose processes are asserted to see one GPU each
+(`assert torch.cuda.device_count() == 1`, in the file or in a setup helper of the project
+it calls), in a function or `__main__` block whose every process-group
 start is given `world_size=1` (a one-process demo), also in a function only such code
 calls, here or in another module (`ddplint.domain.runners`). Fake tensors (under
 `FakeTensorMode`) take no GPU memory. Where the project's own launch gives each process one
@@ -218,7 +219,12 @@ def evaluate(model, loader):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        one_gpu: bool | None = None  # asked at the first finding
         for finding in self._check(ctx):
+            if one_gpu is None:
+                one_gpu = sees_one_gpu(ctx)
+            if one_gpu:
+                return  # each process sees one GPU: the default device is its own
             found = runners(ctx, finding.node)
             if found == {Runner.ONE_PROCESS}:
                 continue  # the job is not distributed there: GPU 0 is the right GPU
@@ -243,7 +249,7 @@ def evaluate(model, loader):
             if not default_device_is_own(ctx, use)
             and not device_of_callers(ctx, use)
             and not _never_runs(ctx, use)
-            and not _one_visible_gpu(ctx, use)
+            and not under_one_gpu(ctx, use)
         ]
         if not uses:
             return
@@ -303,27 +309,6 @@ def _launched_per_gpu_elsewhere(ctx: FileContext) -> bool:
     own `CUDA_VISIBLE_DEVICES` (`Project.launched_per_gpu_elsewhere`)."""
     project = project_of(ctx)
     return project is not None and project.launched_per_gpu_elsewhere(ctx.path)
-
-
-def _one_visible_gpu(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """`node` runs only where the process sees one GPU (`if torch.cuda.device_count() ==
-    1:`, `<= 1`, `< 2`): the default device is the only one, so no GPU idles and none is
-    shared that would not be anyway."""
-    for condition in ctx.flow.conditions(node):
-        test = condition.test
-        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
-            continue
-        left, target = test.left, test.comparisons[0]
-        if not (isinstance(left, cst.Call) and ctx.call_name(left) in DEVICE_COUNT):
-            continue
-        bound = int_literal(target.comparator)
-        operator = target.operator
-        one = (isinstance(operator, (cst.Equal, cst.LessThanEqual)) and bound == 1) or (
-            isinstance(operator, cst.LessThan) and bound == 2
-        )
-        if one and condition.holds:
-            return True
-    return False
 
 
 def _test_module_constant(ctx: FileContext, node: cst.CSTNode) -> bool:

@@ -14,6 +14,7 @@ from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import string_value
 from ddplint.domain.downloads import one_rank_first
 from ddplint.domain.launch_commands import launched_on_own_gpus
+from ddplint.domain.one_gpu_each import sees_one_gpu
 from ddplint.domain.processes import single_process
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import every_rank
@@ -23,6 +24,7 @@ from ddplint.domain.written_files import HelperLoad
 from ddplint.engine.resolve import argument, argument_for
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp033_load_without_map_location.provenance import (
+    gathered_to_cpu_in_imports,
     helper_saves_off_gpu,
     same_format_saves,
     saves_of,
@@ -65,7 +67,9 @@ ckpt/warm_start"` written by `prepare.py`): that script wrote it, in its own way
 whose file comes from elsewhere (a downloaded pretrained file) and whose result goes to
 `load_state_dict` is shown only under `--preview`, marked unproven: whether that file
 holds CUDA tensors is not in the code. So is a load in a file that gathers a sharded
-model's state onto the CPU (`FullStateDictConfig(offload_to_cpu=True)`). A helper of
+model's state onto the CPU (`FullStateDictConfig(offload_to_cpu=True)`, fairscale's
+`state_dict_device=torch.device("cpu")`), or that imports a project module doing so (the
+helper that wraps the model). A helper of
 another project module that loads the file its caller names (`utils.load_checkpoint(path,
 model)`, `read_pkl(path, map_location=None)`) is judged at the call the same way, from the
 caller's file. A file trains on CUDA when it names CUDA, or when it calls a project
@@ -80,15 +84,17 @@ modules (`test_*.py`: their scratch checkpoints are not a job's resume), and fil
 code names `CUDA_VISIBLE_DEVICES` other than to show every process the same list of
 several GPUs (`os.environ["CUDA_VISIBLE_DEVICES"] = "0,1,2,3"`; a comment or a docstring
 names nothing): each process may see only its own GPU, which is then `cuda:0` in every
-process, or every process only one GPU, which they share anyway; so are the files of a
-project whose own launch gives each process one GPU (a wrapper setting
-`CUDA_VISIBLE_DEVICES` from a node-local rank, `srun --gpus-per-task=1`). So is a load
-handed whole to the `load_state_dict` of a `GradScaler` or a learning-rate scheduler
+process, or every process only one GPU, which they share anyway; so are files whose
+processes are asserted to see one GPU each (`assert torch.cuda.device_count() == 1`, in
+the file or in a setup helper of the project it calls), and the files of a project whose
+own launch gives each process one GPU (a wrapper setting `CUDA_VISIBLE_DEVICES` from a
+node-local rank, `srun --gpus-per-task=1`). So is a load handed whole to the
+`load_state_dict` of a `GradScaler` or a learning-rate scheduler
 (`scaler.load_state_dict(torch.load(path))`): their state is Python numbers, no tensor
-lands on a GPU (an object made out of sight is judged by its name: `scaler`, `scheduler`).
-So is a load in a spawned worker under a test that its index is None (`if args.gpu is
-None:` after `args.gpu = gpu`): `mp.spawn` passes an int, so only the process the script
-runs itself, without spawning, takes that branch.
+lands on a GPU (an object made out of sight is judged by its name: `scaler`,
+`scheduler`). So is a load in a spawned worker under a test that its index is None (`if
+args.gpu is None:` after `args.gpu = gpu`): `mp.spawn` passes an int, so only the
+process the script runs itself, without spawning, takes that branch.
 
 ## Why is this bad?
 `torch.save` records, for each tensor, the device it lived on (`cuda:0` for the state of
@@ -240,8 +246,8 @@ if __name__ == "__main__":
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         findings = self._findings(ctx)
         first = next(findings, None)
-        if first is None or launched_on_own_gpus(ctx.path):
-            return  # none; or the project's launch gives each process its own GPU
+        if first is None or launched_on_own_gpus(ctx.path) or sees_one_gpu(ctx):
+            return  # none; or the project's launch or its code gives each process one GPU
         yield first
         yield from findings
 
@@ -401,6 +407,8 @@ def _judged(
     if project is not None and helper_saves_off_gpu(ctx, call, path, project):
         return None  # the same, through a saving helper of another module
     on_gpu = [s for s in saves if s.state_on_gpu]
+    if on_gpu and project is not None and gathered_to_cpu_in_imports(ctx, project):
+        on_gpu = []  # a sharded model's state, which an imported helper gathers onto the CPU
     if on_gpu:
         # every save that may write the file, when several do (`torch.save(model.module
         # .state_dict(), ...)` under DDP, `torch.save(model.state_dict(), ...)` without)

@@ -12,6 +12,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.checkpoint_formats import (
+    GATHERED_TO_CPU,
     OFF_GPU,
     dict_keys,
     keys_read,
@@ -23,6 +24,23 @@ from ddplint.domain.project_view import ProjectView
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine.resolve import argument, argument_for
 from ddplint.project_files import project_files, project_root
+
+
+def gathered_to_cpu_in_imports(ctx: FileContext, project: ProjectView) -> bool:
+    """A project module the file imports, directly or not (the helper that wraps the
+    model), configures a sharded model to gather its state onto the CPU
+    (`checkpoint_formats.GATHERED_TO_CPU`): what the file saves of it may hold CPU tensors
+    only. The file's own text is `state_on_gpu`'s to read."""
+    if not os.path.isfile(ctx.path):
+        return False
+    files = project_files(project_root(ctx.path))
+    return project.text_closure_any(
+        ctx.path,
+        lambda path: (
+            path != os.path.abspath(ctx.path)
+            and bool(GATHERED_TO_CPU.search(files.text(path) or ""))
+        ),
+    )
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,8 @@ The torch the project pins decides what `torch.distributed.launch` passes: a pin
 2.0 in the packaging files at its root, or in a README or shell script of the script's
 folder or a folder above it (`pip install torch==1.8.1`, `pytorch=1.11`, `torch<2.0`, a
 Dockerfile's base image: `FROM nvcr.io/nvidia/pytorch:21.07-py3`, `FROM
-pytorch/pytorch:1.10.0-cuda11.3-cudnn8-runtime`), means
+pytorch/pytorch:1.10.0-cuda11.3-cudnn8-runtime`, a conda install of pytorch with
+`cudatoolkit=11.3`, a package PyTorch's conda builds came with up to 1.12.1), means
 `--local_rank=N`, which an underscore-only parser accepts: not reported, nor a required
 option in a script the project starts with that launcher. So does an interpreter too old
 for torch 2.0 that runs every launch there (`/usr/bin/python3.6 -m
