@@ -83,3 +83,30 @@ def test_a_launcher_starting_one_process_on_one_node(
 def test_one_launched_process_beside_a_launch_of_several_is_not_alone(tmp_path: Path) -> None:
     text = "torchrun --nproc_per_node=1 run_ner.py\ntorchrun --nproc_per_node=4 run_ner.py\n"
     assert not _one_process(tmp_path, {"run.sh": text})
+
+
+ALWAYS_JOINS = """\
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+"""
+
+
+@pytest.mark.parametrize(
+    ("readme", "alone"),
+    [
+        ("torchrun --nproc_per_node=1 eval.py\n", False),  # a template: the user sets N
+        ("torchrun --nproc_per_node=1 eval.py\ntorchrun --nproc_per_node=8 train.py\n", True),
+        ("torchrun --nproc_per_node=1 eval.py\ntorchrun --nproc_per_node=8 eval.py\n", False),
+    ],
+)
+def test_one_launched_process_counts_where_the_project_launches_several_elsewhere(
+    tmp_path: Path, readme: str, alone: bool
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    for name in ("eval.py", "train.py"):
+        (tmp_path / name).write_text(ALWAYS_JOINS, encoding="utf-8")
+    (tmp_path / "README.md").write_text(readme, encoding="utf-8")
+    project_files.cache_clear()
+    launch_commands._commands.cache_clear()
+    assert launched_as_one_process(str(tmp_path / "eval.py"), str(tmp_path)) is alone

@@ -13,9 +13,11 @@ least one command of the project runs the script, and every such command is a pl
 interpreter call (`python train.py ...`, `CUDA_VISIBLE_DEVICES=0 python -u train.py`) with
 no launcher (`torchrun`, `torch.distributed.launch`, deepspeed, accelerate, mpirun, srun,
 a `--nproc_per_node` or `--gpus` option, an option turning the mode on: `--distributed`)
-and no rank of its own; or every command starts it with torchrun (or
-`torch.distributed.launch`) as one process on one node (`--nproc_per_node=1`, no other
-launcher or process count), whatever the script reads. The script must start no
+and no rank of its own; or every command starts it as one process of a world of one
+(torchrun or `torch.distributed.launch` with `--nproc_per_node=1` on one node and no
+other launcher or process count, or a plain interpreter call in a command file that
+exports `WORLD_SIZE=1`) while another command of the project starts a script on
+several processes, whatever the script reads. The script must start no
 processes itself (`mp.spawn`, `Process`, a `launch(...)` helper, a subprocess), and no
 launcher command of the project may name its script through a variable (it might be this
 one). Then the DDP harm of a finding in the script needs a launch its project does not
@@ -27,7 +29,7 @@ import functools
 import os
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 
 from ddplint.project_files import project_files, project_root
@@ -49,6 +51,9 @@ _MORE_PROCESSES = re.compile(
     r"|\bspawn\b",
     re.IGNORECASE,
 )
+# A command file that exports a world of one process (`export WORLD_SIZE=1`) for what it
+# runs: a plain `python train.py` there joins a process group of one.
+_WORLD_OF_ONE = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?WORLD_SIZE=[\"']?1[\"']?[ \t]*$")
 _INTERPRETER = re.compile(r"(^|[\s;&|(`'\"])python[\d.]*\s")
 _SCRIPT = re.compile(r"[\w./~${}-]*\.py\b")
 _MODULE = re.compile(r"\s-m\s+([A-Za-z_][\w.]*)")
@@ -74,7 +79,8 @@ class _Run:
     """One command that runs a script: as one plain process, whether it passes
     `--local_rank -1` (and no other rank), and the options written after the script
     (None where the command forwards options out of sight: `"$@"`); `one_launched`: by
-    torchrun (or `torch.distributed.launch`) starting one process on one node."""
+    torchrun (or `torch.distributed.launch`) starting one process on one node, or as a
+    plain interpreter call in a command file exporting `WORLD_SIZE=1`."""
 
     plain: bool
     passes_minus_one: bool
@@ -89,6 +95,7 @@ class _Commands:
 
     by_script: dict[str, list[_Run]] = field(default_factory=lambda: defaultdict(list))
     launches_unknown_script: bool = False
+    launches_several: bool = False  # some command starts a script on several processes
 
 
 def launched_as_one_process(path: str, root: str) -> bool:
@@ -109,12 +116,13 @@ def one_process_command(
     text = project_files(root).text(script)
     if text is None or _STARTS_PROCESSES.search(text):
         return None
+    world_of_one = world_of_one_command(path, root)
+    if world_of_one is not None:
+        return world_of_one
     commands = _commands(root)
     runs = commands.by_script.get(script)
     if not runs or commands.launches_unknown_script:
         return None
-    if all(r.one_launched for r in runs):
-        return runs[0].command_file  # a world of one process, whatever the script reads
     if not all(r.plain or r.one_launched for r in runs):
         return None
     if _LOCAL_RANK_ARGUMENT.search(text):
@@ -127,6 +135,25 @@ def one_process_command(
     if kept or all(r.passes_minus_one for r in runs):
         return runs[0].command_file
     return None
+
+
+def world_of_one_command(path: str, root: str) -> str | None:
+    """The first command file of the project at `root` that starts the script `path`,
+    when every command starts it as one process of a world of one (`one_launched`:
+    `torchrun --nproc_per_node=1`, a plain run beside `export WORLD_SIZE=1`) while some
+    command of the project starts a script on several: the project launches several
+    processes where it means to, and not this script (a validation script beside the
+    training one). A project whose every launch starts one shows a template, whose
+    process count the user sets; None then, and whenever it is not certain."""
+    script = os.path.abspath(path)
+    text = project_files(root).text(script)
+    if text is None or _STARTS_PROCESSES.search(text):
+        return None
+    commands = _commands(root)
+    runs = commands.by_script.get(script)
+    if not runs or commands.launches_unknown_script or not commands.launches_several:
+        return None
+    return runs[0].command_file if all(r.one_launched for r in runs) else None
 
 
 def launched_scripts(root: str) -> tuple[str, ...]:
@@ -158,7 +185,9 @@ def _commands(root: str) -> _Commands:
         by_name[os.path.basename(script)].append(script)
     found = _Commands()
     for command_file in files.command_paths:
-        lines = _command_lines(files.text(command_file) or "", command_file)
+        text = files.text(command_file) or ""
+        lines = _command_lines(text, command_file)
+        world_of_one = _WORLD_OF_ONE.search(text) is not None
         for line, folder in zip(lines, _folders(lines, command_file, root), strict=True):
             launcher = bool(_LAUNCHER.search(line))
             if not launcher and not _INTERPRETER.search(line):
@@ -171,8 +200,11 @@ def _commands(root: str) -> _Commands:
                 plain=not (launcher or several) and all(r < 0 for r in ranks),
                 passes_minus_one=ranks == [-1],
                 command_file=command_file,
-                one_launched=not several and _launches_one_process(line),
+                one_launched=not several
+                and (_launches_one_process(line) or (world_of_one and not launcher)),
             )
+            if launcher and not run.one_launched:
+                found.launches_several = True
             tokens = [*_SCRIPT.findall(line), *_modules_run(line)]
             resolved = [_scripts_named(t, folder, root, by_name) for t in tokens]
             for token, named in zip(tokens, resolved, strict=True):
@@ -222,6 +254,17 @@ def options_passed(path: str, root: str) -> frozenset[str] | None:
             return None
         passed |= run.options
     return frozenset(passed)
+
+
+def passed_by_every_command(path: str, root: str, names: Collection[str]) -> bool:
+    """Every command of the project at `root` that starts the script `path` passes one of
+    the options `names` (`num_gpu` for `--num_gpu 8`): none leaves it to its default.
+    False where no command starts it, or one forwards options out of sight."""
+    commands = _commands(root)
+    runs = commands.by_script.get(os.path.abspath(path), [])
+    if not runs or commands.launches_unknown_script:
+        return False
+    return all(run.options is not None and run.options & set(names) for run in runs)
 
 
 def _names_no_file(tokens: list[str]) -> bool:

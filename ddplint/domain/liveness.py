@@ -52,7 +52,11 @@ import libcst as cst
 
 from ddplint.domain.archived_code import archive_mark
 from ddplint.domain.broken_imports import missing_import
-from ddplint.domain.launch_commands import launched_scripts, one_process_command
+from ddplint.domain.launch_commands import (
+    launched_scripts,
+    one_process_command,
+    world_of_one_command,
+)
 from ddplint.domain.scripts import is_script
 from ddplint.domain.test_modules import test_code_mark
 from ddplint.domain.vendored_code import vendored_mark
@@ -120,6 +124,13 @@ def set_aside_reason(
     broken = missing_import(path, root)
     if broken is not None:
         return f"unproven: this file imports {broken}, so it stops at its imports"
+    world_of_one = world_of_one_command(path, root)
+    if world_of_one is not None:
+        return (
+            f"unproven: every command of the project that runs this script "
+            f"(`{os.path.relpath(world_of_one, root)}`) starts it as one process, while "
+            "others of its commands start several: it is not known to run on more"
+        )
     command = one_process_command(path, root, opt_in)
     if command is None:
         return None

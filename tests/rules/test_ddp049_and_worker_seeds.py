@@ -6,9 +6,14 @@ torch's sampler are in sight."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ddplint.api import lint_source
+from ddplint.cli import main
+from ddplint.domain import launch_commands
+from ddplint.project_files import project_files
 
 INIT = """\
 import argparse
@@ -104,3 +109,30 @@ def test_a_lambda_worker_init_fn_is_read_like_a_function():
         sampler="DistributedSampler", seed="worker_id", draw="np.random.rand()", more=""
     ).replace("worker_init_fn=init_worker", "worker_init_fn=lambda k: random.seed(k + 1)")
     assert ddp035(source) == [("random.seed(k + 1)", False)]
+
+
+@pytest.mark.parametrize(
+    ("run", "unproven"),
+    [
+        ("torchrun --nproc_per_node=8 train.py --world-size 8\n", True),
+        ("torchrun --nproc_per_node=8 train.py --world-size=8 --epochs 3\n", True),
+        ("torchrun --nproc_per_node=4 train.py --epochs 3\n", False),
+        (
+            "torchrun --nproc_per_node=8 train.py --world-size 8\n"
+            "torchrun --nproc_per_node=2 train.py\n",
+            False,
+        ),
+    ],
+)
+def test_an_option_every_shipped_command_passes_makes_the_finding_unproven(
+    tmp_path, capsys, run, unproven
+):
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "train.py").write_text(INIT.format(default=4, url="env://", extra=""))
+    (tmp_path / "run.sh").write_text(run, encoding="utf-8")
+    project_files.cache_clear()
+    launch_commands._commands.cache_clear()
+    args = ["check", "--no-cache", "--exit-zero", "--preview", "--output-format", "json"]
+    main([*args, "--select", "DDP049", str(tmp_path / "train.py")])
+    (found,) = json.loads(capsys.readouterr().out)
+    assert found["unproven"] is unproven

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import libcst as cst
@@ -9,11 +10,13 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain.apis import PROCESS_CLASSES, SAMPLER_CLASSES
+from ddplint.domain.launch_commands import passed_by_every_command
 from ddplint.domain.option_defaults import option_default, option_flag
 from ddplint.domain.ranks import int_literal, strip_conversion
 from ddplint.domain.spawned_workers import spawns
 from ddplint.domain.value_leaves import deciding_leaves
 from ddplint.engine.resolve import argument
+from ddplint.project_files import project_root
 from ddplint.rule import Finding, Rule, register
 
 _INIT = "torch.distributed.init_process_group"
@@ -21,6 +24,7 @@ _INIT = "torch.distributed.init_process_group"
 _INIT_METHOD, _WORLD_SIZE, _RANK = 1, 3, 4
 _ENV = "env://"
 _REPLICAS = 1  # DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
+_SET = " (unproven: every command of the project that starts this script passes the option)"
 
 
 @register
@@ -41,6 +45,8 @@ overwrites (from `WORLD_SIZE`, say). Not flagged: a default of `-1` (torch then 
 size read from the environment or the launcher, scripts that start their own workers
 (`mp.spawn`, `Process`: they size the job themselves), a rendezvous other than
 `env://` (`tcp://`, `file://`), and a rank given from anything but the environment.
+Unproven (`--preview`) where every command of the project that starts the script passes
+the option (`--num_gpu 8` beside `--nproc_per_node=8`): the launches it ships set it.
 
 The same for `DistributedSampler(num_replicas=...)` so fixed in a script whose process
 group takes its size from the launcher.
@@ -159,14 +165,18 @@ dist.init_process_group("nccl", world_size=args.world_size)
                 continue
             fixed = self._fixed_size(ctx, size, call)
             if fixed is not None:
-                yield Finding(size, self._message(ctx, size, *fixed))
+                unproven = _set_at_every_launch(ctx, fixed[1])
+                message = self._message(ctx, size, *fixed) + (_SET if unproven else "")
+                yield Finding(size, message, unproven=unproven)
         if not launcher_sized:
             return
         for sampler in ctx.calls_to(*SAMPLER_CLASSES):
             replicas = argument(sampler, _REPLICAS, "num_replicas")
             fixed = self._fixed_size(ctx, replicas, sampler) if replicas is not None else None
             if replicas is not None and fixed is not None:
-                yield Finding(replicas, self._sampler_message(ctx, replicas, *fixed))
+                unproven = _set_at_every_launch(ctx, fixed[1])
+                message = self._sampler_message(ctx, replicas, *fixed) + (_SET if unproven else "")
+                yield Finding(replicas, message, unproven=unproven)
 
     @staticmethod
     def _env_rendezvous(ctx: FileContext, call: cst.Call) -> bool:
@@ -239,3 +249,15 @@ dist.init_process_group("nccl", world_size=args.world_size)
             "the others); "
             "leave `world_size` out so that `env://` reads WORLD_SIZE"
         )
+
+
+def _set_at_every_launch(ctx: FileContext, option: cst.BaseExpression | None) -> bool:
+    """Every command of the project that starts the file passes the option the size is
+    read from (`--num_gpu 8` beside `--nproc_per_node=8`): the default never decides on
+    the launches it ships, so the harm needs one it does not."""
+    flag = option_flag(ctx, option, option) if option is not None else None
+    if flag is None or not os.path.isfile(ctx.path):
+        return False
+    name = flag.lstrip("-")
+    spellings = {name, name.replace("-", "_"), name.replace("_", "-")}
+    return passed_by_every_command(ctx.path, project_root(ctx.path), spellings)
