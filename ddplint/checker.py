@@ -20,7 +20,13 @@ from ddplint.diagnostics import Diagnostic, Edit, Fix, Location
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.dormant_options import needs_unpassed_option
 from ddplint.domain.import_uses import may_use
-from ddplint.domain.liveness import Liveness, Livenesses, project_exports, set_aside_reason
+from ddplint.domain.liveness import (
+    Liveness,
+    Livenesses,
+    one_process_world,
+    project_exports,
+    set_aside_reason,
+)
 from ddplint.domain.process_group import process_group_uses
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import distribution_opt_in
@@ -133,6 +139,7 @@ def _findings(
     liveness = livenesses(ctx)
     if distributed and _distributed_only_in_dead_code(ctx, liveness):
         distributed, unproven_distributed = False, None
+    alone = _one_process_world(ctx) if distributed else None
     for rule in rules:
         if rule.requires_distributed and not distributed:
             continue
@@ -152,6 +159,9 @@ def _findings(
                 if liveness.set_aside is not None:
                     message = f"{finding.message} ({liveness.set_aside})"
                     finding = dataclasses.replace(finding, message=message)
+                elif alone is not None and rule.needs_several:
+                    message = f"{finding.message} ({alone})"
+                    finding = dataclasses.replace(finding, message=message, unproven=True)
                 yield rule, finding
         except Exception as exc:  # a broken rule must not take the other files down
             frame = traceback.extract_tb(exc.__traceback__)[-1]
@@ -175,6 +185,13 @@ def _distributed_only_in_dead_code(ctx: FileContext, liveness: Livenesses) -> bo
     return first is not None and all(
         liveness.of(node) is Liveness.NEVER for node in itertools.chain((first,), uses)
     )
+
+
+def _one_process_world(ctx: FileContext) -> str | None:
+    """Why the file's job is known to be one process (`liveness.one_process_world`)."""
+    if not os.path.isfile(ctx.path):
+        return None
+    return one_process_world(ctx.path, ModuleFinder().root(ctx.path))
 
 
 def livenesses(ctx: FileContext) -> Livenesses:

@@ -61,6 +61,11 @@ class Rule:
     explanation: ClassVar[str]
     fixable: ClassVar[Applicability | None] = None
     requires_distributed: ClassVar[bool] = True
+    # The harm needs several processes (GPUs shared, ranks apart, one file written by
+    # many): unproven in a script its project launches only as a job of one process. Not
+    # so for a harm that one process meets too (a sample order that repeats, a write a
+    # crash truncates, a launcher that passes an option the parser rejects).
+    needs_several: ClassVar[bool] = True
     # In the default rule set (no `select`): the rules whose findings were right on first
     # contact with unseen repositories. The others run only when selected by code, prefix
     # or `ALL` (`select`, `extend-select`).

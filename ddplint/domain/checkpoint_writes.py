@@ -35,7 +35,7 @@ from ddplint.domain.overwrites import (
     written_path,
 )
 from ddplint.domain.project_view import project_of
-from ddplint.domain.resume_loads import READER, RESUMER, keys_read, resumes
+from ddplint.domain.resume_loads import READER, RESUMER, from_another_run, keys_read, resumes
 from ddplint.domain.unpassed_parameters import needs_unpassed_argument
 from ddplint.domain.written_files import HelperWrite
 from ddplint.engine import argument, argument_for
@@ -512,13 +512,6 @@ def _names_file(text: str, name: str) -> bool:
     return tail == name or (tail.startswith(name + ".") and "." not in name)
 
 
-# Names of weights that come from another run: pretrained, a teacher's, an initialisation.
-_ANOTHER_RUN = re.compile(
-    r"(?i)pre_?trained|teacher|init(?:ial)?_?(?:ckpt|checkpoint|weights?|model)|warm_?start"
-    r"|finetune_from"
-)
-
-
 def _reader_calls(ctx: FileContext) -> list[tuple[cst.Call, str]]:
     """The calls of this file named for reading a checkpoint back (`torch.load`,
     `load_checkpoint`, `resume`), each with its name; listed once per file."""
@@ -530,13 +523,19 @@ def _reader_calls(ctx: FileContext) -> list[tuple[cst.Call, str]]:
     return found
 
 
-def reads_back(ctx: FileContext, names: set[str], folders: tuple[str, ...] = ()) -> cst.Call | None:
+def reads_back(
+    ctx: FileContext,
+    names: set[str],
+    folders: tuple[str, ...] = (),
+    write: cst.Call | None = None,
+) -> cst.Call | None:
     """A call of this file that reads a checkpoint back (`torch.load`, a `load_checkpoint`
     or `resume` helper) from a path whose text holds one of the file names `names`, and
     each of the written path's literal folders `folders` (`folder_pieces`): the run
     resumes from the file written. A copy of `G_latest.pth` into a literal folder
     (`join("/content/drive/MyDrive/", "G_latest.pth")`) is not the file a resume reads
-    from `join(model_dir, "G_latest.pth")`."""
+    from `join(model_dir, "G_latest.pth")`; nor does a read that runs only after `write`
+    in its function read anything back for a resume (`_after_writing`)."""
     if not names:
         return None
     for call, paths in ctx.memo(_resume_reads):
@@ -544,8 +543,25 @@ def reads_back(ctx: FileContext, names: set[str], folders: tuple[str, ...] = ())
         if any(_names_file(t, n) for t in pieces for n in names) and all(
             any(folder in t for t in pieces) for folder in folders
         ):
+            if write is not None and _after_writing(ctx, call, write):
+                continue
             return call
     return None
+
+
+def _after_writing(ctx: FileContext, read: cst.Call, write: cst.Call) -> bool:
+    """`read` runs only after `write` in the same function: later in the source, in no
+    loop that holds `write` too (the best weights read back once the epochs that wrote
+    them are over, to report or test them). A resume reads before the writes."""
+    func = ctx.enclosing_function(write)
+    if func is None or ctx.enclosing_function(read) is not func or not ctx.before(write, read):
+        return False
+    loop = ctx.enclosing_loop(read)
+    while loop is not None:
+        if ctx.is_inside(write, loop):
+            return False  # the next pass may write again after this read
+        loop = ctx.enclosing_loop(loop)
+    return True
 
 
 def folder_pieces(texts: list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -571,18 +587,10 @@ def _resume_reads(ctx: FileContext) -> list[tuple[cst.Call, list[list[str]]]]:
         paths = [
             path_texts(ctx, arg.value, call)
             for arg in call.args
-            if not _from_another_run(ctx, arg.value, call)
+            if not from_another_run(ctx, arg.value, call)
         ]
         found.append((call, paths))
     return found
-
-
-def _from_another_run(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """The path read is named for weights of another run (`pretrained_model_path /
-    "best.pth"`, `args.teacher_ckpt`, `init_checkpoint`): the load starts from them, it does
-    not resume this run from the file it writes under the same name."""
-    shown = [ctx.code(path), *(ctx.code(v.expr) for v in ctx.resolver.values(path, at))]
-    return any(_ANOTHER_RUN.search(text) is not None for text in shown)
 
 
 def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> bool:
@@ -774,7 +782,7 @@ def resumes_from_given_path(
         given = resume.load.args[0].value if resume.load.args else None
         if saved is not None and keys_read(ctx, resume.load) - saved:
             continue
-        if given is None or _from_another_run(ctx, given, resume.load):
+        if given is None or from_another_run(ctx, given, resume.load):
             continue
         if not file_names(path_texts(ctx, given, resume.load)):
             return resume.load
@@ -782,7 +790,7 @@ def resumes_from_given_path(
         if not call.args or name.rpartition(".")[2] in _STATE_READERS:
             continue  # `model.load_state_dict(resume_state)`: handed a state, not a path
         given = call.args[0].value
-        if _from_another_run(ctx, given, call):
+        if from_another_run(ctx, given, call):
             continue  # `torch.load(args.resume_teacher)`: another run's weights
         exprs = [given, *(v.expr for v in ctx.resolver.values(given, call))]
         if saved is not None and keys_read(ctx, call) - saved:

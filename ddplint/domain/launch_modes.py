@@ -17,7 +17,8 @@ from ddplint.names import dotted
 
 # The variable holding the switch: `strategy`, `args.launcher`, `strategy_type`, ...
 _SWITCH_NAME = re.compile(
-    r"(^|_)(strategy|launcher|distributed_type|distribution_type|dist_mode)(_type|_name)?$"
+    r"(^|_)(strategy|launcher|distributed_type|distribution_type|dist(ributed)?_mode)"
+    r"(_type|_name)?$"
 )
 _DISTRIBUTED = re.compile(
     r"^(ddp|fsdp|deepspeed|horovod|hvd)(_\w+)?$|^(pytorch|slurm|mpi|megatron_lm|multi(_\w+)?)$",

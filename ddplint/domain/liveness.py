@@ -124,13 +124,8 @@ def set_aside_reason(
     broken = missing_import(path, root)
     if broken is not None:
         return f"unproven: this file imports {broken}, so it stops at its imports"
-    world_of_one = world_of_one_command(path, root)
-    if world_of_one is not None:
-        return (
-            f"unproven: every command of the project that runs this script "
-            f"(`{os.path.relpath(world_of_one, root)}`) starts it as one process, while "
-            "others of its commands start several: it is not known to run on more"
-        )
+    if world_of_one_command(path, root) is not None:
+        return None  # its distributed code runs, in one process: `one_process_world`
     command = one_process_command(path, root, opt_in)
     if command is None:
         return None
@@ -139,6 +134,22 @@ def set_aside_reason(
         f"unproven: every command of the project that runs this script (`{shown}`) starts "
         "one plain process, with no distributed launcher: its distributed mode is opt-in "
         "and not known to be used"
+    )
+
+
+def one_process_world(path: str, root: str) -> str | None:
+    """Why the script `path` is known to run only as a job of one process, as a message
+    says it: every command of the project that starts it starts one process, while others
+    start several (`launch_commands.world_of_one_command`). Its distributed code runs, so
+    only the harms that need several processes are unproven there (`Rule.needs_several`);
+    None when that is not known."""
+    command = world_of_one_command(path, root)
+    if command is None:
+        return None
+    return (
+        f"unproven: every command of the project that runs this script "
+        f"(`{os.path.relpath(command, root)}`) starts it as one process, while others of its "
+        "commands start several: it is not known to run on more"
     )
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 import libcst as cst
 
 from ddplint.domain.apis import (
+    DDP_CLASSES,
     DISTRIBUTED_FLAG,
     MAIN_PROCESS_NAME,
     RANK_ENV,
@@ -33,6 +34,7 @@ from ddplint.domain.apis import (
 from ddplint.domain.launch_modes import switch_when
 from ddplint.engine import Resolver, Value
 from ddplint.engine.flow import logical_operands
+from ddplint.names import dotted
 
 GROUP_NAME = re.compile(r"(^|_)(sub)?(group|pg)s?(_|$)")
 CPU_ONLY_FLAG = re.compile(r"^(no_(cuda|gpu)|(use_|force_)?cpu(_only)?)$")
@@ -362,11 +364,28 @@ class Ranks:
             elif number in (-1, 0) and self.is_rank_value(test.left):
                 return _SENTINEL_TESTS.get((number, kind))  # -1: no launcher set the rank
             return None
+        if isinstance(test, cst.Call) and self._tests_ddp_type(test):
+            return False  # `isinstance(model, DistributedDataParallel)`: wrapped for a job
         func = test.func if isinstance(test, cst.Call) else test
         name = (last_name(func) or "").lower()
         if _names_distribution(name):
             return False
         return None
+
+    def _tests_ddp_type(self, test: cst.Call) -> bool:
+        """`isinstance(model, DistributedDataParallel)` (or a tuple holding it): true only
+        where the model is wrapped for a distributed job; false where it is not wrapped,
+        whose backward and forward then issue no collective."""
+        if dotted(test.func) != "isinstance" or len(test.args) != 2:
+            return False
+        kinds = test.args[1].value
+        classes = (
+            [e.value for e in kinds.elements if isinstance(e, cst.Element)]
+            if isinstance(kinds, cst.Tuple)
+            else [kinds]
+        )
+        resolve = self.resolver.model.imports.resolve
+        return any((resolve(kind) or "") in DDP_CLASSES for kind in classes)
 
     def _single_or_cpu(self, test: cst.BooleanOperation) -> bool | None:
         """`local_rank == -1 or args.no_cuda` (the pre-torchrun HF/NVIDIA switch): not

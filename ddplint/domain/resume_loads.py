@@ -13,6 +13,9 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.ddp_facts import string_key, string_value
+from ddplint.domain.runners import handed_on
+from ddplint.engine import argument
+from ddplint.engine.model import all_params
 from ddplint.names import dotted
 
 LOAD = "torch.load"
@@ -46,6 +49,39 @@ class Resume:
     counter: cst.BaseExpression | None
 
 
+# Names of weights that come from another run: pretrained, a teacher's, an initialisation.
+_ANOTHER_RUN = re.compile(
+    r"(?i)pre_?trained|teacher|init(?:ial)?_?(?:ckpt|checkpoint|weights?|model)|warm_?start"
+    r"|finetune_from"
+)
+
+
+def from_another_run(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The path read is named for weights of another run (`pretrained_model_path /
+    "best.pth"`, `args.teacher_ckpt`, `init_checkpoint`): the load starts from them, it does
+    not resume this run from the file it writes under the same name."""
+    shown = [ctx.code(path), *(ctx.code(v.expr) for v in ctx.resolver.values(path, at))]
+    return any(_ANOTHER_RUN.search(text) is not None for text in shown) or _passed_so(ctx, path)
+
+
+def _passed_so(ctx: FileContext, path: cst.BaseExpression) -> bool:
+    """`path` is a parameter of its function, and every call of the function in this file
+    passes a path named for weights of another run (`self.restore_checkpoint(
+    params.pretrained_ckpt_path)`), with no call from elsewhere in sight."""
+    func = ctx.enclosing_function(path)
+    if not isinstance(path, cst.Name) or func is None:
+        return False
+    if not any(param.name.value == path.value for param in all_params(func.params)):
+        return False
+    calls = ctx.resolver.calls_of(func)
+    if not calls or handed_on(ctx, func.name.value):
+        return False
+    passed = [ctx.resolver.passed(call, func, path.value) for call in calls]
+    return all(
+        value is not None and _ANOTHER_RUN.search(ctx.code(value)) is not None for value in passed
+    )
+
+
 def resumes(ctx: FileContext) -> tuple[Resume, ...]:
     """The `torch.load` calls bound to a name (`ckpt = torch.load(path)`) whose result a
     `load_state_dict` restores, and from which a start counter is read (`start_epoch =
@@ -61,6 +97,9 @@ def _resumes(ctx: FileContext) -> tuple[Resume, ...]:
         names = _bound_names(ctx, load)
         if not names or not _restores_model(ctx, load, names):
             continue
+        path = argument(load, 0, "f")
+        if path is not None and from_another_run(ctx, path, load):
+            continue  # pretrained weights to start from: this run resumes nothing
         counter = _start_counter(ctx, load, names)
         if (
             counter is not None

@@ -222,6 +222,7 @@ class MissingSetEpoch(Rule):
     code = "DDP002"
     name = "missing-set-epoch"
     severity = Severity.ERROR
+    needs_several = False  # one process repeats its order too
     summary = "Shuffling DistributedSampler iterated every epoch without set_epoch(epoch)"
     fixable = Applicability.SAFE
     explanation = """

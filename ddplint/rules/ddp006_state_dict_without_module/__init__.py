@@ -27,6 +27,7 @@ class StateDictWithoutModule(Rule):
     code = "DDP006"
     name = "state-dict-without-module"
     severity = Severity.WARNING
+    needs_several = False  # the `module.` prefix is saved by one process too
     summary = "torch.save of the DDP wrapper's state_dict(): keys gain the `module.` prefix"
     fixable = Applicability.SAFE
     explanation = """

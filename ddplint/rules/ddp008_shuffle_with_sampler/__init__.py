@@ -87,6 +87,7 @@ class ShuffleWithSampler(Rule):
     code = "DDP008"
     name = "shuffle-with-sampler"
     severity = Severity.ERROR
+    needs_several = False  # the loader refuses the pair in one process too
     summary = "`DataLoader(shuffle=True)` together with a sampler raises ValueError at start"
     explanation = """
 ## What it does

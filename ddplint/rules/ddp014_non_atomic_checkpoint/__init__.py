@@ -57,6 +57,7 @@ class NonAtomicCheckpoint(Rule):
     code = "DDP014"
     name = "non-atomic-checkpoint"
     severity = Severity.INFO
+    needs_several = False  # a crash truncates the write in one process too
     summary = "Checkpoint saved straight onto a path that every save overwrites"
     explanation = """
 ## What it does
@@ -415,7 +416,7 @@ def _resumed_from(
     written path spells out itself (`_spelled_folders`), which a read by name must hold."""
     names = file_names(texts)
     unresumed = names_unresumed_file(texts)
-    read = reads_back(ctx, names, folders)
+    read = reads_back(ctx, names, folders, write)
     if read is not None and (not unresumed or names_it(ctx, read, texts)):
         return _READ_BACK, read  # a `best_model/state.pt` is not the `state.pt` a resume reads
     if unresumed or (write is not None and writer_names_unresumed(ctx.enclosing_function(write))):

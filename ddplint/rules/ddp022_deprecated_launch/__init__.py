@@ -33,6 +33,7 @@ class DeprecatedLaunch(Rule):
     code = "DDP022"
     name = "deprecated-distributed-launch"
     severity = Severity.INFO
+    needs_several = False  # the launcher is deprecated whatever it starts
     # opt-in: judged on every fresh set (fresh23..46, all runs) 13 true / 65 false / 170
     # debatable. The launcher works on the torch a project pins; where it breaks (torch 2's
     # `--local-rank` against a parser of `--local_rank` only), DDP040 reports the harm.

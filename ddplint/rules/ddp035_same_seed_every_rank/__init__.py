@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import libcst as cst
@@ -11,6 +12,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_CLASSES
 from ddplint.domain.ddp_facts import is_true
+from ddplint.domain.ddp_steps import trains_ddp_model
 from ddplint.domain.object_reads import unread_by_object
 from ddplint.domain.project_view import project_of
 from ddplint.domain.random_draws import (
@@ -24,6 +26,7 @@ from ddplint.domain.random_draws import (
 from ddplint.domain.rank_values import differs_by_rank
 from ddplint.domain.runners import every_rank
 from ddplint.domain.samplers import LOADER_WORKERS, reads_evaluation_sampler
+from ddplint.domain.scripts import is_script
 from ddplint.domain.spawned_workers import in_main_block, index_parameter, spawns
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
@@ -91,7 +94,10 @@ A helper of another module named like a seeding function
 draws are only in the text of a project module it imports (whether its loader uses them is
 out of sight), unless the sharded loader's dataset is an object of a class that module
 defines (`Vimeo90K_Train_Dataset(...)` from a `datasets` module whose `__getitem__`, or a
-function of it that it calls, draws).
+function of it that it calls, draws). So is every finding in a script (a `__main__` block) that
+trains nothing in sight (no `backward()`, no optimizer, no `set_epoch`, no project helper
+that runs a backward: a feature export or an evaluation), whose shared draws teach
+nothing.
 
 Where the file draws a value the ranks must agree on from a generator it seeds
 (`sampler.set_epoch(np.random.randint(n))`, `DistributedSampler(seed=random.randint(0,
@@ -246,6 +252,17 @@ def main(args, dataset_cls):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        trains: bool | None = None  # asked at the first proven finding
+        for finding in self._findings(ctx):
+            if not finding.unproven:
+                trains = _script_trains(ctx) if trains is None else trains
+                if not trains:
+                    finding = dataclasses.replace(
+                        finding, message=finding.message + _NO_TRAINING, unproven=True
+                    )
+            yield finding
+
+    def _findings(self, ctx: FileContext) -> Iterator[Finding]:
         yield from _worker_findings(ctx)
         yield from _generator_findings(ctx)
         seeds = seed_calls(ctx)
@@ -298,6 +315,36 @@ def main(args, dataset_cls):
                         rests_on=loaders,
                         runs_with=(seed.call,) if site is not seed.call else (),
                     )
+
+
+_NO_TRAINING = (
+    " (unproven: nothing in this file trains: no `backward()`, optimizer or epoch loop in "
+    "sight, so the draws may only feed an evaluation or an export)"
+)
+
+
+def _script_trains(ctx: FileContext) -> bool:
+    """The file is no script of its own (a data module: the scripts importing it train),
+    or it trains in sight (`_trains_in_sight`)."""
+    return not is_script(ctx.module) or _trains_in_sight(ctx)
+
+
+def _trains_in_sight(ctx: FileContext) -> bool:
+    """The file trains: a `backward()` in it (`Backward.sites`), an optimizer built, a
+    sampler's epoch moved (an epoch loop), or a call of a project helper that runs a
+    backward or of a training function handed a DDP model. Shared draws matter to what
+    the N processes learn; an evaluation or a feature export that only draws in its
+    pipeline learns nothing from them."""
+    domain = domain_of(ctx)
+    if domain.backward.sites or any(True for _ in ctx.method_calls("set_epoch")):
+        return True
+    project = project_of(ctx)
+    return any(
+        trains_ddp_model(ctx, call)
+        or domain.loops.builds_optimizer(call)
+        or (project is not None and project.helper_runs_backward(ctx, call))
+        for call in ctx.calls
+    )
 
 
 def _reseeded_below(ctx: FileContext, seed: SeedCall, seeds: list[SeedCall]) -> bool:

@@ -24,6 +24,7 @@ class ResumeWithoutOptimizerState(Rule):
     code = "DDP036"
     name = "resume-without-optimizer-state"
     severity = Severity.INFO
+    needs_several = False  # one process resumes without the state too
     summary = "Resume restores the model but not the optimizer's state: the resumed run diverges"
     explanation = """
 ## What it does

@@ -44,6 +44,7 @@ class LauncherRejectsArguments(Rule):
     code = "DDP040"
     name = "launcher-rejects-arguments"
     severity = Severity.ERROR
+    needs_several = False  # the launcher passes the option to one process too
     summary = "The argument parser rejects what the launcher passes: every process exits at start"
     requires_distributed = False
     explanation = """\

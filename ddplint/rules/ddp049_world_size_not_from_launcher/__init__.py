@@ -32,6 +32,7 @@ class WorldSizeNotFromLauncher(Rule):
     code = "DDP049"
     name = "world-size-not-from-launcher"
     severity = Severity.WARNING
+    needs_several = False  # a size fixed above one waits in a world of one too
     summary = "init_process_group(world_size=...) fixed by a default, overriding the launcher's"
     explanation = """
 ## What it does

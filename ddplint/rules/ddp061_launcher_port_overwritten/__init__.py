@@ -21,6 +21,7 @@ class LauncherPortOverwritten(Rule):
     code = "DDP061"
     name = "launcher-port-overwritten"
     severity = Severity.ERROR
+    needs_several = False  # the launcher's store waits for one process too
     fixable = Applicability.UNSAFE
     summary = "MASTER_PORT overwritten under a launcher: torchrun's workers wait at start-up"
     explanation = """
