@@ -12,6 +12,7 @@ from ddplint.domain import domain_of
 from ddplint.domain.combined_values import combined_values
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.ddp_steps import ddp_backward, trains_ddp_model
+from ddplint.domain.loops import named_for
 from ddplint.domain.oom import oom_path_swallowed
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import call_sites, one_process
@@ -36,9 +37,10 @@ left alone, as is a handler wherever the job runs as one process (a script that 
 joins and asks about no process group, a worker spawned alone: `runners.one_process`).
 Unproven (`--preview`) where the step around it runs its model through the module inside
 the wrapper (`model.module.encode(x)`) and issues no collective in sight, and where the
-`try` runs no `backward()` and issues no collective in sight (in it, in a function of this
-file or a project helper it calls: an inference benchmark's forward, a probe of the batch
-size): the other ranks may have nothing to wait in.
+`try` runs no `backward()`, no call named for a training step (`trainer.train_step(...)`)
+and issues no collective in sight (in it, in a function of this file or a project helper
+it calls: an inference benchmark's forward, a probe of the batch size): the other ranks
+may have nothing to wait in.
 
 ## Why is this bad?
 Under DDP the rank that hit the OOM skips the rest of the step, including the gradient
@@ -265,8 +267,9 @@ def _bound(ctx: FileContext, block: cst.CSTNode) -> set[str]:
 
 def _step_in_sight(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
     """The `try` of `handler` runs a training step or a collective in sight: a DDP model's
-    forward, a `backward()` (in it, in a function of this file it calls, or in a project
-    helper it calls), or a collective (`_issues_collective`). An OOM caught around anything else
+    forward, a step by its name (`_names_a_step`), a `backward()` (in it, in a function of
+    this file it calls, or in a project helper it calls), or a collective
+    (`_issues_collective`). An OOM caught around anything else
     (an inference benchmark's forward, a probe of the batch size) may skip no collective
     the other ranks wait in."""
     try_node = ctx.model.parents.get(handler)
@@ -277,10 +280,19 @@ def _step_in_sight(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
     project = project_of(ctx)
     return _issues_collective(ctx, try_node) or any(
         facts.is_ddp_model(call.func, call)
+        or _names_a_step(call)
         or loops.reaches_backward(call)
         or (project is not None and project.helper_runs_backward(ctx, call))
         for call in ctx.calls_within(try_node.body)
     )
+
+
+def _names_a_step(call: cst.Call) -> bool:
+    """A call whose name says it runs a training step (`trainer.train_step(batch)`,
+    `task.train_step(...)`), or a DDP model's `no_sync()` entered for one: the step of a
+    trainer object of another module, whose backward is out of sight."""
+    name = (dotted(call.func) or "").rpartition(".")[2]
+    return name == "no_sync" or named_for([name]) == "training"
 
 
 def _bypasses_ddp(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
