@@ -112,19 +112,13 @@ def one_process_command(
     for a script with no `--local_rank` option, when `opt_in()` says its distributed
     mode needs a launcher: `ddplint.domain.runners.distribution_opt_in`); None whenever
     that is not certain."""
-    script = os.path.abspath(path)
-    text = project_files(root).text(script)
-    if text is None or _STARTS_PROCESSES.search(text):
-        return None
     world_of_one = world_of_one_command(path, root)
     if world_of_one is not None:
         return world_of_one
-    commands = _commands(root)
-    runs = commands.by_script.get(script)
-    if not runs or commands.launches_unknown_script:
+    runs = _lone_runs(path, root)
+    if runs is None or not all(r.plain or r.one_launched for r in runs):
         return None
-    if not all(r.plain or r.one_launched for r in runs):
-        return None
+    text = project_files(root).text(os.path.abspath(path)) or ""
     if _LOCAL_RANK_ARGUMENT.search(text):
         kept = bool(_DEFAULT_NOT_DISTRIBUTED.search(text))
     elif "local_rank" in text and _local_rank_definitions(root):
@@ -145,15 +139,28 @@ def world_of_one_command(path: str, root: str) -> str | None:
     processes where it means to, and not this script (a validation script beside the
     training one). A project whose every launch starts one shows a template, whose
     process count the user sets; None then, and whenever it is not certain."""
-    script = os.path.abspath(path)
-    text = project_files(root).text(script)
-    if text is None or _STARTS_PROCESSES.search(text):
-        return None
-    commands = _commands(root)
-    runs = commands.by_script.get(script)
-    if not runs or commands.launches_unknown_script or not commands.launches_several:
+    runs = _lone_runs(path, root)
+    if runs is None or not _commands(root).launches_several:
         return None
     return runs[0].command_file if all(r.one_launched for r in runs) else None
+
+
+def _lone_runs(path: str, root: str) -> list[_Run] | None:
+    """The commands that start the script `path` (`_known_runs`), when the script starts
+    no processes itself (`mp.spawn`, a subprocess): what they start is all it runs as."""
+    runs = _known_runs(path, root)
+    text = project_files(root).text(os.path.abspath(path)) if runs is not None else None
+    if text is None or _STARTS_PROCESSES.search(text):
+        return None
+    return runs
+
+
+def _known_runs(path: str, root: str) -> list[_Run] | None:
+    """The commands of the project at `root` that start the script `path`; None when none
+    does, or a launcher names its script through a variable (it might be this one)."""
+    commands = _commands(root)
+    runs = commands.by_script.get(os.path.abspath(path))
+    return runs if runs and not commands.launches_unknown_script else None
 
 
 def launched_scripts(root: str) -> tuple[str, ...]:
@@ -244,9 +251,8 @@ def options_passed(path: str, root: str) -> frozenset[str] | None:
     project at `root` pass to the script `path`, after its name; None when no command
     starts it, one forwards options out of sight (`"$@"`), or a launcher names its
     script through a variable (it might be this one)."""
-    commands = _commands(root)
-    runs = commands.by_script.get(os.path.abspath(path), [])
-    if not runs or commands.launches_unknown_script:
+    runs = _known_runs(path, root)
+    if runs is None:
         return None
     passed: set[str] = set()
     for run in runs:
@@ -260,11 +266,10 @@ def passed_by_every_command(path: str, root: str, names: Collection[str]) -> boo
     """Every command of the project at `root` that starts the script `path` passes one of
     the options `names` (`num_gpu` for `--num_gpu 8`): none leaves it to its default.
     False where no command starts it, or one forwards options out of sight."""
-    commands = _commands(root)
-    runs = commands.by_script.get(os.path.abspath(path), [])
-    if not runs or commands.launches_unknown_script:
-        return False
-    return all(run.options is not None and run.options & set(names) for run in runs)
+    runs = _known_runs(path, root)
+    return runs is not None and all(
+        run.options is not None and run.options & set(names) for run in runs
+    )
 
 
 def _names_no_file(tokens: list[str]) -> bool:

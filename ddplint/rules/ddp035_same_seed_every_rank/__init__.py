@@ -330,18 +330,16 @@ def _script_trains(ctx: FileContext) -> bool:
 
 
 def _trains_in_sight(ctx: FileContext) -> bool:
-    """The file trains: a `backward()` in it (`Backward.sites`), an optimizer built, a
+    """The file trains: a `backward()` in it or an optimizer built (`Loops.trains`), a
     sampler's epoch moved (an epoch loop), or a call of a project helper that runs a
     backward or of a training function handed a DDP model. Shared draws matter to what
     the N processes learn; an evaluation or a feature export that only draws in its
     pipeline learns nothing from them."""
-    domain = domain_of(ctx)
-    if domain.backward.sites or any(True for _ in ctx.method_calls("set_epoch")):
+    if domain_of(ctx).loops.trains or any(True for _ in ctx.method_calls("set_epoch")):
         return True
     project = project_of(ctx)
     return any(
         trains_ddp_model(ctx, call)
-        or domain.loops.builds_optimizer(call)
         or (project is not None and project.helper_runs_backward(ctx, call))
         for call in ctx.calls
     )
