@@ -41,7 +41,7 @@ def barrier():
 
 
 def test_importers_are_checked_and_report_where_the_harm_lies(cli, write, monkeypatch, tmp_path):
-    write("pyproject.toml", "")
+    write("pyproject.toml", '[tool.ddplint]\nextend-select = ["DDP010"]\n')  # opt-in
     write("helpers/__init__.py", "")
     write("helpers/logs.py", HELPER)
     write("evaluation.py", CALLER)

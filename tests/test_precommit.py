@@ -64,6 +64,8 @@ def test_pre_commit_try_repo(tmp_path):
     git(user, "init", "-q")
     # The helper lives in a module committed earlier: the hook passes only staged files.
     (user / "utils.py").write_text(SAVE_AND_SYNC)
+    # The project turns on the opt-in hang rule the helper's collective answers to.
+    (user / "pyproject.toml").write_text('[tool.ddplint]\nextend-select = ["DDP010"]\n')
     git(user, "add", "-A")
     git(user, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "utils")
     (user / "train.py").write_text(DIVIDED_LOSS)

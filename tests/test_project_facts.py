@@ -512,9 +512,19 @@ def test_a_layer_asking_the_rank_of_a_group_only_a_caller_passes_is_unproven(wri
 
 
 def test_a_rank_query_without_a_group_test_is_proven(write, cli):
-    """The same module asking the rank unconditionally uses the process group."""
+    """The same module asking the rank unconditionally uses the process group: distributed
+    code, proven once a job that runs it is in sight (`job_membership.in_job`)."""
     write("pyproject.toml", "")
     layer = write("layer.py", LAYER.replace("if process_group is not None:", "if width > 0:"))
+    result = cli("check", "--no-cache", "--preview", "--output-format", "json", layer)
+    (finding,) = result.json()
+    assert finding["code"] == "DDP001" and "only when a caller passes one" not in finding["message"]
+    assert "nothing in sight starts a job" in finding["message"]
+    write(
+        "train.py",
+        "import torch.distributed as dist\nfrom layer import ParallelLinear\n\n"
+        "dist.init_process_group('nccl')\nmodel = ParallelLinear(8)\n",
+    )
     result = cli("check", "--no-cache", "--output-format", "json", layer)
     (finding,) = result.json()
     assert finding["code"] == "DDP001" and not finding["unproven"]

@@ -107,8 +107,8 @@ def test_statements_too_deep_for_libcst_are_reported_in_a_live_process(tmp_path)
     for index, source in enumerate(DEEP_STATEMENTS.values()):
         (tmp_path / f"deep{index}.py").write_text("import torch.distributed as dist\n" + source)
     (tmp_path / "train.py").write_text(
-        "import torch\nimport torch.distributed as dist\nx = torch.zeros(1).to('cuda:0')\n"
-        "dist.all_reduce(x)\n"
+        "import torch\nimport torch.distributed as dist\ndist.init_process_group('nccl')\n"
+        "x = torch.zeros(1).to('cuda:0')\ndist.all_reduce(x)\n"
     )
     result = subprocess.run(
         [sys.executable, "-m", "ddplint", "check", "--no-cache", str(tmp_path)],
@@ -120,4 +120,4 @@ def test_statements_too_deep_for_libcst_are_reported_in_a_live_process(tmp_path)
     for index, name in enumerate(DEEP_STATEMENTS):
         expected = f"deep{index}.py:1:1: DDP999 cannot parse file: nested too deeply"
         assert expected in result.stdout, (name, result.stdout)
-    assert "train.py:3:" in result.stdout and "DDP001" in result.stdout, result.stdout
+    assert "train.py:4:" in result.stdout and "DDP001" in result.stdout, result.stdout

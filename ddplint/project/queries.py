@@ -70,7 +70,7 @@ _OWN_GUARD = frozenset({"collective", "certain_collective", "unguarded", "downlo
 # Facts that skip the sites a function runs only under some condition (not a mode check).
 _UNCONDITIONAL = frozenset({"certain_collective", "one_gpu"})
 # Facts asked of what constructing a class runs (see `Project._reaches`).
-_CLASS_FACTS = frozenset({"process_group", "sets_device", "batchnorm"})
+_CLASS_FACTS = frozenset({"process_group", "sets_device", "batchnorm", "joins"})
 _USES = frozenset({PROCESS_GROUP, RANK_QUERY})
 NOWHERE = ("", "")  # a look-up that ends in modules that cannot hold the fact asked
 # For each fact of `Project._reaches`, text that a module holding a site it starts from
@@ -102,6 +102,7 @@ _FACT_TEXT: dict[str, TextTest] = {
     "saves": re.compile("save"),
     "unguarded": re.compile("save"),
     "starts": re.compile(_STARTS),
+    "joins": re.compile(_STARTS),
     "downloads": re.compile(r"download|from_pretrained|load_dataset|\bhub\b"),
     "local_rank_env": re.compile("LOCAL_RANK"),
     "process_group": AnyOf(
@@ -435,11 +436,11 @@ class Project:
         own, as in a zero-first context manager, does not count; "certain_collective": on
         every call, through calls under no condition but mode checks), saves a file
         ("saves"), saves one outside a rank guard of its own ("unguarded"), starts a
-        multi-process job ("starts"), reads `LOCAL_RANK` from the environment
-        ("local_rank_env"), or uses the process group in any of these ways or another
-        (`uses_process_group_at`: "process_group"): directly or through other project
-        functions. A search from `node` over the calls that count, each module summarised
-        when the search reaches it."""
+        multi-process job ("starts"; "joins": constructing a class that does counts too),
+        reads `LOCAL_RANK` from the environment ("local_rank_env"), or uses the process
+        group in any of these ways or another (`uses_process_group_at`: "process_group"):
+        directly or through other project functions. A search from `node` over the calls
+        that count, each module summarised when the search reaches it."""
         if node is None or node == NOWHERE:
             return False
         known = self._derived.setdefault(fact, {})
@@ -941,6 +942,30 @@ class Project:
         if path not in self.summaries:
             return False
         return self._distributed(path)
+
+    def joins_job(self, path: str) -> bool:
+        """Whether the members of a job of several processes run the module at `path`: it
+        or a module calling into it, through any chain of callers (`_callers`), starts a
+        job or wraps a model in DDP (`ModuleSummary.joins_job`) or calls project code
+        that starts one (`utils.init_distributed_mode(args)`, a `Job()` whose
+        construction does)."""
+        todo, seen = [os.path.abspath(path)], set()
+        while todo:
+            current = todo.pop()
+            if current in seen or current not in self.summaries:
+                continue
+            seen.add(current)
+            if self._starts_job(current):
+                return True
+            todo.extend(self._callers(current))
+        return False
+
+    def _starts_job(self, path: str) -> bool:
+        summary = self.summaries[path]
+        return summary.joins_job or any(
+            self._reaches("joins", self._lookup(path, name, text=_FACT_TEXT["joins"]))
+            for name in summary.calls
+        )
 
     def distributed_callers_call(self, ctx: FileContext, func: cst.FunctionDef) -> bool:
         """Whether the file is distributed only because distributed modules call into it,

@@ -19,6 +19,7 @@ from ddplint.domain.checkpoints import is_checkpoint_save, save_path, strips_mod
 from ddplint.domain.ddp_facts import ddp_subclasses, environ_key, facts_of, last_name
 from ddplint.domain.device_setters import device_module, may_hold_device_module, sets_device
 from ddplint.domain.downloads import costs_only, download_message, in_first_context
+from ddplint.domain.job_membership import joins_here
 from ddplint.domain.model_layers import constructs_buffered_batchnorm
 from ddplint.domain.module_globals import world_size_globals
 from ddplint.domain.one_gpu_each import asserts_one_gpu
@@ -77,6 +78,7 @@ SEEDS = {
     "saves": frozenset({SAVE}),
     "unguarded": frozenset({SAVE}),
     "starts": frozenset({START}),
+    "joins": frozenset({START}),  # "starts", a class whose construction does included
     "downloads": frozenset({DOWNLOAD}),
     "local_rank_env": frozenset({LOCAL_RANK_ENV}),
     "process_group": frozenset(
@@ -174,6 +176,7 @@ class ModuleSummary:
     ddp_subclasses: tuple[str, ...] = ()  # its classes that subclass DDP (`ddp_subclasses`)
     # attributes it assigns a rank test: side, traced (`rank_flags.assigned_rank_flags`)
     rank_flags: tuple[tuple[str, str, bool], ...] = ()
+    joins_job: bool = False  # it starts a job or wraps a model in DDP (`joins_here`)
 
     def function(self, name: str) -> FunctionSummary | None:
         return dict(self.functions).get(name)
@@ -568,6 +571,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         reseeds_workers=reseeds_workers(ctx),
         checkpoint_formats=saved_formats(ctx) if facts.saving else (),
         rank_flags=assigned_rank_flags(ctx),
+        joins_job=joins_here(ctx),
         ddp_subclasses=tuple(ddp_subclasses(ctx))
         if "DistributedDataParallel" in ctx.source
         else (),

@@ -39,6 +39,10 @@ train_set = torchvision.datasets.CIFAR10("data", train=True, download=True)
 """
 
 
+# The opt-in hang rules these tests observe the model through (`Rule.default`).
+HANG = ("--extend-select", "DDP009,DDP010")
+
+
 def run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
     code = main(["check", "--no-cache", *(str(a) for a in args)])
     return code, capsys.readouterr().out
@@ -54,7 +58,7 @@ def project(tmp_path: Path, files: dict[str, str]) -> Path:
 
 def test_default_run_hides_unproven_findings_and_counts_them(tmp_path, capsys):
     root = project(tmp_path, {"ckpt.py": NAME_ONLY})
-    code, out = run(capsys, root / "ckpt.py")
+    code, out = run(capsys, *HANG, root / "ckpt.py")
     assert code == 1
     assert out.count("DDP010") == 1 and ":13:9: DDP010" in out
     assert "1 more unproven finding hidden; `--preview` shows them." in out
@@ -62,22 +66,23 @@ def test_default_run_hides_unproven_findings_and_counts_them(tmp_path, capsys):
 
 def test_preview_shows_unproven_findings_marked_in_every_format(tmp_path, capsys):
     root = project(tmp_path, {"ckpt.py": NAME_ONLY})
-    _, text = run(capsys, "--preview", root / "ckpt.py")
+    _, text = run(capsys, *HANG, "--preview", root / "ckpt.py")
     assert ":7:9: DDP010 [preview] " in text and ":13:9: DDP010 `dist" in text
     assert "hidden" not in text
-    _, raw = run(capsys, "--preview", "--output-format", "json", root / "ckpt.py")
+    _, raw = run(capsys, *HANG, "--preview", "--output-format", "json", root / "ckpt.py")
     assert [d["unproven"] for d in json.loads(raw)] == [True, False]
-    _, raw = run(capsys, "--preview", "--output-format", "sarif", root / "ckpt.py")
+    _, raw = run(capsys, *HANG, "--preview", "--output-format", "sarif", root / "ckpt.py")
     results = json.loads(raw)["runs"][0]["results"]
     assert [r["level"] for r in results] == ["note", "error"]
     assert results[0]["properties"] == {"unproven": True} and "properties" not in results[1]
-    _, annotations = run(capsys, "--preview", "--output-format", "github", root / "ckpt.py")
+    _, annotations = run(capsys, *HANG, "--preview", "--output-format", "github", root / "ckpt.py")
     assert annotations.startswith("::notice ") and "DDP010 [preview] " in annotations
 
 
 def test_preview_from_the_configuration(tmp_path, capsys):
     root = project(tmp_path, {"ckpt.py": NAME_ONLY})
-    (root / "pyproject.toml").write_text("[tool.ddplint]\npreview = true\n", encoding="utf-8")
+    config = '[tool.ddplint]\npreview = true\nextend-select = ["DDP010"]\n'
+    (root / "pyproject.toml").write_text(config, encoding="utf-8")
     _, out = run(capsys, root / "ckpt.py")
     assert "DDP010 [preview]" in out
 
@@ -232,7 +237,7 @@ def test_spawned_rank_is_a_traced_rank(tmp_path, capsys):
         mp.spawn(worker, args=(2,), nprocs=2)
     """
     root = project(tmp_path, {"run.py": spawned})
-    _, out = run(capsys, root / "run.py")
+    _, out = run(capsys, *HANG, root / "run.py")
     assert ":8:9: DDP010 `dist.barrier()`" in out
 
 
@@ -248,7 +253,7 @@ def test_fixing_other_files_keeps_counting_hidden_findings(tmp_path, capsys):
         return DataLoader(ds, shuffle=True, sampler=sampler)
     """
     root = project(tmp_path, {"ckpt.py": NAME_ONLY, "data.py": shuffled})
-    _, out = run(capsys, "--fix", root)
+    _, out = run(capsys, *HANG, "--fix", root)
     assert "1 fixed" in out and "DDP008" not in out
     assert "1 more unproven finding hidden" in out and "[preview]" not in out
 
@@ -277,7 +282,7 @@ def test_rank_handed_to_init_process_group_is_traced(tmp_path, capsys):
         main(None)
     """
     root = project(tmp_path, {"launch.py": launcher})
-    _, out = run(capsys, root / "launch.py")
+    _, out = run(capsys, *HANG, root / "launch.py")
     assert ":9:9: DDP010 `dist.barrier()`" in out
 
 
@@ -323,9 +328,9 @@ def test_loader_over_a_dataset_from_another_module_is_unproven(tmp_path, capsys)
         return list(np.array_split(files, dist.get_world_size())[dist.get_rank()])
     """
     root = project(tmp_path, {"train.py": train, "shards.py": shards})
-    _, out = run(capsys, root / "train.py")
+    _, out = run(capsys, *HANG, root / "train.py")
     assert "DDP009" not in out and "1 more unproven finding hidden" in out
-    _, out = run(capsys, "--preview", root / "train.py")
+    _, out = run(capsys, *HANG, "--preview", root / "train.py")
     assert ":17:14: DDP009 [preview]" in out
 
 

@@ -11,6 +11,7 @@ from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.current_device import reads_current_device
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.device_literals import hardcoded_devices
+from ddplint.domain.job_membership import in_job
 from ddplint.domain.launch_commands import launched_on_own_gpus
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.domain.one_gpu_each import sees_one_gpu
@@ -63,7 +64,11 @@ each process's own GPU under that launch: unproven (`--preview`). So is
 tensor and the model moved by an explicit index such as `.to(local_rank)`, no `.cuda()`
 or `"cuda"`, a process group on gloo): there it costs each process a CUDA context on
 that GPU, and lands on it only what code out of sight puts on the current device; the
-message says so.
+message says so. The finding is proven only where a job of several processes runs the
+file: it starts a process group, a device mesh or workers, or wraps a model in DDP, itself
+or through project code it calls, or a module of the project that does calls into it (the
+loss module a trainer imports). A script that starts no job, and that no such module calls
+into, runs as a process of its own: unproven there.
 
 ## Why is this bad?
 torchrun starts one process per GPU and every process runs the same code. With a literal
@@ -277,6 +282,13 @@ x = torch.zeros(3, device="cpu")
                     "environment but joins no process group: its processes may each have "
                     "a GPU of their own, or share one by design)"
                 )
+            elif replaced is None and not in_job(ctx):
+                alone = True
+                message += (
+                    " (unproven: nothing in sight starts a job of several processes that "
+                    "runs this file, here or in a module calling into it: its processes may "
+                    "each have a GPU of their own, or share one by design)"
+                )
             yield Finding(
                 literal,
                 message,
@@ -293,7 +305,7 @@ x = torch.zeros(3, device="cpu")
 def _tasks_without_group(ctx: FileContext) -> bool:
     """The file is a script whose only tie to a job is reading its process index from the
     environment (`SLURM_PROCID` as a seed in each task of a job array): it calls no
-    process-group API and wraps no model in DDP."""
+    process-group API and wraps no model in DDP, whatever its helpers do."""
     facts = facts_of(ctx)
     return (
         is_script(ctx.module)

@@ -32,6 +32,8 @@ class LoaderWithoutSharding(Rule):
     code = "DDP009"
     name = "loader-without-sharding"
     severity = Severity.WARNING
+    # opt-in: first contact, fresh103 to fresh141 (bench/realworld/first_contact.py): 3 / 3 / 1
+    default = False
     summary = "Training DataLoader with no DistributedSampler or sharding: every rank sees all data"
     explanation = """
 ## What it does
@@ -50,7 +52,7 @@ loaders
 (`shuffle=False`, built under `torch.no_grad()` or in an eval function, named
 `val`/`test`/`eval`).
 
-Proven, and reported by default, when a loop over the loader runs `backward()` in sight.
+Proven when a loop over the loader runs `backward()` in sight.
 A loader that is only shuffled, or whose dataset comes from code out of sight (which may
 shard it itself), is reported as unproven (shown under `--preview`): it may serve a
 one-batch peek or a trainer elsewhere.

@@ -32,6 +32,8 @@ class CollectiveUnderRankCondition(Rule):
     code = "DDP010"
     name = "collective-under-rank-condition"
     severity = Severity.ERROR
+    # opt-in: first contact, fresh103 to fresh141 (bench/realworld/first_contact.py): 9 / 9 / 5
+    default = False
     summary = "Collective or barrier reached only under a rank condition"
     explanation = """
 ## What it does

@@ -25,6 +25,8 @@ class SwallowedOOM(Rule):
     code = "DDP012"
     name = "swallowed-oom"
     severity = Severity.ERROR
+    # opt-in: first contact, fresh103 to fresh141 (bench/realworld/first_contact.py): 3 / 9 / 1
+    default = False
     summary = "Out-of-memory error caught and swallowed: the rank carries on alone"
     explanation = """
 ## What it does

@@ -25,6 +25,8 @@ class DeviceFromGlobalRank(Rule):
     code = "DDP018"
     name = "device-from-global-rank"
     severity = Severity.ERROR
+    # opt-in: first contact, fresh103 to fresh141 (bench/realworld/first_contact.py): 0 / 0 / 4
+    default = False
     summary = "CUDA device chosen from the global rank instead of the local rank"
     explanation = """
 ## What it does
@@ -43,7 +45,7 @@ one). The local rank (`LOCAL_RANK`, set by torchrun) is the GPU index on the nod
 A name for the local rank that holds the global rank (`local_rank = dist.get_rank()`,
 or `os.environ["RANK"]`) is the global rank: the value decides, not the name.
 
-The harm needs a second node, so the finding is proven (reported by default) only where
+The harm needs a second node, so the finding is proven only where
 the script shows it runs on more than one: it or a module it imports offers a node
 option (`--nnodes`, `--num_nodes`, `--node_rank`, ...) or reads a node's number or the
 node count from the environment (`NODE_RANK`, `SLURM_NODEID`, `SLURM_NNODES`, ...), or a

@@ -31,6 +31,8 @@ class RankLocalDDPForward(Rule):
     code = "DDP021"
     name = "rank-local-ddp-forward"
     severity = Severity.ERROR
+    # opt-in: first contact, fresh103 to fresh141 (bench/realworld/first_contact.py): 2 / 2 / 2
+    default = False
     summary = "Forward through the DDP wrapper on one rank only (e.g. rank-0 evaluation)"
     explanation = """\
 ## What it does

@@ -31,6 +31,8 @@ class GlooForCudaTraining(Rule):
     code = "DDP032"
     name = "gloo-for-cuda-training"
     severity = Severity.WARNING
+    # opt-in: first contact, fresh103 to fresh141 (bench/realworld/first_contact.py): 3 / 0 / 5
+    default = False
     summary = "gloo backend hard-coded for a job that trains on CUDA: use NCCL"
     fixable = Applicability.UNSAFE
     explanation = """

@@ -50,6 +50,8 @@ class LoadWithoutMapLocation(Rule):
     code = "DDP033"
     name = "load-without-map-location"
     severity = Severity.WARNING
+    # opt-in: first contact, fresh103 to fresh141 (bench/realworld/first_contact.py): 20 / 8 / 17
+    default = False
     summary = "`torch.load` without `map_location` on every rank: all ranks load onto one GPU"
     explanation = """
 ## What it does

@@ -32,6 +32,8 @@ class WorldSizeNotFromLauncher(Rule):
     code = "DDP049"
     name = "world-size-not-from-launcher"
     severity = Severity.WARNING
+    # opt-in: first contact, fresh103 to fresh141 (bench/realworld/first_contact.py): 0 / 0 / 3
+    default = False
     needs_several = False  # a size fixed above one waits in a world of one too
     summary = "init_process_group(world_size=...) fixed by a default, overriding the launcher's"
     explanation = """
