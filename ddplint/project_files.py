@@ -29,6 +29,9 @@ _REQUIREMENT_NAMES = re.compile(
     r"(?i)^(requirements?[\w.-]*\.txt|(environment|env|conda)[\w.-]*\.ya?ml|cog\.yaml|Dockerfile)$"
 )
 _WORD = re.compile(r"\w+")
+# Settings files a project's code may read its configuration from; larger ones hold data.
+_SETTINGS_FILE = re.compile(r"\.(ya?ml|json|toml|cfg|ini)$")
+_SETTINGS_SIZE = 64 * 1024
 _MAIN_BLOCK = re.compile("__main__")
 # After this many names asked of one tree, listing each file's words once (`_words_of`) costs
 # less than searching every file for each further name.
@@ -60,6 +63,7 @@ class ProjectFiles:
         self._paths: list[str] | None = None
         self._command_paths: list[str] = []
         self._requirement_paths: list[str] = []
+        self._settings_paths: list[str] = []
         self._texts: dict[str, str | None] = {}
         self._named: dict[str, frozenset[str]] = {}
         self._words: dict[str, frozenset[str]] = {}
@@ -82,6 +86,11 @@ class ProjectFiles:
                 self._requirement_paths.extend(
                     os.path.join(folder, f) for f in sorted(files) if is_requirement_file(f)
                 )
+                self._settings_paths.extend(
+                    path
+                    for f in sorted(files)
+                    if _SETTINGS_FILE.search(f) and _small(path := os.path.join(folder, f))
+                )
             self._paths = found
         return self._paths
 
@@ -99,6 +108,13 @@ class ProjectFiles:
         _ = self.paths  # one walk lists them all
         return self._requirement_paths
 
+    @property
+    def settings_paths(self) -> list[str]:
+        """Absolute paths of the YAML, JSON, TOML, `.cfg` and `.ini` files of at most
+        64 KiB under the root: where a project may keep the settings its code reads."""
+        _ = self.paths  # one walk lists them all
+        return self._settings_paths
+
     def text(self, path: str) -> str | None:
         """The text of a file (undecodable bytes replaced, line ends read as `\n` whatever
         the file's: the text tests anchor at line ends), None when it cannot be read."""
@@ -113,12 +129,14 @@ class ProjectFiles:
 
     def digest(self) -> str:
         """A digest of every file a check may read under the root (the Python files, the
-        launch commands, the requirements and the packaging files, by path and content):
+        launch commands, the requirements, the settings files and the packaging files, by
+        path and content):
         what a cached result depends on besides the checked file itself."""
         if self._digest is None:
             state = hashlib.sha256(self.root.encode("utf-8", "surrogateescape"))
             layout = (os.path.join(self.root, f) for f in _LAYOUT_FILES)
-            for path in [*self.paths, *self.command_paths, *self.requirement_paths, *layout]:
+            listed = [*self.paths, *self.command_paths, *self.requirement_paths]
+            for path in [*listed, *self.settings_paths, *layout]:
                 text = self.text(path)
                 state.update(f"\0{path}\0".encode("utf-8", "surrogateescape"))
                 state.update(b"-" if text is None else text.encode("utf-8", "surrogateescape"))
@@ -172,6 +190,13 @@ class ProjectFiles:
         if path not in self._words:
             self._words[path] = frozenset(_WORD.findall(self.text(path) or ""))
         return self._words[path]
+
+
+def _small(path: str) -> bool:
+    try:
+        return os.path.getsize(path) <= _SETTINGS_SIZE
+    except OSError:
+        return False
 
 
 def _holds_name(text: str, name: str) -> bool:

@@ -3,6 +3,7 @@ findings there are unproven (`ddplint.domain.dormant_options`)."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -154,3 +155,90 @@ def test_an_option_set_otherwise_or_declared_twice_is_not_dormant(tmp_path: Path
     assert _options_module_unproven(
         tmp_path, "python train.py", **{set_here: "    parser.set_defaults(seed=3)\n" + set_here}
     ) == [False]
+
+
+SETTINGS_SCRIPT = """\
+import random
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from configs.base import config as cfg
+
+
+def worker(gpu):
+    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:1", rank=gpu, world_size=2)
+
+
+def main():
+    if cfg.fixed_seed:
+        random.seed(1)
+    mp.spawn(worker, nprocs=2)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def setting_unproven(tmp_path: Path, files: dict[str, str]) -> list[bool]:
+    """Whether each DDP041 finding of a script seeding under `cfg.fixed_seed` is unproven,
+    with the project's other files `files`."""
+    (tmp_path / "pyproject.toml").write_text("")
+    target = tmp_path / "train.py"
+    target.write_text(SETTINGS_SCRIPT)
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "__init__.py").write_text("")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    project = Project.load([str(target)])
+    result = check_file(str(target), target.read_bytes(), ["DDP041"], project)
+    assert not result.internal_errors
+    return [d.unproven for d in result.diagnostics]
+
+
+BASE = "from easydict import EasyDict\n\nconfig = EasyDict()\nconfig.fixed_seed = False\n"
+
+
+def test_a_setting_every_config_leaves_off_makes_its_branch_unproven(tmp_path: Path) -> None:
+    other = "from .base import config\n\nconfig.fixed_seed = None\nconfig.lr = 0.1\n"
+    files = {"configs/base.py": BASE, "configs/ms1m.py": other, "run.sh": "python train.py\n"}
+    assert setting_unproven(tmp_path, files) == [True]
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"configs/ms1m.py": "from .base import config\n\nconfig.fixed_seed = True\n"},
+        {"configs/glint.yaml": "fixed_seed: true\nlr: 0.1\n"},
+        {"run.sh": "python train.py --opts fixed_seed True\n"},
+        {
+            "options.py": "import argparse\n\n"
+            'argparse.ArgumentParser().add_argument("--fixed_seed")\n'
+        },
+        {"configs/ms1m.py": "from .base import config\n\nconfig.fixed_seed = seed_from_env()\n"},
+    ],
+    ids=["a config turns it on", "a settings file does", "a command names it", "a flag", "a value"],
+)
+def test_a_setting_given_any_other_value_or_named_elsewhere_keeps_the_finding(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    assert setting_unproven(tmp_path, {"configs/base.py": BASE, **files}) == [False]
+
+
+def test_a_setting_no_file_gives_a_value_is_not_known_to_be_off(tmp_path: Path) -> None:
+    assert setting_unproven(tmp_path, {"configs/base.py": "config = {}\n"}) == [False]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [("'origin'", [True]), ("'dist'", [False]), ("mode()", [False])]
+)
+def test_a_mode_setting_no_config_gives_the_tested_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, expected: list[bool]
+) -> None:
+    script = SETTINGS_SCRIPT.replace("if cfg.fixed_seed:", 'if cfg.train_method == "dist":')
+    monkeypatch.setattr(sys.modules[__name__], "SETTINGS_SCRIPT", script)
+    base = "from types import SimpleNamespace\n\nconfig = SimpleNamespace()\n"
+    base += f"config.train_method = {value}\n"
+    assert setting_unproven(tmp_path, {"configs/base.py": base}) == expected

@@ -116,3 +116,30 @@ def test_editing_a_subfolders_requirements_file(tmp_path, monkeypatch):
     assert check() == ([], 0)
     (root / "app" / "requirements.txt").write_text("torch==2.1.0\n")
     assert check() == (["DDP040"], 0)
+
+
+def test_editing_a_settings_file(tmp_path, monkeypatch):
+    # a setting every config leaves off makes its branch dormant: turning it on in a YAML
+    # file of the project makes the entry keyed before the edit stale
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("")
+    (root / "train.py").write_text(
+        "import random\nimport torch.multiprocessing as mp\nimport torch.distributed as dist\n"
+        "from settings import cfg\n\n\ndef worker(i):\n"
+        '    dist.init_process_group("nccl", rank=i, world_size=2)\n\n\n'
+        "def main():\n    if cfg.fixed_seed:\n        random.seed(1)\n"
+        "    mp.spawn(worker, nprocs=2)\n\n\nif __name__ == '__main__':\n    main()\n"
+    )
+    (root / "settings.py").write_text("import types\n\ncfg = types.SimpleNamespace()\n")
+    (root / "base.yaml").write_text("fixed_seed: false\n")
+    monkeypatch.chdir(tmp_path)
+
+    def check() -> tuple[list[tuple[str, bool]], int]:
+        result = runner.run([root / "train.py"], lambda _: {"DDP041"}, Cache(root), jobs=1)
+        return [(d.code, d.unproven) for d in result.diagnostics], result.cached
+
+    assert check() == ([("DDP041", True)], 0)
+    assert check() == ([("DDP041", True)], 1)
+    (root / "base.yaml").write_text("fixed_seed: true\n")
+    assert check() == ([("DDP041", False)], 0)

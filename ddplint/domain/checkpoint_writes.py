@@ -550,18 +550,23 @@ def reads_back(
 
 
 def _after_writing(ctx: FileContext, read: cst.Call, write: cst.Call) -> bool:
-    """`read` runs only after `write` in the same function: later in the source, in no
-    loop that holds `write` too (the best weights read back once the epochs that wrote
-    them are over, to report or test them). A resume reads before the writes."""
-    func = ctx.enclosing_function(write)
-    if func is None or ctx.enclosing_function(read) is not func or not ctx.before(write, read):
+    """`read` runs after `write` in its function, or after a call of the function of this
+    file that holds `write`: later in the source (the best weights read back once the
+    epochs that wrote them are over, to report or test them; or, in a loop holding both,
+    the file each pass writes and then hands to every rank). A resume reads before the
+    writes."""
+    func = ctx.enclosing_function(read)
+    writer = ctx.enclosing_function(write)
+    if func is None or writer is None:
         return False
-    loop = ctx.enclosing_loop(read)
-    while loop is not None:
-        if ctx.is_inside(write, loop):
-            return False  # the next pass may write again after this read
-        loop = ctx.enclosing_loop(loop)
-    return True
+    if writer is func:
+        return ctx.before(write, read)
+    return any(
+        ctx.enclosing_function(call) is func
+        and ctx.before(call, read)
+        and writer in ctx.resolver.callees(call)
+        for call in ctx.calls_within(func)
+    )
 
 
 def folder_pieces(texts: list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -579,10 +584,11 @@ def folder_pieces(texts: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 def _resume_reads(ctx: FileContext) -> list[tuple[cst.Call, list[list[str]]]]:
     """The reader calls that may go on training (`_continues_training`), each with the
-    path texts of its arguments that name no weights of another run; once per file."""
+    path texts of its arguments that name no weights of another run; not those in code
+    that never runs (`if False:`); once per file."""
     found = []
     for call, _ in ctx.memo(_reader_calls):
-        if not _continues_training(ctx, call):
+        if never_runs(ctx.flow, ctx.resolver, call) or not _continues_training(ctx, call):
             continue
         paths = [
             path_texts(ctx, arg.value, call)

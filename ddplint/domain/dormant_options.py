@@ -6,12 +6,20 @@ branch does happens only on a run the project does not document, so a finding th
 shown as unproven (`ddplint.domain.liveness`). Anything less certain answers no: an option
 with a short flag (`-s`), a file that sets options some other way (`set_defaults`,
 `vars(args).update(...)`, `setattr(args, ...)`), a script no command starts, or a
-command forwarding its own arguments."""
+command forwarding its own arguments.
+
+A setting of a configuration object is dormant the same way when no value the project
+gives it passes the test: every mention of its name in the project's Python files and
+settings files assigns it a literal (`config.save_all_states = False`, `save_all_states:
+false`, `train_method = 'origin'`) or reads it, no command of the project names it, and
+the test needs another value (`if cfg.save_all_states:` where every value is off: `False`,
+`None`, `0`; `if cfg.train_method == 'dist':` where every value is another string)."""
 
 from __future__ import annotations
 
 import os
 import re
+import weakref
 
 import libcst as cst
 
@@ -19,7 +27,7 @@ from ddplint.context import FileContext
 from ddplint.domain.launch_commands import options_passed
 from ddplint.domain.option_defaults import declared_flags, option_declaration
 from ddplint.engine.resolve import argument
-from ddplint.project_files import project_root
+from ddplint.project_files import ProjectFiles, project_files, project_root
 
 # Ways a script sets options other than from the command line.
 _OTHER_SETTERS = re.compile(
@@ -27,6 +35,14 @@ _OTHER_SETTERS = re.compile(
     r"|setattr\(\s*args\b"
 )
 _FALSY = frozenset({"None", "False"})
+# The values of a setting that keep a branch on it off, in Python and in settings files.
+_OFF = frozenset({"False", "None", "0", "false", "no", "off", "null", "~"})
+# `_setting_values` by project files (read afresh by each run) and setting name.
+_VALUES: weakref.WeakKeyDictionary[ProjectFiles, dict[str, frozenset[str]]] = (
+    weakref.WeakKeyDictionary()
+)
+# What follows a name given a value: `= False`, `: false`, `": False`.
+_ASSIGNED = re.compile(r"""["']?[ \t]*[:=](?!=)[ \t]*([^\s,;)#}\]]+)""")
 
 
 def needs_unpassed_option(ctx: FileContext, node: cst.CSTNode) -> bool:
@@ -39,7 +55,74 @@ def needs_unpassed_option(ctx: FileContext, node: cst.CSTNode) -> bool:
             flags = _dormant_flags(ctx, term, holds, condition.gate)
             if flags and not _passed(ctx, flags):
                 return True
+            if flags is None and _setting_left_off(ctx, term, holds, condition.gate):
+                return True
     return False
+
+
+def _setting_left_off(
+    ctx: FileContext, term: cst.BaseExpression, holds: bool, at: cst.CSTNode
+) -> bool:
+    """`term` needs a value of a setting (`cfg.name` holding, `cfg.name == "dist"`
+    holding, `cfg` not the parsed options) that none of the values the project gives it
+    has (`_setting_values`)."""
+    wanted = _wanted_value(term, holds)
+    if wanted is None or option_declaration(ctx, wanted[0], at):
+        return False
+    setting, literal = wanted
+    files = project_files(project_root(ctx.path))
+    known = _VALUES.setdefault(files, {})
+    name = setting.attr.value
+    if name not in known:
+        known[name] = _setting_values(files, name)
+    values = known[name]
+    if not values:
+        return False
+    if literal is None:
+        return values <= _OFF
+    strings = {v[1:-1] for v in values if len(v) > 1 and v[0] in "'\"" and v[-1] == v[0]}
+    return len(strings) == len(values) and literal not in strings
+
+
+def _wanted_value(term: cst.BaseExpression, holds: bool) -> tuple[cst.Attribute, str | None] | None:
+    """(the setting read, the string it must equal; None: any true value) for `cfg.x`
+    holding, `cfg.x == "a"` holding and `cfg.x != "a"` failing; None for any other term."""
+    if isinstance(term, cst.Attribute):
+        return (term, None) if holds else None
+    if not (isinstance(term, cst.Comparison) and len(term.comparisons) == 1):
+        return None
+    target = term.comparisons[0]
+    equal = isinstance(target.operator, cst.Equal) == holds
+    if not equal or not isinstance(target.operator, (cst.Equal, cst.NotEqual)):
+        return None
+    if isinstance(term.left, cst.Attribute) and isinstance(target.comparator, cst.SimpleString):
+        value = target.comparator.evaluated_value
+        return (term.left, value) if isinstance(value, str) else None
+    return None
+
+
+def _setting_values(files: ProjectFiles, name: str) -> frozenset[str]:
+    """The values (their source text: `False`, `'origin'`) the project's Python and
+    settings files give the setting `name`, when every mention of it gives it a value or
+    reads it as an attribute and no command of the project names it; empty otherwise
+    (the module docstring)."""
+    if any(_names(files.text(p) or "", name) for p in files.command_paths):
+        return frozenset()
+    settings = [p for p in files.settings_paths if _names(files.text(p) or "", name)]
+    values = set()
+    for path in [*files.naming(name), *settings]:
+        text = files.text(path) or ""
+        for mention in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):
+            assigned = _ASSIGNED.match(text, mention.end())
+            if assigned is not None:
+                values.add(assigned.group(1))
+            elif text[mention.start() - 1 : mention.start()] != ".":
+                return frozenset()  # named some other way (`"--name"`, `getattr(c, "name")`)
+    return frozenset(values)
+
+
+def _names(text: str, name: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
 
 def _sets_options_otherwise(ctx: FileContext) -> bool:

@@ -155,10 +155,12 @@ def _lone_runs(path: str, root: str) -> list[_Run] | None:
     return runs
 
 
-def _known_runs(path: str, root: str) -> list[_Run] | None:
+def _known_runs(path: str, root: str, documented: bool = False) -> list[_Run] | None:
     """The commands of the project at `root` that start the script `path`; None when none
-    does, or a launcher names its script through a variable (it might be this one)."""
-    commands = _commands(root)
+    does, or a launcher names its script through a variable (it might be this one). With
+    `documented`, commented-out command lines count too (`# python train.py --lr 0.1` in a
+    `run.sh` that shows how to run)."""
+    commands = _commands(root, documented)
     runs = commands.by_script.get(os.path.abspath(path))
     return runs if runs and not commands.launches_unknown_script else None
 
@@ -184,8 +186,9 @@ def _local_rank_definitions(root: str) -> tuple[bool, ...]:
 
 
 @functools.cache
-def _commands(root: str) -> _Commands:
-    """Every command of the project at `root` that runs one of its Python files."""
+def _commands(root: str, documented: bool = False) -> _Commands:
+    """Every command of the project at `root` that runs one of its Python files; with
+    `documented`, its commented-out command lines too."""
     files = project_files(root)
     by_name: dict[str, list[str]] = defaultdict(list)
     for script in files.paths:
@@ -193,7 +196,7 @@ def _commands(root: str) -> _Commands:
     found = _Commands()
     for command_file in files.command_paths:
         text = files.text(command_file) or ""
-        lines = _command_lines(text, command_file)
+        lines = _command_lines(text, command_file, documented)
         world_of_one = _WORLD_OF_ONE.search(text) is not None
         for line, folder in zip(lines, _folders(lines, command_file, root), strict=True):
             launcher = bool(_LAUNCHER.search(line))
@@ -248,10 +251,11 @@ def _options_after(line: str, token: str) -> frozenset[str] | None:
 
 def options_passed(path: str, root: str) -> frozenset[str] | None:
     """The options (`seed` for `--seed 1`, spelled as written) that the commands of the
-    project at `root` pass to the script `path`, after its name; None when no command
-    starts it, one forwards options out of sight (`"$@"`), or a launcher names its
-    script through a variable (it might be this one)."""
-    runs = _known_runs(path, root)
+    project at `root` pass to the script `path`, after its name (its commented-out,
+    documented commands where no live one starts it); None when no command starts it,
+    one forwards options out of sight (`"$@"`), or a launcher names its script through a
+    variable (it might be this one)."""
+    runs = _known_runs(path, root) or _known_runs(path, root, documented=True)
     if runs is None:
         return None
     passed: set[str] = set()
@@ -348,7 +352,8 @@ def _scripts_named(token: str, folder: str, root: str, by_name: dict[str, list[s
     with folders names the files it is a trailing part of; a bare file name, the file of
     that name in that folder or at the root (where commands are run from), else the
     files of that name below the folder (a README whose commands run in `code/` after
-    "navigate to `code`")."""
+    "navigate to `code`"), else the one file of that name in a folder above it (a shell
+    script in `src/script/` run from `src/`)."""
     path = token.strip("'\"")
     if path.startswith(("../", "./")):  # relative to the folder the command runs in
         exact = os.path.normpath(os.path.join(folder, path))
@@ -366,7 +371,12 @@ def _scripts_named(token: str, folder: str, root: str, by_name: dict[str, list[s
         tail = os.sep + os.path.join(*parts)
         return [c for c in candidates if c.endswith(tail)]
     beside = [c for c in candidates if os.path.dirname(c) in (folder, root)]
-    return beside or [c for c in candidates if c.startswith(folder + os.sep)]
+    below = [c for c in candidates if c.startswith(folder + os.sep)]
+    if beside or below:
+        return beside or below
+    # run from a folder above the command file's (`cd src && bash script/large/run.sh`)
+    above = [c for c in candidates if folder.startswith(os.path.dirname(c) + os.sep)]
+    return above if len(above) == 1 else []
 
 
 @functools.cache

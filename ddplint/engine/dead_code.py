@@ -186,6 +186,8 @@ def _outcomes(
         return None if inner is None else frozenset(int(not v) for v in inner)
     if type(expr) is cst.BooleanOperation:
         both = type(expr.operator) is cst.And
+        if both and _nan_and_ordered(expr):
+            return frozenset({0})
         left = _outcomes(resolver, expr.left, at)
         if left == frozenset({int(not both)}):  # `False and ...`, `True or ...`
             return left
@@ -206,6 +208,46 @@ def _outcomes(
     if type(expr) is cst.Attribute:
         return _asserted(resolver, expr, at)
     return None
+
+
+_NAN_TESTS = frozenset({"isnan", "isnan().any", "isnan().all"})
+_ORDERED = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+
+
+def _nan_and_ordered(expr: cst.BooleanOperation) -> bool:
+    """`torch.isnan(loss).any() and loss.item() > 16`: a NaN is neither less nor more than
+    anything, so a value tested for NaN and ordered in one conjunction never passes both."""
+    terms = [expr.left, expr.right]
+    nans = {name for term in terms if (name := _nan_tested(term)) is not None}
+    return any(
+        type(term) is cst.Comparison
+        and len(term.comparisons) == 1
+        and isinstance(term.comparisons[0].operator, _ORDERED)
+        and {_number_of(term.left), _number_of(term.comparisons[0].comparator)} & nans
+        for term in terms
+    )
+
+
+def _nan_tested(term: cst.BaseExpression) -> str | None:
+    """The value `isnan(x)`, `isnan(x).any()` or `isnan(x).all()` tests (`torch.`,
+    `math.`, `np.`), by its dotted name."""
+    shape = ""
+    if type(term) is cst.Call and type(term.func) is cst.Attribute and not term.args:
+        shape, term = f"().{term.func.attr.value}", term.func.value
+    if type(term) is not cst.Call or len(term.args) != 1:
+        return None
+    name = (dotted(term.func) or "").rpartition(".")[2]
+    return dotted(term.args[0].value) if f"{name}{shape}" in _NAN_TESTS else None
+
+
+def _number_of(expr: cst.BaseExpression) -> str | None:
+    """The dotted name of the value compared: `loss` of `loss`, `loss.item()`, `float(loss)`."""
+    if type(expr) is cst.Call and not expr.args and type(expr.func) is cst.Attribute:
+        if expr.func.attr.value == "item":
+            expr = expr.func.value
+    elif type(expr) is cst.Call and len(expr.args) == 1 and dotted(expr.func) == "float":
+        expr = expr.args[0].value
+    return dotted(expr)
 
 
 def _asserted(resolver: Resolver, expr: cst.Attribute, at: cst.CSTNode) -> frozenset[int] | None:

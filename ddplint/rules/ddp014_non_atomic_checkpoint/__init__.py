@@ -556,7 +556,7 @@ def _helper_write(ctx: FileContext, call: cst.Call, helper: HelperWrite) -> Find
     written = argument_for(call, helper.saved_param) if helper.saved_param is not None else None
     keys = saved_keys(ctx, written, call) if written is not None else None
     folders = tuple(folder for p in paths for folder in _spelled_folders(ctx, p))
-    resumed, reader = _resumed_from(ctx, texts, saved=keys, folders=folders)
+    resumed, reader = _resumed_from(ctx, texts, call, saved=keys, folders=folders)
     if resumed is None and not folders:
         reader = read_back_by_twin(ctx, call, paths)
         resumed = _READ_BACK if reader is not None else None
