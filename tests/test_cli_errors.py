@@ -198,6 +198,7 @@ def test_a_default_excluded_folder_named_on_the_command_line_is_checked(
 def test_unsafe_only_fix_has_no_star(cli, write):
     source = (
         "import os\nimport torch\nimport torch.distributed as dist\n"
+        "dist.init_process_group('nccl')\n"
         "local_rank = int(os.environ['LOCAL_RANK'])\n"
         "torch.cuda.set_device(local_rank)\n"
         "x = torch.zeros(3).to('cuda:0')\n"

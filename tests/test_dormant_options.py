@@ -203,7 +203,9 @@ BASE = "from easydict import EasyDict\n\nconfig = EasyDict()\nconfig.fixed_seed 
 
 def test_a_setting_every_config_leaves_off_makes_its_branch_unproven(tmp_path: Path) -> None:
     other = "from .base import config\n\nconfig.fixed_seed = None\nconfig.lr = 0.1\n"
+    log = 'print("fixed_seed is off")  # a word in prose sets nothing\n'
     files = {"configs/base.py": BASE, "configs/ms1m.py": other, "run.sh": "python train.py\n"}
+    files["log.py"] = log
     assert setting_unproven(tmp_path, files) == [True]
 
 
@@ -218,8 +220,18 @@ def test_a_setting_every_config_leaves_off_makes_its_branch_unproven(tmp_path: P
             'argparse.ArgumentParser().add_argument("--fixed_seed")\n'
         },
         {"configs/ms1m.py": "from .base import config\n\nconfig.fixed_seed = seed_from_env()\n"},
+        {"tools.py": 'def turn_on(cfg):\n    cfg.merge_from_list(["fixed_seed", True])\n'},
+        {"tools.py": 'def turn_on(cfg):\n    cfg.merge_from_list(["config.fixed_seed", True])\n'},
     ],
-    ids=["a config turns it on", "a settings file does", "a command names it", "a flag", "a value"],
+    ids=[
+        "a config turns it on",
+        "a settings file does",
+        "a command names it",
+        "a flag",
+        "a value",
+        "a key",
+        "a dotted key",
+    ],
 )
 def test_a_setting_given_any_other_value_or_named_elsewhere_keeps_the_finding(
     tmp_path: Path, files: dict[str, str]

@@ -43,6 +43,7 @@ def test_fixable_marker_and_json_edits(cli, write):
 def test_unsafe_fix_needs_the_flag(cli, write):
     source = (
         "import os\nimport torch\nimport torch.distributed as dist\n"
+        "dist.init_process_group('nccl')\n"
         "local_rank = int(os.environ['LOCAL_RANK'])\n"
         "torch.cuda.set_device(local_rank)\n"
         "x = torch.zeros(3).to('cuda:0')\n"

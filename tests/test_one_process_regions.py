@@ -229,7 +229,8 @@ def test_switch_set_in_the_module_that_imports_the_loop(cli, write, tmp_path, mo
     entry = write("main.py", ENTRY)
     loop = write("loop.py", LOOP)
     assert _findings(cli, loop, "DDP001") == []
-    entry.write_text(ENTRY.replace("    if cfg.enable_fsdp:\n        setup()\n", "    setup()\n"))
+    gated = "    if cfg.enable_fsdp:\n        setup()\n        model"
+    entry.write_text(ENTRY.replace(gated, "    setup()\n    if cfg.enable_fsdp:\n        model"))
     assert _findings(cli, loop, "DDP001") == [9]  # the wrap alone under the flag: no switch
     entry.write_text(ENTRY)
     assert _findings(cli, loop, "DDP001") == []

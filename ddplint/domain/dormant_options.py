@@ -41,6 +41,7 @@ _OFF = frozenset({"False", "None", "0", "false", "no", "off", "null", "~"})
 _VALUES: weakref.WeakKeyDictionary[ProjectFiles, dict[str, frozenset[str]]] = (
     weakref.WeakKeyDictionary()
 )
+_QUOTES = frozenset("'\"")
 # What follows a name given a value: `= False`, `: false`, `": False`.
 _ASSIGNED = re.compile(r"""["']?[ \t]*[:=](?!=)[ \t]*([^\s,;)#}\]]+)""")
 
@@ -103,9 +104,10 @@ def _wanted_value(term: cst.BaseExpression, holds: bool) -> tuple[cst.Attribute,
 
 def _setting_values(files: ProjectFiles, name: str) -> frozenset[str]:
     """The values (their source text: `False`, `'origin'`) the project's Python and
-    settings files give the setting `name`, when every mention of it gives it a value or
-    reads it as an attribute and no command of the project names it; empty otherwise
-    (the module docstring)."""
+    settings files give the setting `name`, when no mention of it sets it another way (a
+    flag `--name`, a key `"name"` or `"model.name"` handed to code that sets it) and no
+    command of the project names it; empty otherwise (the module docstring). Reads and
+    words in prose (`print("name done")`, a comment) set nothing."""
     if any(_names(files.text(p) or "", name) for p in files.command_paths):
         return frozenset()
     settings = [p for p in files.settings_paths if _names(files.text(p) or "", name)]
@@ -114,10 +116,12 @@ def _setting_values(files: ProjectFiles, name: str) -> frozenset[str]:
         text = files.text(path) or ""
         for mention in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):
             assigned = _ASSIGNED.match(text, mention.end())
+            before = text[mention.start() - 1 : mention.start()]
+            after = text[mention.end() : mention.end() + 1]
             if assigned is not None:
                 values.add(assigned.group(1))
-            elif text[mention.start() - 1 : mention.start()] != ".":
-                return frozenset()  # named some other way (`"--name"`, `getattr(c, "name")`)
+            elif before == "-" or (after in _QUOTES and (before in _QUOTES or before == ".")):
+                return frozenset()  # a flag or a key (`"--name"`, `setattr(c, "name", v)`)
     return frozenset(values)
 
 

@@ -205,6 +205,7 @@ class Project:
         self._searching: set[tuple[str, tuple[str, str]]] = set()
         self._known_distributed: dict[str, bool] = {}
         self._callers_known: dict[str, list[str]] = {}
+        self._networks_known: dict[str, frozenset[str]] = {}
         self._calls_into_known: dict[tuple[str, str], bool] = {}
         self._call_ends: dict[str, dict[str, list[str]]] = {}
         self._import_indexes: dict[str, dict[str, frozenset[str]]] = {}
@@ -891,11 +892,25 @@ class Project:
 
     def _share_model(self, path: str, other: str) -> bool:
         """Both modules import a project module that defines a network (`class
-        Net(nn.Module)`): a loader in a sibling folder (`tools/infer.py` beside
+        Net(nn.Module)`), directly or within a few imports (`engine.build_network` importing
+        `model/network.py`): a loader in a sibling folder (`tools/infer.py` beside
         `scripts/train.py`) that builds the model the trainer trains, not an unrelated
         example of a collection."""
-        shared = self.summaries.scanned_imports(path) & self.summaries.scanned_imports(other)
-        return any(self.summaries.matches(m, _DEFINES_NETWORK) for m in shared)
+        mine = self._networks(path)
+        return bool(mine) and not mine.isdisjoint(self._networks(other))
+
+    def _networks(self, path: str, depth: int = 3) -> frozenset[str]:
+        """The project modules defining a network that `path` imports within `depth`
+        imports (`ModuleIndex.scanned_imports`, from the texts)."""
+        if path not in self._networks_known:
+            seen, layer = {path}, {path}
+            for _ in range(depth):
+                layer = {m for p in layer for m in self.summaries.scanned_imports(p)} - seen
+                seen |= layer
+            self._networks_known[path] = frozenset(
+                m for m in seen - {path} if self.summaries.matches(m, _DEFINES_NETWORK)
+            )
+        return self._networks_known[path]
 
     # -- the whole tree under the root ------------------------------------------------
 

@@ -15,6 +15,8 @@ class LoopbackAddressMultiNode(Rule):
     code = "DDP062"
     name = "loopback-address-multi-node"
     severity = Severity.ERROR
+    # opt-in: first contact, fresh103 to fresh147 (bench/realworld/first_contact.py): 2 / 1 / 0
+    default = False
     summary = "MASTER_ADDR pinned to localhost while the world size counts several machines"
     explanation = """
 ## What it does

@@ -1,0 +1,1 @@
+from engine.builders import build_network
