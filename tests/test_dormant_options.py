@@ -222,6 +222,7 @@ def test_a_setting_every_config_leaves_off_makes_its_branch_unproven(tmp_path: P
         {"configs/ms1m.py": "from .base import config\n\nconfig.fixed_seed = seed_from_env()\n"},
         {"tools.py": 'def turn_on(cfg):\n    cfg.merge_from_list(["fixed_seed", True])\n'},
         {"tools.py": 'def turn_on(cfg):\n    cfg.merge_from_list(["config.fixed_seed", True])\n'},
+        {"tools.py": "def one_gpu(cfg):\n    if cfg.gpus == 1:\n        cfg.fixed_seed = False\n"},
     ],
     ids=[
         "a config turns it on",
@@ -231,6 +232,7 @@ def test_a_setting_every_config_leaves_off_makes_its_branch_unproven(tmp_path: P
         "a value",
         "a key",
         "a dotted key",
+        "set by code",
     ],
 )
 def test_a_setting_given_any_other_value_or_named_elsewhere_keeps_the_finding(

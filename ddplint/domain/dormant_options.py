@@ -105,8 +105,9 @@ def _wanted_value(term: cst.BaseExpression, holds: bool) -> tuple[cst.Attribute,
 def _setting_values(files: ProjectFiles, name: str) -> frozenset[str]:
     """The values (their source text: `False`, `'origin'`) the project's Python and
     settings files give the setting `name`, when no mention of it sets it another way (a
-    flag `--name`, a key `"name"` or `"model.name"` handed to code that sets it) and no
-    command of the project names it; empty otherwise (the module docstring). Reads and
+    flag `--name`, a key `"name"` or `"model.name"` handed to code that sets it, an
+    assignment inside a block of Python code rather than a config module's top level)
+    and no command of the project names it; empty otherwise (the module docstring). Reads and
     words in prose (`print("name done")`, a comment) set nothing."""
     if any(_names(files.text(p) or "", name) for p in files.command_paths):
         return frozenset()
@@ -118,11 +119,20 @@ def _setting_values(files: ProjectFiles, name: str) -> frozenset[str]:
             assigned = _ASSIGNED.match(text, mention.end())
             before = text[mention.start() - 1 : mention.start()]
             after = text[mention.end() : mention.end() + 1]
+            if assigned is not None and path.endswith(".py") and _indented(text, mention.start()):
+                return frozenset()  # set by code in a block (`if one_gpu: cfg.name = False`)
             if assigned is not None:
                 values.add(assigned.group(1))
             elif before == "-" or (after in _QUOTES and (before in _QUOTES or before == ".")):
                 return frozenset()  # a flag or a key (`"--name"`, `setattr(c, "name", v)`)
     return frozenset(values)
+
+
+def _indented(text: str, at: int) -> bool:
+    """The line holding `at` starts with whitespace: inside a block of code, not a
+    config module's top-level default."""
+    start = text.rfind("\n", 0, at) + 1
+    return text[start : start + 1] in (" ", "\t")
 
 
 def _names(text: str, name: str) -> bool:
