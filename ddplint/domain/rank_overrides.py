@@ -18,6 +18,7 @@ from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.gates import Gate
 from ddplint.domain.one_rank_calls import rank_only_method_call
+from ddplint.engine import argument
 from ddplint.engine.model import Binding, storage_key
 
 
@@ -124,10 +125,33 @@ def overridden_names(
                 and not _received_from_other_side(ctx, binding, gate)
                 and not _relayed(ctx, binding)
                 and not _reads_received(ctx, binding)
+                and not _mirrored(ctx, binding, node.value)
             ):
                 found.append(Override(node.value, gate))
                 break
     return found
+
+
+def _mirrored(ctx: FileContext, binding: Binding, name: str) -> bool:
+    """`hyperparams = run.config` where `run = wandb.init(..., config=hyperparams)`: the
+    logger's copy of the same settings (a sweep could change it, which needs a sweep
+    the code does not start), so the rank rebinding it changes nothing."""
+    value = binding.value
+    if not (isinstance(value, cst.Attribute) and value.attr.value == "config"):
+        return False
+    if not isinstance(value.value, cst.Name):
+        return False
+    runs = ctx.resolver.reaching(value.value.value, binding.statement)
+    if not runs:
+        return False
+    for run in runs:
+        made = run.value
+        if not (isinstance(made, cst.Call) and ctx.call_name(made) == "wandb.init"):
+            return False
+        given = argument(made, None, "config")
+        if not (isinstance(given, cst.Name) and given.value == name):
+            return False
+    return True
 
 
 def _in_distributed_runs(ctx: FileContext, reaching: list[Binding]) -> list[Binding]:

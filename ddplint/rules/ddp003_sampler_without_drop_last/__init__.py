@@ -30,8 +30,12 @@ def _drops_last_batch(sampler: SamplerUse) -> bool:
 
 
 def _pads(call: cst.Call) -> bool:
-    """The sampler keeps `drop_last=False` (absent or literally False): it pads."""
+    """The sampler keeps `drop_last=False` (absent or literally False): it pads. Not known
+    where `*args` or `**params` may carry it (`DistributedSampler(val, **params)` with
+    `params = dict(..., drop_last=True)`)."""
     value = argument(call, SAMPLER_DROP_LAST, "drop_last")
+    if value is None and any(arg.star for arg in call.args):
+        return False
     return value is None or is_false(value)
 
 
