@@ -28,6 +28,7 @@ from ddplint.domain.launch_commands import options_passed
 from ddplint.domain.option_defaults import declared_flags, option_declaration
 from ddplint.engine.resolve import argument
 from ddplint.project_files import ProjectFiles, project_files, project_root
+from ddplint.source import holds_word
 
 # Ways a script sets options other than from the command line.
 _OTHER_SETTERS = re.compile(
@@ -81,7 +82,7 @@ def _setting_left_off(
         return False
     if literal is None:
         return values <= _OFF
-    strings = {v[1:-1] for v in values if len(v) > 1 and v[0] in "'\"" and v[-1] == v[0]}
+    strings = {v[1:-1] for v in values if len(v) > 1 and v[0] in _QUOTES and v[-1] == v[0]}
     return len(strings) == len(values) and literal not in strings
 
 
@@ -109,9 +110,9 @@ def _setting_values(files: ProjectFiles, name: str) -> frozenset[str]:
     assignment inside a block of Python code rather than a config module's top level)
     and no command of the project names it; empty otherwise (the module docstring). Reads and
     words in prose (`print("name done")`, a comment) set nothing."""
-    if any(_names(files.text(p) or "", name) for p in files.command_paths):
+    if any(holds_word(files.text(p) or "", name) for p in files.command_paths):
         return frozenset()
-    settings = [p for p in files.settings_paths if _names(files.text(p) or "", name)]
+    settings = [p for p in files.settings_paths if holds_word(files.text(p) or "", name)]
     values = set()
     for path in [*files.naming(name), *settings]:
         text = files.text(path) or ""
@@ -133,10 +134,6 @@ def _indented(text: str, at: int) -> bool:
     config module's top-level default."""
     start = text.rfind("\n", 0, at) + 1
     return text[start : start + 1] in (" ", "\t")
-
-
-def _names(text: str, name: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
 
 def _sets_options_otherwise(ctx: FileContext) -> bool:

@@ -95,14 +95,15 @@ _MAIN_PROCESS = (
 _COLLECTIVE_TEXT = AllOf(
     NamesTorchDistributed(), Words(*(name.rpartition(".")[2] for name in SYNC_COLLECTIVES))
 )
+_STARTS_TEXT = re.compile(_STARTS)
 _FACT_TEXT: dict[str, TextTest] = {
     "collective": _COLLECTIVE_TEXT,
     "certain_collective": _COLLECTIVE_TEXT,
     "combining": _COLLECTIVE_TEXT,
     "saves": re.compile("save"),
     "unguarded": re.compile("save"),
-    "starts": re.compile(_STARTS),
-    "joins": re.compile(_STARTS),
+    "starts": _STARTS_TEXT,
+    "joins": _STARTS_TEXT,
     "downloads": re.compile(r"download|from_pretrained|load_dataset|\bhub\b"),
     "local_rank_env": re.compile("LOCAL_RANK"),
     "process_group": AnyOf(
@@ -204,6 +205,7 @@ class Project:
         self._call_graph: dict[tuple[tuple[str, str], str], list[Site] | None] = {}
         self._searching: set[tuple[str, tuple[str, str]]] = set()
         self._known_distributed: dict[str, bool] = {}
+        self._known_joining: dict[str, bool] = {}
         self._callers_known: dict[str, list[str]] = {}
         self._networks_known: dict[str, frozenset[str]] = {}
         self._calls_into_known: dict[tuple[str, str], bool] = {}
@@ -964,16 +966,10 @@ class Project:
         job or wraps a model in DDP (`ModuleSummary.joins_job`) or calls project code
         that starts one (`utils.init_distributed_mode(args)`, a `Job()` whose
         construction does)."""
-        todo, seen = [os.path.abspath(path)], set()
-        while todo:
-            current = todo.pop()
-            if current in seen or current not in self.summaries:
-                continue
-            seen.add(current)
-            if self._starts_job(current):
-                return True
-            todo.extend(self._callers(current))
-        return False
+        path = os.path.abspath(path)
+        return path in self.summaries and self._caller_chain(
+            path, self._starts_job, self._known_joining
+        )
 
     def _starts_job(self, path: str) -> bool:
         summary = self.summaries[path]
@@ -1146,11 +1142,16 @@ class Project:
 
     def _distributed(self, path: str) -> bool:
         """`runs_distributed_at` of a member: whether a module using the process group
-        (`_uses_process_group`) is `path` or calls into it, through any chain of callers
-        (`_callers`). One search, depth first as the callers are listed: each module is
-        asked once, so a cycle of calls is decided once; when none is found, none of the
-        modules searched can reach one, and each is known not to be distributed."""
-        known = self._known_distributed
+        (`_uses_process_group`) is `path` or calls into it (`_caller_chain`)."""
+        return self._caller_chain(path, self._uses_process_group, self._known_distributed)
+
+    def _caller_chain(
+        self, path: str, holds: Callable[[str], bool], known: dict[str, bool]
+    ) -> bool:
+        """Whether a module of which `holds` is `path` or calls into it, through any chain
+        of callers (`_callers`). One search, depth first as the callers are listed: each
+        module is asked once, so a cycle of calls is decided once; when none is found,
+        none of the modules searched can reach one, and `known` says so for each."""
         if path in known:
             return known[path]
         seen = {path}
@@ -1159,13 +1160,13 @@ class Project:
         while True:
             if current is not None:
                 found = known.get(current)
-                if found is None and self._uses_process_group(current):
+                if found is None and holds(current):
                     found = True
                 if found:  # every module on the way calls into this one
                     known.update(dict.fromkeys([m for m, _ in stack], True))
                     known[current] = True
                     return True
-                if found is None:  # known False: no module calling into it is distributed
+                if found is None:  # known False: no module calling into it holds
                     stack.append((current, iter(self._callers(current))))
             if not stack:
                 break
