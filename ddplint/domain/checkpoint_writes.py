@@ -426,7 +426,8 @@ def _composed(
             return None
         texts += value_texts
         params.update(_params_in(ctx, value, call, positions))
-        shown = ctx.code(value).strip()
+        if inner.shown == param[0]:  # the path is the parameter (not `options.out_dir`)
+            shown = ctx.code(value).strip()
     saved = argument_for(call, inner.saved_param) if inner.saved_param is not None else None
     return HelperWrite(
         verb=inner.verb,

@@ -15,18 +15,46 @@ def steps_ddp_model(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -
     """Whether the step `region` (a loop or a function) that ends in `backward` is proven
     to run a DDP-wrapped model: one is called before the backward (`model(x)`) or handed
     to a call there (`loss = compute_loss(model, batch)`), or inside the backward's own
-    receiver (`model(x).sum().backward()`). A step whose model is built
+    receiver (`model(x).sum().backward()`), on every path that reaches the backward
+    (`_on_every_path`). A step whose model is built
     without DDP (a batch-size probe on a temporary model) or comes from out of sight has
     no gradient all-reduce in sight."""
-    for call in ctx.calls_within(region):
-        if call is backward or not (
-            ctx.before(call, backward) or ctx.is_inside(call, backward.func)
-        ):
+    forwards = [
+        call
+        for call in ctx.calls_within(region)
+        if call is not backward
+        and (ctx.before(call, backward) or ctx.is_inside(call, backward.func))
+        and any(
+            facts_of(ctx).is_ddp_model(expr, call)
+            for expr in (call.func, *(arg.value for arg in call.args))
+        )
+    ]
+    return any(_on_every_path(ctx, call, backward, forwards) for call in forwards)
+
+
+def _on_every_path(
+    ctx: FileContext, call: cst.Call, backward: cst.Call, forwards: list[cst.Call]
+) -> bool:
+    """The DDP forward `call` runs wherever `backward` does: each branch it sits in and
+    the backward does not is a mode check (`if args.distributed:`) or an `if` whose other
+    branch runs a DDP forward of `forwards` too (`if amp: out = model(x) else: out =
+    model(x)`). `if use_adapter: out = ddp_adapter(h) else: out = bare(x)` steps the DDP
+    model on one path only: the other backward has no all-reduce in it."""
+    flow = ctx.flow
+    shared = {(id(c.gate), c.holds) for c in flow.conditions(backward)}
+    ranks = domain_of(ctx).ranks
+    for condition in flow.conditions(call):
+        if condition.early_exit or (id(condition.gate), condition.holds) in shared:
             continue
-        candidates = [call.func, *(arg.value for arg in call.args)]
-        if any(facts_of(ctx).is_ddp_model(expr, call) for expr in candidates):
-            return True
-    return False
+        if ranks.is_mode_check(condition.test):
+            continue
+        gate = condition.gate
+        other = None
+        if type(gate) is cst.If:
+            other = gate.body if not condition.holds else gate.orelse
+        if other is None or not any(ctx.is_inside(f, other) for f in forwards if f is not call):
+            return False
+    return True
 
 
 def trains_ddp_model(ctx: FileContext, call: cst.Call) -> bool:

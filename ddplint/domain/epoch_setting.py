@@ -144,6 +144,34 @@ def epoch_never_set(path: str) -> bool:
     return _never_set(project_root(os.path.abspath(path)))
 
 
+def builder_named_with_loop(
+    path: str, closure: Callable[[str], set[str]], names: list[str], loop: str
+) -> bool:
+    """Whether a project file other than `path` (and no package's `__init__.py`, which
+    only re-exports) names one of `names` (the function building a sampler, the class
+    whose method does) as a word and runs in one program with `loop`, the file of an
+    epoch loop: it is that file, imports it or is imported by it (transitively,
+    `closure`), or a script imports both. False where only unrelated programs name the
+    builder (an evaluation script), or nothing outside its own file does (a method that
+    another class's code calls on `self`, whichever subclass it is)."""
+    path = os.path.abspath(path)
+    files = project_files(project_root(path))
+    words = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
+    users = [
+        other
+        for other in files.paths
+        if other != path
+        and os.path.basename(other) != "__init__.py"
+        and words.search(files.text(other) or "") is not None
+    ]
+    for user in users:
+        if user == loop or loop in closure(user) or user in closure(loop):
+            return True
+    return any(
+        not {user, loop} - {script, *closure(script)} for script in files.scripts for user in users
+    )
+
+
 def _reaches(closure: set[str], path: str) -> bool:
     """`closure` (a file and what it imports) holds `path`, or another module of the
     package holding it (`data/__init__.py` picking `data/bsd.py` by a computed name; not

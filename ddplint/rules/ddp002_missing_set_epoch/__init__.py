@@ -12,10 +12,10 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain.arguments_in_sight import true_at_every_call
 from ddplint.domain.ddp_facts import is_false
-from ddplint.domain.epoch_setting import epoch_loop_near, epoch_never_set
+from ddplint.domain.epoch_setting import builder_named_with_loop, epoch_loop_near, epoch_never_set
 from ddplint.domain.loops import named_for
 from ddplint.domain.object_reads import never_trained_on
-from ddplint.domain.project_view import project_of
+from ddplint.domain.project_view import ProjectView, project_of
 from ddplint.domain.random_draws import draws_an_order
 from ddplint.domain.runners import one_process
 from ddplint.domain.samplers import (
@@ -32,6 +32,7 @@ from ddplint.domain.samplers import (
 from ddplint.engine.model import all_params
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
+from ddplint.project_files import project_root
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp002_missing_set_epoch.epoch_loops import (
     EpochLoop,
@@ -601,6 +602,15 @@ def main(train_set, model, epochs):
             if loop is None:
                 continue  # no second epoch in sight
             where, line = loop
+            unread = _builder_unnamed(
+                ctx, project, frame, os.path.join(project_root(ctx.path), where)
+            )
+            loop_text = f"the loop at `{where}:{line}`"
+            if unread is not None:
+                loop_text = (
+                    f"if the loop at `{where}:{line}` reads them: no file of its program "
+                    f"names `{unread}`"
+                )
             how = "shuffles" if shuffle else "may shuffle (its `shuffle` is out of sight)"
             drawn = isinstance(frame, cst.FunctionDef) and draws_an_order(ctx, frame)
             unless = (
@@ -613,10 +623,10 @@ def main(train_set, model, epochs):
                 sampler.site,
                 f"This DistributedSampler {how}, and no code of this project calls "
                 "`set_epoch` on a sampler (nor hands its loaders to a framework that "
-                "does): its epoch stays 0, so every pass over its loaders (the loop at "
-                f"`{where}:{line}`) reads the same sample order on every rank{unless}; "
+                "does): its epoch stays 0, so every pass over its loaders "
+                f"({loop_text}) reads the same sample order on every rank{unless}; "
                 "call `sampler.set_epoch(epoch)` at the start of each epoch",
-                unproven=shuffle is None or bool(drawn),
+                unproven=shuffle is None or bool(drawn) or unread is not None,
             )
 
     @staticmethod
@@ -843,6 +853,21 @@ def _asks_for_evaluation(call: cst.Call) -> bool:
         if words & {"train", "training", "shuffle"}:
             return True
     return False
+
+
+def _builder_unnamed(
+    ctx: FileContext, project: ProjectView, frame: cst.CSTNode, loop: str
+) -> str | None:
+    """What the program of the epoch loop in the file `loop` would name if it read the
+    loaders of a sampler built in `frame`, when it names it nowhere (None: it may read
+    them): the function building the sampler, or for a method its class (a base class
+    calling `self.setup_train_loader()` names every subclass's method alike). A sampler
+    built at module level, or in the loop's own file, may be read."""
+    if not isinstance(frame, cst.FunctionDef) or os.path.abspath(ctx.path) == loop:
+        return None
+    cls = ctx.model.enclosing_class(frame)
+    name = cls.name.value if cls is not None else frame.name.value
+    return None if builder_named_with_loop(ctx.path, project.text_closure, [name], loop) else name
 
 
 def _consumer_may_set_epoch(

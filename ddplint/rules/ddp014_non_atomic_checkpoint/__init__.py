@@ -88,7 +88,8 @@ A file name that changes per save is reported too when the script resumes from t
 file of that name by itself
 (`sorted(glob("epoch_*.pt"))[-1]` handed to a load): the file a crash truncates is the one
 the next start loads. A file the listing's pattern does not match (`model_{step}.pth`
-beside a resume from `ckpt_*.pth` in the same folder) is not.
+beside a resume from `ckpt_*.pth` in the same folder) is not, and a listing in code that
+may never run (a private `_load_state` method nothing calls) makes the finding unproven.
 
 Left alone: a save to a temporary path moved into place afterwards (`os.replace`,
 `os.rename`, `shutil.move`, `Path.replace`, a shell `mv` of the same path through
@@ -361,8 +362,8 @@ def _judged(
     backed_up = resumed is not None and (call_backed_up or backed_up_write(ctx, write))
     resumed = None if backed_up else resumed
     backup = (
-        " (the same state is also saved to a file of its own name per save, which a restart "
-        "can fall back on)"
+        " (the same state also goes to a file of its own name, at every save or at some of "
+        "them, which a restart can fall back on)"
     )
     if not repeated:
         what = (
@@ -511,6 +512,7 @@ def _newest(
         "): a crash or preemption mid-write leaves a truncated newest file that the next "
         f"start loads; {how} to a temporary file, then `os.replace()` it onto the final path",
         unproven=_copies(verb),
+        rests_on=(listing,),  # a resume in a method nothing calls: maybe no resume at all
     )
 
 

@@ -10,11 +10,11 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.ddp_steps import steps_ddp_model
 from ddplint.domain.no_sync import controls_sync
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp024_accumulation_without_no_sync.accumulation import (
     accumulation_loop,
-    forwards_ddp,
     in_model_context,
 )
 
@@ -219,7 +219,11 @@ def train(net, loader, optimizer, scheduler, local_rank):
             if any(a.keyword is None for a in backward.args):
                 continue  # `x.backward(grad)`, `accelerator.backward(x)`: not followed
             loop = accumulation_loop(ctx, backward)
-            if loop is None or not forwards_ddp(ctx, loop) or in_model_context(ctx, backward, loop):
+            if (
+                loop is None
+                or not steps_ddp_model(ctx, loop, backward)
+                or in_model_context(ctx, backward, loop)
+            ):
                 continue
             scope = ctx.scope(loop)
             if scope not in checked_scopes:

@@ -1,6 +1,6 @@
 """Gradient accumulation under DDP: loops that run `backward()` several times per
-optimizer step, whether they run a DDP model's forward, and whether the backward runs in
-a context manager given the DDP model (which may turn synchronisation off itself)."""
+optimizer step, and whether the backward runs in a context manager given the DDP model
+(which may turn synchronisation off itself)."""
 
 from __future__ import annotations
 
@@ -113,23 +113,4 @@ def _counter_guarded(ctx: FileContext, step: cst.Call, loop: cst.CSTNode) -> boo
                     and _has_modulo(ctx, binding.value)
                 ):
                     return True
-    return False
-
-
-def forwards_ddp(ctx: FileContext, loop: cst.CSTNode) -> bool:
-    """The loop calls a DDP model, or passes one to a helper (`compute_loss(model, x)`)."""
-    for call in ctx.calls_within(loop):
-        func = call.func
-        if isinstance(func, (cst.Name, cst.Attribute)) and ctx.qualname(func) is None:
-            if isinstance(func, cst.Name) and func.value in ctx.functions:
-                continue
-            if facts_of(ctx).is_ddp_model(func, call):
-                return True
-        # `loss = compute_loss(model, batch)`: a helper running the DDP forward
-        if any(
-            isinstance(a.value, (cst.Name, cst.Attribute))
-            and facts_of(ctx).is_ddp_model(a.value, call)
-            for a in call.args
-        ):
-            return True
     return False

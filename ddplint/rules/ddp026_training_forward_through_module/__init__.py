@@ -20,6 +20,7 @@ from ddplint.rules.ddp026_training_forward_through_module.bare_modules import (
     bare_apart_from_backward,
     bare_module_sources,
     scope_calls_wrapper,
+    scope_hands_wrapper_on,
 )
 
 
@@ -39,11 +40,14 @@ bound to another name: `ddp_model = DDP(model, ...)`, then `model(x)`)
 whose result flows into `.backward()`; also a method of the inner module that computes
 with it (`model.module.compute_loss(x, y)`, `model.module.backbone(x)`; not nn.Module's
 own `parameters()`, `state_dict()`, ...), when the function never calls the wrapper
-itself. Evaluation through `.module` (under `no_grad()`, or never reaching `backward()`) is left
-alone, and so is a model frozen whole (`encoder.requires_grad_(False)`, or `requires_grad
-= False` over all its parameters): a fixed feature extractor has no gradient for DDP to
-all-reduce, and a file that all-reduces the gradients by hand (`dist.all_reduce(p.grad)`):
-the bare forward may be its design. So is a forward whose result reaches the backward only
+itself, nor hands it to a call whose result reaches the backward (`loss = train_fn(model,
+x, lc=model.module.lipschitz())` with `train_fn` picked by name: the wrapper's forward
+may run there, and the method only adds a term to the loss). Evaluation through
+`.module` (under `no_grad()`, or never reaching `backward()`) is left alone, and so is
+a model frozen whole (`encoder.requires_grad_(False)`, or `requires_grad = False` over
+all its parameters): a fixed feature extractor has no gradient for DDP to all-reduce,
+and a file that all-reduces the gradients by hand (`dist.all_reduce(p.grad)`): the bare
+forward may be its design. So is a forward whose result reaches the backward only
 through a detached value: an adversarial attack through `model.module` that returns
 `adversarial.detach()` for the wrapper's training forward computes no gradient of the
 weights. So is a bypass of a wrapper whose model no optimizer steps: where every optimizer
@@ -224,7 +228,7 @@ def train(net, loader, optimizer, local_rank):
             method = isinstance(func, cst.Attribute) and func.attr.value != "forward"
             if target is not func and method:
                 inputs = _method_inputs(ctx, call)
-                if inputs == "wrapper":
+                if inputs == "wrapper" or scope_hands_wrapper_on(ctx, call, target):
                     continue  # `model.module.loss(model(x), y)`: the wrapper's forward ran
                 yield Finding(
                     call,

@@ -1,10 +1,11 @@
 """The module inside a DDP wrapper: expressions that hold it (`ddp.module`, a piece of it
 `ddp.module[0]`, `getattr(ddp, "module")`, `unwrap_model(ddp)`, names and parameters
-bound to one), and functions that call the wrapper itself besides, and bare modules
-bound only on passes that run no backward."""
+bound to one), functions that call the wrapper itself besides (or hand it to a call
+that may), and bare modules bound only on passes that run no backward."""
 
 from __future__ import annotations
 
+import builtins
 import re
 
 import libcst as cst
@@ -16,6 +17,7 @@ from ddplint.domain.receivers import exclusive_passes
 from ddplint.names import dotted
 
 _UNWRAP_FUNCTION = re.compile(r"unwrap|de_?parallel|without_ddp|bare_model")
+_BUILTINS = frozenset(dir(builtins))  # `isinstance(model, DDP)`, `hasattr(model, "module")`
 
 
 def bare_module_sources(
@@ -144,6 +146,39 @@ def scope_calls_wrapper(ctx: FileContext, call: cst.Call, target: cst.BaseExpres
             and facts.is_ddp_model(func, other)
         ):
             return True
+    return False
+
+
+def scope_hands_wrapper_on(ctx: FileContext, call: cst.Call, target: cst.BaseExpression) -> bool:
+    """The function holding `call` hands the DDP wrapper whose module `target` holds to
+    another call that is no library's and whose result reaches a backward
+    (`loss = train_fn(model, x, lc=model.module.lipschitz())`, `train_fn` picked from a
+    module by name): the wrapper's forward may run there, in the same step, and a method
+    of the module then only adds a term to its loss. Not a call that only builds the
+    optimizer or saves the model, nor a builtin (`raw = model.module if isinstance(model,
+    DDP) else model`)."""
+    scope = ctx.scope(call)
+    if scope is ctx.module:
+        return False
+    facts = facts_of(ctx)
+    backward = domain_of(ctx).backward
+    wrappers = _wrappers_of(ctx, target, call)
+    for other in ctx.calls_within(scope):
+        func = other.func
+        if other is call or not isinstance(func, (cst.Name, cst.Attribute)):
+            continue
+        if ctx.qualname(func) is not None or not backward.reaches(other):
+            continue
+        if isinstance(func, cst.Name) and func.value in _BUILTINS:
+            continue
+        for arg in other.args:
+            value = arg.value
+            if (
+                isinstance(value, (cst.Name, cst.Attribute))
+                and (not wrappers or dotted(value) in wrappers)
+                and facts.is_ddp_model(value, other)
+            ):
+                return True
     return False
 
 

@@ -41,8 +41,10 @@ marked unproven: whether several processes share a node is not in the code.
 Left alone: a value per process (`str(local_rank)`, `os.environ["SLURM_LOCALID"]`), a
 value from the command line or the environment (`args.gpus`), a list of devices
 (`"0,1,2,3"`), a setting under a rank test or in a branch or script that runs as one
-process, and jobs started by `mp.spawn(nprocs=torch.cuda.device_count())` (after the pin
-that is one process) or by `mp.spawn(nprocs=1)` (also with no `nprocs`: its default).
+process, a pick only in code that never runs (a spawned worker whose one starter nothing
+calls: the script's entry calls another function, the spawning call is commented out),
+and jobs started by `mp.spawn(nprocs=torch.cuda.device_count())` (after the pin that is
+one process) or by `mp.spawn(nprocs=1)` (also with no `nprocs`: its default).
 
 ## Why is this bad?
 The CUDA driver reads `CUDA_VISIBLE_DEVICES` when a process first touches CUDA and shows
@@ -173,11 +175,11 @@ def main():
                 continue
             if _after_cuda_use(ctx, pin.node):
                 continue  # the driver has read the variable already: no effect
-            pick = next((p for p in picks if _takes_effect_before(ctx, pin.node, p)), None)
+            after = tuple(p for p in picks if _takes_effect_before(ctx, pin.node, p))
             if spawns_visible:
                 continue  # after the pin, `device_count()` processes is one process
-            if pick is not None:
-                yield Finding(pin.node, _proven(ctx, pin, pick))
+            if after:  # the harm needs one of them to run (a worker nothing starts: none)
+                yield Finding(pin.node, _proven(ctx, pin, after[0]), rests_on=after)
             elif _USES_CUDA.search(ctx.source):
                 yield Finding(pin.node, _possible(pin), unproven=True)
 
