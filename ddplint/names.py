@@ -31,8 +31,10 @@ _CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
 )
 
 
-# Packages a star import of a project module is taken to bring in under their own name.
-_STAR_ROOTS = frozenset({"torch"})
+# Packages a star import of a project module is taken to bring in under their own name
+# (`from utils import *` where utils imports os: `os.environ["LOCAL_RANK"]` is the
+# environment's, not an unknown object's).
+_STAR_ROOTS = frozenset({"torch", "os"})
 
 
 @functools.lru_cache(maxsize=4096)
