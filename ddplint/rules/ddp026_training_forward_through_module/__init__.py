@@ -38,11 +38,13 @@ including a helper's parameter that every caller in the file passes the bare mod
 and the very name a wrapper of the same function was made around when the wrapper is
 bound to another name: `ddp_model = DDP(model, ...)`, then `model(x)`)
 whose result flows into `.backward()`; also a method of the inner module that computes
-with it (`model.module.compute_loss(x, y)`, `model.module.backbone(x)`; not nn.Module's
-own `parameters()`, `state_dict()`, ...), when the function never calls the wrapper
-itself, nor hands it to a call whose result reaches the backward (`loss = train_fn(model,
-x, lc=model.module.lipschitz())` with `train_fn` picked by name: the wrapper's forward
-may run there, and the method only adds a term to the loss). Evaluation through
+with it (`model.module.compute_loss(x, y)`, `model.module.backbone(x)`, or a submodule
+deeper down such as `model.module.encoder.embed(x)`, reported once per function and only
+where no earlier call there is; not nn.Module's own `parameters()`, `state_dict()`, ...),
+when the function never calls the wrapper itself, nor hands it to a call whose result
+reaches the backward (`loss = train_fn(model, x, lc=model.module.lipschitz())` with
+`train_fn` picked by name: the wrapper's forward may run there, and the method only adds
+a term to the loss). Evaluation through
 `.module` (under `no_grad()`, or never reaching `backward()`) is left alone, and so is
 a model frozen whole (`encoder.requires_grad_(False)`, or `requires_grad = False` over
 all its parameters): a fixed feature extractor has no gradient for DDP to all-reduce,
@@ -188,12 +190,16 @@ def train(net, loader, optimizer, local_rank):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if not facts_of(ctx).ddp_wraps or reduces_gradients_here(ctx):
             return  # gradients all-reduced by hand: a bare forward may be the design
+        bypassed: set[tuple[int, str]] = set()  # (function, module inside a wrapper) reported
         for call in ctx.calls:
             func = call.func
+            submodule = None
             if isinstance(func, cst.Attribute) and _through_module(func):
                 target = func.value  # `model.module.forward(x)`, `model.module.compute_loss(x)`
             elif isinstance(func, cst.Attribute) and _bare_method(func) and _steps(ctx, call):
                 target = func.value  # `model_without_ddp.encode(x)`: the name decides below
+            elif isinstance(func, cst.Attribute) and (submodule := _submodule_call(func)):
+                target = submodule  # `model.module.encoder.embed(x)`: a submodule of the module
             elif isinstance(func, (cst.Name, cst.Attribute)):
                 target = func
             else:
@@ -230,9 +236,14 @@ def train(net, loader, optimizer, local_rank):
                 inputs = _method_inputs(ctx, call)
                 if inputs == "wrapper" or scope_hands_wrapper_on(ctx, call, target):
                     continue  # `model.module.loss(model(x), y)`: the wrapper's forward ran
+                key = (id(ctx.scope(call)), ctx.code(target))
+                if submodule is not None and key in bypassed:
+                    continue  # a chain of submodules (`get_dense_pe()` too): once per step
+                bypassed.add(key)
                 yield Finding(
                     call,
-                    f"training loss computed by `{ctx.code(func)}(...)`, a method of the module "
+                    f"training loss computed by `{ctx.code(func)}(...)`, "
+                    f"{'part' if submodule is not None else 'a method'} of the module "
                     "inside the DDP wrapper: the wrapper's forward never runs, so DDP does not "
                     "prepare its gradient all-reduce and backward() leaves each replica's "
                     "gradients local (the replicas drift apart); call it through the wrapper's "
@@ -248,6 +259,7 @@ def train(net, loader, optimizer, local_rank):
                     applicability=Applicability.UNSAFE,
                 )
             wrapper = _wrapper_name(ctx, sources)
+            bypassed.add((id(ctx.scope(call)), ctx.code(target)))
             if direct:
                 what = "the module inside the DDP wrapper"
             elif wrapper is not None:
@@ -423,6 +435,20 @@ def _model_roots(
             return None
         roots |= found
     return roots
+
+
+def _submodule_call(func: cst.Attribute) -> cst.Attribute | None:
+    """`x.module` of a call of a submodule of the module inside a wrapper, or of a method
+    of one (`x.module.encoder.embed(t)`, `x.module.heads.cls.forward(h)`), where no name
+    on the way is one of nn.Module's own methods (`x.module.encoder.parameters()`)."""
+    node = func.value
+    while isinstance(node, cst.Attribute):
+        if node.attr.value in _MODULE_API:
+            return None
+        if isinstance(node.value, cst.Attribute) and node.value.attr.value == "module":
+            return node.value if func.attr.value not in _MODULE_API else None
+        node = node.value
+    return None
 
 
 def _through_module(func: cst.Attribute) -> bool:

@@ -62,12 +62,11 @@ def _wrapped_under_another_name(
     if not here:
         return ()
     found = []
-    for wrap in facts_of(ctx).ddp_wraps:
+    for wrap in ctx.memo(_wraps_by_scope).get(id(scope), ()):
         wrapped = argument(wrap, 0, "module")
         assign = ctx.parent(wrap)
         if (
-            ctx.scope(wrap) is scope
-            and ctx.before(wrap, at)
+            ctx.before(wrap, at)
             and isinstance(wrapped, cst.Name)
             and wrapped.value == name.value
             and isinstance(assign, cst.Assign)
@@ -79,6 +78,14 @@ def _wrapped_under_another_name(
         ):
             found.append(wrap)
     return tuple(found)
+
+
+def _wraps_by_scope(ctx: FileContext) -> dict[int, list[cst.Call]]:
+    """The file's DDP constructions by the identity of their function (or module)."""
+    found: dict[int, list[cst.Call]] = {}
+    for wrap in facts_of(ctx).ddp_wraps:
+        found.setdefault(id(ctx.scope(wrap)), []).append(wrap)
+    return found
 
 
 def _binding_statements(ctx: FileContext, name: str, at: cst.CSTNode) -> set[int]:
