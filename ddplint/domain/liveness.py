@@ -327,17 +327,11 @@ class Livenesses:
         in between runs when called, by then under the later binding."""
         body = self.model.module.body
         name = func.name.value
-        if func not in body:
+        places = self._module_defs.get(name, [])
+        start = next((i + 1 for i in places if body[i] is func), None)
+        if start is None:  # not a module-level function
             return False
-        start = body.index(func) + 1
-        later = next(
-            (
-                i
-                for i, statement in enumerate(body[start:], start)
-                if isinstance(statement, cst.FunctionDef) and statement.name.value == name
-            ),
-            None,
-        )
+        later = next((i for i in places if i >= start), None)
         if later is None:
             return False
         between = [s for s in body[start:later] if not isinstance(s, cst.FunctionDef)]
@@ -347,6 +341,16 @@ class Livenesses:
             for mention in self._mentions_of(name)
             for statement in between
         )
+
+    @cached_property
+    def _module_defs(self) -> dict[str, list[int]]:
+        """Where the module body defines each function name (indices, in order): asked for
+        every function, so a large file is scanned once."""
+        found: dict[str, list[int]] = {}
+        for i, statement in enumerate(self.model.module.body):
+            if isinstance(statement, cst.FunctionDef):
+                found.setdefault(statement.name.value, []).append(i)
+        return found
 
     def _attribute_name(self, name: cst.Name) -> bool:
         """`name` is the attribute of an attribute access (`torch.nn.DataParallel`)."""

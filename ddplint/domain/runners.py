@@ -185,7 +185,7 @@ def _joins_job(ctx: FileContext, func: cst.FunctionDef) -> bool:
     a rank gate: whatever calls it, every rank of the job must run it."""
     facts = facts_of(ctx)
     gates = domain_of(ctx).gates
-    wraps = {id(w) for w in facts.ddp_wraps}
+    wraps = ctx.memo(_wrap_ids)
     return any(
         (id(call) in wraps or ctx.call_name(call) in _JOINS or facts.is_collective_call(call))
         and ctx.enclosing_function(call) is func
@@ -317,6 +317,11 @@ def is_entry(ctx: FileContext, func: cst.FunctionDef) -> bool:
     return func.name.value in _ENTRY_POINTS or passed_around(ctx, func)
 
 
+def _wrap_ids(ctx: FileContext) -> frozenset[int]:
+    """The identities of the file's DDP constructions (`_joins_job`, asked per function)."""
+    return frozenset(id(w) for w in facts_of(ctx).ddp_wraps)
+
+
 def passed_around(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """`func` is handed on by name somewhere in the file (`mp.spawn(worker, ...)`,
     `callback=self.save`): it runs where the receiver calls it."""
@@ -325,8 +330,17 @@ def passed_around(ctx: FileContext, func: cst.FunctionDef) -> bool:
 
 def handed_on(ctx: FileContext, name: str) -> bool:
     """Something the file names `name` (a function, a class) is referred to without being
-    called: handed on (`mp.spawn(worker, ...)`, `registry = {"net": Net}`)."""
-    return any(_passes_around(ctx, n) for n in ctx.memo(_names_by_value).get(name, ()))
+    called: handed on (`mp.spawn(worker, ...)`, `registry = {"net": Net}`). Once per
+    file and name: a helper called all over a large file has as many mentions."""
+    known = ctx.memo(_handed_on_names)
+    if name not in known:
+        mentions = ctx.memo(_names_by_value).get(name, ())
+        known[name] = any(_passes_around(ctx, n) for n in mentions)
+    return known[name]
+
+
+def _handed_on_names(ctx: FileContext) -> dict[str, bool]:
+    return {}
 
 
 def _names_by_value(ctx: FileContext) -> dict[str, list[cst.Name]]:
