@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -35,6 +34,8 @@ class FixOutcome:
         return self.source.encode(self.fixed)
 
     def diff(self) -> str:
+        import difflib  # only `--diff` asks: kept out of every check's start-up
+
         return "".join(
             difflib.unified_diff(
                 split_lines(self.original, keepends=True),
