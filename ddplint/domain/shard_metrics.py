@@ -154,6 +154,7 @@ def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
             and isinstance(statement.operator, cst.AddAssign)
             and isinstance(statement.target, cst.Name)
             and ctx.scope(statement) is frame
+            and not _clock_reading(ctx, statement.value, statement)
         ]
         meters = _meters(ctx, node, frame)
         collected = _collected(ctx, node, frame)
@@ -357,6 +358,24 @@ def _results_root(expr: cst.Attribute) -> cst.Name | None:
     return node if isinstance(node, cst.Name) else None
 
 
+def _clock_reading(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`expr` is computed from a reading of the clock (`time.time() - tic`, a name bound to
+    `time.perf_counter() - start`): a timing of this process's own work, which is right
+    per rank, not a count of the evaluation set."""
+    for value in ctx.resolver.sources(expr, at, depth=3):
+        for node in ctx.walk(value.expr):
+            if type(node) is cst.Call and ctx.call_name(node) in _CLOCKS:
+                return True
+    return False
+
+
+_CLOCKS = frozenset(
+    f"time.{name}{suffix}"
+    for name in ("time", "perf_counter", "monotonic", "process_time")
+    for suffix in ("", "_ns")
+)
+
+
 def _measured(ctx: FileContext, name: cst.Name) -> bool:
     """`len(preds)`: how many results this rank holds, not a metric of them."""
     arg = ctx.parent(name)
@@ -381,6 +400,8 @@ def _meters(ctx: FileContext, loop: cst.For, frame: Scope) -> list[str]:
         ):
             continue
         name = func.value.value
+        if call.args and _clock_reading(ctx, call.args[0].value, call):
+            continue  # `batch_time.update(time.time() - end)`: this process's own timing
         bindings = ctx.resolver.reaching(name, loop)
         if bindings and all(_local_meter(ctx, b.statement, loop) for b in bindings):
             found.append(name)

@@ -56,8 +56,9 @@ tuple or dict read by its key: `val_metrics["loss"]`); a caller
 that combines it (or what a test of it decides) silences it, and so does a value bound
 only by a call
 that runs where the job is not distributed (`if args.local_rank == -1: results =
-evaluate(...)`): one process reads the whole evaluation set. A count divided by the
-whole dataset's size is DDP028's.
+evaluate(...)`): one process reads the whole evaluation set. A sum of clock readings
+(`time_meter += time.time() - tic`, a meter updated with one) times this process's own
+work and is left alone. A count divided by the whole dataset's size is DDP028's.
 
 ## Why is this bad?
 A `DistributedSampler` gives each rank its own 1/N of the evaluation set. A loss or
