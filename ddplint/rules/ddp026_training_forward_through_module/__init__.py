@@ -296,7 +296,8 @@ def _wrapper_name(ctx: FileContext, sources: tuple[cst.CSTNode, ...]) -> str | N
 
 
 # nn.Module methods that run no forward computation of the model (parameters, state,
-# modes, moves): a call of one through `.module` is no bypass of the wrapper's forward.
+# modes, moves), and the accessors models define beside them (`model.device()` to place
+# a batch, `dtype`): a call of one through `.module` is no bypass of the wrapper's forward.
 _MODULE_API = frozenset(
     {
         "parameters",
@@ -329,6 +330,9 @@ _MODULE_API = frozenset(
         "register_forward_hook",
         "register_forward_pre_hook",
         "register_full_backward_hook",
+        "device",
+        "get_device",
+        "dtype",
     }
 )
 
