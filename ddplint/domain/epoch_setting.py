@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from ddplint.domain.test_modules import is_test_file
 from ddplint.project_files import ProjectFiles, project_files, project_root
+from ddplint.source import holds_word
 
 # A call of `set_epoch`, or an assignment to an `epoch` attribute of something named for
 # a sampler (`train_sampler.epoch = epoch`, `loader.sampler.epoch = n`).
@@ -145,31 +146,34 @@ def epoch_never_set(path: str) -> bool:
 
 
 def builder_named_with_loop(
-    path: str, closure: Callable[[str], set[str]], names: list[str], loop: str
+    path: str, closure: Callable[[str], set[str]], name: str, loop: str
 ) -> bool:
     """Whether a project file other than `path` (and no package's `__init__.py`, which
-    only re-exports) names one of `names` (the function building a sampler, the class
-    whose method does) as a word and runs in one program with `loop`, the file of an
-    epoch loop: it is that file, imports it or is imported by it (transitively,
-    `closure`), or a script imports both. False where only unrelated programs name the
-    builder (an evaluation script), or nothing outside its own file does (a method that
-    another class's code calls on `self`, whichever subclass it is)."""
+    only re-exports) names `name` (the function building a sampler, the class whose
+    method does) as a word and runs in one program with `loop`, the file of an epoch
+    loop: it is that file, imports it or is imported by it (transitively, `closure`), or
+    a script imports both. False where only unrelated programs name the builder (an
+    evaluation script), or nothing outside its own file does (a method that another
+    class's code calls on `self`, whichever subclass it is)."""
     path = os.path.abspath(path)
     files = project_files(project_root(path))
-    words = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
-    users = [
+    users = {
         other
         for other in files.paths
         if other != path
         and os.path.basename(other) != "__init__.py"
-        and words.search(files.text(other) or "") is not None
-    ]
-    for user in users:
-        if user == loop or loop in closure(user) or user in closure(loop):
+        and holds_word(files.text(other) or "", name)
+    }
+    if not users:
+        return False
+    from_loop = {loop, *closure(loop)}
+    if users & from_loop or any(loop in closure(user) for user in users):
+        return True
+    for script in files.scripts:
+        program = {script, *closure(script)}
+        if loop in program and users & program:
             return True
-    return any(
-        not {user, loop} - {script, *closure(script)} for script in files.scripts for user in users
-    )
+    return False
 
 
 def _reaches(closure: set[str], path: str) -> bool:

@@ -30,7 +30,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
-from ddplint.domain.apis import PROCESS_STARTERS, SPAWN_FUNCTIONS, STARTERS
+from ddplint.domain.apis import DDP_CLASSES, PROCESS_STARTERS, SPAWN_FUNCTIONS, STARTERS
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.processes import runs_in_one_process
 from ddplint.domain.project_view import project_of
@@ -185,9 +185,12 @@ def _joins_job(ctx: FileContext, func: cst.FunctionDef) -> bool:
     a rank gate: whatever calls it, every rank of the job must run it."""
     facts = facts_of(ctx)
     gates = domain_of(ctx).gates
-    wraps = ctx.memo(_wrap_ids)
     return any(
-        (id(call) in wraps or ctx.call_name(call) in _JOINS or facts.is_collective_call(call))
+        (
+            ctx.call_name(call) in _JOINS
+            or ctx.call_name(call) in DDP_CLASSES  # `facts.ddp_wraps`: the DDP constructions
+            or facts.is_collective_call(call)
+        )
         and ctx.enclosing_function(call) is func
         and gates.gate(call) is None
         for call in ctx.calls_within(func)
@@ -315,11 +318,6 @@ def is_entry(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """`func` runs though nothing in the file calls it: an entry point by its name
     (`main`), or one passed around by name (`mp.spawn(main_worker, ...)`)."""
     return func.name.value in _ENTRY_POINTS or passed_around(ctx, func)
-
-
-def _wrap_ids(ctx: FileContext) -> frozenset[int]:
-    """The identities of the file's DDP constructions (`_joins_job`, asked per function)."""
-    return frozenset(id(w) for w in facts_of(ctx).ddp_wraps)
 
 
 def passed_around(ctx: FileContext, func: cst.FunctionDef) -> bool:

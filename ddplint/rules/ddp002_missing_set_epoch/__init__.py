@@ -867,7 +867,7 @@ def _builder_unnamed(
         return None
     cls = ctx.model.enclosing_class(frame)
     name = cls.name.value if cls is not None else frame.name.value
-    return None if builder_named_with_loop(ctx.path, project.text_closure, [name], loop) else name
+    return None if builder_named_with_loop(ctx.path, project.text_closure, name, loop) else name
 
 
 def _consumer_may_set_epoch(

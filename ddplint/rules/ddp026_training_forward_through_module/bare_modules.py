@@ -12,7 +12,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
-from ddplint.domain.ddp_facts import argument, facts_of, last_name, string_value
+from ddplint.domain.ddp_facts import DDPFacts, argument, facts_of, last_name, string_value
 from ddplint.domain.receivers import exclusive_passes
 from ddplint.names import dotted
 
@@ -146,11 +146,9 @@ def scope_calls_wrapper(ctx: FileContext, call: cst.Call, target: cst.BaseExpres
         func = other.func
         if (
             other is not call
-            and isinstance(func, (cst.Name, cst.Attribute))
             and ctx.qualname(func) is None
             and not (isinstance(func, cst.Name) and func.value in ctx.functions)
-            and (not wrappers or dotted(func) in wrappers)
-            and facts.is_ddp_model(func, other)
+            and _is_the_wrapper(facts, wrappers, func, other)
         ):
             return True
     return False
@@ -178,15 +176,20 @@ def scope_hands_wrapper_on(ctx: FileContext, call: cst.Call, target: cst.BaseExp
             continue
         if isinstance(func, cst.Name) and func.value in _BUILTINS:
             continue
-        for arg in other.args:
-            value = arg.value
-            if (
-                isinstance(value, (cst.Name, cst.Attribute))
-                and (not wrappers or dotted(value) in wrappers)
-                and facts.is_ddp_model(value, other)
-            ):
-                return True
+        if any(_is_the_wrapper(facts, wrappers, arg.value, other) for arg in other.args):
+            return True
     return False
+
+
+def _is_the_wrapper(
+    facts: DDPFacts, wrappers: set[str], expr: cst.BaseExpression, at: cst.CSTNode
+) -> bool:
+    """`expr` names a DDP model at `at`: one of `wrappers` (any, where they have no name)."""
+    return (
+        isinstance(expr, (cst.Name, cst.Attribute))
+        and (not wrappers or dotted(expr) in wrappers)
+        and facts.is_ddp_model(expr, at)
+    )
 
 
 def _wrappers_of(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> set[str]:
