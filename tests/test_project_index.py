@@ -553,3 +553,86 @@ def test_the_local_rank_search_stops_at_the_nearest_module_naming_it(
     else:
         assert findings == [("train.py", "DDP040", 13)]
         assert {"blocks.py", "ops.py"} <= set(scanned)
+
+
+FLAG_GATED = """\
+import torch.distributed as dist
+
+import flags
+
+
+def main():
+    dist.init_process_group("nccl")
+    if flags.enabled():
+        dist.barrier()
+"""
+# A switch read from the environment: no rank, no main process, no spawned worker.
+SWITCH = """\
+import os
+
+
+def enabled():
+    return os.environ.get("FAST_PATH") == "1"
+"""
+MAIN_TEST = """\
+import torch.distributed as dist
+
+
+def enabled():
+    return dist.get_rank() == 0
+"""
+
+
+def test_a_helper_that_cannot_test_the_rank_is_not_parsed(tmp_path, monkeypatch):
+    """Whether `flags.enabled()` is a rank test is the helper's own fact: a module whose
+    text names no rank, main process or spawned worker cannot return one."""
+    parsed, findings = _run({"train.py": FLAG_GATED, "flags.py": SWITCH}, tmp_path, monkeypatch)
+    assert findings == []
+    assert parsed == ["train.py"]
+
+
+def test_a_helper_returning_a_rank_test_is_parsed(tmp_path, monkeypatch):
+    parsed, findings = _run({"train.py": FLAG_GATED, "flags.py": MAIN_TEST}, tmp_path, monkeypatch)
+    assert findings == [("train.py", "DDP010", 9)]
+    assert "flags.py" in parsed
+
+
+SAVING_THROUGH_A_METHOD = """\
+import torch.distributed as dist
+
+import tasks
+
+
+def main():
+    dist.init_process_group("nccl")
+    task = tasks.Task()
+    for epoch in range(3):
+        if dist.get_rank() == 0:
+            task.finish({"epoch": epoch}, "last.pt")
+"""
+# The class's module imports one that saves, but its own text calls no `torch.save`.
+TASKS = """\
+import ckpt
+
+
+class Task:
+    def finish(self, state, path):
+        print("done", path, state)
+
+    def keep(self, state, path):
+        ckpt.write(state, path)
+"""
+CKPT = """\
+import torch
+
+
+def write(state, path):
+    torch.save(state, path)
+"""
+
+
+def test_the_class_of_a_method_that_cannot_save_is_not_parsed(tmp_path, monkeypatch):
+    files = {"train.py": SAVING_THROUGH_A_METHOD, "tasks.py": TASKS, "ckpt.py": CKPT}
+    parsed, findings = _run(files, tmp_path, monkeypatch, codes=frozenset({"DDP014"}))
+    assert findings == []
+    assert parsed == ["train.py"]

@@ -258,6 +258,12 @@ class ModuleIndex(Mapping[str, S], Generic[S]):
         """The text of `path` matches `text`, or may bind `name` by an import."""
         return self.matches(path, text) or name in self._bindings(path)
 
+    def may_hold(self, path: str, text: TextTest, cls: str) -> bool:
+        """A method of the class `cls` that the module at `path` names may hold what `text`
+        finds: the module's text matches it, or the module may bind `cls` by an import or
+        define a function `cls` (whose objects may be of a class of another module)."""
+        return self.holds(path, text, cls) or cls in self._defined(path, "def")
+
     def matches(self, path: str, text: TextTest) -> bool:
         """The text of the module at `path` matches `text`: searched once per module and
         test (a test is asked of the same module by every look-up passing it)."""

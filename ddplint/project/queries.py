@@ -121,6 +121,14 @@ _FACT_TEXT: dict[str, TextTest] = {
 # `set_epoch_params` contains.
 _MAY_RETURN_LOADER = re.compile("DistributedSampler")
 _MAY_SET_EPOCH = re.compile("set_epoch")
+# Text every module holding `FunctionSummary.returns_rank_test` contains (`Ranks.side`, of
+# the module alone): a rank function, name or environment variable (`get_rank`, `RANK`,
+# `SLURM_PROCID`, `gpu_id`), a main-process name (`MAIN_PROCESS_NAME`, where `main` alone
+# is one), or `mp.spawn`, which hands a worker of the module its index (`index_parameter`).
+_MAY_TEST_RANK = re.compile(
+    r"(?i:rank)|main|master|primary|chief|global_zero|local_zero|gpu_id|PROCID|LOCALID|NODEID"
+    r"|spawn|start_processes"
+)
 
 
 def _calling(*qualified: str) -> TextTest:
@@ -202,6 +210,7 @@ class Project:
             self._heads,
         )
         self._derived: dict[str, dict[tuple[str, str], bool]] = {}
+        self._absolute: dict[str, str] = {}  # `os.path.abspath` of each checked file's path
         self._call_graph: dict[tuple[tuple[str, str], str], list[Site] | None] = {}
         self._searching: set[tuple[str, tuple[str, str]]] = set()
         self._known_distributed: dict[str, bool] = {}
@@ -318,6 +327,8 @@ class Project:
         the module defining the class, through re-exports."""
         module, _, cls = owner.rpartition(".")
         path = self.finder.module_path(importer, module) if module else None
+        if own is not None and path is not None and not self.summaries.may_hold(path, own, cls):
+            return NOWHERE
         summary = self.summaries.get(path) if path is not None else None
         if path is None or summary is None or not cls:
             return None
@@ -364,12 +375,17 @@ class Project:
         return self._resolve_call(ctx, call)
 
     def function_called(
-        self, ctx: FileContext, call: cst.Call, text: TextTest | None = None
+        self,
+        ctx: FileContext,
+        call: cst.Call,
+        text: TextTest | None = None,
+        own: TextTest | None = None,
     ) -> FunctionSummary | None:
         """The summary of the function of another project module that `call` calls. With
         `text`, the text every module that has the fact asked contains: None, without a
-        parse, when the call leads to modules that cannot have it (`_lookup`)."""
-        found = self._lookup_elsewhere(ctx, ctx.call_name(call), text, text)
+        parse, when the call leads to modules that cannot have it (`_lookup`); with `own`
+        instead, for a fact of the defining module alone, the text that module contains."""
+        found = self._lookup_elsewhere(ctx, ctx.call_name(call), text, own or text)
         if found is None or found == NOWHERE:
             return None
         return self.summaries[found[0]].function(found[1])
@@ -390,9 +406,11 @@ class Project:
         if qualified is None or "." not in qualified.lstrip("."):
             return None
         found = self._lookup(ctx.path, qualified, text=text, own=own)
-        if found is None or found[0] == os.path.abspath(ctx.path):
+        if found is None:
             return None
-        return found
+        if ctx.path not in self._absolute:
+            self._absolute[ctx.path] = os.path.abspath(ctx.path)
+        return None if found[0] == self._absolute[ctx.path] else found
 
     def _callees(self, path: str, function: FunctionSummary, text: TextTest) -> Iterator[Site]:
         """Each site, with project functions as `path::name`; not those in modules that
@@ -855,7 +873,7 @@ class Project:
     def returned_rank_test(self, ctx: FileContext, call: cst.Call) -> Side | None:
         """The side of the rank test that the function of another project module `call`
         calls returns (`distributed.is_subgroup_main_process()`), if any (`Ranks`)."""
-        function = self.function_called(ctx, call)
+        function = self.function_called(ctx, call, own=_MAY_TEST_RANK)
         return Side(function.returns_rank_test) if function and function.returns_rank_test else None
 
     def returned_rank(self, ctx: FileContext, call: cst.Call) -> RankKind | None:

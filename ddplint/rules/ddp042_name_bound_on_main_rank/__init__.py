@@ -10,6 +10,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.command_line import same_on_every_rank
+from ddplint.domain.gates import Gate
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.domain.ranks import Side
 from ddplint.domain.runners import every_rank
@@ -184,6 +185,8 @@ def main():
         model = resolver.model
         others = bound_otherwise(ctx)
         evidence = None
+        # Each binding's gate, asked once: most variables are read more often than bound.
+        gate_of: dict[int, tuple[cst.CSTNode, Gate | None]] = {}
         for read in reads_of_names(ctx):
             reaching = resolver.reaching(read.value, read)
             frame, owner = model.frame(read), model.owner(read)
@@ -191,7 +194,10 @@ def main():
                 continue
             if {(frame, read.value), (frame, "*")} & others:
                 continue
-            binding_gates = [gates.gate(b.statement) for b in reaching]
+            for b in reaching:
+                if id(b.statement) not in gate_of:
+                    gate_of[id(b.statement)] = (b.statement, gates.gate(b.statement))
+            binding_gates = [gate_of[id(b.statement)][1] for b in reaching]
             if any(
                 g is None or g.side is not Side.MAIN or gates.opens_to_every_rank(g)
                 for g in binding_gates
