@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
@@ -206,10 +206,30 @@ class DDPFacts:
     @cached_property
     def helper_wraps(self) -> list[cst.Call]:
         """Calls of helpers (of this file or the project) that return a model they wrapped
-        in DDP (`model = smart_DDP(model)`)."""
+        in DDP (`model = smart_DDP(model)`), whole or as an element of a tuple this file
+        unpacks (`model, optimizer = setup_model(cfg)`)."""
         return [
-            c for c in self.ctx.calls if self._is_ddp_call(c) and not self._is_direct_ddp_call(c)
+            c
+            for c in self.ctx.calls
+            if (self._is_ddp_call(c) and not self._is_direct_ddp_call(c)) or self._unpacks_ddp(c)
         ]
+
+    def _unpacks_ddp(self, call: cst.Call) -> bool:
+        """`model, optimizer = setup_model(cfg)`, where the function of another project
+        module returns a DDP model at a position the assignment unpacks to a name."""
+        parent = self.ctx.parent(call)
+        if type(parent) is not cst.Assign or len(parent.targets) != 1:
+            return False
+        target = parent.targets[0].target
+        project = project_of(self.ctx)
+        if type(target) not in (cst.Tuple, cst.List) or project is None:
+            return False
+        for position, element in enumerate(cast("cst.Tuple", target).elements):
+            if isinstance(element, cst.StarredElement):
+                return False
+            if project.helper_returns_ddp(self.ctx, call, position):
+                return True
+        return False
 
     @cached_property
     def wrapping_functions(self) -> frozenset[str]:
@@ -235,7 +255,26 @@ class DDPFacts:
         if self._holds(expr, at, self._is_ddp_call):
             return True
         values = self.ctx.resolver.values(expr, expr if at is None else at)
-        return any(v.leaf and self._handed_ddp_elsewhere(v) for v in values)
+        return any(
+            v.leaf and (self._handed_ddp_elsewhere(v) or self._unpacked_ddp_elsewhere(v))
+            for v in values
+        )
+
+    def _unpacked_ddp_elsewhere(self, value: Value) -> bool:
+        """`value` is a name unpacked from a call of a function of another project module
+        (`model, optimizer, scheduler = setup_model(cfg)`) whose returned tuple gives a DDP
+        model at that position."""
+        expr = value.expr
+        project = project_of(self.ctx)
+        if type(expr) is not cst.Name or project is None:
+            return False
+        return any(
+            b.kind == "assign"
+            and b.index is not None
+            and type(b.value) is cst.Call
+            and project.helper_returns_ddp(self.ctx, b.value, b.index)
+            for b in self.ctx.resolver.reaching(expr.value, value.at)
+        )
 
     def _handed_ddp_elsewhere(self, value: Value) -> bool:
         """`value` is a parameter of a function that no call of this file passes anything

@@ -747,14 +747,20 @@ class Project:
             for saved_format in summary.checkpoint_formats
         )
 
-    def helper_returns_ddp(self, ctx: FileContext, call: cst.Call) -> bool:
+    def helper_returns_ddp(
+        self, ctx: FileContext, call: cst.Call, position: int | None = None
+    ) -> bool:
         """A project helper that wraps a model in DDP and returns it (`smart_DDP(model)`),
-        or a project class that subclasses DDP (`DDPWrapper(model, device_ids=[r])`)."""
+        or a project class that subclasses DDP (`DDPWrapper(model, device_ids=[r])`). With
+        `position`, a helper returning a tuple whose element there is a DDP model (`model,
+        optimizer = setup(cfg)`)."""
         found = self._lookup_elsewhere(ctx, ctx.call_name(call), _MAY_RETURN_DDP, _MAY_RETURN_DDP)
         if found is None or found == NOWHERE:
             return False
         summary = self.summaries[found[0]]
         function = summary.function(found[1])
+        if position is not None:
+            return function is not None and position in function.ddp_elements
         return found[1] in summary.ddp_subclasses or (function is not None and function.returns_ddp)
 
     def holds_world_size(self, ctx: FileContext, expr: cst.BaseExpression) -> bool:

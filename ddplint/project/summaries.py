@@ -121,6 +121,8 @@ class FunctionSummary:
     sites: tuple[Site, ...] = ()
     set_epoch_params: tuple[int, ...] = ()
     returns_ddp: bool = False
+    # the positions of a returned tuple that give a DDP model (`return model, optimizer`)
+    ddp_elements: tuple[int, ...] = ()
     returned_loader: tuple[int, ...] = ()  # where it returns a loader that needs set_epoch
     # the parameters that loader's sampler is built under only (`samplers.loader_switches`)
     loader_switches: tuple[LoaderSwitch, ...] = ()
@@ -395,6 +397,22 @@ def _returns_ddp(ctx: FileContext, func: cst.FunctionDef) -> bool:
     )
 
 
+def _ddp_elements(ctx: FileContext, func: cst.FunctionDef) -> set[int]:
+    """The positions at which a `return` of `func` itself gives a tuple element holding a
+    DDP model (`return model, optimizer, scheduler`), before any starred element."""
+    facts = facts_of(ctx)
+    found: set[int] = set()
+    for node in ctx.model.returns.get(func, ()):
+        if type(node.value) is not cst.Tuple:
+            continue
+        for position, element in enumerate(node.value.elements):
+            if isinstance(element, cst.StarredElement):
+                break
+            if facts.is_ddp_model(element.value, node):
+                found.add(position)
+    return found
+
+
 def _returns_made_by(ctx: FileContext, func: cst.FunctionDef) -> set[str]:
     """`FunctionSummary.returns_made_by` of one definition."""
     found = set()
@@ -498,6 +516,7 @@ class _FunctionFacts:
             self.method_summary(defs),
             set_epoch_params=tuple(sorted({p for f in defs for p in set_epoch_parameters(ctx, f)})),
             returns_ddp=any(_returns_ddp(ctx, f) for f in defs),
+            ddp_elements=tuple(sorted({i for f in defs for i in _ddp_elements(ctx, f)})),
             returned_loader=_positions(self.loaders.get(name, ())),
             loader_switches=self.switches.get(name, ()),
             one_rank_group=any(_starts_one_rank_group(ctx, f) for f in defs),

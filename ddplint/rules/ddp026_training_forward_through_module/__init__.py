@@ -44,7 +44,9 @@ where no earlier call there is; not nn.Module's own `parameters()`, `state_dict(
 when the function never calls the wrapper itself, nor hands it to a call whose result
 reaches the backward (`loss = train_fn(model, x, lc=model.module.lipschitz())` with
 `train_fn` picked by name: the wrapper's forward may run there, and the method only adds
-a term to the loss). Evaluation through
+a term to the loss). The wrapper may be made in the file or handed back by a project
+helper, whole (`model = smart_ddp(net)`) or inside a tuple (`model, optimizer =
+setup_model(cfg)`). Evaluation through
 `.module` (under `no_grad()`, or never reaching `backward()`) is left alone, and so is
 a model frozen whole (`encoder.requires_grad_(False)`, or `requires_grad = False` over
 all its parameters): a fixed feature extractor has no gradient for DDP to all-reduce,
@@ -188,7 +190,8 @@ def train(net, loader, optimizer, local_rank):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not facts_of(ctx).ddp_wraps or reduces_gradients_here(ctx):
+        facts = facts_of(ctx)
+        if not (facts.ddp_wraps or facts.helper_wraps) or reduces_gradients_here(ctx):
             return  # gradients all-reduced by hand: a bare forward may be the design
         bypassed: set[tuple[int, str]] = set()  # (function, module inside a wrapper) reported
         for call in ctx.calls:

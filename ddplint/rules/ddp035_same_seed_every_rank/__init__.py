@@ -28,6 +28,7 @@ from ddplint.domain.runners import every_rank
 from ddplint.domain.samplers import LOADER_WORKERS, reads_evaluation_sampler
 from ddplint.domain.scripts import is_script
 from ddplint.domain.spawned_workers import in_main_block, index_parameter, spawns
+from ddplint.engine.dead_code import exclusive
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp035_same_seed_every_rank.augmentation import (
@@ -86,7 +87,9 @@ workers' seeds themselves: the two checks above judge those), a dataset that re-
 `__getitem__`, seeds under a rank test or on a one-process path, a
 `torch.manual_seed` that runs only where CUDA is absent (the `else` of `if
 torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)`: a GPU job leaves the CPU
-generator its loaders draw from unseeded), and files with no random augmentation in sight.
+generator its loaders draw from unseeded), a seed on a branch that excludes every sharded
+loader of the function (`if args.inference:` seeding a test pass, the `else:` building the
+training loaders), and files with no random augmentation in sight.
 
 A helper of another module named like a seeding function
 (`utils.fix_random_seeds(args.seed)`, `seed_everything(cfg.seed)`) is shown only under
@@ -300,6 +303,8 @@ def main(args, dataset_cls):
                     continue
                 if _in_launching_parent(ctx, site):
                     continue  # spawned workers start with a fresh generator of their own
+                if _apart_from_loaders(ctx, site, loaders):
+                    continue  # `if args.inference:` seeds, the `else:` builds the loaders
                 if id(site) not in reported:
                     reported.add(id(site))
                     message = _message(ctx, site, seed, step, agreed)
@@ -321,6 +326,16 @@ _NO_TRAINING = (
     " (unproven: nothing in this file trains: no `backward()`, optimizer or epoch loop in "
     "sight, so the draws may only feed an evaluation or an export)"
 )
+
+
+def _apart_from_loaders(ctx: FileContext, site: cst.CSTNode, loaders: tuple[cst.Call, ...]) -> bool:
+    """No run both reaches `site` and builds one of the sharded `loaders` (each in the same
+    function, under a test that excludes the site's: `dead_code.exclusive`): the seed
+    never precedes their draws."""
+    return bool(loaders) and all(
+        ctx.scope(loader) is ctx.scope(site) and exclusive(ctx.flow, ctx.resolver, site, loader)
+        for loader in loaders
+    )
 
 
 def _script_trains(ctx: FileContext) -> bool:
