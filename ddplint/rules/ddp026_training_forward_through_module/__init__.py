@@ -191,8 +191,10 @@ def train(net, loader, optimizer, local_rank):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         facts = facts_of(ctx)
-        if not (facts.ddp_wraps or facts.helper_wraps) or reduces_gradients_here(ctx):
-            return  # gradients all-reduced by hand: a bare forward may be the design
+        # Whether the file makes a wrapper or gets one from a helper, and does not all-reduce
+        # gradients by hand: asked at the first bypass found (a helper's answer may need
+        # other modules' summaries).
+        wrapped: bool | None = None
         bypassed: set[tuple[int, str]] = set()  # (function, module inside a wrapper) reported
         for call in ctx.calls:
             func = call.func
@@ -217,6 +219,11 @@ def train(net, loader, optimizer, local_rank):
             sources = bare_module_sources(ctx, target, call)
             if not sources:
                 continue
+            if wrapped is None:
+                wrapped = bool(facts.ddp_wraps or facts.helper_wraps)
+                wrapped = wrapped and not reduces_gradients_here(ctx)
+            if not wrapped:
+                return  # gradients all-reduced by hand: a bare forward may be the design
             if bare_apart_from_backward(ctx, target, call):
                 continue  # bare on the evaluation passes only
             if frozen_whole(ctx, target):
