@@ -223,7 +223,7 @@ def train(net, loader, optimizer, local_rank):
                 wrapped = bool(facts.ddp_wraps or facts.helper_wraps)
                 wrapped = wrapped and not reduces_gradients_here(ctx)
             if not wrapped:
-                return  # gradients all-reduced by hand: a bare forward may be the design
+                return  # no wrapper, or gradients all-reduced by hand: bare is the design
             if bare_apart_from_backward(ctx, target, call):
                 continue  # bare on the evaluation passes only
             if frozen_whole(ctx, target):
