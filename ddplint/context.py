@@ -21,6 +21,7 @@ from ddplint.names import dotted
 
 Scope = Frame
 T = TypeVar("T")
+K = TypeVar("K")
 _NOTHING = contextlib.nullcontext()
 
 __all__ = ["Binding", "FileContext", "Scope"]
@@ -54,6 +55,7 @@ class FileContext:
         self._nodes_of: dict[tuple[type[cst.CSTNode], ...], list[cst.CSTNode]] = {}
         self._code: dict[int, str] = {}  # by node id: the module keeps its nodes alive
         self._memo: dict[Callable[[FileContext], object], object] = {}
+        self._answers: dict[Callable[..., object], dict[object, object]] = {}
 
     # The model's tables by node (`NodeTable`), for rules that read them directly.
     @property
@@ -241,6 +243,7 @@ class FileContext:
         fresh = copy.copy(self)
         fresh.project = project
         fresh._memo = {}
+        fresh._answers = {}
         return fresh
 
     def memo(self, factory: Callable[[FileContext], T]) -> T:
@@ -251,6 +254,15 @@ class FileContext:
         except KeyError:
             value = self._memo[factory] = factory(self)
             return value
+
+    def remembered(self, question: Callable[[FileContext, K], T], key: K) -> T:
+        """`question(self, key)`, computed once for this file and `key` and kept as `memo`
+        keeps its answers: for the domain's questions asked again and again of the same
+        name or node (every mention of a helper in a large file)."""
+        answers = self._answers.setdefault(question, {})
+        if key not in answers:
+            answers[key] = question(self, key)
+        return cast(T, answers[key])
 
     def names_in(self, node: cst.CSTNode) -> Iterable[str]:
         """Dotted names read anywhere inside `node`: `cfg.optim.loss`, `cfg.optim` and

@@ -293,27 +293,21 @@ def _beside_the_start(ctx: FileContext, node: cst.CSTNode) -> bool:
         branch = condition.gate
         if not isinstance(branch, cst.If) or branch.orelse is None:
             continue
-        known = ctx.memo(_sides_alone)
-        key = (id(branch), condition.holds)
-        if key not in known:
-            known[key] = _side_alone(ctx, branch, branch.orelse, condition.holds)
-        if known[key] is not None:
-            return bool(known[key])
+        alone = ctx.remembered(_side_alone, (branch, condition.holds))
+        if alone is not None:
+            return alone
     return False
 
 
-def _sides_alone(ctx: FileContext) -> dict[tuple[int, bool], bool | None]:
-    """The per-file table of `_side_alone`, by `if` and side."""
-    return {}
-
-
-def _side_alone(
-    ctx: FileContext, branch: cst.If, orelse: cst.If | cst.Else, holds: bool
-) -> bool | None:
-    """For the side of `branch` where its test `holds` (or fails): None unless the other
+def _side_alone(ctx: FileContext, side: tuple[cst.If, bool]) -> bool | None:
+    """For the side of the `if` where its test holds (or fails): None unless the other
     side starts the job and this one neither starts nor talks to one (nor tests
     `is_initialized()`); then whether it runs in one process: nothing before the `if` in
-    its function starts a job, and nothing after it needs one on every path."""
+    its function starts a job, and nothing after it needs one on every path. Asked once
+    per `if` and side."""
+    branch, holds = side
+    orelse = branch.orelse
+    assert orelse is not None  # `_beside_the_start` asks only of an `if` with an `else`
     other = orelse if holds else branch.body
     own = branch.body if holds else orelse
     if not _starts_in(ctx, other) or _starts_in(ctx, own) or _in_job(ctx, own, branch.test):
@@ -349,17 +343,13 @@ def _in_job(ctx: FileContext, block: cst.CSTNode, test: cst.BaseExpression) -> b
 
 def _starts_in(ctx: FileContext, block: cst.CSTNode) -> bool:
     """A call in `block` starts a job (`_starts`); answered once per block."""
-    known = ctx.memo(_blocks_starting)
-    if id(block) not in known:
-        known[id(block)] = any(
-            _starts(ctx, c) for c in ctx.nodes_within(block, cst.Call) if isinstance(c, cst.Call)
-        )
-    return known[id(block)]
+    return ctx.remembered(_block_starts, block)
 
 
-def _blocks_starting(ctx: FileContext) -> dict[int, bool]:
-    """The per-file table of `_starts_in`."""
-    return {}
+def _block_starts(ctx: FileContext, block: cst.CSTNode) -> bool:
+    return any(
+        _starts(ctx, c) for c in ctx.nodes_within(block, cst.Call) if isinstance(c, cst.Call)
+    )
 
 
 def _starts(ctx: FileContext, call: cst.Call) -> bool:

@@ -330,15 +330,11 @@ def handed_on(ctx: FileContext, name: str) -> bool:
     """Something the file names `name` (a function, a class) is referred to without being
     called: handed on (`mp.spawn(worker, ...)`, `registry = {"net": Net}`). Once per
     file and name: a helper called all over a large file has as many mentions."""
-    known = ctx.memo(_handed_on_names)
-    if name not in known:
-        mentions = ctx.memo(_names_by_value).get(name, ())
-        known[name] = any(_passes_around(ctx, n) for n in mentions)
-    return known[name]
+    return ctx.remembered(_name_handed_on, name)
 
 
-def _handed_on_names(ctx: FileContext) -> dict[str, bool]:
-    return {}
+def _name_handed_on(ctx: FileContext, name: str) -> bool:
+    return any(_passes_around(ctx, n) for n in ctx.memo(_names_by_value).get(name, ()))
 
 
 def _names_by_value(ctx: FileContext) -> dict[str, list[cst.Name]]:

@@ -152,16 +152,9 @@ def _test_on_attribute(
 def _stored_only_on_self(ctx: FileContext, attribute: str) -> bool:
     """No store of `attribute` but `self.<attribute> = ...` in this file (no augmented
     one: `self.bad_steps += 1`), no `setattr` in it, and no other file of the project that
-    writes `.<attribute> =`. Asked once per file and attribute (`_answers`): each asking
-    searches the whole source."""
-    answers = ctx.memo(_answers)
-    if attribute not in answers:
-        answers[attribute] = _search_stores(ctx, attribute)
-    return answers[attribute]
-
-
-def _answers(ctx: FileContext) -> dict[str, bool]:
-    return {}
+    writes `.<attribute> =`. Asked once per file and attribute: each asking searches the
+    whole source."""
+    return ctx.remembered(_search_stores, attribute)
 
 
 def _search_stores(ctx: FileContext, attribute: str) -> bool:
