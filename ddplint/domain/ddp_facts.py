@@ -118,6 +118,8 @@ def facts_of(ctx: FileContext) -> DDPFacts:
 
 # nn.Module methods that return the module itself: `DDP(net).to(device)` is the wrapper.
 _RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "half", "bfloat16", "train", "eval"})
+# Targets a value is unpacked into by position (`Model.bind`).
+_UNPACKED = (cst.Tuple, cst.List)
 
 
 def ddp_subclasses(ctx: FileContext) -> list[str]:
@@ -216,20 +218,24 @@ class DDPFacts:
 
     def _unpacks_ddp(self, call: cst.Call) -> bool:
         """`model, optimizer = setup_model(cfg)`, where the function of another project
-        module returns a DDP model at a position the assignment unpacks to a name."""
+        module returns a DDP model at a position the assignment binds by position: the
+        positions `Binding.index` gives (`_unpacked_ddp_elsewhere`), so none where a target
+        is starred and none for a nested target."""
         parent = self.ctx.parent(call)
         if type(parent) is not cst.Assign or len(parent.targets) != 1:
             return False
         target = parent.targets[0].target
         project = project_of(self.ctx)
-        if type(target) not in (cst.Tuple, cst.List) or project is None:
+        if type(target) not in _UNPACKED or project is None:
             return False
-        for position, element in enumerate(cast("cst.Tuple", target).elements):
-            if isinstance(element, cst.StarredElement):
-                return False
-            if project.helper_returns_ddp(self.ctx, call, position):
-                return True
-        return False
+        elements = cast("cst.Tuple", target).elements
+        if any(isinstance(e, cst.StarredElement) for e in elements):
+            return False
+        return any(
+            type(element.value) not in _UNPACKED
+            and project.helper_returns_ddp(self.ctx, call, position)
+            for position, element in enumerate(elements)
+        )
 
     @cached_property
     def wrapping_functions(self) -> frozenset[str]:
