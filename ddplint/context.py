@@ -159,7 +159,7 @@ class FileContext:
     def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         """The function whose body holds `node`; None at module level."""
         scope = self.scope(node)
-        return scope if isinstance(scope, cst.FunctionDef) else None
+        return scope if type(scope) is cst.FunctionDef else None
 
     def statement(self, node: cst.CSTNode) -> cst.CSTNode:
         """The innermost simple or compound statement holding `node`."""
@@ -187,7 +187,7 @@ class FileContext:
 
     def calls_within(self, root: cst.CSTNode) -> list[cst.Call]:
         """Calls inside `root`, not entering nested function definitions."""
-        scope = root if isinstance(root, cst.FunctionDef) else self.scope(root)
+        scope = root if type(root) is cst.FunctionDef else self.scope(root)
         calls = self.model.calls_by_frame(scope)
         return self.model.within(root, calls) if calls else []
 
@@ -207,7 +207,7 @@ class FileContext:
         indents = [
             self.module.default_indent if a.indent is None else a.indent
             for a in self.ancestors(original)
-            if isinstance(a, cst.IndentedBlock)
+            if type(a) is cst.IndentedBlock
         ]
         state = CodegenState(
             default_indent=self.module.default_indent,
@@ -268,7 +268,7 @@ class FileContext:
         """Dotted names read anywhere inside `node`: `cfg.optim.loss`, `cfg.optim` and
         `cfg`, not the attribute's own name (`loss`), nor a keyword (`f(loss=x)`)."""
         for child in self.walk(node):
-            if isinstance(child, cst.Name) and self.names_no_variable(child):
+            if type(child) is cst.Name and self.names_no_variable(child):
                 continue
             if isinstance(child, (cst.Name, cst.Attribute)):
                 name = dotted(child)
@@ -279,16 +279,16 @@ class FileContext:
         """`name` is an attribute's own name (`loss` of `cfg.loss`) or an argument's
         keyword (`f(loss=x)`): it reads no variable."""
         parent = self.parent(name)
-        if isinstance(parent, cst.Attribute):
+        if type(parent) is cst.Attribute:
             return parent.attr is name
-        return isinstance(parent, cst.Arg) and parent.keyword is name
+        return type(parent) is cst.Arg and parent.keyword is name
 
     def name_bound_to(self, value: cst.BaseExpression) -> str | None:
         """The plain name a single-target `x = value` binds."""
         statement = self.parent(value)
-        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+        if type(statement) is cst.Assign and len(statement.targets) == 1:
             target = statement.targets[0].target
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 return target.value
         return None
 

@@ -38,7 +38,7 @@ def true_at_every_call(ctx: FileContext, value: cst.BaseExpression) -> bool:
     (`arguments_in_sight`), each call passing a literal `True` for it or leaving its
     literal default `True`; and no assignment in the function reaches `value` instead."""
     frame = ctx.model.frame(value)
-    if not isinstance(value, cst.Name) or not isinstance(frame, cst.FunctionDef):
+    if type(value) is not cst.Name or type(frame) is not cst.FunctionDef:
         return False
     param = next((p for p in all_params(frame.params) if p.name.value == value.value), None)
     if param is None or handed_on(ctx, frame.name.value):

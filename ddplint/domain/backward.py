@@ -76,7 +76,7 @@ class Backward:
 
     def _site(self, call: cst.Call) -> BackwardSite | None:
         func = call.func
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return None
         receiver = func.value
         qualified = self.model.imports.resolve(func)
@@ -86,8 +86,8 @@ class Backward:
         if qualified is not None or self.model.imports.resolve(receiver) is not None:
             return None
         if (
-            isinstance(receiver, cst.Call)
-            and isinstance(receiver.func, cst.Attribute)
+            type(receiver) is cst.Call
+            and type(receiver.func) is cst.Attribute
             and receiver.func.attr.value == "scale"
             and receiver.args
         ):
@@ -133,7 +133,7 @@ class Backward:
         self._trace(site.loss, site.call, MAX_DEPTH, trace)
         found = []
         for step in trace.found:
-            if isinstance(step.node, cst.Call):
+            if type(step.node) is cst.Call:
                 called = self._called_object(step.node)
                 if called is not None:
                     found.append(ModelCall(called, step.node))
@@ -217,14 +217,14 @@ class Backward:
                 if returned.value is not None:
                     self._trace(returned.value, returned, depth - 1, trace)
         if trace.dependencies:
-            if isinstance(func, cst.Attribute) and qualified is None:
+            if type(func) is cst.Attribute and qualified is None:
                 follow(func.value)
             for arg in call.args:
                 follow(arg.value)
             return
-        if isinstance(func, cst.Attribute) and qualified is None and not callees:
+        if type(func) is cst.Attribute and qualified is None and not callees:
             follow(func.value)  # `loss.mean()`, `losses.sum()`, `loss_dict.values()`
-        elif (isinstance(func, cst.Name) and func.value == "sum") or qualified in _AGGREGATES:
+        elif (type(func) is cst.Name and func.value == "sum") or qualified in _AGGREGATES:
             for arg in call.args:
                 follow(arg.value)
 

@@ -46,7 +46,7 @@ def per_call(
             name.value
             for value in ctx.resolver.sources(expr, at, depth, inside)
             for name in ctx.walk(value.expr)
-            if isinstance(name, cst.Name)
+            if type(name) is cst.Name
             and name.value in params
             and not _attribute_name(ctx, name)
             and any(
@@ -82,12 +82,10 @@ def _attribute_name(ctx: FileContext, name: cst.Name) -> bool:
     the value reads a field of (`opt.save_dir`), which a call's argument (`opt`) does not
     show; a method called on it (`key.encode()`) uses its value."""
     parent = ctx.parent(name)
-    if isinstance(parent, cst.Attribute) and parent.value is name:
+    if type(parent) is cst.Attribute and parent.value is name:
         call = ctx.parent(parent)
-        return not (isinstance(call, cst.Call) and call.func is parent)  # `key.encode()`: used
-    return isinstance(parent, cst.Attribute) or (
-        isinstance(parent, cst.Arg) and parent.keyword is name
-    )
+        return not (type(call) is cst.Call and call.func is parent)  # `key.encode()`: used
+    return type(parent) is cst.Attribute or (type(parent) is cst.Arg and parent.keyword is name)
 
 
 def _parameters(func: cst.FunctionDef) -> dict[str, cst.Param]:

@@ -26,7 +26,7 @@ def device_of_callers(ctx: FileContext, use: cst.CSTNode) -> bool:
         return False
     name = func.name.value
     named_here = any(
-        isinstance(node, cst.Name)
+        type(node) is cst.Name
         and node.value == name
         and node is not func.name
         and func not in ctx.ancestors(node)  # its own attributes: `helper._buffer`

@@ -55,7 +55,7 @@ def state_on_gpu(ctx: FileContext, saved: cst.BaseExpression, at: cst.CSTNode) -
     texts = []
     for value in ctx.resolver.values(saved, at, _DEPTH):
         texts.append(ctx.code(value.expr))
-        if isinstance(value.expr, cst.Dict):  # `{"model": weights}`: what `weights` holds
+        if type(value.expr) is cst.Dict:  # `{"model": weights}`: what `weights` holds
             texts.extend(
                 ctx.code(item.expr)
                 for e in value.expr.elements
@@ -85,9 +85,9 @@ def _moved_off_gpu(ctx: FileContext, name: str, at: cst.CSTNode) -> bool:
         for call in ctx.model.calls_by_frame(ctx.model.frame(at)):
             func = call.func
             if (
-                isinstance(func, cst.Attribute)
+                type(func) is cst.Attribute
                 and func.attr.value in ("cuda", "to")
-                and isinstance(func.value, cst.Name)
+                and type(func.value) is cst.Name
                 and func.value.value == name
                 and ctx.before(binding.statement, call)
                 and not ctx.is_inside(call, binding.statement)
@@ -101,17 +101,17 @@ def dict_keys(ctx: FileContext, saved: cst.BaseExpression, at: cst.CSTNode) -> s
     """The string keys of the dict literals the resolver finds `saved` to be."""
     keys: set[str] = set()
     for value in ctx.resolver.values(saved, at, _DEPTH):
-        if isinstance(value.expr, cst.Dict):
+        if type(value.expr) is cst.Dict:
             keys |= {
                 k
                 for e in value.expr.elements
-                if isinstance(e, cst.DictElement) and (k := literal_key(e.key)) is not None
+                if type(e) is cst.DictElement and (k := literal_key(e.key)) is not None
             }
     return keys
 
 
 def literal_key(expr: cst.BaseExpression | None) -> str | None:
-    return expr.raw_value if isinstance(expr, cst.SimpleString) else None
+    return expr.raw_value if type(expr) is cst.SimpleString else None
 
 
 def shown(ctx: FileContext, expr: cst.BaseExpression) -> str:
@@ -119,7 +119,7 @@ def shown(ctx: FileContext, expr: cst.BaseExpression) -> str:
     text = ctx.code(expr)
     if "\n" not in text and len(text) <= _SHOWN:
         return text
-    return "{...}" if isinstance(expr, cst.Dict) else "..."
+    return "{...}" if type(expr) is cst.Dict else "..."
 
 
 def saved_formats(ctx: FileContext) -> tuple[SavedFormat, ...]:
@@ -141,18 +141,18 @@ def keys_read(ctx: FileContext, load: cst.Call) -> set[str]:
     """The string keys read by subscript from the name `load`'s result is bound to, in its
     function after it (`ckpt["model"]`)."""
     statement = ctx.statement(load)
-    if not (isinstance(statement, cst.Assign) and statement.value is load):
+    if not (type(statement) is cst.Assign and statement.value is load):
         return set()
-    names = {t.target.value for t in statement.targets if isinstance(t.target, cst.Name)}
+    names = {t.target.value for t in statement.targets if type(t.target) is cst.Name}
     scope = ctx.scope(load)
     keys = set()
     for node in ctx.nodes_of(cst.Subscript):
         if (
-            isinstance(node, cst.Subscript)
-            and isinstance(node.value, cst.Name)
+            type(node) is cst.Subscript
+            and type(node.value) is cst.Name
             and node.value.value in names
             and len(node.slice) == 1
-            and isinstance(node.slice[0].slice, cst.Index)
+            and type(node.slice[0].slice) is cst.Index
             and ctx.scope(node) is scope
             and ctx.before(load, node)
         ):

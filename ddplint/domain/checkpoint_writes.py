@@ -161,7 +161,7 @@ def _fallbacks(
     filename = f"ckpt_{epoch}.pth"`), each with that `if`."""
     params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
     for param in params:
-        if not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+        if not (type(param.default) is cst.Name and param.default.value == "None"):
             continue
         name = param.name.value
         bindings = ctx.resolver.reaching(name, write.call)
@@ -176,20 +176,20 @@ def _fallbacks(
 def _fallback_if(ctx: FileContext, statement: cst.CSTNode, name: str) -> cst.If | None:
     """The `if name is None:` / `if not name:` whose body holds `statement`."""
     for ancestor in ctx.ancestors(statement):
-        if isinstance(ancestor, cst.FunctionDef):
+        if type(ancestor) is cst.FunctionDef:
             return None
-        if isinstance(ancestor, cst.If) and ctx.is_inside(statement, ancestor.body):
+        if type(ancestor) is cst.If and ctx.is_inside(statement, ancestor.body):
             test = ancestor.test
-            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
                 test = test.expression
-                return ancestor if isinstance(test, cst.Name) and test.value == name else None
+                return ancestor if type(test) is cst.Name and test.value == name else None
             if (
-                isinstance(test, cst.Comparison)
+                type(test) is cst.Comparison
                 and len(test.comparisons) == 1
-                and isinstance(test.comparisons[0].operator, cst.Is)
-                and isinstance(test.left, cst.Name)
+                and type(test.comparisons[0].operator) is cst.Is
+                and type(test.left) is cst.Name
                 and test.left.value == name
-                and isinstance(test.comparisons[0].comparator, cst.Name)
+                and type(test.comparisons[0].comparator) is cst.Name
                 and test.comparisons[0].comparator.value == "None"
             ):
                 return ancestor
@@ -362,7 +362,7 @@ def _params_in(
         node.value
         for value in ctx.resolver.sources(path, at, 3, scoped(ctx, skip, within))
         for node in ctx.walk(value.expr)
-        if isinstance(node, cst.Name) and node.value in positions
+        if type(node) is cst.Name and node.value in positions
     }
     return tuple(sorted((n, positions[n]) for n in built_from))
 
@@ -374,9 +374,7 @@ def _saved_param(
     holders = [
         node.value
         for node in (ctx.walk(saved) if saved is not None else [])
-        if isinstance(node, cst.Name)
-        and node.value in positions
-        and node.value not in ("self", "cls")
+        if type(node) is cst.Name and node.value in positions and node.value not in ("self", "cls")
     ]
     return (holders[0], positions[holders[0]]) if holders else None
 
@@ -389,7 +387,7 @@ def _requires(
         (term.value, positions[term.value], _false_default(func, term.value))
         for condition in ctx.flow.conditions(call)
         for term, value in condition.terms()
-        if value and isinstance(term, cst.Name) and term.value in positions
+        if value and type(term) is cst.Name and term.value in positions
     )
 
 
@@ -457,16 +455,16 @@ def _unless(
 def _none_test(term: cst.BaseExpression, holds: bool) -> str | None:
     """The name `term` finds None when it `holds` (`x is None` holding, `x is not None`
     failing)."""
-    if not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
+    if type(term) is not cst.Comparison or len(term.comparisons) != 1:
         return None
     target = term.comparisons[0]
-    if not (isinstance(target.comparator, cst.Name) and target.comparator.value == "None"):
+    if not (type(target.comparator) is cst.Name and target.comparator.value == "None"):
         return None
-    if not isinstance(term.left, cst.Name):
+    if type(term.left) is not cst.Name:
         return None
-    if isinstance(target.operator, cst.Is) and holds:
+    if type(target.operator) is cst.Is and holds:
         return term.left.value
-    if isinstance(target.operator, cst.IsNot) and not holds:
+    if type(target.operator) is cst.IsNot and not holds:
         return term.left.value
     return None
 
@@ -475,7 +473,7 @@ def passes_value(call: cst.Call, params: tuple[tuple[str, int], ...]) -> bool:
     """`call` passes one of `params` a value that is not the literal None."""
     for param in params:
         passed = argument_for(call, param)
-        if passed is not None and not (isinstance(passed, cst.Name) and passed.value == "None"):
+        if passed is not None and not (type(passed) is cst.Name and passed.value == "None"):
             return True
     return False
 
@@ -489,9 +487,9 @@ def _false_default(func: cst.FunctionDef, name: str) -> bool:
 
 def is_false_literal(expr: cst.BaseExpression | None) -> bool:
     """`False`, `None` or `0`."""
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return expr.value in ("False", "None")
-    return isinstance(expr, cst.Integer) and expr.value == "0"
+    return type(expr) is cst.Integer and expr.value == "0"
 
 
 def file_names(texts: list[str] | tuple[str, ...]) -> set[str]:
@@ -639,7 +637,7 @@ def _continues_training(ctx: FileContext, load: cst.Call, depth: int = 2) -> boo
     if owner is None or not any(
         loops.runs_backward(method)
         for method in ctx.nodes_within(owner, cst.FunctionDef)
-        if isinstance(method, cst.FunctionDef)
+        if type(method) is cst.FunctionDef
     ):
         return False
     # A method of a class that trains, unless every call of it in the file continues no
@@ -664,7 +662,7 @@ def _trains_after(ctx: FileContext, load: cst.Call, func: cst.FunctionDef) -> bo
             return not _reaches_backward(ctx, func)
         if isinstance(ancestor, (cst.For, cst.While)) and _reaches_backward(ctx, ancestor.body):
             return True
-        if isinstance(ancestor, cst.IndentedBlock) and isinstance(child, cst.BaseStatement):
+        if type(ancestor) is cst.IndentedBlock and isinstance(child, cst.BaseStatement):
             body = list(ancestor.body)
             later = body[body.index(child) + 1 :] if child in body else []
             for statement in later:
@@ -679,13 +677,13 @@ def _trains_after(ctx: FileContext, load: cst.Call, func: cst.FunctionDef) -> bo
 def _ends_function(statement: cst.BaseStatement) -> bool:
     """`statement` is a `return` of nothing or a `raise` of its own (not one nested in a
     branch): a `return model, optimizer` hands what was loaded on to be trained."""
-    return isinstance(statement, cst.SimpleStatementLine) and any(
-        isinstance(small, cst.Raise)
+    return type(statement) is cst.SimpleStatementLine and any(
+        type(small) is cst.Raise
         or (
-            isinstance(small, cst.Return)
+            type(small) is cst.Return
             and (
                 small.value is None
-                or (isinstance(small.value, cst.Name) and small.value.value == "None")
+                or (type(small.value) is cst.Name and small.value.value == "None")
             )
         )
         for small in statement.body
@@ -698,12 +696,12 @@ def _reaches_backward(ctx: FileContext, node: cst.CSTNode, with_gradients: bool 
     torch.no_grad():` (a shared epoch function run there for a test trains nothing)."""
     loops, backward, project = domain_of(ctx).loops, domain_of(ctx).backward, project_of(ctx)
     for call in ctx.nodes_within(node, cst.Call):
-        if not isinstance(call, cst.Call) or (with_gradients and loops.is_evaluation(call)):
+        if type(call) is not cst.Call or (with_gradients and loops.is_evaluation(call)):
             continue
         if backward.site_of(call) is not None:
             return True
         if any(
-            isinstance(f, cst.FunctionDef) and loops.runs_backward(f)
+            type(f) is cst.FunctionDef and loops.runs_backward(f)
             for f in ctx.resolver.callees(call)
         ):
             return True
@@ -866,7 +864,7 @@ def _listing(ctx: FileContext, call: cst.Call) -> bool:
     name = ctx.call_name(call) or ""
     func = call.func
     return name in _LISTINGS or (
-        isinstance(func, cst.Attribute) and func.attr.value in _LISTING_METHODS and not name
+        type(func) is cst.Attribute and func.attr.value in _LISTING_METHODS and not name
     )
 
 
@@ -906,7 +904,7 @@ def resumed_from_newest(
             continue
         for value in ctx.resolver.sources(call.args[0].value, call, 4):
             found = next((n for n in ctx.walk(value.expr) if id(n) in wanted), None)
-            if isinstance(found, cst.Call):
+            if type(found) is cst.Call:
                 return found
     return None
 
@@ -943,9 +941,9 @@ def file_name_patterns(
         expr = value.expr
         if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
             continue  # a name: its values follow
-        if isinstance(expr, cst.Call) and expr.args and last_name(expr.func) in _JOINS:
+        if type(expr) is cst.Call and expr.args and last_name(expr.func) in _JOINS:
             found = file_name_patterns(ctx, expr.args[-1].value, value.at)
-        elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+        elif type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Divide:
             found = file_name_patterns(ctx, expr.right, value.at)
         else:
             name = _file_name_pattern(expr)
@@ -961,12 +959,12 @@ _JOINS = frozenset({"join", "joinpath"})
 
 def _file_name_pattern(expr: cst.BaseExpression) -> str | None:
     """The last path component a string expression spells, format fields as `*`."""
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute:
         template = string_value(expr.func.value) if expr.func.attr.value == "format" else None
         text = None if template is None else _FIELD.sub("*", template)
-    elif isinstance(expr, cst.FormattedString):
+    elif type(expr) is cst.FormattedString:
         parts = expr.parts
-        text = "".join(p.value if isinstance(p, cst.FormattedStringText) else "*" for p in parts)
+        text = "".join(p.value if type(p) is cst.FormattedStringText else "*" for p in parts)
     else:
         text = string_value(expr)
     tail = None if text is None else text.rsplit("/", 1)[-1]

@@ -26,7 +26,7 @@ def save_path(call: cst.Call) -> cst.BaseExpression | None:
 def is_buffer(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> bool:
     """The save goes to an in-memory buffer, not a file."""
     for value, _ in path_values(ctx, path, at):
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             name = ctx.call_name(value) or dotted(value.func) or ""
             if name in _BUFFERS:
                 return True
@@ -58,9 +58,9 @@ def in_scratch_folder(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNod
     a debugging dump or scratch file, not a checkpoint anyone resumes from."""
     for value in ctx.resolver.sources(path, at, depth=2):
         for node in ctx.walk(value.expr):
-            if isinstance(node, cst.SimpleString) and _SCRATCH.match(node.raw_value):
+            if type(node) is cst.SimpleString and _SCRATCH.match(node.raw_value):
                 return True
-            if isinstance(node, cst.Call) and (ctx.call_name(node) or "").startswith("tempfile."):
+            if type(node) is cst.Call and (ctx.call_name(node) or "").startswith("tempfile."):
                 return True
     return False
 
@@ -75,7 +75,7 @@ def buffer_written(ctx: FileContext, buffer: cst.BaseExpression, call: cst.Call)
         func = other.func
         if (
             ctx.before(call, other)
-            and isinstance(func, cst.Attribute)
+            and type(func) is cst.Attribute
             and func.attr.value == "getvalue"
             and dotted(func.value) == name
             and _written(ctx, other)
@@ -87,8 +87,8 @@ def buffer_written(ctx: FileContext, buffer: cst.BaseExpression, call: cst.Call)
 def _written(ctx: FileContext, read: cst.Call) -> bool:
     """`read` is an argument of a call that writes or uploads it."""
     argument = ctx.parent(read)
-    writer = ctx.parent(argument) if isinstance(argument, cst.Arg) else None
-    if not isinstance(writer, cst.Call):
+    writer = ctx.parent(argument) if type(argument) is cst.Arg else None
+    if type(writer) is not cst.Call:
         return False
     return bool(_WRITERS.search(last_name(writer.func) or ""))
 
@@ -96,23 +96,23 @@ def _written(ctx: FileContext, read: cst.Call) -> bool:
 def file_name_varies(ctx: FileContext, path: cst.BaseExpression) -> bool:
     """The last component of the path is computed (`f"{out}/ckpt_{tag}.pt"`,
     `os.path.join(out, name)`): ddplint may not know whether it changes between saves."""
-    if isinstance(path, cst.FormattedString):
+    if type(path) is cst.FormattedString:
         tail: list[cst.BaseFormattedStringContent] = []
         for part in path.parts:
-            if isinstance(part, cst.FormattedStringText) and "/" in part.value:
+            if type(part) is cst.FormattedStringText and "/" in part.value:
                 tail = []
             else:
                 tail.append(part)
-        return any(isinstance(p, cst.FormattedStringExpression) for p in tail)
-    if isinstance(path, cst.BinaryOperation):
-        if isinstance(path.operator, cst.Modulo):
+        return any(type(p) is cst.FormattedStringExpression for p in tail)
+    if type(path) is cst.BinaryOperation:
+        if type(path.operator) is cst.Modulo:
             return True
         return file_name_varies(ctx, path.right) or not isinstance(
             path.right, (cst.SimpleString, cst.FormattedString, cst.BinaryOperation)
         )
-    if isinstance(path, cst.Call):
+    if type(path) is cst.Call:
         func = path.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "format":
+        if type(func) is cst.Attribute and func.attr.value == "format":
             return bool(path.args)
         if path.args and (ctx.call_name(path) or dotted(func) or "").endswith(("join", "Path")):
             last = path.args[-1].value
@@ -129,7 +129,7 @@ _PREFIX_TESTS = frozenset(
 
 def _names_module_prefix(expr: cst.BaseExpression) -> bool:
     """A literal `"module."`, `"module"` or `"module.encoder."`."""
-    if not isinstance(expr, cst.SimpleString):
+    if type(expr) is not cst.SimpleString:
         return False
     value = expr.raw_value  # not evaluated: any file of the project is read here
     value = value.removeprefix("^").replace("\\.", ".")  # a pattern: `re.sub(r"^module\.", ...)`
@@ -144,8 +144,8 @@ def strips_module_prefix(ctx: FileContext) -> bool:
     prefix's length written out)."""
     for call in ctx.calls:
         func = call.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else None
-        if isinstance(func, cst.Name):
+        name = func.attr.value if type(func) is cst.Attribute else None
+        if type(func) is cst.Name:
             name = func.value
         if name == "consume_prefix_in_state_dict_if_present":
             return True
@@ -158,7 +158,7 @@ def strips_module_prefix(ctx: FileContext) -> bool:
 
 def _drops_prefix_length(element: cst.CSTNode) -> bool:
     """`[7:]`: the length of `module.` cut from the front."""
-    if not isinstance(element, cst.SubscriptElement) or not isinstance(element.slice, cst.Slice):
+    if type(element) is not cst.SubscriptElement or type(element.slice) is not cst.Slice:
         return False
     lower, upper = element.slice.lower, element.slice.upper
-    return isinstance(lower, cst.Integer) and lower.value == "7" and upper is None
+    return type(lower) is cst.Integer and lower.value == "7" and upper is None

@@ -20,17 +20,17 @@ def subcommands(ctx: FileContext) -> list[cst.FunctionDef]:
     names: list[str] = _dispatched_by_option(ctx)
     for call in ctx.calls_to("fire.Fire"):
         table = call.args[0].value if call.args else None
-        if isinstance(table, cst.Dict):
+        if type(table) is cst.Dict:
             names.extend(
                 element.value.value
                 for element in table.elements
-                if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Name)
+                if type(element) is cst.DictElement and type(element.value) is cst.Name
             )
     for call in ctx.method_calls("set_defaults"):
         names.extend(
             arg.value.value
             for arg in call.args
-            if arg.keyword is not None and isinstance(arg.value, cst.Name)
+            if arg.keyword is not None and type(arg.value) is cst.Name
         )
     found = [
         func
@@ -47,7 +47,7 @@ def _decorated_command(func: cst.FunctionDef) -> bool:
     """`@cli.command()`, `@click.command("name")`, `@app.command`."""
     for decorator in func.decorators:
         expr = decorator.decorator
-        target = expr.func if isinstance(expr, cst.Call) else expr
+        target = expr.func if type(expr) is cst.Call else expr
         if last_name(target) == "command":
             return True
     return False
@@ -59,34 +59,33 @@ def _dispatched_by_option(ctx: FileContext) -> list[str]:
     single_run(args)`): which one runs is the user's choice, the same on every rank."""
     chosen: dict[str, int] = {}
     for node in ctx.nodes_of(cst.If):
-        if not isinstance(node, cst.If) or not _option_choice(ctx, node):
+        if type(node) is not cst.If or not _option_choice(ctx, node):
             continue
         body = node.body
-        lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
+        lines = body.body if type(body) is cst.IndentedBlock else [body]
         for line in lines:
             if not isinstance(line, cst.SimpleStatementLine | cst.SimpleStatementSuite):
                 continue  # a compound statement: its calls run under a test of their own
             for small in line.body:
-                value = small.value if isinstance(small, cst.Expr) else None
-                if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+                value = small.value if type(small) is cst.Expr else None
+                if type(value) is cst.Call and type(value.func) is cst.Name:
                     chosen[value.func.value] = chosen.get(value.func.value, 0) + 1
     return [
         name
         for name, count in chosen.items()
-        if count
-        == sum(1 for c in ctx.calls if isinstance(c.func, cst.Name) and c.func.value == name)
+        if count == sum(1 for c in ctx.calls if type(c.func) is cst.Name and c.func.value == name)
     ]
 
 
 def _option_choice(ctx: FileContext, node: cst.If) -> bool:
     """`node` tests `option == "word"` (either way round) on a command-line option."""
     test = node.test
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return False
     target = test.comparisons[0]
-    if not isinstance(target.operator, cst.Equal):
+    if type(target.operator) is not cst.Equal:
         return False
     sides = (test.left, target.comparator)
-    words = [s for s in sides if isinstance(s, cst.SimpleString)]
-    options = [s for s in sides if isinstance(s, cst.Attribute)]
+    words = [s for s in sides if type(s) is cst.SimpleString]
+    options = [s for s in sides if type(s) is cst.Attribute]
     return len(words) == 1 and len(options) == 1 and same_on_every_rank(ctx, options[0], node)

@@ -118,7 +118,7 @@ class Collectives:
         queue: deque[cst.FunctionDef] = deque()
         for call in model.calls:
             frame = model.frame(call)
-            if not isinstance(frame, cst.FunctionDef) or self._deferred(call, frame):
+            if type(frame) is not cst.FunctionDef or self._deferred(call, frame):
                 continue
             if frame not in found and (self.is_collective(call) or self._project_issues(call)):
                 found[frame] = call

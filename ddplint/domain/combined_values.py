@@ -60,11 +60,11 @@ class Combined:
         found = set(self.fed) | set(self.results)
         for call in ctx.calls_within(loop.body):
             func = call.func
-            if not (isinstance(func, cst.Attribute) and func.attr.value in methods):
+            if not (type(func) is cst.Attribute and func.attr.value in methods):
                 continue
-            held = func.value.value if isinstance(func.value, cst.Subscript) else func.value
+            held = func.value.value if type(func.value) is cst.Subscript else func.value
             if (
-                isinstance(held, cst.Name)
+                type(held) is cst.Name
                 and ctx.scope(call) is self.frame
                 and any(self._result_at(n, call) for a in call.args for n in ctx.names_in(a.value))
             ):
@@ -90,13 +90,13 @@ def combined_values(
         if not combines(ctx, call):
             continue
         named = [n for a in call.args for n in ctx.names_in(a.value)]
-        if isinstance(call.func, cst.Attribute):
+        if type(call.func) is cst.Attribute:
             named.extend(ctx.names_in(call.func.value))
         if not named:
             return None
         fed.extend(named)
         statement = ctx.statement(call)
-        if isinstance(statement, cst.Assign) and not (
+        if type(statement) is cst.Assign and not (
             trusted is not None and trusted in ctx.resolver.callees(call)
         ):
             for target in statement.targets:
@@ -197,6 +197,6 @@ def bound_names(target: cst.BaseExpression) -> list[str]:
 def _roots(ctx: FileContext, expr: cst.BaseExpression) -> list[str]:
     """The name an iterable is read from through its methods (`losses` of
     `losses.items()`, `batch_losses` of `batch_losses`)."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute:
         expr = expr.func.value
-    return [expr.value] if isinstance(expr, cst.Name) else []
+    return [expr.value] if type(expr) is cst.Name else []

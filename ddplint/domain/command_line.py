@@ -18,18 +18,18 @@ def same_on_every_rank(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNo
     """`expr` is built only from literals and command-line options the file never assigns
     (`args.resume`, `args.load_step > 0`, `not opt.eval_only`)."""
     if isinstance(expr, _LITERALS) or (
-        isinstance(expr, cst.Name) and expr.value in ("True", "False", "None")
+        type(expr) is cst.Name and expr.value in ("True", "False", "None")
     ):
         return True
-    if isinstance(expr, cst.UnaryOperation):
+    if type(expr) is cst.UnaryOperation:
         return same_on_every_rank(ctx, expr.expression, at)
     if isinstance(expr, cst.BooleanOperation | cst.BinaryOperation):
         return same_on_every_rank(ctx, expr.left, at) and same_on_every_rank(ctx, expr.right, at)
-    if isinstance(expr, cst.Comparison):
+    if type(expr) is cst.Comparison:
         return same_on_every_rank(ctx, expr.left, at) and all(
             same_on_every_rank(ctx, c.comparator, at) for c in expr.comparisons
         )
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         return _option(ctx, expr, at)
     return False
 
@@ -39,9 +39,9 @@ def _option(ctx: FileContext, expr: cst.Attribute, at: cst.CSTNode) -> bool:
     in the file assigns `args.x`."""
     key = dotted(expr)
     base = expr.value
-    while isinstance(base, cst.Attribute):
+    while type(base) is cst.Attribute:
         base = base.value
-    if key is None or not isinstance(base, cst.Name) or base.value in ("self", "cls"):
+    if key is None or type(base) is not cst.Name or base.value in ("self", "cls"):
         return False
     parts = key.split(".")
     if any(ctx.bindings_of(".".join(parts[:n])) for n in range(2, len(parts) + 1)):
@@ -52,10 +52,10 @@ def _option(ctx: FileContext, expr: cst.Attribute, at: cst.CSTNode) -> bool:
 
 def _parsed(expr: cst.BaseExpression) -> bool:
     """`parser.parse_args()`, or `parser.parse_known_args()[0]`."""
-    if isinstance(expr, cst.Subscript):
+    if type(expr) is cst.Subscript:
         expr = expr.value
     return (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Attribute
         and expr.func.attr.value in _PARSERS
     )

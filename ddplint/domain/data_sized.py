@@ -41,10 +41,10 @@ def _selects(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth:
             return True
         if depth == 0:
             continue
-        if isinstance(node, cst.Call) and _model_selects(ctx, node, at, depth - 1):
+        if type(node) is cst.Call and _model_selects(ctx, node, at, depth - 1):
             return True
         if (
-            isinstance(node, cst.Name)
+            type(node) is cst.Name
             and node is not expr
             and not _attribute_name(ctx, node)
             and _follows(ctx, node, at, depth - 1)
@@ -55,11 +55,11 @@ def _selects(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth:
 
 def _selects_here(ctx: FileContext, node: cst.CSTNode, at: cst.CSTNode) -> bool:
     """`node` is a selecting call, a masked index, or a filtering comprehension."""
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         return _selecting_call(node)
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         return _masked(ctx, node, at)
-    return isinstance(node, cst.CompFor) and bool(node.ifs)
+    return type(node) is cst.CompFor and bool(node.ifs)
 
 
 def _selecting_call(call: cst.Call) -> bool:
@@ -71,15 +71,15 @@ def _selecting_call(call: cst.Call) -> bool:
 
 def _masked(ctx: FileContext, subscript: cst.Subscript, at: cst.CSTNode) -> bool:
     """`x[x > t]`, `x[keep]` with `keep = scores > t`: a boolean mask as the index."""
-    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+    if len(subscript.slice) != 1 or type(subscript.slice[0].slice) is not cst.Index:
         return False
     index = subscript.slice[0].slice.value
-    return any(isinstance(v.expr, cst.Comparison) for v in ctx.resolver.values(index, at))
+    return any(type(v.expr) is cst.Comparison for v in ctx.resolver.values(index, at))
 
 
 def _attribute_name(ctx: FileContext, name: cst.Name) -> bool:
     parent = ctx.parent(name)
-    return isinstance(parent, cst.Attribute) and parent.attr is name
+    return type(parent) is cst.Attribute and parent.attr is name
 
 
 def _model_selects(ctx: FileContext, call: cst.Call, at: cst.CSTNode, depth: int) -> bool:
@@ -89,14 +89,14 @@ def _model_selects(ctx: FileContext, call: cst.Call, at: cst.CSTNode, depth: int
     wraps = facts_of(ctx).ddp_wraps
     for value in layers.constructions(call.func, at):
         made = value.expr
-        if isinstance(made, cst.Call) and any(made is wrap for wrap in wraps):
+        if type(made) is cst.Call and any(made is wrap for wrap in wraps):
             inner = argument(made, 0, "module")
             found = list(layers.constructions(inner, made)) if inner is not None else []
         else:
             found = [value]
         for construction in found:
             built = construction.expr
-            if not isinstance(built, cst.Call) or not isinstance(built.func, cst.Name):
+            if type(built) is not cst.Call or type(built.func) is not cst.Name:
                 continue
             for cls in ctx.model.classes.get(built.func.value, []):
                 for forward in methods_named(cls, "forward"):
@@ -109,5 +109,5 @@ def _returns_selected(ctx: FileContext, forward: cst.FunctionDef, depth: int) ->
     return any(
         node.value is not None and _selects(ctx, node.value, node, depth)
         for node in ctx.walk(forward)
-        if isinstance(node, cst.Return)
+        if type(node) is cst.Return
     )

@@ -73,7 +73,7 @@ def unseeded_shuffles(ctx: FileContext) -> list[cst.Call]:
     found = []
     for call in ctx.model.calls_by_name.get("shuffle", ()):
         func = call.func
-        if not isinstance(func, cst.Attribute) or call.args:
+        if type(func) is not cst.Attribute or call.args:
             continue  # a seed, a generator or a buffer size given (or a plain function)
         if not _is_dataset(ctx, func.value, call, _MAX_STEPS):
             continue
@@ -112,22 +112,20 @@ def _is_dataset(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, ste
     `datasets` (not `streaming=True`), through its methods and subscripts."""
     if steps <= 0:
         return False
-    if isinstance(expr, cst.Subscript):
+    if type(expr) is cst.Subscript:
         return _is_dataset(ctx, expr.value, at, steps - 1)
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         name = ctx.call_name(expr)
         if name in _DATASET_ROOTS:
             streaming = argument(expr, None, "streaming")
-            return streaming is None or (
-                isinstance(streaming, cst.Name) and streaming.value == "False"
-            )
+            return streaming is None or (type(streaming) is cst.Name and streaming.value == "False")
         func = expr.func
         return (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value in _DATASET_METHODS
             and _is_dataset(ctx, func.value, expr, steps - 1)
         )
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         leaves = [v for v in ctx.resolver.values(expr, at) if v.leaf]
         return bool(leaves) and all(
             v.expr is not expr and _is_dataset(ctx, v.expr, v.at, steps - 1) for v in leaves

@@ -51,15 +51,15 @@ def string_key(node: cst.Subscript) -> str | None:
     if len(node.slice) != 1:
         return None
     index = node.slice[0].slice
-    return string_value(index.value) if isinstance(index, cst.Index) else None
+    return string_value(index.value) if type(index) is cst.Index else None
 
 
 def string_value(expr: cst.BaseExpression | None) -> str | None:
     """The value of a plain string literal (no f-string), else None."""
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
-    if isinstance(expr, cst.ConcatenatedString):
+    if type(expr) is cst.ConcatenatedString:
         joined = expr.evaluated_value
         return joined if isinstance(joined, str) else None
     return None
@@ -85,7 +85,7 @@ def passed_argument(call: cst.Call, position: int, name: str) -> cst.Arg | None:
 def given_argument(call: cst.Call, position: int, name: str) -> cst.Arg | None:
     """`passed_argument`, unless the value passed is `None`."""
     arg = passed_argument(call, position, name)
-    if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+    if arg is None or (type(arg.value) is cst.Name and arg.value.value == "None"):
         return None
     return arg
 
@@ -97,11 +97,11 @@ def argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | N
 
 
 def is_true(expr: cst.BaseExpression | None) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
+    return type(expr) is cst.Name and expr.value == "True"
 
 
 def is_false(expr: cst.BaseExpression | None) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
+    return type(expr) is cst.Name and expr.value == "False"
 
 
 def environ_key(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
@@ -134,7 +134,7 @@ def ddp_subclasses(ctx: FileContext) -> list[str]:
                 continue
             bases = [b.value for c in classes for b in c.bases]
             if any(
-                ctx.qualname(b) in DDP_CLASSES or (isinstance(b, cst.Name) and b.value in found)
+                ctx.qualname(b) in DDP_CLASSES or (type(b) is cst.Name and b.value in found)
                 for b in bases
             ):
                 found.add(name)
@@ -229,7 +229,7 @@ class DDPFacts:
         if type(target) not in _UNPACKED or project is None:
             return False
         elements = cast("cst.Tuple", target).elements
-        if any(isinstance(e, cst.StarredElement) for e in elements):
+        if any(type(e) is cst.StarredElement for e in elements):
             return False
         return any(
             type(element.value) not in _UNPACKED
@@ -254,7 +254,7 @@ class DDPFacts:
     def is_ddp_model(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> bool:
         """True if `expr` may hold a DDP-wrapped model at `at` (`model = DDP(net) if
         distributed else net` may); never the instance itself (`self`, `cls`)."""
-        if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
+        if type(expr) is cst.Name and expr.value in ("self", "cls"):
             return False
         if self._unwrapped_by_idiom(expr, expr if at is None else at):
             return False
@@ -294,7 +294,7 @@ class DDPFacts:
         if binding is None or binding.kind != "param" or self.arguments_for(binding):
             return False
         owner = binding.owner
-        if not isinstance(owner, cst.FunctionDef):
+        if type(owner) is not cst.FunctionDef:
             return False
         key = (id(owner), expr.value)
         if key not in self._handed_ddp:
@@ -335,19 +335,19 @@ class DDPFacts:
         return self._holds(expr, at, self._is_unwrap_expr)
 
     def _is_direct_ddp_call(self, expr: cst.BaseExpression) -> bool:
-        return isinstance(expr, cst.Call) and self.ctx.call_name(expr) in DDP_CLASSES
+        return type(expr) is cst.Call and self.ctx.call_name(expr) in DDP_CLASSES
 
     def _is_ddp_call(self, expr: cst.BaseExpression) -> bool:
-        if not isinstance(expr, cst.Call):
+        if type(expr) is not cst.Call:
             return False
         if self._is_direct_ddp_call(expr):
             return True
         func = expr.func
-        if isinstance(func, cst.Name) and (
+        if type(func) is cst.Name and (
             func.value in self.wrapping_functions or func.value in self.ddp_subclasses
         ):
             return True
-        if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF:
+        if type(func) is cst.Attribute and func.attr.value in _RETURNS_SELF:
             return self._is_ddp_call(func.value)  # `DDP(net, ...).to(device)`: the wrapper
         project = project_of(self.ctx)
         return project is not None and project.helper_returns_ddp(self.ctx, expr)
@@ -369,13 +369,13 @@ class DDPFacts:
         )
 
     def _is_unwrap_expr(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
+        if type(expr) is cst.Attribute and expr.attr.value == "module":
             return True
-        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute):
+        if type(expr) is cst.Subscript and type(expr.value) is cst.Attribute:
             return expr.value.attr.value == "module"  # `ddp.module[0]`: a piece of it
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             return self._is_unwrap_expr(expr.body) or self._is_unwrap_expr(expr.orelse)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             func = last_name(expr.func)
             if func == "getattr" and len(expr.args) >= 2:
                 return string_value(expr.args[1].value) == "module"

@@ -26,14 +26,14 @@ _DEVICE_CALLS = frozenset({"torch.device", "torch.cuda.set_device", "torch.cuda.
 
 
 def _int_literal(expr: cst.BaseExpression | None) -> cst.Integer | None:
-    return expr if isinstance(expr, cst.Integer) else None
+    return expr if type(expr) is cst.Integer else None
 
 
 def cuda_literal(expr: cst.BaseExpression | None) -> cst.SimpleString | None:
     """A `"cuda:N"` string, also as a branch of `"cuda:0" if available else "cpu"`."""
-    if isinstance(expr, cst.IfExp):
+    if type(expr) is cst.IfExp:
         return cuda_literal(expr.body) or cuda_literal(expr.orelse)
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         value = string_value(expr)
         if value is not None and _CUDA_INDEX.match(value):
             return expr
@@ -65,7 +65,7 @@ def _device_value(
     literal = cuda_literal(expr)
     if literal is not None:
         return literal
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         binding = facts_of(ctx).reaching_binding(expr.value, at)
         if binding is not None and binding.kind == "assign":
             value = binding.value
@@ -81,24 +81,24 @@ def _expected_value(ctx: FileContext, device: cst.Call) -> bool:
     parent = ctx.parent(device)
     if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
         return True
-    owner = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
-    return isinstance(owner, cst.Call) and (last_name(owner.func) or "").startswith("assert")
+    owner = ctx.parent(parent) if type(parent) is cst.Arg else None
+    return type(owner) is cst.Call and (last_name(owner.func) or "").startswith("assert")
 
 
 def _round_trip(ctx: FileContext, moved: cst.Call) -> bool:
     """`x.to(0).to("cpu")`, `x.cuda(0).cpu()`: the moved value goes straight back to the
     CPU (bitsandbytes quantizes a weight on the GPU that way): nothing stays on the GPU."""
     receiver = ctx.parent(moved)
-    if not isinstance(receiver, cst.Attribute):
+    if type(receiver) is not cst.Attribute:
         return False
     then = ctx.parent(receiver)
-    if not (isinstance(then, cst.Call) and then.func is receiver):
+    if not (type(then) is cst.Call and then.func is receiver):
         return False
     method = receiver.attr.value
     if method == "cpu":
         return not then.args
     target = argument(then, 0, "device")
-    if isinstance(target, cst.Call) and ctx.call_name(target) == "torch.device":
+    if type(target) is cst.Call and ctx.call_name(target) == "torch.device":
         target = argument(target, 0, "type")
     return method == "to" and string_value(target) == "cpu"
 
@@ -108,7 +108,7 @@ def hardcoded_devices(ctx: FileContext) -> Iterator[HardcodedDevice]:
     for call in ctx.calls:
         name = ctx.call_name(call)
         func = call.func
-        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        method = func.attr.value if type(func) is cst.Attribute else None
         if method in ("to", "cuda") and _round_trip(ctx, call):
             continue
         if name in _DEVICE_CALLS:
@@ -127,7 +127,7 @@ def hardcoded_devices(ctx: FileContext) -> Iterator[HardcodedDevice]:
             continue
         if name in DDP_CLASSES:
             ids = keyword(call, "device_ids")
-            if ids is not None and isinstance(ids.value, cst.List) and len(ids.value.elements) == 1:
+            if ids is not None and type(ids.value) is cst.List and len(ids.value.elements) == 1:
                 index = _int_literal(ids.value.elements[0].value)
                 if index is not None:
                     yield HardcodedDevice(index, f"device_ids=[{index.value}]")

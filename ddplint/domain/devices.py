@@ -21,27 +21,27 @@ from ddplint.names import dotted
 
 def device_string_index(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """`rank` for `f"cuda:{rank}"`, `"cuda:{}".format(rank)`, `"cuda:%d" % rank`."""
-    if isinstance(expr, cst.FormattedString):
+    if type(expr) is cst.FormattedString:
         parts = expr.parts
         if (
             len(parts) == 2
-            and isinstance(parts[0], cst.FormattedStringText)
+            and type(parts[0]) is cst.FormattedStringText
             and parts[0].value == "cuda:"
-            and isinstance(parts[1], cst.FormattedStringExpression)
+            and type(parts[1]) is cst.FormattedStringExpression
         ):
             return parts[1].expression
         return None
     if (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Attribute
         and expr.func.attr.value == "format"
         and string_value(expr.func.value) == "cuda:{}"
         and len(expr.args) == 1
     ):
         return expr.args[0].value
     if (
-        isinstance(expr, cst.BinaryOperation)
-        and isinstance(expr.operator, cst.Modulo)
+        type(expr) is cst.BinaryOperation
+        and type(expr.operator) is cst.Modulo
         and string_value(expr.left) in ("cuda:%d", "cuda:%s", "cuda:%i")
     ):
         return expr.right
@@ -59,7 +59,7 @@ def device_arguments(ctx: FileContext, call: cst.Call) -> Iterator[cst.BaseExpre
 
 def _alternatives(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     """`a` and `b` for `a if c else b` (nested ones too); `expr` itself otherwise."""
-    if isinstance(expr, cst.IfExp):
+    if type(expr) is cst.IfExp:
         yield from _alternatives(expr.body)
         yield from _alternatives(expr.orelse)
     else:
@@ -91,7 +91,7 @@ def _device_arguments(ctx: FileContext, call: cst.Call) -> Iterator[cst.BaseExpr
         if output is not None:
             yield output.value
         return
-    if name is None and isinstance(call.func, cst.Attribute):
+    if name is None and type(call.func) is cst.Attribute:
         method = call.func.attr.value
         if method in ("to", "cuda"):
             value = argument(call, 0, "device")
@@ -102,7 +102,7 @@ def _device_arguments(ctx: FileContext, call: cst.Call) -> Iterator[cst.BaseExpr
 def is_device_count(ctx: FileContext, expr: cst.BaseExpression, depth: int = 4) -> bool:
     """`torch.cuda.device_count()` (maybe `int(...)`), or a name bound to it."""
     expr = strip_conversion(expr, ("int",))
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         return ctx.call_name(expr) == "torch.cuda.device_count"
     name = dotted(expr)
     if name is None or depth == 0:

@@ -89,15 +89,15 @@ def _setting_left_off(
 def _wanted_value(term: cst.BaseExpression, holds: bool) -> tuple[cst.Attribute, str | None] | None:
     """(the setting read, the string it must equal; None: any true value) for `cfg.x`
     holding, `cfg.x == "a"` holding and `cfg.x != "a"` failing; None for any other term."""
-    if isinstance(term, cst.Attribute):
+    if type(term) is cst.Attribute:
         return (term, None) if holds else None
-    if not (isinstance(term, cst.Comparison) and len(term.comparisons) == 1):
+    if not (type(term) is cst.Comparison and len(term.comparisons) == 1):
         return None
     target = term.comparisons[0]
-    equal = isinstance(target.operator, cst.Equal) == holds
+    equal = (type(target.operator) is cst.Equal) == holds
     if not equal or not isinstance(target.operator, (cst.Equal, cst.NotEqual)):
         return None
-    if isinstance(term.left, cst.Attribute) and isinstance(target.comparator, cst.SimpleString):
+    if type(term.left) is cst.Attribute and type(target.comparator) is cst.SimpleString:
         value = target.comparator.evaluated_value
         return (term.left, value) if isinstance(value, str) else None
     return None
@@ -170,7 +170,7 @@ def _dormant_flags(
     if not flags or not all(f.startswith("--") for f in flags):
         return None  # a short flag (`-s 1`) would not be seen in the commands
     action = argument(declaration, None, "action")
-    action_name = action.evaluated_value if isinstance(action, cst.SimpleString) else None
+    action_name = action.evaluated_value if type(action) is cst.SimpleString else None
     if action is not None and action_name not in ("store", "store_true"):
         return None
     default = argument(declaration, None, "default")
@@ -189,15 +189,15 @@ def _tested_for_a_value(
 ) -> tuple[cst.BaseExpression, bool] | None:
     """(the option read, whether the test is `is not None`) for `args.x` holding, `args.x
     is not None` holding and `args.x is None` failing; None for any other term."""
-    if isinstance(term, cst.Attribute) and holds:
+    if type(term) is cst.Attribute and holds:
         return term, False
-    if isinstance(term, cst.Comparison) and len(term.comparisons) == 1:
+    if type(term) is cst.Comparison and len(term.comparisons) == 1:
         target = term.comparisons[0]
-        is_none = isinstance(target.comparator, cst.Name) and target.comparator.value == "None"
-        if not is_none or not isinstance(term.left, cst.Attribute):
+        is_none = type(target.comparator) is cst.Name and target.comparator.value == "None"
+        if not is_none or type(term.left) is not cst.Attribute:
             return None
-        if isinstance(target.operator, cst.IsNot) and holds:
+        if type(target.operator) is cst.IsNot and holds:
             return term.left, True
-        if isinstance(target.operator, cst.Is) and not holds:
+        if type(target.operator) is cst.Is and not holds:
             return term.left, True
     return None

@@ -90,7 +90,7 @@ def _shown(ctx: FileContext, expr: cst.BaseExpression | None) -> str:
 
 
 def _is_from_pretrained(call: cst.Call) -> bool:
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "from_pretrained"
+    return type(call.func) is cst.Attribute and call.func.attr.value == "from_pretrained"
 
 
 def download_message(ctx: FileContext, call: cst.Call) -> str | None:
@@ -108,7 +108,7 @@ def download_message(ctx: FileContext, call: cst.Call) -> str | None:
             )
         return None
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
+    if type(func) is cst.Attribute and func.attr.value == "from_pretrained":
         receiver = last_name(func.value) or ""
         if not receiver[:1].isupper():
             return None
@@ -167,8 +167,8 @@ def in_first_context(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs inside `with torch_distributed_zero_first(rank):`,
     `main_process_first()` or `FileLock(...)` in its function: one process at a time."""
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.With) and any(
-            isinstance(item.item, cst.Call)
+        if type(ancestor) is cst.With and any(
+            type(item.item) is cst.Call
             and _FIRST_CONTEXT.search((last_name(item.item.func) or "").lower())
             for item in ancestor.items
         ):
@@ -201,7 +201,7 @@ def _registered_first(ctx: FileContext, node: cst.CSTNode) -> bool:
     cls = ctx.model.enclosing_class(func) if func is not None else None
     if cls is None or func is None or func.name.value not in ("__init__", "__post_init__"):
         return False
-    names = [n for n in ctx.nodes_of(cst.Name) if isinstance(n, cst.Name)]
+    names = [n for n in ctx.nodes_of(cst.Name) if type(n) is cst.Name]
     mentions = [n for n in names if n.value == cls.name.value and n is not cls.name]
     tables = {_table_holding(ctx, n) for n in mentions}
     if not tables or None in tables or _named_elsewhere(ctx.path, cls.name.value):
@@ -212,7 +212,7 @@ def _registered_first(ctx: FileContext, node: cst.CSTNode) -> bool:
         for read in names
         if read.value in tables
         and _table_holding(ctx, read) is None
-        and not isinstance(ctx.parent(read), cst.AssignTarget)
+        and type(ctx.parent(read)) is not cst.AssignTarget
     )
 
 
@@ -221,9 +221,9 @@ def _table_holding(ctx: FileContext, name: cst.Name) -> str | None:
     for ancestor in ctx.ancestors(name):
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return None
-        if isinstance(ancestor, cst.Assign):
+        if type(ancestor) is cst.Assign:
             target = ancestor.targets[0].target if len(ancestor.targets) == 1 else None
-            if not isinstance(target, cst.Name) or not ctx.is_inside(name, ancestor.value):
+            if type(target) is not cst.Name or not ctx.is_inside(name, ancestor.value):
                 return None
             at_module = not any(
                 isinstance(a, (cst.FunctionDef, cst.ClassDef)) for a in ctx.ancestors(ancestor)
@@ -235,9 +235,7 @@ def _table_holding(ctx: FileContext, name: cst.Name) -> str | None:
 def _membership_test(ctx: FileContext, read: cst.Name) -> bool:
     """`key in T` / `key not in T`: the table is asked, nothing in it is built."""
     target = ctx.parent(read)
-    return isinstance(target, cst.ComparisonTarget) and isinstance(
-        target.operator, (cst.In, cst.NotIn)
-    )
+    return type(target) is cst.ComparisonTarget and isinstance(target.operator, (cst.In, cst.NotIn))
 
 
 def _named_elsewhere(path: str, name: str) -> bool:

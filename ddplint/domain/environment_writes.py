@@ -30,7 +30,7 @@ def constant_writes(ctx: FileContext, key: str) -> list[EnvironmentWrite]:
     (`if "MASTER_PORT" not in os.environ:` fills in a missing one), in source order."""
     found = []
     for node in ctx.nodes_of(cst.Assign):
-        assert isinstance(node, cst.Assign)
+        assert type(node) is cst.Assign
         target = _environ_target(ctx, node)
         if target is None or _subscript_key(target) != key:
             continue
@@ -47,7 +47,7 @@ def _environ_target(ctx: FileContext, assign: cst.Assign) -> cst.Subscript | Non
     if len(assign.targets) != 1:
         return None
     target = assign.targets[0].target
-    if not isinstance(target, cst.Subscript):
+    if type(target) is not cst.Subscript:
         return None
     return target if ctx.model.imports.resolve(target.value) == "os.environ" else None
 
@@ -56,7 +56,7 @@ def _subscript_key(subscript: cst.Subscript) -> str | None:
     if len(subscript.slice) != 1:
         return None
     index = subscript.slice[0].slice
-    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+    if type(index) is cst.Index and type(index.value) is cst.SimpleString:
         value = index.value.evaluated_value
         return value if isinstance(value, str) else None
     return None
@@ -71,14 +71,14 @@ def _literals(ctx: FileContext, value: cst.BaseExpression) -> tuple[object, ...]
     for leaf in leaves:
         expr = leaf.expr
         if _is_str_call(expr):
-            assert isinstance(expr, cst.Call)
+            assert type(expr) is cst.Call
             inner = [v for v in ctx.resolver.values(expr.args[0].value, expr) if v.leaf]
-            if not inner or not all(isinstance(v.expr, cst.Integer) for v in inner):
+            if not inner or not all(type(v.expr) is cst.Integer for v in inner):
                 return None
-            found.extend(str(int(v.expr.value)) for v in inner if isinstance(v.expr, cst.Integer))
-        elif isinstance(expr, cst.SimpleString):
+            found.extend(str(int(v.expr.value)) for v in inner if type(v.expr) is cst.Integer)
+        elif type(expr) is cst.SimpleString:
             found.append(expr.evaluated_value)
-        elif isinstance(expr, cst.Integer):
+        elif type(expr) is cst.Integer:
             found.append(int(expr.value))
         else:
             return None
@@ -87,8 +87,8 @@ def _literals(ctx: FileContext, value: cst.BaseExpression) -> tuple[object, ...]
 
 def _is_str_call(expr: cst.BaseExpression) -> bool:
     return (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Name)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Name
         and expr.func.value == "str"
         and len(expr.args) == 1
     )

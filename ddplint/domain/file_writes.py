@@ -91,14 +91,14 @@ def _logs(
 def _tolerates_missing(call: cst.Call) -> bool:
     """`shutil.rmtree(path, ignore_errors=True)`: a second delete is harmless."""
     flag = argument(call, 1, "ignore_errors")
-    return isinstance(flag, cst.Name) and flag.value == "True"
+    return type(flag) is cst.Name and flag.value == "True"
 
 
 def _path_method(ctx: FileContext, call: cst.Call) -> FileWrite | None:
     """`Path(...).write_text(...)`, `.write_bytes(...)`, `.unlink()` on a value the
     resolver shows to be a `pathlib.Path`."""
     func = call.func
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not cst.Attribute:
         return None
     method = func.attr.value
     if method not in ("write_text", "write_bytes", "unlink"):
@@ -107,7 +107,7 @@ def _path_method(ctx: FileContext, call: cst.Call) -> FileWrite | None:
         return None
     if method == "unlink":
         missing = argument(call, 0, "missing_ok")
-        if isinstance(missing, cst.Name) and missing.value == "True":
+        if type(missing) is cst.Name and missing.value == "True":
             return None
         return FileWrite(call, func.value, "deletes {file} with `Path.unlink`", deletes=True)
     return FileWrite(call, func.value, f"rewrites {{file}} with `Path.{method}`")
@@ -116,9 +116,9 @@ def _path_method(ctx: FileContext, call: cst.Call) -> FileWrite | None:
 def _is_path(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 3) -> bool:
     """`expr` holds a `pathlib.Path`: a `Path(...)` call, a `/` whose left side is one, or
     a name bound to one of them."""
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Divide:
         return depth > 0 and _is_path(ctx, expr.left, at, depth - 1)
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         return (ctx.call_name(expr) or dotted(expr.func) or "") in _PATH_CLASSES
     if depth == 0 or not isinstance(expr, (cst.Name, cst.Attribute)):
         return False

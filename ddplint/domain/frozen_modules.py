@@ -30,12 +30,12 @@ class Freeze:
 
 def freezes(ctx: FileContext) -> Iterator[Freeze]:
     for node in ctx.nodes_of(cst.Assign):
-        assert isinstance(node, cst.Assign)
+        assert type(node) is cst.Assign
         if not is_false(node.value):
             continue
         for target in node.targets:
             assigned = target.target
-            if isinstance(assigned, cst.Attribute) and assigned.attr.value == "requires_grad":
+            if type(assigned) is cst.Attribute and assigned.attr.value == "requires_grad":
                 module = _iterated_module(ctx, assigned.value, node)
                 if module is not None:
                     picked = _picked_in_loop(ctx, node)
@@ -43,7 +43,7 @@ def freezes(ctx: FileContext) -> Iterator[Freeze]:
     for call in ctx.method_calls("requires_grad_"):
         func = call.func
         if (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and call.args
             and is_false(call.args[0].value)
             and _iterated_module(ctx, func.value, call) is None
@@ -56,17 +56,17 @@ def _iterated_module(
 ) -> cst.BaseExpression | None:
     """The module `m` when `param` is the variable of an enclosing `for p in
     m.parameters():` (or `for name, p in m.named_parameters():`)."""
-    if not isinstance(param, cst.Name):
+    if type(param) is not cst.Name:
         return None
     loop = ctx.enclosing_loop(at)
-    if not isinstance(loop, cst.For):
+    if type(loop) is not cst.For:
         return None
-    names = [n.value for n in ctx.walk(loop.target) if isinstance(n, cst.Name)]
+    names = [n.value for n in ctx.walk(loop.target) if type(n) is cst.Name]
     iterated = loop.iter
     if (
         param.value not in names[-1:]
-        or not isinstance(iterated, cst.Call)
-        or not isinstance(iterated.func, cst.Attribute)
+        or type(iterated) is not cst.Call
+        or type(iterated.func) is not cst.Attribute
         or iterated.func.attr.value not in _PARAMETER_LISTS
     ):
         return None
@@ -76,20 +76,20 @@ def _iterated_module(
 def _submodule(module: cst.BaseExpression) -> bool:
     """`model.module.encoder`, `net.backbone`, `model.layers[0]`: a part of the model, not
     the model (`model`, `model.module`, `self.model`)."""
-    if isinstance(module, cst.Subscript):
+    if type(module) is cst.Subscript:
         return True
-    if not isinstance(module, cst.Attribute) or module.attr.value == "module":
+    if type(module) is not cst.Attribute or module.attr.value == "module":
         return False
     inner = module.value  # `self.model`: the model an object holds
-    return not (isinstance(inner, cst.Name) and inner.value == "self")
+    return not (type(inner) is cst.Name and inner.value == "self")
 
 
 def _picked_in_loop(ctx: FileContext, node: cst.CSTNode) -> bool:
     """An `if` between `node` and its loop: only some parameters are frozen."""
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.For):
+        if type(ancestor) is cst.For:
             return False
-        if isinstance(ancestor, cst.If):
+        if type(ancestor) is cst.If:
             return True
     return False
 

@@ -51,7 +51,7 @@ class Gate:
     def test(self) -> cst.CSTNode:
         """The rank test (or decorator expression) to quote."""
         if self.condition is None:
-            assert isinstance(self.node, cst.Decorator)
+            assert type(self.node) is cst.Decorator
             return self.node.decorator
         return self.condition.test
 
@@ -97,11 +97,11 @@ class Gates:
                 return gate
         model = self.resolver.model
         frame = model.frame(node)
-        if isinstance(frame, cst.FunctionDef) and self._in_body(node, frame):
+        if type(frame) is cst.FunctionDef and self._in_body(node, frame):
             decorator = self.main_only_decorator(frame)
             if decorator is not None:
                 return Gate(decorator, Side.MAIN, None)
-            if isinstance(model.frame(frame), cst.FunctionDef):
+            if type(model.frame(frame)) is cst.FunctionDef:
                 return self.gate(frame)
         return None
 
@@ -222,7 +222,7 @@ class Gates:
 
 def _literal(test: cst.BaseExpression, holds: bool) -> tuple[cst.BaseExpression, bool]:
     """`(x, False)` for `not x` holding: the term without its negations."""
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test, holds = test.expression, not holds
     return test, holds
 
@@ -231,9 +231,9 @@ def _disjuncts(test: cst.BaseExpression, holds: bool) -> list[tuple[cst.BaseExpr
     """The terms of `test == holds` read as a disjunction (`a or b` holding, `a and b`
     failing), each as (term, the value that satisfies it); [] when it is not one."""
     test, holds = _literal(test, holds)
-    if not isinstance(test, cst.BooleanOperation):
+    if type(test) is not cst.BooleanOperation:
         return []
-    if isinstance(test.operator, cst.Or) != holds:
+    if (type(test.operator) is cst.Or) != holds:
         return []
     found: list[tuple[cst.BaseExpression, bool]] = []
     for part in (test.left, test.right):
@@ -245,6 +245,6 @@ def _disjuncts(test: cst.BaseExpression, holds: bool) -> list[tuple[cst.BaseExpr
 def _literals_of(test: cst.BaseExpression, holds: bool) -> list[tuple[cst.BaseExpression, bool]]:
     """The terms `test == holds` fixes (`a and b` holding fixes both; `not a` fixes `a`)."""
     test, holds = _literal(test, holds)
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) == holds:
+    if type(test) is cst.BooleanOperation and (type(test.operator) is cst.And) == holds:
         return [*_literals_of(test.left, holds), *_literals_of(test.right, holds)]
     return [(test, holds)]

@@ -37,8 +37,8 @@ def switch_when(compared: cst.BaseExpression, target: cst.ComparisonTarget) -> b
     None when it is no such switch."""
     if _INIT_METHOD.search(dotted(compared) or "") and _is_none(target.comparator):
         return {cst.Is: True, cst.IsNot: False}.get(type(target.operator))
-    switch = compared.attr.value if isinstance(compared, cst.Attribute) else None
-    if isinstance(compared, cst.Name):
+    switch = compared.attr.value if type(compared) is cst.Attribute else None
+    if type(compared) is cst.Name:
         switch = compared.value
     if switch is None or not _SWITCH_NAME.search(switch.lower()):
         return None
@@ -68,12 +68,12 @@ def _names(expr: cst.BaseExpression) -> list[str]:
     )
     found: list[str] = []
     for part in parts:
-        if isinstance(part, cst.SimpleString):
+        if type(part) is cst.SimpleString:
             value = part.evaluated_value
             if not isinstance(value, str):
                 return []
             found.append(value)
-        elif isinstance(part, cst.Attribute) and _enum_name(part.value) == "DistributedType":
+        elif type(part) is cst.Attribute and _enum_name(part.value) == "DistributedType":
             found.append(part.attr.value)
         else:
             return []
@@ -82,10 +82,10 @@ def _names(expr: cst.BaseExpression) -> list[str]:
 
 def _enum_name(expr: cst.BaseExpression) -> str | None:
     """`DistributedType` for `DistributedType` or `accelerate.DistributedType`."""
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         return expr.attr.value
-    return expr.value if isinstance(expr, cst.Name) else None
+    return expr.value if type(expr) is cst.Name else None
 
 
 def _is_none(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
+    return type(expr) is cst.Name and expr.value == "None"

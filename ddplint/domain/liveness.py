@@ -175,9 +175,9 @@ def project_exports(files: ProjectFiles) -> bool:
 def _data_position(string: cst.SimpleString, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> bool:
     """`string` is a docstring, a keyword argument's value or a comparison's operand."""
     parent = parents.get(string)
-    if isinstance(parent, cst.Expr):
+    if type(parent) is cst.Expr:
         return True
-    if isinstance(parent, cst.Arg) and parent.keyword is not None:
+    if type(parent) is cst.Arg and parent.keyword is not None:
         return True
     return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))
 
@@ -268,7 +268,7 @@ class Livenesses:
         found = []
         current = parents.get(node)
         while current is not None:
-            if isinstance(current, cst.FunctionDef):
+            if type(current) is cst.FunctionDef:
                 found.append(current)
             current = parents.get(current)
         return found
@@ -334,7 +334,7 @@ class Livenesses:
         later = next((i for i in places if i >= start), None)
         if later is None:
             return False
-        between = [s for s in body[start:later] if not isinstance(s, cst.FunctionDef)]
+        between = [s for s in body[start:later] if type(s) is not cst.FunctionDef]
         # named while it is still bound (a call, a registry): live
         return not any(
             self.model.is_inside(mention, statement)
@@ -348,14 +348,14 @@ class Livenesses:
         every function, so a large file is scanned once."""
         found: dict[str, list[int]] = {}
         for i, statement in enumerate(self.model.module.body):
-            if isinstance(statement, cst.FunctionDef):
+            if type(statement) is cst.FunctionDef:
                 found.setdefault(statement.name.value, []).append(i)
         return found
 
     def _attribute_name(self, name: cst.Name) -> bool:
         """`name` is the attribute of an attribute access (`torch.nn.DataParallel`)."""
         parent = self.model.parents.get(name)
-        return isinstance(parent, cst.Attribute) and parent.attr is name
+        return type(parent) is cst.Attribute and parent.attr is name
 
     def _imported_elsewhere(self) -> bool:
         """Another file of the project names this module: it is one of the project's own
@@ -381,7 +381,7 @@ class Livenesses:
         cls = self.model.parents.get(body) if body is not None else None
         if (
             func.name.value.startswith("_")
-            or not isinstance(cls, cst.ClassDef)
+            or type(cls) is not cst.ClassDef
             or any(dotted(base.value) != "object" for base in cls.bases)
             or cls.keywords
         ):
@@ -402,7 +402,7 @@ class Livenesses:
         """A method: frameworks call methods no code names (`forward`, `training_step`,
         hooks), so a method counts as live."""
         body = self.model.parents.get(func)
-        return body is not None and isinstance(self.model.parents.get(body), cst.ClassDef)
+        return body is not None and type(self.model.parents.get(body)) is cst.ClassDef
 
     @cached_property
     def _looks_up_by_name(self) -> bool:
@@ -418,7 +418,7 @@ class Livenesses:
         if self._mentions is None:
             self._mentions = {}
             for node in self.model.by_type.get(cst.Name, []):
-                assert isinstance(node, cst.Name)
+                assert type(node) is cst.Name
                 self._mentions.setdefault(node.value, []).append(node)
         return self._mentions.get(name, [])
 
@@ -432,7 +432,7 @@ class Livenesses:
             self._strings = {
                 value
                 for s in self.model.by_type.get(cst.SimpleString, [])
-                if isinstance(s, cst.SimpleString)
+                if type(s) is cst.SimpleString
                 and not _data_position(s, parents)
                 and isinstance(value := s.evaluated_value, str)
             }
@@ -452,7 +452,7 @@ class Livenesses:
 
     def _contradicts(self, condition: Condition) -> bool:
         for term, value in condition.terms():
-            if isinstance(term, cst.Name):
+            if type(term) is cst.Name:
                 default = self.default_value(term, condition.gate)
                 if default is not None and default != value:
                     return True
@@ -467,8 +467,8 @@ class Livenesses:
             return None
         func = bindings[0].scope
         value = bindings[0].value
-        default = _CONSTANTS.get(value.value) if isinstance(value, cst.Name) else None
-        if default is None or not isinstance(func, cst.FunctionDef):
+        default = _CONSTANTS.get(value.value) if type(value) is cst.Name else None
+        if default is None or type(func) is not cst.FunctionDef:
             return None
         if not self._calls_in_sight(func):
             return None
@@ -479,9 +479,9 @@ class Livenesses:
         with `*args` or `**kwargs`: it is private (`_name`, or nested in a function), not
         decorated, named nowhere else, and not looked up by a computed name."""
         name = func.name.value
-        private = (name.startswith("_") and not name.endswith("__")) or isinstance(
-            self.model.frame(func), cst.FunctionDef
-        )
+        private = (name.startswith("_") and not name.endswith("__")) or type(
+            self.model.frame(func)
+        ) is cst.FunctionDef
         if not private or func.decorators or self._looks_up_by_name:
             return False
         calls = self.resolver.calls_of(func)

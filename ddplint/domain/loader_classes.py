@@ -33,12 +33,12 @@ def loader_classes(ctx: FileContext) -> list[LoaderClass]:
 def _find_classes(ctx: FileContext) -> list[LoaderClass]:
     found = []
     for node in ctx.nodes_of(cst.ClassDef):
-        assert isinstance(node, cst.ClassDef)
+        assert type(node) is cst.ClassDef
         if not any(ctx.qualname(base.value) in LOADER_CLASSES for base in node.bases):
             continue
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        body = node.body.body if type(node.body) is cst.IndentedBlock else ()
         for init in body:
-            if not isinstance(init, cst.FunctionDef) or init.name.value != "__init__":
+            if type(init) is not cst.FunctionDef or init.name.value != "__init__":
                 continue
             for call in ctx.calls_within(init.body):
                 if _super_init(call):
@@ -50,10 +50,10 @@ def _super_init(call: cst.Call) -> bool:
     """`super().__init__(...)` or `super(Cls, self).__init__(...)`."""
     func = call.func
     return (
-        isinstance(func, cst.Attribute)
+        type(func) is cst.Attribute
         and func.attr.value == "__init__"
-        and isinstance(func.value, cst.Call)
-        and isinstance(func.value.func, cst.Name)
+        and type(func.value) is cst.Call
+        and type(func.value.func) is cst.Name
         and func.value.func.value == "super"
     )
 
@@ -81,7 +81,7 @@ def _skips(ctx: FileContext, init: cst.FunctionDef, call: cst.Call, made: cst.CS
         if condition.early_exit:
             continue
         for term, holds in condition.terms():
-            if not isinstance(term, cst.Name) or term.value not in params:
+            if type(term) is not cst.Name or term.value not in params:
                 continue
             passed = ctx.resolver.passed(call, init, term.value) or params[term.value].default
             truth = _literal_truth(passed)
@@ -91,8 +91,8 @@ def _skips(ctx: FileContext, init: cst.FunctionDef, call: cst.Call, made: cst.CS
 
 
 def _literal_truth(expr: cst.BaseExpression | None) -> bool | None:
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+    if type(expr) is cst.Name and expr.value in ("True", "False", "None"):
         return expr.value == "True"
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return int(expr.value, 0) != 0
     return None

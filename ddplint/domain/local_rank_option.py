@@ -26,10 +26,10 @@ def local_rank_options(ctx: FileContext) -> Iterator[tuple[cst.Call, frozenset[s
 
 def _adds_argument(ctx: FileContext, call: cst.Call) -> bool:
     func = call.func
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         return func.attr.value == "add_argument"
-    return isinstance(func, cst.Name) and any(
-        isinstance(v.expr, cst.Attribute) and v.expr.attr.value == "add_argument"
+    return type(func) is cst.Name and any(
+        type(v.expr) is cst.Attribute and v.expr.attr.value == "add_argument"
         for v in ctx.resolver.values(func, call)
     )
 
@@ -41,11 +41,11 @@ def is_required(call: cst.Call) -> bool:
     if required is None:
         return False
     value = required.value
-    if isinstance(value, cst.Name):
+    if type(value) is cst.Name:
         return value.value == "True" or value.value in _TRUE_BUILTINS
-    if isinstance(value, cst.Integer):
+    if type(value) is cst.Integer:
         return int(value.value, 0) != 0
-    if isinstance(value, cst.SimpleString):
+    if type(value) is cst.SimpleString:
         return value.evaluated_value not in ("", b"")
     return False
 
@@ -76,7 +76,7 @@ def is_assigned(ctx: FileContext, node: cst.Attribute) -> bool:
     parent = ctx.parent(node)
     while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
         parent = ctx.parent(parent)
-    return isinstance(parent, cst.AssignTarget)
+    return type(parent) is cst.AssignTarget
 
 
 def destination(call: cst.Call, flags: frozenset[str]) -> str:

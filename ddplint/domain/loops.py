@@ -89,7 +89,7 @@ class Loops:
             found: set[cst.FunctionDef] = set()
             for site in self.backward.sites:
                 frame = self.model.frame(site.call)
-                if isinstance(frame, cst.FunctionDef):
+                if type(frame) is cst.FunctionDef:
                     found.add(frame)
             changed = True
             while changed:  # a few rounds: call chains of training helpers are short
@@ -97,7 +97,7 @@ class Loops:
                 for call in self.model.calls:
                     frame = self.model.frame(call)
                     if (
-                        isinstance(frame, cst.FunctionDef)
+                        type(frame) is cst.FunctionDef
                         and frame not in found
                         and any(f in found for f in self.resolver.callees(call))
                     ):
@@ -161,7 +161,7 @@ class Loops:
         for method in ("eval", "train"):
             for call in self.model.calls_by_name.get(method, []):
                 func = call.func
-                if not isinstance(func, cst.Attribute) or not is_model(func.value, call):
+                if type(func) is not cst.Attribute or not is_model(func.value, call):
                     continue
                 if method == "train":
                     return False
@@ -175,14 +175,14 @@ class Loops:
         for ancestor in model.ancestors(node):
             if self._turns_gradients_off(ancestor):
                 return True
-            if isinstance(ancestor, cst.FunctionDef):
+            if type(ancestor) is cst.FunctionDef:
                 return any(
                     self._no_grad(
-                        d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+                        d.decorator.func if type(d.decorator) is cst.Call else d.decorator
                     )
                     for d in ancestor.decorators
                 )
-            if isinstance(ancestor, cst.Lambda):
+            if type(ancestor) is cst.Lambda:
                 return False
         return False
 
@@ -193,15 +193,15 @@ class Loops:
 
     def _turns_gradients_off(self, node: cst.CSTNode) -> bool:
         """`node` is a `with torch.no_grad():` / `inference_mode()` block."""
-        return isinstance(node, cst.With) and any(
-            isinstance(item.item, cst.Call) and self._no_grad(item.item.func) for item in node.items
+        return type(node) is cst.With and any(
+            type(item.item) is cst.Call and self._no_grad(item.item.func) for item in node.items
         )
 
     def in_eval_mode(self, node: cst.CSTNode) -> bool:
         """`node` follows a `X.eval()` call in a function that does not train, with no
         `X.train()` call in between."""
         frame = self.model.frame(node)
-        if not isinstance(frame, cst.FunctionDef) or frame in self._training_functions():
+        if type(frame) is not cst.FunctionDef or frame in self._training_functions():
             return False
         return self.after_eval_switch(node)
 
@@ -215,7 +215,7 @@ class Loops:
             if model.order[call] >= model.order[node]:
                 break
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("eval", "train"):
+            if type(func) is cst.Attribute and func.attr.value in ("eval", "train"):
                 switched = func.attr.value == "eval" and not call.args
         return switched
 
@@ -238,7 +238,7 @@ class Loops:
         if named is not None:
             return named == "evaluation"
         frame = self.model.frame(built)
-        if isinstance(frame, cst.FunctionDef):
+        if type(frame) is cst.FunctionDef:
             named = named_for([frame.name.value])
             if named is not None:
                 return named == "evaluation"
@@ -256,10 +256,10 @@ class Loops:
         for ancestor in self.model.ancestors(node):
             if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return False
-            if isinstance(ancestor, cst.If):
+            if type(ancestor) is cst.If:
                 test = ancestor.test
                 negated = False
-                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
                     test, negated = test.expression, True
                 named = None
                 if isinstance(test, (cst.Name, cst.Attribute)):
@@ -289,10 +289,10 @@ class Loops:
         leaves = [v.expr for v in self.resolver.values(sampler, loader) if v.leaf]
         ordered = False
         for value in leaves:
-            if isinstance(value, cst.Name) and value.value == "None":
+            if type(value) is cst.Name and value.value == "None":
                 continue
             if not (
-                isinstance(value, cst.Call)
+                type(value) is cst.Call
                 and self.model.imports.resolve(value.func) == _SEQUENTIAL_SAMPLER
             ):
                 return False
@@ -345,9 +345,9 @@ class Loops:
             if kind is cst.Name and model.frame(node) is not frame:
                 continue
             parent = model.parents.get(node)
-            if isinstance(parent, cst.Attribute) and parent.value is node:
+            if type(parent) is cst.Attribute and parent.value is node:
                 continue  # `loader.sampler`: a read of something else
-            if isinstance(parent, cst.AssignTarget):
+            if type(parent) is cst.AssignTarget:
                 continue
             found.append(node)
         return found
@@ -357,11 +357,11 @@ class Loops:
         runs a training function of this file."""
         model = self.model
         for ancestor in model.ancestors(read):
-            if isinstance(ancestor, cst.Call):
+            if type(ancestor) is cst.Call:
                 training = self._training_functions()
                 if any(f in training for f in self.resolver.callees(ancestor)):
                     return True
-            elif isinstance(ancestor, cst.For) and model.is_inside(read, ancestor.iter):
+            elif type(ancestor) is cst.For and model.is_inside(read, ancestor.iter):
                 return self.is_training_loop(ancestor)
             elif isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
                 return False
@@ -374,6 +374,6 @@ class Loops:
 
 def _assigned_to(parent: cst.CSTNode | None) -> str | None:
     """The dotted name a single-target `x = <value>` binds."""
-    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+    if type(parent) is cst.Assign and len(parent.targets) == 1:
         return dotted(parent.targets[0].target)
     return None

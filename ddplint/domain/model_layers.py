@@ -127,7 +127,7 @@ def constructs_buffered_batchnorm(ctx: FileContext, call: cst.Call) -> bool:
     if ctx.call_name(call) not in BATCHNORM_CLASSES:
         return True
     tracks = argument(call, 4, "track_running_stats")
-    return not (isinstance(tracks, cst.Name) and tracks.value == "False")
+    return not (type(tracks) is cst.Name and tracks.value == "False")
 
 
 def handles_batchnorm(ctx: FileContext) -> bool:
@@ -170,7 +170,7 @@ def _is_batchnorm_class(ctx: FileContext, expr: cst.BaseExpression) -> bool:
 
 def _parses_command_line(expr: cst.BaseExpression) -> bool:
     """`parser.parse_args()`: a namespace of options, no module."""
-    return isinstance(expr, cst.Call) and last_name(expr.func) in ("parse_args", "parse_known_args")
+    return type(expr) is cst.Call and last_name(expr.func) in ("parse_args", "parse_known_args")
 
 
 class ModelLayers:
@@ -200,13 +200,13 @@ class ModelLayers:
     def _passed_through(self, made: cst.BaseExpression) -> cst.BaseExpression | None:
         """`m` for `m.cuda()`, `m.to(device)`, `torch.compile(m)`,
         `nn.SyncBatchNorm.convert_sync_batchnorm(m)`."""
-        if not isinstance(made, cst.Call):
+        if type(made) is not cst.Call:
             return None
         func = made.func
         keyword = _PASS_THROUGH_CALLS.get(self.ctx.qualname(func) or "")
         if keyword is not None:
             return argument(made, 0, keyword)
-        if isinstance(func, cst.Attribute) and func.attr.value in SAME_MODULE_METHODS:
+        if type(func) is cst.Attribute and func.attr.value in SAME_MODULE_METHODS:
             return func.value if self.ctx.qualname(func) is None else None
         return None
 
@@ -253,7 +253,7 @@ class ModelLayers:
                     if self._source(call, buffered):
                         found = True
                         break
-                    if isinstance(call.func, cst.Name) and call.func.value not in seen:
+                    if type(call.func) is cst.Name and call.func.value not in seen:
                         seen.add(call.func.value)
                         todo.append(call.func.value)
             self._bearing[key] = found
@@ -271,7 +271,7 @@ class ModelLayers:
 
     def _with_batchnorm(self, model: cst.BaseExpression, at: cst.CSTNode, buffered: bool) -> bool:
         return any(
-            isinstance(v.expr, cst.Call) and self._builds_batchnorm(v.expr, buffered)
+            type(v.expr) is cst.Call and self._builds_batchnorm(v.expr, buffered)
             for v in self.constructions(model, at)
         )
 
@@ -280,7 +280,7 @@ class ModelLayers:
         (`models.__dict__[args.arch](...)`, `getattr(models, arch)(...)`,
         `models.get_model(name)`), if it is one."""
         for value in self.constructions(model, at):
-            if isinstance(value.expr, cst.Call) and self._runtime_torchvision(value.expr):
+            if type(value.expr) is cst.Call and self._runtime_torchvision(value.expr):
                 return value.expr
         return None
 
@@ -289,24 +289,24 @@ class ModelLayers:
         for ancestor in self.ctx.ancestors(node):
             if isinstance(ancestor, (cst.ClassDef, cst.FunctionDef)):
                 yield ancestor.name.value
-                if isinstance(ancestor, cst.ClassDef):
+                if type(ancestor) is cst.ClassDef:
                     return
 
     def _builds_batchnorm(self, made: cst.Call, buffered: bool) -> bool:
         return any(
-            isinstance(node, cst.Call)
+            type(node) is cst.Call
             and (
                 self._source(node, buffered)
-                or (isinstance(node.func, cst.Name) and self._bears(node.func.value, buffered))
+                or (type(node.func) is cst.Name and self._bears(node.func.value, buffered))
             )
             for node in self.ctx.walk(made)
         )
 
     def _runtime_torchvision(self, call: cst.Call) -> bool:
         ctx, func = self.ctx, call.func
-        if isinstance(func, cst.Subscript):
+        if type(func) is cst.Subscript:
             return (ctx.qualname(func.value) or "") == "torchvision.models.__dict__"
-        if isinstance(func, cst.Call) and last_name(func.func) == "getattr" and func.args:
+        if type(func) is cst.Call and last_name(func.func) == "getattr" and func.args:
             return (ctx.qualname(func.args[0].value) or "") == "torchvision.models"
         return ctx.call_name(call) == "torchvision.models.get_model"
 
@@ -327,8 +327,8 @@ class ModelLayers:
         if self._with_batchnorm(model, wrap, buffered=True):
             return True
         return any(
-            isinstance(v.expr, cst.Call)
-            and isinstance(v.expr.func, cst.Name)
+            type(v.expr) is cst.Call
+            and type(v.expr.func) is cst.Name
             and self._registers_buffer(v.expr.func.value)
             for v in self.constructions(model, wrap)
         )
@@ -340,7 +340,7 @@ class ModelLayers:
 
     def _class_registers_buffer(self, cls: cst.ClassDef) -> bool:
         return any(
-            isinstance(n, cst.Call) and last_name(n.func) == "register_buffer"
+            type(n) is cst.Call and last_name(n.func) == "register_buffer"
             for n in self.ctx.walk(cls)
         )
 
@@ -351,9 +351,9 @@ class ModelLayers:
     def _construction_free(self, made: cst.BaseExpression) -> bool:
         """`made` builds a buffer-free class of this file, or a buffer-free torch layer or
         container (`nn.Sequential(nn.Linear(...), nn.GELU())`) of buffer-free parts."""
-        if not isinstance(made, cst.Call):
+        if type(made) is not cst.Call:
             return False
-        if isinstance(made.func, cst.Name) and made.func.value in self.ctx.model.classes:
+        if type(made.func) is cst.Name and made.func.value in self.ctx.model.classes:
             return self._class_free(made.func.value) and self._arguments_free(made)
         name = self.ctx.qualname(made.func)
         if name == "torch.nn.Sequential":  # its parts must be seen: `Sequential(*blocks)` is not
@@ -364,9 +364,7 @@ class ModelLayers:
         if name not in _BUFFER_FREE_LAYERS or name in _CONTAINERS:
             return False
         return all(
-            self._call_free(node, None)
-            for node in self.ctx.walk(made)
-            if isinstance(node, cst.Call)
+            self._call_free(node, None) for node in self.ctx.walk(made) if type(node) is cst.Call
         )
 
     def _arguments_free(self, made: cst.Call) -> bool:
@@ -389,12 +387,12 @@ class ModelLayers:
             return True
         if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.FormattedString)):
             return True
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             return value.value in ("None", "True", "False")
-        if isinstance(value, cst.Attribute):  # an option: `args.hidden_dim`
+        if type(value) is cst.Attribute:  # an option: `args.hidden_dim`
             owners = [v for v in self.ctx.resolver.values(value.value, at) if v.leaf]
             return bool(owners) and all(_parses_command_line(v.expr) for v in owners)
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             return _parses_command_line(value) or self._construction_free(value)
         return False
 
@@ -422,13 +420,13 @@ class ModelLayers:
             if name is not None:
                 if name not in _BUFFER_FREE_LAYERS:
                     return False
-            elif not (isinstance(base.value, cst.Name) and self._class_free(base.value.value)):
+            elif not (type(base.value) is cst.Name and self._class_free(base.value.value)):
                 return False
         return all(self._calls_free(init, cls) for init in methods_named(cls, "__init__"))
 
     def _calls_free(self, root: cst.FunctionDef, cls: cst.ClassDef | None) -> bool:
         return all(
-            self._call_free(node, cls) for node in self.ctx.walk(root) if isinstance(node, cst.Call)
+            self._call_free(node, cls) for node in self.ctx.walk(root) if type(node) is cst.Call
         )
 
     def _call_free(self, call: cst.Call, cls: cst.ClassDef | None) -> bool:
@@ -445,16 +443,16 @@ class ModelLayers:
             if name.startswith("torch.nn.") and last[:1].isupper():
                 return False  # BatchNorm, InstanceNorm, or a layer not known to be free
             return name.startswith("torch.") or name.partition(".")[0] in _PLAIN_MODULES
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             if func.value in ctx.model.classes:
                 return self._class_free(func.value)
             functions = ctx.model.functions.get(func.value, [])
             if functions:
                 return all(self._node_free(f) for f in functions)
             return func.value in _BUILTINS
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             receiver = func.value
-            if isinstance(receiver, cst.Name) and receiver.value == "self" and cls is not None:
+            if type(receiver) is cst.Name and receiver.value == "self" and cls is not None:
                 return all(self._node_free(m) for m in methods_named(cls, func.attr.value))
             return True  # `super().__init__()`, `layers.append(...)`: the argument is checked
         return False

@@ -40,7 +40,7 @@ def _declared_global(ctx: FileContext) -> dict[str, set[cst.CSTNode]]:
     module's."""
     declared: dict[str, set[cst.CSTNode]] = {}
     for node in ctx.nodes_of(cst.Global):
-        assert isinstance(node, cst.Global)
+        assert type(node) is cst.Global
         func = ctx.enclosing_function(node)
         if func is None:
             continue

@@ -20,8 +20,8 @@ _CONDITIONAL = "conditional"
 
 def _is_no_sync_call(expr: cst.BaseExpression) -> bool:
     return (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Attribute
         and expr.func.attr.value == "no_sync"
     )
 
@@ -51,7 +51,7 @@ def under_if_within(ctx: FileContext, node: cst.CSTNode, root: cst.CSTNode) -> b
     for ancestor in ctx.ancestors(node):
         if ancestor is root:
             return False
-        if isinstance(ancestor, cst.If):
+        if type(ancestor) is cst.If:
             return True
     return False
 
@@ -62,7 +62,7 @@ def _enclosing_withs(ctx: FileContext, node: cst.CSTNode) -> Iterator[cst.With]:
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             return
-        if isinstance(ancestor, cst.With) and child is ancestor.body:
+        if type(ancestor) is cst.With and child is ancestor.body:
             yield ancestor
         child = ancestor
 
@@ -80,17 +80,17 @@ def unsynced_block(ctx: FileContext, node: cst.CSTNode) -> cst.With | None:
 
 def _is_sync_control(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` names a sync control, or is `model.join()` / `accumulate()` entered by `with`."""
-    if isinstance(node, cst.Attribute) and node.attr.value in _SYNC_CONTROL:
+    if type(node) is cst.Attribute and node.attr.value in _SYNC_CONTROL:
         return True
-    if isinstance(node, cst.Name) and any(s in node.value for s in _SYNC_CONTROL):
+    if type(node) is cst.Name and any(s in node.value for s in _SYNC_CONTROL):
         return True
     return (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
+        type(node) is cst.Call
+        and type(node.func) is cst.Attribute
         and node.func.attr.value in _SYNC_METHODS
         # `with model.join():` / `with accelerator.accumulate(model):`, not
         # `os.path.join(...)` or `", ".join(...)`
-        and (node.func.attr.value == "no_sync" or isinstance(ctx.parent(node), cst.WithItem))
+        and (node.func.attr.value == "no_sync" or type(ctx.parent(node)) is cst.WithItem)
     )
 
 

@@ -32,8 +32,8 @@ def _handed_to(ctx: FileContext, value: cst.Call) -> list[tuple[cst.Call, cst.Ar
     found = []
     for use in _uses(ctx, name, value):
         arg = ctx.parent(use)
-        made = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
-        if not isinstance(arg, cst.Arg) or not isinstance(made, cst.Call):
+        made = ctx.parent(arg) if type(arg) is cst.Arg else None
+        if type(arg) is not cst.Arg or type(made) is not cst.Call:
             return None
         found.append((made, arg))
     return found
@@ -97,14 +97,12 @@ def _uses(ctx: FileContext, name: str, bound: cst.CSTNode) -> list[cst.Name]:
     frame = ctx.model.frame(bound)
     found = []
     for node in ctx.walk(frame):
-        if not isinstance(node, cst.Name) or node.value != name:
+        if type(node) is not cst.Name or node.value != name:
             continue
         if ctx.names_no_variable(node):
             continue
         parent = ctx.parent(node)
-        if isinstance(parent, cst.AssignTarget) or (
-            isinstance(parent, cst.Param) and parent.name is node
-        ):
+        if type(parent) is cst.AssignTarget or (type(parent) is cst.Param and parent.name is node):
             continue
         found.append(node)
     return found
@@ -117,7 +115,7 @@ def _methods_called(ctx: FileContext, holder: str, made: cst.Call) -> set[str] |
     called = set()
     for use in _uses(ctx, holder, made):
         attribute = ctx.parent(use)
-        if not isinstance(attribute, cst.Attribute) or attribute.value is not use:
+        if type(attribute) is not cst.Attribute or attribute.value is not use:
             return None
         called.add(attribute.attr.value)
     return called

@@ -21,15 +21,15 @@ if TYPE_CHECKING:
 def one_gpu_test(ctx: FileContext, test: cst.BaseExpression) -> bool:
     """`test` holds where the process sees one GPU at most: `torch.cuda.device_count()`
     compared `== 1`, `<= 1` or `< 2`."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
         return False
     left, target = test.left, test.comparisons[0]
-    if not (isinstance(left, cst.Call) and ctx.call_name(left) in DEVICE_COUNT):
+    if not (type(left) is cst.Call and ctx.call_name(left) in DEVICE_COUNT):
         return False
     bound = int_literal(target.comparator)
     operator = target.operator
     return (isinstance(operator, (cst.Equal, cst.LessThanEqual)) and bound == 1) or (
-        isinstance(operator, cst.LessThan) and bound == 2
+        type(operator) is cst.LessThan and bound == 2
     )
 
 
@@ -38,11 +38,9 @@ def asserts_one_gpu(ctx: FileContext, call: cst.Call) -> bool:
     that statement the process sees one GPU (each process of a job started with its own
     `CUDA_VISIBLE_DEVICES`), or it stops there."""
     comparison = ctx.parent(call)
-    holder = ctx.parent(comparison) if isinstance(comparison, cst.Comparison) else None
+    holder = ctx.parent(comparison) if type(comparison) is cst.Comparison else None
     return (
-        isinstance(holder, cst.Assert)
-        and holder.test is comparison
-        and one_gpu_test(ctx, comparison)
+        type(holder) is cst.Assert and holder.test is comparison and one_gpu_test(ctx, comparison)
     )
 
 

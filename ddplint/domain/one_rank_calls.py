@@ -43,21 +43,21 @@ def _shares_loop(ctx: FileContext, gate: Gate, node: cst.CSTNode) -> bool:
     around `node` (`i % world_size != rank`, `rank == i`): each rank passes it for some
     iterations, so every rank runs the guarded code."""
     test = gate.test
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test = test.expression
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return False
     ranks = domain_of(ctx).ranks
     sides = (test.left, test.comparisons[0].comparator)
     for loop in ctx.ancestors(gate.node):
         if isinstance(loop, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return False
-        if not isinstance(loop, cst.For) or not ctx.is_inside(node, loop.body):
+        if type(loop) is not cst.For or not ctx.is_inside(node, loop.body):
             continue
-        targets = {n.value for n in ctx.walk(loop.target) if isinstance(n, cst.Name)}
+        targets = {n.value for n in ctx.walk(loop.target) if type(n) is cst.Name}
         for value, other in (sides, sides[::-1]):
             if ranks.is_rank_value(value, gate.node) and targets & {
-                n.value for n in ctx.walk(other) if isinstance(n, cst.Name)
+                n.value for n in ctx.walk(other) if type(n) is cst.Name
             }:
                 return True
     return False
@@ -65,7 +65,7 @@ def _shares_loop(ctx: FileContext, gate: Gate, node: cst.CSTNode) -> bool:
 
 def other_branch_calls(ctx: FileContext, guard: cst.CSTNode, call: cst.Call) -> bool:
     """The other branch of the rank `if` holding `call` calls the same callee."""
-    if not isinstance(guard, cst.If):
+    if type(guard) is not cst.If:
         return False
     if ctx.is_inside(call, guard.body):
         other: cst.CSTNode | None = guard.orelse
@@ -74,7 +74,7 @@ def other_branch_calls(ctx: FileContext, guard: cst.CSTNode, call: cst.Call) -> 
     name = dotted(call.func)
     if other is None or name is None:
         return False
-    return any(isinstance(node, cst.Call) and dotted(node.func) == name for node in ctx.walk(other))
+    return any(type(node) is cst.Call and dotted(node.func) == name for node in ctx.walk(other))
 
 
 def global_model_site(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> cst.Call | None:
@@ -82,7 +82,7 @@ def global_model_site(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> cst.
     every call of the function under a rank condition (nanoGPT-style scripts)."""
     facts = facts_of(ctx)
     func = ctx.scope(at)
-    if not isinstance(func, cst.FunctionDef) or ctx.scope(func) is not ctx.module:
+    if type(func) is not cst.FunctionDef or ctx.scope(func) is not ctx.module:
         return None
     binding = facts.reaching_binding(name.value, at)
     if binding is None or binding.kind != "assign" or binding.scope is not ctx.module:
@@ -122,7 +122,7 @@ def guarded_site(
         return None
     for arg in ctx.resolver.arguments_for(binding):
         site = ctx.parent(ctx.parent(arg) or arg)
-        if not isinstance(site, cst.Call):
+        if type(site) is not cst.Call:
             continue
         site_guard = one_rank_guard(ctx, site)
         if site_guard is not None:
@@ -130,7 +130,7 @@ def guarded_site(
                 continue
             if facts.is_ddp_model(arg, site) and not facts.is_unwrapped_ddp(arg, site):
                 return GuardedSite([site], arg)
-        elif isinstance(arg, cst.Name):
+        elif type(arg) is cst.Name:
             inner = guarded_site(ctx, arg, site, depth - 1)
             if inner is not None:
                 return GuardedSite([site, *inner.calls], inner.model)
@@ -141,8 +141,8 @@ def _self_call_in(ctx: FileContext, call: cst.Call, owner: cst.ClassDef) -> bool
     """`self.<method>(...)` inside the class `owner`."""
     func = call.func
     return (
-        isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Name)
+        type(func) is cst.Attribute
+        and type(func.value) is cst.Name
         and func.value.value == "self"
         and ctx.is_inside(call, owner)
     )
@@ -152,12 +152,12 @@ def _made_by(ctx: FileContext, call: cst.Call, owner: cst.ClassDef) -> bool:
     """The object whose method `call` calls (`trainer` in `trainer.validate()`) was made
     by the class `owner` (`trainer = Trainer(cfg)`): not a model's `model.eval()`."""
     func = call.func
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not cst.Attribute:
         return False
     for value in ctx.resolver.values(func.value, call):
         made = value.expr
         if (
-            isinstance(made, cst.Call)
+            type(made) is cst.Call
             and (dotted(made.func) or "").rpartition(".")[2] == owner.name.value
         ):
             return True
@@ -170,7 +170,7 @@ def method_site(
     """A trainer's method reading the instance's DDP model (`self.model(x)` in `def
     eval(self)`) whose every call in its class (`self.eval()`) runs under a rank
     condition, here or in a method called so in turn (a few calls up): the call site."""
-    if not (isinstance(model.value, cst.Name) and model.value.value == "self"):
+    if not (type(model.value) is cst.Name and model.value.value == "self"):
         return None
     if not facts_of(ctx).is_ddp_model(model, at):
         return None
@@ -191,7 +191,7 @@ def rank_only_method_call(
     calls = [
         call
         for call in ctx.model.calls_by_name.get(method.name.value, ())
-        if isinstance(call.func, cst.Attribute)
+        if type(call.func) is cst.Attribute
     ]
     sites = [call for call in calls if _self_call_in(ctx, call, owner)]
     if not sites:

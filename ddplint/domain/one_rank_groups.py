@@ -18,15 +18,15 @@ from ddplint.engine.resolve import argument
 
 def is_one(expr: cst.BaseExpression) -> bool:
     """The literal 1, as a number or a string (`"1"`, as environment variables hold it)."""
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return expr.value == "1"
-    return isinstance(expr, cst.SimpleString) and expr.evaluated_value == "1"
+    return type(expr) is cst.SimpleString and expr.evaluated_value == "1"
 
 
 def sets_world_size(ctx: FileContext, statement: cst.Assign) -> bool:
     """`statement` assigns `os.environ["WORLD_SIZE"]`."""
     return any(
-        isinstance(target.target, cst.Subscript) and environ_key(ctx, target.target) == "WORLD_SIZE"
+        type(target.target) is cst.Subscript and environ_key(ctx, target.target) == "WORLD_SIZE"
         for target in statement.targets
     )
 
@@ -41,9 +41,9 @@ def one_rank_group(ctx: FileContext, node: cst.CSTNode, starts: Callable[[cst.Ca
     """Within `node`, the world size is set to one: `os.environ["WORLD_SIZE"] = "1"`, or a
     call that `starts` a process group given `world_size=1` (through the value resolver)."""
     for sub in ctx.walk(node):
-        if isinstance(sub, cst.Assign) and _sets_world_size_one(ctx, sub):
+        if type(sub) is cst.Assign and _sets_world_size_one(ctx, sub):
             return True
-        if isinstance(sub, cst.Call):
+        if type(sub) is cst.Call:
             size = keyword(sub, "world_size")
             if (
                 size is not None
@@ -59,7 +59,7 @@ def plays_one_rank(ctx: FileContext, func: cst.FunctionDef) -> bool:
     rank=0)`): this one process stands in for that rank of a job."""
     for call in ctx.calls_within(func):
         rank = keyword(call, "rank")
-        if rank is not None and isinstance(rank.value, cst.Integer):
+        if rank is not None and type(rank.value) is cst.Integer:
             return True
     return False
 

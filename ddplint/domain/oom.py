@@ -20,7 +20,7 @@ def handler_types(handler: cst.ExceptHandler) -> list[cst.BaseExpression]:
     kind = handler.type
     if kind is None:
         return []
-    if isinstance(kind, cst.Tuple):
+    if type(kind) is cst.Tuple:
         return [element.value for element in kind.elements]
     return [kind]
 
@@ -33,7 +33,7 @@ def catches_broad(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
     if handler.type is None:
         return True
     for kind in handler_types(handler):
-        if isinstance(kind, cst.Name) and kind.value in _BROAD and ctx.qualname(kind) is None:
+        if type(kind) is cst.Name and kind.value in _BROAD and ctx.qualname(kind) is None:
             return True
     return False
 
@@ -51,10 +51,10 @@ def _is_oom_test(ctx: FileContext, expr: cst.BaseExpression) -> bool:
 
 def _negated(expr: cst.BaseExpression) -> bool:
     """`"out of memory" not in str(e)` or `not ...`: true for errors that are NOT an OOM."""
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Not:
         return not _negated(expr.expression)
-    if isinstance(expr, cst.Comparison):
-        return any(isinstance(c.operator, cst.NotIn) for c in expr.comparisons)
+    if type(expr) is cst.Comparison:
+        return any(type(c.operator) is cst.NotIn for c in expr.comparisons)
     return False
 
 
@@ -64,9 +64,9 @@ def _read_through_name(
     """`test`, or for a test of a name bound to one value (`oom = "out of memory" in msg`,
     then `if not oom:`) that value, with whether a `not` in front flips it."""
     name, flipped = test, False
-    while isinstance(name, cst.UnaryOperation) and isinstance(name.operator, cst.Not):
+    while type(name) is cst.UnaryOperation and type(name.operator) is cst.Not:
         name, flipped = name.expression, not flipped
-    if isinstance(name, cst.Name):
+    if type(name) is cst.Name:
         values = [v for v in ctx.resolver.values(name, at) if v.leaf]
         if len(values) == 1 and values[0].expr is not name:
             return values[0].expr, flipped
@@ -74,9 +74,9 @@ def _read_through_name(
 
 
 def _statements(block: cst.BaseSuite) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
-    if isinstance(block, cst.IndentedBlock):
+    if type(block) is cst.IndentedBlock:
         return list(block.body)
-    if isinstance(block, cst.SimpleStatementSuite):
+    if type(block) is cst.SimpleStatementSuite:
         return list(block.body)
     return []
 
@@ -107,9 +107,9 @@ def oom_path_swallowed(ctx: FileContext, handler: cst.ExceptHandler) -> bool | N
 def _last(statement: cst.CSTNode) -> cst.CSTNode:
     """The innermost last statement of `statement` (the end of the path through it)."""
     while True:
-        if isinstance(statement, cst.SimpleStatementLine) and statement.body:
+        if type(statement) is cst.SimpleStatementLine and statement.body:
             return statement.body[-1]
-        if isinstance(statement, cst.If) and statement.orelse is None:
+        if type(statement) is cst.If and statement.orelse is None:
             inner = _statements(statement.body)
             if not inner:
                 return statement
@@ -123,7 +123,7 @@ def _message_path_swallowed(
 ) -> tuple[bool | None, Sequence[cst.CSTNode]]:
     """Whether the OOM path a message test picks out goes on, and that path's statements."""
     for index, statement in enumerate(body):
-        if not isinstance(statement, cst.If):
+        if type(statement) is not cst.If:
             continue
         test, flipped = _read_through_name(ctx, statement.test, statement)
         if not _is_oom_test(ctx, test):
@@ -133,7 +133,7 @@ def _message_path_swallowed(
             rest: list[cst.CSTNode] = list(body[index + 1 :])
             if statement.orelse is not None:
                 orelse = statement.orelse
-                rest = ([orelse] if isinstance(orelse, cst.If) else _statements(orelse.body)) + rest
+                rest = ([orelse] if type(orelse) is cst.If else _statements(orelse.body)) + rest
             return not _stops(ctx, rest), rest
         path = _statements(statement.body)
         swallowed = not _stops(ctx, path) and not (

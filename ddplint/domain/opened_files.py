@@ -24,7 +24,7 @@ def is_opener(ctx: FileContext, call: cst.Call) -> bool:
     name = ctx.call_name(call) or dotted(call.func) or ""
     if name in _OPENS:
         return name not in ctx.functions
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "open"
+    return type(call.func) is cst.Attribute and call.func.attr.value == "open"
 
 
 def opened_for_writing(ctx: FileContext, call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
@@ -37,7 +37,7 @@ def opened_for_writing(ctx: FileContext, call: cst.Call) -> tuple[cst.BaseExpres
     first = string_value(positional[0]) if positional else None
     method = (ctx.call_name(call) or dotted(call.func)) not in _OPENS
     path: cst.BaseExpression | None
-    if method and isinstance(call.func, cst.Attribute) and (not positional or _is_mode(first)):
+    if method and type(call.func) is cst.Attribute and (not positional or _is_mode(first)):
         path, mode = call.func.value, first  # `Path(p).open("wb")`, `Path(p).open(mode="w")`
         if not positional:
             mode = string_value(argument(call, None, "mode"))

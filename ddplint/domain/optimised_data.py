@@ -49,7 +49,7 @@ def optimises_data_only(ctx: FileContext, backward: cst.Call) -> bool:
     steps = [
         call
         for call in ctx.calls_within(func)
-        if isinstance(call.func, cst.Attribute)
+        if type(call.func) is cst.Attribute
         and call.func.attr.value == "step"
         and not call.args
         and ctx.enclosing_function(call) is func
@@ -58,7 +58,7 @@ def optimises_data_only(ctx: FileContext, backward: cst.Call) -> bool:
         value.expr
         for step in steps
         for value in ctx.resolver.values(step.func.value, step)  # type: ignore[attr-defined]
-        if value.leaf and isinstance(value.expr, cst.Call) and loops.is_optimizer_class(value.expr)
+        if value.leaf and type(value.expr) is cst.Call and loops.is_optimizer_class(value.expr)
     ]
     return bool(optimizers) and all(_over_data(ctx, o) for o in optimizers)
 
@@ -69,7 +69,7 @@ def _over_data(ctx: FileContext, optimizer: cst.Call) -> bool:
     if not isinstance(params, (cst.List, cst.Tuple)) or not params.elements:
         return False
     return all(
-        isinstance(e, cst.Element) and _made_tensor(ctx, e.value, optimizer, _DEPTH, True)
+        type(e) is cst.Element and _made_tensor(ctx, e.value, optimizer, _DEPTH, True)
         for e in params.elements
     )
 
@@ -82,19 +82,19 @@ def _made_tensor(
     `requires_grad=True` or by `.requires_grad_()` on such a tensor."""
     if depth == 0:
         return False
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         values = [v for v in ctx.resolver.values(expr, at) if v.leaf]
         return bool(values) and all(
             v.expr is not expr and _made_tensor(ctx, v.expr, v.at, depth - 1, trainable)
             for v in values
         )
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return False
     if ctx.call_name(expr) in _FACTORIES:
         flag = argument(expr, None, "requires_grad")
-        return not trainable or (isinstance(flag, cst.Name) and flag.value == "True")
+        return not trainable or (type(flag) is cst.Name and flag.value == "True")
     func = expr.func
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not cst.Attribute:
         return False
     if func.attr.value == "requires_grad_" and trainable:
         return _made_tensor(ctx, func.value, at, depth - 1, False)

@@ -59,7 +59,7 @@ def option_declaration(
     found = _declaration(ctx, expr, at)
     if found is not None or next(ctx.method_calls("add_argument"), None) is not None:
         return found
-    if not isinstance(expr, cst.Attribute) or not isinstance(expr.value, cst.Name):
+    if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name:
         return None
     return options_module_declaration(ctx, expr.attr.value)
 
@@ -120,16 +120,16 @@ def _declarations_in(text: str) -> list[cst.Call]:
                 parsed = cst.parse_expression(segment or "")
             except cst.ParserSyntaxError:
                 continue
-            if isinstance(parsed, cst.Call):
+            if type(parsed) is cst.Call:
                 calls.append(parsed)
     return calls
 
 
 def _declaration(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> cst.Call | None:
     """The one `add_argument(...)` of the file declaring the option `expr` reads."""
-    if not isinstance(expr, cst.Attribute) or not same_on_every_rank(ctx, expr, at):
+    if type(expr) is not cst.Attribute or not same_on_every_rank(ctx, expr, at):
         return None
-    if not isinstance(expr.value, cst.Name):
+    if type(expr.value) is not cst.Name:
         return None
     found = [call for call in ctx.method_calls("add_argument") if _dest(call) == expr.attr.value]
     return found[0] if len(found) == 1 else None
@@ -151,7 +151,7 @@ def _dest(call: cst.Call) -> str | None:
 
 
 def _text(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     return None

@@ -58,7 +58,7 @@ def written_path(
     `g_pathmgr.open(p, "wb")`, `Path(p).open("wb")`) that path at the `open` call. None
     for a file object opened otherwise (appending, unknown mode): the caller manages it."""
     for value in ctx.resolver.values(path, at):
-        if isinstance(value.expr, cst.Call) and is_opener(ctx, value.expr):
+        if type(value.expr) is cst.Call and is_opener(ctx, value.expr):
             opened = opened_for_writing(ctx, value.expr)
             return None if opened is None else (opened[0], value.expr)
     return path, at
@@ -75,9 +75,9 @@ def walked_paths(
         (
             a
             for a in ctx.ancestors(at)
-            if isinstance(a, cst.For)
-            and isinstance(a.target, cst.Name)
-            and isinstance(path, cst.Name)
+            if type(a) is cst.For
+            and type(a.target) is cst.Name
+            and type(path) is cst.Name
             and a.target.value == path.value
         ),
         None,
@@ -87,15 +87,15 @@ def walked_paths(
     elements: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
     for value in ctx.resolver.values(loop.iter, loop):
         if isinstance(value.expr, (cst.List, cst.Tuple)):
-            if any(isinstance(e, cst.StarredElement) for e in value.expr.elements):
+            if any(type(e) is cst.StarredElement for e in value.expr.elements):
                 return None
             elements.extend((e.value, value.at) for e in value.expr.elements)
-        elif value.leaf and not isinstance(value.expr, cst.Name):
+        elif value.leaf and type(value.expr) is not cst.Name:
             return None  # a list built elsewhere: its paths are unknown
     receiver = ctx.code(loop.iter).strip()
     for call in ctx.method_calls("append", "extend", "insert"):
         func = call.func
-        assert isinstance(func, cst.Attribute)
+        assert type(func) is cst.Attribute
         if ctx.code(func.value).strip() != receiver or ctx.scope(call) is not ctx.scope(loop):
             continue
         if func.attr.value != "append" or len(call.args) != 1:
@@ -119,7 +119,7 @@ def path_texts(
         keys = {
             id(n)
             for sub in ctx.walk(value.expr)
-            if isinstance(sub, cst.SubscriptElement)
+            if type(sub) is cst.SubscriptElement
             for n in ctx.walk(sub)
         }
         for node in ctx.walk(value.expr):
@@ -128,7 +128,7 @@ def path_texts(
             text = string_value(node) if isinstance(node, cst.BaseExpression) else None
             if text is not None:
                 texts.append(text)
-            elif isinstance(node, cst.FormattedStringText):
+            elif type(node) is cst.FormattedStringText:
                 texts.append(node.value)
     return texts
 
@@ -137,11 +137,11 @@ def from_atomic_writer(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNo
     """`with write_and_rename(final) as tmp: torch.save(state, tmp)`: the path is what a
     context manager named for an atomic write yields (a temporary file it renames onto
     the final path on exit)."""
-    if not isinstance(path, cst.Name):
+    if type(path) is not cst.Name:
         return False
     for binding in ctx.resolver.reaching(path.value, at):
         value = binding.value
-        if binding.kind == "with" and isinstance(value, cst.Call):
+        if binding.kind == "with" and type(value) is cst.Call:
             name = last_name(value.func) or ""
             if _ATOMIC_WRITER.search(name):
                 return True
@@ -198,7 +198,7 @@ def varies_per_save(
     keep = scoped(ctx, skip, within)
     if depth is not None:
         values = ctx.resolver.sources(path, at, depth, keep)
-    elif isinstance(path, cst.Name):
+    elif type(path) is cst.Name:
         # What the name is bound to: only a counter of steps varies there (a run tag
         # or version stays the same within a run).
         bound = [
@@ -245,7 +245,7 @@ def named_piece_computed(ctx: FileContext, path: cst.BaseExpression, at: cst.CST
     a call (`"checkpoints-last-" + str(acc)`): written once, it names a file of this run
     only. A setting read as it is (`f"last_{args.model_type}.ckpt"`) is no such value."""
     return any(
-        isinstance(n, cst.Call) and not _formats_literal(n)
+        type(n) is cst.Call and not _formats_literal(n)
         for piece in _named_pieces(ctx, path, at, None)
         for part in _last_component(piece)
         for n in ctx.walk(part)
@@ -255,19 +255,19 @@ def named_piece_computed(ctx: FileContext, path: cst.BaseExpression, at: cst.CST
 def _formats_literal(call: cst.Call) -> bool:
     """`"last_{}".format(...)`: the string's own formatting, no computed value."""
     func = call.func
-    return isinstance(func, cst.Attribute) and string_value(func.value) is not None
+    return type(func) is cst.Attribute and string_value(func.value) is not None
 
 
 def _last_component(piece: cst.CSTNode) -> list[cst.CSTNode]:
     """The parts of an f-string or a concatenation after its last `/` (`f"{out}/best_{x}"`:
     `best_`, `{x}`); the piece itself otherwise."""
-    if isinstance(piece, cst.FormattedString):
+    if type(piece) is cst.FormattedString:
         parts: list[cst.CSTNode] = list(piece.parts)
-    elif isinstance(piece, cst.BinaryOperation) and isinstance(piece.operator, cst.Add):
+    elif type(piece) is cst.BinaryOperation and type(piece.operator) is cst.Add:
         parts, stack = [], [cast("cst.BaseExpression", piece)]
         while stack:  # the operands, left to right
             node = stack.pop()
-            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
                 stack += [node.right, node.left]
             else:
                 parts.append(node)
@@ -275,7 +275,7 @@ def _last_component(piece: cst.CSTNode) -> list[cst.CSTNode]:
         return [piece]
     tail: list[cst.CSTNode] = []
     for part in parts:
-        text = part.value if isinstance(part, cst.FormattedStringText) else None
+        text = part.value if type(part) is cst.FormattedStringText else None
         if isinstance(part, cst.BaseExpression):
             text = string_value(part)
         if text is not None and "/" in text:
@@ -296,7 +296,7 @@ def _named_pieces(
     for value in ctx.resolver.sources(path, at, 3, keep):
         for node in ctx.walk(value.expr):
             text = string_value(node) if isinstance(node, cst.BaseExpression) else None
-            if isinstance(node, cst.FormattedStringText):
+            if type(node) is cst.FormattedStringText:
                 text = node.value
             if text is None or not _OVERWRITTEN_TEXT.search(text):
                 continue
@@ -315,11 +315,11 @@ def _piece(ctx: FileContext, node: cst.CSTNode, top: cst.BaseExpression) -> cst.
             isinstance(
                 parent, (cst.FormattedString, cst.BinaryOperation, cst.FormattedStringExpression)
             )
-            or (isinstance(parent, cst.Attribute) and parent.value is piece)
-            or (isinstance(parent, cst.Call) and parent.func is piece)
+            or (type(parent) is cst.Attribute and parent.value is piece)
+            or (type(parent) is cst.Call and parent.func is piece)
         ):
             piece = parent
-        elif not isinstance(parent, cst.FormattedStringText):
+        elif type(parent) is not cst.FormattedStringText:
             break
         if parent is top:
             break
@@ -351,17 +351,17 @@ def _varies_in(
     for node in ctx.walk(expr):
         if _counter_format(node) or _rotates(node):
             return True
-        if stamps and isinstance(node, cst.Call) and _UNIQUE_CALLS.search(dotted(node.func) or ""):
+        if stamps and type(node) is cst.Call and _UNIQUE_CALLS.search(dotted(node.func) or ""):
             return True
-        if isinstance(node, cst.Attribute) and counter.search(node.attr.value):
+        if type(node) is cst.Attribute and counter.search(node.attr.value):
             return True
-        if isinstance(node, cst.SubscriptElement) and isinstance(node.slice, cst.Index):
+        if type(node) is cst.SubscriptElement and type(node.slice) is cst.Index:
             key = string_value(node.slice.value)
             if key is not None and counter.search(key):
                 return True  # `state["epoch"]`
-        if isinstance(node, cst.Name) and (node.value in around or counter.search(node.value)):
+        if type(node) is cst.Name and (node.value in around or counter.search(node.value)):
             parent = ctx.parent(node)
-            if not (isinstance(parent, cst.Attribute) and parent.value is not node):
+            if not (type(parent) is cst.Attribute and parent.value is not node):
                 return True  # `args.epochs`: the attribute's own name decides, above
     return False
 
@@ -370,8 +370,8 @@ def _rotates(node: cst.CSTNode) -> bool:
     """`n % keep` (not `"%d" % n`): the name cycles over `keep` slots, so each save writes
     another file than the one before it (`chkpt_{train_cnt % max_save + 1}.pt`)."""
     return (
-        isinstance(node, cst.BinaryOperation)
-        and isinstance(node.operator, cst.Modulo)
+        type(node) is cst.BinaryOperation
+        and type(node.operator) is cst.Modulo
         and string_value(node.left) is None
         and not isinstance(node.left, (cst.FormattedString, cst.ConcatenatedString))
     )
@@ -392,13 +392,13 @@ def item_loops(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> s
                 if id(value.expr) in seen:
                     continue
                 seen.add(id(value.expr))
-                if isinstance(value.expr, cst.Name):
+                if type(value.expr) is cst.Name:
                     loops.update(_loops_over(ctx, value.expr.value, value.at))
                     inner.append((value.expr, value.at))
                     inner.extend((a, a) for a in _passed(ctx, value.expr.value, value.at))
-                elif isinstance(value.expr, cst.Attribute):
+                elif type(value.expr) is cst.Attribute:
                     root: cst.BaseExpression = value.expr
-                    while isinstance(root, cst.Attribute):
+                    while type(root) is cst.Attribute:
                         root = root.value
                     inner.append((root, value.at))
                 else:
@@ -412,7 +412,7 @@ def _passed(ctx: FileContext, name: str, at: cst.CSTNode) -> list[cst.BaseExpres
     calls through a class or an object included (`Loader.save_slice(path, key)`)."""
     binding = facts_of(ctx).reaching_binding(name, at)
     func = binding.statement if binding is not None and binding.kind == "param" else None
-    if not isinstance(func, cst.FunctionDef):
+    if type(func) is not cst.FunctionDef:
         return []
     names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     index = names.index(name) if name in names else None
@@ -428,10 +428,10 @@ def _loops_over(ctx: FileContext, name: str, at: cst.CSTNode) -> list[cst.For]:
     """The `for` loops around `at` in its function whose target binds `name`."""
     found = []
     for ancestor in ctx.ancestors(at):
-        if isinstance(ancestor, cst.FunctionDef):
+        if type(ancestor) is cst.FunctionDef:
             break
-        if isinstance(ancestor, cst.For) and any(
-            isinstance(n, cst.Name) and n.value == name for n in ctx.walk(ancestor.target)
+        if type(ancestor) is cst.For and any(
+            type(n) is cst.Name and n.value == name for n in ctx.walk(ancestor.target)
         ):
             found.append(ancestor)
     return found
@@ -454,7 +454,7 @@ def moved_after(ctx: FileContext, call: cst.Call, path: cst.BaseExpression) -> b
             continue
         if called in _MOVES:
             subject = other.args[0].value if other.args else None
-        elif isinstance(func, cst.Attribute) and func.attr.value in ("replace", "rename"):
+        elif type(func) is cst.Attribute and func.attr.value in ("replace", "rename"):
             subject = func.value if len(other.args) == 1 else None
         else:
             continue
@@ -502,7 +502,7 @@ def _string_text(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
 def _folder_of(ctx: FileContext, subject: cst.BaseExpression, path: cst.BaseExpression) -> bool:
     """`subject` names the folder the path is built in (`folder / "trainer"`,
     `os.path.join(folder, "model.pt")`): moving the folder commits the file with it."""
-    return isinstance(subject, cst.Name) and subject.value in set(ctx.names_in(path))
+    return type(subject) is cst.Name and subject.value in set(ctx.names_in(path))
 
 
 def repeats(
@@ -636,26 +636,26 @@ def _exits(
 ) -> bool:
     """Running `statement` ends the process (or runs a statement of `leaving`) on every
     path."""
-    if isinstance(statement, cst.SimpleStatementLine):
+    if type(statement) is cst.SimpleStatementLine:
         return any(_exits(ctx, s, leaving) for s in statement.body)
     if isinstance(statement, leaving):
         return True
-    if isinstance(statement, cst.Raise):
-        raised = statement.exc.func if isinstance(statement.exc, cst.Call) else statement.exc
+    if type(statement) is cst.Raise:
+        raised = statement.exc.func if type(statement.exc) is cst.Call else statement.exc
         return raised is not None and last_name(raised) == "SystemExit"
-    if isinstance(statement, cst.Expr):
+    if type(statement) is cst.Expr:
         return is_exit_call(statement, ctx.qualname)
-    if isinstance(statement, cst.If):
+    if type(statement) is cst.If:
         orelse = statement.orelse
-        other = orelse.body if isinstance(orelse, cst.Else) else orelse
+        other = orelse.body if type(orelse) is cst.Else else orelse
         return (
             other is not None
             and _exits_block(ctx, statement.body, leaving)
             and _exits(ctx, other, leaving)
         )
-    if isinstance(statement, cst.With):
+    if type(statement) is cst.With:
         return _exits_block(ctx, statement.body, leaving)
-    if isinstance(statement, cst.IndentedBlock):
+    if type(statement) is cst.IndentedBlock:
         return _exits_block(ctx, statement, leaving)
     return False
 
@@ -686,10 +686,10 @@ def at_one_step(ctx: FileContext, node: cst.CSTNode) -> bool:
         for term, value in condition.terms():
             if _picks_round(term, value, targets):
                 return True
-            if not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
+            if type(term) is not cst.Comparison or len(term.comparisons) != 1:
                 continue
             operator = term.comparisons[0].operator
-            equal = isinstance(operator, cst.Equal) if value else isinstance(operator, cst.NotEqual)
+            equal = type(operator) is cst.Equal if value else type(operator) is cst.NotEqual
             sides = (term.left, term.comparisons[0].comparator)
             if equal and any(_COUNTER.search(last_name(side) or "") for side in sides):
                 return True
@@ -699,16 +699,16 @@ def at_one_step(ctx: FileContext, node: cst.CSTNode) -> bool:
 def _picks_round(term: cst.BaseExpression, holds: bool, targets: set[str]) -> bool:
     """`term` is a loop variable tested whole (`if swa:`, not a counter such as `if epoch:`)
     or compared equal to a literal (`stage == "final"`, `swa is True`)."""
-    if isinstance(term, cst.Name):
+    if type(term) is cst.Name:
         return term.value in targets and not _COUNTER.search(term.value)
-    if not holds or not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
+    if not holds or type(term) is not cst.Comparison or len(term.comparisons) != 1:
         return False
     if not isinstance(term.comparisons[0].operator, (cst.Equal, cst.Is)):
         return False
     sides = (term.left, term.comparisons[0].comparator)
-    return any(isinstance(side, cst.Name) and side.value in targets for side in sides) and any(
+    return any(type(side) is cst.Name and side.value in targets for side in sides) and any(
         isinstance(side, (cst.SimpleString, cst.Integer))
-        or (isinstance(side, cst.Name) and side.value in ("True", "False", "None"))
+        or (type(side) is cst.Name and side.value in ("True", "False", "None"))
         for side in sides
     )
 
@@ -716,16 +716,16 @@ def _picks_round(term: cst.BaseExpression, holds: bool, targets: set[str]) -> bo
 def _loop_targets(ctx: FileContext, node: cst.CSTNode) -> set[str]:
     names: set[str] = set()
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.For):
-            names.update(n.value for n in ctx.walk(ancestor.target) if isinstance(n, cst.Name))
-        if isinstance(ancestor, cst.FunctionDef):
+        if type(ancestor) is cst.For:
+            names.update(n.value for n in ctx.walk(ancestor.target) if type(n) is cst.Name)
+        if type(ancestor) is cst.FunctionDef:
             break
     return names
 
 
 def _counter_format(node: cst.CSTNode) -> bool:
     """`{step:06d}`: a number formatted as an integer, a counter in a file name."""
-    if not isinstance(node, cst.FormattedStringExpression) or not node.format_spec:
+    if type(node) is not cst.FormattedStringExpression or not node.format_spec:
         return False
-    spec = "".join(p.value for p in node.format_spec if isinstance(p, cst.FormattedStringText))
+    spec = "".join(p.value for p in node.format_spec if type(p) is cst.FormattedStringText)
     return spec.endswith("d")

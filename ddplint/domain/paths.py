@@ -47,9 +47,9 @@ def fresh_temporary_file(ctx: FileContext, path: cst.BaseExpression, at: cst.CST
     """The file is one `tempfile` just created for this process under a unique name (`with
     tempfile.NamedTemporaryFile() as tmp: torch.save(obj, tmp.file)`, `tmp.name`): no other
     process writes to it."""
-    holder = path.value if isinstance(path, cst.Attribute) else path
+    holder = path.value if type(path) is cst.Attribute else path
     return any(
-        isinstance(value.expr, cst.Call) and ctx.call_name(value.expr) in _FRESH_FILES
+        type(value.expr) is cst.Call and ctx.call_name(value.expr) in _FRESH_FILES
         for value in ctx.resolver.values(holder, at)
     )
 

@@ -58,9 +58,8 @@ def default_device_is_own(ctx: FileContext, use: cst.CSTNode) -> bool:
 
 def _fake_tensor(ctx: FileContext, node: cst.CSTNode) -> bool:
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.With) and any(
-            isinstance(item.item, cst.Call)
-            and (ctx.call_name(item.item) or "").endswith(_FAKE_MODE)
+        if type(ancestor) is cst.With and any(
+            type(item.item) is cst.Call and (ctx.call_name(item.item) or "").endswith(_FAKE_MODE)
             for item in ancestor.items
         ):
             return True
@@ -70,13 +69,13 @@ def _fake_tensor(ctx: FileContext, node: cst.CSTNode) -> bool:
 def _in_per_rank_table(ctx: FileContext, literal: cst.CSTNode) -> bool:
     """`{0: ...device="cuda:0"..., 1: ...device="cuda:1"...}[rank]`: a table with one entry
     per rank, the device index equal to the key."""
-    if isinstance(literal, cst.SimpleString):
+    if type(literal) is cst.SimpleString:
         value = literal.evaluated_value
         index = value.rpartition(":")[2] if isinstance(value, str) else ""
     else:
-        index = literal.value if isinstance(literal, cst.Integer) else ""
+        index = literal.value if type(literal) is cst.Integer else ""
     for ancestor in ctx.ancestors(literal):
-        if isinstance(ancestor, cst.DictElement) and isinstance(ancestor.key, cst.Integer):
+        if type(ancestor) is cst.DictElement and type(ancestor.key) is cst.Integer:
             return ancestor.key.value == index
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
             return False
@@ -89,13 +88,13 @@ def _default_overridden_per_rank(ctx: FileContext, literal: cst.CSTNode) -> bool
     single-process default (YOLO-style `select_device`)."""
     statement = None
     for ancestor in ctx.ancestors(literal):
-        if isinstance(ancestor, cst.Assign):
+        if type(ancestor) is cst.Assign:
             statement = ancestor
             break
         # only a device value: the literal, `torch.device(...)` of it, `x if c else y`
         if isinstance(ancestor, (cst.IfExp, cst.Arg)):
             continue
-        if isinstance(ancestor, cst.Call) and ctx.call_name(ancestor) == "torch.device":
+        if type(ancestor) is cst.Call and ctx.call_name(ancestor) == "torch.device":
             continue
         return False
     if statement is None or len(statement.targets) != 1:

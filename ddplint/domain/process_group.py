@@ -103,7 +103,7 @@ def _api_uses(ctx: FileContext) -> Iterator[cst.CSTNode]:
         yield from (
             node
             for node in ctx.nodes_of(cst.Name)
-            if isinstance(node, cst.Name)
+            if type(node) is cst.Name
             and node.value in needing
             and type(ctx.parent(node)) not in _IMPORT_PARTS
         )
@@ -159,7 +159,7 @@ def asks_if_initialized(ctx: FileContext, call: cst.Call) -> bool:
         for term, value in condition.terms():
             if (
                 value
-                and isinstance(term, cst.Call)
+                and type(term) is cst.Call
                 and ((ctx.call_name(term) or "").rpartition(".")[2] == "is_initialized")
             ):
                 return True
@@ -171,7 +171,7 @@ def asks_given_group(ctx: FileContext, call: cst.Call) -> bool:
     `0 if process_group is None else process_group.rank()` in a layer written for tensor
     parallelism, which runs in one process whenever no caller passes a group."""
     func = call.func
-    if not isinstance(func, cst.Attribute) or not asks_rank(ctx, call):
+    if type(func) is not cst.Attribute or not asks_rank(ctx, call):
         return False
     group = ctx.code(func.value)
     child: cst.CSTNode = call
@@ -190,16 +190,16 @@ def _tests_none(ctx: FileContext, test: cst.BaseExpression, name: str) -> bool |
     """True for `name is None`, False for `name is not None` (or `name` alone), else None."""
     if ctx.code(test) == name:
         return False
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return None
     target = test.comparisons[0]
     if ctx.code(test.left) != name or not (
-        isinstance(target.comparator, cst.Name) and target.comparator.value == "None"
+        type(target.comparator) is cst.Name and target.comparator.value == "None"
     ):
         return None
-    if isinstance(target.operator, cst.Is):
+    if type(target.operator) is cst.Is:
         return True
-    return False if isinstance(target.operator, cst.IsNot) else None
+    return False if type(target.operator) is cst.IsNot else None
 
 
 def uses_process_group_at(ctx: FileContext, call: cst.Call) -> bool:
@@ -236,7 +236,7 @@ def _namespace_api_nodes(ctx: FileContext) -> Iterator[cst.CSTNode]:
         node
         for name, node in _namespace_nodes(ctx)
         if (name == "torch.distributed" or is_process_group_api(name))
-        and not (isinstance(call := ctx.parent(node), cst.Call) and asks_if_initialized(ctx, call))
+        and not (type(call := ctx.parent(node)) is cst.Call and asks_if_initialized(ctx, call))
     )
 
 
@@ -265,5 +265,5 @@ def _read_names(ctx: FileContext) -> frozenset[str]:
     return frozenset(
         node.value
         for node in ctx.nodes_of(cst.Name)
-        if isinstance(node, cst.Name) and type(ctx.parent(node)) not in _IMPORT_PARTS
+        if type(node) is cst.Name and type(ctx.parent(node)) not in _IMPORT_PARTS
     )

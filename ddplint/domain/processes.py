@@ -61,7 +61,7 @@ def _joins_job(ctx: FileContext, call: cst.Call) -> bool:
     if (ctx.call_name(call) or "") in STARTERS:
         return True
     func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func)
+    name = func.attr.value if type(func) is cst.Attribute else dotted(func)
     if name in _RANK_CALLS or facts_of(ctx).is_rank_value(call):
         return True
     project = project_of(ctx)
@@ -72,7 +72,7 @@ def _multi_process_call(ctx: FileContext, call: cst.Call) -> bool:
     if _joins_job(ctx, call) or (ctx.call_name(call) or "").startswith(_LAUNCHERS):
         return True
     func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func)
+    name = func.attr.value if type(func) is cst.Attribute else dotted(func)
     return name == "add_argument" and any(
         any(option in (string_value(arg.value) or "") for option in _LAUNCH_OPTIONS)
         for arg in call.args
@@ -82,7 +82,7 @@ def _multi_process_call(ctx: FileContext, call: cst.Call) -> bool:
 def _reads_rank(ctx: FileContext) -> bool:
     facts = facts_of(ctx)
     return any(
-        isinstance(node, cst.Subscript) and facts.is_rank_value(node)
+        type(node) is cst.Subscript and facts.is_rank_value(node)
         for node in ctx.nodes_of(cst.Subscript)
     )
 
@@ -159,9 +159,9 @@ def _pytest_holder(ctx: FileContext, func: cst.FunctionDef) -> bool:
     holder = ctx.parent(func)
     if holder is ctx.module:
         return True
-    cls = ctx.parent(holder) if isinstance(holder, cst.IndentedBlock) else None
+    cls = ctx.parent(holder) if type(holder) is cst.IndentedBlock else None
     return (
-        isinstance(cls, cst.ClassDef)
+        type(cls) is cst.ClassDef
         and not cls.bases
         and cls.name.value.startswith("Test")
         and not _joins_in(ctx, cls)
@@ -171,7 +171,7 @@ def _pytest_holder(ctx: FileContext, func: cst.FunctionDef) -> bool:
 def _joins_in(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` starts, joins or asks about a job of more than one process: a job of one
     rank (`one_rank_group`, also through a project helper) is one process."""
-    if not any(isinstance(call, cst.Call) and _joins_job(ctx, call) for call in ctx.walk(node)):
+    if not any(type(call) is cst.Call and _joins_job(ctx, call) for call in ctx.walk(node)):
         return False
     return not _one_rank_job(ctx, node)
 
@@ -180,7 +180,7 @@ def _one_rank_job(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` sets the world size to one (directly or through a project helper) and
     spawns no workers."""
     project = project_of(ctx)
-    calls = [call for call in ctx.walk(node) if isinstance(call, cst.Call)]
+    calls = [call for call in ctx.walk(node) if type(call) is cst.Call]
     if any(ctx.call_name(call) in SPAWN_FUNCTIONS for call in calls):
         return False
     if one_rank_group(ctx, node, lambda call: _joins_job(ctx, call)):
@@ -197,7 +197,7 @@ def _skipped_when_launched(ctx: FileContext, func: cst.FunctionDef) -> bool:
     for decorator in func.decorators:
         expr = decorator.decorator
         if (
-            isinstance(expr, cst.Call)
+            type(expr) is cst.Call
             and last_name(expr.func) == "skipif"
             and expr.args
             and ranks.single_process_when(expr.args[0].value) is False
@@ -220,9 +220,9 @@ def _plays_one_rank_test(ctx: FileContext, func: cst.FunctionDef) -> bool:
     `MultiProcessTestCase` spawns there) and stands in for one rank of it (`plays_one_rank`:
     a single-process sharded-inference test in a multi-process test class)."""
     holder = ctx.parent(func)
-    cls = ctx.parent(holder) if isinstance(holder, cst.IndentedBlock) else None
+    cls = ctx.parent(holder) if type(holder) is cst.IndentedBlock else None
     return (
-        isinstance(cls, cst.ClassDef)
+        type(cls) is cst.ClassDef
         and plays_one_rank(ctx, func)
         and not _reaches_job(ctx, func, set())
         and not any(_reaches_job(ctx, s, set()) for s in methods_named(cls, "setUp"))
@@ -240,11 +240,11 @@ def single_process_tests(ctx: FileContext) -> list[cst.ClassDef | cst.FunctionDe
     stand in for one rank of a job (`_plays_one_rank_test`)."""
     found: list[cst.ClassDef | cst.FunctionDef] = []
     for node in ctx.nodes_of(cst.ClassDef, cst.FunctionDef):
-        if isinstance(node, cst.ClassDef):
+        if type(node) is cst.ClassDef:
             if _is_test_case(node) and not _joins_in(ctx, node):
                 found.append(node)
         elif (
-            isinstance(node, cst.FunctionDef)
+            type(node) is cst.FunctionDef
             and node.name.value.startswith("test")
             and (
                 (_pytest_holder(ctx, node) and _single_process_test_function(ctx, node))
@@ -291,7 +291,7 @@ def _beside_the_start(ctx: FileContext, node: cst.CSTNode) -> bool:
     came before it in the function."""
     for condition in ctx.flow.conditions(node):
         branch = condition.gate
-        if not isinstance(branch, cst.If) or branch.orelse is None:
+        if type(branch) is not cst.If or branch.orelse is None:
             continue
         alone = ctx.remembered(_side_alone, (branch, condition.holds))
         if alone is not None:
@@ -333,11 +333,11 @@ def _in_job(ctx: FileContext, block: cst.CSTNode, test: cst.BaseExpression) -> b
     return any(
         uses_process_group_at(ctx, c)
         for c in ctx.nodes_within(block, cst.Call)
-        if isinstance(c, cst.Call)
+        if type(c) is cst.Call
     ) or any(
         (ctx.call_name(c) or "").endswith("is_initialized")
         for c in ctx.nodes_within(test, cst.Call)
-        if isinstance(c, cst.Call)
+        if type(c) is cst.Call
     )
 
 
@@ -347,9 +347,7 @@ def _starts_in(ctx: FileContext, block: cst.CSTNode) -> bool:
 
 
 def _block_starts(ctx: FileContext, block: cst.CSTNode) -> bool:
-    return any(
-        _starts(ctx, c) for c in ctx.nodes_within(block, cst.Call) if isinstance(c, cst.Call)
-    )
+    return any(_starts(ctx, c) for c in ctx.nodes_within(block, cst.Call) if type(c) is cst.Call)
 
 
 def _starts(ctx: FileContext, call: cst.Call) -> bool:
@@ -504,10 +502,10 @@ def _lone_workers(ctx: FileContext) -> set[cst.FunctionDef]:
         names = _launched_workers(ctx, call)
         (alone if spawns_one_process(ctx, call) else shared).update(names)
         launcher = call.func
-        factors = _launcher_factors(ctx, launcher) if isinstance(launcher, cst.Call) else ()
-        if factors and isinstance(launcher, cst.Call):
+        factors = _launcher_factors(ctx, launcher) if type(launcher) is cst.Call else ()
+        if factors and type(launcher) is cst.Call:
             one = launches_one_process(ctx, launcher, factors)
-            names = [a.value.value for a in call.args if isinstance(a.value, cst.Name)]
+            names = [a.value.value for a in call.args if type(a.value) is cst.Name]
             (alone if one else shared).update(names)
     return {f for name in alone - shared for f in ctx.functions.get(name, ())}
 
@@ -539,7 +537,7 @@ def _launched_workers(ctx: FileContext, call: cst.Call) -> list[str]:
     return [
         arg.value.value
         for arg in call.args
-        if isinstance(arg.value, cst.Name)
+        if type(arg.value) is cst.Name
         and any(_is_worker(ctx, worker) for worker in ctx.functions.get(arg.value.value, ()))
     ]
 
@@ -589,7 +587,7 @@ def _parametrizes_tests(ctx: FileContext, node: cst.CSTNode) -> bool:
     decorator): pytest hands it to tests in the one pytest process. A parametrization
     written on a test itself is that test's, and the test decides."""
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.Call) and ctx.call_name(ancestor) in _PARAMETRIZE:
+        if type(ancestor) is cst.Call and ctx.call_name(ancestor) in _PARAMETRIZE:
             func = ctx.enclosing_function(ancestor)
             return func is not None and not func.name.value.startswith("test")
         if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):

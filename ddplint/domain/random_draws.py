@@ -75,7 +75,7 @@ def seeds_torch(ctx: FileContext, call: cst.Call) -> bool:
     if name not in LIBRARY_SEEDS:
         return False
     specific = argument(call, 1, "device_specific")
-    return specific is None or (isinstance(specific, cst.Name) and specific.value == "False")
+    return specific is None or (type(specific) is cst.Name and specific.value == "False")
 
 
 def runs_only_without_cuda(ctx: FileContext, call: cst.Call) -> bool:
@@ -96,16 +96,16 @@ def runs_only_without_cuda(ctx: FileContext, call: cst.Call) -> bool:
 def _tests_cuda(ctx: FileContext, term: cst.BaseExpression) -> bool:
     """`torch.cuda.is_available()`, or `torch.cuda.device_count()` compared above 0 or
     taken as a truth value."""
-    if isinstance(term, cst.Comparison) and len(term.comparisons) == 1:
+    if type(term) is cst.Comparison and len(term.comparisons) == 1:
         target = term.comparisons[0]
         if not (
             isinstance(target.operator, (cst.GreaterThan, cst.NotEqual))
-            and isinstance(target.comparator, cst.Integer)
+            and type(target.comparator) is cst.Integer
             and target.comparator.value == "0"
         ):
             return False
         term = term.left
-    return isinstance(term, cst.Call) and ctx.call_name(term) in _CUDA_TESTS
+    return type(term) is cst.Call and ctx.call_name(term) in _CUDA_TESTS
 
 
 def seeds_alike(ctx: FileContext, func: cst.FunctionDef) -> bool:
@@ -218,7 +218,7 @@ def built_transform_draw(ctx: FileContext) -> cst.Call | None:
         if owner is None:
             continue
         built = any(
-            isinstance(call.func, cst.Name) and not ctx.is_inside(call, owner)
+            type(call.func) is cst.Name and not ctx.is_inside(call, owner)
             for call in ctx.model.calls_by_name.get(owner.name.value, ())
         )
         if built:
@@ -256,7 +256,7 @@ def _makes_stand_in(ctx: FileContext, call: cst.Call, method: cst.FunctionDef) -
         if ancestor is method:
             return False
         if (
-            isinstance(ancestor, cst.If)
+            type(ancestor) is cst.If
             and ctx.is_inside(call, ancestor.body)
             and _tests_no_data(ancestor.test)
             and _returns(ancestor.body)
@@ -268,30 +268,30 @@ def _makes_stand_in(ctx: FileContext, call: cst.Call, method: cst.FunctionDef) -
 def _tests_no_data(test: cst.BaseExpression) -> bool:
     """`len(x) == 0`, `len(x) < 1`, `not len(x)` or `not x`: true when a collection is
     empty."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         operand = test.expression
         return isinstance(operand, cst.Name | cst.Attribute) or _is_len(operand)
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return False
     target = test.comparisons[0]
     bound = target.comparator
-    if not (_is_len(test.left) and isinstance(bound, cst.Integer)):
+    if not (_is_len(test.left) and type(bound) is cst.Integer):
         return False
-    return (isinstance(target.operator, cst.Equal) and bound.value == "0") or (
-        isinstance(target.operator, cst.LessThan) and bound.value == "1"
+    return (type(target.operator) is cst.Equal and bound.value == "0") or (
+        type(target.operator) is cst.LessThan and bound.value == "1"
     )
 
 
 def _is_len(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Call) and dotted(expr.func) == "len" and len(expr.args) == 1
+    return type(expr) is cst.Call and dotted(expr.func) == "len" and len(expr.args) == 1
 
 
 def _returns(body: cst.BaseSuite) -> bool:
     """The last statement of `body` is a `return`."""
-    if not isinstance(body, cst.IndentedBlock) or not body.body:
+    if type(body) is not cst.IndentedBlock or not body.body:
         return False
     last = body.body[-1]
-    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
+    return type(last) is cst.SimpleStatementLine and type(last.body[-1]) is cst.Return
 
 
 def draws_from_process_generators(ctx: FileContext, call: cst.Call) -> bool:
@@ -328,7 +328,7 @@ def _drawn(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
     generators (`draws_from_process_generators`)."""
     exprs = [expr, *(v.expr for v in ctx.resolver.sources(expr, at, 2))]
     return any(
-        isinstance(node, cst.Call) and draws_from_process_generators(ctx, node)
+        type(node) is cst.Call and draws_from_process_generators(ctx, node)
         for e in exprs
         for node in ctx.walk(e)
     )
@@ -360,8 +360,8 @@ def derives_from_base_seed(ctx: FileContext, init: cst.BaseExpression) -> bool:
     """`init` names the one function of this file (or is a lambda) that seeds NumPy, Python
     or torch from torch's per-worker seed (`torch.initial_seed()`, the worker info's
     `seed`), with only the worker index and literals besides, and calls nothing else."""
-    func: cst.FunctionDef | cst.Lambda | None = init if isinstance(init, cst.Lambda) else None
-    if isinstance(init, cst.Name):
+    func: cst.FunctionDef | cst.Lambda | None = init if type(init) is cst.Lambda else None
+    if type(init) is cst.Name:
         defs = ctx.functions.get(init.value, [])
         func = defs[0] if len(defs) == 1 else None
     if func is None:
@@ -384,7 +384,7 @@ def derives_from_base_seed(ctx: FileContext, init: cst.BaseExpression) -> bool:
 def _is_conversion(ctx: FileContext, call: cst.Call) -> bool:
     func = call.func
     return (
-        isinstance(func, cst.Name)
+        type(func) is cst.Name
         and func.value in _CONVERSIONS
         and not ctx.model.bindings.get(func.value)
     )
@@ -397,25 +397,25 @@ def _seed_kind(
     besides), False when only the index and literals, None for anything else."""
     if depth < 0:
         return None
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return False
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.BinaryOperation:
         if not isinstance(expr.operator, _ARITHMETIC):
             return None
         left = _seed_kind(ctx, expr.left, at, index, depth - 1)
         right = _seed_kind(ctx, expr.right, at, index, depth - 1)
         return None if left is None or right is None else left or right
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         if ctx.call_name(expr) == "torch.initial_seed":
             return True
         if not _is_conversion(ctx, expr) or len(expr.args) != 1:
             return None
         return _seed_kind(ctx, expr.args[0].value, at, index, depth - 1)
-    if isinstance(expr, cst.Attribute) and expr.attr.value in ("seed", "id"):
+    if type(expr) is cst.Attribute and expr.attr.value in ("seed", "id"):
         if not _is_worker_info(ctx, expr.value, at):
             return None
         return expr.attr.value == "seed"
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         if expr.value == index:
             return False
         kinds = [_seed_kind(ctx, v.expr, v.at, index, depth - 1) for v in _leaves(ctx, expr, at)]
@@ -427,9 +427,9 @@ def _seed_kind(
 
 def _is_worker_info(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
     """`expr` is `get_worker_info()`, or a name bound only to it."""
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         return ctx.call_name(expr) == "torch.utils.data.get_worker_info"
-    leaves = _leaves(ctx, expr, at) if isinstance(expr, cst.Name) else []
+    leaves = _leaves(ctx, expr, at) if type(expr) is cst.Name else []
     return bool(leaves) and all(_is_worker_info(ctx, v.expr, v.at) for v in leaves)
 
 
@@ -464,7 +464,7 @@ def draws_from_torch(ctx: FileContext, call: cst.Call) -> bool:
     if name is not None:
         return name in _TORCH_DRAWS
     func = call.func
-    return isinstance(func, cst.Attribute) and func.attr.value in _DRAWING_METHODS
+    return type(func) is cst.Attribute and func.attr.value in _DRAWING_METHODS
 
 
 def step_draw(ctx: FileContext) -> cst.Call | None:

@@ -55,10 +55,10 @@ class RankDecorators:
                 yield name
 
     def _main_only(self, expr: cst.BaseExpression) -> bool:
-        name = last_name(expr.func if isinstance(expr, cst.Call) else expr)
+        name = last_name(expr.func if type(expr) is cst.Call else expr)
         if name is not None and MAIN_ONLY_DECORATOR.match(name):
             return True
-        if isinstance(expr, cst.Name) and self._local(expr.value):
+        if type(expr) is cst.Name and self._local(expr.value):
             return True
         if isinstance(expr, (cst.Name, cst.Attribute)) and self._elsewhere is not None:
             return self._elsewhere(expr)
@@ -95,9 +95,9 @@ class RankDecorators:
     def _returned_wrappers(self, decorator: cst.FunctionDef) -> list[cst.FunctionDef]:
         """The functions defined in `decorator`'s body that it returns; [] when it may
         return anything else."""
-        inner = {s.name.value: s for s in decorator.body.body if isinstance(s, cst.FunctionDef)}
+        inner = {s.name.value: s for s in decorator.body.body if type(s) is cst.FunctionDef}
         returns = self.model.returns.get(decorator, [])
-        names = [r.value.value if isinstance(r.value, cst.Name) else None for r in returns]
+        names = [r.value.value if type(r.value) is cst.Name else None for r in returns]
         if not names or any(n not in inner for n in names):
             return []
         return [inner[n] for n in names if n is not None]
@@ -105,19 +105,19 @@ class RankDecorators:
     def _reads(self, node: cst.CSTNode, name: str) -> bool:
         """`node` reads the variable `name` (not an attribute or keyword of that name,
         and not in a decorator such as `@functools.wraps(func)`)."""
-        if not (isinstance(node, cst.Name) and node.value == name):
+        if not (type(node) is cst.Name and node.value == name):
             return False
         parent = self.model.parents.get(node)
-        if isinstance(parent, cst.Attribute) and parent.attr is node:
+        if type(parent) is cst.Attribute and parent.attr is node:
             return False
-        if isinstance(parent, cst.Arg) and parent.keyword is node:
+        if type(parent) is cst.Arg and parent.keyword is node:
             return False
-        return not any(isinstance(a, cst.Decorator) for a in self.model.ancestors(node))
+        return not any(type(a) is cst.Decorator for a in self.model.ancestors(node))
 
     def _gated_call(self, use: cst.CSTNode, wrappers: list[cst.FunctionDef]) -> bool:
         call = self.model.parents.get(use)
         return (
-            isinstance(call, cst.Call)
+            type(call) is cst.Call
             and call.func is use
             and any(self.model.frame(call) is w for w in wrappers)
             and self._on_main_only(call)

@@ -72,23 +72,23 @@ class RankEvidence:
     ) -> bool:
         if depth < 0:
             return False
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             test = test.expression
-        if isinstance(test, cst.BooleanOperation):
+        if type(test) is cst.BooleanOperation:
             parts = [p for p in (test.left, test.right) if self.ranks.side(p, at) is not None]
             return any(self.test_traced(p, at, depth - 1) for p in parts)
-        if isinstance(test, cst.IfExp):  # `Logger() if rank == 0 else None`
+        if type(test) is cst.IfExp:  # `Logger() if rank == 0 else None`
             return self.test_traced(test.test, at, depth - 1)
-        if isinstance(test, cst.Comparison) and compares_with_none(test):
+        if type(test) is cst.Comparison and compares_with_none(test):
             return self._holder_traced(test.left, at, depth)  # `writer is not None`
-        if isinstance(test, cst.Comparison):
+        if type(test) is cst.Comparison:
             operands = [test.left, *(c.comparator for c in test.comparisons)]
             return any(
                 self.value_traced(o, at, depth - 1)
                 for o in operands
                 if self.ranks.is_rank_value(o, at) or self.ranks.is_group_rank(o, at)
             )
-        if isinstance(test, cst.Call):
+        if type(test) is cst.Call:
             return self._call_returns_traced_test(test, depth)
         return (
             self._holder_traced(test, at, depth)
@@ -99,7 +99,7 @@ class RankEvidence:
                 for value in self.resolver.values(test, at)
             )
             or (
-                isinstance(test, cst.Attribute)
+                type(test) is cst.Attribute
                 and self.flag_elsewhere is not None
                 and self.flag_elsewhere(test.attr.value)
             )
@@ -136,18 +136,18 @@ class RankEvidence:
     def _source(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
         if self.resolver.direct_environ_key(expr, at) in RANK_ENV:
             return True
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             name = last_name(expr.func)
             return name is not None and bool(RANK_FUNCTION.match(name))
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             return self.value_traced(expr.left, at, depth - 1) or self.value_traced(
                 expr.right, at, depth - 1
             )
         if dotted(expr) in self._process_group_ranks:
             return True
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return self._spawn_index(expr, at)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             return expr.attr.value == "local_rank" and self._parses_local_rank
         return False
 
@@ -174,7 +174,7 @@ class RankEvidence:
             return False
         for binding in self.resolver.reaching(expr.value, at):
             owner = binding.owner
-            if binding.kind != "param" or not isinstance(owner, cst.FunctionDef):
+            if binding.kind != "param" or type(owner) is not cst.FunctionDef:
                 continue
             params = [*owner.params.posonly_params, *owner.params.params]
             if owner.name.value in self._spawned and params and params[0].name.value == expr.value:
@@ -185,7 +185,7 @@ class RankEvidence:
     def _parses_local_rank(self) -> bool:
         """The file defines the launcher's `--local_rank` argument."""
         return any(
-            isinstance(s, cst.SimpleString) and s.raw_value in _LAUNCHER_ARGUMENTS
+            type(s) is cst.SimpleString and s.raw_value in _LAUNCHER_ARGUMENTS
             for s in self.resolver.model.by_type.get(cst.SimpleString, [])
         )
 

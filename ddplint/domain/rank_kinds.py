@@ -100,15 +100,15 @@ class RankKinds:
     ) -> RankKind | _Follow | None:
         """The kind `expr` itself spells, None when it spells none, `_FOLLOW` when only
         the values it holds can tell."""
-        if isinstance(expr, cst.BinaryOperation):
-            modulo = isinstance(expr.operator, cst.Modulo)
+        if type(expr) is cst.BinaryOperation:
+            modulo = type(expr.operator) is cst.Modulo
             return RankKind.LOCAL if modulo and self.kind(expr.left, at, depth - 1) else None
         key = self.resolver.direct_environ_key(expr, expr)
         if key is not None:
             if key in GLOBAL_RANK_ENV:
                 return RankKind.GLOBAL
             return RankKind.LOCAL if key in LOCAL_RANK_ENV else None
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             func = last_name(expr.func)
             body = self._body_kind(expr, depth) if func in RANK_FUNCTIONS else None
             if body is not None:
@@ -139,7 +139,7 @@ class RankKinds:
 
     def _global_source(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
         expr = strip_conversion(expr, ("int", "str"))
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             qualified = self.resolver.model.imports.resolve(expr.func)
             return qualified == "torch.distributed.get_rank" and not expr.args
         if self.resolver.direct_environ_key(expr, expr) in GLOBAL_RANK_ENV:
@@ -174,11 +174,11 @@ class RankKinds:
 
     def _spawn_index(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """A parameter of a function `mp.spawn` starts: the process index."""
-        if not isinstance(expr, cst.Name) or not self._spawned:
+        if type(expr) is not cst.Name or not self._spawned:
             return False
         return any(
             b.kind == "param"
-            and isinstance(b.owner, cst.FunctionDef)
+            and type(b.owner) is cst.FunctionDef
             and b.owner.name.value in self._spawned
             for b in self.resolver.reaching(expr.value, at)
         )
@@ -187,17 +187,17 @@ class RankKinds:
         """`x.get_local_rank(mesh_dim=...)`, `x.get_local_rank("dp")`,
         `mesh["dp"].get_local_rank()`: a rank along one dimension of a device mesh (a mesh
         subscript, a name for a mesh or bound to one), not the node-local rank."""
-        if not isinstance(call.func, cst.Attribute):
+        if type(call.func) is not cst.Attribute:
             return False
         dim = argument(call, 0, "mesh_dim")
-        if argument(call, None, "mesh_dim") is not None or isinstance(dim, cst.SimpleString):
+        if argument(call, None, "mesh_dim") is not None or type(dim) is cst.SimpleString:
             return True
         return any(self._is_mesh(v.expr) for v in self.resolver.values(call.func.value, call))
 
     def _is_mesh(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return True  # `mesh["dp"]`: a submesh (torch.distributed is not indexed)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self.resolver.model.imports.resolve(expr.func) in DEVICE_MESH_BUILDERS
         name = last_name(expr)
         return name is not None and bool(MESH_NAME.search(name))
@@ -214,7 +214,7 @@ def combined(kinds: Iterable[RankKind | None]) -> RankKind | None:
 
 
 def _is_constant(expr: cst.BaseExpression) -> bool:
-    return int_literal(expr) is not None or (isinstance(expr, cst.Name) and expr.value == "None")
+    return int_literal(expr) is not None or (type(expr) is cst.Name and expr.value == "None")
 
 
 def spawned_functions(resolver: Resolver) -> frozenset[str]:

@@ -43,7 +43,7 @@ def rank_local_test(
             return None
         if isinstance(ancestor, (cst.If, cst.While)):
             if any(
-                isinstance(n, cst.Call) and domain_of(ctx).collectives.issues(n)
+                type(n) is cst.Call and domain_of(ctx).collectives.issues(n)
                 for n in ctx.walk(ancestor.test)
             ):
                 continue  # `if any_rank_bad(loss):` decides through a collective
@@ -67,9 +67,9 @@ def reads_only_shapes(ctx: FileContext, test: cst.BaseExpression, local: Set[str
     reads = [
         node
         for node in ctx.walk(test)
-        if isinstance(node, cst.Name)
+        if type(node) is cst.Name
         and node.value in local
-        and not (isinstance(parent := ctx.parent(node), cst.Attribute) and parent.attr is node)
+        and not (type(parent := ctx.parent(node)) is cst.Attribute and parent.attr is node)
     ]
     return bool(reads) and all(
         _shape_read(ctx, _field(ctx, node)) and not data_sized(ctx, node, node) for node in reads
@@ -80,13 +80,13 @@ def _none_identity(test: cst.BaseExpression) -> bool:
     """`x is None` / `x is not None` (also negated): a test of whether a value exists, which
     a callee decides (a two-stage schedule returning no loss before a step), not of what
     this rank's batch holds."""
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test = test.expression
     return (
-        isinstance(test, cst.Comparison)
+        type(test) is cst.Comparison
         and len(test.comparisons) == 1
         and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
-        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and type(test.comparisons[0].comparator) is cst.Name
         and test.comparisons[0].comparator.value == "None"
     )
 
@@ -125,11 +125,11 @@ def _reads_content(ctx: FileContext, test: cst.BaseExpression, batch: Set[str]) 
     opaque (a field compared or tested as it is)."""
     elements: set[str] = set()
     for comp in ctx.walk(test):
-        if isinstance(comp, cst.CompFor) and _root(comp.iter) in batch:
-            elements.update(n.value for n in ctx.walk(comp.target) if isinstance(n, cst.Name))
+        if type(comp) is cst.CompFor and _root(comp.iter) in batch:
+            elements.update(n.value for n in ctx.walk(comp.target) if type(n) is cst.Name)
     found: bool | None = None
     for name in ctx.walk(test):
-        if not isinstance(name, cst.Name):
+        if type(name) is not cst.Name:
             continue
         if name.value in elements:
             return False
@@ -148,9 +148,9 @@ def _opaque(ctx: FileContext, field: cst.BaseExpression) -> bool:
     """`field` is an operand of a comparison other than `is`, of `not`/`and`/`or`, or the
     whole test: read as a value the collate function chose, not computed from samples."""
     parent = ctx.parent(field)
-    if isinstance(parent, cst.ComparisonTarget):
+    if type(parent) is cst.ComparisonTarget:
         return not isinstance(parent.operator, (cst.Is, cst.IsNot))
-    if isinstance(parent, cst.Comparison):
+    if type(parent) is cst.Comparison:
         return not all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in parent.comparisons)
     return isinstance(parent, (cst.UnaryOperation, cst.BooleanOperation, cst.If, cst.While))
 
@@ -158,14 +158,14 @@ def _opaque(ctx: FileContext, field: cst.BaseExpression) -> bool:
 def _root(expr: cst.BaseExpression) -> str | None:
     while isinstance(expr, (cst.Attribute, cst.Subscript)):
         expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
+    return expr.value if type(expr) is cst.Name else None
 
 
 def _iterated(ctx: FileContext, name: cst.Name) -> bool:
     """`name` is what a comprehension iterates (`for t in targets`): its elements are
     judged where they are read."""
     parent = ctx.parent(name)
-    return isinstance(parent, cst.CompFor) and parent.iter is name
+    return type(parent) is cst.CompFor and parent.iter is name
 
 
 def _field(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
@@ -175,15 +175,15 @@ def _field(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
     while True:
         parent = ctx.parent(node)
         keyed = (
-            isinstance(parent, cst.Subscript)
+            type(parent) is cst.Subscript
             and len(parent.slice) == 1
-            and isinstance(parent.slice[0].slice, cst.Index)
-            and isinstance(parent.slice[0].slice.value, cst.SimpleString)
+            and type(parent.slice[0].slice) is cst.Index
+            and type(parent.slice[0].slice.value) is cst.SimpleString
         )
         named = (
-            isinstance(parent, cst.Attribute)
+            type(parent) is cst.Attribute
             and parent.attr.value not in _SHAPE_ATTRIBUTES
-            and not isinstance(ctx.parent(parent), cst.Call)
+            and type(ctx.parent(parent)) is not cst.Call
         )
         if not (keyed or named) or getattr(parent, "value", None) is not node:
             return node
@@ -199,24 +199,22 @@ def _shape_read(ctx: FileContext, node: cst.BaseExpression) -> bool:
     give, the keys of its collate function), and which kind of value the model returns,
     which its configuration fixes."""
     parent = ctx.parent(node)
-    if isinstance(parent, cst.ComparisonTarget) and isinstance(
-        parent.operator, (cst.In, cst.NotIn)
-    ):
+    if type(parent) is cst.ComparisonTarget and isinstance(parent.operator, (cst.In, cst.NotIn)):
         return True  # `"labels" in batch`: the keys the collate function gives every batch
-    if isinstance(parent, cst.Arg):
+    if type(parent) is cst.Arg:
         call = ctx.parent(parent)
-        if not isinstance(call, cst.Call) or not call.args or call.args[0] is not parent:
+        if type(call) is not cst.Call or not call.args or call.args[0] is not parent:
             return False
-        if isinstance(call.func, cst.Name) and call.func.value == "len":
+        if type(call.func) is cst.Name and call.func.value == "len":
             return len(call.args) == 1
-        return (
-            isinstance(call.func, cst.Name) and call.func.value == "isinstance"
-        ) or ctx.call_name(call) == "torch.is_tensor"
-    if not isinstance(parent, cst.Attribute) or parent.value is not node:
+        return (type(call.func) is cst.Name and call.func.value == "isinstance") or ctx.call_name(
+            call
+        ) == "torch.is_tensor"
+    if type(parent) is not cst.Attribute or parent.value is not node:
         return False
     if parent.attr.value in _SHAPE_ATTRIBUTES - _SHAPE_METHODS:
         return True
-    return parent.attr.value in _SHAPE_METHODS and isinstance(ctx.parent(parent), cst.Call)
+    return parent.attr.value in _SHAPE_METHODS and type(ctx.parent(parent)) is cst.Call
 
 
 def agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.CSTNode) -> bool:
@@ -232,12 +230,12 @@ def agreed(ctx: FileContext, names: set[str], before: cst.CSTNode, region: cst.C
             continue
         parent = ctx.parent(call)
         statement = ctx.statement(call)
-        if collectives.is_collective(call) or isinstance(parent, cst.Expr):
+        if collectives.is_collective(call) or type(parent) is cst.Expr:
             # `dist.all_reduce(flag)` (in place), or a helper whose result is dropped
             for arg in call.args:
                 if arg.keyword is None or arg.keyword.value == "tensor":  # not `op=`, `group=`
                     reduced.update(ctx.names_in(arg.value))
-        elif isinstance(statement, cst.Assign) and ctx.is_inside(call, statement.value):
+        elif type(statement) is cst.Assign and ctx.is_inside(call, statement.value):
             # `loss_dict_reduced = utils.reduce_dict(loss_dict)`, `loss_float =
             # comm.all_reduce(loss.clone()).item()`: the result is reduced, the argument
             # (`loss_dict`) is still this rank's own
@@ -275,7 +273,7 @@ def enclosing_handler(
     for ancestor in ctx.ancestors(node):
         if ancestor is stop:
             return None
-        if isinstance(ancestor, cst.ExceptHandler):
+        if type(ancestor) is cst.ExceptHandler:
             return ancestor
     return None
 

@@ -55,8 +55,8 @@ def rank_overrides(ctx: FileContext, loop: cst.For | cst.While) -> list[Override
         return overridden_names(ctx, loop.test, loop, carried=loop)
     iterable = loop.iter
     if not (
-        isinstance(iterable, cst.Call)
-        and isinstance(iterable.func, cst.Name)
+        type(iterable) is cst.Call
+        and type(iterable.func) is cst.Name
         and iterable.func.value == "range"
         and not ctx.bindings_of("range")
     ):
@@ -81,12 +81,12 @@ def overridden_names(
     frame = resolver.model.frame(at)
     found: list[Override] = []
     for node in ctx.walk(expr):
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             override = _attribute_override(ctx, node, at, carried)
             if override is not None:
                 found.append(override)
             continue
-        if not isinstance(node, cst.Name):
+        if type(node) is not cst.Name:
             continue
         reaching = list(resolver.reaching(node.value, at))
         if carried is not None:
@@ -137,19 +137,19 @@ def _mirrored(ctx: FileContext, binding: Binding, name: str) -> bool:
     logger's copy of the same settings (a sweep could change it, which needs a sweep
     the code does not start), so the rank rebinding it changes nothing."""
     value = binding.value
-    if not (isinstance(value, cst.Attribute) and value.attr.value == "config"):
+    if not (type(value) is cst.Attribute and value.attr.value == "config"):
         return False
-    if not isinstance(value.value, cst.Name):
+    if type(value.value) is not cst.Name:
         return False
     runs = ctx.resolver.reaching(value.value.value, binding.statement)
     if not runs:
         return False
     for run in runs:
         made = run.value
-        if not (isinstance(made, cst.Call) and ctx.call_name(made) == "wandb.init"):
+        if not (type(made) is cst.Call and ctx.call_name(made) == "wandb.init"):
             return False
         given = argument(made, None, "config")
-        if not (isinstance(given, cst.Name) and given.value == name):
+        if not (type(given) is cst.Name and given.value == name):
             return False
     return True
 
@@ -189,7 +189,7 @@ def _received_from_other_side(ctx: FileContext, binding: Binding, gate: Gate) ->
     branch hands a collective the value it gives the same name (`prompt = input()`,
     `objects = [prompt]`, then the same broadcast): every rank ends with the sender's."""
     node = gate.node
-    if not isinstance(node, cst.If) or node.orelse is None:
+    if type(node) is not cst.If or node.orelse is None:
         return False
     here, there = (
         (node.body, node.orelse)
@@ -327,7 +327,7 @@ def _split_by_test(
     side read different values. The gate of the branch that holds the test, else None."""
     for binding, gate in zip(reaching, binding_gates, strict=True):
         node = gate.node if gate is not None else None
-        if gate is None or not isinstance(node, cst.If) or node.orelse is None:
+        if gate is None or type(node) is not cst.If or node.orelse is None:
             continue
         if gate.condition is None or not gate.condition.holds:
             continue
@@ -353,7 +353,7 @@ def _attribute_override(
     frame = ctx.model.frame(at)
     if key is None or not key.startswith("self.") or key.count(".") != 1:
         return None
-    owner = ctx.model.enclosing_class(frame) if isinstance(frame, cst.FunctionDef) else None
+    owner = ctx.model.enclosing_class(frame) if type(frame) is cst.FunctionDef else None
     if owner is None:
         return None
     attribute = key.partition(".")[2]
@@ -367,10 +367,7 @@ def _attribute_override(
     changed: list[tuple[Binding, Gate, cst.CSTNode, str | None]] = []
     for binding in ctx.model.bindings.get(key, ()):
         method = binding.scope
-        if (
-            not isinstance(method, cst.FunctionDef)
-            or ctx.model.enclosing_class(method) is not owner
-        ):
+        if type(method) is not cst.FunctionDef or ctx.model.enclosing_class(method) is not owner:
             continue
         gate = gates.gate(binding.statement)
         if gate is not None and not gates.opens_to_every_rank(gate):
@@ -413,13 +410,13 @@ def _settled(value: cst.BaseExpression) -> bool:
     of loaded state (`state["early_stop"]`)."""
     if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
         return True
-    if isinstance(value, cst.Name):
+    if type(value) is cst.Name:
         return value.value in ("True", "False", "None")
-    if isinstance(value, cst.UnaryOperation):
+    if type(value) is cst.UnaryOperation:
         return _settled(value.expression)
-    if isinstance(value, cst.Subscript) and len(value.slice) == 1:
+    if type(value) is cst.Subscript and len(value.slice) == 1:
         element = value.slice[0].slice
-        return isinstance(element, cst.Index) and isinstance(element.value, cst.SimpleString)
+        return type(element) is cst.Index and type(element.value) is cst.SimpleString
     return False
 
 
@@ -439,11 +436,11 @@ def _reached_from(
     if loop is None:
         return False
     method = ctx.model.frame(site)
-    if not isinstance(method, cst.FunctionDef) or ctx.model.enclosing_class(method) is not owner:
+    if type(method) is not cst.FunctionDef or ctx.model.enclosing_class(method) is not owner:
         return False
     return any(
-        isinstance(call.func, cst.Attribute)
-        and isinstance(call.func.value, cst.Name)
+        type(call.func) is cst.Attribute
+        and type(call.func.value) is cst.Name
         and call.func.value.value == "self"
         and ctx.is_inside(call, loop)
         for call in ctx.model.calls_by_name.get(method.name.value, ())

@@ -38,15 +38,15 @@ def _differs(
         return False
     seen.add(id(expr))
     expr = strip_conversion(expr, _CONVERSIONS)
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.BinaryOperation:
         return _differs(ranks, expr.left, at, seen, budget) or _differs(
             ranks, expr.right, at, seen, budget
         )
-    if isinstance(expr, cst.UnaryOperation):
+    if type(expr) is cst.UnaryOperation:
         return _differs(ranks, expr.expression, at, seen, budget)
     if isinstance(expr, _LITERALS) or _unknown_store(ranks, expr, at):
         return False
-    if isinstance(expr, cst.Name) and ranks.is_spawn_index(expr, at):
+    if type(expr) is cst.Name and ranks.is_spawn_index(expr, at):
         return True  # `mp.spawn` passes each worker its own index, whatever else calls it
     held = [v for v in ranks.resolver.values(expr, at, 1) if v.expr is not expr]
     if not held:
@@ -59,11 +59,11 @@ def _differs(
 def _passed_elsewhere(ranks: Ranks, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
     """`expr` is a parameter (`local_rank=0`) that a caller in another module of the
     project passes a rank for."""
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:
         return False
     return any(
         binding.kind == "param"
-        and isinstance(binding.owner, cst.FunctionDef)
+        and type(binding.owner) is cst.FunctionDef
         and ranks.rank_passed_elsewhere(binding.owner, binding.target)
         for binding in ranks.resolver.reaching(expr.value, at)
     )
@@ -73,9 +73,9 @@ def _unknown_store(ranks: Ranks, expr: cst.BaseExpression, at: cst.CSTNode) -> b
     """`expr` is a loop variable, or an attribute of an object other than `self` stored in
     another function than the one reading it."""
     model = ranks.resolver.model
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return any(b.kind == "for" for b in ranks.resolver.reaching(expr.value, at))
-    key = dotted(expr) if isinstance(expr, cst.Attribute) else None
+    key = dotted(expr) if type(expr) is cst.Attribute else None
     if key is None or key.split(".")[0] in ("self", "cls"):
         return False
     here = model.frame(at)

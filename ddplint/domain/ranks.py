@@ -78,9 +78,9 @@ def bool_constant(expr: cst.BaseExpression) -> bool | None:
 
 def last_name(expr: cst.BaseExpression) -> str | None:
     """`c` for `a.b.c` or `c`; None for anything else."""
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         return expr.attr.value
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return expr.value
     return None
 
@@ -90,8 +90,8 @@ def strip_conversion(
 ) -> cst.BaseExpression:
     """`x` for `int(x)`, `float(x)`, `int(float(x))` (or calls of the given `functions`)."""
     while (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Name)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Name
         and expr.func.value in functions
         and expr.args
     ):
@@ -101,12 +101,12 @@ def strip_conversion(
 
 def int_literal(expr: cst.BaseExpression) -> int | None:
     """The value of a decimal integer literal, maybe negated (`0`, `-1`); None otherwise."""
-    negated = isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus)
-    if isinstance(expr, cst.UnaryOperation):
+    negated = type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus
+    if type(expr) is cst.UnaryOperation:
         if not negated:
             return None
         expr = expr.expression
-    if not isinstance(expr, cst.Integer):
+    if type(expr) is not cst.Integer:
         return None
     try:
         value = int(expr.value)  # hex, octal and binary spellings are not matched
@@ -196,7 +196,7 @@ class Ranks:
         self._following.add(key)
         try:
             where = expr if at is None else at
-            if rank and isinstance(expr, cst.Name) and self.is_spawn_index(expr, where):
+            if rank and type(expr) is cst.Name and self.is_spawn_index(expr, where):
                 return True  # whatever else calls the worker (`main(0, cfg)` without spawning)
             return any(
                 self._spells(value.expr, value.at, rank)
@@ -263,16 +263,16 @@ class Ranks:
     def _spells(self, expr: cst.BaseExpression, at: cst.CSTNode, rank: bool) -> bool:
         """`expr` itself spells the value (no following of names)."""
         expr = strip_conversion(expr)
-        if rank and isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo):
+        if rank and type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Modulo:
             return self.is_rank_value(expr.left, at)
         environ = RANK_ENV if rank else WORLD_SIZE_ENV
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             func = last_name(expr.func)
             pattern = RANK_FUNCTION if rank else WORLD_SIZE_FUNCTION
             if func is not None and pattern.match(func) and not (rank and expr.args):
                 return True
             return self.resolver.direct_environ_key(expr, at) in environ
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return self.resolver.direct_environ_key(expr, at) in environ
         name = last_name(expr)
         names = RANK_NAME if rank else WORLD_SIZE_NAME
@@ -280,7 +280,7 @@ class Ranks:
             return False
         if names.search(name):
             return True
-        if rank and isinstance(expr, cst.Name) and self.is_spawn_index(expr, at):
+        if rank and type(expr) is cst.Name and self.is_spawn_index(expr, at):
             return True
         elsewhere = None if rank else self._world_size_elsewhere
         return elsewhere is not None and elsewhere(expr)
@@ -291,7 +291,7 @@ class Ranks:
             return False
         return any(
             binding.kind == "param"
-            and isinstance(binding.owner, cst.FunctionDef)
+            and type(binding.owner) is cst.FunctionDef
             and self._spawn_index(binding.owner) == binding.target
             for binding in self.resolver.reaching(name.value, at)
         )
@@ -303,11 +303,11 @@ class Ranks:
         job is distributed: `dist.is_initialized()`, `args.distributed`, `world_size > 1`,
         `local_rank != -1`, `not is_dist_avail_and_initialized()`, and `and`/`or`/`not`
         of them."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             return self.is_mode_check(test.expression)
-        if isinstance(test, cst.BooleanOperation):
+        if type(test) is cst.BooleanOperation:
             return self.is_mode_check(test.left) and self.is_mode_check(test.right)
-        if isinstance(test, cst.Comparison):
+        if type(test) is cst.Comparison:
             operands = [test.left, *(c.comparator for c in test.comparisons)]
             if any(self.is_world_size(o) for o in operands):
                 return True
@@ -318,7 +318,7 @@ class Ranks:
             return self._comparison_side(test, test) is None and any(
                 self.is_rank_value(o) for o in operands
             )
-        func = test.func if isinstance(test, cst.Call) else test
+        func = test.func if type(test) is cst.Call else test
         name = (last_name(func) or "").lower()
         return _names_distribution(name) or name in ("is_available",)
 
@@ -326,23 +326,23 @@ class Ranks:
         """True if `test` holding means the job is not distributed (`world_size == 1`,
         `not args.distributed`, `local_rank == -1`), False if it means the job is
         (`dist.is_initialized()`, `world_size > 1`), None when it says neither."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             inner = self.single_process_when(test.expression)
             return None if inner is None else not inner
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        if type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
             return self._single_or_cpu(test)
-        if isinstance(test, cst.BooleanOperation):
+        if type(test) is cst.BooleanOperation:
             return self._distributed_and(test)
-        if isinstance(test, cst.Comparison) and _against_bool(test):
+        if type(test) is cst.Comparison and _against_bool(test):
             # `args.use_ddp is True`: the flag itself; `is False`, `is not True`: negated
             flag = self.single_process_when(test.left)
             return None if flag is None else flag != _negated_flag_test(test)
-        if isinstance(test, cst.Comparison) and _against_flag_number(test):
+        if type(test) is cst.Comparison and _against_flag_number(test):
             # `args.isdistributed == 1`: the flag itself; `== 0`, `!= 1`: negated
             flag = self.single_process_when(test.left)
             if flag is not None:
                 return flag != _negated_flag_test(test)
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        if type(test) is cst.Comparison and len(test.comparisons) == 1:
             target = test.comparisons[0]
             number = int_literal(target.comparator)
             kind = type(target.operator)
@@ -364,9 +364,9 @@ class Ranks:
             elif number in (-1, 0) and self.is_rank_value(test.left):
                 return _SENTINEL_TESTS.get((number, kind))  # -1: no launcher set the rank
             return None
-        if isinstance(test, cst.Call) and self._tests_ddp_type(test):
+        if type(test) is cst.Call and self._tests_ddp_type(test):
             return False  # `isinstance(model, DistributedDataParallel)`: wrapped for a job
-        func = test.func if isinstance(test, cst.Call) else test
+        func = test.func if type(test) is cst.Call else test
         name = (last_name(func) or "").lower()
         if _names_distribution(name):
             return False
@@ -380,8 +380,8 @@ class Ranks:
             return False
         kinds = test.args[1].value
         classes = (
-            [e.value for e in kinds.elements if isinstance(e, cst.Element)]
-            if isinstance(kinds, cst.Tuple)
+            [e.value for e in kinds.elements if type(e) is cst.Element]
+            if type(kinds) is cst.Tuple
             else [kinds]
         )
         resolve = self.resolver.model.imports.resolve
@@ -426,11 +426,11 @@ class Ranks:
         if not isinstance(target.operator, (cst.In, cst.NotIn)):
             return None
         key = test.left
-        if not (isinstance(key, cst.SimpleString) and key.raw_value in RANK_ENV | WORLD_SIZE_ENV):
+        if not (type(key) is cst.SimpleString and key.raw_value in RANK_ENV | WORLD_SIZE_ENV):
             return None
         if self.resolver.model.imports.resolve(target.comparator) != "os.environ":
             return None
-        return isinstance(target.operator, cst.In)
+        return type(target.operator) is cst.In
 
     # -- rank tests -----------------------------------------------------------------------
 
@@ -448,7 +448,7 @@ class Ranks:
         return self.side(test, at) is not None
 
     def _side(self, test: cst.BaseExpression, at: cst.CSTNode) -> Side | None:
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             inner = self.side(test.expression, at)
             return None if inner is None else inner.negated()
         operands = logical_operands(test)
@@ -457,11 +457,11 @@ class Ranks:
             if left is None or right is None or left is right:
                 return left or right
             return Side.SOME
-        if isinstance(test, cst.Comparison):
+        if type(test) is cst.Comparison:
             return self._comparison_side(test, at)
-        if isinstance(test, cst.IfExp):
+        if type(test) is cst.IfExp:
             return self._held_side(test, at) or self._chosen_side(test, at)
-        if isinstance(test, cst.Call):
+        if type(test) is cst.Call:
             func = last_name(test.func)
             if func is not None and MAIN_PROCESS_NAME.match(func):
                 return Side.MAIN
@@ -469,7 +469,7 @@ class Ranks:
         name = last_name(test)
         if name is None:
             return None
-        if isinstance(test, cst.Name) and self._names_function(test):
+        if type(test) is cst.Name and self._names_function(test):
             return None  # `if is_main_process:` tests a function object: always true
         if MAIN_PROCESS_NAME.match(name):
             return Side.MAIN
@@ -481,7 +481,7 @@ class Ranks:
                 side = self.side(value.expr, value.at)
                 if side is not None:
                     return side
-        if isinstance(test, cst.Attribute) and self._flag_elsewhere is not None:
+        if type(test) is cst.Attribute and self._flag_elsewhere is not None:
             return self._flag_elsewhere(name)
         return None
 
@@ -520,10 +520,10 @@ class Ranks:
     ) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
         """The rank tests (with where they stand) under which the objects a name bound to
         None elsewhere are made; [] unless every object it may hold is made under one."""
-        if isinstance(test, cst.IfExp):
+        if type(test) is cst.IfExp:
             return [(test.test, at)] if self._held_side(test, at) is not None else []
         values = list(self.resolver.values(test, at))
-        chosen = [(v.expr, v.at) for v in values if isinstance(v.expr, cst.IfExp)]
+        chosen = [(v.expr, v.at) for v in values if type(v.expr) is cst.IfExp]
         if chosen and all(self._held_side(expr, where) is not None for expr, where in chosen):
             return [(expr.test, where) for expr, where in chosen]
         return self._branch_tests(values)
@@ -552,7 +552,7 @@ class Ranks:
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 return None
             if (
-                isinstance(ancestor, cst.If)
+                type(ancestor) is cst.If
                 and model.is_inside(node, ancestor.body)
                 and self.side(ancestor.test, ancestor) is not None
             ):
@@ -607,7 +607,7 @@ class Ranks:
             held = self.side(left, at)  # `writer is not None`: where the object exists
             if held is None:
                 return None
-            return held if isinstance(operator, cst.IsNot) else held.negated()
+            return held if type(operator) is cst.IsNot else held.negated()
         if self.is_rank_value(left, at) or self.is_group_rank(left, at):
             value, constant = left, right
         elif self.is_rank_value(right, at) or self.is_group_rank(right, at):
@@ -626,7 +626,7 @@ class Ranks:
                 return Side.SOME
             main = 0 in literals and all(v in (0, -1) for v in literals)
             if main:
-                return Side.MAIN if isinstance(operator, cst.In) else Side.OTHERS
+                return Side.MAIN if type(operator) is cst.In else Side.OTHERS
             return Side.SOME if literals != [-1] else None
         number = literals[0]
         if number is None:
@@ -655,16 +655,16 @@ def _asks_mesh_rank(expr: cst.BaseExpression) -> bool:
     """`mesh["tp"].get_local_rank()` or `mesh.get_local_rank("tp")` /
     `get_local_rank(mesh_dim="tp")`: a DeviceMesh's rank within one dimension's group."""
     if not (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Attribute
         and expr.func.attr.value == "get_local_rank"
     ):
         return False
     if not expr.args:
-        return isinstance(expr.func.value, cst.Subscript)
+        return type(expr.func.value) is cst.Subscript
     arg = expr.args[0]
     keyword = arg.keyword.value if arg.keyword is not None else "mesh_dim"
-    return len(expr.args) == 1 and keyword == "mesh_dim" and isinstance(arg.value, cst.SimpleString)
+    return len(expr.args) == 1 and keyword == "mesh_dim" and type(arg.value) is cst.SimpleString
 
 
 def _asks_group_rank(expr: cst.BaseExpression) -> bool:
@@ -675,7 +675,7 @@ def _asks_group_rank(expr: cst.BaseExpression) -> bool:
     expr = strip_conversion(expr)
     if _asks_mesh_rank(expr):
         return True
-    if not isinstance(expr, cst.Call) or len(expr.args) != 1:
+    if type(expr) is not cst.Call or len(expr.args) != 1:
         return False
     func = last_name(expr.func)
     if func is None or not RANK_FUNCTION.match(func):
@@ -683,7 +683,7 @@ def _asks_group_rank(expr: cst.BaseExpression) -> bool:
     arg = expr.args[0]
     if arg.keyword is not None:
         return arg.keyword.value == "group"
-    value = arg.value.func if isinstance(arg.value, cst.Call) else arg.value
+    value = arg.value.func if type(arg.value) is cst.Call else arg.value
     name = last_name(value)
     return name is not None and GROUP_NAME.search(name) is not None
 
@@ -699,9 +699,9 @@ def _forms_text(expr: cst.BaseExpression) -> bool:
     `str(r)`, `"{}".format(r)`, `os.path.join(...)`, `Path(...)`."""
     if isinstance(expr, (cst.FormattedString, cst.ConcatenatedString)):
         return True
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.BinaryOperation:
         return isinstance(expr.operator, _TEXT_OPERATORS)
-    return isinstance(expr, cst.Call) and last_name(expr.func) in _TEXT_FUNCTIONS
+    return type(expr) is cst.Call and last_name(expr.func) in _TEXT_FUNCTIONS
 
 
 def _only_text(expr: cst.BaseExpression) -> bool:
@@ -715,7 +715,7 @@ def _only_text(expr: cst.BaseExpression) -> bool:
 
 
 def _is_none(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
+    return type(expr) is cst.Name and expr.value == "None"
 
 
 def compares_with_none(test: cst.Comparison) -> bool:
@@ -729,7 +729,7 @@ def compares_with_none(test: cst.Comparison) -> bool:
 def _made(expr: cst.BaseExpression) -> bool:
     """`expr` builds an object (a call: a logger, a writer, a progress bar), which tests
     true: not a literal, which may be false."""
-    return isinstance(expr, cst.Call)
+    return type(expr) is cst.Call
 
 
 _MIRROR: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]] = {
@@ -753,7 +753,7 @@ def _against_bool(test: cst.Comparison) -> bool:
     target = test.comparisons[0]
     return (
         isinstance(target.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual))
-        and isinstance(target.comparator, cst.Name)
+        and type(target.comparator) is cst.Name
         and target.comparator.value in ("True", "False")
     )
 
@@ -774,7 +774,7 @@ def _negated_flag_test(test: cst.Comparison) -> bool:
     where the flag is off: `is False`, `== 0`, `is not True`, `!= 1`."""
     target = test.comparisons[0]
     comparator = target.comparator
-    off = (isinstance(comparator, cst.Name) and comparator.value == "False") or int_literal(
+    off = (type(comparator) is cst.Name and comparator.value == "False") or int_literal(
         comparator
     ) == 0
     return isinstance(target.operator, (cst.IsNot, cst.NotEqual)) != off

@@ -16,7 +16,7 @@ def _remote(ctx: FileContext, node: cst.ClassDef | cst.FunctionDef) -> cst.BaseE
     """The `@ray.remote` / `@ray.remote(...)` decorator of `node`, if any."""
     for decorator in node.decorators:
         expr = decorator.decorator
-        if ctx.qualname(expr.func if isinstance(expr, cst.Call) else expr) == _REMOTE:
+        if ctx.qualname(expr.func if type(expr) is cst.Call else expr) == _REMOTE:
             return expr
     return None
 
@@ -39,7 +39,7 @@ def on_own_gpus(ctx: FileContext, node: cst.CSTNode) -> bool:
     found = _actor(ctx, node)
     return (
         found is not None
-        and isinstance(found[1], cst.Call)
+        and type(found[1]) is cst.Call
         and keyword(found[1], "num_gpus") is not None
     )
 
@@ -49,14 +49,14 @@ def in_single_actor(ctx: FileContext, node: cst.CSTNode) -> bool:
     makes it calls `Actor.remote(...)` once, in no loop or comprehension): one process,
     not one per rank."""
     found = _actor(ctx, node)
-    if found is None or not isinstance(found[0], cst.ClassDef):
+    if found is None or type(found[0]) is not cst.ClassDef:
         return False
     name = found[0].name.value
     made = [
         call
         for call in ctx.method_calls("remote")
-        if isinstance(call.func, cst.Attribute)
-        and isinstance(call.func.value, cst.Name)
+        if type(call.func) is cst.Attribute
+        and type(call.func.value) is cst.Name
         and call.func.value.value == name
     ]
     makers = [ctx.enclosing_function(call) for call in made]

@@ -21,7 +21,7 @@ _DEPTH = 4  # base classes followed
 def exclusive_branch(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> cst.If | None:
     """The `if` of which `a` and `b` lie in different branches (never both run), if any."""
     for ancestor in ctx.ancestors(a):
-        if not isinstance(ancestor, cst.If) or ancestor.orelse is None:
+        if type(ancestor) is not cst.If or ancestor.orelse is None:
             continue
         in_body = ctx.is_inside(a, ancestor.body)
         if in_body == ctx.is_inside(b, ancestor.body):
@@ -55,10 +55,10 @@ def _fixed_between(
 ) -> bool:
     """`test` reads local names only, each holding the same bindings at `a` and at `b`."""
     names = [n for n in ctx.walk(test) if isinstance(n, (cst.Name, cst.Attribute, cst.Call))]
-    if not names or any(not isinstance(n, cst.Name) for n in names):
+    if not names or any(type(n) is not cst.Name for n in names):
         return False
     for name in names:
-        assert isinstance(name, cst.Name)
+        assert type(name) is cst.Name
         first = {id(x) for x in ctx.resolver.reaching(name.value, a)}
         if not first or first != {id(x) for x in ctx.resolver.reaching(name.value, b)}:
             return False
@@ -69,10 +69,10 @@ def never_bound(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> 
     """`expr` (or the name its attribute chain starts from) is a local name of `at`'s
     function whose every binding lies in a branch of an `if` that `at` is in the other
     branch of, with no loop around that `if` in the function: reading it raises."""
-    while isinstance(expr, cst.Attribute):
+    while type(expr) is cst.Attribute:
         expr = expr.value
     func = ctx.enclosing_function(at)
-    if not isinstance(expr, cst.Name) or func is None:
+    if type(expr) is not cst.Name or func is None:
         return False
     bindings = ctx.resolver.reaching(expr.value, at)
     if not bindings:
@@ -103,7 +103,7 @@ def made_by_project_class(ctx: FileContext, expr: cst.BaseExpression, at: cst.CS
         return False
     for value in ctx.resolver.values(expr, at):
         call = value.expr
-        if isinstance(call, cst.Call) and (found := project.resolve(ctx, call)) is not None:
+        if type(call) is cst.Call and (found := project.resolve(ctx, call)) is not None:
             summary, name = found
             if name in summary.classes:
                 return True
@@ -111,7 +111,7 @@ def made_by_project_class(ctx: FileContext, expr: cst.BaseExpression, at: cst.CS
 
 
 def _made_kind(ctx: FileContext, expr: cst.BaseExpression) -> bool | None:
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return None
     name = ctx.call_name(expr) or ""
     if name.startswith(_TENSOR_MAKERS):

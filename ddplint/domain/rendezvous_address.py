@@ -22,7 +22,7 @@ def address_writes(ctx: FileContext) -> int:
     return sum(
         1
         for node in ctx.nodes_of(cst.Assign)
-        if isinstance(node, cst.Assign)
+        if type(node) is cst.Assign
         and len(node.targets) == 1
         and ADDRESS in ctx.code(node.targets[0].target)
     )

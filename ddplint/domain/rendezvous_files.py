@@ -83,18 +83,18 @@ def _removed_names(ctx: FileContext) -> set[str]:
     for call in ctx.calls:
         func = call.func
         deletes = ctx.call_name(call) in _REMOVALS or (
-            isinstance(func, cst.Attribute) and func.attr.value == "unlink"
+            type(func) is cst.Attribute and func.attr.value == "unlink"
         )
         if not deletes:
             continue
         nodes: list[cst.CSTNode] = [call]
         while nodes:
             node = nodes.pop()
-            if isinstance(node, cst.Name):
+            if type(node) is cst.Name:
                 found.add(node.value)
-            elif isinstance(node, cst.Attribute):
+            elif type(node) is cst.Attribute:
                 found.add(node.attr.value)
-            elif isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+            elif type(node) is cst.SimpleString and isinstance(node.evaluated_value, str):
                 found.add(_TEXT + node.evaluated_value)
             nodes.extend(node.children)
     return found
@@ -106,15 +106,15 @@ def _starts_with_file(
     """Every value `expr` may hold begins with the literal `file://`."""
     if depth <= 0:
         return False
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         text = expr.evaluated_value
         return isinstance(text, str) and text.startswith(_FILE)
-    if isinstance(expr, cst.FormattedString):
+    if type(expr) is cst.FormattedString:
         first = expr.parts[0] if expr.parts else None
-        return isinstance(first, cst.FormattedStringText) and first.value.startswith(_FILE)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return type(first) is cst.FormattedStringText and first.value.startswith(_FILE)
+    if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Add:
         return _starts_with_file(ctx, expr.left, at, depth - 1)
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         leaves = [v for v in ctx.resolver.values(expr, at) if v.leaf and v.expr is not expr]
         return bool(leaves) and all(_starts_with_file(ctx, v.expr, v.at, depth - 1) for v in leaves)
     return False
@@ -127,7 +127,7 @@ def _fixed(
     functions of them, through names (collected in `names`, with the literals)."""
     if depth <= 0:
         return False
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         text = expr.evaluated_value
         if not isinstance(text, str):
             return True
@@ -135,27 +135,27 @@ def _fixed(
         # A template for the reader to fill in (`"file:///{your local file path}"`) is
         # not a path any run uses.
         return not any(c in text for c in _PLACEHOLDER)
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return True
-    if isinstance(expr, cst.ConcatenatedString):
+    if type(expr) is cst.ConcatenatedString:
         return _fixed(ctx, expr.left, at, depth - 1, names) and _fixed(
             ctx, expr.right, at, depth - 1, names
         )
-    if isinstance(expr, cst.FormattedString):
+    if type(expr) is cst.FormattedString:
         return all(
-            not isinstance(part, cst.FormattedStringExpression)
+            type(part) is not cst.FormattedStringExpression
             or _fixed(ctx, part.expression, at, depth - 1, names)
             for part in expr.parts
         )
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Divide)):
+    if type(expr) is cst.BinaryOperation and isinstance(expr.operator, (cst.Add, cst.Divide)):
         return _fixed(ctx, expr.left, at, depth - 1, names) and _fixed(
             ctx, expr.right, at, depth - 1, names
         )
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         return _fixed_call(ctx, expr, at, depth, names)
-    if isinstance(expr, cst.Attribute) and expr.attr.value in _PATH_ATTRIBUTES:
+    if type(expr) is cst.Attribute and expr.attr.value in _PATH_ATTRIBUTES:
         return _fixed(ctx, expr.value, at, depth - 1, names)
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         if expr.value == "__file__":
             return True
         names.add(expr.value)
@@ -173,10 +173,10 @@ def _fixed_call(
     func = call.func
     if ctx.call_name(call) in _PATH_FUNCTIONS:
         return arguments
-    if isinstance(func, cst.Name):  # `str(path)`, unless the file binds the name
+    if type(func) is cst.Name:  # `str(path)`, unless the file binds the name
         return func.value in _BUILTINS and not ctx.model.bindings.get(func.value) and arguments
     return (
-        isinstance(func, cst.Attribute)
+        type(func) is cst.Attribute
         and func.attr.value in _PATH_METHODS
         and arguments
         and _fixed(ctx, func.value, at, depth - 1, names)

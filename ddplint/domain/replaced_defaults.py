@@ -28,10 +28,10 @@ def _default_of(ctx: FileContext, node: cst.CSTNode) -> tuple[cst.FunctionDef, s
     """(function, parameter) when `node` lies in the default value of a parameter."""
     child: cst.CSTNode = node
     for parent in ctx.ancestors(node):
-        if isinstance(parent, cst.Param):
+        if type(parent) is cst.Param:
             params = ctx.parent(parent)
             func = ctx.parent(params) if params is not None else None
-            if child is not parent.default or not isinstance(func, cst.FunctionDef):
+            if child is not parent.default or type(func) is not cst.FunctionDef:
                 return None  # an annotation, or a lambda's parameter
             return func, parent.name.value
         if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Module, cst.BaseStatement)):

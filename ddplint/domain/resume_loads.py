@@ -69,7 +69,7 @@ def _passed_so(ctx: FileContext, path: cst.BaseExpression) -> bool:
     passes a path named for weights of another run (`self.restore_checkpoint(
     params.pretrained_ckpt_path)`), with no call from elsewhere in sight."""
     func = ctx.enclosing_function(path)
-    if not isinstance(path, cst.Name) or func is None:
+    if type(path) is not cst.Name or func is None:
         return False
     if not any(param.name.value == path.value for param in all_params(func.params)):
         return False
@@ -134,14 +134,14 @@ def _keys_read_by_load(ctx: FileContext) -> dict[int, frozenset[str]]:
 def _keys_read(ctx: FileContext, load: cst.Call) -> frozenset[str]:
     keys: set[str | None] = set()
     parent = ctx.parent(load)
-    if isinstance(parent, cst.Subscript):
+    if type(parent) is cst.Subscript:
         keys.add(string_key(parent))
     names = _bound_names(ctx, load)
     scope = ctx.scope(load)
     for node in ctx.nodes_of(cst.Subscript) if names else ():
-        if not isinstance(node, cst.Subscript) or ctx.scope(node) is not scope:
+        if type(node) is not cst.Subscript or ctx.scope(node) is not scope:
             continue
-        named = isinstance(node.value, cst.Name) and node.value.value in names
+        named = type(node.value) is cst.Name and node.value.value in names
         if named and ctx.before(load, node) and not _conditional(ctx, node, load):
             keys.add(string_key(node))
     return frozenset(k for k in keys if k is not None)
@@ -158,7 +158,7 @@ def keys_used(ctx: FileContext, load: cst.Call) -> frozenset[str] | None:
     statement = ctx.statement(load)
     keys: set[str] = set()
     for node in ctx.nodes_of(cst.Name):
-        assert isinstance(node, cst.Name)
+        assert type(node) is cst.Name
         if node.value not in names or ctx.scope(node) is not scope:
             continue
         if ctx.is_inside(node, statement) or not ctx.before(load, node):
@@ -173,11 +173,11 @@ def keys_used(ctx: FileContext, load: cst.Call) -> frozenset[str] | None:
 def _key_of_use(ctx: FileContext, node: cst.Name) -> str | None:
     """The key `node` is read at (`node["k"]`, `node.get("k", ...)`), else None."""
     parent = ctx.parent(node)
-    if isinstance(parent, cst.Subscript) and parent.value is node:
+    if type(parent) is cst.Subscript and parent.value is node:
         return string_key(parent)
-    if isinstance(parent, cst.Attribute) and parent.attr.value == "get":
+    if type(parent) is cst.Attribute and parent.attr.value == "get":
         call = ctx.parent(parent)
-        if isinstance(call, cst.Call) and call.func is parent and call.args:
+        if type(call) is cst.Call and call.func is parent and call.args:
             return string_value(call.args[0].value)
     return None
 
@@ -185,11 +185,11 @@ def _key_of_use(ctx: FileContext, node: cst.Name) -> str | None:
 def _conditional(ctx: FileContext, node: cst.CSTNode, load: cst.Call) -> bool:
     """`node` sits under a test, loop or `try` that does not hold `load` too; a second
     `if` on the load's own test (`if args.resume:` twice) is no other condition."""
-    load_tests = {ctx.code(a.test) for a in ctx.ancestors(load) if isinstance(a, cst.If)}
+    load_tests = {ctx.code(a.test) for a in ctx.ancestors(load) if type(a) is cst.If}
     for ancestor in ctx.ancestors(node):
         if ctx.is_inside(load, ancestor):
             return False
-        if isinstance(ancestor, cst.If) and ctx.code(ancestor.test) in load_tests:
+        if type(ancestor) is cst.If and ctx.code(ancestor.test) in load_tests:
             continue
         if isinstance(ancestor, cst.If | cst.For | cst.While | cst.Try | cst.IfExp):
             return True
@@ -199,9 +199,9 @@ def _conditional(ctx: FileContext, node: cst.CSTNode, load: cst.Call) -> bool:
 def _bound_names(ctx: FileContext, load: cst.Call) -> frozenset[str]:
     """The plain names a statement `ckpt = torch.load(...)` binds the load's result to."""
     statement = ctx.statement(load)
-    if not (isinstance(statement, cst.Assign) and statement.value is load):
+    if not (type(statement) is cst.Assign and statement.value is load):
         return frozenset()
-    return frozenset(t.target.value for t in statement.targets if isinstance(t.target, cst.Name))
+    return frozenset(t.target.value for t in statement.targets if type(t.target) is cst.Name)
 
 
 def _restores_model(ctx: FileContext, load: cst.Call, names: frozenset[str]) -> bool:
@@ -221,7 +221,7 @@ def _restorers(ctx: FileContext, load: cst.Call, names: frozenset[str]) -> list[
     found = []
     for call in ctx.method_calls("load_state_dict"):
         func = call.func
-        assert isinstance(func, cst.Attribute)
+        assert type(func) is cst.Attribute
         if (
             ctx.scope(call) is scope
             and ctx.before(load, call)
@@ -257,14 +257,14 @@ def _start_counter(
         if key is None or not _reached(ctx, load, names, node):
             continue
         for ancestor in ctx.ancestors(node):
-            if isinstance(ancestor, cst.Assign):
+            if type(ancestor) is cst.Assign:
                 targets = [(dotted(t.target) or "").rpartition(".")[2] for t in ancestor.targets]
                 if any(_START_NAME.search(t) or t == key for t in targets) and _read_later(
                     ctx, ancestor
                 ):
                     return node
                 break
-            if isinstance(ancestor, cst.Call) and dotted(ancestor.func) == "range":
+            if type(ancestor) is cst.Call and dotted(ancestor.func) == "range":
                 return node
             if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 break
@@ -275,13 +275,13 @@ def _read_later(ctx: FileContext, assign: cst.Assign) -> bool:
     """What `assign` binds is read: an attribute or a global may be read anywhere; a local
     name only by a later statement of its function (`epoch = ckpt["epoch"]` that nothing
     reads, in an evaluation that only loads the weights, starts no loop)."""
-    locals_ = [t.target for t in assign.targets if isinstance(t.target, cst.Name)]
+    locals_ = [t.target for t in assign.targets if type(t.target) is cst.Name]
     if len(locals_) != len(assign.targets) or ctx.enclosing_function(assign) is None:
         return True
     scope = ctx.scope(assign)
     names = {target.value for target in locals_}
     return any(
-        isinstance(node, cst.Name)
+        type(node) is cst.Name
         and node.value in names
         and ctx.scope(node) is scope
         and ctx.before(assign, node)
@@ -292,21 +292,21 @@ def _read_later(ctx: FileContext, assign: cst.Assign) -> bool:
 
 def _counter_read(node: cst.CSTNode, names: frozenset[str]) -> str | None:
     """The counter key `node` reads from one of `names`: `ckpt["epoch"]`, `ckpt.get("step")`."""
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         holder, key_node = node.value, node.slice[0].slice if len(node.slice) == 1 else None
-        key_expr = key_node.value if isinstance(key_node, cst.Index) else None
+        key_expr = key_node.value if type(key_node) is cst.Index else None
     elif (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
+        type(node) is cst.Call
+        and type(node.func) is cst.Attribute
         and node.func.attr.value == "get"
         and node.args
     ):
         holder, key_expr = node.func.value, node.args[0].value
     else:
         return None
-    if not (isinstance(holder, cst.Name) and holder.value in names):
+    if not (type(holder) is cst.Name and holder.value in names):
         return None
-    if isinstance(key_expr, cst.SimpleString):
+    if type(key_expr) is cst.SimpleString:
         key = key_expr.raw_value
         return key if _COUNTER_KEY.match(key) else None
     return None

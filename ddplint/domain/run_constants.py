@@ -25,7 +25,7 @@ def same_every_round(ctx: FileContext, value_at: cst.CSTNode) -> bool:
     scope = ctx.scope(value_at)
     if scope is ctx.module:
         return True
-    return isinstance(scope, cst.FunctionDef) and runs_once_per_process(ctx, scope)
+    return type(scope) is cst.FunctionDef and runs_once_per_process(ctx, scope)
 
 
 def runs_once_per_process(ctx: FileContext, func: cst.FunctionDef, levels: int = _LEVELS) -> bool:
@@ -43,7 +43,7 @@ def runs_once_per_process(ctx: FileContext, func: cst.FunctionDef, levels: int =
         caller = ctx.scope(site)
         if caller is ctx.module:
             continue
-        if not isinstance(caller, cst.FunctionDef) or not runs_once_per_process(
+        if type(caller) is not cst.FunctionDef or not runs_once_per_process(
             ctx, caller, levels - 1
         ):
             return False

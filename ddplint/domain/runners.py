@@ -136,7 +136,7 @@ def spawned(ctx: FileContext, func: cst.FunctionDef) -> bool:
     for call in ctx.calls_to(*PROCESS_STARTERS):
         spawns = ctx.call_name(call) in SPAWN_FUNCTIONS
         target = argument(call, 0 if spawns else None, "fn" if spawns else "target")
-        if isinstance(target, cst.Name) and target.value == name:
+        if type(target) is cst.Name and target.value == name:
             return True
     return False
 
@@ -162,16 +162,16 @@ def _index_is_none(ctx: FileContext, node: cst.CSTNode, func: cst.FunctionDef) -
         return False
     for condition in ctx.flow.conditions(node):
         for term, holds in condition.terms():
-            if not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
+            if type(term) is not cst.Comparison or len(term.comparisons) != 1:
                 continue
             operator = term.comparisons[0].operator
-            if not (isinstance(operator, cst.Is) if holds else isinstance(operator, cst.IsNot)):
+            if not (type(operator) is cst.Is if holds else type(operator) is cst.IsNot):
                 continue
             right = term.comparisons[0].comparator
-            if not (isinstance(right, cst.Name) and right.value == "None"):
+            if not (type(right) is cst.Name and right.value == "None"):
                 continue
             if any(
-                isinstance(v.expr, cst.Name)
+                type(v.expr) is cst.Name
                 and v.expr.value == index
                 and ctx.enclosing_function(v.expr) is func
                 for v in ctx.resolver.values(term.left, node)
@@ -258,11 +258,11 @@ def _named_for_main(test: cst.BaseExpression) -> bool:
     """A flag read as a whole test whose name says "main process" in words the rank
     tests do not take as proof (`args.is_master_node`: the master node holds several
     processes), its value out of sight."""
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test = test.expression
-    if isinstance(test, cst.Attribute):
+    if type(test) is cst.Attribute:
         name = test.attr.value
-    elif isinstance(test, cst.Name):
+    elif type(test) is cst.Name:
         name = test.value
     else:
         return False
@@ -302,8 +302,8 @@ def call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
         if func in resolver.callees(c)
         or (
             method
-            and isinstance(c.func, cst.Attribute)
-            and isinstance(c.func.value, cst.Name)
+            and type(c.func) is cst.Attribute
+            and type(c.func.value) is cst.Name
             and ctx.call_name(c) is None
         )
     ]
@@ -342,7 +342,7 @@ def _names_by_value(ctx: FileContext) -> dict[str, list[cst.Name]]:
     scanned once per function asked (quadratic in a large file)."""
     index: dict[str, list[cst.Name]] = {}
     for node in ctx.nodes_of(cst.Name):
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             index.setdefault(node.value, []).append(node)
     return index
 
@@ -356,8 +356,8 @@ def _passes_around(ctx: FileContext, name: cst.Name) -> bool:
     parent = ctx.parent(name)
     if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is name:
         return False
-    if isinstance(parent, cst.Arg) and parent.keyword is name:
+    if type(parent) is cst.Arg and parent.keyword is name:
         return False
-    if isinstance(parent, cst.Attribute) and parent.attr is name:
+    if type(parent) is cst.Attribute and parent.attr is name:
         ref, parent = parent, ctx.parent(parent)
-    return not (isinstance(parent, cst.Call) and parent.func is ref)
+    return not (type(parent) is cst.Call and parent.func is ref)

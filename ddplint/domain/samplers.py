@@ -84,12 +84,12 @@ def bound_name(ctx: FileContext, node: cst.BaseExpression) -> tuple[str | None, 
     while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
         current = parent
         parent = ctx.parent(current)
-    if isinstance(parent, cst.Element):  # `sampler, shuffle = DistributedSampler(ds), False`
+    if type(parent) is cst.Element:  # `sampler, shuffle = DistributedSampler(ds), False`
         values = ctx.parent(parent)
-        return _unpacked_name(ctx, parent), values if isinstance(values, cst.Tuple) else current
-    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        return _unpacked_name(ctx, parent), values if type(values) is cst.Tuple else current
+    if type(parent) is cst.Assign and len(parent.targets) == 1:
         return dotted(parent.targets[0].target), current
-    if isinstance(parent, cst.AnnAssign):
+    if type(parent) is cst.AnnAssign:
         return dotted(parent.target), current
     return None, current
 
@@ -101,7 +101,7 @@ def shuffles(ctx: FileContext, sampler: SamplerUse) -> bool | None:
         return _project_shuffle(ctx, sampler.call, sampler.made_by)
     known = shuffle_of(sampler.call)
     value = argument(sampler.call, SAMPLER_SHUFFLE, "shuffle")
-    if known is not None or sampler.factory is None or not isinstance(value, cst.Name):
+    if known is not None or sampler.factory is None or type(value) is not cst.Name:
         return known
     func, site = sampler.factory
     params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
@@ -125,8 +125,8 @@ def factory_shuffle(ctx: FileContext, func: cst.FunctionDef) -> str:
     "true"/"false"/"" when none or unknown), "unknown"; "" when it returns no sampler."""
     found = ""
     for ret in ctx.nodes_within(func, cst.Return):
-        value = ret.value if isinstance(ret, cst.Return) else None
-        if not isinstance(value, cst.Call) or ctx.scope(ret) is not func:
+        value = ret.value if type(ret) is cst.Return else None
+        if type(value) is not cst.Call or ctx.scope(ret) is not func:
             continue
         if not is_sampler_call(ctx, value):
             continue
@@ -141,7 +141,7 @@ def _shuffle_text(func: cst.FunctionDef, call: cst.Call) -> str:
     value = argument(call, SAMPLER_SHUFFLE, "shuffle")
     params = [*func.params.posonly_params, *func.params.params]
     for index, param in enumerate(params):
-        if isinstance(value, cst.Name) and param.name.value == value.value:
+        if type(value) is cst.Name and param.name.value == value.value:
             default = param.default
             shown = (
                 ""
@@ -192,7 +192,7 @@ def _factory_uses(ctx: FileContext, call: cst.Call) -> list[SamplerUse]:
     """One use per call of the function of this file that returns `call` as built."""
     parent = ctx.parent(call)
     func = ctx.scope(call)
-    if not isinstance(parent, cst.Return) or not isinstance(func, cst.FunctionDef):
+    if type(parent) is not cst.Return or type(func) is not cst.FunctionDef:
         return []
     uses = []
     for site in ctx.model.calls_by_name.get(func.name.value, ()):
@@ -205,15 +205,13 @@ def _factory_uses(ctx: FileContext, call: cst.Call) -> list[SamplerUse]:
 def _unpacked_name(ctx: FileContext, element: cst.Element) -> str | None:
     """The name a tuple assignment binds to `element` of its value tuple."""
     values = ctx.parent(element)
-    assign = ctx.parent(values) if isinstance(values, cst.Tuple) else None
-    if not isinstance(values, cst.Tuple) or not isinstance(assign, cst.Assign):
+    assign = ctx.parent(values) if type(values) is cst.Tuple else None
+    if type(values) is not cst.Tuple or type(assign) is not cst.Assign:
         return None
-    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Tuple):
+    if len(assign.targets) != 1 or type(assign.targets[0].target) is not cst.Tuple:
         return None
     targets = assign.targets[0].target.elements
-    if len(targets) != len(values.elements) or any(
-        isinstance(e, cst.StarredElement) for e in targets
-    ):
+    if len(targets) != len(values.elements) or any(type(e) is cst.StarredElement for e in targets):
         return None
     return dotted(targets[values.elements.index(element)].value)
 
@@ -260,7 +258,7 @@ def sampler_calls(ctx: FileContext) -> list[cst.Call]:
 
 def is_sampler_call(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """`expr` builds a DistributedSampler (see `sampler_calls`)."""
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return False
     return ctx.call_name(expr) in SAMPLER_CLASSES or _alias_call(ctx, expr)
 
@@ -274,7 +272,7 @@ def is_alias_call(ctx: FileContext, call: cst.Call) -> bool:
 def _alias_call(ctx: FileContext, call: cst.Call) -> bool:
     func = call.func
     return (
-        isinstance(func, cst.Name)
+        type(func) is cst.Name
         and func.value in _sampler_aliases(ctx)
         and any(
             _names_sampler_class(ctx, v.expr) for v in ctx.resolver.values(func, call) if v.leaf
@@ -291,10 +289,10 @@ def _sampler_aliases(ctx: FileContext) -> frozenset[str]:
 def _find_aliases(ctx: FileContext) -> frozenset[str]:
     found: set[str] = set()
     for node in ctx.nodes_of(cst.Assign):
-        assert isinstance(node, cst.Assign)
+        assert type(node) is cst.Assign
         value = node.value
-        branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
-        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+        branches = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
+        if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
             continue
         if any(_names_sampler_class(ctx, branch) for branch in branches):
             found.add(node.targets[0].target.value)
@@ -412,7 +410,7 @@ def returned_positions(
         if node.value is not None and ctx.scope(node) is scope:
             if returned(node.value):
                 positions.add(None)
-            elif isinstance(node.value, cst.Tuple):
+            elif type(node.value) is cst.Tuple:
                 for index, element in enumerate(node.value.elements):
                     if returned(element.value):
                         positions.add(index)
@@ -450,7 +448,7 @@ def loader_switches(ctx: FileContext) -> dict[str, tuple[LoaderSwitch, ...]]:
     for sampler in distributed_samplers(ctx):
         scope = ctx.scope(sampler.call)
         if (
-            isinstance(scope, cst.FunctionDef)
+            type(scope) is cst.FunctionDef
             and sampler.loaders
             and shuffle_of(sampler.call) is True
             and not is_evaluation_sampler(ctx, sampler)
@@ -500,17 +498,17 @@ def switches_of(
 def _parameter_test(term: cst.BaseExpression, positions: dict[str, int]) -> tuple[str, str] | None:
     """(parameter, comparison) of a test term on one parameter: `dist` ("") or
     `world_size > 1` ("> 1")."""
-    if isinstance(term, cst.Name):
+    if type(term) is cst.Name:
         return (term.value, "") if term.value in positions else None
-    if not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
+    if type(term) is not cst.Comparison or len(term.comparisons) != 1:
         return None
     target = term.comparisons[0]
     operator = _OPERATORS.get(type(target.operator))
     if (
         operator is None
-        or not isinstance(term.left, cst.Name)
+        or type(term.left) is not cst.Name
         or term.left.value not in positions
-        or not isinstance(target.comparator, cst.Integer)
+        or type(target.comparator) is not cst.Integer
     ):
         return None
     return term.left.value, f"{operator} {int(target.comparator.evaluated_value)}"
@@ -561,12 +559,12 @@ def _may_hold_key(ctx: FileContext, mapping: cst.BaseExpression, at: cst.CSTNode
     if not values:
         return True
     for value in values:
-        if not isinstance(value, cst.Dict):
+        if type(value) is not cst.Dict:
             return True
         for element in value.elements:
-            if not isinstance(element, cst.DictElement):
+            if type(element) is not cst.DictElement:
                 return True  # `**other`
-            if not isinstance(element.key, cst.SimpleString):
+            if type(element.key) is not cst.SimpleString:
                 return True
             if element.key.evaluated_value == key:
                 return True
@@ -578,7 +576,7 @@ def switch_truth(expr: cst.BaseExpression | None, compare: str) -> bool | None:
     argument, else None."""
     if not compare:
         return truth(expr)
-    if not isinstance(expr, cst.Integer):
+    if type(expr) is not cst.Integer:
         return None
     symbol, _, bound = compare.partition(" ")
     return bool(_COMPARE[symbol](int(expr.evaluated_value), int(bound)))
@@ -586,9 +584,9 @@ def switch_truth(expr: cst.BaseExpression | None, compare: str) -> bool | None:
 
 def truth(expr: cst.BaseExpression | None) -> bool | None:
     """The truth value of a literal (`True`, `False`, `None`, a number), else None."""
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+    if type(expr) is cst.Name and expr.value in ("True", "False", "None"):
         return expr.value == "True"
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return int(expr.evaluated_value) != 0
     return None
 
@@ -601,7 +599,7 @@ def functions_returning(
     found: dict[str, set[int | None]] = {}
     for call, name in values:
         scope = ctx.scope(call)
-        if isinstance(scope, cst.FunctionDef):
+        if type(scope) is cst.FunctionDef:
             positions = returned_positions(ctx, name, scope, call)
             if positions:
                 found.setdefault(scope.name.value, set()).update(positions)
@@ -624,7 +622,7 @@ def returned_bindings(
     """`returned_names`, each with the call of `scope` that binds it: `x = helper(...)`,
     `self.loader, _ = self.build_loaders()`, or `for _, _, loader in helper(...):` where
     `scope` yields the value."""
-    if not isinstance(scope, cst.FunctionDef):
+    if type(scope) is not cst.FunctionDef:
         return []
     positions = returned_positions(ctx, name, scope, value)
     yielded = _yielded_positions(ctx, name, scope, value)
@@ -656,7 +654,7 @@ def _yielded_positions(
             continue
         if held(node.value):
             positions.add(None)
-        elif isinstance(node.value, cst.Tuple):
+        elif type(node.value) is cst.Tuple:
             positions.update(i for i, e in enumerate(node.value.elements) if held(e.value))
     return positions
 
@@ -665,7 +663,7 @@ def _names_iterated(ctx: FileContext, call: cst.Call, positions: set[int | None]
     """The names `for target in call(...)` binds to each yielded value (None) or to the
     given elements of a yielded tuple."""
     loop = ctx.parent(call)
-    if not positions or not isinstance(loop, cst.For) or loop.iter is not call:
+    if not positions or type(loop) is not cst.For or loop.iter is not call:
         return []
     found = []
     for position in positions:
@@ -683,7 +681,7 @@ def assigned_alone(ctx: FileContext, call: cst.Call) -> bool:
     """`call` is the value of an assignment to one target (`x = call(...)`,
     `a, b = call(...)`): the only calls `names_bound_to` finds names for."""
     parent = ctx.parent(call)
-    return isinstance(parent, cst.Assign) and len(parent.targets) == 1
+    return type(parent) is cst.Assign and len(parent.targets) == 1
 
 
 def names_bound_to(ctx: FileContext, call: cst.Call, positions: Iterable[int | None]) -> list[str]:
@@ -692,7 +690,7 @@ def names_bound_to(ctx: FileContext, call: cst.Call, positions: Iterable[int | N
     if not assigned_alone(ctx, call):
         return []
     parent = ctx.parent(call)
-    assert isinstance(parent, cst.Assign)
+    assert type(parent) is cst.Assign
     target = parent.targets[0].target
     found = []
     for position in positions:

@@ -72,15 +72,11 @@ def _names_state(expr: cst.BaseExpression) -> bool:
     for it (`get_checkpoint()`, `net.state_dict()`), a copy of one (`deepcopy(model)`,
     `model.cpu()`), or a container holding one; not the result of another call (`model(x)`
     is data)."""
-    if isinstance(expr, cst.Dict):
-        return any(
-            not isinstance(e, cst.DictElement) or _names_state(e.value) for e in expr.elements
-        )
+    if type(expr) is cst.Dict:
+        return any(type(e) is not cst.DictElement or _names_state(e.value) for e in expr.elements)
     if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
-        return any(
-            isinstance(e, cst.StarredElement) or _names_state(e.value) for e in expr.elements
-        )
-    if isinstance(expr, cst.Call):
+        return any(type(e) is cst.StarredElement or _names_state(e.value) for e in expr.elements)
+    if type(expr) is cst.Call:
         called = last_name(expr.func) or ""
         if _STATE_CALLS.search(called):
             return True
@@ -95,8 +91,8 @@ def _names_state(expr: cst.BaseExpression) -> bool:
 def _moved(expr: cst.BaseExpression) -> cst.BaseExpression:
     """The object a chain of moves and copies starts from (`x` of `x.detach().cpu()`)."""
     while (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Attribute
         and expr.func.attr.value in _SAME_OBJECT
     ):
         expr = expr.func.value
@@ -107,7 +103,7 @@ def _tensor_parameter(ctx: FileContext, name: str, at: cst.CSTNode) -> bool:
     """`name` is a parameter of the enclosing function annotated `torch.Tensor`."""
     binding = facts_of(ctx).reaching_binding(name, at)
     func = binding.statement if binding is not None and binding.kind == "param" else None
-    if not isinstance(func, cst.FunctionDef):
+    if type(func) is not cst.FunctionDef:
         return False
     params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
     for param in params:
@@ -129,19 +125,19 @@ def restores_tensorless_state(ctx: FileContext, load: cst.Call) -> bool:
     GradScaler()`): nothing in the file can land on a GPU. An object made out of sight is
     judged by its name (`scaler`, `lr_scheduler`)."""
     parent = ctx.parent(load)
-    arg = parent if isinstance(parent, cst.Arg) else None
+    arg = parent if type(parent) is cst.Arg else None
     call = ctx.parent(arg) if arg is not None else None
-    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+    if type(call) is not cst.Call or type(call.func) is not cst.Attribute:
         return False
     if call.func.attr.value != "load_state_dict":
         return False
     receiver = call.func.value
     values = [v for v in ctx.resolver.values(receiver, call) if v.leaf]
-    if values and all(isinstance(v.expr, cst.Call) for v in values):
+    if values and all(type(v.expr) is cst.Call for v in values):
         return all(
             _TENSORLESS_MAKERS.search(ctx.qualname(v.expr.func) or dotted(v.expr.func) or "")
             for v in values
-            if isinstance(v.expr, cst.Call)
+            if type(v.expr) is cst.Call
         )
     name = last_name(receiver)
     return name is not None and bool(_TENSORLESS_NAMES.search(name))
@@ -157,9 +153,9 @@ def saved_keys(ctx: FileContext, obj: cst.BaseExpression, at: cst.CSTNode) -> fr
     values = [v.expr for v in ctx.resolver.values(obj, at) if v.leaf] or [obj]
     keys: set[str] = set()
     for value in values:
-        if isinstance(value, cst.Attribute) and value.attr.value == "module":
+        if type(value) is cst.Attribute and value.attr.value == "module":
             continue
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if type(value) is cst.Call and type(value.func) is cst.Attribute:
             if value.func.attr.value == "state_dict" and not value.args:
                 continue
             return None
@@ -167,7 +163,7 @@ def saved_keys(ctx: FileContext, obj: cst.BaseExpression, at: cst.CSTNode) -> fr
         if literal is None:
             return None
         keys |= literal
-    if isinstance(obj, cst.Name):
+    if type(obj) is cst.Name:
         stored = _stored_keys(ctx, obj.value, at)
         if stored is None:
             return None
@@ -177,11 +173,11 @@ def saved_keys(ctx: FileContext, obj: cst.BaseExpression, at: cst.CSTNode) -> fr
 
 def _literal_keys(value: cst.BaseExpression) -> set[str] | None:
     """The string keys of a dict literal; None for anything else (`{**extra}` too)."""
-    if not isinstance(value, cst.Dict):
+    if type(value) is not cst.Dict:
         return None
     keys = set()
     for element in value.elements:
-        key = string_value(element.key) if isinstance(element, cst.DictElement) else None
+        key = string_value(element.key) if type(element) is cst.DictElement else None
         if key is None:
             return None
         keys.add(key)
@@ -197,7 +193,7 @@ def _stored_keys(ctx: FileContext, name: str, at: cst.CSTNode) -> set[str] | Non
     for node in ctx.nodes_of(cst.Subscript, cst.Call, cst.AugAssign):
         if ctx.scope(node) is not scope:
             continue
-        if isinstance(node, cst.AugAssign):
+        if type(node) is cst.AugAssign:
             if dotted(node.target) != name:
                 continue
             added = _literal_keys(node.value)
@@ -205,17 +201,17 @@ def _stored_keys(ctx: FileContext, name: str, at: cst.CSTNode) -> set[str] | Non
                 return None
             keys |= added
             continue
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
             if (
-                isinstance(func, cst.Attribute)
+                type(func) is cst.Attribute
                 and dotted(func.value) == name
                 and func.attr.value in ("update", "setdefault", "__setitem__")
             ):
                 return None
             continue
-        assert isinstance(node, cst.Subscript)
-        if dotted(node.value) != name or not isinstance(ctx.parent(node), cst.AssignTarget):
+        assert type(node) is cst.Subscript
+        if dotted(node.value) != name or type(ctx.parent(node)) is not cst.AssignTarget:
             continue
         key = string_key(node)
         if key is None:

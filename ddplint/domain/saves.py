@@ -22,8 +22,8 @@ def _state_dict_receivers(ctx: FileContext, expr: cst.BaseExpression) -> Iterato
     """`x.state_dict()` calls inside `expr` (a dict, a list, the call itself)."""
     for node in ctx.walk(expr):
         if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
             and node.func.attr.value == "state_dict"
             and not node.args
         ):
@@ -47,18 +47,18 @@ def saved_state_dicts(
         if call.args or ctx.scope(call) is not scope or not ctx.before(call, at):
             continue
         statement = ctx.statement(call)
-        if isinstance(statement, cst.Assign):
+        if type(statement) is cst.Assign:
             for target in statement.targets:
                 node = target.target
-                if isinstance(node, cst.Subscript) and dotted(node.value) == name:
+                if type(node) is cst.Subscript and dotted(node.value) == name:
                     yield call
-        elif isinstance(statement, cst.Expr):
+        elif type(statement) is cst.Expr:
             # `ckpt.update(model=model.state_dict())`
             argument_node = ctx.parent(call)
             parent = ctx.parent(argument_node) if argument_node is not None else None
             if (
-                isinstance(parent, cst.Call)
-                and isinstance(parent.func, cst.Attribute)
+                type(parent) is cst.Call
+                and type(parent.func) is cst.Attribute
                 and parent.func.attr.value == "update"
                 and dotted(parent.func.value) == name
             ):
@@ -83,7 +83,7 @@ def save_sites(ctx: FileContext) -> Iterator[tuple[cst.Call, cst.BaseExpression]
                 yield call, obj
             continue
         func = call.func
-        if isinstance(func, cst.Name) and func.value in local_savers:
+        if type(func) is cst.Name and func.value in local_savers:
             index = local_savers[func.value]
             obj = argument(call, index, "")
             if obj is not None:
@@ -92,7 +92,7 @@ def save_sites(ctx: FileContext) -> Iterator[tuple[cst.Call, cst.BaseExpression]
         if not call.args or call.args[0].keyword is not None:
             continue
         helper = project.helper_saves(ctx, call) if project is not None else None
-        short = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        short = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", "")
         if helper is not None or (name is not None and _SAVE_HELPER.match(str(short))):
             yield call, call.args[0].value
 
@@ -102,10 +102,10 @@ def _local_savers(ctx: FileContext) -> dict[str, int]:
     savers: dict[str, int] = {}
     for save in ctx.calls_to("torch.save"):
         func = ctx.scope(save)
-        if not isinstance(func, cst.FunctionDef):
+        if type(func) is not cst.FunctionDef:
             continue
         obj = argument(save, 0, "obj")
         params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
-        if obj is not None and isinstance(obj, cst.Name) and obj.value in params:
+        if obj is not None and type(obj) is cst.Name and obj.value in params:
             savers[func.name.value] = params.index(obj.value)
     return savers

@@ -106,7 +106,7 @@ def shard_switches(ctx: FileContext) -> dict[str, tuple[LoaderSwitch, ...]]:
     for sampler in distributed_samplers(ctx):
         for loader in sampler.loaders:
             scope = ctx.scope(loader.call)
-            if loader.call in sharded and isinstance(scope, cst.FunctionDef):
+            if loader.call in sharded and type(scope) is cst.FunctionDef:
                 by_function.setdefault(scope, []).append((sampler.call, loader.call))
     return switches_of(ctx, by_function)
 
@@ -141,7 +141,7 @@ def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
         return ()
     found: list[ShardLoop] = []
     for node in ctx.nodes_of(cst.For):
-        assert isinstance(node, cst.For)
+        assert type(node) is cst.For
         loaders = iterated_loaders(ctx, node, sharded, returned) if sharded else []
         parameter = None if loaders else _loader_parameter(ctx, node)
         if not loaders and parameter is None:
@@ -150,9 +150,9 @@ def _shard_loops(ctx: FileContext) -> tuple[ShardLoop, ...]:
         counts = [
             statement
             for statement in ctx.nodes_within(node.body, cst.AugAssign)
-            if isinstance(statement, cst.AugAssign)
-            and isinstance(statement.operator, cst.AddAssign)
-            and isinstance(statement.target, cst.Name)
+            if type(statement) is cst.AugAssign
+            and type(statement.operator) is cst.AddAssign
+            and type(statement.target) is cst.Name
             and ctx.scope(statement) is frame
             and not _clock_reading(ctx, statement.value, statement)
         ]
@@ -200,7 +200,7 @@ def _loader_parameter(ctx: FileContext, loop: cst.For) -> str | None:
     it iterates is decided by the callers in other modules."""
     iterable = unwrapped(ctx, loop.iter)
     func = ctx.enclosing_function(loop)
-    if not isinstance(iterable, cst.Name) or func is None:
+    if type(iterable) is not cst.Name or func is None:
         return None
     name = iterable.value
     bindings = ctx.resolver.reaching(name, loop)
@@ -220,7 +220,7 @@ def _rewraps(ctx: FileContext, binding: Binding, name: str) -> bool:
     if binding.kind != "assign" or value is None:
         return False
     inner = unwrapped(ctx, value)
-    return inner is not value and isinstance(inner, cst.Name) and inner.value == name
+    return inner is not value and type(inner) is cst.Name and inner.value == name
 
 
 def _sharded_elsewhere(ctx: FileContext, loop: cst.For, parameter: str) -> bool:
@@ -261,7 +261,7 @@ def _collected(ctx: FileContext, loop: cst.For, frame: Scope) -> list[cst.Assign
             found.extend(
                 b.statement
                 for b in bindings
-                if isinstance(b.statement, cst.Assign) and b.statement not in found
+                if type(b.statement) is cst.Assign and b.statement not in found
             )
     return found
 
@@ -271,17 +271,17 @@ def _filled(ctx: FileContext, loop: cst.For, frame: Scope) -> Iterator[cst.Name]
     (itself or an item of it), or given an item."""
     for call in ctx.calls_within(loop.body):
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend"):
-            held = func.value.value if isinstance(func.value, cst.Subscript) else func.value
-            if isinstance(held, cst.Name) and ctx.scope(call) is frame:
+        if type(func) is cst.Attribute and func.attr.value in ("append", "extend"):
+            held = func.value.value if type(func.value) is cst.Subscript else func.value
+            if type(held) is cst.Name and ctx.scope(call) is frame:
                 yield held
     for statement in ctx.nodes_within(loop.body, cst.Assign):
-        assert isinstance(statement, cst.Assign)
+        assert type(statement) is cst.Assign
         for target in statement.targets:
             item = target.target
             if (
-                isinstance(item, cst.Subscript)
-                and isinstance(item.value, cst.Name)
+                type(item) is cst.Subscript
+                and type(item.value) is cst.Name
                 and ctx.scope(statement) is frame
             ):
                 yield item.value
@@ -292,11 +292,11 @@ def _empty_container_before(ctx: FileContext, binding: Binding, loop: cst.For) -
     [], []`, `outputs = defaultdict(list)`)."""
     value: cst.BaseExpression | None = binding.value
     if binding.index is not None:
-        elements = value.elements if isinstance(value, cst.Tuple) else ()
+        elements = value.elements if type(value) is cst.Tuple else ()
         value = elements[binding.index].value if binding.index < len(elements) else None
     return (
         binding.kind == "assign"
-        and isinstance(binding.statement, cst.Assign)
+        and type(binding.statement) is cst.Assign
         and value is not None
         and _empty_container(ctx, value)
         and ctx.before(binding.statement, loop)
@@ -306,7 +306,7 @@ def _empty_container_before(ctx: FileContext, binding: Binding, loop: cst.For) -
 def _empty_container(ctx: FileContext, value: cst.BaseExpression) -> bool:
     if isinstance(value, (cst.List, cst.Dict)):
         return not value.elements
-    if not isinstance(value, cst.Call):
+    if type(value) is not cst.Call:
         return False
     name = ctx.call_name(value) or dotted(value.func) or ""
     if name in ("list", "dict", "collections.OrderedDict"):
@@ -333,13 +333,13 @@ def collected_from(
             if found is not None:
                 return found
             continue
-        if not isinstance(value.expr, cst.Name) or _measured(ctx, value.expr):
+        if type(value.expr) is not cst.Name or _measured(ctx, value.expr):
             continue
         for binding in ctx.resolver.reaching(value.expr.value, value.at):
             if binding.statement in collected:
                 return value.expr.value
             call = binding.value
-            if depth > 0 and binding.index is not None and isinstance(call, cst.Call):
+            if depth > 0 and binding.index is not None and type(call) is cst.Call:
                 for arg in call.args:
                     found = collected_from(ctx, arg.value, binding.statement, collected, depth - 1)
                     if found is not None:
@@ -351,11 +351,11 @@ def _results_root(expr: cst.Attribute) -> cst.Name | None:
     """The name an attribute chain reads results from (`preds` of `preds.numpy`), unless
     the chain measures how many results there are (`preds.shape`, `preds.size`)."""
     node: cst.BaseExpression = expr
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         if node.attr.value in _MEASURES:
             return None
         node = node.value
-    return node if isinstance(node, cst.Name) else None
+    return node if type(node) is cst.Name else None
 
 
 def _clock_reading(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
@@ -379,10 +379,8 @@ _CLOCKS = frozenset(
 def _measured(ctx: FileContext, name: cst.Name) -> bool:
     """`len(preds)`: how many results this rank holds, not a metric of them."""
     arg = ctx.parent(name)
-    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
-    return (
-        isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "len"
-    )
+    call = ctx.parent(arg) if type(arg) is cst.Arg else None
+    return type(call) is cst.Call and type(call.func) is cst.Name and call.func.value == "len"
 
 
 def _meters(ctx: FileContext, loop: cst.For, frame: Scope) -> list[str]:
@@ -393,9 +391,9 @@ def _meters(ctx: FileContext, loop: cst.For, frame: Scope) -> list[str]:
     for call in ctx.calls_within(loop.body):
         func = call.func
         if not (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value == "update"
-            and isinstance(func.value, cst.Name)
+            and type(func.value) is cst.Name
             and ctx.scope(call) is frame
         ):
             continue
@@ -409,16 +407,16 @@ def _meters(ctx: FileContext, loop: cst.For, frame: Scope) -> list[str]:
 
 
 def _local_meter(ctx: FileContext, statement: cst.CSTNode, loop: cst.For) -> bool:
-    if not isinstance(statement, cst.Assign) or not ctx.before(statement, loop):
+    if type(statement) is not cst.Assign or not ctx.before(statement, loop):
         return False
     made = statement.value
-    if not isinstance(made, cst.Call) or not isinstance(made.func, cst.Name):
+    if type(made) is not cst.Call or type(made.func) is not cst.Name:
         return False
     classes = ctx.model.classes.get(made.func.value, [])
     if len(classes) != 1 or made.func.value in ctx.functions:
         return False
     methods = [m for m in ctx.nodes_within(classes[0], cst.FunctionDef)]
-    return not any(isinstance(m, cst.FunctionDef) and combines(ctx, m) for m in methods)
+    return not any(type(m) is cst.FunctionDef and combines(ctx, m) for m in methods)
 
 
 def metered(
@@ -430,11 +428,11 @@ def metered(
         return None
     for value in ctx.resolver.sources(expr, at, depth=3):
         node = value.expr
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             node = node.func
         if (
-            isinstance(node, cst.Attribute)
-            and isinstance(node.value, cst.Name)
+            type(node) is cst.Attribute
+            and type(node.value) is cst.Name
             and node.value.value in meters
             and node.attr.value != "update"
         ):
@@ -464,7 +462,7 @@ def _steps_optimizer(ctx: FileContext, loop: cst.For) -> bool:
     whatever `no_grad` block it also holds."""
     for call in ctx.calls_within(loop.body):
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "zero_grad":
+        if type(func) is cst.Attribute and func.attr.value == "zero_grad":
             return True
         if any("optim" in (dotted(arg.value) or "").lower() for arg in call.args):
             return True
@@ -476,14 +474,14 @@ def returned_counts(ctx: FileContext, shard: ShardLoop, counts: list[cst.AugAssi
     tuple (`return test_loss, correct`), or the lists of results it returns a value
     computed from (`return sum(losses) / len(losses)`): names, in order of its returns."""
     func = shard.frame
-    if not isinstance(func, cst.FunctionDef):
+    if type(func) is not cst.FunctionDef:
         return []
     found: list[str] = []
     for node in ctx.nodes_within(func, cst.Return):
-        if not isinstance(node, cst.Return) or node.value is None or ctx.scope(node) is not func:
+        if type(node) is not cst.Return or node.value is None or ctx.scope(node) is not func:
             continue
         value = node.value
-        parts = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+        parts = [e.value for e in value.elements] if type(value) is cst.Tuple else [value]
         for part in parts:
             count = (
                 counted(ctx, part, node, counts)
@@ -506,7 +504,7 @@ def _returned_sharded(ctx: FileContext, sharded: set[cst.Call]) -> Returned:
     for loader in sharded:
         name, _ = bound_name(ctx, loader)
         scope = ctx.scope(loader)
-        own = switches.get(scope.name.value, ()) if isinstance(scope, cst.FunctionDef) else ()
+        own = switches.get(scope.name.value, ()) if type(scope) is cst.FunctionDef else ()
         for bound, _where, call in returned_bindings(ctx, name, scope, loader):
             on = all(switched_on(ctx, call, switch) for switch in own)
             found[(bound, id(call))] = loader if on else None
@@ -521,9 +519,9 @@ def _held_loader(
 ) -> cst.Call | None:
     """The sharded loader a name holds where every binding reaching it takes it from a
     function of this file that returns one (see `_returned_sharded`)."""
-    if not isinstance(leaf, cst.Name) or not returned:
+    if type(leaf) is not cst.Name or not returned:
         return None
-    if isinstance(at, cst.Assign):
+    if type(at) is cst.Assign:
         # the resolver stops at `a, b = f()`, which binds the name: the call it unpacks
         return returned.get((leaf.value, id(at.value)))
     bindings = ctx.resolver.reaching(leaf.value, at)
@@ -564,7 +562,7 @@ def held_loaders(
         held if (held := _held_loader(ctx, v.expr, v.at, returned or {})) is not None else v.expr
         for v in values
     ]
-    found = [v for v in leaves if isinstance(v, cst.Call) and v in sharded]
+    found = [v for v in leaves if type(v) is cst.Call and v in sharded]
     if not found or not all(v in found or _one_process_loader(ctx, v) for v in leaves):
         return []
     return found
@@ -580,7 +578,7 @@ def _switched_off(
     """`expr` is a name every binding of which takes a loader from a call of this file that
     turns its sampler off (`test_loader = make_loader(..., train=False)`), or a parameter
     every call of its function (`through_calls`, one level) passes such a name for."""
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:
         return False
     bindings = ctx.resolver.reaching(expr.value, at)
     if not bindings:
@@ -620,7 +618,7 @@ def _passed_in(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> l
     val_loader)`), followed to its values; [] when the function is handed on or a call
     passes nothing for it (its default, `*args`): callers out of sight may pass anything."""
     func = ctx.enclosing_function(at)
-    if not isinstance(expr, cst.Name) or func is None:
+    if type(expr) is not cst.Name or func is None:
         return []
     bindings = ctx.resolver.reaching(expr.value, at)
     if not bindings or any(b.kind != "param" or b.owner is not func for b in bindings):
@@ -656,13 +654,13 @@ def counted(
     for value in ctx.resolver.sources(expr, at, depth=3):
         found = value.expr
         while (
-            isinstance(found, cst.Call)
-            and isinstance(found.func, cst.Attribute)
+            type(found) is cst.Call
+            and type(found.func) is cst.Attribute
             and found.func.attr.value in _CONVERSIONS
             and not found.args
         ):
             found = found.func.value
-        if not isinstance(found, cst.Name):
+        if type(found) is not cst.Name:
             continue
         for binding in ctx.resolver.reaching(found.value, value.at):
             if binding.kind == "augassign" and binding.statement in counts:
@@ -678,7 +676,7 @@ def returned_by(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> 
     """Names of this file's functions whose call `expr` is computed from."""
     found: set[str] = set()
     for value in ctx.resolver.sources(expr, at, depth=3):
-        if isinstance(value.expr, cst.Call):
+        if type(value.expr) is cst.Call:
             found.update(f.name.value for f in ctx.resolver.callees(value.expr))
     return found
 
@@ -702,7 +700,7 @@ def combines_call(ctx: FileContext, call: cst.Call) -> bool:
         return collectives.qualname(call) not in VALUELESS_COLLECTIVES
     if not collectives.issues(call):
         return False
-    local = [f for f in ctx.resolver.callees(call) if isinstance(f, cst.FunctionDef)]
+    local = [f for f in ctx.resolver.callees(call) if type(f) is cst.FunctionDef]
     if local:
         return any(_combines_within(ctx, f, set()) for f in local)
     project = project_of(ctx)
@@ -718,7 +716,7 @@ def _combines_within(ctx: FileContext, func: cst.FunctionDef, seen: set[int]) ->
         return False
     seen.add(id(func))
     for call in ctx.calls_within(func):
-        local = [f for f in ctx.resolver.callees(call) if isinstance(f, cst.FunctionDef)]
+        local = [f for f in ctx.resolver.callees(call) if type(f) is cst.FunctionDef]
         if local:
             if any(_combines_within(ctx, f, seen) for f in local):
                 return True
@@ -730,16 +728,16 @@ def _combines_within(ctx: FileContext, func: cst.FunctionDef, seen: set[int]) ->
 def escapes(ctx: FileContext, node: cst.CSTNode, frame: Scope) -> bool:
     """The value of `node` leaves the function: it, or the name its statement assigns,
     is part of a returned value."""
-    if not isinstance(frame, cst.FunctionDef):
+    if type(frame) is not cst.FunctionDef:
         return False
     statement = ctx.statement(node)
     names: set[str] = set()
-    if isinstance(statement, cst.Assign):
+    if type(statement) is cst.Assign:
         names = {n for t in statement.targets if (n := dotted(t.target)) is not None}
-    elif isinstance(statement, cst.AugAssign):
+    elif type(statement) is cst.AugAssign:
         names = {n for n in [dotted(statement.target)] if n is not None}
     for found in ctx.nodes_within(frame, cst.Return):
-        returned = found.value if isinstance(found, cst.Return) else None
+        returned = found.value if type(found) is cst.Return else None
         if returned is None or ctx.scope(found) is not frame:
             continue
         if ctx.is_inside(node, returned) or names & set(ctx.names_in(returned)):
@@ -772,9 +770,9 @@ def callers_keep_it(ctx: FileContext, func: cst.FunctionDef) -> bool:
 
 def division(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
     """(numerator, denominator) of `a / b` or `a /= b`."""
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Divide:
         return node.left, node.right
-    if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.DivideAssign):
+    if type(node) is cst.AugAssign and type(node.operator) is cst.DivideAssign:
         return node.target, node.value
     return None
 
@@ -799,8 +797,8 @@ def whole_dataset(
     for value in ctx.resolver.values(denominator, at):
         sized = value.expr
         if not (
-            isinstance(sized, cst.Call)
-            and isinstance(sized.func, cst.Name)
+            type(sized) is cst.Call
+            and type(sized.func) is cst.Name
             and sized.func.value == "len"
             and len(sized.args) == 1
         ):
@@ -808,13 +806,13 @@ def whole_dataset(
         measured = sized.args[0].value
         if (
             parameter is not None
-            and isinstance(measured, cst.Attribute)
+            and type(measured) is cst.Attribute
             and measured.attr.value == "dataset"
-            and isinstance(measured.value, cst.Name)
+            and type(measured.value) is cst.Name
             and measured.value.value == parameter
         ):
             return True
-        if isinstance(measured, cst.Attribute) and measured.attr.value == "dataset":
+        if type(measured) is cst.Attribute and measured.attr.value == "dataset":
             held = [v.expr for v in deciding_leaves(ctx.resolver, measured.value, value.at)]
             if held and all(h in loaders for h in held):
                 return True

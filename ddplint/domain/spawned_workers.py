@@ -31,7 +31,7 @@ def spawns(ctx: FileContext) -> list[cst.Call]:
 def worker(ctx: FileContext, spawn: cst.Call) -> cst.FunctionDef | None:
     """The top-level function of this file that `spawn` runs in each worker, else None."""
     target = argument(spawn, 0, "fn")
-    if not isinstance(target, cst.Name):
+    if type(target) is not cst.Name:
         return None
     defs = ctx.functions.get(target.value, [])
     return defs[0] if len(defs) == 1 and ctx.parent(defs[0]) is ctx.module else None
@@ -47,9 +47,7 @@ def index_parameter(ctx: FileContext, func: cst.FunctionDef) -> str | None:
 
 def in_main_block(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs under `if __name__ == "__main__":`: in the starting process only."""
-    return any(
-        isinstance(a, cst.If) and "__main__" in ctx.code(a.test) for a in ctx.ancestors(node)
-    )
+    return any(type(a) is cst.If and "__main__" in ctx.code(a.test) for a in ctx.ancestors(node))
 
 
 def in_starting_process(ctx: FileContext, node: cst.CSTNode, starts: list[cst.Call]) -> bool:

@@ -21,10 +21,10 @@ def feeds_state(ctx: FileContext, load: cst.Call) -> bool:
     straight in, or through the name it is assigned to."""
     names: set[str] = set()
     for ancestor in ctx.ancestors(load):
-        if isinstance(ancestor, cst.Call) and _is_state_load(ancestor):
+        if type(ancestor) is cst.Call and _is_state_load(ancestor):
             return True
-        if isinstance(ancestor, cst.Assign):
-            names = {t.target.value for t in ancestor.targets if isinstance(t.target, cst.Name)}
+        if type(ancestor) is cst.Assign:
+            names = {t.target.value for t in ancestor.targets if type(t.target) is cst.Name}
             break
         if isinstance(ancestor, (cst.SimpleStatementLine, cst.FunctionDef)):
             break
@@ -43,7 +43,7 @@ def feeds_state(ctx: FileContext, load: cst.Call) -> bool:
 
 def _is_state_load(call: cst.Call) -> bool:
     func = call.func
-    return isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict"
+    return type(func) is cst.Attribute and func.attr.value == "load_state_dict"
 
 
 def helper_loads(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperLoad, ...]:
@@ -62,19 +62,19 @@ def helper_loads(ctx: FileContext, func: cst.FunctionDef) -> tuple[HelperLoad, .
         path = argument(load, 0, "f")
         if path is None:
             continue
-        if not isinstance(path, cst.Name) or path.value not in positions:
+        if type(path) is not cst.Name or path.value not in positions:
             texts = tuple(path_texts(ctx, path, load))
             if any("." in t.rsplit("/", 1)[-1] for t in texts):  # a file it names itself
                 found.append(HelperLoad(("", -1), None, feeds_state(ctx, load), texts))
             continue
         where = argument(load, 1, "map_location")
         map_param = None
-        if isinstance(where, cst.Name) and where.value in positions:
+        if type(where) is cst.Name and where.value in positions:
             default = defaults.get(where.value)
-            if not (isinstance(default, cst.Name) and default.value == "None"):
+            if not (type(default) is cst.Name and default.value == "None"):
                 continue  # a device unless the caller says otherwise
             map_param = (where.value, positions[where.value])
-        elif where is not None and not (isinstance(where, cst.Name) and where.value == "None"):
+        elif where is not None and not (type(where) is cst.Name and where.value == "None"):
             continue
         found.append(
             HelperLoad(

@@ -155,14 +155,14 @@ def _counts(binding: Binding) -> bool:
     `range(...)` (or the first target of `enumerate(...)`)."""
     if binding.kind == "for":
         it = binding.value
-        if not isinstance(it, cst.Call) or not isinstance(it.func, cst.Name):
+        if type(it) is not cst.Call or type(it.func) is not cst.Name:
             return False
         called = it.func.value
         return called == "range" or (called == "enumerate" and binding.index == 0)
     value = binding.value
     if binding.kind not in ("assign", "augassign") or not _arithmetic(value):
         return False
-    return not isinstance(value, cst.Name)  # `loss = out`: an alias, not a count
+    return type(value) is not cst.Name  # `loss = out`: an alias, not a count
 
 
 def _project_call(ctx: FileContext, binding: Binding) -> bool:
@@ -172,7 +172,7 @@ def _project_call(ctx: FileContext, binding: Binding) -> bool:
     at least one argument, each built of literals and of names and attributes read whole
     (`discriminator.step`, `cfg["stage"]`); the names must be counters in turn."""
     value = binding.value
-    if binding.kind != "assign" or not isinstance(value, cst.Call) or not value.args:
+    if binding.kind != "assign" or type(value) is not cst.Call or not value.args:
         return False
     if any(a.star or not _plain(a.value) for a in value.args):
         return False
@@ -201,13 +201,13 @@ def _plain(expr: cst.BaseExpression) -> bool:
     """Literals, names, attributes of names and string-keyed subscripts of them."""
     if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)):
         return True
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         return _plain(expr.value)
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+    if type(expr) is cst.Subscript and len(expr.slice) == 1:
         index = expr.slice[0].slice
         return (
-            isinstance(index, cst.Index)
-            and isinstance(index.value, cst.SimpleString)
+            type(index) is cst.Index
+            and type(index.value) is cst.SimpleString
             and _plain(expr.value)
         )
     return False
@@ -218,24 +218,24 @@ def _arithmetic(expr: cst.BaseExpression) -> bool:
     object holds: `model.last_loss`)."""
     if isinstance(expr, (cst.Integer, cst.Float, cst.Name)):
         return True
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.BinaryOperation:
         return _arithmetic(expr.left) and _arithmetic(expr.right)
-    if isinstance(expr, cst.UnaryOperation):
+    if type(expr) is cst.UnaryOperation:
         return _arithmetic(expr.expression)
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+    if type(expr) is cst.Call and type(expr.func) is cst.Name:
         return expr.func.value in _COUNTING_CALLS and all(_arithmetic(a.value) for a in expr.args)
     return False
 
 
 def _names_read(expr: cst.BaseExpression) -> set[str]:
     """The names an arithmetic expression reads."""
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return {expr.value}
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.BinaryOperation:
         return _names_read(expr.left) | _names_read(expr.right)
-    if isinstance(expr, cst.UnaryOperation):
+    if type(expr) is cst.UnaryOperation:
         return _names_read(expr.expression)
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         return {n for a in expr.args for n in _names_read(a.value)}
     if isinstance(expr, (cst.Attribute, cst.Subscript)):
         return _names_read(expr.value)
@@ -245,7 +245,7 @@ def _names_read(expr: cst.BaseExpression) -> set[str]:
 def _region_bindings(ctx: FileContext, region: cst.CSTNode) -> dict[str, list[Binding]]:
     """Bindings of plain names whose statement lies inside `region`, by name."""
     start, end = ctx.order[region], ctx.subtree_end[region]
-    frame = region if isinstance(region, cst.FunctionDef) else ctx.scope(region)
+    frame = region if type(region) is cst.FunctionDef else ctx.scope(region)
     local: dict[str, list[Binding]] = {}
     for name, bindings in ctx.model.bindings_in(frame).items():
         for binding in bindings:
@@ -262,21 +262,21 @@ def batch_names(ctx: FileContext, loop: cst.For) -> frozenset[str]:
     target: cst.BaseExpression = loop.target
     it = loop.iter
     while (
-        isinstance(it, cst.Call)
+        type(it) is cst.Call
         and it.args
-        and isinstance(it.args[0].value, cst.Call)
-        and not (isinstance(it.func, cst.Name) and it.func.value == "enumerate")
+        and type(it.args[0].value) is cst.Call
+        and not (type(it.func) is cst.Name and it.func.value == "enumerate")
     ):
         it = it.args[0].value  # `tqdm(enumerate(loader), total=n)`
     if (
-        isinstance(it, cst.Call)
-        and isinstance(it.func, cst.Name)
+        type(it) is cst.Call
+        and type(it.func) is cst.Name
         and it.func.value == "enumerate"
-        and isinstance(target, cst.Tuple)
+        and type(target) is cst.Tuple
         and len(target.elements) == 2
     ):
         target = target.elements[1].value
-    data = {n.value for n in ctx.walk(target) if isinstance(n, cst.Name)}
+    data = {n.value for n in ctx.walk(target) if type(n) is cst.Name}
     local = _region_bindings(ctx, loop)
 
     def moved(name: str, bindings: list[Binding], found: set[str]) -> bool:
@@ -290,13 +290,13 @@ def moves_batch(ctx: FileContext, loop: cst.For, batch: frozenset[str]) -> bool:
     v.to(device) for k, v in batch.items()}`): it iterates data, not a list of settings."""
     elements = set(batch)
     for comp in ctx.nodes_within(loop.body, cst.CompFor):
-        assert isinstance(comp, cst.CompFor)
+        assert type(comp) is cst.CompFor
         if _root(comp.iter) in batch:
-            elements.update(n.value for n in ctx.walk(comp.target) if isinstance(n, cst.Name))
+            elements.update(n.value for n in ctx.walk(comp.target) if type(n) is cst.Name)
     for call in ctx.calls_within(loop.body):
         func = call.func
         if (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value in ("to", "cuda")
             and _root(func.value) in elements
         ):
@@ -307,7 +307,7 @@ def moves_batch(ctx: FileContext, loop: cst.For, batch: frozenset[str]) -> bool:
 def _root(expr: cst.BaseExpression) -> str | None:
     while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
         expr = expr.func if isinstance(expr, cst.Call) else expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
+    return expr.value if type(expr) is cst.Name else None
 
 
 def _handed_in(ctx: FileContext, region: cst.CSTNode, local: dict[str, list[Binding]]) -> set[str]:
@@ -316,8 +316,8 @@ def _handed_in(ctx: FileContext, region: cst.CSTNode, local: dict[str, list[Bind
     labels = batch`), and names only read off an object the step is handed and does not
     feed (`activations = state.pop_activations()`: a forward elsewhere filled `state`)."""
     data: set[str] = set()
-    if isinstance(region, cst.For):
-        data = {n.value for n in ctx.walk(region.target) if isinstance(n, cst.Name)}
+    if type(region) is cst.For:
+        data = {n.value for n in ctx.walk(region.target) if type(n) is cst.Name}
     fed = _fed_objects(ctx, region)
 
     def handed(name: str, bindings: list[Binding], data: set[str]) -> bool:
@@ -342,9 +342,9 @@ def _moves_data(
     if not roots & data:
         return False
     for node in ctx.walk(value):
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
-            if not (isinstance(func, cst.Attribute) and func.attr.value in _DATA_METHODS):
+            if not (type(func) is cst.Attribute and func.attr.value in _DATA_METHODS):
                 return False
     return all(root in data or root not in local for root in roots)
 
@@ -361,18 +361,18 @@ def _reads_handed(
     the results of its methods called with constant arguments (not `self.net()`, perhaps
     a model's forward)."""
     node: cst.BaseExpression = value
-    while not isinstance(node, cst.Name):
-        if isinstance(node, cst.Attribute):
+    while type(node) is not cst.Name:
+        if type(node) is cst.Attribute:
             node = node.value
-        elif isinstance(node, cst.Subscript):
+        elif type(node) is cst.Subscript:
             if not all(_constant(ctx, s) for s in node.slice):
                 return False
             node = node.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        elif type(node) is cst.Call and type(node.func) is cst.Attribute:
             receiver = node.func.value
             if (
                 node.func.attr.value == "forward"
-                or (isinstance(receiver, cst.Name) and receiver.value == "self")
+                or (type(receiver) is cst.Name and receiver.value == "self")
                 or not all(_constant(ctx, a.value) for a in node.args)
             ):
                 return False
@@ -392,7 +392,7 @@ def _fed_objects(ctx: FileContext, region: cst.CSTNode) -> set[str]:
         root = (dotted(call.func) or "").split(".")[0]
         if root and not all(_constant(ctx, a.value) for a in call.args):
             fed.add(root)
-        fed.update(a.value.value for a in call.args if isinstance(a.value, cst.Name))
+        fed.update(a.value.value for a in call.args if type(a.value) is cst.Name)
     return fed
 
 

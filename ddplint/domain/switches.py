@@ -59,7 +59,7 @@ def _several(test: cst.Comparison) -> str | None:
         return None
     target = test.comparisons[0]
     bound = target.comparator
-    number = bound.value if isinstance(bound, cst.Integer) else None
+    number = bound.value if type(bound) is cst.Integer else None
     kind = type(target.operator)
     if (kind, number) not in ((cst.GreaterThan, "1"), (cst.GreaterThanEqual, "2")):
         return None

@@ -82,10 +82,10 @@ def runs_in_test_process(ctx: FileContext) -> bool:
     if not is_test_module(ctx):
         return False
     for statement in ctx.module.body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value.startswith("test"):
+        if type(statement) is cst.FunctionDef and statement.name.value.startswith("test"):
             if shows_job(ctx, statement):
                 return False
-        elif isinstance(statement, cst.ClassDef) and _class_shows_job(ctx, statement):
+        elif type(statement) is cst.ClassDef and _class_shows_job(ctx, statement):
             return False
     return True
 
@@ -95,8 +95,8 @@ def _class_shows_job(ctx: FileContext, cls: cst.ClassDef) -> bool:
     header.extend(last_name(base.value) or "" for base in cls.bases)
     if any(JOB_WORDS.search(text) for text in header):
         return True
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    body = cls.body.body if type(cls.body) is cst.IndentedBlock else ()
     return any(
-        isinstance(s, cst.FunctionDef) and s.name.value.startswith("test") and shows_job(ctx, s)
+        type(s) is cst.FunctionDef and s.name.value.startswith("test") and shows_job(ctx, s)
         for s in body
     )

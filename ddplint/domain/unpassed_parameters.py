@@ -62,7 +62,7 @@ def _terms(
     `if add_images:`)."""
     found = []
     for term, value in fixed_terms(test, holds):
-        bindings = ctx.resolver.reaching(term.value, at) if isinstance(term, cst.Name) else []
+        bindings = ctx.resolver.reaching(term.value, at) if type(term) is cst.Name else []
         bound = bindings[0].value if len(bindings) == 1 and bindings[0].kind == "assign" else None
         if isinstance(bound, cst.BooleanOperation | cst.Comparison | cst.UnaryOperation):
             found.extend(fixed_terms(bound, value))
@@ -83,7 +83,7 @@ def _parameter_test(
     if len(bindings) != 1 or bindings[0].kind != "param":
         return None
     func, default = bindings[0].scope, bindings[0].value
-    if not isinstance(func, cst.FunctionDef):
+    if type(func) is not cst.FunctionDef:
         return None
     held = _NOT_LITERAL
     if isinstance(default, cst.BaseExpression):
@@ -119,9 +119,9 @@ def _attribute_refused(
     for store in stores:
         expr = store.expr
         parent = ctx.model.parents.get(expr)
-        if isinstance(parent, cst.Param):
+        if type(parent) is cst.Param:
             continue  # a parameter's default: judged with the parameter below
-        if isinstance(expr, cst.Name) and isinstance(parent, cst.Assign | cst.AnnAssign):
+        if type(expr) is cst.Name and isinstance(parent, cst.Assign | cst.AnnAssign):
             parameter = _parameter_test(ctx, expr, True, expr)
             if parameter is None:
                 return False
@@ -141,8 +141,8 @@ def _test_on_attribute(
     `self.x OP literal` (`_tested`)."""
     tested, evaluate = _tested(term)
     if (
-        isinstance(tested, cst.Attribute)
-        and isinstance(tested.value, cst.Name)
+        type(tested) is cst.Attribute
+        and type(tested.value) is cst.Name
         and tested.value.value == "self"
     ):
         return tested, evaluate
@@ -178,8 +178,8 @@ def _search_stores(ctx: FileContext, attribute: str) -> bool:
 def _literal_value(expr: cst.BaseExpression) -> object:
     """The value of a literal, negative numbers included; `_NOT_LITERAL` otherwise."""
     if (
-        isinstance(expr, cst.UnaryOperation)
-        and isinstance(expr.operator, cst.Minus)
+        type(expr) is cst.UnaryOperation
+        and type(expr.operator) is cst.Minus
         and isinstance(expr.expression, cst.Integer | cst.Float)
     ):
         return -ast.literal_eval(expr.expression.value)
@@ -192,7 +192,7 @@ def _test_on_name(
     """The parameter a test reads and how the test evaluates a value of it: `p`, or
     `p OP literal` (`world_size > 1`, `mode == "ddp"`, `group is not None`)."""
     tested, evaluate = _tested(term)
-    return (tested, evaluate) if isinstance(tested, cst.Name) else (None, bool)
+    return (tested, evaluate) if type(tested) is cst.Name else (None, bool)
 
 
 def _tested(
@@ -200,7 +200,7 @@ def _tested(
 ) -> tuple[cst.BaseExpression | None, Callable[[object], object]]:
     """What `term` tests and how it evaluates a value of it: `term` itself, by its truth,
     or the left side of `left OP literal`; None for another comparison."""
-    if not isinstance(term, cst.Comparison):
+    if type(term) is not cst.Comparison:
         return term, bool
     if len(term.comparisons) == 1:
         target = term.comparisons[0]
@@ -215,7 +215,7 @@ _NOT_LITERAL = object()
 
 
 def _literal(expr: cst.BaseExpression) -> object:
-    if isinstance(expr, cst.Name) and expr.value in ("None", "True", "False"):
+    if type(expr) is cst.Name and expr.value in ("None", "True", "False"):
         return {"None": None, "True": True, "False": False}[expr.value]
     if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
         return ast.literal_eval(expr.value)

@@ -20,14 +20,14 @@ def bound_and_never_read(ctx: FileContext, node: cst.CSTNode) -> bool:
     (`from train import DEVICE` needs both). Or to an attribute of a name (`args.device =
     ...`) that no code of the project reads (`_attribute_never_read`)."""
     statement = ctx.statement(node)
-    if not isinstance(statement, cst.Assign) or not ctx.is_inside(node, statement.value):
+    if type(statement) is not cst.Assign or not ctx.is_inside(node, statement.value):
         return False
     if len(statement.targets) != 1:
         return False
     target = statement.targets[0].target
-    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+    if type(target) is cst.Attribute and type(target.value) is cst.Name:
         return _attribute_never_read(ctx, target.attr.value)
-    if not isinstance(target, cst.Name):
+    if type(target) is not cst.Name:
         return False
     name = target.value
     if len(re.findall(rf"(?<![\w.]){re.escape(name)}\b", ctx.source)) != 1:

@@ -68,12 +68,12 @@ class TorchVersions:
         return min(bounds, key=lambda b: (b.version, b.inclusive), default=None)
 
     def _bound(self, term: cst.BaseExpression, holds: bool, at: cst.CSTNode) -> OldTorch | None:
-        if isinstance(term, cst.Name):  # a flag: `if _old_torch:` with `_old_torch = ...`
+        if type(term) is cst.Name:  # a flag: `if _old_torch:` with `_old_torch = ...`
             for value in self.resolver.values(term, at, depth=2):
-                if isinstance(value.expr, cst.Comparison):
+                if type(value.expr) is cst.Comparison:
                     return self._bound(value.expr, holds, value.at)
             return None
-        if not isinstance(term, cst.Comparison) or len(term.comparisons) != 1:
+        if type(term) is not cst.Comparison or len(term.comparisons) != 1:
             return None
         target = term.comparisons[0]
         operator = _OPERATORS.get(type(target.operator))
@@ -104,15 +104,15 @@ class TorchVersions:
             if self.resolver.model.imports.resolve(inner) in TORCH_VERSION_NAMES:
                 return True
             if (
-                isinstance(inner, cst.Call)
-                and isinstance(inner.func, cst.Name)
+                type(inner) is cst.Call
+                and type(inner.func) is cst.Name
                 and inner.func.value == "tuple"
                 and any(
-                    isinstance(n, cst.Attribute) and n.attr.value == "__version__"
+                    type(n) is cst.Attribute and n.attr.value == "__version__"
                     for n in self.resolver.model.walk(inner)
                 )
                 and not any(
-                    isinstance(n, cst.SubscriptElement) and isinstance(n.slice, cst.Index)
+                    type(n) is cst.SubscriptElement and type(n.slice) is cst.Index
                     for n in self.resolver.model.walk(inner)
                 )  # `split(".")[1]`: one number of the version is no version
             ):
@@ -124,21 +124,21 @@ class TorchVersions:
         name bound to one."""
         for value in self.resolver.values(expr, at, depth=2):
             inner = _unparsed(value.expr)
-            if isinstance(inner, cst.SimpleString):
+            if type(inner) is cst.SimpleString:
                 match = _NUMBERS.match(inner.raw_value)
                 if match is not None:
                     return _release([int(n) for n in match.group().split(".")])
-            if isinstance(inner, cst.Tuple) and inner.elements:
+            if type(inner) is cst.Tuple and inner.elements:
                 numbers = [e.value for e in inner.elements]
-                if all(isinstance(n, cst.Integer) for n in numbers):
-                    return _release([int(n.value) for n in numbers if isinstance(n, cst.Integer)])
+                if all(type(n) is cst.Integer for n in numbers):
+                    return _release([int(n.value) for n in numbers if type(n) is cst.Integer])
         return None
 
 
 def _unparsed(expr: cst.BaseExpression) -> cst.BaseExpression:
     """The argument of a version-parsing call (`Version(x)` -> `x`), else `expr`."""
     while (
-        isinstance(expr, cst.Call)
+        type(expr) is cst.Call
         and len(expr.args) == 1
         and _PARSERS.fullmatch(last_name(expr.func) or "")
     ):

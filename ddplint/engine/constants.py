@@ -38,7 +38,7 @@ def certainly_true(resolver: Resolver, expr: cst.BaseExpression, at: cst.CSTNode
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
+    return type(expr) is cst.Name and expr.value == "True"
 
 
 def _is_parameter(resolver: Resolver, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:

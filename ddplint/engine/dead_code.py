@@ -257,7 +257,7 @@ def _asserted(resolver: Resolver, expr: cst.Attribute, at: cst.CSTNode) -> froze
     model = resolver.model
     frame = model.frame(at)
     owner = model.enclosing_class(frame)
-    if owner is None or type(expr.value) is not cst.Name or not isinstance(frame, cst.FunctionDef):
+    if owner is None or type(expr.value) is not cst.Name or type(frame) is not cst.FunctionDef:
         return None
     params = frame.params.params
     if not params or params[0].name.value != expr.value.value:

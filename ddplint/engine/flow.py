@@ -40,7 +40,7 @@ class Condition:
 
 def fixed_terms(test: cst.BaseExpression, holds: bool) -> list[tuple[cst.BaseExpression, bool]]:
     """The terms `test == holds` fixes (see `Condition.terms`)."""
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test, holds = test.expression, not holds
     operands = logical_operands(test)
     if operands is not None and operands[2] == holds:
@@ -53,24 +53,24 @@ def logical_operands(
 ) -> tuple[cst.BaseExpression, cst.BaseExpression, bool] | None:
     """(left, right, whether it is an `and`) of `a and b` / `a or b`, and of `a & b` /
     `a | b` on two booleans (`(rank == 0) & (epoch % k == 0)`), which mean the same."""
-    if isinstance(test, cst.BooleanOperation):
-        return test.left, test.right, isinstance(test.operator, cst.And)
+    if type(test) is cst.BooleanOperation:
+        return test.left, test.right, type(test.operator) is cst.And
     if (
-        isinstance(test, cst.BinaryOperation)
+        type(test) is cst.BinaryOperation
         and isinstance(test.operator, (cst.BitAnd, cst.BitOr))
         and _is_boolean(test.left)
         and _is_boolean(test.right)
     ):
-        return test.left, test.right, isinstance(test.operator, cst.BitAnd)
+        return test.left, test.right, type(test.operator) is cst.BitAnd
     return None
 
 
 def _is_boolean(expr: cst.BaseExpression) -> bool:
     """`expr` is certainly a `bool`: a comparison, a `not`, or a logical operation of such."""
-    if isinstance(expr, cst.Comparison):
+    if type(expr) is cst.Comparison:
         return True
-    if isinstance(expr, cst.UnaryOperation):
-        return isinstance(expr.operator, cst.Not)
+    if type(expr) is cst.UnaryOperation:
+        return type(expr.operator) is cst.Not
     operands = logical_operands(expr)
     return operands is not None and _is_boolean(operands[0]) and _is_boolean(operands[1])
 
@@ -81,7 +81,7 @@ def statements(block: cst.CSTNode | None) -> Sequence[Statement]:
         block = block.body
     if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)):
         return block.body
-    if isinstance(block, cst.SimpleStatementLine):
+    if type(block) is cst.SimpleStatementLine:
         return block.body
     return ()
 
@@ -89,9 +89,7 @@ def statements(block: cst.CSTNode | None) -> Sequence[Statement]:
 def is_exit_call(node: cst.CSTNode, qualname: Callable[[cst.BaseExpression], str | None]) -> bool:
     """`sys.exit()`, `os._exit(1)`, `exit()`, ... as a statement."""
     return (
-        isinstance(node, cst.Expr)
-        and isinstance(node.value, cst.Call)
-        and calls_exit(node.value, qualname)
+        type(node) is cst.Expr and type(node.value) is cst.Call and calls_exit(node.value, qualname)
     )
 
 
@@ -132,21 +130,21 @@ class Flow:
         return any(self._statement_leaves(s, stops_only) for s in body)
 
     def _statement_leaves(self, statement: cst.CSTNode, stops_only: bool) -> bool:
-        if isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is cst.SimpleStatementLine:
             return self.sequence_leaves(statement.body, stops_only)
-        if isinstance(statement, cst.Raise):
+        if type(statement) is cst.Raise:
             return True
         if isinstance(statement, (cst.Return, cst.Continue, cst.Break)):
             return not stops_only
-        if isinstance(statement, cst.Expr):
+        if type(statement) is cst.Expr:
             return is_exit_call(statement, self.qualname)
-        if isinstance(statement, cst.If):
+        if type(statement) is cst.If:
             orelse = statement.orelse
             if orelse is None:
                 return False
             other = (
                 self._statement_leaves(orelse, stops_only)
-                if isinstance(orelse, cst.If)
+                if type(orelse) is cst.If
                 else self.leaves(orelse, stops_only)
             )
             return other and self.leaves(statement.body, stops_only)
@@ -157,7 +155,7 @@ class Flow:
                 statement.orelse is not None and self.leaves(statement.orelse, stops_only)
             )
             return not completes and all(self.leaves(h, stops_only) for h in statement.handlers)
-        if isinstance(statement, cst.With):
+        if type(statement) is cst.With:
             return self.leaves(statement.body, stops_only)
         return False
 
@@ -216,7 +214,7 @@ class Flow:
         position = self.model.position
         starts: list[int] = []
         conditions: list[Condition] = []
-        body = block.body if isinstance(block, cst.Module) else statements(block)
+        body = block.body if type(block) is cst.Module else statements(block)
         for statement in body:
             if type(statement) is cst.If:
                 condition = self._exit_condition(statement)
@@ -228,7 +226,7 @@ class Flow:
     def _exit_condition(self, statement: cst.If) -> Condition | None:
         orelse = statement.orelse
         body_leaves = self.leaves(statement.body)
-        if isinstance(orelse, cst.If):  # `if a: return` / `elif b: ...`
+        if type(orelse) is cst.If:  # `if a: return` / `elif b: ...`
             return Condition(statement.test, False, statement, True) if body_leaves else None
         else_leaves = self.leaves(orelse) if orelse is not None else False
         if body_leaves and not else_leaves:

@@ -68,7 +68,7 @@ def storage_key(expr: cst.BaseExpression) -> str | None:
     """`a.b` for an attribute chain, `cfg['rank']` for a string-keyed subscript of one."""
     if type(expr) is cst.Subscript and len(expr.slice) == 1:
         element = expr.slice[0].slice
-        if isinstance(element, cst.Index) and isinstance(element.value, cst.SimpleString):
+        if type(element) is cst.Index and type(element.value) is cst.SimpleString:
             base = dotted(expr.value)
             key = element.value.evaluated_value
             if base is not None and isinstance(key, str):
@@ -91,7 +91,7 @@ def all_params(params: cst.Parameters) -> Iterator[cst.Param]:
     """Every parameter, in order: positional-only, positional, `*args`, keyword-only, `**kw`."""
     yield from params.posonly_params
     yield from params.params
-    if isinstance(params.star_arg, cst.Param):
+    if type(params.star_arg) is cst.Param:
         yield params.star_arg
     yield from params.kwonly_params
     if params.star_kwarg is not None:
@@ -283,12 +283,12 @@ class SemanticModel:
 
     def enclosing_class(self, frame: Frame) -> cst.ClassDef | None:
         """The class a method is defined in directly."""
-        if isinstance(frame, cst.Module):
+        if type(frame) is cst.Module:
             return None
         parent = self.parent(frame)
-        if isinstance(parent, cst.IndentedBlock):
+        if type(parent) is cst.IndentedBlock:
             holder = self.parent(parent)
-            if isinstance(holder, cst.ClassDef):
+            if type(holder) is cst.ClassDef:
                 return holder
         return None
 
@@ -341,12 +341,12 @@ class SemanticModel:
         """Bind every name in `target`; a tuple target takes a tuple value element-wise."""
         if type(target) in _SEQUENCES:
             elements = cast("cst.Tuple | cst.List", target).elements
-            starred = any(isinstance(e, cst.StarredElement) for e in elements)
+            starred = any(type(e) is cst.StarredElement for e in elements)
             if (
                 isinstance(value, (cst.Tuple, cst.List))
                 and not starred
                 and len(value.elements) == len(elements)
-                and not any(isinstance(e, cst.StarredElement) for e in value.elements)
+                and not any(type(e) is cst.StarredElement for e in value.elements)
             ):
                 for element, item in zip(elements, value.elements, strict=True):
                     self.bind(element.value, item.value, statement, where, kind)
@@ -354,7 +354,7 @@ class SemanticModel:
             for position, element in enumerate(elements):
                 inner = element.value
                 if (
-                    isinstance(element, cst.StarredElement)
+                    type(element) is cst.StarredElement
                     or starred
                     or isinstance(inner, (cst.Tuple, cst.List))
                 ):

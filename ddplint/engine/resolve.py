@@ -106,7 +106,7 @@ class Resolver:
             local = by_scope.get(scope)
             if local:
                 return self._flowing(local, at) if scope is owner else list(local)
-            if isinstance(scope, cst.Module):
+            if type(scope) is cst.Module:
                 break
             scope = self._enclosing_scope(scope)
         # An attribute of an object (`args.rank = ...` in `main`) is shared state.
@@ -114,7 +114,7 @@ class Resolver:
 
     def _enclosing_scope(self, scope: ScopeNode) -> ScopeNode:
         outer = self.model.owner(scope)
-        while isinstance(outer, cst.ClassDef):
+        while type(outer) is cst.ClassDef:
             outer = self.model.owner(outer)
         return outer
 
@@ -203,12 +203,12 @@ class Resolver:
         best: cst.If | None = None
         for binding in killing.values():
             statement = model.parent(binding.branch) if binding.branch else None
-            while isinstance(statement, cst.If):  # an `elif`: from the `if` opening the chain
+            while type(statement) is cst.If:  # an `elif`: from the `if` opening the chain
                 outer = model.parent(statement)
-                if not (isinstance(outer, cst.If) and outer.orelse is statement):
+                if not (type(outer) is cst.If and outer.orelse is statement):
                     break
                 statement = outer
-            if not isinstance(statement, cst.If) or model.is_inside(at, statement):
+            if type(statement) is not cst.If or model.is_inside(at, statement):
                 continue
             if not model.before(statement, at) or not self._binds_every_branch(statement, killing):
                 continue
@@ -223,7 +223,7 @@ class Resolver:
         if id(statement.body) not in killing:
             return False
         orelse = statement.orelse
-        if isinstance(orelse, cst.If):
+        if type(orelse) is cst.If:
             return self._binds_every_branch(orelse, killing)
         return orelse is not None and id(orelse) in killing
 
@@ -302,13 +302,13 @@ class Resolver:
             elif binding.kind == "param":
                 for passed in self.arguments_for(binding):
                     self._follow(passed, passed, depth - 1, found, seen)
-                if binding.value is not expr and not isinstance(binding.value, cst.Name):
+                if binding.value is not expr and type(binding.value) is not cst.Name:
                     self._follow(binding.value, binding.statement, depth - 1, found, seen)
-        if not bindings and isinstance(expr, cst.Subscript):
+        if not bindings and type(expr) is cst.Subscript:
             stored = self._dict_entry(expr, at, depth)
             if stored is not None:
                 self._follow(stored[0], stored[1], depth - 1, found, seen)
-        if not bindings and isinstance(expr, cst.Attribute):
+        if not bindings and type(expr) is cst.Attribute:
             for getter in self._properties(expr, at):
                 for returned in self.model.returns.get(getter, []):
                     if returned.value is not None:
@@ -316,7 +316,7 @@ class Resolver:
 
     def _properties(self, expr: cst.Attribute, at: cst.CSTNode) -> list[cst.FunctionDef]:
         """`self.x` where `x` is a `@property` of the enclosing class: its getter."""
-        if not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+        if not (type(expr.value) is cst.Name and expr.value.value == "self"):
             return []
         cls = self.model.enclosing_class(self.model.frame(at))
         if cls is None:
@@ -360,10 +360,10 @@ class Resolver:
         the keywords of arguments."""
         model = self.model
         for node in model.walk(expr)[1:]:
-            if isinstance(node, cst.Name):
+            if type(node) is cst.Name:
                 parent = model.parent(node)
-                if isinstance(parent, cst.Attribute) or (
-                    isinstance(parent, cst.Arg) and parent.keyword is node
+                if type(parent) is cst.Attribute or (
+                    type(parent) is cst.Arg and parent.keyword is node
                 ):
                     continue
             if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
@@ -382,11 +382,11 @@ class Resolver:
                 return [(value.elements[index].value, at)]
             return []
         found: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             for func in self.callees(value):
                 for returned in self.model.returns.get(func, []):
                     inner = returned.value
-                    if isinstance(inner, cst.Tuple) and _unstarred(inner.elements, index):
+                    if type(inner) is cst.Tuple and _unstarred(inner.elements, index):
                         found.append((inner.elements[index].value, returned))
         return found
 
@@ -398,11 +398,11 @@ class Resolver:
         if key is None:
             return None
         for value in self.values(expr.value, at, depth - 1):
-            if isinstance(value.expr, cst.Dict):
+            if type(value.expr) is cst.Dict:
                 for element in value.expr.elements:
                     if (
-                        isinstance(element, cst.DictElement)
-                        and isinstance(element.key, cst.SimpleString)
+                        type(element) is cst.DictElement
+                        and type(element.key) is cst.SimpleString
                         and element.key.evaluated_value == key
                     ):
                         return element.value, value.at
@@ -419,8 +419,8 @@ class Resolver:
         for value in self.values(expr, where):
             read = value.expr
             while (
-                isinstance(read, cst.Call)
-                and isinstance(read.func, cst.Name)
+                type(read) is cst.Call
+                and type(read.func) is cst.Name
                 and read.func.value in ("int", "float", "str")
                 and read.args
             ):
@@ -447,7 +447,7 @@ class Resolver:
                 return first
             func = expr.func
             if (
-                isinstance(func, cst.Attribute)
+                type(func) is cst.Attribute
                 and func.attr.value in ("get", "setdefault")
                 and self._is_environ(func.value, at)
             ):
@@ -460,22 +460,22 @@ class Resolver:
             candidate = value.expr
             if self.model.imports.resolve(candidate) == "os.environ":
                 return True
-            if isinstance(candidate, cst.Call):
+            if type(candidate) is cst.Call:
                 func = candidate.func
                 if (
-                    isinstance(func, cst.Name)
+                    type(func) is cst.Name
                     and func.value == "dict"
                     and candidate.args
                     and self.model.imports.resolve(candidate.args[0].value) == "os.environ"
                 ):
                     return True
                 if (
-                    isinstance(func, cst.Attribute)
+                    type(func) is cst.Attribute
                     and func.attr.value == "copy"
                     and self.model.imports.resolve(func.value) == "os.environ"
                 ):
                     return True
-            if isinstance(candidate, cst.DictComp) and any(
+            if type(candidate) is cst.DictComp and any(
                 self.model.imports.resolve(n) == "os.environ" for n in _names_below(candidate)
             ):
                 return True
@@ -514,7 +514,7 @@ class Resolver:
                     if binding.kind != "assign":
                         continue
                     value = binding.value
-                    if isinstance(value, cst.Call) and self._is_partial(value) and value.args:
+                    if type(value) is cst.Call and self._is_partial(value) and value.args:
                         value = value.args[0].value
                     if isinstance(value, (cst.Name, cst.Attribute)) and value is not func:
                         found.extend(self._find_callees(value, binding.statement, depth - 1))
@@ -527,8 +527,8 @@ class Resolver:
                 m for cls in model.classes.get(name, []) for m in methods_named(cls, "__init__")
             ]
         if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Name
             and func.value.value in ("self", "cls")
         ):
             cls = model.enclosing_class(model.frame(at))
@@ -539,12 +539,12 @@ class Resolver:
                 for f in model.functions.get(func.attr.value, [])
                 if model.enclosing_class(f) is not None
             ]
-        if isinstance(func, cst.Attribute) and depth > 0 and model.classes:
+        if type(func) is cst.Attribute and depth > 0 and model.classes:
             # `tracker.update(...)` where `tracker = Tracker(...)` (a class of this file)
             found = []
             for held in self.values(func.value, at, depth - 1):
                 made = held.expr
-                if isinstance(made, cst.Call) and isinstance(made.func, cst.Name):
+                if type(made) is cst.Call and type(made.func) is cst.Name:
                     for cls in model.classes.get(made.func.value, []):
                         found.extend(methods_named(cls, func.attr.value))
             return found
@@ -562,7 +562,7 @@ class Resolver:
         scope: ScopeNode = model.owner(at)
         while True:
             chain.append(scope)
-            if isinstance(scope, cst.Module):
+            if type(scope) is cst.Module:
                 break
             scope = self._enclosing_scope(scope)
         visible = [d for d in defs if any(model.owner(d) is s for s in chain)]
@@ -571,7 +571,7 @@ class Resolver:
     def arguments_for(self, param: Binding) -> list[cst.BaseExpression]:
         """Expressions the callers in this file pass for the parameter `param`."""
         func = param.owner
-        if not isinstance(func, cst.FunctionDef):
+        if type(func) is not cst.FunctionDef:
             return []
         index = self._position(func, param.target)
         if index == _NEVER_PASSED:
@@ -628,17 +628,17 @@ class Resolver:
 
 def _methods_of(cls: cst.ClassDef) -> list[cst.FunctionDef]:
     body = cls.body
-    if not isinstance(body, cst.IndentedBlock):
+    if type(body) is not cst.IndentedBlock:
         return []
-    return [s for s in body.body if isinstance(s, cst.FunctionDef)]
+    return [s for s in body.body if type(s) is cst.FunctionDef]
 
 
 def methods_named(cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
     """The methods called `name` defined directly in the body of `cls`."""
     body = cls.body
-    if not isinstance(body, cst.IndentedBlock):
+    if type(body) is not cst.IndentedBlock:
         return []
-    return [s for s in body.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+    return [s for s in body.body if type(s) is cst.FunctionDef and s.name.value == name]
 
 
 def sole_constructor(cls: cst.ClassDef) -> cst.FunctionDef | None:
@@ -649,13 +649,13 @@ def sole_constructor(cls: cst.ClassDef) -> cst.FunctionDef | None:
 
 def top_level_asserts(func: cst.FunctionDef) -> list[cst.Assert]:
     """The `assert` statements of the function's own body, outside any block."""
-    body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
+    body = func.body.body if type(func.body) is cst.IndentedBlock else ()
     return [
         statement
         for line in body
-        if isinstance(line, cst.SimpleStatementLine)
+        if type(line) is cst.SimpleStatementLine
         for statement in line.body
-        if isinstance(statement, cst.Assert)
+        if type(statement) is cst.Assert
     ]
 
 
@@ -676,14 +676,14 @@ def _string_key(expr: cst.Subscript) -> str | None:
     if len(expr.slice) != 1:
         return None
     element = expr.slice[0].slice
-    return _string_literal(element.value) if isinstance(element, cst.Index) else None
+    return _string_literal(element.value) if type(element) is cst.Index else None
 
 
 def _names_below(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Attribute):
+        if type(current) is cst.Attribute:
             yield current
         stack.extend(current.children)
 
@@ -694,7 +694,7 @@ def _enclosing_branch(model: SemanticModel, node: cst.CSTNode) -> cst.CSTNode | 
     conditional expression's branch, the right side of `and`/`or`); None at frame level."""
     child, parent = node, model.parent(node)
     while parent is not None and not isinstance(parent, _FRAME_KINDS):
-        if isinstance(parent, cst.MatchCase):
+        if type(parent) is cst.MatchCase:
             return parent
         if _conditional_child(parent, child):
             return child
@@ -709,7 +709,7 @@ def _conditional_child(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
         return child is parent.body or child is parent.orelse
     if isinstance(parent, cst.Try | cst.TryStar):
         return child is parent.body or child is parent.orelse or child in parent.handlers
-    if isinstance(parent, cst.BooleanOperation):
+    if type(parent) is cst.BooleanOperation:
         return child is parent.right
     return False
 
@@ -718,5 +718,5 @@ def _unstarred(elements: Sequence[cst.BaseElement], index: int) -> bool:
     """Element `index` of a tuple or list display is there and no starred element before
     it (or it) shifts the positions: `a, *rest = ...` unpacks by position only up to it."""
     return index < len(elements) and not any(
-        isinstance(e, cst.StarredElement) for e in elements[: index + 1]
+        type(e) is cst.StarredElement for e in elements[: index + 1]
     )

@@ -583,7 +583,7 @@ class Project:
         if found is None or self._reaches("sets_device", found):
             return found is not None
         entered = (found[0], f"{found[1]}.{ENTER}")
-        return isinstance(ctx.parent(call), cst.WithItem) and self._reaches("sets_device", entered)
+        return type(ctx.parent(call)) is cst.WithItem and self._reaches("sets_device", entered)
 
     def helper_asserts_one_gpu(self, ctx: FileContext, call: cst.Call) -> bool:
         """A call of project code of another module that asserts the process sees one GPU
@@ -656,7 +656,7 @@ class Project:
         """(path, name) of the method `_method_called` summarises. Not a call of the object
         itself (`callback(...)`): a module's summary merges the methods of one name, and
         most of its classes may define `__call__`."""
-        if ctx.call_name(call) is not None or not isinstance(call.func, cst.Attribute):
+        if ctx.call_name(call) is not None or type(call.func) is not cst.Attribute:
             return None
         qualified = object_method(ctx, call)
         if qualified is None:

@@ -232,7 +232,7 @@ def set_epoch_parameters(ctx: FileContext, func: cst.FunctionDef) -> tuple[int, 
     offset = 1 if params and params[0] in ("self", "cls") else 0
     positions: set[int] = set()
     for call in ctx.calls_within(func):
-        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "set_epoch"):
+        if not (type(call.func) is cst.Attribute and call.func.attr.value == "set_epoch"):
             continue
         receiver = dotted(call.func.value) or ""
         root = receiver.split(".")[0]
@@ -333,13 +333,11 @@ def _site_target(ctx: FileContext, call: cst.Call) -> str | None:
     if download_message(ctx, call) is not None and not costs_only(ctx, call):
         return DOWNLOAD
     func = call.func
-    if isinstance(func, cst.Name) and (
-        func.value in ctx.functions or func.value in ctx.model.classes
-    ):
+    if type(func) is cst.Name and (func.value in ctx.functions or func.value in ctx.model.classes):
         return func.value
     if (
-        isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Name)
+        type(func) is cst.Attribute
+        and type(func.value) is cst.Name
         and func.value.value in ("self", "cls")
         and func.attr.value in ctx.functions
     ):
@@ -372,12 +370,12 @@ def _reads_local_rank_env(ctx: FileContext, func: cst.FunctionDef) -> bool:
     by a loop over names that include it (`for v in ("LOCAL_RANK", "SLURM_LOCALID"): ...`)."""
     names_it = reads_environ = False
     for node in ctx.walk(func):
-        if isinstance(node, cst.SimpleString):
+        if type(node) is cst.SimpleString:
             names_it = names_it or node.raw_value == "LOCAL_RANK"
             continue
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             candidate = last_name(node.value) == "environ"
-        elif isinstance(node, cst.Call):
+        elif type(node) is cst.Call:
             candidate = last_name(node.func) in ("get", "getenv")
         else:
             continue
@@ -406,7 +404,7 @@ def _ddp_elements(ctx: FileContext, func: cst.FunctionDef) -> set[int]:
         if type(node.value) is not cst.Tuple:
             continue
         for position, element in enumerate(node.value.elements):
-            if isinstance(element, cst.StarredElement):
+            if type(element) is cst.StarredElement:
                 break
             if facts.is_ddp_model(element.value, node):
                 found.add(position)
@@ -608,7 +606,7 @@ def _forwarded_params(ctx: FileContext, defs: list[cst.FunctionDef]) -> tuple[tu
     for call in ctx.calls_within(func):
         callee = call.func
         if (
-            isinstance(callee, cst.Name)
+            type(callee) is cst.Name
             and callee.value in positions
             and ctx.enclosing_function(call) is func
             and not _conditional(ctx, call)

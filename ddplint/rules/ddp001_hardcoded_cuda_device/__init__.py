@@ -244,7 +244,7 @@ x = torch.zeros(3, device="cpu")
             fix = None
             rank_var = local_rank_names.at(literal)
             if rank_var is not None:
-                if isinstance(literal, cst.SimpleString):
+                if type(literal) is cst.SimpleString:
                     quote = literal.quote
                     text = f"f{quote}cuda:{{{rank_var}}}{quote}"
                 else:
@@ -322,7 +322,7 @@ def _sets_current_device_only(ctx: FileContext, literal: cst.CSTNode) -> bool:
     arg = ctx.parent(literal)
     call = ctx.parent(arg) if arg is not None else None
     return (
-        isinstance(call, cst.Call)
+        type(call) is cst.Call
         and ctx.call_name(call) == "torch.cuda.set_device"
         and not reads_current_device(ctx)
     )
@@ -331,7 +331,7 @@ def _sets_current_device_only(ctx: FileContext, literal: cst.CSTNode) -> bool:
 def _unread_device_value(ctx: FileContext, literal: cst.CSTNode) -> bool:
     """The literal builds a `torch.device` (a value, no placement) bound to a name that
     nothing reads (`unread_names`); a `.cuda(0)` places its tensor whatever is read."""
-    call = next((a for a in ctx.ancestors(literal) if isinstance(a, cst.Call)), None)
+    call = next((a for a in ctx.ancestors(literal) if type(a) is cst.Call), None)
     return (
         call is not None
         and ctx.call_name(call) == "torch.device"

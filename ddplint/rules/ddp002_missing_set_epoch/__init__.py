@@ -55,7 +55,7 @@ def _visible_in(ctx: FileContext, name: str, binding_node: cst.CSTNode, loop: cs
     if scope is ctx.scope(loop) or scope is ctx.module:
         return ctx.before(binding_node, loop) or name.startswith("self.")
     if name.startswith("self."):
-        return isinstance(ctx.scope(loop), cst.FunctionDef)
+        return type(ctx.scope(loop)) is cst.FunctionDef
     return False
 
 
@@ -67,7 +67,7 @@ def _rebuilt_each_pass(
     same dataset with the same seed, iterate the loader `held` names, and call no
     `set_epoch`."""
     for epoch, _site in finder.epoch_loops(held.name, held.scope):
-        if epoch is None or not isinstance(epoch.loop, cst.For) or not sampler.arguments_known:
+        if epoch is None or type(epoch.loop) is not cst.For or not sampler.arguments_known:
             continue
         loops = [epoch.loop, *outer_loops(ctx, epoch.loop)]
         rebuilding = _rebuilding_loop(ctx, sampler, held, loops)
@@ -99,7 +99,7 @@ def _rebuilding_loop(
     iterable: `for _, _, loader in get_loaders(files)` reads one call's loaders)."""
     helper = _built_by_helper(ctx, sampler, held)
     for loop in loops:
-        if not isinstance(loop, cst.For):
+        if type(loop) is not cst.For:
             continue
         if ctx.is_inside(sampler.call, loop):
             return loop
@@ -120,7 +120,7 @@ def _rebound_in(ctx: FileContext, held: LoaderName, loop: cst.CSTNode) -> bool:
     build_loader(stage_set)` in each pass): the loader it iterates is not that one."""
     own = ctx.statement(held.made)
     for node in ctx.nodes_within(loop, cst.Assign):
-        if not isinstance(node, cst.Assign) or node is own or ctx.scope(node) is not held.scope:
+        if type(node) is not cst.Assign or node is own or ctx.scope(node) is not held.scope:
             continue
         if any(dotted(target.target) == held.name for target in node.targets):
             return True
@@ -134,16 +134,16 @@ def _prepared_by_accelerate(ctx: FileContext, held: LoaderName, loop: cst.CSTNod
     every pass over it."""
     bindings = ctx.resolver.reaching(held.name, loop)
     return bool(bindings) and all(
-        isinstance(b.value, cst.Call) and _accelerate_prepare(ctx, b.value) for b in bindings
+        type(b.value) is cst.Call and _accelerate_prepare(ctx, b.value) for b in bindings
     )
 
 
 def _accelerate_prepare(ctx: FileContext, call: cst.Call) -> bool:
     func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value in _PREPARE):
+    if not (type(func) is cst.Attribute and func.attr.value in _PREPARE):
         return False
     return any(
-        isinstance(v.expr, cst.Call) and ctx.call_name(v.expr) == _ACCELERATOR
+        type(v.expr) is cst.Call and ctx.call_name(v.expr) == _ACCELERATOR
         for v in ctx.resolver.values(func.value, call)
     )
 
@@ -190,14 +190,14 @@ def _dataset_changed_in(ctx: FileContext, sampler: SamplerUse, loop: cst.CSTNode
     `resample()`): the same indices may read other samples in each pass."""
     dataset = argument(sampler.call, 0, "dataset") if sampler.arguments_known else None
     name = dotted(dataset) if dataset is not None else None
-    return name is not None and isinstance(loop, cst.For) and _changed_in(ctx, name, loop)
+    return name is not None and type(loop) is cst.For and _changed_in(ctx, name, loop)
 
 
 def _changed_in(ctx: FileContext, name: str | None, loop: cst.For) -> bool:
     """A method of the object `name` is called in `loop` (`train_set.resample()`): each
     pass may read different samples."""
     return name is None or any(
-        isinstance(call.func, cst.Attribute) and dotted(call.func.value) == name
+        type(call.func) is cst.Attribute and dotted(call.func.value) == name
         for call in ctx.calls_within(loop)
     )
 
@@ -208,7 +208,7 @@ def _same_each_pass(
     """Nothing `expr` is computed from is bound inside `loop` (the loop variable, a
     dataset rebuilt each pass)."""
     for value in ctx.resolver.sources(expr, at):
-        if isinstance(value.expr, cst.Call) and ctx.is_inside(value.expr, loop):
+        if type(value.expr) is cst.Call and ctx.is_inside(value.expr, loop):
             return False  # built (or computed by a call) anew in each pass
         key = dotted(value.expr) if isinstance(value.expr, (cst.Name, cst.Attribute)) else None
         if key is None:
@@ -597,7 +597,7 @@ def main(train_set, model, epochs):
                 if shuffle is None:
                     continue
             frame = ctx.model.frame(sampler.call)
-            builder = frame.name.value if isinstance(frame, cst.FunctionDef) else None
+            builder = frame.name.value if type(frame) is cst.FunctionDef else None
             loop = epoch_loop_near(ctx.path, project.text_closure, builder)
             if loop is None:
                 continue  # no second epoch in sight
@@ -612,7 +612,7 @@ def main(train_set, model, epochs):
                     f"names `{unread}`"
                 )
             how = "shuffles" if shuffle else "may shuffle (its `shuffle` is out of sight)"
-            drawn = isinstance(frame, cst.FunctionDef) and draws_an_order(ctx, frame)
+            drawn = type(frame) is cst.FunctionDef and draws_an_order(ctx, frame)
             unless = (
                 f" (unless each pass calls `{builder}()` anew: it draws a new random order "
                 f"of its data, `{ctx.code(drawn.func)}()`)"
@@ -720,7 +720,7 @@ def main(train_set, model, epochs):
         if isinstance(loop, cst.While):
             frame = ctx.model.frame(loop)
             what = "Loop"
-            if isinstance(frame, cst.FunctionDef) and ctx.nodes_within(frame, cst.Yield):
+            if type(frame) is cst.FunctionDef and ctx.nodes_within(frame, cst.Yield):
                 what = f"Endless generator `{frame.name.value}()`"
             return Finding(
                 loop,
@@ -731,8 +731,8 @@ def main(train_set, model, epochs):
         fix = None
         if (
             receiver is not None
-            and isinstance(loop.target, cst.Name)
-            and isinstance(loop.body, cst.IndentedBlock)
+            and type(loop.target) is cst.Name
+            and type(loop.body) is cst.IndentedBlock
             and loop.body.body
         ):
             line = f"{receiver}.set_epoch({loop.target.value})"
@@ -764,7 +764,7 @@ def main(train_set, model, epochs):
             and _visible_in(ctx, sampler.name, sampler.call, epoch.loop)
         ):
             return sampler.name
-        inline = sampler.name is None and isinstance(ctx.parent(sampler.call), cst.Arg)
+        inline = sampler.name is None and type(ctx.parent(sampler.call)) is cst.Arg
         if via == "sampler" and (inline or value is sampler.call):
             return f"{epoch.name}.sampler"
         return None
@@ -781,7 +781,7 @@ def _index_ignored(ctx: FileContext, sampler: SamplerUse) -> bool:
     if not made:
         return False
     for expr in made:
-        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
+        if not (type(expr) is cst.Call and type(expr.func) is cst.Name):
             return False
         classes = ctx.model.classes.get(expr.func.value, [])
         if len(classes) != 1 or not _ignores_index(ctx, classes[0]):
@@ -793,7 +793,7 @@ def _ignores_index(ctx: FileContext, cls: cst.ClassDef) -> bool:
     getters = [
         f
         for f in ctx.nodes_within(cls, cst.FunctionDef)
-        if isinstance(f, cst.FunctionDef)
+        if type(f) is cst.FunctionDef
         and f.name.value == "__getitem__"
         and ctx.model.enclosing_class(f) is cls
     ]
@@ -810,7 +810,7 @@ def _shuffle_param(ctx: FileContext, sampler: SamplerUse) -> cst.Param | None:
     """The parameter of the function building the sampler that its `shuffle` is."""
     value = argument(sampler.call, SAMPLER_SHUFFLE, "shuffle")
     frame = ctx.model.frame(sampler.call)
-    if not isinstance(value, cst.Name) or not isinstance(frame, cst.FunctionDef):
+    if type(value) is not cst.Name or type(frame) is not cst.FunctionDef:
         return None
     return next((p for p in all_params(frame.params) if p.name.value == value.value), None)
 
@@ -863,7 +863,7 @@ def _builder_unnamed(
     them): the function building the sampler, or for a method its class (a base class
     calling `self.setup_train_loader()` names every subclass's method alike). A sampler
     built at module level, or in the loop's own file, may be read."""
-    if not isinstance(frame, cst.FunctionDef) or os.path.abspath(ctx.path) == loop:
+    if type(frame) is not cst.FunctionDef or os.path.abspath(ctx.path) == loop:
         return None
     cls = ctx.model.enclosing_class(frame)
     name = cls.name.value if cls is not None else frame.name.value
@@ -878,12 +878,12 @@ def _consumer_may_set_epoch(
     beside the generator (`return batches, sampler`): the consumer may move its epoch
     between passes (`sampler.set_epoch(step)`), as some code of the project does."""
     frame = ctx.model.frame(loop)
-    if not (isinstance(loop, cst.While) and isinstance(frame, cst.FunctionDef)):
+    if not (type(loop) is cst.While and type(frame) is cst.FunctionDef):
         return False
     builder = ctx.scope(sampler.site)
     return (
         bool(ctx.nodes_within(frame, cst.Yield))
-        and isinstance(builder, cst.FunctionDef)
+        and type(builder) is cst.FunctionDef
         and sampler.name is not None
         and bool(returned_positions(ctx, sampler.name, builder))
         and not epoch_never_set(ctx.path)
@@ -891,7 +891,7 @@ def _consumer_may_set_epoch(
 
 
 def _endless_message(call: cst.Call, origin: str) -> str:
-    if isinstance(call.func, cst.Name) and call.func.value == "iter":
+    if type(call.func) is cst.Name and call.func.value == "iter":
         return (
             f"`iter()` restarts a loader on a shuffling DistributedSampler{origin} in every "
             "pass of this loop and nothing in this file calls `set_epoch` on it: every "
@@ -908,18 +908,18 @@ def _endless_message(call: cst.Call, origin: str) -> str:
 def _runs_once(ctx: FileContext, loop: cst.CSTNode) -> bool:
     """The epoch loop goes round at most once (`for epoch in range(num_epochs)` with
     `num_epochs = 1`): no second epoch repeats an order."""
-    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+    if type(loop) is not cst.For or type(loop.iter) is not cst.Call:
         return False
     func = loop.iter.func
-    if not (isinstance(func, cst.Name) and func.value == "range"):
+    if not (type(func) is cst.Name and func.value == "range"):
         return False
     if not 1 <= len(loop.iter.args) <= 2:
         return False
     bounds = []
     for arg in loop.iter.args:
         values = [v.expr for v in ctx.resolver.values(arg.value, loop) if v.leaf]
-        if not values or not all(isinstance(v, cst.Integer) for v in values):
+        if not values or not all(type(v) is cst.Integer for v in values):
             return False
-        bounds.append([int(v.value, 0) for v in values if isinstance(v, cst.Integer)])
+        bounds.append([int(v.value, 0) for v in values if type(v) is cst.Integer])
     start = bounds[0] if len(bounds) == 2 else [0]
     return max(bounds[-1]) - min(start) <= 1

@@ -48,7 +48,7 @@ class EpochLoop:
 
     @property
     def is_for(self) -> bool:
-        return isinstance(self.loop, cst.For)
+        return type(self.loop) is cst.For
 
 
 def outer_loops(ctx: FileContext, node: cst.CSTNode) -> list[cst.For | cst.While]:
@@ -67,7 +67,7 @@ def _for_iterating(ctx: FileContext, node: cst.CSTNode) -> cst.For | None:
     `for i, b in enumerate(tqdm(loader))`)."""
     child = node
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.For):
+        if type(ancestor) is cst.For:
             return ancestor if child is ancestor.iter else None
         if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
             return None
@@ -78,16 +78,16 @@ def _for_iterating(ctx: FileContext, node: cst.CSTNode) -> cst.For | None:
 def _length_of(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`len(loader)`: a count of its batches, no pass over it."""
     arg = ctx.parent(node)
-    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
-    return isinstance(call, cst.Call) and dotted(call.func) == "len" and len(call.args) == 1
+    call = ctx.parent(arg) if type(arg) is cst.Arg else None
+    return type(call) is cst.Call and dotted(call.func) == "len" and len(call.args) == 1
 
 
 def _yielded_from(ctx: FileContext, node: cst.CSTNode) -> cst.Yield | None:
     """The `yield from loader` that iterates `node`, handing on each batch (an endless
     generator: `while True: yield from loader`)."""
     parent = ctx.parent(node)
-    holder = ctx.parent(parent) if isinstance(parent, cst.From) else None
-    return holder if isinstance(holder, cst.Yield) else None
+    holder = ctx.parent(parent) if type(parent) is cst.From else None
+    return holder if type(holder) is cst.Yield else None
 
 
 def _param_for(func: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
@@ -99,7 +99,7 @@ def _param_for(func: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | Non
         return None
     positional = [a for a in call.args if a.keyword is None and not a.star]
     index = positional.index(arg)
-    bound = isinstance(call.func, cst.Attribute) or func.name.value == "__init__"
+    bound = type(call.func) is cst.Attribute or func.name.value == "__init__"
     if bound and params and params[0] in ("self", "cls"):
         index += 1
     return params[index] if index < len(params) else None
@@ -189,14 +189,14 @@ def _unbound_calls(
 ) -> list[cst.Call]:
     """The calls of the function `scope` whose result is not bound to a name, when that
     function returns the value of `name` (or the expression `value`) as it stands."""
-    if not isinstance(scope, cst.FunctionDef) or None not in returned_positions(
+    if type(scope) is not cst.FunctionDef or None not in returned_positions(
         ctx, name, scope, value
     ):
         return []
     return [
         call
         for call in ctx.model.calls_by_name.get(scope.name.value, ())
-        if isinstance(call.func, cst.Name) and not isinstance(ctx.parent(call), cst.Assign)
+        if type(call.func) is cst.Name and type(ctx.parent(call)) is not cst.Assign
     ]
 
 
@@ -204,10 +204,10 @@ def _constructed_with(ctx: FileContext, value: cst.CSTNode, via: str) -> list[Lo
     """The attributes `self.x` that a class of this file stores `value` in, when `value`
     is an argument of its construction (`Trainer(loader=build(...))`)."""
     arg = ctx.parent(value)
-    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
-    if not isinstance(call, cst.Call) or not isinstance(arg, cst.Arg):
+    call = ctx.parent(arg) if type(arg) is cst.Arg else None
+    if type(call) is not cst.Call or type(arg) is not cst.Arg:
         return []
-    if not isinstance(call.func, cst.Name):
+    if type(call.func) is not cst.Name:
         return []
     inits = [f for f in ctx.resolver.callees(call) if f.name.value == "__init__"]
     if len(inits) != 1:
@@ -220,12 +220,12 @@ def _peeks(loop: cst.CSTNode) -> bool:
     """`for _ in loader: break`: a loop whose body leaves it on the first item, whatever
     happens (a `break` or `return` of its own body, outside any branch), takes one batch
     (to start the loader's random state, say), not a pass over the data."""
-    if not isinstance(loop, cst.For) or not isinstance(loop.body, cst.IndentedBlock):
+    if type(loop) is not cst.For or type(loop.body) is not cst.IndentedBlock:
         return False
     return any(
         isinstance(small, (cst.Break, cst.Return))
         for line in loop.body.body
-        if isinstance(line, cst.SimpleStatementLine)
+        if type(line) is cst.SimpleStatementLine
         for small in line.body
     )
 
@@ -262,11 +262,11 @@ class EpochLoops:
         """`call` sets an epoch, unless only on one of the samplers named in `others`
         (`self.aux_sampler.set_epoch(...)`: another loader's)."""
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "set_epoch":
+        if type(func) is cst.Attribute and func.attr.value == "set_epoch":
             return dotted(func.value) not in others
-        if isinstance(func, cst.Name) and func.value in known:
+        if type(func) is cst.Name and func.value in known:
             return True
-        if isinstance(func, cst.Attribute) and func.attr.value in known:
+        if type(func) is cst.Attribute and func.attr.value in known:
             method = func.attr.value
             if _on_self(func) or any(
                 f.name.value == method for f in self.ctx.resolver.callees(call)
@@ -291,8 +291,8 @@ class EpochLoops:
         ctx = self.ctx
         for node in self._usages(name, scope):
             arg = ctx.parent(node)
-            call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
-            if isinstance(call, cst.Call) and isinstance(arg, cst.Arg):
+            call = ctx.parent(arg) if type(arg) is cst.Arg else None
+            if type(call) is cst.Call and type(arg) is cst.Arg:
                 found = list(self._through_call(call, arg, name, depth, node))
                 if found:
                     yield from found
@@ -315,7 +315,7 @@ class EpochLoops:
         length, with no attribute of it read (`loader.__iter__()`) and no function nested
         in it reading the name: the loader goes nowhere else, so those loops are all the
         passes over it."""
-        if "." in name or not isinstance(scope, cst.FunctionDef):
+        if "." in name or type(scope) is not cst.FunctionDef:
             return False
         ctx = self.ctx
         reads = list(self._usages(name, scope))
@@ -411,7 +411,7 @@ class EpochLoops:
         if ctx.call_name(call) == _CYCLE:
             return True
         func = call.func
-        if isinstance(func, cst.Name) and func.value == "iter" and "iter" not in ctx.functions:
+        if type(func) is cst.Name and func.value == "iter" and "iter" not in ctx.functions:
             return ctx.enclosing_loop(call) is not None
         return None
 
@@ -489,15 +489,15 @@ class EpochLoops:
         return outer
 
     def _epoch(self, loop: cst.For | cst.While | None, name: str) -> EpochLoop | None:
-        if isinstance(loop, cst.For) or (isinstance(loop, cst.While) and not _runs_once(loop)):
+        if type(loop) is cst.For or (type(loop) is cst.While and not _runs_once(loop)):
             return EpochLoop(loop, name, is_sampler=False)
         return None
 
     def _helper(self, call: cst.Call) -> cst.FunctionDef | None:
         func = call.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             defs = self.ctx.functions.get(func.value)
-            if defs and len(defs) == 1 and isinstance(self.ctx.scope(defs[0]), cst.Module):
+            if defs and len(defs) == 1 and type(self.ctx.scope(defs[0])) is cst.Module:
                 return defs[0]
         return None
 
@@ -509,12 +509,12 @@ class EpochLoops:
         trainer class)."""
         ctx = self.ctx
         method = ctx.model.frame(loop)
-        if not isinstance(method, cst.FunctionDef):
+        if type(method) is not cst.FunctionDef:
             return
         for call in ctx.model.calls_by_name.get(method.name.value, ()):
-            if isinstance(call.func, cst.Attribute) and method in ctx.resolver.callees(call):
+            if type(call.func) is cst.Attribute and method in ctx.resolver.callees(call):
                 # seen from the caller: `trainer.loader` where the method reads `self.loader`
-                holder = dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
+                holder = dotted(call.func.value) if type(call.func) is cst.Attribute else None
                 if holder in (None, "self"):
                     yield self._epoch(ctx.enclosing_loop(call), name), call
                     continue
@@ -524,7 +524,7 @@ class EpochLoops:
 
     def _constructor(self, call: cst.Call) -> cst.FunctionDef | None:
         """The `__init__` of a class of this file that `Cls(...)` runs."""
-        if not isinstance(call.func, cst.Name):
+        if type(call.func) is not cst.Name:
             return None
         found = [f for f in self.ctx.resolver.callees(call) if f.name.value == "__init__"]
         return found[0] if len(found) == 1 else None
@@ -537,9 +537,7 @@ class EpochLoops:
 def _on_self(func: cst.BaseExpression) -> bool:
     """`self.<method>`."""
     return (
-        isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Name)
-        and func.value.value == "self"
+        type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"
     )
 
 
@@ -551,8 +549,8 @@ def _stored_as(ctx: FileContext, init: cst.FunctionDef, param: str | None) -> li
     found = []
     for node in ctx.nodes_within(init, cst.Assign):
         if (
-            isinstance(node, cst.Assign)
-            and isinstance(node.value, cst.Name)
+            type(node) is cst.Assign
+            and type(node.value) is cst.Name
             and node.value.value == param
             and len(node.targets) == 1
             and ctx.scope(node) is init
@@ -566,9 +564,7 @@ def _stored_as(ctx: FileContext, init: cst.FunctionDef, param: str | None) -> li
 def _runs_once(loop: cst.While) -> bool:
     """The `while` body ends in a `break` at its top level (a retry loop): one pass."""
     body = loop.body
-    if not isinstance(body, cst.IndentedBlock) or not body.body:
+    if type(body) is not cst.IndentedBlock or not body.body:
         return False
     last = body.body[-1]
-    return isinstance(last, cst.SimpleStatementLine) and any(
-        isinstance(s, cst.Break) for s in last.body
-    )
+    return type(last) is cst.SimpleStatementLine and any(type(s) is cst.Break for s in last.body)

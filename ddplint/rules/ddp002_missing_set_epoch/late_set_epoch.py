@@ -34,10 +34,10 @@ def late_set_epochs(
     `receivers` names the sampler (`sampler`, `loader.sampler`), and nothing else in the
     file sets that sampler's epoch."""
     for epoch, site in finder.epoch_loops(name, scope):
-        if epoch is None or not isinstance(epoch.loop, cst.For):
+        if epoch is None or type(epoch.loop) is not cst.For:
             continue
         loop = epoch.loop
-        if not isinstance(loop.target, cst.Name) or not isinstance(loop.body, cst.IndentedBlock):
+        if type(loop.target) is not cst.Name or type(loop.body) is not cst.IndentedBlock:
             continue
         statements = list(loop.body.body)
         read = _top_statement(ctx, statements, site)
@@ -75,18 +75,18 @@ def _set_inside_pass(
     passes = [
         node
         for node in (site, *ctx.ancestors(site))
-        if isinstance(node, cst.For) and (node is site or ctx.is_inside(site, node.iter))
+        if type(node) is cst.For and (node is site or ctx.is_inside(site, node.iter))
     ]
     inner = next((p for p in passes if p is read or ctx.is_inside(p, read)), None)
     if inner is None:
         return None
     found = None
     for call in ctx.calls_within(read):
-        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "set_epoch"):
+        if not (type(call.func) is cst.Attribute and call.func.attr.value == "set_epoch"):
             continue
         if not ctx.is_inside(call, inner.body) or found is not None:
             return None  # set before the pass too, or more than once
-        if not (isinstance(ctx.parent(call), cst.Expr) and _sets_to(call, receivers, variable)):
+        if not (type(ctx.parent(call)) is cst.Expr and _sets_to(call, receivers, variable)):
             return None
         found = call
     return found
@@ -95,7 +95,7 @@ def _set_inside_pass(
 def _set_elsewhere(ctx: FileContext, receivers: frozenset[str], loop: cst.For) -> bool:
     """A `set_epoch` on the sampler runs outside `loop` (an earlier stage advanced it)."""
     return any(
-        isinstance(call.func, cst.Attribute)
+        type(call.func) is cst.Attribute
         and call.func.attr.value == "set_epoch"
         and dotted(call.func.value) in receivers
         and not ctx.is_inside(call, loop)
@@ -118,22 +118,22 @@ def _set_epoch_of(
 ) -> cst.Call | None:
     """`statement` is `<receiver>.set_epoch(<variable>)` as it stands (not `variable + 1`,
     which orders the next pass right)."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:
         return None
     expr = statement.body[0]
-    call = expr.value if isinstance(expr, cst.Expr) else None
-    return call if isinstance(call, cst.Call) and _sets_to(call, receivers, variable) else None
+    call = expr.value if type(expr) is cst.Expr else None
+    return call if type(call) is cst.Call and _sets_to(call, receivers, variable) else None
 
 
 def _sets_to(call: cst.Call, receivers: frozenset[str], variable: str) -> bool:
     """`call` is `<receiver>.set_epoch(<variable>)`."""
-    if not isinstance(call.func, cst.Attribute) or call.func.attr.value != "set_epoch":
+    if type(call.func) is not cst.Attribute or call.func.attr.value != "set_epoch":
         return False
     value = argument(call, 0, "epoch")
     return (
         dotted(call.func.value) in receivers
         and len(call.args) == 1
-        and isinstance(value, cst.Name)
+        and type(value) is cst.Name
         and value.value == variable
     )
 
@@ -143,8 +143,8 @@ def first_epoch(ctx: FileContext, loop: cst.For) -> int | None:
     with a start the resolver pins to one integer; None otherwise."""
     iterable = loop.iter
     if not (
-        isinstance(iterable, cst.Call)
-        and isinstance(iterable.func, cst.Name)
+        type(iterable) is cst.Call
+        and type(iterable.func) is cst.Name
         and iterable.func.value == "range"
         and "range" not in ctx.functions
         and 1 <= len(iterable.args) <= 3
@@ -154,7 +154,7 @@ def first_epoch(ctx: FileContext, loop: cst.For) -> int | None:
     if len(iterable.args) == 1:
         return 0
     values = [v.expr for v in ctx.resolver.values(iterable.args[0].value, loop) if v.leaf]
-    if not values or not all(isinstance(v, cst.Integer) for v in values):
+    if not values or not all(type(v) is cst.Integer for v in values):
         return None
-    starts = {int(v.value, 0) for v in values if isinstance(v, cst.Integer)}
+    starts = {int(v.value, 0) for v in values if type(v) is cst.Integer}
     return starts.pop() if len(starts) == 1 else None

@@ -116,16 +116,14 @@ def _loops_over(ctx: FileContext, scope: cst.CSTNode, name: str) -> list[cst.For
     return [
         loop
         for loop in ctx.nodes_within(scope, cst.For)
-        if isinstance(loop, cst.For)
-        and ctx.scope(loop) is scope
-        and _mentions(ctx, loop.iter, name)
+        if type(loop) is cst.For and ctx.scope(loop) is scope and _mentions(ctx, loop.iter, name)
     ]
 
 
 def _parameter_for(func: cst.FunctionDef, call: cst.Call, name: str) -> str | None:
     """The parameter of `func` that `call` passes `name` to."""
     params = [*func.params.posonly_params, *func.params.params]
-    if params and params[0].name.value == "self" and isinstance(call.func, cst.Attribute):
+    if params and params[0].name.value == "self" and type(call.func) is cst.Attribute:
         params = params[1:]
     for index, arg in enumerate(call.args):
         if arg.star or dotted(arg.value) != name:
@@ -143,21 +141,21 @@ def _reads_indices(ctx: FileContext, loop: cst.For) -> bool:
     parts: list[cst.CSTNode] = [loop.target]
     target = loop.target
     if (
-        isinstance(loop.iter, cst.Call)
+        type(loop.iter) is cst.Call
         and dotted(loop.iter.func) == "enumerate"
         and isinstance(target, (cst.Tuple, cst.List))
     ):
         parts = [element.value for element in target.elements[1:]]
-    bound = {n.value for part in parts for n in ctx.walk(part) if isinstance(n, cst.Name)}
+    bound = {n.value for part in parts for n in ctx.walk(part) if type(n) is cst.Name}
     for node in ctx.nodes_within(loop.body, cst.Assign, cst.Subscript):
         # `idx, images, _ = batch` (or `[t.cuda() for t in batch]`) unpacks what the loop binds
-        if isinstance(node, cst.Assign) and _unpacked(node.value) in bound:
+        if type(node) is cst.Assign and _unpacked(node.value) in bound:
             parts.extend(t.target for t in node.targets)
         # `batch["id"]` reads it by key
-        if isinstance(node, cst.Subscript) and dotted(node.value) in bound and _index_key(node):
+        if type(node) is cst.Subscript and dotted(node.value) in bound and _index_key(node):
             return True
     return any(
-        isinstance(n, cst.Name) and _INDEX_NAME.search(n.value)
+        type(n) is cst.Name and _INDEX_NAME.search(n.value)
         for part in parts
         for n in ctx.walk(part)
     )
@@ -173,10 +171,10 @@ def _unpacked(value: cst.BaseExpression) -> str | None:
 
 def _index_key(node: cst.Subscript) -> bool:
     """`batch["id"]`, `data["index"]`: a string key naming the sample's index."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+    if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
         return False
     key = node.slice[0].slice.value
-    text = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+    text = key.evaluated_value if type(key) is cst.SimpleString else None
     return isinstance(text, str) and _INDEX_KEY.match(text) is not None
 
 
@@ -185,18 +183,18 @@ def _loop_results(ctx: FileContext, loop: cst.For) -> set[str]:
     `top1.update(...)`): where its results are held."""
     names: set[str] = set()
     for node in ctx.nodes_within(loop.body, cst.Assign, cst.AugAssign, cst.Call):
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             for target in node.targets:
                 names.update(n for t in ctx.walk(target.target) if (n := _base(t)) is not None)
-        elif isinstance(node, cst.AugAssign):
+        elif type(node) is cst.AugAssign:
             names.update(n for n in [_base(node.target)] if n is not None)
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        elif type(node) is cst.Call and type(node.func) is cst.Attribute:
             names.update(n for n in [_base(node.func.value)] if n is not None)
     return names
 
 
 def _base(node: cst.CSTNode) -> str | None:
-    return node.value if isinstance(node, cst.Name) else None
+    return node.value if type(node) is cst.Name else None
 
 
 def _metric_reduction(ctx: FileContext, loop: cst.For) -> Reduction | None:
@@ -208,7 +206,7 @@ def _metric_reduction(ctx: FileContext, loop: cst.For) -> Reduction | None:
     if _reads_indices(ctx, loop):
         return None
     if any(
-        isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward"
+        type(c.func) is cst.Attribute and c.func.attr.value == "backward"
         for c in ctx.calls_within(loop)
     ):
         return None  # a training loop: its reductions are for logging
@@ -236,7 +234,7 @@ def _cuts_to_length(ctx: FileContext, scope: cst.CSTNode) -> bool:
     """A slice of the function ends at a length (`[: len(dataset)]`), written there or
     held by the bound's name (`len_ds = len(train_set)` in a caller that passes it)."""
     for node in ctx.nodes_within(scope, cst.Slice):
-        assert isinstance(node, cst.Slice)
+        assert type(node) is cst.Slice
         upper = node.upper
         if upper is None:
             continue
@@ -253,10 +251,10 @@ def _counts_each_sample_once(ctx: FileContext, loop: cst.For) -> bool:
     so the results hold each sample once."""
     results = _loop_results(ctx, loop)
     for node in ctx.nodes_within(ctx.scope(loop), cst.Comparison):
-        assert isinstance(node, cst.Comparison)
+        assert type(node) is cst.Comparison
         if ctx.is_inside(node, loop) or not ctx.before(loop, node):
             continue
-        if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, cst.Equal):
+        if len(node.comparisons) != 1 or type(node.comparisons[0].operator) is not cst.Equal:
             continue
         sides = [_length_of(node.left), _length_of(node.comparisons[0].comparator)]
         if None in sides or any("sampler" in ctx.code(side) for side in sides if side):
@@ -269,10 +267,10 @@ def _counts_each_sample_once(ctx: FileContext, loop: cst.For) -> bool:
 
 def _length_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """`x` of `len(x)`."""
-    if isinstance(expr, cst.Call) and dotted(expr.func) == "len" and len(expr.args) == 1:
+    if type(expr) is cst.Call and dotted(expr.func) == "len" and len(expr.args) == 1:
         return expr.args[0].value
     return None
 
 
 def _holds_length(ctx: FileContext, expr: cst.BaseExpression) -> bool:
-    return any(isinstance(n, cst.Call) and dotted(n.func) == "len" for n in ctx.walk(expr))
+    return any(type(n) is cst.Call and dotted(n.func) == "len" for n in ctx.walk(expr))

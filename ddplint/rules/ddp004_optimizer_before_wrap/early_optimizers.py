@@ -28,8 +28,8 @@ from ddplint.names import dotted
 def wrapped_module(expr: cst.BaseExpression | None) -> str | None:
     """`model` for `model`, `model.cuda(rank)`, `model.to(device)`."""
     while (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Attribute
         and expr.func.attr.value in SAME_MODULE_METHODS
     ):
         expr = expr.func.value
@@ -94,7 +94,7 @@ def _builds_optimizer(ctx: FileContext, call: cst.Call, module: str) -> bool:
     name = last_name(func)
     if name is None or not any(_mentions(ctx, arg.value, module) for arg in call.args):
         return False
-    if isinstance(func, cst.Name) and ctx.functions.get(name):
+    if type(func) is cst.Name and ctx.functions.get(name):
         return _constructs_optimizer(ctx, name)
     return bool(OPTIMIZER_HELPER.search(name))
 
@@ -102,10 +102,10 @@ def _builds_optimizer(ctx: FileContext, call: cst.Call, module: str) -> bool:
 def _returns_optimizer_and(ctx: FileContext, call: cst.Call, module: str) -> bool:
     """`model, opt = build(cfg)`: a helper of this file that builds an optimizer, whose
     result is what `module` is bound to."""
-    if not isinstance(call.func, cst.Name) or not _constructs_optimizer(ctx, call.func.value):
+    if type(call.func) is not cst.Name or not _constructs_optimizer(ctx, call.func.value):
         return False
     statement = ctx.statement(call)
-    if not isinstance(statement, cst.Assign) or statement.value is not call:
+    if type(statement) is not cst.Assign or statement.value is not call:
         return False
     return any(
         isinstance(node, (cst.Name, cst.Attribute)) and dotted(node) == module
@@ -126,7 +126,7 @@ def _rebound_between(ctx: FileContext, module: str, start: cst.CSTNode, end: cst
             continue
         value = binding.value
         if (
-            isinstance(value, cst.Call)
+            type(value) is cst.Call
             and ctx.call_name(value) in DATA_PARALLEL_CLASSES
             and wrapped_module(argument(value, 0, "module")) == module
         ):
@@ -138,16 +138,16 @@ def _rebound_between(ctx: FileContext, module: str, start: cst.CSTNode, end: cst
 def _constructor_calls(ctx: FileContext, scope: cst.CSTNode, module: str) -> list[cst.Call]:
     """For `self.model` wrapped in a method other than `__init__`: the calls of the class's
     `__init__`, which ran before."""
-    if not module.startswith("self.") or not isinstance(scope, cst.FunctionDef):
+    if not module.startswith("self.") or type(scope) is not cst.FunctionDef:
         return []
     if scope.name.value == "__init__":
         return []
     owner = ctx.parent(ctx.parent(scope) or scope)
-    if not isinstance(owner, cst.ClassDef) or not isinstance(owner.body, cst.IndentedBlock):
+    if type(owner) is not cst.ClassDef or type(owner.body) is not cst.IndentedBlock:
         return []
     return [
         call
         for statement in owner.body.body
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__"
+        if type(statement) is cst.FunctionDef and statement.name.value == "__init__"
         for call in ctx.calls_within(statement)
     ]

@@ -19,7 +19,7 @@ _ACCUMULATION = re.compile(r"accum|grad_steps|update_freq|micro", re.IGNORECASE)
 
 
 def _factors(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Multiply:
         return [*_factors(expr.left), *_factors(expr.right)]
     return [expr]
 
@@ -41,8 +41,8 @@ def _divides_by_world(ctx: FileContext, divisor: cst.BaseExpression) -> bool:
 def _holds_item(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """A Python number: `.item()`, `.tolist()` of a tensor."""
     return any(
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
+        type(node) is cst.Call
+        and type(node.func) is cst.Attribute
         and node.func.attr.value in ("item", "tolist")
         for node in ctx.walk(expr)
     )
@@ -57,27 +57,25 @@ def _divisions(ctx: FileContext, node: cst.CSTNode) -> bool:
     product with the reciprocal (`loss * (1 / world_size)`, `loss *= 1.0 / world_size`) or
     as a tensor method (`loss.div(world_size)`, `loss.mul_(1 / world_size)`,
     `torch.div(loss, world_size)`)."""
-    if isinstance(node, cst.BinaryOperation):
-        if isinstance(node.operator, cst.Divide):
+    if type(node) is cst.BinaryOperation:
+        if type(node.operator) is cst.Divide:
             if isinstance(node.left, (cst.Integer, cst.Float)):
                 return False  # `1 / world_size`: a number, the product is judged
             return _divides_by_world(ctx, node.right) and not _holds_item(ctx, node.left)
-        if isinstance(node.operator, cst.Multiply):
+        if type(node.operator) is cst.Multiply:
             return any(
                 _reciprocal_of_world(ctx, factor) for factor in (node.left, node.right)
             ) and not _holds_item(ctx, node)
         return False
-    if isinstance(node, cst.AugAssign):
-        if isinstance(node.operator, cst.DivideAssign):
+    if type(node) is cst.AugAssign:
+        if type(node.operator) is cst.DivideAssign:
             return _divides_by_world(ctx, node.value)
-        return isinstance(node.operator, cst.MultiplyAssign) and _reciprocal_of_world(
-            ctx, node.value
-        )
-    if isinstance(node, cst.Call) and node.args:
+        return type(node.operator) is cst.MultiplyAssign and _reciprocal_of_world(ctx, node.value)
+    if type(node) is cst.Call and node.args:
         first = node.args[0].value
         if ctx.call_name(node) in ("torch.div", "torch.true_divide") and len(node.args) > 1:
             return _divides_by_world(ctx, node.args[1].value) and not _holds_item(ctx, first)
-        if not isinstance(node.func, cst.Attribute) or _holds_item(ctx, node.func.value):
+        if type(node.func) is not cst.Attribute or _holds_item(ctx, node.func.value):
             return False
         method = node.func.attr.value
         if method in _DIVIDE_METHODS:
@@ -90,18 +88,18 @@ def _in_place(ctx: FileContext, loss: cst.BaseExpression) -> list[cst.Call]:
     """The in-place method calls on the differentiated name earlier in its function
     (`loss.mul_(1 / world_size)` as a statement of its own): they change the value the
     backward reads without binding it again."""
-    if not isinstance(loss, cst.Name):
+    if type(loss) is not cst.Name:
         return []
     frame = ctx.model.frame(loss)
     found = []
     for call in ctx.model.calls_by_frame(frame):
         func = call.func
         if (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value.endswith("_")
-            and isinstance(func.value, cst.Name)
+            and type(func.value) is cst.Name
             and func.value.value == loss.value
-            and isinstance(ctx.parent(call), cst.Expr)
+            and type(ctx.parent(call)) is cst.Expr
             and ctx.before(call, loss)
         ):
             found.append(call)
@@ -111,8 +109,8 @@ def _in_place(ctx: FileContext, loss: cst.BaseExpression) -> list[cst.Call]:
 def _reciprocal_of_world(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """`1 / world_size`, `1.0 / dist.get_world_size()`."""
     return (
-        isinstance(expr, cst.BinaryOperation)
-        and isinstance(expr.operator, cst.Divide)
+        type(expr) is cst.BinaryOperation
+        and type(expr.operator) is cst.Divide
         and isinstance(expr.left, (cst.Integer, cst.Float))
         and float(expr.left.value) == 1.0
         and _divides_by_world(ctx, expr.right)

@@ -62,7 +62,7 @@ def may_be_prefix_free_wrapper(
     `module.` prefix (DDP on one path, FSDP or TorchRec's DistributedModelParallel on
     another), and which path saves is not known."""
     return any(
-        isinstance(v.expr, cst.Call) and ctx.call_name(v.expr) in _PREFIX_FREE_WRAPPERS
+        type(v.expr) is cst.Call and ctx.call_name(v.expr) in _PREFIX_FREE_WRAPPERS
         for v in ctx.resolver.values(receiver, at)
     )
 
@@ -75,12 +75,12 @@ def wrapped_conditionally(ctx: FileContext, receiver: cst.BaseExpression, at: cs
     binding = facts_of(ctx).reaching_binding(name, at)
     if binding is None or binding.kind != "assign":
         return True
-    if not (isinstance(binding.value, cst.Call) and ctx.call_name(binding.value) in DDP_CLASSES):
+    if not (type(binding.value) is cst.Call and ctx.call_name(binding.value) in DDP_CLASSES):
         return True
     for ancestor in ctx.ancestors(binding.statement):
         if isinstance(ancestor, (cst.If, cst.Try, cst.IfExp)):
             return True
-        if isinstance(ancestor, cst.FunctionDef):
+        if type(ancestor) is cst.FunctionDef:
             break
     return False
 
@@ -98,15 +98,15 @@ def _checks_wrapping(ctx: FileContext, state_call: cst.Call, receiver: cst.BaseE
             return False
         parts: list[cst.CSTNode]
         test: cst.CSTNode | None = None
-        if isinstance(ancestor, cst.IfExp):
+        if type(ancestor) is cst.IfExp:
             test = ancestor.test
             parts = [test, ancestor.body, ancestor.orelse]
-        elif isinstance(ancestor, cst.If):
+        elif type(ancestor) is cst.If:
             test = ancestor.test
             parts = [test, ancestor.body]
             if ancestor.orelse is not None:
                 parts.append(ancestor.orelse)
-        elif isinstance(ancestor, cst.Try) and any(
+        elif type(ancestor) is cst.Try and any(
             ctx.is_inside(state_call, h) for h in ancestor.handlers
         ):
             parts = [ancestor.body]
@@ -115,15 +115,15 @@ def _checks_wrapping(ctx: FileContext, state_call: cst.Call, receiver: cst.BaseE
         # The test and the other branch: where the wrapped/bare distinction shows.
         parts = [p for p in parts if p is test or not ctx.is_inside(state_call, p)]
         for node in (n for part in parts for n in ctx.walk(part)):
-            if isinstance(node, cst.Attribute) and unwrapped and dotted(node) == unwrapped:
+            if type(node) is cst.Attribute and unwrapped and dotted(node) == unwrapped:
                 return True
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 called = ctx.call_name(node) or (
-                    node.func.value if isinstance(node.func, cst.Name) else None
+                    node.func.value if type(node.func) is cst.Name else None
                 )
                 if called == "hasattr" and len(node.args) == 2:
                     value = node.args[1].value
-                    if isinstance(value, cst.SimpleString) and value.evaluated_value == "module":
+                    if type(value) is cst.SimpleString and value.evaluated_value == "module":
                         return True
                 if (
                     called == "isinstance"
@@ -146,10 +146,10 @@ def _loads_into_wrapper(ctx: FileContext, loosely: bool = False) -> bool:
     another file (pretrained weights), so whether this checkpoint round-trips is unknown."""
     for call in ctx.calls:
         func = call.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else None
-        if isinstance(func, cst.Name):
+        name = func.attr.value if type(func) is cst.Attribute else None
+        if type(func) is cst.Name:
             name = func.value
-        if name == "load_state_dict" and isinstance(func, cst.Attribute):
+        if name == "load_state_dict" and type(func) is cst.Attribute:
             if _loads_loosely(call) is not loosely:
                 continue
             candidates = [func.value]
@@ -170,7 +170,7 @@ def _loads_into_wrapper(ctx: FileContext, loosely: bool = False) -> bool:
 def _loads_loosely(call: cst.Call) -> bool:
     strict = keyword(call, "strict")
     return strict is not None and not (
-        isinstance(strict.value, cst.Name) and strict.value.value == "True"
+        type(strict.value) is cst.Name and strict.value.value == "True"
     )
 
 
@@ -232,8 +232,8 @@ def may_rely_on_prefixed_keys(ctx: FileContext) -> bool:
         if not facts_of(ctx).is_unwrapped_ddp(receiver, call):
             return True
     for call in ctx.calls:  # `load_checkpoint(model, path)`, `resume(...)`: a loader elsewhere
-        name = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
-        if isinstance(call.func, cst.Name):
+        name = call.func.attr.value if type(call.func) is cst.Attribute else None
+        if type(call.func) is cst.Name:
             name = call.func.value
         if name not in (None, "load_state_dict") and _LOADER_NAME.search(name):
             return True

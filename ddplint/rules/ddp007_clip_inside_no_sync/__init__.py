@@ -186,7 +186,7 @@ def train(model, batches, optimizer):
         clipping: dict[cst.FunctionDef, list[cst.Call]] = {}
         for clip in clips:
             func = ctx.scope(clip)
-            if isinstance(func, cst.FunctionDef) and not under_if_within(ctx, clip, func):
+            if type(func) is cst.FunctionDef and not under_if_within(ctx, clip, func):
                 clipping.setdefault(func, []).append(clip)
         if not clipping:
             return

@@ -22,20 +22,20 @@ def _without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
     index = args.index(arg)
     removed = args.pop(index)
     if index == 0:
-        after = removed.comma.whitespace_after if isinstance(removed.comma, cst.Comma) else None
+        after = removed.comma.whitespace_after if type(removed.comma) is cst.Comma else None
         merged = _merge(call.whitespace_before_args, after, prefer_after=False)
         return call.with_changes(args=args, whitespace_before_args=merged)
     previous = args[index - 1]
-    before = previous.comma.whitespace_after if isinstance(previous.comma, cst.Comma) else None
+    before = previous.comma.whitespace_after if type(previous.comma) is cst.Comma else None
     if index < len(args):
         # A middle argument: the whitespace after its comma leads into the next argument.
-        after = removed.comma.whitespace_after if isinstance(removed.comma, cst.Comma) else None
+        after = removed.comma.whitespace_after if type(removed.comma) is cst.Comma else None
         merged = _merge(before, after, prefer_after=False)
-        if isinstance(previous.comma, cst.Comma) and merged is not None:
+        if type(previous.comma) is cst.Comma and merged is not None:
             previous = previous.with_changes(
                 comma=previous.comma.with_changes(whitespace_after=merged)
             )
-    elif isinstance(removed.comma, cst.Comma):
+    elif type(removed.comma) is cst.Comma:
         # The last argument, with a trailing comma: keep the trailing comma.
         merged = _merge(before, removed.comma.whitespace_after, prefer_after=True)
         previous = previous.with_changes(
@@ -52,7 +52,7 @@ def _without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
 
 
 def _comment(ws: cst.BaseParenthesizableWhitespace | None) -> cst.Comment | None:
-    if isinstance(ws, cst.ParenthesizedWhitespace):
+    if type(ws) is cst.ParenthesizedWhitespace:
         return ws.first_line.comment
     return None
 
@@ -64,9 +64,7 @@ def _merge(
 ) -> cst.BaseParenthesizableWhitespace | None:
     """Whitespace standing for `before` + (removed argument) + `after`, keeping the
     comments of both; `before` leads into the removed argument, `after` out of it."""
-    if isinstance(before, cst.ParenthesizedWhitespace) and isinstance(
-        after, cst.ParenthesizedWhitespace
-    ):
+    if type(before) is cst.ParenthesizedWhitespace and type(after) is cst.ParenthesizedWhitespace:
         moved = after.first_line.comment
         extra = []
         if moved is not None:
@@ -240,5 +238,5 @@ def _samplers(
     if not values:
         return (expr,)
     return tuple(
-        v.expr for v in values if not (isinstance(v.expr, cst.Name) and v.expr.value == "None")
+        v.expr for v in values if not (type(v.expr) is cst.Name and v.expr.value == "None")
     )

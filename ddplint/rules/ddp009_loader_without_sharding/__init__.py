@@ -233,16 +233,16 @@ def _out_of_sight(ctx: FileContext, dataset: cst.BaseExpression, at: cst.CSTNode
         expr = value.expr
         if not value.leaf:
             continue
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             if any(b.kind == "param" for b in ctx.resolver.reaching(expr.value, value.at)):
                 return True
-        elif isinstance(expr, cst.Call):
+        elif type(expr) is cst.Call:
             if ctx.resolver.callees(expr):
                 continue  # a function or class of this file: followed
             if ctx.call_name(expr) is None:
                 return True
             if project is not None and project.resolve(ctx, expr) is not None:
                 return True
-        elif isinstance(expr, cst.Attribute) and ctx.qualname(expr) is None:
+        elif type(expr) is cst.Attribute and ctx.qualname(expr) is None:
             return True
     return False

@@ -32,19 +32,19 @@ def plain_sampler(
 ) -> bool:
     """Every value the sampler may take is a non-distributed torch sampler (or None)."""
     values = [v for v, _ in path_values(ctx, expr, at)]
-    concrete = [v for v in values if dotted(v) is None or isinstance(v, cst.Call)]
+    concrete = [v for v in values if dotted(v) is None or type(v) is cst.Call]
     if not concrete:
         return False
     for value in concrete:
-        if isinstance(value, cst.Name) and value.value == "None":
+        if type(value) is cst.Name and value.value == "None":
             continue
-        if isinstance(value, cst.Call) and ctx.call_name(value) == "torch.utils.data.BatchSampler":
+        if type(value) is cst.Call and ctx.call_name(value) == "torch.utils.data.BatchSampler":
             # `BatchSampler(RandomSampler(ds), bs, drop_last=True)`: as sharded as its sampler
             inner = argument(value, 0, "sampler")
             if inner is not None and depth > 0 and plain_sampler(ctx, inner, value, depth - 1):
                 continue
             return False
-        if not (isinstance(value, cst.Call) and ctx.call_name(value) in _PLAIN_SAMPLERS):
+        if not (type(value) is cst.Call and ctx.call_name(value) in _PLAIN_SAMPLERS):
             return False
         replacement = argument(value, 1, "replacement")
         if ctx.call_name(value) == "torch.utils.data.RandomSampler" and not (
@@ -62,7 +62,7 @@ class Sharding:
         self.classes = {
             node.name.value: node
             for node in ctx.nodes_of(cst.ClassDef)
-            if isinstance(node, cst.ClassDef)
+            if type(node) is cst.ClassDef
         }
 
     def sharded(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 2) -> bool:
@@ -80,7 +80,7 @@ class Sharding:
                     name = dotted(node) or ""
                     if _SHARD_NAME.search(name):
                         return True
-                if isinstance(node, cst.Call):
+                if type(node) is cst.Call:
                     callee = ctx.call_name(node)
                     if callee in _SYNTHETIC:
                         return True  # random tensors: there is no dataset to duplicate
@@ -89,9 +89,9 @@ class Sharding:
                         return True
                 if (
                     depth > 0
-                    and isinstance(node, cst.Name)
+                    and type(node) is cst.Name
                     and node is not value
-                    and not isinstance(ctx.parent(node), cst.Attribute)
+                    and type(ctx.parent(node)) is not cst.Attribute
                     and self.sharded(node, where, depth - 1)
                 ):
                     return True
@@ -112,8 +112,8 @@ def serves_evaluation(ctx: FileContext, call: cst.Call, dataset: cst.BaseExpress
     assigned to and its dataset's)."""
     names = [n for n in (dotted(dataset),) if n is not None] if dataset is not None else []
     parent = ctx.parent(call)
-    if isinstance(parent, cst.Assign):
+    if type(parent) is cst.Assign:
         names.extend(n for t in parent.targets if (n := dotted(t.target)) is not None)
-    elif isinstance(parent, cst.AnnAssign):
+    elif type(parent) is cst.AnnAssign:
         names.extend(n for n in (dotted(parent.target),) if n is not None)
     return domain_of(ctx).loops.serves_evaluation(call, names, dataset, [call])

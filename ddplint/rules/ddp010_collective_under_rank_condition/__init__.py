@@ -272,7 +272,7 @@ def exchange(t, rank):
         if other is None:
             return False
         issues = domain_of(ctx).collectives.issues
-        return any(isinstance(n, cst.Call) and issues(n) for n in ctx.walk(other))
+        return any(type(n) is cst.Call and issues(n) for n in ctx.walk(other))
 
 
 def _others_hand_over(ctx: FileContext, call: cst.Call, gate: Gate) -> bool:
@@ -284,9 +284,7 @@ def _others_hand_over(ctx: FileContext, call: cst.Call, gate: Gate) -> bool:
     if other is None or not isinstance(call.func, (cst.Name, cst.Attribute)):
         return False
     called = ctx.code(call.func).strip()
-    return any(
-        isinstance(n, cst.Arg) and ctx.code(n.value).strip() == called for n in ctx.walk(other)
-    )
+    return any(type(n) is cst.Arg and ctx.code(n.value).strip() == called for n in ctx.walk(other))
 
 
 def _workers_issue(ctx: FileContext, call: cst.Call) -> bool:
@@ -317,10 +315,10 @@ def _others_raise(ctx: FileContext, gate: Gate) -> bool:
     one exits with an error. A crash, not a wait in a collective. A plain exit
     (`sys.exit(0)`) is no such stop: a rank that ends cleanly leaves the others waiting."""
     condition = gate.condition
-    if condition is None or not condition.early_exit or not isinstance(gate.node, cst.If):
+    if condition is None or not condition.early_exit or type(gate.node) is not cst.If:
         return False
     branch = gate.turned_away
-    if isinstance(branch, cst.Else):
+    if type(branch) is cst.Else:
         branch = branch.body
     if not isinstance(branch, cst.IndentedBlock | cst.SimpleStatementSuite):
         return False
@@ -359,8 +357,8 @@ def _mode_test(ctx: FileContext, test: cst.BaseExpression) -> bool:
     entry named for it (`config["ddp"]["distributed"]`): where it fails there is no group."""
     if domain_of(ctx).ranks.is_mode_check(test):
         return True
-    key = test.slice[0].slice if isinstance(test, cst.Subscript) and len(test.slice) == 1 else None
-    text = string_value(key.value) if isinstance(key, cst.Index) else None
+    key = test.slice[0].slice if type(test) is cst.Subscript and len(test.slice) == 1 else None
+    text = string_value(key.value) if type(key) is cst.Index else None
     return text is not None and named_for_distribution(text)
 
 
@@ -418,7 +416,7 @@ def _memoized(ctx: FileContext, call: cst.Call) -> bool:
     for callee in ctx.resolver.callees(call):
         for decorator in callee.decorators:
             expr = decorator.decorator
-            if ctx.qualname(expr.func if isinstance(expr, cst.Call) else expr) in MEMOIZERS:
+            if ctx.qualname(expr.func if type(expr) is cst.Call else expr) in MEMOIZERS:
                 return True
     return False
 
@@ -430,7 +428,7 @@ def _matched_after_leaving(
     return`) and the same collective follows the `if` in the function, where only the
     ranks the test turned away arrive: each rank issues it once, the pairs match."""
     condition, node = gate.condition, gate.node
-    if condition is None or condition.early_exit or not isinstance(node, cst.If):
+    if condition is None or condition.early_exit or type(node) is not cst.If:
         return False
     branch = node.body if condition.holds else node.orelse
     if branch is None or not ctx.is_inside(call, branch) or not ctx.flow.leaves(branch):
@@ -453,7 +451,7 @@ def _pairing_unit(ctx: FileContext, call: cst.Call) -> cst.CSTNode:
     or for the entry and exit methods of a context manager class, the class (`__enter__`:
     `if rank > 0: barrier()`, `__exit__`: `if rank == 0: barrier()`)."""
     scope = ctx.scope(call)
-    if isinstance(scope, cst.FunctionDef) and scope.name.value in _CONTEXT_METHODS:
+    if type(scope) is cst.FunctionDef and scope.name.value in _CONTEXT_METHODS:
         owner = ctx.model.enclosing_class(scope)
         if owner is not None:
             return owner
@@ -477,12 +475,12 @@ def _others_call_a_framework(ctx: FileContext, gate: Gate) -> bool:
     """The branch the gate sends the other ranks down calls a distributed framework out of
     sight (`if dp_rank == 0: megatron.checkpointing.save_checkpoint(...); return`), which
     may issue the same collectives itself."""
-    other = gate.turned_away if isinstance(gate.node, cst.If) else None
+    other = gate.turned_away if type(gate.node) is cst.If else None
     if other is None:
         return False
     collectives = domain_of(ctx).collectives
     return any(
-        isinstance(n, cst.Call) and collectives.may_issue_out_of_sight(n) for n in ctx.walk(other)
+        type(n) is cst.Call and collectives.may_issue_out_of_sight(n) for n in ctx.walk(other)
     )
 
 
@@ -496,12 +494,12 @@ def _shards_items(ctx: FileContext, gate: Gate) -> bool:
         return False
     ranks = domain_of(ctx).ranks
     for node in ctx.walk(condition.test):
-        if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1):
+        if not (type(node) is cst.Comparison and len(node.comparisons) == 1):
             continue
         for dealt in (node.left, node.comparisons[0].comparator):
             if (
-                isinstance(dealt, cst.BinaryOperation)
-                and isinstance(dealt.operator, cst.Modulo)
+                type(dealt) is cst.BinaryOperation
+                and type(dealt.operator) is cst.Modulo
                 and ranks.is_world_size(dealt.right, gate.node)
                 and _loop_variable(ctx, dealt.left, gate.node)
             ):
@@ -515,19 +513,19 @@ def _rank_round(ctx: FileContext, gate: Gate) -> cst.For | None:
     others (once for `==`, all passes but one for `!=`), each in passes of its own."""
     condition = gate.condition
     test = condition.test if condition is not None else None
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
         return None
     if not isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
         return None
     ranks = domain_of(ctx).ranks
     pair = (test.left, test.comparisons[0].comparator)
     for index, other in (pair, pair[::-1]):
-        if not (isinstance(index, cst.Name) and ranks.is_rank_value(other, gate.node)):
+        if not (type(index) is cst.Name and ranks.is_rank_value(other, gate.node)):
             continue
         for loop in ctx.model.ancestors(gate.node):
             if (
-                isinstance(loop, cst.For)
-                and isinstance(loop.target, cst.Name)
+                type(loop) is cst.For
+                and type(loop.target) is cst.Name
                 and loop.target.value == index.value
                 and _over_every_rank(ctx, loop.iter, gate.node)
             ):
@@ -537,19 +535,19 @@ def _rank_round(ctx: FileContext, gate: Gate) -> cst.For | None:
 
 def _over_every_rank(ctx: FileContext, iterable: cst.BaseExpression, at: cst.CSTNode) -> bool:
     """`range(world_size)` (or `range(0, world_size)`)."""
-    func = iterable.func if isinstance(iterable, cst.Call) else None
-    if not (isinstance(func, cst.Name) and func.value == "range"):
+    func = iterable.func if type(iterable) is cst.Call else None
+    if not (type(func) is cst.Name and func.value == "range"):
         return False
-    assert isinstance(iterable, cst.Call)
+    assert type(iterable) is cst.Call
     args = [a.value for a in iterable.args]
-    if len(args) == 2 and isinstance(args[0], cst.Integer) and args[0].value == "0":
+    if len(args) == 2 and type(args[0]) is cst.Integer and args[0].value == "0":
         args = args[1:]
     return len(args) == 1 and domain_of(ctx).ranks.is_world_size(args[0], at)
 
 
 def _reads(ctx: FileContext, call: cst.Call, loop: cst.For) -> bool:
     """An argument of `call` reads the loop's variable (`src=i`)."""
-    assert isinstance(loop.target, cst.Name)
+    assert type(loop.target) is cst.Name
     return any(loop.target.value in ctx.names_in(arg.value) for arg in call.args)
 
 
@@ -567,11 +565,11 @@ def _round_message(ctx: FileContext, call: cst.Call, gate: Gate, loop: cst.For) 
 
 def _loop_variable(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
     """`expr` is a name a `for` loop around `at` binds (`for idx, example in ...`)."""
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:
         return False
     for ancestor in ctx.model.ancestors(at):
-        if isinstance(ancestor, cst.For) and any(
-            isinstance(n, cst.Name) and n.value == expr.value for n in ctx.walk(ancestor.target)
+        if type(ancestor) is cst.For and any(
+            type(n) is cst.Name and n.value == expr.value for n in ctx.walk(ancestor.target)
         ):
             return True
     return False

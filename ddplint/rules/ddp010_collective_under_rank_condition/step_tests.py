@@ -39,7 +39,7 @@ def step_test_collectives(ctx: FileContext) -> Iterator[StepTestCollective]:
         loop = ctx.enclosing_loop(backward)
         scope = ctx.scope(backward)
         region = loop if loop is not None else scope
-        if isinstance(region, cst.Module):
+        if type(region) is cst.Module:
             continue
         candidates = [
             call
@@ -74,17 +74,17 @@ def step_test_collectives(ctx: FileContext) -> Iterator[StepTestCollective]:
 
 def _in_else(ctx: FileContext, test: cst.BaseExpression, call: cst.Call) -> bool:
     node = ctx.parent(test)
-    return isinstance(node, cst.If) and node.orelse is not None and ctx.is_inside(call, node.orelse)
+    return type(node) is cst.If and node.orelse is not None and ctx.is_inside(call, node.orelse)
 
 
 def _other_branch_issues(ctx: FileContext, test: cst.BaseExpression, call: cst.Call) -> bool:
     """The `if` whose test this is issues a collective in its other branch (the one not
     holding `call`) too: the ranks it turns away may match it there."""
     node = ctx.parent(test)
-    if not isinstance(node, cst.If):
+    if type(node) is not cst.If:
         return False
     other = node.body if _in_else(ctx, test, call) else node.orelse
     if other is None:
         return False
     issues = domain_of(ctx).collectives.issues
-    return any(isinstance(n, cst.Call) and issues(n) for n in ctx.walk(other))
+    return any(type(n) is cst.Call and issues(n) for n in ctx.walk(other))

@@ -254,7 +254,7 @@ def train(model, loader, optimizer):
             loop = ctx.enclosing_loop(backward)
             scope = ctx.scope(backward)
             region = loop if loop is not None else scope
-            if isinstance(region, cst.Module) or _in_autograd_function(ctx, backward):
+            if type(region) is cst.Module or _in_autograd_function(ctx, backward):
                 continue
             for finding in self._check_backward(ctx, backward, region, loop, scope):
                 if not one_process(ctx, finding.node):  # no other rank to wait
@@ -276,8 +276,7 @@ def train(model, loader, optimizer):
             for node in ctx.nodes_within(region, *_SKIPS)
             if ctx.scope(node) is scope
             and (
-                isinstance(node, cst.Return)
-                or (loop is not None and ctx.enclosing_loop(node) is loop)
+                type(node) is cst.Return or (loop is not None and ctx.enclosing_loop(node) is loop)
             )
         ]
         if not skips:
@@ -303,7 +302,7 @@ def train(model, loader, optimizer):
                     )
                 continue
             after = not ctx.before(node, backward)
-            if after and (loop is None or isinstance(node, cst.Continue)):
+            if after and (loop is None or type(node) is cst.Continue):
                 continue  # the step's backward already ran, and no later one is skipped
             test, what, opaque = None, "a value only this rank computed", False
             if ctx.before(start, node):
@@ -344,7 +343,7 @@ def train(model, loader, optimizer):
         if not catches_rank_local_error(handler) or oom_path_swallowed(ctx, handler) is not None:
             return False
         try_node = ctx.parent(handler)
-        if not isinstance(try_node, cst.Try):
+        if type(try_node) is not cst.Try:
             return False
         return ctx.is_inside(backward, try_node.body) or ctx.is_inside(start, try_node.body)
 
@@ -363,8 +362,8 @@ def _guarded_backward(ctx: FileContext, backward: cst.Call, region: cst.CSTNode)
     if test is None:
         return None
     branch = ctx.parent(test)
-    in_else = isinstance(branch, cst.If) and not ctx.is_inside(backward, branch.body)
-    if isinstance(branch, cst.If) and _answers(ctx, _other_branch(ctx, branch, backward)):
+    in_else = type(branch) is cst.If and not ctx.is_inside(backward, branch.body)
+    if type(branch) is cst.If and _answers(ctx, _other_branch(ctx, branch, backward)):
         return None  # `else: (loss * 0).backward()`: every rank joins the all-reduce
     holds, fails = ("fails", "holds") if in_else else ("holds", "fails")
     return Finding(
@@ -384,12 +383,9 @@ def _tests_values(ctx: FileContext, test: cst.BaseExpression) -> bool:
     limit`), rather than whether something exists (`if losses:`, `if part is not None:`):
     whether the data can make that fail on one rank only is out of sight."""
     for node in ctx.walk(test):
-        if (
-            isinstance(node, cst.Call)
-            and (dotted(node.func) or "").rpartition(".")[2] in _VALUE_TESTS
-        ):
+        if type(node) is cst.Call and (dotted(node.func) or "").rpartition(".")[2] in _VALUE_TESTS:
             return True
-        if isinstance(node, cst.Comparison) and any(
+        if type(node) is cst.Comparison and any(
             isinstance(c.operator, _ORDERINGS) for c in node.comparisons
         ):
             return True
@@ -408,10 +404,10 @@ def _answers(ctx: FileContext, other: cst.CSTNode | None) -> bool:
         return False
     issues = domain_of(ctx).collectives.issues
     return any(
-        isinstance(node, cst.Call)
+        type(node) is cst.Call
         and (
             issues(node)
-            or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward")
+            or (type(node.func) is cst.Attribute and node.func.attr.value == "backward")
         )
         for node in ctx.walk(other)
     )
@@ -420,7 +416,7 @@ def _answers(ctx: FileContext, other: cst.CSTNode | None) -> bool:
 def _loader_batch(ctx: FileContext, loop: cst.CSTNode | None) -> frozenset[str]:
     """The batch names of a `for` loop that moves its batch to a device (it iterates a
     loader), else none."""
-    if not isinstance(loop, cst.For):
+    if type(loop) is not cst.For:
         return frozenset()
     batch = batch_names(ctx, loop)
     return batch if moves_batch(ctx, loop, batch) else frozenset()

@@ -177,7 +177,7 @@ if __name__ == "__main__":
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for node in ctx.nodes_of(cst.ExceptHandler):
-            if not isinstance(node, cst.ExceptHandler) or not oom_path_swallowed(ctx, node):
+            if type(node) is not cst.ExceptHandler or not oom_path_swallowed(ctx, node):
                 continue
             if one_process(ctx, node):
                 continue  # no other rank to wait for this one
@@ -204,7 +204,7 @@ def _redoes_the_work(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
     no DDP model's forward or backward, no training function handed one). A rank that ran
     out of memory then does what the others do, later."""
     try_node = ctx.model.parents.get(handler)
-    if not isinstance(try_node, cst.Try):
+    if type(try_node) is not cst.Try:
         return False
     done = _bound(ctx, try_node.body)
     if not done or not done <= _bound(ctx, handler.body):
@@ -226,8 +226,8 @@ def _outcome_agreed(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
     `try` must issue no collective of its own (no backward through a DDP model): a rank
     failing between two of them leaves the others waiting in the second."""
     try_node = ctx.model.parents.get(handler)
-    if not isinstance(try_node, cst.Try) or not any(
-        isinstance(n, cst.Return) for n in ctx.walk(handler.body)
+    if type(try_node) is not cst.Try or not any(
+        type(n) is cst.Return for n in ctx.walk(handler.body)
     ):
         return False
     func = ctx.enclosing_function(handler)
@@ -237,7 +237,7 @@ def _outcome_agreed(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
     sites = call_sites(ctx, func)
     for site in sites:
         statement = ctx.statement(site)
-        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+        if type(statement) is not cst.Assign or len(statement.targets) != 1:
             return False
         name = dotted(statement.targets[0].target)
         combined = combined_values(ctx, ctx.scope(site), lambda _, c: collectives.is_collective(c))
@@ -260,7 +260,7 @@ def _bound(ctx: FileContext, block: cst.CSTNode) -> set[str]:
     """The names and attributes a block assigns (`det`, `self.device`)."""
     found: set[str] = set()
     for node in ctx.walk(block):
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             found.update(ctx.code(t.target) for t in node.targets)
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
             found.add(ctx.code(node.target))
@@ -275,7 +275,7 @@ def _step_in_sight(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
     (an inference benchmark's forward, a probe of the batch size) may skip no collective
     the other ranks wait in."""
     try_node = ctx.model.parents.get(handler)
-    if not isinstance(try_node, cst.Try):
+    if type(try_node) is not cst.Try:
         return True
     loops = domain_of(ctx).loops
     facts = facts_of(ctx)
@@ -316,7 +316,7 @@ def _bypasses_ddp(ctx: FileContext, handler: cst.ExceptHandler) -> bool:
 
 def _through_module(func: cst.BaseExpression) -> bool:
     """`x.module(...)` or `x.module.method(...)`."""
-    if isinstance(func, cst.Attribute) and func.attr.value == "module":
+    if type(func) is cst.Attribute and func.attr.value == "module":
         return True
-    inner = func.value if isinstance(func, cst.Attribute) else None
-    return isinstance(inner, cst.Attribute) and inner.attr.value == "module"
+    inner = func.value if type(func) is cst.Attribute else None
+    return type(inner) is cst.Attribute and inner.attr.value == "module"

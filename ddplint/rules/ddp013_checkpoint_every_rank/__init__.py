@@ -201,7 +201,7 @@ def save_shard(model, out_dir):
         if (
             func is None
             or (not outside_calls(ctx, func) and is_entry(ctx, func))
-            or any(isinstance(ctx.scope(site), cst.Module) for site, _ in unguarded)
+            or any(type(ctx.scope(site)) is cst.Module for site, _ in unguarded)
             or not unguarded
         ):
             # At module level, in an entry point, or in a function `main` runs: the save.

@@ -439,7 +439,7 @@ def _spelled_folders(ctx: FileContext, path: cst.BaseExpression) -> tuple[str, .
         [
             text
             for node in ctx.walk(path)
-            if isinstance(node, cst.SimpleString) and (text := string_value(node)) is not None
+            if type(node) is cst.SimpleString and (text := string_value(node)) is not None
         ]
     )
 
@@ -449,7 +449,7 @@ def _entry_of(ctx: FileContext, reader: cst.Call | None) -> tuple[cst.CSTNode, .
     function (a resume method nothing calls reads nothing back). Not the reader itself:
     it runs under the resume option, which a run sets only after a crash."""
     func = ctx.enclosing_function(reader) if reader is not None else None
-    if func is None or not isinstance(func.body, cst.IndentedBlock) or not func.body.body:
+    if func is None or type(func.body) is not cst.IndentedBlock or not func.body.body:
         return ()
     return (func.body.body[0],)
 

@@ -36,7 +36,7 @@ def _ddp_spelling(ctx: FileContext) -> str | None:
 def _fix(ctx: FileContext, call: cst.Call) -> FixSpec | None:
     if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
         return None
-    if isinstance(ctx.parent(call), cst.Attribute):
+    if type(ctx.parent(call)) is cst.Attribute:
         # `DataParallel(model).cuda()`: the model is still on the CPU when wrapped, which
         # DistributedDataParallel(device_ids=...) rejects.
         return None
@@ -68,15 +68,15 @@ def _evaluated(ctx: FileContext, call: cst.Call) -> bool:
     """The wrapped model is put in eval mode: `DataParallel(m).eval()`, or `.eval()` on
     the module it wraps or on the name the wrapper is bound to (before or after)."""
     parent = ctx.parent(call)
-    if isinstance(parent, cst.Attribute) and parent.attr.value == "eval":
+    if type(parent) is cst.Attribute and parent.attr.value == "eval":
         return True
     names = {dotted(call.args[0].value)} if call.args else set()
     statement = ctx.statement(call)
-    if isinstance(statement, cst.Assign) and ctx.is_inside(call, statement.value):
+    if type(statement) is cst.Assign and ctx.is_inside(call, statement.value):
         names.update(dotted(t.target) for t in statement.targets)
     names.discard(None)
     return any(
-        isinstance(c.func, cst.Attribute) and dotted(c.func.value) in names
+        type(c.func) is cst.Attribute and dotted(c.func.value) in names
         for c in ctx.method_calls("eval")
     )
 

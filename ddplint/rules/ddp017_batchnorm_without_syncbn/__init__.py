@@ -33,11 +33,11 @@ def _sync_spelling(ctx: FileContext) -> str | None:
 def _fix(ctx: FileContext, call: cst.Call) -> FixSpec | None:
     model = argument(call, 0, "module")
     spelling = _sync_spelling(ctx)
-    if not isinstance(model, cst.Name) or spelling is None:
+    if type(model) is not cst.Name or spelling is None:
         return None
     statement = ctx.statement(call)
     line = ctx.parent(statement)
-    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+    if type(line) is not cst.SimpleStatementLine or len(line.body) != 1:
         return None
     if not isinstance(ctx.parent(line), (cst.IndentedBlock, cst.Module)):
         return None
@@ -233,6 +233,6 @@ def _only_evaluated(ctx: FileContext) -> bool:
     modes = {
         call.func.attr.value
         for call in ctx.method_calls("eval", "train")
-        if isinstance(call.func, cst.Attribute) and is_ddp(call.func.value, call)
+        if type(call.func) is cst.Attribute and is_ddp(call.func.value, call)
     }
     return modes == {"eval"}

@@ -185,7 +185,7 @@ def _zero_here(ctx: FileContext, value: cst.BaseExpression, call: cst.Call) -> b
     for condition in ctx.flow.conditions(call):
         for term, holds in condition.terms():
             if (
-                isinstance(term, cst.Comparison)
+                type(term) is cst.Comparison
                 and len(term.comparisons) == 1
                 and ctx.code(term.left).strip() == shown
                 and int_literal(term.comparisons[0].comparator) == 0

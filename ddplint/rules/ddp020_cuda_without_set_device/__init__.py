@@ -47,7 +47,7 @@ def _fix(ctx: FileContext) -> FixSpec | None:
     init = inits[0]
     local_rank = LocalRankNames(ctx).at(init)
     line = ctx.parent(ctx.statement(init))
-    if local_rank is None or not isinstance(line, cst.SimpleStatementLine):
+    if local_rank is None or type(line) is not cst.SimpleStatementLine:
         return None
     if not isinstance(ctx.parent(line), (cst.IndentedBlock, cst.Module)):
         return None
@@ -324,7 +324,7 @@ def _fallback_start(ctx: FileContext, init: cst.Call) -> bool:
     is normally started out of sight (a test fixture, a launcher's setup), by code that may
     have chosen the GPU."""
     return any(
-        isinstance(ancestor, cst.If)
+        type(ancestor) is cst.If
         and (side := _initialized_side(ctx, ancestor, started=False)) is not None
         and ctx.is_inside(init, side)
         for ancestor in ctx.ancestors(init)
@@ -343,17 +343,17 @@ def _initialized_side(ctx: FileContext, branch: cst.If, started: bool) -> cst.CS
     """For `if [not] dist.is_initialized():`, the branch where the process group is already
     started (`started`) or not yet; None for any other test."""
     test = branch.test
-    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-    if isinstance(test, cst.UnaryOperation) and negated:
+    negated = type(test) is cst.UnaryOperation and type(test.operator) is cst.Not
+    if type(test) is cst.UnaryOperation and negated:
         test = test.expression
-    if not (isinstance(test, cst.Call) and ctx.call_name(test) == _IS_INITIALIZED):
+    if not (type(test) is cst.Call and ctx.call_name(test) == _IS_INITIALIZED):
         return None
     return branch.orelse if negated == started else branch.body
 
 
 def _receiver(node: cst.CSTNode) -> cst.BaseExpression | None:
     """`model` of `model.cuda()` / `model.to(...)`."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
         return node.func.value
     return None
 
@@ -386,7 +386,7 @@ def _runs_in_a_callback(ctx: FileContext, node: cst.CSTNode) -> bool:
     func = ctx.enclosing_function(node)
     return (
         func is not None
-        and isinstance(ctx.scope(func), cst.FunctionDef)
+        and type(ctx.scope(func)) is cst.FunctionDef
         and not outside_calls(ctx, func)
     )
 

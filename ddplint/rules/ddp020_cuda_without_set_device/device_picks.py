@@ -50,7 +50,7 @@ def _is_plain_cuda(expr: cst.BaseExpression | None) -> bool:
     """`"cuda"`, or `"cuda" if ... else "cpu"`."""
     if expr is None:
         return False
-    if isinstance(expr, cst.IfExp):
+    if type(expr) is cst.IfExp:
         return _is_plain_cuda(expr.body) or _is_plain_cuda(expr.orelse)
     return string_value(expr) == "cuda"
 
@@ -68,7 +68,7 @@ def device_picks(ctx: FileContext) -> Iterator[cst.CSTNode]:
             continue
         for value in device_arguments(ctx, call):
             if isinstance(value, (cst.Name, cst.Attribute, cst.FormattedString)):
-                is_to = isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
+                is_to = type(call.func) is cst.Attribute and call.func.attr.value == "to"
                 if device_kind(ctx, value, call) is not None or (
                     not is_to and not _bound_to_plain_cuda(ctx, value, call)
                 ):
@@ -84,7 +84,7 @@ def device_picks(ctx: FileContext) -> Iterator[cst.CSTNode]:
                     yield call
                     break
     for node in ctx.nodes_of(cst.SimpleString):
-        if isinstance(node, cst.SimpleString) and "CUDA_VISIBLE_DEVICES" in node.value:
+        if type(node) is cst.SimpleString and "CUDA_VISIBLE_DEVICES" in node.value:
             yield node
 
 
@@ -92,7 +92,7 @@ def unset_branch(ctx: FileContext, use: cst.CSTNode, picks: list[cst.CSTNode]) -
     """The `if` whose other branch sets the default device (`torch.cuda.set_device`)
     while `use` runs on a branch that sets none, when every default-setting pick of the
     file is in such a sibling branch and `use` is not on the single-process side."""
-    setters = [p for p in picks if isinstance(p, cst.Call) and ctx.call_name(p) in _CUDA_SETTERS]
+    setters = [p for p in picks if type(p) is cst.Call and ctx.call_name(p) in _CUDA_SETTERS]
     others = [p for p in picks if not _passes_index(ctx, p) and not _other_setter(ctx, p)]
     if not setters or len(setters) != len(others):
         return None
@@ -108,7 +108,7 @@ def _other_setter(ctx: FileContext, pick: cst.CSTNode) -> bool:
     the branches of the CUDA setters only (a known limit: such a setter on the use's own
     path is not seen there)."""
     return (
-        isinstance(pick, cst.Call)
+        type(pick) is cst.Call
         and ctx.call_name(pick) not in _CUDA_SETTERS
         and sets_device(ctx, pick)
     )
@@ -116,7 +116,7 @@ def _other_setter(ctx: FileContext, pick: cst.CSTNode) -> bool:
 
 def _passes_index(ctx: FileContext, pick: cst.CSTNode) -> bool:
     """A pick that names a device for one call (`.cuda(args.gpu)`), not for the process."""
-    if not isinstance(pick, cst.Call) or sets_device(ctx, pick):
+    if type(pick) is not cst.Call or sets_device(ctx, pick):
         return False
     return any(True for _ in device_arguments(ctx, pick))
 
@@ -158,7 +158,7 @@ def _bound_to_plain_cuda(ctx: FileContext, expr: cst.BaseExpression, at: cst.CST
     if binding is None or binding.kind != "assign":
         return False
     value = binding.value
-    if isinstance(value, cst.Call) and ctx.call_name(value) == "torch.device":
+    if type(value) is cst.Call and ctx.call_name(value) == "torch.device":
         return _is_plain_cuda(argument(value, 0, "type")) and argument(value, 1, "index") is None
     return _is_plain_cuda(value)
 
@@ -174,7 +174,7 @@ def default_device_uses(ctx: FileContext) -> Iterator[cst.CSTNode]:
             if _is_plain_cuda(argument(call, 0, "type")) and argument(call, 1, "index") is None:
                 yield call
             continue
-        if isinstance(func, cst.Attribute) and name is None:
+        if type(func) is cst.Attribute and name is None:
             method = func.attr.value
             if method == "cuda" and argument(call, 0, "device") is None:
                 yield call
@@ -184,7 +184,7 @@ def default_device_uses(ctx: FileContext) -> Iterator[cst.CSTNode]:
                 if _is_plain_cuda(target):
                     yield call
                     continue
-                if isinstance(target, cst.Name):
+                if type(target) is cst.Name:
                     binding = facts_of(ctx).binding_before(target.value, call)
                     if (
                         binding is not None

@@ -230,9 +230,9 @@ def main(net, batch, local_rank):
             func = call.func
             if not isinstance(func, (cst.Name, cst.Attribute)):
                 continue
-            if isinstance(func, cst.Attribute) and func.attr.value == "module":
+            if type(func) is cst.Attribute and func.attr.value == "module":
                 continue
-            if isinstance(func, cst.Name) and func.value in ctx.functions:
+            if type(func) is cst.Name and func.value in ctx.functions:
                 continue
             if ctx.qualname(func) is not None:
                 finding = _through_helper(ctx, call, evidence, buffered, buffer_free)
@@ -272,7 +272,7 @@ def main(net, batch, local_rank):
                     unproven=buffers_unknown or not _traced(ctx, evidence, call, guard),
                 )
                 continue
-            if guard is None and isinstance(func, cst.Attribute):
+            if guard is None and type(func) is cst.Attribute:
                 site = method_site(ctx, func, call)
                 if site is not None:
                     name = ctx.code(func)
@@ -286,7 +286,7 @@ def main(net, batch, local_rank):
                         unproven=buffers_unknown or not _traced(ctx, evidence, site),
                     )
                     continue
-            if guard is None and isinstance(func, cst.Name):
+            if guard is None and type(func) is cst.Name:
                 site = global_model_site(ctx, func, call)
                 if site is not None:
                     said, buffers_unknown = _said(ctx, call, held_buffered, site)
@@ -336,7 +336,7 @@ def _wraps_among(ctx: FileContext, expr: cst.BaseExpression, at: cst.Call) -> li
     forward is no collective)."""
     wraps = facts_of(ctx).ddp_wraps
     held = [v.expr for v in ctx.resolver.values(expr, at) if v.leaf]
-    return [v for v in held if isinstance(v, cst.Call) and any(v is wrap for wrap in wraps)]
+    return [v for v in held if type(v) is cst.Call and any(v is wrap for wrap in wraps)]
 
 
 def _handed_in(ctx: FileContext) -> Iterator[Finding]:
@@ -348,13 +348,13 @@ def _handed_in(ctx: FileContext) -> Iterator[Finding]:
     evidence: RankEvidence | None = None
     for call in ctx.calls:
         func = call.func
-        if not isinstance(func, cst.Name):
+        if type(func) is not cst.Name:
             continue
         binding = facts_of(ctx).reaching_binding(func.value, call)
         if binding is None or binding.kind != "param":
             continue
         owner = binding.owner
-        if not isinstance(owner, cst.FunctionDef):
+        if type(owner) is not cst.FunctionDef:
             continue
         guard = one_rank_guard(ctx, call)
         if guard is None or other_branch_calls(ctx, guard, call):
@@ -392,7 +392,7 @@ def _buffered_ddp_model(ctx: FileContext, value: cst.BaseExpression, at: cst.Cal
     wraps = facts_of(ctx).ddp_wraps
     layers = ModelLayers(ctx)
     return any(
-        v.expr in wraps and isinstance(v.expr, cst.Call) and layers.wraps_buffered_model(v.expr)
+        v.expr in wraps and type(v.expr) is cst.Call and layers.wraps_buffered_model(v.expr)
         for v in ctx.resolver.values(value, at)
     )
 
@@ -488,7 +488,7 @@ def _paired_by_next_forward(ctx: FileContext, site: cst.CSTNode) -> bool:
     decides, leaves it unmatched."""
     domain = domain_of(ctx)
     for ancestor in ctx.ancestors(site):
-        if isinstance(ancestor, cst.FunctionDef):
+        if type(ancestor) is cst.FunctionDef:
             return False
         if not isinstance(ancestor, cst.For | cst.While):
             continue
@@ -497,7 +497,7 @@ def _paired_by_next_forward(ctx: FileContext, site: cst.CSTNode) -> bool:
         if not _skips_iterations(ctx, site, ancestor):
             return False  # it runs in the last iteration too, where nothing pairs with it
         body = ancestor.body
-        if not isinstance(body, cst.IndentedBlock):
+        if type(body) is not cst.IndentedBlock:
             return False
         statements = list(body.body)
         index = next(i for i, s in enumerate(statements) if ctx.is_inside(site, s))

@@ -189,7 +189,7 @@ deepspeed.init_distributed()
         for node in launch_uses(ctx):
             command = rewritten_command(node)
             fix = None
-            if command is not None and isinstance(node, cst.SimpleString):
+            if command is not None and type(node) is cst.SimpleString:
                 fix = FixSpec(
                     "Launch with `torchrun`",
                     replacements=((node, f"{node.prefix}{node.quote}{command}{node.quote}"),),
@@ -285,12 +285,12 @@ def _message(flags: frozenset[str], documented: str | None) -> str:
 
 def _int_literal(expr: cst.BaseExpression) -> str | None:
     """The source of an int literal, signed or not (`0`, `-1`), else None."""
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return expr.value
     if (
-        isinstance(expr, cst.UnaryOperation)
-        and isinstance(expr.operator, cst.Minus)
-        and isinstance(expr.expression, cst.Integer)
+        type(expr) is cst.UnaryOperation
+        and type(expr.operator) is cst.Minus
+        and type(expr.expression) is cst.Integer
     ):
         return f"-{expr.expression.value}"
     return None

@@ -74,14 +74,15 @@ def launch_uses(ctx: FileContext) -> Iterator[cst.CSTNode]:
 
 def _mentions(ctx: FileContext) -> Iterator[cst.CSTNode]:
     for node in ctx.nodes_of(*_INSPECTED, cst.FormattedString):
-        if isinstance(node, cst.Import):
+        if type(node) is cst.Import:
             if any(_is_launch_module(dotted(a.name)) for a in node.names):
                 yield node
-        elif isinstance(node, cst.ImportFrom):
+        elif type(node) is cst.ImportFrom:
             if _imports_launch(node):
                 yield node
-        elif not isinstance(node, cst.FormattedString) and isinstance(
-            ctx.parent(node), cst.ConcatenatedString
+        elif (
+            type(node) is not cst.FormattedString
+            and type(ctx.parent(node)) is cst.ConcatenatedString
         ):
             continue  # judged as part of the whole string
         elif _runs_launch(ctx, node) and not _is_docstring(ctx, node) and not _is_prose(ctx, node):
@@ -106,14 +107,14 @@ def _is_launch_module(module: str | None) -> bool:
 
 
 def _runs_launch(ctx: FileContext, node: cst.CSTNode) -> bool:
-    if isinstance(node, cst.FormattedString):
-        text = "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
+    if type(node) is cst.FormattedString:
+        text = "".join(p.value for p in node.parts if type(p) is cst.FormattedStringText)
         return bool(_LAUNCH_COMMAND.search(text))
     value = string_value(node)  # type: ignore[arg-type]
     if not value or LAUNCH not in value:
         return False
     if value.strip() == LAUNCH:  # a bare module name: a command only after "-m"
-        return not isinstance(node, cst.SimpleString) or _after_dash_m(ctx, node)
+        return type(node) is not cst.SimpleString or _after_dash_m(ctx, node)
     return bool(_LAUNCH_COMMAND.search(value))
 
 
@@ -126,16 +127,16 @@ def _after_dash_m(ctx: FileContext, node: cst.SimpleString) -> bool:
         values = [e.value for e in container.elements]
         index = next((i for i, v in enumerate(values) if v is node), None)
         return index is not None and index > 0 and string_value(values[index - 1]) == "-m"
-    if isinstance(element, cst.Arg):
+    if type(element) is cst.Arg:
         call = ctx.parent(element)
-        return isinstance(call, cst.Call) and ctx.call_name(call) in ("runpy.run_module",)
+        return type(call) is cst.Call and ctx.call_name(call) in ("runpy.run_module",)
     return False
 
 
 def rewritten_command(node: cst.CSTNode) -> str | None:
     """`torchrun ...` for a plain string `python -m torch.distributed.launch --use_env ...`
     (the script already reads LOCAL_RANK from the environment), else None."""
-    if not isinstance(node, cst.SimpleString) or "r" in node.prefix.lower():
+    if type(node) is not cst.SimpleString or "r" in node.prefix.lower():
         return None
     value = string_value(node)
     match = _REWRITABLE.match(value or "")
@@ -148,28 +149,28 @@ def rewritten_command(node: cst.CSTNode) -> str | None:
 
 
 def _is_docstring(ctx: FileContext, node: cst.CSTNode) -> bool:
-    return isinstance(ctx.parent(node), cst.Expr)
+    return type(ctx.parent(node)) is cst.Expr
 
 
 def _is_prose(ctx: FileContext, node: cst.CSTNode) -> bool:
     """A string given as `help=` text or to print/logging/warnings: a mention, not a use."""
     arg = ctx.parent(node)
-    if not isinstance(arg, cst.Arg):
+    if type(arg) is not cst.Arg:
         return False
     if arg.keyword is not None and arg.keyword.value in ("help", "description", "epilog"):
         return True
     call = ctx.parent(arg)
-    return isinstance(call, cst.Call) and (last_name(call.func) or "") in _PROSE_CALLS
+    return type(call) is cst.Call and (last_name(call.func) or "") in _PROSE_CALLS
 
 
 def device_from_environment(ctx: FileContext) -> bool:
     """The file reads `LOCAL_RANK` from the environment, or calls a project helper that
     does (`utils.init_distributed_mode(args)`): a `--local_rank` argument is a fallback."""
     for node in ctx.nodes_of(cst.Call, cst.Subscript):
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             # `os.environ["LOCAL_RANK"] = str(args.local_rank)` writes it, reads nothing
             candidate = last_name(node.value) == "environ" and not _written(ctx, node)
-        elif isinstance(node, cst.Call):
+        elif type(node) is cst.Call:
             candidate = last_name(node.func) in ("get", "getenv")
         else:
             continue
@@ -297,7 +298,7 @@ def _value_is_read(ctx: FileContext, dest: str) -> bool:
     if _set_per_started_worker(ctx, dest):
         return False
     for node in ctx.nodes_of(cst.Attribute, cst.Call):
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             if (
                 node.attr.value == dest
                 and ctx.qualname(node.value) not in ctx.imports.modules
@@ -307,7 +308,7 @@ def _value_is_read(ctx: FileContext, dest: str) -> bool:
                 return True
             if node.attr.value == "__dict__" and ctx.qualname(node.value) is None:
                 return True
-        elif isinstance(node, cst.Call):
+        elif type(node) is cst.Call:
             called = last_name(node.func)
             if (
                 called == "vars"
@@ -326,16 +327,16 @@ def _value_is_read(ctx: FileContext, dest: str) -> bool:
 
 
 def _written(ctx: FileContext, node: cst.Subscript) -> bool:
-    return isinstance(ctx.parent(node), cst.AssignTarget)
+    return type(ctx.parent(node)) is cst.AssignTarget
 
 
 def _copied_to_environment(ctx: FileContext, node: cst.Attribute) -> bool:
     """`os.environ["LOCAL_RANK"] = str(args.local_rank)`: the value handed to whatever
     reads the environment later (which torchrun sets anyway), not used here."""
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.Assign):
+        if type(ancestor) is cst.Assign:
             return any(
-                isinstance(t.target, cst.Subscript)
+                type(t.target) is cst.Subscript
                 and last_name(t.target.value) == "environ"
                 and ctx.resolver.direct_environ_key(t.target, t.target) == "LOCAL_RANK"
                 for t in ancestor.targets
@@ -350,7 +351,7 @@ def _set_per_started_worker(ctx: FileContext, dest: str) -> bool:
     `mp.spawn`): each worker gets the value the loop set, not the parsed one."""
     for target in ctx.nodes_of(cst.AssignTarget):
         assigned = target.target  # type: ignore[attr-defined]
-        if not (isinstance(assigned, cst.Attribute) and assigned.attr.value == dest):
+        if not (type(assigned) is cst.Attribute and assigned.attr.value == dest):
             continue
         loop = ctx.enclosing_loop(target)
         if loop is not None and any(
@@ -365,17 +366,13 @@ def _iterated(ctx: FileContext, namespace: cst.Call) -> bool:
     the arguments (to print or log them), not a use of one argument's value."""
     source: cst.CSTNode = namespace
     parent = ctx.parent(source)
-    if isinstance(parent, cst.Attribute) and parent.attr.value in ("items", "keys", "values"):
+    if type(parent) is cst.Attribute and parent.attr.value in ("items", "keys", "values"):
         call = ctx.parent(parent)
-        if isinstance(call, cst.Call) and call.func is parent and not call.args:
+        if type(call) is cst.Call and call.func is parent and not call.args:
             source, parent = call, ctx.parent(call)
-    if isinstance(parent, cst.Arg):  # `sorted(vars(args))`
+    if type(parent) is cst.Arg:  # `sorted(vars(args))`
         call = ctx.parent(parent)
-        if (
-            isinstance(call, cst.Call)
-            and last_name(call.func) in _ORDERING
-            and parent is call.args[0]
-        ):
+        if type(call) is cst.Call and last_name(call.func) in _ORDERING and parent is call.args[0]:
             source, parent = call, ctx.parent(call)
     return isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is source
 
@@ -394,12 +391,12 @@ def _recorded(ctx: FileContext, namespace: cst.Call) -> bool:
     `print(vars(args))`, `logger.info(vars(args))`: the arguments written down as a record,
     not a use of one argument's value."""
     parent = ctx.parent(namespace)
-    if isinstance(parent, cst.DictElement) and parent.value is namespace:
+    if type(parent) is cst.DictElement and parent.value is namespace:
         return True
-    if not isinstance(parent, cst.Arg) or parent.star:
+    if type(parent) is not cst.Arg or parent.star:
         return False
     call = ctx.parent(parent)
-    if not isinstance(call, cst.Call):
+    if type(call) is not cst.Call:
         return False
     name = ctx.call_name(call) or dotted(call.func) or ""
     return name in _RECORDERS or last_name(call.func) in _RECORDING_METHODS
@@ -415,7 +412,7 @@ def _vars_after_overwrite(ctx: FileContext, call: cst.Call, dest: str) -> bool:
 def _after_assignment(ctx: FileContext, node: cst.CSTNode, base: str | None, dest: str) -> bool:
     """`node` comes after a statement of its function's body that assigns `base.dest`."""
     func = ctx.enclosing_function(node)
-    if func is None or base is None or not isinstance(func.body, cst.IndentedBlock):
+    if func is None or base is None or type(func.body) is not cst.IndentedBlock:
         return False
     holding = {id(a) for a in ctx.ancestors(node)}
     for statement in func.body.body:
@@ -429,12 +426,12 @@ def _after_assignment(ctx: FileContext, node: cst.CSTNode, base: str | None, des
 def _assigns(statement: cst.BaseStatement, base: str, dest: str) -> bool:
     """`base.dest = ...` (also unpacked: `base.dest, base.rank = ...`) as a whole simple
     statement."""
-    if not isinstance(statement, cst.SimpleStatementLine):
+    if type(statement) is not cst.SimpleStatementLine:
         return False
     return any(
-        isinstance(small, cst.Assign)
+        type(small) is cst.Assign
         and any(
-            isinstance(bound, cst.Attribute)
+            type(bound) is cst.Attribute
             and bound.attr.value == dest
             and dotted(bound.value) == base
             for t in small.targets

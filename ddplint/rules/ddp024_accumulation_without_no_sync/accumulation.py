@@ -21,7 +21,7 @@ def _conditions_between(ctx: FileContext, node: cst.CSTNode, top: cst.CSTNode) -
     for ancestor in ctx.ancestors(node):
         if ancestor is top:
             return found
-        if isinstance(ancestor, cst.If) and child is not ancestor.test:
+        if type(ancestor) is cst.If and child is not ancestor.test:
             found.append(ancestor)
         if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.IfExp)):
             return found
@@ -31,14 +31,13 @@ def _conditions_between(ctx: FileContext, node: cst.CSTNode, top: cst.CSTNode) -
 
 def _has_modulo(ctx: FileContext, expr: cst.CSTNode) -> bool:
     return any(
-        isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
-        for n in ctx.walk(expr)
+        type(n) is cst.BinaryOperation and type(n.operator) is cst.Modulo for n in ctx.walk(expr)
     )
 
 
 def _is_optimizer_step(call: cst.Call) -> bool:
     func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "step"):
+    if not (type(func) is cst.Attribute and func.attr.value == "step"):
         return False
     receiver = last_name(func.value) or ""
     if "scaler" in receiver.lower():
@@ -58,7 +57,7 @@ def accumulation_loop(ctx: FileContext, backward: cst.Call) -> cst.For | cst.Whi
     if steps:
         return loop if all(_counter_guarded(ctx, s, loop) for s in steps) else None
     outer = ctx.enclosing_loop(loop)
-    if not isinstance(loop, cst.For) or outer is None:
+    if type(loop) is not cst.For or outer is None:
         return None
     if _conditions_between(ctx, loop, outer):
         return None
@@ -75,15 +74,15 @@ def in_model_context(ctx: FileContext, node: cst.CSTNode, loop: cst.CSTNode) -> 
     for ancestor in ctx.ancestors(node):
         if ancestor is loop:
             return False
-        if not isinstance(ancestor, cst.With):
+        if type(ancestor) is not cst.With:
             continue
         for item in ancestor.items:
             call = item.item
-            if not isinstance(call, cst.Call):
+            if type(call) is not cst.Call:
                 continue
             if (ctx.qualname(call.func) or "").startswith("torch."):
                 continue
-            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            receiver = call.func.value if type(call.func) is cst.Attribute else None
             exprs = [a.value for a in call.args]
             if receiver is not None:
                 exprs.append(receiver)
@@ -99,12 +98,12 @@ def _counter_guarded(ctx: FileContext, step: cst.Call, loop: cst.CSTNode) -> boo
     for condition in _conditions_between(ctx, step, loop):
         if _has_modulo(ctx, condition.test):
             return True
-        if isinstance(condition.test, cst.Comparison) and any(
-            isinstance(n, cst.Name) and "accum" in n.value.lower() for n in ctx.walk(condition.test)
+        if type(condition.test) is cst.Comparison and any(
+            type(n) is cst.Name and "accum" in n.value.lower() for n in ctx.walk(condition.test)
         ):
             return True  # `if ni - last_opt_step >= accumulate:` (YOLO)
         for node in ctx.walk(condition.test):
-            if not isinstance(node, cst.Name):
+            if type(node) is not cst.Name:
                 continue
             for binding in ctx.bindings_of(node.value, condition):
                 if (

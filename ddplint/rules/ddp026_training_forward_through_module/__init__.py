@@ -199,22 +199,20 @@ def train(net, loader, optimizer, local_rank):
         for call in ctx.calls:
             func = call.func
             submodule = None
-            if isinstance(func, cst.Attribute) and _through_module(func):
+            if type(func) is cst.Attribute and _through_module(func):
                 target = func.value  # `model.module.forward(x)`, `model.module.compute_loss(x)`
-            elif isinstance(func, cst.Attribute) and _bare_method(func) and _steps(ctx, call):
+            elif type(func) is cst.Attribute and _bare_method(func) and _steps(ctx, call):
                 target = func.value  # `model_without_ddp.encode(x)`: the name decides below
-            elif isinstance(func, cst.Attribute) and (submodule := _submodule_call(func)):
+            elif type(func) is cst.Attribute and (submodule := _submodule_call(func)):
                 target = submodule  # `model.module.encoder.embed(x)`: a submodule of the module
             elif isinstance(func, (cst.Name, cst.Attribute)):
                 target = func
             else:
                 continue
-            direct = isinstance(target, cst.Attribute) and target.attr.value == "module"
-            if not direct and not isinstance(target, cst.Name):
+            direct = type(target) is cst.Attribute and target.attr.value == "module"
+            if not direct and type(target) is not cst.Name:
                 continue
-            if isinstance(target, cst.Name) and (
-                target.value in ctx.functions or ctx.qualname(target)
-            ):
+            if type(target) is cst.Name and (target.value in ctx.functions or ctx.qualname(target)):
                 continue
             sources = bare_module_sources(ctx, target, call)
             if not sources:
@@ -241,7 +239,7 @@ def train(net, loader, optimizer, local_rank):
                 # all-reduce on purpose for accumulation micro-steps (like no_sync()).
                 continue
             fix = None
-            method = isinstance(func, cst.Attribute) and func.attr.value != "forward"
+            method = type(func) is cst.Attribute and func.attr.value != "forward"
             if target is not func and method:
                 inputs = _method_inputs(ctx, call)
                 if inputs == "wrapper" or scope_hands_wrapper_on(ctx, call, target):
@@ -262,7 +260,7 @@ def train(net, loader, optimizer, local_rank):
                     rests_on=sources,
                 )
                 continue
-            if direct and target is func and isinstance(target, cst.Attribute):
+            if direct and target is func and type(target) is cst.Attribute:
                 fix = FixSpec(
                     "Call the DDP wrapper instead of its `.module`",
                     replacements=((func, ctx.code(target.value)),),
@@ -299,7 +297,7 @@ def _wrapper_name(ctx: FileContext, sources: tuple[cst.CSTNode, ...]) -> str | N
     wraps = facts_of(ctx).ddp_wraps
     for source in sources:
         assign = ctx.parent(source)
-        if not (any(source is w for w in wraps) and isinstance(assign, cst.Assign)):
+        if not (any(source is w for w in wraps) and type(assign) is cst.Assign):
             return None
         names.update(ctx.code(t.target).strip() for t in assign.targets)
     return names.pop() if len(names) == 1 else None
@@ -353,12 +351,12 @@ def _detached(ctx: FileContext, call: cst.Call) -> bool:
     node: cst.CSTNode = call
     while True:
         parent = ctx.parent(node)
-        if not isinstance(parent, cst.Attribute) or parent.value is not node:
+        if type(parent) is not cst.Attribute or parent.value is not node:
             return False
         if parent.attr.value in ("detach", "detach_", "data"):
             return True
         outer = ctx.parent(parent)
-        if not isinstance(outer, cst.Call) or outer.func is not parent:
+        if type(outer) is not cst.Call or outer.func is not parent:
             return False
         node = outer
 
@@ -368,7 +366,7 @@ def _bare_method(func: cst.Attribute) -> bool:
     parameter, state or mode methods, nor the wrapper's `.module`) called on a plain name,
     which may hold the module inside a DDP wrapper (`model_without_ddp.query_forward(x)`)."""
     return (
-        isinstance(func.value, cst.Name)
+        type(func.value) is cst.Name
         and func.attr.value != "module"
         and func.attr.value not in _MODULE_API
     )
@@ -399,15 +397,15 @@ def _trains_others_only(ctx: FileContext, target: cst.BaseExpression, at: cst.CS
     loops = domain_of(ctx).loops
     optimizers = [call for call in ctx.calls if loops.builds_optimizer(call)]
     bypassed = _model_roots(ctx, target, at)
-    if not bypassed or not optimizers or not isinstance(target, cst.Attribute):
+    if not bypassed or not optimizers or type(target) is not cst.Attribute:
         return False  # only `x.module` of a wrapper in sight
     for optimizer in optimizers:
         if ctx.scope(optimizer) is not ctx.scope(at):
             return False  # built elsewhere, over a model handed around out of sight
         params = argument(optimizer, 0, "params")
         if not (
-            isinstance(params, cst.Call)
-            and isinstance(params.func, cst.Attribute)
+            type(params) is cst.Call
+            and type(params.func) is cst.Attribute
             and params.func.attr.value == "parameters"
         ):
             return False
@@ -424,13 +422,13 @@ def _model_roots(
     `self.model` for `self.model.module`), and those of the values it holds: through
     names, the model a DDP wrap is given, `net.to(device)`; a construction adds none.
     None when some value is out of sight (`getattr(model, "module", model)`)."""
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         called = ctx.call_name(expr)
         if (called in DDP_CLASSES or called == "torch.compile") and expr.args:
             expr = expr.args[0].value
-        elif isinstance(expr.func, cst.Attribute) and ctx.qualname(expr.func) is None:
+        elif type(expr.func) is cst.Attribute and ctx.qualname(expr.func) is None:
             expr = expr.func.value  # `net.to(device)`, `net.cuda()`
-        elif isinstance(expr.func, cst.Name) and expr.func.value != "getattr":
+        elif type(expr.func) is cst.Name and expr.func.value != "getattr":
             return set()  # `DQN(...)`: a model built here
         else:
             return None
@@ -456,10 +454,10 @@ def _submodule_call(func: cst.Attribute) -> cst.Attribute | None:
     of one (`x.module.encoder.embed(t)`, `x.module.heads.cls.forward(h)`), where no name
     on the way is one of nn.Module's own methods (`x.module.encoder.parameters()`)."""
     node = func.value
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         if node.attr.value in _MODULE_API:
             return None
-        if isinstance(node.value, cst.Attribute) and node.value.attr.value == "module":
+        if type(node.value) is cst.Attribute and node.value.attr.value == "module":
             return node.value if func.attr.value not in _MODULE_API else None
         node = node.value
     return None
@@ -472,7 +470,7 @@ def _through_module(func: cst.Attribute) -> bool:
         return True
     inner = func.value
     return (
-        isinstance(inner, cst.Attribute)
+        type(inner) is cst.Attribute
         and inner.attr.value == "module"
         and func.attr.value not in _MODULE_API
     )
@@ -488,14 +486,14 @@ def _method_inputs(ctx: FileContext, call: cst.Call) -> str | None:
     from_parameter = False
     for arg in call.args:
         value = arg.value
-        if isinstance(value, cst.Name) and any(
+        if type(value) is cst.Name and any(
             b.kind == "param" for b in ctx.resolver.reaching(value.value, call)
         ):
             from_parameter = True
         for step in [Step(value, call), *backward.dependencies(value, call)]:
             for node in ctx.walk(step.node):
                 if (
-                    isinstance(node, cst.Call)
+                    type(node) is cst.Call
                     and isinstance(node.func, (cst.Name, cst.Attribute))
                     and ctx.qualname(node.func) is None
                     and facts.is_ddp_model(node.func, step.at)

@@ -46,7 +46,7 @@ def bare_module_sources(
         for v in ctx.resolver.values(expr, at)
         if _unwraps_ddp(ctx, v.expr, v.at) and not _bound_later(ctx, v.at, at)
     )
-    if found or not isinstance(expr, cst.Name):
+    if found or type(expr) is not cst.Name:
         return found
     return _wrapped_under_another_name(ctx, expr, at)
 
@@ -67,12 +67,11 @@ def _wrapped_under_another_name(
         assign = ctx.parent(wrap)
         if (
             ctx.before(wrap, at)
-            and isinstance(wrapped, cst.Name)
+            and type(wrapped) is cst.Name
             and wrapped.value == name.value
-            and isinstance(assign, cst.Assign)
+            and type(assign) is cst.Assign
             and all(
-                isinstance(t.target, cst.Name) and t.target.value != name.value
-                for t in assign.targets
+                type(t.target) is cst.Name and t.target.value != name.value for t in assign.targets
             )
             and _binding_statements(ctx, name.value, wrap) == here
         ):
@@ -147,7 +146,7 @@ def scope_calls_wrapper(ctx: FileContext, call: cst.Call, target: cst.BaseExpres
         if (
             other is not call
             and ctx.qualname(func) is None
-            and not (isinstance(func, cst.Name) and func.value in ctx.functions)
+            and not (type(func) is cst.Name and func.value in ctx.functions)
             and _is_the_wrapper(facts, wrappers, func, other)
         ):
             return True
@@ -174,7 +173,7 @@ def scope_hands_wrapper_on(ctx: FileContext, call: cst.Call, target: cst.BaseExp
             continue
         if ctx.qualname(func) is not None or not backward.reaches(other):
             continue
-        if isinstance(func, cst.Name) and func.value in _BUILTINS:
+        if type(func) is cst.Name and func.value in _BUILTINS:
             continue
         if any(_is_the_wrapper(facts, wrappers, arg.value, other) for arg in other.args):
             return True
@@ -201,8 +200,8 @@ def _wrappers_of(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) ->
         if not _unwraps_ddp(ctx, value.expr, value.at):
             continue
         held = value.expr
-        wrapper = held.value if isinstance(held, cst.Attribute) else None
-        if isinstance(held, cst.Call):
+        wrapper = held.value if type(held) is cst.Attribute else None
+        if type(held) is cst.Call:
             wrapper = argument(held, 0, "model")
         name = dotted(wrapper) if wrapper is not None else None
         if name is None:
@@ -213,13 +212,13 @@ def _wrappers_of(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) ->
 
 def _unwraps_ddp(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
     facts = facts_of(ctx)
-    if isinstance(expr, cst.Subscript):
+    if type(expr) is cst.Subscript:
         expr = expr.value  # `ddp.module[0]`: a piece of the module inside the wrapper
-        if not isinstance(expr, cst.Attribute):
+        if type(expr) is not cst.Attribute:
             return False
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
+    if type(expr) is cst.Attribute and expr.attr.value == "module":
         return facts.is_ddp_model(expr.value, at)
-    if not isinstance(expr, cst.Call):
+    if type(expr) is not cst.Call:
         return False
     func = last_name(expr.func) or ""
     first = argument(expr, 0, "model")

@@ -205,7 +205,7 @@ def train_epoch(model, criterion, train_set, rank, world_size):
                 continue
             unproven = _scaled_by_value(ctx, node, numerator)
             if escapes(ctx, node, frame) and not (
-                isinstance(frame, cst.FunctionDef) and callers_keep_it(ctx, frame)
+                type(frame) is cst.FunctionDef and callers_keep_it(ctx, frame)
             ):
                 continue
             yield Finding(
@@ -226,20 +226,20 @@ def _rescaled(ctx: FileContext, division: cst.CSTNode, numerator: cst.BaseExpres
     ranks = domain_of(ctx).ranks
 
     def scales(node: cst.CSTNode, operand: cst.CSTNode) -> bool:
-        if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)):
+        if not (type(node) is cst.BinaryOperation and type(node.operator) is cst.Multiply):
             return False
         other = node.right if operand is node.left else node.left
         return ranks.is_world_size(other, division)
 
     node: cst.CSTNode = division
-    while isinstance(parent := ctx.parent(node), cst.BinaryOperation):
+    while type(parent := ctx.parent(node)) is cst.BinaryOperation:
         if scales(parent, node):
             return True
         node = parent
     products = [
         node
         for node in ctx.nodes_within(numerator, cst.BinaryOperation)
-        if isinstance(node, cst.BinaryOperation)
+        if type(node) is cst.BinaryOperation
     ]
     return any(scales(p, p.left) or scales(p, p.right) for p in products)
 
@@ -255,14 +255,14 @@ def _scaled_by_value(
 
     def by_value(node: cst.CSTNode) -> bool:
         return (
-            isinstance(node, cst.BinaryOperation)
-            and isinstance(node.operator, cst.Multiply)
+            type(node) is cst.BinaryOperation
+            and type(node.operator) is cst.Multiply
             and not isinstance(node.left, numeric)
             and not isinstance(node.right, numeric)
         )
 
     node: cst.CSTNode = division
-    while isinstance(parent := ctx.parent(node), cst.BinaryOperation):
+    while type(parent := ctx.parent(node)) is cst.BinaryOperation:
         if by_value(parent):
             return True
         node = parent

@@ -235,9 +235,9 @@ def setup(args, model):
     def _use(self, ctx: FileContext, node: cst.CSTNode) -> str | None:
         """ "batch", "lr" or "metric" when `node` divides or scales by the device count."""
         operator: cst.BaseBinaryOp | cst.BaseAugOp
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             operator, left, right = node.operator, node.left, node.right
-        elif isinstance(node, cst.AugAssign):
+        elif type(node) is cst.AugAssign:
             operator, left, right = node.operator, node.target, node.value
         else:
             return None
@@ -272,7 +272,7 @@ def setup(args, model):
         found = False
         for value in deciding_leaves(ctx.resolver, expr, at):
             leaf = strip_conversion(value.expr)
-            if isinstance(leaf, cst.Call) and ctx.call_name(leaf) in DEVICE_COUNT:
+            if type(leaf) is cst.Call and ctx.call_name(leaf) in DEVICE_COUNT:
                 found = True
             elif int_literal(leaf) is None:
                 return False
@@ -282,7 +282,7 @@ def setup(args, model):
     def _mentions_count(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """The value of `expr` is computed from the device count."""
         return any(
-            isinstance(v.expr, cst.Call) and ctx.call_name(v.expr) in DEVICE_COUNT
+            type(v.expr) is cst.Call and ctx.call_name(v.expr) in DEVICE_COUNT
             for v in ctx.resolver.sources(expr, at)
         )
 
@@ -295,7 +295,7 @@ def setup(args, model):
     def _reduced(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """`expr` names a tensor that an `all_reduce`/`reduce` of this function summed
         before `at`."""
-        name = last_name(expr) if isinstance(expr, cst.Name) else None
+        name = last_name(expr) if type(expr) is cst.Name else None
         if name is None:
             return False
         frame = ctx.scope(at)
@@ -305,7 +305,7 @@ def setup(args, model):
             op = argument(call, None, "op")
             if op is not None and last_name(op) not in ("SUM", None):
                 continue  # `op=ReduceOp.MAX`: no sum to average
-            if isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == name:
+            if type(call.args[0].value) is cst.Name and call.args[0].value.value == name:
                 return True
         return False
 

@@ -26,7 +26,7 @@ def count_gated_starts(
     it calls, and does not start the processes itself (`mp.spawn`: the script is its own
     launcher, sized by the count)."""
     for node in ctx.nodes_of(cst.If):
-        assert isinstance(node, cst.If)
+        assert type(node) is cst.If
         if not _more_than_one(node.test, is_count):
             continue
         calls = _calls_run(ctx, node.body)
@@ -43,7 +43,7 @@ def _more_than_one(
     test: cst.BaseExpression, is_count: Callable[[cst.BaseExpression, cst.CSTNode], bool]
 ) -> bool:
     """`test` is only the device count compared with 1, true when it is more than one."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return False
     target = test.comparisons[0]
     operator, left, right = type(target.operator).__name__, test.left, target.comparator

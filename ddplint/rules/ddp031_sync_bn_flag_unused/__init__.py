@@ -165,7 +165,7 @@ def main(build):
 def _options(call: cst.Call) -> list[str]:
     found = []
     for arg in call.args:
-        if arg.keyword is None and isinstance(arg.value, cst.SimpleString):
+        if arg.keyword is None and type(arg.value) is cst.SimpleString:
             value = arg.value.evaluated_value
             if isinstance(value, str):
                 found.append(value)
@@ -180,7 +180,7 @@ def _dest(call: cst.Call) -> str | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "dest":
             value = arg.value
-            if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+            if type(value) is cst.SimpleString and isinstance(value.evaluated_value, str):
                 return value.evaluated_value
             return None
     longs = [o for o in options if o.startswith("--")]
@@ -191,13 +191,13 @@ def _read(ctx: FileContext, option: cst.Call, dest: str) -> bool:
     """This file reads the option's value anywhere but in a call that only shows it:
     `args.sync_bn`, `getattr(args, "sync_bn")`, `cfg["sync_bn"]`."""
     for node in ctx.nodes_of(cst.Attribute):
-        if isinstance(node, cst.Attribute) and node.attr.value == dest and not _shown(ctx, node):
+        if type(node) is cst.Attribute and node.attr.value == dest and not _shown(ctx, node):
             parent = ctx.parent(node)
-            if not (isinstance(parent, cst.AssignTarget) and parent.target is node):
+            if not (type(parent) is cst.AssignTarget and parent.target is node):
                 return True
     for node in ctx.nodes_of(cst.SimpleString):
         if (
-            isinstance(node, cst.SimpleString)
+            type(node) is cst.SimpleString
             and node.evaluated_value == dest
             and not ctx.is_inside(node, option)
             and not _shown(ctx, node)
@@ -209,7 +209,7 @@ def _read(ctx: FileContext, option: cst.Call, dest: str) -> bool:
 def _shown(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` is an argument of a call that only prints or logs it."""
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, cst.Call):
+        if type(ancestor) is cst.Call:
             name = (dotted(ancestor.func) or "").rpartition(".")[2]
             return bool(_SHOWS.match(name))
         if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
@@ -222,7 +222,7 @@ def _escapes(ctx: FileContext) -> bool:
     a dict (`vars(args)`, `args.__dict__`), or handed whole to a call that is not a function
     of the project, nor printing or logging."""
     if any(
-        isinstance(node, cst.Attribute) and node.attr.value == "__dict__"
+        type(node) is cst.Attribute and node.attr.value == "__dict__"
         for node in ctx.nodes_of(cst.Attribute)
     ):
         return True
@@ -231,7 +231,7 @@ def _escapes(ctx: FileContext) -> bool:
         name = (dotted(call.func) or "").rpartition(".")[2]
         if name == "vars":
             return True
-        if not any(isinstance(a.value, cst.Name) and a.value.value in parsed for a in call.args):
+        if not any(type(a.value) is cst.Name and a.value.value in parsed for a in call.args):
             continue
         if _SHOWS.match(name) or ctx.resolver.callees(call):
             continue
@@ -258,8 +258,8 @@ def _parsed_names(ctx: FileContext) -> set[str]:
 
 def _parses(expr: cst.BaseExpression) -> bool:
     return (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Attribute
         and expr.func.attr.value in _PARSE
     )
 

@@ -160,7 +160,7 @@ def main(model, local_rank):
             if not literals or not all(_is_gloo(v) for v in literals):
                 continue
             fix = None
-            if isinstance(backend, cst.SimpleString):
+            if type(backend) is cst.SimpleString:
                 fix = FixSpec(
                     "Use the NCCL backend",
                     replacements=((backend, backend.value.replace("gloo", "nccl")),),
@@ -190,12 +190,12 @@ def main(model, local_rank):
             if self._conditional_on_cuda(ctx, wrap):
                 continue
             ids = argument(wrap, 1, "device_ids")
-            if ids is not None and not (isinstance(ids, cst.Name) and ids.value == "None"):
+            if ids is not None and not (type(ids) is cst.Name and ids.value == "None"):
                 return True
             module = argument(wrap, 0, "module")
             if module is not None and any(
-                isinstance(v.expr, cst.Call)
-                and isinstance(v.expr.func, cst.Attribute)
+                type(v.expr) is cst.Call
+                and type(v.expr.func) is cst.Attribute
                 and v.expr.func.attr.value == "cuda"
                 and not self._conditional_on_cuda(ctx, v.expr)
                 for v in ctx.resolver.values(module, wrap)
@@ -225,7 +225,7 @@ def main(model, local_rank):
 
 
 def _text(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
+    if type(expr) is cst.SimpleString and isinstance(expr.evaluated_value, str):
         return expr.evaluated_value.lower()
     name = dotted(expr)
     return name.rpartition(".")[2].lower() if name and "Backend" in name else None
@@ -245,7 +245,7 @@ def _trains(ctx: FileContext) -> bool | None:
         return True
     facts = facts_of(ctx)
     for node in ctx.nodes_of(cst.Return):
-        returned = node.value if isinstance(node, cst.Return) else None
+        returned = node.value if type(node) is cst.Return else None
         if returned is not None and facts.is_ddp_model(returned, node):
             return True
     handed = [

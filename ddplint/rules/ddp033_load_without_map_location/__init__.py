@@ -292,20 +292,20 @@ def _isolates_devices(ctx: FileContext) -> bool:
         _VISIBLE in (node.value if isinstance(node, cst.FormattedStringText) else node.raw_value)
         for node in ctx.nodes_of(cst.SimpleString, cst.FormattedStringText)
         if isinstance(node, (cst.SimpleString, cst.FormattedStringText))
-        and not isinstance(ctx.parent(node), cst.Expr)
+        and type(ctx.parent(node)) is not cst.Expr
     )
     if not mentions:
         return False
     several = 0
     for node in ctx.nodes_of(cst.Assign):
-        assert isinstance(node, cst.Assign)
+        assert type(node) is cst.Assign
         target = node.targets[0].target if len(node.targets) == 1 else None
         if (
-            isinstance(target, cst.Subscript)
+            type(target) is cst.Subscript
             and ctx.qualname(target.value) == "os.environ"
             and len(target.slice) == 1
-            and isinstance(key := target.slice[0].slice, cst.Index)
-            and isinstance(key.value, cst.SimpleString)
+            and type(key := target.slice[0].slice) is cst.Index
+            and type(key.value) is cst.SimpleString
             and key.value.raw_value == _VISIBLE
             and _several_gpus_or_none(ctx, node.value, node)
         ):
@@ -333,8 +333,8 @@ def _several_gpus_or_none(ctx: FileContext, value: cst.BaseExpression, at: cst.C
 def _joined(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """`items` for `",".join(items)`."""
     if (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Attribute
         and expr.func.attr.value == "join"
         and string_value(expr.func.value) == ","
         and len(expr.args) == 1
@@ -372,7 +372,7 @@ def _through_helper(ctx: FileContext, call: cst.Call, load: HelperLoad) -> Findi
         return None  # a file the helper names itself: its own module judges the load
     if load.map_param is not None:
         where = argument_for(call, load.map_param)
-        if where is not None and not (isinstance(where, cst.Name) and where.value == "None"):
+        if where is not None and not (type(where) is cst.Name and where.value == "None"):
             return None
     path = argument_for(call, load.path_param)
     if path is None:
@@ -435,4 +435,4 @@ def _no_map_location(call: cst.Call) -> bool:
     if any(arg.star == "**" for arg in call.args):
         return False
     where = argument(call, 1, "map_location")
-    return where is None or (isinstance(where, cst.Name) and where.value == "None")
+    return where is None or (type(where) is cst.Name and where.value == "None")

@@ -69,9 +69,9 @@ def path_keys(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNode) -> se
     keys = set()
     for value in ctx.resolver.values(path, at, _DEPTH):
         expr = value.expr
-        if isinstance(expr, cst.Subscript):  # `files[-1]`: one of `files`
+        if type(expr) is cst.Subscript:  # `files[-1]`: one of `files`
             keys |= path_keys(ctx, expr.value, value.at)
-        elif not isinstance(expr, cst.Name):
+        elif type(expr) is not cst.Name:
             keys.add("code:" + ctx.code(expr))
         helper = _path_helper(ctx, expr)
         if helper is not None:
@@ -87,11 +87,11 @@ def _path_helper(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
     """The project function that builds the path (`get_weights_file_path(cfg, epoch)`):
     paths it returns are one family of files. Library and built-in calls (`os.path.join`,
     `str`, `Path`) build any path, so they name none."""
-    if not isinstance(expr, cst.Call) or not isinstance(expr.func, (cst.Name, cst.Attribute)):
+    if type(expr) is not cst.Call or not isinstance(expr.func, (cst.Name, cst.Attribute)):
         return None
     func = expr.func
-    if isinstance(func, cst.Attribute) and not (
-        isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")
+    if type(func) is cst.Attribute and not (
+        type(func.value) is cst.Name and func.value.value in ("self", "cls")
     ):
         return None  # a method of some value (`"{}.pt".format`, `path.joinpath`)
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value
@@ -102,12 +102,10 @@ def _path_helper(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
 
 
 def _file_name(ctx: FileContext, node: cst.CSTNode) -> str | None:
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         text = node.raw_value
-    elif isinstance(node, cst.FormattedString):
-        text = "".join(
-            p.value if isinstance(p, cst.FormattedStringText) else "*" for p in node.parts
-        )
+    elif type(node) is cst.FormattedString:
+        text = "".join(p.value if type(p) is cst.FormattedStringText else "*" for p in node.parts)
     else:
         return None
     match = _FILE_NAME.search(text)
@@ -199,11 +197,11 @@ def written_elsewhere(ctx: FileContext, path: cst.BaseExpression, at: cst.CSTNod
 def _literal_last_component(expr: cst.BaseExpression) -> str | None:
     """The last path component of a string literal or f-string, when no placeholder is in
     it (`"ckpt/g_best"`, `f"{root}/ckpt/g_best"`), else None."""
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         text = expr.raw_value
-    elif isinstance(expr, cst.FormattedString):
+    elif type(expr) is cst.FormattedString:
         last = expr.parts[-1] if expr.parts else None
-        if not isinstance(last, cst.FormattedStringText) or "/" not in last.value:
+        if type(last) is not cst.FormattedStringText or "/" not in last.value:
             return None
         text = last.value
     else:

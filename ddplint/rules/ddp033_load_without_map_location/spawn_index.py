@@ -31,9 +31,9 @@ def _copies(ctx: FileContext, func: cst.FunctionDef, index: str, before: cst.CST
     """What the index is copied into in `func` before `before` (`args.gpu = gpu`)."""
     found = set()
     for assign in ctx.nodes_within(func, cst.Assign):
-        assert isinstance(assign, cst.Assign)
+        assert type(assign) is cst.Assign
         if (
-            isinstance(assign.value, cst.Name)
+            type(assign.value) is cst.Name
             and assign.value.value == index
             and ctx.scope(assign) is func
             and ctx.before(assign, before)
@@ -45,13 +45,13 @@ def _copies(ctx: FileContext, func: cst.FunctionDef, index: str, before: cst.CST
 def _none_tested(test: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:
     """`(x, True)` for `x is None`, `(x, False)` for `x is not None`: the expression and
     the value of the test where it is None."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return None
     target = test.comparisons[0]
-    if not (isinstance(target.comparator, cst.Name) and target.comparator.value == "None"):
+    if not (type(target.comparator) is cst.Name and target.comparator.value == "None"):
         return None
-    if isinstance(target.operator, cst.Is):
+    if type(target.operator) is cst.Is:
         return test.left, True
-    if isinstance(target.operator, cst.IsNot):
+    if type(target.operator) is cst.IsNot:
         return test.left, False
     return None

@@ -208,7 +208,7 @@ def _frame(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
 def _takes_effect_before(ctx: FileContext, pin: cst.CSTNode, pick: cst.CSTNode) -> bool:
     """The pin runs before the pick: at module level, or earlier in the pick's function."""
     frame = _frame(ctx, pin)
-    if isinstance(frame, cst.Module):
+    if type(frame) is cst.Module:
         return True
     return frame is _frame(ctx, pick) and ctx.before(pin, pick)
 
@@ -247,10 +247,10 @@ def _spawns_per_visible_gpu(ctx: FileContext) -> bool:
 def _started_per_visible_gpu(ctx: FileContext, call: cst.Call) -> bool:
     """`for i in range(n): mp.Process(...)` with `n` from `torch.cuda.device_count()`."""
     loop = ctx.enclosing_loop(call)
-    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+    if type(loop) is not cst.For or type(loop.iter) is not cst.Call:
         return False
     bound = loop.iter
-    if not isinstance(bound.func, cst.Name) or bound.func.value != "range" or len(bound.args) != 1:
+    if type(bound.func) is not cst.Name or bound.func.value != "range" or len(bound.args) != 1:
         return False
     return any(
         "device_count" in ctx.code(v.expr) for v in ctx.resolver.values(bound.args[0].value, bound)

@@ -33,7 +33,7 @@ def pins(ctx: FileContext) -> Iterator[Pin]:
     `os.environ[...] = "0"`, `os.environ.setdefault(...)`, `os.environ.update(...)`,
     `os.putenv(...)`."""
     for node in ctx.nodes_of(cst.Assign):
-        assert isinstance(node, cst.Assign)
+        assert type(node) is cst.Assign
         if any(_is_variable(ctx, t.target) for t in node.targets):
             device = _one_device(ctx, node.value, node)
             if device is not None:
@@ -48,10 +48,10 @@ def pins(ctx: FileContext) -> Iterator[Pin]:
 
 def _is_variable(ctx: FileContext, target: cst.BaseExpression) -> bool:
     return (
-        isinstance(target, cst.Subscript)
+        type(target) is cst.Subscript
         and ctx.qualname(target.value) == _ENVIRON
         and len(target.slice) == 1
-        and isinstance(target.slice[0].slice, cst.Index)
+        and type(target.slice[0].slice) is cst.Index
         and _string(target.slice[0].slice.value) == VARIABLE
     )
 
@@ -65,15 +65,15 @@ def _set_by_call(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == VARIABLE:
                 return arg.value
-            if arg.keyword is None and isinstance(arg.value, cst.Dict):
+            if arg.keyword is None and type(arg.value) is cst.Dict:
                 for element in arg.value.elements:
-                    if isinstance(element, cst.DictElement) and _string(element.key) == VARIABLE:
+                    if type(element) is cst.DictElement and _string(element.key) == VARIABLE:
                         return element.value
     return None
 
 
 def _string(expr: cst.BaseExpression | None) -> str | None:
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     return None
@@ -105,7 +105,7 @@ def per_process_picks(ctx: FileContext, evidence: RankEvidence) -> Iterator[cst.
         elif name in DDP_CLASSES:
             ids = argument(call, 1, "device_ids")
             candidates = list(_elements(ids))
-        elif isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
+        elif type(func) is cst.Attribute and func.attr.value in ("cuda", "to"):
             candidates = [a.value for a in call.args[:1]]
         else:
             continue
@@ -125,9 +125,9 @@ def _traced(
     """`expr` is, or formats into a device string, a value that differs per process."""
     for value in ctx.resolver.values(expr, at, 2):
         held = value.expr
-        if isinstance(held, cst.FormattedString):
+        if type(held) is cst.FormattedString:
             if any(
-                isinstance(p, cst.FormattedStringExpression)
+                type(p) is cst.FormattedStringExpression
                 and evidence.value_traced(p.expression, value.at, _DEPTH)
                 for p in held.parts
             ):

@@ -385,8 +385,8 @@ def _reseeded_below(ctx: FileContext, seed: SeedCall, seeds: list[SeedCall]) -> 
 def _statement_line(ctx: FileContext, call: cst.Call) -> cst.SimpleStatementLine | None:
     """The statement line of a seeding call made as a statement of its own."""
     statement = ctx.parent(call)
-    line = ctx.parent(statement) if isinstance(statement, cst.Expr) else None
-    return line if isinstance(line, cst.SimpleStatementLine) else None
+    line = ctx.parent(statement) if type(statement) is cst.Expr else None
+    return line if type(line) is cst.SimpleStatementLine else None
 
 
 def _worker_findings(ctx: FileContext) -> Iterator[Finding]:
@@ -410,7 +410,7 @@ def _worker_findings(ctx: FileContext) -> Iterator[Finding]:
         function = seed.function
         where = (
             f"`{function.name.value}`"
-            if isinstance(function, cst.FunctionDef)
+            if type(function) is cst.FunctionDef
             else "the `worker_init_fn` lambda"
         )
         yield Finding(
@@ -488,7 +488,7 @@ def _pipeline_draws(ctx: FileContext) -> bool | None:
 def _without_workers(loader: cst.Call) -> bool:
     """The loader prepares its samples in the main process (`num_workers` left out or 0)."""
     workers = argument(loader, LOADER_WORKERS, "num_workers")
-    return workers is None or (isinstance(workers, cst.Integer) and workers.evaluated_value == 0)
+    return workers is None or (type(workers) is cst.Integer and workers.evaluated_value == 0)
 
 
 def _shards_data(ctx: FileContext) -> bool:
@@ -568,13 +568,13 @@ def _offset_by_rank(ctx: FileContext, arg: cst.BaseExpression, at: cst.CSTNode) 
     """The seed's name is changed by a rank-dependent value in its function, on some path
     (`if not global_seeding: seed += self.rank`): the seed is not proven alike."""
     func = ctx.enclosing_function(at)
-    if func is None or not isinstance(arg, cst.Name):
+    if func is None or type(arg) is not cst.Name:
         return False
     ranks = domain_of(ctx).ranks
     for node in ctx.nodes_within(func, cst.AugAssign):
         if (
-            isinstance(node, cst.AugAssign)
-            and isinstance(node.target, cst.Name)
+            type(node) is cst.AugAssign
+            and type(node.target) is cst.Name
             and node.target.value == arg.value
             and differs_by_rank(ranks, node.value, node)
         ):

@@ -45,7 +45,7 @@ def dataset_module_draws(ctx: FileContext, loaders: list[cst.Call]) -> bool:
         if dataset is None:
             continue
         for value in ctx.resolver.values(dataset, loader):
-            if not isinstance(value.expr, cst.Call):
+            if type(value.expr) is not cst.Call:
                 continue
             found = project.resolve(ctx, value.expr)
             if found is None:
@@ -85,12 +85,12 @@ def _in_pipeline(ctx: FileContext, call: cst.Call) -> bool:
     """`call` is made inside a composition (`Compose([...])`), as an argument named for
     transforms (`transform=RandomFlip()`), or assigned to such a name (`train_aug = ...`)."""
     for ancestor in ctx.ancestors(call):
-        if isinstance(ancestor, cst.Call) and ancestor is not call:
+        if type(ancestor) is cst.Call and ancestor is not call:
             return _PIPELINE_WORD.search(ctx.code(ancestor.func)) is not None
-        if isinstance(ancestor, cst.Arg) and ancestor.keyword is not None:
+        if type(ancestor) is cst.Arg and ancestor.keyword is not None:
             return _PIPELINE_WORD.search(ancestor.keyword.value) is not None
-        if isinstance(ancestor, cst.Assign):
+        if type(ancestor) is cst.Assign:
             return any(_PIPELINE_WORD.search(ctx.code(t.target)) for t in ancestor.targets)
-        if isinstance(ancestor, cst.SimpleStatementLine):
+        if type(ancestor) is cst.SimpleStatementLine:
             return False
     return False

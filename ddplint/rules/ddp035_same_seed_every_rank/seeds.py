@@ -57,12 +57,12 @@ def _named_helper(ctx: FileContext, call: cst.Call, name: str | None) -> bool:
     """A function of another module (or an unknown library) named like a seeding helper;
     the file's own helpers are followed instead."""
     func = call.func
-    last = func.attr.value if isinstance(func, cst.Attribute) else None
-    if isinstance(func, cst.Name):
+    last = func.attr.value if type(func) is cst.Attribute else None
+    if type(func) is cst.Name:
         last = func.value
     if last is None or not is_seeding_name(last) or ctx.resolver.callees(call):
         return False
-    if isinstance(func, cst.Attribute) and name is None:
+    if type(func) is cst.Attribute and name is None:
         return False  # a method of some object (`env.seed`, `rng.set_seed`)
     if name in LIBRARY_SEEDS:
         return False  # read by `seeds_torch`: per device, not the same on every rank

@@ -70,9 +70,9 @@ def _loaders(ctx: FileContext) -> Iterator[cst.Call]:
 
 def _function(ctx: FileContext, expr: cst.BaseExpression) -> cst.FunctionDef | cst.Lambda | None:
     """The lambda `expr` is, or the module-level function of this file it names."""
-    if isinstance(expr, cst.Lambda):
+    if type(expr) is cst.Lambda:
         return expr
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:
         return None
     defs = ctx.functions.get(expr.value, [])
     if len(defs) != 1 or ctx.scope(defs[0]) is not ctx.module:
@@ -91,7 +91,7 @@ def _sharded(ctx: FileContext, loader: cst.Call) -> bool | None:
             continue
         for value in ctx.resolver.values(given, loader):
             expr = value.expr
-            if not isinstance(expr, cst.Call):
+            if type(expr) is not cst.Call:
                 continue
             inner = argument(expr, 0, "sampler") if keyword == "batch_sampler" else None
             candidates = [expr] if inner is None else [expr, *_calls(ctx, inner, expr)]
@@ -105,7 +105,7 @@ def _sharded(ctx: FileContext, loader: cst.Call) -> bool | None:
 
 
 def _calls(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> list[cst.Call]:
-    return [v.expr for v in ctx.resolver.values(expr, at) if isinstance(v.expr, cst.Call)]
+    return [v.expr for v in ctx.resolver.values(expr, at) if type(v.expr) is cst.Call]
 
 
 def _sampler_kind(ctx: FileContext, call: cst.Call) -> bool | None:
@@ -126,8 +126,8 @@ def _seeds(ctx: FileContext, call: cst.Call) -> bool:
     if name in _SEEDS:
         return True
     func = call.func
-    last = func.value if isinstance(func, cst.Name) else None
-    if isinstance(func, cst.Attribute) and name is not None:
+    last = func.value if type(func) is cst.Name else None
+    if type(func) is cst.Attribute and name is not None:
         last = func.attr.value
     return last is not None and is_seeding_name(last)
 
@@ -151,22 +151,22 @@ def _kind(
     object), None for anything else (a call, torch's per-worker seed, an unknown name)."""
     if depth < 0:
         return None
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return False
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.BinaryOperation:
         left = _kind(ctx, expr.left, at, index, depth - 1)
         right = _kind(ctx, expr.right, at, index, depth - 1)
         return None if left is None or right is None else left or right
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         func = expr.func
-        if isinstance(func, cst.Name) and func.value in _CONVERSIONS and len(expr.args) == 1:
+        if type(func) is cst.Name and func.value in _CONVERSIONS and len(expr.args) == 1:
             return _kind(ctx, expr.args[0].value, at, index, depth - 1)
         return None
-    if isinstance(expr, cst.Name) and index is not None and expr.value == index:
+    if type(expr) is cst.Name and index is not None and expr.value == index:
         return True
     if (
-        isinstance(expr, cst.Attribute)
-        and isinstance(expr.value, cst.Name)
+        type(expr) is cst.Attribute
+        and type(expr.value) is cst.Name
         and _is_worker_info(ctx, expr.value, at)
     ):
         return True if expr.attr.value == "id" else None  # `info.seed`: per rank
@@ -179,7 +179,7 @@ def _kind(
     for value in held:
         if value.expr is expr:
             # not assigned in sight: a setting read from an object is alike on every rank
-            kinds.append(False if isinstance(expr, cst.Attribute) else None)
+            kinds.append(False if type(expr) is cst.Attribute else None)
         else:
             kinds.append(_kind(ctx, value.expr, value.at, index, depth - 1))
     if any(kind is None for kind in kinds):
@@ -190,7 +190,7 @@ def _kind(
 def _is_worker_info(ctx: FileContext, name: cst.Name, at: cst.CSTNode) -> bool:
     """`name` holds what `torch.utils.data.get_worker_info()` returned."""
     return any(
-        isinstance(v.expr, cst.Call) and ctx.call_name(v.expr) == _WORKER_INFO
+        type(v.expr) is cst.Call and ctx.call_name(v.expr) == _WORKER_INFO
         for v in ctx.resolver.values(name, at)
     )
 
@@ -239,7 +239,7 @@ def _generator_seeding(
         if not value.leaf:
             continue
         expr = value.expr
-        if not isinstance(expr, cst.Call):
+        if type(expr) is not cst.Call:
             return []
         if ctx.call_name(expr) == _GENERATOR:
             made = True
@@ -253,7 +253,7 @@ def _generator_seeding(
     text = ctx.code(generator)
     for call in ctx.model.calls_by_name.get("manual_seed", ()):
         func = call.func
-        if isinstance(func, cst.Attribute) and ctx.code(func.value) == text:
+        if type(func) is cst.Attribute and ctx.code(func.value) == text:
             seeds.append(call)
     if not seeds or any(len(s.args) != 1 or s.args[0].keyword or s.args[0].star for s in seeds):
         return []
@@ -264,8 +264,8 @@ def _seeds_generator(ctx: FileContext, call: cst.Call) -> bool:
     """`torch.Generator().manual_seed(v)`: the seeded generator it returns."""
     func = call.func
     return (
-        isinstance(func, cst.Attribute)
+        type(func) is cst.Attribute
         and func.attr.value == "manual_seed"
-        and isinstance(func.value, cst.Call)
+        and type(func.value) is cst.Call
         and ctx.call_name(func.value) == _GENERATOR
     )

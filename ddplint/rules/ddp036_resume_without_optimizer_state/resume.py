@@ -84,7 +84,7 @@ def restores_optimizer(ctx: FileContext, optimizers: list[Optimizer]) -> bool:
     held = _holders(ctx, optimizers)
     for call in ctx.method_calls("load_state_dict"):
         func = call.func
-        assert isinstance(func, cst.Attribute)
+        assert type(func) is cst.Attribute
         receiver = dotted(func.value) or ctx.code(func.value)
         if receiver in held or OPTIMIZER_NAME.search(receiver):
             return True
@@ -104,9 +104,9 @@ def _holders(ctx: FileContext, optimizers: list[Optimizer]) -> set[str]:
     held: set[str] = set()
     for optimizer in optimizers:
         statement = ctx.statement(optimizer.call)
-        if isinstance(statement, cst.Assign):
+        if type(statement) is cst.Assign:
             held.update(filter(None, (dotted(t.target) for t in statement.targets)))
-        elif isinstance(statement, cst.AnnAssign):
+        elif type(statement) is cst.AnnAssign:
             held.update(filter(None, [dotted(statement.target)]))
     return held
 

@@ -78,7 +78,7 @@ def _caller_uses(
     returns a count and no caller combines values."""
     func = shard.frame
     returned = returned_counts(ctx, shard, counts)
-    if not returned or not isinstance(func, cst.FunctionDef):
+    if not returned or type(func) is not cst.FunctionDef:
         return
     for site in callers(ctx, func):
         if one_process(ctx, site):
@@ -104,15 +104,13 @@ def _reads_combined_count(
         return False
     names = set(ctx.names_in(expr))
     names.update(
-        v.expr.value
-        for v in ctx.resolver.sources(expr, at, depth=3)
-        if isinstance(v.expr, cst.Name)
+        v.expr.value for v in ctx.resolver.sources(expr, at, depth=3) if type(v.expr) is cst.Name
     )
     return bool(shard.combined & names)
 
 
 def _names_bound(statements: list[cst.Assign]) -> set[str]:
-    return {t.target.value for a in statements for t in a.targets if isinstance(t.target, cst.Name)}
+    return {t.target.value for a in statements for t in a.targets if type(t.target) is cst.Name}
 
 
 def _combined_use(
@@ -124,7 +122,7 @@ def _combined_use(
     if combined.holds(ctx.names_in(expr)):
         return True
     branch = ctx.parent(node)
-    if not (isinstance(branch, cst.If) and branch.test is node):
+    if not (type(branch) is cst.If and branch.test is node):
         return False
     set_there = {
         name
@@ -156,7 +154,7 @@ def _returned_in_job(
                 return named[0]
         return None
     called = any(
-        isinstance(value.expr, cst.Call)
+        type(value.expr) is cst.Call
         and func in ctx.resolver.callees(value.expr)
         and not one_process(ctx, value.expr)
         for value in ctx.resolver.sources(expr, at, depth=3)
@@ -169,8 +167,8 @@ def _count_of(ctx: FileContext, value: Value, counts: list[str]) -> str | None:
     before the loop that adds to it: the value returned is what the loop summed)."""
     names = set(ctx.names_in(value.expr))
     at = value.at
-    if isinstance(at, cst.Assign):
-        names.update(t.target.value for t in at.targets if isinstance(t.target, cst.Name))
+    if type(at) is cst.Assign:
+        names.update(t.target.value for t in at.targets if type(t.target) is cst.Name)
     return next((count for count in counts if count in names), None)
 
 
@@ -198,8 +196,8 @@ def _reads(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> list[
     values."""
     found: list[list[Value]] = []
     for node in ctx.walk(expr):
-        keyed = isinstance(node, cst.Subscript) and string_key(node) is not None
-        named = isinstance(node, cst.Name) and not isinstance(ctx.parent(node), cst.Subscript)
+        keyed = type(node) is cst.Subscript and string_key(node) is not None
+        named = type(node) is cst.Name and type(ctx.parent(node)) is not cst.Subscript
         if isinstance(node, cst.BaseExpression) and (keyed or named):
             found.append([v for v in ctx.resolver.values(node, at) if v.leaf])
     return found
@@ -215,12 +213,12 @@ def _uses(
             continue
         if not (ctx.before(after, node) or ctx.is_inside(after, node)):
             continue
-        if isinstance(node, cst.Comparison):
+        if type(node) is cst.Comparison:
             if _ranks_values(node) and _decides(ctx, node):
                 yield node, "compare", node.left
                 for target in node.comparisons:
                     yield node, "compare", target.comparator
-        elif isinstance(node, cst.Call):
+        elif type(node) is cst.Call:
             kind = _call_kind(ctx, node)
             if kind is None or (kind == "log" and _names_the_rank(ctx, node)):
                 continue
@@ -248,11 +246,11 @@ def _decides(ctx: FileContext, comparison: cst.Comparison) -> bool:
     parent = ctx.parent(node)
     while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
         node, parent = parent, ctx.parent(parent)
-    if isinstance(parent, cst.While):
+    if type(parent) is cst.While:
         return parent.test is node
-    if isinstance(parent, cst.If):
+    if type(parent) is cst.If:
         return parent.test is node and _acts(ctx, parent)
-    if isinstance(parent, cst.IfExp):
+    if type(parent) is cst.IfExp:
         return parent.test is node
     return isinstance(parent, (cst.Assign, cst.AnnAssign, cst.Return, cst.Assert))
 
@@ -264,7 +262,7 @@ def _acts(ctx: FileContext, branch: cst.If) -> bool:
     for node in ctx.walk(branch.body):
         if isinstance(node, (cst.Break, cst.Continue, cst.Return, cst.Raise)):
             return True
-        if isinstance(node, cst.Call) and _call_kind(ctx, node) != "log":
+        if type(node) is cst.Call and _call_kind(ctx, node) != "log":
             return True
     return branch.orelse is not None
 
@@ -274,16 +272,16 @@ def _ranks_values(comparison: cst.Comparison) -> bool:
     empty count (`total > 0`) or an identity test."""
     ordering = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
     operands = [comparison.left, *(t.comparator for t in comparison.comparisons)]
-    if any(isinstance(o, cst.Integer) and int(o.value, 0) == 0 for o in operands):
+    if any(type(o) is cst.Integer and int(o.value, 0) == 0 for o in operands):
         return False
     return all(isinstance(t.operator, ordering) for t in comparison.comparisons)
 
 
 def _call_kind(ctx: FileContext, call: cst.Call) -> str | None:
     func = call.func
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         return "log" if func.value == "print" and "print" not in ctx.functions else None
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not cst.Attribute:
         return None
     method = func.attr.value
     if (ctx.call_name(call) or "").partition(".")[0] in _NOT_LOGGERS:

@@ -225,7 +225,7 @@ def main(model, optimizer, train_set, eval_set, max_batches):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for decision in rank_local_exits(ctx):
-            leaves = "`break` leaves" if isinstance(decision.exit, cst.Break) else "`return` leaves"
+            leaves = "`break` leaves" if type(decision.exit) is cst.Break else "`return` leaves"
             test = ctx.code(decision.test).strip()
             yield Finding(
                 decision.exit,

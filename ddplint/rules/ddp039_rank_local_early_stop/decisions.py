@@ -46,9 +46,7 @@ class ShardValues:
         for shard in evaluation_shard_loops(ctx):
             self.counts.extend(shard.counts)
             self.meters.extend(shard.meters)
-            if returned_counts(ctx, shard, shard.counts) and isinstance(
-                shard.frame, cst.FunctionDef
-            ):
+            if returned_counts(ctx, shard, shard.counts) and type(shard.frame) is cst.FunctionDef:
                 self.functions.add(shard.frame.name.value)
 
     def __bool__(self) -> bool:
@@ -59,7 +57,7 @@ class ShardValues:
         combining call (a collective, `reduce_tensor`, ...) is on the way; else None."""
         ctx = self.ctx
         sources = ctx.resolver.sources(expr, at, depth=3)
-        if any(isinstance(v.expr, cst.Call) and combines_call(ctx, v.expr) for v in sources):
+        if any(type(v.expr) is cst.Call and combines_call(ctx, v.expr) for v in sources):
             return None
         if self._reduced_in_place(sources, at):
             return None
@@ -72,7 +70,7 @@ class ShardValues:
     def _reduced_in_place(self, sources: list[Value], at: cst.CSTNode) -> bool:
         """A name the value comes from is handed to a combining call in the function
         (`dist.all_reduce(t)`, `dist.broadcast(stop, 0)`)."""
-        names = {v.expr.value for v in sources if isinstance(v.expr, cst.Name)}
+        names = {v.expr.value for v in sources if type(v.expr) is cst.Name}
         return any(self.handed_to_combining_call(name, at) for name in names)
 
     def handed_to_combining_call(self, name: str, at: cst.CSTNode) -> bool:
@@ -82,7 +80,7 @@ class ShardValues:
         frame = ctx.model.frame(at)
         for call in ctx.model.calls_by_frame(frame):
             if combines_call(ctx, call) and any(
-                isinstance(n, cst.Name) and n.value in names
+                type(n) is cst.Name and n.value in names
                 for arg in call.args
                 for n in ctx.walk(arg.value)
             ):
@@ -115,7 +113,7 @@ def _left_loop(ctx: FileContext, node: cst.Break | cst.Return) -> Loop | None:
     """The loop a `break` leaves; for a `return`, the outermost loop around it in its
     function."""
     inner = ctx.enclosing_loop(node)
-    if isinstance(node, cst.Break) or inner is None:
+    if type(node) is cst.Break or inner is None:
         return inner
     outer: Loop = inner
     for ancestor in ctx.ancestors(inner):
@@ -132,7 +130,7 @@ def _counter(
     """A name in `test` bound under a condition decided on a shard value (`patience += 1`
     in the `else` of `if val_loss < best:`)."""
     for node in ctx.walk(test):
-        if not isinstance(node, cst.Name):
+        if type(node) is not cst.Name:
             continue
         if values.handed_to_combining_call(node.value, at):
             continue  # `dist.broadcast(bad, 0)`: every rank holds rank 0's counter

@@ -361,11 +361,11 @@ def _handed_on(ctx: FileContext, parse: cst.Call) -> bool:
     custom_parser=parser)`, `add_model_args(parser)`), which may add the local-rank option
     to it out of sight."""
     func = parse.func
-    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+    if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
         return False
     name = func.value.value
     return any(
-        isinstance(arg.value, cst.Name) and arg.value.value == name
+        type(arg.value) is cst.Name and arg.value.value == name
         for call in ctx.calls
         for arg in call.args
     )

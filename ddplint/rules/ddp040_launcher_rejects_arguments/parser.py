@@ -46,7 +46,7 @@ def _takes_the_rest(ctx: FileContext, call: cst.Call) -> bool:
 
 
 def _none(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
+    return type(expr) is cst.Name and expr.value == "None"
 
 
 def default_of(call: cst.Call) -> cst.BaseExpression | None:
@@ -61,7 +61,7 @@ def read_as_parsed(ctx: FileContext, dest: str) -> bool:
     world_info_from_env()` or a spawned worker's index, replaces the parsed value)."""
     read = False
     for node in ctx.nodes_of(cst.Attribute):
-        if not isinstance(node, cst.Attribute) or node.attr.value != dest:
+        if type(node) is not cst.Attribute or node.attr.value != dest:
             continue
         if is_assigned(ctx, node):
             return False

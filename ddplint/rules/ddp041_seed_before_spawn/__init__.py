@@ -282,7 +282,7 @@ def _seeds_within(ctx: FileContext, func: cst.FunctionDef) -> bool:
             ):
                 return True  # `ParallelContext(..., seed=69)`: seeded out of sight
             for callee in ctx.resolver.callees(call):
-                if isinstance(callee, cst.FunctionDef) and callee not in seen:
+                if type(callee) is cst.FunctionDef and callee not in seen:
                     seen.add(callee)
                     todo.append(callee)
     return False

@@ -183,21 +183,37 @@ def main():
         domain = domain_of(ctx)
         gates, resolver = domain.gates, ctx.resolver
         model = resolver.model
-        others = bound_otherwise(ctx)
-        evidence = None
         # Each binding's gate, asked once: most variables are read more often than bound.
         gate_of: dict[int, tuple[cst.CSTNode, Gate | None]] = {}
-        for read in reads_of_names(ctx):
+
+        def binding_gate(statement: cst.CSTNode) -> Gate | None:
+            if id(statement) not in gate_of:
+                gate_of[id(statement)] = (statement, gates.gate(statement))
+            return gate_of[id(statement)][1]
+
+        # A read is reported only where every binding reaching it is under a main-rank
+        # gate: only the names with such a binding are read at all.
+        candidates = {
+            name
+            for name, bindings in model.bindings.items()
+            if "." not in name
+            and any(
+                (g := binding_gate(b.statement)) is not None and g.side is Side.MAIN
+                for b in bindings
+            )
+        }
+        if not candidates:
+            return
+        others = bound_otherwise(ctx)
+        evidence = None
+        for read in reads_of_names(ctx, candidates):
             reaching = resolver.reaching(read.value, read)
             frame, owner = model.frame(read), model.owner(read)
             if not reaching or any(b.scope is not frame or b.owner is not owner for b in reaching):
                 continue
             if {(frame, read.value), (frame, "*")} & others:
                 continue
-            for b in reaching:
-                if id(b.statement) not in gate_of:
-                    gate_of[id(b.statement)] = (b.statement, gates.gate(b.statement))
-            binding_gates = [gate_of[id(b.statement)][1] for b in reaching]
+            binding_gates = [binding_gate(b.statement) for b in reaching]
             if any(
                 g is None or g.side is not Side.MAIN or gates.opens_to_every_rank(g)
                 for g in binding_gates
@@ -231,4 +247,4 @@ def main():
 
 
 def _error(frame: cst.CSTNode) -> str:
-    return "UnboundLocalError" if isinstance(frame, cst.FunctionDef) else "NameError"
+    return "UnboundLocalError" if type(frame) is cst.FunctionDef else "NameError"

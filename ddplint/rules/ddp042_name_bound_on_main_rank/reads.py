@@ -3,6 +3,8 @@ by a `NameError` handler: what DDP042 needs beyond the model's assignments."""
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 import libcst as cst
 
 from ddplint.context import FileContext
@@ -35,15 +37,19 @@ _CATCHING = frozenset({"NameError", "UnboundLocalError", "Exception", "BaseExcep
 _INTROSPECTION = frozenset({"locals", "vars", "globals", "exec", "eval"})
 
 
-def reads_of_names(ctx: FileContext) -> list[cst.Name]:
-    """Every `Name` that reads a variable: not a target, a definition's name, an
-    attribute after a dot or a keyword argument's keyword."""
-    return [n for n in ctx.nodes_of(cst.Name) if isinstance(n, cst.Name) and _reads(ctx, n)]
+def reads_of_names(ctx: FileContext, names: Container[str]) -> list[cst.Name]:
+    """Every `Name` among `names` that reads a variable: not a target, a definition's
+    name, an attribute after a dot or a keyword argument's keyword."""
+    return [
+        n
+        for n in ctx.nodes_of(cst.Name)
+        if type(n) is cst.Name and n.value in names and _reads(ctx, n)
+    ]
 
 
 def in_lambda(ctx: FileContext, read: cst.Name) -> bool:
     """`read` is in a lambda: its parameters and the time it runs are its own."""
-    return any(isinstance(a, cst.Lambda) for a in ctx.ancestors(read))
+    return any(type(a) is cst.Lambda for a in ctx.ancestors(read))
 
 
 def _reads(ctx: FileContext, name: cst.Name) -> bool:
@@ -78,13 +84,13 @@ def bound_otherwise(ctx: FileContext) -> set[tuple[cst.CSTNode, str]]:
         cst.Del,
     ):
         frame = model.frame(node)
-        if isinstance(node, cst.ImportStar):
+        if type(node) is cst.ImportStar:
             found.add((frame, "*"))
-        elif isinstance(node, cst.ImportAlias):
+        elif type(node) is cst.ImportAlias:
             bound: cst.BaseExpression = node.asname.name if node.asname else node.name
-            while isinstance(bound, cst.Attribute):
+            while type(bound) is cst.Attribute:
                 bound = bound.value
-            if isinstance(bound, cst.Name):
+            if type(bound) is cst.Name:
                 found.add((frame, bound.value))
         elif isinstance(node, cst.FunctionDef | cst.ClassDef):
             found.add((frame, node.name.value))
@@ -92,12 +98,12 @@ def bound_otherwise(ctx: FileContext) -> set[tuple[cst.CSTNode, str]]:
             for item in node.names:  # bound here, and in the frame it names
                 found.update({(frame, item.name.value), (ctx.module, item.name.value)})
         else:
-            found.update((frame, n.value) for n in ctx.walk(node) if isinstance(n, cst.Name))
+            found.update((frame, n.value) for n in ctx.walk(node) if type(n) is cst.Name)
     for named in ctx.nodes_of(cst.NamedExpr):
-        if isinstance(named, cst.NamedExpr) and isinstance(named.target, cst.Name):
+        if type(named) is cst.NamedExpr and type(named.target) is cst.Name:
             found.add((model.frame(named), named.target.value))
     for call in ctx.calls:
-        if isinstance(call.func, cst.Name) and call.func.value in _INTROSPECTION:
+        if type(call.func) is cst.Name and call.func.value in _INTROSPECTION:
             found.add((model.frame(call), "*"))
     return found
 
@@ -109,7 +115,7 @@ def caught_name_error(ctx: FileContext, read: cst.Name) -> bool:
     for ancestor in ctx.ancestors(read):
         if isinstance(ancestor, cst.FunctionDef | cst.ClassDef | cst.Lambda):
             return False
-        if isinstance(ancestor, cst.Try) and child is ancestor.body:
+        if type(ancestor) is cst.Try and child is ancestor.body:
             for handler in ancestor.handlers:
                 if handler.type is None or _names(handler.type) & _CATCHING:
                     return True
@@ -118,10 +124,10 @@ def caught_name_error(ctx: FileContext, read: cst.Name) -> bool:
 
 
 def _names(expr: cst.BaseExpression) -> set[str]:
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return {expr.value}
-    if isinstance(expr, cst.Tuple):
-        return {e.value.value for e in expr.elements if isinstance(e.value, cst.Name)}
+    if type(expr) is cst.Tuple:
+        return {e.value.value for e in expr.elements if type(e.value) is cst.Name}
     return set()
 
 
@@ -145,7 +151,7 @@ def rank_correlated(ctx: FileContext, test: cst.BaseExpression, at: cst.CSTNode)
             continue
         if ranks.is_rank_value(node, at) or differs_by_rank(ranks, node, at):
             return True
-        key = node.value if isinstance(node, cst.Name) else None
+        key = node.value if type(node) is cst.Name else None
         if key and any(gates.gate(b.statement) is not None for b in resolver.reaching(key, at)):
             return True
     return False

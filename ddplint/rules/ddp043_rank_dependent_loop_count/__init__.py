@@ -222,7 +222,7 @@ def _head(loop: cst.For | cst.While) -> cst.BaseExpression:
 
 def _message(ctx: FileContext, loop: cst.For | cst.While, override: Override, issued: str) -> str:
     where = override.describe(ctx)
-    changed = "reassigned" if isinstance(loop, cst.For) else "changed"
+    changed = "reassigned" if type(loop) is cst.For else "changed"
     return (
         f"`{ctx.code(_head(loop)).strip()}` can run a different number of times on different "
         f"ranks: {override.shown} is {changed} {where}; each pass issues {issued}, so "

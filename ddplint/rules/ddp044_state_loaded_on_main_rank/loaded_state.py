@@ -26,13 +26,13 @@ class LoadedState(enum.Enum):
 def loaded_state(ctx: FileContext, call: cst.Call) -> LoadedState | None:
     """What `x.load_state_dict(...)` loads into, where the model proves it."""
     func = call.func
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not cst.Attribute:
         return None
     receiver = func.value
     if facts_of(ctx).is_ddp_model(receiver, call):
         return LoadedState.MODEL
     if (
-        isinstance(receiver, cst.Attribute)
+        type(receiver) is cst.Attribute
         and receiver.attr.value == "module"
         and facts_of(ctx).is_ddp_model(receiver.value, call)
     ):
@@ -40,7 +40,7 @@ def loaded_state(ctx: FileContext, call: cst.Call) -> LoadedState | None:
     loops = domain_of(ctx).loops
     for value in ctx.resolver.values(receiver, call):
         built = value.expr
-        if not isinstance(built, cst.Call):
+        if type(built) is not cst.Call:
             continue
         if (ctx.call_name(built) or "").startswith(_SCHEDULERS):
             return LoadedState.SCHEDULER

@@ -269,7 +269,7 @@ def _discarded_wrappers(ctx: FileContext) -> Iterator[Finding]:
         return
     for call in ctx.calls_to(*DDP_CLASSES):
         parent = ctx.parent(call)
-        dropped = isinstance(parent, cst.Attribute) and parent.attr.value == "module"
+        dropped = type(parent) is cst.Attribute and parent.attr.value == "module"
         unwrapped = None if dropped else _unwrapped_next(ctx, call)
         if not (dropped or unwrapped):
             continue
@@ -295,26 +295,26 @@ def _unwrapped_next(ctx: FileContext, call: cst.Call) -> str | None:
     other use of `model` in between: the only reference to the wrapper is replaced by its
     inner model (SAM-Adapter's trainer). The name rebound, else None."""
     assign = ctx.parent(call)
-    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+    if type(assign) is not cst.Assign or len(assign.targets) != 1:
         return None
     target = ctx.code(assign.targets[0].target).strip()
     line = ctx.parent(assign)
-    if not isinstance(line, cst.SimpleStatementLine):
+    if type(line) is not cst.SimpleStatementLine:
         return None
     block = ctx.parent(line)
     if not isinstance(block, cst.IndentedBlock | cst.Module):
         return None
     statements = list(block.body)
     for statement in statements[statements.index(line) + 1 :]:
-        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        small = statement.body[0] if type(statement) is cst.SimpleStatementLine else None
         if (
-            isinstance(small, cst.Assign)
+            type(small) is cst.Assign
             and len(small.targets) == 1
             and ctx.code(small.targets[0].target).strip() == target
         ):
             value = small.value
             unwraps = (
-                isinstance(value, cst.Attribute)
+                type(value) is cst.Attribute
                 and value.attr.value == "module"
                 and ctx.code(value.value).strip() == target
             )
@@ -359,14 +359,14 @@ def _trained_by_project_function(ctx: FileContext, elsewhere: bool) -> Iterator[
         if loader.name is not None
     }
     for call in ctx.calls:
-        names = {a.value.value for a in call.args if isinstance(a.value, cst.Name)}
+        names = {a.value.value for a in call.args if type(a.value) is cst.Name}
         if not names & loaders or one_process(ctx, call):
             continue
         optimizers = [
             a.value
             for a in call.args
             if any(
-                isinstance(v.expr, cst.Call) and loops.is_optimizer_class(v.expr)
+                type(v.expr) is cst.Call and loops.is_optimizer_class(v.expr)
                 for v in ctx.resolver.values(a.value, call)
             )
         ]

@@ -220,7 +220,7 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
     its first name."""
     current = expr
     while isinstance(current, (cst.Attribute, cst.Subscript)):
-        if isinstance(current, cst.Attribute) and current.attr.value == "module":
+        if type(current) is cst.Attribute and current.attr.value == "module":
             return current
         current = current.value
     return current
@@ -228,22 +228,22 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def _holds(ctx: FileContext, root: cst.BaseExpression, at: cst.CSTNode, wrap: cst.Call) -> bool:
     facts = facts_of(ctx)
-    if isinstance(root, cst.Attribute):  # `x.module`
+    if type(root) is cst.Attribute:  # `x.module`
         return facts.is_ddp_model(root.value, at)
-    if not isinstance(root, cst.Name):
+    if type(root) is not cst.Name:
         return False
     if facts.is_ddp_model(root, at):
         return True
     given = argument(wrap, 0, "module")
-    while isinstance(given, cst.Call) and isinstance(given.func, cst.Attribute):
+    while type(given) is cst.Call and type(given.func) is cst.Attribute:
         given = given.func.value  # `net.cuda(local_rank)`, `net.to(device)`
-    if isinstance(given, cst.Name) and given.value == root.value:
+    if type(given) is cst.Name and given.value == root.value:
         here = {id(b) for b in ctx.resolver.reaching(root.value, at)}
         there = {id(b) for b in ctx.resolver.reaching(root.value, wrap)}
         return bool(here) and here == there
     values = ctx.resolver.values(root, at)
     return any(
-        isinstance(v.expr, cst.Attribute)
+        type(v.expr) is cst.Attribute
         and v.expr.attr.value == "module"
         and facts.is_ddp_model(v.expr.value, v.at)
         for v in values
@@ -253,7 +253,7 @@ def _holds(ctx: FileContext, root: cst.BaseExpression, at: cst.CSTNode, wrap: cs
 def _exclusive(ctx: FileContext, first: cst.CSTNode, second: cst.CSTNode) -> bool:
     """`first` and `second` lie on different branches of one `if`."""
     for ancestor in ctx.ancestors(first):
-        if isinstance(ancestor, cst.If) and ctx.is_inside(second, ancestor):
+        if type(ancestor) is cst.If and ctx.is_inside(second, ancestor):
             in_body = ctx.is_inside(first, ancestor.body)
             return in_body != ctx.is_inside(second, ancestor.body)
     return False

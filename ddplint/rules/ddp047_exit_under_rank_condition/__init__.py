@@ -304,7 +304,7 @@ def _overridden_gate(ctx: FileContext, node: Exit) -> tuple[Gate | None, Overrid
     (`if global_step >= max_steps: break` where `global_step += 1` runs under `if rank ==
     0:`): a gate on the ranks whose value passes the test."""
     for condition in ctx.flow.conditions(node):
-        if condition.early_exit or not isinstance(condition.gate, cst.If):
+        if condition.early_exit or type(condition.gate) is not cst.If:
             continue
         overrides = overridden_names(ctx, condition.test, condition.gate)
         if overrides:
@@ -318,7 +318,7 @@ def _decides(ctx: FileContext, node: Exit, gate: Gate) -> bool:
     anyway (`ddplint.domain.runners`: every call of its function rank-gated, here or in
     another module, a non-distributed branch)."""
     condition = gate.condition
-    if condition is None or condition.early_exit or not isinstance(gate.node, cst.If):
+    if condition is None or condition.early_exit or type(gate.node) is not cst.If:
         return False
     other = gate.turned_away
     if other is not None and ctx.flow.leaves(other):
@@ -336,14 +336,14 @@ def _flag_out_of_sight(ctx: FileContext, node: Exit, gate: Gate) -> bool:
         if condition.gate is gate.node:
             continue
         test = condition.test
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             test = test.expression
-        if not (isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name)):
+        if not (type(test) is cst.Attribute and type(test.value) is cst.Name):
             continue
         owner = test.value.value
         key = f"{owner}.{test.attr.value}"
         if any(
-            isinstance(t, cst.AssignTarget) and ctx.code(t.target).strip() == key
+            type(t) is cst.AssignTarget and ctx.code(t.target).strip() == key
             for t in ctx.nodes_of(cst.AssignTarget)
         ):
             continue
@@ -357,9 +357,7 @@ def _built_out_of_sight(ctx: FileContext, binding: Binding) -> bool:
     if binding.kind == "param":
         return True
     value = binding.value
-    return (
-        binding.kind == "assign" and isinstance(value, cst.Call) and not ctx.resolver.callees(value)
-    )
+    return binding.kind == "assign" and type(value) is cst.Call and not ctx.resolver.callees(value)
 
 
 def _others_leave_too(ctx: FileContext, gate: Gate, work: Work) -> bool:
@@ -391,13 +389,13 @@ def _message(
     if override is not None:
         changed = override.describe(ctx)
         where += f" ({override.shown} changes {changed}, so the ranks read different values)"
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         leaves = (
             f"`{ctx.code(node).strip()}` ends this process with status 0 {where} (torchrun "
             "keeps the other ranks running)"
         )
         then = "start its next pass and reach" if work.next_pass else "go on to"
-    elif isinstance(region, cst.FunctionDef):
+    elif type(region) is cst.FunctionDef:
         leaves = f"`return` ends `{region.name.value}()` {where}"
         then = "go on to"
     else:

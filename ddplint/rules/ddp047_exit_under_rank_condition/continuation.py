@@ -34,7 +34,7 @@ def left_region(ctx: FileContext, exit_node: Exit) -> cst.CSTNode | None:
     """The loop a `break` leaves, the function a `return` leaves (None at module level),
     the loop around a process exit (the other ranks go on with it; None outside a loop,
     where what follows in the function is DDP010's)."""
-    if isinstance(exit_node, cst.Return):
+    if type(exit_node) is cst.Return:
         return ctx.enclosing_function(exit_node)
     return ctx.enclosing_loop(exit_node)
 
@@ -46,7 +46,7 @@ def clean_exits(ctx: FileContext) -> list[cst.Call]:
     found = []
     for node in ctx.nodes_of(cst.Expr):
         call = node.value  # type: ignore[attr-defined]
-        if isinstance(call, cst.Call) and calls_exit(call, ctx.flow.qualname):
+        if type(call) is cst.Call and calls_exit(call, ctx.flow.qualname):
             status = call.args[0].value if call.args else None
             if status is None or _zero(status):
                 found.append(call)
@@ -59,7 +59,7 @@ def leavers_end_job(ctx: FileContext, exit_node: Exit, gate: Gate, region: cst.C
     of the gate: the launcher (`mp.spawn`, torchrun) then tears down the ranks waiting
     for them, so nothing hangs and no collective pairs with another."""
     function = ctx.enclosing_function(exit_node)
-    if not isinstance(exit_node, cst.Break) or function is None:
+    if type(exit_node) is not cst.Break or function is None:
         return False
     after = ctx.subtree_end[region]
     for call in ctx.calls_within(function.body):
@@ -79,7 +79,7 @@ def _fails_own_process(ctx: FileContext, call: cst.Call) -> bool:
     name = ctx.call_name(call) or ""
     if name == "os.kill" and call.args:
         target = call.args[0].value
-        return isinstance(target, cst.Call) and ctx.call_name(target) == "os.getpid"
+        return type(target) is cst.Call and ctx.call_name(target) == "os.getpid"
     if name == "os.abort":
         return True
     if not calls_exit(call, ctx.flow.qualname) or not call.args:
@@ -89,9 +89,9 @@ def _fails_own_process(ctx: FileContext, call: cst.Call) -> bool:
 
 
 def _zero(status: cst.BaseExpression) -> bool:
-    if isinstance(status, cst.Integer):
+    if type(status) is cst.Integer:
         return status.value == "0"
-    return isinstance(status, cst.Name) and status.value in ("None", "False")
+    return type(status) is cst.Name and status.value in ("None", "False")
 
 
 def others_work(ctx: FileContext, exit_node: Exit, gate: Gate, region: cst.CSTNode) -> Work | None:
@@ -123,7 +123,7 @@ def others_work(ctx: FileContext, exit_node: Exit, gate: Gate, region: cst.CSTNo
             call
         ):
             continue
-        issues = _issues(ctx, call, explicit=next_pass or not isinstance(exit_node, cst.Return))
+        issues = _issues(ctx, call, explicit=next_pass or type(exit_node) is not cst.Return)
         if issues is not None:
             return Work(call, issues, next_pass)
     return None

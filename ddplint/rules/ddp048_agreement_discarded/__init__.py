@@ -195,7 +195,7 @@ def fit(model, loader, optimizer, max_steps):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for found in dropped_agreements(ctx):
             names = ", ".join(f"`{n}`" for n in sorted(found.names))
-            leaves = "`break`" if isinstance(found.exit, cst.Break) else "`return`"
+            leaves = "`break`" if type(found.exit) is cst.Break else "`return`"
             keep = "keeps" if len(found.names) == 1 else "keep"
             yield Finding(
                 found.call,

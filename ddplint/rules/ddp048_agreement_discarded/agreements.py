@@ -28,15 +28,15 @@ class DroppedAgreement:
 def dropped_agreements(ctx: FileContext) -> Iterator[DroppedAgreement]:
     collectives = domain_of(ctx).collectives
     for statement in ctx.nodes_of(cst.Expr):
-        assert isinstance(statement, cst.Expr)
+        assert type(statement) is cst.Expr
         call = statement.value
-        if not isinstance(call, cst.Call) or collectives.is_collective(call):
+        if type(call) is not cst.Call or collectives.is_collective(call):
             continue
         loop = ctx.enclosing_loop(call)
         if loop is None or not collectives.surely_issues(call):
             continue
         if any(
-            not isinstance(c.gate, cst.While) and not domain_of(ctx).ranks.is_mode_check(c.test)
+            type(c.gate) is not cst.While and not domain_of(ctx).ranks.is_mode_check(c.test)
             for c in ctx.flow.conditions(call)
         ):
             continue  # the other ranks' next pass may not reach it
@@ -56,7 +56,7 @@ def _agreed_names(ctx: FileContext, call: cst.Call) -> frozenset[str]:
             continue
         params = func.params.params
         for position, arg in enumerate(call.args):
-            if not isinstance(arg.value, cst.Name) or arg.star:
+            if type(arg.value) is not cst.Name or arg.star:
                 continue
             if arg.keyword is not None:
                 param = next((p for p in params if p.name.value == arg.keyword.value), None)
@@ -80,7 +80,7 @@ def _decided_in_pass(
 
 def _returns_value(ctx: FileContext, func: cst.FunctionDef) -> bool:
     return any(
-        r.value is not None and not (isinstance(r.value, cst.Name) and r.value.value == "None")
+        r.value is not None and not (type(r.value) is cst.Name and r.value.value == "None")
         for r in ctx.model.returns.get(func, [])
     )
 
@@ -98,7 +98,7 @@ def _reduced_in_place(ctx: FileContext, func: cst.FunctionDef, param: str) -> bo
 def _root(expr: cst.BaseExpression) -> str | None:
     while isinstance(expr, (cst.Attribute, cst.Subscript)):
         expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
+    return expr.value if type(expr) is cst.Name else None
 
 
 def _exits_on(
@@ -110,7 +110,7 @@ def _exits_on(
         assert isinstance(node, (cst.Break, cst.Return))
         if not ctx.before(call, node) or ctx.scope(node) is not ctx.scope(call):
             continue
-        if isinstance(node, cst.Break) and ctx.enclosing_loop(node) is not loop:
+        if type(node) is cst.Break and ctx.enclosing_loop(node) is not loop:
             continue
         for condition in ctx.flow.conditions(node):
             if not ctx.before(call, condition.gate):

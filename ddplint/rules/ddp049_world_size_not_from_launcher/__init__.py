@@ -188,7 +188,7 @@ dist.init_process_group("nccl", world_size=args.world_size)
         method = argument(call, _INIT_METHOD, "init_method")
         if method is not None:
             shown = option_default(ctx, method, call) or method
-            if not (isinstance(shown, cst.SimpleString) and shown.evaluated_value == _ENV):
+            if not (type(shown) is cst.SimpleString and shown.evaluated_value == _ENV):
                 return False
         rank = argument(call, _RANK, "rank")
         return rank is None or ctx.resolver.environ_key(rank, call) in ("RANK", "SLURM_PROCID")

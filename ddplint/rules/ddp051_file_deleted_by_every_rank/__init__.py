@@ -160,7 +160,7 @@ def _absorbed(ctx: FileContext, call: cst.Call) -> bool:
         if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
             return False
         if (
-            isinstance(ancestor, cst.Try)
+            type(ancestor) is cst.Try
             and ctx.is_inside(call, ancestor.body)
             and any(_catches_missing(handler) for handler in ancestor.handlers)
         ):
@@ -172,5 +172,5 @@ def _catches_missing(handler: cst.ExceptHandler) -> bool:
     kinds = handler.type
     if kinds is None:
         return True
-    names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+    names = [e.value for e in kinds.elements] if type(kinds) is cst.Tuple else [kinds]
     return any((dotted(n) or "").rsplit(".", 1)[-1] in _ABSORBING for n in names)

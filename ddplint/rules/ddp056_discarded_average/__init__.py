@@ -26,7 +26,7 @@ def _division(ctx: FileContext, call: cst.Call) -> tuple[str, cst.BaseExpression
         return ctx.code(args[0].value), args[1].value
     func = call.func
     if (
-        isinstance(func, cst.Attribute)
+        type(func) is cst.Attribute
         and func.attr.value in _METHODS
         and ctx.call_name(call) is None
         and args
@@ -151,7 +151,7 @@ def halve(x):
         facts = facts_of(ctx)
         for call in ctx.calls:
             statement = ctx.parent(call)
-            if not isinstance(statement, cst.Expr):
+            if type(statement) is not cst.Expr:
                 continue  # its result is assigned, returned or passed on
             division = _division(ctx, call)
             if division is None:

@@ -205,7 +205,7 @@ def _loads_a_shard(ctx: FileContext, loader: cst.Call) -> bool:
     if sampler is not None:
         for value in ctx.resolver.values(sampler, loader):
             made = value.expr
-            if isinstance(made, cst.Call) and "DistributedSampler" in (
+            if type(made) is cst.Call and "DistributedSampler" in (
                 ctx.call_name(made) or dotted(made.func) or ""
             ):
                 return True
@@ -220,13 +220,13 @@ def _split_by_node(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode, 
         return False
     for value in ctx.resolver.values(expr, at):
         made = value.expr
-        if not isinstance(made, cst.Call):
+        if type(made) is not cst.Call:
             continue
         if ctx.call_name(made) == _SPLIT_BY_NODE:
             return True
         func = made.func
         if (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and ctx.call_name(made) is None
             and _split_by_node(ctx, func.value, value.at, depth - 1)
         ):
@@ -241,7 +241,7 @@ def _serves_evaluation(ctx: FileContext, loader: cst.Call) -> bool:
     dataset = argument(loader, 0, "dataset")
     names = [dotted(dataset) or ""] if dataset is not None else []
     statement = ctx.statement(loader)
-    if isinstance(statement, cst.Assign):
+    if type(statement) is cst.Assign:
         names += [dotted(t.target) or "" for t in statement.targets]
     return named_for(names) == "evaluation"
 
@@ -262,7 +262,7 @@ def _multiplied(
 
 
 def _product(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -> Multiplied | None:
-    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply)):
+    if not (type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Multiply):
         return None
     ranks = domain_of(ctx).ranks
     for factor, base in ((expr.right, expr.left), (expr.left, expr.right)):
@@ -292,7 +292,7 @@ def _device_count(ctx: FileContext, expr: cst.BaseExpression, at: cst.CSTNode) -
     """`expr` holds `torch.cuda.device_count()` on every path."""
     values = [v for v in ctx.resolver.values(expr, at) if v.leaf]
     return bool(values) and all(
-        isinstance(v.expr, cst.Call) and ctx.call_name(v.expr) in DEVICE_COUNT for v in values
+        type(v.expr) is cst.Call and ctx.call_name(v.expr) in DEVICE_COUNT for v in values
     )
 
 

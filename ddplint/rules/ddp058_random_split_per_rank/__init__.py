@@ -45,7 +45,7 @@ def _sharded_by(ctx: FileContext, split: cst.Call) -> bool:
         for value in ctx.resolver.sources(dataset, sampler.call, depth=3):
             if value.expr is split:
                 return True
-            if isinstance(value.expr, cst.Name) and any(  # `train, val = random_split(...)`
+            if type(value.expr) is cst.Name and any(  # `train, val = random_split(...)`
                 b.value is split for b in ctx.resolver.reaching(value.expr.value, value.at)
             ):
                 return True

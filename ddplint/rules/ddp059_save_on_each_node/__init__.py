@@ -30,7 +30,7 @@ def _tested_kinds(ctx: FileContext, test: cst.BaseExpression, at: cst.CSTNode) -
     kinds: set[RankKind] = set()
     rank_kinds = domain_of(ctx).rank_kinds
     for node in ctx.walk(test):
-        if not isinstance(node, cst.Comparison):
+        if type(node) is not cst.Comparison:
             continue
         for operand in (node.left, *(c.comparator for c in node.comparisons)):
             if int_literal(operand) is not None or isinstance(operand, (cst.List, cst.Tuple)):

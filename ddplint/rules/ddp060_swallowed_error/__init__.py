@@ -200,10 +200,10 @@ def main(net, loader, optimizer, writer, local_rank):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for handler in ctx.nodes_of(cst.ExceptHandler):
-            if isinstance(handler, cst.ExceptHandler):
+            if type(handler) is cst.ExceptHandler:
                 yield from _handler_finding(ctx, handler)
         for function in ctx.nodes_of(cst.FunctionDef):
-            if isinstance(function, cst.FunctionDef):
+            if type(function) is cst.FunctionDef:
                 yield from _catch_finding(ctx, function)
 
 
@@ -212,7 +212,7 @@ def _handler_finding(ctx: FileContext, handler: cst.ExceptHandler) -> Iterator[F
         return  # a named error, or an OOM path DDP012 judges
     attempt = ctx.parent(handler)
     swallows = _swallows(ctx, handler.body)
-    if not isinstance(attempt, cst.Try) or swallows is False:
+    if type(attempt) is not cst.Try or swallows is False:
         return
     if attempt.finalbody is not None and ctx.flow.leaves(attempt.finalbody.body, True):
         return
@@ -239,10 +239,10 @@ def _handler_finding(ctx: FileContext, handler: cst.ExceptHandler) -> Iterator[F
 def _catch_finding(ctx: FileContext, function: cst.FunctionDef) -> Iterator[Finding]:
     for decorator in function.decorators:
         expr = decorator.decorator
-        target = expr.func if isinstance(expr, cst.Call) else expr
+        target = expr.func if type(expr) is cst.Call else expr
         if ctx.qualname(target) not in _CATCH:
             continue
-        if isinstance(expr, cst.Call) and (
+        if type(expr) is cst.Call and (
             argument(expr, None, "reraise") is not None or argument(expr, None, "onerror")
         ):
             continue  # the error goes on, or a handler of the author's choice runs
@@ -278,7 +278,7 @@ def _swallows(ctx: FileContext, handler_body: cst.BaseSuite) -> bool | None:
     for node in ctx.walk(handler_body):
         if _stops(ctx, node):
             return False
-        if not isinstance(node, cst.Call):
+        if type(node) is not cst.Call:
             continue
         callees = ctx.resolver.callees(node)
         if any(_stops(ctx, inner) for f in callees for inner in ctx.walk(f.body)):
@@ -294,9 +294,7 @@ def _swallows(ctx: FileContext, handler_body: cst.BaseSuite) -> bool | None:
 
 def _stops(ctx: FileContext, node: cst.CSTNode) -> bool:
     """A `raise`, or a call that ends the process."""
-    return isinstance(node, cst.Raise) or (
-        isinstance(node, cst.Call) and calls_exit(node, ctx.qualname)
-    )
+    return type(node) is cst.Raise or (type(node) is cst.Call and calls_exit(node, ctx.qualname))
 
 
 def _kept_for_later(ctx: FileContext, handler: cst.ExceptHandler, attempt: cst.Try) -> bool:
@@ -305,8 +303,8 @@ def _kept_for_later(ctx: FileContext, handler: cst.ExceptHandler, attempt: cst.T
     stores = any(
         isinstance(node, cst.Assign | cst.AugAssign | cst.AnnAssign)
         or (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
             and node.func.attr.value in ("append", "put", "set")
         )
         for node in ctx.walk(handler.body)

@@ -50,7 +50,7 @@ def _issues(ctx: FileContext, call: cst.Call, depth: int, seen: set[int]) -> str
     if depth == 0 or ctx.qualname(call.func) is not None:
         return None
     for function in ctx.resolver.callees(call):
-        if id(function) in seen or not isinstance(function, cst.FunctionDef):
+        if id(function) in seen or type(function) is not cst.FunctionDef:
             continue
         seen.add(id(function))
         for inner in ctx.calls_within(function):

@@ -61,7 +61,7 @@ def _rank_from_launcher(ctx: FileContext, init: cst.Call) -> bool:
     method = argument(init, _INIT_METHOD, "init_method")
     if method is None:
         return True
-    return isinstance(method, cst.SimpleString) and method.evaluated_value == _ENV_METHOD
+    return type(method) is cst.SimpleString and method.evaluated_value == _ENV_METHOD
 
 
 _GIVEN = ((_RANK, "rank"), (_STORE, "store"))
@@ -73,11 +73,11 @@ def _sets_rank_environment(ctx: FileContext) -> bool:
     RANK=...)`, `setdefault("RANK", ...)`): it launches its processes itself."""
     written = GLOBAL_RANK_ENV | WORLD_SIZE_ENV
     for node in ctx.nodes_of(cst.Arg):
-        assert isinstance(node, cst.Arg)
+        assert type(node) is cst.Arg
         if node.keyword is not None and node.keyword.value in written:
             return True
     for node in ctx.nodes_of(cst.SimpleString):
-        assert isinstance(node, cst.SimpleString)
+        assert type(node) is cst.SimpleString
         if node.evaluated_value in written and _written_there(ctx, node):
             return True
     return False
@@ -87,15 +87,15 @@ def _written_there(ctx: FileContext, key: cst.SimpleString) -> bool:
     """`key` names a variable being set: a subscript assigned to, a dict entry, or the
     first argument of `setdefault`/`putenv`."""
     parent = ctx.parent(key)
-    if isinstance(parent, cst.DictElement):
+    if type(parent) is cst.DictElement:
         return parent.key is key
-    if isinstance(parent, cst.Index):
-        subscript = next(a for a in ctx.ancestors(parent) if isinstance(a, cst.Subscript))
-        return isinstance(ctx.parent(subscript), cst.AssignTarget)
-    if isinstance(parent, cst.Arg):
+    if type(parent) is cst.Index:
+        subscript = next(a for a in ctx.ancestors(parent) if type(a) is cst.Subscript)
+        return type(ctx.parent(subscript)) is cst.AssignTarget
+    if type(parent) is cst.Arg:
         call = ctx.parent(parent)
         return (
-            isinstance(call, cst.Call)
+            type(call) is cst.Call
             and call.args[0] is parent
             and ctx.code(call.func).rpartition(".")[2] in {"setdefault", "putenv"}
         )

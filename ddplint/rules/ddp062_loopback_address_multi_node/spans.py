@@ -64,8 +64,8 @@ def _node_products(ctx: FileContext) -> list[tuple[cst.BinaryOperation, cst.Base
     assigned to a name for one, or passed as `world_size=` or `nprocs=`."""
     found = []
     for node in ctx.nodes_of(cst.BinaryOperation):
-        assert isinstance(node, cst.BinaryOperation)
-        if not isinstance(node.operator, cst.Multiply):
+        assert type(node) is cst.BinaryOperation
+        if type(node.operator) is not cst.Multiply:
             continue
         nodes = next(
             (f for f in (node.left, node.right) if NODE_COUNT.match(_last_name(f) or "")), None
@@ -79,25 +79,23 @@ def _one_machine(ctx: FileContext, nodes: cst.BaseExpression, at: cst.CSTNode) -
     """Every value the machine count `nodes` holds at `at` is the number 1 (`args.nodes =
     1` just before the product): the world spans one machine."""
     values = [v.expr for v in ctx.resolver.values(nodes, at) if v.leaf]
-    return bool(values) and all(
-        isinstance(v, cst.Integer) and v.evaluated_value == 1 for v in values
-    )
+    return bool(values) and all(type(v) is cst.Integer and v.evaluated_value == 1 for v in values)
 
 
 def _is_world_size(ctx: FileContext, product: cst.BinaryOperation) -> bool:
     parent = ctx.parent(product)
-    if isinstance(parent, cst.Arg):
+    if type(parent) is cst.Arg:
         return parent.keyword is not None and parent.keyword.value in ("world_size", "nprocs")
-    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+    if type(parent) is cst.Assign and len(parent.targets) == 1:
         return WORLD_SIZE_NAME.search(_last_name(parent.targets[0].target) or "") is not None
     return False
 
 
 def _last_name(expr: cst.BaseExpression) -> str | None:
     """`nodes` for `args.nodes`, `nodes` and `cfg["nodes"]`."""
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+    if type(expr) is cst.Subscript and len(expr.slice) == 1:
         index = expr.slice[0].slice
-        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+        if type(index) is cst.Index and type(index.value) is cst.SimpleString:
             key = index.value.evaluated_value
             return key if isinstance(key, str) else None
         return None
