@@ -128,16 +128,35 @@ def _written_in_place(ctx: FileContext, call: cst.Call) -> list[str]:
 
 def _listed(ctx: FileContext, frame: Scope, name: str) -> list[str]:
     """The names a loop variable `name` of `frame` takes in turn, where each of its loops
-    runs over a list, tuple or set written out (`for metric in [val_loss, val_acc]:`)."""
+    runs over a list, tuple or set written out, there or in every value of a name
+    (`for metric in [val_loss, val_acc]:`, `stats = [total, count]` then `for stat in
+    stats:`)."""
     loops = [b for b in ctx.model.bindings_in(frame).get(name, ()) if b.kind == "for"]
     found: list[str] = []
     for binding in loops:
-        if binding.index is not None or not isinstance(
-            binding.value, (cst.List, cst.Tuple, cst.Set)
-        ):
+        if binding.index is not None:
             continue
-        found.extend(n for e in binding.value.elements if (n := dotted(e.value)) is not None)
+        for listed in _written_out(ctx, binding.value, binding.statement):
+            found.extend(n for e in listed.elements if (n := dotted(e.value)) is not None)
     return found
+
+
+_WRITTEN_OUT = (cst.List, cst.Tuple, cst.Set)
+
+
+def _written_out(
+    ctx: FileContext, iterable: cst.BaseExpression, at: cst.CSTNode
+) -> list[cst.List | cst.Tuple | cst.Set]:
+    """The list, tuple or set literals `iterable` stands for at `at`: itself, or every value
+    the resolver follows a name to (none where one of them is anything else)."""
+    if isinstance(iterable, _WRITTEN_OUT):
+        return [iterable]
+    if type(iterable) is not cst.Name:
+        return []
+    leaves = [v.expr for v in ctx.resolver.values(iterable, at) if v.leaf]
+    if not leaves or not all(isinstance(leaf, _WRITTEN_OUT) for leaf in leaves):
+        return []
+    return [leaf for leaf in leaves if isinstance(leaf, _WRITTEN_OUT)]
 
 
 def _back(ctx: FileContext, frame: Scope, names: list[str]) -> set[str]:

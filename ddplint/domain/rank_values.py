@@ -5,7 +5,8 @@ function's parameters from the calls of other project modules.
 The value is followed one step at a time. A name or attribute is decided by the values the
 resolver finds for it (`rank = 0` holds no rank, whatever its name says); only where the
 resolver can follow it no further (a parameter no caller of this file passes, an attribute
-set elsewhere, a call of an unknown function) does its spelling decide
+set elsewhere, a call of an unknown function, also as the only values of a name: `local_rank
+= setup_distributed()`) does its spelling decide
 (`Ranks.is_rank_value`: `dist.get_rank()`, `LOCAL_RANK`, `args.local_rank`). Not proven: a
 loop variable (`for rank in range(world_size)`: every rank's value in one process), an
 attribute of another object stored in another function (that store may not run first), a
@@ -49,8 +50,11 @@ def _differs(
     if type(expr) is cst.Name and ranks.is_spawn_index(expr, at):
         return True  # `mp.spawn` passes each worker its own index, whatever else calls it
     held = [v for v in ranks.resolver.values(expr, at, 1) if v.expr is not expr]
-    if not held:
-        return ranks.is_rank_value(expr, at)
+    # followed no further, or only to calls out of sight (`local_rank = setup_distributed()`
+    # of another module): the spelling decides
+    out_of_sight = not held or all(v.leaf and type(v.expr) is cst.Call for v in held)
+    if out_of_sight and ranks.is_rank_value(expr, at):
+        return True
     if any(_differs(ranks, v.expr, v.at, seen, budget - 1) for v in held):
         return True
     return _passed_elsewhere(ranks, expr, at)

@@ -22,6 +22,8 @@ class MetricFromOneShard(Rule):
     code = "DDP038"
     name = "metric-from-one-shard"
     severity = Severity.WARNING
+    # opt-in: first contact, fresh103 to fresh161 (bench/realworld/first_contact.py): 39 / 15 / 6
+    default = False
     summary = "Evaluation metric computed on one rank's shard and used as the result"
     explanation = """
 ## What it does
