@@ -56,8 +56,9 @@ _RANK_CALLS = frozenset({"get_rank", "get_local_rank", "get_world_size"})
 
 
 def _joins_job(ctx: FileContext, call: cst.Call) -> bool:
-    """`call` starts or joins a process group (directly or through a project helper), or
-    asks for a rank or the world size."""
+    """`call` starts or joins a process group (directly, through a project helper, or by
+    constructing a project class whose constructor does), or asks for a rank or the world
+    size."""
     if (ctx.call_name(call) or "") in STARTERS:
         return True
     func = call.func
@@ -65,7 +66,7 @@ def _joins_job(ctx: FileContext, call: cst.Call) -> bool:
     if name in _RANK_CALLS or facts_of(ctx).is_rank_value(call):
         return True
     project = project_of(ctx)
-    return project is not None and project.helper_starts_processes(ctx, call)
+    return project is not None and project.helper_joins_job(ctx, call)
 
 
 def _multi_process_call(ctx: FileContext, call: cst.Call) -> bool:

@@ -46,7 +46,8 @@ class RankEvidence:
     `elsewhere(call)`: a call of another project module's function that returns a rank
     test computed in its body (`Project.returned_rank_test`); `flag_elsewhere(name)`: an
     attribute another project module sets to a traced rank test
-    (`Project.rank_flag_traced`)."""
+    (`Project.rank_flag_traced`); `rank_elsewhere(name)`: an attribute the project's
+    modules set to a traced rank (`Project.rank_attribute_traced`)."""
 
     def __init__(
         self,
@@ -54,11 +55,13 @@ class RankEvidence:
         resolver: Resolver,
         elsewhere: Callable[[cst.Call], bool] | None = None,
         flag_elsewhere: Callable[[str], bool] | None = None,
+        rank_elsewhere: Callable[[str], bool] | None = None,
     ) -> None:
         self.ranks = ranks
         self.resolver = resolver
         self.elsewhere = elsewhere
         self.flag_elsewhere = flag_elsewhere
+        self.rank_elsewhere = rank_elsewhere
 
     def gate_traced(self, gate: Gate) -> bool:
         """The gate's rank test is traced to a value; a main-only decorator is (its body,
@@ -148,7 +151,10 @@ class RankEvidence:
         if type(expr) is cst.Name:
             return self._spawn_index(expr, at)
         if type(expr) is cst.Attribute:
-            return expr.attr.value == "local_rank" and self._parses_local_rank
+            name = expr.attr.value
+            if name == "local_rank" and self._parses_local_rank:
+                return True
+            return self.rank_elsewhere is not None and self.rank_elsewhere(name)
         return False
 
     @cached_property
@@ -200,4 +206,9 @@ def rank_evidence(ctx: FileContext) -> RankEvidence:
     def flag_elsewhere(name: str) -> bool:
         return project is not None and project.rank_flag_traced(ctx.path, name)
 
-    return RankEvidence(domain_of(ctx).ranks, ctx.resolver, elsewhere, flag_elsewhere)
+    def rank_elsewhere(name: str) -> bool:
+        return project is not None and project.rank_attribute_traced(ctx.path, name)
+
+    return RankEvidence(
+        domain_of(ctx).ranks, ctx.resolver, elsewhere, flag_elsewhere, rank_elsewhere
+    )

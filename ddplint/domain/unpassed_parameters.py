@@ -289,6 +289,8 @@ def _calls_in_other_files(ctx: FileContext, name: str) -> int:
         text = files.text(other) or ""
         if not might_be_distributed(text.encode()) or _imports_another(ctx, other, text, name):
             continue
+        if _defines_its_own(text, name, path):
+            continue
         for line in _PARENTHESISED_IMPORT.sub("", text).splitlines():
             code = line.split("#", 1)[0]
             if _IMPORT_LINE.match(code) or _DEFINITION.match(code):
@@ -297,6 +299,18 @@ def _calls_in_other_files(ctx: FileContext, name: str) -> int:
                 return -1
             count += len(called.findall(code))
     return count
+
+
+def _defines_its_own(text: str, name: str, path: str) -> bool:
+    """The file `text` defines a module-level function `name` of its own and never names
+    the module at `path`: its calls of `name` reach its own definition (a sibling script
+    with its own `prepare_dataloader`)."""
+    module = os.path.splitext(os.path.basename(path))[0]
+    if re.search(rf"(?<![\w.]){re.escape(module)}\b", text):
+        return False
+    return (
+        re.search(rf"^(async[ \t]+)?def[ \t]+{re.escape(name)}\b", text, re.MULTILINE) is not None
+    )
 
 
 _IMPORT_LINE = re.compile(r"\s*(from\s+\S+\s+)?import\s")

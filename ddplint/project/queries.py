@@ -24,6 +24,7 @@ from ddplint.domain.checkpoints import SAVE
 from ddplint.domain.model_layers import BATCHNORM_TEXT
 from ddplint.domain.project_view import ProjectView
 from ddplint.domain.random_draws import LIBRARY_SEEDS, TORCH_SEEDS
+from ddplint.domain.rank_attributes import setting_files
 from ddplint.domain.rank_flags import assigning_files
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
@@ -222,6 +223,7 @@ class Project:
         self._import_indexes: dict[str, dict[str, frozenset[str]]] = {}
         self._switches: dict[tuple[str, str], bool | None] = {}
         self._rank_flags: dict[tuple[str, str], tuple[Side | None, bool]] = {}
+        self._rank_attributes: dict[tuple[str, str], bool] = {}
         self._outside: dict[str, ModuleSummary | None] = {}
         self._parses: dict[str, FileContext] = {}
 
@@ -559,6 +561,12 @@ class Project:
         found = self._resolve_call(ctx, call, _FACT_TEXT["starts"])
         return self._reaches("starts", found)
 
+    def helper_joins_job(self, ctx: FileContext, call: cst.Call) -> bool:
+        """`helper_starts_processes`, or a project class whose construction does
+        (`Evaluator(cfg)` whose `__init__` calls `setup_dist(self)`)."""
+        found = self._resolve_call(ctx, call, _FACT_TEXT["joins"])
+        return self._reaches("joins", found)
+
     def helper_starts_one_rank_group(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper that starts a process group of one rank (`init_dist()` setting
         `WORLD_SIZE` to 1 before `init_process_group`)."""
@@ -849,6 +857,25 @@ class Project:
         if len(sides) != 1:
             return None, False
         return Side(sides.pop()), traced
+
+    def rank_attribute_traced(self, path: str, name: str) -> bool:
+        """Every module of `path`'s project that may assign the attribute `name` sets it
+        to this process's rank, traced to a per-process source, or to a constant where the
+        job is not distributed (`ddplint.domain.rank_attributes`)."""
+        key = (self.finder.root(path), name)
+        if key not in self._rank_attributes:
+            self._rank_attributes[key] = self._decide_rank_attribute(key[0], name)
+        return self._rank_attributes[key]
+
+    def _decide_rank_attribute(self, root: str, name: str) -> bool:
+        traced = False
+        for file in setting_files(project_files(root), name) or ():
+            summary = self._summary(file)
+            assigned = dict(summary.rank_attributes) if summary is not None else {}
+            if name not in assigned:
+                return False
+            traced = traced or assigned[name]
+        return traced
 
     def _summary(self, path: str) -> ModuleSummary | None:
         """The summary of any file, read once and not added to the project's modules."""

@@ -37,6 +37,7 @@ from ddplint.domain.random_draws import (
     reseeds_workers,
     seeds_alike,
 )
+from ddplint.domain.rank_attributes import assigned_rank_attributes
 from ddplint.domain.rank_flags import assigned_rank_flags
 from ddplint.domain.rank_kinds import RANK_FUNCTIONS, combined
 from ddplint.domain.samplers import (
@@ -178,6 +179,9 @@ class ModuleSummary:
     ddp_subclasses: tuple[str, ...] = ()  # its classes that subclass DDP (`ddp_subclasses`)
     # attributes it assigns a rank test: side, traced (`rank_flags.assigned_rank_flags`)
     rank_flags: tuple[tuple[str, str, bool], ...] = ()
+    # attributes it sets to this process's rank, and whether to a value here rather than
+    # only to a constant where not distributed (`rank_attributes.assigned_rank_attributes`)
+    rank_attributes: tuple[tuple[str, bool], ...] = ()
     joins_job: bool = False  # it starts a job or wraps a model in DDP (`joins_here`)
 
     def function(self, name: str) -> FunctionSummary | None:
@@ -227,17 +231,23 @@ def member_head(ctx: FileContext, head: ModuleHead) -> MemberHead:
 
 def set_epoch_parameters(ctx: FileContext, func: cst.FunctionDef) -> tuple[int, ...]:
     """Positions of the parameters of `func` on which it calls `set_epoch` (the
-    parameter itself or its `.sampler`/`.batch_sampler`)."""
+    parameter itself or its `.sampler`/`.batch_sampler`), also through a name holding one
+    (`sampler = loader.sampler`, then `sampler.set_epoch(epoch)`)."""
     params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
     offset = 1 if params and params[0] in ("self", "cls") else 0
     positions: set[int] = set()
     for call in ctx.calls_within(func):
         if not (type(call.func) is cst.Attribute and call.func.attr.value == "set_epoch"):
             continue
-        receiver = dotted(call.func.value) or ""
-        root = receiver.split(".")[0]
-        if root in params:
-            positions.add(params.index(root) - offset)
+        receiver = call.func.value
+        held = [receiver]
+        if type(receiver) is cst.Name:
+            values = ctx.resolver.values(receiver, call)
+            held.extend(v.expr for v in values if ctx.is_inside(v.expr, func))
+        for expr in held:
+            root = (dotted(expr) or "").split(".")[0]
+            if root in params:
+                positions.add(params.index(root) - offset)
     return tuple(sorted(p for p in positions if p >= 0))
 
 
@@ -588,6 +598,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         reseeds_workers=reseeds_workers(ctx),
         checkpoint_formats=saved_formats(ctx) if facts.saving else (),
         rank_flags=assigned_rank_flags(ctx),
+        rank_attributes=assigned_rank_attributes(ctx),
         joins_job=joins_here(ctx),
         ddp_subclasses=tuple(ddp_subclasses(ctx))
         if "DistributedDataParallel" in ctx.source
