@@ -154,9 +154,8 @@ def _written_out(
     if type(iterable) is not cst.Name:
         return []
     leaves = [v.expr for v in ctx.resolver.values(iterable, at) if v.leaf]
-    if not leaves or not all(isinstance(leaf, _WRITTEN_OUT) for leaf in leaves):
-        return []
-    return [leaf for leaf in leaves if isinstance(leaf, _WRITTEN_OUT)]
+    written = [leaf for leaf in leaves if isinstance(leaf, _WRITTEN_OUT)]
+    return written if len(written) == len(leaves) else []
 
 
 def _back(ctx: FileContext, frame: Scope, names: list[str]) -> set[str]:

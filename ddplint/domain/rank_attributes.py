@@ -8,11 +8,10 @@ each attribute name spelled as a rank that every assignment in the module gives 
 traced to a per-process source (`RankEvidence.value_traced`: a rank function, the
 RANK / LOCAL_RANK variables, a spawn index) or a constant in code that runs only when the
 job is not distributed. The project decides the rest (`Project.rank_attribute_traced`):
-every module whose text may assign the name is such a module, one of them assigns a traced
-value, and no text sets it through its name in a string (an option `--rank`, `setattr`, a
-config key). As with rank flags,
-an attribute is known by its last name: the object travels between modules under other
-names (`args`, `self`, `cfg`)."""
+every module whose text may assign the name (`rank_flags.setting_files`) is such a module,
+one of them assigns a traced value, and no text sets it through its name in a string (an
+option `--rank`, `setattr`, a config key). As with rank flags, an attribute is known by
+its last name: the object travels between modules under other names (`args`, `self`, `cfg`)."""
 
 from __future__ import annotations
 
@@ -20,10 +19,8 @@ from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.apis import RANK_NAME
 from ddplint.domain.rank_evidence import rank_evidence
-from ddplint.domain.rank_flags import assigned_values, set_by_name
 from ddplint.domain.ranks import int_literal
 from ddplint.engine.model import Binding
-from ddplint.project_files import ProjectFiles
 
 
 def assigned_rank_attributes(ctx: FileContext) -> tuple[tuple[str, bool], ...]:
@@ -50,20 +47,3 @@ def _traced(ctx: FileContext, binding: Binding) -> bool | None:
     if int_literal(binding.value) is not None:
         return None if domain_of(ctx).gates.single_process(binding.statement) else False
     return rank_evidence(ctx).value_traced(binding.value, binding.statement, 4)
-
-
-def setting_files(tree: ProjectFiles, name: str) -> list[str] | None:
-    """The project files whose text may assign the attribute `name` (their summaries
-    decide), or None when the text alone says that some assignment cannot be read: a
-    file sets it through its name in a string (`set_by_name`), or is no Python module."""
-    found = []
-    for file in sorted(tree.naming(name)):
-        text = tree.text(file) or ""
-        if set_by_name(name).search(text):
-            return None
-        if not assigned_values(name, text):
-            continue
-        if not file.endswith(".py"):
-            return None
-        found.append(file)
-    return found

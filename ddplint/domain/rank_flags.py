@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import re
 import weakref
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -87,6 +88,16 @@ def assigning_files(tree: ProjectFiles, name: str) -> list[str] | None:
     rank test (`may_be_rank_test`), or is no Python module."""
     if name not in flag_candidates(tree):
         return None  # no line of the project assigns it anything that names a rank
+    return setting_files(tree, name, lambda values: all(map(may_be_rank_test, values)))
+
+
+def setting_files(
+    tree: ProjectFiles, name: str, readable: Callable[[list[str]], bool] = bool
+) -> list[str] | None:
+    """The project files whose text may assign the attribute `name` (their summaries
+    decide), or None when the text alone says some assignment cannot be read: a file sets
+    it through its name in a string (`set_by_name`), is no Python module, or assigns
+    values (`assigned_values`) that `readable` refuses."""
     found = []
     for file in sorted(tree.naming(name)):
         text = tree.text(file) or ""
@@ -95,7 +106,7 @@ def assigning_files(tree: ProjectFiles, name: str) -> list[str] | None:
         values = assigned_values(name, text)
         if not values:
             continue
-        if not file.endswith(".py") or not all(map(may_be_rank_test, values)):
+        if not file.endswith(".py") or not readable(values):
             return None
         found.append(file)
     return found

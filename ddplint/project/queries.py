@@ -24,8 +24,7 @@ from ddplint.domain.checkpoints import SAVE
 from ddplint.domain.model_layers import BATCHNORM_TEXT
 from ddplint.domain.project_view import ProjectView
 from ddplint.domain.random_draws import LIBRARY_SEEDS, TORCH_SEEDS
-from ddplint.domain.rank_attributes import setting_files
-from ddplint.domain.rank_flags import assigning_files
+from ddplint.domain.rank_flags import assigning_files, setting_files
 from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
 from ddplint.domain.runner_kinds import Runners
