@@ -39,7 +39,7 @@ def test_rules_with_first_contact_evidence_are_default_exactly_when_they_earn_it
     assert decided, "no rule has first-contact evidence"
     wrong = {code: earned for code, earned in decided.items() if rules[code].default != earned}
     assert wrong == {}, f"Rule.default disagrees with first_contact.py: {wrong}"
-    assert not decided["DDP033"] and decided["DDP002"]
+    assert not decided["DDP016"] and decided["DDP002"]
 
 
 def _record(tmp_path: Path, sets: dict[str, list[tuple[str, str]]]) -> Path:
@@ -82,3 +82,43 @@ def test_a_finding_without_a_verdict_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "verdicts_fresh1.toml").write_text("", encoding="utf-8")
     with pytest.raises(ValueError, match="no verdict"):
         first_contact.load_sets(record)
+
+
+def _stubs(path: Path, rows: list[tuple[str, str, int, str]]) -> Path:
+    """A run.py stubs file of findings (path, code, line, text) in repository r."""
+    path.write_text(
+        "".join(
+            f'[[finding]]\nrepo = "r"\npath = "{p}"\ncode = "{code}"\nline = {line}\n'
+            f'text = "{text}"\nmessage = "m"\nverdict = ""\nreason = ""\n\n'
+            for p, code, line, text in rows
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_an_opt_in_rule_earns_its_way_back_by_its_select_all_findings(tmp_path: Path) -> None:
+    record = _record(tmp_path, {"fresh1": [("DDP014", "true")]})
+    default = _stubs(tmp_path / "d.toml", [("a.py", "DDP014", 0, "x0")])
+    every = _stubs(
+        tmp_path / "all.toml",
+        [("a.py", "DDP014", 0, "x0"), ("a.py", "DDP999", 1, "x1")]
+        + [("b.py", "DDP050", n, f"y{n}") for n in range(3)],
+    )
+    verdicts = tmp_path / "verdicts_fresh2.toml"
+    verdicts.write_text(
+        "".join(
+            f'[[finding]]\nrepo = "r"\npath = "{p}"\ncode = "{c}"\nline = {n}\n'
+            f'text = "{t}"\nverdict = "true"\nreason = "why"\n'
+            for p, c, n, t in [("a.py", "DDP014", 0, "x0")]
+            + [("b.py", "DDP050", n, f"y{n}") for n in range(3)]
+        ),
+        encoding="utf-8",
+    )
+    # the default run's finding once, the opt-in rule's three, the unchecked file left out
+    assert first_contact.record_set("fresh2", "abc1234", default, every, record) == 4
+    sets = first_contact.load_sets(record)
+    assert [s.codes for s in sets] == [("DDP014",), ("DDP014",)]  # a set's own figures
+    assert sets[1].opt_in == (("DDP050", "true"),) * 3
+    assert first_contact.per_rule(sets)["DDP050"].true == 3
+    assert first_contact.per_rule(sets)["DDP014"].findings == 2

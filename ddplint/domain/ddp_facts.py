@@ -20,6 +20,8 @@ from ddplint.domain.process_group import may_use_process_group, uses_process_gro
 from ddplint.domain.project_view import project_of
 from ddplint.domain.ranks import last_name, strip_conversion
 from ddplint.engine import Value
+from ddplint.engine.resolve import string_key
+from ddplint.engine.resolve import string_literal as string_value
 from ddplint.names import dotted
 
 if TYPE_CHECKING:
@@ -41,28 +43,10 @@ __all__ = [
     "keyword",
     "last_name",
     "passed_argument",
+    "string_key",
     "string_value",
     "strip_conversion",
 ]
-
-
-def string_key(node: cst.Subscript) -> str | None:
-    """The plain string a one-element subscript reads (`ckpt["epoch"]`), else None."""
-    if len(node.slice) != 1:
-        return None
-    index = node.slice[0].slice
-    return string_value(index.value) if type(index) is cst.Index else None
-
-
-def string_value(expr: cst.BaseExpression | None) -> str | None:
-    """The value of a plain string literal (no f-string), else None."""
-    if type(expr) is cst.SimpleString:
-        value = expr.evaluated_value
-        return value if isinstance(value, str) else None
-    if type(expr) is cst.ConcatenatedString:
-        joined = expr.evaluated_value
-        return joined if isinstance(joined, str) else None
-    return None
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:

@@ -34,6 +34,7 @@ from ddplint.domain.apis import (
 from ddplint.domain.launch_modes import switch_when
 from ddplint.engine import Resolver, Value
 from ddplint.engine.flow import logical_operands
+from ddplint.engine.resolve import string_key
 from ddplint.names import dotted
 
 GROUP_NAME = re.compile(r"(^|_)(sub)?(group|pg)s?(_|$)")
@@ -272,10 +273,13 @@ class Ranks:
             if func is not None and pattern.match(func) and not (rank and expr.args):
                 return True
             return self.resolver.direct_environ_key(expr, at) in environ
-        if type(expr) is cst.Subscript:
-            return self.resolver.direct_environ_key(expr, at) in environ
-        name = last_name(expr)
         names = RANK_NAME if rank else WORLD_SIZE_NAME
+        if type(expr) is cst.Subscript:
+            if self.resolver.direct_environ_key(expr, at) in environ:
+                return True
+            key = string_key(expr)  # `info["rank"]`, spelled as `info.rank` would be
+            return key is not None and names.search(key) is not None
+        name = last_name(expr)
         if name is None:
             return False
         if names.search(name):

@@ -394,7 +394,7 @@ class Resolver:
         self, expr: cst.Subscript, at: cst.CSTNode, depth: int
     ) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
         """`cfg["rank"]` where `cfg` holds a dict literal with that key."""
-        key = _string_key(expr)
+        key = string_key(expr)
         if key is None:
             return None
         for value in self.values(expr.value, at, depth - 1):
@@ -434,12 +434,12 @@ class Resolver:
         """The variable `expr` reads from the environment right there (no names followed
         for `expr` itself; the mapping it reads from may be a copy)."""
         if type(expr) is cst.Subscript:
-            key = _string_key(expr)
+            key = string_key(expr)
             if key is not None and self._is_environ(expr.value, at):
                 return key
             return None
         if type(expr) is cst.Call and expr.args:
-            first = _string_literal(expr.args[0].value)
+            first = string_literal(expr.args[0].value)
             if first is None:
                 return None
             name = self.model.imports.resolve(expr.func)
@@ -665,18 +665,20 @@ def _is_property(decorator: cst.BaseExpression) -> bool:
     return name.rpartition(".")[2] in ("property", "cached_property")
 
 
-def _string_literal(expr: cst.BaseExpression) -> str | None:
+def string_literal(expr: cst.BaseExpression | None) -> str | None:
+    """The value of a plain string literal (no f-string), else None."""
     if type(expr) is cst.SimpleString or type(expr) is cst.ConcatenatedString:
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     return None
 
 
-def _string_key(expr: cst.Subscript) -> str | None:
+def string_key(expr: cst.Subscript) -> str | None:
+    """The plain string a one-element subscript reads (`ckpt["epoch"]`), else None."""
     if len(expr.slice) != 1:
         return None
     element = expr.slice[0].slice
-    return _string_literal(element.value) if type(element) is cst.Index else None
+    return string_literal(element.value) if type(element) is cst.Index else None
 
 
 def _names_below(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:

@@ -29,6 +29,7 @@ from ddplint.domain.samplers import (
     returned_positions,
     shuffles,
 )
+from ddplint.domain.synthetic_data import synthetic_dataset
 from ddplint.engine.model import all_params
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
@@ -299,7 +300,10 @@ that starts at 0
 and 1 read one order. Where the loop's start is out of sight (`range(start_epoch,
 epochs)`) the finding is shown under `--preview` only; `set_epoch(epoch + 1)` after the
 pass, or a loop that starts at 1 or later, orders every pass differently and is left
-alone.
+alone. A sampler over a dataset of a class of this file whose `__init__` draws its
+samples as random tensors (`self.x = torch.randn(n, d)`) and that reads no data (a smoke
+test's stand-in) is reported under `--preview` only: the order of such samples teaches
+nothing.
 
 ## Why is this bad?
 `DistributedSampler` seeds its permutation with `seed + epoch`, and `epoch` only changes
@@ -702,7 +706,18 @@ def main(train_set, model, epochs):
         self, ctx: FileContext, sampler: SamplerUse, epoch: EpochLoop, via: str
     ) -> Finding:
         finding = self._message(ctx, epoch.loop, self._receiver(ctx, sampler, epoch, via))
-        return replace(finding, rests_on=(sampler.site,))  # no harm where it is never built
+        finding = replace(finding, rests_on=(sampler.site,))  # no harm where never built
+        dataset = argument(sampler.call, 0, "dataset") if sampler.arguments_known else None
+        synthetic = dataset is not None and synthetic_dataset(ctx, dataset, sampler.call)
+        if not synthetic:
+            return finding
+        return replace(
+            finding,
+            message=f"{finding.message} (unproven: its dataset is random tensors drawn by "
+            f"the script, {synthetic}: a smoke test's stand-in for data, whose order "
+            "teaches nothing)",
+            unproven=True,
+        )
 
     @staticmethod
     def _message(

@@ -13,6 +13,7 @@ from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import argument, facts_of, is_false
 from ddplint.domain.paths import path_values
+from ddplint.domain.synthetic_data import RANDOM_TENSORS
 from ddplint.names import dotted
 
 # Samplers that walk the whole dataset (or a fixed subset of it) on every rank. Not
@@ -24,7 +25,6 @@ _PLAIN_SAMPLERS = frozenset(
     for name in ("RandomSampler", "SequentialSampler", "SubsetRandomSampler")
 )
 _SHARD_NAME = re.compile(r"split_by_node|split_dataset_by_node|nodesplitter|shard", re.IGNORECASE)
-_SYNTHETIC = frozenset({"torch.randn", "torch.rand", "torch.randint", "torch.randperm"})
 
 
 def plain_sampler(
@@ -82,7 +82,7 @@ class Sharding:
                         return True
                 if type(node) is cst.Call:
                     callee = ctx.call_name(node)
-                    if callee in _SYNTHETIC:
+                    if callee in RANDOM_TENSORS:
                         return True  # random tensors: there is no dataset to duplicate
                     cls = self.classes.get(dotted(node.func) or "")
                     if cls is not None and self._class_reads_rank(cls):

@@ -50,8 +50,9 @@ class LoadWithoutMapLocation(Rule):
     code = "DDP033"
     name = "load-without-map-location"
     severity = Severity.WARNING
-    # opt-in: first contact, fresh103 to fresh141 (bench/realworld/first_contact.py): 20 / 8 / 17
-    default = False
+    # default again: opt-in from fresh141 (20 / 8 / 17 over fresh103 to fresh141), its
+    # findings at first contact since read 6 / 0 / 0 (fresh152 to fresh163, the --select=ALL
+    # runs; bench/realworld/first_contact.py)
     summary = "`torch.load` without `map_location` on every rank: all ranks load onto one GPU"
     explanation = """
 ## What it does

@@ -77,7 +77,11 @@ re-seeds the workers other than from their base seed. Both are proven where the 
 is torch's and the draws are in sight (the file, or the module of the loader's dataset
 class); otherwise they are shown under `--preview` only.
 
-Left alone: a seed set in the process that starts the workers with `mp.spawn` or
+Left alone: a seeding in a function that trains nothing and runs an evaluation pass
+after it (a loop in eval mode or with gradients off: `validate()` re-seeding so that
+every rank scores the whole, unsharded validation set alike), where the script seeds
+elsewhere too (that other seeding is the one reported); a seed set in the process that
+starts the workers with `mp.spawn` or
 `Process` (in the function that starts them, or under `if __name__ == "__main__":`: a
 spawned worker starts with a fresh generator), a seed computed from the rank (`seed +
 rank`, `args.seed + dist.get_rank()`, the index `mp.spawn` passes its worker, `seed +=
@@ -295,12 +299,16 @@ def main(args, dataset_cls):
             return  # every sharded loader goes to an object whose called methods never read it
         reported: set[int] = set()
         agreed = agreement_drawn(ctx)
+        sites = [(seed, site) for seed in seeds for site in _seeding_sites(ctx, seed.call)]
+        evaluating = {id(site) for _, site in sites if _seeds_an_evaluation_pass(ctx, site)}
         for seed in seeds:
             if _reseeded_below(ctx, seed, seeds):
                 continue  # the later seeding is the one the loop's draws follow
             for site in _seeding_sites(ctx, seed.call):
                 if every_rank(ctx, site) is not True:
                     continue
+                if id(site) in evaluating and len(evaluating) < len(sites):
+                    continue  # `validate()` re-seeds its own pass; training's seed is elsewhere
                 if _in_launching_parent(ctx, site):
                     continue  # spawned workers start with a fresh generator of their own
                 if _apart_from_loaders(ctx, site, loaders):
@@ -335,6 +343,26 @@ def _apart_from_loaders(ctx: FileContext, site: cst.CSTNode, loaders: tuple[cst.
     return bool(loaders) and all(
         ctx.scope(loader) is ctx.scope(site) and exclusive(ctx.flow, ctx.resolver, site, loader)
         for loader in loaders
+    )
+
+
+def _seeds_an_evaluation_pass(ctx: FileContext, site: cst.CSTNode) -> bool:
+    """`site` re-seeds an evaluation pass of its own: its function trains nothing (no
+    `backward()`, in it or in a function of this file it calls) and, after the site, runs
+    a loop in eval mode or with gradients off (`model.eval()`, then `for batch in
+    val_loader:`). Every rank then draws alike over that pass, which is what keeps the
+    ranks' evaluations in step; what training draws follows the seeding the script does
+    for training."""
+    model = domain_of(ctx).loops.model
+    frame = model.frame(site)
+    loops = domain_of(ctx).loops
+    if type(frame) is not cst.FunctionDef or loops.runs_backward(frame):
+        return False
+    return any(
+        type(node) is cst.For
+        and model.before(site, node)
+        and (loops.in_eval_mode(node) or loops.is_evaluation(node))
+        for node in model.walk(frame.body)
     )
 
 

@@ -39,7 +39,8 @@ class ModelNeverWrapped(Rule):
     explanation = """\
 ## What it does
 Flags the training `backward()` of a script (a module with an `if __name__ == "__main__":`
-block) that runs distributed, builds a `DistributedSampler` and an optimizer, and trains,
+block, or whose training loop runs at its top level, as in a script run with `torchrun -m`)
+that runs distributed, builds a `DistributedSampler` and an optimizer, and trains,
 when neither the script nor any project module it imports (read from their text) mentions
 a data-parallel wrapper (`DistributedDataParallel`, FSDP, DeepSpeed, Horovod, Accelerate,
 Lightning, `ZeroRedundancyOptimizer`, a comm hook, pipeline or RPC parallelism) or a
@@ -336,7 +337,16 @@ def _sharded_script(ctx: FileContext) -> bool:
     loops = domain_of(ctx).loops
     if not any(loops.is_optimizer_class(call) for call in ctx.calls):
         return False
-    return is_script(ctx.module)
+    return is_script(ctx.module) or _trains_at_top_level(ctx)
+
+
+def _trains_at_top_level(ctx: FileContext) -> bool:
+    """The module's own top-level code calls `backward()` (a nanoGPT-style script run as
+    `torchrun -m scripts.train`, its training loop outside any function): it runs as a
+    program though it has no `__main__` block."""
+    return any(
+        type(ctx.model.frame(site.call)) is cst.Module for site in domain_of(ctx).backward.sites
+    )
 
 
 def _trained_by_project_function(ctx: FileContext, elsewhere: bool) -> Iterator[Finding]:
