@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
+from ddplint.domain.apis import SPAWN_FUNCTIONS
 from ddplint.domain.current_device import reads_current_device
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.device_literals import hardcoded_devices
@@ -15,12 +16,26 @@ from ddplint.domain.job_membership import in_job
 from ddplint.domain.launch_commands import launched_on_own_gpus
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.domain.one_gpu_each import sees_one_gpu
+from ddplint.domain.one_rank_groups import spawns_one_process
 from ddplint.domain.per_process_devices import right_for_its_process
 from ddplint.domain.process_group import calls_process_group
 from ddplint.domain.replaced_defaults import replaced_default
 from ddplint.domain.scripts import is_script
 from ddplint.domain.unread_names import bound_and_never_read
 from ddplint.rule import Finding, FixSpec, Rule, register
+
+
+def _one_process_per_machine(ctx: FileContext) -> bool:
+    """The script starts its job only by spawning one process on each machine (every
+    `mp.spawn` of the file starts one: `args.gpus = 1`, then `mp.spawn(main, nprocs=
+    args.gpus)`, the rank `args.nr * args.gpus + gpu`) and no launcher hands it a local
+    rank: no two processes of a machine share its GPU 0."""
+    spawns = list(ctx.calls_to(*SPAWN_FUNCTIONS))
+    return (
+        bool(spawns)
+        and "LOCAL_RANK" not in ctx.source
+        and all(spawns_one_process(ctx, call) for call in spawns)
+    )
 
 
 @register
@@ -68,7 +83,10 @@ message says so. The finding is proven only where a job of several processes run
 file: it starts a process group, a device mesh or workers, or wraps a model in DDP, itself
 or through project code it calls, or a module of the project that does calls into it (the
 loss module a trainer imports). A script that starts no job, and that no such module calls
-into, runs as a process of its own: unproven there.
+into, runs as a process of its own: unproven there. A script that starts its job only by
+spawning one process on each machine (`args.gpus = 1`, then `mp.spawn(main,
+nprocs=args.gpus)` with the rank `args.nr * args.gpus + gpu`), which no launcher hands a
+local rank, is left alone: no two processes of a machine share its GPU 0.
 
 ## Why is this bad?
 torchrun starts one process per GPU and every process runs the same code. With a literal
@@ -229,6 +247,8 @@ x = torch.zeros(3, device="cpu")
     def _findings(self, ctx: FileContext) -> Iterator[Finding]:
         if "CUDA_VISIBLE_DEVICES" in ctx.source:
             return  # the script gives each process its own GPU itself
+        if _one_process_per_machine(ctx):
+            return  # `mp.spawn(main, nprocs=1)` on each node: GPU 0 is that process's own
         seen: set[int] = set()
         local_rank_names = LocalRankNames(ctx)
         for site in hardcoded_devices(ctx):

@@ -11,7 +11,7 @@ from ddplint.domain.saves import save_sites
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp006_state_dict_without_module.module_prefix import (
-    loads_into_data_parallel_elsewhere,
+    loads_into_wrapper_elsewhere,
     loads_loosely_into_wrapper,
     may_be_prefix_free_wrapper,
     may_rely_on_prefixed_keys,
@@ -45,8 +45,9 @@ the prefix when loading
 `model.load_state_dict(...)` on the DDP model, `load_checkpoint(path, model=ddp_model)`).
 Unproven (`--preview`): a save in a project none of whose Python files loads a state dict
 (`load_state_dict`: only a load out of sight, a reader's own, meets the prefix), a save in a
-project with a file that loads a state dict into an `nn.DataParallel` wrapper (whose keys
-carry the same prefix), a file whose only load into the wrapper is `strict=False` (the
+project with a file that loads a state dict into an `nn.DataParallel` wrapper, or into a
+name it binds to a DDP wrapper (an evaluation script run under the same launcher: the keys
+carry the same prefix there), a file whose only load into the wrapper is `strict=False` (the
 prefixed keys load there, but the loose load may be reading other weights), and a model that
 is DDP on one path and, on another, a wrapper whose state dict has no prefix (FSDP's full
 state dict; TorchRec's `DistributedModelParallel`, which strips the prefix of the DDP inside it).
@@ -182,6 +183,7 @@ def main(model, ema, local_rank):
             return
         loads_back: bool | None = None
         unloaded: bool | None = None
+        wrapper_elsewhere: bool | None = None
         loosely_loaded = loads_loosely_into_wrapper(ctx)
         for call, obj in save_sites(ctx):
             offending = prefixed_state_dicts(ctx, obj, call)
@@ -220,6 +222,13 @@ def main(model, ema, local_rank):
                     " (unproven: no code of this project loads a state dict, so only a "
                     "load out of sight meets the prefix)"
                 )
+            if wrapper_elsewhere is None:
+                wrapper_elsewhere = loads_into_wrapper_elsewhere(ctx.path)
+            if wrapper_elsewhere and not unloaded:
+                message += (
+                    " (unproven: another file of this project loads a state dict into a "
+                    "DDP or DataParallel wrapper, where the prefixed keys load as they are)"
+                )
             yield Finding(
                 call,
                 message,
@@ -227,5 +236,5 @@ def main(model, ema, local_rank):
                 unproven=unloaded
                 or loosely_loaded
                 or any(may_be_prefix_free_wrapper(ctx, r, a) for r, a in offending)
-                or loads_into_data_parallel_elsewhere(ctx.path),
+                or bool(wrapper_elsewhere),
             )

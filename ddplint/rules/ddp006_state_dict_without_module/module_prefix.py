@@ -189,18 +189,36 @@ def prefix_round_trips(ctx: FileContext) -> bool:
 # the same `module.` prefix: it writes both (`DataParallel(` not after `Distributed`).
 _DATA_PARALLEL = re.compile(r"(?<!Distributed)DataParallel\(")
 _LOADS_STATE = re.compile("load_state_dict")
+# `net = DistributedDataParallel(...)`, `self.model = nn.parallel.DDP(...)`: a name bound
+# to a DDP wrapper (a commented-out line starts with `#` and does not match).
+_DDP_BOUND = re.compile(
+    r"^[ \t]*([\w.]+)\s*=\s*(?:[\w.]+\.)?(?:DistributedDataParallel|DDP)\(", re.MULTILINE
+)
 
 
-def loads_into_data_parallel_elsewhere(path: str) -> bool:
-    """Another Python file of the project wraps a model in `nn.DataParallel` and loads a
-    state dict: the prefixed keys load there as they are (an analysis script that restores
-    the checkpoint into `DataParallel(model)`). A text test: whether that load reads this
-    checkpoint is not followed."""
+def loads_into_wrapper_elsewhere(path: str) -> bool:
+    """Another Python file of the project loads a state dict where the prefixed keys load
+    as they are: it wraps a model in `nn.DataParallel` and loads a state dict (an analysis
+    script restoring the checkpoint into `DataParallel(model)`), or loads one into a name
+    it binds to a DDP wrapper (`net = DistributedDataParallel(net, ...)`, then
+    `net.load_state_dict(...)`: an evaluation script run under the same launcher). A text
+    test: whether that load reads this checkpoint is not followed."""
     if not os.path.isfile(path):
         return False
     path = os.path.abspath(path)
     files = project_files(project_root(path))
-    return bool(files.matching(_DATA_PARALLEL) & files.matching(_LOADS_STATE) - {path})
+    loading = files.matching(_LOADS_STATE) - {path}
+    if files.matching(_DATA_PARALLEL) & loading:
+        return True
+    return any(
+        _loads_into_ddp_name(files.text(p) or "") for p in loading & files.matching(_DDP_BOUND)
+    )
+
+
+def _loads_into_ddp_name(text: str) -> bool:
+    """The text binds a name to a DDP wrapper and loads a state dict into that name."""
+    names = {m.group(1) for m in _DDP_BOUND.finditer(text)}
+    return any(re.search(rf"\b{re.escape(n)}\.load_state_dict\(", text) for n in names)
 
 
 def nothing_loads_state_dicts(path: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -14,6 +15,8 @@ from ddplint.domain.backward import Step
 from ddplint.domain.ddp_facts import argument, facts_of
 from ddplint.domain.frozen_modules import frozen_whole
 from ddplint.domain.gradient_sync import reduces_gradients_here
+from ddplint.domain.project_view import project_of
+from ddplint.engine.resolve import argument_for
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp026_training_forward_through_module.bare_modules import (
@@ -22,6 +25,10 @@ from ddplint.rules.ddp026_training_forward_through_module.bare_modules import (
     scope_calls_wrapper,
     scope_hands_wrapper_on,
 )
+
+# `ddp.module`, `getattr(ddp, "module", ddp)`, `unwrap_model(ddp)`: where a file may get a
+# wrapper's module (`bare_module_sources`), tested on its text before any call is asked.
+_MAY_UNWRAP = re.compile(r"\.module\b|[\"']module[\"']|unwrap")
 
 
 @register
@@ -35,6 +42,9 @@ class TrainingForwardThroughModule(Rule):
 Flags a forward call through the module inside a DDP wrapper (`model.module(x)`, a piece
 of it such as `pair.module[0](x)`, or a name bound to one such as `model_without_ddp(x)`,
 including a helper's parameter that every caller in the file passes the bare module for,
+and a call handing the bare module to a function of another project module that runs
+that parameter as a model (`token_logprobs(policy.module, ids)`, the helper calling
+`model(ids)`), reported at the call,
 and the very name a wrapper of the same function was made around when the wrapper is
 bound to another name: `ddp_model = DDP(model, ...)`, then `model(x)`)
 whose result flows into `.backward()`; also a method of the inner module that computes
@@ -196,7 +206,28 @@ def train(net, loader, optimizer, local_rank):
         # other modules' summaries).
         wrapped: bool | None = None
         bypassed: set[tuple[int, str]] = set()  # (function, module inside a wrapper) reported
+        # a bare module can be handed on only where the text unwraps or the file wraps
+        hands_bare = bool(facts.ddp_wraps) or _MAY_UNWRAP.search(ctx.source) is not None
         for call in ctx.calls:
+            if hands_bare and call.args and (handed := _bare_module_handed(ctx, call)):
+                if wrapped is None:
+                    wrapped = bool(facts.ddp_wraps or facts.helper_wraps)
+                    wrapped = wrapped and not reduces_gradients_here(ctx)
+                if not wrapped:
+                    return
+                target, sources = handed
+                if _trains_through_bare(ctx, call, target):
+                    bypassed.add((id(ctx.scope(call)), ctx.code(target)))
+                    yield Finding(
+                        call,
+                        f"`{ctx.code(call.func)}(...)` runs the forward of "
+                        f"`{ctx.code(target)}`, the module inside the DDP wrapper, and the "
+                        "training loss comes from it: the wrapper's forward never runs, so "
+                        "its backward() leaves each replica's gradients local (the replicas "
+                        "drift apart); hand it the DDP model itself",
+                        rests_on=sources,
+                    )
+                continue
             func = call.func
             submodule = None
             if type(func) is cst.Attribute and _through_module(func):
@@ -288,6 +319,50 @@ def train(net, loader, optimizer, local_rank):
                 fix=fix,
                 rests_on=sources,
             )
+
+
+def _bare_module_handed(
+    ctx: FileContext, call: cst.Call
+) -> tuple[cst.BaseExpression, tuple[cst.CSTNode, ...]] | None:
+    """The bare module of a DDP model (`policy.module`, or a name bound to one) that `call`
+    hands a function of another project module, which runs that parameter as a model on
+    every call (`logp_per_token(batch, policy.module)`), with where it gets the module."""
+    candidates = []
+    for arg in call.args:
+        value = arg.value
+        module = type(value) is cst.Attribute and value.attr.value == "module"
+        if module or type(value) is cst.Name:
+            sources = bare_module_sources(ctx, value, call)
+            if sources:
+                candidates.append((value, sources))
+    if not candidates:
+        return None
+    project = project_of(ctx)
+    if project is None:
+        return None
+    for param in project.helper_forwarded_params(ctx, call):
+        handed = argument_for(call, param)
+        for value, sources in candidates:
+            if handed is value:
+                return value, sources
+    return None
+
+
+def _trains_through_bare(ctx: FileContext, call: cst.Call, target: cst.BaseExpression) -> bool:
+    """`call`, handed the bare module `target`, is a training step's forward: its result
+    reaches a `backward()` that is not an evaluation's, the function never runs the
+    wrapper itself, and the bypassed model is trained (not frozen, stepped)."""
+    domain = domain_of(ctx)
+    return not (
+        bare_apart_from_backward(ctx, target, call)
+        or frozen_whole(ctx, target)
+        or _trains_others_only(ctx, target, call)
+        or domain.loops.is_evaluation(call)
+        or not domain.backward.reaches(call)
+        or _detached(ctx, call)
+        or scope_calls_wrapper(ctx, call, target)
+        or scope_hands_wrapper_on(ctx, call, target)
+    )
 
 
 def _wrapper_name(ctx: FileContext, sources: tuple[cst.CSTNode, ...]) -> str | None:

@@ -319,6 +319,13 @@ def main(args, dataset_cls):
                     # Draws seen only in the text of an imported module: whether the
                     # file's loader uses them is out of sight.
                     unproven = not seed.proven or pipeline is None
+                    drawn = _drawn_per_process(ctx, seed.call)
+                    if drawn is not None:  # `args.seed = random.randint(...)` when unset
+                        message += (
+                            f" (unproven: where no seed is given, each process draws its "
+                            f"own with `{drawn}`)"
+                        )
+                        unproven = True
                     # a helper's call: its seeding call must run too (`if args.seed
                     # is not None:` in the helper, under an option no command passes)
                     yield Finding(
@@ -329,6 +336,19 @@ def main(args, dataset_cls):
                         runs_with=(seed.call,) if site is not seed.call else (),
                     )
 
+
+# Values each process draws for itself, unseeded: a seed taken from one differs by process.
+_PER_PROCESS_DRAWS = frozenset(
+    {
+        "random.randint",
+        "random.randrange",
+        "random.random",
+        "numpy.random.randint",
+        "time.time",
+        "time.time_ns",
+        "os.getpid",
+    }
+)
 
 _NO_TRAINING = (
     " (unproven: nothing in this file trains: no `backward()`, optimizer or epoch loop in "
@@ -344,6 +364,17 @@ def _apart_from_loaders(ctx: FileContext, site: cst.CSTNode, loaders: tuple[cst.
         ctx.scope(loader) is ctx.scope(site) and exclusive(ctx.flow, ctx.resolver, site, loader)
         for loader in loaders
     )
+
+
+def _drawn_per_process(ctx: FileContext, call: cst.Call) -> str | None:
+    """The seeding `call`'s value may be drawn at random in each process (`if args.seed is
+    None: args.seed = random.randint(1, 10000)`): the code of that draw, else None."""
+    for arg in call.args:
+        for value in ctx.resolver.values(arg.value, call):
+            for node in ctx.walk(value.expr):
+                if type(node) is cst.Call and ctx.call_name(node) in _PER_PROCESS_DRAWS:
+                    return ctx.code(node).strip()
+    return None
 
 
 def _seeds_an_evaluation_pass(ctx: FileContext, site: cst.CSTNode) -> bool:

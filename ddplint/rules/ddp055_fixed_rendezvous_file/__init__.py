@@ -16,7 +16,8 @@ class FixedRendezvousFile(Rule):
     code = "DDP055"
     name = "fixed-rendezvous-file"
     severity = Severity.WARNING
-    default = False  # opt-in: new, and its harm needs a run that crashed or was killed first
+    # default: opt-in while new; its findings at first contact read 4 / 0 / 0 (fresh164,
+    # fresh167, the --select=ALL runs; bench/realworld/first_contact.py)
     summary = "Process group on a fixed file:// path: a file a killed run left hangs the next run"
     explanation = """
 ## What it does
