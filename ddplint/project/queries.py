@@ -29,7 +29,6 @@ from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
 from ddplint.domain.runner_kinds import Runners
 from ddplint.domain.samplers import switched_on
-from ddplint.domain.state_loads import LOAD
 from ddplint.domain.switches import flag_name, named_for_distribution, names_a_job_start
 from ddplint.domain.written_files import HelperLoad, HelperWrite
 from ddplint.project.callers import callers_run, over_calls_elsewhere
@@ -141,7 +140,18 @@ def _calling(*qualified: str) -> TextTest:
 
 
 _MAY_SAVE = _calling(SAVE)  # `FunctionSummary.writes`: `torch.save` (`writes`)
-_MAY_LOAD = _calling(LOAD)  # `FunctionSummary.loads`: `torch.load` (`helper_loads`)
+# `FunctionSummary.loads`: `torch.load` (`helper_loads`). Tighter than `_calling(LOAD)`
+# (`load` is a common word in modules that name torch): a call resolving to it is spelled
+# `torch.load` or `serialization.load` (`import torch.serialization`), goes through an
+# alias of torch or of its serialization module (`import torch as th`), or is imported by name
+# from torch (`from torch import load`, a star import, a parenthesised list).
+_MAY_LOAD = AnyOf(
+    re.compile(
+        r"\btorch\s*\.\s*load\b|\bserialization\s*\.\s*load\b"
+        r"|\bimport\s+torch(?:\.serialization)?\s+as\b"
+    ),
+    AllOf(re.compile(r"\bfrom\s+torch[\w.]*\s+import\b"), Words("load")),
+)
 # `FunctionSummary.seeds_alike`: `torch.manual_seed`, `set_seed` (`seeds_torch`)
 _MAY_SEED = _calling(*TORCH_SEEDS, *LIBRARY_SEEDS)
 # Text every module with `draws_at_random` or `reseeds_workers` contains: a random

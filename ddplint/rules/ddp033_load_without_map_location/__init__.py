@@ -257,8 +257,17 @@ if __name__ == "__main__":
     def _findings(self, ctx: FileContext) -> Iterator[Finding]:
         if _isolates_devices(ctx) or not _uses_cuda(ctx):
             return
-        if single_process(ctx) or _TEST_MODULE.match(os.path.basename(ctx.path)):
-            return  # one process; or a test, whose scratch checkpoints nobody resumes from
+        if _TEST_MODULE.match(os.path.basename(ctx.path)):
+            return  # a test, whose scratch checkpoints nobody resumes from
+        for finding in self._candidates(ctx):
+            if single_process(ctx):  # asked once a load is found: it may ask other modules
+                return
+            yield finding
+
+    @staticmethod
+    def _candidates(ctx: FileContext) -> Iterator[Finding]:
+        """The loads without `map_location` the file makes, itself or through a project
+        helper; whether it runs in one process is asked at the first (`_findings`)."""
         for call in ctx.calls_to(_LOAD):
             path = argument(call, 0, "f")
             if path is None or not _no_map_location(call):
