@@ -62,6 +62,13 @@ class Tally:
     def add(self, verdict: str) -> None:
         setattr(self, verdict, getattr(self, verdict) + 1)
 
+    @classmethod
+    def of(cls, verdicts: tuple[str, ...]) -> Tally:
+        tally = cls()
+        for verdict in verdicts:
+            tally.add(verdict)
+        return tally
+
     @property
     def findings(self) -> int:
         return self.true + self.false + self.debatable
@@ -120,7 +127,7 @@ def _joined(
     the row's text, and its line where several share the text (`x = f()` twice in a file)."""
     found = []
     for repo, path, code, line, text in rows:
-        key = (str(repo), str(path), str(code), str(text).strip())
+        key = _key(repo, path, code, text)
         if key not in judged:
             raise ValueError(f"{name}: no verdict for {key}")
         by_line = judged[key]
@@ -132,9 +139,15 @@ def _verdicts(path: Path) -> dict[Key, dict[int, str]]:
     """Each judged finding's verdict, by (repo, path, code, text) and then by line."""
     judged: dict[Key, dict[int, str]] = {}
     for f in tomllib.loads(path.read_text(encoding="utf-8")).get("finding", []):
-        key = (f["repo"], f["path"], f["code"], f["text"].strip())
+        key = _key(f["repo"], f["path"], f["code"], f["text"])
         judged.setdefault(key, {})[f["line"]] = f["verdict"]
     return judged
+
+
+def _key(repo: object, path: object, code: object, text: object) -> Key:
+    """How a recorded finding meets its verdict and its twin in another run: line numbers
+    aside (they shift), its repository, file, rule and stripped line text."""
+    return (str(repo), str(path), str(code), str(text).strip())
 
 
 def per_rule(sets: list[FreshSet]) -> dict[str, Tally]:
@@ -160,8 +173,8 @@ def record_set(name: str, commit: str, default: Path, every: Path, record: Path 
         )
 
     findings = rows(default)
-    seen = {(repo, path, code, text.strip()) for repo, path, code, _, text in findings}
-    opt_in = [row for row in rows(every) if (*row[:3], row[4].strip()) not in seen]
+    seen = {_key(repo, path, code, text) for repo, path, code, _, text in findings}
+    opt_in = [row for row in rows(every) if _key(*row[:3], row[4]) not in seen]
     lines = ["", "[[set]]", f'name = "{name}"', f'commit = "{commit}"']
     for key, found in (("findings", findings), ("opt_in", opt_in)):
         lines.append(f"{key} = [")
@@ -200,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--record needs --default and --all")
         name, commit = args.record
         written = record_set(name, commit, args.default, args.all)
-        print(f"{args.record[0]}: {written} findings recorded in {RECORD}")
+        print(f"{name}: {written} findings recorded in {RECORD}")
         return 0
     sets = load_sets()
     every, recent = per_rule(sets), per_rule(sets[-RECENT:])
@@ -218,17 +231,11 @@ def main(argv: list[str] | None = None) -> int:
         elif every[code].findings < EVIDENCE:
             verdict = "too few to decide"
         print(f"{code:8} {every[code]!s:34} {recent.get(code, Tally())!s:30} {verdict}")
-    total = Tally()
-    for fresh in sets:
-        for verdict in fresh.verdicts:
-            total.add(verdict)
+    total = Tally.of(tuple(verdict for fresh in sets for verdict in fresh.verdicts))
     print(f"{'default':8} {total!s}  (the default runs)")
     if args.sets:
         for fresh in sets:
-            tally = Tally()
-            for verdict in fresh.verdicts:
-                tally.add(verdict)
-            print(f"{fresh.name:9} {fresh.commit[:8]:8} {tally}")
+            print(f"{fresh.name:9} {fresh.commit[:8]:8} {Tally.of(fresh.verdicts)}")
     return 0
 
 

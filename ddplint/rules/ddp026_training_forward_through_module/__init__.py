@@ -200,23 +200,17 @@ def train(net, loader, optimizer, local_rank):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        facts = facts_of(ctx)
-        # Whether the file makes a wrapper or gets one from a helper, and does not all-reduce
-        # gradients by hand: asked at the first bypass found (a helper's answer may need
-        # other modules' summaries).
-        wrapped: bool | None = None
         bypassed: set[tuple[int, str]] = set()  # (function, module inside a wrapper) reported
         # a bare module can be handed on only where the text unwraps or the file wraps
-        hands_bare = bool(facts.ddp_wraps) or _MAY_UNWRAP.search(ctx.source) is not None
+        hands_bare = bool(facts_of(ctx).ddp_wraps) or _MAY_UNWRAP.search(ctx.source) is not None
         for call in ctx.calls:
             if hands_bare and call.args and (handed := _bare_module_handed(ctx, call)):
-                if wrapped is None:
-                    wrapped = bool(facts.ddp_wraps or facts.helper_wraps)
-                    wrapped = wrapped and not reduces_gradients_here(ctx)
-                if not wrapped:
-                    return
+                if not ctx.memo(_wrapped_without_hand_sync):
+                    return  # no wrapper, or gradients all-reduced by hand: bare is the design
                 target, sources = handed
-                if _trains_through_bare(ctx, call, target):
+                if _bypass_trains(ctx, call, target) and not scope_hands_wrapper_on(
+                    ctx, call, target
+                ):
                     bypassed.add((id(ctx.scope(call)), ctx.code(target)))
                     yield Finding(
                         call,
@@ -248,26 +242,9 @@ def train(net, loader, optimizer, local_rank):
             sources = bare_module_sources(ctx, target, call)
             if not sources:
                 continue
-            if wrapped is None:
-                wrapped = bool(facts.ddp_wraps or facts.helper_wraps)
-                wrapped = wrapped and not reduces_gradients_here(ctx)
-            if not wrapped:
+            if not ctx.memo(_wrapped_without_hand_sync):
                 return  # no wrapper, or gradients all-reduced by hand: bare is the design
-            if bare_apart_from_backward(ctx, target, call):
-                continue  # bare on the evaluation passes only
-            if frozen_whole(ctx, target):
-                continue  # a frozen encoder: no gradient of it to all-reduce
-            if _trains_others_only(ctx, target, call):
-                continue  # no optimizer steps the bypassed model: nothing of it drifts
-            if domain_of(ctx).loops.is_evaluation(call) or not domain_of(ctx).backward.reaches(
-                call
-            ):
-                continue
-            if _detached(ctx, call):
-                continue  # `fake = generator(z).detach()`: the discriminator's step
-            if scope_calls_wrapper(ctx, call, target):
-                # `model(x) if sync else model.module(x)`: the bare forward skips the
-                # all-reduce on purpose for accumulation micro-steps (like no_sync()).
+            if not _bypass_trains(ctx, call, target):
                 continue
             fix = None
             method = type(func) is cst.Attribute and func.attr.value != "forward"
@@ -348,20 +325,30 @@ def _bare_module_handed(
     return None
 
 
-def _trains_through_bare(ctx: FileContext, call: cst.Call, target: cst.BaseExpression) -> bool:
-    """`call`, handed the bare module `target`, is a training step's forward: its result
-    reaches a `backward()` that is not an evaluation's, the function never runs the
-    wrapper itself, and the bypassed model is trained (not frozen, stepped)."""
+def _wrapped_without_hand_sync(ctx: FileContext) -> bool:
+    """The file makes a DDP wrapper or gets one from a helper, and does not all-reduce
+    gradients by hand. Asked (once per file, `FileContext.memo`) at the first bypass found:
+    a helper's answer may need other modules' summaries."""
+    facts = facts_of(ctx)
+    return bool(facts.ddp_wraps or facts.helper_wraps) and not reduces_gradients_here(ctx)
+
+
+def _bypass_trains(ctx: FileContext, call: cst.Call, target: cst.BaseExpression) -> bool:
+    """`call`, a forward through the bare module `target` (or one handed it), is a training
+    step's: the bare module serves a training pass, the bypassed model is trained, and the
+    result reaches a `backward()` by its own gradients in a function that never runs the
+    wrapper."""
     domain = domain_of(ctx)
     return not (
-        bare_apart_from_backward(ctx, target, call)
-        or frozen_whole(ctx, target)
-        or _trains_others_only(ctx, target, call)
+        bare_apart_from_backward(ctx, target, call)  # bare on the evaluation passes only
+        or frozen_whole(ctx, target)  # a frozen encoder: no gradient of it to all-reduce
+        or _trains_others_only(ctx, target, call)  # no optimizer steps it: nothing drifts
         or domain.loops.is_evaluation(call)
         or not domain.backward.reaches(call)
-        or _detached(ctx, call)
+        or _detached(ctx, call)  # `fake = generator(z).detach()`: the discriminator's step
+        # `model(x) if sync else model.module(x)`: the bare forward skips the all-reduce
+        # on purpose for accumulation micro-steps (like no_sync()).
         or scope_calls_wrapper(ctx, call, target)
-        or scope_hands_wrapper_on(ctx, call, target)
     )
 
 

@@ -299,15 +299,16 @@ def main(args, dataset_cls):
             return  # every sharded loader goes to an object whose called methods never read it
         reported: set[int] = set()
         agreed = agreement_drawn(ctx)
-        sites = [(seed, site) for seed in seeds for site in _seeding_sites(ctx, seed.call)]
-        evaluating = {id(site) for _, site in sites if _seeds_an_evaluation_pass(ctx, site)}
+        sites = {id(seed): _seeding_sites(ctx, seed.call) for seed in seeds}
+        every_site = [site for found in sites.values() for site in found]
+        evaluating = {id(site) for site in every_site if _seeds_an_evaluation_pass(ctx, site)}
         for seed in seeds:
             if _reseeded_below(ctx, seed, seeds):
                 continue  # the later seeding is the one the loop's draws follow
-            for site in _seeding_sites(ctx, seed.call):
+            for site in sites[id(seed)]:
                 if every_rank(ctx, site) is not True:
                     continue
-                if id(site) in evaluating and len(evaluating) < len(sites):
+                if id(site) in evaluating and len(evaluating) < len(every_site):
                     continue  # `validate()` re-seeds its own pass; training's seed is elsewhere
                 if _in_launching_parent(ctx, site):
                     continue  # spawned workers start with a fresh generator of their own
@@ -384,9 +385,9 @@ def _seeds_an_evaluation_pass(ctx: FileContext, site: cst.CSTNode) -> bool:
     val_loader:`). Every rank then draws alike over that pass, which is what keeps the
     ranks' evaluations in step; what training draws follows the seeding the script does
     for training."""
-    model = domain_of(ctx).loops.model
-    frame = model.frame(site)
     loops = domain_of(ctx).loops
+    model = loops.model
+    frame = model.frame(site)
     if type(frame) is not cst.FunctionDef or loops.runs_backward(frame):
         return False
     return any(
