@@ -500,3 +500,68 @@ def test_bitwise_operators_on_booleans_fix_their_terms(test, holds, fixed):
     terms = fixed_terms(cst.parse_expression(test), holds)
     assert [cst.Module(body=[]).code_for_node(term) for term, _ in terms] == fixed
     assert all(value == holds for _, value in terms)
+
+
+def test_self_calls_reach_inherited_methods_and_the_overrides_of_subclasses():
+    model, resolver, _ = build(
+        """\
+        class Base:
+            def fit(self, loader):
+                self.validate(loader)
+                self.log()
+            def validate(self, loader):
+                pass
+            def log(self):
+                pass
+
+        class Regression(Base):
+            def validate(self, loader):
+                self.log()
+
+        class Ranking(Regression):
+            def validate(self, loader):
+                pass
+
+        class Other:
+            def validate(self, loader):
+                pass
+        """
+    )
+    called = [
+        model.enclosing_class(f).name.value
+        for f in resolver.callees(find(model, cst.Call, "self.validate(loader)"))
+    ]
+    assert called == ["Base", "Regression", "Ranking"]
+    (log_call,) = [
+        c
+        for c in model.calls
+        if code(model, c) == "self.log()" and model.frame(c).name.value == "validate"
+    ]
+    assert [model.enclosing_class(f).name.value for f in resolver.callees(log_call)] == ["Base"]
+
+
+def test_calls_of_a_function_include_calls_through_names_bound_to_it():
+    model, resolver, _ = build(
+        """\
+        import functools
+
+        def train(loader):
+            pass
+
+        def test(epoch, loader):
+            pass
+
+        train_fn, test_fn = train, test
+        quick_test = functools.partial(test, 0)
+        test_fn(1, "a")
+        quick_test("b")
+        test(2, "c")
+        train_fn("d")
+        """
+    )
+    (test,) = model.functions["test"]
+    assert sorted(code(model, c) for c in resolver.calls_of(test)) == [
+        'quick_test("b")',
+        'test(2, "c")',
+        'test_fn(1, "a")',
+    ]

@@ -1,8 +1,9 @@
 """A forecasting trainer class whose early stopping is decided and taken on rank 0 alone:
 rank 0 leaves the epoch loop, the others start the next epoch. Their first step's backward
 (a scaled loss) all-reduces the gradients through DDP, which rank 0 never joins, before the
-epoch's loss reduction. The model comes from an overridden builder (`self._build_model()`),
-so the step is not proven to run a DDP model: the message names the reduction only."""
+epoch's loss reduction. The model comes from a builder the base class calls and the
+subclass overrides (`self._build_model()`), which wraps it in DDP: the message names the
+backward."""
 import os
 
 import torch

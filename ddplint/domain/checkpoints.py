@@ -156,6 +156,22 @@ def strips_module_prefix(ctx: FileContext) -> bool:
     )
 
 
+def keys_stripped(ctx: FileContext, state: cst.BaseExpression) -> bool:
+    """`state` is a dict rebuilt with the `module.` prefix dropped from its keys (`{k[7:]:
+    v for k, v in ckpt.items()}`, `{k.replace("module.", ""): v ...}`): its keys are
+    those of the bare model, which a DDP wrapper's strict `load_state_dict` refuses."""
+    if type(state) is not cst.DictComp:
+        return False
+    for node in ctx.walk(state.key):
+        if type(node) is cst.SubscriptElement and _drops_prefix_length(node):
+            return True
+        if type(node) is cst.Call and type(node.func) is cst.Attribute:
+            name = node.func.attr.value
+            if name in _PREFIX_TESTS and node.args and _names_module_prefix(node.args[0].value):
+                return True
+    return False
+
+
 def _drops_prefix_length(element: cst.CSTNode) -> bool:
     """`[7:]`: the length of `module.` cut from the front."""
     if type(element) is not cst.SubscriptElement or type(element.slice) is not cst.Slice:

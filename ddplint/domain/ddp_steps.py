@@ -19,17 +19,81 @@ def steps_ddp_model(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -
     (`_on_every_path`). A step whose model is built
     without DDP (a batch-size probe on a temporary model) or comes from out of sight has
     no gradient all-reduce in sight."""
+    facts = facts_of(ctx)
     forwards = [
         call
         for call in ctx.calls_within(region)
         if call is not backward
         and (ctx.before(call, backward) or ctx.is_inside(call, backward.func))
-        and any(
-            facts_of(ctx).is_ddp_model(expr, call)
-            for expr in (call.func, *(arg.value for arg in call.args))
+        and (
+            facts.is_ddp_model(call.func, call)
+            or any(
+                facts.is_ddp_model(arg.value, call) and not _runs_only_its_module(ctx, call, arg)
+                for arg in call.args
+            )
         )
     ]
     return any(_on_every_path(ctx, call, backward, forwards) for call in forwards)
+
+
+def steps_only_its_module(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> bool:
+    """The step `region` ending in `backward` runs a DDP-wrapped model only through the
+    module inside it (`model.module.p_losses(...)`, or a function of this file handed the
+    wrapper that does so) and never the wrapper's forward (`steps_ddp_model`): DDP's hooks
+    expect no backward, and the backward all-reduces nothing."""
+    if steps_ddp_model(ctx, region, backward):
+        return False
+    facts = facts_of(ctx)
+    for call in ctx.calls_within(region):
+        if call is backward or not ctx.before(call, backward):
+            continue
+        func = call.func
+        inner = func.value if type(func) is cst.Attribute else None
+        if (
+            type(inner) is cst.Attribute
+            and inner.attr.value == "module"
+            and facts.is_ddp_model(inner.value, call)
+        ):
+            return True
+        if any(
+            facts.is_ddp_model(arg.value, call) and _runs_only_its_module(ctx, call, arg)
+            for arg in call.args
+        ):
+            return True
+    return False
+
+
+def _runs_only_its_module(ctx: FileContext, call: cst.Call, arg: cst.Arg) -> bool:
+    """`call` hands the model as `arg` to functions of this file that only reach into its
+    `.module` (`compute_loss(model, batch)` running `model.module.p_losses(...)`): no
+    forward of the wrapper runs there, so the step's backward all-reduces nothing."""
+    callees = ctx.resolver.callees(call)
+    if not callees:
+        return False
+    for func in callees:
+        params = [
+            p.name.value
+            for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+            if ctx.resolver.passed(call, func, p.name.value) is arg.value
+        ]
+        if len(params) != 1 or not _unwrapped_everywhere(ctx, func, params[0]):
+            return False
+    return True
+
+
+def _unwrapped_everywhere(ctx: FileContext, func: cst.FunctionDef, param: str) -> bool:
+    """Every read of the parameter `param` in `func` takes its `.module`."""
+    reads = [
+        name
+        for name in ctx.nodes_within(func.body, cst.Name)
+        if type(name) is cst.Name and name.value == param
+    ]
+    return bool(reads) and all(
+        type(parent := ctx.parent(name)) is cst.Attribute
+        and parent.value is name
+        and parent.attr.value == "module"
+        for name in reads
+    )
 
 
 def _on_every_path(

@@ -2,7 +2,8 @@
 compared with the name of one (`strategy == "ddp"`, `args.launcher == "none"`,
 `accelerator.distributed_type == DistributedType.NO`). Lightning's `ddp*`, `fsdp*` and
 `deepspeed*` strategies, mmengine's `pytorch` / `slurm` / `mpi` launchers, accelerate's
-`MULTI_*` types and a `distribution_type` of `multi` start one process per device;
+`MULTI_*` types, a `distribution_type` of `multi` and a `parallel_method` of
+`DistributedDataParallel` start one process per device;
 `single_device`, `single`, `none` and `NO` run one.
 The process group's init method compared with None (fairseq's and mmf's
 `distributed_init_method is not None`) is a switch too: set, the job is distributed."""
@@ -17,11 +18,12 @@ from ddplint.names import dotted
 
 # The variable holding the switch: `strategy`, `args.launcher`, `strategy_type`, ...
 _SWITCH_NAME = re.compile(
-    r"(^|_)(strategy|launcher|distributed_type|distribution_type|dist(ributed)?_mode)"
-    r"(_type|_name)?$"
+    r"(^|_)(strategy|launcher|distributed_type|distribution_type|dist(ributed)?_mode"
+    r"|parallel(_method|_mode)?)(_type|_name)?$"
 )
 _DISTRIBUTED = re.compile(
-    r"^(ddp|fsdp|deepspeed|horovod|hvd)(_\w+)?$|^(pytorch|slurm|mpi|megatron_lm|multi(_\w+)?)$",
+    r"^(ddp|fsdp|deepspeed|horovod|hvd)(_\w+)?$|^(pytorch|slurm|mpi|megatron_lm|multi(_\w+)?)$"
+    r"|^distributed_?data_?parallel$",
     re.IGNORECASE,
 )
 _SINGLE = re.compile(r"^(none|single(_device)?|no)$", re.IGNORECASE)

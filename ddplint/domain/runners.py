@@ -290,14 +290,10 @@ def call_sites(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
     it (`Dataset(...)` for `Dataset.__init__`), and calls of a method of that name on some
     other object (`tracker.update()`)."""
     resolver = ctx.resolver
-    cls = ctx.model.enclosing_class(func)
-    method = cls is not None
-    names = [func.name.value]
-    if cls is not None and func.name.value == "__init__":
-        names.append(cls.name.value)
+    method = ctx.model.enclosing_class(func) is not None
     return [
         c
-        for name in names
+        for name in resolver.call_names(func)
         for c in ctx.model.calls_by_name.get(name, [])
         if func in resolver.callees(c)
         or (
@@ -333,8 +329,50 @@ def handed_on(ctx: FileContext, name: str) -> bool:
     return ctx.remembered(_name_handed_on, name)
 
 
-def _name_handed_on(ctx: FileContext, name: str) -> bool:
-    return any(_passes_around(ctx, n) for n in ctx.memo(_names_by_value).get(name, ()))
+def _name_handed_on(ctx: FileContext, name: str, seen: frozenset[str] = frozenset()) -> bool:
+    """Some mention of `name` hands it on, or a mention of a name bound to it (`test_fn =
+    test`, then `callback=test_fn`; calls of `test_fn(...)` are `call_sites`)."""
+    seen |= {name}
+    for mention in ctx.memo(_names_by_value).get(name, ()):
+        aliases = _aliases_bound(ctx, mention)
+        if aliases is None:
+            if _passes_around(ctx, mention):
+                return True
+        elif any(_name_handed_on(ctx, a, seen) for a in aliases if a not in seen):
+            return True
+    return False
+
+
+def _aliases_bound(ctx: FileContext, name: cst.Name) -> list[str] | None:
+    """The names an assignment binds to `name` itself (`test_fn = test`, element-wise in
+    `train_fn, test_fn = train, test`); [] where `name` is itself assigned to; None where
+    it is no part of an assignment."""
+    node: cst.CSTNode = name
+    levels: list[tuple[int, int]] = []  # (position, length) of each sequence, innermost first
+    parent = ctx.parent(node)
+    while type(parent) is cst.Element:
+        sequence = ctx.parent(parent)
+        if not isinstance(sequence, (cst.Tuple, cst.List)):
+            return None
+        elements = sequence.elements
+        levels.append((next(i for i, e in enumerate(elements) if e is parent), len(elements)))
+        node, parent = sequence, ctx.parent(sequence)
+    if type(parent) is cst.AssignTarget:
+        return [] if parent.target is node else None
+    if type(parent) is not cst.Assign or parent.value is not node:
+        return None
+    names: list[str] = []
+    for target in parent.targets:
+        bound: cst.BaseExpression = target.target
+        for position, length in reversed(levels):
+            elements = bound.elements if isinstance(bound, (cst.Tuple, cst.List)) else ()
+            if len(elements) != length or type(elements[position]) is not cst.Element:
+                return None
+            bound = elements[position].value
+        if type(bound) is not cst.Name:
+            return None
+        names.append(bound.value)
+    return names
 
 
 def _names_by_value(ctx: FileContext) -> dict[str, list[cst.Name]]:

@@ -253,10 +253,16 @@ def _collected(ctx: FileContext, loop: cst.For, frame: Scope) -> list[cst.Assign
     """The empty containers made before `loop` in its function (`preds = []`, `outputs =
     defaultdict(list)`) that it fills (`preds.append(out)`, `preds.extend(...)`,
     `outputs["pred"].append(out)`, `outputs["pred"] = torch.cat(...)`): the results of
-    this rank's shard."""
+    this rank's shard; not a container of clock readings only (`times.append(time.time()
+    - tic)`), which times this process's own work."""
     found: list[cst.Assign] = []
-    for name in _filled(ctx, loop, frame):
-        bindings = ctx.resolver.reaching(name.value, loop)
+    fills: dict[str, list[tuple[cst.BaseExpression | None, cst.CSTNode]]] = {}
+    for held, value, at in _filled(ctx, loop, frame):
+        fills.setdefault(held.value, []).append((value, at))
+    for name, values in fills.items():
+        if all(v is not None and _clock_reading(ctx, v, at) for v, at in values):
+            continue  # `times.append(time.time() - tic)`: this process's own timing
+        bindings = ctx.resolver.reaching(name, loop)
         if bindings and all(_empty_container_before(ctx, b, loop) for b in bindings):
             found.extend(
                 b.statement
@@ -266,15 +272,18 @@ def _collected(ctx: FileContext, loop: cst.For, frame: Scope) -> list[cst.Assign
     return found
 
 
-def _filled(ctx: FileContext, loop: cst.For, frame: Scope) -> Iterator[cst.Name]:
+def _filled(
+    ctx: FileContext, loop: cst.For, frame: Scope
+) -> Iterator[tuple[cst.Name, cst.BaseExpression | None, cst.CSTNode]]:
     """The names of `frame` whose container `loop`'s body fills: appended or extended
-    (itself or an item of it), or given an item."""
+    (itself or an item of it), or given an item; each with the value put in (None where
+    none is given) and where."""
     for call in ctx.calls_within(loop.body):
         func = call.func
         if type(func) is cst.Attribute and func.attr.value in ("append", "extend"):
             held = func.value.value if type(func.value) is cst.Subscript else func.value
             if type(held) is cst.Name and ctx.scope(call) is frame:
-                yield held
+                yield held, call.args[0].value if call.args else None, call
     for statement in ctx.nodes_within(loop.body, cst.Assign):
         assert type(statement) is cst.Assign
         for target in statement.targets:
@@ -284,7 +293,7 @@ def _filled(ctx: FileContext, loop: cst.For, frame: Scope) -> Iterator[cst.Name]
                 and type(item.value) is cst.Name
                 and ctx.scope(statement) is frame
             ):
-                yield item.value
+                yield item.value, statement.value, statement
 
 
 def _empty_container_before(ctx: FileContext, binding: Binding, loop: cst.For) -> bool:
@@ -304,7 +313,15 @@ def _empty_container_before(ctx: FileContext, binding: Binding, loop: cst.For) -
 
 
 def _empty_container(ctx: FileContext, value: cst.BaseExpression) -> bool:
-    if isinstance(value, (cst.List, cst.Dict)):
+    """`[]`, `{}`, `dict()`, `defaultdict(list)`, or a dict of empty containers (`{"loss":
+    [], "acc": []}`, `{k: [] for k in keys}`)."""
+    if type(value) is cst.Dict:
+        return all(
+            type(e) is cst.DictElement and _empty_container(ctx, e.value) for e in value.elements
+        )
+    if type(value) is cst.DictComp:
+        return _empty_container(ctx, value.value)
+    if type(value) is cst.List:
         return not value.elements
     if type(value) is not cst.Call:
         return False
@@ -745,21 +762,12 @@ def escapes(ctx: FileContext, node: cst.CSTNode, frame: Scope) -> bool:
     return False
 
 
-def callers(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
-    """The calls of this file that run `func`."""
-    return [
-        call
-        for call in ctx.model.calls_by_name.get(func.name.value, [])
-        if func in ctx.resolver.callees(call)
-    ]
-
-
 def callers_keep_it(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """`func` is called in this file, and none of the functions calling it combines the
     ranks' values (which could sum the returned fractions into the right one); or, called
     nowhere in this file, it is called in other project modules and none of their
     functions calling it combines them."""
-    found = callers(ctx, func)
+    found = ctx.resolver.calls_of(func)
     if found:
         return not any(combines(ctx, ctx.scope(call)) for call in found)
     project = project_of(ctx)

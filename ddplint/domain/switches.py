@@ -33,14 +33,21 @@ _NAMED = re.compile(
 # A count of GPUs or processes (`args.n_GPUs`, `num_gpus`, `ngpus`, `nprocs`), which
 # compared as more than one says "several" (`n_GPUs > 1`, `num_gpus >= 2`).
 _COUNT = re.compile(
-    r"^(?:n_?|num_?)?(?:gpus|procs|processes)$|^n_?gpu$|^gpu_?(?:num|count)$", re.IGNORECASE
+    r"^(?:n_?|num_?)?(?:gpus|procs|processes)$|^n_?gpu$|^gpus?_?(?:nums?|counts?)$", re.IGNORECASE
 )
 
 
 def flag_name(term: cst.BaseExpression) -> str | None:
-    """The name of a flag read as a whole test (`cfg.enable_fsdp`, `use_ddp`) when it is
-    named for distribution, or of a count of GPUs or processes compared as more than one
-    (`args.n_GPUs > 1`: holding, the flag is on), else None."""
+    """The name of the flag a test term reads (`flag_reading`), else None."""
+    reading = flag_reading(term)
+    return None if reading is None else reading[0]
+
+
+def flag_reading(term: cst.BaseExpression) -> tuple[str, bool] | None:
+    """The flag a test term reads, with whether the term holding means the flag is on:
+    a flag read whole and named for distribution (`cfg.enable_fsdp`, `use_ddp`: on), or a
+    count of GPUs or processes compared with one (`args.n_GPUs > 1`, `>= 2`: on;
+    `gpu_nums == 1`, `<= 1`, `< 2`: off); else None."""
     if type(term) is cst.Comparison:
         return _several(term)
     if type(term) is cst.Attribute:
@@ -49,22 +56,27 @@ def flag_name(term: cst.BaseExpression) -> str | None:
         name = term.value
     else:
         return None
-    return name if named_for_distribution(name) else None
+    return (name, True) if named_for_distribution(name) else None
 
 
-def _several(test: cst.Comparison) -> str | None:
-    """`n_GPUs` for `args.n_GPUs > 1` or `n_gpus >= 2`."""
+_SEVERAL = {(cst.GreaterThan, "1"): True, (cst.GreaterThanEqual, "2"): True}
+_ONE = {(cst.Equal, "1"): False, (cst.LessThanEqual, "1"): False, (cst.LessThan, "2"): False}
+
+
+def _several(test: cst.Comparison) -> tuple[str, bool] | None:
+    """(`n_GPUs`, True) for `args.n_GPUs > 1` or `n_gpus >= 2`; (`n_gpus`, False) for
+    `n_gpus == 1`, `<= 1` or `< 2`."""
     left = test.left
     if len(test.comparisons) != 1 or not isinstance(left, (cst.Name, cst.Attribute)):
         return None
     target = test.comparisons[0]
     bound = target.comparator
-    number = bound.value if type(bound) is cst.Integer else None
-    kind = type(target.operator)
-    if (kind, number) not in ((cst.GreaterThan, "1"), (cst.GreaterThanEqual, "2")):
+    number = bound.value if type(bound) is cst.Integer else ""
+    on = {**_SEVERAL, **_ONE}.get((type(target.operator), number))
+    if on is None:
         return None
     name = left.attr.value if isinstance(left, cst.Attribute) else left.value
-    return name if _COUNT.match(name) else None
+    return (name, on) if _COUNT.match(name) else None
 
 
 def named_for_distribution(name: str) -> bool:
@@ -99,10 +111,10 @@ def job_switches(ctx: FileContext) -> tuple[tuple[str, bool | None], ...]:
     starts = _job_starts()
     sites = [
         {
-            (name, value)
+            (reading[0], value == reading[1])
             for condition in ctx.flow.conditions(call)
             for term, value in condition.terms()
-            if (name := flag_name(term)) is not None
+            if (reading := flag_reading(term)) is not None
         }
         for call in ctx.calls
         if ctx.call_name(call) in starts

@@ -78,6 +78,8 @@ class Resolver:
             tuple[int, int, int], tuple[cst.BaseExpression, cst.CSTNode, list[Value]]
         ] = {}
         self._pending = 0  # callee look-ups under way (their partial answers are not kept)
+        self._alias_index: dict[str, list[str]] | None = None
+        self._derived: dict[int, list[cst.ClassDef]] | None = None  # by id of the base
 
     # -- bindings ----------------------------------------------------------------------------
 
@@ -533,7 +535,7 @@ class Resolver:
         ):
             cls = model.enclosing_class(model.frame(at))
             if cls is not None:
-                return methods_named(cls, func.attr.value)
+                return self._dispatched(cls, func.attr.value)
             return [
                 f
                 for f in model.functions.get(func.attr.value, [])
@@ -549,6 +551,51 @@ class Resolver:
                         found.extend(methods_named(cls, func.attr.value))
             return found
         return []
+
+    def _dispatched(self, cls: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
+        """The methods `self.name(...)` in a method of `cls` may run: the one `cls`
+        defines or inherits from the nearest base of this file that does, and the
+        overrides in the subclasses of `cls` in this file (`fit` of a base trainer calls
+        `self.validate(...)`, which each subclass defines)."""
+        found = methods_named(cls, name)
+        base: cst.ClassDef | None = cls
+        seen = {id(cls)}
+        while not found and base is not None:
+            base = self._base_of(base)
+            if base is None or id(base) in seen:
+                break
+            seen.add(id(base))
+            found = methods_named(base, name)
+        return found + [m for sub in self._subclasses(cls) for m in methods_named(sub, name)]
+
+    def _base_of(self, cls: cst.ClassDef) -> cst.ClassDef | None:
+        """The one base class of `cls` defined in this file, if exactly one is."""
+        bases = [
+            c
+            for arg in cls.bases
+            if type(arg.value) is cst.Name
+            for c in self.model.classes.get(arg.value.value, [])
+            if c is not cls
+        ]
+        return bases[0] if len(bases) == 1 else None
+
+    def _subclasses(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
+        """The classes of this file deriving from `cls`, directly or not."""
+        if self._derived is None:
+            self._derived = {}
+            for classes in self.model.classes.values():
+                for sub in classes:
+                    base = self._base_of(sub)
+                    if base is not None:
+                        self._derived.setdefault(id(base), []).append(sub)
+        found: list[cst.ClassDef] = []
+        pending = list(self._derived.get(id(cls), []))
+        while pending:
+            sub = pending.pop()
+            if sub not in found and sub is not cls:
+                found.append(sub)
+                pending.extend(self._derived.get(id(sub), []))
+        return found
 
     def _is_partial(self, call: cst.Call) -> bool:
         name = self.model.imports.resolve(call.func) or dotted(call.func)
@@ -584,13 +631,36 @@ class Resolver:
         return found
 
     def call_names(self, func: cst.FunctionDef) -> list[str]:
-        """The names a call of `func` uses: its own, and its class's for `__init__`."""
+        """The names a call of `func` uses: its own, and its class's for `__init__`, and
+        the names bound to either (`test_fn = test`; `callees` decides which of their
+        calls run `func`)."""
         names = [func.name.value]
         if func.name.value == "__init__":
             cls = self.model.enclosing_class(func)
             if cls is not None:
                 names.append(cls.name.value)
-        return names
+        aliases = self._aliases()
+        return names + [alias for name in names for alias in aliases.get(name, ())]
+
+    def _aliases(self) -> dict[str, list[str]]:
+        """Names bound to another name or to a `functools.partial` of it (`test_fn =
+        test`, `train_fn, eval_fn = train, evaluate`), by the name they take; once per
+        file."""
+        if self._alias_index is None:
+            index: dict[str, list[str]] = {}
+            for key, bindings in self.model.bindings.items():
+                for binding in bindings:
+                    value = binding.value
+                    if binding.kind != "assign" or binding.index is not None or "." in key:
+                        continue
+                    if type(value) is cst.Call and self._is_partial(value) and value.args:
+                        value = value.args[0].value
+                    if type(value) is cst.Name and value.value != key:
+                        aliases = index.setdefault(value.value, [])
+                        if key not in aliases:
+                            aliases.append(key)
+            self._alias_index = index
+        return self._alias_index
 
     def calls_of(self, func: cst.FunctionDef) -> list[cst.Call]:
         """The calls of this file that may run `func` (`Cls(...)` for `Cls.__init__`)."""

@@ -29,7 +29,7 @@ from ddplint.domain.rank_kinds import RankKind
 from ddplint.domain.ranks import Side
 from ddplint.domain.runner_kinds import Runners
 from ddplint.domain.samplers import switched_on
-from ddplint.domain.switches import flag_name, named_for_distribution, names_a_job_start
+from ddplint.domain.switches import flag_reading, named_for_distribution, names_a_job_start
 from ddplint.domain.written_files import HelperLoad, HelperWrite
 from ddplint.project.callers import callers_run, over_calls_elsewhere
 from ddplint.project.finder import ModuleFinder
@@ -804,8 +804,11 @@ class Project:
         """The value of the flag `term` reads under which the project starts its job, when
         it is a distributed switch (`ddplint.domain.switches`): modules under the root
         naming the flag start their job only with that value, none with the other."""
-        name = flag_name(term)
-        return None if name is None else self.switch_named(ctx.path, name)
+        reading = flag_reading(term)
+        if reading is None:
+            return None
+        value = self.switch_named(ctx.path, reading[0])
+        return None if value is None else value == reading[1]
 
     def switch_named(self, path: str, name: str) -> bool | None:
         """`switch_value` of the flag `name` in the project of the file at `path`: the one

@@ -48,7 +48,7 @@ from ddplint.domain.samplers import (
 )
 from ddplint.domain.shard_metrics import returned_sharded_loaders, shard_switches
 from ddplint.domain.state_loads import helper_loads
-from ddplint.domain.switches import flag_name, flags_read, job_switches
+from ddplint.domain.switches import flag_reading, flags_read, job_switches
 from ddplint.domain.test_modules import runs_in_test_process
 from ddplint.domain.written_files import HelperLoad, HelperWrite
 from ddplint.engine.model import parameter_positions
@@ -476,18 +476,18 @@ def _flags(ctx: FileContext, call: cst.Call) -> tuple[tuple[str, bool], ...]:
     return tuple(
         sorted(
             {
-                (name, value)
+                (reading[0], value == reading[1])
                 for condition in ctx.flow.conditions(call)
                 for term, value in condition.terms()
-                if (name := flag_name(term) or _attribute_name(term)) is not None
+                if (reading := flag_reading(term) or _attribute_reading(term)) is not None
             }
         )
     )
 
 
-def _attribute_name(term: cst.BaseExpression) -> str | None:
-    """`print_progress` for a test reading `args.print_progress` whole."""
-    return term.attr.value if type(term) is cst.Attribute else None
+def _attribute_reading(term: cst.BaseExpression) -> tuple[str, bool] | None:
+    """(`print_progress`, True) for a test reading `args.print_progress` whole."""
+    return (term.attr.value, True) if type(term) is cst.Attribute else None
 
 
 class _FunctionFacts:

@@ -9,7 +9,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
-from ddplint.domain.ddp_steps import steps_ddp_model
+from ddplint.domain.ddp_steps import steps_ddp_model, steps_only_its_module
 from ddplint.domain.oom import oom_path_swallowed
 from ddplint.domain.rank_local_tests import (
     batch_content_test,
@@ -286,12 +286,15 @@ def train(model, loader, optimizer):
         if start is None:
             return
         ddp_step = steps_ddp_model(ctx, region, backward)
+        unwrapped_only = not ddp_step and steps_only_its_module(ctx, region, backward)
         batch = _loader_batch(ctx, loop)
         for node in skips:
             handler = enclosing_handler(ctx, node, region)
             if handler is not None:
                 if self._skips_in_handler(ctx, handler, backward, start):
                     unproven = not ddp_step and skipped_collective(ctx, node, region) is None
+                    if unwrapped_only and unproven:
+                        continue  # the step runs only `model.module`: nothing to wait in
                     yield Finding(
                         node,
                         f"`{ctx.code(node).strip()}` in an exception handler skips "
@@ -318,6 +321,8 @@ def train(model, loader, optimizer):
                 continue
             waits = "DDP's gradient all-reduce"
             collective = None if ddp_step else skipped_collective(ctx, node, region)
+            if unwrapped_only and collective is None:
+                continue  # the step runs only `model.module`: its backward syncs nothing
             if collective is not None:
                 waits = f"`{ctx.code(collective.func).strip()}()`, which issues a collective"
             outcome = (

@@ -10,8 +10,7 @@ from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp038_metric_from_one_shard.uses import MetricUse, shard_metric_uses
 
 _ROLES = {
-    "compare": "this comparison (picking the best model, or stopping) decides on one "
-    "shard's value, and each rank may decide differently",
+    "compare": "this comparison (picking the best model, or stopping) decides on one shard's value",
     "scheduler": "the scheduler steps on one shard's value",
     "log": "the logged result is one shard's, not the whole evaluation set's",
 }
@@ -22,8 +21,7 @@ class MetricFromOneShard(Rule):
     code = "DDP038"
     name = "metric-from-one-shard"
     severity = Severity.WARNING
-    # opt-in: first contact, fresh103 to fresh161 (bench/realworld/first_contact.py): 39 / 15 / 6
-    default = False
+    # default: first contact, fresh103 to fresh169 (bench/realworld/first_contact.py): 46 / 15 / 9
     summary = "Evaluation metric computed on one rank's shard and used as the result"
     explanation = """
 ## What it does
@@ -36,7 +34,8 @@ also runs in one process, a plain DataLoader built for that case: `else:` of `if
 args.distributed:`) that accumulates a
 value (`correct += ...`, `val_loss += ...`, `top1.update(...)` of a meter class of the
 file none of whose methods combines ranks, or results collected into a list or dict made
-empty before the loop, `preds.append(...)`, `outputs["pred"].append(...)`,
+empty before the loop (also a dict of empty lists, `metrics = {"loss": [], "acc": []}`),
+`preds.append(...)`, `outputs["pred"].append(...)`,
 `outputs["pred"] = torch.cat(...)`, and a metric computed from them, also through their
 methods, `iou(preds.numpy())`; `len(preds)` and `preds.shape` are not one) which nothing
 combines across ranks: no collective, no helper named for one (`all_reduce`,
@@ -61,6 +60,12 @@ that runs where the job is not distributed (`if args.local_rank == -1: results =
 evaluate(...)`): one process reads the whole evaluation set. A sum of clock readings
 (`time_meter += time.time() - tic`, a meter updated with one) times this process's own
 work and is left alone. A count divided by the whole dataset's size is DDP028's.
+
+The evaluation function is followed to its calls through names bound to it (`test_fn =
+test`) and, for a method, from a base class's `self.validate(...)` to a subclass's
+override. Where only some ranks evaluate (`if rank == 0: validate(...)` over a sharded
+loader), the message says so: that rank scores its own 1/N, and the rest of the set is
+never evaluated.
 
 ## Why is this bad?
 A `DistributedSampler` gives each rank its own 1/N of the evaluation set. A loss or
@@ -235,9 +240,18 @@ def main(model, val_set, device):
     def _message(use: MetricUse) -> str:
         via = f" (returned by `{use.via}()`)" if use.via else ""
         held = "collects the results of" if use.collected else "is accumulated over"
+        if use.alone:
+            return (
+                f"`{use.count}`{via} {held} the shard of the one rank that evaluates (its "
+                "loader has a DistributedSampler: about 1/N of the evaluation set with N "
+                f"processes, the rest is never evaluated): {_ROLES[use.kind]}; evaluate on "
+                "every rank and all_reduce the sums and counts (or gather the results), or "
+                "give the evaluation loader no DistributedSampler"
+            )
+        differs = ", and each rank may decide differently" if use.kind == "compare" else ""
         return (
             f"`{use.count}`{via} {held} this rank's shard only (its loader has "
             "a DistributedSampler: about 1/N of the evaluation set with N processes) and "
-            f"nothing all-reduces or gathers it: {_ROLES[use.kind]}; all_reduce the sums "
-            "and counts (or gather the results) first"
+            f"nothing all-reduces or gathers it: {_ROLES[use.kind]}{differs}; all_reduce "
+            "the sums and counts (or gather the results) first"
         )

@@ -13,10 +13,9 @@ from ddplint.context import FileContext, Scope
 from ddplint.domain import domain_of
 from ddplint.domain.combined_values import Combined, combined_values
 from ddplint.domain.ddp_facts import string_key
-from ddplint.domain.runners import one_process
+from ddplint.domain.runners import one_process, one_rank
 from ddplint.domain.shard_metrics import (
     ShardLoop,
-    callers,
     collected_from,
     combines_call,
     counted,
@@ -49,6 +48,7 @@ class MetricUse:
     count: str
     via: str | None = None
     collected: bool = False  # a list of the shard's results, not a running count
+    alone: bool = False  # only some ranks evaluate (`if rank == 0:`): each over its shard
 
 
 def shard_metric_uses(ctx: FileContext) -> Iterator[MetricUse]:
@@ -58,21 +58,22 @@ def shard_metric_uses(ctx: FileContext) -> Iterator[MetricUse]:
         counts = [c for c in shard.counts if not _divided_by_whole_dataset(ctx, shard, c)]
         if not counts and not shard.meters and not shard.collected:
             continue
+        alone = one_rank(ctx, loop) is True
         for node, kind, expr in _uses(ctx, shard.frame, loop):
             if _reads_combined_count(ctx, shard, expr, node):
                 continue  # `test_loss / count`, `test_loss` summing all-reduced values
             count = counted(ctx, expr, node, counts) or metered(ctx, expr, node, shard.meters)
             if count is not None:
-                yield MetricUse(node, kind, count)
+                yield MetricUse(node, kind, count, alone=alone)
                 continue
             results = collected_from(ctx, expr, node, shard.collected)
             if results is not None:
-                yield MetricUse(node, kind, results, collected=True)
-        yield from _caller_uses(ctx, shard, counts)
+                yield MetricUse(node, kind, results, collected=True, alone=alone)
+        yield from _caller_uses(ctx, shard, counts, alone)
 
 
 def _caller_uses(
-    ctx: FileContext, shard: ShardLoop, counts: list[cst.AugAssign]
+    ctx: FileContext, shard: ShardLoop, counts: list[cst.AugAssign], alone: bool
 ) -> Iterator[MetricUse]:
     """Uses in the callers of this file of what the evaluation function returns, when it
     returns a count and no caller combines values."""
@@ -80,7 +81,7 @@ def _caller_uses(
     returned = returned_counts(ctx, shard, counts)
     if not returned or type(func) is not cst.FunctionDef:
         return
-    for site in callers(ctx, func):
+    for site in ctx.resolver.calls_of(func):
         if one_process(ctx, site):
             continue  # not distributed there: its loader reads the whole set
         frame = ctx.scope(site)
@@ -93,7 +94,7 @@ def _caller_uses(
             count = _returned_in_job(ctx, func, expr, node, returned)
             if count is not None:
                 collected = count in _names_bound(shard.collected)
-                yield MetricUse(node, kind, count, via=func.name.value, collected=collected)
+                yield MetricUse(node, kind, count, func.name.value, collected, alone)
 
 
 def _reads_combined_count(

@@ -17,6 +17,7 @@ from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp044_state_loaded_on_main_rank.loaded_state import (
     LoadedState,
     loaded_state,
+    refuses_bare_keys,
     runs_after,
     synced_again,
 )
@@ -27,6 +28,8 @@ class StateLoadedOnMainRank(Rule):
     code = "DDP044"
     name = "state-loaded-on-main-rank"
     severity = Severity.ERROR
+    # opt-in: first contact, fresh103 to fresh169 (bench/realworld/first_contact.py): 6 / 3 / 0
+    default = False
     summary = "Weights or optimizer state loaded on the main rank only, after the DDP wrap"
     explanation = """
 ## What it does
@@ -218,10 +221,17 @@ def main(loader):
                 continue
             evidence = evidence or rank_evidence(ctx)
             where = gate.describe(ctx.code(gate.test).strip())
+            message = _message(ctx, call, state, where)
+            refused = state is LoadedState.MODEL and refuses_bare_keys(ctx, call)
+            if refused:
+                message += (
+                    " (unproven: the keys lose their `module.` prefix before this strict "
+                    "load into the DDP wrapper, which then raises and loads nothing)"
+                )
             yield Finding(
                 call,
-                _message(ctx, call, state, where),
-                unproven=trained is Synced.UNKNOWN or not evidence.gate_traced(gate),
+                message,
+                unproven=trained is Synced.UNKNOWN or not evidence.gate_traced(gate) or refused,
             )
         yield from _scheduler_steps(ctx)
 

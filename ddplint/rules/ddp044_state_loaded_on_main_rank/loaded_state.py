@@ -10,6 +10,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.apis import DDP_CLASSES
+from ddplint.domain.checkpoints import keys_stripped
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.names import dotted
 
@@ -47,6 +48,22 @@ def loaded_state(ctx: FileContext, call: cst.Call) -> LoadedState | None:
         if loops.is_optimizer_class(built):
             return LoadedState.OPTIMIZER
     return None
+
+
+def refuses_bare_keys(ctx: FileContext, call: cst.Call) -> bool:
+    """`wrapper.load_state_dict(state)` (strict) into the DDP wrapper itself, where the
+    state may be one whose keys lost their `module.` prefix (`checkpoints.keys_stripped`):
+    the load raises on that path and loads nothing."""
+    func = call.func
+    if type(func) is not cst.Attribute or not call.args:
+        return False
+    if not facts_of(ctx).is_ddp_model(func.value, call):
+        return False  # `.module.load_state_dict(...)` takes the bare keys
+    strict = next((a.value for a in call.args if a.keyword and a.keyword.value == "strict"), None)
+    if strict is not None and not (type(strict) is cst.Name and strict.value == "True"):
+        return False
+    state = call.args[0].value
+    return any(keys_stripped(ctx, v.expr) for v in ctx.resolver.values(state, call) if v.leaf)
 
 
 def runs_after(ctx: FileContext, call: cst.Call) -> list[cst.Call]:
