@@ -565,3 +565,19 @@ def test_calls_of_a_function_include_calls_through_names_bound_to_it():
         'test(2, "c")',
         'test_fn(1, "a")',
     ]
+
+
+def test_sources_follow_the_text_a_string_method_cuts():
+    model, resolver, _ = build(
+        """\
+        def save(state, path=None, tag="latest"):
+            if path is None:
+                path = f"checkpoints/{tag}.pth.tar"
+            weights = path.split(".pth.tar")[0] + "_weights.pth.tar"
+            write(state, weights)
+        """
+    )
+    call = find(model, cst.Call, "write(state, weights)")
+    found = [code(model, v.expr) for v in resolver.sources(call.args[1].value, call, depth=3)]
+    assert 'f"checkpoints/{tag}.pth.tar"' in found
+    assert "tag" in found

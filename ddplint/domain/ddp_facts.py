@@ -138,6 +138,27 @@ def _unwrap_idiom(expr: cst.BaseExpression) -> bool:
     return False
 
 
+def _read_before(ctx: FileContext, read: cst.CSTNode, bound: cst.CSTNode) -> bool:
+    """`read` runs before the binding `bound` can reach it: earlier in the same function
+    and in no loop around both, or in a method that is only called, in this file, from
+    `bound`'s function before `bound` (`self._load_checkpoint()` in `__init__` before
+    `self.model = DDP(self.model)`)."""
+    frame = ctx.scope(bound)
+    if ctx.enclosing_function(read) is ctx.enclosing_function(bound):
+        loop = ctx.enclosing_loop(read)
+        while loop is not None:
+            if ctx.is_inside(bound, loop):
+                return False
+            loop = ctx.enclosing_loop(loop)
+        return ctx.before(read, bound)
+    func = ctx.enclosing_function(read)
+    calls = ctx.resolver.calls_of(func) if func is not None else []
+    return bool(calls) and all(
+        ctx.scope(call) is frame and ctx.before(call, bound) and ctx.enclosing_loop(call) is None
+        for call in calls
+    )
+
+
 def _ddp_model_there(ctx: FileContext, value: cst.BaseExpression, at: cst.Call) -> bool:
     """`value`, passed by `at` in the module of `ctx`, may hold a DDP model there."""
     return facts_of(ctx).is_ddp_model(value, at)
@@ -219,6 +240,61 @@ class DDPFacts:
             type(element.value) not in _UNPACKED
             and project.helper_returns_ddp(self.ctx, call, position)
             for position, element in enumerate(elements)
+        )
+
+    @cached_property
+    def torch_wrapper_names(self) -> frozenset[str]:
+        """The names and attributes the file binds to torch's own DDP wrapper, built here
+        (`model = DDP(net, ...)`, `self.model = DDP(net).to(device)`)."""
+        found = set()
+        for key, bindings in self.ctx.model.bindings.items():
+            if any(
+                b.kind == "assign" and b.index is None and self._builds_torch_wrapper(b.value)
+                for b in bindings
+            ):
+                found.add(key)
+        return frozenset(found)
+
+    def torch_wrappers(
+        self, expr: cst.BaseExpression, at: cst.CSTNode
+    ) -> tuple[list[cst.BaseExpression], bool] | None:
+        """The values of `expr` at `at` that build torch's own DDP wrapper in this file,
+        with whether every value it may hold there is one (False where the others are
+        models that are not wrapped: `if args.distributed: model = DDP(model)`); None
+        where none is, or where one may be another wrapper (a DDP subclass, a helper's
+        wrapper, which may forward attributes) or is out of sight."""
+        ctx = self.ctx
+        values = [v for v in ctx.resolver.values(expr, at) if v.leaf]
+        reached = [v for v in values if not self._opposite_branches(v.at, at)]
+        wrapped = [
+            v
+            for v in reached
+            if self._builds_torch_wrapper(v.expr) and not _read_before(ctx, at, v.at)
+        ]
+        if not wrapped or any(self._is_ddp_call(v.expr) for v in reached if v not in wrapped):
+            return None
+        others = [v for v in reached if v not in wrapped]
+        if any(not self._built_model(v.expr) for v in others):
+            return None
+        return [v.expr for v in wrapped], not others
+
+    def _builds_torch_wrapper(self, expr: cst.BaseExpression) -> bool:
+        """`DistributedDataParallel(...)`, also with `.to(device)` and the like after it."""
+        while (
+            type(expr) is cst.Call
+            and type(expr.func) is cst.Attribute
+            and expr.func.attr.value in _RETURNS_SELF
+        ):
+            expr = expr.func.value
+        return self._is_direct_ddp_call(expr)
+
+    def _built_model(self, expr: cst.BaseExpression) -> bool:
+        """`expr` is a model built or taken in sight, not wrapped: a call (`Net()`,
+        `net.cuda()`, `build_model(cfg)`), or a parameter of the function."""
+        if type(expr) is cst.Call:
+            return True
+        return type(expr) is cst.Name and any(
+            b.kind == "param" for b in self.ctx.resolver.reaching(expr.value, expr)
         )
 
     @cached_property

@@ -600,8 +600,19 @@ def _in_one_rank_job(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs in a function, the `if __name__ == "__main__":` block, or a script's top
     level, whose every process-group start is given `world_size=1`
     (`init_process_group("nccl", rank=0, world_size=1)` in a one-process demo, `init_rpc(...,
-    world_size=1)`) and that spawns no workers: the job is this one process."""
-    return _start_scope(ctx, node) in _one_rank_scopes(ctx)
+    world_size=1)`) and that spawns no workers: the job is this one process; anywhere in
+    a file whose only starts are such ones at its top level (a script that starts its
+    one-rank group on import, then trains from its `__main__` block)."""
+    return _start_scope(ctx, node) in _one_rank_scopes(ctx) or _one_rank_script(ctx)
+
+
+@_per_file
+def _one_rank_script(ctx: FileContext) -> bool:
+    """Every process-group start of the file is a one-rank one at its top level."""
+    starts = list(ctx.calls_to(*STARTERS))
+    return bool(starts) and all(
+        _start_scope(ctx, call) is ctx.module and _starts_one_rank(ctx, call) for call in starts
+    )
 
 
 def _start_scope(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:

@@ -364,6 +364,9 @@ class Resolver:
         for node in model.walk(expr)[1:]:
             if type(node) is cst.Name:
                 parent = model.parent(node)
+                if type(parent) is cst.Attribute and _derives_string(model, parent):
+                    yield node  # `path` of `path.split(".pt")[0]`: the text it cuts
+                    continue
                 if type(parent) is cst.Attribute or (
                     type(parent) is cst.Arg and parent.keyword is node
                 ):
@@ -694,6 +697,37 @@ class Resolver:
     def returned(self, func: cst.FunctionDef) -> list[cst.BaseExpression]:
         """The expressions `func` returns."""
         return [r.value for r in self.model.returns.get(func, []) if r.value is not None]
+
+
+# String methods whose result is cut or rewritten from the text they are called on.
+_STRING_DERIVING = frozenset(
+    {
+        "split",
+        "rsplit",
+        "replace",
+        "strip",
+        "rstrip",
+        "lstrip",
+        "removesuffix",
+        "removeprefix",
+        "partition",
+        "rpartition",
+        "lower",
+        "upper",
+    }
+)
+
+
+def _derives_string(model: SemanticModel, attribute: cst.Attribute) -> bool:
+    """`attribute` is the method of a call that cuts or rewrites the text of a name
+    (`path.split(".pth")`, `name.replace("best", "last")`)."""
+    call = model.parent(attribute)
+    return (
+        type(attribute.value) is cst.Name
+        and attribute.attr.value in _STRING_DERIVING
+        and type(call) is cst.Call
+        and call.func is attribute
+    )
 
 
 def _methods_of(cls: cst.ClassDef) -> list[cst.FunctionDef]:

@@ -21,6 +21,8 @@ class RankDependentLoopCount(Rule):
     code = "DDP043"
     name = "rank-dependent-loop-count"
     severity = Severity.ERROR
+    # opt-in: first contact, fresh103 to fresh171 (bench/realworld/first_contact.py): 0 / 2 / 1
+    default = False
     summary = "Training loop bound set on one rank only: the ranks run different step counts"
     explanation = """
 ## What it does

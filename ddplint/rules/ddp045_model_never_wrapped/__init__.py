@@ -33,8 +33,7 @@ class ModelNeverWrapped(Rule):
     code = "DDP045"
     name = "model-never-wrapped"
     severity = Severity.ERROR
-    # opt-in: first contact, fresh103 to fresh141 (bench/realworld/first_contact.py): 2 / 1 / 0
-    default = False
+    # default: first contact, fresh103 to fresh171 (bench/realworld/first_contact.py): 3 / 1 / 0
     summary = "Data sharded across processes, but the model is never wrapped in DDP"
     explanation = """\
 ## What it does
