@@ -31,8 +31,7 @@ from ddplint.rules.ddp047_exit_under_rank_condition.continuation import (
 class ExitUnderRankCondition(Rule):
     code = "DDP047"
     name = "exit-under-rank-condition"
-    # opt-in: first contact, fresh103 to fresh157 (bench/realworld/first_contact.py): 7 / 3 / 0
-    default = False
+    # default: first contact, fresh103 to fresh173 (bench/realworld/first_contact.py): 10 / 3 / 0
     severity = Severity.ERROR
     summary = (
         "`break`/`return`/clean exit under a rank condition while the other ranks go on to "
