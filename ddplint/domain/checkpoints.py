@@ -147,9 +147,7 @@ def strips_module_prefix(ctx: FileContext) -> bool:
         name = func.attr.value if type(func) is cst.Attribute else None
         if type(func) is cst.Name:
             name = func.value
-        if name == "consume_prefix_in_state_dict_if_present":
-            return True
-        if name in _PREFIX_TESTS and call.args and _names_module_prefix(call.args[0].value):
+        if name == "consume_prefix_in_state_dict_if_present" or _cuts_module_prefix(name, call):
             return True
     return "module." in ctx.source and any(
         _drops_prefix_length(node) for node in ctx.nodes_of(cst.SubscriptElement)
@@ -165,11 +163,19 @@ def keys_stripped(ctx: FileContext, state: cst.BaseExpression) -> bool:
     for node in ctx.walk(state.key):
         if type(node) is cst.SubscriptElement and _drops_prefix_length(node):
             return True
-        if type(node) is cst.Call and type(node.func) is cst.Attribute:
-            name = node.func.attr.value
-            if name in _PREFIX_TESTS and node.args and _names_module_prefix(node.args[0].value):
-                return True
+        if (
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and _cuts_module_prefix(node.func.attr.value, node)
+        ):
+            return True
     return False
+
+
+def _cuts_module_prefix(name: str | None, call: cst.Call) -> bool:
+    """`call`, of a function or method called `name`, cuts or tests the `module.` prefix
+    (`k.replace("module.", "")`, `k.startswith("module")`, a `re.sub` of `^module.`)."""
+    return name in _PREFIX_TESTS and bool(call.args) and _names_module_prefix(call.args[0].value)
 
 
 def _drops_prefix_length(element: cst.CSTNode) -> bool:

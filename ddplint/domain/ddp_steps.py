@@ -37,12 +37,11 @@ def steps_ddp_model(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -
 
 
 def steps_only_its_module(ctx: FileContext, region: cst.CSTNode, backward: cst.Call) -> bool:
-    """The step `region` ending in `backward` runs a DDP-wrapped model only through the
-    module inside it (`model.module.p_losses(...)`, or a function of this file handed the
-    wrapper that does so) and never the wrapper's forward (`steps_ddp_model`): DDP's hooks
-    expect no backward, and the backward all-reduces nothing."""
-    if steps_ddp_model(ctx, region, backward):
-        return False
+    """For a step `region` ending in `backward` that `steps_ddp_model` does not prove to
+    run the wrapper's forward (the caller asks that first): it runs a DDP-wrapped model
+    through the module inside it (`model.module.p_losses(...)`, or a function of this file
+    handed the wrapper that does so), so DDP's hooks expect no backward and the backward
+    all-reduces nothing."""
     facts = facts_of(ctx)
     for call in ctx.calls_within(region):
         if call is backward or not ctx.before(call, backward):

@@ -345,34 +345,17 @@ def _name_handed_on(ctx: FileContext, name: str, seen: frozenset[str] = frozense
 
 def _aliases_bound(ctx: FileContext, name: cst.Name) -> list[str] | None:
     """The names an assignment binds to `name` itself (`test_fn = test`, element-wise in
-    `train_fn, test_fn = train, test`); [] where `name` is itself assigned to; None where
-    it is no part of an assignment."""
+    `train_fn, test_fn = train, test`: `Resolver.names_bound_to`); [] where `name` is
+    itself assigned to; None where it is no part of an assignment, or is bound to
+    something other than a name (`self.fn = test`)."""
     node: cst.CSTNode = name
-    levels: list[tuple[int, int]] = []  # (position, length) of each sequence, innermost first
     parent = ctx.parent(node)
-    while type(parent) is cst.Element:
-        sequence = ctx.parent(parent)
-        if not isinstance(sequence, (cst.Tuple, cst.List)):
-            return None
-        elements = sequence.elements
-        levels.append((next(i for i, e in enumerate(elements) if e is parent), len(elements)))
-        node, parent = sequence, ctx.parent(sequence)
+    while isinstance(parent, (cst.Element, cst.Tuple, cst.List)):
+        node, parent = parent, ctx.parent(parent)
     if type(parent) is cst.AssignTarget:
         return [] if parent.target is node else None
-    if type(parent) is not cst.Assign or parent.value is not node:
-        return None
-    names: list[str] = []
-    for target in parent.targets:
-        bound: cst.BaseExpression = target.target
-        for position, length in reversed(levels):
-            elements = bound.elements if isinstance(bound, (cst.Tuple, cst.List)) else ()
-            if len(elements) != length or type(elements[position]) is not cst.Element:
-                return None
-            bound = elements[position].value
-        if type(bound) is not cst.Name:
-            return None
-        names.append(bound.value)
-    return names
+    names = ctx.resolver.names_bound_to(name)
+    return names if names and all("." not in n for n in names) else None
 
 
 def _names_by_value(ctx: FileContext) -> dict[str, list[cst.Name]]:

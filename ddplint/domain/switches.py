@@ -59,8 +59,14 @@ def flag_reading(term: cst.BaseExpression) -> tuple[str, bool] | None:
     return (name, True) if named_for_distribution(name) else None
 
 
-_SEVERAL = {(cst.GreaterThan, "1"): True, (cst.GreaterThanEqual, "2"): True}
-_ONE = {(cst.Equal, "1"): False, (cst.LessThanEqual, "1"): False, (cst.LessThan, "2"): False}
+# (comparison, number) of a count: whether it holding means several (the flag on).
+_COUNT_TESTS: dict[tuple[type[cst.BaseCompOp], str], bool] = {
+    (cst.GreaterThan, "1"): True,
+    (cst.GreaterThanEqual, "2"): True,
+    (cst.Equal, "1"): False,
+    (cst.LessThanEqual, "1"): False,
+    (cst.LessThan, "2"): False,
+}
 
 
 def _several(test: cst.Comparison) -> tuple[str, bool] | None:
@@ -72,7 +78,7 @@ def _several(test: cst.Comparison) -> tuple[str, bool] | None:
     target = test.comparisons[0]
     bound = target.comparator
     number = bound.value if type(bound) is cst.Integer else ""
-    on = {**_SEVERAL, **_ONE}.get((type(target.operator), number))
+    on = _COUNT_TESTS.get((type(target.operator), number))
     if on is None:
         return None
     name = left.attr.value if isinstance(left, cst.Attribute) else left.value

@@ -79,6 +79,7 @@ class Resolver:
         ] = {}
         self._pending = 0  # callee look-ups under way (their partial answers are not kept)
         self._alias_index: dict[str, list[str]] | None = None
+        self._bound_to: dict[int, list[str]] | None = None  # by id of the value bound
         self._derived: dict[int, list[cst.ClassDef]] | None = None  # by id of the base
 
     # -- bindings ----------------------------------------------------------------------------
@@ -647,14 +648,29 @@ class Resolver:
 
     def _aliases(self) -> dict[str, list[str]]:
         """Names bound to another name or to a `functools.partial` of it (`test_fn =
-        test`, `train_fn, eval_fn = train, evaluate`), by the name they take; once per
+        test`, `train_fn, eval_fn = train, evaluate`), by the name they take."""
+        return self._alias_tables()[0]
+
+    def names_bound_to(self, value: cst.BaseExpression) -> list[str]:
+        """The names and attributes a plain assignment binds to the expression `value`
+        itself (`test_fn = test`, element-wise in `train_fn, test_fn = train, test`,
+        `self.fn = test`); [] where none does."""
+        return self._alias_tables()[1].get(id(value), [])
+
+    def _alias_tables(self) -> tuple[dict[str, list[str]], dict[int, list[str]]]:
+        """`_aliases` and the keys `names_bound_to` gives, by id of the value; once per
         file."""
-        if self._alias_index is None:
+        if self._alias_index is None or self._bound_to is None:
             index: dict[str, list[str]] = {}
+            bound_to: dict[int, list[str]] = {}
             for key, bindings in self.model.bindings.items():
                 for binding in bindings:
                     value = binding.value
-                    if binding.kind != "assign" or binding.index is not None or "." in key:
+                    if binding.kind != "assign" or binding.index is not None:
+                        continue
+                    if type(binding.statement) is cst.Assign:
+                        bound_to.setdefault(id(value), []).append(key)
+                    if "." in key:
                         continue
                     if type(value) is cst.Call and self._is_partial(value) and value.args:
                         value = value.args[0].value
@@ -662,8 +678,8 @@ class Resolver:
                         aliases = index.setdefault(value.value, [])
                         if key not in aliases:
                             aliases.append(key)
-            self._alias_index = index
-        return self._alias_index
+            self._alias_index, self._bound_to = index, bound_to
+        return self._alias_index, self._bound_to
 
     def calls_of(self, func: cst.FunctionDef) -> list[cst.Call]:
         """The calls of this file that may run `func` (`Cls(...)` for `Cls.__init__`)."""

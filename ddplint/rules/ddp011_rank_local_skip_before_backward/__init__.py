@@ -301,9 +301,7 @@ def train(model, loader, optimizer):
                     unproven = not ddp_step and skipped is None
                     if unwrapped_only and unproven:
                         continue  # the step runs only `model.module`: nothing to wait in
-                    waits = "DDP's gradient all-reduce"
-                    if unwrapped_only and skipped is not None:
-                        waits = f"`{ctx.code(skipped.func).strip()}()`, which issues a collective"
+                    waits = _waited_in(ctx, skipped if unwrapped_only else None)
                     yield Finding(
                         node,
                         f"`{ctx.code(node).strip()}` in an exception handler skips "
@@ -328,12 +326,10 @@ def train(model, loader, optimizer):
                 what = "what this rank's own batch holds"
             if test is None:
                 continue
-            waits = "DDP's gradient all-reduce"
             collective = None if ddp_step else skipped_collective(ctx, node, region)
             if unwrapped_only and collective is None:
                 continue  # the step runs only `model.module`: its backward syncs nothing
-            if collective is not None:
-                waits = f"`{ctx.code(collective.func).strip()}()`, which issues a collective"
+            waits = _waited_in(ctx, collective)
             outcome = (
                 "leave the training loop on some ranks only, after this step's `backward()`: "
                 "the others run the next step and wait"
@@ -441,16 +437,10 @@ def skipped_collective(ctx: FileContext, skip: cst.CSTNode, region: cst.CSTNode)
     runs (`dist.all_reduce(...)`, `reduce_loss_dict(...)`), under no rank gate: the ranks
     that do not skip issue it, the skipping rank does not."""
     body = region.body if isinstance(region, (cst.For, cst.While, cst.FunctionDef)) else region
-    domain = domain_of(ctx)
-    for call in ctx.calls_within(body):
-        if (
-            ctx.before(skip, call)
-            and domain.collectives.surely_issues(call)
-            and not domain.collectives.on_subgroup(call)
-            and domain.gates.gate(call) is None
-        ):
-            return call
-    return None
+    return next(
+        (c for c in ctx.calls_within(body) if ctx.before(skip, c) and _every_rank_issues(ctx, c)),
+        None,
+    )
 
 
 def _collective_in_try(ctx: FileContext, handler: cst.ExceptHandler) -> cst.Call | None:
@@ -459,15 +449,26 @@ def _collective_in_try(ctx: FileContext, handler: cst.ExceptHandler) -> cst.Call
     try_node = ctx.parent(handler)
     if type(try_node) is not cst.Try:
         return None
+    return next((c for c in ctx.calls_within(try_node.body) if _every_rank_issues(ctx, c)), None)
+
+
+def _every_rank_issues(ctx: FileContext, call: cst.Call) -> bool:
+    """`call` issues a collective of the whole group whenever it runs, under no rank gate:
+    each rank that reaches it issues it."""
     domain = domain_of(ctx)
-    for call in ctx.calls_within(try_node.body):
-        if (
-            domain.collectives.surely_issues(call)
-            and not domain.collectives.on_subgroup(call)
-            and domain.gates.gate(call) is None
-        ):
-            return call
-    return None
+    return (
+        domain.collectives.surely_issues(call)
+        and not domain.collectives.on_subgroup(call)
+        and domain.gates.gate(call) is None
+    )
+
+
+def _waited_in(ctx: FileContext, collective: cst.Call | None) -> str:
+    """What the ranks that do not skip wait in: the collective the skip passes, else DDP's
+    gradient all-reduce inside `backward()`."""
+    if collective is None:
+        return "DDP's gradient all-reduce"
+    return f"`{ctx.code(collective.func).strip()}()`, which issues a collective"
 
 
 def _in_autograd_function(ctx: FileContext, node: cst.CSTNode) -> bool:

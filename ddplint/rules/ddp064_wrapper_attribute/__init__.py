@@ -10,6 +10,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.oom import handler_types
 from ddplint.names import dotted
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp064_wrapper_attribute.wrapper_attributes import WRAPPER_ATTRIBUTES
@@ -253,15 +254,8 @@ def _guarded(ctx: FileContext, node: cst.CSTNode, receiver: str) -> bool:
     while parent is not None:
         if type(parent) is cst.Try and ctx.is_inside(node, parent.body):
             for handler in parent.handlers:
-                caught = handler.type
-                names = (
-                    [dotted(e.value) for e in caught.elements]
-                    if type(caught) is cst.Tuple
-                    else [dotted(caught)]
-                    if caught is not None
-                    else ["BaseException"]
-                )
-                if any(n in _CATCHES for n in names):
+                caught = [dotted(t) for t in handler_types(handler)] or ["BaseException"]
+                if any(n in _CATCHES for n in caught):
                     return True
         parent = ctx.parent(parent)
     return False
