@@ -263,6 +263,26 @@ def test_values_through_unpacking_attributes_dicts_returns_and_conditional_expre
     assert 'int(os.environ["LOCAL_RANK"])' in texts("self.gpu_id")
 
 
+def test_an_element_unpacked_from_a_call_out_of_sight_stays_a_leaf():
+    # `model, opt = engine_init(...)` on one branch: what `model` holds there is unknown,
+    # and a question over every value (is it always a wrapped model?) must see that.
+    model, resolver, _ = build(
+        """\
+        def main(args, net):
+            model = Net()
+            if args.distributed:
+                model = DDP(model)
+            else:
+                model, opt, _, _ = engine_init(model=model)
+            use(model)
+        """
+    )
+    call = find(model, cst.Call, "use(model)")
+    leaves = [v for v in resolver.values(call.args[0].value, call) if v.leaf]
+    assert [code(model, v.expr) for v in leaves] == ["DDP(model)", "model"]
+    assert type(leaves[-1].at) is cst.Assign
+
+
 def test_a_returned_tuple_element_is_followed_where_the_callee_returns_it():
     model, resolver, _ = build(
         """\

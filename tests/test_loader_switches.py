@@ -54,6 +54,10 @@ def test_the_switch_a_sampler_is_built_under() -> None:
         ("build(ds, 8, True)", True),
         ("build(ds, 8, dist=args.distributed)", True),  # out of sight: may be on
         ("build(ds, 8, **options)", True),
+        # a keyword decides alone: Python refuses a second value from `**` or `*`
+        ("build(ds, 8, dist=False, **cfg.loader)", False),  # ISBNet's validation loader
+        ("build(ds, *sizes, dist=False)", False),
+        ("build(ds, 8, dist=True, **cfg.loader)", True),
     ],
 )
 def test_a_call_turns_the_switch_on_or_off(call: str, on: bool) -> None:

@@ -374,19 +374,45 @@ class Livenesses:
         return self._named_only_where_defined(func)
 
     def _unnamed_plain_method(self, func: cst.FunctionDef) -> bool:
-        """A public method (`load_state`) of a class with no base, that no code of the
-        project names besides its own definition: no framework calls it as a hook (it
-        overrides nothing), so only code outside the project may, or none."""
+        """A public method (`load_state`) of a class with no base outside this file
+        (`class KFoldTrainer(Trainer)`, `Trainer` a plain class of the file), that no code
+        of the project names besides its own definition: no framework calls it as a hook
+        (it overrides nothing of a framework's), so only code outside the project may, or
+        none."""
         body = self.model.parents.get(func)
         cls = self.model.parents.get(body) if body is not None else None
         if (
             func.name.value.startswith("_")
             or type(cls) is not cst.ClassDef
-            or any(dotted(base.value) != "object" for base in cls.bases)
-            or cls.keywords
+            or not self._plain_class(cls, frozenset())
         ):
             return False
         return self._named_only_where_defined(func)
+
+    def _plain_class(self, cls: cst.ClassDef, below: frozenset[str]) -> bool:
+        """`cls` has no base but `object` and module-level classes of this file that are
+        plain in turn (the one class of each name), and no metaclass or other keyword.
+        `below`: the classes deriving from it on the way here (a cycle is not plain)."""
+        if cls.keywords or cls.name.value in below:
+            return False
+        below = below | {cls.name.value}
+        for base in cls.bases:
+            name = dotted(base.value)
+            if name == "object":
+                continue
+            defined = self._module_classes.get(name or "", [])
+            if len(defined) != 1 or not self._plain_class(defined[0], below):
+                return False
+        return True
+
+    @cached_property
+    def _module_classes(self) -> dict[str, list[cst.ClassDef]]:
+        """The classes the module body defines, by name."""
+        found: dict[str, list[cst.ClassDef]] = {}
+        for statement in self.model.module.body:
+            if type(statement) is cst.ClassDef:
+                found.setdefault(statement.name.value, []).append(statement)
+        return found
 
     def _named_only_where_defined(self, func: cst.FunctionDef) -> bool:
         """No code names `func` besides its own definition: not in its file (a call whose

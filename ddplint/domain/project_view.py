@@ -52,6 +52,9 @@ class ResolvedModule(Protocol):
     def drawing_classes(self) -> tuple[str, ...]: ...
 
     @property
+    def draws_outside_torch(self) -> bool: ...
+
+    @property
     def reseeds_workers(self) -> bool: ...
 
 

@@ -535,18 +535,21 @@ _COMPARE = {
 def switched_on(ctx: FileContext, call: cst.Call, switch: LoaderSwitch) -> bool:
     """The call may give the parameter `switch` names the value its sampler needs: passed
     as a literal of that value, or not as a literal at all, or left at a default that is
-    not the other literal. `*args` may pass anything; `**kwargs` holding only dict literals
-    whose keys leave the parameter out (`{"num_workers": 0}` or `{}`) does not pass it."""
+    not the other literal. A keyword argument decides alone (Python refuses a second value
+    from `*args` or `**kwargs`); otherwise `*args` may pass anything, and `**kwargs`
+    holding only dict literals whose keys leave the parameter out (`{"num_workers": 0}` or
+    `{}`) does not pass it."""
     name, position, needed, default, compare = switch
-    given = None
-    for index, arg in enumerate(call.args):
+    given = next(
+        (arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == name),
+        None,
+    )
+    for index, arg in enumerate(call.args if given is None else ()):
         if arg.star == "**" and not _may_hold_key(ctx, arg.value, call, name):
             continue
         if arg.star:
             return True  # `*args`, `**kwargs`: what they hold is out of sight
-        if (arg.keyword is not None and arg.keyword.value == name) or (
-            arg.keyword is None and index == position
-        ):
+        if arg.keyword is None and index == position:
             given = arg.value
     value = default if given is None else switch_truth(given, compare)
     return value is None or value == needed

@@ -294,12 +294,17 @@ class Resolver:
     ) -> None:
         key = storage_key(expr)
         bindings = self.reaching(key, at) if key is not None else []
+        start = len(found)
+        unknown: list[Binding] = []  # bindings whose value cannot be told
         for binding in bindings:
             if binding.kind == "assign":
-                for value, read_at in self._element(
-                    binding.value, binding.index, binding.statement
-                ):
+                elements = self._element(binding.value, binding.index, binding.statement)
+                for value, read_at in elements:
                     self._follow(value, read_at, depth - 1, found, seen)
+                if not elements:  # `model, opt, _, _ = engine_init(...)`
+                    unknown.append(binding)
+            elif binding.kind in _UNTOLD:
+                unknown.append(binding)
             elif binding.kind == "with":  # `with open(path) as f`: what entering gives
                 self._follow(binding.value, binding.statement, depth - 1, found, seen)
             elif binding.kind == "param":
@@ -307,6 +312,11 @@ class Resolver:
                     self._follow(passed, passed, depth - 1, found, seen)
                 if binding.value is not expr and type(binding.value) is not cst.Name:
                     self._follow(binding.value, binding.statement, depth - 1, found, seen)
+        if len(found) > start:  # beside values told, an untold one stays a leaf: its target
+            for binding in unknown:
+                target = _bound_target(binding)
+                if target is not None:
+                    found.append(Value(target, binding.statement, True))
         if not bindings and type(expr) is cst.Subscript:
             stored = self._dict_entry(expr, at, depth)
             if stored is not None:
@@ -834,6 +844,34 @@ def _conditional_child(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
     if type(parent) is cst.BooleanOperation:
         return child is parent.right
     return False
+
+
+# Kinds of binding whose value the resolver does not tell: a loop's element, an update
+# (`total += n`), a caught exception.
+_UNTOLD = frozenset({"for", "augassign", "except"})
+
+
+def _bound_target(binding: Binding) -> cst.BaseExpression | None:
+    """The target a binding whose value cannot be told writes (`model` of `model, opt =
+    f()`, of `for model in models:`, of `model += delta`): the leaf standing for it."""
+    statement = binding.statement
+    if type(statement) is cst.Assign:
+        targets: list[cst.CSTNode] = [t.target for t in statement.targets]
+    elif isinstance(statement, (cst.For, cst.CompFor, cst.AugAssign)):
+        targets = [statement.target]
+    elif isinstance(statement, (cst.ExceptHandler, cst.ExceptStarHandler)):
+        targets = [statement.name.name] if statement.name is not None else []
+    else:
+        return None
+    while targets:
+        target = targets.pop(0)
+        if isinstance(target, (cst.Tuple, cst.List)):
+            targets.extend(element.value for element in target.elements)
+        elif isinstance(target, cst.StarredElement):
+            targets.append(target.value)
+        elif isinstance(target, cst.BaseExpression) and dotted(target) == binding.target:
+            return target
+    return None
 
 
 def _unstarred(elements: Sequence[cst.BaseElement], index: int) -> bool:

@@ -33,6 +33,7 @@ from ddplint.domain.process_group import (
 )
 from ddplint.domain.random_draws import (
     drawing_classes,
+    draws_outside_torch_only,
     random_augmentation,
     reseeds_workers,
     seeds_alike,
@@ -173,6 +174,8 @@ class ModuleSummary:
     draws_at_random: bool = False  # a random transform or sample draw (`random_augmentation`)
     # its classes whose samples may be drawn at random (`random_draws.drawing_classes`)
     drawing_classes: tuple[str, ...] = ()
+    # its draws all come from NumPy's or `random`'s generators (`draws_outside_torch_only`)
+    draws_outside_torch: bool = False
     reseeds_workers: bool = False  # a loader of it seeds its own workers (`reseeds_workers`)
     # the formats of the checkpoints it writes (`checkpoint_formats.saved_formats`)
     checkpoint_formats: tuple[SavedFormat, ...] = ()
@@ -595,6 +598,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         flags=head.flags,
         draws_at_random=random_augmentation(ctx) is not None,
         drawing_classes=drawing_classes(ctx),
+        draws_outside_torch=draws_outside_torch_only(ctx),
         reseeds_workers=reseeds_workers(ctx),
         checkpoint_formats=saved_formats(ctx) if facts.saving else (),
         rank_flags=assigned_rank_flags(ctx),

@@ -69,6 +69,10 @@ def test_the_wrapper_on_the_distributed_path_only_says_so():
         "model = torch.compile(DDP(net))\nmodel.encode(x)\n",
         # private names
         "model = DDP(net)\nmodel._set_static_graph()\n",
+        # an engine unpacked from a call out of sight on the other path (DeepSpeed's)
+        "if not flag:\n    model = DDP(net)\nelse:\n"
+        "    model, opt, _, _ = deepspeed.initialize(model=net)\n"
+        "model.backward(x)\nmodel.step()\n",
     ],
 )
 def test_left_alone(body):

@@ -45,8 +45,8 @@ class SamplerLocalRank(Rule):
     code = "DDP019"
     name = "sampler-local-rank"
     severity = Severity.ERROR
-    # opt-in: first contact (fresh7 + fresh8) 1 true / 1 false / 9 debatable; harm needs 2+ nodes
-    default = False
+    # default: first contact, fresh103 to fresh175 (bench/realworld/first_contact.py): 44 / 0 / 20
+    default = True
     summary = "DistributedSampler sharded by the local rank or by the GPU count of one node"
     explanation = """
 ## What it does

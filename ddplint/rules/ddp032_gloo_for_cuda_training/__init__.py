@@ -15,12 +15,14 @@ from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import one_process
 from ddplint.domain.value_leaves import deciding_leaves
+from ddplint.engine.flow import fixed_terms
 from ddplint.engine.resolve import argument
 from ddplint.names import dotted
 from ddplint.rule import Finding, FixSpec, Rule, register
 
 _INIT = "torch.distributed.init_process_group"
 _NEW_GROUP = "torch.distributed.new_group"
+_CUDA_AVAILABLE = "torch.cuda.is_available"
 # What a script checks when it targets a platform where NCCL does not exist.
 _PLATFORM_WORDS = ("platform", "win32", "Windows", "darwin", "is_nccl_available")
 _DEVICE_TEST = re.compile(r"cuda|cpu|gpu|device|is_available", re.IGNORECASE)
@@ -145,7 +147,11 @@ def main(model, local_rank):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         inits = list(ctx.calls_to(_INIT))
-        if not inits or not self._trains_on_cuda(ctx) or self._other_backends(ctx, inits):
+        if not inits or self._other_backends(ctx, inits):
+            return
+        # a group started only where CUDA is there: a wrap that needs it too is on CUDA
+        cuda_only = all(_needs_cuda(ctx, init) for init in inits)
+        if not self._trains_on_cuda(ctx, cuda_only):
             return
         if any(word in ctx.source for word in _PLATFORM_WORDS):
             return
@@ -182,12 +188,13 @@ def main(model, local_rank):
                 unproven=trains is None,
             )
 
-    def _trains_on_cuda(self, ctx: FileContext) -> bool:
+    def _trains_on_cuda(self, ctx: FileContext, cuda_only: bool) -> bool:
         """A DDP wrap of the file takes a CUDA model on every path: it is given
         `device_ids`, or the module it wraps was moved with `.cuda(...)`, outside any test
-        about the device."""
+        about the device; with `cuda_only` (the process group starts only where CUDA is
+        available), a test that CUDA is available does not count."""
         for wrap in ctx.calls_to(*DDP_CLASSES):
-            if self._conditional_on_cuda(ctx, wrap):
+            if self._conditional_on_cuda(ctx, wrap, cuda_only):
                 continue
             ids = argument(wrap, 1, "device_ids")
             if ids is not None and not (type(ids) is cst.Name and ids.value == "None"):
@@ -197,17 +204,22 @@ def main(model, local_rank):
                 type(v.expr) is cst.Call
                 and type(v.expr.func) is cst.Attribute
                 and v.expr.func.attr.value == "cuda"
-                and not self._conditional_on_cuda(ctx, v.expr)
+                and not self._conditional_on_cuda(ctx, v.expr, cuda_only)
                 for v in ctx.resolver.values(module, wrap)
             ):
                 return True
         return False
 
     @staticmethod
-    def _conditional_on_cuda(ctx: FileContext, node: cst.CSTNode) -> bool:
+    def _conditional_on_cuda(ctx: FileContext, node: cst.CSTNode, cuda_only: bool) -> bool:
         """`node` runs under a test about the device (`torch.cuda.is_available()`,
-        `args.gpu is not None`, `not args.cpu`, `device.type == "cuda"`)."""
-        return any(_DEVICE_TEST.search(ctx.code(c.test)) for c in ctx.flow.conditions(node))
+        `args.gpu is not None`, `not args.cpu`, `device.type == "cuda"`); with
+        `cuda_only`, other than one that CUDA is available."""
+        return any(
+            _DEVICE_TEST.search(ctx.code(c.test))
+            and not (cuda_only and _cuda_available(ctx, c.test, c.holds))
+            for c in ctx.flow.conditions(node)
+        )
 
     @staticmethod
     def _other_backends(ctx: FileContext, inits: list[cst.Call]) -> bool:
@@ -222,6 +234,19 @@ def main(model, local_rank):
                 if value.leaf and not _is_gloo(value.expr) and _text(value.expr) is not None:
                     return True
         return False
+
+
+def _needs_cuda(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs only where CUDA is available (under `if torch.cuda.is_available():`)."""
+    return any(_cuda_available(ctx, c.test, c.holds) for c in ctx.flow.conditions(node))
+
+
+def _cuda_available(ctx: FileContext, test: cst.BaseExpression, holds: bool) -> bool:
+    """`test` holding `holds` says CUDA is available (`torch.cuda.is_available()`)."""
+    return any(
+        value and type(term) is cst.Call and ctx.call_name(term) == _CUDA_AVAILABLE
+        for term, value in fixed_terms(test, holds)
+    )
 
 
 def _text(expr: cst.BaseExpression) -> str | None:

@@ -14,6 +14,7 @@ from ddplint.domain.apis import PROCESS_CLASSES
 from ddplint.domain.ddp_facts import is_true
 from ddplint.domain.ddp_steps import trains_ddp_model
 from ddplint.domain.object_reads import unread_by_object
+from ddplint.domain.option_defaults import option_default
 from ddplint.domain.project_view import project_of
 from ddplint.domain.random_draws import (
     agreement_drawn,
@@ -33,6 +34,7 @@ from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp035_same_seed_every_rank.augmentation import (
     dataset_module_draws,
+    drawing_modules,
     sharded_loaders,
 )
 from ddplint.rules.ddp035_same_seed_every_rank.seeds import SeedCall, seed_calls
@@ -317,9 +319,9 @@ def main(args, dataset_cls):
                 if id(site) not in reported:
                     reported.add(id(site))
                     message = _message(ctx, site, seed, step, agreed)
-                    # Draws seen only in the text of an imported module: whether the
-                    # file's loader uses them is out of sight.
                     unproven = not seed.proven or pipeline is None
+                    if pipeline is None:
+                        message += _UNSEEN_DRAWS[_draws_outside_torch(ctx, sharded)]
                     drawn = _drawn_per_process(ctx, seed.call)
                     if drawn is not None:  # `args.seed = random.randint(...)` when unset
                         message += (
@@ -350,6 +352,20 @@ _PER_PROCESS_DRAWS = frozenset(
         "os.getpid",
     }
 )
+
+# Why the pipeline's draws may not follow torch's seed, by `_draws_outside_torch`: draws
+# from NumPy's or `random`'s generators in a loader whose worker count is out of sight, or
+# draws only in the text of the modules the file imports.
+_UNSEEN_DRAWS: dict[bool | None, str] = {
+    True: (
+        " (unproven: the draws come from NumPy's or `random`'s generators, which follow "
+        "torch's seed only in a loader's workers, and the worker count is out of sight)"
+    ),
+    None: (
+        " (unproven: the random draws are in the modules this file imports; whether its "
+        "loaders use them is out of sight)"
+    ),
+}
 
 _NO_TRAINING = (
     " (unproven: nothing in this file trains: no `backward()`, optimizer or epoch loop in "
@@ -522,22 +538,23 @@ def _draws_in_sight(ctx: FileContext, loader: cst.Call) -> bool:
 
 
 def _pipeline_draws(ctx: FileContext) -> bool | None:
-    """True where the file's sharded loaders prepare their samples with random draws in
-    sight (a random transform or a draw in a dataset's `__getitem__` of this file) and no
-    loader seeds its workers itself; None where such draws are only in the modules it
-    imports (their text shows them, not that this file's loader uses them); False
-    otherwise. The imported modules are read only when the file itself does not show both
-    the loader and its draws."""
+    """True where the file's sharded loaders prepare their samples with random draws that
+    follow torch's seed in sight (a random transform or a draw in a dataset's
+    `__getitem__` of this file, or a class of another module the file builds for its
+    loaders) and no loader seeds its workers itself; None where such draws are only in the
+    modules it imports (their text shows them, not that this file's loader uses them);
+    False otherwise. The imported modules are read only when the file itself does not show
+    both the loader and its draws.
+
+    NumPy's and `random`'s draws follow torch's seed only in a loader's workers, which
+    torch seeds from it: where every draw comes from them, the answer is whether a loader
+    has workers (`_has_workers`)."""
     if reseeds_workers(ctx):
         return False
     loaders = sharded_loaders(ctx)
-    if loaders and random_augmentation(ctx) is not None:
-        # The loader, its draws and its seeding are all in sight here; NumPy's or
-        # `random`'s draws made in the main process do not follow torch's seed.
-        main_process = all(_without_workers(loader) for loader in loaders)
-        return not (main_process and draws_outside_torch_only(ctx))
-    if dataset_module_draws(ctx, loaders):
-        return True  # the loader's dataset class comes from a module that draws
+    outside_torch = _draws_outside_torch(ctx, loaders)
+    if outside_torch is not None:  # the loaders' draws are in sight
+        return _has_workers(ctx, loaders) if outside_torch else True
     project = project_of(ctx)
     if project is None:
         return False
@@ -545,10 +562,39 @@ def _pipeline_draws(ctx: FileContext) -> bool | None:
     return None if draws and not reseeded else False
 
 
-def _without_workers(loader: cst.Call) -> bool:
-    """The loader prepares its samples in the main process (`num_workers` left out or 0)."""
-    workers = argument(loader, LOADER_WORKERS, "num_workers")
-    return workers is None or (type(workers) is cst.Integer and workers.evaluated_value == 0)
+def _draws_outside_torch(ctx: FileContext, loaders: list[cst.Call]) -> bool | None:
+    """Whether every draw of the sharded `loaders`' pipeline in sight comes from NumPy's or
+    `random`'s generators: the file's own draws where it builds the loaders and draws too,
+    else those of the project classes it builds for them (`drawing_modules`); None where
+    no draw is in sight."""
+    if loaders and random_augmentation(ctx) is not None:
+        return draws_outside_torch_only(ctx)
+    modules = drawing_modules(ctx, loaders)
+    return all(m.draws_outside_torch for m in modules) if modules else None
+
+
+def _has_workers(ctx: FileContext, loaders: list[cst.Call]) -> bool | None:
+    """Whether a loader of `loaders` prepares its samples in worker processes: False where
+    each leaves `num_workers` out or gives 0 (a literal, or an option's default), True
+    where one gives a positive number, None where a count is out of sight (a config's)."""
+    counts: list[int | None] = []
+    for loader in loaders:
+        workers = argument(loader, LOADER_WORKERS, "num_workers")
+        if workers is None:
+            counts.append(0)
+            continue
+        known = {
+            int(v.expr.evaluated_value) if type(v.expr) is cst.Integer else None
+            for v in ctx.resolver.values(workers, loader)
+            if v.leaf
+        } or {None}
+        default = option_default(ctx, workers, loader)
+        if known == {None} and type(default) is cst.Integer:
+            known = {int(default.evaluated_value)}
+        counts.extend(known)
+    if any(c is not None and c > 0 for c in counts):
+        return True
+    return False if None not in counts else None
 
 
 def _shards_data(ctx: FileContext) -> bool:

@@ -9,7 +9,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain.apis import LOADER_CLASSES
 from ddplint.domain.loops import named_for
-from ddplint.domain.project_view import project_of
+from ddplint.domain.project_view import ResolvedModule, project_of
 from ddplint.domain.samplers import LOADER_SAMPLER, is_sampler_call
 from ddplint.engine.resolve import argument
 
@@ -31,49 +31,40 @@ def sharded_loaders(ctx: FileContext) -> list[cst.Call]:
 
 def dataset_module_draws(ctx: FileContext, loaders: list[cst.Call]) -> bool:
     """The file builds an object of a class of another project module that draws at random
-    for the samples (`ModuleSummary.drawing_classes`: a transform whose `__call__` draws,
-    or the dataset of one of `loaders` whose `__getitem__` draws or that builds a random
-    transform) and seeds no loader's workers itself. A class named for evaluation
-    (`Vimeo90K_Test_Dataset`) is taken not to draw."""
+    for the samples (see `drawing_modules`)."""
+    return bool(drawing_modules(ctx, loaders))
+
+
+def drawing_modules(ctx: FileContext, loaders: list[cst.Call]) -> list[ResolvedModule]:
+    """The modules of the project classes the file builds that draw at random for the
+    samples (`ModuleSummary.drawing_classes`: a transform whose `__call__` draws, made for
+    a data pipeline, or the dataset of one of `loaders` whose `__getitem__` draws or that
+    builds a random transform), where the module seeds no loader's workers itself. A class
+    named for evaluation (`Vimeo90K_Test_Dataset`) is taken not to draw."""
     project = project_of(ctx)
     if project is None:
-        return False
-    if any(_builds_drawing_class(ctx, call) for call in ctx.calls):
-        return True  # `Compose([RandomVerticalFlip()])` of a project transform that draws
+        return []
+    # `Compose([RandomVerticalFlip()])` of a project transform that draws
+    built = [c for c in ctx.calls if _in_pipeline(ctx, c)]
     for loader in loaders:
         dataset = argument(loader, _DATASET, "dataset")
-        if dataset is None:
+        if dataset is not None:
+            built.extend(
+                v.expr for v in ctx.resolver.values(dataset, loader) if type(v.expr) is cst.Call
+            )
+    found = []
+    for call in built:
+        resolved = project.resolve(ctx, call)
+        if resolved is None:
             continue
-        for value in ctx.resolver.values(dataset, loader):
-            if type(value.expr) is not cst.Call:
-                continue
-            found = project.resolve(ctx, value.expr)
-            if found is None:
-                continue
-            module, name = found
-            if name not in module.classes or named_for([name]) == "evaluation":
-                continue
-            if name in module.drawing_classes and not module.reseeds_workers:
-                return True
-    return False
-
-
-def _builds_drawing_class(ctx: FileContext, call: cst.Call) -> bool:
-    """`call` makes, for a data pipeline, an object of a project class that draws at
-    random and is not named for evaluation (a hand-written random transform in
-    `Compose([...])`, or handed on as a `transform=`)."""
-    if not _in_pipeline(ctx, call):
-        return False
-    project = project_of(ctx)
-    found = project.resolve(ctx, call) if project is not None else None
-    if found is None:
-        return False
-    module, name = found
-    return (
-        name in module.drawing_classes
-        and named_for([name]) != "evaluation"
-        and not module.reseeds_workers
-    )
+        module, name = resolved
+        if (
+            name in module.drawing_classes
+            and named_for([name]) != "evaluation"
+            and not module.reseeds_workers
+        ):
+            found.append(module)
+    return found
 
 
 # Where a transform object is made for a data pipeline: a composition, a keyword or a
