@@ -155,6 +155,8 @@ def saved_keys(ctx: FileContext, obj: cst.BaseExpression, at: cst.CSTNode) -> fr
     for value in values:
         if type(value) is cst.Attribute and value.attr.value == "module":
             continue
+        if _updated_in_place(ctx, value, obj):
+            continue  # `state |= {...}`: its keys are `_stored_keys`'
         if type(value) is cst.Call and type(value.func) is cst.Attribute:
             if value.func.attr.value == "state_dict" and not value.args:
                 continue
@@ -169,6 +171,17 @@ def saved_keys(ctx: FileContext, obj: cst.BaseExpression, at: cst.CSTNode) -> fr
             return None
         keys |= stored
     return frozenset(keys)
+
+
+def _updated_in_place(ctx: FileContext, value: cst.BaseExpression, obj: cst.BaseExpression) -> bool:
+    """`value` is the name `obj` as the target of an update (`state |= extra`)."""
+    parent = ctx.parent(value)
+    return (
+        type(obj) is cst.Name
+        and type(parent) is cst.AugAssign
+        and parent.target is value
+        and dotted(value) == obj.value
+    )
 
 
 def _literal_keys(value: cst.BaseExpression) -> set[str] | None:
