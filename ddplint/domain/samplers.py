@@ -142,14 +142,19 @@ def _shuffle_text(func: cst.FunctionDef, call: cst.Call) -> str:
     params = [*func.params.posonly_params, *func.params.params]
     for index, param in enumerate(params):
         if type(value) is cst.Name and param.name.value == value.value:
-            default = param.default
-            shown = (
-                ""
-                if default is None
-                else ("true" if is_true(default) else "false" if is_false(default) else "")
-            )
-            return f"param:{index}:{param.name.value}:{shown}"
+            return _parameter_text(index, param)
     return "unknown"
+
+
+def _parameter_text(index: int, param: cst.Param) -> str:
+    """ "param:<index>:<name>:<default>" (see `factory_shuffle`)."""
+    default = param.default
+    shown = (
+        ""
+        if default is None
+        else ("true" if is_true(default) else "false" if is_false(default) else "")
+    )
+    return f"param:{index}:{param.name.value}:{shown}"
 
 
 def _project_shuffle(ctx: FileContext, call: cst.Call, made_by: str) -> bool | None:
@@ -171,21 +176,92 @@ def _project_shuffle(ctx: FileContext, call: cst.Call, made_by: str) -> bool | N
 
 def _project_uses(ctx: FileContext) -> list[SamplerUse]:
     """Calls of project functions named for a sampler (`make_data_sampler(ds, shuffle,
-    distributed)`) whose summary says they return a DistributedSampler as built."""
+    distributed)`) whose summary says they return a DistributedSampler as built, and of
+    subclasses of DistributedSampler that keep its order (`sampler_subclasses`), of this
+    file or another project module."""
     project = project_of(ctx)
-    if project is None:
-        return []
+    own = dict(sampler_subclasses(ctx))
     uses = []
     for call in ctx.calls:
-        name = (dotted(call.func) or "").rpartition(".")[2].lower()
-        if "sampler" not in name or ctx.call_name(call) in SAMPLER_CLASSES:
+        name = (dotted(call.func) or "").rpartition(".")[2]
+        if "sampler" not in name.lower() or ctx.call_name(call) in SAMPLER_CLASSES:
             continue
-        summary = project.function_called(ctx, call)
-        shuffle = summary.sampler_shuffle if summary is not None else ""
+        if type(call.func) is cst.Name and name in own:
+            shuffle = own[name]
+        elif project is None:
+            continue
+        else:
+            summary = project.function_called(ctx, call)
+            shuffle = summary.sampler_shuffle if summary is not None else ""
+            shuffle = shuffle or project.sampler_subclass(ctx, call)
         if shuffle:
             bound, value = bound_name(ctx, call)
             uses.append(SamplerUse(call, bound, value if bound else None, made_by=shuffle))
     return uses
+
+
+def sampler_subclasses(ctx: FileContext) -> tuple[tuple[str, str], ...]:
+    """The classes of the file that subclass DistributedSampler, directly or through
+    another such class of the file, and keep its order of samples (no `__iter__` of their
+    own, or one that draws from `super().__iter__()`: a sampler that resumes mid-epoch),
+    each with how it shuffles, in `factory_shuffle`'s terms (its `__init__`'s `shuffle`
+    parameter, or DistributedSampler's own where it has no `__init__`)."""
+    return ctx.memo(_sampler_subclasses)
+
+
+# DistributedSampler(dataset, num_replicas=None, rank=None, shuffle=True, ...)
+_INHERITED_SHUFFLE = "param:3:shuffle:true"
+
+
+def _sampler_subclasses(ctx: FileContext) -> tuple[tuple[str, str], ...]:
+    if "Sampler" not in ctx.source:
+        return ()
+    found: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, classes in ctx.model.classes.items():
+            if name in found or len(classes) != 1:
+                continue
+            cls = classes[0]
+            inherited = [
+                found[b.value.value]
+                if type(b.value) is cst.Name and b.value.value in found
+                else _INHERITED_SHUFFLE
+                for b in cls.bases
+                if ctx.qualname(b.value) in SAMPLER_CLASSES
+                or (type(b.value) is cst.Name and b.value.value in found)
+            ]
+            if inherited and _keeps_order(cls):
+                found[name] = _init_shuffle(cls, inherited[0])
+                changed = True
+    return tuple(sorted(found.items()))
+
+
+def _keeps_order(cls: cst.ClassDef) -> bool:
+    """`cls` has no `__iter__`, or one that iterates `super().__iter__()`."""
+    method = _method(cls, "__iter__")
+    if method is None:
+        return True
+    return "super().__iter__()" in cst.Module([]).code_for_node(method).replace(" ", "")
+
+
+def _init_shuffle(cls: cst.ClassDef, inherited: str) -> str:
+    """How `cls` shuffles (see `sampler_subclasses`): its `__init__`'s `shuffle`
+    parameter, counted without `self`; the base's where it has no `__init__`."""
+    init = _method(cls, "__init__")
+    if init is None:
+        return inherited
+    params = [*init.params.posonly_params, *init.params.params][1:]
+    for index, param in enumerate(params):
+        if param.name.value == "shuffle":
+            return _parameter_text(index, param)
+    return "unknown"
+
+
+def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
+    return next((s for s in body if type(s) is cst.FunctionDef and s.name.value == name), None)
 
 
 def _factory_uses(ctx: FileContext, call: cst.Call) -> list[SamplerUse]:

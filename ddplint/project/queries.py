@@ -160,6 +160,7 @@ _MAY_DRAW = re.compile(
     r"(?i:random)|Augment|ColorJitter|Flip|GaussNoise|ShiftScaleRotate|ElasticTransform"
     r"|worker_init_fn|generator"
 )
+_MAY_SUBCLASS_SAMPLER = re.compile("DistributedSampler")  # `sampler_subclasses`
 _MAY_RETURN_DDP = re.compile("DistributedDataParallel")  # `returns_ddp`: `DDP_CLASSES`
 _MAY_RUN_BACKWARD = re.compile("backward")  # `FunctionSummary.runs_backward`
 # Text every module that `strips_module_prefix` holds contains: the function's name, or a
@@ -719,6 +720,14 @@ class Project:
         if function is None or not all(switched_on(ctx, call, s) for s in function.shard_switches):
             return []  # none; or the call turns off what builds its sampler (`ddp=False`)
         return [None if p == WHOLE else p for p in function.returned_shard]
+
+    def sampler_subclass(self, ctx: FileContext, call: cst.Call) -> str:
+        """How the DistributedSampler subclass of another project module that `call`
+        constructs shuffles (`ModuleSummary.sampler_subclasses`); "" for anything else."""
+        found = self._lookup_elsewhere(ctx, ctx.call_name(call), _MAY_SUBCLASS_SAMPLER)
+        if found is None or found == NOWHERE:
+            return ""
+        return dict(self.summaries[found[0]].sampler_subclasses).get(found[1], "")
 
     def helper_seeds_alike(self, ctx: FileContext, call: cst.Call) -> bool:
         """A project helper of another module that seeds torch with a value not taken from

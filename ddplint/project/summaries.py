@@ -46,6 +46,7 @@ from ddplint.domain.samplers import (
     factory_shuffle,
     loader_switches,
     returned_loaders,
+    sampler_subclasses,
 )
 from ddplint.domain.shard_metrics import returned_sharded_loaders, shard_switches
 from ddplint.domain.state_loads import helper_loads
@@ -180,6 +181,8 @@ class ModuleSummary:
     # the formats of the checkpoints it writes (`checkpoint_formats.saved_formats`)
     checkpoint_formats: tuple[SavedFormat, ...] = ()
     ddp_subclasses: tuple[str, ...] = ()  # its classes that subclass DDP (`ddp_subclasses`)
+    # its DistributedSampler subclasses, each with how it shuffles (`sampler_subclasses`)
+    sampler_subclasses: tuple[tuple[str, str], ...] = ()
     # attributes it assigns a rank test: side, traced (`rank_flags.assigned_rank_flags`)
     rank_flags: tuple[tuple[str, str, bool], ...] = ()
     # attributes it sets to this process's rank, and whether to a value here rather than
@@ -607,6 +610,7 @@ def summarize(ctx: FileContext, head: ModuleHead | None = None) -> ModuleSummary
         ddp_subclasses=tuple(ddp_subclasses(ctx))
         if "DistributedDataParallel" in ctx.source
         else (),
+        sampler_subclasses=sampler_subclasses(ctx),
     )
 
 
