@@ -39,9 +39,8 @@ class RankLocalSkipBeforeBackward(Rule):
     code = "DDP011"
     name = "rank-local-skip-before-backward"
     severity = Severity.ERROR
-    # opt-in: first contact, fresh103 to fresh171 (bench/realworld/first_contact.py): 40 / 16 / 7,
-    # and 3 / 0 / 1 over the recent sets (fixed since, but under the five findings that decide)
-    default = False
+    # default: first contact, fresh103 to fresh177 (bench/realworld/first_contact.py): 46 / 16 / 7
+    default = True
     summary = "Rank-local `continue`/`break`/`return` can skip `backward()` on some ranks"
     explanation = """
 ## What it does

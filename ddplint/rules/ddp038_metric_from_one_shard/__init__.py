@@ -21,8 +21,8 @@ class MetricFromOneShard(Rule):
     code = "DDP038"
     name = "metric-from-one-shard"
     severity = Severity.WARNING
-    # opt-in: first contact, fresh103 to fresh173 (bench/realworld/first_contact.py): 49 / 21 / 11
-    default = False
+    # default: first contact, fresh103 to fresh177 (bench/realworld/first_contact.py): 65 / 21 / 11
+    default = True
     summary = "Evaluation metric computed on one rank's shard and used as the result"
     explanation = """
 ## What it does
