@@ -136,12 +136,17 @@ def _names_module_prefix(expr: cst.BaseExpression) -> bool:
     return value == "module" or value.startswith("module.")
 
 
+# The prefix named in a string: `"module."`, `'module'`, or within one (`"^module\\."`).
+_NAMES_PREFIX = re.compile(r"module\.|['\"]module['\"]")
+
+
 def strips_module_prefix(ctx: FileContext) -> bool:
     """The module drops the DDP wrapper's `module.` prefix from checkpoint keys when loading
     (`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`,
     `k.startswith("module")` with `k[len("module."):]`, `k.split("module.")[1]`,
-    a `re.sub` of a `^module.` pattern, or `k[7:]` in a file that names `module.`: the
-    prefix's length written out)."""
+    a `re.sub` of a `^module.` pattern, or `k[7:]` in a file that names the prefix in a
+    string, `"module."` or `'module'` (`if 'module' in keys[0]:`): its length written
+    out)."""
     for call in ctx.calls:
         func = call.func
         name = func.attr.value if type(func) is cst.Attribute else None
@@ -149,7 +154,7 @@ def strips_module_prefix(ctx: FileContext) -> bool:
             name = func.value
         if name == "consume_prefix_in_state_dict_if_present" or _cuts_module_prefix(name, call):
             return True
-    return "module." in ctx.source and any(
+    return _NAMES_PREFIX.search(ctx.source) is not None and any(
         _drops_prefix_length(node) for node in ctx.nodes_of(cst.SubscriptElement)
     )
 
