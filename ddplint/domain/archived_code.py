@@ -1,7 +1,7 @@
 """Archived code: files a project keeps in a folder it names as superseded (`old/`,
 `backup/`, `scripts/legacy/`, `archive_2021/`), as scaffolding to copy from
 (`templates/adding_a_new_example_script/run_xxx.py`), or saved as a copy beside the live
-script (`train_old.py`, `main.bak.py`, `train_legacy.py`).
+script (`train_old.py`, `main.bak.py`).
 
 Such a file is not known to run: its own project launches the script that replaced it.
 Findings there rest on code the maintainer has set aside, so the checker reports them as
@@ -35,9 +35,8 @@ _FOLDER_WORDS = frozenset(
         "templates",
     }
 )
-# A file saved as a copy, or kept after its replacement: the last word of its name
-# (`train_old.py`, `main.bak.py`, `train_legacy.py`).
-_COPY_WORDS = frozenset({"old", "bak", "backup", "orig", "legacy", "deprecated", "obsolete"})
+# A file saved as a copy: the last word of its name (`train_old.py`, `main.bak.py`).
+_COPY_WORDS = frozenset({"old", "bak", "backup", "orig"})
 _WORD_BREAK = re.compile(r"[_\-. ]+")
 
 

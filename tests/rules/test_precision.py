@@ -174,8 +174,6 @@ def test_public_function_of_a_module_nothing_imports_is_an_entry_point(tmp_path,
         "scripts/backup/train.py",
         "legacy_v1/train.py",
         "train_old.py",
-        "utils/train_legacy.py",
-        "train-deprecated.py",
         "templates/new_example/run_xxx.py",
     ],
 )
