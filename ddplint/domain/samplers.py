@@ -15,6 +15,7 @@ from ddplint.domain.ddp_facts import LOADER_CLASSES, SAMPLER_CLASSES, argument, 
 from ddplint.domain.loader_classes import constructions, loader_classes
 from ddplint.domain.project_view import project_of
 from ddplint.engine.model import all_params, parameter_positions
+from ddplint.engine.resolve import methods_named
 from ddplint.names import dotted
 
 # Positions in `DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)`
@@ -240,28 +241,23 @@ def _sampler_subclasses(ctx: FileContext) -> tuple[tuple[str, str], ...]:
 
 def _keeps_order(cls: cst.ClassDef) -> bool:
     """`cls` has no `__iter__`, or one that iterates `super().__iter__()`."""
-    method = _method(cls, "__iter__")
-    if method is None:
+    methods = methods_named(cls, "__iter__")
+    if not methods:
         return True
-    return "super().__iter__()" in cst.Module([]).code_for_node(method).replace(" ", "")
+    return "super().__iter__()" in cst.Module([]).code_for_node(methods[0]).replace(" ", "")
 
 
 def _init_shuffle(cls: cst.ClassDef, inherited: str) -> str:
     """How `cls` shuffles (see `sampler_subclasses`): its `__init__`'s `shuffle`
     parameter, counted without `self`; the base's where it has no `__init__`."""
-    init = _method(cls, "__init__")
-    if init is None:
+    inits = methods_named(cls, "__init__")
+    if not inits:
         return inherited
-    params = [*init.params.posonly_params, *init.params.params][1:]
+    params = [*inits[0].params.posonly_params, *inits[0].params.params][1:]
     for index, param in enumerate(params):
         if param.name.value == "shuffle":
             return _parameter_text(index, param)
     return "unknown"
-
-
-def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
-    return next((s for s in body if type(s) is cst.FunctionDef and s.name.value == name), None)
 
 
 def _factory_uses(ctx: FileContext, call: cst.Call) -> list[SamplerUse]:

@@ -62,6 +62,7 @@ class Binding:
     branch: cst.CSTNode | None = None  # the innermost conditional block holding it
     loop: Loop | None = None  # the innermost loop of its frame holding it
     index: int | None = None  # position in an unpacked value: `a, b = f()`
+    node: cst.BaseExpression | None = None  # the target as written (`model` of `model, opt = f()`)
 
 
 def storage_key(expr: cst.BaseExpression) -> str | None:
@@ -390,6 +391,7 @@ class SemanticModel:
                     where.branch,
                     where.loop,
                     index,
+                    target,
                 )
             )
 

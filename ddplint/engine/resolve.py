@@ -314,9 +314,8 @@ class Resolver:
                     self._follow(binding.value, binding.statement, depth - 1, found, seen)
         if len(found) > start:  # beside values told, an untold one stays a leaf: its target
             for binding in unknown:
-                target = _bound_target(binding)
-                if target is not None:
-                    found.append(Value(target, binding.statement, True))
+                if binding.node is not None:
+                    found.append(Value(binding.node, binding.statement, True))
         if not bindings and type(expr) is cst.Subscript:
             stored = self._dict_entry(expr, at, depth)
             if stored is not None:
@@ -849,29 +848,6 @@ def _conditional_child(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
 # Kinds of binding whose value the resolver does not tell: a loop's element, an update
 # (`total += n`), a caught exception.
 _UNTOLD = frozenset({"for", "augassign", "except"})
-
-
-def _bound_target(binding: Binding) -> cst.BaseExpression | None:
-    """The target a binding whose value cannot be told writes (`model` of `model, opt =
-    f()`, of `for model in models:`, of `model += delta`): the leaf standing for it."""
-    statement = binding.statement
-    if type(statement) is cst.Assign:
-        targets: list[cst.CSTNode] = [t.target for t in statement.targets]
-    elif isinstance(statement, (cst.For, cst.CompFor, cst.AugAssign)):
-        targets = [statement.target]
-    elif isinstance(statement, (cst.ExceptHandler, cst.ExceptStarHandler)):
-        targets = [statement.name.name] if statement.name is not None else []
-    else:
-        return None
-    while targets:
-        target = targets.pop(0)
-        if isinstance(target, (cst.Tuple, cst.List)):
-            targets.extend(element.value for element in target.elements)
-        elif isinstance(target, cst.StarredElement):
-            targets.append(target.value)
-        elif isinstance(target, cst.BaseExpression) and dotted(target) == binding.target:
-            return target
-    return None
 
 
 def _unstarred(elements: Sequence[cst.BaseElement], index: int) -> bool:

@@ -33,7 +33,6 @@ from ddplint.engine.dead_code import exclusive
 from ddplint.engine.resolve import argument
 from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp035_same_seed_every_rank.augmentation import (
-    dataset_module_draws,
     drawing_modules,
     sharded_loaders,
 )
@@ -283,6 +282,7 @@ def main(args, dataset_cls):
         pipeline = _pipeline_draws(ctx) if step is None else True
         if pipeline is False:
             return
+        unseen = _UNSEEN_DRAWS[ctx.memo(_draws_outside_torch)] if pipeline is None else ""
         if any(_in_sample_method(ctx, seed.call) for seed in seeds):
             return  # re-seeded per sample: the draws follow the sample, not the worker
         ranks = domain_of(ctx).ranks
@@ -319,9 +319,8 @@ def main(args, dataset_cls):
                 if id(site) not in reported:
                     reported.add(id(site))
                     message = _message(ctx, site, seed, step, agreed)
+                    message += unseen
                     unproven = not seed.proven or pipeline is None
-                    if pipeline is None:
-                        message += _UNSEEN_DRAWS[_draws_outside_torch(ctx, sharded)]
                     drawn = _drawn_per_process(ctx, seed.call)
                     if drawn is not None:  # `args.seed = random.randint(...)` when unset
                         message += (
@@ -534,7 +533,7 @@ def _generator_findings(ctx: FileContext) -> Iterator[Finding]:
 def _draws_in_sight(ctx: FileContext, loader: cst.Call) -> bool:
     """The file draws at random for its samples, or the module of `loader`'s dataset
     class does."""
-    return random_augmentation(ctx) is not None or dataset_module_draws(ctx, [loader])
+    return random_augmentation(ctx) is not None or bool(drawing_modules(ctx, [loader]))
 
 
 def _pipeline_draws(ctx: FileContext) -> bool | None:
@@ -551,10 +550,9 @@ def _pipeline_draws(ctx: FileContext) -> bool | None:
     has workers (`_has_workers`)."""
     if reseeds_workers(ctx):
         return False
-    loaders = sharded_loaders(ctx)
-    outside_torch = _draws_outside_torch(ctx, loaders)
+    outside_torch = ctx.memo(_draws_outside_torch)
     if outside_torch is not None:  # the loaders' draws are in sight
-        return _has_workers(ctx, loaders) if outside_torch else True
+        return _has_workers(ctx, sharded_loaders(ctx)) if outside_torch else True
     project = project_of(ctx)
     if project is None:
         return False
@@ -562,11 +560,12 @@ def _pipeline_draws(ctx: FileContext) -> bool | None:
     return None if draws and not reseeded else False
 
 
-def _draws_outside_torch(ctx: FileContext, loaders: list[cst.Call]) -> bool | None:
-    """Whether every draw of the sharded `loaders`' pipeline in sight comes from NumPy's or
-    `random`'s generators: the file's own draws where it builds the loaders and draws too,
-    else those of the project classes it builds for them (`drawing_modules`); None where
-    no draw is in sight."""
+def _draws_outside_torch(ctx: FileContext) -> bool | None:
+    """Whether every draw of the pipeline of the file's sharded loaders in sight comes from
+    NumPy's or `random`'s generators: the file's own draws where it builds the loaders and
+    draws too, else those of the project classes it builds for them (`drawing_modules`);
+    None where no draw is in sight. Asked once per file (`ctx.memo`)."""
+    loaders = sharded_loaders(ctx)
     if loaders and random_augmentation(ctx) is not None:
         return draws_outside_torch_only(ctx)
     modules = drawing_modules(ctx, loaders)

@@ -29,12 +29,6 @@ def sharded_loaders(ctx: FileContext) -> list[cst.Call]:
     return found
 
 
-def dataset_module_draws(ctx: FileContext, loaders: list[cst.Call]) -> bool:
-    """The file builds an object of a class of another project module that draws at random
-    for the samples (see `drawing_modules`)."""
-    return bool(drawing_modules(ctx, loaders))
-
-
 def drawing_modules(ctx: FileContext, loaders: list[cst.Call]) -> list[ResolvedModule]:
     """The modules of the project classes the file builds that draw at random for the
     samples (`ModuleSummary.drawing_classes`: a transform whose `__call__` draws, made for
