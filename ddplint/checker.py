@@ -30,7 +30,6 @@ from ddplint.domain.liveness import (
 from ddplint.domain.process_group import process_group_uses
 from ddplint.domain.project_view import project_of
 from ddplint.domain.runners import distribution_opt_in
-from ddplint.domain.scripts import is_script
 from ddplint.domain.test_modules import collected_by_pytest
 from ddplint.domain.unpassed_parameters import needs_unpassed_argument
 from ddplint.noqa import Suppressions
@@ -38,6 +37,7 @@ from ddplint.parsing import file_error, parse
 from ddplint.positions import node_ranges
 from ddplint.project.finder import ModuleFinder
 from ddplint.project.queries import Project
+from ddplint.project.unimported import never_imported
 from ddplint.project_files import project_files
 from ddplint.rule import Finding, FixSpec, Rule, all_rules
 from ddplint.source import split_lines
@@ -209,7 +209,11 @@ def livenesses(ctx: FileContext) -> Livenesses:
         _named_elsewhere(ctx.path, root),
         module,
         set_aside=set_aside_reason(
-            ctx.path, root, lambda: distribution_opt_in(ctx), is_script(ctx.module)
+            ctx.path,
+            root,
+            lambda: distribution_opt_in(ctx),
+            ctx.module,
+            lambda: never_imported(ctx.path),
         ),
         dormant=lambda node: needs_unpassed_option(ctx, node) or needs_unpassed_argument(ctx, node),
         collected_tests=collected_by_pytest(ctx),

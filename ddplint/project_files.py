@@ -64,6 +64,7 @@ class ProjectFiles:
         self._command_paths: list[str] = []
         self._requirement_paths: list[str] = []
         self._settings_paths: list[str] = []
+        self._notebook_paths: list[str] = []
         self._texts: dict[str, str | None] = {}
         self._named: dict[str, frozenset[str]] = {}
         self._words: dict[str, frozenset[str]] = {}
@@ -85,6 +86,9 @@ class ProjectFiles:
                 )
                 self._requirement_paths.extend(
                     os.path.join(folder, f) for f in sorted(files) if is_requirement_file(f)
+                )
+                self._notebook_paths.extend(
+                    os.path.join(folder, f) for f in sorted(files) if f.endswith(".ipynb")
                 )
                 self._settings_paths.extend(
                     path
@@ -115,6 +119,13 @@ class ProjectFiles:
         _ = self.paths  # one walk lists them all
         return self._settings_paths
 
+    @property
+    def notebook_paths(self) -> list[str]:
+        """Absolute paths of the Jupyter notebooks under the root: code that may import
+        any module of the project."""
+        _ = self.paths  # one walk lists them all
+        return self._notebook_paths
+
     def text(self, path: str) -> str | None:
         """The text of a file (undecodable bytes replaced, line ends read as `\n` whatever
         the file's: the text tests anchor at line ends), None when it cannot be read."""
@@ -130,7 +141,7 @@ class ProjectFiles:
     def digest(self) -> str:
         """A digest of every file a check may read under the root (the Python files, the
         launch commands, the requirements, the settings files and the packaging files, by
-        path and content):
+        path and content; the notebooks by path):
         what a cached result depends on besides the checked file itself."""
         if self._digest is None:
             state = hashlib.sha256(self.root.encode("utf-8", "surrogateescape"))
@@ -140,6 +151,8 @@ class ProjectFiles:
                 text = self.text(path)
                 state.update(f"\0{path}\0".encode("utf-8", "surrogateescape"))
                 state.update(b"-" if text is None else text.encode("utf-8", "surrogateescape"))
+            for path in self.notebook_paths:  # whether there are any (`project.unimported`)
+                state.update(f"\0{path}\0".encode("utf-8", "surrogateescape"))
             self._digest = state.hexdigest()
         return self._digest
 

@@ -15,7 +15,9 @@ in an `old/` or `backup/` folder of the project or a `train_old.py` copy:
 `ddplint.domain.archived_code`; test code, run by pytest as the project's tests:
 `ddplint.domain.test_modules`; a copy of another project the project imports as a
 library: `ddplint.domain.vendored_code`; a script whose project's own commands launch it
-only as one process: `ddplint.domain.launch_commands`), a branch taken only on a torch
+only as one process: `ddplint.domain.launch_commands`; a module of an application that
+no file of the project imports and that does nothing when run: `ddplint.project.unimported`,
+`scripts.may_run_as_program`), a branch taken only on a torch
 older than 1.10 (`ddplint.domain.versions`), and a function no code names in a module that is not a
 script, when it is private
 (`_name`), its module is a helper that other files of the project import, or the project
@@ -57,14 +59,14 @@ from ddplint.domain.launch_commands import (
     one_process_command,
     world_of_one_command,
 )
-from ddplint.domain.scripts import is_script
+from ddplint.domain.scripts import is_script, may_run_as_program
 from ddplint.domain.test_modules import test_code_mark
 from ddplint.domain.vendored_code import vendored_mark
 from ddplint.domain.versions import TORCHRUN_SINCE, TorchVersions
 from ddplint.engine import Condition, Flow, Resolver, SemanticModel
 from ddplint.engine.dead_code import never_runs
 from ddplint.names import dotted
-from ddplint.project_files import ProjectFiles
+from ddplint.project_files import ProjectFiles, project_files
 
 _CONSTANTS = {"True": True, "False": False, "None": False}
 # Attributes fetched by a computed name: any function of the module may be called.
@@ -94,7 +96,11 @@ def _all_of(states: list[Liveness]) -> Liveness:
 
 
 def set_aside_reason(
-    path: str, root: str, opt_in: Callable[[], bool], script: bool = False
+    path: str,
+    root: str,
+    opt_in: Callable[[], bool],
+    module: cst.Module,
+    unimported: Callable[[], bool] = lambda: False,
 ) -> str | None:
     """Why none of the file `path` of the project at `root` is known to run in a
     distributed job, as a message says it: archived code (`ddplint.domain.archived_code`),
@@ -102,9 +108,12 @@ def set_aside_reason(
     project module does not bind (`ddplint.domain.broken_imports`), or a script whose
     distributed mode is opt-in (`--local_rank` kept at -1, or `opt_in()`) and whose
     project's own commands start it only as one plain process
-    (`ddplint.domain.launch_commands`); None when none holds. `script`: the module runs as
-    a program (`scripts.is_script`); so does a file one of the project's commands runs
-    (`launch_commands.launched_scripts`)."""
+    (`ddplint.domain.launch_commands`), or a module of an application (`project_exports`
+    false) that does nothing when run (`scripts.may_run_as_program`), that none of the
+    project's commands runs, and that no file of the project imports (`unimported()`, from
+    the project: `ddplint.project.unimported`); None when none holds. `module`: the file's
+    tree; it runs as a program with a `__main__` block (`scripts.is_script`), and so does
+    a file one of the project's commands runs (`launch_commands.launched_scripts`)."""
     mark = archive_mark(path, root)
     if mark is not None:
         return f"unproven: `{mark}` marks this file as archived code, not known to run"
@@ -114,7 +123,7 @@ def set_aside_reason(
             f"unproven: `{vendored}` is a copy of another project that this one imports as a "
             "library; its scripts are not known to run here"
         )
-    program = script or os.path.abspath(path) in launched_scripts(root)
+    program = is_script(module) or os.path.abspath(path) in launched_scripts(root)
     test = test_code_mark(path, root, program)
     if test is not None:
         return (
@@ -124,6 +133,16 @@ def set_aside_reason(
     broken = missing_import(path, root)
     if broken is not None:
         return f"unproven: this file imports {broken}, so it stops at its imports"
+    if (
+        not program
+        and not may_run_as_program(module)
+        and not project_exports(project_files(root))
+        and unimported()
+    ):
+        return (
+            "unproven: no file of the project imports this module and it does nothing when "
+            "run by itself: nothing the project runs reaches it"
+        )
     if world_of_one_command(path, root) is not None:
         return None  # its distributed code runs, in one process: `one_process_world`
     command = one_process_command(path, root, opt_in)

@@ -60,10 +60,12 @@ def rank_local_test(
 
 def reads_only_shapes(ctx: FileContext, test: cst.BaseExpression, local: Set[str]) -> bool:
     """Every read of the rank-local names `local` in `test` reads a shape or structure
-    (`len(loss_list) > 1`, `out.shape[0]`, `"aux" in outputs`) of a collection whose size
-    no mask or filter in sight decides (`data_sized`): what a forward returns is shaped by
-    the model and its configuration, alike on every rank, unless the data decides it
-    (detections kept per image): unknown, where a value read is not."""
+    (`len(loss_list) > 1`, `out.shape[0]`, `"aux" in outputs`), or a name holding only a
+    size (`_size_bound`: `bsz != args.batch_size`, `bsz = images[0].shape[0]`), of a
+    collection whose size no mask or filter in sight decides (`data_sized`): what a
+    forward returns is shaped by the model and its configuration, alike on every rank,
+    unless the data decides it (detections kept per image): unknown, where a value read
+    is not."""
     reads = [
         node
         for node in ctx.walk(test)
@@ -72,8 +74,49 @@ def reads_only_shapes(ctx: FileContext, test: cst.BaseExpression, local: Set[str
         and not (type(parent := ctx.parent(node)) is cst.Attribute and parent.attr is node)
     ]
     return bool(reads) and all(
-        _shape_read(ctx, _field(ctx, node)) and not data_sized(ctx, node, node) for node in reads
+        (_shape_read(ctx, _field(ctx, node)) or _size_bound(ctx, node))
+        and not data_sized(ctx, node, node)
+        for node in reads
     )
+
+
+def _size_bound(ctx: FileContext, name: cst.Name) -> bool:
+    """`name` holds only a size read off a value (`bsz = images[0].shape[0]`, `n =
+    len(batch)`), through integer indexes: one view of a multi-crop batch, or one sample,
+    whose size may be the batch's (alike on every rank) or what that sample holds."""
+    bindings = ctx.resolver.reaching(name.value, name)
+    return bool(bindings) and all(
+        b.kind == "assign" and _size_of_element(ctx, b.value) for b in bindings
+    )
+
+
+def _size_of_element(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """`len(x)`, `x.shape`, `x.shape[0]`, `x.size(0)`, `x.numel()`, with `x` a name or a
+    name indexed by integers (`images[0]`)."""
+    while type(value) is cst.Subscript and type(value.value) is cst.Attribute:
+        value = value.value  # `x.shape[0]`, `x.shape[-2:]`
+    if type(value) is cst.Call:
+        if type(value.func) is cst.Name and value.func.value == "len" and len(value.args) == 1:
+            return _indexed_name(value.args[0].value)
+        value = value.func
+        if type(value) is not cst.Attribute or value.attr.value not in _SHAPE_METHODS:
+            return False
+    elif type(value) is not cst.Attribute or value.attr.value != "shape":
+        return False
+    return _indexed_name(value.value)
+
+
+def _indexed_name(node: cst.BaseExpression) -> bool:
+    while type(node) is cst.Subscript:
+        if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+            return False
+        index = node.slice[0].slice.value
+        if type(index) is cst.UnaryOperation:
+            index = index.expression
+        if type(index) is not cst.Integer:
+            return False
+        node = node.value
+    return type(node) is cst.Name
 
 
 def _none_identity(test: cst.BaseExpression) -> bool:

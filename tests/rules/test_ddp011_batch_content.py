@@ -98,3 +98,29 @@ def test_a_collate_field_tested_as_it_is_is_unproven():
             optimizer.step()
     """
     assert findings(body) == [(4, True)]
+
+
+SIZE_HELD = """\
+def train_one_epoch(model, loader, optimizer, args):
+    for it, data in enumerate(loader):
+        images = [im.cuda(non_blocking=True) for im in data[0]]
+        bsz = {size}
+        if bsz != args.batch_size:
+            continue
+        loss = model(images, torch.arange(bsz).cuda()).sum()
+        reduce_losses({{"loss": loss}})
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_skip_on_a_size_held_in_a_name_is_unproven():
+    # The short last batch: a padded DistributedSampler gives every rank the same count,
+    # but one element's size may also be what that sample holds.
+    for size in ("images[0].shape[0]", "len(images)", "images[-1].size(0)"):
+        assert findings(SIZE_HELD.format(size=size)) == [(6, True)], size
+
+
+def test_a_skip_on_a_count_of_what_the_batch_holds_is_proven():
+    assert findings(SIZE_HELD.format(size="int(data[1].sum())")) == [(6, False)]
