@@ -6,7 +6,14 @@ block). Where both assignments reach a read, the value read differs between rank
 An attribute of the instance (`self.early_stop`) is such a value where its class sets it
 on every rank only to constants or loaded state, and changes it only under a rank test or
 in a method every call of which runs under one (`_save_best()` called under `if
-is_master():`), reached from the loop that reads it."""
+is_master():`), reached from the loop that reads it.
+
+A value is also one where it follows such a value, a few steps deep
+(`derived_overrides`): computed from one (`is_best = mAP > best_mAP`), the result of a
+function of this file that returns one (`mAP` set under `if dist.get_rank() == 0:` and
+to 0 on the others, then returned), or assigned under a test that reads one (`best_epoch
+= epoch` under `if is_best:`, beside `best_epoch = -1` before the loop), unless a
+collective is handed it after the assignment (`dist.broadcast(stop, 0)`)."""
 
 from __future__ import annotations
 
@@ -31,6 +38,9 @@ class Override:
     gate: Gate
     method: str | None = None
     parameter: str = ""  # the parameter a caller passes `name` to, where it was followed
+    # How `name` follows a value only some ranks change, where it is not one itself
+    # (`derived_overrides`): `computed from `mAP`, ...`.
+    origin: str = ""
 
     @property
     def shown(self) -> str:
@@ -43,6 +53,8 @@ class Override:
 
     def describe(self, ctx: FileContext) -> str:
         """Where the value changes, for a message: `only where `rank == 0` holds`."""
+        if self.origin:
+            return self.origin
         where = self.gate.describe(ctx.code(self.gate.test).strip())
         return where if self.method is None else f"in `self.{self.method}()`, which runs {where}"
 
@@ -70,13 +82,15 @@ def overridden_names(
     at: cst.CSTNode,
     carried: cst.CSTNode | None = None,
     callers: bool = True,
+    depth: int = 3,
 ) -> list[Override]:
     """The names read in `expr` whose assignments reaching `at` (all in its frame) include
     one every rank runs and one only the ranks of a rank test run, which assigns another
     expression (`epochs = opt.epochs` again changes nothing). `carried`: a loop whose test
     `expr` is, so that the assignments of its body reach it from the pass before. A
     parameter of the function is followed into the calls of this file that run it
-    (`callers`; one level): what each passes may be such a name there."""
+    (`callers`; one level): what each passes may be such a name there. A name that is
+    none of these may follow one (`derived_overrides`, `depth` steps deep)."""
     gates, resolver = domain_of(ctx).gates, ctx.resolver
     frame = resolver.model.frame(at)
     found: list[Override] = []
@@ -99,7 +113,10 @@ def overridden_names(
         if callers and len(reaching) == 1 and reaching[0].kind == "param":
             found.extend(_passed_overrides(ctx, node.value, at))
             continue
-        if len(reaching) < 2 or any(b.scope is not frame for b in reaching):
+        if any(b.scope is not frame for b in reaching):
+            continue
+        if len(reaching) < 2:
+            found.extend(derived_overrides(ctx, node.value, reaching, depth))
             continue
         reaching = _in_distributed_runs(ctx, reaching)
         if len(reaching) < 2:
@@ -115,6 +132,7 @@ def overridden_names(
             if split is not None and not _collected(ctx, node.value, split.node):
                 found.append(Override(node.value, split))
             continue
+        before = len(found)
         for binding, gate in zip(reaching, binding_gates, strict=True):
             if (
                 gate is not None
@@ -129,6 +147,78 @@ def overridden_names(
             ):
                 found.append(Override(node.value, gate))
                 break
+        if len(found) == before and all(g is None for g in binding_gates):
+            found.extend(derived_overrides(ctx, node.value, reaching, depth))
+    return found
+
+
+def derived_overrides(
+    ctx: FileContext, name: str, reaching: list[Binding], depth: int
+) -> list[Override]:
+    """`name`, assigned by `reaching` (on every rank), follows a value only some ranks
+    change: an assignment reads one, or calls a function of this file that returns one,
+    or (beside an assignment outside it) runs under a test that reads one. The first such
+    way found, as an `Override` saying how (see the module docstring)."""
+    if depth <= 0:
+        return []
+    below = depth - 1
+    for binding in reaching:
+        if binding.kind not in ("assign", "augassign"):
+            continue
+        if _collected(ctx, name, binding.statement):
+            continue  # handed to a collective after this: the same on every rank again
+        value = binding.value
+        for inner in overridden_names(
+            ctx, value, binding.statement, callers=False, depth=depth - 1
+        ):
+            origin = f"as it is computed from {inner.shown}, which changes {inner.describe(ctx)}"
+            return [Override(name, inner.gate, origin=origin)]
+        for func, returned in _returned_values(ctx, value, binding):
+            for inner in overridden_names(ctx, returned, returned, callers=False, depth=below):
+                origin = (
+                    f"as `{func.name.value}()` returns it from {inner.shown}, which changes "
+                    f"{inner.describe(ctx)}"
+                )
+                return [Override(name, inner.gate, origin=origin)]
+    if len(reaching) < 2:
+        return []
+    for binding in reaching:
+        for condition in ctx.flow.conditions(binding.statement):
+            if condition.early_exit or type(condition.gate) is not cst.If:
+                continue
+            if all(ctx.is_inside(b.statement, condition.gate) for b in reaching):
+                continue  # every value of the name is set under the test: not a split
+            test = condition.test
+            for inner in overridden_names(
+                ctx, test, condition.gate, callers=False, depth=depth - 1
+            ):
+                origin = (
+                    f"as it is set under `{ctx.code(test).strip()}`, where {inner.shown} "
+                    f"changes {inner.describe(ctx)}"
+                )
+                return [Override(name, inner.gate, origin=origin)]
+    return []
+
+
+def _returned_values(
+    ctx: FileContext, value: cst.BaseExpression, binding: Binding
+) -> list[tuple[cst.FunctionDef, cst.BaseExpression]]:
+    """The expressions the functions of this file that `value` calls (`validate(...)`)
+    return: the element at the binding's position for a tuple unpacked from a tuple
+    returned (`loss, mAP = validate(...)` from `return loss_avg, mAP`)."""
+    if type(value) is not cst.Call:
+        return []
+    found: list[tuple[cst.FunctionDef, cst.BaseExpression]] = []
+    for func in ctx.resolver.callees(value):
+        for returned in ctx.resolver.returned(func):
+            if binding.index is not None:
+                if type(returned) is not cst.Tuple or binding.index >= len(returned.elements):
+                    continue
+                element = returned.elements[binding.index]
+                if type(element) is cst.StarredElement:
+                    continue
+                returned = element.value
+            found.append((func, returned))
     return found
 
 

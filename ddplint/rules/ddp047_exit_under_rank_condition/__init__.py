@@ -12,6 +12,7 @@ from ddplint.diagnostics import Severity
 from ddplint.domain import Gate, Side, domain_of
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.ddp_steps import ddp_backward, trains_ddp_model
+from ddplint.domain.option_defaults import option_flag
 from ddplint.domain.rank_evidence import rank_evidence
 from ddplint.domain.rank_overrides import Override, overridden_names
 from ddplint.domain.runners import Runner, runners
@@ -329,7 +330,8 @@ def _decides(ctx: FileContext, node: Exit, gate: Gate) -> bool:
 def _flag_out_of_sight(ctx: FileContext, node: Exit, gate: Gate) -> bool:
     """Besides the rank gate, the exit waits on a flag set out of sight: a test that is
     only an attribute (`if callbacks.stop_training:`) of a parameter or of an object built
-    by a call this file does not define, and that this file never assigns. Whether
+    by a call this file does not define, and that this file never assigns nor declares as
+    a command-line option. Whether
     anything ever sets it is not known here."""
     for condition in ctx.flow.conditions(node):
         if condition.gate is gate.node:
@@ -339,6 +341,8 @@ def _flag_out_of_sight(ctx: FileContext, node: Exit, gate: Gate) -> bool:
             test = test.expression
         if not (type(test) is cst.Attribute and type(test.value) is cst.Name):
             continue
+        if option_flag(ctx, test, condition.gate) is not None:
+            continue  # `if args.early_stop:`, an option the file declares: the user's
         owner = test.value.value
         key = f"{owner}.{test.attr.value}"
         if any(
