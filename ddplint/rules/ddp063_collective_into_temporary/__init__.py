@@ -10,6 +10,7 @@ from ddplint.rule import Finding, Rule, register
 from ddplint.rules.ddp063_collective_into_temporary.temporaries import (
     copied_from,
     destination,
+    moved_host_name,
 )
 
 _REDUCING = frozenset({"all_reduce", "reduce"})
@@ -28,10 +29,13 @@ as a copy of a value: `dist.all_reduce(torch.tensor(total_loss).to(device))`,
 `dist.reduce(torch.tensor(losses[-1]).cuda(), 0)`, `dist.broadcast(flag.clone(), 0)`. The
 copy is `torch.tensor(...)` or `torch.Tensor(...)` (and its typed forms) of something other
 than a constant, or `.clone()` of a value, with any of `.to(...)`, `.cuda()`, `.float()`,
-`.detach()` and the like after it. Left alone: a constant (`dist.all_reduce(torch.zeros(1)
-.cuda())`, a common way to wait for every rank or to open the communicator), and whatever
-may share memory with the value (`torch.as_tensor`, `torch.from_numpy`, `x.detach()`,
-`x.to(device)`, `x.cuda()`, `x.view(...)`: where no copy is made, the result reaches `x`).
+`.detach()` and the like after it; or `.cuda()` of a name that only holds a tensor built in
+host memory (`stop = torch.tensor(0)` or `torch.zeros(1)`, no `device=`), read again after
+the collective: `.cuda()` of a host tensor is always a copy. Left alone: a constant
+(`dist.all_reduce(torch.zeros(1).cuda())`, a common way to wait for every rank or to open
+the communicator), and whatever may share memory with the value (`torch.as_tensor`,
+`torch.from_numpy`, `x.detach()`, `x.to(device)`, `x.view(...)`, `x.cuda()` of a tensor
+that may be on the GPU already: where no copy is made, the result reaches `x`).
 
 ## Why is this bad?
 `all_reduce`, `reduce` and `broadcast` write their result into the tensor they are given.
@@ -89,6 +93,15 @@ def agree_on_stop(stop):
     dist.broadcast(flag.clone(), src=0)
     return bool(flag.item())
 """,
+        """
+import torch
+import torch.distributed as dist
+
+def agree_on_stop(stop):
+    flag = torch.tensor(float(stop))
+    dist.broadcast(flag.cuda(), src=0)
+    return bool(flag.item())
+""",
     )
     allow = (
         """
@@ -124,6 +137,17 @@ def sum_losses(loss):
     dist.all_reduce(loss.detach())  # a view of `loss`: the sum reaches it
     return loss
 """,
+        """
+import torch
+import torch.distributed as dist
+
+def sum_losses(loss):
+    total = torch.tensor(loss)  # a tensor `loss` keeps its device
+    dist.all_reduce(total.cuda())
+    warm = torch.zeros(1)
+    dist.all_reduce(warm.cuda())  # nobody reads `warm` again
+    return total
+""",
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
@@ -147,9 +171,16 @@ def sum_losses(loss):
                     "the other ranks receive the source rank's value into that copy and "
                     f"lose it: each keeps its own `{shown}`"
                 )
-            yield Finding(
-                call,
-                f"`{collective}` writes its result into a tensor copied from `{shown}` in "
-                f"its own argument: {lost}; bind the tensor to a name, run the collective "
-                "on it, and read the result from it",
-            )
+            if moved_host_name(ctx, target) is not None:  # `stop.cuda()` of a host tensor
+                copy = f"the GPU copy `{ctx.code(target).strip()}` of the host tensor `{shown}`"
+                fix = (
+                    f"build `{shown}` on the GPU (`device=`) or move it first (`{shown} = "
+                    f"{shown}.cuda()`), then run the collective on it"
+                )
+            else:
+                copy = f"a tensor copied from `{shown}` in its own argument"
+                fix = (
+                    "bind the tensor to a name, run the collective on it, and read the "
+                    "result from it"
+                )
+            yield Finding(call, f"`{collective}` writes its result into {copy}: {lost}; {fix}")
