@@ -14,7 +14,7 @@ def is_main_process():
 
 
 def evaluate(net, path, loader):
-    if is_main_process:
+    if is_main_process:  # expect: DDP065
         net.load_state_dict(torch.load(path, map_location="cpu"))
     dist.barrier()
     correct = 0

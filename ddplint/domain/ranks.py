@@ -473,7 +473,7 @@ class Ranks:
         name = last_name(test)
         if name is None:
             return None
-        if type(test) is cst.Name and self._names_function(test):
+        if type(test) is cst.Name and self.names_function(test):
             return None  # `if is_main_process:` tests a function object: always true
         if MAIN_PROCESS_NAME.match(name):
             return Side.MAIN
@@ -563,7 +563,7 @@ class Ranks:
                 return ancestor
         return None
 
-    def _names_function(self, name: cst.Name) -> bool:
+    def names_function(self, name: cst.Name) -> bool:
         """`name` is a function defined in this file, or one of another project module
         that returns a rank test, and nothing else binds it."""
         model = self.resolver.model
@@ -574,6 +574,23 @@ class Ranks:
         if model.imports.resolve(name) is None or self._returned_elsewhere is None:
             return False
         return self._returned_elsewhere(cst.Call(func=name)) is not None
+
+    def function_side(self, name: cst.Name) -> Side | None:
+        """The side of the rank test that calling the function `name` names would give
+        (`is_main_process` of `def is_main_process(): return get_rank() == 0`): a
+        function of this file at module level, or one of another project module; None
+        where `names_function` does not hold or the function is no rank test."""
+        if not self.names_function(name):
+            return None
+        model = self.resolver.model
+        if name.value in model.functions:
+            defs = [f for f in model.functions[name.value] if model.enclosing_class(f) is None]
+            if not defs or model.imports.resolve(name) is not None:
+                return None  # a method's name, or a name both defined and imported
+            return self.returned_side(defs)
+        if self._returned_elsewhere is None:
+            return None
+        return self._returned_elsewhere(cst.Call(func=name))
 
     def _returned_side(self, call: cst.Call) -> Side | None:
         """A call of a project function whose every return value is a rank test: one of
