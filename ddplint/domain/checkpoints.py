@@ -144,9 +144,9 @@ def strips_module_prefix(ctx: FileContext) -> bool:
     """The module drops the DDP wrapper's `module.` prefix from checkpoint keys when loading
     (`consume_prefix_in_state_dict_if_present`, `k.replace("module.", "")`,
     `k.startswith("module")` with `k[len("module."):]`, `k.split("module.")[1]`,
-    a `re.sub` of a `^module.` pattern, or `k[7:]` in a file that names the prefix in a
-    string, `"module."` or `'module'` (`if 'module' in keys[0]:`): its length written
-    out)."""
+    a `re.sub` of a `^module.` pattern, or `k[7:]` or `k[len(prefix) + 1:]` in a file that
+    names the prefix in a string, `"module."` or `'module'` (`if 'module' in keys[0]:`,
+    `def remove_prefix(state_dict, prefix="module")`): its length written out)."""
     for call in ctx.calls:
         func = call.func
         name = func.attr.value if type(func) is cst.Attribute else None
@@ -184,8 +184,23 @@ def _cuts_module_prefix(name: str | None, call: cst.Call) -> bool:
 
 
 def _drops_prefix_length(element: cst.CSTNode) -> bool:
-    """`[7:]`: the length of `module.` cut from the front."""
+    """`[7:]`, the length of `module.` cut from the front, or `[len(prefix) + 1:]`, a
+    prefix's length and its dot (in a file that names the prefix: `prefix="module"`)."""
     if type(element) is not cst.SubscriptElement or type(element.slice) is not cst.Slice:
         return False
     lower, upper = element.slice.lower, element.slice.upper
-    return type(lower) is cst.Integer and lower.value == "7" and upper is None
+    if upper is not None:
+        return False
+    if type(lower) is cst.Integer:
+        return lower.value == "7"
+    return (
+        type(lower) is cst.BinaryOperation
+        and type(lower.operator) is cst.Add
+        and type(lower.right) is cst.Integer
+        and lower.right.value == "1"
+        and type(lower.left) is cst.Call
+        and type(lower.left.func) is cst.Name
+        and lower.left.func.value == "len"
+        and len(lower.left.args) == 1
+        and type(lower.left.args[0].value) is cst.Name
+    )

@@ -185,6 +185,7 @@ _MAY_STRIP_PREFIX = re.compile(
     rf"(?:\s|\\|#[^\n]*\n|\(|\*|[A-Za-z_]\w*\s*=)*{_LAST_COMMENT}"
     r"[rRbBuU]{0,2}['\"]\^?module(?:\.|\\\.|['\"])"
     r"|\[\s*7\s*:\s*\]"  # `k[7:]`, the length of `module.` (the parse decides)
+    r"|\[\s*len\(\s*[A-Za-z_]\w*\s*\)\s*\+\s*1\s*:\s*\]"  # `k[len(prefix) + 1:]`, likewise
 )
 
 

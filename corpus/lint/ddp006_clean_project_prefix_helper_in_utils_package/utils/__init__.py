@@ -1,0 +1,1 @@
+from .checkpoint_io import *  # noqa: F403
