@@ -44,8 +44,9 @@ class LauncherRejectsArguments(Rule):
     code = "DDP040"
     name = "launcher-rejects-arguments"
     severity = Severity.ERROR
-    # opt-in: first contact, fresh103 to fresh141 (bench/realworld/first_contact.py): 6 / 2 / 9
-    default = False
+    # default again: first contact over the last 19 sets, fresh165 to fresh183
+    # (bench/realworld/first_contact.py): 3 / 1 / 1, at the bar (all sets: 11 / 6 / 10)
+    default = True
     needs_several = False  # the launcher passes the option to one process too
     summary = "The argument parser rejects what the launcher passes: every process exits at start"
     requires_distributed = False
