@@ -43,6 +43,7 @@ from ddplint.rules.ddp002_missing_set_epoch.epoch_loops import (
     outer_loops,
 )
 from ddplint.rules.ddp002_missing_set_epoch.late_set_epoch import first_epoch, late_set_epochs
+from ddplint.rules.ddp002_missing_set_epoch.order_free import only_order_free_passes
 
 _SEED = 4  # DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
 # What an Accelerate `Accelerator` prepares a loader with: the loader it returns sets its
@@ -239,7 +240,10 @@ and so is an epoch loop that goes round at most once (`range(num_epochs)` with
 class of this file whose `__getitem__` never reads its index (a fresh random crop on every
 call): the order changes nothing. A loader the loop reads as Accelerate's
 `accelerator.prepare(...)` returned it is left alone too: Accelerate's loader calls
-`set_epoch` on its sampler at the start of every pass. So is a loader a project helper
+`set_epoch` on its sampler at the start of every pass. So is a loader each of whose passes
+sums over the whole of it before one optimizer step after the pass (no step inside it, nor
+in what it calls: an importance estimate, a full-batch gradient): its order changes
+nothing. So is a loader a project helper
 builds on a DistributedSampler only under a test of one of its parameters, where the call
 leaves that parameter at its default or passes the other literal (`build_dataloader(args)`
 with `def build_dataloader(args, dist=False)`: a plain loader).
@@ -534,6 +538,8 @@ def main(train_set, model, epochs):
                     continue  # `create_dataloader(valid_set, cfg, train=False)`
                 if named_for([held.name]) == "evaluation":
                     continue  # a validation loader: its order changes no score
+                if only_order_free_passes(ctx, held.name):
+                    continue  # each pass sums over all of it before one step
                 made = held.made if helper else sampler.call
                 for epoch in finder.without_set_epoch(held.name, held.scope, made, others):
                     if _rebound_in(ctx, held, epoch.loop):
@@ -705,7 +711,9 @@ def main(train_set, model, epochs):
     def _finding(
         self, ctx: FileContext, sampler: SamplerUse, epoch: EpochLoop, via: str
     ) -> Finding:
-        finding = self._message(ctx, epoch.loop, self._receiver(ctx, sampler, epoch, via))
+        receiver = self._receiver(ctx, sampler, epoch, via)
+        origin = "" if receiver or epoch.is_sampler else f" (that of `{epoch.name}`)"
+        finding = self._message(ctx, epoch.loop, receiver, origin)
         finding = replace(finding, rests_on=(sampler.site,))  # no harm where never built
         dataset = argument(sampler.call, 0, "dataset") if sampler.arguments_known else None
         synthetic = dataset is not None and synthetic_dataset(ctx, dataset, sampler.call)
