@@ -23,6 +23,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
+from ddplint.domain.collective_temporaries import copied_from, destination
 from ddplint.domain.gates import Gate
 from ddplint.domain.one_rank_calls import rank_only_method_call
 from ddplint.engine import argument
@@ -128,6 +129,8 @@ def overridden_names(
             if g is None
         }
         if not every_rank:
+            if _all_agreed(ctx, reaching):
+                continue  # `fid = comm.bcast(fid)` / `fid = comm.bcast(None)`: the root's
             split = _split_by_test(ctx, reaching, binding_gates)
             if split is not None and not _collected(ctx, node.value, split.node):
                 found.append(Override(node.value, split))
@@ -144,6 +147,8 @@ def overridden_names(
                 and not _relayed(ctx, binding)
                 and not _reads_received(ctx, binding)
                 and not _mirrored(ctx, binding, node.value)
+                and not _collected(ctx, node.value, binding.statement)
+                and not _agreed(binding)
             ):
                 found.append(Override(node.value, gate))
                 break
@@ -168,9 +173,12 @@ def derived_overrides(
         if _collected(ctx, name, binding.statement):
             continue  # handed to a collective after this: the same on every rank again
         value = binding.value
-        for inner in overridden_names(
-            ctx, value, binding.statement, callers=False, depth=depth - 1
-        ):
+        computed = (
+            overridden_names(ctx, value, binding.statement, callers=False, depth=below)
+            if _arithmetic(ctx, value)
+            else []
+        )
+        for inner in computed:
             origin = f"as it is computed from {inner.shown}, which changes {inner.describe(ctx)}"
             return [Override(name, inner.gate, origin=origin)]
         for func, returned in _returned_values(ctx, value, binding):
@@ -198,6 +206,27 @@ def derived_overrides(
                 )
                 return [Override(name, inner.gate, origin=origin)]
     return []
+
+
+# Calls through which a computed value still follows what it reads (`float(mAP)`,
+# `loss.item()`); any other call may return anything (`Model(cfg, hyp=hyp)`).
+_VALUE_BUILTINS = frozenset({"float", "int", "bool", "abs", "max", "min", "round", "len", "sum"})
+_VALUE_METHODS = frozenset({"item", "mean", "sum", "cpu", "float", "detach", "tolist"})
+
+
+def _arithmetic(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """`value` computes from what it reads without calling out: operators, comparisons,
+    subscripts, and calls only of `_VALUE_BUILTINS` and `_VALUE_METHODS`."""
+    for call in ctx.walk(value):
+        if type(call) is not cst.Call:
+            continue
+        func = call.func
+        if type(func) is cst.Name and func.value in _VALUE_BUILTINS:
+            continue
+        if type(func) is cst.Attribute and func.attr.value in _VALUE_METHODS:
+            continue
+        return False
+    return True
 
 
 def _returned_values(
@@ -374,19 +403,59 @@ def _reads_received(ctx: FileContext, binding: Binding) -> bool:
 def _collected(ctx: FileContext, name: str, after: cst.CSTNode) -> bool:
     """A collective after `after` in its frame is handed `name` (`dist.broadcast(
     next_token, src=0)` after `if rank == 0: next_token = ...` / `else: next_token =
-    torch.zeros(...)`): it overwrites the value in place, the same on every rank."""
+    torch.zeros(...)`): it overwrites the value in place, the same on every rank. So may a
+    helper that issues one (`extra_steps = synchronize_value(extra_steps, device)`)."""
     collectives = domain_of(ctx).collectives
     return any(
         ctx.before(after, call)
-        and collectives.is_collective(call)
         and name in _handed_names(ctx, call)
+        and (
+            collectives.is_collective(call)
+            or collectives.issues(call)
+            or collectives.may_issue_out_of_sight(call)
+        )
         for call in ctx.calls_within(ctx.model.frame(after))
     )
 
 
+# Collectives that return the value every rank agrees on (mpi4py's lower-case ones, and
+# torch's functional ones): `comm.bcast(x)` gives the root's `x` on every rank.
+_RETURNING_COLLECTIVES = frozenset({"bcast", "allreduce", "allgather", "all_reduce_tensor"})
+
+
+def _agreed(binding: Binding) -> bool:
+    """`binding` assigns what a collective returns to every rank (`comm.bcast(fid)`)."""
+    value = binding.value
+    if type(value) is not cst.Call:
+        return False
+    func = value.func
+    name = func.attr.value if type(func) is cst.Attribute else None
+    return name in _RETURNING_COLLECTIVES
+
+
+def _all_agreed(ctx: FileContext, reaching: list[Binding]) -> bool:
+    """Each binding is what a collective returns to every rank, or is followed in its
+    block by one that is (`fid = score(...)` then `fid = comm.bcast(fid)`)."""
+    agreed = [b for b in reaching if _agreed(b)]
+    return bool(agreed) and all(
+        _agreed(b)
+        or any(a.branch is b.branch and ctx.before(b.statement, a.statement) for a in agreed)
+        for b in reaching
+    )
+
+
 def _handed_names(ctx: FileContext, call: cst.Call) -> set[str]:
-    """The names read in the arguments of `call`."""
-    return {name for arg in call.args for name in ctx.names_in(arg.value)}
+    """The names read in the arguments of `call`, but those of an in-place collective's
+    destination that is a fresh copy (`dist.broadcast(torch.tensor(stop).cuda(), 0)`,
+    `flag.cuda()` of a host tensor): the result lands in the copy, not in them."""
+    found: set[str] = set()
+    written = destination(ctx, call)
+    for arg in call.args:
+        copy = written is not None and arg.value is written[1]
+        if copy and copied_from(ctx, arg.value) is not None:
+            continue
+        found.update(ctx.names_in(arg.value))
+    return found
 
 
 def _passed_overrides(ctx: FileContext, name: str, at: cst.CSTNode) -> list[Override]:

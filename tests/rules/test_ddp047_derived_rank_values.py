@@ -74,3 +74,62 @@ def test_a_metric_every_rank_computes_is_left_alone():
     )
     decide = "if score > best:\n            best, best_epoch = score, epoch"
     assert lint_source(body.format(decide=decide), select=["DDP047"]) == []
+
+
+STOP_AFTER = """\
+import torch
+import torch.distributed as dist
+from mpi4py import MPI
+
+
+def sync_value(value):
+    tensor = torch.tensor(value)
+    dist.broadcast(tensor, 0)
+    return tensor.item()
+
+
+def remaining(limit):
+    extra = 0
+    if dist.get_rank() == 0:
+        extra = limit
+    {sync}
+    return extra
+
+
+def fit(model, optimizer, loader, limit):
+    for step, (x, y) in enumerate(loader):
+        optimizer.zero_grad()
+        (model(x) - y).pow(2).mean().backward()
+        optimizer.step()
+        dist.barrier()
+        {decide}
+        if step >= stop_at:
+            break
+"""
+
+
+def _stop_after(sync: str, decide: str) -> list:
+    source = STOP_AFTER.format(sync=sync, decide=decide)
+    return lint_source(source, select=["DDP047"])
+
+
+DECIDE = "extra_steps = remaining(limit)\n        stop_at = step + extra_steps"
+
+
+def test_a_value_returned_after_a_helper_synchronised_it_is_left_alone():
+    decide = DECIDE
+    assert len(_stop_after("pass", decide)) == 1
+    assert _stop_after("extra = sync_value(extra)", decide) == []
+
+
+def test_a_value_the_ranks_agree_on_through_mpi_is_left_alone():
+    decide = DECIDE
+    sync = "extra = MPI.COMM_WORLD.bcast(extra)"
+    assert _stop_after(sync, decide) == []
+
+
+def test_a_call_handed_a_rank_dependent_value_is_no_proof_its_result_differs():
+    # `remaining(limit)` differs by rank; a helper of another module handed it may return
+    # anything (a schedule, a model): its result is not followed
+    decide = "extra_steps = remaining(limit)\n        stop_at = step + len(str(extra_steps))"
+    assert _stop_after("pass", decide) == []

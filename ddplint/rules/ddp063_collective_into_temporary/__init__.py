@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
-from ddplint.rule import Finding, Rule, register
-from ddplint.rules.ddp063_collective_into_temporary.temporaries import (
+from ddplint.domain.collective_temporaries import (
     copied_from,
     destination,
     moved_host_name,
 )
+from ddplint.rule import Finding, Rule, register
 
 _REDUCING = frozenset({"all_reduce", "reduce"})
 
