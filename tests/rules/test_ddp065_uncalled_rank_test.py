@@ -65,4 +65,13 @@ def test_called_or_a_function_that_is_no_rank_test_is_left_alone(tmp_path, capsy
 
 def test_torch_question_about_the_job_uncalled(tmp_path, capsys):
     (found,) = findings(tmp_path, capsys, "if torch.distributed.is_initialized:")
-    assert "also where no process group was started" in found["message"]
+    assert "runs even where no process group was started" in found["message"]
+
+
+def test_a_negated_operand_leaves_the_rest_of_the_test_to_decide(tmp_path, capsys):
+    test = "if not torch.distributed.is_available or torch.distributed.get_rank() == 0:"
+    (found,) = findings(tmp_path, capsys, test)
+    assert (
+        "`not torch.distributed.is_available` never holds and the rest of the test"
+        in (found["message"])
+    )

@@ -166,19 +166,25 @@ def _uncalled(
     """What goes wrong where `term`, an operand of a test (the whole test when `alone`),
     names a rank test uncalled."""
     shown = ctx.code(term).strip()
-    rest = "" if alone else " (wherever the rest of the test holds)"
-    if ctx.qualname(term) in _JOB_QUERIES:
+    job = ctx.qualname(term) in _JOB_QUERIES
+    side = None if job or type(term) is not cst.Name else ranks.function_side(term)
+    if not job and side is None:
+        return None
+    if negated and not alone:
+        effect = f"`not {shown}` never holds and the rest of the test decides alone"
+    elif job:
+        rest = "" if alone else " wherever the rest of the test holds"
         effect = (
             "the code it guards never runs"
             if negated
-            else f"the code it guards runs{rest} also where no process group was started"
+            else f"the code it guards runs{rest} even where no process group was started"
         )
-    elif type(term) is cst.Name and (side := ranks.function_side(term)) is not None:
+    else:
+        assert side is not None
         meant = _WHO.get(side.negated() if negated else side, "some ranks")
+        rest = "" if alone else " (wherever the rest of the test holds)"
         runs = "on no rank" if negated else f"on every rank{rest}"
         effect = f"what it guards runs {runs}, where only {meant} should run it"
-    else:
-        return None
     return (
         f"`{shown}` is the function itself, not its answer: a function is always true, so "
         f"{effect}; call it: `{shown}()`"
