@@ -46,6 +46,7 @@ class HardcodedDevice:
 
     literal: cst.SimpleString | cst.Integer
     what: str
+    loads: bool = False  # `torch.load(..., map_location="cuda:0")`: where a load lands
 
     @property
     def shown(self) -> str:
@@ -124,6 +125,11 @@ def hardcoded_devices(ctx: FileContext) -> Iterator[HardcodedDevice]:
                     yield HardcodedDevice(index, f'torch.device("cuda", {index.value})')
             elif (number := _int_literal(first)) is not None:
                 yield HardcodedDevice(number, f"{ctx.code(func)}({number.value})")
+            continue
+        if name == "torch.load":
+            literal = cuda_literal(argument(call, 1, "map_location"))
+            if literal is not None:
+                yield HardcodedDevice(literal, f'"{string_value(literal)}"', loads=True)
             continue
         if name in DDP_CLASSES:
             ids = keyword(call, "device_ids")

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Applicability, Severity
-from ddplint.domain.apis import SPAWN_FUNCTIONS
+from ddplint.domain.apis import DDP_CLASSES, SPAWN_FUNCTIONS
 from ddplint.domain.current_device import reads_current_device
 from ddplint.domain.ddp_facts import facts_of
 from ddplint.domain.device_literals import hardcoded_devices
@@ -49,44 +49,43 @@ class HardcodedCudaDevice(Rule):
 ## What it does
 Flags a CUDA device index written as a literal in a distributed script: `"cuda:0"` in
 `torch.device(...)`, `.to(...)` or a `device=` argument, `.cuda(0)`,
-`torch.cuda.set_device(0)`, `torch.device("cuda", 0)`, and `device_ids=[0]` of
-`DistributedDataParallel` (not `output_device=0`: DDP wraps a module on the one device
-of `device_ids` and never reads `output_device` for it; with no `device_ids` it refuses
-the argument at construction). Device strings built from the local rank
-(`f"cuda:{local_rank}"`, `torch.device("cuda", local_rank)`) are not flagged, nor is a
-script that manages `CUDA_VISIBLE_DEVICES` itself, a literal under a rank check, or one in
-code that runs in one process only: the single-process side of an `if args.distributed:`
-switch (or of `if cfg.distributed_init_method is not None:`), a function that calls
-`init_process_group("fake", ...)` (one process simulating a job), a test that runs in
-the one test process (a `unittest.TestCase` class or a pytest test that joins no job or
-a job of one rank, one skipped under a distributed launch, or a
-test method that stands in for one rank: `ShardingEnv.from_local(world_size=2, rank=0)`),
-a Ray actor (`@ray.remote(num_gpus=1)`: Ray makes its own GPUs visible from index 0) or a
-pytest parametrization a
-test helper builds for such tests, or a command-line subcommand that starts no job
-where another one does (`python main.py benchmark` beside `torchrun main.py train`). A
-function called only from such places (`evaluate()` called under `if rank == 0:`) counts
-as one of them. A device only compared against (`assert get_device() ==
-torch.device("cuda:3")`) is an expected value, not a device any process uses, and a
-value moved to a GPU and straight back to the CPU (`w.to(0).to("cpu")`, as bitsandbytes
-quantization does) leaves nothing there. Nor is a file whose processes are asserted to
-see one GPU each (`assert torch.cuda.device_count() == 1`, in the file or in a setup
-helper of the project it calls): index 0 is then each process's own GPU. Where the
-project's own launch gives each process one GPU (a wrapper setting
-`CUDA_VISIBLE_DEVICES` from a node-local rank, `srun --gpus-per-task=1`), index 0 is
-each process's own GPU under that launch: unproven (`--preview`). So is
-`torch.cuda.set_device(0)` in a file that places nothing on the current device (every
-tensor and the model moved by an explicit index such as `.to(local_rank)`, no `.cuda()`
-or `"cuda"`, a process group on gloo): there it costs each process a CUDA context on
-that GPU, and lands on it only what code out of sight puts on the current device; the
-message says so. The finding is proven only where a job of several processes runs the
-file: it starts a process group, a device mesh or workers, or wraps a model in DDP, itself
-or through project code it calls, or a module of the project that does calls into it (the
-loss module a trainer imports). A script that starts no job, and that no such module calls
-into, runs as a process of its own: unproven there. A script that starts its job only by
-spawning one process on each machine (`args.gpus = 1`, then `mp.spawn(main,
-nprocs=args.gpus)` with the rank `args.nr * args.gpus + gpu`), which no launcher hands a
-local rank, is left alone: no two processes of a machine share its GPU 0.
+`torch.cuda.set_device(0)`, `torch.device("cuda", 0)`, `torch.load(...,
+map_location="cuda:0")` (every process loads the checkpoint onto that GPU), and
+`device_ids=[0]` of `DistributedDataParallel` (not `output_device=0`: DDP wraps a module
+on the one device of `device_ids` and never reads `output_device` for it; with no
+`device_ids` it refuses the argument at construction). Device strings built from the local
+rank (`f"cuda:{local_rank}"`, `torch.device("cuda", local_rank)`) are not flagged, nor is
+a script that manages `CUDA_VISIBLE_DEVICES` itself, a literal under a rank check, or one
+in code that runs in one process only: the single-process side of an `if
+args.distributed:` switch (or of `if cfg.distributed_init_method is not None:`), a
+function that calls `init_process_group("fake", ...)` (one process simulating a job), a
+test that runs in the one test process (a `unittest.TestCase` class or a pytest test that
+joins no job or a job of one rank, one skipped under a distributed launch, or a test
+method that stands in for one rank: `ShardingEnv.from_local(world_size=2, rank=0)`), a Ray
+actor (`@ray.remote(num_gpus=1)`: Ray makes its own GPUs visible from index 0) or a pytest
+parametrization a test helper builds for such tests, or a command-line subcommand that
+starts no job where another one does (`python main.py benchmark` beside `torchrun main.py
+train`). A function called only from such places (`evaluate()` called under `if rank ==
+0:`) counts as one of them. A device only compared against (`assert get_device() ==
+torch.device("cuda:3")`) is an expected value, not a device any process uses, and a value
+moved to a GPU and straight back to the CPU (`w.to(0).to("cpu")`, as bitsandbytes
+quantization does) leaves nothing there. Nor is a file whose processes are asserted to see
+one GPU each (`assert torch.cuda.device_count() == 1`, in the file or in a setup helper of
+the project it calls): index 0 is then each process's own GPU. Where the project's own
+launch gives each process one GPU (a wrapper setting `CUDA_VISIBLE_DEVICES` from a
+node-local rank, `srun --gpus-per-task=1`), index 0 is each process's own GPU under that
+launch: unproven (`--preview`). So is `torch.cuda.set_device(0)` in a file that places
+nothing on the current device (every tensor and the model moved by an explicit index such
+as `.to(local_rank)`, no `.cuda()` or `"cuda"`, a process group on gloo): there it costs
+each process a CUDA context on that GPU, and lands on it only what code out of sight puts
+on the current device; the message says so. The finding is proven only where a job of
+several processes runs the file: it starts a process group, a device mesh or workers, or
+wraps a model in DDP, itself or through project code it calls, or a module of the project
+that does calls into it (the loss module a trainer imports). A script that starts no job,
+and that no such module calls into, runs as a process of its own: unproven there. A script
+that starts its job only by spawning one process on each machine (`args.gpus = 1`, then
+`mp.spawn(main, nprocs=args.gpus)` with the rank `args.nr * args.gpus + gpu`), which no
+launcher hands a local rank, is left alone: no two processes of a machine share its GPU 0.
 
 ## Why is this bad?
 torchrun starts one process per GPU and every process runs the same code. With a literal
@@ -258,6 +257,8 @@ x = torch.zeros(3, device="cpu")
             seen.add(id(literal))
             if _unread_device_value(ctx, literal):
                 continue  # `DEVICE = torch.device("cuda:0")` that nothing reads places nothing
+            if site.loads and not _joins_job_itself(ctx):
+                continue  # a loading helper's file: whether its loads run in the job is not known
             right = right_for_its_process(ctx, literal)
             if right:
                 continue
@@ -282,6 +283,12 @@ x = torch.zeros(3, device="cpu")
                     "everything by an explicit index, but each process opens a CUDA context "
                     "on that GPU, and anything code out of sight puts on the current device "
                     '(`.cuda()`, `"cuda"`) lands there; use the local rank'
+                )
+            elif site.loads:
+                message = (
+                    f"Hard-coded CUDA device {site.shown} as `map_location`: every process "
+                    "of a node loads the checkpoint's tensors onto that one GPU, N copies "
+                    '(out of memory there); load to `"cpu"` or to the local rank\'s device'
                 )
             else:
                 message = (
@@ -357,3 +364,9 @@ def _unread_device_value(ctx: FileContext, literal: cst.CSTNode) -> bool:
         and ctx.call_name(call) == "torch.device"
         and bound_and_never_read(ctx, literal)
     )
+
+
+def _joins_job_itself(ctx: FileContext) -> bool:
+    """The file wraps a model in DDP or uses the process group itself: its loads run in
+    the processes of a job (a checkpoint loader of an inference class may run alone)."""
+    return calls_process_group(ctx) or any(True for _ in ctx.calls_to(*DDP_CLASSES))
