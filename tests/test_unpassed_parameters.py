@@ -193,3 +193,45 @@ def test_a_library_api_function_gets_its_arguments_from_its_users(write):
     assert not _sampler_needs_unpassed(builder)
     builder.write_text(BUILDER)  # not offered: `__all__` and the package do not name it
     assert _sampler_needs_unpassed(builder)
+
+
+FORWARDING = """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def build(data, world_size=0):
+    sampler = None
+    if world_size > 1:
+        sampler = DistributedSampler(data, num_replicas=world_size)
+    return DataLoader(data, sampler=sampler)
+
+
+def run(data, epochs, world_size=0):
+    loader = build(data, world_size)
+    for _ in range(epochs):
+        for batch in loader:
+            print(batch)
+"""
+
+
+def test_a_parameter_forwarded_by_a_caller_that_no_call_gives_the_value(write):
+    write("pyproject.toml", "")
+    builder = write("data.py", FORWARDING)
+    write(
+        "train.py",
+        "import torch.distributed as dist\nfrom data import run\n\n"
+        "dist.init_process_group('nccl')\nrun(dataset, 10, 1)\n",
+    )
+    assert _sampler_needs_unpassed(builder)
+
+
+def test_a_forwarded_parameter_a_caller_gives_the_value_takes_it(write):
+    write("pyproject.toml", "")
+    builder = write("data.py", FORWARDING)
+    write(
+        "train.py",
+        "import torch.distributed as dist\nfrom data import run\n\n"
+        "dist.init_process_group('nccl')\nrun(dataset, 10, dist.get_world_size())\n",
+    )
+    assert not _sampler_needs_unpassed(builder)

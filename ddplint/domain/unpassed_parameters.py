@@ -228,12 +228,16 @@ def _no_call_gives(
     name: str,
     takes: Callable[[object], bool],
     default: object,
+    depth: int = 2,
 ) -> bool:
     """`func` has calls in sight, and each passes for its parameter `name` a literal, or
-    nothing where the default is a literal, that `takes` refuses (`arguments_in_sight`).
-    Every mention of the function must be such a call: one handed on (`mp.spawn(train,
-    args=...)`, a registry), or called in another module where the project does not link
-    the call to it (`runner.step(x, strict=False)`), gets its arguments out of sight."""
+    nothing where the default is a literal, that `takes` refuses (`arguments_in_sight`);
+    or, in a call of this file, a parameter of the calling function that no call gives
+    such a value either (`test(model, gpip)` in `train(..., gpip=False)`, every call of
+    `train` passing `False`; `depth` such steps). Every mention of the function must be
+    such a call: one handed on (`mp.spawn(train, args=...)`, a registry), or called in
+    another module where the project does not link the call to it (`runner.step(x,
+    strict=False)`), gets its arguments out of sight."""
     names = ctx.resolver.call_names(func)
     if any(handed_on(ctx, callee) for callee in names) or _offered_to_users(ctx, func):
         return False
@@ -245,7 +249,20 @@ def _no_call_gives(
         if not alone:
             return False
         return _refused((default if value is _UNPASSED else value for value in alone), takes)
-    if not _refused((default if value is None else _literal(value) for value in passed), takes):
+    here = {id(ctx.resolver.passed(call, func, name)) for call in ctx.resolver.calls_of(func)}
+    literals = []
+    for value in passed:
+        if value is not None and id(value) in here and depth > 0:
+            forwarded = _parameter_test(ctx, value, True, value)
+            if forwarded is not None:
+                caller, parameter, _, caller_default = forwarded
+                if caller is func or not _no_call_gives(
+                    ctx, caller, parameter, takes, caller_default, depth - 1
+                ):
+                    return False
+                continue  # the caller's parameter never holds a value that takes it
+        literals.append(default if value is None else _literal(value))
+    if not _refused(literals, takes):
         return False
     mentioned = sum(_calls_in_other_files(ctx, callee) for callee in names)
     return 0 <= mentioned <= len(passed) - len(ctx.resolver.calls_of(func))
