@@ -279,6 +279,8 @@ def main(args, dataset_cls):
         if not _shards_data(ctx):
             return  # the ranks' batches are not proven different: nothing is shared
         step = step_draw(ctx)
+        if step is not None and not _after_a_seed(ctx, step, seeds):
+            step = None  # drawn in another job of the file (`example()`, spawned apart)
         pipeline = _pipeline_draws(ctx) if step is None else True
         if pipeline is False:
             return
@@ -337,6 +339,37 @@ def main(args, dataset_cls):
                         rests_on=loaders,
                         runs_with=(seed.call,) if site is not seed.call else (),
                     )
+
+
+def _after_a_seed(ctx: FileContext, draw: cst.Call, seeds: list[SeedCall]) -> bool:
+    """`draw` runs in a process a seeding reaches: a seed at module level, or one in a
+    function whose calls lead (in this file, a few calls deep) to the function of the
+    draw; not a draw of a demo the file also spawns (`example()` beside `train()`)."""
+    target = ctx.enclosing_function(draw)
+    for seed in seeds:
+        for site in _seeding_sites(ctx, seed.call):
+            start = ctx.enclosing_function(site)
+            if start is None or target is None or target in _reached(ctx, start):
+                return True
+    return False
+
+
+def _reached(ctx: FileContext, func: cst.FunctionDef, depth: int = 4) -> set[cst.FunctionDef]:
+    """`func` and the functions of this file its calls lead to, `depth` calls deep."""
+    found = {func}
+    frontier = [func]
+    for _ in range(depth):
+        frontier = [
+            callee
+            for caller in frontier
+            for call in ctx.calls_within(caller)
+            for callee in ctx.resolver.callees(call)
+            if callee not in found
+        ]
+        found.update(frontier)
+        if not frontier:
+            break
+    return found
 
 
 # Values each process draws for itself, unseeded: a seed taken from one differs by process.
