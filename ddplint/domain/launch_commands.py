@@ -398,7 +398,9 @@ def passes_local_rank_itself(root: str) -> bool:
 # `-m torch.distributed.launch` in a command: the launcher that passes the local rank as an
 # option (`--local_rank=N`; `--local-rank=N` from torch 2.0), unless given `--use_env`.
 _DEPRECATED_LAUNCH = re.compile(r"(^|\s)-m\s+torch\.distributed\.launch(?=\s|$)")
-_USE_ENV = re.compile(r"--use[_-]env\b")
+# Not `[--use_env]`: an optional flag of a usage synopsis (`python -m torch.distributed.launch
+# [--nnodes NNODES] [--use_env] ...`), which a README quotes without choosing it.
+_USE_ENV = re.compile(r"(?<!\[)--use[_-]env\b")
 _ENVIRONMENT_LAUNCH = re.compile(r"(^|\s)(torchrun|-m\s+torch\.distributed\.run)(?=\s|$)")
 _OWN_OPTION_LAUNCHERS = re.compile(r"\bdeepspeed\b")
 

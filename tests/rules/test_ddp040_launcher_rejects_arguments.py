@@ -144,3 +144,15 @@ def test_an_inline_readme_command_with_option_lines_names_its_script(tmp_path, c
     files = {"train.py": train, "README.md": readme, "requirements.txt": "torch\n"}
     (found,) = findings(tmp_path, capsys, files)
     assert "`README.md` starts this script" in found["message"]
+
+
+def test_a_usage_synopsis_offering_use_env_does_not_choose_it(tmp_path, capsys):
+    readme = "## Launch\n```sh\n$ python -m torch.distributed.launch [--use_env] train.py\n```\n"
+    offered, chosen = tmp_path / "offered", tmp_path / "chosen"
+    offered.mkdir()
+    chosen.mkdir()
+    files = {"train.py": OPTION_ONLY, "README.md": readme}
+    assert not any("with torchrun" in f["message"] for f in findings(offered, capsys, files))
+    files["README.md"] = readme.replace("[--use_env]", "--use_env")
+    (found,) = findings(chosen, capsys, files)
+    assert "keeps its default (-1) in every process" in found["message"]
