@@ -43,6 +43,8 @@ def opened_for_writing(ctx: FileContext, call: cst.Call) -> tuple[cst.BaseExpres
             mode = string_value(argument(call, None, "mode"))
     else:
         path, mode = argument(call, 0, "file"), string_value(argument(call, 1, "mode"))
+        if method and _archive_member(ctx, call):
+            return None  # a member of an archive the function writes anew
     if path is None:
         return None
     if mode is None or not truncates(mode):
@@ -57,3 +59,33 @@ def truncates(mode: str | None) -> bool:
 
 def _is_mode(text: str | None) -> bool:
     return text is not None and _MODE.match(text) is not None
+
+
+_ARCHIVES = frozenset({"zipfile.ZipFile", "tarfile.open", "tarfile.TarFile"})
+
+
+def _archive_member(ctx: FileContext, call: cst.Call) -> bool:
+    """`checkpoint.open("loop_state.pth", "w")` where `checkpoint` (or `self._zip`) is an
+    archive the code opened itself (`with Checkpoint(path, "w") as checkpoint:`,
+    `self._zip = zipfile.ZipFile(f, mode)`): the call writes a member of that archive,
+    not a file on disk (a file manager's `g_pathmgr.open(p, "wb")` is bound no such way)."""
+    receiver = call.func.value if type(call.func) is cst.Attribute else None
+    key = dotted(receiver) if receiver is not None else None
+    if key is None:
+        return False
+    bindings = [  # `self._zip = None` before the archive opens holds nothing to write
+        b
+        for b in ctx.resolver.reaching(key, call)
+        if not (type(b.value) is cst.Name and b.value.value == "None")
+    ]
+    return bool(bindings) and all(
+        binding.kind in ("with", "assign")
+        and type(binding.value) is cst.Call
+        and (ctx.call_name(binding.value) in _ARCHIVES or _opened_to_write(binding.value))
+        for binding in bindings
+    )
+
+
+def _opened_to_write(call: cst.Call) -> bool:
+    """A call given a truncating mode among its arguments (`Checkpoint(path, "w")`)."""
+    return any(truncates(string_value(arg.value)) for arg in call.args if not arg.star)
