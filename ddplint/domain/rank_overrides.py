@@ -197,9 +197,7 @@ def derived_overrides(
             if all(ctx.is_inside(b.statement, condition.gate) for b in reaching):
                 continue  # every value of the name is set under the test: not a split
             test = condition.test
-            for inner in overridden_names(
-                ctx, test, condition.gate, callers=False, depth=depth - 1
-            ):
+            for inner in overridden_names(ctx, test, condition.gate, callers=False, depth=below):
                 origin = (
                     f"as it is set under `{ctx.code(test).strip()}`, where {inner.shown} "
                     f"changes {inner.describe(ctx)}"
@@ -409,11 +407,7 @@ def _collected(ctx: FileContext, name: str, after: cst.CSTNode) -> bool:
     return any(
         ctx.before(after, call)
         and name in _handed_names(ctx, call)
-        and (
-            collectives.is_collective(call)
-            or collectives.issues(call)
-            or collectives.may_issue_out_of_sight(call)
-        )
+        and (collectives.issues(call) or collectives.may_issue_out_of_sight(call))
         for call in ctx.calls_within(ctx.model.frame(after))
     )
 

@@ -569,26 +569,27 @@ class Ranks:
         model = self.resolver.model
         if model.bindings.get(name.value):
             return False
-        if name.value in model.functions:
-            return True
-        if model.imports.resolve(name) is None or self._returned_elsewhere is None:
-            return False
-        return self._returned_elsewhere(cst.Call(func=name)) is not None
+        return name.value in model.functions or self._side_elsewhere(name) is not None
 
     def function_side(self, name: cst.Name) -> Side | None:
         """The side of the rank test that calling the function `name` names would give
         (`is_main_process` of `def is_main_process(): return get_rank() == 0`): a
         function of this file at module level, or one of another project module; None
-        where `names_function` does not hold or the function is no rank test."""
-        if not self.names_function(name):
-            return None
+        where something else binds the name or the function is no rank test."""
         model = self.resolver.model
+        if model.bindings.get(name.value):
+            return None
         if name.value in model.functions:
             defs = [f for f in model.functions[name.value] if model.enclosing_class(f) is None]
             if not defs or model.imports.resolve(name) is not None:
                 return None  # a method's name, or a name both defined and imported
             return self.returned_side(defs)
-        if self._returned_elsewhere is None:
+        return self._side_elsewhere(name)
+
+    def _side_elsewhere(self, name: cst.Name) -> Side | None:
+        """The side of the rank test the function of another project module that the
+        imported `name` names returns, if any."""
+        if self.resolver.model.imports.resolve(name) is None or self._returned_elsewhere is None:
             return None
         return self._returned_elsewhere(cst.Call(func=name))
 

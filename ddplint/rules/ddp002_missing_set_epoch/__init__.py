@@ -538,7 +538,7 @@ def main(train_set, model, epochs):
                     continue  # `create_dataloader(valid_set, cfg, train=False)`
                 if named_for([held.name]) == "evaluation":
                     continue  # a validation loader: its order changes no score
-                if only_order_free_passes(ctx, held.name):
+                if only_order_free_passes(ctx, finder, held.name):
                     continue  # each pass sums over all of it before one step
                 made = held.made if helper else sampler.call
                 for epoch in finder.without_set_epoch(held.name, held.scope, made, others):

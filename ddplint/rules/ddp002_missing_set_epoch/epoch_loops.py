@@ -431,6 +431,10 @@ class EpochLoops:
             self._reads = index
         return self._reads
 
+    def reads(self, name: str) -> list[cst.BaseExpression]:
+        """Every read of the whole dotted name `name` in the file (`_reads_index`)."""
+        return self._reads_index().get(name, [])
+
     def _usages(self, name: str, scope: Scope) -> Iterator[cst.BaseExpression]:
         reads = self._reads_index().get(name, [])
         if name.startswith("self."):

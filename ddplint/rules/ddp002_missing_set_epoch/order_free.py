@@ -10,6 +10,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.names import dotted
+from ddplint.rules.ddp002_missing_set_epoch.epoch_loops import EpochLoops
 
 # Calls that hand a loader's batches through unchanged (`for i, b in enumerate(loader)`).
 _PASS_THROUGH = frozenset({"enumerate", "zip", "tqdm", "iter"})
@@ -27,14 +28,17 @@ _PLAIN_METHODS = frozenset(
 _OPTIMIZER = re.compile(r"optim|^opt$|_opt$|^opt_", re.IGNORECASE)
 
 
-def only_order_free_passes(ctx: FileContext, name: str) -> bool:
-    """Every read of the loader `name` in the file is a `for` loop over it (through
-    `enumerate`, `tqdm`, ...) or its length, there is such a loop, and each is an
-    order-free pass: no optimizer step in its body (nor in a function of the file the
-    body calls, nor in a call into another module, whose steps are out of sight) and an
-    optimizer step after it in its function."""
+def only_order_free_passes(ctx: FileContext, finder: EpochLoops, name: str) -> bool:
+    """Every read of the loader `name` in the file (`finder`'s index of whole names) is a
+    `for` loop over it (through `enumerate`, `tqdm`, ...) or its length, there is such a
+    loop, and each is an order-free pass: no optimizer step in its body (nor in a
+    function of the file the body calls, nor in a call into another module, whose steps
+    are out of sight) and an optimizer step after it in its function. A parameter of that
+    name anywhere in the file is a loader handed in, out of sight: no answer then."""
+    if any(b.kind == "param" for b in ctx.model.bindings.get(name, ())):
+        return False
     loops: list[cst.For] = []
-    for read in _reads(ctx, name):
+    for read in finder.reads(name):
         if _length_of(ctx, read):
             continue
         loop = _iterating_loop(ctx, read)
@@ -42,18 +46,6 @@ def only_order_free_passes(ctx: FileContext, name: str) -> bool:
             return False  # handed elsewhere, or iterated in a way not followed here
         loops.append(loop)
     return bool(loops) and all(_order_free(ctx, loop) for loop in loops)
-
-
-def _reads(ctx: FileContext, name: str) -> list[cst.BaseExpression]:
-    found: list[cst.BaseExpression] = []
-    for node in ctx.nodes_of(cst.Name, cst.Attribute):
-        assert isinstance(node, (cst.Name, cst.Attribute))
-        if dotted(node) != name or type(ctx.parent(node)) is cst.Attribute:
-            continue
-        if type(ctx.parent(node)) is cst.AssignTarget:
-            continue
-        found.append(node)
-    return found
 
 
 def _length_of(ctx: FileContext, read: cst.BaseExpression) -> bool:
