@@ -4,6 +4,7 @@ rank saving, every rank downloading) have nothing to say about one process."""
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 from collections.abc import Callable
 from typing import TypeVar, cast
@@ -13,6 +14,7 @@ import libcst as cst
 from ddplint.context import FileContext
 from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_STARTERS, SPAWN_FUNCTIONS, STARTERS
+from ddplint.domain.call_reach import functions_reached
 from ddplint.domain.cli_commands import subcommands
 from ddplint.domain.ddp_facts import (
     DDP_CLASSES,
@@ -138,7 +140,7 @@ def _starts_job(ctx: FileContext, statement: cst.CSTNode) -> bool:
             continue
         if _multi_process_call(ctx, call) or ctx.call_name(call) in PROCESS_STARTERS:
             return True
-        if any(_reaches_job(ctx, callee, set()) for callee in ctx.resolver.callees(call)):
+        if any(_reaches_job(ctx, callee) for callee in ctx.resolver.callees(call)):
             return True
     return False
 
@@ -225,8 +227,8 @@ def _plays_one_rank_test(ctx: FileContext, func: cst.FunctionDef) -> bool:
     return (
         type(cls) is cst.ClassDef
         and plays_one_rank(ctx, func)
-        and not _reaches_job(ctx, func, set())
-        and not any(_reaches_job(ctx, s, set()) for s in methods_named(cls, "setUp"))
+        and not _reaches_job(ctx, func)
+        and not any(_reaches_job(ctx, s) for s in methods_named(cls, "setUp"))
     )
 
 
@@ -546,7 +548,7 @@ def _launched_workers(ctx: FileContext, call: cst.Call) -> list[str]:
 def _is_worker(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """`func` joins the job or issues a collective itself."""
     facts = facts_of(ctx)
-    return _reaches_job(ctx, func, set()) or any(
+    return _reaches_job(ctx, func) or any(
         facts.is_collective_call(call) for call in ctx.calls_within(func)
     )
 
@@ -563,20 +565,17 @@ def lone_subcommands(ctx: FileContext) -> list[cst.FunctionDef]:
     )
     if len(commands) < 2 or module_joins:
         return []
-    alone = [c for c in commands if not _reaches_job(ctx, c, set())]
+    alone = [c for c in commands if not _reaches_job(ctx, c)]
     return alone if len(alone) < len(commands) else []
 
 
-def _reaches_job(ctx: FileContext, func: cst.FunctionDef, seen: set[cst.FunctionDef]) -> bool:
+def _reaches_job(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """`func`, or a function of this file it calls, starts, joins or asks about a job."""
-    seen.add(func)
-    for call in ctx.calls_within(func):
-        if _multi_process_call(ctx, call) or (ctx.call_name(call) or "") in DDP_CLASSES:
-            return True
-        for callee in ctx.resolver.callees(call):
-            if callee not in seen and _reaches_job(ctx, callee, seen):
-                return True
-    return False
+    return any(
+        _multi_process_call(ctx, call) or (ctx.call_name(call) or "") in DDP_CLASSES
+        for reached in itertools.chain((func,), functions_reached(ctx, func))
+        for call in ctx.calls_within(reached)
+    )
 
 
 _PARAMETRIZE = frozenset({"pytest.param", "pytest.mark.parametrize"})

@@ -9,6 +9,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.domain.apis import DDP_CLASSES, PROCESS_CLASSES, SPAWN_FUNCTIONS
+from ddplint.domain.call_reach import functions_reached
 from ddplint.domain.ranks import int_literal
 
 _INIT = "torch.distributed.init_process_group"
@@ -54,18 +55,10 @@ def _more_than_one(
     return (operator, number) in _MORE_THAN_ONE and is_count(left, test)
 
 
-def _calls_run(ctx: FileContext, block: cst.BaseSuite, depth: int = 2) -> list[cst.Call]:
-    """The calls in `block` and in the functions of this file they run, `depth` calls
-    deep (`if n > 1: launch(args)` with `launch` calling `setup()`)."""
+def _calls_run(ctx: FileContext, block: cst.BaseSuite) -> list[cst.Call]:
+    """The calls in `block` and in the functions of this file they run, two calls deep
+    (`if n > 1: launch(args)` with `launch` calling `setup()`)."""
     found = list(ctx.calls_within(block))
-    frontier, seen = found, set()
-    for _ in range(depth):
-        inner: list[cst.Call] = []
-        for call in frontier:
-            for func in ctx.resolver.callees(call):
-                if id(func) not in seen:
-                    seen.add(id(func))
-                    inner.extend(ctx.calls_within(func))
-        found.extend(inner)
-        frontier = inner
+    for func in functions_reached(ctx, block, depth=2):
+        found.extend(ctx.calls_within(func))
     return found

@@ -11,6 +11,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.apis import PROCESS_CLASSES
+from ddplint.domain.call_reach import functions_reached
 from ddplint.domain.ddp_facts import is_true
 from ddplint.domain.ddp_steps import trains_ddp_model
 from ddplint.domain.object_reads import unread_by_object
@@ -349,27 +350,11 @@ def _after_a_seed(ctx: FileContext, draw: cst.Call, seeds: list[SeedCall]) -> bo
     for seed in seeds:
         for site in _seeding_sites(ctx, seed.call):
             start = ctx.enclosing_function(site)
-            if start is None or target is None or target in _reached(ctx, start):
+            if start is None or target is None or target is start:
+                return True
+            if any(f is target for f in functions_reached(ctx, start, depth=4)):
                 return True
     return False
-
-
-def _reached(ctx: FileContext, func: cst.FunctionDef, depth: int = 4) -> set[cst.FunctionDef]:
-    """`func` and the functions of this file its calls lead to, `depth` calls deep."""
-    found = {func}
-    frontier = [func]
-    for _ in range(depth):
-        frontier = [
-            callee
-            for caller in frontier
-            for call in ctx.calls_within(caller)
-            for callee in ctx.resolver.callees(call)
-            if callee not in found
-        ]
-        found.update(frontier)
-        if not frontier:
-            break
-    return found
 
 
 # Values each process draws for itself, unseeded: a seed taken from one differs by process.

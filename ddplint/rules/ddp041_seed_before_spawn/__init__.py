@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -9,6 +10,7 @@ import libcst as cst
 
 from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
+from ddplint.domain.call_reach import functions_reached
 from ddplint.domain.ddp_facts import last_name
 from ddplint.domain.project_view import project_of
 from ddplint.domain.random_draws import (
@@ -267,10 +269,11 @@ def _seeds_within(ctx: FileContext, func: cst.FunctionDef) -> bool:
     """The worker seeds a generator itself, or through functions of this file it calls, a
     project helper that seeds torch, or any helper named like a seeding one."""
     project = project_of(ctx)
-    seen = {func}
-    todo = [func]
-    while todo and len(seen) <= _MAX_HELPERS:
-        for call in ctx.calls_within(todo.pop()):
+    followed = itertools.islice(
+        itertools.chain((func,), functions_reached(ctx, func)), _MAX_HELPERS
+    )
+    for reached in followed:
+        for call in ctx.calls_within(reached):
             if _seeds_directly(ctx, call):
                 return True
             if project is not None and project.helper_seeds_alike(ctx, call):
@@ -281,8 +284,4 @@ def _seeds_within(ctx: FileContext, func: cst.FunctionDef) -> bool:
                 a.keyword is not None and _SEED_KEYWORD.search(a.keyword.value) for a in call.args
             ):
                 return True  # `ParallelContext(..., seed=69)`: seeded out of sight
-            for callee in ctx.resolver.callees(call):
-                if type(callee) is cst.FunctionDef and callee not in seen:
-                    seen.add(callee)
-                    todo.append(callee)
     return False
