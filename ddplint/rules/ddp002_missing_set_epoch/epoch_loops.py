@@ -16,7 +16,7 @@ import libcst as cst
 
 from ddplint.context import FileContext, Scope
 from ddplint.domain.ddp_facts import facts_of, string_key, string_value
-from ddplint.domain.iterable_wrappers import entered_name, wrapped_iterable
+from ddplint.domain.iterable_wrappers import entered_name, unwrapped, wrapped_iterable
 from ddplint.domain.object_reads import trains_nothing_with
 from ddplint.domain.project_view import project_of
 from ddplint.domain.samplers import (
@@ -287,7 +287,9 @@ class EpochLoops:
         """(epoch loop or None, iteration site) for each place `name` is iterated: by a
         `for`, through a helper of this file it is passed to (`for b in gen(loader)`
         included), a project helper, an endless read, or a local name a wrapper binds
-        (`it = tqdm(loader)`)."""
+        (`it = tqdm(loader)`) or a plain alias binds (`batches = loader`); for a module-level
+        name, also where a function of the file reads it as a global (`def train(): for b in
+        train_loader`), seen from the calls of that function."""
         ctx = self.ctx
         for node in self._usages(name, scope):
             arg = ctx.parent(node)
@@ -297,6 +299,11 @@ class EpochLoops:
                 if found:
                     yield from found
                     continue
+            alias = _alias(ctx, node)
+            if alias is not None:
+                if depth > 0:
+                    yield from self.epoch_loops(alias, scope, depth - 1)
+                continue
             loop: cst.CSTNode | None = _for_iterating(ctx, node) or _yielded_from(ctx, node)
             if loop is None or _peeks(loop):
                 continue
@@ -308,6 +315,30 @@ class EpochLoops:
                     yield from callers
                     continue
             yield self._epoch(outer, name), loop
+        if type(scope) is cst.Module and "." not in name and depth > 0:
+            yield from self._global_reads(name, depth - 1)
+
+    def _global_reads(
+        self, name: str, depth: int
+    ) -> Iterator[tuple[EpochLoop | None, cst.CSTNode]]:
+        """Where module-level functions that read the module's `name` as a global (no
+        binding of their own) iterate it: a loop of the function when one is around the
+        read, else each call of the function with the loop around that call (`for epoch
+        in ...: train()` where `train` iterates the global `train_loader`)."""
+        ctx = self.ctx
+        for defs in ctx.functions.values():
+            if len(defs) != 1 or type(ctx.scope(defs[0])) is not cst.Module:
+                continue
+            func = defs[0]
+            if name in ctx.model.bindings_in(func):
+                continue
+            for epoch, site in self.epoch_loops(name, func, depth):
+                if epoch is not None:
+                    yield epoch, site
+                    continue
+                for call in ctx.model.calls_by_name.get(func.name.value, ()):
+                    if type(call.func) is cst.Name and func in ctx.resolver.callees(call):
+                        yield self._epoch(ctx.enclosing_loop(call), name), call
 
     def passes_in_sight(self, name: str, scope: Scope) -> bool:
         """`name` is a local of the function `scope` whose every read is the iterable of a
@@ -353,27 +384,40 @@ class EpochLoops:
             param = _param_for(helper, call, arg) if depth > 0 else None
             if param is None:
                 return
-            for inner, site in self.epoch_loops(param, helper, depth - 1):
+            inside = list(self.epoch_loops(param, helper, depth - 1))
+            for inner, site in inside:
                 if inner is not None:
                     yield inner, site
                 else:
                     yield self._epoch(around, name), call
+            if not inside and site_loop is None and _hands_on(ctx, helper, param):
+                # `bar = rank_zero_bar(loader)`: the result is the loader, or a bar over it
+                yield from self._bound_result(call, name, depth)
         elif self._project_helper(call):
             if not trains_nothing_with(ctx, call, arg):  # `test_accuracy(model, loader)`
                 yield self._epoch(around, name), call
-        elif site_loop is None and wrapped_iterable(ctx, call) is not None and depth > 0:
-            bound = entered_name(ctx, call) or bound_name(ctx, call)[0]
-            if bound is not None and "." not in bound:
-                for inner, site in self.epoch_loops(bound, ctx.scope(call), depth - 1):
-                    if inner is None and name.startswith("self."):
-                        # `it = tqdm(self.loader)` in a method the epoch loop calls
-                        callers = list(self._method_callers(site, name))
-                        if callers:
-                            yield from callers
-                            continue
-                    # the wrapper (`it = tqdm(loader)`) has no sampler: name the loader
-                    wrapped = inner and EpochLoop(inner.loop, name, inner.is_sampler)
-                    yield wrapped, site
+        elif site_loop is None and wrapped_iterable(ctx, call) is not None:
+            yield from self._bound_result(call, name, depth)
+
+    def _bound_result(
+        self, call: cst.Call, name: str, depth: int
+    ) -> Iterator[tuple[EpochLoop | None, cst.CSTNode]]:
+        """Where the local name that `call`'s result is bound to is iterated, the result
+        being the loader `name` or a wrapper over it (`it = tqdm(loader)`)."""
+        ctx = self.ctx
+        bound = entered_name(ctx, call) or bound_name(ctx, call)[0]
+        if depth <= 0 or bound is None or "." in bound:
+            return
+        for inner, site in self.epoch_loops(bound, ctx.scope(call), depth - 1):
+            if inner is None and name.startswith("self."):
+                # `it = tqdm(self.loader)` in a method the epoch loop calls
+                callers = list(self._method_callers(site, name))
+                if callers:
+                    yield from callers
+                    continue
+            # the wrapper (`it = tqdm(loader)`) has no sampler: name the loader
+            wrapped = inner and EpochLoop(inner.loop, name, inner.is_sampler)
+            yield wrapped, site
 
     def without_set_epoch(
         self, name: str, scope: Scope, made: cst.CSTNode, others: frozenset[str] = frozenset()
@@ -536,6 +580,35 @@ class EpochLoops:
     def _project_helper(self, call: cst.Call) -> bool:
         project = project_of(self.ctx)
         return project is not None and project.resolve(self.ctx, call) is not None
+
+
+def _hands_on(ctx: FileContext, func: cst.FunctionDef, param: str) -> bool:
+    """Every return of `func` gives its parameter `param`, as it stands or inside an
+    iterable wrapper (`return tqdm(loader) if main else loader`)."""
+    returns = [
+        cast("cst.Return", node)
+        for node in ctx.nodes_within(func, cst.Return)
+        if ctx.scope(node) is func
+    ]
+
+    def handed(expr: cst.BaseExpression) -> bool:
+        if type(expr) is cst.IfExp:
+            return handed(expr.body) and handed(expr.orelse)
+        inner = unwrapped(ctx, expr)
+        return type(inner) is cst.Name and inner.value == param
+
+    return bool(returns) and all(r.value is not None and handed(r.value) for r in returns)
+
+
+def _alias(ctx: FileContext, node: cst.CSTNode) -> str | None:
+    """The plain local name that `node` is bound to as it stands (`batches = loader`)."""
+    statement = ctx.parent(node)
+    if type(statement) is not cst.Assign or statement.value is not node:
+        return None
+    if len(statement.targets) != 1:
+        return None
+    target = statement.targets[0].target
+    return target.value if type(target) is cst.Name else None
 
 
 def _on_self(func: cst.BaseExpression) -> bool:

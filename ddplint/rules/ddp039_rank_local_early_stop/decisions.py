@@ -21,6 +21,7 @@ from ddplint.domain.shard_metrics import (
     returned_counts,
 )
 from ddplint.engine.resolve import Value
+from ddplint.names import dotted
 
 Loop = cst.For | cst.While
 
@@ -101,8 +102,10 @@ def rank_local_exits(ctx: FileContext) -> Iterator[Decision]:
         if loop is None or not loops.is_training_loop(loop):
             continue
         for condition in ctx.flow.conditions(node):
-            found = values.per_rank(condition.test, condition.gate) or _counter(
-                ctx, values, condition.test, condition.gate
+            found = (
+                values.per_rank(condition.test, condition.gate)
+                or _counter(ctx, values, condition.test, condition.gate)
+                or _fed_state(ctx, values, condition.test, condition.gate)
             )
             if found is not None:
                 yield Decision(node, loop, found, condition.test)
@@ -139,4 +142,32 @@ def _counter(
                 found = values.per_rank(condition.test, condition.gate)
                 if found is not None:
                     return f"`{node.value}` (counted on {found})"
+    return None
+
+
+def _fed_state(
+    ctx: FileContext, values: ShardValues, test: cst.BaseExpression, at: cst.CSTNode
+) -> str | None:
+    """An attribute in `test` of an object that was handed a shard value earlier in the
+    same function (`early_stopping(val_loss)` or `stopper.step(val_loss)`, then `if
+    early_stopping.early_stop:`): the object keeps its own per-rank state, decided on
+    what it was fed. Not where the object is handed to a combining call."""
+    frame = ctx.model.frame(at)
+    for node in ctx.walk(test):
+        if type(node) is not cst.Attribute:
+            continue
+        holder = dotted(node.value)
+        if holder is None or holder == "self" or values.handed_to_combining_call(holder, at):
+            continue
+        for call in ctx.model.calls_by_frame(frame):
+            func = call.func
+            fed = dotted(func) == holder or (
+                type(func) is cst.Attribute and dotted(func.value) == holder
+            )
+            if not fed or not ctx.before(call, at):
+                continue
+            for arg in call.args:
+                found = values.per_rank(arg.value, call)
+                if found is not None:
+                    return f"{found} (handed to `{holder}` first)"
     return None
