@@ -9,11 +9,17 @@ from __future__ import annotations
 import libcst as cst
 
 from ddplint.context import FileContext
+from ddplint.domain import domain_of
 from ddplint.domain.device_literals import cuda_literal
+from ddplint.domain.devices import device_arguments, device_string_index
 from ddplint.domain.local_rank_names import LOCAL_RANK_NAME
 from ddplint.domain.processes import runs_in_one_process
+from ddplint.domain.rank_values import differs_by_rank
+from ddplint.domain.ranks import Ranks
 from ddplint.domain.ray_actors import on_own_gpus
 from ddplint.domain.runners import every_rank, handed_on, holds_at_every_call
+from ddplint.domain.switches import flag_reading
+from ddplint.engine.flow import logical_operands
 from ddplint.names import dotted
 
 _FAKE_MODE = ".FakeTensorMode"
@@ -33,7 +39,63 @@ def right_for_its_process(ctx: FileContext, literal: cst.CSTNode) -> bool | None
     ):
         return True
     where = every_rank(ctx, literal)
+    if where and beside_per_rank_choice(ctx, literal):
+        return None  # which side of the test runs in the job is not in sight
     return None if where is None else not where
+
+
+def beside_per_rank_choice(ctx: FileContext, literal: cst.CSTNode) -> bool:
+    """The literal is one side of a test whose other side picks the device from the
+    process's rank (`f"cuda:{rank}" if mode == "ddp" else "cuda:0"`; `if ...: device =
+    torch.device("cuda", local_rank)` / `else: device = "cuda:0"`): the test tells the
+    job's processes from a run of one, and the literal's side may be the run of one. Not
+    where the test reads a distributed flag the model follows (`if distributed and fast:`):
+    where such a flag runs the literal is known (`ddplint.domain.runners.every_rank`)."""
+    ranks = domain_of(ctx).ranks
+    child: cst.CSTNode = literal
+    for ancestor in ctx.ancestors(literal):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            return False
+        if (
+            isinstance(ancestor, (cst.IfExp, cst.If))
+            and child is not ancestor.test
+            and not _reads_flag(ancestor.test)
+        ):
+            other = ancestor.orelse if child is ancestor.body else ancestor.body
+            if other is not None and _places_by_rank(ctx, ranks, other):
+                return True
+        child = ancestor
+    return False
+
+
+def _reads_flag(test: cst.BaseExpression) -> bool:
+    """A term of `test` (split at `and`, `or`, `not`) reads a distributed flag or a count
+    of processes (`ddplint.domain.switches.flag_reading`)."""
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test = test.expression
+    operands = logical_operands(test)
+    if operands is not None:
+        return _reads_flag(operands[0]) or _reads_flag(operands[1])
+    return flag_reading(test) is not None
+
+
+def _places_by_rank(ctx: FileContext, ranks: Ranks, branch: cst.CSTNode) -> bool:
+    """Some device chosen in `branch` is computed from the process's rank: an index
+    formatted into a device string, or what a device-taking call is handed."""
+    found: list[cst.BaseExpression] = []
+    for node in ctx.walk(branch):
+        if type(node) is cst.Call:
+            found.extend(device_arguments(ctx, node))
+        elif isinstance(node, cst.BaseExpression):
+            index = device_string_index(node)
+            if index is not None:
+                found.append(index)
+    return any(
+        (index := device_string_index(expr) or expr) is not None
+        and not isinstance(index, (cst.SimpleString, cst.Integer))
+        and differs_by_rank(ranks, index, index)
+        for expr in found
+    )
 
 
 def default_device_is_own(ctx: FileContext, use: cst.CSTNode) -> bool:

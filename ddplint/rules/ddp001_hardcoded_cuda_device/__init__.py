@@ -17,7 +17,7 @@ from ddplint.domain.launch_commands import launched_on_own_gpus
 from ddplint.domain.local_rank_names import LocalRankNames
 from ddplint.domain.one_gpu_each import sees_one_gpu
 from ddplint.domain.one_rank_groups import spawns_one_process
-from ddplint.domain.per_process_devices import right_for_its_process
+from ddplint.domain.per_process_devices import beside_per_rank_choice, right_for_its_process
 from ddplint.domain.process_group import calls_process_group
 from ddplint.domain.replaced_defaults import replaced_default
 from ddplint.domain.scripts import is_script
@@ -74,7 +74,10 @@ one GPU each (`assert torch.cuda.device_count() == 1`, in the file or in a setup
 the project it calls): index 0 is then each process's own GPU. Where the project's own
 launch gives each process one GPU (a wrapper setting `CUDA_VISIBLE_DEVICES` from a
 node-local rank, `srun --gpus-per-task=1`), index 0 is each process's own GPU under that
-launch: unproven (`--preview`). So is `torch.cuda.set_device(0)` in a file that places
+launch: unproven (`--preview`). So is a literal on one side of a test whose other side
+picks the device from the process's rank (`f"cuda:{rank}" if mode == "ddp" else
+"cuda:0"`): the test tells the job's processes from a run of one, and the literal's side
+may be that run. So is `torch.cuda.set_device(0)` in a file that places
 nothing on the current device (every tensor and the model moved by an explicit index such
 as `.to(local_rank)`, no `.cuda()` or `"cuda"`, a process group on gloo): there it costs
 each process a CUDA context on that GPU, and lands on it only what code out of sight puts
@@ -301,6 +304,11 @@ x = torch.zeros(3, device="cpu")
                 message += (
                     f" (unproven: a default of `{replaced}`, which every call in the project "
                     "passes; only a call out of sight gets it)"
+                )
+            if right is None and beside_per_rank_choice(ctx, literal):
+                message += (
+                    " (unproven: the other side of this test picks the device from the "
+                    "process's rank, so this side may run only outside the job, in one process)"
                 )
             alone = replaced is None and _tasks_without_group(ctx)
             if alone:
