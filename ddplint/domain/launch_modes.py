@@ -1,10 +1,11 @@
 """Distributed switches spelled as a name: a strategy, launcher or distributed type
 compared with the name of one (`strategy == "ddp"`, `args.launcher == "none"`,
 `accelerator.distributed_type == DistributedType.NO`). Lightning's `ddp*`, `fsdp*` and
-`deepspeed*` strategies, mmengine's `pytorch` / `slurm` / `mpi` launchers, accelerate's
+`deepspeed*` strategies (and a mode ending in `_ddp` or `_fsdp`: `distributed ==
+"data_parallel_ddp"`), mmengine's `pytorch` / `slurm` / `mpi` launchers, accelerate's
 `MULTI_*` types, a `distribution_type` of `multi` and a `parallel_method` of
 `DistributedDataParallel` start one process per device;
-`single_device`, `single`, `none` and `NO` run one.
+`single_device`, `single_gpu`, `single`, `local`, `cpu`, `none` and `NO` run one.
 The process group's init method compared with None (fairseq's and mmf's
 `distributed_init_method is not None`) is a switch too: set, the job is distributed."""
 
@@ -19,14 +20,14 @@ from ddplint.names import dotted
 # The variable holding the switch: `strategy`, `args.launcher`, `strategy_type`, ...
 _SWITCH_NAME = re.compile(
     r"(^|_)(strategy|launcher|distributed_type|distribution_type|dist(ributed)?_mode"
-    r"|parallel(_method|_mode)?)(_type|_name)?$"
+    r"|parallel(_method|_mode)?|distributed)(_type|_name)?$"
 )
 _DISTRIBUTED = re.compile(
     r"^(ddp|fsdp|deepspeed|horovod|hvd)(_\w+)?$|^(pytorch|slurm|mpi|megatron_lm|multi(_\w+)?)$"
-    r"|^distributed_?data_?parallel$",
+    r"|^distributed_?data_?parallel$|^\w+_(ddp|fsdp)$",
     re.IGNORECASE,
 )
-_SINGLE = re.compile(r"^(none|single(_device)?|no)$", re.IGNORECASE)
+_SINGLE = re.compile(r"^(none|single(_device|_gpu)?|no|local|cpu)$", re.IGNORECASE)
 # The process group's init method: `distributed_init_method`, `config.distributed.init_method`
 # (a bare `init_method` may be a weight initialiser, as in Megatron).
 _INIT_METHOD = re.compile(r"(^|[._])dist(ributed)?(_\w+)?[._](\w+_)?init_method$", re.IGNORECASE)
