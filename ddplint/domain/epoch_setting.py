@@ -69,8 +69,24 @@ def _passes_over_data(text: str, header: re.Match[str]) -> bool:
 
 
 def _may_loop(text: str | None) -> bool:
-    """The text may hold a loop over epochs, or an endless generator's."""
-    return text is not None and ("epoch" in text or "yield" in text)
+    """The text may hold a loop over epochs, an endless generator's, or a loop restarting
+    an iterator."""
+    return text is not None and ("epoch" in text or "yield" in text or "iter(" in text)
+
+
+# In a loop's body: an iterator made anew once the last one ran out (`except
+# StopIteration: it = iter(loader)`): each restart is another pass over the loader.
+_RESTART = re.compile(
+    r"^[ \t]*except\b[^\n]*:[ \t]*(?:#[^\n]*)?\n"  # the handler's header
+    r"(?:[^\n]*\n){0,3}?[ \t]*[\w.]+[ \t]*=[ \t]*iter[ \t]*\(",  # within 4 lines: `it = iter(`
+    re.MULTILINE,
+)
+
+
+def _restarts_iterator(text: str, header: re.Match[str]) -> bool:
+    """The loop `header` restarts an iterator over its data when it runs out (a step loop
+    over a loader: `try: batch = next(it)` / `except StopIteration: it = iter(loader)`)."""
+    return _RESTART.search(_body(text, header) + "\n") is not None
 
 
 def _endless_generator(text: str, header: re.Match[str]) -> bool:
@@ -231,7 +247,7 @@ def epoch_loop_near(
         if not _may_loop(text) or (candidate != path and is_test_file(candidate)):
             continue  # a test's loop runs in the one pytest process: it trains no job
         for match in _EPOCH_LOOP.finditer(text):
-            if not _endless_generator(text, match):
+            if not _endless_generator(text, match) and not _restarts_iterator(text, match):
                 if "epoch" not in match.group().lower() or _runs_once(text, match.group()):
                     continue
                 if not _passes_over_data(text, match):

@@ -889,8 +889,23 @@ def _builder_unnamed(
     if type(frame) is not cst.FunctionDef or os.path.abspath(ctx.path) == loop:
         return None
     cls = ctx.model.enclosing_class(frame)
+    if cls is None and _run_by_own_file(ctx, frame) and loop in project.text_closure(ctx.path):
+        return None  # `main()` of the script that imports the loop's module
     name = cls.name.value if cls is not None else frame.name.value
     return None if builder_named_with_loop(ctx.path, project.text_closure, name, loop) else name
+
+
+def _run_by_own_file(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """Code of the file outside `func` calls it, or hands it to a call (`main()` under
+    `if __name__ == "__main__":`, `mp.spawn(main_worker, ...)`)."""
+    name = func.name.value
+    if any(not ctx.is_inside(call, func) for call in ctx.model.calls_by_name.get(name, ())):
+        return True
+    return any(
+        type(arg.value) is cst.Name and arg.value.value == name and not ctx.is_inside(arg, func)
+        for call in ctx.calls
+        for arg in call.args
+    )
 
 
 def _consumer_may_set_epoch(
