@@ -11,7 +11,14 @@ import libcst as cst
 
 from ddplint.context import FileContext, Scope
 from ddplint.domain import domain_of
-from ddplint.domain.ddp_facts import LOADER_CLASSES, SAMPLER_CLASSES, argument, is_false, is_true
+from ddplint.domain.ddp_facts import (
+    LOADER_CLASSES,
+    SAMPLER_CLASSES,
+    argument,
+    is_false,
+    is_true,
+    keyword,
+)
 from ddplint.domain.loader_classes import constructions, loader_classes
 from ddplint.domain.project_view import project_of
 from ddplint.engine.model import all_params, parameter_positions
@@ -322,8 +329,9 @@ def sampler_calls(ctx: FileContext) -> list[cst.Call]:
     binds to it on the distributed path (`sampler_cls = RandomSampler if args.local_rank
     == -1 else DistributedSampler`, then `sampler_cls(train_set)`), in source order."""
     direct = list(ctx.calls_to(*SAMPLER_CLASSES))
+    direct.extend(c for c in ctx.calls_to(*_MONAI_SAMPLERS) if _padding_by_keywords(c))
     if not _sampler_aliases(ctx):
-        return direct
+        return sorted(direct, key=ctx.model.position)
     found = [call for call in ctx.calls if _alias_call(ctx, call)]
     return sorted([*direct, *found], key=ctx.model.position)
 
@@ -332,7 +340,27 @@ def is_sampler_call(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """`expr` builds a DistributedSampler (see `sampler_calls`)."""
     if type(expr) is not cst.Call:
         return False
-    return ctx.call_name(expr) in SAMPLER_CLASSES or _alias_call(ctx, expr)
+    name = ctx.call_name(expr)
+    if name in _MONAI_SAMPLERS:
+        return _padding_by_keywords(expr)
+    return name in SAMPLER_CLASSES or _alias_call(ctx, expr)
+
+
+# MONAI's subclass of torch's DistributedSampler: `(dataset, even_divisible=True,
+# num_replicas=None, rank=None, shuffle=True, **kwargs)`, its keywords torch's.
+_MONAI_SAMPLERS = frozenset(
+    {"monai.data.DistributedSampler", "monai.data.utils.DistributedSampler"}
+)
+
+
+def _padding_by_keywords(call: cst.Call) -> bool:
+    """A MONAI sampler call read as torch's: no positional argument after the dataset
+    (its positions differ from torch's), and not `even_divisible=False` (which pads
+    nothing: the ranks' shards then differ in length)."""
+    if any(arg.keyword is None for arg in call.args[1:]):
+        return False
+    even = keyword(call, "even_divisible")
+    return even is None or is_true(even.value)
 
 
 def is_alias_call(ctx: FileContext, call: cst.Call) -> bool:
