@@ -4,6 +4,7 @@ epochs reads a sampler's order again (`ddplint.domain.epoch_setting`)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,8 @@ def _project(root: Path, files: dict[str, str]) -> Path:
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    epoch_setting._never_set.cache_clear()
+    epoch_setting._sets_epoch_anywhere.cache_clear()
+    epoch_setting._framework_files.cache_clear()
     project_files.cache_clear()
     return root
 
@@ -50,6 +52,32 @@ def _no_imports(path: str) -> set[str]:
 def test_what_moves_an_epoch(tmp_path: Path, other: str, never: bool) -> None:
     root = _project(tmp_path, {"data.py": SAMPLER, "train.py": other})
     assert epoch_never_set(str(root / "data.py")) is never
+
+
+def _imports(edges: dict[str, set[str]], root: Path) -> Callable[[str], set[str]]:
+    def closure(path: str) -> set[str]:
+        return {str(root / name) for name in edges.get(os.path.relpath(path, root), set())}
+
+    return closure
+
+
+@pytest.mark.parametrize(
+    ("lightning_imports_data", "never"),
+    [(False, True), (True, False)],
+)
+def test_a_framework_counts_only_in_a_program_running_the_sampler(
+    tmp_path: Path, lightning_imports_data: bool, never: bool
+) -> None:
+    """A Lightning script beside a hand-written trainer drives the samplers of its own
+    program only: with the closure known, one that never imports the sampler's module
+    leaves its epoch at 0; one that does may set it."""
+    main = "import data\nif __name__ == '__main__':\n    pass\n"
+    lightning = "import pytorch_lightning as pl\nif __name__ == '__main__':\n    pass\n"
+    root = _project(tmp_path, {"data.py": SAMPLER, "train.py": main, "fit_pl.py": lightning})
+    edges = {"train.py": {"data.py"}, "fit_pl.py": {"data.py"} if lightning_imports_data else set()}
+    data = str(root / "data.py")
+    assert epoch_never_set(data, _imports(edges, root)) is never
+    assert epoch_never_set(data) is False  # without the closure, any framework may drive it
 
 
 def test_a_source_with_no_file_has_no_project() -> None:

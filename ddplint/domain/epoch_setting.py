@@ -141,24 +141,44 @@ def _in_code(text: str, start: int) -> bool:
 
 
 @functools.cache
-def _never_set(root: str) -> bool:
+def _sets_epoch_anywhere(root: str) -> bool:
+    """Some code of the project calls `set_epoch` or assigns a sampler's `epoch`."""
     files = project_files(root)
     for path in files.paths:
         text = files.text(path) or ""
-        if _DRIVING_FRAMEWORKS.search(text):
-            return False
         if "epoch" in text and any(_in_code(text, m.start()) for m in _SETS_EPOCH.finditer(text)):
-            return False
-    return True
+            return True
+    return False
 
 
-def epoch_never_set(path: str) -> bool:
+@functools.cache
+def _framework_files(root: str) -> frozenset[str]:
+    """The project's files that import a framework driving samplers' epochs."""
+    files = project_files(root)
+    return frozenset(p for p in files.paths if _DRIVING_FRAMEWORKS.search(files.text(p) or ""))
+
+
+def epoch_never_set(path: str, closure: Callable[[str], set[str]] | None = None) -> bool:
     """No code of the project holding `path` calls `set_epoch` or assigns a sampler's
     `epoch`, and none hands its loaders to a framework that does: every
-    DistributedSampler of the project stays at epoch 0."""
+    DistributedSampler of the project stays at epoch 0. With `closure` (the files a file
+    imports, transitively), only a framework imported by a program that runs `path`
+    counts: a Lightning script beside a hand-written trainer drives none of its samplers."""
     if not os.path.isfile(path):  # a source text with no file (the API): no project
         return False
-    return _never_set(project_root(os.path.abspath(path)))
+    path = os.path.abspath(path)
+    root = project_root(path)
+    if _sets_epoch_anywhere(root):
+        return False
+    frameworks = _framework_files(root)
+    if not frameworks or closure is None:
+        return not frameworks
+    program = {path, *closure(path)}
+    for script in project_files(root).scripts:
+        reached = {script, *closure(script)}
+        if path in reached:  # imported by name: a sibling module's framework is not its own
+            program |= reached
+    return not (program & frameworks)
 
 
 def builder_named_with_loop(

@@ -582,9 +582,14 @@ def main(train_set, model, epochs):
         loop over epochs runs in a related file: every epoch reads one order. Unproven
         where the sampler's `shuffle` is out of sight (a config's value)."""
         stem = os.path.splitext(os.path.basename(ctx.path))[0]
-        if not samplers or named_for([stem]) == "evaluation" or not epoch_never_set(ctx.path):
-            return  # an evaluation or test script, or a project that moves an epoch
         project = project_of(ctx)
+        closure = project.text_closure if project is not None else None
+        if (
+            not samplers
+            or named_for([stem]) == "evaluation"
+            or not epoch_never_set(ctx.path, closure)
+        ):
+            return  # an evaluation or test script, or a program that moves an epoch
         for sampler, shuffle in samplers:
             if not sampler.arguments_known or argument(sampler.call, _SEED, "seed"):
                 continue  # a project factory's sampler; a seed that may change each build
