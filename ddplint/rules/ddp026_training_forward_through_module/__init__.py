@@ -346,9 +346,29 @@ def _bypass_trains(ctx: FileContext, call: cst.Call, target: cst.BaseExpression)
         or domain.loops.is_evaluation(call)
         or not domain.backward.reaches(call)
         or _detached(ctx, call)  # `fake = generator(z).detach()`: the discriminator's step
+        or _stored_into_module(ctx, call, target)  # `m.module.avg = m.module.avg.repeat(2, 1)`
         # `model(x) if sync else model.module(x)`: the bare forward skips the all-reduce
         # on purpose for accumulation micro-steps (like no_sync()).
         or scope_calls_wrapper(ctx, call, target)
+    )
+
+
+def _stored_into_module(ctx: FileContext, call: cst.Call, target: cst.BaseExpression) -> bool:
+    """The call's result is assigned, as it stands or indexed and converted, to an
+    attribute of the module `target` itself (`net.module.latent_avg =
+    net.module.latent_avg.repeat(18, 1)` while loading weights, `net.module.avg =
+    net.module.G.mean_latent(n)[0].detach()`): state kept on the model, not a loss computed
+    from a forward."""
+    statement = ctx.parent(call)
+    while isinstance(
+        statement, (cst.Subscript, cst.SubscriptElement, cst.Index, cst.Attribute, cst.Call)
+    ):
+        statement = ctx.parent(statement)  # `m.module.G.mean_latent(n)[0].detach()`
+    if type(statement) is not cst.Assign:
+        return False
+    owner = dotted(target)
+    return owner is not None and all(
+        (dotted(t.target) or "").startswith(f"{owner}.") for t in statement.targets
     )
 
 
