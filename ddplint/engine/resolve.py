@@ -132,11 +132,67 @@ class Resolver:
         if cls is None:
             return list(candidates)
         by_frame = model.bindings_by_scope(key, frame=True)
-        mine = [b for method in _methods_of(cls) for b in by_frame.get(method, ())]
+        mine = [
+            b
+            for method in _methods_of(cls)
+            for b in (
+                self._left_by_constructor(by_frame.get(method, []))
+                if method.name.value == "__init__" and method is not frame
+                else by_frame.get(method, ())
+            )
+        ]
         local = [b for b in by_frame.get(frame, ()) if self._precedes(b, at)]
         if local:
             return self._flowing(local, at)
         return mine or list(candidates)
+
+    def _left_by_constructor(self, stores: list[Binding]) -> list[Binding]:
+        """The stores of `__init__` (in order) whose value it may leave in the attribute:
+        not one a later store replaces on every path, made outright in the method's body
+        or under the same test as the earlier one (`if args.distributed: self.net =
+        DDP(net)`, then `if args.distributed: self.net = self.net.module`)."""
+        left: list[Binding] = []
+        for binding in reversed(stores):
+            if any(self._replaces(later, binding) for later in left):
+                continue
+            left.append(binding)
+        return left[::-1]
+
+    def _replaces(self, later: Binding, earlier: Binding) -> bool:
+        if later.kind not in _KILLING or later.loop is not None:
+            return False
+        if later.branch is None:
+            return True
+        test, side = _branch_test(self.model, later.branch)
+        other = _branch_test(self.model, earlier.branch) if earlier.branch is not None else None
+        return (
+            test is not None
+            and other is not None
+            and other[1] == side
+            and other[0] is not None
+            and self.model.before(earlier.statement, later.statement)
+            and test.deep_equals(other[0])
+            and self._same_answer(test, earlier.statement, later.statement)
+        )
+
+    def _same_answer(
+        self, test: cst.BaseExpression, first: cst.CSTNode, second: cst.CSTNode
+    ) -> bool:
+        """`test` gives the same answer at `first` and at `second`: it calls nothing, and
+        none of the names it reads is rebound between them."""
+        model = self.model
+        for node in model.walk(test):
+            if type(node) in (cst.Call, cst.Await, cst.NamedExpr):
+                return False
+            key = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+            if key is None:
+                continue
+            for binding in model.bindings.get(key, ()):
+                if model.before(first, binding.statement) and model.before(
+                    binding.statement, second
+                ):
+                    return False
+        return True
 
     def _precedes(self, binding: Binding, at: cst.CSTNode) -> bool:
         """The binding happened before `at` runs: `model` in `model = DDP(model)` still
@@ -753,6 +809,19 @@ def _derives_string(model: SemanticModel, attribute: cst.Attribute) -> bool:
         and type(call) is cst.Call
         and call.func is attribute
     )
+
+
+def _branch_test(
+    model: SemanticModel, branch: cst.CSTNode
+) -> tuple[cst.BaseExpression | None, bool]:
+    """The test of the `if` whose body (True) or `else` (False) is `branch`; (None, ...)
+    for any other block (a loop body, a handler, an `elif`)."""
+    parent = model.parent(branch)
+    if type(parent) is cst.If and parent.body is branch:
+        return parent.test, True
+    if type(branch) is cst.Else and type(parent) is cst.If:
+        return parent.test, False
+    return None, False
 
 
 def _methods_of(cls: cst.ClassDef) -> list[cst.FunctionDef]:

@@ -235,13 +235,13 @@ def train(net, loader, optimizer, local_rank):
             else:
                 continue
             direct = type(target) is cst.Attribute and target.attr.value == "module"
-            if not direct and type(target) is not cst.Name:
+            if not direct and type(target) is not cst.Name and not _on_self(target):
                 continue
             if type(target) is cst.Name and (target.value in ctx.functions or ctx.qualname(target)):
                 continue
             sources = bare_module_sources(ctx, target, call)
-            if not sources:
-                continue
+            if not sources or all(_dropped_as_made(ctx, source) for source in sources):
+                continue  # `DDP(model).module`: the wrapper never lives (DDP045's finding)
             if not ctx.memo(_wrapped_without_hand_sync):
                 return  # no wrapper, or gradients all-reduced by hand: bare is the design
             if not _bypass_trains(ctx, call, target):
@@ -275,7 +275,10 @@ def train(net, loader, optimizer, local_rank):
                     applicability=Applicability.UNSAFE,
                 )
             wrapper = _wrapper_name(ctx, sources)
-            bypassed.add((id(ctx.scope(call)), ctx.code(target)))
+            key = (id(ctx.scope(call)), ctx.code(target))
+            if _on_self(target) and key in bypassed:
+                continue  # `self.dis(real)` after `self.dis(fake)`: once per step
+            bypassed.add(key)
             if direct:
                 what = "the module inside the DDP wrapper"
             elif wrapper is not None:
@@ -350,6 +353,24 @@ def _bypass_trains(ctx: FileContext, call: cst.Call, target: cst.BaseExpression)
         # `model(x) if sync else model.module(x)`: the bare forward skips the all-reduce
         # on purpose for accumulation micro-steps (like no_sync()).
         or scope_calls_wrapper(ctx, call, target)
+    )
+
+
+def _dropped_as_made(ctx: FileContext, source: cst.CSTNode) -> bool:
+    """`DistributedDataParallel(model, ...).module`: the wrapper is dropped in the very
+    expression that makes it."""
+    return (
+        type(source) is cst.Attribute
+        and type(source.value) is cst.Call
+        and ctx.call_name(source.value) in DDP_CLASSES
+    )
+
+
+def _on_self(expr: cst.BaseExpression) -> bool:
+    """`self.<name>`: an attribute of the object, which its constructor may set to the
+    module inside a wrapper (`self.gen = self.gen.module`)."""
+    return (
+        type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self"
     )
 
 
@@ -449,6 +470,7 @@ def _bare_method(func: cst.Attribute) -> bool:
     which may hold the module inside a DDP wrapper (`model_without_ddp.query_forward(x)`)."""
     return (
         type(func.value) is cst.Name
+        and func.value.value != "self"  # `self.gen(x)`: an attribute holding a model
         and func.attr.value != "module"
         and func.attr.value not in _MODULE_API
     )
