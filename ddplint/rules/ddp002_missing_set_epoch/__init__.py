@@ -44,6 +44,7 @@ from ddplint.rules.ddp002_missing_set_epoch.epoch_loops import (
 )
 from ddplint.rules.ddp002_missing_set_epoch.late_set_epoch import first_epoch, late_set_epochs
 from ddplint.rules.ddp002_missing_set_epoch.order_free import only_order_free_passes
+from ddplint.rules.ddp002_missing_set_epoch.unread_loaders import stored_unread
 
 _SEED = 4  # DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
 # What an Accelerate `Accelerator` prepares a loader with: the loader it returns sets its
@@ -595,6 +596,8 @@ def main(train_set, model, epochs):
                 continue  # a project factory's sampler; a seed that may change each build
             if sampler.loaders and all(never_trained_on(ctx, u.call) for u in sampler.loaders):
                 continue  # only evaluated, or kept by objects whose called methods never read it
+            if sampler.loaders and all(stored_unread(ctx, u.call) for u in sampler.loaders):
+                continue  # `self.loaders.full = DataLoader(...)` that nothing ever reads
             if project is None:  # checked before the project is known: it decides
                 yield Finding(  # (`CALLERS_DECIDE`: the file waits for it)
                     sampler.site,

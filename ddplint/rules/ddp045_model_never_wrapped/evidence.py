@@ -29,7 +29,8 @@ _WRAPS = re.compile(
 # A collective given something of the model: gradients, parameters, weights, a state dict;
 # also a point-to-point exchange of them (a hand-written ring: `dist.send(p.grad, dst)`).
 _SYNCS = re.compile(
-    r"(all_reduce|allreduce|reduce_scatter|broadcast|all_gather|\breduce|\bi?send|\bi?recv)\w*\("
+    r"(all_reduce|allreduce|reduce_scatter|broadcast|all_gather|\breduce|\bi?send|\bi?recv"
+    r"|\bgather|\bscatter)\w*\("  # a gather to rank 0 and a scatter back: by hand too
     r"(?:[^()\n]|\([^()\n]*\))*"
     # the gradients, parameters or weights, or the model itself (not a value it holds:
     # `dist.all_gather(losses, model.loss_G)` gathers a metric)
@@ -51,8 +52,9 @@ def wrap_mentions(ctx: FileContext) -> tuple[bool, bool]:
     return here, elsewhere
 
 
-# What each alternative of `_SYNCS`'s collective holds (`allreduce` holds `reduce`).
-_SYNC_WORDS = ("reduce", "broadcast", "all_gather", "send", "recv")
+# What each alternative of `_SYNCS`'s collective holds (`allreduce` holds `reduce`,
+# `all_gather` holds `gather`).
+_SYNC_WORDS = ("reduce", "broadcast", "gather", "scatter", "send", "recv")
 _BACKWARD = re.compile(r"\bbackward\(")
 
 
