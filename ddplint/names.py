@@ -62,6 +62,13 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts))
 
 
+def on_self(node: cst.BaseExpression) -> bool:
+    """`self.<name>`: an attribute (or method) of the object a method runs on."""
+    return (
+        type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self"
+    )
+
+
 def _module_name(node: cst.BaseExpression | None) -> str:
     return dotted(node) or "" if node is not None else ""
 

@@ -88,6 +88,17 @@ def is_false(expr: cst.BaseExpression | None) -> bool:
     return type(expr) is cst.Name and expr.value == "False"
 
 
+def dropped_as_made(ctx: FileContext, node: cst.CSTNode | None) -> bool:
+    """`DistributedDataParallel(model, ...).module`: the wrapper is dropped in the very
+    expression that makes it."""
+    return (
+        type(node) is cst.Attribute
+        and node.attr.value == "module"
+        and type(node.value) is cst.Call
+        and ctx.call_name(node.value) in DDP_CLASSES
+    )
+
+
 def environ_key(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
     """`"RANK"` for `os.environ["RANK"]`, `os.environ.get("RANK")`, `os.getenv("RANK")`
     (or a copy of the environment), read right there; `Resolver.environ_key` also

@@ -174,10 +174,9 @@ def epoch_never_set(path: str, closure: Callable[[str], set[str]] | None = None)
     if not frameworks or closure is None:
         return not frameworks
     program = {path, *closure(path)}
-    for script in project_files(root).scripts:
-        reached = {script, *closure(script)}
-        if path in reached:  # imported by name: a sibling module's framework is not its own
-            program |= reached
+    # imported by name: a sibling module's framework is not its own
+    for entry in _entries_reaching(project_files(root), path, closure, exact=True):
+        program |= entry
     return not (program & frameworks)
 
 
@@ -223,16 +222,16 @@ def _reaches(closure: set[str], path: str) -> bool:
 
 
 def _entries_reaching(
-    files: ProjectFiles, path: str, closure: Callable[[str], set[str]]
+    files: ProjectFiles, path: str, closure: Callable[[str], set[str]], exact: bool = False
 ) -> list[set[str]]:
     """The closures (each script and what it imports) of the project's scripts (files with
     a `__main__` block) that reach `path`: a module they reach beside it runs in the same
     program (`train.py` importing a package whose `__init__` imports both the data module
-    and the trainer)."""
+    and the trainer). `exact`: only those that import `path` itself."""
     found = []
     for script in files.scripts - {path}:
         reached = {script, *closure(script)}
-        if _reaches(reached, path):
+        if path in reached if exact else _reaches(reached, path):
             found.append(reached)
     return found
 

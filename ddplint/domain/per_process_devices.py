@@ -19,7 +19,7 @@ from ddplint.domain.ranks import Ranks
 from ddplint.domain.ray_actors import on_own_gpus
 from ddplint.domain.runners import every_rank, handed_on, holds_at_every_call
 from ddplint.domain.switches import flag_reading
-from ddplint.engine.flow import logical_operands
+from ddplint.engine.flow import logical_terms
 from ddplint.names import dotted
 
 _FAKE_MODE = ".FakeTensorMode"
@@ -39,8 +39,6 @@ def right_for_its_process(ctx: FileContext, literal: cst.CSTNode) -> bool | None
     ):
         return True
     where = every_rank(ctx, literal)
-    if where and beside_per_rank_choice(ctx, literal):
-        return None  # which side of the test runs in the job is not in sight
     return None if where is None else not where
 
 
@@ -71,31 +69,28 @@ def beside_per_rank_choice(ctx: FileContext, literal: cst.CSTNode) -> bool:
 def _reads_flag(test: cst.BaseExpression) -> bool:
     """A term of `test` (split at `and`, `or`, `not`) reads a distributed flag or a count
     of processes (`ddplint.domain.switches.flag_reading`)."""
-    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-        test = test.expression
-    operands = logical_operands(test)
-    if operands is not None:
-        return _reads_flag(operands[0]) or _reads_flag(operands[1])
-    return flag_reading(test) is not None
+    return any(flag_reading(term) is not None for term, _ in logical_terms(test))
 
 
 def _places_by_rank(ctx: FileContext, ranks: Ranks, branch: cst.CSTNode) -> bool:
     """Some device chosen in `branch` is computed from the process's rank: an index
     formatted into a device string, or what a device-taking call is handed."""
-    found: list[cst.BaseExpression] = []
+    chosen: list[cst.BaseExpression | None]
     for node in ctx.walk(branch):
         if type(node) is cst.Call:
-            found.extend(device_arguments(ctx, node))
+            chosen = [device_string_index(a) or a for a in device_arguments(ctx, node)]
         elif isinstance(node, cst.BaseExpression):
-            index = device_string_index(node)
-            if index is not None:
-                found.append(index)
-    return any(
-        (index := device_string_index(expr) or expr) is not None
-        and not isinstance(index, (cst.SimpleString, cst.Integer))
-        and differs_by_rank(ranks, index, index)
-        for expr in found
-    )
+            chosen = [device_string_index(node)]
+        else:
+            continue
+        if any(
+            index is not None
+            and not isinstance(index, (cst.SimpleString, cst.Integer))
+            and differs_by_rank(ranks, index, index)
+            for index in chosen
+        ):
+            return True
+    return False
 
 
 def default_device_is_own(ctx: FileContext, use: cst.CSTNode) -> bool:

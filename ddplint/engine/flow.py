@@ -5,7 +5,7 @@ under (enclosing branches, and earlier `if ...: return` / `continue` / `raise` /
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -46,6 +46,22 @@ def fixed_terms(test: cst.BaseExpression, holds: bool) -> list[tuple[cst.BaseExp
     if operands is not None and operands[2] == holds:
         return [*fixed_terms(operands[0], holds), *fixed_terms(operands[1], holds)]
     return [(test, holds)]
+
+
+def logical_terms(
+    test: cst.BaseExpression, negated: bool = False
+) -> Iterator[tuple[cst.BaseExpression, bool]]:
+    """The operands of a test's `and`/`or`/`not`, split all the way down, each with whether
+    an odd number of `not`s applies to it."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        yield from logical_terms(test.expression, not negated)
+        return
+    operands = logical_operands(test)
+    if operands is not None:
+        yield from logical_terms(operands[0], negated)
+        yield from logical_terms(operands[1], negated)
+        return
+    yield test, negated
 
 
 def logical_operands(

@@ -159,19 +159,20 @@ class Resolver:
         return left[::-1]
 
     def _replaces(self, later: Binding, earlier: Binding) -> bool:
+        """`later`, a store of the same frame after `earlier`, replaces it on every path."""
         if later.kind not in _KILLING or later.loop is not None:
             return False
         if later.branch is None:
             return True
+        if earlier.branch is None:
+            return False
         test, side = _branch_test(self.model, later.branch)
-        other = _branch_test(self.model, earlier.branch) if earlier.branch is not None else None
+        other, other_side = _branch_test(self.model, earlier.branch)
         return (
             test is not None
             and other is not None
-            and other[1] == side
-            and other[0] is not None
-            and self.model.before(earlier.statement, later.statement)
-            and test.deep_equals(other[0])
+            and side == other_side
+            and test.deep_equals(other)
             and self._same_answer(test, earlier.statement, later.statement)
         )
 

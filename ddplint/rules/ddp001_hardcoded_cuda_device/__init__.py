@@ -265,6 +265,9 @@ x = torch.zeros(3, device="cpu")
             right = right_for_its_process(ctx, literal)
             if right:
                 continue
+            beside = beside_per_rank_choice(ctx, literal)
+            if beside:
+                right = None  # which side of the test runs in the job is not in sight
             fix = None
             rank_var = local_rank_names.at(literal)
             if rank_var is not None:
@@ -305,7 +308,7 @@ x = torch.zeros(3, device="cpu")
                     f" (unproven: a default of `{replaced}`, which every call in the project "
                     "passes; only a call out of sight gets it)"
                 )
-            if right is None and beside_per_rank_choice(ctx, literal):
+            if beside:
                 message += (
                     " (unproven: the other side of this test picks the device from the "
                     "process's rank, so this side may run only outside the job, in one process)"

@@ -25,7 +25,7 @@ from ddplint.domain.samplers import (
     returned_bindings,
     returned_positions,
 )
-from ddplint.names import dotted
+from ddplint.names import dotted, on_self
 
 _CYCLE = "itertools.cycle"
 # Calls that wrap an iterable and iterate it when they are iterated.
@@ -268,7 +268,7 @@ class EpochLoops:
             return True
         if type(func) is cst.Attribute and func.attr.value in known:
             method = func.attr.value
-            if _on_self(func) or any(
+            if on_self(func) or any(
                 f.name.value == method for f in self.ctx.resolver.callees(call)
             ):
                 return True  # `self.train_epoch(epoch)`, `trainer.train_epoch(epoch)`: it sets it
@@ -585,11 +585,7 @@ class EpochLoops:
 def _hands_on(ctx: FileContext, func: cst.FunctionDef, param: str) -> bool:
     """Every return of `func` gives its parameter `param`, as it stands or inside an
     iterable wrapper (`return tqdm(loader) if main else loader`)."""
-    returns = [
-        cast("cst.Return", node)
-        for node in ctx.nodes_within(func, cst.Return)
-        if ctx.scope(node) is func
-    ]
+    returns = ctx.model.returns.get(func, [])
 
     def handed(expr: cst.BaseExpression) -> bool:
         if type(expr) is cst.IfExp:
@@ -609,13 +605,6 @@ def _alias(ctx: FileContext, node: cst.CSTNode) -> str | None:
         return None
     target = statement.targets[0].target
     return target.value if type(target) is cst.Name else None
-
-
-def _on_self(func: cst.BaseExpression) -> bool:
-    """`self.<method>`."""
-    return (
-        type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"
-    )
 
 
 def _stored_as(ctx: FileContext, init: cst.FunctionDef, param: str | None) -> list[str]:

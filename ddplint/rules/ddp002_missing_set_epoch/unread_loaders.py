@@ -38,4 +38,7 @@ def _named_anywhere(root: str, attribute: str) -> bool:
     name = re.escape(attribute)
     read = re.compile(rf"\.{name}\b(?![ \t]*=[^=])|[\"']{name}[\"']")
     files = project_files(root)
-    return any(read.search(files.text(path) or "") for path in files.paths)
+    paths = set(files.paths)
+    return any(  # only the files holding the word can read it (`naming`: an index)
+        read.search(files.text(path) or "") for path in files.naming(attribute) if path in paths
+    )

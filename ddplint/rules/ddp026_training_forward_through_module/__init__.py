@@ -12,12 +12,12 @@ from ddplint.diagnostics import Applicability, Severity
 from ddplint.domain import domain_of
 from ddplint.domain.apis import DDP_CLASSES
 from ddplint.domain.backward import Step
-from ddplint.domain.ddp_facts import argument, facts_of
+from ddplint.domain.ddp_facts import argument, dropped_as_made, facts_of
 from ddplint.domain.frozen_modules import frozen_whole
 from ddplint.domain.gradient_sync import reduces_gradients_here
 from ddplint.domain.project_view import project_of
 from ddplint.engine.resolve import argument_for
-from ddplint.names import dotted
+from ddplint.names import dotted, on_self
 from ddplint.rule import Finding, FixSpec, Rule, register
 from ddplint.rules.ddp026_training_forward_through_module.bare_modules import (
     bare_apart_from_backward,
@@ -235,12 +235,12 @@ def train(net, loader, optimizer, local_rank):
             else:
                 continue
             direct = type(target) is cst.Attribute and target.attr.value == "module"
-            if not direct and type(target) is not cst.Name and not _on_self(target):
+            if not direct and type(target) is not cst.Name and not on_self(target):
                 continue
             if type(target) is cst.Name and (target.value in ctx.functions or ctx.qualname(target)):
                 continue
             sources = bare_module_sources(ctx, target, call)
-            if not sources or all(_dropped_as_made(ctx, source) for source in sources):
+            if not sources or all(dropped_as_made(ctx, source) for source in sources):
                 continue  # `DDP(model).module`: the wrapper never lives (DDP045's finding)
             if not ctx.memo(_wrapped_without_hand_sync):
                 return  # no wrapper, or gradients all-reduced by hand: bare is the design
@@ -276,7 +276,7 @@ def train(net, loader, optimizer, local_rank):
                 )
             wrapper = _wrapper_name(ctx, sources)
             key = (id(ctx.scope(call)), ctx.code(target))
-            if _on_self(target) and key in bypassed:
+            if on_self(target) and key in bypassed:
                 continue  # `self.dis(real)` after `self.dis(fake)`: once per step
             bypassed.add(key)
             if direct:
@@ -353,24 +353,6 @@ def _bypass_trains(ctx: FileContext, call: cst.Call, target: cst.BaseExpression)
         # `model(x) if sync else model.module(x)`: the bare forward skips the all-reduce
         # on purpose for accumulation micro-steps (like no_sync()).
         or scope_calls_wrapper(ctx, call, target)
-    )
-
-
-def _dropped_as_made(ctx: FileContext, source: cst.CSTNode) -> bool:
-    """`DistributedDataParallel(model, ...).module`: the wrapper is dropped in the very
-    expression that makes it."""
-    return (
-        type(source) is cst.Attribute
-        and type(source.value) is cst.Call
-        and ctx.call_name(source.value) in DDP_CLASSES
-    )
-
-
-def _on_self(expr: cst.BaseExpression) -> bool:
-    """`self.<name>`: an attribute of the object, which its constructor may set to the
-    module inside a wrapper (`self.gen = self.gen.module`)."""
-    return (
-        type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self"
     )
 
 

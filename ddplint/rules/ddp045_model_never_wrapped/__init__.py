@@ -11,7 +11,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import domain_of
 from ddplint.domain.apis import DDP_CLASSES, OTHER_DISTRIBUTED_WRAPPERS, SAMPLER_CLASSES
-from ddplint.domain.ddp_facts import facts_of
+from ddplint.domain.ddp_facts import dropped_as_made, facts_of
 from ddplint.domain.gradient_sync import reduces_gradients_by_hand
 from ddplint.domain.optimised_data import optimises_data_only
 from ddplint.domain.project_view import project_of
@@ -271,8 +271,7 @@ def _discarded_wrappers(ctx: FileContext) -> Iterator[Finding]:
     if syncs_by_hand(ctx):
         return
     for call in ctx.calls_to(*DDP_CLASSES):
-        parent = ctx.parent(call)
-        dropped = type(parent) is cst.Attribute and parent.attr.value == "module"
+        dropped = dropped_as_made(ctx, ctx.parent(call))
         unwrapped = None if dropped else _unwrapped_next(ctx, call)
         if not (dropped or unwrapped):
             continue

@@ -10,7 +10,7 @@ from ddplint.context import FileContext
 from ddplint.diagnostics import Severity
 from ddplint.domain import Side, domain_of
 from ddplint.domain.ranks import Ranks
-from ddplint.engine.flow import logical_operands
+from ddplint.engine.flow import logical_terms
 from ddplint.rule import Finding, Rule, register
 
 # torch.distributed's questions about the job: each is a function, always true uncalled.
@@ -153,7 +153,7 @@ def run():
         ranks = domain_of(ctx).ranks
         for node in ctx.nodes_of(cst.If, cst.While, cst.IfExp):
             assert isinstance(node, (cst.If, cst.While, cst.IfExp))
-            terms = list(_terms(node.test))
+            terms = list(logical_terms(node.test))
             for term, negated in terms:
                 message = _uncalled(ctx, ranks, term, negated, alone=len(terms) == 1)
                 if message is not None:
@@ -189,19 +189,3 @@ def _uncalled(
         f"`{shown}` is the function itself, not its answer: a function is always true, so "
         f"{effect}; call it: `{shown}()`"
     )
-
-
-def _terms(
-    test: cst.BaseExpression, negated: bool = False
-) -> Iterator[tuple[cst.BaseExpression, bool]]:
-    """The operands of a test's `and`/`or`/`not`, each with whether an odd number of
-    `not`s applies to it."""
-    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-        yield from _terms(test.expression, not negated)
-        return
-    operands = logical_operands(test)
-    if operands is not None:
-        yield from _terms(operands[0], negated)
-        yield from _terms(operands[1], negated)
-        return
-    yield test, negated
